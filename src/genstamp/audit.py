@@ -1,0 +1,185 @@
+"""The loaded-code audit: where each of the checkout's modules was really loaded from."""
+
+from __future__ import annotations
+
+import importlib.util
+import marshal
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any, NamedTuple
+
+import pygit2
+
+FOREIGN = "foreign-origin"  # a checkout module loaded from outside the checkout
+SOURCELESS = "sourceless"  # loaded from a .pyc with no source
+STALE = "stale-bytecode"  # loaded from bytecode older than the generation, or not its source's
+
+AUDIT_VERSION = 1
+
+
+class Flag(NamedTuple):
+    kind: str
+    module: str
+    path: str
+    detail: str
+
+
+class Audit(NamedTuple):
+    packages: tuple[str, ...]
+    loaded: dict[str, str]  # work-tree-relative posix path -> git blob id of the source
+    flags: tuple[Flag, ...]
+
+    def to_json(self) -> str:
+        return json_dumps(
+            {
+                "version": AUDIT_VERSION,
+                "packages": list(self.packages),
+                "loaded": dict(sorted(self.loaded.items())),
+                "flags": [f._asdict() for f in self.flags],
+            }
+        )
+
+
+def json_dumps(data: Any) -> str:
+    import json
+
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def from_json(text: str) -> Audit:
+    import json
+
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("version") != AUDIT_VERSION:
+        raise ValueError(f"audit format {data.get('version') if isinstance(data, dict) else '?'}")
+    return Audit(
+        tuple(data["packages"]),
+        {str(k): str(v) for k, v in data["loaded"].items()},
+        tuple(Flag(**f) for f in data["flags"]),
+    )
+
+
+def merge(audits: Iterable[Audit]) -> Audit:
+    packages: set[str] = set()
+    loaded: dict[str, str] = {}
+    flags: dict[Flag, None] = {}
+    for a in audits:
+        packages.update(a.packages)
+        loaded.update(a.loaded)
+        flags.update(dict.fromkeys(a.flags))
+    return Audit(tuple(sorted(packages)), loaded, tuple(flags))
+
+
+def checkout_packages(root: Path) -> tuple[str, ...]:
+    """Top-level packages and modules of the checkout: at its root and under ``src/``."""
+    found: set[str] = set()
+    for base in (root, root / "src"):
+        try:
+            entries = list(os.scandir(base))
+        except OSError:
+            continue
+        for e in entries:
+            name = e.name
+            if name.startswith(".") or name in ("setup.py", "conftest.py", "noxfile.py"):
+                continue
+            if e.is_dir(follow_symlinks=False) and name.isidentifier():
+                if os.path.exists(os.path.join(e.path, "__init__.py")):
+                    found.add(name)
+            elif name.endswith(".py") and name[:-3].isidentifier():
+                found.add(name[:-3])
+    return tuple(sorted(found))
+
+
+def audit_modules(
+    root: Path,
+    packages: Iterable[str],
+    generation_ns: int | None,
+    modules: Mapping[str, ModuleType] | None = None,
+    trusted_cache: str | None = None,
+) -> Audit:
+    """``trusted_cache``: a pycache prefix keyed by the tested tree, whose bytecode can only
+    have been compiled from that tree's sources.
+
+    Audits every module of ``packages``, and every module loaded from inside ``root``.
+    """
+    wanted = set(packages)
+    root_s = str(root)
+    loaded: dict[str, str] = {}
+    flags: list[Flag] = []
+    for name, module in list((modules if modules is not None else sys.modules).items()):
+        if module is None:
+            continue
+        top = name.partition(".")[0]
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+        if not isinstance(origin, str) or origin in ("built-in", "frozen"):
+            if top in wanted and spec is not None and spec.submodule_search_locations:
+                for location in spec.submodule_search_locations:
+                    if not _inside(os.path.realpath(location), root_s):
+                        flags.append(
+                            Flag(FOREIGN, name, location, "namespace outside the checkout")
+                        )
+            continue
+        real = os.path.realpath(origin)
+        inside = _inside(real, root_s)
+        if not inside:
+            if top in wanted:
+                flags.append(Flag(FOREIGN, name, real, "loaded from outside the checkout"))
+            continue
+        rel = os.path.relpath(real, root_s).replace(os.sep, "/")
+        if real.endswith((".pyc", ".pyo")):
+            flags.append(Flag(SOURCELESS, name, rel, "loaded from bytecode with no source"))
+            continue
+        if not real.endswith(".py"):
+            continue  # an extension module: no source to bind
+        try:
+            loaded[rel] = str(pygit2.hashfile(real))
+        except (OSError, pygit2.GitError):
+            continue
+        cached = getattr(spec, "cached", None)
+        if isinstance(cached, str) and not (trusted_cache and _inside(cached, trusted_cache)):
+            stale = _stale_cache(real, cached, root_s, generation_ns)
+            if stale:
+                flags.append(Flag(STALE, name, rel, stale))
+    return Audit(tuple(sorted(wanted)), loaded, tuple(flags))
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None) -> str | None:
+    """Why the bytecode CPython would have used for ``source`` is not that source's, if it is."""
+    try:
+        with open(cached, "rb") as fh:
+            data = fh.read()
+        st = os.stat(source)
+        cst = os.stat(cached)
+    except OSError:
+        return None
+    if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
+        return None
+    flags = int.from_bytes(data[4:8], "little")
+    if flags & 0b1:  # hash-based pyc
+        if not flags & 0b10:
+            return None  # unchecked hash pyc: CPython trusts it; compare below
+    else:
+        mtime = int.from_bytes(data[8:12], "little")
+        size = int.from_bytes(data[12:16], "little")
+        if mtime != (int(st.st_mtime) & 0xFFFFFFFF) or size != (st.st_size & 0xFFFFFFFF):
+            return None  # CPython would have recompiled from the source
+    # CPython would have loaded this bytecode. Is it the source's own?
+    if _inside(os.path.realpath(cached), root) and generation_ns is not None:
+        if cst.st_mtime_ns < generation_ns:
+            return f"loaded from {os.path.relpath(cached, root)}, older than the generation"
+    try:
+        with open(source, "rb") as fh:
+            code = compile(fh.read(), source, "exec", dont_inherit=True)
+        if marshal.loads(data[16:]) != code:
+            return f"loaded from {cached}, which was not compiled from the current source"
+    except (SyntaxError, ValueError, EOFError, TypeError):
+        return f"loaded from {cached}, which was not compiled from the current source"
+    return None

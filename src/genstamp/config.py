@@ -1,0 +1,71 @@
+"""``[tool.genstamp]`` in the checkout's pyproject.toml."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from genstamp.errors import GenstampError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+
+class Config(NamedTuple):
+    evidence: Path | None = None  # where the evidence goes; None: inside the git dir
+    packages: tuple[str, ...] | None = None  # top-level packages to audit; None: found
+    allow_partial: bool = False  # may a partial run count as evidence?
+    scrub_venvs: bool = False  # does scrub enter virtual environments in the tree?
+
+
+_KEYS: dict[str, type] = {
+    "evidence": str,
+    "packages": list,
+    "allow-partial": bool,
+    "scrub-venvs": bool,
+}
+
+
+def load(workdir: Path) -> Config:
+    path = workdir / "pyproject.toml"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Config()
+    except OSError as exc:
+        raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise GenstampError(f"{path} is not valid TOML: {exc}", "fix the file") from exc
+    section = data.get("tool", {}).get("genstamp", {})
+    if not isinstance(section, dict):
+        raise GenstampError(f"{path}: [tool.genstamp] must be a table")
+    return parse(section, workdir, path)
+
+
+def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
+    for key, value in section.items():
+        if key not in _KEYS:
+            known = ", ".join(sorted(_KEYS))
+            raise GenstampError(
+                f"{path}: unknown key tool.genstamp.{key}", f"the keys genstamp knows: {known}"
+            )
+        if not isinstance(value, _KEYS[key]):
+            raise GenstampError(
+                f"{path}: tool.genstamp.{key} must be a {_KEYS[key].__name__}, "
+                f"not {type(value).__name__}"
+            )
+    packages = section.get("packages")
+    if packages is not None and not all(isinstance(p, str) and p for p in packages):
+        raise GenstampError(f"{path}: tool.genstamp.packages must be a list of module names")
+    evidence = section.get("evidence")
+    return Config(
+        evidence=(workdir / evidence) if evidence else None,
+        packages=tuple(packages) if packages is not None else None,
+        allow_partial=section.get("allow-partial", False),
+        scrub_venvs=section.get("scrub-venvs", False),
+    )

@@ -1,0 +1,245 @@
+"""JUnit evidence bound to a generation: the ``genstamp.*`` properties, read and written.
+
+Reading streams the file through expat with every DTD refused, so an entity bomb or an external
+entity is rejected before anything is expanded and memory stays bounded whatever the file's size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import NamedTuple
+from xml.parsers import expat
+
+from genstamp import __version__
+from genstamp.atomic import write_atomic
+from genstamp.errors import GenstampError
+
+PREFIX = "genstamp."
+FORMAT = "1"
+MAX_BYTES = 512 * 1024 * 1024  # a JUnit file larger than this is not read
+_CHUNK = 1 << 20
+
+# Property names, documented in the README.
+P_FORMAT = "genstamp.format"
+P_VERSION = "genstamp.version"
+P_RUNNER = "genstamp.runner"
+P_CHECKOUT = "genstamp.checkout"
+P_GENERATION = "genstamp.generation"
+P_TREE_START = "genstamp.tree.start"
+P_TREE_END = "genstamp.tree.end"
+P_HEAD = "genstamp.head"
+P_SELECTION = "genstamp.selection"
+P_SELECTION_REASONS = "genstamp.selection.reasons"
+P_AUDIT = "genstamp.audit"
+P_CREATED = "genstamp.created"
+P_SEAL = "genstamp.seal"
+NONE = "none"
+
+
+class Counts(NamedTuple):
+    tests: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+
+
+class Report(NamedTuple):
+    properties: dict[str, str]  # the genstamp.* properties
+    counts: Counts  # recounted from the testcases, not taken from attributes
+    declared: Counts  # what the testsuite attributes claim
+    cases_digest: str  # sha256 over (classname, name, outcome) of every testcase, in order
+
+
+class EvidenceError(GenstampError):
+    """The file cannot serve as evidence (unreadable, malformed, hostile)."""
+
+
+def read_report(path: Path) -> Report:
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise EvidenceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if size > MAX_BYTES:
+        raise EvidenceError(
+            f"{path} is {size // (1 << 20)} MiB, over genstamp's limit of "
+            f"{MAX_BYTES // (1 << 20)} MiB for a JUnit file"
+        )
+    if size == 0:
+        raise EvidenceError(f"{path} is empty")
+    reader = _Reader()
+    try:
+        with path.open("rb") as fh:
+            while chunk := fh.read(_CHUNK):
+                reader.parser.Parse(chunk, False)
+            reader.parser.Parse(b"", True)
+    except OSError as exc:
+        raise EvidenceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except expat.ExpatError as exc:
+        raise EvidenceError(f"{path} is not well-formed XML ({exc})") from None
+    except _Refused as exc:
+        raise EvidenceError(f"{path} {exc}") from None
+    if not reader.suites:
+        raise EvidenceError(f"{path} holds no <testsuite>: not a JUnit XML file")
+    return Report(
+        reader.properties,
+        Counts(*reader.counts),
+        Counts(*reader.declared),
+        reader.digest.hexdigest(),
+    )
+
+
+class _Refused(Exception):
+    pass
+
+
+_OUTCOME_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+_CHILD_OUTCOME = {"skipped": "skipped", "failure": "failed", "error": "error"}
+
+
+class _Reader:
+    def __init__(self) -> None:
+        p = expat.ParserCreate()
+        p.StartDoctypeDeclHandler = self._doctype
+        p.EntityDeclHandler = self._entity
+        p.ExternalEntityRefHandler = self._external
+        p.StartElementHandler = self._start
+        p.EndElementHandler = self._end
+        p.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+        self.parser = p
+        self.suites = 0
+        self.depth_case = -1
+        self.depth = 0
+        self.case: list[str] | None = None
+        self.in_props = False
+        self.properties: dict[str, str] = {}
+        self.counts = [0, 0, 0, 0, 0]  # tests passed failed errors skipped
+        self.declared = [0, 0, 0, 0, 0]
+        self.digest = hashlib.sha256()
+
+    def _doctype(self, *_: object) -> None:
+        raise _Refused("declares a DTD; JUnit needs none and genstamp expands no entities")
+
+    def _entity(self, *_: object) -> None:
+        raise _Refused("declares an XML entity; genstamp expands none")
+
+    def _external(self, *_: object) -> int:
+        raise _Refused("refers to an external entity; genstamp loads none")
+
+    def _start(self, name: str, attrs: dict[str, str]) -> None:
+        self.depth += 1
+        if name == "testsuite":
+            self.suites += 1
+            for i, key in ((0, "tests"), (2, "failures"), (3, "errors"), (4, "skipped")):
+                self.declared[i] += _int(attrs.get(key))
+        elif name == "properties":
+            self.in_props = self.case is None
+        elif name == "property" and self.in_props:
+            key = attrs.get("name", "")
+            if key.startswith(PREFIX):
+                if key in self.properties:
+                    raise _Refused(f"carries the property {key} twice")
+                self.properties[key] = attrs.get("value", "")
+        elif name == "testcase":
+            self.case = [attrs.get("classname", ""), attrs.get("name", ""), "passed"]
+            self.depth_case = self.depth
+        elif self.case is not None and self.depth == self.depth_case + 1:
+            outcome = _CHILD_OUTCOME.get(name)
+            if outcome and _OUTCOME_RANK[outcome] > _OUTCOME_RANK[self.case[2]]:
+                self.case[2] = outcome
+
+    def _end(self, name: str) -> None:
+        self.depth -= 1
+        if name == "properties":
+            self.in_props = False
+        elif name == "testcase" and self.case is not None:
+            classname, case_name, outcome = self.case
+            self.digest.update(f"{classname}\0{case_name}\0{outcome}\n".encode())
+            self.counts[0] += 1
+            index = {"passed": 1, "failed": 2, "error": 3, "skipped": 4}[outcome]
+            self.counts[index] += 1
+            self.case = None
+
+
+def _int(text: str | None) -> int:
+    try:
+        return int(text or 0)
+    except ValueError:
+        return 0
+
+
+def seal(key: str, properties: dict[str, str], report: Report) -> str:
+    """HMAC over the binding and the testcases, keyed by the generation's secret."""
+    body = json.dumps(
+        {
+            "properties": {k: v for k, v in sorted(properties.items()) if k != P_SEAL},
+            "cases": report.cases_digest,
+            "declared": list(report.declared),
+        },
+        sort_keys=True,
+    )
+    return hmac.new(bytes.fromhex(key) if key else b"", body.encode(), hashlib.sha256).hexdigest()
+
+
+def bind(path: Path, properties: dict[str, str], key: str) -> None:
+    """Write ``properties`` (and their seal) into the first testsuite of the JUnit file at
+    ``path``, replacing any earlier genstamp binding. Atomic: the old file or the new one."""
+    properties = {P_FORMAT: FORMAT, P_VERSION: __version__, **properties}
+    # Refuses hostile or malformed files before ElementTree sees them; the seal covers its
+    # testcases and declared counts, which rewriting the properties leaves as they are.
+    report = read_report(path)
+    try:
+        tree = ET.parse(path)
+    except (OSError, ET.ParseError) as exc:
+        raise EvidenceError(f"cannot read the JUnit file {path}: {exc}") from exc
+    root = tree.getroot()
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    for suite in suites:
+        for props in suite.findall("properties"):
+            for prop in list(props):
+                if prop.get("name", "").startswith(PREFIX):
+                    props.remove(prop)
+            if len(props) == 0:
+                suite.remove(props)
+    found = suites[0].find("properties")
+    props = found if found is not None else ET.Element("properties")
+    if found is None:
+        suites[0].insert(0, props)
+    properties[P_SEAL] = seal(key, properties, report)
+    for name, value in properties.items():
+        ET.SubElement(props, "property", name=name, value=value)
+    write_atomic(path, ET.tostring(root, encoding="utf-8", xml_declaration=True))
+
+
+def default_path(state_dir: Path) -> Path:
+    return state_dir / "evidence.xml"
+
+
+def copy_to(src: Path, dest: Path) -> None:
+    if os.path.abspath(src) != os.path.abspath(dest):
+        write_atomic(dest, src.read_bytes())
+
+
+def location(workdir: Path, state_dir: Path, configured: Path | None, is_ignored: bool) -> Path:
+    """Where evidence goes: the configured path, else inside the git dir.
+
+    A configured path inside the work tree must be ignored by git, or writing it would change
+    the very tree the evidence describes."""
+    if configured is None:
+        return default_path(state_dir)
+    path = configured.resolve() if configured.is_absolute() else (workdir / configured).resolve()
+    inside = path == workdir or workdir in path.parents
+    if inside and not is_ignored:
+        rel = path.relative_to(workdir).as_posix()
+        raise GenstampError(
+            f"the evidence path {rel} is inside the work tree and not ignored by git",
+            f"add {rel} to .gitignore, or leave tool.genstamp.evidence unset",
+        )
+    return path

@@ -1,0 +1,145 @@
+"""The workspace generation: a stamp kept in the worktree's git dir, never in the work tree."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from genstamp import __version__
+from genstamp.atomic import write_atomic
+from genstamp.errors import GenstampError
+from genstamp.identity import tree_identity
+from genstamp.repo import Checkout, head_id
+from genstamp.scrub import ScrubResult, scrub
+
+FILENAME = "generation.json"
+FORMAT = "genstamp-generation"
+VERSION = 1
+TRIGGERS = ("manual", "post-checkout", "post-merge", "post-rewrite", "ci")
+
+
+class Generation(NamedTuple):
+    id: str  # 128 random bits, hex
+    tree: str
+    head: str | None
+    created: str  # UTC, ISO 8601
+    created_ns: int  # the same instant, nanoseconds since the epoch (for bytecode ages)
+    trigger: str
+    scrub: dict[str, Any] | None
+    key: str  # per-generation secret that seals evidence against hand edits
+    writer: str  # genstamp version that wrote it
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "tree": self.tree,
+            "head": self.head,
+            "created": self.created,
+            "trigger": self.trigger,
+            "scrub": self.scrub,
+            "genstamp": self.writer,
+        }
+
+
+def stamp_path(checkout: Checkout) -> Path:
+    return checkout.state / FILENAME
+
+
+def begin(
+    checkout: Checkout, *, trigger: str = "manual", do_scrub: bool = True, venvs: bool = False
+) -> tuple[Generation, ScrubResult | None]:
+    """Scrub (unless told not to), then write a new generation and return it."""
+    if trigger not in TRIGGERS:
+        raise GenstampError(f"unknown trigger {trigger!r}", f"use one of: {', '.join(TRIGGERS)}")
+    result = scrub(checkout.workdir, venvs=venvs) if do_scrub else None
+    now_ns = _now_ns()
+    gen = Generation(
+        id=secrets.token_hex(16),
+        tree=tree_identity(checkout),
+        head=head_id(checkout.repo),
+        created=_iso(now_ns),
+        created_ns=now_ns,
+        trigger=trigger,
+        scrub=result.summary() if result is not None else None,
+        key=secrets.token_hex(32),
+        writer=__version__,
+    )
+    payload = {"format": FORMAT, "version": VERSION, **gen._asdict()}
+    data = (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode()
+    try:
+        write_atomic(stamp_path(checkout), data)
+    except OSError as exc:
+        raise GenstampError(
+            f"cannot write {stamp_path(checkout)}: {exc.strerror or exc}",
+            "check the permissions of the git dir",
+        ) from exc
+    return gen, result
+
+
+def current(checkout: Checkout) -> Generation | None:
+    """The current generation, None when there is none; a damaged stamp is an error."""
+    path = stamp_path(checkout)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise GenstampError(
+            f"cannot read the generation stamp {path}: {exc.strerror or exc}",
+            "fix its permissions, or run `genstamp stamp` to begin a new generation",
+        ) from exc
+    return parse(raw, path)
+
+
+def parse(raw: bytes, path: Path) -> Generation:
+    remedy = "run `genstamp stamp` to begin a new generation"
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        what = "empty" if not raw.strip() else "not valid JSON (truncated or damaged)"
+        raise GenstampError(f"the generation stamp {path} is {what}", remedy) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise GenstampError(f"{path} is not a genstamp generation stamp", remedy)
+    version = data.get("version")
+    if version != VERSION:
+        raise GenstampError(
+            f"the generation stamp {path} is format version {version!r}, written by genstamp "
+            f"{data.get('writer', '?')}; this genstamp {__version__} reads version {VERSION}",
+            "use the same genstamp version in pre-commit and in the test environment, "
+            "or run `genstamp stamp` with this one",
+        )
+    fields = Generation._fields
+    types: dict[str, tuple[type, ...]] = {
+        "id": (str,), "tree": (str,), "head": (str, type(None)), "created": (str,),
+        "created_ns": (int,), "trigger": (str,), "scrub": (dict, type(None)), "key": (str,),
+        "writer": (str,),
+    }  # fmt: skip
+    bad = [f for f in fields if not isinstance(data.get(f, ...), types[f])]
+    if bad:
+        raise GenstampError(
+            f"the generation stamp {path} has missing or wrong fields: {', '.join(bad)}", remedy
+        )
+    if len(data["id"]) != 32 or not _is_hex(data["id"]) or not _is_hex(data["tree"]):
+        raise GenstampError(f"the generation stamp {path} has a malformed id or tree", remedy)
+    return Generation(**{f: data[f] for f in fields})
+
+
+def _is_hex(text: str) -> bool:
+    try:
+        int(text, 16)
+    except ValueError:
+        return False
+    return True
+
+
+def _now_ns() -> int:
+    return time.time_ns()
+
+
+def _iso(ns: int) -> str:
+    dt = datetime.fromtimestamp(ns / 1e9, tz=timezone.utc)
+    return dt.isoformat(timespec="microseconds").replace("+00:00", "Z")

@@ -1,0 +1,102 @@
+"""git's hook protocol, written down as data: what each hook receives and what genstamp does."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+import pygit2
+
+from genstamp.errors import EXIT_REFUSED, GenstampError
+
+Z40 = "0" * 40
+Z64 = "0" * 64
+RESTAMP_HOOKS = ("post-checkout", "post-merge", "post-rewrite")
+# git's own arguments per hook (pre-commit's `hook-impl` keeps the same table)
+ARG_COUNTS = {"post-checkout": (3,), "post-merge": (1,), "post-rewrite": (1,), "pre-push": (2,)}
+SKIP_ENV = "_PRE_COMMIT_SKIP_POST_CHECKOUT"  # set while pre-commit checks out its own stash
+
+
+class PushedRef(NamedTuple):
+    local_ref: str
+    local_sha: str
+    remote_ref: str
+    remote_sha: str
+
+    @property
+    def is_delete(self) -> bool:
+        return set(self.local_sha) == {"0"}
+
+
+def parse_pre_push(stdin: str) -> list[PushedRef]:
+    """git's pre-push stdin: ``<local ref> SP <local sha> SP <remote ref> SP <remote sha> LF``."""
+    refs = []
+    for number, line in enumerate(stdin.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.rsplit(" ", 3)
+        if len(parts) != 4 or not all(_is_sha(p) for p in (parts[1], parts[3])):
+            raise GenstampError(
+                f"pre-push line {number} does not parse: {line[:200]!r}",
+                "git gives `<local ref> <local sha> <remote ref> <remote sha>` on stdin",
+                code=EXIT_REFUSED,
+            )
+        refs.append(PushedRef(*parts))
+    return refs
+
+
+def _is_sha(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> list[str]:
+    """The commit each pushed ref points at, tags peeled; deletions judged by nothing."""
+    out: dict[str, None] = {}
+    for ref in refs:
+        if ref.is_delete:
+            continue
+        try:
+            obj = repo.get(ref.local_sha)
+            if obj is None:
+                raise KeyError(ref.local_sha)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise GenstampError(
+                f"{ref.local_ref} ({ref.local_sha[:12]}) does not point at a commit",
+                "genstamp judges branches and tags that point at commits",
+                code=EXIT_REFUSED,
+            ) from None
+        out[str(commit.id)] = None
+    return list(out)
+
+
+def pre_commit_rev(env: Mapping[str, str]) -> str:
+    """The commit pre-commit hands a pre-push hook, failing closed when it hands none."""
+    to_ref = env.get("PRE_COMMIT_TO_REF")
+    if to_ref:
+        return to_ref
+    # A push of a whole new history: pre-commit passes the local branch but no refs.
+    local = env.get("PRE_COMMIT_LOCAL_BRANCH")
+    if local:
+        return local
+    raise GenstampError(
+        "pre-commit gave this pre-push hook no ref to judge (PRE_COMMIT_TO_REF is unset)",
+        "run `genstamp verify --rev <branch>` yourself, or use genstamp's plain hooks/pre-push",
+        code=EXIT_REFUSED,
+    )
+
+
+def restamp_trigger(hook: str, env: Mapping[str, str]) -> str | None:
+    """The generation trigger for a hook, or None when this invocation must not restamp."""
+    if hook == "restamp":  # the pre-commit entry: tell the stage from pre-commit's environment
+        if "PRE_COMMIT_CHECKOUT_TYPE" in env:
+            hook = "post-checkout"
+        elif "PRE_COMMIT_IS_SQUASH_MERGE" in env:
+            hook = "post-merge"
+        elif "PRE_COMMIT_REWRITE_COMMAND" in env:
+            hook = "post-rewrite"
+        else:
+            hook = "post-checkout"
+    if hook == "post-checkout" and env.get(SKIP_ENV):
+        return None
+    return hook

@@ -1,0 +1,178 @@
+"""Scrub: remove the bytecode under a work tree that Python could import instead of its source.
+
+Removes ``__pycache__`` folders (their bytecode files, then the folder once empty), legacy
+``*.pyc``/``*.pyo`` files anywhere, and folders left empty by that removal (CPython would
+import a leftover folder as a namespace package). Never follows symlinks, never enters ``.git``,
+leaves virtual environments (folders holding ``pyvenv.cfg``) alone unless asked, and deletes
+nothing that is not bytecode.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import NamedTuple
+
+PYCACHE = "__pycache__"
+BYTECODE_SUFFIXES = (".pyc", ".pyo")
+
+
+class ScrubError(NamedTuple):
+    path: str
+    reason: str
+
+
+class ScrubResult(NamedTuple):
+    folders: int
+    files: int
+    bytes: int
+    removed: tuple[str, ...]  # absolute paths, folders with a trailing "/"
+    errors: tuple[ScrubError, ...]
+    dry_run: bool
+
+    @property
+    def clean(self) -> bool:
+        return not self.errors
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "folders": self.folders,
+            "files": self.files,
+            "bytes": self.bytes,
+            "errors": [{"path": e.path, "reason": e.reason} for e in self.errors],
+            "dry_run": self.dry_run,
+        }
+
+
+def is_bytecode_file(name: str) -> bool:
+    if name.endswith(BYTECODE_SUFFIXES):
+        return True
+    # CPython writes "<name>.pyc.<id>" then renames it; a killed process leaves that behind.
+    head, dot, tail = name.rpartition(".")
+    return bool(dot) and tail.isdigit() and head.endswith(".pyc")
+
+
+class _Tally:
+    def __init__(self, dry_run: bool) -> None:
+        self.dry_run = dry_run
+        self.folders = 0
+        self.files = 0
+        self.bytes = 0
+        self.removed: list[str] = []
+        self.errors: list[ScrubError] = []
+
+    def unlink(self, path: str, entry: os.DirEntry[str]) -> bool:
+        try:
+            size = entry.stat(follow_symlinks=False).st_size
+            if not self.dry_run:
+                os.unlink(path)
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            self.errors.append(ScrubError(path, exc.strerror or str(exc)))
+            return False
+        self.files += 1
+        self.bytes += size
+        self.removed.append(path)
+        return True
+
+    def rmdir(self, path: str) -> bool:
+        try:
+            if not self.dry_run:
+                os.rmdir(path)
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            self.errors.append(ScrubError(path, exc.strerror or str(exc)))
+            return False
+        self.folders += 1
+        self.removed.append(path + "/")
+        return True
+
+
+def scrub(
+    root: str | os.PathLike[str], *, dry_run: bool = False, venvs: bool = False
+) -> ScrubResult:
+    """Remove bytecode under ``root``; errors are collected, never raised."""
+    tally = _Tally(dry_run)
+    top = os.fspath(root)
+    _scrub_dir(top, tally, venvs, is_root=True)
+    return ScrubResult(
+        tally.folders, tally.files, tally.bytes, tuple(tally.removed), tuple(tally.errors), dry_run
+    )
+
+
+def _listdir(path: str, tally: _Tally) -> list[os.DirEntry[str]] | None:
+    try:
+        with os.scandir(path) as it:
+            return list(it)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        tally.errors.append(ScrubError(path, exc.strerror or str(exc)))
+        return None
+
+
+def _scrub_dir(path: str, tally: _Tally, venvs: bool, *, is_root: bool = False) -> bool:
+    """Scrub one folder; True when it ended empty *because of* what scrub removed."""
+    # Iterative over the folder's children, recursive over depth: trees are shallow in practice,
+    # and a pathological depth is reported as an error rather than crashing.
+    entries = _listdir(path, tally)
+    if entries is None:
+        return False
+    if not is_root and not venvs and any(e.name == "pyvenv.cfg" for e in entries):
+        return False
+    left = len(entries)
+    for entry in entries:
+        name = entry.name
+        if name == ".git":
+            continue
+        full = os.path.join(path, name)
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            is_link = entry.is_symlink()
+        except OSError:
+            continue
+        if name == PYCACHE:
+            if is_link or not is_dir:
+                # A link named __pycache__ is unlinked; what it points to is not ours.
+                if is_link and tally.unlink(full, entry):
+                    left -= 1
+            elif _scrub_pycache(full, tally):
+                left -= 1
+        elif is_dir and not is_link:
+            try:
+                emptied = _scrub_dir(full, tally, venvs)
+            except RecursionError:
+                tally.errors.append(ScrubError(full, "folder tree too deep"))
+                emptied = False
+            if emptied:
+                left -= 1
+        elif is_bytecode_file(name) and _is_file_or_link(entry):
+            if tally.unlink(full, entry):
+                left -= 1
+    if is_root or left > 0 or left == len(entries):
+        return False
+    return tally.rmdir(path)
+
+
+def _scrub_pycache(path: str, tally: _Tally) -> bool:
+    entries = _listdir(path, tally)
+    if entries is None:
+        return False
+    left = len(entries)
+    for entry in entries:
+        if is_bytecode_file(entry.name) and _is_file_or_link(entry):
+            if tally.unlink(os.path.join(path, entry.name), entry):
+                left -= 1
+    if left:
+        return False  # something that is not bytecode lives here: keep it, and the folder
+    return tally.rmdir(path)
+
+
+def _is_file_or_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or stat.S_ISLNK(mode)

@@ -1,0 +1,175 @@
+"""Shared fixtures: real git repositories in tmp_path, isolated from the developer's machine."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from genstamp.cli import main as genstamp_main
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.invalid",
+    "GIT_COMMITTER_NAME": "Test Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """No global or system git config, no templates, a throwaway HOME, a fixed identity."""
+    home = tmp_path_factory.mktemp("home")
+    (home / ".gitconfig").write_text("")
+    templates = tmp_path_factory.mktemp("git-templates")
+    saved = dict(os.environ)
+    os.environ.update(IDENTITY)
+    os.environ.update(
+        {
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_TEMPLATE_DIR": str(templates),
+            "PRE_COMMIT_HOME": str(tmp_path_factory.getbasetemp() / "pre-commit-cache"),
+        }
+    )
+    # The genstamp plugin running this very suite points bytecode at its own cache;
+    # processes the tests start must not inherit that.
+    os.environ.pop("PYTHONPYCACHEPREFIX", None)
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        os.environ.pop(var, None)
+    saved_paths = {
+        level: pygit2.settings.search_path[level]
+        for level in (
+            pygit2.enums.ConfigLevel.GLOBAL,
+            pygit2.enums.ConfigLevel.XDG,
+            pygit2.enums.ConfigLevel.SYSTEM,
+        )
+    }
+    for level in saved_paths:
+        pygit2.settings.search_path[level] = str(home)
+    try:
+        yield home
+    finally:
+        for level, value in saved_paths.items():
+            pygit2.settings.search_path[level] = value
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> str:
+    """Run real git; its output, stripped of the final newline."""
+    proc = subprocess.run(
+        ["git", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        input=input,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc.stdout.rstrip("\n")
+
+
+def init_repo(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "-c", "init.defaultBranch=main", "init", "-q")
+    git(path, "config", "commit.gpgsign", "false")
+    return path
+
+
+def commit_all(path: Path, message: str = "commit") -> str:
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "--allow-empty", "-m", message)
+    return git(path, "rev-parse", "HEAD")
+
+
+def git_tree(path: Path) -> str:
+    """git's own answer: `git add -A && git write-tree` on a scratch copy of the index."""
+    gitdir = Path(git(path, "rev-parse", "--absolute-git-dir"))
+    real = gitdir / "index"
+    scratch = gitdir / "oracle-index"
+    if real.exists():
+        scratch.write_bytes(real.read_bytes())
+    elif scratch.exists():
+        scratch.unlink()
+    env = dict(os.environ, GIT_INDEX_FILE=str(scratch))
+    subprocess.run(["git", "add", "-A"], cwd=path, env=env, check=True, capture_output=True)
+    out = subprocess.run(
+        ["git", "write-tree"], cwd=path, env=env, check=True, capture_output=True, text=True
+    )
+    scratch.unlink()
+    return out.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """An empty repository (unborn HEAD) whose work tree is the returned path."""
+    return init_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    """A small committed Python project: a package under src/ and a test for it."""
+    (repo / "src" / "calc").mkdir(parents=True)
+    (repo / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_other():\n    assert add(0, 0) == 0\n"
+    )
+    (repo / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n'
+    )
+    (repo / ".gitignore").write_text("__pycache__/\n*.py[co]\n")
+    commit_all(repo, "calc")
+    return repo
+
+
+RunGenstamp = Callable[..., "tuple[int, str, str]"]
+
+
+@pytest.fixture
+def genstamp(capsys: pytest.CaptureFixture[str]) -> RunGenstamp:
+    """Call genstamp's main in-process: (exit code, stdout, stderr)."""
+
+    def run(*args: str | os.PathLike[str]) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = genstamp_main([os.fspath(a) for a in args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def subprocess_env(bytecode: bool = False, **extra: str) -> dict[str, str]:
+    """The environment for a process a test starts. ``bytecode=True`` lets it write .pyc files
+    (this machine and CI export PYTHONDONTWRITEBYTECODE=1)."""
+    env = dict(os.environ)
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(extra)
+    return env
+
+
+def run_pytest(
+    cwd: Path, *args: str, bytecode: bool = False, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A real pytest process in ``cwd``, with this interpreter (genstamp's plugin installed)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env if env is not None else subprocess_env(bytecode=bytecode),
+        timeout=300,
+    )
