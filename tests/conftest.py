@@ -173,3 +173,50 @@ def run_pytest(
         env=env if env is not None else subprocess_env(bytecode=bytecode),
         timeout=300,
     )
+
+
+# -- end-to-end hook tests: this checkout as a hook repository (added for issue 4) --------------
+
+SNAPSHOT_PATHS = ("src", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "hooks")
+
+
+def _session_dir(factory: pytest.TempPathFactory) -> Path:
+    """A folder shared by every xdist worker of this test session (the session's own without
+    xdist)."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One PRE_COMMIT_HOME for the whole session, so pre-commit builds its hook env once
+    (pre-commit locks the store itself)."""
+    return _session_dir(tmp_path_factory) / "pre-commit-home"
+
+
+@pytest.fixture(scope="session")
+def genstamp_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout's current source (src/, pyproject.toml, README.md, .pre-commit-hooks.yaml,
+    hooks/, working changes included) committed to a git repository of its own: a hook
+    repository for pre-commit, and hooks/ for core.hooksPath. Built once per session."""
+    import fcntl
+    import shutil
+
+    shared = _session_dir(tmp_path_factory)
+    snapshot = shared / "genstamp-snapshot"
+    done = shared / "genstamp-snapshot.done"
+    with open(shared / "genstamp-snapshot.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(snapshot, ignore_errors=True)
+            source = Path(__file__).resolve().parents[1]
+            init_repo(snapshot)
+            skip = shutil.ignore_patterns("*.egg-info", "__pycache__", "*.py[co]")
+            for name in SNAPSHOT_PATHS:
+                src = source / name
+                if src.is_dir():
+                    shutil.copytree(src, snapshot / name, ignore=skip)
+                elif src.is_file():
+                    shutil.copy2(src, snapshot / name)
+            done.write_text(commit_all(snapshot, "genstamp snapshot"))
+    return snapshot

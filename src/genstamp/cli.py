@@ -135,6 +135,16 @@ def cmd_run(args: argparse.Namespace, checkout: Checkout) -> int:
     return run(checkout, command, args.junit)
 
 
+def _read_stdin() -> str:
+    """git's stdin as text. Ref names are bytes to git: bytes that are not UTF-8 are kept
+    (surrogateescape) rather than failing in a strict locale."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream without bytes underneath (tests, embedding)
+        return sys.stdin.read()
+    data: bytes = buffer.read()
+    return data.decode("utf-8", "surrogateescape")
+
+
 def cmd_hook(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp.verify import verify
 
@@ -147,7 +157,7 @@ def cmd_hook(args: argparse.Namespace, checkout: Checkout) -> int:
                 raise GenstampError(
                     "pre-push takes git's <remote> <url>", "install hooks/pre-push as it is"
                 )
-            refs = hooks.parse_pre_push(sys.stdin.read())
+            refs = hooks.parse_pre_push(_read_stdin())
             revs = hooks.commits_to_judge(checkout.repo, refs)
             if not revs:
                 return EXIT_OK  # only deletions: nothing to judge

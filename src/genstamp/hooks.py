@@ -29,9 +29,11 @@ class PushedRef(NamedTuple):
 
 
 def parse_pre_push(stdin: str) -> list[PushedRef]:
-    """git's pre-push stdin: ``<local ref> SP <local sha> SP <remote ref> SP <remote sha> LF``."""
+    """git's pre-push stdin: ``<local ref> SP <local sha> SP <remote ref> SP <remote sha> LF``.
+
+    Lines end at LF only: a ref name may hold U+0085 or U+2028, which ``splitlines`` breaks at."""
     refs = []
-    for number, line in enumerate(stdin.splitlines(), 1):
+    for number, line in enumerate(stdin.split("\n"), 1):
         if not line.strip():
             continue
         parts = line.rsplit(" ", 3)

@@ -96,6 +96,12 @@ def rev_tree(checkout: Checkout, rev: str) -> Target:
         obj = checkout.repo.revparse_single(rev)
         commit = obj.peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        if checkout.repo.is_shallow:
+            raise GenstampError(
+                f"{rev!r} does not name a commit here: this is a shallow clone, "
+                "whose history stops at its shallow boundary",
+                "judge a commit the clone has, or deepen it (git fetch --unshallow)",
+            ) from None
         raise GenstampError(
             f"{rev!r} does not name a commit in this repository ({exc})",
             "pass a branch, tag or commit id to --rev",
@@ -115,7 +121,7 @@ def verify(
     failures: list[Failure] = []
 
     def fail(rule: str, message: str) -> None:
-        failures.append(Failure(rule, message))
+        failures.append(Failure(rule, _show(message)))
 
     targets = tuple(rev_tree(checkout, r) for r in revs)
     # One walk of the work tree: its identity (when it is the target) and where bytecode lives.
@@ -332,6 +338,16 @@ def _differing_paths(repo: pygit2.Repository, a: str, b: str) -> str:
         old, new = delta.old_file.path, delta.new_file.path
         paths.append(old if old == new else f"{old} -> {new}")
     return "differs in " + _limit(paths, PATH_LIMIT) if paths else "no paths differ"
+
+
+def _show(text: str) -> str:
+    """Text any output can carry: bytes of a file or ref name that are not UTF-8 (which
+    pygit2 and os hand over surrogate-escaped) become ``\\xNN`` instead of failing a print."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text
 
 
 def _limit(items: Sequence[str], limit: int) -> str:

@@ -1,0 +1,412 @@
+"""`genstamp hook`: git's pre-push protocol, pre-commit's environment, and the restamping hooks."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import RunGenstamp, commit_all, git, run_pytest, subprocess_env
+
+from genstamp.errors import EXIT_REFUSED, GenstampError
+from genstamp.hooks import SKIP_ENV, Z40, PushedRef, parse_pre_push
+
+STAMP = Path(".git", "genstamp", "generation.json")
+PRE_COMMIT_VARS = (
+    "PRE_COMMIT_FROM_REF",
+    "PRE_COMMIT_TO_REF",
+    "PRE_COMMIT_LOCAL_BRANCH",
+    "PRE_COMMIT_REMOTE_BRANCH",
+    "PRE_COMMIT_REMOTE_NAME",
+    "PRE_COMMIT_REMOTE_URL",
+    "PRE_COMMIT_CHECKOUT_TYPE",
+    "PRE_COMMIT_IS_SQUASH_MERGE",
+    "PRE_COMMIT_REWRITE_COMMAND",
+    SKIP_ENV,
+)
+
+
+@pytest.fixture(autouse=True)
+def no_pre_commit_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in PRE_COMMIT_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+def generation(repo: Path) -> dict[str, Any]:
+    return json.loads((repo / STAMP).read_text())  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def tested(project: Path, genstamp: RunGenstamp) -> Path:
+    """HEAD~1 is the original project; HEAD changes calc and is stamped and tested green.
+    Branch ``old`` points at HEAD~1 (not the tested tree)."""
+    (project / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return b + a\n")
+    commit_all(project, "commute")
+    git(project, "branch", "old", "HEAD~1")
+    assert genstamp("-C", project, "stamp")[0] == 0
+    proc = run_pytest(project)
+    assert proc.returncode == 0, proc.stdout
+    assert genstamp("-C", project, "verify")[0] == 0
+    return project
+
+
+def push_line(repo: Path, local_ref: str, remote_ref: str | None = None) -> str:
+    sha = git(repo, "rev-parse", local_ref)
+    return f"{local_ref} {sha} {remote_ref or local_ref} {Z40}\n"
+
+
+def pre_push(
+    genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch, repo: Path, stdin: str
+) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    return genstamp("-C", repo, "hook", "pre-push", "origin", "/remote.git")
+
+
+# -- parse_pre_push ---------------------------------------------------------------------------
+
+A = "a" * 40
+B = "b" * 40
+
+
+def test_parse_pre_push_good_lines() -> None:
+    refs = parse_pre_push(
+        f"refs/heads/main {A} refs/heads/main {B}\nrefs/tags/v1 {B} refs/tags/v1 {Z40}\n"
+    )
+    assert refs == [
+        PushedRef("refs/heads/main", A, "refs/heads/main", B),
+        PushedRef("refs/tags/v1", B, "refs/tags/v1", Z40),
+    ]
+    assert not any(r.is_delete for r in refs)
+
+
+def test_parse_pre_push_sha256_and_blank_lines() -> None:
+    sha = "c" * 64
+    refs = parse_pre_push(f"\nrefs/heads/x {sha} refs/heads/x {'0' * 64}\n\n")
+    assert refs == [PushedRef("refs/heads/x", sha, "refs/heads/x", "0" * 64)]
+
+
+def test_parse_pre_push_deletion() -> None:
+    (ref,) = parse_pre_push(f"(delete) {Z40} refs/heads/gone {A}\n")
+    assert ref.is_delete
+    assert ref.remote_ref == "refs/heads/gone"
+
+
+def test_parse_pre_push_empty() -> None:
+    assert parse_pre_push("") == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "garbage",
+        f"refs/heads/main {A} refs/heads/main",
+        f"refs/heads/main {A[:39]} refs/heads/main {B}",
+        f"refs/heads/main {A.upper()} refs/heads/main {B}",
+        f"refs/heads/main {A} refs/heads/main {B} extra",
+    ],
+)
+def test_parse_pre_push_malformed(line: str) -> None:
+    with pytest.raises(GenstampError) as info:
+        parse_pre_push(f"refs/heads/ok {A} refs/heads/ok {B}\n{line}\n")
+    assert info.value.code == EXIT_REFUSED
+    assert "line 2 does not parse" in info.value.message
+
+
+def test_malformed_stdin_refuses_the_push_with_a_clear_line(tested: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "genstamp", "hook", "pre-push", "origin", "/remote.git"],
+        cwd=tested,
+        input="this is not what git sends\n",
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("genstamp: pre-push line 1 does not parse: ")
+    assert "this is not what git sends" in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def hook_process(repo: Path, stdin: bytes, **env: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "genstamp", "hook", "pre-push", "origin", "/remote.git"],
+        cwd=repo,
+        input=stdin,
+        capture_output=True,
+        env=subprocess_env(**env),
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("name", [b"caf\xe9", "line\u2028sep\u0085".encode()])
+def test_ref_names_git_allows_are_parsed(tested: Path, name: bytes) -> None:
+    """git ref names are bytes: not UTF-8 (Latin-1), or UTF-8 holding characters that
+    str.splitlines would break a line at. A strict UTF-8 stdin must not turn them into a
+    traceback."""
+    for target, expected in (("main", 0), ("old", 1)):
+        ref = b"refs/heads/" + name
+        subprocess.run([b"git", b"branch", b"-f", name, target.encode()], cwd=tested, check=True)
+        sha = git(tested, "rev-parse", target).encode()
+        proc = hook_process(
+            tested,
+            b"%s %s %s %s\n" % (ref, sha, ref, Z40.encode()),
+            PYTHONIOENCODING="utf-8:strict",
+        )
+        assert b"Traceback" not in proc.stderr
+        assert proc.returncode == expected, proc.stderr
+
+
+# -- plain pre-push: every ref judged by its commit's tree -------------------------------------
+
+
+def test_pre_push_accepts_the_tested_branch(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = pre_push(genstamp, monkeypatch, tested, push_line(tested, "refs/heads/main"))
+    assert code == 0, err
+    assert out == ""
+
+
+def test_pre_push_refuses_an_untested_branch_naming_paths(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = pre_push(genstamp, monkeypatch, tested, push_line(tested, "refs/heads/old"))
+    assert code == 1
+    assert "genstamp: tree-mismatch: " in err
+    assert "src/calc/__init__.py" in err
+    assert err.rstrip().endswith("genstamp: push refused")
+
+
+def test_pre_push_judges_every_ref(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stdin = push_line(tested, "refs/heads/main") + push_line(tested, "refs/heads/old")
+    code, _, err = pre_push(genstamp, monkeypatch, tested, stdin)
+    assert code == 1
+    assert git(tested, "rev-parse", "old")[:12] in err  # the untested one, by its commit
+
+
+def test_pre_push_judges_the_commit_not_the_work_tree(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Uncommitted edits were tested; the pushed commit does not carry them."""
+    (tested / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b + 0\n")
+    assert run_pytest(tested).returncode == 0
+    assert genstamp("-C", tested, "verify")[0] == 0
+    code, _, err = pre_push(genstamp, monkeypatch, tested, push_line(tested, "refs/heads/main"))
+    assert code == 1
+    assert "src/calc/__init__.py" in err
+
+
+def test_pre_push_annotated_tag_is_judged_by_its_commit(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git(tested, "tag", "-a", "v2", "-m", "tested release", "main")
+    git(tested, "tag", "-a", "v1", "-m", "untested release", "old")
+    assert git(tested, "cat-file", "-t", "v2") == "tag"
+    line = push_line(tested, "refs/tags/v2")
+    assert line.split()[1] == git(tested, "rev-parse", "v2")  # the tag object, as git sends it
+    assert line.split()[1] != git(tested, "rev-parse", "v2^{commit}")
+    code, _, err = pre_push(genstamp, monkeypatch, tested, line)
+    assert code == 0, err
+    code, _, err = pre_push(genstamp, monkeypatch, tested, push_line(tested, "refs/tags/v1"))
+    assert code == 1
+    assert "src/calc/__init__.py" in err
+
+
+def test_pre_push_ref_to_a_non_commit_is_refused(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blob = git(tested, "hash-object", "-w", "pyproject.toml")
+    stdin = f"refs/tags/blob {blob} refs/tags/blob {Z40}\n"
+    code, _, err = pre_push(genstamp, monkeypatch, tested, stdin)
+    assert code == 1
+    assert "does not point at a commit" in err
+
+
+def test_pre_push_deleting_a_remote_ref_passes(
+    project: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing was stamped or tested here: a deletion is judged by nothing."""
+    sha = git(project, "rev-parse", "HEAD")
+    code, out, err = pre_push(
+        genstamp, monkeypatch, project, f"(delete) {Z40} refs/heads/gone {sha}\n"
+    )
+    assert (code, out, err) == (0, "", "")
+
+
+def test_pre_push_deletion_beside_an_untested_push_is_refused(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sha = git(tested, "rev-parse", "HEAD")
+    stdin = f"(delete) {Z40} refs/heads/gone {sha}\n" + push_line(tested, "refs/heads/old")
+    assert pre_push(genstamp, monkeypatch, tested, stdin)[0] == 1
+
+
+def test_pre_push_without_git_arguments_is_a_usage_error(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(push_line(tested, "refs/heads/main")))
+    code, _, err = genstamp("-C", tested, "hook", "pre-push")
+    assert code == 2
+    assert err.startswith("genstamp: ")
+
+
+# -- pre-commit's pre-push environment -----------------------------------------------------------
+
+
+def pre_commit_push(genstamp: RunGenstamp, repo: Path) -> tuple[int, str, str]:
+    return genstamp("-C", repo, "hook", "pre-push", "--pre-commit")
+
+
+def test_pre_commit_to_ref(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRE_COMMIT_FROM_REF", git(tested, "rev-parse", "HEAD~1"))
+    monkeypatch.setenv("PRE_COMMIT_TO_REF", git(tested, "rev-parse", "HEAD"))
+    monkeypatch.setenv("PRE_COMMIT_LOCAL_BRANCH", "refs/heads/main")
+    assert pre_commit_push(genstamp, tested)[0] == 0
+    monkeypatch.setenv("PRE_COMMIT_TO_REF", git(tested, "rev-parse", "old"))
+    code, _, err = pre_commit_push(genstamp, tested)
+    assert code == 1
+    assert "src/calc/__init__.py" in err
+
+
+def test_pre_commit_local_branch_only(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new branch whose history includes the root commit: pre-commit sets no refs."""
+    monkeypatch.setenv("PRE_COMMIT_LOCAL_BRANCH", "refs/heads/main")
+    monkeypatch.setenv("PRE_COMMIT_REMOTE_BRANCH", "refs/heads/main")
+    assert pre_commit_push(genstamp, tested)[0] == 0
+    monkeypatch.setenv("PRE_COMMIT_LOCAL_BRANCH", "refs/heads/old")
+    code, _, err = pre_commit_push(genstamp, tested)
+    assert code == 1
+    assert "src/calc/__init__.py" in err
+
+
+def test_pre_commit_without_refs_fails_closed(tested: Path, genstamp: RunGenstamp) -> None:
+    code, out, err = pre_commit_push(genstamp, tested)
+    assert code == 1
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("genstamp: pre-commit gave this pre-push hook no ref to judge")
+
+
+def test_pre_commit_to_ref_judges_the_commit_not_the_work_tree(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tested / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b + 0\n")
+    assert run_pytest(tested).returncode == 0
+    monkeypatch.setenv("PRE_COMMIT_TO_REF", git(tested, "rev-parse", "HEAD"))
+    code, _, err = pre_commit_push(genstamp, tested)
+    assert code == 1
+    assert "src/calc/__init__.py" in err
+
+
+# -- the restamping hooks -------------------------------------------------------------------
+
+
+def test_post_checkout_restamps_and_prints_one_short_line(
+    tested: Path, genstamp: RunGenstamp
+) -> None:
+    before = generation(tested)
+    pycache = tested / "src" / "calc" / "__pycache__"
+    pycache.mkdir()
+    (pycache / "__init__.cpython-311.pyc").write_bytes(b"stale")
+    prev, new = git(tested, "rev-parse", "HEAD~1"), git(tested, "rev-parse", "HEAD")
+    code, out, err = genstamp("-C", tested, "hook", "post-checkout", prev, new, "1")
+    assert code == 0
+    after = generation(tested)
+    assert after["id"] != before["id"]
+    assert after["trigger"] == "post-checkout"
+    assert after["tree"] == git(tested, "rev-parse", "HEAD^{tree}")
+    assert not pycache.exists()
+    lines = (out + err).splitlines()
+    assert len(lines) == 1, out + err
+    assert len(lines[0]) <= 160
+    assert after["id"][:12] in lines[0] and after["tree"][:12] in lines[0]
+    assert "1 folders, 1 files" in lines[0]
+    # the old evidence now belongs to an earlier generation
+    code, out, _ = genstamp("-C", tested, "verify")
+    assert code == 1 and out.startswith("stale-generation")
+
+
+@pytest.mark.parametrize(
+    ("hook", "args", "trigger"),
+    [("post-merge", ("0",), "post-merge"), ("post-rewrite", ("rebase",), "post-rewrite")],
+)
+def test_other_restamping_hooks(
+    project: Path, genstamp: RunGenstamp, hook: str, args: tuple[str, ...], trigger: str
+) -> None:
+    code, _, _ = genstamp("-C", project, "hook", hook, *args)
+    assert code == 0
+    assert generation(project)["trigger"] == trigger
+
+
+def test_skip_post_checkout_is_honoured(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = (tested / STAMP).read_bytes()
+    monkeypatch.setenv(SKIP_ENV, "1")
+    prev = new = git(tested, "rev-parse", "HEAD")
+    assert genstamp("-C", tested, "hook", "post-checkout", prev, new, "0") == (0, "", "")
+    monkeypatch.setenv("PRE_COMMIT_CHECKOUT_TYPE", "0")
+    assert genstamp("-C", tested, "hook", "restamp") == (0, "", "")
+    assert (tested / STAMP).read_bytes() == before
+    assert genstamp("-C", tested, "verify")[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "trigger"),
+    [
+        ("PRE_COMMIT_CHECKOUT_TYPE", "1", "post-checkout"),
+        ("PRE_COMMIT_IS_SQUASH_MERGE", "0", "post-merge"),
+        ("PRE_COMMIT_REWRITE_COMMAND", "amend", "post-rewrite"),
+    ],
+)
+def test_pre_commit_restamp_tells_the_stage_from_the_environment(
+    project: Path,
+    genstamp: RunGenstamp,
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+    value: str,
+    trigger: str,
+) -> None:
+    monkeypatch.setenv(variable, value)
+    code, _, err = genstamp("-C", project, "hook", "restamp")
+    assert code == 0
+    assert len(err.splitlines()) == 1
+    assert generation(project)["trigger"] == trigger
+
+
+def test_post_checkout_through_real_git(project: Path, tmp_path: Path) -> None:
+    """git itself runs the hook (hooks dir with a wrapper around this interpreter)."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    hook = hooks / "post-checkout"
+    hook.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m genstamp hook post-checkout "$@"\n')
+    hook.chmod(0o755)
+    git(project, "config", "core.hooksPath", str(hooks))
+    proc = subprocess.run(
+        ["git", "checkout", "-b", "feature"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "genstamp: new generation" in proc.stderr
+    assert generation(project)["trigger"] == "post-checkout"
+    assert os.path.isfile(project / STAMP)

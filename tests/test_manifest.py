@@ -1,0 +1,80 @@
+"""`.pre-commit-hooks.yaml`: valid by pre-commit's own rules, the three hooks at the stages the
+gate needs, each documented in the README."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import subprocess_env
+
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = ROOT / ".pre-commit-hooks.yaml"
+STAGES = {
+    "genstamp-scrub": {"post-checkout", "post-merge", "post-rewrite"},
+    "genstamp-verify": {"pre-push"},
+    "genstamp-bytecode": {"pre-commit"},
+}
+
+
+@pytest.fixture(scope="module")
+def hooks() -> dict[str, dict[str, Any]]:
+    data = yaml.safe_load(MANIFEST.read_text())
+    assert isinstance(data, list)
+    return {hook["id"]: hook for hook in data}
+
+
+def test_pre_commit_validates_the_manifest() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-manifest", str(MANIFEST)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_three_hooks_and_their_stages(hooks: dict[str, dict[str, Any]]) -> None:
+    assert set(hooks) == set(STAGES)
+    for hook_id, stages in STAGES.items():
+        assert set(hooks[hook_id]["stages"]) >= stages, hook_id
+    # the restamping and push hooks must not fire on commit; the bytecode hook runs in CI's
+    # `pre-commit run --all-files` (the pre-commit stage)
+    assert "pre-commit" not in hooks["genstamp-scrub"]["stages"]
+    assert "pre-commit" not in hooks["genstamp-verify"]["stages"]
+    assert set(hooks["genstamp-verify"]["stages"]) == {"pre-push"}
+
+
+def test_hooks_that_judge_the_repository_run_without_file_names(
+    hooks: dict[str, dict[str, Any]],
+) -> None:
+    for hook_id in ("genstamp-scrub", "genstamp-verify"):
+        assert hooks[hook_id]["always_run"] is True, hook_id
+        assert hooks[hook_id]["pass_filenames"] is False, hook_id
+    assert hooks["genstamp-bytecode"].get("pass_filenames", True) is True
+    for hook in hooks.values():
+        assert hook["language"] == "python"
+        assert hook["entry"].split()[0] == "genstamp"
+        assert "minimum_pre_commit_version" in hook
+
+
+def test_bytecode_hook_matches_bytecode_paths(hooks: dict[str, dict[str, Any]]) -> None:
+    import re
+
+    files = re.compile(hooks["genstamp-bytecode"]["files"])
+    for path in ("a.pyc", "src/pkg/__pycache__/m.cpython-311.pyc", "__pycache__/x", "b.pyo"):
+        assert files.search(path), path
+    for path in ("a.py", "src/pycache.py", "docs/__pycache__.md", "my__pycache__/x.py"):
+        assert not files.search(path), path
+
+
+def test_every_hook_is_documented_in_the_readme(hooks: dict[str, dict[str, Any]]) -> None:
+    readme = (ROOT / "README.md").read_text() if (ROOT / "README.md").exists() else ""
+    missing = [hook_id for hook_id in hooks if hook_id not in readme]
+    assert not missing, f"README.md does not mention {', '.join(missing)}"
