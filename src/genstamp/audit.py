@@ -118,14 +118,13 @@ def audit_modules(
         if not isinstance(origin, str) or origin in ("built-in", "frozen"):
             if top in wanted and spec is not None and spec.submodule_search_locations:
                 for location in spec.submodule_search_locations:
-                    if not _inside(os.path.realpath(location), root_s):
+                    if not inside(os.path.realpath(location), root_s):
                         flags.append(
                             Flag(FOREIGN, name, location, "namespace outside the checkout")
                         )
             continue
         real = os.path.realpath(origin)
-        inside = _inside(real, root_s)
-        if not inside:
+        if not inside(real, root_s):
             if top in wanted:
                 flags.append(Flag(FOREIGN, name, real, "loaded from outside the checkout"))
             continue
@@ -140,14 +139,15 @@ def audit_modules(
         except (OSError, pygit2.GitError):
             continue
         cached = getattr(spec, "cached", None)
-        if isinstance(cached, str) and not (trusted_cache and _inside(cached, trusted_cache)):
+        if isinstance(cached, str) and not (trusted_cache and inside(cached, trusted_cache)):
             stale = _stale_cache(real, cached, root_s, generation_ns)
             if stale:
                 flags.append(Flag(STALE, name, rel, stale))
     return Audit(tuple(sorted(wanted)), loaded, tuple(flags))
 
 
-def _inside(path: str, root: str) -> bool:
+def inside(path: str, root: str) -> bool:
+    """``path`` is ``root`` or below it (both absolute, normalised)."""
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
@@ -172,7 +172,7 @@ def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None)
         if mtime != (int(st.st_mtime) & 0xFFFFFFFF) or size != (st.st_size & 0xFFFFFFFF):
             return None  # CPython would have recompiled from the source
     # CPython would have loaded this bytecode. Is it the source's own?
-    if _inside(os.path.realpath(cached), root) and generation_ns is not None:
+    if inside(os.path.realpath(cached), root) and generation_ns is not None:
         if cst.st_mtime_ns < generation_ns:
             return f"loaded from {os.path.relpath(cached, root)}, older than the generation"
     try:

@@ -41,7 +41,8 @@ def load(workdir: Path) -> Config:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise GenstampError(f"{path} is not valid TOML: {exc}", "fix the file") from exc
-    section = data.get("tool", {}).get("genstamp", {})
+    tool = data.get("tool", {})
+    section = tool.get("genstamp", {}) if isinstance(tool, dict) else {}
     if not isinstance(section, dict):
         raise GenstampError(f"{path}: [tool.genstamp] must be a table")
     return parse(section, workdir, path)

@@ -200,7 +200,9 @@ def bind(path: Path, properties: dict[str, str], key: str) -> None:
     except (OSError, ET.ParseError) as exc:
         raise EvidenceError(f"cannot read the JUnit file {path}: {exc}") from exc
     root = tree.getroot()
-    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    suites = list(root.iter("testsuite"))  # at any depth, as read_report counts them
+    if not suites:
+        raise EvidenceError(f"{path} holds no <testsuite>: not a JUnit XML file")
     for suite in suites:
         for props in suite.findall("properties"):
             for prop in list(props):

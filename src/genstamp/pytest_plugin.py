@@ -8,13 +8,21 @@ when the evidence cannot be bound it says so in one line.
 from __future__ import annotations
 
 import contextlib
+import errno
+import importlib.machinery
+import importlib.util
 import json
+import marshal
 import os
 import shutil
 import sys
+import tempfile
+from collections.abc import Callable
 from datetime import datetime, timezone
+from importlib.machinery import ModuleSpec
 from pathlib import Path
-from typing import Any
+from types import CodeType, ModuleType
+from typing import Any, ClassVar
 
 import pytest
 
@@ -25,7 +33,8 @@ from genstamp.repo import Checkout, head_id, open_checkout
 
 _KEY = "genstamp"
 _PYCACHE_ENV = "PYTHONPYCACHEPREFIX"
-_KEEP_CACHES = 4
+_CACHE = "pycache"  # in the state folder: bytecode of the checkout's modules
+_CHECKED_HASH = (0b11).to_bytes(4, "little")  # PEP 552: hash-based, always checked
 
 
 def _is_worker(cfg: pytest.Config) -> bool:
@@ -48,8 +57,11 @@ class Session:
         self.executed: set[str] = set()
         self.worker_outputs: list[dict[str, Any]] = []
         self.cache_dir: str | None = None
-        self._saved_env: tuple[str | None, str | None] | None = None
+        self._hook: Callable[[str], Any] | None = None
+        self._unroute: Callable[[], None] | None = None
         self.evidence_path: Path | None = None
+        self.written: Path | None = None  # the JUnit file pytest writes (absolute)
+        self.pending: list[str] = []  # lines for the user, shown once
 
     # -- start ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -61,41 +73,36 @@ class Session:
             self.gen = generation.current(self.checkout)
         except GenstampError as exc:
             self.problem = str(exc)
-        if _is_worker(self.config):
-            return
+        self._redirect_bytecode()
+
+    def note_tree_start(self) -> None:
+        """The tree at the start, in the controller only (an xdist worker is not known as one
+        before ``pytest_configure``, and needs no tree)."""
         try:
             self.tree_start = tree_identity(self.checkout)
         except GenstampError as exc:
             self.problem = str(exc)
-            return
-        self._redirect_bytecode(self.tree_start)
 
-    def _redirect_bytecode(self, tree: str) -> None:
-        """Keep bytecode in a cache keyed by the tested tree, so a stale ``__pycache__`` in the
-        work tree is never read (CPython trusts a pyc whose source keeps its mtime and size)."""
+    def _redirect_bytecode(self) -> None:
+        """Import the checkout's modules through a loader that never reads the ``__pycache__``
+        beside a source (CPython trusts a pyc whose source kept its mtime and size): only
+        bytecode in genstamp's cache that records the hash of the source as it is now. Every
+        other module (the standard library, site-packages) keeps its own bytecode."""
         if sys.pycache_prefix is not None or os.environ.get(_PYCACHE_ENV):
             return  # the user chose a prefix; the audit checks what came from it
-        caches = self.checkout.state / "pycache"
-        self.cache_dir = str(caches / tree)
-        self._saved_env = (os.environ.get(_PYCACHE_ENV), sys.pycache_prefix)
-        os.environ[_PYCACHE_ENV] = self.cache_dir  # xdist workers inherit it
-        sys.pycache_prefix = self.cache_dir
-        with contextlib.suppress(OSError):
-            old = sorted(caches.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
-            for stale in old[_KEEP_CACHES:]:
-                if stale.name != tree:
-                    shutil.rmtree(stale, ignore_errors=True)
+        self.cache_dir = str(self.checkout.state / _CACHE)
+        self._hook = _install_loader(
+            str(self.checkout.workdir), os.path.join(self.cache_dir, "compiled")
+        )
+        self._unroute = _route_rewrite_cache(str(self.checkout.workdir), self.cache_dir)
 
     def restore(self) -> None:
-        if self._saved_env is None:
-            return
-        env, prefix = self._saved_env
-        if env is None:
-            os.environ.pop(_PYCACHE_ENV, None)
-        else:
-            os.environ[_PYCACHE_ENV] = env
-        sys.pycache_prefix = prefix
-        self._saved_env = None
+        if self._hook is not None:
+            _uninstall_loader(self._hook, str(self.checkout.workdir))
+            self._hook = None
+        if self._unroute is not None:
+            self._unroute()
+            self._unroute = None
 
     # -- counting -----------------------------------------------------------------------------
     @pytest.hookimpl
@@ -132,32 +139,44 @@ class Session:
             self.checkout.workdir,
             packages,
             self.gen.created_ns if self.gen else None,
-            trusted_cache=self.cache_dir or _env_cache(self.checkout),
+            trusted_cache=self.cache_dir,
         )
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if _is_worker(self.config):
-            data = {
-                "audit": self.audit().to_json(),
-                "collected": self.collected,
-                "deselected": self.deselected,
-            }
+            data: dict[str, Any] = {"collected": self.collected, "deselected": self.deselected}
+            try:
+                data["audit"] = self.audit().to_json()
+            except Exception as exc:  # never fail a worker because of genstamp
+                data["error"] = f"the audit failed in a worker: {type(exc).__name__}: {exc}"
             self.config.workeroutput[_KEY] = json.dumps(data)  # type: ignore[attr-defined]
             return
         try:
             self._bind(session, exitstatus)
+            return
         except GenstampError as exc:
-            self._say(f"genstamp: evidence not written: {exc}")
+            reason = str(exc)
         except OSError as exc:
-            self._say(f"genstamp: evidence not written: {exc.strerror or exc}")
+            reason = _os_reason(exc)
+        except Exception as exc:  # never a traceback, never a changed outcome
+            reason = f"{type(exc).__name__}: {exc}"
+        self._forget_earlier()
+        self._say(f"genstamp: evidence not written: {reason}")
+
+    def _forget_earlier(self) -> None:
+        """An earlier run's evidence at the default location must not speak for this run (pytest
+        overwrote it already unless the user's --junitxml went elsewhere)."""
+        path = self.evidence_path
+        if path is not None and self.written is not None and self.written != path:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
 
     def _bind(self, session: pytest.Session, exitstatus: int) -> None:
         path = self.evidence_path
         if path is None:
             raise GenstampError(self.problem or "no evidence path")
-        xmlpath = getattr(self.config.option, "xmlpath", None)
-        written = Path(xmlpath) if xmlpath else path
+        written = self.written or path
         if not written.is_file():
             raise GenstampError(f"pytest wrote no JUnit file at {written}")
         if self.tree_start is None:
@@ -166,6 +185,9 @@ class Session:
             tree_end = tree_identity(self.checkout)
         except GenstampError as exc:
             raise GenstampError(f"the tree at the end is unknown: {exc}") from exc
+        worker_errors = [str(o["error"]) for o in self.worker_outputs if "error" in o]
+        if worker_errors:
+            raise GenstampError(worker_errors[0])
         merged = audit.merge(
             [self.audit()]
             + [audit.from_json(o["audit"]) for o in self.worker_outputs if "audit" in o]
@@ -184,9 +206,16 @@ class Session:
             evidence.P_CREATED: datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
         evidence.bind(written, props, self.gen.key if self.gen else "")
-        evidence.copy_to(written, path)
+        try:
+            evidence.copy_to(written, path)
+        except OSError as exc:
+            raise GenstampError(
+                f"{written} is bound, but the copy the gate reads could not be written: "
+                f"{_os_reason(exc)}"
+            ) from exc
         if self.problem:
-            self._say(f"genstamp: evidence written but unbound: {self.problem}")
+            state = "written but unbound" if self.gen is None else "written"
+            self._say(f"genstamp: evidence {state}: {self.problem}")
 
     def _partial_reasons(self, session: pytest.Session, exitstatus: int) -> list[str]:
         opt = self.config.option
@@ -217,17 +246,171 @@ class Session:
         return reasons
 
     def _say(self, line: str) -> None:
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line(line, yellow=True)
-        else:
+        """Tell the user in the terminal summary (or on stderr at the end, without one)."""
+        self.pending.append(line)
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for line in self.pending:
+            terminalreporter.write_line(line, yellow=True)
+        self.pending.clear()
+
+    def flush(self) -> None:
+        for line in self.pending:
             print(line, file=sys.stderr)
+        self.pending.clear()
 
 
-def _env_cache(checkout: Checkout) -> str | None:
-    """The tree-keyed cache an xdist worker inherited from its controller, if any."""
-    env = os.environ.get(_PYCACHE_ENV, "")
-    return env if env.startswith(str(checkout.state / "pycache") + os.sep) else None
+def _os_reason(exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    return f"{exc.filename}: {reason}" if exc.filename else reason
+
+
+def _probe_writable(path: Path) -> None:
+    """Raise OSError unless a file can be created at ``path`` (checked before pytest is told to
+    write its JUnit there: a failed write would end the run with an internal error)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
+    fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=path.parent)
+    os.close(fd)
+    os.unlink(probe)
+
+
+# -- the checkout's modules: compiled from the source, or from bytecode that hashes to it -------
+
+
+class _CheckoutLoader(importlib.machinery.SourceFileLoader):
+    """Loads a module of the checkout. Bytecode is read only from ``cache_root`` and only when
+    it is a checked-hash pyc (PEP 552) of the source as it is now; otherwise the source is
+    compiled, and the bytecode kept there for the next run."""
+
+    workdir: ClassVar[str] = ""
+    cache_root: ClassVar[str] = ""
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        if spec.origin:
+            spec.cached = self.cache_path(spec.origin)  # what the audit sees as its bytecode
+        return None
+
+    @classmethod
+    def cache_path(cls, source: str) -> str | None:
+        tag = sys.implementation.cache_tag
+        real = os.path.realpath(source)
+        if tag is None or not audit.inside(real, cls.workdir):
+            return None
+        folder = os.path.relpath(os.path.dirname(real), cls.workdir)
+        opt = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
+        stem = os.path.splitext(os.path.basename(real))[0]
+        return os.path.normpath(os.path.join(cls.cache_root, folder, f"{stem}.{tag}{opt}.pyc"))
+
+    def get_code(self, fullname: str) -> CodeType:
+        source_path = self.get_filename(fullname)
+        source = self.get_data(source_path)
+        digest = importlib.util.source_hash(source)
+        cached = self.cache_path(source_path)
+        header = importlib.util.MAGIC_NUMBER + _CHECKED_HASH + digest
+        if cached is not None:
+            with contextlib.suppress(OSError, EOFError, ValueError, TypeError):
+                with open(cached, "rb") as fh:
+                    data = fh.read()
+                if data[:16] == header:
+                    code = marshal.loads(data[16:])
+                    if isinstance(code, CodeType) and code.co_filename == source_path:
+                        return code
+        code = self.source_to_code(source, source_path)
+        if cached is not None and not sys.dont_write_bytecode:
+            _write_pyc(cached, header + marshal.dumps(code))
+        return code
+
+
+def _write_pyc(path: str, data: bytes) -> None:
+    """Atomically, or not at all (a cache: a failed write costs a compile next time)."""
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except OSError:
+            os.unlink(tmp)
+            raise
+
+
+def _install_loader(workdir: str, cache_root: str) -> Callable[[str], Any]:
+    """Put a path hook for folders inside ``workdir`` first, and forget the finders already
+    made for them. Returns the hook (to uninstall it)."""
+    loader = type(
+        "CheckoutLoader", (_CheckoutLoader,), {"workdir": workdir, "cache_root": cache_root}
+    )
+    details: list[tuple[Any, list[str]]] = [
+        (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
+        (loader, importlib.machinery.SOURCE_SUFFIXES),
+        (importlib.machinery.SourcelessFileLoader, importlib.machinery.BYTECODE_SUFFIXES),
+    ]
+
+    def checkout_hook(path: str) -> importlib.machinery.FileFinder:
+        real = os.path.realpath(path or os.getcwd())
+        if not audit.inside(real, workdir) or not os.path.isdir(real):
+            raise ImportError("not a folder of the checkout")
+        return importlib.machinery.FileFinder(path, *details)
+
+    sys.path_hooks.insert(0, checkout_hook)
+    _forget_finders(workdir)
+    return checkout_hook
+
+
+def _uninstall_loader(hook: Callable[[str], Any], workdir: str) -> None:
+    with contextlib.suppress(ValueError):
+        sys.path_hooks.remove(hook)
+    _forget_finders(workdir)
+
+
+def _forget_finders(workdir: str) -> None:
+    for entry in list(sys.path_importer_cache):
+        if audit.inside(os.path.realpath(entry or os.getcwd()), workdir):
+            sys.path_importer_cache.pop(entry, None)
+
+
+def _route_rewrite_cache(workdir: str, cache_root: str) -> Callable[[], None] | None:
+    """pytest keeps the assertion-rewritten bytecode of test modules and conftests beside them,
+    validated (before pytest 9.2) by mtime and size only. For the checkout's files, point it
+    into genstamp's cache instead, in a folder named by the hash of the source: bytecode found
+    there can only have been compiled from that very source, whatever pytest checks. Returns
+    the undo, or None when this pytest has no such function to route."""
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:
+        return None
+    original = getattr(rewrite, "get_cache_dir", None)
+    if not callable(original):
+        return None
+    base = os.path.join(cache_root, "rewritten")
+
+    def get_cache_dir(file_path: Path) -> Path:
+        real = os.path.realpath(file_path)
+        if audit.inside(real, workdir):
+            try:
+                digest = importlib.util.source_hash(Path(real).read_bytes()).hex()
+            except OSError:
+                pass
+            else:
+                folder = Path(base, os.path.relpath(real, workdir))
+                with contextlib.suppress(OSError):
+                    for older in folder.iterdir():  # bytecode of earlier versions of the file
+                        if older.name != digest:
+                            shutil.rmtree(older, ignore_errors=True)
+                return folder / digest
+        return Path(original(file_path))
+
+    setattr(rewrite, "get_cache_dir", get_cache_dir)  # noqa: B010
+
+    def undo() -> None:
+        if getattr(rewrite, "get_cache_dir", None) is get_cache_dir:
+            setattr(rewrite, "get_cache_dir", original)  # noqa: B010
+
+    return undo
 
 
 def _narrowed_args(cfg: pytest.Config) -> list[str]:
@@ -245,6 +428,8 @@ def _narrowed_args(cfg: pytest.Config) -> list[str]:
             reasons.append(f"node id {arg}")
             continue
         run_roots.append((here / path_part).resolve())
+    if reasons and not run_roots:
+        return reasons  # node ids only: narrowed already said
     testpaths = cfg.getini("testpaths")
     configured = [(root / t).resolve() for t in testpaths] if testpaths else [root.resolve()]
     for want in configured:
@@ -265,7 +450,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     except GenstampError:
         return  # not a git work tree: silent
     session = Session(checkout, early_config)
-    session.start()
+    try:
+        session.start()
+    except Exception as exc:  # never a traceback from the plugin
+        session.problem = f"{type(exc).__name__}: {exc}"
     early_config.pluginmanager.register(session, "genstamp-session")
 
 
@@ -274,6 +462,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session = config.pluginmanager.get_plugin("genstamp-session")
     if not isinstance(session, Session) or _is_worker(config):
         return
+    session.note_tree_start()
     try:
         repo = session.checkout.repo
         configured = session.settings.evidence
@@ -288,9 +477,17 @@ def pytest_configure(config: pytest.Config) -> None:
     except GenstampError as exc:
         session.problem = str(exc)
         return
-    if not getattr(config.option, "xmlpath", None):
-        session.evidence_path.parent.mkdir(parents=True, exist_ok=True)
-        config.option.xmlpath = str(session.evidence_path)
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if xmlpath:
+        session.written = Path(os.path.abspath(xmlpath))  # where pytest's junitxml writes
+        return
+    try:
+        _probe_writable(session.evidence_path)
+    except OSError as exc:
+        session.problem = f"cannot write the evidence: {_os_reason(exc)}"
+        session.evidence_path = None
+        return
+    config.option.xmlpath = str(session.evidence_path)
 
 
 @pytest.hookimpl
@@ -298,3 +495,4 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.pluginmanager.get_plugin("genstamp-session")
     if isinstance(session, Session):
         session.restore()
+        session.flush()

@@ -1,0 +1,482 @@
+"""The loaded-code audit: every flag raised by a real scenario, and the pieces it is made of.
+
+The scenarios are the incident's own: an editable install of another checkout, a stale copy in
+site-packages, a sourceless ``.pyc``, and bytecode CPython cannot tell from its source (same size,
+same mtime, different content). Each is a real pytest process in a real repository; the evidence
+is read back as the gate reads it, and the gate says which rule fires.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import py_compile
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from conftest import commit_all, git, init_repo, run_pytest, subprocess_env
+
+from genstamp import audit, evidence, generation
+from genstamp.repo import open_checkout
+from genstamp.verify import verify
+
+V1 = "VERSION = 1\n\n\ndef add(a, b):\n    return a + b\n"
+V2 = "VERSION = 2\n\n\ndef add(a, b):\n    return b + a\n"
+TEST_ADD = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+GITIGNORE = "__pycache__/\n*.py[co]\n"
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def report_of(repo: Path) -> evidence.Report:
+    return evidence.read_report(evidence.default_path(open_checkout(repo).state))
+
+
+def audit_of(repo: Path) -> audit.Audit:
+    return audit.from_json(report_of(repo).properties[evidence.P_AUDIT])
+
+
+def failures(repo: Path) -> dict[str, str]:
+    return {f.rule: f.message for f in verify(open_checkout(repo)).failures}
+
+
+def stamp(repo: Path) -> None:
+    generation.begin(open_checkout(repo))
+
+
+def pyc_beside(source: Path) -> Path:
+    """Where CPython keeps the bytecode of ``source`` without a pycache prefix (this process
+    has one: the plugin running this suite set it)."""
+    return source.parent / "__pycache__" / f"{source.stem}.{sys.implementation.cache_tag}.pyc"
+
+
+def make_venv(path: Path) -> tuple[Path, Path]:
+    """A real virtual environment whose interpreter still finds pytest and genstamp: a ``.pth``
+    adds this interpreter's site-packages (``--system-site-packages`` alone would reach the base
+    interpreter's, not this environment's). Returns (python, its site-packages)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    python = path / "bin" / "python"
+    site_dir = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    paths = sysconfig.get_paths()
+    candidates = [paths["purelib"], paths["platlib"], *site.getsitepackages()]
+    if site.ENABLE_USER_SITE:
+        candidates.append(site.getusersitepackages())
+    outer = [d for d in dict.fromkeys(candidates) if d in sys.path and os.path.isdir(d)]
+    assert outer, "this interpreter's site-packages are not on its path"
+    lines = "".join(f"import site; site.addsitedir({d!r})\n" for d in outer)
+    (site_dir / "zz_outer_env.pth").write_text(lines)
+    return python, site_dir
+
+
+def run_in(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(python), "-m", "pytest", "-q", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
+
+
+# -- another checkout, or an old install, on the import path: foreign-origin ---------------------
+
+
+@pytest.fixture(scope="module")
+def two_checkouts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """This checkout at v2 (no ``pythonpath``: the package comes from the environment, as with an
+    installed project) and a clone of it at the previous commit, v1."""
+    base = tmp_path_factory.mktemp("checkouts")
+    repo = init_repo(base / "work")
+    (repo / "src" / "calc").mkdir(parents=True)
+    (repo / "src" / "calc" / "__init__.py").write_text(V1)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_add.py").write_text(TEST_ADD)
+    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    (repo / ".gitignore").write_text(GITIGNORE)
+    commit_all(repo, "v1")
+    (repo / "src" / "calc" / "__init__.py").write_text(V2)
+    commit_all(repo, "v2")
+    other = base / "other"
+    git(base, "clone", "-q", str(repo), str(other))
+    git(other, "checkout", "-q", "HEAD~1")
+    assert (other / "src" / "calc" / "__init__.py").read_text() == V1
+    return repo, other
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", ["editable-other-checkout", "stale-site-packages-copy"])
+def test_foreign_origin(two_checkouts: tuple[Path, Path], tmp_path: Path, how: str) -> None:
+    repo, other = two_checkouts
+    stamp(repo)
+    python, site_dir = make_venv(tmp_path / "venv")
+    if how == "editable-other-checkout":
+        # what `pip install -e` of a src-layout project leaves behind
+        (site_dir / "__editable__.calc-0.1.pth").write_text(f"{other / 'src'}\n")
+        expected = other / "src" / "calc" / "__init__.py"
+    else:
+        shutil.copytree(other / "src" / "calc", site_dir / "calc")
+        expected = site_dir / "calc" / "__init__.py"
+    proc = run_in(python, repo)
+    # the incident: green, on code this checkout does not hold
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "genstamp:" not in proc.stdout + proc.stderr
+
+    found = audit_of(repo)
+    foreign = [f for f in found.flags if f.kind == audit.FOREIGN]
+    assert [(f.module, f.path) for f in foreign] == [("calc", os.path.realpath(expected))]
+    assert "src/calc/__init__.py" not in found.loaded  # the checkout's own file never ran
+    assert found.loaded["tests/test_add.py"] == git(repo, "hash-object", "tests/test_add.py")
+
+    got = failures(repo)
+    assert list(got) == ["foreign-origin"]
+    assert str(os.path.realpath(expected)) in got["foreign-origin"]
+
+
+@pytest.mark.e2e
+def test_own_install_is_not_foreign(two_checkouts: tuple[Path, Path], tmp_path: Path) -> None:
+    """The contrast: this checkout installed editable is its own code, blob ids and all."""
+    repo, _ = two_checkouts
+    stamp(repo)
+    python, site_dir = make_venv(tmp_path / "venv")
+    (site_dir / "__editable__.calc-0.1.pth").write_text(f"{repo / 'src'}\n")
+    proc = run_in(python, repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = audit_of(repo)
+    assert found.flags == ()
+    assert found.loaded["src/calc/__init__.py"] == git(repo, "hash-object", "src/calc/__init__.py")
+    assert failures(repo) == {}
+
+
+# -- bytecode ------------------------------------------------------------------------------------
+
+
+def bytecode_project(path: Path, test_body: str, *, pythonpath: bool = True) -> Path:
+    repo = init_repo(path)
+    (repo / "src" / "calc").mkdir(parents=True)
+    (repo / "src" / "calc" / "__init__.py").write_text("")
+    (repo / "src" / "calc" / "mod.py").write_text("def value():\n    return 1\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_mod.py").write_text(test_body)
+    ini = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+    if pythonpath:
+        ini += 'pythonpath = ["src"]\n'
+    (repo / "pyproject.toml").write_text(ini)
+    (repo / ".gitignore").write_text(GITIGNORE)
+    commit_all(repo, "calc")
+    stamp(repo)
+    return repo
+
+
+def same_size_same_mtime(source: Path, new: str) -> None:
+    """Replace ``source`` with ``new`` (same length), then put its mtime back to the nanosecond:
+    CPython's default pyc check (mtime in whole seconds, and size) cannot see the change."""
+    st = source.stat()
+    old = source.read_text()
+    assert len(new.encode()) == len(old.encode()) and new != old
+    source.write_text(new)
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = source.stat()
+    assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+@pytest.mark.e2e
+def test_sourceless_pyc(tmp_path: Path) -> None:
+    repo = bytecode_project(
+        tmp_path / "repo",
+        "from calc import legacy\n\n\ndef test_legacy():\n    assert legacy.OLD == 'still here'\n",
+    )
+    # A module deleted from git long ago; its legacy-location .pyc (no source beside it) stayed.
+    source = repo / "src" / "calc" / "legacy.py"
+    source.write_text("OLD = 'still here'\n")
+    pyc = source.with_suffix(".pyc")
+    py_compile.compile(str(source), cfile=str(pyc), doraise=True)
+    source.unlink()
+    assert git(repo, "status", "--porcelain") == ""  # ignored: git cannot see it
+
+    proc = run_pytest(repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # it ran, from bytecode alone
+    found = audit_of(repo)
+    assert [(f.kind, f.module, f.path) for f in found.flags] == [
+        (audit.SOURCELESS, "calc.legacy", "src/calc/legacy.pyc")
+    ]
+    got = failures(repo)
+    assert list(got) == ["stale-bytecode"]
+    assert "calc.legacy" in got["stale-bytecode"]
+
+
+def genstamp_pyc(repo: Path, rel: str) -> Path:
+    """Where the plugin keeps the bytecode of the checkout's source ``rel``."""
+    source = Path(rel)
+    name = f"{source.stem}.{sys.implementation.cache_tag}.pyc"
+    return open_checkout(repo).state / "pycache" / "compiled" / source.parent / name
+
+
+@pytest.fixture
+def warm_stale_pyc(tmp_path: Path) -> Path:
+    """mod.py (v1: returns 1) was compiled by earlier runs, into its __pycache__ (pytest without
+    genstamp) and into genstamp's own cache (pytest with it); then it was edited to return 2
+    keeping its size and mtime. The test asserts the new behaviour."""
+    test = "from calc.mod import value\n\n\ndef test_value():\n    assert value() == 2\n"
+    repo = bytecode_project(tmp_path / "repo", test)
+    source = repo / "src" / "calc" / "mod.py"
+    for args in (["-p", "no:genstamp"], []):
+        warm = run_pytest(repo, *args, bytecode=True)
+        assert warm.returncode == 1  # v1 returns 1
+    assert pyc_beside(source).is_file()
+    assert genstamp_pyc(repo, "src/calc/mod.py").is_file()
+    same_size_same_mtime(source, "def value():\n    return 2\n")
+    return repo
+
+
+@pytest.mark.e2e
+def test_same_size_same_mtime_pyc_runs_old_code_without_genstamp(warm_stale_pyc: Path) -> None:
+    """The scenario is real: without the plugin, CPython runs the stale bytecode."""
+    proc = run_pytest(warm_stale_pyc, "-p", "no:genstamp")
+    assert proc.returncode == 1
+    assert "assert 1 == 2" in proc.stdout
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("extra", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_same_size_same_mtime_pyc_current_source_runs(
+    warm_stale_pyc: Path, extra: list[str]
+) -> None:
+    """With the plugin the checkout's bytecode is read only from genstamp's cache, and only when
+    it records the hash of the source as it is now: the edit runs, although both caches hold
+    bytecode of v1 that CPython's own check would accept."""
+    repo = warm_stale_pyc
+    source = repo / "src" / "calc" / "mod.py"
+    stale = pyc_beside(source).read_bytes()
+    proc = run_pytest(repo, *extra, bytecode=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # value() == 2: the current source
+    assert pyc_beside(source).read_bytes() == stale  # the work tree's bytecode was not used
+    kept = genstamp_pyc(repo, "src/calc/mod.py").read_bytes()
+    assert kept[4:8] == (0b11).to_bytes(4, "little")  # PEP 552 checked-hash pyc
+    assert kept[8:16] == importlib.util.source_hash(source.read_bytes())  # of v2
+    props = report_of(repo).properties
+    tree = props[evidence.P_TREE_END]
+
+    # The tested tree holds the edited source, and that is the source the audit says ran.
+    # (Not git_tree(): its scratch index copy has a new mtime, which turns off git's racy-entry
+    # check, so git itself may not see a same-second, same-size, same-mtime edit.)
+    current = git(repo, "hash-object", "src/calc/mod.py")
+    assert git(repo, "rev-parse", f"{tree}:src/calc/mod.py") == current
+    assert git(repo, "rev-parse", "HEAD:src/calc/mod.py") != current
+    found = audit_of(repo)
+    assert found.flags == ()
+    assert found.loaded["src/calc/mod.py"] == current
+    assert failures(repo) == {}
+
+
+@pytest.mark.e2e
+def test_run_with_bytecode_leaves_none_in_the_tree(tmp_path: Path) -> None:
+    """Bytecode of the checkout's modules and pytest's rewritten test modules go to genstamp's
+    cache in the git dir, the rewritten ones in a folder named by their source's hash; a test
+    module edited with the same size and mtime runs as edited."""
+    repo = bytecode_project(
+        tmp_path / "repo", "from calc.mod import value\n\n\ndef test_value():\n    assert 1 == 1\n"
+    )
+    proc = run_pytest(repo, bytecode=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [p for p in repo.rglob("*.pyc") if ".git" not in p.parts] == []
+    assert genstamp_pyc(repo, "src/calc/mod.py").is_file()
+    test = repo / "tests" / "test_mod.py"
+    digest = importlib.util.source_hash(test.read_bytes()).hex()
+    rewritten = open_checkout(repo).state / "pycache" / "rewritten" / "tests" / "test_mod.py"
+    assert [p.name for p in rewritten.iterdir()] == [digest]
+
+    same_size_same_mtime(test, test.read_text().replace("1 == 1", "1 == 2"))
+    proc = run_pytest(repo, bytecode=True)
+    assert proc.returncode == 1 and "assert 1 == 2" in proc.stdout  # the edited test ran
+    digest = importlib.util.source_hash(test.read_bytes()).hex()
+    assert [p.name for p in rewritten.iterdir()] == [digest]  # the earlier version's is gone
+    assert [p for p in repo.rglob("*.pyc") if ".git" not in p.parts] == []
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", ["user-pycache-prefix", "imported-before-the-plugin"])
+def test_same_size_same_mtime_pyc_old_code_is_flagged(tmp_path: Path, how: str) -> None:
+    """Where genstamp cannot redirect (the user chose a pycache prefix; a plugin of the checkout
+    imported the module before genstamp started), the old code runs green — and the evidence
+    says the bytecode was not its source's."""
+    body = (
+        "from calc.mod import value\n\n\n"
+        "def test_value():\n    print('VALUE', value())\n    assert value() > 0\n"
+    )
+    repo = bytecode_project(tmp_path / "repo", body, pythonpath=how != "imported-before-the-plugin")
+    source = repo / "src" / "calc" / "mod.py"
+    args = ["-s"]
+    if how == "user-pycache-prefix":
+        prefix = tmp_path / "pycache-prefix"
+        env = subprocess_env(bytecode=True, PYTHONPYCACHEPREFIX=str(prefix))
+    else:
+        # the checkout is installed (its src/ on the path) and one of its modules is a plugin
+        (repo / "src" / "calc" / "plug.py").write_text("from calc import mod  # noqa: F401\n")
+        commit_all(repo, "plugin")
+        stamp(repo)
+        env = subprocess_env(bytecode=True, PYTHONPATH=str(repo / "src"))
+        args += ["-p", "calc.plug"]
+    warm = run_pytest(repo, "-p", "no:genstamp", *args, env=env)
+    assert "VALUE 1" in warm.stdout, warm.stdout + warm.stderr
+    same_size_same_mtime(source, "def value():\n    return 3\n")
+
+    proc = run_pytest(repo, *args, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "VALUE 1" in proc.stdout  # the old code ran, green
+    found = audit_of(repo)
+    stale = [f for f in found.flags if f.kind == audit.STALE]
+    assert [(f.module, f.path) for f in stale] == [("calc.mod", "src/calc/mod.py")]
+    assert "not compiled from the current source" in stale[0].detail
+    got = failures(repo)
+    assert list(got) == ["stale-bytecode"]
+    assert "calc.mod" in got["stale-bytecode"]
+
+
+# -- the pieces, in-process, on real files and real module objects --------------------------------
+
+
+def load(name: str, path: Path, modules: dict[str, ModuleType]) -> ModuleType:
+    """Import ``path`` as ``name`` into ``modules`` (not sys.modules) with the loader CPython
+    would pick for it."""
+    loader: importlib.abc.Loader
+    if path.suffix == ".pyc":
+        loader = importlib.machinery.SourcelessFileLoader(name, str(path))
+    else:
+        loader = importlib.machinery.SourceFileLoader(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    modules[name] = module
+    return module
+
+
+def test_checkout_packages(tmp_path: Path) -> None:
+    for rel in ("pkg/__init__.py", "src/pkg2/__init__.py", "src/pkg2/sub.py", "not-a-name/x.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    for rel in ("mod.py", "setup.py", "conftest.py", "noxfile.py", "src/single.py", ".hid.py"):
+        (tmp_path / rel).write_text("")
+    (tmp_path / "nsdir").mkdir()  # no __init__.py: not claimed
+    (tmp_path / "link").symlink_to(tmp_path / "pkg")  # links are not followed
+    assert audit.checkout_packages(tmp_path) == ("mod", "pkg", "pkg2", "single")
+
+
+def test_audit_modules_on_real_modules(tmp_path: Path) -> None:
+    root = init_repo(tmp_path / "repo")
+    (root / "calc").mkdir()
+    (root / "calc" / "__init__.py").write_text("A = 1\n")
+    (root / "helper.py").write_text("B = 2\n")
+    (root / "calc" / "old.py").write_text("C = 3\n")
+    py_compile.compile(str(root / "calc" / "old.py"), cfile=str(root / "calc" / "old.pyc"))
+    (root / "calc" / "old.py").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "calc").mkdir(parents=True)
+    (elsewhere / "calc" / "far.py").write_text("D = 4\n")
+    (elsewhere / "unrelated.py").write_text("E = 5\n")
+
+    modules: dict[str, ModuleType] = {}
+    load("calc", root / "calc" / "__init__.py", modules)
+    load("helper", root / "helper.py", modules)  # not a listed package, but inside the root
+    load("calc.old", root / "calc" / "old.pyc", modules)
+    load("calc.far", elsewhere / "calc" / "far.py", modules)
+    load("unrelated", elsewhere / "unrelated.py", modules)  # neither: ignored
+    modules["sys"] = sys  # built-in: no file
+
+    got = audit.audit_modules(root, ["calc"], None, modules=modules)
+    assert got.packages == ("calc",)
+    assert got.loaded == {
+        "calc/__init__.py": git(root, "hash-object", "calc/__init__.py"),
+        "helper.py": git(root, "hash-object", "helper.py"),
+    }
+    assert {(f.kind, f.module) for f in got.flags} == {
+        (audit.SOURCELESS, "calc.old"),
+        (audit.FOREIGN, "calc.far"),
+    }
+    foreign = next(f for f in got.flags if f.kind == audit.FOREIGN)
+    assert foreign.path == os.path.realpath(elsewhere / "calc" / "far.py")
+    # with the package unlisted, the far module is nobody's business
+    assert audit.audit_modules(root, [], None, modules=modules).flags == (
+        next(f for f in got.flags if f.kind == audit.SOURCELESS),
+    )
+
+
+def test_pyc_older_than_the_generation_is_stale(tmp_path: Path) -> None:
+    """Bytecode in the work tree that CPython would use, written before the generation began."""
+    root = init_repo(tmp_path / "repo")
+    source = root / "mod.py"
+    source.write_text("X = 1\n")
+    cached = pyc_beside(source)
+    py_compile.compile(str(source), cfile=str(cached), doraise=True)
+    modules: dict[str, ModuleType] = {}
+    module = load("mod", source, modules)
+    assert module.__spec__ is not None
+    module.__spec__.cached = str(cached)
+    after = cached.stat().st_mtime_ns + 1
+    got = audit.audit_modules(root, ["mod"], after, modules=modules)
+    assert [(f.kind, f.module) for f in got.flags] == [(audit.STALE, "mod")]
+    assert "older than the generation" in got.flags[0].detail
+    # the same bytecode, written after the generation began and compiled from this source: fine
+    before = cached.stat().st_mtime_ns - 1
+    assert audit.audit_modules(root, ["mod"], before, modules=modules).flags == ()
+    # ...unless a trusted cache holds it: then it is not looked at
+    trusted = audit.audit_modules(root, ["mod"], after, modules=modules, trusted_cache=str(root))
+    assert trusted.flags == ()
+
+
+def test_merge_and_json_round_trip() -> None:
+    flag = audit.Flag(audit.FOREIGN, "calc", "/elsewhere/calc/__init__.py", "outside")
+    a = audit.Audit(("calc",), {"src/calc/__init__.py": "1" * 40}, (flag,))
+    b = audit.Audit(("calc", "extra"), {"src/calc/extra.py": "2" * 40}, (flag,))
+    merged = audit.merge([a, b])
+    assert merged.packages == ("calc", "extra")
+    assert merged.loaded == {"src/calc/__init__.py": "1" * 40, "src/calc/extra.py": "2" * 40}
+    assert merged.flags == (flag,)  # one flag, however many processes saw it
+    assert audit.from_json(merged.to_json()) == merged
+    with pytest.raises(ValueError, match="audit format"):
+        audit.from_json('{"version": 99, "packages": [], "loaded": {}, "flags": []}')
+
+
+def test_configured_packages_are_audited(tmp_path: Path) -> None:
+    """[tool.genstamp] packages names what the checkout holds when it cannot be found (here a
+    ``lib/`` layout): a foreign copy of it is then flagged."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / "lib" / "calc").mkdir(parents=True)
+    (repo / "lib" / "calc" / "__init__.py").write_text(V2)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_add.py").write_text(TEST_ADD)
+    (repo / ".gitignore").write_text(GITIGNORE)
+    other = tmp_path / "installed"
+    (other / "calc").mkdir(parents=True)
+    (other / "calc" / "__init__.py").write_text(V1)
+    env = subprocess_env(PYTHONPATH=str(other))
+    results = {}
+    for packages in ("", '\n[tool.genstamp]\npackages = ["calc"]\n'):
+        (repo / "pyproject.toml").write_text(
+            '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n' + packages
+        )
+        commit_all(repo, "config")
+        stamp(repo)
+        proc = run_pytest(repo, env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        results[bool(packages)] = audit_of(repo)
+    assert results[False].packages == () and results[False].flags == ()
+    assert results[True].packages == ("calc",)
+    assert [(f.kind, f.module) for f in results[True].flags] == [(audit.FOREIGN, "calc")]

@@ -1,0 +1,123 @@
+"""``[tool.genstamp]`` in the checkout's pyproject.toml: parsed, and refused by key when wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import RunGenstamp, commit_all
+
+from genstamp import config
+from genstamp.errors import GenstampError
+
+
+def write(root: Path, text: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text(text)
+    return root
+
+
+def test_every_key_is_parsed(tmp_path: Path) -> None:
+    root = write(
+        tmp_path,
+        "[project]\nname = 'x'\n\n[tool.genstamp]\n"
+        'evidence = "build/evidence.xml"\n'
+        'packages = ["calc", "calc_extra"]\n'
+        "allow-partial = true\n"
+        "scrub-venvs = true\n",
+    )
+    got = config.load(root)
+    assert got == config.Config(
+        evidence=root / "build" / "evidence.xml",
+        packages=("calc", "calc_extra"),
+        allow_partial=True,
+        scrub_venvs=True,
+    )
+
+
+def test_absolute_evidence_path_is_kept(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere" / "ev.xml"
+    root = write(tmp_path / "repo", f'[tool.genstamp]\nevidence = "{target.as_posix()}"\n')
+    assert config.load(root).evidence == target
+
+
+@pytest.mark.parametrize(
+    "text",
+    [None, "", "[project]\nname = 'x'\n", "[tool.other]\nx = 1\n", "[tool.genstamp]\n"],
+    ids=["no-file", "empty", "no-tool", "other-tool", "empty-section"],
+)
+def test_defaults(tmp_path: Path, text: str | None) -> None:
+    if text is not None:
+        write(tmp_path, text)
+    assert config.load(tmp_path) == config.Config()
+    assert config.Config().allow_partial is False
+
+
+def test_tool_that_is_not_a_table_is_not_a_crash(tmp_path: Path) -> None:
+    write(tmp_path, 'tool = "not a table"\n')
+    assert config.load(tmp_path) == config.Config()
+
+
+def test_unknown_key_is_named(tmp_path: Path) -> None:
+    write(tmp_path, "[tool.genstamp]\nallow_partial = true\n")
+    with pytest.raises(GenstampError) as info:
+        config.load(tmp_path)
+    assert "tool.genstamp.allow_partial" in info.value.message
+    assert "allow-partial" in info.value.remedy  # the keys it knows, spelled right
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("evidence", "1"),
+        ("evidence", '["a"]'),
+        ("packages", '"calc"'),
+        ("packages", "[1]"),
+        ("packages", '[""]'),
+        ("allow-partial", '"yes"'),
+        ("allow-partial", "1"),
+        ("scrub-venvs", '"true"'),
+        ("scrub-venvs", "0"),
+    ],
+)
+def test_wrong_type_is_named(tmp_path: Path, key: str, value: str) -> None:
+    write(tmp_path, f"[tool.genstamp]\n{key} = {value}\n")
+    with pytest.raises(GenstampError) as info:
+        config.load(tmp_path)
+    assert f"tool.genstamp.{key}" in info.value.message
+    assert str(tmp_path / "pyproject.toml") in info.value.message
+
+
+def test_section_that_is_not_a_table(tmp_path: Path) -> None:
+    write(tmp_path, "[tool]\ngenstamp = 5\n")
+    with pytest.raises(GenstampError, match=r"\[tool\.genstamp\] must be a table"):
+        config.load(tmp_path)
+
+
+@pytest.mark.parametrize("raw", [b"[tool.genstamp\n", b"\xff\xfe[tool]\n"], ids=["toml", "utf8"])
+def test_unreadable_toml_names_the_file(tmp_path: Path, raw: bytes) -> None:
+    (tmp_path / "pyproject.toml").write_bytes(raw)
+    with pytest.raises(GenstampError, match="not valid TOML") as info:
+        config.load(tmp_path)
+    assert str(tmp_path / "pyproject.toml") in info.value.message
+
+
+def test_pyproject_that_is_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").mkdir()
+    with pytest.raises(GenstampError, match="cannot read"):
+        config.load(tmp_path)
+
+
+def test_cli_names_the_bad_key_in_one_line(project: Path, genstamp: RunGenstamp) -> None:
+    """End to end: the command refuses with exit 2 and one `genstamp:` line naming the key."""
+    (project / "pyproject.toml").write_text(
+        (project / "pyproject.toml").read_text() + "\n[tool.genstamp]\npackages = 'calc'\n"
+    )
+    commit_all(project, "bad config")
+    code, out, err = genstamp("-C", project, "stamp")
+    assert code == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("genstamp: ")
+    assert "tool.genstamp.packages" in lines[0]

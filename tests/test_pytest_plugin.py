@@ -1,0 +1,479 @@
+"""The pytest plugin, proven by real pytest processes in real temporary repositories.
+
+Each scenario runs pytest (this interpreter, genstamp's plugin installed through its ``pytest11``
+entry point) in a repository built for it, reads the evidence back as the gate does, and asks the
+gate (``genstamp.verify``) which rule fires. Git itself is the oracle for trees and blob ids.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, git_tree, init_repo, run_pytest, subprocess_env
+
+import genstamp
+from genstamp import audit, evidence, generation
+from genstamp.repo import open_checkout
+from genstamp.verify import verify
+
+pytestmark = pytest.mark.e2e
+
+CALC = "def add(a, b):\n    return a + b\n"
+EXTRA = "X = 1\n"  # imported only inside a test body, never at collection
+TEST_CALC = """\
+import os
+
+from calc import add
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_extra():
+    import calc.extra
+
+    assert calc.extra.X == 1
+
+
+def test_flaky():
+    assert not os.environ.get("CALC_FAIL"), "told to fail"
+"""
+TEST_MORE = "from calc import add\n\n\ndef test_more():\n    assert add(1, 1) == 2\n"
+PYPROJECT = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n'
+
+
+def build(path: Path, *, pyproject_extra: str = "", stamp: bool = True) -> Path:
+    """A committed project: a package under src/, two test files, bytecode ignored."""
+    init_repo(path)
+    (path / "src" / "calc").mkdir(parents=True)
+    (path / "src" / "calc" / "__init__.py").write_text(CALC)
+    (path / "src" / "calc" / "extra.py").write_text(EXTRA)
+    (path / "tests").mkdir()
+    (path / "tests" / "test_calc.py").write_text(TEST_CALC)
+    (path / "tests" / "test_more.py").write_text(TEST_MORE)
+    (path / "pyproject.toml").write_text(PYPROJECT + pyproject_extra)
+    (path / ".gitignore").write_text("__pycache__/\n*.py[co]\n")
+    commit_all(path, "calc")
+    if stamp:
+        generation.begin(open_checkout(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One stamped project for the scenarios that leave its tree as it is (each run replaces
+    the evidence; tests in one process run one after another)."""
+    return build(tmp_path_factory.mktemp("shared") / "repo")
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> Path:
+    """A stamped project of its own, for scenarios that change the repository."""
+    return build(tmp_path / "repo")
+
+
+def evidence_path(repo: Path) -> Path:
+    return evidence.default_path(open_checkout(repo).state)
+
+
+def report_of(repo: Path) -> evidence.Report:
+    return evidence.read_report(evidence_path(repo))
+
+
+def audit_of(report: evidence.Report) -> audit.Audit:
+    return audit.from_json(report.properties[evidence.P_AUDIT])
+
+
+def rules(repo: Path, **kwargs: object) -> list[str]:
+    return [f.rule for f in verify(open_checkout(repo), **kwargs).failures]  # type: ignore[arg-type]
+
+
+def genstamp_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    return [
+        line.strip()
+        for line in (proc.stdout + proc.stderr).splitlines()
+        if line.strip().startswith("genstamp:")
+    ]
+
+
+def no_traceback(proc: subprocess.CompletedProcess[str]) -> None:
+    both = proc.stdout + proc.stderr
+    assert "Traceback (most recent call last)" not in both, both
+    assert "src/genstamp/" not in both, both
+    assert "INTERNALERROR" not in both, both
+
+
+def summary(proc: subprocess.CompletedProcess[str]) -> str:
+    """pytest's last line without its timing: "1 failed, 3 passed"."""
+    return proc.stdout.strip().splitlines()[-1].split(" in ")[0]
+
+
+def fail_env() -> dict[str, str]:
+    return subprocess_env(CALC_FAIL="1")
+
+
+# -- a clean run: every property, an empty audit, the gate accepts -------------------------------
+
+
+@pytest.mark.parametrize("extra", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_clean_run_is_bound_and_accepted(shared: Path, extra: list[str]) -> None:
+    (evidence_path(shared)).unlink(missing_ok=True)
+    proc = run_pytest(shared, *extra)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert genstamp_lines(proc) == []
+    no_traceback(proc)
+
+    report = report_of(shared)
+    props = report.properties
+    gen = generation.current(open_checkout(shared))
+    assert gen is not None
+    assert props[evidence.P_GENERATION] == gen.id
+    tree = git_tree(shared)
+    assert props[evidence.P_TREE_START] == tree
+    assert props[evidence.P_TREE_END] == tree
+    assert props[evidence.P_HEAD] == git(shared, "rev-parse", "HEAD")
+    assert props[evidence.P_VERSION] == genstamp.__version__
+    assert props[evidence.P_RUNNER] == "pytest"
+    assert props[evidence.P_SELECTION] == "full"
+    assert props[evidence.P_SELECTION_REASONS] == ""
+    assert props[evidence.P_SEAL]
+    assert report.counts == evidence.Counts(tests=4, passed=4)
+
+    loaded = audit_of(report)
+    assert loaded.flags == ()
+    assert loaded.packages == ("calc",)
+    # calc.extra is imported only inside a test body: under xdist only a worker saw it.
+    for rel in ("src/calc/__init__.py", "src/calc/extra.py", "tests/test_calc.py"):
+        assert rel in loaded.loaded, sorted(loaded.loaded)
+    for rel, blob in loaded.loaded.items():
+        assert blob == git(shared, "hash-object", rel), rel
+
+    # properties written once, in one <properties> block
+    raw = evidence_path(shared).read_text()
+    assert raw.count('name="genstamp.generation"') == 1
+    assert raw.count('name="genstamp.audit"') == 1
+    assert rules(shared) == []
+
+
+def test_users_junitxml_carries_the_binding_too(shared: Path, tmp_path: Path) -> None:
+    evidence_path(shared).unlink(missing_ok=True)
+    mine = tmp_path / "reports" / "junit.xml"
+    proc = run_pytest(shared, f"--junitxml={mine}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert genstamp_lines(proc) == []
+
+    theirs = evidence.read_report(mine)
+    default = report_of(shared)
+    assert theirs.properties[evidence.P_GENERATION] != evidence.NONE
+    assert theirs.properties[evidence.P_TREE_END] == git_tree(shared)
+    assert theirs.properties == default.properties
+    assert evidence_path(shared).read_bytes() == mine.read_bytes()
+    assert rules(shared) == []
+    assert rules(shared, junit=mine) == []
+
+
+def test_users_relative_junitxml(shared: Path) -> None:
+    """A relative --junitxml is the file pytest wrote, relative to where it started (here a
+    subfolder; the file lands outside the work tree)."""
+    rel = Path("..", "..", "relative-junit.xml")
+    proc = run_pytest(shared / "tests", f"--junitxml={rel}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert genstamp_lines(proc) == []
+    written = (shared / "tests" / rel).resolve()
+    assert written == shared.parent / "relative-junit.xml"
+    props = evidence.read_report(written).properties
+    assert props == report_of(shared).properties
+    assert props[evidence.P_SELECTION] == "full"  # started in the configured test path
+    assert rules(shared) == []
+
+
+def test_no_stamp_still_writes_evidence(tmp_path: Path) -> None:
+    repo = build(tmp_path / "repo", stamp=False)
+    proc = run_pytest(repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    no_traceback(proc)
+    props = report_of(repo).properties
+    assert props[evidence.P_GENERATION] == evidence.NONE
+    assert props[evidence.P_TREE_END] == git_tree(repo)
+    assert rules(repo) == ["no-stamp"]
+
+
+# -- selection: a partial run says why, and the gate refuses it unless allowed --------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "reason", "expected"),
+    [
+        (["-k", "add"], None, "-k add", ["partial-run"]),
+        (["-m", "not slow"], None, "-m not slow", ["partial-run"]),
+        (["tests/test_calc.py::test_add"], None, "node id tests/test_calc.py::test_add", None),
+        (["--deselect", "tests/test_calc.py::test_add"], None, "1 deselected", None),
+        (["tests/test_more.py"], None, "not all of", None),
+        (["-x"], "fail", "stopped early", ["tests-failed", "partial-run"]),
+        (["--maxfail=1"], "fail", "stopped early", ["tests-failed", "partial-run"]),
+        (["-n", "2", "--deselect", "tests/test_more.py::test_more"], None, "1 deselected", None),
+    ],
+    ids=["k", "m", "node-id", "deselect", "narrow-path", "x", "maxfail", "xdist-deselect"],
+)
+def test_partial_run_is_recorded_and_refused(
+    shared: Path, args: list[str], env: str | None, reason: str, expected: list[str] | None
+) -> None:
+    proc = run_pytest(shared, *args, env=fail_env() if env else None)
+    assert proc.returncode == (1 if env else 0), proc.stdout + proc.stderr
+    no_traceback(proc)
+    props = report_of(shared).properties
+    assert props[evidence.P_SELECTION] == "partial"
+    assert reason in props[evidence.P_SELECTION_REASONS]
+    assert rules(shared) == (expected or ["partial-run"])
+    message = verify(open_checkout(shared)).failures[-1].message
+    assert reason in message
+
+
+def test_full_paths_are_not_partial(shared: Path) -> None:
+    """Naming the configured test path (or the root) is the whole suite."""
+    for args in (["tests"], ["."]):
+        proc = run_pytest(shared, *args)
+        assert proc.returncode == 0, proc.stdout
+        assert report_of(shared).properties[evidence.P_SELECTION] == "full", args
+        assert rules(shared) == []
+
+
+def test_last_failed_is_partial(fresh: Path) -> None:
+    first = run_pytest(fresh, env=fail_env())
+    assert first.returncode == 1
+    proc = run_pytest(fresh, "--lf")
+    assert proc.returncode == 0, proc.stdout
+    report = report_of(fresh)
+    assert report.counts.tests == 1  # only the one that failed ran
+    assert report.properties[evidence.P_SELECTION] == "partial"
+    assert "--lf" in report.properties[evidence.P_SELECTION_REASONS]
+    assert rules(fresh) == ["partial-run"]
+
+
+def test_collection_error_is_partial(fresh: Path) -> None:
+    (fresh / "tests" / "test_broken.py").write_text("import no_such_module_anywhere\n")
+    commit_all(fresh, "broken")
+    generation.begin(open_checkout(fresh))
+    proc = run_pytest(fresh)
+    assert proc.returncode == run_pytest(fresh, "-p", "no:genstamp").returncode == 2
+    no_traceback(proc)
+    props = report_of(fresh).properties
+    assert props[evidence.P_SELECTION] == "partial"
+    assert "1 collection errors" in props[evidence.P_SELECTION_REASONS]
+    assert rules(fresh) == ["tests-failed", "partial-run"]
+
+
+def test_allow_partial_makes_partial_run_count(tmp_path: Path) -> None:
+    repo = build(tmp_path / "repo", pyproject_extra="\n[tool.genstamp]\nallow-partial = true\n")
+    proc = run_pytest(repo, "-k", "add")
+    assert proc.returncode == 0, proc.stdout
+    props = report_of(repo).properties
+    assert props[evidence.P_SELECTION] == "partial"  # still recorded as it was
+    assert "-k add" in props[evidence.P_SELECTION_REASONS]
+    assert rules(repo) == []
+
+
+# -- the tree moved under the tests ----------------------------------------------------------------
+
+
+def test_test_writing_into_the_tree_moves_it(fresh: Path) -> None:
+    (fresh / "tests" / "test_writer.py").write_text(
+        "from pathlib import Path\n\n\ndef test_writes():\n"
+        "    Path(__file__).with_name('output.txt').write_text('made by a test')\n"
+    )
+    commit_all(fresh, "a test that writes")
+    generation.begin(open_checkout(fresh))
+    before = git_tree(fresh)
+    proc = run_pytest(fresh)
+    assert proc.returncode == 0, proc.stdout
+    props = report_of(fresh).properties
+    assert props[evidence.P_TREE_START] == before
+    assert props[evidence.P_TREE_END] == git_tree(fresh) != before
+    verdict = verify(open_checkout(fresh))
+    assert [f.rule for f in verdict.failures] == ["tree-moved"]
+    assert "tests/output.txt" in verdict.failures[0].message
+
+
+# -- off, and silent outside a repository ---------------------------------------------------------
+
+
+def test_disabled_plugin_writes_nothing(fresh: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "mine.xml"
+    proc = run_pytest(fresh, "-p", "no:genstamp", f"--junitxml={mine}")
+    assert proc.returncode == 0, proc.stdout
+    assert not evidence_path(fresh).exists()
+    assert not (open_checkout(fresh).state / "pycache").exists()
+    assert evidence.read_report(mine).properties == {}
+    assert genstamp_lines(proc) == []
+    assert rules(fresh) == ["no-evidence"]
+
+
+def test_silent_outside_a_git_work_tree(pytester: pytest.Pytester) -> None:
+    assert (
+        subprocess.run(
+            ["git", "rev-parse", "--git-dir"], cwd=pytester.path, capture_output=True
+        ).returncode
+        != 0
+    ), "the pytester folder must not be inside a git work tree"
+    pytester.makepyfile(
+        test_inside="""
+        import os, sys
+
+        def test_plugin_is_loaded_but_idle(request):
+            manager = request.config.pluginmanager
+            assert manager.has_plugin("genstamp")
+            assert not manager.has_plugin("genstamp-session")
+            assert sys.pycache_prefix is None
+            assert "PYTHONPYCACHEPREFIX" not in os.environ
+            assert not request.config.option.xmlpath
+        """
+    )
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
+    assert "genstamp:" not in result.stdout.str() + result.stderr.str()
+    assert sorted(p.name for p in pytester.path.rglob("*.xml")) == []
+
+
+# -- bad input: the run keeps its result; one line says why the evidence is missing --------------
+
+
+def test_unwritable_evidence_location(tmp_path: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a folder should be\n")
+    target = blocker / "evidence.xml"
+    repo = build(
+        tmp_path / "repo", pyproject_extra=f'\n[tool.genstamp]\nevidence = "{target.as_posix()}"\n'
+    )
+    plain = run_pytest(repo, "-p", "no:genstamp", env=fail_env())
+    proc = run_pytest(repo, env=fail_env())
+    assert plain.returncode == proc.returncode == 1
+    assert summary(proc) == summary(plain) == "1 failed, 3 passed"
+    no_traceback(proc)
+    lines = genstamp_lines(proc)
+    assert len(lines) == 1, proc.stdout + proc.stderr
+    assert "evidence not written" in lines[0]
+    assert str(blocker) in lines[0]
+    assert not evidence_path(repo).exists()
+
+
+def test_users_junitxml_with_unwritable_evidence_location(tmp_path: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a folder\n")
+    target = blocker / "evidence.xml"
+    repo = build(
+        tmp_path / "repo", pyproject_extra=f'\n[tool.genstamp]\nevidence = "{target.as_posix()}"\n'
+    )
+    mine = tmp_path / "mine.xml"
+    proc = run_pytest(repo, f"--junitxml={mine}")
+    assert proc.returncode == 0
+    no_traceback(proc)
+    lines = genstamp_lines(proc)
+    assert len(lines) == 1, proc.stdout + proc.stderr
+    assert str(mine) in lines[0] and str(blocker) in lines[0]
+    # the user's own file is still the run's JUnit, bound
+    assert evidence.read_report(mine).properties[evidence.P_TREE_END] == git_tree(repo)
+
+
+def test_read_only_state_folder(fresh: Path) -> None:
+    state = open_checkout(fresh).state
+    state.chmod(0o500)
+    try:
+        probe = state / "probe"
+        try:
+            probe.write_text("x")
+        except PermissionError:
+            pass
+        else:
+            probe.unlink()
+            pytest.skip("this user can write into a read-only folder (root): chmod has no effect")
+        plain = run_pytest(fresh, "-p", "no:genstamp")
+        proc = run_pytest(fresh)
+        assert proc.returncode == plain.returncode == 0
+        no_traceback(proc)
+        lines = genstamp_lines(proc)
+        assert len(lines) == 1
+        assert "evidence not written" in lines[0]
+        assert str(state) in lines[0]
+    finally:
+        state.chmod(0o700)
+
+
+def test_corrupt_stamp(fresh: Path) -> None:
+    stamp = generation.stamp_path(open_checkout(fresh))
+    stamp.write_text('{"format": "genstamp-generation", "vers')
+    plain = run_pytest(fresh, "-p", "no:genstamp", env=fail_env())
+    proc = run_pytest(fresh, env=fail_env())
+    assert proc.returncode == plain.returncode == 1
+    no_traceback(proc)
+    lines = genstamp_lines(proc)
+    assert len(lines) == 1, proc.stdout + proc.stderr
+    assert "unbound" in lines[0] and str(stamp) in lines[0]
+    props = report_of(fresh).properties
+    assert props[evidence.P_GENERATION] == evidence.NONE
+    assert rules(fresh)[0] == "no-stamp"
+
+
+def test_repository_disappearing_mid_run(fresh: Path) -> None:
+    """A test deletes the repository (.git) under the run: the tree at the end is unknown."""
+    (fresh / "tests" / "test_zap.py").write_text(
+        "import pathlib, shutil\n\n\ndef test_zap():\n"
+        "    shutil.rmtree(pathlib.Path(__file__).parents[1] / '.git')\n"
+    )
+    proc = run_pytest(fresh)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert summary(proc) == "5 passed"
+    no_traceback(proc)
+    lines = genstamp_lines(proc)
+    assert len(lines) == 1, proc.stdout + proc.stderr
+    assert "evidence not written" in lines[0] and "tree at the end is unknown" in lines[0]
+    # what pytest wrote where the repository was is no evidence
+    left = fresh / ".git" / "genstamp" / "evidence.xml"
+    assert not left.exists() or evidence.read_report(left).properties == {}
+
+
+def test_unreadable_index_leaves_no_earlier_evidence_behind(fresh: Path, tmp_path: Path) -> None:
+    """The tree cannot be read (a damaged index): the run keeps its result, one line says why,
+    and the evidence of an earlier run at the gate's location does not speak for this one."""
+    assert run_pytest(fresh).returncode == 0
+    assert rules(fresh) == []  # an earlier, good run
+    index = fresh / ".git" / "index"
+    good = index.read_bytes()
+    index.write_bytes(b"not an index\n")
+    try:
+        mine = tmp_path / "mine.xml"
+        proc = run_pytest(fresh, f"--junitxml={mine}")
+        assert proc.returncode == 0
+        assert summary(proc) == "4 passed"
+        no_traceback(proc)
+        lines = genstamp_lines(proc)
+        assert len(lines) == 1, proc.stdout + proc.stderr
+        assert "evidence not written" in lines[0]
+        assert evidence.read_report(mine).properties == {}  # pytest's own file, unbound
+        assert not evidence_path(fresh).exists()
+    finally:
+        index.write_bytes(good)
+    assert rules(fresh) == ["no-evidence"]
+
+
+def test_bad_config_is_one_line(fresh: Path) -> None:
+    pyproject = fresh / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n[tool.genstamp]\nallow-partail = true\n")
+    commit_all(fresh, "typo")
+    proc = run_pytest(fresh)
+    assert proc.returncode == 0
+    no_traceback(proc)
+    lines = genstamp_lines(proc)
+    assert len(lines) == 1, proc.stdout + proc.stderr
+    assert "tool.genstamp.allow-partail" in lines[0]
+
+
+def test_failing_run_keeps_its_outcome(shared: Path) -> None:
+    """With and without the plugin: the same exit status and the same summary line."""
+    plain = run_pytest(shared, "-p", "no:genstamp", env=fail_env())
+    proc = run_pytest(shared, env=fail_env())
+    assert proc.returncode == plain.returncode == 1
+    assert summary(proc) == summary(plain) == "1 failed, 3 passed"
+    assert rules(shared) == ["tests-failed"]

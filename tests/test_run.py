@@ -1,0 +1,304 @@
+"""``genstamp run [--junit PATH] -- COMMAND``: another runner's JUnit file, bound to the generation.
+
+Every scenario runs the real ``genstamp`` command (``python -m genstamp``) in a real repository,
+which runs a real test command: pytest with genstamp's plugin off, or a unittest script that
+writes its own JUnit XML to ``$GENSTAMP_JUNIT``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, git_tree, init_repo, subprocess_env
+
+from genstamp import evidence, generation
+from genstamp.repo import open_checkout
+from genstamp.run import JUNIT_ENV
+from genstamp.verify import verify
+
+pytestmark = pytest.mark.e2e
+
+UNITTEST_RUNNER = '''\
+"""Run the unittest suite and write JUnit XML to argv[1], else to $GENSTAMP_JUNIT."""
+import os
+import sys
+import unittest
+from xml.etree import ElementTree as ET
+
+sys.path.insert(0, "src")
+
+
+class Result(unittest.TextTestResult):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.cases = []
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self.cases.append((test, None))
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self.cases.append((test, "failure"))
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self.cases.append((test, "error"))
+
+
+result = unittest.TextTestRunner(resultclass=Result).run(
+    unittest.defaultTestLoader.discover("tests", pattern="unit_*.py")
+)
+suite = ET.Element(
+    "testsuite",
+    name="unittest",
+    tests=str(len(result.cases)),
+    failures=str(len(result.failures)),
+    errors=str(len(result.errors)),
+    skipped="0",
+)
+for test, kind in result.cases:
+    name = test._testMethodName
+    case = ET.SubElement(suite, "testcase", classname=type(test).__name__, name=name)
+    if kind:
+        ET.SubElement(case, kind, message="not ok")
+target = sys.argv[1] if len(sys.argv) > 1 else os.environ["GENSTAMP_JUNIT"]
+ET.ElementTree(suite).write(target, encoding="utf-8", xml_declaration=True)
+sys.exit(0 if result.wasSuccessful() else 1)
+'''
+
+UNIT_CALC = """\
+import os
+import unittest
+
+from calc import add
+
+
+class CalcTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_flaky(self):
+        self.assertFalse(os.environ.get("CALC_FAIL"), "told to fail")
+"""
+
+TEST_CALC = """\
+import os
+
+from calc import add
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_flaky():
+    assert not os.environ.get("CALC_FAIL"), "told to fail"
+"""
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A stamped project with a pytest suite and a unittest suite (each scenario binds a JUnit
+    file; none changes the tree)."""
+    path = init_repo(tmp_path_factory.mktemp("run") / "repo")
+    (path / "src" / "calc").mkdir(parents=True)
+    (path / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    (path / "tests").mkdir()
+    (path / "tests" / "test_calc.py").write_text(TEST_CALC)
+    (path / "tests" / "unit_calc.py").write_text(UNIT_CALC)
+    (path / "run_unittests.py").write_text(UNITTEST_RUNNER)
+    (path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n'
+    )
+    (path / ".gitignore").write_text("__pycache__/\n*.py[co]\n/reports/\n")
+    commit_all(path, "calc")
+    generation.begin(open_checkout(path))
+    return path
+
+
+def genstamp_run(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "genstamp", "run", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env if env is not None else subprocess_env(),
+        timeout=300,
+    )
+
+
+def default_evidence(repo: Path) -> Path:
+    return evidence.default_path(open_checkout(repo).state)
+
+
+def rules(repo: Path, junit: Path | None = None) -> list[str]:
+    return [f.rule for f in verify(open_checkout(repo), junit=junit).failures]
+
+
+def genstamp_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in proc.stderr.splitlines() if line.startswith("genstamp:")]
+
+
+def assert_bound(repo: Path, path: Path, command_word: str) -> evidence.Report:
+    report = evidence.read_report(path)
+    props = report.properties
+    gen = generation.current(open_checkout(repo))
+    assert gen is not None
+    assert props[evidence.P_GENERATION] == gen.id
+    tree = git_tree(repo)
+    assert props[evidence.P_TREE_START] == props[evidence.P_TREE_END] == tree
+    assert props[evidence.P_HEAD] == git(repo, "rev-parse", "HEAD")
+    assert props[evidence.P_AUDIT] == "unavailable"
+    assert props[evidence.P_RUNNER].startswith("run: ") and command_word in props[evidence.P_RUNNER]
+    assert props[evidence.P_SEAL]
+    # the gate's own copy is the same file
+    assert default_evidence(repo).read_bytes() == path.read_bytes()
+    return report
+
+
+@pytest.mark.parametrize("fail", [False, True], ids=["passing", "failing"])
+def test_pytest_without_the_plugin(repo: Path, fail: bool) -> None:
+    junit = repo / "reports" / "junit.xml"
+    junit.unlink(missing_ok=True)
+    command = [
+        "--",
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        f"--junitxml={junit}",
+        "-p",
+        "no:genstamp",
+    ]
+    env = subprocess_env(CALC_FAIL="1") if fail else None
+    proc = genstamp_run(repo, "--junit", str(junit), *command, env=env)
+    assert proc.returncode == (1 if fail else 0), proc.stdout + proc.stderr  # pytest's status
+    assert genstamp_lines(proc) == []
+    report = assert_bound(repo, junit, "pytest")
+    expected_counts = evidence.Counts(tests=2, passed=1 if fail else 2, failed=1 if fail else 0)
+    assert report.counts == expected_counts
+    expected = ["tests-failed"] if fail else []
+    assert rules(repo) == expected
+    assert rules(repo, junit=junit) == expected
+
+
+@pytest.mark.parametrize("fail", [False, True], ids=["passing", "failing"])
+def test_unittest_writing_its_own_junit(repo: Path, fail: bool) -> None:
+    """No --junit: the command finds where to write in $GENSTAMP_JUNIT (the gate's location)."""
+    default_evidence(repo).unlink(missing_ok=True)
+    env = subprocess_env(CALC_FAIL="1") if fail else None
+    proc = genstamp_run(repo, "--", sys.executable, "run_unittests.py", env=env)
+    assert proc.returncode == (1 if fail else 0), proc.stdout + proc.stderr
+    assert genstamp_lines(proc) == []
+    report = assert_bound(repo, default_evidence(repo), "run_unittests.py")
+    assert report.counts.tests == 2
+    assert report.counts.failed == (1 if fail else 0)
+    assert rules(repo) == (["tests-failed"] if fail else [])
+
+
+def test_unittest_with_explicit_junit_path(repo: Path, tmp_path: Path) -> None:
+    junit = tmp_path / "unit.xml"
+    proc = genstamp_run(
+        repo, "--junit", str(junit), "--", sys.executable, "run_unittests.py", str(junit)
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert_bound(repo, junit, "run_unittests.py")
+    assert rules(repo, junit=junit) == []
+
+
+def test_command_sees_the_junit_path(repo: Path, tmp_path: Path) -> None:
+    junit = tmp_path / "seen.xml"
+    xml = '<testsuite tests="1"><testcase classname="c" name="n"/></testsuite>'
+    script = f"import os, pathlib; pathlib.Path(os.environ[{JUNIT_ENV!r}]).write_text({xml!r})"
+    proc = genstamp_run(repo, "--junit", str(junit), "--", sys.executable, "-c", script)
+    assert proc.returncode == 0, proc.stderr
+    assert evidence.read_report(junit).properties[evidence.P_AUDIT] == "unavailable"
+
+
+# -- no JUnit, or JUnit that is not JUnit: a clear error, a non-zero exit --------------------------
+
+
+@pytest.mark.parametrize(("status", "expected"), [(0, 2), (3, 3)], ids=["ok-cmd", "failed-cmd"])
+def test_missing_junit(repo: Path, tmp_path: Path, status: int, expected: int) -> None:
+    junit = tmp_path / "never.xml"
+    proc = genstamp_run(
+        repo, "--junit", str(junit), "--", sys.executable, "-c", f"raise SystemExit({status})"
+    )
+    assert proc.returncode == expected
+    lines = genstamp_lines(proc)
+    assert len(lines) == 1, proc.stderr
+    assert "wrote no JUnit file" in lines[0] and str(junit) in lines[0]
+    assert f"exit status {status}" in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_junit_left_over_from_an_earlier_run_is_not_taken(repo: Path, tmp_path: Path) -> None:
+    junit = tmp_path / "old.xml"
+    junit.write_text('<testsuite tests="1"><testcase classname="c" name="old"/></testsuite>')
+    before = junit.read_bytes()
+    proc = genstamp_run(repo, "--junit", str(junit), "--", sys.executable, "-c", "pass")
+    assert proc.returncode == 2
+    assert "wrote no JUnit file" in proc.stderr
+    assert junit.read_bytes() == before  # not bound
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("this is not xml", "not well-formed"),
+        ("", "empty"),
+        ("<report><case/></report>", "no <testsuite>"),
+        ('<!DOCTYPE t [<!ENTITY a "b">]><testsuite tests="0"/>', "DTD"),
+    ],
+    ids=["garbage", "empty", "no-suite", "dtd"],
+)
+def test_malformed_junit(repo: Path, tmp_path: Path, content: str, says: str) -> None:
+    junit = tmp_path / "bad.xml"
+    script = f"import pathlib; pathlib.Path({str(junit)!r}).write_text({content!r})"
+    proc = genstamp_run(repo, "--junit", str(junit), "--", sys.executable, "-c", script)
+    assert proc.returncode == 2
+    lines = genstamp_lines(proc)
+    assert len(lines) == 1, proc.stderr
+    assert "cannot be bound" in lines[0] and says in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_malformed_junit_keeps_a_failing_status(repo: Path, tmp_path: Path) -> None:
+    junit = tmp_path / "bad.xml"
+    script = f"import pathlib; pathlib.Path({str(junit)!r}).write_text('<'); raise SystemExit(5)"
+    proc = genstamp_run(repo, "--junit", str(junit), "--", sys.executable, "-c", script)
+    assert proc.returncode == 5
+    assert "cannot be bound" in proc.stderr
+
+
+def test_nested_testsuite_is_bound(repo: Path, tmp_path: Path) -> None:
+    """A testsuite below a wrapper element (some reporters nest them) is found, not a crash."""
+    junit = tmp_path / "nested.xml"
+    xml = '<report><suites><testsuite tests="1"><testcase classname="c" name="n"/></testsuite>'
+    xml += "</suites></report>"
+    script = f"import pathlib; pathlib.Path({str(junit)!r}).write_text({xml!r})"
+    proc = genstamp_run(repo, "--junit", str(junit), "--", sys.executable, "-c", script)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    report = evidence.read_report(junit)
+    assert report.properties[evidence.P_GENERATION] != evidence.NONE
+    assert rules(repo, junit=junit) == []
+
+
+def test_command_that_cannot_start(repo: Path) -> None:
+    proc = genstamp_run(repo, "--", "no-such-command-genstamp-test")
+    assert proc.returncode == 2
+    lines = genstamp_lines(proc)
+    assert len(lines) == 1 and "cannot run no-such-command-genstamp-test" in lines[0]
+
+
+def test_no_command(repo: Path) -> None:
+    proc = genstamp_run(repo, "--")
+    assert proc.returncode == 2
+    assert "no command to run" in proc.stderr
