@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -98,7 +99,7 @@ def git_tree(path: Path) -> str:
     real = gitdir / "index"
     scratch = gitdir / "oracle-index"
     if real.exists():
-        scratch.write_bytes(real.read_bytes())
+        shutil.copy2(real, scratch)  # keep the mtime: git's racy-entry check depends on it
     elif scratch.exists():
         scratch.unlink()
     env = dict(os.environ, GIT_INDEX_FILE=str(scratch))
@@ -200,7 +201,6 @@ def genstamp_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     hooks/, working changes included) committed to a git repository of its own: a hook
     repository for pre-commit, and hooks/ for core.hooksPath. Built once per session."""
     import fcntl
-    import shutil
 
     shared = _session_dir(tmp_path_factory)
     snapshot = shared / "genstamp-snapshot"

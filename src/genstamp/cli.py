@@ -132,7 +132,7 @@ def cmd_run(args: argparse.Namespace, checkout: Checkout) -> int:
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
-    return run(checkout, command, args.junit)
+    return run(checkout, command, args.junit, cwd=args.directory)
 
 
 def _read_stdin() -> str:

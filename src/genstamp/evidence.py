@@ -18,6 +18,7 @@ from xml.parsers import expat
 from genstamp import __version__
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
+from genstamp.repo import Checkout
 
 PREFIX = "genstamp."
 FORMAT = "1"
@@ -229,19 +230,20 @@ def copy_to(src: Path, dest: Path) -> None:
         write_atomic(dest, src.read_bytes())
 
 
-def location(workdir: Path, state_dir: Path, configured: Path | None, is_ignored: bool) -> Path:
+def location(checkout: Checkout, configured: Path | None) -> Path:
     """Where evidence goes: the configured path, else inside the git dir.
 
     A configured path inside the work tree must be ignored by git, or writing it would change
     the very tree the evidence describes."""
     if configured is None:
-        return default_path(state_dir)
+        return default_path(checkout.state)
+    workdir = checkout.workdir
     path = configured.resolve() if configured.is_absolute() else (workdir / configured).resolve()
-    inside = path == workdir or workdir in path.parents
-    if inside and not is_ignored:
+    if path == workdir or workdir in path.parents:
         rel = path.relative_to(workdir).as_posix()
-        raise GenstampError(
-            f"the evidence path {rel} is inside the work tree and not ignored by git",
-            f"add {rel} to .gitignore, or leave tool.genstamp.evidence unset",
-        )
+        if not checkout.repo.path_is_ignored(rel):
+            raise GenstampError(
+                f"the evidence path {rel} is inside the work tree and not ignored by git",
+                f"add {rel} to .gitignore, or leave tool.genstamp.evidence unset",
+            )
     return path

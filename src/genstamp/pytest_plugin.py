@@ -464,16 +464,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     session.note_tree_start()
     try:
-        repo = session.checkout.repo
-        configured = session.settings.evidence
-        ignored = False
-        if configured is not None:
-            with contextlib.suppress(ValueError):
-                rel = configured.resolve().relative_to(session.checkout.workdir)
-                ignored = repo.path_is_ignored(rel.as_posix())
-        session.evidence_path = evidence.location(
-            session.checkout.workdir, session.checkout.state, configured, ignored
-        )
+        session.evidence_path = evidence.location(session.checkout, session.settings.evidence)
     except GenstampError as exc:
         session.problem = str(exc)
         return

@@ -17,13 +17,17 @@ from genstamp.repo import Checkout, head_id
 JUNIT_ENV = "GENSTAMP_JUNIT"
 
 
-def run(checkout: Checkout, command: Sequence[str], junit: Path | None) -> int:
-    """Run ``command`` and bind the JUnit file it wrote. Returns the command's exit status."""
+def run(
+    checkout: Checkout, command: Sequence[str], junit: Path | None, cwd: str | None = None
+) -> int:
+    """Run ``command`` in ``cwd`` (default: here) and bind the JUnit file it wrote. Returns the
+    command's exit status."""
     if not command:
         raise GenstampError("no command to run", "genstamp run [--junit PATH] -- COMMAND ...")
     settings = config.load(checkout.workdir)
-    default = evidence.location(checkout.workdir, checkout.state, settings.evidence, True)
-    path = (junit if junit is not None else default).resolve()
+    default = evidence.location(checkout, settings.evidence)
+    here = Path(cwd) if cwd is not None else Path.cwd()
+    path = (here / junit).resolve() if junit is not None else default.resolve()
     problem = ""
     try:
         gen = generation.current(checkout)
@@ -34,7 +38,7 @@ def run(checkout: Checkout, command: Sequence[str], junit: Path | None) -> int:
     env = dict(os.environ, **{JUNIT_ENV: str(path)})
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        status = subprocess.call(list(command), env=env)
+        status = subprocess.call(list(command), env=env, cwd=cwd)
     except OSError as exc:
         raise GenstampError(f"cannot run {command[0]}: {exc.strerror or exc}") from exc
     end = tree_identity(checkout)

@@ -138,17 +138,7 @@ def verify(
     except GenstampError as exc:
         fail("no-stamp", exc.message)
 
-    if junit is None:
-        ignored = False
-        if settings.evidence is not None:
-            try:
-                rel = settings.evidence.resolve().relative_to(checkout.workdir)
-                ignored = checkout.repo.path_is_ignored(rel.as_posix())
-            except ValueError:
-                pass
-        path = evidence.location(checkout.workdir, checkout.state, settings.evidence, ignored)
-    else:
-        path = junit
+    path = evidence.location(checkout, settings.evidence) if junit is None else junit
 
     def done(tested: str | None, counts: evidence.Counts | None) -> Verdict:
         ordered = sorted(failures, key=lambda f: RULES.index(f.rule))
