@@ -164,6 +164,28 @@ def test_own_install_is_not_foreign(two_checkouts: tuple[Path, Path], tmp_path: 
     assert failures(repo) == {}
 
 
+@pytest.mark.e2e
+def test_identical_installed_copy_is_not_foreign(
+    two_checkouts: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`pip install .` (not -e) of this very tree: the code that ran is the checkout's, byte for
+    byte, so it is bound by blob id instead of flagged; a copy that differs stays foreign."""
+    repo, _ = two_checkouts
+    stamp(repo)
+    python, site_dir = make_venv(tmp_path / "venv")
+    shutil.copytree(repo / "src" / "calc", site_dir / "calc")
+    proc = run_in(python, repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = audit_of(repo)
+    assert found.flags == ()
+    assert found.loaded["src/calc/__init__.py"] == git(repo, "hash-object", "src/calc/__init__.py")
+    assert failures(repo) == {}
+    # one byte different: foreign again
+    (site_dir / "calc" / "__init__.py").write_text(V2 + "\n")
+    run_in(python, repo)
+    assert [f.kind for f in audit_of(repo).flags] == [audit.FOREIGN]
+
+
 # -- bytecode ------------------------------------------------------------------------------------
 
 

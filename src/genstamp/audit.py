@@ -126,7 +126,14 @@ def audit_modules(
         real = os.path.realpath(origin)
         if not inside(real, root_s):
             if top in wanted:
-                flags.append(Flag(FOREIGN, name, real, "loaded from outside the checkout"))
+                copy = _identical_copy(name, real, root)
+                cached = getattr(spec, "cached", None)
+                if copy is None:
+                    flags.append(Flag(FOREIGN, name, real, "loaded from outside the checkout"))
+                elif isinstance(cached, str) and _stale_cache(real, cached, root_s, None):
+                    flags.append(Flag(STALE, name, real, f"bytecode not compiled from {copy[0]}"))
+                else:
+                    loaded[copy[0]] = copy[1]  # an installed copy, byte for byte the checkout's
             continue
         rel = os.path.relpath(real, root_s).replace(os.sep, "/")
         if real.endswith((".pyc", ".pyo")):
@@ -144,6 +151,27 @@ def audit_modules(
             if stale:
                 flags.append(Flag(STALE, name, rel, stale))
     return Audit(tuple(sorted(wanted)), loaded, tuple(flags))
+
+
+def _identical_copy(name: str, real: str, root: Path) -> tuple[str, str] | None:
+    """(path in the checkout, blob id) when ``real`` is a byte-identical installed copy of the
+    checkout's own source for module ``name`` (``pip install .`` rather than ``-e``)."""
+    if not real.endswith(".py"):
+        return None
+    parts = name.split(".")
+    if os.path.basename(real) == "__init__.py":
+        tail = [*parts, "__init__.py"]
+    else:
+        tail = [*parts[:-1], parts[-1] + ".py"]
+    for base in (root, root / "src"):
+        candidate = base.joinpath(*tail)
+        try:
+            ours, theirs = pygit2.hashfile(str(candidate)), pygit2.hashfile(real)
+        except (OSError, pygit2.GitError):
+            continue
+        if ours == theirs:
+            return candidate.relative_to(root).as_posix(), str(ours)
+    return None
 
 
 def inside(path: str, root: str) -> bool:
