@@ -123,17 +123,19 @@ def parse(raw: bytes, path: Path) -> Generation:
         raise GenstampError(
             f"the generation stamp {path} has missing or wrong fields: {', '.join(bad)}", remedy
         )
-    if len(data["id"]) != 32 or not _is_hex(data["id"]) or not _is_hex(data["tree"]):
-        raise GenstampError(f"the generation stamp {path} has a malformed id or tree", remedy)
+    head = data["head"]
+    if (
+        not _is_hex(data["id"], 32)
+        or not _is_hex(data["tree"], 40, 64)
+        or (head is not None and not _is_hex(head, 40, 64))
+    ):
+        raise GenstampError(f"the generation stamp {path} has a malformed id, tree or head", remedy)
     return Generation(**{f: data[f] for f in fields})
 
 
-def _is_hex(text: str) -> bool:
-    try:
-        int(text, 16)
-    except ValueError:
-        return False
-    return True
+def _is_hex(text: str, *lengths: int) -> bool:
+    """Lowercase hex of one of ``lengths`` (``int(text, 16)`` would take "-1f", " 1f", "1_f")."""
+    return len(text) in lengths and not text.strip("0123456789abcdef")
 
 
 def _now_ns() -> int:

@@ -1,0 +1,314 @@
+"""Workspace generations: where the stamp lives, what it holds, how it is written and read."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from conftest import RunGenstamp, commit_all, git, git_tree, subprocess_env
+
+from genstamp import generation
+from genstamp.errors import GenstampError
+from genstamp.repo import open_checkout
+
+HEX32 = re.compile(r"[0-9a-f]{32}")
+
+
+def stamp_file(path: Path) -> Path:
+    return Path(git(path, "rev-parse", "--absolute-git-dir")) / "genstamp" / "generation.json"
+
+
+def porcelain(path: Path) -> str:
+    return git(path, "status", "--porcelain", "--ignored", "--untracked-files=all")
+
+
+# --- where it lives ------------------------------------------------------------------------
+
+
+def test_stamp_lives_in_the_git_dir_and_leaves_status_clean(project: Path) -> None:
+    assert porcelain(project) == ""
+    gen, _ = generation.begin(open_checkout(project))
+    assert stamp_file(project).is_file()
+    assert stamp_file(project).parent.parent == (project / ".git").resolve()
+    assert porcelain(project) == ""
+    assert [p.name for p in stamp_file(project).parent.iterdir()] == ["generation.json"]
+    on_disk = json.loads(stamp_file(project).read_text())
+    assert on_disk["id"] == gen.id
+
+
+def test_linked_worktree_has_its_own_stamp(project: Path, tmp_path: Path) -> None:
+    wt = tmp_path / "wt"
+    git(project, "worktree", "add", "-q", "-b", "side", str(wt))
+    (wt / "extra.txt").write_text("only here\n")
+    commit_all(wt, "side work")
+    gen, _ = generation.begin(open_checkout(wt), trigger="post-checkout")
+    own = stamp_file(wt)
+    assert own.parent.parent == (project / ".git" / "worktrees" / "wt").resolve()
+    assert own.is_file()
+    assert not (project / ".git" / "genstamp").exists()  # the main worktree has none
+    assert porcelain(wt) == ""
+    assert generation.current(open_checkout(project)) is None
+    current = generation.current(open_checkout(wt))
+    assert current is not None and current.id == gen.id
+    assert gen.tree == git_tree(wt) != git_tree(project)
+    # stamping the main worktree leaves the linked one's stamp alone
+    main_gen, _ = generation.begin(open_checkout(project))
+    assert generation.current(open_checkout(wt)) == current
+    assert main_gen.id != gen.id
+
+
+def test_separate_git_dir(tmp_path: Path) -> None:
+    work, store = tmp_path / "work", tmp_path / "store.git"
+    git(
+        tmp_path,
+        "-c",
+        "init.defaultBranch=main",
+        "init",
+        "-q",
+        f"--separate-git-dir={store}",
+        "work",
+    )
+    (work / "f.txt").write_text("f\n")
+    commit_all(work, "f")
+    generation.begin(open_checkout(work))
+    assert (store / "genstamp" / "generation.json").is_file()
+    assert (work / ".git").is_file()
+    assert porcelain(work) == ""
+
+
+# --- what it holds -------------------------------------------------------------------------
+
+
+def test_fields(project: Path) -> None:
+    (project / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return b + a\n")
+    (project / "new_module.py").write_text("")
+    before = datetime.now(timezone.utc).replace(microsecond=0)
+    gen, result = generation.begin(open_checkout(project), trigger="ci")
+    after = datetime.now(timezone.utc)
+
+    data = json.loads(stamp_file(project).read_text())
+    assert data["format"] == generation.FORMAT and data["version"] == generation.VERSION
+    assert HEX32.fullmatch(data["id"])
+    assert data["tree"] == git_tree(project) == gen.tree
+    assert data["tree"] != git(project, "rev-parse", "HEAD^{tree}")  # the dirty tree, not HEAD's
+    assert data["head"] == git(project, "rev-parse", "HEAD")
+    assert data["trigger"] == "ci"
+    created = datetime.fromisoformat(data["created"].replace("Z", "+00:00"))
+    assert data["created"].endswith("Z") and created.tzinfo is not None
+    assert before <= created <= after
+    assert result is not None and data["scrub"] == result.summary()
+    assert re.fullmatch(r"[0-9a-f]{64}", data["key"])
+    assert generation.current(open_checkout(project)) == gen
+
+
+def test_head_is_null_while_unborn(repo: Path) -> None:
+    (repo / "f.txt").write_text("f\n")
+    gen, _ = generation.begin(open_checkout(repo), do_scrub=False)
+    data = json.loads(stamp_file(repo).read_text())
+    assert data["head"] is None and gen.head is None
+    assert data["tree"] == git_tree(repo)
+    assert data["scrub"] is None
+
+
+def test_each_stamp_is_a_new_generation(project: Path) -> None:
+    checkout = open_checkout(project)
+    ids = {generation.begin(checkout, do_scrub=False)[0].id for _ in range(5)}
+    assert len(ids) == 5
+
+
+def test_stamp_scrubs_before_taking_the_tree(repo: Path) -> None:
+    """Untracked, unignored bytecode would otherwise be part of the stamped tree."""
+    (repo / "m.py").write_text("")
+    (repo / "__pycache__").mkdir()
+    (repo / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"x")
+    with_bytecode = git_tree(repo)
+    gen, result = generation.begin(open_checkout(repo))
+    assert result is not None and result.files == 1
+    assert gen.tree == git_tree(repo) != with_bytecode
+
+
+def test_unknown_trigger(project: Path) -> None:
+    with pytest.raises(GenstampError, match="unknown trigger 'cron'"):
+        generation.begin(open_checkout(project), trigger="cron")
+    assert not stamp_file(project).exists()
+
+
+# --- atomic writes -------------------------------------------------------------------------
+
+
+def _spawn(cwd: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
+    )
+
+
+def test_two_racing_stamps_leave_one_whole_stamp(project: Path) -> None:
+    """Both scrub the same warm tree and write the same stamp at once."""
+    for n in range(30):
+        cache = project / "src" / f"gone{n}" / "__pycache__"
+        cache.mkdir(parents=True)
+        for m in range(5):
+            (cache / f"m{m}.cpython-311.pyc").write_bytes(b"x" * 100)
+    procs = [_spawn(project, "-m", "genstamp", "stamp", "--json") for _ in range(2)]
+    ids = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        ids.append(json.loads(out)["generation"]["id"])
+    assert len(set(ids)) == 2
+    assert sorted(project.joinpath("src").iterdir()) == [project / "src" / "calc"]
+    current = generation.current(open_checkout(project))
+    assert current is not None and current.id in ids
+    assert current.tree == git_tree(project)
+    assert [p.name for p in stamp_file(project).parent.iterdir()] == ["generation.json"]
+
+
+def test_readers_never_see_a_torn_stamp(project: Path) -> None:
+    checkout = open_checkout(project)
+    generation.begin(checkout, do_scrub=False)
+    loop = (
+        "from genstamp.cli import main\n"
+        "for _ in range(25):\n"
+        "    assert main(['stamp', '--no-scrub']) == 0\n"
+    )
+    writers = [_spawn(project, "-c", loop) for _ in range(2)]
+    reads = 0
+    seen: set[str] = set()
+    path = generation.stamp_path(checkout)
+    while True:
+        running = any(w.poll() is None for w in writers)
+        gen = generation.parse(path.read_bytes(), path)  # raises on a torn file
+        seen.add(gen.id)
+        reads += 1
+        if not running:
+            break
+    for w in writers:
+        _, err = w.communicate(timeout=120)
+        assert w.returncode == 0, err
+    assert reads >= 1 and seen
+    assert [p.name for p in path.parent.iterdir()] == ["generation.json"]
+
+
+# --- corrupt stamps ------------------------------------------------------------------------
+
+
+def _valid(project: Path) -> dict[str, object]:
+    generation.begin(open_checkout(project), do_scrub=False)
+    data: dict[str, object] = json.loads(stamp_file(project).read_text())
+    return data
+
+
+def _corrupt(kind: str, good: dict[str, object]) -> bytes:
+    text = json.dumps(good, indent=2)
+    if kind == "empty":
+        return b""
+    if kind == "blank":
+        return b"  \n"
+    if kind == "truncated":
+        return text[: len(text) // 2].encode()
+    if kind == "binary":
+        return b"\x00\xff\xfe garbage"
+    if kind == "not-an-object":
+        return b"[1, 2, 3]\n"
+    if kind == "other-format":
+        return json.dumps({**good, "format": "something-else"}).encode()
+    if kind == "missing-tree":
+        return json.dumps({k: v for k, v in good.items() if k != "tree"}).encode()
+    if kind == "tree-not-a-string":
+        return json.dumps({**good, "tree": 12345}).encode()
+    if kind == "short-tree":
+        return json.dumps({**good, "tree": str(good["tree"])[:12]}).encode()
+    if kind == "short-head":
+        return json.dumps({**good, "head": "HEAD"}).encode()
+    if kind == "signed-id":
+        return json.dumps({**good, "id": "-" + str(good["id"])[1:]}).encode()
+    if kind == "future-version":
+        return json.dumps({**good, "version": generation.VERSION + 1, "writer": "9.0"}).encode()
+    raise AssertionError(kind)
+
+
+KINDS = [
+    "empty",
+    "blank",
+    "truncated",
+    "binary",
+    "not-an-object",
+    "other-format",
+    "missing-tree",
+    "tree-not-a-string",
+    "short-tree",
+    "short-head",
+    "signed-id",
+    "future-version",
+]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_corrupt_stamp_is_reported(project: Path, genstamp: RunGenstamp, kind: str) -> None:
+    path = stamp_file(project)
+    path.write_bytes(_corrupt(kind, _valid(project)))
+
+    with pytest.raises(GenstampError) as info:
+        generation.current(open_checkout(project))
+    message = str(info.value)
+    assert str(path) in message
+    assert "genstamp stamp" in info.value.remedy
+
+    for args in (("status",), ("status", "--json")):
+        code, out, err = genstamp("-C", project, *args)
+        assert code == 2
+        assert out == ""
+        lines = err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("genstamp: "), err
+        assert str(path) in lines[0] and "genstamp stamp" in lines[0]
+        assert "Traceback" not in err
+
+    # the remedy works
+    code, _, err = genstamp("-C", project, "stamp", "--no-scrub")
+    assert code == 0, err
+    assert genstamp("-C", project, "status")[0] == 0
+
+
+def test_future_version_names_both_versions(project: Path) -> None:
+    path = stamp_file(project)
+    path.write_bytes(_corrupt("future-version", _valid(project)))
+    with pytest.raises(GenstampError, match=rf"version {generation.VERSION + 1}\b.*9\.0"):
+        generation.current(open_checkout(project))
+
+
+def test_unreadable_stamp_is_reported(project: Path, genstamp: RunGenstamp) -> None:
+    path = stamp_file(project)
+    path.parent.mkdir(parents=True)
+    path.mkdir()  # something that cannot be read as a file, whoever we run as
+    code, out, err = genstamp("-C", project, "status")
+    assert code == 2 and out == ""
+    assert err.startswith(f"genstamp: cannot read the generation stamp {path}")
+    assert len(err.splitlines()) == 1
+
+
+def test_corrupt_stamp_in_a_real_process_has_no_traceback(project: Path) -> None:
+    path = stamp_file(project)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"format": "genstamp-generation", "version": 1, "id": ')
+    proc = subprocess.run(
+        [sys.executable, "-m", "genstamp", "status"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("genstamp: ")
+    assert str(path) in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,705 @@
+"""Tree identity: genstamp's libgit2 answer must equal git's own (`git add -A && git write-tree`
+on a scratch index), and computing it must leave the index, the work tree and the refs alone."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, init_repo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from genstamp.identity import tree_identity
+from genstamp.repo import open_checkout
+
+
+def git_tree(path: Path) -> str:
+    """git's own answer: `git add -A && git write-tree` on a scratch copy of the index.
+
+    Like conftest.git_tree, but the copy keeps the index file's mtime. git compares whole
+    seconds (it is built without USE_NSEC) and relies on "racy git" detection: an entry whose
+    mtime is not older than the index file's is checked by content. A fresh mtime on the copy
+    turns that off, and git then misses a same-size edit made in the second the file was staged
+    (found by the property test below).
+    """
+    gitdir = Path(git(path, "rev-parse", "--absolute-git-dir"))
+    real = gitdir / "index"
+    scratch = gitdir / "oracle-index"
+    if real.exists():
+        shutil.copy2(real, scratch)
+    elif scratch.exists():
+        scratch.unlink()
+    env = dict(os.environ, GIT_INDEX_FILE=str(scratch))
+    subprocess.run(["git", "add", "-A"], cwd=path, env=env, check=True, capture_output=True)
+    out = subprocess.run(
+        ["git", "write-tree"], cwd=path, env=env, check=True, capture_output=True, text=True
+    )
+    scratch.unlink()
+    return out.stdout.strip()
+
+
+def ours(path: Path) -> str:
+    return tree_identity(open_checkout(path))
+
+
+def head_tree(path: Path) -> str:
+    return git(path, "rev-parse", "HEAD^{tree}")
+
+
+def assert_same(path: Path) -> str:
+    """genstamp's identity equals git's; returns it."""
+    mine = ours(path)
+    theirs = git_tree(path)
+    if mine != theirs:
+        detail = git(path, "diff-tree", "-r", "--raw", theirs, mine, check=False)
+        raise AssertionError(f"genstamp {mine} != git {theirs}; git->genstamp:\n{detail}")
+    return mine
+
+
+@pytest.fixture
+def base(repo: Path) -> Path:
+    """A committed repository with a few files and folders."""
+    (repo / "a.txt").write_text("alpha\n")
+    (repo / "pkg" / "sub").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "mod.py").write_text("X = 1\n")
+    (repo / "pkg" / "sub" / "deep.txt").write_text("deep\n")
+    (repo / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (repo / "run.sh").chmod(0o755)
+    commit_all(repo, "base")
+    return repo
+
+
+# --- one case per kind of change ------------------------------------------------------------
+
+
+def test_clean_tree_is_head_tree(base: Path) -> None:
+    assert assert_same(base) == head_tree(base)
+
+
+def test_modified_file(base: Path) -> None:
+    (base / "pkg" / "mod.py").write_text("X = 2\n")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_modified_same_size_same_second(base: Path) -> None:
+    """Same size, mtime forced back to the committed one: only the content tells them apart."""
+    target = base / "pkg" / "mod.py"
+    st_before = target.stat()
+    target.write_text("X = 3\n")
+    os.utime(target, ns=(st_before.st_atime_ns, st_before.st_mtime_ns))
+    assert assert_same(base) != head_tree(base)
+
+
+def test_staged_then_modified_again(base: Path) -> None:
+    target = base / "pkg" / "mod.py"
+    target.write_text("X = 2\n")
+    git(base, "add", "pkg/mod.py")
+    staged = git(base, "write-tree")
+    target.write_text("X = 3\n")  # the same `git status` line as before: M
+    tree = assert_same(base)
+    assert tree != staged
+    assert tree != head_tree(base)
+
+
+def test_staged_then_reverted_in_work_tree(base: Path) -> None:
+    target = base / "pkg" / "mod.py"
+    target.write_text("X = 2\n")
+    git(base, "add", "pkg/mod.py")
+    target.write_text("X = 1\n")
+    assert assert_same(base) == head_tree(base)
+
+
+def test_deleted_file(base: Path) -> None:
+    (base / "pkg" / "sub" / "deep.txt").unlink()
+    assert assert_same(base) != head_tree(base)
+
+
+def test_deleted_folder_and_staged_deletion(base: Path) -> None:
+    shutil.rmtree(base / "pkg" / "sub")
+    git(base, "rm", "-q", "--cached", "a.txt")  # staged deletion, file still on disk
+    assert assert_same(base) != head_tree(base)
+
+
+def test_git_rm_keeps_it_gone(base: Path) -> None:
+    git(base, "rm", "-q", "a.txt")
+    assert not (base / "a.txt").exists()
+    assert assert_same(base) != head_tree(base)
+
+
+def test_renamed_with_git_mv(base: Path) -> None:
+    git(base, "mv", "pkg/mod.py", "pkg/renamed.py")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_renamed_with_plain_mv(base: Path) -> None:
+    (base / "pkg" / "mod.py").rename(base / "pkg" / "sub" / "moved.py")
+    (base / "pkg" / "sub").rename(base / "other")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_untracked_files_in_new_nested_folders(base: Path) -> None:
+    (base / "new" / "deeper" / "deepest").mkdir(parents=True)
+    (base / "new" / "deeper" / "deepest" / "leaf.txt").write_text("leaf\n")
+    (base / "new" / "top.txt").write_text("top\n")
+    (base / "pkg" / "sub" / "more").mkdir()
+    (base / "pkg" / "sub" / "more" / "x.py").write_text("")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_nested_gitignore(base: Path) -> None:
+    (base / "pkg" / ".gitignore").write_text("*.log\nbuild/\n!keep.log\n")
+    commit_all(base, "ignore rules")
+    (base / "pkg" / "debug.log").write_text("noise\n")
+    (base / "pkg" / "sub" / "deeper.log").write_text("noise\n")
+    (base / "pkg" / "build" / "lib").mkdir(parents=True)
+    (base / "pkg" / "build" / "lib" / "out.txt").write_text("out\n")
+    (base / "top.log").write_text("not ignored at the top\n")
+    (base / "pkg" / "keep.log").write_text("negated: kept\n")
+    tree = assert_same(base)
+    assert tree != head_tree(base)
+    (base / "top.log").unlink()
+    (base / "pkg" / "keep.log").unlink()
+    assert assert_same(base) == head_tree(base)
+
+
+def test_info_exclude(base: Path) -> None:
+    info = base / ".git" / "info"
+    info.mkdir(exist_ok=True)
+    (info / "exclude").write_text("secret*\n/local/\n")
+    (base / "secret.txt").write_text("s\n")
+    (base / "pkg" / "secret.py").write_text("s\n")
+    (base / "local").mkdir()
+    (base / "local" / "f").write_text("f\n")
+    assert assert_same(base) == head_tree(base)
+
+
+def test_core_excludes_file(base: Path, tmp_path: Path) -> None:
+    excludes = tmp_path / "global-ignore"
+    excludes.write_text("*.tmp\n.idea/\n")
+    git(base, "config", "core.excludesFile", str(excludes))
+    (base / "scratch.tmp").write_text("t\n")
+    (base / ".idea").mkdir()
+    (base / ".idea" / "ws.xml").write_text("<x/>\n")
+    (base / "pkg" / "sub" / "also.tmp").write_text("t\n")
+    assert assert_same(base) == head_tree(base)
+    (base / "visible.txt").write_text("v\n")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_tracked_file_that_matches_an_ignore_rule(base: Path) -> None:
+    (base / ".gitignore").write_text("a.txt\n")
+    (base / "a.txt").write_text("changed but ignored: still tracked\n")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_executable_bit_set_and_cleared(base: Path) -> None:
+    (base / "pkg" / "mod.py").chmod(0o755)
+    (base / "run.sh").chmod(0o644)
+    assert assert_same(base) != head_tree(base)
+    (base / "pkg" / "mod.py").chmod(0o644)
+    (base / "run.sh").chmod(0o755)
+    assert assert_same(base) == head_tree(base)
+
+
+def test_executable_bit_on_new_file(base: Path) -> None:
+    (base / "tool").write_text("#!/bin/sh\n")
+    (base / "tool").chmod(0o700)
+    assert assert_same(base) != head_tree(base)
+
+
+def test_core_filemode_false(base: Path) -> None:
+    """With core.filemode=false git keeps the mode the index has, whatever the disk says."""
+    git(base, "config", "core.filemode", "false")
+    (base / "run.sh").chmod(0o644)  # tracked as 755: stays 755
+    (base / "pkg" / "mod.py").chmod(0o755)  # tracked as 644: stays 644
+    assert assert_same(base) == head_tree(base)
+    (base / "run.sh").write_text("#!/bin/sh\necho changed\n")  # modified content, still 755
+    (base / "pkg" / "mod.py").write_text("X = 5\n")
+    (base / "new.sh").write_text("#!/bin/sh\n")
+    (base / "new.sh").chmod(0o755)  # a new file is 644 when the bit is not trusted
+    tree = assert_same(base)
+    assert tree != head_tree(base)
+
+
+def test_core_symlinks_false(base: Path) -> None:
+    """Where links are not trusted git keeps a tracked link a link, whatever the disk holds."""
+    (base / "link").symlink_to("a.txt")
+    commit_all(base, "link")
+    git(base, "config", "core.symlinks", "false")
+    (base / "link").unlink()
+    (base / "link").write_text("a.txt")  # how git checks a link out without symlinks
+    assert assert_same(base) == head_tree(base)
+    (base / "link").write_text("run.sh")  # retargeted
+    assert assert_same(base) != head_tree(base)
+
+
+def test_symlinks(base: Path) -> None:
+    (base / "to-file").symlink_to("a.txt")
+    (base / "to-dir").symlink_to("pkg")
+    (base / "dangling").symlink_to("does/not/exist")
+    (base / "pkg" / "up").symlink_to("../run.sh")
+    assert assert_same(base) != head_tree(base)
+    commit_all(base, "links")
+    # retarget, and replace a link by a file and a file by a link
+    (base / "to-file").unlink()
+    (base / "to-file").symlink_to("run.sh")
+    (base / "dangling").unlink()
+    (base / "dangling").write_text("now a file\n")
+    (base / "a.txt").unlink()
+    (base / "a.txt").symlink_to("pkg/mod.py")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_symlink_to_folder_replacing_folder(base: Path) -> None:
+    shutil.rmtree(base / "pkg" / "sub")
+    (base / "pkg" / "sub").symlink_to("..")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_tracked_folder_replaced_by_symlink(base: Path) -> None:
+    """git never looks through a link in the leading path, even when the file is there."""
+    (base / "pkg" / "sub").rename(base / "elsewhere")
+    (base / "elsewhere" / "deep.txt").write_text("seen through the link\n")
+    (base / "pkg" / "sub").symlink_to("../elsewhere")
+    assert (base / "pkg" / "sub" / "deep.txt").is_file()
+    assert assert_same(base) != head_tree(base)
+
+
+def test_tracked_folder_replaced_by_symlink_loop(base: Path) -> None:
+    shutil.rmtree(base / "pkg")
+    (base / "pkg").symlink_to("pkg")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_ignored_symlink_loop_over_tracked_folder(base: Path) -> None:
+    """git cannot lstat `pkg/mod.py` (ELOOP): it reports it and keeps the index entries."""
+    shutil.rmtree(base / "pkg")
+    (base / "pkg").symlink_to("pkg")
+    (base / ".gitignore").write_text("/pkg\n")
+    tree = assert_same(base)
+    assert git(base, "ls-tree", "-r", "--name-only", tree, "pkg") != ""
+    (base / ".gitignore").unlink()  # now `git add -A` adds the link, which replaces the folder
+    tree = assert_same(base)
+    assert git(base, "ls-tree", tree, "pkg").split()[0] == "120000"
+
+
+def test_empty_folders_do_not_count(base: Path) -> None:
+    (base / "empty").mkdir()
+    (base / "pkg" / "sub" / "also-empty" / "nested-empty").mkdir(parents=True)
+    assert assert_same(base) == head_tree(base)
+
+
+def test_names_with_spaces_unicode_and_newline(base: Path) -> None:
+    (base / "with space").mkdir()
+    (base / "with space" / "a file.txt").write_text("s\n")
+    (base / "ünïcödé-ファイル.txt").write_text("u\n")
+    (base / "line\nbreak.txt").write_text("n\n")
+    (base / 'quote"and\\back\ttab').write_text("q\n")
+    tree = assert_same(base)
+    assert tree != head_tree(base)
+    commit_all(base, "odd names")
+    (base / "line\nbreak.txt").write_text("changed\n")
+    (base / "ünïcödé-ファイル.txt").unlink()
+    assert assert_same(base) != head_tree(base)
+
+
+def test_unborn_head_empty(repo: Path) -> None:
+    assert not (repo / ".git" / "index").exists()
+    assert assert_same(repo) == git(repo, "hash-object", "-t", "tree", "/dev/null")
+
+
+def test_unborn_head_with_files(repo: Path) -> None:
+    (repo / "f.txt").write_text("f\n")
+    (repo / "d").mkdir()
+    (repo / "d" / "g.txt").write_text("g\n")
+    first = assert_same(repo)
+    git(repo, "add", "f.txt")  # an index now exists, HEAD still unborn
+    assert assert_same(repo) == first
+    (repo / "f.txt").write_text("changed after staging\n")
+    assert assert_same(repo) != first
+
+
+def test_detached_head(base: Path) -> None:
+    first = git(base, "rev-parse", "HEAD")
+    (base / "a.txt").write_text("second\n")
+    commit_all(base, "second")
+    git(base, "checkout", "-q", "--detach", first)
+    assert git(base, "symbolic-ref", "-q", "HEAD", check=False) == ""
+    assert assert_same(base) == head_tree(base)
+    (base / "pkg" / "mod.py").write_text("detached edit\n")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_linked_worktree(base: Path, tmp_path: Path) -> None:
+    wt = tmp_path / "linked wt"
+    git(base, "worktree", "add", "-q", "-b", "side", str(wt))
+    checkout = open_checkout(wt)
+    assert checkout.workdir == wt.resolve()
+    assert checkout.gitdir != (base / ".git").resolve()
+    assert assert_same(wt) == head_tree(wt)
+    (wt / "a.txt").write_text("only in the linked worktree\n")
+    (wt / "new.txt").write_text("new\n")
+    in_wt = assert_same(wt)
+    assert in_wt != head_tree(wt)
+    # the main worktree is untouched by what happens in the linked one, and vice versa
+    assert assert_same(base) == head_tree(base)
+    (base / "pkg" / "mod.py").write_text("main edit\n")
+    assert assert_same(wt) == in_wt
+
+
+def test_subdirectory_of_the_work_tree(base: Path) -> None:
+    (base / "a.txt").write_text("changed\n")
+    assert ours(base / "pkg" / "sub") == git_tree(base)
+
+
+def _make_submodule_source(tmp_path: Path) -> tuple[Path, str, str]:
+    src = init_repo(tmp_path / "sub-src")
+    (src / "lib.txt").write_text("v1\n")
+    first = commit_all(src, "v1")
+    (src / "lib.txt").write_text("v2\n")
+    second = commit_all(src, "v2")
+    return src, first, second
+
+
+def test_submodule(base: Path, tmp_path: Path) -> None:
+    src, first, second = _make_submodule_source(tmp_path)
+    git(base, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(src), "vendor/lib")
+    # staged but not committed
+    assert assert_same(base) != head_tree(base)
+    commit_all(base, "add submodule")
+    assert assert_same(base) == head_tree(base)
+    assert git(base, "ls-tree", "HEAD", "vendor/lib").split()[2] == second
+
+    # move the submodule's HEAD without staging it in the superproject
+    git(base / "vendor" / "lib", "checkout", "-q", first)
+    moved = assert_same(base)
+    assert moved != head_tree(base)
+
+    # a dirty submodule work tree does not change the gitlink
+    (base / "vendor" / "lib" / "lib.txt").write_text("dirty\n")
+    (base / "vendor" / "lib" / "untracked.txt").write_text("u\n")
+    assert assert_same(base) == moved
+
+    # back at the recorded commit
+    git(base / "vendor" / "lib", "checkout", "-q", "-f", second)
+    assert assert_same(base) == head_tree(base)
+
+
+def test_submodule_removed_from_disk(base: Path, tmp_path: Path) -> None:
+    src, _, _ = _make_submodule_source(tmp_path)
+    git(base, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(src), "lib")
+    commit_all(base, "add submodule")
+    shutil.rmtree(base / "lib")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_submodule_not_checked_out(base: Path, tmp_path: Path) -> None:
+    """An uninitialised submodule (an empty folder, as a clone leaves it) keeps its gitlink."""
+    src, _, _ = _make_submodule_source(tmp_path)
+    git(base, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(src), "lib")
+    commit_all(base, "add submodule")
+    git(base, "submodule", "deinit", "-q", "-f", "lib")
+    assert (base / "lib").is_dir() and not any((base / "lib").iterdir())
+    assert assert_same(base) == head_tree(base)
+
+
+def test_untracked_nested_repository(base: Path) -> None:
+    nested = init_repo(base / "nested")
+    (nested / "n.txt").write_text("n\n")
+    commit_all(nested, "nested")
+    (nested / "dirty.txt").write_text("dirty\n")
+    tree = assert_same(base)
+    assert tree != head_tree(base)
+    assert git(base, "ls-tree", tree, "nested").split()[:3] == [
+        "160000",
+        "commit",
+        git(nested, "rev-parse", "HEAD"),
+    ]
+
+
+def _conflicted(base: Path) -> None:
+    """Leave `base` mid-merge with content, modify/delete and add/add conflicts."""
+    git(base, "checkout", "-q", "-b", "theirs")
+    (base / "a.txt").write_text("theirs\n")
+    (base / "pkg" / "mod.py").unlink()
+    (base / "both.txt").write_text("theirs\n")
+    commit_all(base, "theirs")
+    git(base, "checkout", "-q", "main")
+    (base / "a.txt").write_text("ours\n")
+    (base / "pkg" / "mod.py").write_text("X = 'ours'\n")
+    (base / "both.txt").write_text("ours\n")
+    commit_all(base, "ours")
+    out = git(base, "merge", "-q", "theirs", check=False)
+    assert "CONFLICT" in out or git(base, "ls-files", "-u")
+    assert git(base, "ls-files", "-u"), "expected conflict entries in the index"
+
+
+def test_merge_conflict(base: Path) -> None:
+    _conflicted(base)
+    assert assert_same(base) != head_tree(base)
+
+
+def test_merge_conflict_resolved_by_deleting(base: Path) -> None:
+    _conflicted(base)
+    (base / "pkg" / "mod.py").unlink()  # modify/delete conflict, resolved as delete on disk
+    (base / "both.txt").unlink()  # add/add conflict, file gone
+    assert assert_same(base) != head_tree(base)
+
+
+def test_intent_to_add(base: Path) -> None:
+    (base / "later.txt").write_text("content\n")
+    (base / "empty-later.txt").write_text("")
+    git(base, "add", "-N", "later.txt", "empty-later.txt")
+    assert assert_same(base) != head_tree(base)
+    (base / "later.txt").unlink()
+    (base / "empty-later.txt").unlink()
+    assert assert_same(base) == head_tree(base)
+
+
+def test_file_replaced_by_folder_and_back(base: Path) -> None:
+    (base / "a.txt").unlink()
+    (base / "a.txt").mkdir()
+    (base / "a.txt" / "inner").write_text("i\n")
+    assert assert_same(base) != head_tree(base)
+    shutil.rmtree(base / "pkg" / "sub")
+    (base / "pkg" / "sub").write_text("a file where a folder was\n")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_tracked_folder_replaced_by_a_file(base: Path) -> None:
+    shutil.rmtree(base / "pkg")
+    (base / "pkg").write_text("")
+    assert assert_same(base) != head_tree(base)
+    (base / "a.txt").unlink()  # libgit2's file/folder collision handling depends on position
+    assert assert_same(base) != head_tree(base)
+    (base / "pkg").unlink()
+    (base / "pkg").symlink_to("run.sh")
+    assert assert_same(base) != head_tree(base)
+
+
+def test_gitattributes_text_conversion(base: Path) -> None:
+    (base / ".gitattributes").write_text("*.txt text eol=lf\n")
+    (base / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
+    assert assert_same(base) != head_tree(base)
+
+
+# --- computing the identity changes nothing ----------------------------------------------------
+
+
+def _snapshot(path: Path) -> dict[str, object]:
+    gitdir = Path(git(path, "rev-parse", "--absolute-git-dir"))
+    common = Path(git(path, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+    index = gitdir / "index"
+    files: dict[str, tuple[int, int, int, str]] = {}
+    for root, dirs, names in os.walk(path):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in [*names, *dirs]:
+            full = os.path.join(root, name)
+            st_ = os.lstat(full)
+            digest = ""
+            if stat.S_ISREG(st_.st_mode):
+                digest = hashlib.sha256(Path(full).read_bytes()).hexdigest()
+            elif stat.S_ISLNK(st_.st_mode):
+                digest = os.readlink(full)
+            files[os.path.relpath(full, path)] = (st_.st_mode, st_.st_size, st_.st_mtime_ns, digest)
+    return {
+        "index": (index.read_bytes(), index.stat().st_mtime_ns) if index.exists() else None,
+        "head": (gitdir / "HEAD").read_bytes(),
+        "refs": git(path, "for-each-ref", "--format=%(refname) %(objectname) %(symref)"),
+        "packed": (common / "packed-refs").read_bytes()
+        if (common / "packed-refs").exists()
+        else None,
+        "git-files": sorted(
+            p.name for p in gitdir.iterdir() if p.is_file() and p.name != "oracle-index"
+        ),
+        "work": files,
+    }
+
+
+def test_identity_changes_nothing(base: Path) -> None:
+    (base / "pkg" / "mod.py").write_text("X = 2\n")
+    git(base, "add", "pkg/mod.py")
+    (base / "pkg" / "mod.py").write_text("X = 3\n")
+    (base / "untracked" / "deep").mkdir(parents=True)
+    (base / "untracked" / "deep" / "u.txt").write_text("u\n")
+    (base / "a.txt").unlink()
+    (base / "link").symlink_to("run.sh")
+    (base / "run.sh").chmod(0o644)
+    git(base, "status", "--porcelain")  # let git refresh the index first, as a user would
+    before = _snapshot(base)
+    for _ in range(2):
+        tree = ours(base)
+    assert _snapshot(base) == before
+    assert tree == git_tree(base)
+    assert tree != head_tree(base)
+
+
+def test_identity_changes_nothing_unborn(repo: Path) -> None:
+    (repo / "f.txt").write_text("f\n")
+    before = _snapshot(repo)
+    ours(repo)
+    assert _snapshot(repo) == before
+    assert not (repo / ".git" / "index").exists()
+
+
+def test_identity_changes_nothing_in_conflict(base: Path) -> None:
+    _conflicted(base)
+    before = _snapshot(base)
+    ours(base)
+    assert _snapshot(base) == before
+    assert git(base, "ls-files", "-u")  # still unresolved
+
+
+# --- property: random mutation sequences ----------------------------------------------------
+
+NAMES = ["a", "b.txt", "d/a", "d/e/f", "d/e/g h", "ñ/ü", "x/y/z.py", "d"]
+CONTENTS = ["", "1", "2", "hello\n", "hellp\n", "#!/bin/sh\n"]
+PATTERNS = ["*.txt", "e/", "a", "!a", "/d", "*.py", "z*"]
+
+Op = tuple[str, int, int]
+
+
+def _remove(p: Path) -> None:
+    if p.is_symlink() or p.is_file():
+        p.unlink()
+    elif p.is_dir():
+        shutil.rmtree(p)
+
+
+def _clear_way(root: Path, rel: str) -> Path:
+    """Make room for ``rel``: parents become folders, whatever stood there goes."""
+    target = root / rel
+    parent = root
+    for part in Path(rel).parts[:-1]:
+        parent = parent / part
+        if parent.is_symlink() or parent.is_file():
+            parent.unlink()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _remove(target)
+    return target
+
+
+def _apply(root: Path, op: Op) -> None:
+    kind, i, j = op
+    name = NAMES[i % len(NAMES)]
+    target = root / name
+    if kind == "write":
+        _clear_way(root, name).write_text(CONTENTS[j % len(CONTENTS)])
+    elif kind == "modify":
+        if target.is_file() and not target.is_symlink():
+            target.write_text(CONTENTS[j % len(CONTENTS)])
+    elif kind == "delete":
+        _remove(target)
+    elif kind == "rename":
+        dest = NAMES[j % len(NAMES)]
+        if (
+            (target.exists() or target.is_symlink())
+            and dest != name
+            and not dest.startswith(name + "/")
+        ):
+            moving = root / "moving"
+            target.rename(moving)
+            _clear_way(root, dest)
+            moving.rename(root / dest)
+    elif kind == "chmod":
+        if target.is_file() and not target.is_symlink():
+            target.chmod(0o755 if j % 2 else 0o644)
+    elif kind == "symlink":
+        link_to = [NAMES[j % len(NAMES)], "missing", "d", ".."][j % 4]
+        _clear_way(root, name).symlink_to(link_to)
+    elif kind == "mkdir":
+        dest = _clear_way(root, name)
+        dest.mkdir()
+        if j % 2:
+            (dest / "inner").write_text(CONTENTS[j % len(CONTENTS)])
+    elif kind == "gitignore":
+        folder = root / (["", "d", "d/e", "x"][j % 4])
+        if folder.is_dir() and not folder.is_symlink():
+            (folder / ".gitignore").write_text(PATTERNS[i % len(PATTERNS)] + "\n")
+    elif kind == "stage":
+        if j % 3 == 0:
+            git(root, "add", "-A")
+        elif j % 3 == 1:
+            git(root, "add", "--", name, check=False)
+        else:
+            git(root, "add", "-N", "--", name, check=False)
+    elif kind == "unstage":
+        git(root, "rm", "-q", "-r", "--cached", "--", name, check=False)
+    elif kind == "config":
+        key = ["core.filemode", "core.symlinks"][i % 2]
+        git(root, "config", key, "true" if j % 2 else "false")
+    elif kind == "commit":
+        git(root, "commit", "-q", "--allow-empty", "--no-verify", "-m", "step")
+    else:  # pragma: no cover
+        raise AssertionError(kind)
+
+
+OPS = st.tuples(
+    st.sampled_from(
+        [
+            "write",
+            "modify",
+            "delete",
+            "rename",
+            "chmod",
+            "symlink",
+            "mkdir",
+            "gitignore",
+            "stage",
+            "unstage",
+            "config",
+            "commit",
+        ]
+    ),
+    st.integers(0, 15),
+    st.integers(0, 15),
+)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(ops=st.lists(OPS, min_size=1, max_size=14))
+def test_random_mutations_match_git(ops: list[Op]) -> None:
+    with tempfile.TemporaryDirectory(prefix="genstamp-prop-") as tmp:
+        root = init_repo(Path(tmp) / "repo")
+        (root / "d" / "e").mkdir(parents=True)
+        (root / "d" / "e" / "f").write_text("seed\n")
+        (root / "b.txt").write_text("seed\n")
+        commit_all(root, "seed")
+        assert_same(root)
+        for step, op in enumerate(ops):
+            _apply(root, op)
+            try:
+                assert_same(root)
+            except AssertionError as exc:
+                raise AssertionError(f"after step {step} {op} of {ops}: {exc}") from None
+
+
+def test_property_helpers_really_mutate(tmp_path: Path) -> None:
+    """The mutation vocabulary does change the tree (so the property test can fail)."""
+    root = init_repo(tmp_path / "r")
+    commit_all(root, "empty")
+    seen = {assert_same(root)}
+    ops: list[Callable[[], None]] = [
+        lambda: _apply(root, ("write", 0, 3)),
+        lambda: _apply(root, ("chmod", 0, 1)),
+        lambda: _apply(root, ("symlink", 2, 1)),
+        lambda: _apply(root, ("rename", 0, 6)),
+        lambda: _apply(root, ("mkdir", 3, 1)),
+    ]
+    for op in ops:
+        op()
+        seen.add(assert_same(root))
+    assert len(seen) == len(ops) + 1
