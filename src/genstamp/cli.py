@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from genstamp import __version__, config, generation, hooks
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
@@ -201,8 +202,20 @@ def cmd_demo(args: argparse.Namespace, checkout: Checkout | None) -> int:
     return demo(keep=args.keep)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one ``genstamp:`` line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("genstamp").strip()
+        where = f" {command}" if command else ""
+        self.exit(
+            EXIT_USAGE,
+            f"genstamp: {message} (hint: see `genstamp{where} --help`)\n",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="genstamp",
         description="Bind test evidence to a workspace generation and the tree it tested.",
     )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -56,7 +58,13 @@ def begin(
     if trigger not in TRIGGERS:
         raise GenstampError(f"unknown trigger {trigger!r}", f"use one of: {', '.join(TRIGGERS)}")
     result = scrub(checkout.workdir, venvs=venvs) if do_scrub else None
-    now_ns = _now_ns()
+    try:
+        now_ns = _now_ns(checkout.state)
+    except OSError as exc:
+        raise GenstampError(
+            f"cannot write in {checkout.state}: {exc.strerror or exc}",
+            "check the permissions of the git dir",
+        ) from exc
     gen = Generation(
         id=secrets.token_hex(16),
         tree=tree_identity(checkout),
@@ -138,8 +146,18 @@ def _is_hex(text: str, *lengths: int) -> bool:
     return len(text) in lengths and not text.strip("0123456789abcdef")
 
 
-def _now_ns() -> int:
-    return time.time_ns()
+def _now_ns(folder: Path) -> int:
+    """Now, by the clock that dates files: the kernel's coarse file clock can lag
+    ``time.time_ns()`` by a few milliseconds, and bytecode written just after the stamp must
+    not look older than it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    wall = time.time_ns()
+    fd, probe = tempfile.mkstemp(prefix=".clock.", dir=folder)
+    try:
+        return min(wall, os.fstat(fd).st_mtime_ns)
+    finally:
+        os.close(fd)
+        os.unlink(probe)
 
 
 def _iso(ns: int) -> str:
