@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import weakref
 from typing import NamedTuple
 
 import pygit2
@@ -24,6 +25,10 @@ from genstamp.repo import Checkout
 
 BYTECODE_SUFFIXES = (".pyc", ".pyo")
 PYCACHE = "__pycache__"
+
+# Repositories whose shared in-memory index a scan has changed: reloaded before the next scan
+# (one index parse per scan, instead of a reload before and another after).
+_CHANGED: weakref.WeakSet[pygit2.Repository] = weakref.WeakSet()
 
 _FLAGS = (
     DiffOption.INCLUDE_UNTRACKED
@@ -67,7 +72,10 @@ def scan(checkout: Checkout, *, want_tree: bool = True, want_bytecode: bool = Fa
     workdir = str(checkout.workdir)
     try:
         index = repo.index
-        index.read(force=True)  # this object may be shared; start from what is on disk
+        # Start from what is on disk: reload when a scan changed this index in memory (or when
+        # the file changed); a freshly opened repository has just read it.
+        index.read(force=repo in _CHANGED)
+        _CHANGED.add(repo)
         flags = _FLAGS | DiffOption.INCLUDE_IGNORED if want_bytecode else _FLAGS
         diff = index.diff_to_workdir(flags=flags)
         bytecode: list[str] = []
@@ -118,10 +126,6 @@ def scan(checkout: Checkout, *, want_tree: bool = True, want_bytecode: bool = Fa
             f"libgit2 could not read the work tree of {workdir}: {exc}",
             "check that `git status` and `git add -A` work here",
         ) from exc
-    finally:
-        # Drop our in-memory changes so nothing else in this process can write them.
-        with contextlib.suppress(pygit2.GitError):
-            repo.index.read(force=True)
     return Scan(tree, tuple(bytecode), changed)
 
 
@@ -153,7 +157,11 @@ def _workdir_entry(
         return None if head is None else pygit2.IndexEntry(path.rstrip("/"), head, FileMode.COMMIT)
     if not stat.S_ISREG(st.st_mode):
         return None
-    oid = repo.create_blob_fromworkdir(path)  # clean filters applied, as `git add` does
+    # Clean filters applied, as `git add` does. Bytes, so that a name that is not UTF-8 survives
+    # (pygit2 accepts them; its stubs say str).
+    oid = repo.hashfile(os.fsencode(full), as_path=os.fsencode(path))  # type: ignore[arg-type]
+    if oid not in repo.odb:  # write only what the object store lacks (no freshen per call)
+        oid = repo.create_blob_fromworkdir(path)
     if not trust.symlinks and kept == FileMode.LINK:
         mode = FileMode.LINK  # a link checked out as a plain file
     elif trust.filemode:

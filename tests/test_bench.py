@@ -1,0 +1,103 @@
+"""The benchmark harness must keep running: one ``--quick --json`` run, every figure present.
+
+No duration is asserted: only that each figure was measured and came out as positive numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import subprocess_env
+
+ROOT = Path(__file__).resolve().parent.parent
+HARNESS = ROOT / "bench" / "run.py"
+MEASURED = (
+    "identity-vs-pygit2",
+    "identity-vs-git",
+    "status-process-vs-git",
+    "scrub-vs-find",
+    "verify-vs-pygit2",
+    "verify-process-vs-git",
+    "pytest-plugin",
+)
+TARGETS = {
+    "identity-vs-pygit2": 1.2,
+    "scrub-vs-find": 1.5,
+    "verify-vs-pygit2": 1.4,
+    "pytest-plugin": 1.10,
+}
+
+
+def positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
+@pytest.mark.e2e
+def test_quick_run_measures_every_figure(tmp_path: Path) -> None:
+    """One run of the harness (a single test, so that xdist cannot start it twice)."""
+    quick = run_quick(tmp_path / "bench")
+    check_figures(quick)
+    check_growth_and_machine(quick)
+    check_verify_judged_fresh_evidence(quick)
+
+
+def run_quick(workdir: Path) -> dict[str, Any]:
+    workdir.mkdir()
+    proc = subprocess.run(
+        [sys.executable, str(HARNESS), "--quick", "--json", "--workdir", str(workdir)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    data: dict[str, Any] = json.loads(proc.stdout)
+    assert not list(workdir.iterdir()), "the harness left its repositories behind"
+    return data
+
+
+def check_figures(quick: dict[str, Any]) -> None:
+    figures = {f["key"]: f for f in quick["figures"]}
+    assert set(figures) == {*MEASURED, "post-checkout-pre-commit"}
+    for key in MEASURED:
+        fig = figures[key]
+        assert fig["skipped"] is None, key
+        assert fig["pairs"] >= 3, key
+        assert len(fig["a_s"]) == len(fig["b_s"]) == fig["pairs"], key
+        assert all(positive(t) for t in fig["a_s"] + fig["b_s"]), key
+        for name in ("median_a_s", "median_b_s", "ratio"):
+            assert positive(fig[name]), (key, name)
+        assert fig["target"] == TARGETS.get(key), key
+        assert fig["met"] is (None if key not in TARGETS else fig["ratio"] <= fig["target"])
+    # --quick leaves the pre-commit figure out unless asked, and says so.
+    assert figures["post-checkout-pre-commit"]["skipped"]
+    assert figures["post-checkout-pre-commit"]["median_a_s"] is None
+
+
+def check_growth_and_machine(quick: dict[str, Any]) -> None:
+    growth = quick["growth"]
+    assert len(growth["points"]) >= 2
+    sizes = [p["files"] for p in growth["points"]]
+    assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes)
+    for point in growth["points"]:
+        assert positive(point["identity_s"]) and positive(point["pygit2_status_s"])
+    assert isinstance(growth["identity_per_1000_files_s"], float)
+    machine = quick["machine"]
+    for key in ("cores", "python", "git", "pygit2", "libgit2", "disk"):
+        assert machine[key], key
+    assert quick["quick"] is True
+    assert "--quick" in quick["command"]
+
+
+def check_verify_judged_fresh_evidence(quick: dict[str, Any]) -> None:
+    """The verify figures time a real accepted verdict, not a fast refusal."""
+    figures = {f["key"]: f for f in quick["figures"]}
+    assert figures["verify-vs-pygit2"]["note"].startswith("verdict: accepted")
+    assert "equals" in figures["identity-vs-pygit2"]["note"]
