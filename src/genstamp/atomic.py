@@ -12,8 +12,8 @@ def write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.chmod(tmp, _mode_for(path))
-        with os.fdopen(fd, "wb") as fh:
+        with os.fdopen(fd, "wb") as fh:  # owns the descriptor from here: closed on any error
+            os.fchmod(fh.fileno(), _mode_for(path))
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())

@@ -15,6 +15,7 @@ from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
 from genstamp.identity import is_bytecode_path, tree_identity
 from genstamp.repo import Checkout, head_id, open_checkout
 from genstamp.scrub import ScrubResult, scrub
+from genstamp.verify import printable
 
 
 def _human(n: int) -> str:
@@ -42,7 +43,7 @@ def _print_json(data: object) -> None:
 
 def _scrub_errors(result: ScrubResult) -> None:
     for err in result.errors:
-        print(f"genstamp: cannot remove {err.path}: {err.reason}", file=sys.stderr)
+        print(f"genstamp: cannot remove {printable(err.path)}: {err.reason}", file=sys.stderr)
 
 
 def cmd_stamp(args: argparse.Namespace, checkout: Checkout) -> int:
@@ -77,7 +78,7 @@ def cmd_scrub(args: argparse.Namespace, checkout: Checkout) -> int:
     else:
         if args.dry_run:
             for path in result.removed:
-                print(path)
+                print(printable(path))
         print(_scrub_line(result), file=sys.stderr if args.dry_run else sys.stdout)
     _scrub_errors(result)
     return EXIT_REFUSED if result.errors else EXIT_OK
@@ -151,6 +152,7 @@ def cmd_hook(args: argparse.Namespace, checkout: Checkout) -> int:
 
     name = args.hook
     if name == "pre-push":
+        labels: dict[str, str] = {}
         if args.pre_commit:
             revs = [hooks.pre_commit_rev(os.environ)]
         else:
@@ -159,10 +161,11 @@ def cmd_hook(args: argparse.Namespace, checkout: Checkout) -> int:
                     "pre-push takes git's <remote> <url>", "install hooks/pre-push as it is"
                 )
             refs = hooks.parse_pre_push(_read_stdin())
-            revs = hooks.commits_to_judge(checkout.repo, refs)
+            labels = hooks.commits_to_judge(checkout.repo, refs)
+            revs = list(labels)
             if not revs:
                 return EXIT_OK  # only deletions: nothing to judge
-        verdict = verify(checkout, revs=revs)
+        verdict = verify(checkout, revs=revs, labels=labels)
         for failure in verdict.failures:
             print(f"genstamp: {failure.line()}", file=sys.stderr)
         if not verdict.ok:
@@ -190,8 +193,8 @@ def cmd_check_bytecode(args: argparse.Namespace, checkout: Checkout | None) -> i
     found = [f for f in files if is_bytecode_path(f.replace(os.sep, "/"))]
     for path in found:
         print(
-            f"genstamp-bytecode: {path} is Python bytecode in git — "
-            f"`git rm --cached {path}` and ignore __pycache__/ and *.py[co]"
+            f"genstamp-bytecode: {printable(path)} is Python bytecode in git — "
+            f"`git rm --cached {printable(path)}` and ignore __pycache__/ and *.py[co]"
         )
     return EXIT_REFUSED if found else EXIT_OK
 

@@ -107,7 +107,9 @@ def parse(raw: bytes, path: Path) -> Generation:
     remedy = "run `genstamp stamp` to begin a new generation"
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    # ValueError: JSONDecodeError, and an integer over Python's digit limit; RecursionError:
+    # arrays nested deeper than the interpreter's stack.
+    except (ValueError, RecursionError):
         what = "empty" if not raw.strip() else "not valid JSON (truncated or damaged)"
         raise GenstampError(f"the generation stamp {path} is {what}", remedy) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:

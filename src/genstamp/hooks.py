@@ -51,9 +51,10 @@ def _is_sha(text: str) -> bool:
     return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
-def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> list[str]:
-    """The commit each pushed ref points at, tags peeled; deletions judged by nothing."""
-    out: dict[str, None] = {}
+def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> dict[str, str]:
+    """The commit each pushed ref points at (tags peeled), each once, with a label naming the
+    refs that point at it; deletions judged by nothing."""
+    out: dict[str, list[str]] = {}
     for ref in refs:
         if ref.is_delete:
             continue
@@ -68,8 +69,15 @@ def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> list
                 "genstamp judges branches and tags that point at commits",
                 code=EXIT_REFUSED,
             ) from None
-        out[str(commit.id)] = None
-    return list(out)
+        out.setdefault(str(commit.id), []).append(ref.local_ref)
+    return {commit: _label(commit, names) for commit, names in out.items()}
+
+
+def _label(commit: str, names: Sequence[str]) -> str:
+    """``refs/heads/x (0123456789ab)``; a commit many refs point at is named once."""
+    more = len(names) - 1
+    also = f", and {more} more {'ref' if more == 1 else 'refs'}" if more else ""
+    return f"{names[0]} ({commit[:12]}{also})"
 
 
 def pre_commit_rev(env: Mapping[str, str]) -> str:

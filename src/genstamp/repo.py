@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -27,33 +28,110 @@ class Checkout(NamedTuple):
 def open_checkout(start: str | os.PathLike[str] | None = None) -> Checkout:
     """Open the work tree containing ``start`` (default: the current directory).
 
-    Honours ``GIT_DIR`` / ``GIT_WORK_TREE`` as git does inside hooks.
+    Honours ``GIT_DIR`` / ``GIT_WORK_TREE`` as git does inside hooks: both relative to the
+    current folder, which is the top of the work tree when ``GIT_DIR`` comes alone.
     """
     path = os.fspath(start) if start is not None else os.getcwd()
     if not os.path.isdir(path):
         raise GenstampError(f"{path} is not a folder", "run genstamp inside a git work tree")
-    use_env = start is None and "GIT_DIR" in os.environ
+    git_dir = os.environ.get("GIT_DIR") if start is None else None
+    work_tree = os.environ.get("GIT_WORK_TREE") if start is None else None
+    top = None
     try:
-        if use_env:
-            repo = pygit2.Repository(path, flags=RepositoryOpenFlag.FROM_ENV)
+        if git_dir:
+            # libgit2's FROM_ENV reads GIT_DIR only without a start path, and takes a relative
+            # GIT_WORK_TREE from the git dir, not from the current folder as git does.
+            repo = pygit2.Repository(os.path.abspath(git_dir), flags=RepositoryOpenFlag.NO_SEARCH)
         else:
+            top = _dotgit_top(path)
             found = pygit2.discover_repository(path)
             if found is None:
                 raise GenstampError(
                     f"not inside a git work tree: {path}", "cd into a git checkout, or run git init"
                 )
             repo = pygit2.Repository(found)
+        if work_tree:
+            repo.workdir = os.path.abspath(work_tree)
+        elif git_dir and "core.worktree" not in repo.config and not _config_true(repo, "core.bare"):
+            repo.workdir = os.path.abspath(path)
     except pygit2.GitError as exc:
-        raise GenstampError(
-            f"cannot open the git repository at {path}: {exc}",
-            "check that this is a git checkout that git itself can read",
-        ) from exc
+        raise _open_error(path, exc) from exc
     if repo.is_bare or repo.workdir is None:
         raise GenstampError(
             f"{repo.path} is a bare repository: there is no work tree to stamp",
             "run genstamp in a checkout (git clone, or git worktree add)",
         )
-    return Checkout(repo, Path(repo.workdir).resolve(), Path(repo.path).resolve())
+    workdir = Path(repo.workdir).resolve()
+    if top is not None and workdir != top and _is_linked_worktree(repo):
+        raise GenstampError(
+            f"the linked worktree at {top} is recorded at {workdir} by its git dir "
+            f"{repo.path.rstrip('/')}: it was moved without `git worktree move`",
+            f"run `git worktree repair` in {top}",
+        )
+    return Checkout(repo, workdir, Path(repo.path).resolve())
+
+
+def _dotgit_top(path: str) -> Path | None:
+    """The folder git takes as the top of the work tree: the nearest one holding ``.git``.
+    A ``.git`` file that names a git dir which does not exist is an error git names too."""
+    here = Path(path).resolve()
+    for folder in (here, *here.parents):
+        dotgit = folder / ".git"
+        if dotgit.is_dir():
+            return folder
+        if not dotgit.is_file():
+            continue
+        try:
+            line = dotgit.read_text(encoding="utf-8", errors="surrogateescape").splitlines()[0]
+        except (OSError, IndexError):
+            return folder  # unreadable or empty: libgit2 says what is wrong with it
+        if not line.startswith("gitdir: "):
+            return folder
+        target = folder / line[len("gitdir: ") :].strip()
+        if not target.is_dir():
+            if target.parent.name == "worktrees":
+                remedy = (
+                    f"its main worktree was moved: run `git worktree repair {folder}` in the "
+                    "main worktree (or remove this folder if the main worktree is gone)"
+                )
+            else:
+                remedy = "the repository it belonged to was moved: fix the gitdir: line"
+            raise GenstampError(
+                f"{dotgit} points to the git dir {target}, which does not exist", remedy
+            )
+        return folder
+    return None
+
+
+def _is_linked_worktree(repo: pygit2.Repository) -> bool:
+    gitdir = Path(repo.path)
+    return gitdir.parent.name == "worktrees" and (gitdir / "commondir").is_file()
+
+
+def _config_true(repo: pygit2.Repository, name: str) -> bool:
+    try:
+        return bool(repo.config.get_bool(name))
+    except (KeyError, pygit2.GitError):
+        return False
+
+
+def _open_error(path: str, exc: pygit2.GitError) -> GenstampError:
+    message = str(exc)
+    if "object format" in message:
+        found = re.search(r"object format '([^']*)'", message)
+        fmt = found.group(1) if found else "other than sha1"
+        version = getattr(pygit2, "__version__", "?")
+        return GenstampError(
+            f"the repository at {path} uses {fmt} object ids (extensions.objectFormat); "
+            f"the libgit2 {pygit2.LIBGIT2_VERSION} in pygit2 {version} that genstamp uses "
+            "opens only sha1 repositories",
+            "use genstamp in a sha1 repository: sha256 needs a libgit2 built with its "
+            "experimental sha256 support",
+        )
+    return GenstampError(
+        f"cannot open the git repository at {path}: {message}",
+        "check that this is a git checkout that git itself can read",
+    )
 
 
 def head_id(repo: pygit2.Repository) -> str | None:

@@ -148,7 +148,8 @@ def _scrub_dir(path: str, tally: _Tally, venvs: bool, *, is_root: bool = False) 
                 emptied = False
             if emptied:
                 left -= 1
-        elif is_bytecode_file(name) and _is_file_or_link(entry):
+        # Outside __pycache__ only what Python imports: "x.pyc.1" there is someone's file.
+        elif name.endswith(BYTECODE_SUFFIXES) and _is_file_or_link(entry):
             if tally.unlink(full, entry):
                 left -= 1
     if is_root or left > 0 or left == len(entries):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hmac
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -30,6 +30,8 @@ RULES = (
 )
 PATH_LIMIT = 10  # differing paths named before giving a count
 FLAG_LIMIT = 10
+TREE_LIMIT = 3  # mismatching trees given a line (and a diff) each before one line for the rest
+LABEL_LIMIT = 3  # labels (revs, refs) named per tree
 
 _REMEDY = {
     "no-stamp": "run `genstamp stamp` (it scrubs bytecode), then rerun the tests",
@@ -90,7 +92,7 @@ class Verdict(NamedTuple):
         }
 
 
-def rev_tree(checkout: Checkout, rev: str) -> Target:
+def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:
     """The tree of the commit ``rev`` names (tags peeled to their commit)."""
     try:
         obj = checkout.repo.revparse_single(rev)
@@ -106,7 +108,7 @@ def rev_tree(checkout: Checkout, rev: str) -> Target:
             f"{rev!r} does not name a commit in this repository ({exc})",
             "pass a branch, tag or commit id to --rev",
         ) from None
-    return Target(rev, str(commit.tree_id))
+    return Target(label or rev, str(commit.tree_id))
 
 
 def verify(
@@ -114,16 +116,19 @@ def verify(
     *,
     junit: Path | None = None,
     revs: Sequence[str] = (),
+    labels: Mapping[str, str] | None = None,
     settings: config.Config | None = None,
 ) -> Verdict:
+    """Judge the evidence against the work tree, or against each of ``revs`` (commits, shown
+    as ``labels[rev]`` when given: the refs a push names)."""
     if settings is None:
         settings = config.load(checkout.workdir)
     failures: list[Failure] = []
 
     def fail(rule: str, message: str) -> None:
-        failures.append(Failure(rule, _show(message)))
+        failures.append(Failure(rule, printable(message)))
 
-    targets = tuple(rev_tree(checkout, r) for r in revs)
+    targets = tuple(rev_tree(checkout, r, (labels or {}).get(r)) for r in revs)
     # One walk of the work tree: its identity (when it is the target) and where bytecode lives.
     walk = scan(checkout, want_tree=not targets, want_bytecode=True)
     if not targets:
@@ -186,13 +191,8 @@ def verify(
             )
 
     repo = checkout.repo
-    for target in targets:
-        if target.tree != tested:
-            fail(
-                "tree-mismatch",
-                f"the tests ran on tree {tested[:12]}, {target.label} is tree {target.tree[:12]}"
-                f": {_differing_paths(repo, tested, target.tree)}",
-            )
+    for message in _mismatches(repo, tested, targets):
+        fail("tree-mismatch", message)
     start = props.get(evidence.P_TREE_START)
     if start != tested:
         fail(
@@ -256,13 +256,40 @@ def _check_binding(fail: Any, props: dict[str, str], path: Path) -> None:
         fail("unbound-evidence", f"{path} lacks the properties {', '.join(missing)}")
 
 
+def _mismatches(repo: pygit2.Repository, tested: str, targets: Sequence[Target]) -> list[str]:
+    """One message per tree that is not the tested one, naming its targets; a push of thousands
+    of refs gets a few lines (and a few diffs), then one line counting the rest."""
+    trees: dict[str, list[str]] = {}
+    for target in targets:
+        if target.tree != tested:
+            trees.setdefault(target.tree, []).append(target.label)
+    messages = []
+    for tree, labels in list(trees.items())[:TREE_LIMIT]:
+        verb = "is" if len(labels) == 1 else "are"
+        messages.append(
+            f"the tests ran on tree {tested[:12]}, {_limit(labels, LABEL_LIMIT)} {verb} tree "
+            f"{tree[:12]}: {_differing_paths(repo, tested, tree)}"
+        )
+    rest = list(trees.values())[TREE_LIMIT:]
+    if rest:
+        count = sum(len(labels) for labels in rest)
+        messages.append(
+            f"and {count} more on {len(rest)} other {'tree' if len(rest) == 1 else 'trees'}, "
+            f"none of them tree {tested[:12]}: "
+            f"{_limit([labels[0] for labels in rest], LABEL_LIMIT)}"
+        )
+    return messages
+
+
 def _audit(props: dict[str, str]) -> audit.Audit | None:
     text = props.get(evidence.P_AUDIT, "")
     if not text or text == "unavailable":
         return None
     try:
         return audit.from_json(text)
-    except (ValueError, KeyError, TypeError):
+    # A hand-edited audit (the seal is checked, and reported, separately) must not crash the
+    # gate: wrong shapes, integers over Python's digit limit, arrays nested past the stack.
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
 
@@ -330,13 +357,17 @@ def _differing_paths(repo: pygit2.Repository, a: str, b: str) -> str:
     return "differs in " + _limit(paths, PATH_LIMIT) if paths else "no paths differ"
 
 
-def _show(text: str) -> str:
-    """Text any output can carry: bytes of a file or ref name that are not UTF-8 (which
-    pygit2 and os hand over surrogate-escaped) become ``\\xNN`` instead of failing a print."""
+def printable(text: str) -> str:
+    """Text any output can carry on one line: bytes of a file or ref name that are not UTF-8
+    (which pygit2 and os hand over surrogate-escaped) become ``\\xNN`` instead of failing a
+    print, and control characters (a newline in a file name) become escapes, so that a name
+    cannot split one line of output into two."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if any(c < " " or c == "\x7f" for c in text):
+        text = "".join(repr(c)[1:-1] if c < " " or c == "\x7f" else c for c in text)
     return text
 
 
