@@ -169,13 +169,6 @@ def sparse(tmp_path: Path) -> Path:
     return clone
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="libgit2's index-to-workdir diff reports skip-worktree entries (a sparse checkout's "
-    "files outside the cone) as deleted, so genstamp's identity drops them where git keeps "
-    "them; the fix belongs in identity.scan (skip a DELETED delta whose index entry is "
-    "skip-worktree)",
-)
 def test_sparse_checkout_identity_equals_git(sparse: Path) -> None:
     assert tree_identity(open_checkout(sparse)) == git(sparse, "rev-parse", "HEAD^{tree}")
     (sparse / "app" / "a.py").write_text("X = 2\n")

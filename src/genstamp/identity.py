@@ -93,6 +93,8 @@ def scan(checkout: Checkout, *, want_tree: bool = True, want_bytecode: bool = Fa
                 if is_bytecode_path(path):
                     bytecode.append(path.rstrip("/"))
                 continue
+            if status == DeltaStatus.DELETED and _skip_worktree(index, path):
+                continue  # outside a sparse checkout's cone: git keeps the indexed entry
             changed += 1
             if want_bytecode and status == DeltaStatus.UNTRACKED and is_bytecode_path(path):
                 bytecode.append(path)
@@ -228,3 +230,19 @@ def _config_bool(repo: pygit2.Repository, name: str) -> bool:
         return bool(repo.config.get_bool(name))
     except (KeyError, pygit2.GitError):
         return True
+
+
+_SKIP_WORKTREE = 1 << 14  # GIT_INDEX_ENTRY_SKIP_WORKTREE, in an entry's extended flags
+
+
+def _skip_worktree(index: pygit2.Index, path: str) -> bool:
+    """Whether the index entry for ``path`` is skip-worktree (sparse checkout). pygit2's
+    IndexEntry does not carry the flag, so this reads libgit2's entry through pygit2's cffi
+    bindings; without them, the entry counts as deleted (the identity then differs from git's
+    in a sparse checkout only, and the gate refuses rather than accepts)."""
+    try:
+        from pygit2.ffi import C, ffi
+    except ImportError:  # pragma: no cover - a pygit2 without its cffi module
+        return False
+    raw = C.git_index_get_bypath(index._index, os.fsencode(path), 0)
+    return raw != ffi.NULL and bool(raw.flags_extended & _SKIP_WORKTREE)
