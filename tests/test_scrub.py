@@ -366,3 +366,23 @@ def test_scrub_in_a_real_checkout_keeps_git_status(project: Path) -> None:
     result = scrub(project)
     assert result.clean and result.folders == 1
     assert git(project, "status", "--porcelain", "--ignored") == ""
+
+
+def test_bytecode_git_tracks_is_kept(project: Path, genstamp: RunGenstamp) -> None:
+    """A .pyc committed on purpose (a test fixture) is git's, not scrub's; its untracked
+    neighbour is removed."""
+    fixtures = project / "tests" / "fixtures"
+    fixtures.mkdir()
+    (fixtures / "legacy.pyc").write_bytes(b"committed bytecode fixture")
+    (fixtures / "__pycache__").mkdir()
+    (fixtures / "__pycache__" / "kept.cpython-311.pyc").write_bytes(b"also committed")
+    git(project, "add", "-f", "tests/fixtures")
+    commit_all(project, "fixtures")
+    (fixtures / "stray.pyc").write_bytes(b"left behind")
+    for command in (["scrub"], ["stamp"]):
+        code, _, err = genstamp("-C", project, *command)
+        assert code == 0, err
+        assert (fixtures / "legacy.pyc").read_bytes() == b"committed bytecode fixture"
+        assert (fixtures / "__pycache__" / "kept.cpython-311.pyc").exists()
+        assert not (fixtures / "stray.pyc").exists()
+        assert git(project, "status", "--porcelain") == ""

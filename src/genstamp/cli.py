@@ -72,7 +72,12 @@ def cmd_stamp(args: argparse.Namespace, checkout: Checkout) -> int:
 
 def cmd_scrub(args: argparse.Namespace, checkout: Checkout) -> int:
     settings = config.load(checkout.workdir)
-    result = scrub(checkout.workdir, dry_run=args.dry_run, venvs=args.venvs or settings.scrub_venvs)
+    result = scrub(
+        checkout.workdir,
+        dry_run=args.dry_run,
+        venvs=args.venvs or settings.scrub_venvs,
+        tracked=checkout.repo.index,
+    )
     if args.json:
         _print_json({**result.summary(), "removed": list(result.removed)})
     else:

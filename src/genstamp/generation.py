@@ -57,7 +57,9 @@ def begin(
     """Scrub (unless told not to), then write a new generation and return it."""
     if trigger not in TRIGGERS:
         raise GenstampError(f"unknown trigger {trigger!r}", f"use one of: {', '.join(TRIGGERS)}")
-    result = scrub(checkout.workdir, venvs=venvs) if do_scrub else None
+    # Before the identity is computed: the index still holds only what git tracks.
+    tracked = checkout.repo.index
+    result = scrub(checkout.workdir, venvs=venvs, tracked=tracked) if do_scrub else None
     try:
         now_ns = _now_ns(checkout.state)
     except OSError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Container
 from typing import NamedTuple
 
 PYCACHE = "__pycache__"
@@ -53,8 +54,10 @@ def is_bytecode_file(name: str) -> bool:
 
 
 class _Tally:
-    def __init__(self, dry_run: bool) -> None:
+    def __init__(self, dry_run: bool, top: str, tracked: Container[str]) -> None:
         self.dry_run = dry_run
+        self.top = top
+        self.tracked = tracked
         self.folders = 0
         self.files = 0
         self.bytes = 0
@@ -62,6 +65,8 @@ class _Tally:
         self.errors: list[ScrubError] = []
 
     def unlink(self, path: str, entry: os.DirEntry[str]) -> bool:
+        if self.tracked and os.path.relpath(path, self.top).replace(os.sep, "/") in self.tracked:
+            return False  # committed on purpose (a test fixture, say): git's to manage, not ours
         try:
             size = entry.stat(follow_symlinks=False).st_size
             if not self.dry_run:
@@ -91,11 +96,16 @@ class _Tally:
 
 
 def scrub(
-    root: str | os.PathLike[str], *, dry_run: bool = False, venvs: bool = False
+    root: str | os.PathLike[str],
+    *,
+    dry_run: bool = False,
+    venvs: bool = False,
+    tracked: Container[str] = (),
 ) -> ScrubResult:
-    """Remove bytecode under ``root``; errors are collected, never raised."""
-    tally = _Tally(dry_run)
+    """Remove bytecode under ``root``; errors are collected, never raised. Paths in ``tracked``
+    (work-tree-relative, ``/``-separated: git's index) are kept."""
     top = os.fspath(root)
+    tally = _Tally(dry_run, top, tracked)
     _scrub_dir(top, tally, venvs, is_root=True)
     return ScrubResult(
         tally.folders, tally.files, tally.bytes, tuple(tally.removed), tuple(tally.errors), dry_run
