@@ -220,3 +220,26 @@ def genstamp_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     shutil.copy2(src, snapshot / name)
             done.write_text(commit_all(snapshot, "genstamp snapshot"))
     return snapshot
+
+
+def run_git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Real git whose hooks fire; the caller judges the exit status and the output."""
+    return subprocess.run(
+        ["git", "-c", "commit.gpgsign=false", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def ok(proc: subprocess.CompletedProcess[str]) -> str:
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    return out
+
+
+def refused(proc: subprocess.CompletedProcess[str]) -> str:
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    return out

@@ -11,35 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, run_pytest
+from conftest import git, ok, refused, run_git, run_pytest
 
 pytestmark = pytest.mark.e2e
 
 CALC = Path("src", "calc", "__init__.py")
 Z40 = "0" * 40
-
-
-def run_git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Real git whose hooks fire; the caller judges the exit status and the output."""
-    return subprocess.run(
-        ["git", "-c", "commit.gpgsign=false", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def ok(proc: subprocess.CompletedProcess[str]) -> str:
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out
-    return out
-
-
-def refused(proc: subprocess.CompletedProcess[str]) -> str:
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out
-    return out
 
 
 def generation(work: Path) -> dict[str, Any]:

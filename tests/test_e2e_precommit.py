@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import commit_all, git, init_repo, run_pytest
+from conftest import commit_all, git, init_repo, ok, refused, run_git, run_pytest
 
 pytestmark = pytest.mark.e2e
 
@@ -31,29 +31,6 @@ def pre_commit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
-
-
-def run_git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Real git whose hooks fire; the caller judges the exit status and the output."""
-    return subprocess.run(
-        ["git", "-c", "commit.gpgsign=false", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def ok(proc: subprocess.CompletedProcess[str]) -> str:
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out
-    return out
-
-
-def refused(proc: subprocess.CompletedProcess[str]) -> str:
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0, out
-    return out
 
 
 def generation(repo: Path) -> dict[str, Any]:

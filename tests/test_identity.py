@@ -7,43 +7,17 @@ import hashlib
 import os
 import shutil
 import stat
-import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, init_repo
+from conftest import commit_all, git, git_tree, init_repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from genstamp.identity import tree_identity
 from genstamp.repo import open_checkout
-
-
-def git_tree(path: Path) -> str:
-    """git's own answer: `git add -A && git write-tree` on a scratch copy of the index.
-
-    Like conftest.git_tree, but the copy keeps the index file's mtime. git compares whole
-    seconds (it is built without USE_NSEC) and relies on "racy git" detection: an entry whose
-    mtime is not older than the index file's is checked by content. A fresh mtime on the copy
-    turns that off, and git then misses a same-size edit made in the second the file was staged
-    (found by the property test below).
-    """
-    gitdir = Path(git(path, "rev-parse", "--absolute-git-dir"))
-    real = gitdir / "index"
-    scratch = gitdir / "oracle-index"
-    if real.exists():
-        shutil.copy2(real, scratch)
-    elif scratch.exists():
-        scratch.unlink()
-    env = dict(os.environ, GIT_INDEX_FILE=str(scratch))
-    subprocess.run(["git", "add", "-A"], cwd=path, env=env, check=True, capture_output=True)
-    out = subprocess.run(
-        ["git", "write-tree"], cwd=path, env=env, check=True, capture_output=True, text=True
-    )
-    scratch.unlink()
-    return out.stdout.strip()
 
 
 def ours(path: Path) -> str:
