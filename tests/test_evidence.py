@@ -179,3 +179,11 @@ def test_a_200_mb_file_is_read_in_bounded_memory(tmp_path: Path) -> None:
     ).stdout.split()
     assert out[0] == "1"
     assert int(out[1]) < 64, f"reading a 200 MB file grew the process by {out[1]} MiB"
+
+
+def test_bind_carries_values_xml_cannot_hold(junit: Path) -> None:
+    """A -k expression or a path with a control character: shown as #xNN, still sealed."""
+    evidence.bind(junit, {evidence.P_SELECTION_REASONS: "-k a\x01b\tc\nd"}, KEY)
+    props = evidence.read_report(junit).properties
+    assert props[evidence.P_SELECTION_REASONS] == "-k a#x01b\tc\nd"
+    assert sealed(junit)

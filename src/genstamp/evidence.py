@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import NamedTuple
@@ -162,7 +163,7 @@ class _Reader:
             self.in_props = False
         elif name == "testcase" and self.case is not None:
             classname, case_name, outcome = self.case
-            self.digest.update(f"{classname}\0{case_name}\0{outcome}\n".encode())
+            self.digest.update(case_line(classname, case_name, outcome))
             self.counts[0] += 1
             index = {"passed": 1, "failed": 2, "error": 3, "skipped": 4}[outcome]
             self.counts[index] += 1
@@ -174,6 +175,24 @@ def _int(text: str | None) -> int:
         return int(text or 0)
     except ValueError:
         return 0
+
+
+_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")  # not XML 1.0
+
+
+def _visual(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"#x{code:02X}" if code <= 0xFF else f"#x{code:04X}"
+
+
+def xml_text(value: object) -> str:
+    """``value`` as text XML 1.0 can carry: forbidden characters shown as ``#xNN``."""
+    return _ILLEGAL.sub(_visual, str(value))
+
+
+def case_line(classname: str, name: str, outcome: str) -> bytes:
+    """What one testcase adds to ``Report.cases_digest``."""
+    return f"{classname}\0{name}\0{outcome}\n".encode()
 
 
 def seal(key: str, properties: dict[str, str], report: Report) -> str:
@@ -189,10 +208,21 @@ def seal(key: str, properties: dict[str, str], report: Report) -> str:
     return hmac.new(bytes.fromhex(key) if key else b"", body.encode(), hashlib.sha256).hexdigest()
 
 
+def binding(properties: dict[str, str], key: str, report: Report) -> dict[str, str]:
+    """The properties a bound file carries, in order: format, version, ``properties``, and
+    the seal over them and ``report`` (the testcases and declared counts as read back)."""
+    properties = {
+        P_FORMAT: FORMAT,
+        P_VERSION: __version__,
+        **{xml_text(k): xml_text(v) for k, v in properties.items()},
+    }
+    properties[P_SEAL] = seal(key, properties, report)
+    return properties
+
+
 def bind(path: Path, properties: dict[str, str], key: str) -> None:
     """Write ``properties`` (and their seal) into the first testsuite of the JUnit file at
     ``path``, replacing any earlier genstamp binding. Atomic: the old file or the new one."""
-    properties = {P_FORMAT: FORMAT, P_VERSION: __version__, **properties}
     # Refuses hostile or malformed files before ElementTree sees them; the seal covers its
     # testcases and declared counts, which rewriting the properties leaves as they are.
     report = read_report(path)
@@ -215,8 +245,7 @@ def bind(path: Path, properties: dict[str, str], key: str) -> None:
     props = found if found is not None else ET.Element("properties")
     if found is None:
         suites[0].insert(0, props)
-    properties[P_SEAL] = seal(key, properties, report)
-    for name, value in properties.items():
+    for name, value in binding(properties, key, report).items():
         ET.SubElement(props, "property", name=name, value=value)
     write_atomic(path, ET.tostring(root, encoding="utf-8", xml_declaration=True))
 

@@ -17,7 +17,8 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from importlib.machinery import ModuleSpec
 from pathlib import Path
@@ -26,7 +27,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from genstamp import audit, config, evidence, generation
+from genstamp import audit, config, evidence, generation, junit
+from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id, open_checkout
@@ -50,6 +52,10 @@ class Session:
         self.problem: str | None = None  # why the evidence will be unbound, if it will
         self.gen: generation.Generation | None = None
         self.tree_start: str | None = None
+        self.tree_problem: str | None = None  # why the tree at the start is unknown
+        self.side: Checkout | None = None  # a second handle on the repository, for a thread
+        self._start_thread: threading.Thread | None = None
+        self.recorder: junit.Recorder | None = None  # writes the evidence when pytest does not
         self.settings = config.Config()
         self.collected = 0
         self.deselected = 0
@@ -76,12 +82,42 @@ class Session:
         self._redirect_bytecode()
 
     def note_tree_start(self) -> None:
-        """The tree at the start, in the controller only (an xdist worker is not known as one
-        before ``pytest_configure``, and needs no tree)."""
+        """Start taking the tree at the start, in the controller only (an xdist worker is not
+        known as one before ``pytest_configure``, and needs no tree). A thread does it while
+        pytest collects (libgit2 walks the tree without the GIL), on a repository handle of its
+        own; ``await_tree_start`` waits for it before the first test runs."""
+        self._start_thread = threading.Thread(
+            target=self._take_tree_start, name="genstamp-tree-start", daemon=True
+        )
+        self._start_thread.start()
+
+    def _take_tree_start(self) -> None:
         try:
-            self.tree_start = tree_identity(self.checkout)
+            side = open_checkout(self.config.invocation_params.dir)
+            if side.gitdir != self.checkout.gitdir or side.workdir != self.checkout.workdir:
+                return  # not the same checkout after all: taken in the main thread instead
+            self.side = side
+            self.tree_start = tree_identity(side)
         except GenstampError as exc:
-            self.problem = str(exc)
+            self.tree_problem = str(exc)
+        except Exception as exc:  # reported when the evidence is bound, never a traceback
+            self.tree_problem = f"{type(exc).__name__}: {exc}"
+
+    def await_tree_start(self) -> None:
+        thread, self._start_thread = self._start_thread, None
+        if thread is None:
+            return
+        thread.join()
+        if self.side is None and self.tree_problem is None:
+            try:
+                self.tree_start = tree_identity(self.checkout)
+            except GenstampError as exc:
+                self.tree_problem = str(exc)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        """No test has run yet: the tree at the start must be known by now."""
+        self.await_tree_start()
 
     def _redirect_bytecode(self) -> None:
         """Import the checkout's modules through a loader that never reads the ``__pycache__``
@@ -97,6 +133,7 @@ class Session:
         self._unroute = _route_rewrite_cache(str(self.checkout.workdir), self.cache_dir)
 
     def restore(self) -> None:
+        self.await_tree_start()
         if self._hook is not None:
             _uninstall_loader(self._hook, str(self.checkout.workdir))
             self._hook = None
@@ -113,6 +150,8 @@ class Session:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collect_errors += 1
+        if self.recorder is not None:
+            self.recorder.collect_report(report)
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -122,6 +161,18 @@ class Session:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "setup":
             self.executed.add(report.nodeid)
+        if self.recorder is not None:
+            self.recorder.test_report(report)
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.recorder is not None:
+            self.recorder.session_start()
+
+    @pytest.hookimpl
+    def pytest_internalerror(self, excrepr: Any, excinfo: Any) -> None:
+        if self.recorder is not None:
+            self.recorder.internal_error(str(excrepr))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -139,6 +190,7 @@ class Session:
             self.checkout.workdir,
             packages,
             self.gen.created_ns if self.gen else None,
+            modules=_auditable(sys.modules, str(self.checkout.workdir), packages),
             trusted_cache=self.cache_dir,
         )
 
@@ -165,10 +217,10 @@ class Session:
         self._say(f"genstamp: evidence not written: {reason}")
 
     def _forget_earlier(self) -> None:
-        """An earlier run's evidence at the default location must not speak for this run (pytest
-        overwrote it already unless the user's --junitxml went elsewhere)."""
+        """An earlier run's evidence at the default location must not speak for this run (unless
+        it is the user's own --junitxml, which pytest overwrote)."""
         path = self.evidence_path
-        if path is not None and self.written is not None and self.written != path:
+        if path is not None and self.written != path:
             with contextlib.suppress(OSError):
                 path.unlink(missing_ok=True)
 
@@ -176,43 +228,68 @@ class Session:
         path = self.evidence_path
         if path is None:
             raise GenstampError(self.problem or "no evidence path")
-        written = self.written or path
-        if not written.is_file():
+        written = self.written
+        if written is not None and not written.is_file():
             raise GenstampError(f"pytest wrote no JUnit file at {written}")
+        self.await_tree_start()
         if self.tree_start is None:
-            raise GenstampError(self.problem or "the tree at the start is unknown")
+            raise GenstampError(
+                self.tree_problem or self.problem or "the tree at the start is unknown"
+            )
+        # The tree at the end is taken by a thread (libgit2 walks without the GIL) while this one
+        # audits; nothing here touches the repository handle it uses until it is done.
+        end = _Task(tree_identity, self.side or self.checkout)
+        end.start()
+        merged: audit.Audit | None = None
+        reasons: list[str] = []
+        failure: Exception | None = None
         try:
-            tree_end = tree_identity(self.checkout)
-        except GenstampError as exc:
-            raise GenstampError(f"the tree at the end is unknown: {exc}") from exc
+            merged = audit.merge(
+                [self.audit()]
+                + [audit.from_json(o["audit"]) for o in self.worker_outputs if "audit" in o]
+            )
+            reasons = self._partial_reasons(session, exitstatus)
+            if self.recorder is not None and written is None:
+                self.recorder.render()
+        except Exception as exc:  # raised below, once the thread is done
+            failure = exc
+        end.join()
+        if end.error is not None:
+            if isinstance(end.error, GenstampError):
+                raise GenstampError(f"the tree at the end is unknown: {end.error}") from end.error
+            raise end.error
+        assert end.result is not None
         worker_errors = [str(o["error"]) for o in self.worker_outputs if "error" in o]
         if worker_errors:
             raise GenstampError(worker_errors[0])
-        merged = audit.merge(
-            [self.audit()]
-            + [audit.from_json(o["audit"]) for o in self.worker_outputs if "audit" in o]
-        )
-        reasons = self._partial_reasons(session, exitstatus)
+        if failure is not None:
+            raise failure
+        assert merged is not None
         props = {
             evidence.P_RUNNER: "pytest",
             evidence.P_CHECKOUT: str(self.checkout.gitdir),
             evidence.P_GENERATION: self.gen.id if self.gen else evidence.NONE,
             evidence.P_TREE_START: self.tree_start,
-            evidence.P_TREE_END: tree_end,
+            evidence.P_TREE_END: end.result,
             evidence.P_HEAD: head_id(self.checkout.repo) or evidence.NONE,
             evidence.P_SELECTION: "partial" if reasons else "full",
             evidence.P_SELECTION_REASONS: "; ".join(reasons),
             evidence.P_AUDIT: merged.to_json(),
             evidence.P_CREATED: datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
-        evidence.bind(written, props, self.gen.key if self.gen else "")
-        try:
-            evidence.copy_to(written, path)
-        except OSError as exc:
-            raise GenstampError(
-                f"{written} is bound, but the copy the gate reads could not be written: "
-                f"{_os_reason(exc)}"
-            ) from exc
+        key = self.gen.key if self.gen else ""
+        if written is None:
+            assert self.recorder is not None
+            write_atomic(path, self.recorder.document(props, key))
+        else:
+            evidence.bind(written, props, key)
+            try:
+                evidence.copy_to(written, path)
+            except OSError as exc:
+                raise GenstampError(
+                    f"{written} is bound, but the copy the gate reads could not be written: "
+                    f"{_os_reason(exc)}"
+                ) from exc
         if self.problem:
             state = "written but unbound" if self.gen is None else "written"
             self._say(f"genstamp: evidence {state}: {self.problem}")
@@ -259,6 +336,63 @@ class Session:
         for line in self.pending:
             print(line, file=sys.stderr)
         self.pending.clear()
+
+
+class _Task(threading.Thread):
+    """Runs ``fn(arg)`` in a thread; its result or its exception is kept for the caller."""
+
+    def __init__(self, fn: Callable[[Checkout], str], arg: Checkout) -> None:
+        super().__init__(name="genstamp-tree-end", daemon=True)
+        self._fn = fn
+        self._arg = arg
+        self.result: str | None = None
+        self.error: Exception | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self._fn(self._arg)
+        except Exception as exc:
+            self.error = exc
+
+
+class _RealPaths:
+    """``os.path.realpath`` for many files in few folders: each folder resolved once."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        head, tail = os.path.split(path)
+        if tail in ("", ".", ".."):
+            return os.path.realpath(path)
+        folder = self._folders.get(head)
+        if folder is None:
+            folder = self._folders[head] = os.path.realpath(head)
+        full = os.path.join(folder, tail)
+        return os.path.realpath(full) if os.path.islink(full) else full
+
+
+def _auditable(
+    modules: Mapping[str, ModuleType | None], workdir: str, packages: Iterable[str]
+) -> dict[str, ModuleType]:
+    """The modules ``audit.audit_modules`` has something to say about: those of the audited
+    packages, and those loaded from inside the work tree. Every other module it passes over
+    after resolving its path; resolving hundreds of paths one folder at a time costs more."""
+    wanted = set(packages)
+    real = _RealPaths()
+    kept = {}
+    for name, module in list(modules.items()):
+        if module is None:
+            continue
+        if name.partition(".")[0] in wanted:
+            kept[name] = module
+            continue
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+        if isinstance(origin, str) and origin not in ("built-in", "frozen"):
+            if audit.inside(real(origin), workdir):
+                kept[name] = module
+    return kept
 
 
 def _os_reason(exc: OSError) -> str:
@@ -368,8 +502,9 @@ def _uninstall_loader(hook: Callable[[str], Any], workdir: str) -> None:
 
 
 def _forget_finders(workdir: str) -> None:
+    realpath = _RealPaths()
     for entry in list(sys.path_importer_cache):
-        if audit.inside(os.path.realpath(entry or os.getcwd()), workdir):
+        if audit.inside(realpath(entry or os.getcwd()), workdir):
             sys.path_importer_cache.pop(entry, None)
 
 
@@ -387,9 +522,10 @@ def _route_rewrite_cache(workdir: str, cache_root: str) -> Callable[[], None] | 
     if not callable(original):
         return None
     base = os.path.join(cache_root, "rewritten")
+    realpath = _RealPaths()  # test modules are imported before any test runs
 
     def get_cache_dir(file_path: Path) -> Path:
-        real = os.path.realpath(file_path)
+        real = realpath(os.fspath(file_path))
         if audit.inside(real, workdir):
             try:
                 digest = importlib.util.source_hash(Path(real).read_bytes()).hex()
@@ -478,7 +614,12 @@ def pytest_configure(config: pytest.Config) -> None:
         session.problem = f"cannot write the evidence: {_os_reason(exc)}"
         session.evidence_path = None
         return
-    config.option.xmlpath = str(session.evidence_path)
+    # The evidence is written from the reports the plugin sees; pytest's junitxml stays off.
+    try:
+        suite_name = str(config.getini("junit_suite_name") or "pytest")
+    except ValueError:  # junitxml disabled (-p no:junitxml): its ini names are unknown
+        suite_name = "pytest"
+    session.recorder = junit.Recorder(suite_name, getattr(config.option, "junitprefix", None))
 
 
 @pytest.hookimpl
