@@ -401,6 +401,24 @@ def test_checkout_packages(tmp_path: Path) -> None:
     assert audit.checkout_packages(tmp_path) == ("mod", "pkg", "pkg2", "single")
 
 
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"A = 1\n", b"crlf\r\nline\r\n", b"\x00\xff\xfe binary", "é ü\n".encode(), b"x" * 70000],
+    ids=["empty", "text", "crlf", "binary", "utf8", "large"],
+)
+def test_blob_id_is_gits(tmp_path: Path, data: bytes) -> None:
+    """The audit's blob ids are computed in pure Python; git's are the oracle (no filters:
+    the bytes as they are)."""
+    import pygit2
+
+    path = tmp_path / "file.bin"
+    path.write_bytes(data)
+    theirs = subprocess.run(
+        ["git", "hash-object", "--no-filters", str(path)], capture_output=True, text=True
+    ).stdout.strip()
+    assert audit.blob_id(str(path)) == theirs == str(pygit2.hashfile(str(path)))
+
+
 def test_audit_modules_on_real_modules(tmp_path: Path) -> None:
     root = init_repo(tmp_path / "repo")
     (root / "calc").mkdir()

@@ -477,3 +477,68 @@ def test_failing_run_keeps_its_outcome(shared: Path) -> None:
     assert proc.returncode == plain.returncode == 1
     assert summary(proc) == summary(plain) == "1 failed, 3 passed"
     assert rules(shared) == ["tests-failed"]
+
+
+# -- libgit2 stays out of the test process: a co-process opens the repository ---------------------
+
+RECORDER = """\
+import os
+import sys
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    role = getattr(config, "workerinput", {}).get("workerid", "controller")
+    with open(os.environ["GENSTAMP_TEST_RECORD"], "a") as fh:
+        fh.write(f"{role} {'pygit2' in sys.modules}\\n")
+"""
+
+
+@pytest.mark.parametrize("extra", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_pytest_process_never_imports_pygit2(tmp_path: Path, extra: list[str]) -> None:
+    repo = build(tmp_path / "repo", stamp=False)
+    (repo / "tests" / "conftest.py").write_text(RECORDER)
+    commit_all(repo, "a conftest that says whether pygit2 was imported")
+    generation.begin(open_checkout(repo))
+    record = tmp_path / "record.txt"
+    proc = run_pytest(repo, *extra, env=subprocess_env(GENSTAMP_TEST_RECORD=str(record)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert genstamp_lines(proc) == []
+    lines = sorted(record.read_text().splitlines())
+    roles = ["controller"] + (["gw0", "gw1"] if extra else [])
+    assert lines == sorted(f"{role} False" for role in roles)
+    assert rules(repo) == []  # and the evidence is bound all the same
+    assert report_of(repo).properties[evidence.P_TREE_END] == git_tree(repo)
+
+
+def test_checkout_libgit2_opens_elsewhere_is_never_evidence(fresh: Path, tmp_path: Path) -> None:
+    """The plugin finds the work tree in pure Python (the nearest .git); libgit2, in the
+    co-process, is the authority. When they disagree (core.worktree names another folder), no
+    evidence is written, and an earlier run's is removed."""
+    assert run_pytest(fresh).returncode == 0
+    assert evidence_path(fresh).is_file()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git(fresh, "config", "core.worktree", str(elsewhere))
+    proc = run_pytest(fresh)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert summary(proc) == "4 passed"
+    no_traceback(proc)
+    lines = genstamp_lines(proc)
+    assert len(lines) == 1 and "evidence not written" in lines[0], proc.stdout + proc.stderr
+    assert str(elsewhere) in lines[0]
+    assert not evidence_path(fresh).exists()
+
+
+def test_git_dir_in_the_environment_opens_the_repository_in_process(fresh: Path) -> None:
+    """With GIT_DIR set (as git sets it for hooks) the plugin opens the repository itself."""
+    env = subprocess_env(GIT_DIR=str(fresh / ".git"))
+    proc = run_pytest(fresh, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert genstamp_lines(proc) == []
+    props = report_of(fresh).properties
+    assert props[evidence.P_TREE_START] == props[evidence.P_TREE_END] == git_tree(fresh)
+    assert props[evidence.P_HEAD] == git(fresh, "rev-parse", "HEAD")
+    assert rules(fresh) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import marshal
 import os
@@ -10,8 +11,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
-
-import pygit2
 
 FOREIGN = "foreign-origin"  # a checkout module loaded from outside the checkout
 SOURCELESS = "sourceless"  # loaded from a .pyc with no source
@@ -142,8 +141,8 @@ def audit_modules(
         if not real.endswith(".py"):
             continue  # an extension module: no source to bind
         try:
-            loaded[rel] = str(pygit2.hashfile(real))
-        except (OSError, pygit2.GitError):
+            loaded[rel] = blob_id(real)
+        except OSError:
             continue
         cached = getattr(spec, "cached", None)
         if isinstance(cached, str) and not (trusted_cache and inside(cached, trusted_cache)):
@@ -166,12 +165,20 @@ def _identical_copy(name: str, real: str, root: Path) -> tuple[str, str] | None:
     for base in (root, root / "src"):
         candidate = base.joinpath(*tail)
         try:
-            ours, theirs = pygit2.hashfile(str(candidate)), pygit2.hashfile(real)
-        except (OSError, pygit2.GitError):
+            ours, theirs = blob_id(str(candidate)), blob_id(real)
+        except OSError:
             continue
         if ours == theirs:
-            return candidate.relative_to(root).as_posix(), str(ours)
+            return candidate.relative_to(root).as_posix(), ours
     return None
+
+
+def blob_id(path: str) -> str:
+    """The id git gives the file's bytes as a blob (``git hash-object``, no filters), in pure
+    Python: the pytest process never needs libgit2 for it."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def inside(path: str, root: str) -> bool:

@@ -19,7 +19,7 @@ from xml.parsers import expat
 from genstamp import __version__
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
-from genstamp.repo import Checkout
+from genstamp.repo import Checkout, Place, open_checkout
 
 PREFIX = "genstamp."
 FORMAT = "1"
@@ -259,7 +259,7 @@ def copy_to(src: Path, dest: Path) -> None:
         write_atomic(dest, src.read_bytes())
 
 
-def location(checkout: Checkout, configured: Path | None) -> Path:
+def location(checkout: Checkout | Place, configured: Path | None) -> Path:
     """Where evidence goes: the configured path, else inside the git dir.
 
     A configured path inside the work tree must be ignored by git, or writing it would change
@@ -270,7 +270,9 @@ def location(checkout: Checkout, configured: Path | None) -> Path:
     path = configured.resolve() if configured.is_absolute() else (workdir / configured).resolve()
     if path == workdir or workdir in path.parents:
         rel = path.relative_to(workdir).as_posix()
-        if not checkout.repo.path_is_ignored(rel):
+        # The pytest plugin knows only the place; asking git opens the repository (rare).
+        repo = checkout.repo if isinstance(checkout, Checkout) else open_checkout(workdir).repo
+        if not repo.path_is_ignored(rel):
             raise GenstampError(
                 f"the evidence path {rel} is inside the work tree and not ignored by git",
                 f"add {rel} to .gitignore, or leave tool.genstamp.evidence unset",

@@ -9,14 +9,15 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp import __version__
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
-from genstamp.identity import tree_identity
-from genstamp.repo import Checkout, head_id
-from genstamp.scrub import ScrubResult, scrub
+from genstamp.repo import Checkout, Place
+
+if TYPE_CHECKING:
+    from genstamp.scrub import ScrubResult
 
 FILENAME = "generation.json"
 FORMAT = "genstamp-generation"
@@ -47,7 +48,7 @@ class Generation(NamedTuple):
         }
 
 
-def stamp_path(checkout: Checkout) -> Path:
+def stamp_path(checkout: Checkout | Place) -> Path:
     return checkout.state / FILENAME
 
 
@@ -55,6 +56,10 @@ def begin(
     checkout: Checkout, *, trigger: str = "manual", do_scrub: bool = True, venvs: bool = False
 ) -> tuple[Generation, ScrubResult | None]:
     """Scrub (unless told not to), then write a new generation and return it."""
+    from genstamp.identity import tree_identity  # imports pygit2: not needed to read a stamp
+    from genstamp.repo import head_id
+    from genstamp.scrub import scrub
+
     if trigger not in TRIGGERS:
         raise GenstampError(f"unknown trigger {trigger!r}", f"use one of: {', '.join(TRIGGERS)}")
     # Before the identity is computed: the index still holds only what git tracks.
@@ -90,7 +95,7 @@ def begin(
     return gen, result
 
 
-def current(checkout: Checkout) -> Generation | None:
+def current(checkout: Checkout | Place) -> Generation | None:
     """The current generation, None when there is none; a damaged stamp is an error."""
     path = stamp_path(checkout)
     try:

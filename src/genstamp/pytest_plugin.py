@@ -15,6 +15,7 @@ import json
 import marshal
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -23,15 +24,15 @@ from datetime import datetime, timezone
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import CodeType, ModuleType
-from typing import Any, ClassVar
+from typing import IO, Any, ClassVar
 
 import pytest
 
+import genstamp
 from genstamp import audit, config, evidence, generation, junit
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
-from genstamp.identity import tree_identity
-from genstamp.repo import Checkout, head_id, open_checkout
+from genstamp.repo import Checkout, Place, find_place, open_checkout
 
 _KEY = "genstamp"
 _PYCACHE_ENV = "PYTHONPYCACHEPREFIX"
@@ -43,11 +44,72 @@ def _is_worker(cfg: pytest.Config) -> bool:
     return hasattr(cfg, "workerinput")
 
 
-class Session:
-    """What one pytest process learns during the run; registered as a plugin object."""
+class _Helper:
+    """The co-process (``genstamp._session``) that opens the repository with libgit2 and takes
+    both trees, so that the test process never imports pygit2. Its answers are read when they
+    are needed; each is a dict, ``{"error": ...}`` when it could not give one."""
 
-    def __init__(self, checkout: Checkout, cfg: pytest.Config) -> None:
-        self.checkout = checkout
+    def __init__(self, folder: Path) -> None:
+        here = os.path.dirname(os.path.dirname(os.path.abspath(genstamp.__file__)))
+        self.proc: subprocess.Popen[str] | None = subprocess.Popen(
+            [sys.executable, "-m", "genstamp._session", str(folder)],
+            cwd=here,  # python -m puts its folder first on sys.path: this genstamp's own
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+            errors="surrogateescape",
+        )
+
+    def read(self) -> dict[str, Any]:
+        proc = self.proc
+        if proc is None or proc.stdout is None:
+            return {"error": "genstamp's co-process is gone"}
+        line = proc.stdout.readline()
+        try:
+            data = json.loads(line)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            code = proc.poll()
+            return {"error": f"genstamp's co-process gave no answer (exit status {code})"}
+        return data
+
+    def send(self, line: str) -> None:
+        stdin: IO[str] | None = self.proc.stdin if self.proc is not None else None
+        if stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stdin.write(line + "\n")
+                stdin.flush()
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Session:
+    """What one pytest process learns during the run; registered as a plugin object.
+
+    On the normal path the checkout is found in pure Python (``find_place``), and a co-process
+    confirms it with libgit2 and takes the trees (``_Helper``). With ``GIT_DIR`` or
+    ``GIT_WORK_TREE`` set, the repository is opened here instead (``repo`` is that handle)."""
+
+    def __init__(self, place: Place | Checkout, cfg: pytest.Config) -> None:
+        self.checkout = place
+        self.repo: Checkout | None = place if isinstance(place, Checkout) else None
+        self.helper: _Helper | None = None
+        self.inert = False  # libgit2 found no checkout here: the plugin does nothing
         self.config = cfg
         self.problem: str | None = None  # why the evidence will be unbound, if it will
         self.gen: generation.Generation | None = None
@@ -83,18 +145,28 @@ class Session:
 
     def note_tree_start(self) -> None:
         """Start taking the tree at the start, in the controller only (an xdist worker is not
-        known as one before ``pytest_configure``, and needs no tree). A thread does it while
-        pytest collects (libgit2 walks the tree without the GIL), on a repository handle of its
-        own; ``await_tree_start`` waits for it before the first test runs."""
+        known as one before ``pytest_configure``, and needs no tree). The co-process does it
+        while pytest collects; ``await_tree_start`` waits for it before the first test runs.
+        In-process, a thread does it (libgit2 walks the tree without the GIL), on a repository
+        handle of its own."""
+        if self.repo is None:
+            try:
+                self.helper = _Helper(self.config.invocation_params.dir)
+            except OSError as exc:
+                self.tree_problem = f"cannot start genstamp's co-process: {_os_reason(exc)}"
+            return
         self._start_thread = threading.Thread(
             target=self._take_tree_start, name="genstamp-tree-start", daemon=True
         )
         self._start_thread.start()
 
     def _take_tree_start(self) -> None:
+        from genstamp.identity import tree_identity
+
         try:
+            assert self.repo is not None
             side = open_checkout(self.config.invocation_params.dir)
-            if side.gitdir != self.checkout.gitdir or side.workdir != self.checkout.workdir:
+            if side.gitdir != self.repo.gitdir or side.workdir != self.repo.workdir:
                 return  # not the same checkout after all: taken in the main thread instead
             self.side = side
             self.tree_start = tree_identity(side)
@@ -104,15 +176,55 @@ class Session:
             self.tree_problem = f"{type(exc).__name__}: {exc}"
 
     def await_tree_start(self) -> None:
+        helper = self.helper
+        if helper is not None and self.tree_start is None and self.tree_problem is None:
+            self._confirm(helper.read())
+            if self.tree_problem is None:
+                answer = helper.read()
+                if "error" in answer or not isinstance(answer.get("tree"), str):
+                    self.tree_problem = str(answer.get("error", "no tree at the start"))
+                else:
+                    self.tree_start = answer["tree"]
         thread, self._start_thread = self._start_thread, None
         if thread is None:
             return
         thread.join()
-        if self.side is None and self.tree_problem is None:
+        if self.side is None and self.tree_problem is None and self.repo is not None:
+            from genstamp.identity import tree_identity
+
             try:
-                self.tree_start = tree_identity(self.checkout)
+                self.tree_start = tree_identity(self.repo)
             except GenstampError as exc:
                 self.tree_problem = str(exc)
+
+    def _confirm(self, answer: dict[str, Any]) -> None:
+        """The checkout libgit2 opened must be the one found in pure Python, or nothing the
+        co-process says may speak for this run."""
+        if "error" in answer:
+            # libgit2 finds no usable checkout here: as when the plugin opened it itself, it
+            # stays silent (nothing here is a checkout it may write evidence for).
+            self.inert = True
+            self.tree_problem = str(answer["error"])
+            return
+        found = (str(answer.get("workdir")), str(answer.get("gitdir")))
+        if found != (str(self.checkout.workdir), str(self.checkout.gitdir)):
+            self.tree_problem = (
+                f"libgit2 opens the checkout {found[0]} (git dir {found[1]}), not "
+                f"{self.checkout.workdir} (git dir {self.checkout.gitdir}) found from "
+                f"{self.config.invocation_params.dir}"
+            )
+
+    def _tree_end(self) -> tuple[str, str | None]:
+        """The tree at the end and HEAD, from the co-process (asked before the audit)."""
+        assert self.helper is not None
+        answer = self.helper.read()
+        tree = answer.get("tree")
+        if "error" in answer or not isinstance(tree, str):
+            raise GenstampError(
+                f"the tree at the end is unknown: {answer.get('error', 'no answer')}"
+            )
+        head = answer.get("head")
+        return tree, head if isinstance(head, str) else None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
@@ -134,6 +246,9 @@ class Session:
 
     def restore(self) -> None:
         self.await_tree_start()
+        if self.helper is not None:
+            self.helper.close()
+            self.helper = None
         if self._hook is not None:
             _uninstall_loader(self._hook, str(self.checkout.workdir))
             self._hook = None
@@ -204,6 +319,9 @@ class Session:
                 data["error"] = f"the audit failed in a worker: {type(exc).__name__}: {exc}"
             self.config.workeroutput[_KEY] = json.dumps(data)  # type: ignore[attr-defined]
             return
+        self.await_tree_start()
+        if self.inert:
+            return
         try:
             self._bind(session, exitstatus)
             return
@@ -236,10 +354,18 @@ class Session:
             raise GenstampError(
                 self.tree_problem or self.problem or "the tree at the start is unknown"
             )
-        # The tree at the end is taken by a thread (libgit2 walks without the GIL) while this one
-        # audits; nothing here touches the repository handle it uses until it is done.
-        end = _Task(tree_identity, self.side or self.checkout)
-        end.start()
+        # The tree at the end is taken by the co-process, or in-process by a thread (libgit2
+        # walks without the GIL), while this one audits; nothing here touches the repository
+        # handle it uses until it is done.
+        end: _Task | None = None
+        if self.helper is not None:
+            self.helper.send("end")
+        else:
+            from genstamp.identity import tree_identity
+
+            assert self.repo is not None
+            end = _Task(tree_identity, self.side or self.repo)
+            end.start()
         merged: audit.Audit | None = None
         reasons: list[str] = []
         failure: Exception | None = None
@@ -253,12 +379,20 @@ class Session:
                 self.recorder.render()
         except Exception as exc:  # raised below, once the thread is done
             failure = exc
-        end.join()
-        if end.error is not None:
-            if isinstance(end.error, GenstampError):
-                raise GenstampError(f"the tree at the end is unknown: {end.error}") from end.error
-            raise end.error
-        assert end.result is not None
+        if end is None:
+            tree_end, head = self._tree_end()
+        else:
+            from genstamp.repo import head_id
+
+            end.join()
+            if end.error is not None:
+                if isinstance(end.error, GenstampError):
+                    raise GenstampError(
+                        f"the tree at the end is unknown: {end.error}"
+                    ) from end.error
+                raise end.error
+            assert end.result is not None and self.repo is not None
+            tree_end, head = end.result, head_id(self.repo.repo)
         worker_errors = [str(o["error"]) for o in self.worker_outputs if "error" in o]
         if worker_errors:
             raise GenstampError(worker_errors[0])
@@ -270,8 +404,8 @@ class Session:
             evidence.P_CHECKOUT: str(self.checkout.gitdir),
             evidence.P_GENERATION: self.gen.id if self.gen else evidence.NONE,
             evidence.P_TREE_START: self.tree_start,
-            evidence.P_TREE_END: end.result,
-            evidence.P_HEAD: head_id(self.checkout.repo) or evidence.NONE,
+            evidence.P_TREE_END: tree_end,
+            evidence.P_HEAD: head or evidence.NONE,
             evidence.P_SELECTION: "partial" if reasons else "full",
             evidence.P_SELECTION_REASONS: "; ".join(reasons),
             evidence.P_AUDIT: merged.to_json(),
@@ -581,11 +715,18 @@ def _narrowed_args(cfg: pytest.Config) -> list[str]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    where = early_config.invocation_params.dir
+    place: Place | Checkout | None
     try:
-        checkout = open_checkout(early_config.invocation_params.dir)
+        if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+            place = open_checkout(where)  # git's environment: libgit2 decides, in-process
+        else:
+            place = find_place(where)  # confirmed by the co-process (libgit2) before any test
     except GenstampError:
         return  # not a git work tree: silent
-    session = Session(checkout, early_config)
+    if place is None:
+        return
+    session = Session(place, early_config)
     try:
         session.start()
     except Exception as exc:  # never a traceback from the plugin

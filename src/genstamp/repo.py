@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
-
-import pygit2
-from pygit2.enums import RepositoryOpenFlag
+from typing import TYPE_CHECKING, NamedTuple
 
 from genstamp.errors import GenstampError
+
+if TYPE_CHECKING:  # pygit2 is imported where it is used: the pytest plugin runs without it
+    import pygit2
 
 STATE_DIR = "genstamp"
 
@@ -25,12 +25,46 @@ class Checkout(NamedTuple):
         return self.gitdir / STATE_DIR
 
 
+class Place(NamedTuple):
+    """Where a checkout is, without a repository handle: what the pytest plugin works with."""
+
+    workdir: Path  # the work tree root, resolved
+    gitdir: Path  # this worktree's own git dir, resolved
+
+    @property
+    def state(self) -> Path:
+        return self.gitdir / STATE_DIR
+
+
+def find_place(start: str | os.PathLike[str]) -> Place | None:
+    """The checkout around ``start`` as git's own discovery would find it in the common case,
+    in pure Python: the nearest folder holding ``.git`` (a folder, or a file naming the git
+    dir). None outside any. It is a guess: whoever uses it must confirm it against
+    ``open_checkout`` (``core.worktree``, ``GIT_DIR`` and the like are not looked at)."""
+    top = _dotgit_top(os.fspath(start))
+    if top is None:
+        return None
+    dotgit = top / ".git"
+    if dotgit.is_dir():
+        return Place(top, dotgit.resolve())
+    try:
+        line = dotgit.read_text(encoding="utf-8", errors="surrogateescape").splitlines()[0]
+    except (OSError, IndexError):
+        return None
+    if not line.startswith("gitdir: "):
+        return None
+    return Place(top, (top / line[len("gitdir: ") :].strip()).resolve())
+
+
 def open_checkout(start: str | os.PathLike[str] | None = None) -> Checkout:
     """Open the work tree containing ``start`` (default: the current directory).
 
     Honours ``GIT_DIR`` / ``GIT_WORK_TREE`` as git does inside hooks: both relative to the
     current folder, which is the top of the work tree when ``GIT_DIR`` comes alone.
     """
+    import pygit2
+    from pygit2.enums import RepositoryOpenFlag
+
     path = os.fspath(start) if start is not None else os.getcwd()
     if not os.path.isdir(path):
         raise GenstampError(f"{path} is not a folder", "run genstamp inside a git work tree")
@@ -109,6 +143,8 @@ def _is_linked_worktree(repo: pygit2.Repository) -> bool:
 
 
 def _config_true(repo: pygit2.Repository, name: str) -> bool:
+    import pygit2
+
     try:
         return bool(repo.config.get_bool(name))
     except (KeyError, pygit2.GitError):
@@ -116,6 +152,8 @@ def _config_true(repo: pygit2.Repository, name: str) -> bool:
 
 
 def _open_error(path: str, exc: pygit2.GitError) -> GenstampError:
+    import pygit2
+
     message = str(exc)
     if "object format" in message:
         found = re.search(r"object format '([^']*)'", message)
@@ -136,6 +174,8 @@ def _open_error(path: str, exc: pygit2.GitError) -> GenstampError:
 
 def head_id(repo: pygit2.Repository) -> str | None:
     """HEAD's commit id, or None while HEAD is unborn."""
+    import pygit2
+
     if repo.head_is_unborn:
         return None
     try:

@@ -1,0 +1,69 @@
+"""The pytest plugin's co-process: everything that needs libgit2, kept out of the test process.
+
+    python -m genstamp._session FOLDER
+
+Prints one JSON line per answer on stdout: the checkout libgit2 discovers from FOLDER
+(``{"workdir", "gitdir"}``), then the tree at the start (``{"tree"}``); then waits for a line
+``end`` on stdin and prints the tree at the end and HEAD (``{"tree", "head"}``). Any failure is
+an answer ``{"error": "..."}`` and ends it. End of input ends it too. Importing pygit2 costs
+the test process tens of milliseconds (and two more full collections at exit); here it runs
+beside pytest's own start-up and collection.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from typing import Any
+
+
+def _say(data: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(data) + "\n")
+    sys.stdout.flush()
+
+
+def _error(exc: Exception) -> dict[str, Any]:
+    from genstamp.errors import GenstampError
+
+    if isinstance(exc, GenstampError):
+        return {"error": str(exc)}
+    return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def main(argv: list[str]) -> int:
+    # Ctrl-C reaches the whole process group: the plugin still asks for the tree at the end
+    # (an interrupted run is evidence of a partial run), then closes our input.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if len(argv) != 1:
+        _say({"error": "usage: python -m genstamp._session FOLDER"})
+        return 2
+    try:
+        from genstamp.identity import tree_identity
+        from genstamp.repo import head_id, open_checkout
+
+        checkout = open_checkout(argv[0])
+    except Exception as exc:
+        _say(_error(exc))
+        return 1
+    _say({"workdir": str(checkout.workdir), "gitdir": str(checkout.gitdir)})
+    try:
+        _say({"tree": tree_identity(checkout)})
+    except Exception as exc:
+        _say(_error(exc))
+        return 1
+    for line in sys.stdin:
+        if line.strip() != "end":
+            continue
+        try:
+            tree = tree_identity(checkout)
+            _say({"tree": tree, "head": head_id(checkout.repo)})
+        except Exception as exc:
+            _say(_error(exc))
+            return 1
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
