@@ -542,3 +542,23 @@ def test_git_dir_in_the_environment_opens_the_repository_in_process(fresh: Path)
     assert props[evidence.P_TREE_START] == props[evidence.P_TREE_END] == git_tree(fresh)
     assert props[evidence.P_HEAD] == git(fresh, "rev-parse", "HEAD")
     assert rules(fresh) == []
+
+
+def test_index_changed_by_a_test_is_read_for_the_tree_at_the_end(fresh: Path) -> None:
+    """A test that only changes the index (``git add -f`` of an ignored file) moves the tree
+    ``git add -A`` would write: the co-process reads the index again for the tree at the end."""
+    (fresh / ".gitignore").write_text("__pycache__/\n*.py[co]\nlocal.txt\n")
+    (fresh / "tests" / "test_indexer.py").write_text(
+        "import subprocess\nfrom pathlib import Path\n\n\ndef test_adds():\n"
+        "    root = Path(__file__).parent.parent\n"
+        "    subprocess.run(['git', 'add', '-f', 'local.txt'], cwd=root, check=True)\n"
+    )
+    commit_all(fresh, "a test that changes the index")
+    (fresh / "local.txt").write_text("ignored, untracked\n")
+    generation.begin(open_checkout(fresh))
+    before = git_tree(fresh)
+    proc = run_pytest(fresh)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    props = report_of(fresh).properties
+    assert props[evidence.P_TREE_START] == before
+    assert props[evidence.P_TREE_END] == git_tree(fresh) != before

@@ -49,6 +49,13 @@ def main(argv: list[str]) -> int:
     _say({"workdir": str(checkout.workdir), "gitdir": str(checkout.gitdir)})
     try:
         _say({"tree": tree_identity(checkout)})
+        # A second handle, opened while the tests run, for the tree at the end: its index is
+        # read now and again only if the file changes (the first one's holds the start's
+        # additions and would be parsed again); it must be the same checkout.
+        end = open_checkout(argv[0])
+        if (end.workdir, end.gitdir) != (checkout.workdir, checkout.gitdir):
+            end = checkout
+        end.repo.index  # noqa: B018 - loads it
     except Exception as exc:
         _say(_error(exc))
         return 1
@@ -56,8 +63,8 @@ def main(argv: list[str]) -> int:
         if line.strip() != "end":
             continue
         try:
-            tree = tree_identity(checkout)
-            _say({"tree": tree, "head": head_id(checkout.repo)})
+            tree = tree_identity(end)
+            _say({"tree": tree, "head": head_id(end.repo)})
         except Exception as exc:
             _say(_error(exc))
             return 1
