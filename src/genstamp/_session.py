@@ -1,6 +1,6 @@
 """The pytest plugin's co-process: everything that needs libgit2, kept out of the test process.
 
-    python -m genstamp._session FOLDER
+    python -m genstamp._session FOLDER   (the plugin runs ``main`` through ``python -c``)
 
 Prints one JSON line per answer on stdout: the checkout libgit2 discovers from FOLDER
 (``{"workdir", "gitdir"}``), then the tree at the start (``{"tree"}``); then waits for a line

@@ -44,16 +44,25 @@ def _is_worker(cfg: pytest.Config) -> bool:
     return hasattr(cfg, "workerinput")
 
 
+_HELPER_MAIN = (
+    "import sys; here = sys.argv[1]; sys.path[:1] = [] if here in sys.path[1:] else [here]; "
+    "from genstamp._session import main; sys.exit(main(sys.argv[2:]))"
+)
+
+
 class _Helper:
     """The co-process (``genstamp._session``) that opens the repository with libgit2 and takes
     both trees, so that the test process never imports pygit2. Its answers are read when they
     are needed; each is a dict, ``{"error": ...}`` when it could not give one."""
 
     def __init__(self, folder: Path) -> None:
+        # This very genstamp (its protocol), found where the plugin's came from; that folder
+        # goes first on sys.path only when it is not there already (site-packages, say, must
+        # not come before the standard library).
         here = os.path.dirname(os.path.dirname(os.path.abspath(genstamp.__file__)))
         self.proc: subprocess.Popen[str] | None = subprocess.Popen(
-            [sys.executable, "-m", "genstamp._session", str(folder)],
-            cwd=here,  # python -m puts its folder first on sys.path: this genstamp's own
+            [sys.executable, "-c", _HELPER_MAIN, here, str(folder)],
+            cwd=here,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
