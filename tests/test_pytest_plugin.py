@@ -562,3 +562,20 @@ def test_index_changed_by_a_test_is_read_for_the_tree_at_the_end(fresh: Path) ->
     props = report_of(fresh).properties
     assert props[evidence.P_TREE_START] == before
     assert props[evidence.P_TREE_END] == git_tree(fresh) != before
+
+
+def test_linked_worktree_run_from_a_subfolder(fresh: Path, tmp_path: Path) -> None:
+    """A linked worktree has a ``.git`` file naming its git dir: found in pure Python from a
+    subfolder, confirmed by libgit2, and its evidence bound to that worktree's own git dir."""
+    linked = tmp_path / "linked"
+    git(fresh, "worktree", "add", "-q", str(linked))
+    checkout = open_checkout(linked)
+    assert checkout.gitdir != open_checkout(fresh).gitdir
+    generation.begin(checkout)
+    proc = run_pytest(linked / "tests")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert genstamp_lines(proc) == []
+    props = report_of(linked).properties
+    assert props[evidence.P_CHECKOUT] == str(checkout.gitdir)
+    assert props[evidence.P_TREE_END] == git_tree(linked)
+    assert rules(linked) == []
