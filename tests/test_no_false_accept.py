@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import pytest
 from conftest import RunGenstamp, commit_all, git, git_tree, init_repo, run_pytest
 
-from genstamp import generation
+from genstamp import evidence, generation
 from genstamp.repo import open_checkout
 
 STATE = Path(".git", "genstamp")
@@ -69,6 +69,22 @@ def copy_checkout(src: Path, dest: Path) -> Path:
     """`cp -a` of a whole checkout: work tree, git dir, stamp and evidence."""
     shutil.copytree(src, dest, symlinks=True)
     return dest
+
+
+def own_copy(src: Path, dest: Path) -> Path:
+    """A copy of a checkout whose evidence is its own, as if its tests had run there (the
+    evidence re-bound to the copy's git dir, sealed with its stamp's key): a scratch baseline for
+    the rows that lie in other ways."""
+    repo = copy_checkout(src, dest)
+    path = evidence_of(repo)
+    checkout = open_checkout(repo)
+    gen = generation.current(checkout)
+    assert gen is not None
+    props = dict(evidence.read_report(path).properties)
+    props.pop(evidence.P_SEAL)
+    props[evidence.P_CHECKOUT] = str(checkout.gitdir)
+    evidence.bind(path, props, gen.key)
+    return repo
 
 
 def edit_xml(path: Path, edit: Callable[[ET.Element], None]) -> None:
@@ -131,7 +147,7 @@ def copied_from_another_checkout(b: Baselines, tmp: Path) -> Lie:
 
 def copied_from_a_linked_worktree(b: Baselines, tmp: Path) -> Lie:
     """Evidence of the main worktree copied into a linked worktree at the same commit."""
-    main = copy_checkout(b.green, tmp / "main")
+    main = own_copy(b.green, tmp / "main")
     wt = tmp / "wt"
     git(main, "worktree", "add", "-q", "--detach", str(wt))
     stamp(wt)
@@ -143,7 +159,7 @@ def copied_from_a_linked_worktree(b: Baselines, tmp: Path) -> Lie:
 def _earlier_generation(b: Baselines, tmp: Path, *, touch: bool) -> Lie:
     """Evidence of this very checkout, saved in one generation, restored after a new one
     began (and was tested green)."""
-    repo = copy_checkout(b.green, tmp / "repo")
+    repo = own_copy(b.green, tmp / "repo")
     assert run_pytest(repo).returncode == 0  # evidence of this checkout, not the original's
     shutil.copy(evidence_of(repo), tmp / "saved.xml")
     stamp(repo)
@@ -164,20 +180,20 @@ def earlier_generation_freshly_touched(b: Baselines, tmp: Path) -> Lie:
 
 
 def produced_before_an_edit(b: Baselines, tmp: Path) -> Lie:
-    repo = copy_checkout(b.green, tmp / "repo")
+    repo = own_copy(b.green, tmp / "repo")
     (repo / CALC).write_text("def add(a, b):\n    return a - b\n")
     return Lie(repo)
 
 
 def produced_before_a_new_file(b: Baselines, tmp: Path) -> Lie:
-    repo = copy_checkout(b.green, tmp / "repo")
+    repo = own_copy(b.green, tmp / "repo")
     (repo / "src" / "calc" / "extra.py").write_text("SURPRISE = True\n")
     return Lie(repo)
 
 
 def produced_before_a_commit_and_amend(b: Baselines, tmp: Path) -> Lie:
     """Tested, then the commit amended with an untested change: the work tree is the amend."""
-    repo = copy_checkout(b.green, tmp / "repo")
+    repo = own_copy(b.green, tmp / "repo")
     (repo / TEST).write_text((repo / TEST).read_text() + "\n# amended\n")
     git(repo, "commit", "-q", "-a", "--amend", "--no-edit")
     return Lie(repo)
@@ -186,7 +202,7 @@ def produced_before_a_commit_and_amend(b: Baselines, tmp: Path) -> Lie:
 def tree_property_forged_to_the_edit(b: Baselines, tmp: Path) -> Lie:
     """Edited after the run, then the evidence's tree properties set to the edited tree (as
     git computes it): the tree now 'matches', the seal does not."""
-    repo = copy_checkout(b.green, tmp / "repo")
+    repo = own_copy(b.green, tmp / "repo")
     (repo / CALC).write_text("def add(a, b):\n    return a - b\n")
     tree = git_tree(repo)
 
@@ -200,14 +216,14 @@ def tree_property_forged_to_the_edit(b: Baselines, tmp: Path) -> Lie:
 
 def generation_property_forged_to_the_current(b: Baselines, tmp: Path) -> Lie:
     """Evidence of an earlier generation relabelled with the current generation's id."""
-    repo = copy_checkout(b.green, tmp / "repo")
+    repo = own_copy(b.green, tmp / "repo")
     current = stamp(repo)
     edit_xml(evidence_of(repo), lambda root: set_property(root, "genstamp.generation", current))
     return Lie(repo)
 
 
 def selection_forged_to_full(b: Baselines, tmp: Path) -> Lie:
-    repo = copy_checkout(b.green, tmp / "repo")
+    repo = own_copy(b.green, tmp / "repo")
     assert run_pytest(repo, "-k", "zero").returncode == 0
     edit_xml(evidence_of(repo), lambda root: set_property(root, "genstamp.selection", "full"))
     return Lie(repo)
@@ -247,7 +263,7 @@ def failing_testcase_removed(b: Baselines, tmp: Path) -> Lie:
 def _bound_then_plain_run(b: Baselines, tmp: Path) -> tuple[Path, Path, bytes]:
     """--junitxml out.xml with genstamp (bound, green), then a later run without genstamp
     that fails, into the same file. Returns the repo, the file and the bound bytes."""
-    repo = copy_checkout(b.green, tmp / "repo")
+    repo = own_copy(b.green, tmp / "repo")
     junit = tmp / "out.xml"
     assert run_pytest(repo, f"--junitxml={junit}").returncode == 0
     bound = junit.read_bytes()
@@ -313,7 +329,7 @@ def another_repository_with_the_same_tree(b: Baselines, tmp: Path) -> Lie:
 
 
 def stamp_removed(b: Baselines, tmp: Path) -> Lie:
-    repo = copy_checkout(b.green, tmp / "repo")
+    repo = own_copy(b.green, tmp / "repo")
     (repo / STATE / "generation.json").unlink()
     return Lie(repo)
 
@@ -332,7 +348,7 @@ def _rows() -> dict[str, Row]:
     calc = CALC.as_posix()
     return {
         "control-as-produced": Row(as_produced, [], ""),
-        "control-plain-copy-of-the-checkout": Row(plain_copy, [], ""),
+        "plain-copy-of-the-checkout": Row(plain_copy, ["stale-generation"], "another checkout"),
         "copied-from-another-checkout": Row(
             copied_from_another_checkout, ["stale-generation"], "in another checkout"
         ),

@@ -209,9 +209,14 @@ def test_main_worktree_moved_then_repaired(linked: tuple[Path, Path], tmp_path: 
     # git itself is stuck the same way, and its repair is the remedy named
     assert subprocess.run(["git", "status"], cwd=wt, capture_output=True).returncode != 0
     git(moved, "worktree", "repair", str(wt))
-    # the stamp and the evidence moved with the git dir: still fresh, no rerun needed
-    accepted(wt)
+    # the stamp and the evidence moved with the git dir, but the evidence names the git dir it
+    # was recorded in: a moved checkout is another place (its installs may point at the old one)
+    proc = genstamp(wt, "verify")
+    assert proc.returncode == 1 and proc.stdout.startswith("stale-generation:"), proc.stdout
+    assert "another checkout" in proc.stdout
     assert stamp_of(wt)["tree"] == git_tree(wt)
+    assert run_pytest(wt).returncode == 0
+    accepted(wt)
 
 
 def test_linked_worktree_moved_then_repaired(linked: tuple[Path, Path], tmp_path: Path) -> None:

@@ -215,8 +215,21 @@ def test_no_stamp_still_writes_evidence(tmp_path: Path) -> None:
         (["-x"], "fail", "stopped early", ["tests-failed", "partial-run"]),
         (["--maxfail=1"], "fail", "stopped early", ["tests-failed", "partial-run"]),
         (["-n", "2", "--deselect", "tests/test_more.py::test_more"], None, "1 deselected", None),
+        (["--ignore=tests/test_more.py"], None, "--ignore tests/test_more.py", None),
+        (["--ignore-glob", "*more*"], None, "--ignore-glob *more*", None),
     ],
-    ids=["k", "m", "node-id", "deselect", "narrow-path", "x", "maxfail", "xdist-deselect"],
+    ids=[
+        "k",
+        "m",
+        "node-id",
+        "deselect",
+        "narrow-path",
+        "x",
+        "maxfail",
+        "xdist-deselect",
+        "ignore",
+        "ignore-glob",
+    ],
 )
 def test_partial_run_is_recorded_and_refused(
     shared: Path, args: list[str], env: str | None, reason: str, expected: list[str] | None

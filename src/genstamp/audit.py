@@ -198,9 +198,17 @@ def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None)
     if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
         return None
     flags = int.from_bytes(data[4:8], "little")
-    if flags & 0b1:  # hash-based pyc
-        if not flags & 0b10:
-            return None  # unchecked hash pyc: CPython trusts it; compare below
+    if flags & 0b1:  # hash-based pyc (PEP 552)
+        try:
+            with open(source, "rb") as fh:
+                matches = importlib.util.source_hash(fh.read()) == data[8:16]
+        except OSError:
+            return None
+        if flags & 0b10:
+            return None  # checked: CPython ran it only if it hashes to the source (or recompiled)
+        if not matches:
+            return f"loaded from {cached}, an unchecked pyc not compiled from the current source"
+        return None
     else:
         mtime = int.from_bytes(data[8:12], "little")
         size = int.from_bytes(data[12:16], "little")

@@ -10,10 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+import pygit2
+
 from genstamp import __version__, config, generation, hooks
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
 from genstamp.identity import is_bytecode_path, tree_identity
-from genstamp.repo import Checkout, head_id, open_checkout
+from genstamp.repo import Checkout, head_id, nested_index, open_checkout
 from genstamp.scrub import ScrubResult, scrub
 from genstamp.verify import printable
 
@@ -77,6 +79,7 @@ def cmd_scrub(args: argparse.Namespace, checkout: Checkout) -> int:
         dry_run=args.dry_run,
         venvs=args.venvs or settings.scrub_venvs,
         tracked=checkout.repo.index,
+        nested=nested_index,
     )
     if args.json:
         _print_json({**result.summary(), "removed": list(result.removed)})
@@ -294,8 +297,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GenstampError as exc:
         print(f"genstamp: {exc}", file=sys.stderr)
         return exc.code
+    except BrokenPipeError:
+        return EXIT_USAGE
+    except (pygit2.GitError, OSError) as exc:
+        # libgit2 or the file system failed where genstamp expected it to work (a damaged
+        # index, a vanished folder): one line, never a traceback.
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+        print(
+            f"genstamp: {reason}{where} (hint: check that `git status` works here)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("genstamp: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return EXIT_USAGE

@@ -57,14 +57,18 @@ def begin(
 ) -> tuple[Generation, ScrubResult | None]:
     """Scrub (unless told not to), then write a new generation and return it."""
     from genstamp.identity import tree_identity  # imports pygit2: not needed to read a stamp
-    from genstamp.repo import head_id
+    from genstamp.repo import head_id, nested_index
     from genstamp.scrub import scrub
 
     if trigger not in TRIGGERS:
         raise GenstampError(f"unknown trigger {trigger!r}", f"use one of: {', '.join(TRIGGERS)}")
     # Before the identity is computed: the index still holds only what git tracks.
     tracked = checkout.repo.index
-    result = scrub(checkout.workdir, venvs=venvs, tracked=tracked) if do_scrub else None
+    result = (
+        scrub(checkout.workdir, venvs=venvs, tracked=tracked, nested=nested_index)
+        if do_scrub
+        else None
+    )
     try:
         now_ns = _now_ns(checkout.state)
     except OSError as exc:
@@ -145,8 +149,11 @@ def parse(raw: bytes, path: Path) -> Generation:
         not _is_hex(data["id"], 32)
         or not _is_hex(data["tree"], 40, 64)
         or (head is not None and not _is_hex(head, 40, 64))
+        or not _is_hex(data["key"], 64)
     ):
-        raise GenstampError(f"the generation stamp {path} has a malformed id, tree or head", remedy)
+        raise GenstampError(
+            f"the generation stamp {path} has a malformed id, tree, head or key", remedy
+        )
     return Generation(**{f: data[f] for f in fields})
 
 

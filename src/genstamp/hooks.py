@@ -10,7 +10,6 @@ import pygit2
 from genstamp.errors import EXIT_REFUSED, GenstampError
 
 Z40 = "0" * 40
-Z64 = "0" * 64
 RESTAMP_HOOKS = ("post-checkout", "post-merge", "post-rewrite")
 # git's own arguments per hook (pre-commit's `hook-impl` keeps the same table)
 ARG_COUNTS = {"post-checkout": (3,), "post-merge": (1,), "post-rewrite": (1,), "pre-push": (2,)}

@@ -53,7 +53,6 @@ _UNREADABLE = _Unreadable()
 class Scan(NamedTuple):
     tree: str | None  # hex tree id; None when not asked for
     bytecode: tuple[str, ...]  # work-tree-relative paths of __pycache__ folders and *.pyc files
-    changed: int  # paths that differ from the index
 
 
 def is_bytecode_path(path: str) -> bool:
@@ -79,7 +78,6 @@ def scan(checkout: Checkout, *, want_tree: bool = True, want_bytecode: bool = Fa
         flags = _FLAGS | DiffOption.INCLUDE_IGNORED if want_bytecode else _FLAGS
         diff = index.diff_to_workdir(flags=flags)
         bytecode: list[str] = []
-        changed = 0
         conflicts = index.conflicts
         trust = _Trust(_config_bool(repo, "core.filemode"), _config_bool(repo, "core.symlinks"))
         parents: dict[str, bool] = {}
@@ -95,7 +93,6 @@ def scan(checkout: Checkout, *, want_tree: bool = True, want_bytecode: bool = Fa
                 continue
             if status == DeltaStatus.DELETED and _skip_worktree(index, path):
                 continue  # outside a sparse checkout's cone: git keeps the indexed entry
-            changed += 1
             if want_bytecode and status == DeltaStatus.UNTRACKED and is_bytecode_path(path):
                 bytecode.append(path)
             if not want_tree:
@@ -128,7 +125,7 @@ def scan(checkout: Checkout, *, want_tree: bool = True, want_bytecode: bool = Fa
             f"libgit2 could not read the work tree of {workdir}: {exc}",
             "check that `git status` and `git add -A` work here",
         ) from exc
-    return Scan(tree, tuple(bytecode), changed)
+    return Scan(tree, tuple(bytecode))
 
 
 def _workdir_entry(

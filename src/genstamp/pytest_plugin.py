@@ -446,6 +446,7 @@ class Session:
             reasons.append(f"-m {opt.markexpr}")
         if getattr(opt, "lf", False):
             reasons.append("--lf")
+        reasons.extend(_ignored_on_the_command_line(self.config))
         if getattr(opt, "stepwise", False) or getattr(opt, "stepwise_skip", False):
             reasons.append("--sw")
         if getattr(opt, "collectonly", False):
@@ -690,6 +691,21 @@ def _route_rewrite_cache(workdir: str, cache_root: str) -> Callable[[], None] | 
             setattr(rewrite, "get_cache_dir", original)  # noqa: B010
 
     return undo
+
+
+def _ignored_on_the_command_line(cfg: pytest.Config) -> list[str]:
+    """``--ignore``/``--ignore-glob`` given for this run (on the command line or in
+    PYTEST_ADDOPTS) leave files uncollected, so nothing else counts them; the same options in
+    the project's configuration define the suite and do not narrow it."""
+    given = [*cfg.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()]
+    out = []
+    for i, arg in enumerate(given):
+        for flag in ("--ignore", "--ignore-glob"):
+            if arg == flag and i + 1 < len(given):
+                out.append(f"{flag} {given[i + 1]}")
+            elif arg.startswith(flag + "="):
+                out.append(arg.replace("=", " ", 1))
+    return out
 
 
 def _narrowed_args(cfg: pytest.Config) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Container
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -182,3 +183,17 @@ def head_id(repo: pygit2.Repository) -> str | None:
         return str(repo.head.target)
     except pygit2.GitError:
         return None
+
+
+def nested_index(folder: str) -> Container[str] | None:
+    """The paths a repository nested in the work tree (a submodule) tracks, or None when its
+    index cannot be read."""
+    import pygit2
+
+    try:
+        index: pygit2.Index = pygit2.Repository(
+            folder, flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH
+        ).index
+    except (pygit2.GitError, OSError, ValueError):
+        return None
+    return index

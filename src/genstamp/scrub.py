@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Container
+from collections.abc import Callable, Container
 from typing import NamedTuple
 
 PYCACHE = "__pycache__"
@@ -54,10 +54,17 @@ def is_bytecode_file(name: str) -> bool:
 
 
 class _Tally:
-    def __init__(self, dry_run: bool, top: str, tracked: Container[str]) -> None:
+    def __init__(
+        self,
+        dry_run: bool,
+        top: str,
+        tracked: Container[str],
+        nested: Callable[[str], Container[str] | None] | None,
+    ) -> None:
         self.dry_run = dry_run
-        self.top = top
-        self.tracked = tracked
+        # the innermost repository a path belongs to: (its work tree, the paths it tracks)
+        self.owners: list[tuple[str, Container[str]]] = [(top, tracked)]
+        self.nested = nested
         self.folders = 0
         self.files = 0
         self.bytes = 0
@@ -65,7 +72,8 @@ class _Tally:
         self.errors: list[ScrubError] = []
 
     def unlink(self, path: str, entry: os.DirEntry[str]) -> bool:
-        if self.tracked and os.path.relpath(path, self.top).replace(os.sep, "/") in self.tracked:
+        top, tracked = self.owners[-1]
+        if tracked and os.path.relpath(path, top).replace(os.sep, "/") in tracked:
             return False  # committed on purpose (a test fixture, say): git's to manage, not ours
         try:
             size = entry.stat(follow_symlinks=False).st_size
@@ -101,11 +109,14 @@ def scrub(
     dry_run: bool = False,
     venvs: bool = False,
     tracked: Container[str] = (),
+    nested: Callable[[str], Container[str] | None] | None = None,
 ) -> ScrubResult:
     """Remove bytecode under ``root``; errors are collected, never raised. Paths in ``tracked``
-    (work-tree-relative, ``/``-separated: git's index) are kept."""
+    (work-tree-relative, ``/``-separated: git's index) are kept. ``nested(folder)`` gives what
+    a nested repository (a submodule) tracks, or None when that cannot be read: then scrub
+    leaves that repository alone."""
     top = os.fspath(root)
-    tally = _Tally(dry_run, top, tracked)
+    tally = _Tally(dry_run, top, tracked, nested)
     _scrub_dir(top, tally, venvs, is_root=True)
     return ScrubResult(
         tally.folders, tally.files, tally.bytes, tuple(tally.removed), tuple(tally.errors), dry_run
@@ -132,6 +143,22 @@ def _scrub_dir(path: str, tally: _Tally, venvs: bool, *, is_root: bool = False) 
         return False
     if not is_root and not venvs and any(e.name == "pyvenv.cfg" for e in entries):
         return False
+    if not is_root and any(e.name == ".git" for e in entries):
+        # A nested repository: what it tracks is its own index's to say.
+        inner = tally.nested(path) if tally.nested is not None else ()
+        if inner is None:
+            return False
+        tally.owners.append((path, inner))
+        try:
+            return _scrub_entries(path, entries, tally, venvs, is_root=False)
+        finally:
+            tally.owners.pop()
+    return _scrub_entries(path, entries, tally, venvs, is_root=is_root)
+
+
+def _scrub_entries(
+    path: str, entries: list[os.DirEntry[str]], tally: _Tally, venvs: bool, *, is_root: bool
+) -> bool:
     left = len(entries)
     for entry in entries:
         name = entry.name

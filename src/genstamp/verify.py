@@ -182,8 +182,17 @@ def verify(
                 f"the evidence is from generation {ev_gen[:12]}{origin}, the current one is "
                 f"{gen.id[:12]} (begun {gen.created} by {gen.trigger}){hint}",
             )
+        elif props.get(evidence.P_CHECKOUT) != str(checkout.gitdir):
+            # The same generation id elsewhere: a copied (cp -r) checkout carries its stamp and
+            # evidence along, but not the environment the tests ran in.
+            fail(
+                "stale-generation",
+                f"the evidence was recorded in another checkout "
+                f"({props.get(evidence.P_CHECKOUT)}), not {checkout.gitdir}",
+            )
         elif not hmac.compare_digest(
-            evidence.seal(gen.key, props, report), props.get(evidence.P_SEAL, "")
+            evidence.seal(gen.key, props, report).encode(),
+            props.get(evidence.P_SEAL, "").encode("utf-8", "surrogateescape"),
         ):
             fail(
                 "unbound-evidence",
@@ -201,7 +210,9 @@ def verify(
             f"{_differing_paths(repo, str(start), tested)}",
         )
 
-    loaded_audit = _audit(props)
+    loaded_audit, unreadable = _audit(props)
+    if unreadable:
+        fail("unbound-evidence", f"{path}: {unreadable}")
     bytecode = _stale_bytecode(checkout, walk.bytecode, gen)
     if loaded_audit is not None:
         bytecode += [
@@ -281,16 +292,20 @@ def _mismatches(repo: pygit2.Repository, tested: str, targets: Sequence[Target])
     return messages
 
 
-def _audit(props: dict[str, str]) -> audit.Audit | None:
+def _audit(props: dict[str, str]) -> tuple[audit.Audit | None, str]:
+    """The loaded-code audit, or None when the runner had none; and why it cannot be read."""
     text = props.get(evidence.P_AUDIT, "")
-    if not text or text == "unavailable":
-        return None
+    if text == "unavailable":
+        return None, ""
     try:
-        return audit.from_json(text)
-    # A hand-edited audit (the seal is checked, and reported, separately) must not crash the
-    # gate: wrong shapes, integers over Python's digit limit, arrays nested past the stack.
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-        return None
+        return audit.from_json(text), ""
+    # A hand-edited or newer audit must not crash the gate, nor be skipped in silence: wrong
+    # shapes, integers over Python's digit limit, arrays nested past the stack, other versions.
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        return None, (
+            f"its genstamp.audit cannot be read ({str(exc)[:100]}); this genstamp "
+            f"{__version__} reads audit format {audit.AUDIT_VERSION}"
+        )
 
 
 def _stale_bytecode(
