@@ -127,6 +127,7 @@ class Session:
         self.side: Checkout | None = None  # a second handle on the repository, for a thread
         self._start_thread: threading.Thread | None = None
         self.recorder: junit.Recorder | None = None  # writes the evidence when pytest does not
+        self.deferred: list[tuple[Callable[[Any], None], Any]] = []  # for the recorder, in order
         self.settings = config.Config()
         self.collected = 0
         self.deselected = 0
@@ -275,7 +276,7 @@ class Session:
         if report.failed:
             self.collect_errors += 1
         if self.recorder is not None:
-            self.recorder.collect_report(report)
+            self.deferred.append((self.recorder.collect_report, report))
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -286,7 +287,8 @@ class Session:
         if report.when == "setup":
             self.executed.add(report.nodeid)
         if self.recorder is not None:
-            self.recorder.test_report(report)
+            # Recorded at the end, while the co-process walks the tree: off the tests' path.
+            self.deferred.append((self.recorder.test_report, report))
 
     @pytest.hookimpl
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -296,7 +298,7 @@ class Session:
     @pytest.hookimpl
     def pytest_internalerror(self, excrepr: Any, excinfo: Any) -> None:
         if self.recorder is not None:
-            self.recorder.internal_error(str(excrepr))
+            self.deferred.append((self.recorder.internal_error, str(excrepr)))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -385,6 +387,9 @@ class Session:
             )
             reasons = self._partial_reasons(session, exitstatus)
             if self.recorder is not None and written is None:
+                for record, item in self.deferred:
+                    record(item)
+                self.deferred.clear()
                 self.recorder.render()
         except Exception as exc:  # raised below, once the thread is done
             failure = exc
