@@ -243,3 +243,20 @@ def refused(proc: subprocess.CompletedProcess[str]) -> str:
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     return out
+
+
+class Project:
+    """A work tree with a remote, for the end-to-end stories through real hooks."""
+
+    def __init__(self, root: Path, remote: Path) -> None:
+        self.root = root
+        self.remote = remote
+
+    def git(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return run_git(self.root, *args)
+
+    def rev(self, rev: str) -> str:
+        return git(self.root, "rev-parse", rev)
+
+    def edit(self, rel: Path | str, text: str) -> None:
+        (self.root / rel).write_text(text)

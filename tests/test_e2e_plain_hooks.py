@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, ok, refused, run_git, run_pytest
+from conftest import Project, git, ok, refused, run_git, run_pytest
 
 pytestmark = pytest.mark.e2e
 
@@ -41,21 +41,6 @@ def wrapper(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m genstamp "$@"\n')
     path.chmod(0o755)
     return path
-
-
-class Project:
-    def __init__(self, root: Path, remote: Path) -> None:
-        self.root = root
-        self.remote = remote
-
-    def git(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return run_git(self.root, *args)
-
-    def rev(self, rev: str) -> str:
-        return git(self.root, "rev-parse", rev)
-
-    def edit(self, rel: Path | str, text: str) -> None:
-        (self.root / rel).write_text(text)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import commit_all, git, init_repo, ok, refused, run_git, run_pytest
+from conftest import Project, commit_all, git, init_repo, ok, refused, run_pytest
 
 pytestmark = pytest.mark.e2e
 
@@ -74,21 +74,6 @@ def config_text(snapshot: Path, rev: str) -> str:
         "      - id: genstamp-verify\n"
         "      - id: genstamp-bytecode\n"
     )
-
-
-class Project:
-    def __init__(self, root: Path, remote: Path) -> None:
-        self.root = root
-        self.remote = remote
-
-    def git(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return run_git(self.root, *args)
-
-    def rev(self, rev: str) -> str:
-        return git(self.root, "rev-parse", rev)
-
-    def edit(self, rel: Path | str, text: str) -> None:
-        (self.root / rel).write_text(text)
 
 
 @pytest.fixture
