@@ -16,12 +16,17 @@ from conftest import commit_all, git, git_tree, init_repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from genstamp.identity import tree_identity
+from genstamp.identity import scan, split_plan, tree_identity
 from genstamp.repo import open_checkout
 
 
 def ours(path: Path) -> str:
-    return tree_identity(open_checkout(path))
+    """The identity from one walk, checked against the same walk split in parts."""
+    checkout = open_checkout(path)
+    whole = tree_identity(checkout)
+    split = scan(checkout, jobs=3, split_above=0).tree
+    assert split == whole, f"split walk {split} != one walk {whole}"
+    return whole
 
 
 def head_tree(path: Path) -> str:
@@ -464,6 +469,40 @@ def test_gitattributes_text_conversion(base: Path) -> None:
     (base / ".gitattributes").write_text("*.txt text eol=lf\n")
     (base / "crlf.txt").write_bytes(b"one\r\ntwo\r\n")
     assert assert_same(base) != head_tree(base)
+
+
+# --- a walk split in parts -------------------------------------------------------------------
+
+
+def test_split_walk_names_what_only_the_index_or_only_the_disk_has(base: Path) -> None:
+    """The parts of a split walk cover tracked folders deleted from disk (at the top, and
+    inside a folder the split opens) and untracked ones, and the split walk's identity is
+    git's."""
+    for folder in ["big", "big/sub", "gone"]:
+        (base / folder).mkdir()
+        for n in range(6):
+            (base / folder / f"f{n}.txt").write_text(f"{n}\n")
+    commit_all(base, "big")
+    shutil.rmtree(base / "gone")  # on the index only
+    shutil.rmtree(base / "big" / "sub")  # on the index only, inside the folder split up
+    (base / "big" / "f0.txt").write_text("changed\n")
+    (base / "fresh" / "inner").mkdir(parents=True)  # on disk only
+    (base / "fresh" / "inner" / "new.txt").write_text("new\n")
+    plan = split_plan(open_checkout(base), 2)
+    assert plan is not None and len(plan) == 2
+    named = [name for part in plan for name in part]
+    assert len(named) == len(set(named))  # no path walked twice
+    assert "big" not in named  # opened up: its entries are named one by one
+    for path in ["gone/f1.txt", "big/sub/f1.txt", "fresh/inner/new.txt", "big/f0.txt", "a.txt"]:
+        assert any(path == n or path.startswith(n + "/") for n in named), (path, named)
+    assert scan(open_checkout(base), jobs=2, split_above=0).tree == git_tree(base)
+
+
+def test_split_walk_is_not_split_when_small_or_asked_once(base: Path) -> None:
+    assert split_plan(open_checkout(base), 1) is None
+    (base / "only").write_text("x\n")
+    git(base, "config", "core.ignorecase", "true")
+    assert split_plan(open_checkout(base), 2) is None  # a case-folded index order: one walk
 
 
 # --- computing the identity changes nothing ----------------------------------------------------

@@ -40,7 +40,7 @@ def main(argv: list[str]) -> int:
         _say({"error": "usage: python -m genstamp._session FOLDER"})
         return 2
     try:
-        from genstamp.identity import tree_identity
+        from genstamp.identity import cpu_jobs, prepare, scan, tree_identity
         from genstamp.repo import head_id, open_checkout
 
         checkout = open_checkout(argv[0])
@@ -50,13 +50,15 @@ def main(argv: list[str]) -> int:
     _say({"workdir": str(checkout.workdir), "gitdir": str(checkout.gitdir)})
     try:
         _say({"tree": tree_identity(checkout)})
-        # A second handle, opened while the tests run, for the tree at the end: its index is
-        # read now and again only if the file changes (the first one's holds the start's
-        # additions and would be parsed again); it must be the same checkout.
+        # A second handle, opened while the tests run, for the tree at the end: its index (and
+        # the copies a split walk uses) are read now and again only if the file changes (the
+        # first one's holds the start's additions and would be parsed again); it must be the
+        # same checkout. At the end the test process waits: the walk may use every CPU.
         end = open_checkout(argv[0])
         if (end.workdir, end.gitdir) != (checkout.workdir, checkout.gitdir):
             end = checkout
-        end.repo.index  # noqa: B018 - loads it
+        jobs = cpu_jobs()
+        prepare(end, jobs)
     except Exception as exc:
         _say(_error(exc))
         return 1
@@ -64,7 +66,7 @@ def main(argv: list[str]) -> int:
         if line.strip() != "end":
             continue
         try:
-            tree = tree_identity(end)
+            tree = scan(end, jobs=jobs).tree
             _say({"tree": tree, "head": head_id(end.repo)})
         except Exception as exc:
             _say(_error(exc))

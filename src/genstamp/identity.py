@@ -7,6 +7,10 @@ refuses to write a tree naming an object it does not have, and a gate can later 
 that differ). The index file, the work tree and the refs are left as they were.
 
 The same walk also reports where bytecode lives, so a gate needs one walk of the tree, not two.
+
+With ``jobs`` > 1 the walk of a large work tree is split into parts walked at once (libgit2
+walks without holding the GIL): each part is a list of literal paths (a folder stands for what
+is under it) and together they name every entry of the work tree's top folders and of the index.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import threading
 import weakref
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
@@ -29,6 +35,15 @@ PYCACHE = "__pycache__"
 # Repositories whose shared in-memory index a scan has changed: reloaded before the next scan
 # (one index parse per scan, instead of a reload before and another after).
 _CHANGED: weakref.WeakSet[pygit2.Repository] = weakref.WeakSet()
+# Further in-memory copies of a repository's index, one for each part of a split walk but the
+# first (a libgit2 index is not to be used by two threads at once); reread only when the file
+# changes.
+_SPARES: weakref.WeakKeyDictionary[pygit2.Repository, list[pygit2.Index]] = (
+    weakref.WeakKeyDictionary()
+)
+
+SPLIT_ABOVE = 4000  # index entries: below this one walk costs less than starting threads
+_MAX_NAMES = 512  # literal paths in all parts: above this a folder is not split further
 
 _FLAGS = (
     DiffOption.INCLUDE_UNTRACKED
@@ -66,17 +81,32 @@ def tree_identity(checkout: Checkout) -> str:
     return tree
 
 
-def scan(checkout: Checkout, *, want_tree: bool = True, want_bytecode: bool = False) -> Scan:
+def scan(
+    checkout: Checkout,
+    *,
+    want_tree: bool = True,
+    want_bytecode: bool = False,
+    jobs: int = 1,
+    split_above: int = SPLIT_ABOVE,
+) -> Scan:
+    """One walk of the work tree; in up to ``jobs`` threads when the index has more than
+    ``split_above`` entries."""
     repo = checkout.repo
     workdir = str(checkout.workdir)
     try:
         index = repo.index
+        index_path = os.path.join(repo.path, "index")
+        before = _file_stamp(index_path)
         # Start from what is on disk: reload when a scan changed this index in memory (or when
         # the file changed); a freshly opened repository has just read it.
         index.read(force=repo in _CHANGED)
         _CHANGED.add(repo)
         flags = _FLAGS | DiffOption.INCLUDE_IGNORED if want_bytecode else _FLAGS
-        diff = index.diff_to_workdir(flags=flags)
+        deltas: Sequence[pygit2.DiffDelta] | None = None
+        if jobs > 1 and len(index) > split_above and before is not None:
+            deltas = _split_walk(repo, index, index_path, before, flags, jobs)
+        if deltas is None:
+            deltas = index.diff_to_workdir(flags=flags).deltas
         bytecode: list[str] = []
         conflicts = index.conflicts
         trust = _Trust(_config_bool(repo, "core.filemode"), _config_bool(repo, "core.symlinks"))
@@ -84,7 +114,7 @@ def scan(checkout: Checkout, *, want_tree: bool = True, want_bytecode: bool = Fa
         removals: list[str] = []
         additions: dict[str, pygit2.IndexEntry] = {}
         unreadable: list[str] = []
-        for delta in diff.deltas:
+        for delta in deltas:
             status = delta.status
             path = delta.new_file.path if status != DeltaStatus.DELETED else delta.old_file.path
             if status == DeltaStatus.IGNORED:
@@ -126,6 +156,206 @@ def scan(checkout: Checkout, *, want_tree: bool = True, want_bytecode: bool = Fa
             "check that `git status` and `git add -A` work here",
         ) from exc
     return Scan(tree, tuple(bytecode))
+
+
+# -- a split walk ---------------------------------------------------------------------------
+
+
+def prepare(checkout: Checkout, jobs: int) -> None:
+    """Read the index, and the copies a walk split in ``jobs`` parts uses, ahead of the walk."""
+    repo = checkout.repo
+    repo.index  # noqa: B018 - read now, and again only if the file changes
+    spares = _SPARES.setdefault(repo, [])
+    path = os.path.join(repo.path, "index")
+    if os.path.exists(path):
+        spares += [pygit2.Index(path) for _ in range(jobs - 1 - len(spares))]
+
+
+def cpu_jobs() -> int:
+    """Threads a split walk may use: the CPUs this process may run on, at most 4."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+def _file_stamp(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _split_walk(
+    repo: pygit2.Repository,
+    index: pygit2.Index,
+    index_path: str,
+    before: tuple[int, int, int, int],
+    flags: DiffOption,
+    jobs: int,
+) -> list[pygit2.DiffDelta] | None:
+    """The deltas of ``index.diff_to_workdir(flags)``, walked in parts at once; None when the
+    walk is better not split (or cannot be here)."""
+    try:
+        from pygit2._pygit2 import Diff
+        from pygit2.errors import check_error
+        from pygit2.ffi import C, ffi
+    except ImportError:  # pragma: no cover - a pygit2 without its cffi module
+        return None
+    parts = _plan(repo, index, jobs)
+    if parts is None:
+        return None
+    spares = _SPARES.setdefault(repo, [])
+    copies: list[pygit2.Index | None] = [index, *spares[: len(parts) - 1]]
+    copies += [None] * (len(parts) - len(copies))
+    results: list[list[pygit2.DiffDelta] | None] = [None] * len(parts)
+    errors: list[BaseException] = []
+
+    def walk(n: int) -> None:
+        try:
+            copy = copies[n]
+            if copy is None:
+                copy = copies[n] = pygit2.Index(index_path)
+            elif n:
+                copy.read(force=False)
+            names = [ffi.new("char[]", name) for name in parts[n]]
+            opts = ffi.new("git_diff_options *")
+            check_error(C.git_diff_options_init(opts, 1))
+            opts.flags = int(flags | DiffOption.DISABLE_PATHSPEC_MATCH)
+            array = ffi.new("char *[]", names)
+            opts.pathspec.strings = array
+            opts.pathspec.count = len(names)
+            out = ffi.new("git_diff **")
+            check_error(C.git_diff_index_to_workdir(out, repo._repo, copy._index, opts))
+            results[n] = list(Diff.from_c(bytes(ffi.buffer(out)[:]), repo).deltas)
+        except BaseException as exc:  # raised in the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=walk, args=(n,)) for n in range(1, len(parts))]
+    for thread in threads:
+        thread.start()
+    walk(0)
+    for thread in threads:
+        thread.join()
+    spares[:] = [c for c in copies[1:] if c is not None]
+    if errors:
+        raise errors[0]
+    if _file_stamp(index_path) != before:
+        return None  # the index file changed meanwhile: the copies may differ
+    return [delta for part in results for delta in part or ()]
+
+
+def split_plan(checkout: Checkout, jobs: int) -> list[list[str]] | None:
+    """The parts a walk in ``jobs`` threads would walk (each a list of literal work-tree paths,
+    a folder standing for what is under it), or None when it would not be split."""
+    repo = checkout.repo
+    index = repo.index
+    index.read(force=repo in _CHANGED)
+    _CHANGED.discard(repo)
+    parts = _plan(repo, index, jobs)
+    return None if parts is None else [[os.fsdecode(p) for p in part] for part in parts]
+
+
+def _plan(repo: pygit2.Repository, index: pygit2.Index, jobs: int) -> list[list[bytes]] | None:
+    try:
+        from pygit2.ffi import C, ffi
+    except ImportError:  # pragma: no cover - a pygit2 without its cffi module
+        return None
+    with contextlib.suppress(KeyError, pygit2.GitError):
+        if repo.config.get_bool("core.ignorecase"):
+            return None  # the index is then sorted without regard to case
+    return _parts(_IndexView(index, C, ffi), os.fsencode(repo.workdir), jobs)
+
+
+class _IndexView:
+    """Sorted paths of a libgit2 index, by position (through pygit2's cffi bindings)."""
+
+    def __init__(self, index: pygit2.Index, lib: Any, ffi: Any) -> None:
+        raw = index._index
+        self.count: int = lib.git_index_entrycount(raw)
+        get = lib.git_index_get_byindex
+        string = ffi.string
+        self.path: Callable[[int], bytes] = lambda n: string(get(raw, n).path)
+
+    def first(self, key: bytes) -> int:
+        """The position of the first entry whose path is not less than ``key``."""
+        lo, hi = 0, self.count
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.path(mid) < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def weight(self, name: bytes) -> int:
+        """Entries at ``name`` or under the folder ``name``."""
+        under = self.first(name + b"0") - self.first(name + b"/")  # "0" follows "/"
+        at = self.first(name)
+        return under + (at < self.count and self.path(at) == name)
+
+    def children(self, folder: bytes) -> set[bytes]:
+        """The names right under ``folder`` (b"" for the top) that the index holds."""
+        prefix = folder + b"/" if folder else b""
+        n = self.first(prefix)
+        end = self.first(folder + b"0") if folder else self.count
+        names: set[bytes] = set()
+        while n < end:
+            rest = self.path(n)[len(prefix) :]
+            name, slash, _ = rest.partition(b"/")
+            names.add(name)
+            # Past this file, or past all that is under this folder.
+            n = self.first(prefix + name + (b"0" if slash else b"\0"))
+        return names
+
+
+def _parts(view: _IndexView, workdir: bytes, jobs: int) -> list[list[bytes]] | None:
+    """Literal paths for each part of the walk (at most ``jobs``), balanced by index entries,
+    or None when they cannot be. Every name on disk or in the index under a folder that is
+    split is named, so that the parts together cover the whole walk."""
+
+    def listing(folder: bytes) -> set[bytes] | None:
+        """What a folder holds on disk and in the index; None when it is not to be split."""
+        full = os.path.join(workdir, folder) if folder else workdir
+        try:
+            if not stat.S_ISDIR(os.lstat(full).st_mode):
+                return None
+            disk = set(os.listdir(full))
+        except OSError:
+            return None
+        if b".git" in disk and folder:
+            return None  # a nested repository or a submodule: walked whole
+        disk.discard(b".git")
+        return disk | view.children(folder)
+
+    top = listing(b"")
+    if top is None:
+        return None
+    weights = {name: view.weight(name) for name in top}
+    target = view.count / jobs
+    for _ in range(64):
+        name = max(weights, key=weights.__getitem__)
+        if weights[name] <= target:
+            break
+        inside = None
+        at = view.first(name)
+        if not (at < view.count and view.path(at) == name):  # a folder in the index too
+            inside = listing(name)
+        if not inside or len(weights) + len(inside) > _MAX_NAMES:
+            break
+        del weights[name]
+        for child in inside:
+            weights[name + b"/" + child] = view.weight(name + b"/" + child)
+    bins: list[list[bytes]] = [[] for _ in range(jobs)]
+    loads = [0] * jobs
+    for name in sorted(weights, key=lambda n: (-weights[n], n)):
+        least = loads.index(min(loads))
+        bins[least].append(name)
+        loads[least] += weights[name] or 1
+    parts = [sorted(b) for b in bins if b]
+    return parts if len(parts) > 1 else None
 
 
 def _workdir_entry(
