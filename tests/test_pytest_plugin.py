@@ -292,14 +292,21 @@ def test_allow_partial_makes_partial_run_count(tmp_path: Path) -> None:
 # -- the tree moved under the tests ----------------------------------------------------------------
 
 
-def test_test_writing_into_the_tree_moves_it(fresh: Path) -> None:
-    (fresh / "tests" / "test_writer.py").write_text(
-        "from pathlib import Path\n\n\ndef test_writes():\n"
-        "    Path(__file__).with_name('output.txt').write_text('made by a test')\n"
-    )
-    commit_all(fresh, "a test that writes")
+def _commit_a_test(fresh: Path, name: str, body: str) -> str:
+    """Adds ``tests/NAME`` and commits it, begins a generation; git's tree before the run."""
+    (fresh / "tests" / name).write_text("from pathlib import Path\n\n\n" + body)
+    commit_all(fresh, f"add {name}")
     generation.begin(open_checkout(fresh))
-    before = git_tree(fresh)
+    return git_tree(fresh)
+
+
+def test_test_writing_into_the_tree_moves_it(fresh: Path) -> None:
+    before = _commit_a_test(
+        fresh,
+        "test_writer.py",
+        "def test_writes():\n"
+        "    Path(__file__).with_name('output.txt').write_text('made by a test')\n",
+    )
     proc = run_pytest(fresh)
     assert proc.returncode == 0, proc.stdout
     props = report_of(fresh).properties
@@ -308,6 +315,25 @@ def test_test_writing_into_the_tree_moves_it(fresh: Path) -> None:
     verdict = verify(open_checkout(fresh))
     assert [f.rule for f in verdict.failures] == ["tree-moved"]
     assert "tests/output.txt" in verdict.failures[0].message
+
+
+def test_test_writing_only_ignored_files_leaves_the_tree(fresh: Path) -> None:
+    """Ignored output (here bytecode and a log) is not in the tree: the watch in the co-process
+    counts no event, and the tree at the end is git's, the one at the start."""
+    (fresh / ".gitignore").write_text("__pycache__/\n*.py[co]\n*.log\n")
+    before = _commit_a_test(
+        fresh,
+        "test_logger.py",
+        "def test_logs():\n"
+        "    Path(__file__).with_name('run.log').write_text('made by a test')\n"
+        "    (Path(__file__).parent / '__pycache__').mkdir(exist_ok=True)\n",
+    )
+    proc = run_pytest(fresh)
+    assert proc.returncode == 0, proc.stdout
+    assert (fresh / "tests" / "run.log").exists()
+    props = report_of(fresh).properties
+    assert props[evidence.P_TREE_START] == props[evidence.P_TREE_END] == before == git_tree(fresh)
+    assert rules(fresh) == []
 
 
 # -- off, and silent outside a repository ---------------------------------------------------------

@@ -4,7 +4,9 @@
 
 Prints one JSON line per answer on stdout: the checkout libgit2 discovers from FOLDER
 (``{"workdir", "gitdir"}``), then the tree at the start (``{"tree"}``); then waits for a line
-``end`` on stdin and prints the tree at the end and HEAD (``{"tree", "head"}``). Any failure is
+``end`` on stdin and prints the tree at the end and HEAD (``{"tree", "head"}``). The tree at
+the end is the one at the start when a watch on the work tree (``genstamp.watch``) saw nothing
+that shapes it change, and a new walk otherwise. Any failure is
 an answer ``{"error": "..."}`` and ends it. End of input ends it too. Importing pygit2 costs
 the test process tens of milliseconds (and two more full collections at exit); here it runs
 beside pytest's own start-up and collection.
@@ -40,8 +42,9 @@ def main(argv: list[str]) -> int:
         _say({"error": "usage: python -m genstamp._session FOLDER"})
         return 2
     try:
-        from genstamp.identity import cpu_jobs, prepare, scan, tree_identity
+        from genstamp.identity import cpu_jobs, prepare, tree_identity
         from genstamp.repo import head_id, open_checkout
+        from genstamp.watch import Watch
 
         checkout = open_checkout(argv[0])
     except Exception as exc:
@@ -49,14 +52,25 @@ def main(argv: list[str]) -> int:
         return 1
     _say({"workdir": str(checkout.workdir), "gitdir": str(checkout.gitdir)})
     try:
-        _say({"tree": tree_identity(checkout)})
-        # A second handle, opened while the tests run, for the tree at the end: its index (and
-        # the copies a split walk uses) are read now and again only if the file changes (the
-        # first one's holds the start's additions and would be parsed again); it must be the
-        # same checkout. At the end the test process waits: the walk may use every CPU.
+        # A second handle, for the watch and the tree at the end: its index is read now and
+        # again only if the file changes (the first one's will hold the start's additions);
+        # it must be the same checkout.
         end = open_checkout(argv[0])
         if (end.workdir, end.gitdir) != (checkout.workdir, checkout.gitdir):
             end = checkout
+        end.repo.index  # noqa: B018 - read now, for the watch
+        # The watch begins before the walk at the start, so that any change the walk could
+        # miss is an event.
+        watch: Watch | None = None
+        if end is not checkout:
+            try:
+                watch = Watch(end)
+            except Exception:  # no watch (Unavailable, or anything else): walk at the end
+                watch = None
+        start = tree_identity(checkout)
+        _say({"tree": start})
+        # If the tree must be walked again at the end, the test process waits for it: the walk
+        # may then use every CPU, with index copies read ahead.
         jobs = cpu_jobs()
         prepare(end, jobs)
     except Exception as exc:
@@ -66,7 +80,9 @@ def main(argv: list[str]) -> int:
         if line.strip() != "end":
             continue
         try:
-            tree = scan(end, jobs=jobs).tree
+            # Nothing that shapes the tree changed since the watch began: no second walk.
+            unchanged = watch is not None and watch.unchanged()
+            tree = start if unchanged else tree_identity(end, jobs)
             _say({"tree": tree, "head": head_id(end.repo)})
         except Exception as exc:
             _say(_error(exc))

@@ -21,7 +21,7 @@ import stat
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
@@ -75,8 +75,8 @@ def is_bytecode_path(path: str) -> bool:
     return name == PYCACHE or name.endswith(BYTECODE_SUFFIXES) or f"/{PYCACHE}/" in f"/{path}"
 
 
-def tree_identity(checkout: Checkout) -> str:
-    tree = scan(checkout).tree
+def tree_identity(checkout: Checkout, jobs: int = 1) -> str:
+    tree = scan(checkout, jobs=jobs).tree
     assert tree is not None
     return tree
 
@@ -96,7 +96,7 @@ def scan(
     try:
         index = repo.index
         index_path = os.path.join(repo.path, "index")
-        before = _file_stamp(index_path)
+        before = file_stamp(index_path)
         # Start from what is on disk: reload when a scan changed this index in memory (or when
         # the file changed); a freshly opened repository has just read it.
         index.read(force=repo in _CHANGED)
@@ -180,7 +180,8 @@ def cpu_jobs() -> int:
     return max(1, min(4, cpus))
 
 
-def _file_stamp(path: str) -> tuple[int, int, int, int] | None:
+def file_stamp(path: str) -> tuple[int, int, int, int] | None:
+    """A file's inode, size, mtime and ctime (what changes when it is written), or None."""
     try:
         st = os.stat(path)
     except OSError:
@@ -242,7 +243,7 @@ def _split_walk(
     spares[:] = [c for c in copies[1:] if c is not None]
     if errors:
         raise errors[0]
-    if _file_stamp(index_path) != before:
+    if file_stamp(index_path) != before:
         return None  # the index file changed meanwhile: the copies may differ
     return [delta for part in results for delta in part or ()]
 
@@ -259,23 +260,22 @@ def split_plan(checkout: Checkout, jobs: int) -> list[list[str]] | None:
 
 
 def _plan(repo: pygit2.Repository, index: pygit2.Index, jobs: int) -> list[list[bytes]] | None:
-    try:
-        from pygit2.ffi import C, ffi
-    except ImportError:  # pragma: no cover - a pygit2 without its cffi module
-        return None
     with contextlib.suppress(KeyError, pygit2.GitError):
         if repo.config.get_bool("core.ignorecase"):
             return None  # the index is then sorted without regard to case
-    return _parts(_IndexView(index, C, ffi), os.fsencode(repo.workdir), jobs)
+    return _parts(IndexView(index), os.fsencode(repo.workdir), jobs)
 
 
-class _IndexView:
-    """Sorted paths of a libgit2 index, by position (through pygit2's cffi bindings)."""
+class IndexView:
+    """The sorted paths of an index in memory, by position, read through pygit2's cffi
+    bindings (no IndexEntry objects made). The index must not change while it is in use."""
 
-    def __init__(self, index: pygit2.Index, lib: Any, ffi: Any) -> None:
+    def __init__(self, index: pygit2.Index) -> None:
+        from pygit2.ffi import C, ffi
+
         raw = index._index
-        self.count: int = lib.git_index_entrycount(raw)
-        get = lib.git_index_get_byindex
+        self.count: int = C.git_index_entrycount(raw)
+        get = C.git_index_get_byindex
         string = ffi.string
         self.path: Callable[[int], bytes] = lambda n: string(get(raw, n).path)
 
@@ -311,7 +311,7 @@ class _IndexView:
         return names
 
 
-def _parts(view: _IndexView, workdir: bytes, jobs: int) -> list[list[bytes]] | None:
+def _parts(view: IndexView, workdir: bytes, jobs: int) -> list[list[bytes]] | None:
     """Literal paths for each part of the walk (at most ``jobs``), balanced by index entries,
     or None when they cannot be. Every name on disk or in the index under a folder that is
     split is named, so that the parts together cover the whole walk."""

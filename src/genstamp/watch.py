@@ -1,0 +1,219 @@
+"""Whether anything that shapes the tree identity changed since a moment, without a new walk.
+
+The pytest co-process takes the tree at the start, waits for the tests, and must take it again
+at the end. On Linux it first watches (inotify) every folder of the work tree that the walk can
+enter, and notes the index and the settings that shape the tree (the configuration, the ignore
+and attribute files outside the work tree); then it takes the tree at the start. At the end,
+when no event names a path that counts (one that is tracked, or not ignored), and the index and
+those settings are as they were, the tree at the end is the tree at the start. Anything else
+(an event that counts, a lost event, no inotify, a nested repository whose HEAD can move
+unseen, a folder that could not be watched) means the tree is walked again: the answer is then
+exactly the walk's.
+
+What a folder watch cannot see: a file changed through a hard link in a folder that is not
+watched, or through a memory map opened before the watch. Such a change still shows at the
+gate, which walks the tree itself and compares it with the tested one.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import struct
+import sys
+from typing import NamedTuple
+
+import pygit2
+
+from genstamp.identity import IndexView, file_stamp
+from genstamp.repo import Checkout
+
+IN_MODIFY = 0x2
+IN_ATTRIB = 0x4
+IN_CLOSE_WRITE = 0x8
+IN_MOVED_FROM = 0x40
+IN_MOVED_TO = 0x80
+IN_CREATE = 0x100
+IN_DELETE = 0x200
+IN_DELETE_SELF = 0x400
+IN_MOVE_SELF = 0x800
+IN_UNMOUNT = 0x2000
+IN_Q_OVERFLOW = 0x4000
+IN_IGNORED = 0x8000
+IN_ONLYDIR = 0x1000000
+IN_DONT_FOLLOW = 0x2000000
+IN_NONBLOCK = os.O_NONBLOCK
+IN_CLOEXEC = getattr(os, "O_CLOEXEC", 0o2000000)
+
+_MASK = (
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_CLOSE_WRITE
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_MOVE_SELF
+    | IN_ONLYDIR
+    | IN_DONT_FOLLOW
+)
+_LOST = IN_Q_OVERFLOW | IN_UNMOUNT | IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF
+_EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then the name
+_MAX_FOLDERS = 100_000  # more folders than this: walking again is cheaper than watching
+
+# Settings whose change changes the tree without touching the work tree.
+_CONFIG_PREFIXES = ("core.", "filter.")
+
+
+class Settings(NamedTuple):
+    index_file: tuple[int, int, int, int] | None  # inode, size, mtime, ctime
+    config: tuple[tuple[str, str], ...]  # core.* and filter.* as libgit2 reads them now
+    files: tuple[tuple[str, tuple[int, int, int, int] | None], ...]  # ignore/attribute files
+
+
+class Unavailable(Exception):
+    """The work tree cannot be watched here: the tree is walked again at the end."""
+
+
+def settings(checkout: Checkout) -> Settings:
+    """The index and the settings, as a fresh handle on the repository reads them."""
+    gitdir = str(checkout.gitdir)
+    fresh = pygit2.Repository(gitdir, flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    config = tuple(
+        sorted(
+            (entry.name, str(entry.value))
+            for entry in fresh.config
+            if entry.name.startswith(_CONFIG_PREFIXES)
+        )
+    )
+    common = gitdir
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+            common = os.path.join(gitdir, fh.read().strip())
+    except OSError:
+        pass
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    named = dict(config)
+    paths = [
+        os.path.join(common, "info", "exclude"),
+        os.path.join(common, "info", "attributes"),
+        os.path.expanduser(named.get("core.excludesfile", os.path.join(xdg, "git", "ignore"))),
+        os.path.expanduser(
+            named.get("core.attributesfile", os.path.join(xdg, "git", "attributes"))
+        ),
+    ]
+    return Settings(
+        file_stamp(os.path.join(gitdir, "index")),
+        config,
+        tuple((path, file_stamp(path)) for path in paths),
+    )
+
+
+class Watch:
+    """Folder watches on one work tree (holds an inotify descriptor: ``close`` it)."""
+
+    def __init__(self, checkout: Checkout) -> None:
+        """Watch every folder the walk can enter, and note the settings; raises Unavailable."""
+        if not sys.platform.startswith("linux"):
+            raise Unavailable("no inotify on this system")
+        libc = ctypes.CDLL(None, use_errno=True)  # the C library Python itself runs on
+        self._add = libc.inotify_add_watch
+        self._add.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        self._add.restype = ctypes.c_int
+        fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if fd < 0:
+            raise Unavailable(f"inotify_init1: {os.strerror(ctypes.get_errno())}")
+        self.fd: int | None = fd
+        self.checkout = checkout
+        self.folders: dict[int, bytes] = {}
+        try:
+            self.settings = settings(checkout)
+            self._index = checkout.repo.index
+            self._view = IndexView(self._index)
+            self._watch_tree(os.fsencode(checkout.workdir))
+        except BaseException:
+            self.close()
+            raise
+
+    def _watch_tree(self, top: bytes) -> None:
+        repo = self.checkout.repo
+        pending = [b""]
+        while pending:
+            rel = pending.pop()
+            full = os.path.join(top, rel) if rel else top
+            # The watch comes before the listing: whatever is added after it is an event.
+            wd = self._add(self.fd, full, _MASK)
+            if wd < 0:
+                code = ctypes.get_errno()
+                if code == errno.ENOSPC:
+                    raise Unavailable("the inotify watch limit is reached")
+                raise Unavailable(f"cannot watch {os.fsdecode(full)}: {os.strerror(code)}")
+            self.folders[wd] = rel
+            if len(self.folders) > _MAX_FOLDERS:
+                raise Unavailable("too many folders to watch")
+            try:
+                entries = list(os.scandir(full))
+            except OSError as exc:
+                raise Unavailable(f"cannot list {os.fsdecode(full)}: {exc.strerror}") from exc
+            for entry in entries:
+                name = entry.name
+                if name == b".git":
+                    if rel:  # a nested repository or a submodule: its HEAD moves unseen
+                        raise Unavailable(f"{os.fsdecode(rel)} holds a repository")
+                    continue
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                if not is_dir:
+                    continue
+                child = rel + b"/" + name if rel else name
+                if _ignored(repo, child) and not self._view.weight(child):
+                    continue  # nothing under it can enter the tree
+                pending.append(child)
+
+    def unchanged(self) -> bool:
+        """True when nothing that shapes the tree changed since the watch began: no event
+        names a path that counts, none was lost, and the settings are as they were."""
+        if self.fd is None:
+            return False
+        repo = self.checkout.repo
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                break
+            except OSError:
+                return False
+            offset = 0
+            while offset < len(data):
+                wd, mask, _cookie, size = _EVENT.unpack_from(data, offset)
+                offset += _EVENT.size
+                name = data[offset : offset + size].rstrip(b"\0")
+                offset += size
+                if mask & _LOST or wd not in self.folders:
+                    return False
+                rel = self.folders[wd]
+                if not rel and name == b".git":
+                    continue
+                path = rel + b"/" + name if rel else name
+                if self._view.weight(path) or not _ignored(repo, path):
+                    return False
+        try:
+            return settings(self.checkout) == self.settings
+        except (pygit2.GitError, OSError):
+            return False
+
+    def close(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def _ignored(repo: pygit2.Repository, path: bytes) -> bool:
+    try:
+        return bool(repo.path_is_ignored(os.fsdecode(path)))
+    except (pygit2.GitError, UnicodeError, ValueError):
+        return False
