@@ -156,6 +156,8 @@ def subprocess_env(bytecode: bool = False, **extra: str) -> dict[str, str]:
     (this machine and CI export PYTHONDONTWRITEBYTECODE=1)."""
     env = dict(os.environ)
     env.pop("PYTHONPYCACHEPREFIX", None)
+    for name in [n for n in env if n.startswith("PYTEST_XDIST_")]:
+        del env[name]  # a pytest it starts is its own run, not a worker of this one
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(extra)

@@ -7,7 +7,9 @@ gate (``genstamp.verify``) which rule fires. Git itself is the oracle for trees 
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,10 +120,22 @@ def fail_env() -> dict[str, str]:
 # -- a clean run: every property, an empty audit, the gate accepts -------------------------------
 
 
-@pytest.mark.parametrize("extra", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_clean_run_is_bound_and_accepted(shared: Path, extra: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("extra", "env"),
+    [
+        ([], {}),
+        (["-n", "2"], {}),
+        # Started from inside an xdist worker (as a plugin's own tests may): the co-process
+        # starts at pytest_configure instead of when the plugin is registered.
+        ([], {"PYTEST_XDIST_WORKER": "gw0"}),
+    ],
+    ids=["serial", "xdist", "inside-a-worker"],
+)
+def test_clean_run_is_bound_and_accepted(
+    shared: Path, extra: list[str], env: dict[str, str]
+) -> None:
     (evidence_path(shared)).unlink(missing_ok=True)
-    proc = run_pytest(shared, *extra)
+    proc = run_pytest(shared, *extra, env=subprocess_env(**env))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert genstamp_lines(proc) == []
     no_traceback(proc)
@@ -618,3 +632,34 @@ def test_linked_worktree_run_from_a_subfolder(fresh: Path, tmp_path: Path) -> No
     assert props[evidence.P_CHECKOUT] == str(checkout.gitdir)
     assert props[evidence.P_TREE_END] == git_tree(linked)
     assert rules(linked) == []
+
+
+def test_real_paths_resolve_as_realpath_does(tmp_path: Path) -> None:
+    """The audit's cached resolver (each folder resolved once, from its parent) gives what
+    os.path.realpath gives: through folder links, file links, relative links and ``..``."""
+    from genstamp.pytest_plugin import _RealPaths
+
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "sub" / "f.py").write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "flink.py").symlink_to(tmp_path / "real" / "sub" / "f.py")
+    (tmp_path / "real" / "rel").symlink_to("sub")
+    (tmp_path / "loop").symlink_to("loop")
+    paths = [
+        f"{tmp_path}/link/sub/f.py",
+        f"{tmp_path}/real/flink.py",
+        f"{tmp_path}/link/rel/f.py",
+        f"{tmp_path}/link/../real/sub/f.py",
+        f"{tmp_path}/loop/x.py",
+        f"{tmp_path}/link/sub/",
+        "relative/x.py",
+        "/",
+        *[
+            f
+            for m in list(sys.modules.values())
+            if isinstance(f := getattr(m, "__file__", None), str)
+        ][:200],
+    ]
+    resolve = _RealPaths()
+    for path in paths * 2:  # the second time from the cache
+        assert resolve(path) == os.path.realpath(path), path

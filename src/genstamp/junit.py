@@ -14,6 +14,7 @@ collection error) or ``<skipped type message>`` child. Characters XML 1.0 forbid
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import platform
 import re
@@ -57,17 +58,29 @@ def clip(text: str, budget: int = TEXT_BUDGET) -> str:
     )
 
 
+_PY = re.compile(r"\.py$")
+
+
+@functools.lru_cache(maxsize=4096)
+def _classname(path: str, prefix: str | None) -> str:
+    """The classname for the part of a node id before its test name (many tests share it)."""
+    names = path.split("::")
+    names[0] = _PY.sub("", names[0].replace("/", "."))
+    if prefix:
+        names.insert(0, prefix)
+    return xml_text(".".join(names))
+
+
 def mangle(nodeid: str, prefix: str | None = None) -> tuple[str, str]:
     """(classname, name) as pytest's junitxml derives them from a node id:
     ``tests/test_x.py::TestA::test_b[1]`` -> ``("tests.test_x.TestA", "test_b[1]")``."""
     path, bracket, params = nodeid.partition("[")
-    names = path.split("::")
-    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
-    names[-1] += bracket + params
-    classnames = names[:-1]
-    if prefix:
-        classnames.insert(0, prefix)
-    return xml_text(".".join(classnames)), xml_text(names[-1])
+    head, sep, name = path.rpartition("::")
+    if sep:
+        return _classname(head, prefix), xml_text(name + bracket + params)
+    # No test name (a module that failed to collect): its path is the name.
+    name = _PY.sub("", path.replace("/", ".")) + bracket + params
+    return xml_text(prefix or ""), xml_text(name)
 
 
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
@@ -126,6 +139,12 @@ class Recorder:
         """One setup, call or teardown report (``pytest_runtest_logreport``)."""
         when = report.when
         key = (report.nodeid, getattr(report, "node", None))  # the xdist worker, if any
+        if report.outcome == "passed" and when != "teardown":  # most reports: kept short
+            case = self._open.get(key) or self._case(key)
+            case.duration += getattr(report, "duration", 0.0) or 0.0
+            if when == "call":
+                case.ran = True
+            return
         if report.failed and when == "teardown":
             earlier = self._open.get(key)
             if earlier is not None and earlier.call_failed:

@@ -7,6 +7,7 @@ when the evidence cannot be bound it says so in one line.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import importlib.machinery
@@ -155,13 +156,15 @@ class Session:
 
     def note_tree_start(self) -> None:
         """Start taking the tree at the start, in the controller only (an xdist worker is not
-        known as one before ``pytest_configure``, and needs no tree). The co-process does it
-        while pytest collects; ``await_tree_start`` waits for it before the first test runs.
+        known as one before ``pytest_configure``, and needs no tree). The co-process, started
+        when pytest registered the plugin (or now), does it while pytest starts up and
+        collects; ``await_tree_start`` waits for it before the first test runs.
         In-process, a thread does it (libgit2 walks the tree without the GIL), on a repository
         handle of its own."""
         if self.repo is None:
             try:
-                self.helper = _Helper(self.config.invocation_params.dir)
+                where = self.config.invocation_params.dir
+                self.helper = _claim_early(where) or _Helper(where)
             except OSError as exc:
                 self.tree_problem = f"cannot start genstamp's co-process: {_os_reason(exc)}"
             return
@@ -505,20 +508,32 @@ class _Task(threading.Thread):
 
 
 class _RealPaths:
-    """``os.path.realpath`` for many files in few folders: each folder resolved once."""
+    """``os.path.realpath`` for many files in few folders: each folder resolved once, from its
+    parent's resolved path and one ``lstat`` (folders share most of their leading parts)."""
 
     def __init__(self) -> None:
         self._folders: dict[str, str] = {}
 
     def __call__(self, path: str) -> str:
-        head, tail = os.path.split(path)
-        if tail in ("", ".", ".."):
-            return os.path.realpath(path)
-        folder = self._folders.get(head)
-        if folder is None:
-            folder = self._folders[head] = os.path.realpath(head)
-        full = os.path.join(folder, tail)
+        if ".." in path.split(os.sep):
+            return os.path.realpath(path)  # ".." applies after a link is followed
+        head, tail = os.path.split(os.path.abspath(path))
+        if not tail:
+            return head  # the root
+        full = os.path.join(self._folder(head), tail)
         return os.path.realpath(full) if os.path.islink(full) else full
+
+    def _folder(self, folder: str) -> str:
+        known = self._folders.get(folder)
+        if known is None:
+            head, tail = os.path.split(folder)
+            if not tail:
+                known = os.path.realpath(folder)
+            else:
+                full = os.path.join(self._folder(head), tail)
+                known = os.path.realpath(full) if os.path.islink(full) else full
+            self._folders[folder] = known
+        return known
 
 
 def _auditable(
@@ -742,6 +757,48 @@ def _narrowed_args(cfg: pytest.Config) -> list[str]:
 
 # -- module-level hooks: find the checkout, then hand over to a Session ------------------------
 
+# The co-process started when pytest registered the plugin, until a Session claims it.
+_early: list[tuple[Path, _Helper]] = []
+
+
+def _claim_early(where: Path) -> _Helper | None:
+    """The co-process started early for ``where``, if there is one; any other is closed."""
+    claimed = None
+    while _early:
+        folder, helper = _early.pop()
+        if folder == where and claimed is None:
+            claimed = helper
+        else:
+            helper.close()
+    return claimed
+
+
+def _close_early() -> None:
+    while _early:
+        _early.pop()[1].close()
+
+
+@pytest.hookimpl
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """pytest calls this as it registers the plugin, long before a session starts: the
+    co-process starts here, so that it opens the repository and takes the tree at the start
+    while pytest is still starting up and collecting, rather than after. Nothing starts in an
+    xdist worker (``PYTEST_XDIST_WORKER``; it takes no tree), under git's environment (the
+    repository is opened in-process then) or outside a work tree."""
+    if any(os.environ.get(v) for v in ("PYTEST_XDIST_WORKER", "GIT_DIR", "GIT_WORK_TREE")):
+        return
+    where = Path.cwd()
+    try:
+        if find_place(where) is None:
+            return
+        helper = _Helper(where)
+    except (GenstampError, OSError):
+        return  # the Session tries again, and says why it could not
+    _close_early()
+    _early.append((where, helper))
+    atexit.unregister(_close_early)  # once: in case pytest ends before a session claims it
+    atexit.register(_close_early)
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
@@ -753,8 +810,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         else:
             place = find_place(where)  # confirmed by the co-process (libgit2) before any test
     except GenstampError:
-        return  # not a git work tree: silent
+        place = None  # not a git work tree: silent
     if place is None:
+        _close_early()
         return
     session = Session(place, early_config)
     try:
@@ -768,6 +826,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     session = config.pluginmanager.get_plugin("genstamp-session")
     if not isinstance(session, Session) or _is_worker(config):
+        _close_early()
         return
     session.note_tree_start()
     try:
@@ -795,6 +854,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl
 def pytest_unconfigure(config: pytest.Config) -> None:
+    _close_early()
     session = config.pluginmanager.get_plugin("genstamp-session")
     if isinstance(session, Session):
         session.restore()
