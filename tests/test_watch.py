@@ -155,3 +155,19 @@ def test_a_folder_that_cannot_be_listed_means_no_watch(base: Path) -> None:
             Watch(open_checkout(base))
     finally:
         locked.chmod(0o755)
+
+
+def test_at_most_a_quarter_of_the_users_watches(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Editors and file watchers share the per-user limit: a tree needing more than a quarter
+    of it is not watched (the tree is walked again instead)."""
+    from genstamp import watch
+
+    limit = tmp_path / "max_user_watches"
+    limit.write_text("12\n")  # a quarter: 3 folders; base has the top, pkg, pkg/sub, build
+    monkeypatch.setattr(watch, "_LIMIT_FILE", str(limit))
+    with pytest.raises(Unavailable, match="more than 3 folders"):
+        Watch(open_checkout(base))
+    limit.write_text("16\n")
+    Watch(open_checkout(base)).close()

@@ -62,6 +62,7 @@ _MASK = (
 _LOST = IN_Q_OVERFLOW | IN_UNMOUNT | IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF
 _EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len; then the name
 _MAX_FOLDERS = 100_000  # more folders than this: walking again is cheaper than watching
+_LIMIT_FILE = "/proc/sys/fs/inotify/max_user_watches"
 
 # Settings whose change changes the tree without touching the work tree.
 _CONFIG_PREFIXES = ("core.", "filter.")
@@ -138,6 +139,14 @@ class Watch:
             raise
 
     def _watch_tree(self, top: bytes) -> None:
+        # Watches count against a limit per user, shared with editors and file watchers:
+        # take at most a quarter of it, and leave the rest to them.
+        self._most = _MAX_FOLDERS
+        try:
+            with open(_LIMIT_FILE, encoding="ascii") as fh:
+                self._most = min(self._most, int(fh.read()) // 4)
+        except (OSError, ValueError):
+            pass
         repo = self.checkout.repo
         pending = [b""]
         while pending:
@@ -151,8 +160,8 @@ class Watch:
                     raise Unavailable("the inotify watch limit is reached")
                 raise Unavailable(f"cannot watch {os.fsdecode(full)}: {os.strerror(code)}")
             self.folders[wd] = rel
-            if len(self.folders) > _MAX_FOLDERS:
-                raise Unavailable("too many folders to watch")
+            if len(self.folders) > self._most:
+                raise Unavailable(f"more than {self._most} folders to watch")
             try:
                 entries = list(os.scandir(full))
             except OSError as exc:
