@@ -634,6 +634,32 @@ def test_linked_worktree_run_from_a_subfolder(fresh: Path, tmp_path: Path) -> No
     assert rules(linked) == []
 
 
+@pytest.mark.parametrize("args", [["--no-such-option"], ["--version"], ["--help"]])
+def test_runs_that_end_before_a_session_leave_nothing_behind(fresh: Path, args: list[str]) -> None:
+    """The co-process started when the plugin was registered is stopped when pytest ends
+    before a session claims it: no evidence, no traceback, no co-process left running."""
+    evidence_path(fresh).unlink(missing_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *args],
+        cwd=fresh,
+        env=subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == (4 if args[0].startswith("--no") else 0), out + err
+    assert "Traceback (most recent call last)" not in out + err
+    assert not evidence_path(fresh).exists()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            words = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        helper = any(b"genstamp._session" in w for w in words)
+        assert not (helper and os.fsencode(os.path.realpath(fresh)) in words), cmdline.parent
+
+
 def test_real_paths_resolve_as_realpath_does(tmp_path: Path) -> None:
     """The audit's cached resolver (each folder resolved once, from its parent) gives what
     os.path.realpath gives: through folder links, file links, relative links and ``..``."""

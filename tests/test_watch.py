@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, git_tree
+from conftest import commit_all, git, git_tree, init_repo
 
 from genstamp.repo import open_checkout
 from genstamp.watch import Unavailable, Watch
@@ -157,17 +157,93 @@ def test_a_folder_that_cannot_be_listed_means_no_watch(base: Path) -> None:
         locked.chmod(0o755)
 
 
-def test_at_most_a_quarter_of_the_users_watches(
+def test_at_most_an_eighth_of_the_users_watches(
     base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Editors and file watchers share the per-user limit: a tree needing more than a quarter
-    of it is not watched (the tree is walked again instead)."""
+    """Editors, file watchers and other runs share the per-user limit: a tree needing more than
+    an eighth of it is not watched (the tree is walked again instead)."""
     from genstamp import watch
 
     limit = tmp_path / "max_user_watches"
-    limit.write_text("12\n")  # a quarter: 3 folders; base has the top, pkg, pkg/sub, build
+    limit.write_text("24\n")  # an eighth: 3 folders; base has the top, pkg, pkg/sub, build
     monkeypatch.setattr(watch, "_LIMIT_FILE", str(limit))
     with pytest.raises(Unavailable, match="more than 3 folders"):
         Watch(open_checkout(base))
-    limit.write_text("16\n")
+    limit.write_text("32\n")
     Watch(open_checkout(base)).close()
+
+
+def test_core_ignorecase_is_not_watched(base: Path) -> None:
+    """The index is then sorted without regard to case: lookups in it would miss entries."""
+    git(base, "config", "core.ignorecase", "true")
+    with pytest.raises(Unavailable, match="ignorecase"):
+        Watch(open_checkout(base))
+
+
+def test_an_ignored_ignore_file_still_counts(base: Path) -> None:
+    """A .gitignore that ignores itself can, changed, let ignored files into the tree."""
+    (base / ".gitignore").write_text(".gitignore\n*.log\nbuild/\n")
+    git(base, "rm", "-q", "--cached", ".gitignore")
+    commit_all(base, "a local ignore file")
+    (base / "out.log").write_text("ignored until the rule goes\n")
+    watch = Watch(open_checkout(base))
+    try:
+        (base / ".gitignore").write_text(".gitignore\nbuild/\n")
+        assert not watch.unchanged()
+    finally:
+        watch.close()
+
+
+MOUNTS = """\
+27 1 254:0 / / rw,relatime - ext4 /dev/vda rw
+40 27 0:50 / {point} rw,relatime - {kind} server:/export rw
+"""
+
+
+@pytest.mark.parametrize(
+    ("point", "kind", "watched"),
+    [
+        ("{tree}", "ext4", True),
+        ("{tree}", "nfs4", False),  # another machine's writes make no event here
+        ("{tree}/pkg", "fuse.sshfs", False),  # a mount inside the tree counts too
+        ("{tree}/pkg", "tmpfs", True),
+        ("{tree}/a mount", "cifs", False),  # mountinfo writes the space as \\040
+        ("/elsewhere", "9p", True),  # not the tree's
+        ("{parent}", "virtiofs", False),  # the tree is on it
+    ],
+)
+def test_only_local_filesystems_are_watched(
+    base: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    point: str,
+    kind: str,
+    watched: bool,
+) -> None:
+    from genstamp import watch
+
+    tree = os.path.realpath(base)
+    mounted = point.format(tree=tree, parent=os.path.dirname(tree)).replace(" ", "\\040")
+    info = tmp_path / "mountinfo"
+    info.write_text(MOUNTS.format(point=mounted, kind=kind))
+    monkeypatch.setattr(watch, "_MOUNTINFO", str(info))
+    if watched:
+        Watch(open_checkout(base)).close()
+    else:
+        with pytest.raises(Unavailable, match=f"on a {kind} filesystem"):
+            Watch(open_checkout(base))
+
+
+def test_a_mount_point_with_a_space_is_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from genstamp import watch
+
+    tree = init_repo(tmp_path / "with space")
+    commit_all(tree, "empty")
+    escaped = os.path.realpath(tree).replace(" ", "\\040")
+    info = tmp_path / "mountinfo"
+    info.write_text(MOUNTS.format(point=escaped, kind="nfs"))
+    monkeypatch.setattr(watch, "_MOUNTINFO", str(info))
+    with pytest.raises(Unavailable, match="with space is on a nfs filesystem"):
+        Watch(open_checkout(tree))

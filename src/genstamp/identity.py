@@ -35,12 +35,12 @@ PYCACHE = "__pycache__"
 # Repositories whose shared in-memory index a scan has changed: reloaded before the next scan
 # (one index parse per scan, instead of a reload before and another after).
 _CHANGED: weakref.WeakSet[pygit2.Repository] = weakref.WeakSet()
-# Further in-memory copies of a repository's index, one for each part of a split walk but the
-# first (a libgit2 index is not to be used by two threads at once); reread only when the file
-# changes.
-_SPARES: weakref.WeakKeyDictionary[pygit2.Repository, list[pygit2.Index]] = (
-    weakref.WeakKeyDictionary()
-)
+# For each part of a split walk but the first, a handle of its own on the repository and an
+# in-memory copy of its index (libgit2 objects are for one thread at a time); the index is
+# read again only when the file changes.
+_SPARES: weakref.WeakKeyDictionary[
+    pygit2.Repository, list[tuple[pygit2.Repository, pygit2.Index]]
+] = weakref.WeakKeyDictionary()
 
 SPLIT_ABOVE = 4000  # index entries: below this one walk costs less than starting threads
 _MAX_NAMES = 512  # literal paths in all parts: above this a folder is not split further
@@ -162,13 +162,21 @@ def scan(
 
 
 def prepare(checkout: Checkout, jobs: int) -> None:
-    """Read the index, and the copies a walk split in ``jobs`` parts uses, ahead of the walk."""
+    """Read the index, and open what a walk split in ``jobs`` parts uses, ahead of the walk."""
     repo = checkout.repo
     repo.index  # noqa: B018 - read now, and again only if the file changes
     spares = _SPARES.setdefault(repo, [])
     path = os.path.join(repo.path, "index")
     if os.path.exists(path):
-        spares += [pygit2.Index(path) for _ in range(jobs - 1 - len(spares))]
+        spares += [_spare(repo, path) for _ in range(jobs - 1 - len(spares))]
+
+
+def _spare(repo: pygit2.Repository, index_path: str) -> tuple[pygit2.Repository, pygit2.Index]:
+    """Another handle on ``repo`` (the same git dir and work tree), and a copy of its index."""
+    other = pygit2.Repository(repo.path, flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    if other.workdir != repo.workdir:
+        other.workdir = repo.workdir
+    return other, pygit2.Index(index_path)
 
 
 def cpu_jobs() -> int:
@@ -209,18 +217,22 @@ def _split_walk(
     if parts is None:
         return None
     spares = _SPARES.setdefault(repo, [])
-    copies: list[pygit2.Index | None] = [index, *spares[: len(parts) - 1]]
-    copies += [None] * (len(parts) - len(copies))
+    handles: list[tuple[pygit2.Repository, pygit2.Index] | None] = [
+        (repo, index),
+        *spares[: len(parts) - 1],
+    ]
+    handles += [None] * (len(parts) - len(handles))
     results: list[list[pygit2.DiffDelta] | None] = [None] * len(parts)
     errors: list[BaseException] = []
 
     def walk(n: int) -> None:
         try:
-            copy = copies[n]
-            if copy is None:
-                copy = copies[n] = pygit2.Index(index_path)
+            handle = handles[n]
+            if handle is None:
+                handle = handles[n] = _spare(repo, index_path)
             elif n:
-                copy.read(force=False)
+                handle[1].read(force=False)
+            own, copy = handle
             names = [ffi.new("char[]", name) for name in parts[n]]
             opts = ffi.new("git_diff_options *")
             check_error(C.git_diff_options_init(opts, 1))
@@ -229,8 +241,8 @@ def _split_walk(
             opts.pathspec.strings = array
             opts.pathspec.count = len(names)
             out = ffi.new("git_diff **")
-            check_error(C.git_diff_index_to_workdir(out, repo._repo, copy._index, opts))
-            results[n] = list(Diff.from_c(bytes(ffi.buffer(out)[:]), repo).deltas)
+            check_error(C.git_diff_index_to_workdir(out, own._repo, copy._index, opts))
+            results[n] = list(Diff.from_c(bytes(ffi.buffer(out)[:]), own).deltas)
         except BaseException as exc:  # raised in the caller's thread
             errors.append(exc)
 
@@ -240,7 +252,7 @@ def _split_walk(
     walk(0)
     for thread in threads:
         thread.join()
-    spares[:] = [c for c in copies[1:] if c is not None]
+    spares[:] = [h for h in handles[1:] if h is not None]
     if errors:
         raise errors[0]
     if file_stamp(index_path) != before:

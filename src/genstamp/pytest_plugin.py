@@ -93,7 +93,9 @@ class _Helper:
                 stdin.write(line + "\n")
                 stdin.flush()
 
-    def close(self) -> None:
+    def close(self, *, abandon: bool = False) -> None:
+        """End the co-process: it ends itself at the end of its input, unless ``abandon``
+        (nobody needs its answers: it is stopped at once, even in the middle of a walk)."""
         proc, self.proc = self.proc, None
         if proc is None:
             return
@@ -101,6 +103,8 @@ class _Helper:
             if stream is not None:
                 with contextlib.suppress(OSError, ValueError):
                     stream.close()
+        if abandon:
+            proc.kill()
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -769,13 +773,13 @@ def _claim_early(where: Path) -> _Helper | None:
         if folder == where and claimed is None:
             claimed = helper
         else:
-            helper.close()
+            helper.close(abandon=True)
     return claimed
 
 
 def _close_early() -> None:
     while _early:
-        _early.pop()[1].close()
+        _early.pop()[1].close(abandon=True)
 
 
 @pytest.hookimpl

@@ -17,9 +17,11 @@ gate, which walks the tree itself and compares it with the tested one.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
+import re
 import struct
 import sys
 from typing import NamedTuple
@@ -66,6 +68,30 @@ _LIMIT_FILE = "/proc/sys/fs/inotify/max_user_watches"
 
 # Settings whose change changes the tree without touching the work tree.
 _CONFIG_PREFIXES = ("core.", "filter.")
+# Files whose change changes what else counts: an event on one counts even when it is ignored.
+_RULES = (b".gitignore", b".gitattributes")
+# Filesystems on which the kernel itself makes every change, so inotify sees them all. Not so
+# network and host-shared ones (nfs, cifs, 9p, virtiofs, fuse: the WSL and Docker Desktop
+# mounts), where another machine's or the host's writes make no event.
+_LOCAL_FILESYSTEMS = frozenset(
+    {
+        "ext2",
+        "ext3",
+        "ext4",
+        "xfs",
+        "btrfs",
+        "tmpfs",
+        "ramfs",
+        "f2fs",
+        "zfs",
+        "overlay",
+        "bcachefs",
+        "jfs",
+        "reiserfs",
+        "nilfs2",
+    }
+)
+_MOUNTINFO = "/proc/self/mountinfo"
 
 
 class Settings(NamedTuple):
@@ -130,8 +156,15 @@ class Watch:
         self.checkout = checkout
         self.folders: dict[int, bytes] = {}
         try:
+            _check_filesystems(str(checkout.workdir))
+            with contextlib.suppress(KeyError, pygit2.GitError):
+                if checkout.repo.config.get_bool("core.ignorecase"):
+                    raise Unavailable("core.ignorecase: the index is not in byte order")
+            # The stamp first, then the index (read again if the file changed since): an index
+            # written in between is a changed stamp at the end, never an unseen one.
             self.settings = settings(checkout)
             self._index = checkout.repo.index
+            self._index.read(force=False)
             self._view = IndexView(self._index)
             self._watch_tree(os.fsencode(checkout.workdir))
         except BaseException:
@@ -139,12 +172,12 @@ class Watch:
             raise
 
     def _watch_tree(self, top: bytes) -> None:
-        # Watches count against a limit per user, shared with editors and file watchers:
-        # take at most a quarter of it, and leave the rest to them.
+        # Watches count against a limit per user, shared with editors, file watchers and
+        # other test runs: take at most an eighth of it, and leave the rest to them.
         self._most = _MAX_FOLDERS
         try:
             with open(_LIMIT_FILE, encoding="ascii") as fh:
-                self._most = min(self._most, int(fh.read()) // 4)
+                self._most = min(self._most, int(fh.read()) // 8)
         except (OSError, ValueError):
             pass
         repo = self.checkout.repo
@@ -208,8 +241,8 @@ class Watch:
                 if not rel and name == b".git":
                     continue
                 path = rel + b"/" + name if rel else name
-                if self._view.weight(path) or not _ignored(repo, path):
-                    return False
+                if name in _RULES or self._view.weight(path) or not _ignored(repo, path):
+                    return False  # an ignore or attribute file counts even if ignored
         try:
             return settings(self.checkout) == self.settings
         except (pygit2.GitError, OSError):
@@ -219,6 +252,39 @@ class Watch:
         fd, self.fd = self.fd, None
         if fd is not None:
             os.close(fd)
+
+
+def _check_filesystems(workdir: str) -> None:
+    """Raise Unavailable unless the work tree and every mount inside it are local filesystems
+    (as /proc/self/mountinfo names them)."""
+    try:
+        with open(_MOUNTINFO, encoding="utf-8", errors="surrogateescape") as fh:
+            lines = fh.read().splitlines()
+    except OSError as exc:
+        raise Unavailable(f"cannot read {_MOUNTINFO}: {exc.strerror}") from exc
+    here = os.path.realpath(workdir)
+    best = ("", "")
+    inside = []
+    for line in lines:
+        fields, sep, rest = line.partition(" - ")
+        parts = fields.split(" ")
+        if not sep or len(parts) < 5 or not rest:
+            continue
+        point = _unescape(parts[4])
+        kind = rest.split(" ", 1)[0]
+        if here == point or here.startswith(point.rstrip("/") + "/"):
+            if len(point) >= len(best[0]):
+                best = (point, kind)
+        elif point.startswith(here.rstrip("/") + "/"):
+            inside.append((point, kind))
+    for point, kind in [best, *inside]:
+        if kind not in _LOCAL_FILESYSTEMS:
+            raise Unavailable(f"{point or here} is on a {kind or 'unknown'} filesystem")
+
+
+def _unescape(field: str) -> str:
+    """mountinfo writes a space, tab, newline and backslash in a path as an octal escape."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def _ignored(repo: pygit2.Repository, path: bytes) -> bool:
