@@ -223,7 +223,7 @@ def _split_walk(
     ]
     handles += [None] * (len(parts) - len(handles))
     results: list[list[pygit2.DiffDelta] | None] = [None] * len(parts)
-    errors: list[BaseException] = []
+    errors: list[Exception] = []
 
     def walk(n: int) -> None:
         try:
@@ -243,7 +243,7 @@ def _split_walk(
             out = ffi.new("git_diff **")
             check_error(C.git_diff_index_to_workdir(out, own._repo, copy._index, opts))
             results[n] = list(Diff.from_c(bytes(ffi.buffer(out)[:]), own).deltas)
-        except BaseException as exc:  # raised in the caller's thread
+        except Exception as exc:  # the walk is then made whole, which says what is wrong
             errors.append(exc)
 
     threads = [threading.Thread(target=walk, args=(n,)) for n in range(1, len(parts))]
@@ -253,10 +253,8 @@ def _split_walk(
     for thread in threads:
         thread.join()
     spares[:] = [h for h in handles[1:] if h is not None]
-    if errors:
-        raise errors[0]
-    if file_stamp(index_path) != before:
-        return None  # the index file changed meanwhile: the copies may differ
+    if errors or file_stamp(index_path) != before:
+        return None  # or the index file changed meanwhile: the copies may differ
     return [delta for part in results for delta in part or ()]
 
 

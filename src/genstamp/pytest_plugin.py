@@ -168,7 +168,8 @@ class Session:
         if self.repo is None:
             try:
                 where = self.config.invocation_params.dir
-                self.helper = _claim_early(where) or _Helper(where)
+                early = _find_early(self.config.pluginmanager)
+                self.helper = (early and early.claim(where)) or _Helper(where)
             except OSError as exc:
                 self.tree_problem = f"cannot start genstamp's co-process: {_os_reason(exc)}"
             return
@@ -761,25 +762,41 @@ def _narrowed_args(cfg: pytest.Config) -> list[str]:
 
 # -- module-level hooks: find the checkout, then hand over to a Session ------------------------
 
-# The co-process started when pytest registered the plugin, until a Session claims it.
-_early: list[tuple[Path, _Helper]] = []
+_EARLY_PLUGIN = "genstamp-early"
 
 
-def _claim_early(where: Path) -> _Helper | None:
-    """The co-process started early for ``where``, if there is one; any other is closed."""
-    claimed = None
-    while _early:
-        folder, helper = _early.pop()
-        if folder == where and claimed is None:
-            claimed = helper
-        else:
+class _Early:
+    """The co-process started when pytest registered the plugin, until the Session claims it;
+    registered as the plugin ``genstamp-early``. Stopped if nobody does."""
+
+    def __init__(self, where: Path, helper: _Helper) -> None:
+        self.where = where
+        self.helper: _Helper | None = helper
+        atexit.register(self.close)  # pytest may end before a session (--version, a usage error)
+
+    def claim(self, where: Path) -> _Helper | None:
+        """The co-process, if it was started for ``where``."""
+        helper, self.helper = self.helper, None
+        atexit.unregister(self.close)
+        if helper is not None and where != self.where:
             helper.close(abandon=True)
-    return claimed
+            return None
+        return helper
+
+    def close(self) -> None:
+        helper, self.helper = self.helper, None
+        atexit.unregister(self.close)
+        if helper is not None:
+            helper.close(abandon=True)
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.close()
 
 
-def _close_early() -> None:
-    while _early:
-        _early.pop()[1].close(abandon=True)
+def _find_early(pluginmanager: pytest.PytestPluginManager) -> _Early | None:
+    early = pluginmanager.get_plugin(_EARLY_PLUGIN)
+    return early if isinstance(early, _Early) else None
 
 
 @pytest.hookimpl
@@ -793,15 +810,12 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         return
     where = Path.cwd()
     try:
-        if find_place(where) is None:
+        if find_place(where) is None or _find_early(pluginmanager) is not None:
             return
         helper = _Helper(where)
     except (GenstampError, OSError):
         return  # the Session tries again, and says why it could not
-    _close_early()
-    _early.append((where, helper))
-    atexit.unregister(_close_early)  # once: in case pytest ends before a session claims it
-    atexit.register(_close_early)
+    pluginmanager.register(_Early(where, helper), _EARLY_PLUGIN)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -816,7 +830,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     except GenstampError:
         place = None  # not a git work tree: silent
     if place is None:
-        _close_early()
+        if (early := _find_early(early_config.pluginmanager)) is not None:
+            early.close()
         return
     session = Session(place, early_config)
     try:
@@ -830,7 +845,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     session = config.pluginmanager.get_plugin("genstamp-session")
     if not isinstance(session, Session) or _is_worker(config):
-        _close_early()
+        if (early := _find_early(config.pluginmanager)) is not None:
+            early.close()
         return
     session.note_tree_start()
     try:
@@ -858,7 +874,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl
 def pytest_unconfigure(config: pytest.Config) -> None:
-    _close_early()
     session = config.pluginmanager.get_plugin("genstamp-session")
     if isinstance(session, Session):
         session.restore()
