@@ -4,11 +4,12 @@ The pytest co-process takes the tree at the start, waits for the tests, and must
 at the end. On Linux it first watches (inotify) every folder of the work tree that the walk can
 enter, and notes the index and the settings that shape the tree (the configuration, the ignore
 and attribute files outside the work tree); then it takes the tree at the start. At the end,
-when no event names a path that counts (one that is tracked, or not ignored), and the index and
-those settings are as they were, the tree at the end is the tree at the start. Anything else
-(an event that counts, a lost event, no inotify, a nested repository whose HEAD can move
-unseen, a folder that could not be watched) means the tree is walked again: the answer is then
-exactly the walk's.
+when no event names a path that counts (one that is tracked, or not ignored, or an ignore or
+attribute file), and the index and those settings are as they were, the tree at the end is the
+tree at the start. Anything else (an event that counts, a lost event, no inotify, a filesystem
+where others' writes make no event, core.ignorecase, a nested repository whose HEAD can move
+unseen, a folder that could not be watched, too many folders) means the tree is walked again:
+the answer is then exactly the walk's.
 
 What a folder watch cannot see: a file changed through a hard link in a folder that is not
 watched, or through a memory map opened before the watch. Such a change still shows at the
