@@ -117,20 +117,29 @@ def repo(tmp_path: Path) -> Path:
     return init_repo(tmp_path / "repo")
 
 
-@pytest.fixture
-def project(repo: Path) -> Path:
-    """A small committed Python project: a package under src/ and a test for it."""
+CALC_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+def write_calc(
+    repo: Path, *, tests: str = CALC_TEST, gitignore: str = "__pycache__/\n*.py[co]\n"
+) -> Path:
+    """A small Python project in ``repo`` (not committed): the package calc under src/ and
+    ``tests`` as tests/test_calc.py."""
     (repo / "src" / "calc").mkdir(parents=True)
     (repo / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
     (repo / "tests").mkdir()
-    (repo / "tests" / "test_calc.py").write_text(
-        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
-        "def test_other():\n    assert add(0, 0) == 0\n"
-    )
+    (repo / "tests" / "test_calc.py").write_text(tests)
     (repo / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n'
     )
-    (repo / ".gitignore").write_text("__pycache__/\n*.py[co]\n")
+    (repo / ".gitignore").write_text(gitignore)
+    return repo
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    """A small committed Python project: a package under src/ and two tests for it."""
+    write_calc(repo, tests=CALC_TEST + "\n\ndef test_other():\n    assert add(0, 0) == 0\n")
     commit_all(repo, "calc")
     return repo
 
@@ -162,6 +171,21 @@ def subprocess_env(bytecode: bool = False, **extra: str) -> dict[str, str]:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(extra)
     return env
+
+
+def run_genstamp(
+    cwd: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real ``genstamp`` command in a process of its own (``python -m genstamp``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "genstamp", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env if env is not None else subprocess_env(),
+        timeout=300,  # a guard against a hang, not a timing assertion
+    )
 
 
 def run_pytest(

@@ -5,13 +5,18 @@ from __future__ import annotations
 import json
 import py_compile
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunGenstamp, commit_all, git, init_repo, run_pytest, subprocess_env
+from conftest import (
+    RunGenstamp,
+    commit_all,
+    git,
+    init_repo,
+    run_genstamp,
+    run_pytest,
+)
 
 from genstamp import audit, evidence
 from genstamp.repo import open_checkout
@@ -99,14 +104,7 @@ def test_a_seal_with_non_ascii_text_is_refused_not_a_traceback(
 def test_a_damaged_index_is_one_line(project: Path, command: list[str]) -> None:
     index = project / ".git" / "index"
     index.write_bytes(b"DIRC" + b"\xff" * 64)
-    proc = subprocess.run(
-        [sys.executable, "-m", "genstamp", *command],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=120,
-    )
+    proc = run_genstamp(project, *command)
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     if command[0] == "hook":

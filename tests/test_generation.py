@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from conftest import RunGenstamp, commit_all, git, git_tree, subprocess_env
+from conftest import RunGenstamp, commit_all, git, git_tree, run_genstamp, subprocess_env
 
 from genstamp import generation
 from genstamp.errors import GenstampError
@@ -300,14 +300,7 @@ def test_corrupt_stamp_in_a_real_process_has_no_traceback(project: Path) -> None
     path = stamp_file(project)
     path.parent.mkdir(parents=True)
     path.write_text('{"format": "genstamp-generation", "version": 1, "id": ')
-    proc = subprocess.run(
-        [sys.executable, "-m", "genstamp", "status"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=60,
-    )
+    proc = run_genstamp(project, "status")
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("genstamp: ")

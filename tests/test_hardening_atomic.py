@@ -24,7 +24,17 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import RunGenstamp, commit_all, git, git_tree, init_repo, run_pytest, subprocess_env
+from conftest import (
+    RunGenstamp,
+    commit_all,
+    git,
+    git_tree,
+    init_repo,
+    run_genstamp,
+    run_pytest,
+    subprocess_env,
+    write_calc,
+)
 
 from genstamp import atomic, evidence, generation
 from genstamp.errors import GenstampError
@@ -35,17 +45,7 @@ STATE = Path(".git", "genstamp")
 
 
 def make_project(root: Path) -> Path:
-    repo = init_repo(root)
-    (repo / "src" / "calc").mkdir(parents=True)
-    (repo / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
-    (repo / "tests").mkdir()
-    (repo / "tests" / "test_calc.py").write_text(
-        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-    )
-    (repo / "pyproject.toml").write_text(
-        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n'
-    )
-    (repo / ".gitignore").write_text("__pycache__/\n*.py[co]\n")
+    repo = write_calc(init_repo(root))
     commit_all(repo, "calc")
     return repo
 
@@ -220,14 +220,7 @@ def test_writers_killed_at_random_moments_leave_whole_files(stamped: Path, tmp_p
         props = assert_whole_evidence(junit)
         seen.add(props[evidence.P_GENERATION])
         # the gate reads both without a traceback, whatever pair the kill left
-        proc = subprocess.run(
-            [sys.executable, "-m", "genstamp", "verify", "--junit", str(junit)],
-            cwd=stamped,
-            capture_output=True,
-            text=True,
-            env=subprocess_env(),
-            timeout=60,
-        )
+        proc = run_genstamp(stamped, "verify", "--junit", str(junit))
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
         # the loop binds no tree: unbound, and never no-stamp (the stamp is always whole)
         assert proc.stdout.startswith("unbound-evidence: "), proc.stdout
@@ -383,14 +376,7 @@ def test_racing_restamps_from_every_entry_point_end_with_one_valid_generation(
     assert [p.name for p in checkout.state.iterdir()] == ["generation.json"]
     # the surviving generation is one the gate works with
     assert run_pytest(repo).returncode == 0
-    proc = subprocess.run(
-        [sys.executable, "-m", "genstamp", "verify"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=60,
-    )
+    proc = run_genstamp(repo, "verify")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -450,14 +436,7 @@ def test_a_damaged_stamp_is_no_stamp_with_its_reason(tested: Path, kind: str) ->
     try:
         path.unlink()
         _damage(kind, good, path)
-        proc = subprocess.run(
-            [sys.executable, "-m", "genstamp", "verify"],
-            cwd=tested,
-            capture_output=True,
-            text=True,
-            env=subprocess_env(),
-            timeout=60,
-        )
+        proc = run_genstamp(tested, "verify")
     finally:
         if path.is_dir():
             path.rmdir()
@@ -471,12 +450,5 @@ def test_a_damaged_stamp_is_no_stamp_with_its_reason(tested: Path, kind: str) ->
 
 def test_the_whole_stamp_is_accepted(tested: Path) -> None:
     """The control for the damage above: the same checkout and evidence, stamp intact."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "genstamp", "verify"],
-        cwd=tested,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=60,
-    )
+    proc = run_genstamp(tested, "verify")
     assert proc.returncode == 0, proc.stdout + proc.stderr

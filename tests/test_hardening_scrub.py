@@ -17,14 +17,13 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import RunGenstamp, git, run_pytest, subprocess_env
+from conftest import RunGenstamp, git, run_genstamp, run_pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -356,17 +355,6 @@ def undeletable(folder: Path) -> Iterator[None]:
         undo()
 
 
-def _genstamp(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "genstamp", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=60,
-    )
-
-
 def test_a_folder_scrub_cannot_delete_is_reported_and_the_generation_is_not_clean(
     project: Path, genstamp: RunGenstamp
 ) -> None:
@@ -379,12 +367,12 @@ def test_a_folder_scrub_cannot_delete_is_reported_and_the_generation_is_not_clea
     free.mkdir(parents=True)
     (free / PYC.format("f")).write_bytes(b"bytecode")
     with undeletable(locked):
-        proc = _genstamp(project, "scrub")
+        proc = run_genstamp(project, "scrub")
         assert proc.returncode == 1
         assert f"genstamp: cannot remove {cache}: " in proc.stderr
         assert "Traceback" not in proc.stderr
 
-        proc = _genstamp(project, "stamp", "--json")
+        proc = run_genstamp(project, "stamp", "--json")
         assert proc.returncode == 1
         data = json.loads(proc.stdout)
         assert data["clean"] is False
@@ -400,7 +388,7 @@ def test_a_folder_scrub_cannot_delete_is_reported_and_the_generation_is_not_clea
 
         # a post-checkout hook reports it but never fails the checkout
         head = git(project, "rev-parse", "HEAD")
-        proc = _genstamp(project, "hook", "post-checkout", head, head, "1")
+        proc = run_genstamp(project, "hook", "post-checkout", head, head, "1")
         assert proc.returncode == 0
         assert f"genstamp: cannot remove {cache}: " in proc.stderr
     assert cache.is_dir() and not any(cache.iterdir())  # emptied, kept
@@ -414,11 +402,11 @@ def test_bytecode_scrub_could_not_delete_is_refused_by_the_gate(project: Path) -
     pyc = cache / "__init__.cpython-311.pyc"
     pyc.write_bytes(b"stale bytecode from before the generation")
     with undeletable(cache):
-        proc = _genstamp(project, "stamp")
+        proc = run_genstamp(project, "stamp")
         assert proc.returncode == 1 and str(pyc) in proc.stderr
         tested = run_pytest(project)
         assert tested.returncode == 0, tested.stdout
-        proc = _genstamp(project, "verify")
+        proc = run_genstamp(project, "verify")
         assert proc.returncode == 1, proc.stdout + proc.stderr
         assert proc.stdout.startswith("stale-bytecode: ")
         assert "src/calc/__pycache__/__init__.cpython-311.pyc" in proc.stdout
@@ -437,7 +425,7 @@ def test_a_real_nested_checkout_keeps_its_git_dir_and_status(project: Path, tmp_
     (nested / "notes.pyc.txt").write_text("keep\n")
     status = git(nested, "status", "--porcelain")
     inner = snapshot(nested / ".git")
-    proc = _genstamp(project, "scrub")
+    proc = run_genstamp(project, "scrub")
     assert proc.returncode == 0, proc.stderr
     assert not (nested / "src" / "calc" / "__pycache__").exists()
     assert snapshot(nested / ".git") == inner

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunGenstamp, commit_all, git, run_pytest, subprocess_env
+from conftest import RunGenstamp, commit_all, git, run_genstamp, run_pytest, subprocess_env
 
 from genstamp.errors import EXIT_REFUSED, GenstampError
 from genstamp.hooks import SKIP_ENV, Z40, PushedRef, parse_pre_push
@@ -118,14 +118,8 @@ def test_parse_pre_push_malformed(line: str) -> None:
 
 
 def test_malformed_stdin_refuses_the_push_with_a_clear_line(tested: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "genstamp", "hook", "pre-push", "origin", "/remote.git"],
-        cwd=tested,
-        input="this is not what git sends\n",
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=60,
+    proc = run_genstamp(
+        tested, "hook", "pre-push", "origin", "/remote.git", stdin="this is not what git sends\n"
     )
     assert proc.returncode == 1
     assert proc.stdout == ""

@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, git_tree, init_repo, run_pytest, subprocess_env
+from conftest import commit_all, git, git_tree, init_repo, run_pytest, subprocess_env, write_calc
 
 from genstamp.identity import tree_identity
 from genstamp.repo import open_checkout
@@ -47,18 +47,7 @@ def clean(proc: subprocess.CompletedProcess[bytes]) -> tuple[str, str]:
 
 
 def make_project(root: Path) -> Path:
-    repo = init_repo(root)
-    (repo / "src" / "calc").mkdir(parents=True)
-    (repo / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
-    (repo / "tests").mkdir()
-    (repo / "tests" / "test_calc.py").write_text(
-        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-    )
-    (repo / "pyproject.toml").write_text(
-        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n'
-    )
-    (repo / ".gitignore").write_text("__pycache__/\n")
-    return repo
+    return write_calc(init_repo(root), gitignore="__pycache__/\n")
 
 
 def stamp_and_test(repo: Path) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pygit2
 import pytest
-from conftest import commit_all, git, git_tree, init_repo, run_pytest, subprocess_env
+from conftest import commit_all, git, git_tree, init_repo, run_genstamp, run_pytest, subprocess_env
 
 from genstamp.identity import tree_identity
 from genstamp.repo import open_checkout
@@ -31,15 +31,7 @@ CALC = Path("src", "calc", "__init__.py")
 def genstamp(
     cwd: Path, *args: str, stdin: str | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "genstamp", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(**env),
-        timeout=120,
-    )
+    proc = run_genstamp(cwd, *args, stdin=stdin, env=subprocess_env(**env))
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     return proc
 

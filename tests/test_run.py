@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, git_tree, init_repo, subprocess_env
+from conftest import commit_all, git, git_tree, init_repo, run_genstamp, subprocess_env
 
 from genstamp import evidence, generation
 from genstamp.repo import open_checkout
@@ -123,14 +123,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def genstamp_run(
     cwd: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "genstamp", "run", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env if env is not None else subprocess_env(),
-        timeout=300,
-    )
+    return run_genstamp(cwd, "run", *args, env=env)
 
 
 def default_evidence(repo: Path) -> Path:

@@ -23,6 +23,7 @@ from conftest import (
     git,
     git_tree,
     init_repo,
+    run_genstamp,
     run_pytest,
     subprocess_env,
 )
@@ -308,14 +309,7 @@ def _external(target: str) -> str:
 
 
 def _cli_verify(repo: Path, junit: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "genstamp", "verify", "--junit", str(junit)],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=60,  # a guard against an expanding bomb, not a timing assertion
-    )
+    return run_genstamp(repo, "verify", "--junit", str(junit))
 
 
 @pytest.mark.parametrize(
@@ -761,14 +755,7 @@ def test_repository_without_commits(repo: Path, genstamp: RunGenstamp) -> None:
 def test_a_file_name_that_is_not_utf8_is_named_without_a_traceback(fresh: Path) -> None:
     """A strict UTF-8 stdout (PYTHONIOENCODING, or a UTF-8 locale) and a Latin-1 file name."""
     (fresh / os.fsdecode(b"caf\xe9.txt")).write_text("x\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "genstamp", "verify"],
-        cwd=fresh,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(PYTHONIOENCODING="utf-8:strict"),
-        timeout=60,
-    )
+    proc = run_genstamp(fresh, "verify", env=subprocess_env(PYTHONIOENCODING="utf-8:strict"))
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stdout.startswith("tree-mismatch: ")
