@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -115,6 +116,40 @@ def git_tree(path: Path) -> str:
 def repo(tmp_path: Path) -> Path:
     """An empty repository (unborn HEAD) whose work tree is the returned path."""
     return init_repo(tmp_path / "repo")
+
+
+@contextlib.contextmanager
+def undeletable(folder: Path) -> Iterator[None]:
+    """Entries of ``folder`` cannot be removed: chmod for a normal user; for root, whom
+    permissions do not stop, the immutable attribute. Skips when neither works here."""
+    if os.geteuid() == 0:
+        chattr = shutil.which("chattr")
+        if chattr is None:
+            pytest.skip("running as root without chattr: cannot make a folder undeletable")
+        made = subprocess.run([chattr, "+i", str(folder)], capture_output=True, text=True)
+        if made.returncode != 0:
+            pytest.skip(f"running as root and chattr +i fails here: {made.stderr.strip()}")
+
+        def undo() -> None:
+            subprocess.run([chattr, "-i", str(folder)], check=True)
+    else:
+        folder.chmod(0o555)
+
+        def undo() -> None:
+            folder.chmod(0o755)
+
+    try:
+        probe = folder / ".probe"
+        try:
+            probe.write_text("x")
+        except OSError:
+            pass
+        else:
+            probe.unlink()
+            pytest.skip("the folder is still writable: permissions are not enforced here")
+        yield
+    finally:
+        undo()
 
 
 CALC_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"

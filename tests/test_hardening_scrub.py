@@ -16,14 +16,12 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pygit2
-import pytest
-from conftest import RunGenstamp, git, run_genstamp, run_pytest
+from conftest import RunGenstamp, git, run_genstamp, run_pytest, undeletable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -319,40 +317,6 @@ def test_the_specification_sees_what_the_property_relies_on(tmp_path: Path) -> N
 
 
 # -- a folder scrub cannot delete ---------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def undeletable(folder: Path) -> Iterator[None]:
-    """Entries of ``folder`` cannot be removed: chmod for a normal user; for root, whom
-    permissions do not stop, the immutable attribute. Skips when neither works here."""
-    if os.geteuid() == 0:
-        chattr = shutil.which("chattr")
-        if chattr is None:
-            pytest.skip("running as root without chattr: cannot make a folder undeletable")
-        made = subprocess.run([chattr, "+i", str(folder)], capture_output=True, text=True)
-        if made.returncode != 0:
-            pytest.skip(f"running as root and chattr +i fails here: {made.stderr.strip()}")
-
-        def undo() -> None:
-            subprocess.run([chattr, "-i", str(folder)], check=True)
-    else:
-        folder.chmod(0o555)
-
-        def undo() -> None:
-            folder.chmod(0o755)
-
-    try:
-        probe = folder / ".probe"
-        try:
-            probe.write_text("x")
-        except OSError:
-            pass
-        else:
-            probe.unlink()
-            pytest.skip("the folder is still writable: permissions are not enforced here")
-        yield
-    finally:
-        undo()
 
 
 def test_a_folder_scrub_cannot_delete_is_reported_and_the_generation_is_not_clean(

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunGenstamp, commit_all, git, run_pytest, subprocess_env
+from conftest import RunGenstamp, commit_all, git, run_pytest, subprocess_env, undeletable
 
 from genstamp.scrub import scrub
 
@@ -291,39 +288,6 @@ def test_dry_run_lists_without_deleting(tree: Path) -> None:
     assert (real.folders, real.files, real.bytes) == (dry.folders, dry.files, dry.bytes)
     assert sorted(real.removed) == sorted(dry.removed)
     assert files_under(tree) == {"a", "a/b", "a/b/m.py"}
-
-
-@contextlib.contextmanager
-def undeletable(folder: Path) -> Iterator[None]:
-    """Make entries of ``folder`` impossible to remove, or skip: chmod for a normal user,
-    the immutable attribute for root (where permissions do not apply)."""
-    probe = folder / ".probe"
-    if os.geteuid() == 0:
-        chattr = shutil.which("chattr")
-        if chattr is None:
-            pytest.skip("running as root without chattr: cannot make a folder undeletable")
-        if subprocess.run([chattr, "+i", str(folder)], capture_output=True).returncode != 0:
-            pytest.skip("running as root and chattr +i is not supported here")
-
-        def undo() -> None:
-            subprocess.run([chattr, "-i", str(folder)], check=True)
-    else:
-        folder.chmod(0o500)
-
-        def undo() -> None:
-            folder.chmod(0o755)
-
-    try:
-        try:
-            probe.write_text("x")
-        except OSError:
-            pass
-        else:
-            probe.unlink()
-            pytest.skip("the folder is still writable: permissions are not enforced here")
-        yield
-    finally:
-        undo()
 
 
 def test_undeletable_folder_is_reported(tree: Path, genstamp: RunGenstamp) -> None:
