@@ -118,6 +118,17 @@ def repo(tmp_path: Path) -> Path:
     return init_repo(tmp_path / "repo")
 
 
+def skip_if_writable(folder: Path, why: str) -> None:
+    """Skip the test when a file can still be created in ``folder`` (root, say)."""
+    probe = folder / ".probe"
+    try:
+        probe.write_text("x")
+    except OSError:
+        return
+    probe.unlink()
+    pytest.skip(f"{folder} is still writable: {why}")
+
+
 @contextlib.contextmanager
 def undeletable(folder: Path) -> Iterator[None]:
     """Entries of ``folder`` cannot be removed: chmod for a normal user; for root, whom
@@ -139,14 +150,7 @@ def undeletable(folder: Path) -> Iterator[None]:
             folder.chmod(0o755)
 
     try:
-        probe = folder / ".probe"
-        try:
-            probe.write_text("x")
-        except OSError:
-            pass
-        else:
-            probe.unlink()
-            pytest.skip("the folder is still writable: permissions are not enforced here")
+        skip_if_writable(folder, "permissions are not enforced here")
         yield
     finally:
         undo()

@@ -13,7 +13,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, git_tree, init_repo, run_pytest, subprocess_env
+from conftest import (
+    commit_all,
+    git,
+    git_tree,
+    init_repo,
+    run_pytest,
+    skip_if_writable,
+    subprocess_env,
+)
 
 import genstamp
 from genstamp import audit, evidence, generation
@@ -434,14 +442,7 @@ def test_read_only_state_folder(fresh: Path) -> None:
     state = open_checkout(fresh).state
     state.chmod(0o500)
     try:
-        probe = state / "probe"
-        try:
-            probe.write_text("x")
-        except PermissionError:
-            pass
-        else:
-            probe.unlink()
-            pytest.skip("this user can write into a read-only folder (root): chmod has no effect")
+        skip_if_writable(state, "this user (root) writes into a read-only folder")
         plain = run_pytest(fresh, "-p", "no:genstamp")
         proc = run_pytest(fresh)
         assert proc.returncode == plain.returncode == 0
