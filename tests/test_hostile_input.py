@@ -303,6 +303,18 @@ MEASURED = textwrap.dedent(
 )
 
 
+def verify_measured(repo: Path, junit: Path) -> subprocess.CompletedProcess[str]:
+    """``genstamp verify --junit JUNIT`` run through MEASURED (its peak memory on stderr)."""
+    return subprocess.run(
+        [sys.executable, "-c", MEASURED, "verify", "--junit", str(junit)],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,  # a guard against a hang, not a timing assertion
+    )
+
+
 def inflate(src: Path, dest: Path, size: int, *, extra_case: bool = False) -> None:
     """``src`` with ``size`` bytes of captured output streamed into its first testcase (the
     seal covers the testcases' names and outcomes, not their output), or into a testcase of
@@ -336,14 +348,7 @@ def test_a_200_mb_junit_file_through_genstamp_verify(tmp_path: Path) -> None:
 
     inflate(evidence, big, 200 * MIB)
     assert big.stat().st_size > 200 * MIB
-    proc = subprocess.run(
-        [sys.executable, "-c", MEASURED, "verify", "--junit", str(big)],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=300,
-    )
+    proc = verify_measured(repo, big)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # the seal still holds: accepted
     assert "evidence accepted: 1 passed" in proc.stderr
     peak = int(proc.stderr.split("peak-mib ")[1].split()[0])
@@ -351,14 +356,7 @@ def test_a_200_mb_junit_file_through_genstamp_verify(tmp_path: Path) -> None:
 
     big.unlink()
     inflate(evidence, big, 200 * MIB, extra_case=True)
-    proc = subprocess.run(
-        [sys.executable, "-c", MEASURED, "verify", "--junit", str(big)],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=300,
-    )
+    proc = verify_measured(repo, big)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stdout.startswith("unbound-evidence: ") and "seal" in proc.stdout
