@@ -12,6 +12,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
+from genstamp import bytecode
+
 FOREIGN = "foreign-origin"  # a checkout module loaded from outside the checkout
 SOURCELESS = "sourceless"  # loaded from a .pyc with no source
 STALE = "stale-bytecode"  # loaded from bytecode older than the generation, or not its source's
@@ -195,25 +197,22 @@ def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None)
         cst = os.stat(cached)
     except OSError:
         return None
-    if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
+    header = bytecode.parse_header(data)
+    if header is None:
         return None
-    flags = int.from_bytes(data[4:8], "little")
-    if flags & 0b1:  # hash-based pyc (PEP 552)
+    if header.hash_based:
+        if header.checked:
+            return None  # CPython ran it only if it hashes to the source (or recompiled)
         try:
             with open(source, "rb") as fh:
-                matches = importlib.util.source_hash(fh.read()) == data[8:16]
+                matches = importlib.util.source_hash(fh.read()) == header.source_hash
         except OSError:
             return None
-        if flags & 0b10:
-            return None  # checked: CPython ran it only if it hashes to the source (or recompiled)
         if not matches:
             return f"loaded from {cached}, an unchecked pyc not compiled from the current source"
         return None
-    else:
-        mtime = int.from_bytes(data[8:12], "little")
-        size = int.from_bytes(data[12:16], "little")
-        if mtime != (int(st.st_mtime) & 0xFFFFFFFF) or size != (st.st_size & 0xFFFFFFFF):
-            return None  # CPython would have recompiled from the source
+    if not bytecode.matches_stat(header, st.st_mtime, st.st_size):
+        return None  # CPython would have recompiled from the source
     # CPython would have loaded this bytecode. Is it the source's own?
     if inside(os.path.realpath(cached), root) and generation_ns is not None:
         if cst.st_mtime_ns < generation_ns:
@@ -221,7 +220,7 @@ def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None)
     try:
         with open(source, "rb") as fh:
             code = compile(fh.read(), source, "exec", dont_inherit=True)
-        if marshal.loads(data[16:]) != code:
+        if marshal.loads(data[bytecode.HEADER_SIZE :]) != code:
             return f"loaded from {cached}, which was not compiled from the current source"
     except (SyntaxError, ValueError, EOFError, TypeError):
         return f"loaded from {cached}, which was not compiled from the current source"

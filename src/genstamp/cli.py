@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -13,8 +14,9 @@ from typing import NoReturn
 import pygit2
 
 from genstamp import __version__, config, generation, hooks
+from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
-from genstamp.identity import is_bytecode_path, tree_identity
+from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id, nested_index, open_checkout
 from genstamp.scrub import ScrubResult, scrub
 from genstamp.verify import printable
@@ -214,74 +216,209 @@ def cmd_demo(args: argparse.Namespace, checkout: Checkout | None) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors as one ``genstamp:`` line and exit code 2."""
+    """argparse, with its errors as one ``genstamp:`` line and exit code 2, pointing at the
+    help of the command that was being parsed."""
 
     def error(self, message: str) -> NoReturn:
-        command = self.prog.removeprefix("genstamp").strip()
-        where = f" {command}" if command else ""
-        self.exit(
-            EXIT_USAGE,
-            f"genstamp: {message} (hint: see `genstamp{where} --help`)\n",
+        self.exit(EXIT_USAGE, f"genstamp: {message} (hint: see `{self.prog} --help`)\n")
+
+
+_EXIT_CODES = """\
+exit codes:
+  0  success (the gate accepted, the command did its work)
+  1  a check refused (verify, the pre-push hook, check-bytecode; stamp or scrub that left
+     bytecode behind)
+  2  usage or environment error: bad arguments, not inside a git work tree, a bare
+     repository, a damaged index, a corrupt stamp or configuration
+  130  interrupted
+Errors are one line on stderr (`genstamp: ... (hint: the remedy)`); findings one line each
+on stdout."""
+
+_HOOK_NAMES = (*hooks.RESTAMP_HOOKS, "restamp", "pre-push")
+_WIDTH = 88
+
+
+def _fill(text: str) -> str:
+    return textwrap.fill(text, _WIDTH, break_on_hyphens=False)
+
+
+def _rules_epilog() -> str:
+    from genstamp.verify import RULES, remedy_for
+
+    width = max(len(rule) for rule in RULES)
+    lines = ["rules (each a hard stop; a refusal prints `rule: what was found — remedy`):"]
+    for rule in RULES:
+        lines += textwrap.wrap(
+            remedy_for(rule),
+            _WIDTH,
+            initial_indent=f"  {rule:<{width}}  ",
+            subsequent_indent=" " * (width + 4),
+            break_on_hyphens=False,
         )
+    return "\n".join(lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="genstamp",
-        description="Bind test evidence to a workspace generation and the tree it tested.",
+        description=_fill(
+            "Bind test evidence to a workspace generation and the tree it tested; refuse "
+            "pushes and merges that stale, failing or partial evidence would certify."
+        ),
+        epilog=_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"genstamp {__version__}")
-    parser.add_argument("-C", dest="directory", help="run as if started in this folder")
+    parser.add_argument("-C", dest="directory", metavar="DIR", help="run as if started in DIR")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("stamp", help="scrub bytecode and begin a new generation")
+    def command(
+        name: str, summary: str, description: str, epilog: str | None = None
+    ) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name,
+            help=summary,
+            description=_fill(description),
+            epilog=epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    json_help = "print the result as JSON on stdout (fields: see README)"
+
+    p = command(
+        "stamp",
+        "scrub bytecode and begin a new generation",
+        "Scrub bytecode from the work tree, then begin a new workspace generation: a stamp in "
+        "the git dir that later evidence must carry. Exit 1 when bytecode could not be removed.",
+    )
     p.add_argument("--no-scrub", action="store_true", help="do not scrub bytecode first")
-    p.add_argument("--trigger", default="manual", choices=generation.TRIGGERS)
-    p.add_argument("--scrub-venvs", action="store_true", help="scrub virtual envs in the tree too")
-    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--trigger",
+        default="manual",
+        choices=generation.TRIGGERS,
+        help="what began the generation, recorded in the stamp (default: manual)",
+    )
+    p.add_argument(
+        "--scrub-venvs",
+        action="store_true",
+        help="scrub virtual environments inside the tree too (folders holding pyvenv.cfg)",
+    )
+    p.add_argument("--json", action="store_true", help=json_help)
     p.set_defaults(func=cmd_stamp)
 
-    p = sub.add_parser("scrub", help="remove bytecode from the work tree")
+    p = command(
+        "scrub",
+        "remove bytecode from the work tree",
+        "Remove __pycache__ folders, legacy *.pyc/*.pyo files and folders left empty by that. "
+        "Deletes bytecode and nothing else; never a file git tracks; never follows a symlink.",
+    )
     p.add_argument("--dry-run", action="store_true", help="list what would be removed")
-    p.add_argument("--venvs", action="store_true", help="enter virtual environments too")
-    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--venvs", action="store_true", help="enter virtual environments inside the tree too"
+    )
+    p.add_argument("--json", action="store_true", help=json_help)
     p.set_defaults(func=cmd_scrub)
 
-    p = sub.add_parser("status", help="show the tree identity and the current generation")
-    p.add_argument("--json", action="store_true")
+    p = command(
+        "status",
+        "show the tree identity and the current generation",
+        "Show the current tree identity (the tree `git add -A && git write-tree` would write), "
+        "HEAD, and the current generation.",
+    )
+    p.add_argument("--json", action="store_true", help=json_help)
     p.set_defaults(func=cmd_status)
 
-    p = sub.add_parser("verify", help="the gate: accept only fresh, passing, complete evidence")
-    p.add_argument("--junit", type=Path, help="evidence file (default: where the plugin wrote)")
-    p.add_argument("--rev", action="append", help="judge this commit's tree (repeatable)")
-    p.add_argument("--json", action="store_true")
+    p = command(
+        "verify",
+        "the gate: accept only fresh, passing, complete evidence",
+        "Judge the evidence against the work tree, or against each --rev commit's tree. "
+        "Exit 0 when accepted, 1 when a rule refuses.",
+        epilog=_rules_epilog(),
+    )
+    p.add_argument(
+        "--junit",
+        type=Path,
+        metavar="PATH",
+        help="the evidence file (default: where the plugin wrote it, in the git dir)",
+    )
+    p.add_argument(
+        "--rev",
+        action="append",
+        metavar="REV",
+        help="judge this commit's tree instead of the work tree (repeatable)",
+    )
+    p.add_argument("--json", action="store_true", help=json_help)
     p.set_defaults(func=cmd_verify)
 
-    p = sub.add_parser("run", help="run another test runner and bind its JUnit file")
-    p.add_argument("--junit", type=Path, help="the JUnit file the command writes")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ...")
+    p = command(
+        "run",
+        "run another test runner and bind its JUnit file",
+        "For runners other than pytest: record the generation and the tree, run COMMAND "
+        "($GENSTAMP_JUNIT names where it should write JUnit XML), and bind the file it wrote. "
+        "The exit status is the command's.",
+    )
+    p.add_argument(
+        "--junit",
+        type=Path,
+        metavar="PATH",
+        help="the JUnit file the command writes (default: $GENSTAMP_JUNIT, in the git dir)",
+    )
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG ...]")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("hook", help="git hook entry points")
-    p.add_argument("hook", choices=(*hooks.RESTAMP_HOOKS, "pre-push", "restamp"))
-    p.add_argument("--pre-commit", action="store_true", help="read refs from pre-commit's env")
+    p = command(
+        "hook",
+        "git hook entry points",
+        "The entry points git's hooks (or pre-commit) call. post-checkout, post-merge, "
+        "post-rewrite and restamp scrub and begin a new generation and never fail git's "
+        "command; pre-push judges the pushed commits' trees.",
+    )
+    p.add_argument(
+        "hook", choices=_HOOK_NAMES, metavar="HOOK", help="one of: " + ", ".join(_HOOK_NAMES)
+    )
+    p.add_argument(
+        "--pre-commit",
+        action="store_true",
+        help="pre-push under pre-commit: read the ref from its environment, not git's stdin",
+    )
     p.add_argument("git_args", nargs="*", help="git's own hook arguments")
     p.set_defaults(func=cmd_hook)
 
-    p = sub.add_parser("check-bytecode", help="fail when bytecode is tracked or staged")
-    p.add_argument("files", nargs="*")
+    p = command(
+        "check-bytecode",
+        "fail when bytecode is tracked or staged",
+        "Fail (exit 1) when any named file, or without names any file in the index, is Python "
+        "bytecode (*.pyc, *.pyo, or inside __pycache__/).",
+    )
+    p.add_argument("files", nargs="*", metavar="FILE", help="files to check (default: the index)")
     p.set_defaults(func=cmd_check_bytecode, no_checkout_ok=True)
 
-    p = sub.add_parser("demo", help="replay the warm-workspace incident in a temporary folder")
+    p = command(
+        "demo",
+        "replay the warm-workspace incident in a temporary folder",
+        "Replay the incident genstamp exists for, in a temporary folder, offline: a green warm "
+        "run on stale bytecode, then genstamp refusing it.",
+    )
     p.add_argument("--keep", action="store_true", help="keep the temporary folder")
     p.set_defaults(func=cmd_demo, no_checkout_ok=True)
     return parser
 
 
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse ``argv``; arguments left over are an error of the command they were given to,
+    so that the hint names that command's help."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+        owner = subs.get(getattr(args, "command", None) or "", parser)
+        owner.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
     except SystemExit as exc:  # argparse has printed its usage line
         return EXIT_USAGE if exc.code else EXIT_OK
     try:

@@ -26,11 +26,9 @@ from typing import NamedTuple
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
+from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout
-
-BYTECODE_SUFFIXES = (".pyc", ".pyo")
-PYCACHE = "__pycache__"
 
 # Repositories whose shared in-memory index a scan has changed: reloaded before the next scan
 # (one index parse per scan, instead of a reload before and another after).
@@ -68,11 +66,6 @@ _UNREADABLE = _Unreadable()
 class Scan(NamedTuple):
     tree: str | None  # hex tree id; None when not asked for
     bytecode: tuple[str, ...]  # work-tree-relative paths of __pycache__ folders and *.pyc files
-
-
-def is_bytecode_path(path: str) -> bool:
-    name = path.rstrip("/").rsplit("/", 1)[-1]
-    return name == PYCACHE or name.endswith(BYTECODE_SUFFIXES) or f"/{PYCACHE}/" in f"/{path}"
 
 
 def tree_identity(checkout: Checkout, jobs: int = 1) -> str:

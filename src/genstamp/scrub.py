@@ -14,8 +14,7 @@ import stat
 from collections.abc import Callable, Container
 from typing import NamedTuple
 
-PYCACHE = "__pycache__"
-BYTECODE_SUFFIXES = (".pyc", ".pyo")
+from genstamp.bytecode import PYCACHE, SUFFIXES, is_bytecode_file
 
 
 class ScrubError(NamedTuple):
@@ -43,14 +42,6 @@ class ScrubResult(NamedTuple):
             "errors": [{"path": e.path, "reason": e.reason} for e in self.errors],
             "dry_run": self.dry_run,
         }
-
-
-def is_bytecode_file(name: str) -> bool:
-    if name.endswith(BYTECODE_SUFFIXES):
-        return True
-    # CPython writes "<name>.pyc.<id>" then renames it; a killed process leaves that behind.
-    head, dot, tail = name.rpartition(".")
-    return bool(dot) and tail.isdigit() and head.endswith(".pyc")
 
 
 class _Tally:
@@ -186,7 +177,7 @@ def _scrub_entries(
             if emptied:
                 left -= 1
         # Outside __pycache__ only what Python imports: "x.pyc.1" there is someone's file.
-        elif name.endswith(BYTECODE_SUFFIXES) and _is_file_or_link(entry):
+        elif name.endswith(SUFFIXES) and _is_file_or_link(entry):
             if tally.unlink(full, entry):
                 left -= 1
     if is_root or left > 0 or left == len(entries):

@@ -49,6 +49,10 @@ _REMEDY = {
 }
 
 
+def remedy_for(rule: str) -> str:
+    return _REMEDY[rule]
+
+
 class Failure(NamedTuple):
     rule: str
     message: str

@@ -1,0 +1,68 @@
+"""Python bytecode as genstamp speaks of it: where CPython keeps it, what its files are named,
+and what a pyc's header (PEP 552) says about the source it was compiled from.
+
+Pure: no I/O but what a caller hands in (names, bytes)."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import NamedTuple
+
+PYCACHE = "__pycache__"
+SUFFIXES = (".pyc", ".pyo")
+HEADER_SIZE = 16  # magic, flags, then a source hash or the source's mtime and size
+
+_HASH_BASED = 0b01
+_CHECK_SOURCE = 0b10
+CHECKED_HASH_FLAGS = (_HASH_BASED | _CHECK_SOURCE).to_bytes(4, "little")
+
+
+def is_bytecode_path(path: str) -> bool:
+    """A ``/``-separated path that is bytecode or lies in a ``__pycache__`` (git's view)."""
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return name == PYCACHE or name.endswith(SUFFIXES) or f"/{PYCACHE}/" in f"/{path}"
+
+
+def is_bytecode_file(name: str) -> bool:
+    """A file name inside a ``__pycache__`` that is bytecode, including the
+    ``<name>.pyc.<id>`` temporary CPython writes before renaming it (a killed process leaves
+    it behind)."""
+    if name.endswith(SUFFIXES):
+        return True
+    head, dot, tail = name.rpartition(".")
+    return bool(dot) and tail.isdigit() and head.endswith(".pyc")
+
+
+class Header(NamedTuple):
+    """What a pyc's first 16 bytes say (PEP 552)."""
+
+    hash_based: bool
+    checked: bool  # hash-based and checked against the source by CPython on every import
+    source_hash: bytes  # hash-based only: ``importlib.util.source_hash`` of the source
+    mtime: int  # timestamp-based only: the source's mtime (seconds, 32 bits) and size
+    size: int
+
+
+def parse_header(data: bytes) -> Header | None:
+    """The header of pyc ``data`` for this interpreter, or None when it is not one (too short,
+    another Python's magic number)."""
+    if len(data) < HEADER_SIZE or data[:4] != importlib.util.MAGIC_NUMBER:
+        return None
+    flags = int.from_bytes(data[4:8], "little")
+    if flags & _HASH_BASED:
+        return Header(True, bool(flags & _CHECK_SOURCE), data[8:16], 0, 0)
+    mtime = int.from_bytes(data[8:12], "little")
+    size = int.from_bytes(data[12:16], "little")
+    return Header(False, False, b"", mtime, size)
+
+
+def checked_header(source: bytes) -> bytes:
+    """The header of a checked hash-based pyc of ``source``: CPython runs such bytecode only
+    when the source hashes to it."""
+    return importlib.util.MAGIC_NUMBER + CHECKED_HASH_FLAGS + importlib.util.source_hash(source)
+
+
+def matches_stat(header: Header, mtime: float, size: int) -> bool:
+    """Whether CPython would take a timestamp-based pyc as current for a source of this mtime
+    and size (it compares the low 32 bits of each)."""
+    return header.mtime == (int(mtime) & 0xFFFFFFFF) and header.size == (size & 0xFFFFFFFF)
