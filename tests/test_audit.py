@@ -24,7 +24,7 @@ from types import ModuleType
 import pytest
 from conftest import commit_all, git, init_repo, run_pytest, subprocess_env
 
-from genstamp import audit, evidence, generation
+from genstamp import audit, evidence, restamp
 from genstamp.repo import open_checkout
 from genstamp.verify import verify
 
@@ -50,7 +50,7 @@ def failures(repo: Path) -> dict[str, str]:
 
 
 def stamp(repo: Path) -> None:
-    generation.begin(open_checkout(repo))
+    restamp.begin(open_checkout(repo))
 
 
 def pyc_beside(source: Path) -> Path:

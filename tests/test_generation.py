@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import RunGenstamp, commit_all, git, git_tree, run_genstamp, subprocess_env
 
-from genstamp import generation
+from genstamp import generation, restamp
 from genstamp.errors import GenstampError
 from genstamp.repo import open_checkout
 
@@ -32,7 +32,7 @@ def porcelain(path: Path) -> str:
 
 def test_stamp_lives_in_the_git_dir_and_leaves_status_clean(project: Path) -> None:
     assert porcelain(project) == ""
-    gen, _ = generation.begin(open_checkout(project))
+    gen, _ = restamp.begin(open_checkout(project))
     assert stamp_file(project).is_file()
     assert stamp_file(project).parent.parent == (project / ".git").resolve()
     assert porcelain(project) == ""
@@ -46,7 +46,7 @@ def test_linked_worktree_has_its_own_stamp(project: Path, tmp_path: Path) -> Non
     git(project, "worktree", "add", "-q", "-b", "side", str(wt))
     (wt / "extra.txt").write_text("only here\n")
     commit_all(wt, "side work")
-    gen, _ = generation.begin(open_checkout(wt), trigger="post-checkout")
+    gen, _ = restamp.begin(open_checkout(wt), trigger="post-checkout")
     own = stamp_file(wt)
     assert own.parent.parent == (project / ".git" / "worktrees" / "wt").resolve()
     assert own.is_file()
@@ -57,7 +57,7 @@ def test_linked_worktree_has_its_own_stamp(project: Path, tmp_path: Path) -> Non
     assert current is not None and current.id == gen.id
     assert gen.tree == git_tree(wt) != git_tree(project)
     # stamping the main worktree leaves the linked one's stamp alone
-    main_gen, _ = generation.begin(open_checkout(project))
+    main_gen, _ = restamp.begin(open_checkout(project))
     assert generation.current(open_checkout(wt)) == current
     assert main_gen.id != gen.id
 
@@ -75,7 +75,7 @@ def test_separate_git_dir(tmp_path: Path) -> None:
     )
     (work / "f.txt").write_text("f\n")
     commit_all(work, "f")
-    generation.begin(open_checkout(work))
+    restamp.begin(open_checkout(work))
     assert (store / "genstamp" / "generation.json").is_file()
     assert (work / ".git").is_file()
     assert porcelain(work) == ""
@@ -88,7 +88,7 @@ def test_fields(project: Path) -> None:
     (project / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return b + a\n")
     (project / "new_module.py").write_text("")
     before = datetime.now(timezone.utc).replace(microsecond=0)
-    gen, result = generation.begin(open_checkout(project), trigger="ci")
+    gen, result = restamp.begin(open_checkout(project), trigger="ci")
     after = datetime.now(timezone.utc)
 
     data = json.loads(stamp_file(project).read_text())
@@ -108,7 +108,7 @@ def test_fields(project: Path) -> None:
 
 def test_head_is_null_while_unborn(repo: Path) -> None:
     (repo / "f.txt").write_text("f\n")
-    gen, _ = generation.begin(open_checkout(repo), do_scrub=False)
+    gen, _ = restamp.begin(open_checkout(repo), do_scrub=False)
     data = json.loads(stamp_file(repo).read_text())
     assert data["head"] is None and gen.head is None
     assert data["tree"] == git_tree(repo)
@@ -117,7 +117,7 @@ def test_head_is_null_while_unborn(repo: Path) -> None:
 
 def test_each_stamp_is_a_new_generation(project: Path) -> None:
     checkout = open_checkout(project)
-    ids = {generation.begin(checkout, do_scrub=False)[0].id for _ in range(5)}
+    ids = {restamp.begin(checkout, do_scrub=False)[0].id for _ in range(5)}
     assert len(ids) == 5
 
 
@@ -127,14 +127,14 @@ def test_stamp_scrubs_before_taking_the_tree(repo: Path) -> None:
     (repo / "__pycache__").mkdir()
     (repo / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"x")
     with_bytecode = git_tree(repo)
-    gen, result = generation.begin(open_checkout(repo))
+    gen, result = restamp.begin(open_checkout(repo))
     assert result is not None and result.files == 1
     assert gen.tree == git_tree(repo) != with_bytecode
 
 
 def test_unknown_trigger(project: Path) -> None:
     with pytest.raises(GenstampError, match="unknown trigger 'cron'"):
-        generation.begin(open_checkout(project), trigger="cron")
+        restamp.begin(open_checkout(project), trigger="cron")
     assert not stamp_file(project).exists()
 
 
@@ -175,7 +175,7 @@ def test_two_racing_stamps_leave_one_whole_stamp(project: Path) -> None:
 
 def test_readers_never_see_a_torn_stamp(project: Path) -> None:
     checkout = open_checkout(project)
-    generation.begin(checkout, do_scrub=False)
+    restamp.begin(checkout, do_scrub=False)
     loop = (
         "from genstamp.cli import main\n"
         "for _ in range(25):\n"
@@ -203,7 +203,7 @@ def test_readers_never_see_a_torn_stamp(project: Path) -> None:
 
 
 def _valid(project: Path) -> dict[str, object]:
-    generation.begin(open_checkout(project), do_scrub=False)
+    restamp.begin(open_checkout(project), do_scrub=False)
     data: dict[str, object] = json.loads(stamp_file(project).read_text())
     return data
 

@@ -36,7 +36,7 @@ from conftest import (
     write_calc,
 )
 
-from genstamp import atomic, evidence, generation
+from genstamp import atomic, evidence, generation, restamp
 from genstamp.errors import GenstampError
 from genstamp.repo import open_checkout
 
@@ -81,7 +81,7 @@ CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from genstamp import evidence, generation
+    from genstamp import evidence, generation, restamp
     from genstamp.repo import open_checkout
 
     what, point, repo, junit = sys.argv[1:5]
@@ -116,7 +116,7 @@ CHILD = textwrap.dedent(
         os.replace = lambda a, b: (real_replace(a, b), die())
     checkout = open_checkout(repo)
     if what == "stamp":
-        generation.begin(checkout, do_scrub=False)
+        restamp.begin(checkout, do_scrub=False)
     else:
         evidence.bind(Path(junit), {evidence.P_GENERATION: "e" * 32}, KEY)
     sys.exit(3)  # never reached: every point kills the process
@@ -127,7 +127,7 @@ CHILD = textwrap.dedent(
 @pytest.fixture
 def stamped(tmp_path: Path) -> Path:
     repo = make_project(tmp_path / "repo")
-    generation.begin(open_checkout(repo), do_scrub=False)
+    restamp.begin(open_checkout(repo), do_scrub=False)
     return repo
 
 
@@ -178,14 +178,14 @@ LOOP = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from genstamp import evidence, generation
+    from genstamp import evidence, generation, restamp
     from genstamp.repo import open_checkout
 
     checkout = open_checkout(sys.argv[1])
     junit = Path(sys.argv[2])
     n = 0
     while True:
-        gen, _ = generation.begin(checkout, do_scrub=False)
+        gen, _ = restamp.begin(checkout, do_scrub=False)
         evidence.bind(junit, {evidence.P_GENERATION: gen.id, "genstamp.round": str(n)}, KEY)
         n += 1
         if n == 1:
@@ -284,7 +284,7 @@ def test_a_failed_stamp_write_keeps_the_old_stamp(
     monkeypatch.setattr(atomic, "os", FAULTS[fault]())
 
     with pytest.raises(GenstampError, match=f"cannot write {path}"):
-        generation.begin(checkout, do_scrub=False)
+        restamp.begin(checkout, do_scrub=False)
     code, out, err = genstamp("-C", stamped, "stamp")
     assert (code, out) == (2, "")
     assert err.startswith(f"genstamp: cannot write {path}: ") and err.count("\n") == 1
@@ -387,7 +387,7 @@ def test_racing_restamps_from_every_entry_point_end_with_one_valid_generation(
 def tested(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A stamped project tested green: evidence the gate accepts while the stamp is whole."""
     repo = make_project(tmp_path_factory.mktemp("tested") / "repo")
-    generation.begin(open_checkout(repo), do_scrub=False)
+    restamp.begin(open_checkout(repo), do_scrub=False)
     assert run_pytest(repo).returncode == 0
     return repo
 

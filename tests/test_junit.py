@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import commit_all, init_repo, run_pytest
 
-from genstamp import evidence, generation, junit
+from genstamp import evidence, generation, junit, restamp
 from genstamp.repo import open_checkout
 from genstamp.verify import verify
 
@@ -105,7 +105,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (path / "pyproject.toml").write_text(PYPROJECT)
     (path / ".gitignore").write_text("__pycache__/\n*.py[co]\n")
     commit_all(path, "suite")
-    generation.begin(open_checkout(path))
+    restamp.begin(open_checkout(path))
     return path
 
 

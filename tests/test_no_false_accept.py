@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import pytest
 from conftest import RunGenstamp, commit_all, git, git_tree, init_repo, run_pytest
 
-from genstamp import evidence, generation
+from genstamp import evidence, generation, restamp
 from genstamp.repo import open_checkout
 
 STATE = Path(".git", "genstamp")
@@ -57,7 +57,7 @@ def write_files(repo: Path, *, red: bool = False) -> None:
 
 
 def stamp(repo: Path) -> str:
-    gen, _ = generation.begin(open_checkout(repo))
+    gen, _ = restamp.begin(open_checkout(repo))
     return gen.id
 
 

@@ -24,7 +24,7 @@ from conftest import (
 )
 
 import genstamp
-from genstamp import audit, evidence, generation
+from genstamp import audit, evidence, generation, restamp
 from genstamp.repo import open_checkout
 from genstamp.verify import verify
 
@@ -68,7 +68,7 @@ def build(path: Path, *, pyproject_extra: str = "", stamp: bool = True) -> Path:
     (path / ".gitignore").write_text("__pycache__/\n*.py[co]\n")
     commit_all(path, "calc")
     if stamp:
-        generation.begin(open_checkout(path))
+        restamp.begin(open_checkout(path))
     return path
 
 
@@ -291,7 +291,7 @@ def test_last_failed_is_partial(fresh: Path) -> None:
 def test_collection_error_is_partial(fresh: Path) -> None:
     (fresh / "tests" / "test_broken.py").write_text("import no_such_module_anywhere\n")
     commit_all(fresh, "broken")
-    generation.begin(open_checkout(fresh))
+    restamp.begin(open_checkout(fresh))
     proc = run_pytest(fresh)
     assert proc.returncode == run_pytest(fresh, "-p", "no:genstamp").returncode == 2
     no_traceback(proc)
@@ -318,7 +318,7 @@ def _commit_a_test(fresh: Path, name: str, body: str) -> str:
     """Adds ``tests/NAME`` and commits it, begins a generation; git's tree before the run."""
     (fresh / "tests" / name).write_text("from pathlib import Path\n\n\n" + body)
     commit_all(fresh, f"add {name}")
-    generation.begin(open_checkout(fresh))
+    restamp.begin(open_checkout(fresh))
     return git_tree(fresh)
 
 
@@ -555,7 +555,7 @@ def test_pytest_process_never_imports_pygit2(tmp_path: Path, extra: list[str]) -
     repo = build(tmp_path / "repo", stamp=False)
     (repo / "tests" / "conftest.py").write_text(RECORDER)
     commit_all(repo, "a conftest that says whether pygit2 was imported")
-    generation.begin(open_checkout(repo))
+    restamp.begin(open_checkout(repo))
     record = tmp_path / "record.txt"
     proc = run_pytest(repo, *extra, env=subprocess_env(GENSTAMP_TEST_RECORD=str(record)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -609,7 +609,7 @@ def test_index_changed_by_a_test_is_read_for_the_tree_at_the_end(fresh: Path) ->
     )
     commit_all(fresh, "a test that changes the index")
     (fresh / "local.txt").write_text("ignored, untracked\n")
-    generation.begin(open_checkout(fresh))
+    restamp.begin(open_checkout(fresh))
     before = git_tree(fresh)
     proc = run_pytest(fresh)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -625,7 +625,7 @@ def test_linked_worktree_run_from_a_subfolder(fresh: Path, tmp_path: Path) -> No
     git(fresh, "worktree", "add", "-q", str(linked))
     checkout = open_checkout(linked)
     assert checkout.gitdir != open_checkout(fresh).gitdir
-    generation.begin(checkout)
+    restamp.begin(checkout)
     proc = run_pytest(linked / "tests")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert genstamp_lines(proc) == []

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import commit_all, git, git_tree, init_repo, run_genstamp, subprocess_env
 
-from genstamp import evidence, generation
+from genstamp import evidence, generation, restamp
 from genstamp.repo import open_checkout
 from genstamp.run import JUNIT_ENV
 from genstamp.verify import verify
@@ -116,7 +116,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     (path / ".gitignore").write_text("__pycache__/\n*.py[co]\n/reports/\n")
     commit_all(path, "calc")
-    generation.begin(open_checkout(path))
+    restamp.begin(open_checkout(path))
     return path
 
 

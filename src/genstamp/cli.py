@@ -13,7 +13,7 @@ from typing import NoReturn
 
 import pygit2
 
-from genstamp import __version__, config, generation, hooks
+from genstamp import __version__, config, generation, hooks, restamp
 from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
 from genstamp.identity import tree_identity
@@ -52,7 +52,7 @@ def _scrub_errors(result: ScrubResult) -> None:
 
 def cmd_stamp(args: argparse.Namespace, checkout: Checkout) -> int:
     settings = config.load(checkout.workdir)
-    gen, result = generation.begin(
+    gen, result = restamp.begin(
         checkout,
         trigger=args.trigger,
         do_scrub=not args.no_scrub,
@@ -185,7 +185,7 @@ def cmd_hook(args: argparse.Namespace, checkout: Checkout) -> int:
     if trigger is None:
         return EXIT_OK
     settings = config.load(checkout.workdir)
-    gen, result = generation.begin(checkout, trigger=trigger, venvs=settings.scrub_venvs)
+    gen, result = restamp.begin(checkout, trigger=trigger, venvs=settings.scrub_venvs)
     assert result is not None
     print(
         f"genstamp: new generation {gen.id[:12]} (tree {gen.tree[:12]}); {_scrub_line(result)}",

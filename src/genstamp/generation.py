@@ -1,4 +1,7 @@
-"""The workspace generation: a stamp kept in the worktree's git dir, never in the work tree."""
+"""The workspace generation: a stamp kept in the worktree's git dir, never in the work tree.
+
+The stamp alone: made (``new``), written (``write``) and read (``current``). Beginning one in a
+workspace (scrub, tree identity, write) is ``genstamp.restamp``."""
 
 from __future__ import annotations
 
@@ -9,15 +12,12 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from genstamp import __version__
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout, Place
-
-if TYPE_CHECKING:
-    from genstamp.scrub import ScrubResult
 
 FILENAME = "generation.json"
 FORMAT = "genstamp-generation"
@@ -52,23 +52,21 @@ def stamp_path(checkout: Checkout | Place) -> Path:
     return checkout.state / FILENAME
 
 
-def begin(
-    checkout: Checkout, *, trigger: str = "manual", do_scrub: bool = True, venvs: bool = False
-) -> tuple[Generation, ScrubResult | None]:
-    """Scrub (unless told not to), then write a new generation and return it."""
-    from genstamp.identity import tree_identity  # imports pygit2: not needed to read a stamp
-    from genstamp.repo import head_id, nested_index
-    from genstamp.scrub import scrub
-
+def check_trigger(trigger: str) -> None:
     if trigger not in TRIGGERS:
         raise GenstampError(f"unknown trigger {trigger!r}", f"use one of: {', '.join(TRIGGERS)}")
-    # Before the identity is computed: the index still holds only what git tracks.
-    tracked = checkout.repo.index
-    result = (
-        scrub(checkout.workdir, venvs=venvs, tracked=tracked, nested=nested_index)
-        if do_scrub
-        else None
-    )
+
+
+def new(
+    checkout: Checkout | Place,
+    *,
+    tree: str,
+    head: str | None,
+    trigger: str = "manual",
+    scrub: dict[str, Any] | None = None,
+) -> Generation:
+    """A new generation of ``tree`` (not yet written), dated by the git dir's file clock."""
+    check_trigger(trigger)
     try:
         now_ns = _now_ns(checkout.state)
     except OSError as exc:
@@ -76,17 +74,21 @@ def begin(
             f"cannot write in {checkout.state}: {exc.strerror or exc}",
             "check the permissions of the git dir",
         ) from exc
-    gen = Generation(
+    return Generation(
         id=secrets.token_hex(16),
-        tree=tree_identity(checkout),
-        head=head_id(checkout.repo),
+        tree=tree,
+        head=head,
         created=_iso(now_ns),
         created_ns=now_ns,
         trigger=trigger,
-        scrub=result.summary() if result is not None else None,
+        scrub=scrub,
         key=secrets.token_hex(32),
         writer=__version__,
     )
+
+
+def write(checkout: Checkout | Place, gen: Generation) -> None:
+    """Make ``gen`` the current generation (atomically: a reader sees the old stamp or this)."""
     payload = {"format": FORMAT, "version": VERSION, **gen._asdict()}
     data = (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode()
     try:
@@ -96,7 +98,6 @@ def begin(
             f"cannot write {stamp_path(checkout)}: {exc.strerror or exc}",
             "check the permissions of the git dir",
         ) from exc
-    return gen, result
 
 
 def current(checkout: Checkout | Place) -> Generation | None:
