@@ -16,7 +16,7 @@ from genstamp.errors import GenstampError
 from genstamp.facts import gather
 from genstamp.identity import tree_identity
 from genstamp.repo import open_checkout
-from genstamp.rules import Bytecode, Target, decide
+from genstamp.rules import Bytecode, Facts, Target, decide
 
 CALC = "src/calc/__init__.py"
 JUNIT = '<testsuite name="t" tests="1"><testcase classname="t" name="a" /></testsuite>\n'
@@ -59,7 +59,7 @@ def bound(stamped: Path) -> Path:
     return stamped
 
 
-def facts_of(repo: Path, junit: Path | None = None, revs: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+def facts_of(repo: Path, junit: Path | None = None, revs: tuple[str, ...] = ()) -> Facts:
     checkout = open_checkout(repo)
     return gather(checkout, junit or evidence.location(checkout, None), revs)
 
@@ -186,6 +186,8 @@ def test_revs_are_targets_peeled_to_their_trees(bound: Path) -> None:
         {"HEAD": "refs/heads/main"},
     )
     assert labelled.targets == (Target("refs/heads/main", second),)
+    git(bound, "checkout", "-q", "--detach")
+    assert facts_of(bound, revs=("HEAD",)).targets == (Target("HEAD", second),)
 
 
 def test_a_rev_that_names_nothing_is_an_error(bound: Path) -> None:
@@ -199,6 +201,9 @@ def test_a_rev_beyond_a_shallow_clone_says_so(bound: Path, tmp_path: Path) -> No
     commit_all(bound, "second")
     shallow = tmp_path / "shallow"
     git(tmp_path, "clone", "-q", "--depth", "1", bound.as_uri(), str(shallow))
+    generation.begin(open_checkout(shallow))
+    bind(shallow)
+    assert decide(facts_of(shallow, revs=("HEAD",)), Config()).ok
     with pytest.raises(GenstampError, match="shallow clone") as info:
         facts_of(shallow, revs=("HEAD~1",))
     assert "--unshallow" in info.value.remedy

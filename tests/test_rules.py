@@ -383,6 +383,11 @@ ROWS: dict[str, Row] = {
         [],
         settings=Config(allow_partial=True),
     ),
+    "stale-generation-and-tree-mismatch": Row(
+        facts(report=report(generation="e4" * 16), **mismatch("new.txt")),
+        ["stale-generation", "tree-mismatch"],
+        "the current one is",
+    ),
     # many at once, reported in the order of RULES
     "several-in-rule-order": Row(
         facts(

@@ -164,6 +164,13 @@ def test_stamp_a_run_never_stamped(project: Path, genstamp: RunGenstamp) -> None
     assert str(project / STATE / "generation.json") in message(data, "no-stamp")
 
 
+def test_evidence_before_any_run(project: Path, genstamp: RunGenstamp) -> None:
+    stamp(genstamp, project)
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["no-evidence"])
+    assert str(project / STATE / "evidence.xml") in message(data, "no-evidence")
+
+
 def test_evidence_of_a_run_without_genstamp(
     project: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:
@@ -177,6 +184,15 @@ def test_evidence_of_a_run_without_genstamp(
     # the same run with genstamp, written to the same path, is bound and accepted
     assert run_pytest(project, f"--junitxml={junit}").returncode == 0
     assert verdict(genstamp, project, "--junit", str(junit))[0] == 0
+
+
+def test_counts_of_a_run_that_collects_nothing(project: Path, genstamp: RunGenstamp) -> None:
+    (project / "tests" / "test_calc.py").write_text("# nothing here yet\n")
+    stamp(genstamp, project)
+    assert run_tests(project).returncode == 5
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["no-tests"])
+    assert data["tests"] == {"tests": 0, "passed": 0, "failed": 0, "errors": 0, "skipped": 0}
 
 
 def test_tree_a_test_that_writes_into_the_tree(project: Path, genstamp: RunGenstamp) -> None:
