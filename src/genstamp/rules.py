@@ -7,6 +7,7 @@ Every rule is a hard stop with a stable name, a remedy, and a check in ``TABLE``
 
 from __future__ import annotations
 
+import functools
 import hmac
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
@@ -128,7 +129,11 @@ def binding_problem(report: Report) -> str:
 
 def read_audit(props: Mapping[str, str]) -> tuple[audit.Audit | None, str]:
     """The loaded-code audit, or None when the runner had none; and why it cannot be read."""
-    text = props.get(binding.P_AUDIT, "")
+    return _read_audit(props.get(binding.P_AUDIT, ""))
+
+
+@functools.lru_cache(maxsize=2)  # several rules read one audit, which can be large
+def _read_audit(text: str) -> tuple[audit.Audit | None, str]:
     if text == "unavailable":
         return None, ""
     try:
