@@ -8,7 +8,7 @@ import argparse
 import pytest
 
 from genstamp.cli import build_parser, main
-from genstamp.verify import RULES
+from genstamp.rules import RULES
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:

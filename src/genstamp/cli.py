@@ -19,7 +19,7 @@ from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
 from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id, nested_index, open_checkout
 from genstamp.scrub import ScrubResult, scrub
-from genstamp.verify import printable
+from genstamp.rules import printable
 
 
 def _human(n: int) -> str:
@@ -243,15 +243,15 @@ def _fill(text: str) -> str:
 
 
 def _rules_epilog() -> str:
-    from genstamp.verify import RULES, remedy_for
+    from genstamp.rules import TABLE
 
-    width = max(len(rule) for rule in RULES)
+    width = max(len(rule.name) for rule in TABLE)
     lines = ["rules (each a hard stop; a refusal prints `rule: what was found — remedy`):"]
-    for rule in RULES:
+    for rule in TABLE:
         lines += textwrap.wrap(
-            remedy_for(rule),
+            rule.remedy,
             _WIDTH,
-            initial_indent=f"  {rule:<{width}}  ",
+            initial_indent=f"  {rule.name:<{width}}  ",
             subsequent_indent=" " * (width + 4),
             break_on_hyphens=False,
         )

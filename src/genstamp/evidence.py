@@ -7,55 +7,73 @@ entity is rejected before anything is expanded and memory stays bounded whatever
 from __future__ import annotations
 
 import hashlib
-import hmac
-import json
 import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import NamedTuple
 from xml.parsers import expat
 
 from genstamp import __version__
 from genstamp.atomic import write_atomic
+from genstamp.binding import (  # re-exported: the plugin, run and the tests name them here
+    FORMAT,
+    NONE,
+    P_AUDIT,
+    P_CHECKOUT,
+    P_CREATED,
+    P_FORMAT,
+    P_GENERATION,
+    P_HEAD,
+    P_RUNNER,
+    P_SEAL,
+    P_SELECTION,
+    P_SELECTION_REASONS,
+    P_TREE_END,
+    P_TREE_START,
+    P_VERSION,
+    PREFIX,
+    Counts,
+    Report,
+    case_line,
+    seal,
+    worse,
+)
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout, Place, open_checkout
 
-PREFIX = "genstamp."
-FORMAT = "1"
+__all__ = [
+    "FORMAT",
+    "NONE",
+    "PREFIX",
+    "P_AUDIT",
+    "P_CHECKOUT",
+    "P_CREATED",
+    "P_FORMAT",
+    "P_GENERATION",
+    "P_HEAD",
+    "P_RUNNER",
+    "P_SEAL",
+    "P_SELECTION",
+    "P_SELECTION_REASONS",
+    "P_TREE_END",
+    "P_TREE_START",
+    "P_VERSION",
+    "Counts",
+    "EvidenceError",
+    "Report",
+    "bind",
+    "binding",
+    "case_line",
+    "copy_to",
+    "default_path",
+    "location",
+    "read_report",
+    "seal",
+    "xml_text",
+]
+
 MAX_BYTES = 512 * 1024 * 1024  # a JUnit file larger than this is not read
 _CHUNK = 1 << 20
-
-# Property names, documented in the README.
-P_FORMAT = "genstamp.format"
-P_VERSION = "genstamp.version"
-P_RUNNER = "genstamp.runner"
-P_CHECKOUT = "genstamp.checkout"
-P_GENERATION = "genstamp.generation"
-P_TREE_START = "genstamp.tree.start"
-P_TREE_END = "genstamp.tree.end"
-P_HEAD = "genstamp.head"
-P_SELECTION = "genstamp.selection"
-P_SELECTION_REASONS = "genstamp.selection.reasons"
-P_AUDIT = "genstamp.audit"
-P_CREATED = "genstamp.created"
-P_SEAL = "genstamp.seal"
-NONE = "none"
-
-
-class Counts(NamedTuple):
-    tests: int = 0
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
-    skipped: int = 0
-
-
-class Report(NamedTuple):
-    properties: dict[str, str]  # the genstamp.* properties
-    counts: Counts  # recounted from the testcases, not taken from attributes
-    declared: Counts  # what the testsuite attributes claim
-    cases_digest: str  # sha256 over (classname, name, outcome) of every testcase, in order
 
 
 class EvidenceError(GenstampError):
@@ -100,10 +118,6 @@ def read_report(path: Path) -> Report:
 
 class _Refused(Exception):
     pass
-
-
-_OUTCOME_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
-_CHILD_OUTCOME = {"skipped": "skipped", "failure": "failed", "error": "error"}
 
 
 class _Reader:
@@ -153,9 +167,7 @@ class _Reader:
             self.case = [attrs.get("classname", ""), attrs.get("name", ""), "passed"]
             self.depth_case = self.depth
         elif self.case is not None and self.depth == self.depth_case + 1:
-            outcome = _CHILD_OUTCOME.get(name)
-            if outcome and _OUTCOME_RANK[outcome] > _OUTCOME_RANK[self.case[2]]:
-                self.case[2] = outcome
+            self.case[2] = worse(self.case[2], name)
 
     def _end(self, name: str) -> None:
         self.depth -= 1
@@ -188,24 +200,6 @@ def _visual(match: re.Match[str]) -> str:
 def xml_text(value: object) -> str:
     """``value`` as text XML 1.0 can carry: forbidden characters shown as ``#xNN``."""
     return _ILLEGAL.sub(_visual, str(value))
-
-
-def case_line(classname: str, name: str, outcome: str) -> bytes:
-    """What one testcase adds to ``Report.cases_digest``."""
-    return f"{classname}\0{name}\0{outcome}\n".encode()
-
-
-def seal(key: str, properties: dict[str, str], report: Report) -> str:
-    """HMAC over the binding and the testcases, keyed by the generation's secret."""
-    body = json.dumps(
-        {
-            "properties": {k: v for k, v in sorted(properties.items()) if k != P_SEAL},
-            "cases": report.cases_digest,
-            "declared": list(report.declared),
-        },
-        sort_keys=True,
-    )
-    return hmac.new(bytes.fromhex(key) if key else b"", body.encode(), hashlib.sha256).hexdigest()
 
 
 def binding(properties: dict[str, str], key: str, report: Report) -> dict[str, str]:

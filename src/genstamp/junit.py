@@ -22,7 +22,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
-from genstamp import evidence
+from genstamp import binding, evidence
 from genstamp.evidence import xml_text
 
 MESSAGE_BUDGET = 500  # characters of a message attribute
@@ -83,10 +83,6 @@ def mangle(nodeid: str, prefix: str | None = None) -> tuple[str, str]:
     return xml_text(prefix or ""), xml_text(name)
 
 
-_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
-_OUTCOME = {"skipped": "skipped", "failure": "failed", "error": "error"}
-
-
 class _Case:
     __slots__ = ("call_failed", "children", "duration", "nodeid", "properties", "ran")
 
@@ -106,9 +102,7 @@ class _Case:
         """As ``evidence.read_report`` recounts it: the worst child."""
         outcome = "passed"
         for tag, _, _ in self.children:
-            found = _OUTCOME.get(tag)
-            if found and _RANK[found] > _RANK[outcome]:
-                outcome = found
+            outcome = binding.worse(outcome, tag)
         return outcome
 
 
@@ -122,7 +116,7 @@ class Recorder:
         self._clock = time.perf_counter()
         self.cases: list[_Case] = []
         self._open: dict[tuple[str, object], _Case] = {}
-        self._rendered: tuple[str, evidence.Counts, evidence.Counts, str] | None = None
+        self._rendered: tuple[str, binding.Counts, binding.Counts, str] | None = None
 
     def session_start(self) -> None:
         self.started = time.time()
@@ -223,7 +217,7 @@ class Recorder:
                 classname, name = "pytest", "internal"
             outcome = case.outcome()
             counts[outcome] += 1
-            digest.update(evidence.case_line(classname, name, outcome))
+            digest.update(binding.case_line(classname, name, outcome))
             head = (
                 f'<testcase classname="{_attr(classname)}" name="{_attr(name)}" '
                 f'time="{case.duration:.3f}"'
@@ -242,8 +236,8 @@ class Recorder:
                     parts.append(f"<{tag}{attributes}>{text.translate(_TEXT)}</{tag}>")
             parts.append("</testcase>")
         tests = sum(counts.values())
-        declared = evidence.Counts(tests, 0, counts["failed"], counts["error"], counts["skipped"])
-        recount = evidence.Counts(
+        declared = binding.Counts(tests, 0, counts["failed"], counts["error"], counts["skipped"])
+        recount = binding.Counts(
             tests, counts["passed"], counts["failed"], counts["error"], counts["skipped"]
         )
         self._rendered = ("".join(parts), declared, recount, digest.hexdigest())
@@ -255,7 +249,7 @@ class Recorder:
         assert self._rendered is not None
         cases, declared, recount, digest = self._rendered
         clean = {xml_text(k): xml_text(v) for k, v in properties.items()}
-        bound = evidence.binding(clean, key, evidence.Report(clean, recount, declared, digest))
+        bound = evidence.binding(clean, key, binding.Report(clean, recount, declared, digest))
         stamp = datetime.fromtimestamp(self.started, timezone.utc).astimezone().isoformat()
         suite = (
             f'<testsuite name="{_attr(xml_text(self.suite_name))}" errors="{declared.errors}" '

@@ -6,10 +6,9 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 
-from genstamp import config, evidence, generation
+from genstamp import binding, config, evidence, generation
 from genstamp.errors import GenstampError
 from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id
@@ -48,21 +47,20 @@ def run(
             f"make the runner write JUnit XML to ${JUNIT_ENV} or pass --junit",
             code=status or 2,
         )
-    props = {
-        evidence.P_RUNNER: "run: " + " ".join(command)[:200],
-        evidence.P_CHECKOUT: str(checkout.gitdir),
-        evidence.P_GENERATION: gen.id if gen else evidence.NONE,
-        evidence.P_TREE_START: start,
-        evidence.P_TREE_END: end,
-        evidence.P_HEAD: head_id(checkout.repo) or evidence.NONE,
+    bound = binding.new(
+        runner="run: " + " ".join(command)[:200],
+        checkout=str(checkout.gitdir),
+        generation=gen.id if gen else None,
+        tree_start=start,
+        tree_end=end,
+        head=head_id(checkout.repo),
         # genstamp cannot see another runner's selection; the command is taken as the suite.
-        evidence.P_SELECTION: "full",
-        evidence.P_SELECTION_REASONS: "not checked: genstamp run cannot see the runner's selection",
-        evidence.P_AUDIT: "unavailable",
-        evidence.P_CREATED: datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
+        partial=["genstamp run cannot see the runner's selection"],
+        selection_checked=False,
+        audit="unavailable",
+    )
     try:
-        evidence.bind(path, props, gen.key if gen else "")
+        evidence.bind(path, bound.properties(), gen.key if gen else "")
     except GenstampError as exc:
         raise GenstampError(
             f"the command's JUnit file cannot be bound: {exc.message}",

@@ -1,0 +1,140 @@
+"""The binding: the ``genstamp.*`` properties, the counts and the seal, as pure data.
+
+Pure on purpose: the writers (``junit.Recorder``, ``evidence.bind``) and the reader
+(``evidence.read_report``, the gate's rules) share one outcome table and one digest, and the
+rules import this module without importing anything that touches a disk or a repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import NamedTuple
+
+PREFIX = "genstamp."
+FORMAT = "1"
+NONE = "none"
+
+# Property names, documented in the README.
+P_FORMAT = "genstamp.format"
+P_VERSION = "genstamp.version"
+P_RUNNER = "genstamp.runner"
+P_CHECKOUT = "genstamp.checkout"
+P_GENERATION = "genstamp.generation"
+P_TREE_START = "genstamp.tree.start"
+P_TREE_END = "genstamp.tree.end"
+P_HEAD = "genstamp.head"
+P_SELECTION = "genstamp.selection"
+P_SELECTION_REASONS = "genstamp.selection.reasons"
+P_AUDIT = "genstamp.audit"
+P_CREATED = "genstamp.created"
+P_SEAL = "genstamp.seal"
+
+# A testcase's outcome is its worst child element; a testcase without one passed.
+OUTCOME_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+CHILD_OUTCOME = {"skipped": "skipped", "failure": "failed", "error": "error"}
+
+
+def worse(outcome: str, child: str) -> str:
+    """The outcome of a testcase that had ``outcome`` and now shows a ``child`` element."""
+    found = CHILD_OUTCOME.get(child)
+    return found if found and OUTCOME_RANK[found] > OUTCOME_RANK[outcome] else outcome
+
+
+class Counts(NamedTuple):
+    tests: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+
+
+class Report(NamedTuple):
+    properties: dict[str, str]  # the genstamp.* properties
+    counts: Counts  # recounted from the testcases, not taken from attributes
+    declared: Counts  # what the testsuite attributes claim
+    cases_digest: str  # sha256 over (classname, name, outcome) of every testcase, in order
+
+
+def case_line(classname: str, name: str, outcome: str) -> bytes:
+    """What one testcase adds to ``Report.cases_digest``."""
+    return f"{classname}\0{name}\0{outcome}\n".encode()
+
+
+def seal(key: str, properties: dict[str, str], report: Report) -> str:
+    """HMAC over the binding and the testcases, keyed by the generation's secret."""
+    body = json.dumps(
+        {
+            "properties": {k: v for k, v in sorted(properties.items()) if k != P_SEAL},
+            "cases": report.cases_digest,
+            "declared": list(report.declared),
+        },
+        sort_keys=True,
+    )
+    return hmac.new(bytes.fromhex(key) if key else b"", body.encode(), hashlib.sha256).hexdigest()
+
+
+class Binding(NamedTuple):
+    """What a run binds its evidence to: one record for the pytest plugin and `genstamp run`."""
+
+    runner: str  # "pytest", or "run: COMMAND"
+    checkout: str  # the git dir of the checkout tested
+    generation: str  # the generation id, or NONE
+    tree_start: str
+    tree_end: str
+    head: str  # the commit checked out, or NONE
+    selection: str  # "full" or "partial"
+    selection_reasons: str
+    audit: str  # the loaded-code audit as JSON, or "unavailable"
+    created: str  # UTC, ISO 8601
+
+    def properties(self) -> dict[str, str]:
+        """The ``genstamp.*`` properties, in the order a bound file carries them."""
+        return {
+            P_RUNNER: self.runner,
+            P_CHECKOUT: self.checkout,
+            P_GENERATION: self.generation,
+            P_TREE_START: self.tree_start,
+            P_TREE_END: self.tree_end,
+            P_HEAD: self.head,
+            P_SELECTION: self.selection,
+            P_SELECTION_REASONS: self.selection_reasons,
+            P_AUDIT: self.audit,
+            P_CREATED: self.created,
+        }
+
+
+def new(
+    *,
+    runner: str,
+    checkout: str,
+    generation: str | None,
+    tree_start: str,
+    tree_end: str,
+    head: str | None,
+    partial: Sequence[str],
+    audit: str,
+    selection_checked: bool = True,
+) -> Binding:
+    """The binding of a run that ended now. ``partial`` holds why the run covered part of the
+    suite (nothing: all of it); a runner whose selection genstamp cannot see passes
+    ``selection_checked=False`` and says why in ``partial``: the run is taken as the suite."""
+    if selection_checked:
+        selection, reasons = ("partial" if partial else "full"), "; ".join(partial)
+    else:
+        selection, reasons = "full", "not checked: " + "; ".join(partial)
+    return Binding(
+        runner=runner,
+        checkout=checkout,
+        generation=generation or NONE,
+        tree_start=tree_start,
+        tree_end=tree_end,
+        head=head or NONE,
+        selection=selection,
+        selection_reasons=reasons,
+        audit=audit,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )

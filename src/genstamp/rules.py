@@ -1,0 +1,471 @@
+"""The gate's rules: a pure function from the gathered facts to a verdict.
+
+Nothing here reads a file or a repository (a test imports this module in a fresh interpreter and
+checks): ``genstamp.facts`` gathers, ``decide`` judges, ``genstamp.verify`` does one then the other.
+Every rule is a hard stop with a stable name, a remedy, and a check in ``TABLE``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from genstamp import __version__, audit, binding
+from genstamp.binding import Counts, Report
+
+if TYPE_CHECKING:
+    from genstamp.config import Config
+    from genstamp.generation import Generation
+
+PATH_LIMIT = 10  # differing paths named before giving a count
+FLAG_LIMIT = 10
+TREE_LIMIT = 3  # mismatching trees given a line (and a diff) each before one line for the rest
+LABEL_LIMIT = 3  # labels (revs, refs) named per tree
+
+
+class Target(NamedTuple):
+    label: str  # "work tree", or the rev as given
+    tree: str
+
+
+class Bytecode(NamedTuple):
+    """One bytecode file in the work tree."""
+
+    path: str  # relative to the work tree, with "/"
+    mtime_ns: int
+    sourceless: bool  # a legacy .pyc outside __pycache__ with no .py beside it
+
+
+class Facts(NamedTuple):
+    """Everything the rules look at, gathered beforehand by ``genstamp.facts.gather``."""
+
+    gitdir: str  # the checkout judged
+    stamp_path: str
+    generation: Generation | None  # the current stamp
+    stamp_problem: str  # why the stamp could not be read ("" when read, or when absent)
+    evidence: str  # the evidence file's path
+    report: Report | None
+    unreadable: str  # why the report could not be read ("" when read, or when absent)
+    report_mtime_ns: int | None  # None when it could not be taken
+    targets: tuple[Target, ...]
+    # The paths that differ from one tree to another, keyed (old tree, new tree), for the pairs
+    # the messages name; None when a tree is no longer in the object store.
+    diffs: Mapping[tuple[str, str], tuple[str, ...] | None]
+    # For the files the audit says the tests loaded: their blob ids in the tested tree (files
+    # not in it, such as ignored ones, absent); None when the tested tree is not in the store.
+    tested_blobs: Mapping[str, str] | None
+    bytecode: tuple[Bytecode, ...]
+
+
+class Failure(NamedTuple):
+    rule: str
+    message: str
+
+    @property
+    def remedy(self) -> str:
+        return REMEDY[self.rule]
+
+    def line(self) -> str:
+        return f"{self.rule}: {self.message} — {self.remedy}"
+
+
+class Verdict(NamedTuple):
+    failures: tuple[Failure, ...]
+    evidence: str
+    generation: str | None
+    tested_tree: str | None
+    targets: tuple[Target, ...]
+    counts: Counts | None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "failures": [
+                {"rule": f.rule, "message": f.message, "remedy": f.remedy} for f in self.failures
+            ],
+            "evidence": self.evidence,
+            "generation": self.generation,
+            "tested_tree": self.tested_tree,
+            "targets": [{"label": t.label, "tree": t.tree} for t in self.targets],
+            "tests": self.counts._asdict() if self.counts else None,
+        }
+
+
+# -- what the checks share ----------------------------------------------------------------------
+
+REQUIRED = (
+    binding.P_GENERATION,
+    binding.P_TREE_START,
+    binding.P_TREE_END,
+    binding.P_SELECTION,
+    binding.P_SEAL,
+)
+
+
+def binding_problem(report: Report) -> str:
+    """Why the report's properties do not bind it ("" when they do), without the path."""
+    props = report.properties
+    if not props:
+        return "carries no genstamp binding (no genstamp.* properties)"
+    fmt = props.get(binding.P_FORMAT)
+    if fmt != binding.FORMAT:
+        return (
+            f"is evidence format {fmt!r} written by genstamp "
+            f"{props.get(binding.P_VERSION, '?')}; this genstamp {__version__} reads format "
+            f"{binding.FORMAT} (use one genstamp version in pre-commit and the test env)"
+        )
+    missing = [name for name in REQUIRED if not props.get(name)]
+    if missing:
+        return f"lacks the properties {', '.join(missing)}"
+    return ""
+
+
+def read_audit(props: Mapping[str, str]) -> tuple[audit.Audit | None, str]:
+    """The loaded-code audit, or None when the runner had none; and why it cannot be read."""
+    return _read_audit(props.get(binding.P_AUDIT, ""))
+
+
+@functools.lru_cache(maxsize=2)  # several rules read one audit, which can be large
+def _read_audit(text: str) -> tuple[audit.Audit | None, str]:
+    if text == "unavailable":
+        return None, ""
+    try:
+        return audit.from_json(text), ""
+    # A hand-edited or newer audit must not crash the gate, nor be skipped in silence: wrong
+    # shapes, integers over Python's digit limit, arrays nested past the stack, other versions.
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        return None, (
+            f"its genstamp.audit cannot be read ({str(exc)[:100]}); this genstamp "
+            f"{__version__} reads audit format {audit.AUDIT_VERSION}"
+        )
+
+
+def mismatching(tested: str, targets: Sequence[Target]) -> list[tuple[str, list[str]]]:
+    """The trees among ``targets`` that are not ``tested``, each with its labels, in order."""
+    trees: dict[str, list[str]] = {}
+    for target in targets:
+        if target.tree != tested:
+            trees.setdefault(target.tree, []).append(target.label)
+    return list(trees.items())
+
+
+def diff_pairs(report: Report, targets: Sequence[Target]) -> list[tuple[str, str]]:
+    """The (old, new) tree pairs whose differing paths the messages name: a few mismatching
+    targets (a push of thousands of refs gets a few diffs) and the tree's start and end."""
+    props = report.properties
+    tested = props[binding.P_TREE_END]
+    pairs = [(tested, tree) for tree, _ in mismatching(tested, targets)[:TREE_LIMIT]]
+    start = str(props.get(binding.P_TREE_START))
+    if start != tested:
+        pairs.append((start, tested))
+    return pairs
+
+
+class _Bound(NamedTuple):
+    """A report whose binding holds: what most checks start from."""
+
+    props: Mapping[str, str]
+    tested: str
+    report: Report
+
+
+def _bound(facts: Facts) -> _Bound | None:
+    report = facts.report
+    if report is None or binding_problem(report):
+        return None
+    props = report.properties
+    return _Bound(props, props[binding.P_TREE_END], report)
+
+
+def _same_generation(facts: Facts, bound: _Bound) -> bool:
+    gen = facts.generation
+    return (
+        gen is not None
+        and bound.props.get(binding.P_GENERATION, binding.NONE) == gen.id
+        and bound.props.get(binding.P_CHECKOUT) == facts.gitdir
+    )
+
+
+def _differing_paths(facts: Facts, a: str, b: str) -> str:
+    paths = facts.diffs[(a, b)]
+    if paths is None:
+        return "the tested tree is no longer in the object store, so the paths cannot be named"
+    return "differs in " + limit(paths, PATH_LIMIT) if paths else "no paths differ"
+
+
+# -- the checks, one per rule: each yields its messages in the order they are reported ----------
+
+Check = Callable[["Facts", "Config"], Iterator[str]]
+
+
+def _no_stamp(facts: Facts, settings: Config) -> Iterator[str]:
+    if facts.stamp_problem:
+        yield facts.stamp_problem
+    elif facts.generation is None:
+        yield f"no generation stamp at {facts.stamp_path}"
+
+
+def _no_evidence(facts: Facts, settings: Config) -> Iterator[str]:
+    if facts.report is None and not facts.unreadable:
+        yield f"no JUnit file at {facts.evidence}"
+
+
+def _unbound_evidence(facts: Facts, settings: Config) -> Iterator[str]:
+    if facts.report is None:
+        if facts.unreadable:
+            yield facts.unreadable
+        return
+    problem = binding_problem(facts.report)
+    if problem:
+        yield f"{facts.evidence} {problem}"
+        return
+    bound = _bound(facts)
+    assert bound is not None
+    gen = facts.generation
+    if (
+        gen is not None
+        and _same_generation(facts, bound)
+        and not hmac.compare_digest(
+            binding.seal(gen.key, dict(bound.props), bound.report).encode(),
+            bound.props.get(binding.P_SEAL, "").encode("utf-8", "surrogateescape"),
+        )
+    ):
+        yield f"{facts.evidence} was changed after the run: its seal does not match its contents"
+    _, unreadable = read_audit(bound.props)
+    if unreadable:
+        yield f"{facts.evidence}: {unreadable}"
+
+
+def _stale_generation(facts: Facts, settings: Config) -> Iterator[str]:
+    # The generation is the primary binding. The file's mtime is only a hint (clocks move back).
+    bound, gen = _bound(facts), facts.generation
+    if bound is None or gen is None:
+        return
+    ev_gen = bound.props.get(binding.P_GENERATION, binding.NONE)
+    where = bound.props.get(binding.P_CHECKOUT)
+    if ev_gen != gen.id:
+        origin = "" if where == facts.gitdir else f", in another checkout ({where or ''})"
+        mtime = facts.report_mtime_ns
+        hint = (
+            "; the file also predates the stamp"
+            if mtime is not None and mtime < gen.created_ns
+            else ""
+        )
+        yield (
+            f"the evidence is from generation {ev_gen[:12]}{origin}, the current one is "
+            f"{gen.id[:12]} (begun {gen.created} by {gen.trigger}){hint}"
+        )
+    elif where != facts.gitdir:
+        # The same generation id elsewhere: a copied (cp -r) checkout carries its stamp and
+        # evidence along, but not the environment the tests ran in.
+        yield f"the evidence was recorded in another checkout ({where}), not {facts.gitdir}"
+
+
+def _tree_mismatch(facts: Facts, settings: Config) -> Iterator[str]:
+    """One message per tree that is not the tested one, naming its targets; a push of thousands
+    of refs gets a few lines (and a few diffs), then one line counting the rest."""
+    bound = _bound(facts)
+    if bound is None:
+        return
+    tested = bound.tested
+    trees = mismatching(tested, facts.targets)
+    for tree, labels in trees[:TREE_LIMIT]:
+        verb = "is" if len(labels) == 1 else "are"
+        yield (
+            f"the tests ran on tree {tested[:12]}, {limit(labels, LABEL_LIMIT)} {verb} tree "
+            f"{tree[:12]}: {_differing_paths(facts, tested, tree)}"
+        )
+    rest = [labels for _, labels in trees[TREE_LIMIT:]]
+    if rest:
+        count = sum(len(labels) for labels in rest)
+        yield (
+            f"and {count} more on {len(rest)} other {'tree' if len(rest) == 1 else 'trees'}, "
+            f"none of them tree {tested[:12]}: "
+            f"{limit([labels[0] for labels in rest], LABEL_LIMIT)}"
+        )
+
+
+def _tree_moved(facts: Facts, settings: Config) -> Iterator[str]:
+    bound = _bound(facts)
+    if bound is None:
+        return
+    tested = bound.tested
+    start = str(bound.props.get(binding.P_TREE_START))
+    if start != tested:
+        yield (
+            f"the tree changed while the tests ran ({start[:12]} -> {tested[:12]}): "
+            f"{_differing_paths(facts, start, tested)}"
+        )
+    loaded, _ = read_audit(bound.props)
+    blobs = facts.tested_blobs
+    if loaded is not None and blobs is not None:
+        differ = [rel for rel, blob in loaded.loaded.items() if rel in blobs and blobs[rel] != blob]
+        if differ:
+            yield (
+                "code loaded by the tests differs from the tested tree: "
+                f"{limit(differ, PATH_LIMIT)}"
+            )
+
+
+def _stale_bytecode(facts: Facts, settings: Config) -> Iterator[str]:
+    """Bytecode in the work tree older than the generation, sourceless legacy .pyc files, and
+    stale or sourceless bytecode the audit saw the tests load."""
+    bound = _bound(facts)
+    if bound is None:
+        return
+    gen = facts.generation
+    found: list[str] = []
+    for pyc in facts.bytecode:
+        if pyc.sourceless:
+            source = PurePosixPath(pyc.path).with_suffix(".py").name
+            found.append(f"{pyc.path} is sourceless bytecode (no {source})")
+        elif gen is not None and pyc.mtime_ns < gen.created_ns:
+            found.append(f"{pyc.path} is older than the generation")
+    loaded, _ = read_audit(bound.props)
+    if loaded is not None:
+        found += [
+            f"{f.module} ({f.path}: {f.detail})"
+            for f in loaded.flags
+            if f.kind in (audit.STALE, audit.SOURCELESS)
+        ]
+    if found:
+        yield limit(found, FLAG_LIMIT)
+
+
+def _foreign_origin(facts: Facts, settings: Config) -> Iterator[str]:
+    bound = _bound(facts)
+    loaded = read_audit(bound.props)[0] if bound is not None else None
+    if loaded is not None:
+        foreign = [f"{f.module} from {f.path}" for f in loaded.flags if f.kind == audit.FOREIGN]
+        if foreign:
+            yield limit(foreign, FLAG_LIMIT)
+
+
+def _tests_failed(facts: Facts, settings: Config) -> Iterator[str]:
+    bound = _bound(facts)
+    if bound is not None:
+        counts = bound.report.counts
+        if counts.failed or counts.errors:
+            yield f"{counts.failed} failed, {counts.errors} errors in {counts.tests}"
+
+
+def _no_tests(facts: Facts, settings: Config) -> Iterator[str]:
+    bound = _bound(facts)
+    if bound is not None:
+        counts = bound.report.counts
+        if counts.passed + counts.failed + counts.errors == 0:
+            yield f"no test executed ({counts.skipped} skipped)"
+
+
+def _partial_run(facts: Facts, settings: Config) -> Iterator[str]:
+    bound = _bound(facts)
+    if bound is not None and bound.props.get(binding.P_SELECTION) != "full":
+        if not settings.allow_partial:
+            reasons = bound.props.get(binding.P_SELECTION_REASONS) or "not recorded"
+            yield f"the run covered part of the suite: {reasons}"
+
+
+class Rule(NamedTuple):
+    name: str
+    remedy: str
+    check: Check
+
+
+TABLE = (
+    Rule(
+        "no-stamp",
+        "run `genstamp stamp` (it scrubs bytecode), then rerun the tests",
+        _no_stamp,
+    ),
+    Rule(
+        "no-evidence",
+        "run the full test suite with genstamp installed (pytest), or `genstamp run`",
+        _no_evidence,
+    ),
+    Rule(
+        "unbound-evidence",
+        "rerun the tests with genstamp installed; do not edit the JUnit file",
+        _unbound_evidence,
+    ),
+    Rule(
+        "stale-generation",
+        "rerun the tests in this checkout's current generation",
+        _stale_generation,
+    ),
+    Rule(
+        "tree-mismatch",
+        "rerun the tests on exactly the tree you are judging (commit, then test)",
+        _tree_mismatch,
+    ),
+    Rule(
+        "tree-moved",
+        "keep the tree still while tests run (a test wrote into it?), then rerun",
+        _tree_moved,
+    ),
+    Rule(
+        "stale-bytecode",
+        "run `genstamp stamp` to scrub bytecode, then rerun the tests",
+        _stale_bytecode,
+    ),
+    Rule(
+        "foreign-origin",
+        "install this checkout (pip install -e .) or fix sys.path, then rerun",
+        _foreign_origin,
+    ),
+    Rule("tests-failed", "fix the failing tests, then rerun", _tests_failed),
+    Rule("no-tests", "run the suite so that tests execute", _no_tests),
+    Rule(
+        "partial-run",
+        "rerun the whole suite (no -k, -m, node ids, --lf, -x), "
+        "or set allow-partial in [tool.genstamp]",
+        _partial_run,
+    ),
+)
+RULES = tuple(rule.name for rule in TABLE)
+REMEDY = {rule.name: rule.remedy for rule in TABLE}
+
+
+def decide(facts: Facts, settings: Config) -> Verdict:
+    """The verdict on ``facts``: every rule's failures, in the order of ``RULES``."""
+    failures = tuple(
+        Failure(rule.name, printable(message))
+        for rule in TABLE
+        for message in rule.check(facts, settings)
+    )
+    bound = _bound(facts)
+    report = facts.report
+    return Verdict(
+        failures,
+        facts.evidence,
+        facts.generation.id if facts.generation else None,
+        bound.tested if bound is not None else None,
+        facts.targets,
+        report.counts if report is not None else None,
+    )
+
+
+def printable(text: str) -> str:
+    """Text any output can carry on one line: bytes of a file or ref name that are not UTF-8
+    (which pygit2 and os hand over surrogate-escaped) become ``\\xNN`` instead of failing a
+    print, and control characters (a newline in a file name) become escapes, so that a name
+    cannot split one line of output into two."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if any(c < " " or c == "\x7f" for c in text):
+        text = "".join(repr(c)[1:-1] if c < " " or c == "\x7f" else c for c in text)
+    return text
+
+
+def limit(items: Sequence[str], most: int) -> str:
+    shown = ", ".join(items[:most])
+    more = len(items) - most
+    return f"{shown} and {more} more" if more > 0 else shown

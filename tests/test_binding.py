@@ -1,0 +1,110 @@
+"""The binding record, the outcome table and the seal: one of each, for writer and reader."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from genstamp import binding, evidence, junit
+from genstamp.binding import Binding, Counts, Report
+
+FIELDS = dict(
+    runner="pytest",
+    checkout="/repo/.git",
+    generation="9e4" * 4,
+    tree_start="a" * 40,
+    tree_end="b" * 40,
+    head="c" * 40,
+    selection="full",
+    selection_reasons="",
+    audit="unavailable",
+    created="2026-01-01T00:00:00+00:00",
+)
+
+
+def test_the_properties_in_the_order_a_bound_file_carries_them() -> None:
+    props = Binding(**FIELDS).properties()
+    assert list(props) == [
+        "genstamp.runner",
+        "genstamp.checkout",
+        "genstamp.generation",
+        "genstamp.tree.start",
+        "genstamp.tree.end",
+        "genstamp.head",
+        "genstamp.selection",
+        "genstamp.selection.reasons",
+        "genstamp.audit",
+        "genstamp.created",
+    ]
+    assert list(props.values()) == list(FIELDS.values())
+
+
+@pytest.mark.parametrize(
+    ("partial", "checked", "selection", "reasons"),
+    [
+        ([], True, "full", ""),
+        (["-k add", "1 deselected"], True, "partial", "-k add; 1 deselected"),
+        (["genstamp run cannot see it"], False, "full", "not checked: genstamp run cannot see it"),
+    ],
+)
+def test_a_new_binding(partial: list[str], checked: bool, selection: str, reasons: str) -> None:
+    made = binding.new(
+        runner="pytest",
+        checkout="/repo/.git",
+        generation=None,
+        tree_start="a" * 40,
+        tree_end="a" * 40,
+        head=None,
+        partial=partial,
+        audit="unavailable",
+        selection_checked=checked,
+    )
+    assert (made.selection, made.selection_reasons) == (selection, reasons)
+    assert (made.generation, made.head) == (binding.NONE, binding.NONE)
+    assert datetime.fromisoformat(made.created).utcoffset() is not None
+
+
+@pytest.mark.parametrize(
+    ("children", "outcome"),
+    [
+        ([], "passed"),
+        (["skipped"], "skipped"),
+        (["failure"], "failed"),
+        (["error"], "error"),
+        (["failure", "skipped"], "failed"),
+        (["skipped", "error", "failure"], "error"),
+        (["system-out"], "passed"),
+    ],
+)
+def test_writer_and_reader_agree_on_a_testcase_outcome(
+    tmp_path: Path, children: list[str], outcome: str
+) -> None:
+    case = junit._Case("tests/test_x.py::test_a")
+    for tag in children:
+        case.add(tag, message="m")
+    assert case.outcome() == outcome
+    inner = "".join(f'<{tag} message="m" />' for tag in children)
+    text = f'<testsuite><testcase classname="c" name="n">{inner}</testcase></testsuite>'
+    path = tmp_path / "junit.xml"
+    path.write_text(text)
+    report = evidence.read_report(path)
+    index = {"passed": 1, "failed": 2, "error": 3, "skipped": 4}[outcome]
+    assert report.counts[index] == 1
+    assert report.cases_digest == hashlib.sha256(binding.case_line("c", "n", outcome)).hexdigest()
+
+
+def test_the_seal_covers_every_property_but_itself_and_the_testcases() -> None:
+    props = {**Binding(**FIELDS).properties(), binding.P_SEAL: "x"}
+    report = Report(props, Counts(1, 1), Counts(1), "d" * 64)
+    key = "5e" * 32
+    sealed = binding.seal(key, props, report)
+    assert binding.seal(key, {**props, binding.P_SEAL: "y"}, report) == sealed
+    assert binding.seal(key, {**props, binding.P_SELECTION: "partial"}, report) != sealed
+    assert binding.seal(key, props, report._replace(cases_digest="e" * 64)) != sealed
+    assert binding.seal(key, props, report._replace(declared=Counts(2))) != sealed
+    assert binding.seal("00" * 32, props, report) != sealed
+    # the names the plugin and the tests use are the same objects through evidence
+    assert evidence.seal is binding.seal and evidence.P_SEAL == binding.P_SEAL

@@ -1,0 +1,243 @@
+"""Gathering the gate's facts from real repositories, stamps and files (no pytest run: the
+evidence is bound by hand, as a run binds it). test_rules.py judges facts; this proves them."""
+
+from __future__ import annotations
+
+import os
+import py_compile
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, git_tree
+
+from genstamp import audit, binding, evidence, generation
+from genstamp.config import Config
+from genstamp.errors import GenstampError
+from genstamp.facts import gather
+from genstamp.identity import tree_identity
+from genstamp.repo import open_checkout
+from genstamp.rules import Bytecode, Facts, Target, decide
+
+CALC = "src/calc/__init__.py"
+JUNIT = '<testsuite name="t" tests="1"><testcase classname="t" name="a" /></testsuite>\n'
+
+
+def bind(repo: Path, path: Path | None = None, **changes: str) -> Path:
+    """Evidence of a green run on the work tree as it is now, in the current generation,
+    bound as the plugin binds it (``changes`` replace fields of the binding)."""
+    checkout = open_checkout(repo)
+    gen = generation.current(checkout)
+    assert gen is not None
+    tree = tree_identity(checkout)
+    loaded = {CALC: git(repo, "hash-object", CALC)} if (repo / CALC).exists() else {}
+    record = binding.new(
+        runner="pytest",
+        checkout=str(checkout.gitdir),
+        generation=gen.id,
+        tree_start=tree,
+        tree_end=tree,
+        head=None,
+        partial=[],
+        audit=audit.Audit(("calc",), loaded, ()).to_json(),
+    )._replace(**changes)
+    path = path or evidence.location(checkout, None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(JUNIT)
+    evidence.bind(path, record.properties(), gen.key)
+    return path
+
+
+@pytest.fixture
+def stamped(project: Path) -> Path:
+    generation.begin(open_checkout(project))
+    return project
+
+
+@pytest.fixture
+def bound(stamped: Path) -> Path:
+    bind(stamped)
+    return stamped
+
+
+def facts_of(repo: Path, junit: Path | None = None, revs: tuple[str, ...] = ()) -> Facts:
+    checkout = open_checkout(repo)
+    return gather(checkout, junit or evidence.location(checkout, None), revs)
+
+
+def test_fresh_evidence_gathers_to_facts_every_rule_accepts(bound: Path) -> None:
+    facts = facts_of(bound)
+    checkout = open_checkout(bound)
+    path = evidence.location(checkout, None)
+    assert facts.gitdir == str(checkout.gitdir)
+    assert facts.generation == generation.current(checkout)
+    assert (facts.stamp_problem, facts.unreadable) == ("", "")
+    assert facts.evidence == str(path)
+    assert facts.report == evidence.read_report(path)
+    assert facts.report_mtime_ns == path.stat().st_mtime_ns
+    assert facts.targets == (Target("work tree", git_tree(bound)),)
+    assert facts.diffs == {}  # nothing to name
+    assert facts.tested_blobs == {CALC: git(bound, "hash-object", CALC)}
+    assert facts.bytecode == ()
+    assert decide(facts, Config()).ok
+
+
+def test_no_stamp_and_no_evidence(project: Path) -> None:
+    facts = facts_of(project)
+    assert (facts.generation, facts.stamp_problem) == (None, "")
+    assert facts.stamp_path == str(project / ".git" / "genstamp" / "generation.json")
+    assert (facts.report, facts.unreadable, facts.report_mtime_ns) == (None, "", None)
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (lambda raw: raw[: len(raw) // 2], "generation.json"),
+        (lambda raw: b"", "generation.json"),
+        (lambda raw: b'{"a": 1}', "generation.json"),
+        (lambda raw: raw.replace(b'"key": "', b'"key": "zz'), "key"),
+        (lambda raw: raw.replace(b'"key": "', b'"key": "", "x": "'), "key"),
+    ],
+    ids=["truncated", "empty", "not-a-stamp", "key-not-hex", "key-empty"],
+)
+def test_a_damaged_stamp_is_a_problem_not_a_traceback(bound: Path, damage, says: str) -> None:  # type: ignore[no-untyped-def]
+    path = bound / ".git" / "genstamp" / "generation.json"
+    path.write_bytes(damage(path.read_bytes()))
+    facts = facts_of(bound)
+    assert facts.generation is None
+    assert says in facts.stamp_problem
+    assert decide(facts, Config()).failures[0].rule == "no-stamp"
+
+
+def test_an_unreadable_report_is_why(stamped: Path, tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    junit.write_text("this is not xml\n")
+    facts = facts_of(stamped, junit)
+    assert facts.report is None
+    assert facts.unreadable.startswith(f"{junit} is not well-formed XML")
+
+
+def test_an_edit_after_the_run_is_a_diff_against_the_work_tree(bound: Path) -> None:
+    tested = git_tree(bound)
+    (bound / CALC).write_text("def add(a, b):\n    return a - b\n")
+    (bound / "new.txt").write_text("new\n")
+    facts = facts_of(bound)
+    assert facts.targets == (Target("work tree", git_tree(bound)),)
+    assert facts.diffs == {(tested, git_tree(bound)): ("new.txt", CALC)}
+
+
+def test_a_deleted_untracked_file_is_a_diff_and_an_ignored_one_is_not(stamped: Path) -> None:
+    (stamped / "notes.txt").write_text("untracked, but part of the tree\n")
+    bind(stamped)
+    (stamped / "notes.txt").unlink()
+    (stamped / "noise.pyc").write_bytes(b"")  # ignored (*.py[co]): no tree holds it
+    facts = facts_of(stamped)
+    assert list(facts.diffs.values()) == [("notes.txt",)]
+
+
+def test_the_tree_at_start_and_end_are_diffed(bound: Path) -> None:
+    start = git_tree(bound)
+    (bound / "output.txt").write_text("made by a test\n")
+    end = git_tree(bound)
+    bind(bound, tree_start=start)
+    facts = facts_of(bound)
+    assert facts.diffs == {(start, end): ("output.txt",)}
+
+
+def test_a_tree_not_in_the_store_has_no_paths_nor_blobs(bound: Path) -> None:
+    gone = "0" * 40
+    bind(bound, tree_start=gone, tree_end=gone)
+    facts = facts_of(bound)
+    assert facts.diffs == {(gone, git_tree(bound)): None}
+    assert facts.tested_blobs is None
+
+
+def test_unbound_evidence_is_not_looked_into(bound: Path) -> None:
+    (bound / "new.txt").write_text("new\n")
+    path = bind(bound, tree_end="")  # lacks a property: judged on that alone
+    facts = facts_of(bound, path)
+    assert facts.report is not None
+    assert (facts.diffs, facts.tested_blobs) == ({}, None)
+
+
+def test_blobs_of_loaded_files_in_the_tested_tree(bound: Path) -> None:
+    tested = git_tree(bound)
+    (bound / CALC).write_text("def add(a, b):\n    return b + a\n")
+    commit_all(bound, "later")
+    facts = facts_of(bound)
+    assert facts.report is not None
+    # the blob of the tested tree, not of the work tree now
+    assert facts.tested_blobs == {CALC: git(bound, "rev-parse", f"{tested}:{CALC}")}
+
+
+def test_revs_are_targets_peeled_to_their_trees(bound: Path) -> None:
+    first = git_tree(bound)
+    (bound / CALC).write_text("def add(a, b):\n    return b + a\n")
+    commit_all(bound, "commute")
+    git(bound, "tag", "-a", "v0", "-m", "older", "HEAD~1")
+    assert git(bound, "cat-file", "-t", "v0") == "tag"
+    facts = facts_of(bound, revs=("HEAD", "v0"))
+    second = git(bound, "rev-parse", "HEAD^{tree}")
+    assert facts.targets == (Target("HEAD", second), Target("v0", first))
+    assert facts.diffs == {(first, second): (CALC,)}
+    labelled = gather(
+        open_checkout(bound),
+        evidence.location(open_checkout(bound), None),
+        ["HEAD"],
+        {"HEAD": "refs/heads/main"},
+    )
+    assert labelled.targets == (Target("refs/heads/main", second),)
+    git(bound, "checkout", "-q", "--detach")
+    assert facts_of(bound, revs=("HEAD",)).targets == (Target("HEAD", second),)
+
+
+def test_a_rev_that_names_nothing_is_an_error(bound: Path) -> None:
+    with pytest.raises(GenstampError, match="'no-such-branch' does not name a commit") as info:
+        facts_of(bound, revs=("no-such-branch",))
+    assert "--rev" in info.value.remedy
+
+
+def test_a_rev_beyond_a_shallow_clone_says_so(bound: Path, tmp_path: Path) -> None:
+    (bound / CALC).write_text("def add(a, b):\n    return b + a\n")
+    commit_all(bound, "second")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", bound.as_uri(), str(shallow))
+    generation.begin(open_checkout(shallow))
+    bind(shallow)
+    assert decide(facts_of(shallow, revs=("HEAD",)), Config()).ok
+    with pytest.raises(GenstampError, match="shallow clone") as info:
+        facts_of(shallow, revs=("HEAD~1",))
+    assert "--unshallow" in info.value.remedy
+
+
+def _compile(source: Path, cfile: Path) -> None:
+    cfile.parent.mkdir(parents=True, exist_ok=True)
+    py_compile.compile(str(source), cfile=str(cfile), doraise=True)
+
+
+def test_bytecode_in_the_tree_with_its_age_and_source(bound: Path) -> None:
+    calc = bound / "src" / "calc"
+    cached = calc / "__pycache__" / "__init__.cpython-311.pyc"
+    _compile(calc / "__init__.py", cached)
+    os.utime(cached, ns=(1, 12345))
+    legacy = calc / "legacy.py"
+    legacy.write_text("VALUE = 1\n")
+    _compile(legacy, calc / "legacy.pyc")
+    legacy.unlink()
+    _compile(calc / "__init__.py", calc / "__init__.pyc")  # legacy, with its source beside it
+    found = sorted(facts_of(bound).bytecode)
+    assert found == [
+        Bytecode("src/calc/__init__.pyc", (calc / "__init__.pyc").lstat().st_mtime_ns, False),
+        Bytecode("src/calc/__pycache__/__init__.cpython-311.pyc", 12345, False),
+        Bytecode("src/calc/legacy.pyc", (calc / "legacy.pyc").lstat().st_mtime_ns, True),
+    ]
+
+
+def test_a_linked_worktree_is_its_own_checkout(bound: Path, tmp_path: Path) -> None:
+    wt = tmp_path / "wt"
+    git(bound, "worktree", "add", "-q", "-b", "side", str(wt))
+    generation.begin(open_checkout(wt))
+    bind(wt)
+    facts = facts_of(wt)
+    assert facts.gitdir == git(wt, "rev-parse", "--absolute-git-dir") != str(bound / ".git")
+    assert decide(facts, Config()).ok
+    assert decide(facts_of(bound), Config()).ok  # the main worktree's evidence is still fresh

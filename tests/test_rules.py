@@ -1,0 +1,518 @@
+"""The gate's rules as table tests over facts: no repository, no pytest run, no file.
+
+Every rule has rows that fire it and control rows, one change away, that do not; each row names
+the verdict's rules exactly, and a fragment the first failure's message must (and one it must
+not) carry. test_facts.py proves the gathering of these facts, test_verify_e2e.py the whole path.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any, NamedTuple
+
+import pytest
+
+from genstamp import audit, binding
+from genstamp.binding import Counts, Report
+from genstamp.config import Config
+from genstamp.generation import Generation
+from genstamp.rules import (
+    FLAG_LIMIT,
+    LABEL_LIMIT,
+    PATH_LIMIT,
+    REMEDY,
+    RULES,
+    TABLE,
+    TREE_LIMIT,
+    Bytecode,
+    Facts,
+    Failure,
+    Target,
+    Verdict,
+    decide,
+    printable,
+)
+
+KEY = "5e" * 32
+NS = 1_700_000_000 * 10**9  # when the generation began
+TESTED = "7e57ed" + "0" * 34  # the tree the tests ran on
+OTHER = "0743e2" + "0" * 34  # another tree
+GITDIR = "/work/repo/.git"
+EVIDENCE = "/work/repo/.git/genstamp/evidence.xml"
+STAMP = "/work/repo/.git/genstamp/generation.json"
+CALC = "src/calc/__init__.py"
+BLOB = "b10b" + "0" * 36
+GEN = Generation(
+    id="9e4" + "0" * 29,
+    tree=TESTED,
+    head=None,
+    created="2023-11-14T22:13:20+00:00",
+    created_ns=NS,
+    trigger="manual",
+    scrub=None,
+    key=KEY,
+    writer="0",
+)
+GREEN = Counts(tests=2, passed=2)
+AUDIT = audit.Audit(("calc",), {CALC: BLOB}, ())
+
+
+def flag(kind: str, module: str = "calc") -> audit.Flag:
+    return audit.Flag(kind, module, f"/elsewhere/{module}.py", "why")
+
+
+def report(
+    counts: Counts = GREEN, *, key: str = KEY, seal: str | None = None, **props: str | None
+) -> Report:
+    """A report as a run in GEN on TESTED writes it, sealed with ``key``; ``props`` replace
+    properties by their name after ``genstamp.`` (dots as underscores; None removes one)."""
+    properties = {
+        binding.P_FORMAT: binding.FORMAT,
+        binding.P_VERSION: "0",
+        **binding.Binding(
+            runner="pytest",
+            checkout=GITDIR,
+            generation=GEN.id,
+            tree_start=TESTED,
+            tree_end=TESTED,
+            head=binding.NONE,
+            selection="full",
+            selection_reasons="",
+            audit=AUDIT.to_json(),
+            created=GEN.created,
+        ).properties(),
+    }
+    for name, value in props.items():
+        prop = binding.PREFIX + name.replace("_", ".")
+        if value is None:
+            properties.pop(prop, None)
+        else:
+            properties[prop] = value
+    declared = Counts(counts.tests, 0, counts.failed, counts.errors, counts.skipped)
+    result = Report(properties, counts, declared, "ca5e" * 16)
+    properties[binding.P_SEAL] = binding.seal(key, properties, result) if seal is None else seal
+    return result
+
+
+def facts(**changes: Any) -> Facts:
+    """Facts every rule accepts: fresh green evidence of the work tree; ``changes`` replace."""
+    base = Facts(
+        gitdir=GITDIR,
+        stamp_path=STAMP,
+        generation=GEN,
+        stamp_problem="",
+        evidence=EVIDENCE,
+        report=report(),
+        unreadable="",
+        report_mtime_ns=NS + 1,
+        targets=(Target("work tree", TESTED),),
+        diffs={},
+        tested_blobs={CALC: BLOB},
+        bytecode=(),
+    )
+    return base._replace(**changes)
+
+
+def mismatch(*paths: str, tree: str = OTHER, label: str = "work tree") -> dict[str, Any]:
+    return {"targets": (Target(label, tree),), "diffs": {(TESTED, tree): paths}}
+
+
+class Row(NamedTuple):
+    facts: Facts
+    rules: list[str]  # the verdict's rules, exactly (empty: accepted)
+    says: str = ""  # a fragment of the first failure's message
+    not_says: str | None = None  # a fragment it must not carry
+    settings: Config = Config()
+
+
+ROWS: dict[str, Row] = {
+    "control-fresh": Row(facts(), []),
+    # no-stamp
+    "no-stamp-absent": Row(facts(generation=None), ["no-stamp"], f"no generation stamp at {STAMP}"),
+    "no-stamp-unreadable": Row(
+        facts(generation=None, stamp_problem=f"{STAMP} is not a generation stamp"),
+        ["no-stamp"],
+        "is not a generation stamp",
+        "no generation stamp at",
+    ),
+    # no-evidence
+    "no-evidence": Row(facts(report=None), ["no-evidence"], f"no JUnit file at {EVIDENCE}", "\\x"),
+    "no-evidence-and-no-stamp": Row(
+        facts(report=None, generation=None), ["no-stamp", "no-evidence"], "no generation stamp"
+    ),
+    # unbound-evidence
+    "unbound-unreadable": Row(
+        facts(report=None, unreadable=f"{EVIDENCE} is not well-formed XML (x)"),
+        ["unbound-evidence"],
+        "not well-formed",
+    ),
+    "unbound-no-binding": Row(
+        facts(report=Report({}, GREEN, GREEN, "")),
+        ["unbound-evidence"],
+        f"{EVIDENCE} carries no genstamp binding (no genstamp.* properties)",
+    ),
+    "unbound-other-format": Row(
+        facts(report=report(format="2", version="9.9")),
+        ["unbound-evidence"],
+        "is evidence format '2' written by genstamp 9.9;",
+    ),
+    "unbound-lacking-properties": Row(
+        facts(report=report(tree_end=None, selection="")),
+        ["unbound-evidence"],
+        "lacks the properties genstamp.tree.end, genstamp.selection",
+    ),
+    "unbound-and-red-says-only-unbound": Row(
+        facts(report=report(Counts(1, 0, 1), tree_end=None)), ["unbound-evidence"], "lacks"
+    ),
+    "unbound-seal-of-another-key": Row(
+        facts(report=report(key="00" * 32)),
+        ["unbound-evidence"],
+        f"{EVIDENCE} was changed after the run: its seal does not match its contents",
+    ),
+    "unbound-seal-not-ascii": Row(
+        facts(report=report(seal="é" + "0" * 63)), ["unbound-evidence"], "seal does not match"
+    ),
+    "unbound-seal-not-utf8": Row(
+        facts(report=report(seal="\udce9" + "0" * 63)), ["unbound-evidence"], "seal"
+    ),
+    "control-seal-unchecked-without-a-stamp": Row(
+        facts(generation=None, report=report(key="00" * 32)), ["no-stamp"], "no generation"
+    ),
+    "unbound-audit-of-another-format": Row(
+        facts(report=report(audit=AUDIT.to_json().replace('"version":1', '"version":2'))),
+        ["unbound-evidence"],
+        f"{EVIDENCE}: its genstamp.audit cannot be read (audit format 2); this genstamp",
+    ),
+    "unbound-audit-not-json": Row(
+        facts(report=report(audit="[[[")), ["unbound-evidence"], "reads audit format 1"
+    ),
+    "control-audit-unavailable": Row(facts(report=report(audit="unavailable")), []),
+    # stale-generation
+    "stale-earlier-generation": Row(
+        facts(report=report(generation="e4" * 16)),
+        ["stale-generation"],
+        f"the evidence is from generation {'e4' * 6}, the current one is {GEN.id[:12]} "
+        f"(begun {GEN.created} by manual)",
+        "another checkout",
+    ),
+    "stale-earlier-generation-predating-the-stamp": Row(
+        facts(report=report(generation="e4" * 16), report_mtime_ns=NS - 1),
+        ["stale-generation"],
+        "; the file also predates the stamp",
+    ),
+    "stale-earlier-generation-freshly-touched": Row(
+        facts(report=report(generation="e4" * 16), report_mtime_ns=NS + 3600 * 10**9),
+        ["stale-generation"],
+        "the current one is",
+        "predates",  # the binding refused it, not the file's age
+    ),
+    "stale-earlier-generation-no-mtime": Row(
+        facts(report=report(generation="e4" * 16), report_mtime_ns=None),
+        ["stale-generation"],
+        "the current one is",
+        "predates",
+    ),
+    "stale-no-generation-recorded": Row(
+        facts(report=report(generation=binding.NONE)),
+        ["stale-generation"],
+        "the evidence is from generation none,",
+    ),
+    "stale-from-another-checkout": Row(
+        facts(report=report(generation="e4" * 16, checkout="/other/.git")),
+        ["stale-generation"],
+        ", in another checkout (/other/.git), the current one is",
+    ),
+    "stale-same-generation-copied-checkout": Row(
+        facts(gitdir="/copy/.git"),
+        ["stale-generation"],
+        f"the evidence was recorded in another checkout ({GITDIR}), not /copy/.git",
+    ),
+    "stale-same-generation-no-checkout-recorded": Row(
+        facts(report=report(checkout=None)),
+        ["stale-generation"],
+        "recorded in another checkout (None)",
+    ),
+    # tree-mismatch
+    "tree-mismatch-edit": Row(
+        facts(**mismatch(CALC)),
+        ["tree-mismatch"],
+        f"the tests ran on tree {TESTED[:12]}, work tree is tree {OTHER[:12]}: differs in {CALC}",
+    ),
+    "tree-mismatch-rename": Row(
+        facts(**mismatch("a.py -> b.py")), ["tree-mismatch"], "differs in a.py -> b.py"
+    ),
+    "tree-mismatch-no-paths": Row(
+        facts(**mismatch()), ["tree-mismatch"], f"tree {OTHER[:12]}: no paths differ"
+    ),
+    "tree-mismatch-tree-gone": Row(
+        facts(targets=(Target("HEAD", OTHER),), diffs={(TESTED, OTHER): None}),
+        ["tree-mismatch"],
+        "HEAD is tree 0743e2000000: the tested tree is no longer in the object store",
+    ),
+    "tree-mismatch-many-paths": Row(
+        facts(**mismatch(*(f"added_{i:02d}.txt" for i in range(PATH_LIMIT + 3)))),
+        ["tree-mismatch"],
+        f"added_{PATH_LIMIT - 1:02d}.txt and 3 more",
+        f"added_{PATH_LIMIT:02d}.txt",
+    ),
+    "control-rev-of-the-tested-tree": Row(facts(targets=(Target("HEAD", TESTED),)), []),
+    "tree-mismatch-one-rev-of-two": Row(
+        facts(
+            targets=(Target("HEAD", TESTED), Target("HEAD~1", OTHER)),
+            diffs={(TESTED, OTHER): (CALC,)},
+        ),
+        ["tree-mismatch"],
+        f"HEAD~1 is tree {OTHER[:12]}: differs in {CALC}",
+        "HEAD,",
+    ),
+    # ignored files never reach the facts: the work tree's identity leaves them out
+    "tree-mismatch-control-ignored": Row(facts(targets=(Target("work tree", TESTED),)), []),
+    # tree-moved
+    "tree-moved-during-the-run": Row(
+        facts(report=report(tree_start=OTHER), diffs={(OTHER, TESTED): ("output.txt",)}),
+        ["tree-moved"],
+        f"the tree changed while the tests ran ({OTHER[:12]} -> {TESTED[:12]}): "
+        "differs in output.txt",
+    ),
+    "tree-moved-loaded-code-differs": Row(
+        facts(tested_blobs={CALC: "f0" * 20}),
+        ["tree-moved"],
+        f"code loaded by the tests differs from the tested tree: {CALC}",
+    ),
+    "control-loaded-file-not-in-the-tree": Row(facts(tested_blobs={}), []),
+    "control-tested-tree-not-in-the-store": Row(facts(tested_blobs=None), []),
+    "control-no-audit-no-loaded-check": Row(
+        facts(report=report(audit="unavailable"), tested_blobs={CALC: "f0" * 20}), []
+    ),
+    # stale-bytecode
+    "stale-bytecode-older-than-the-generation": Row(
+        facts(bytecode=(Bytecode("src/calc/__pycache__/x.pyc", NS - 1, False),)),
+        ["stale-bytecode"],
+        "src/calc/__pycache__/x.pyc is older than the generation",
+    ),
+    "control-bytecode-newer-than-the-generation": Row(
+        facts(bytecode=(Bytecode("src/calc/__pycache__/x.pyc", NS, False),)), []
+    ),
+    "stale-bytecode-sourceless": Row(
+        facts(bytecode=(Bytecode("src/calc/legacy.pyc", NS + 1, True),)),
+        ["stale-bytecode"],
+        "src/calc/legacy.pyc is sourceless bytecode (no legacy.py)",
+    ),
+    "stale-bytecode-sourceless-without-a-stamp": Row(
+        facts(generation=None, bytecode=(Bytecode("old.pyc", 0, True),)),
+        ["no-stamp", "stale-bytecode"],
+        "no generation stamp",
+    ),
+    "control-no-age-without-a-stamp": Row(
+        facts(generation=None, bytecode=(Bytecode("old.pyc", 0, False),)), ["no-stamp"], "no gen"
+    ),
+    "stale-bytecode-loaded": Row(
+        facts(report=report(audit=AUDIT._replace(flags=(flag(audit.STALE),)).to_json())),
+        ["stale-bytecode"],
+        "calc (/elsewhere/calc.py: why)",
+    ),
+    "stale-bytecode-loaded-sourceless": Row(
+        facts(report=report(audit=AUDIT._replace(flags=(flag(audit.SOURCELESS),)).to_json())),
+        ["stale-bytecode"],
+        "calc (/elsewhere/calc.py: why)",
+    ),
+    "stale-bytecode-on-disk-then-loaded": Row(
+        facts(
+            bytecode=(Bytecode("src/calc/legacy.pyc", NS + 1, True),),
+            report=report(audit=AUDIT._replace(flags=(flag(audit.SOURCELESS),)).to_json()),
+        ),
+        ["stale-bytecode"],
+        "src/calc/legacy.pyc is sourceless bytecode (no legacy.py), calc (/elsewhere/",
+    ),
+    "stale-bytecode-many": Row(
+        facts(bytecode=tuple(Bytecode(f"m{i:02d}.pyc", 0, True) for i in range(FLAG_LIMIT + 2))),
+        ["stale-bytecode"],
+        f"(no m{FLAG_LIMIT - 1:02d}.py) and 2 more",
+        f"m{FLAG_LIMIT:02d}",
+    ),
+    # foreign-origin
+    "foreign-origin": Row(
+        facts(report=report(audit=AUDIT._replace(flags=(flag(audit.FOREIGN),)).to_json())),
+        ["foreign-origin"],
+        "calc from /elsewhere/calc.py",
+    ),
+    "control-foreign-flag-is-not-stale-bytecode": Row(
+        facts(report=report(audit=AUDIT._replace(flags=(flag(audit.FOREIGN),)).to_json())),
+        ["foreign-origin"],
+        "calc",
+        "why",
+    ),
+    # tests-failed
+    "tests-failed": Row(
+        facts(report=report(Counts(2, 1, 1))), ["tests-failed"], "1 failed, 0 errors in 2"
+    ),
+    "tests-failed-on-an-error": Row(
+        facts(report=report(Counts(2, 1, 0, 1))), ["tests-failed"], "0 failed, 1 errors in 2"
+    ),
+    "control-some-skipped": Row(facts(report=report(Counts(2, 1, 0, 0, 1))), []),
+    # no-tests
+    "no-tests-all-skipped": Row(
+        facts(report=report(Counts(2, 0, 0, 0, 2))),
+        ["no-tests"],
+        "no test executed (2 skipped)",
+    ),
+    "no-tests-none-collected": Row(
+        facts(report=report(Counts())), ["no-tests"], "no test executed (0 skipped)"
+    ),
+    "control-one-error-is-a-test": Row(facts(report=report(Counts(1, 0, 0, 1))), ["tests-failed"]),
+    # partial-run
+    "partial-run": Row(
+        facts(report=report(selection="partial", selection_reasons="-k add; 1 deselected")),
+        ["partial-run"],
+        "the run covered part of the suite: -k add; 1 deselected",
+    ),
+    "partial-run-reasons-not-recorded": Row(
+        facts(report=report(selection="partial", selection_reasons="")),
+        ["partial-run"],
+        "the run covered part of the suite: not recorded",
+    ),
+    "partial-run-stopped-early": Row(
+        facts(report=report(Counts(1, 0, 1), selection="partial", selection_reasons="-x")),
+        ["tests-failed", "partial-run"],
+        "1 failed",
+    ),
+    "control-partial-run-allowed": Row(
+        facts(report=report(selection="partial", selection_reasons="-k add")),
+        [],
+        settings=Config(allow_partial=True),
+    ),
+    "stale-generation-and-tree-mismatch": Row(
+        facts(report=report(generation="e4" * 16), **mismatch("new.txt")),
+        ["stale-generation", "tree-mismatch"],
+        "the current one is",
+    ),
+    # many at once, reported in the order of RULES
+    "several-in-rule-order": Row(
+        facts(
+            report=report(Counts(1, 0, 1), selection="partial", tree_start=OTHER),
+            diffs={(OTHER, TESTED): ("x",), (TESTED, OTHER): ("x",)},
+            targets=(Target("work tree", OTHER),),
+            bytecode=(Bytecode("a.pyc", 0, True),),
+        ),
+        ["tree-mismatch", "tree-moved", "stale-bytecode", "tests-failed", "partial-run"],
+        "the tests ran on tree",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ROWS))
+def test_rule_table(name: str) -> None:
+    row = ROWS[name]
+    verdict = decide(row.facts, row.settings)
+    assert [f.rule for f in verdict.failures] == row.rules, verdict.failures
+    assert verdict.ok is not row.rules
+    if row.rules:
+        first = verdict.failures[0].message
+        assert row.says in first, first
+        if row.not_says is not None:
+            assert row.not_says not in first, first
+
+
+def test_every_rule_has_a_row_that_fires_it_and_a_control_row() -> None:
+    fired = {rule for row in ROWS.values() for rule in row.rules}
+    assert fired == set(RULES)
+    assert any(name.startswith("control-") for name in ROWS)
+
+
+def test_the_table_is_the_documented_rules_in_order() -> None:
+    assert RULES == (
+        "no-stamp",
+        "no-evidence",
+        "unbound-evidence",
+        "stale-generation",
+        "tree-mismatch",
+        "tree-moved",
+        "stale-bytecode",
+        "foreign-origin",
+        "tests-failed",
+        "no-tests",
+        "partial-run",
+    )
+    assert [rule.remedy for rule in TABLE] == [REMEDY[name] for name in RULES]
+    assert all(REMEDY.values())
+
+
+def test_the_verdict_carries_what_was_judged() -> None:
+    verdict = decide(facts(), Config())
+    assert verdict == Verdict((), EVIDENCE, GEN.id, TESTED, (Target("work tree", TESTED),), GREEN)
+    unbound = decide(facts(report=report(tree_end=None)), Config())
+    assert (unbound.tested_tree, unbound.counts) == (None, GREEN)  # counts, though unbound
+    missing = decide(facts(report=None, generation=None), Config())
+    assert (missing.generation, missing.tested_tree, missing.counts) == (None, None, None)
+    assert missing.to_json()["tests"] is None
+
+
+def test_a_push_of_many_refs_gets_a_few_lines() -> None:
+    trees = [f"{i:02d}" + "e" * 38 for i in range(TREE_LIMIT + 2)]
+    targets = tuple(Target(f"refs/heads/b{i}-{j}", t) for i, t in enumerate(trees) for j in (0, 1))
+    diffs = {(TESTED, t): (CALC,) for t in trees[:TREE_LIMIT]}
+    verdict = decide(facts(targets=targets, diffs=diffs), Config())
+    lines = [f.message for f in verdict.failures]
+    assert [f.rule for f in verdict.failures] == ["tree-mismatch"] * (TREE_LIMIT + 1)
+    assert lines[0] == (
+        f"the tests ran on tree {TESTED[:12]}, refs/heads/b0-0, refs/heads/b0-1 are tree "
+        f"{trees[0][:12]}: differs in {CALC}"
+    )
+    assert lines[-1] == (
+        f"and 4 more on 2 other trees, none of them tree {TESTED[:12]}: "
+        f"refs/heads/b{TREE_LIMIT}-0, refs/heads/b{TREE_LIMIT + 1}-0"
+    )
+    many = tuple(Target(f"r{i}", OTHER) for i in range(LABEL_LIMIT + 2))
+    one = decide(facts(targets=many, diffs={(TESTED, OTHER): ()}), Config())
+    assert f"r{LABEL_LIMIT - 1} and 2 more are tree" in one.failures[0].message
+
+
+def test_messages_are_one_printable_line() -> None:
+    name = "caf\udce9\nx.txt"  # a Latin-1 byte os hands over surrogate-escaped, and a newline
+    verdict = decide(facts(**mismatch(name)), Config())
+    message = verdict.failures[0].message
+    assert message.endswith("differs in caf\\xe9\\nx.txt")
+    message.encode("utf-8")  # strict: no surrogate left
+    assert printable("plain") == "plain" and printable("a\x7fb\tc") == "a\\x7fb\\tc"
+
+
+def test_failure_line_and_json() -> None:
+    failure = Failure("no-tests", "no test executed (0 skipped)")
+    assert failure.line() == (
+        "no-tests: no test executed (0 skipped) — run the suite so that tests execute"
+    )
+    data = decide(facts(report=report(Counts())), Config()).to_json()
+    assert list(data) == [
+        "ok",
+        "failures",
+        "evidence",
+        "generation",
+        "tested_tree",
+        "targets",
+        "tests",
+    ]
+    assert data["failures"] == [
+        {"rule": "no-tests", "message": "no test executed (0 skipped)", "remedy": failure.remedy}
+    ]
+    assert data["tests"] == Counts()._asdict()
+
+
+# Modules the rules may load: the stdlib's, and genstamp's own that do no I/O.
+PURE = {"genstamp", "genstamp.errors", "genstamp.binding", "genstamp.audit", "genstamp.rules"}
+
+
+def test_the_rules_import_nothing_that_does_io() -> None:
+    code = (
+        "import json, sys; before = set(sys.modules); import genstamp.rules; "
+        "print(json.dumps(sorted(set(sys.modules) - before)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = set(json.loads(out))
+    assert "pygit2" not in loaded and not any(m.startswith("pygit2.") for m in loaded)
+    ours = {m for m in loaded if m == "genstamp" or m.startswith("genstamp.")}
+    assert ours <= PURE, ours - PURE
+    assert "genstamp.rules" in ours  # the probe did import it

@@ -1,0 +1,428 @@
+"""`genstamp verify` end to end: real git, real pytest, real files. These stories prove the
+gathering (genstamp.facts) and the output; the rules themselves are table tests over facts
+(test_rules.py), the lies evidence can tell a table of their own (test_no_false_accept.py).
+
+One story per kind of fact the gate gathers: the stamp, the evidence, the trees, the audit, the
+bytecode, the counts and the selection, and a fresh green run that is accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import py_compile
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import RunGenstamp, commit_all, run_genstamp, run_pytest, subprocess_env
+from test_facts import bind
+
+from genstamp import generation
+from genstamp.repo import open_checkout
+
+STATE = Path(".git", "genstamp")
+CALC = Path("src", "calc", "__init__.py")
+
+
+def stamp(genstamp: RunGenstamp, repo: Path) -> dict[str, Any]:
+    code, out, err = genstamp("-C", repo, "stamp", "--json")
+    assert code == 0, err
+    return json.loads(out)["generation"]  # type: ignore[no-any-return]
+
+
+def run_tests(repo: Path, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """A real pytest run in ``repo``; the plugin must have written its evidence."""
+    proc = run_pytest(repo, *args, **kwargs)
+    assert (repo / STATE / "evidence.xml").is_file(), proc.stdout + proc.stderr
+    return proc
+
+
+def verdict(genstamp: RunGenstamp, repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    code, out, err = genstamp("-C", repo, "verify", "--json", *args)
+    data = json.loads(out)
+    assert code == (0 if data["ok"] else 1), (code, out, err)
+    return code, data
+
+
+def rules(data: dict[str, Any]) -> list[str]:
+    return [f["rule"] for f in data["failures"]]
+
+
+def message(data: dict[str, Any], rule: str) -> str:
+    found = [f["message"] for f in data["failures"] if f["rule"] == rule]
+    assert found, f"{rule} not among {rules(data)}"
+    return "\n".join(found)
+
+
+# `verify --json` as genstamp printed it before the gate was split into gathering and deciding
+# (computed from that code), with the generation id and the evidence path as placeholders.
+PINNED = (
+    "{\n"
+    '  "evidence": "EVIDENCE",\n'
+    '  "failures": [\n'
+    "    {\n"
+    '      "message": "the tests ran on tree debaa3ff383c, work tree is tree ab338ff5'
+    'f184: differs in src/calc/__init__.py",\n'
+    '      "remedy": "rerun the tests on exactly the tree you are judging (commit, th'
+    'en test)",\n'
+    '      "rule": "tree-mismatch"\n'
+    "    },\n"
+    "    {\n"
+    '      "message": "src/legacy.pyc is sourceless bytecode (no legacy.py)",\n'
+    '      "remedy": "run `genstamp stamp` to scrub bytecode, then rerun the tests",\n'
+    '      "rule": "stale-bytecode"\n'
+    "    },\n"
+    "    {\n"
+    '      "message": "1 failed, 0 errors in 1",\n'
+    '      "remedy": "fix the failing tests, then rerun",\n'
+    '      "rule": "tests-failed"\n'
+    "    },\n"
+    "    {\n"
+    '      "message": "the run covered part of the suite: -k add; 1 deselected",\n'
+    '      "remedy": "rerun the whole suite (no -k, -m, node ids, --lf, -x), or set a'
+    'llow-partial in [tool.genstamp]",\n'
+    '      "rule": "partial-run"\n'
+    "    }\n"
+    "  ],\n"
+    '  "generation": "GEN",\n'
+    '  "ok": false,\n'
+    '  "targets": [\n'
+    "    {\n"
+    '      "label": "work tree",\n'
+    '      "tree": "ab338ff5f184a3e2465e125b8644cc3578d84101"\n'
+    "    }\n"
+    "  ],\n"
+    '  "tested_tree": "debaa3ff383c608846738026a0788df0485258ef",\n'
+    '  "tests": {\n'
+    '    "errors": 0,\n'
+    '    "failed": 1,\n'
+    '    "passed": 0,\n'
+    '    "skipped": 0,\n'
+    '    "tests": 1\n'
+    "  }\n"
+    "}\n"
+)
+
+
+def test_verify_json_is_byte_identical_to_the_pinned_output(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """A red, partial run on a tree since edited, by a sourceless .pyc: four rules at once."""
+    test = project / "tests" / "test_calc.py"
+    test.write_text(test.read_text().replace("== 5", "== 6"))
+    code, out, err = genstamp("-C", project, "stamp", "--json")
+    assert code == 0, err
+    gen = json.loads(out)["generation"]["id"]
+    proc = run_pytest(project, "-k", "add")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (project / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return b + a\n")
+    (project / "src" / "legacy.pyc").write_bytes(b"\0" * 16)
+    code, out, _ = genstamp("-C", project, "verify", "--json")
+    assert code == 1
+    evidence = str(project / STATE / "evidence.xml")
+    text = out.replace(gen, "GEN").replace(json.dumps(evidence)[1:-1], "EVIDENCE")
+    assert text == PINNED, text
+    # counts and selection, gathered from the run: and the human form, one line per rule
+    code, out, _ = genstamp("-C", project, "verify")
+    assert code == 1
+    assert [line.split(":", 1)[0] for line in out.splitlines()] == [
+        "tree-mismatch",
+        "stale-bytecode",
+        "tests-failed",
+        "partial-run",
+    ]
+    assert "src/calc/__init__.py" in out.splitlines()[0]
+
+
+# -- accepted ------------------------------------------------------------------------------------
+
+
+def test_a_fresh_green_run_is_accepted(project: Path, genstamp: RunGenstamp) -> None:
+    """A run that may write .pyc leaves none in the tree (the plugin redirects it)."""
+    stamp(genstamp, project)
+    assert run_tests(project, bytecode=True).returncode == 0
+    assert not [p for p in project.rglob("*.pyc") if ".git" not in p.parts]
+    code, data = verdict(genstamp, project)
+    assert (code, data["ok"], data["failures"]) == (0, True, [])
+    assert data["tests"]["passed"] == 2
+    # the human form: nothing on stdout, one acceptance line on stderr
+    code, out, err = genstamp("-C", project, "verify")
+    assert (code, out) == (0, "")
+    assert "evidence accepted: 2 passed" in err
+
+
+# -- one refusal per kind of gathered fact -------------------------------------------------------
+
+
+def test_stamp_a_run_never_stamped(project: Path, genstamp: RunGenstamp) -> None:
+    assert run_tests(project).returncode == 0
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["no-stamp"])
+    assert str(project / STATE / "generation.json") in message(data, "no-stamp")
+
+
+def test_evidence_before_any_run(project: Path, genstamp: RunGenstamp) -> None:
+    stamp(genstamp, project)
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["no-evidence"])
+    assert str(project / STATE / "evidence.xml") in message(data, "no-evidence")
+
+
+def test_evidence_of_a_run_without_genstamp(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    stamp(genstamp, project)
+    junit = tmp_path / "plain.xml"
+    proc = run_pytest(project, "-p", "no:genstamp", f"--junitxml={junit}")
+    assert proc.returncode == 0 and junit.is_file()
+    code, data = verdict(genstamp, project, "--junit", str(junit))
+    assert (code, rules(data)) == (1, ["unbound-evidence"])
+    assert "no genstamp binding" in message(data, "unbound-evidence")
+    # the same run with genstamp, written to the same path, is bound and accepted
+    assert run_pytest(project, f"--junitxml={junit}").returncode == 0
+    assert verdict(genstamp, project, "--junit", str(junit))[0] == 0
+
+
+def test_counts_of_a_run_that_collects_nothing(project: Path, genstamp: RunGenstamp) -> None:
+    (project / "tests" / "test_calc.py").write_text("# nothing here yet\n")
+    stamp(genstamp, project)
+    assert run_tests(project).returncode == 5
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["no-tests"])
+    assert data["tests"] == {"tests": 0, "passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+
+
+def test_tree_a_test_that_writes_into_the_tree(project: Path, genstamp: RunGenstamp) -> None:
+    (project / "tests" / "test_writer.py").write_text(
+        "from pathlib import Path\n\n\ndef test_writes():\n"
+        "    (Path(__file__).parents[1] / 'output.txt').write_text('made by a test')\n"
+    )
+    commit_all(project, "a test that writes into the tree")
+    stamp(genstamp, project)
+    assert run_tests(project).returncode == 0
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["tree-moved"])
+    assert "output.txt" in message(data, "tree-moved")
+
+
+def test_audit_the_package_loaded_from_elsewhere(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """The checkout's package resolved to another copy (an install of an older checkout)."""
+    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    commit_all(project, "no pythonpath")
+    elsewhere = tmp_path / "site" / "calc"
+    elsewhere.mkdir(parents=True)
+    # an older version of the package: it still passes, but it is not this checkout's code
+    (elsewhere / "__init__.py").write_text("def add(a, b):\n    return b + a\n")
+    stamp(genstamp, project)
+    proc = run_tests(project, env=subprocess_env(PYTHONPATH=str(elsewhere.parent)))
+    assert proc.returncode == 0, proc.stdout
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["foreign-origin"])
+    text = message(data, "foreign-origin")
+    assert "calc" in text and str(elsewhere) in text
+    # loading the checkout's own copy is accepted
+    proc = run_tests(project, env=subprocess_env(PYTHONPATH=str(project / "src")))
+    assert proc.returncode == 0, proc.stdout
+    assert verdict(genstamp, project)[0] == 0
+
+
+def test_audit_bytecode_the_tests_loaded_from_a_users_pycache_prefix(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """The incident: bytecode of an earlier source with the same size and mtime, which CPython
+    trusts and plain pytest runs green. With the user's own PYTHONPYCACHEPREFIX the plugin does
+    not redirect bytecode; the audit must see what was loaded."""
+    prefix = tmp_path / "pycache-prefix"
+    source = project / CALC
+    subprocess.run(
+        [sys.executable, "-c", f"import py_compile; py_compile.compile({str(source)!r})"],
+        env=subprocess_env(bytecode=True, PYTHONPYCACHEPREFIX=str(prefix)),
+        check=True,
+    )
+    # The run reads the prefix (it writes nothing: compiling all of pytest there is slow).
+    env = subprocess_env(PYTHONPYCACHEPREFIX=str(prefix))
+    assert list(prefix.rglob("__init__*.pyc"))
+    before = source.stat()
+    source.write_text(source.read_text().replace("a + b", "a - b"))  # same size
+    os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+    commit_all(project, "the patch")
+    stamp(genstamp, project)
+    proc = run_tests(project, env=env)
+    assert proc.returncode == 0, proc.stdout  # green, on the old bytecode
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["stale-bytecode"])
+    assert "calc (" in message(data, "stale-bytecode")
+    # without the stale cache the patch's own code runs, and fails
+    assert run_pytest(project).returncode == 1
+
+
+def test_bytecode_a_sourceless_legacy_pyc_the_tests_load(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """A legacy .pyc beside the package, with no source: found on disk, and seen loaded."""
+    legacy = project / "src" / "calc" / "legacy.py"
+    legacy.write_text("VALUE = 'from bytecode'\n")
+    py_compile.compile(str(legacy), cfile=str(legacy.with_suffix(".pyc")), doraise=True)
+    legacy.unlink()
+    (project / "tests" / "test_legacy.py").write_text(
+        "from calc import legacy\n\n\ndef test_legacy():\n"
+        "    assert legacy.VALUE == 'from bytecode'\n"
+    )
+    commit_all(project, "a test of the legacy module")
+    genstamp("-C", project, "stamp", "--no-scrub")
+    assert run_tests(project).returncode == 0  # plain pytest: green
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["stale-bytecode"])
+    text = message(data, "stale-bytecode")
+    assert "src/calc/legacy.pyc is sourceless" in text
+    assert "calc.legacy" in text  # the audit saw the tests load it
+
+
+def test_bytecode_older_than_the_generation_and_its_remedy(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    stamp(genstamp, project)
+    gen = json.loads((project / STATE / "generation.json").read_text())
+    assert run_tests(project).returncode == 0
+    pyc = project / "src" / "calc" / "__pycache__" / "__init__.cpython-311.pyc"
+    pyc.parent.mkdir()
+    py_compile.compile(str(project / CALC), cfile=str(pyc), doraise=True)
+    assert verdict(genstamp, project)[0] == 0  # new bytecode, written after the stamp
+    old = (gen["created_ns"] - 3600 * 10**9) / 1e9
+    os.utime(pyc, (old, old))
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["stale-bytecode"])
+    assert "src/calc/__pycache__/__init__.cpython-311.pyc" in message(data, "stale-bytecode")
+    # the remedy works: stamp scrubs it (a fresh run is then accepted, as in the story above)
+    stamp(genstamp, project)
+    assert not pyc.exists()
+    assert rules(verdict(genstamp, project)[1]) == ["stale-generation"]
+
+
+# -- the command: paths, settings, revs, output (evidence bound by hand, no pytest run) ----------
+
+
+@pytest.fixture
+def bound(project: Path) -> Path:
+    generation.begin(open_checkout(project))
+    bind(project)
+    return project
+
+
+def test_evidence_at_a_given_path(bound: Path, genstamp: RunGenstamp, tmp_path: Path) -> None:
+    code, data = verdict(genstamp, bound, "--junit", str(tmp_path / "absent.xml"))
+    assert (code, rules(data)) == (1, ["no-evidence"])
+    assert str(tmp_path / "absent.xml") in message(data, "no-evidence")
+    assert verdict(genstamp, bound, "--junit", str(bind(bound, tmp_path / "given.xml")))[0] == 0
+
+
+def test_a_partial_run_allowed_by_configuration(project: Path, genstamp: RunGenstamp) -> None:
+    generation.begin(open_checkout(project))
+    bind(project, selection="partial", selection_reasons="-k add")
+    assert rules(verdict(genstamp, project)[1]) == ["partial-run"]
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n[tool.genstamp]\nallow-partial = true\n")
+    bind(project, selection="partial", selection_reasons="-k add")  # the tree as it is now
+    assert verdict(genstamp, project)[0] == 0
+
+
+def test_revs_judge_commits_not_the_work_tree(bound: Path, genstamp: RunGenstamp) -> None:
+    (bound / "scratch.txt").write_text("not committed\n")
+    assert verdict(genstamp, bound, "--rev", "HEAD")[0] == 0
+    assert verdict(genstamp, bound)[0] == 1
+    code, out, err = genstamp("-C", bound, "verify", "--rev", "no-such-branch")
+    assert (code, out) == (2, "")
+    assert err.startswith("genstamp: ") and "no-such-branch" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_a_repository_without_commits(repo: Path, genstamp: RunGenstamp) -> None:
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_one.py").write_text("def test_one():\n    pass\n")
+    generation.begin(open_checkout(repo))
+    bind(repo)
+    assert verdict(genstamp, repo)[0] == 0
+    code, _, err = genstamp("-C", repo, "verify", "--rev", "HEAD")
+    assert code == 2 and err.startswith("genstamp: ") and "HEAD" in err
+
+
+def test_a_file_name_that_is_not_utf8_is_named_without_a_traceback(bound: Path) -> None:
+    """A strict UTF-8 stdout (PYTHONIOENCODING, or a UTF-8 locale) and a Latin-1 file name."""
+    (bound / os.fsdecode(b"caf\xe9.txt")).write_text("x\n")
+    proc = run_genstamp(bound, "verify", env=subprocess_env(PYTHONIOENCODING="utf-8:strict"))
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout.startswith("tree-mismatch: ")
+    assert "caf\\xe9.txt" in proc.stdout
+
+
+LAUGHS = (
+    '<?xml version="1.0"?>\n<!DOCTYPE lolz [\n <!ENTITY lol "lol">\n'
+    + "".join(
+        f' <!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">\n'
+        for i in range(1, 10)
+    )
+    + ']>\n<testsuite name="x" tests="1"><properties>'
+    '<property name="genstamp.generation" value="&lol9;"/></properties>'
+    '<testcase classname="a" name="b"/></testsuite>\n'
+)
+
+
+def _external(target: str) -> str:
+    return (
+        f'<?xml version="1.0"?>\n<!DOCTYPE testsuite [<!ENTITY xxe SYSTEM "{target}">]>\n'
+        '<testsuite name="x" tests="1"><properties>'
+        '<property name="genstamp.generation" value="&xxe;"/></properties>'
+        '<testcase classname="a" name="&xxe;"/></testsuite>\n'
+    )
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "empty",
+        "truncated",
+        "not-xml",
+        "not-junit",
+        "entity-bomb",
+        "external-entity-passwd",
+        "external-entity-marker",
+        "enormous",
+    ],
+)
+def test_hostile_or_broken_junit_is_one_unbound_line(
+    bound: Path, genstamp: RunGenstamp, tmp_path: Path, kind: str
+) -> None:
+    good = (bound / STATE / "evidence.xml").read_text()
+    marker = tmp_path / "secret.txt"
+    marker.write_text("GENSTAMP-SECRET-MARKER\n")
+    junit = tmp_path / "junit.xml"
+    if kind == "enormous":
+        with junit.open("wb") as fh:  # sparse: the size says enormous, the disk stays empty
+            fh.truncate(513 * 1024 * 1024)
+    else:
+        junit.write_text(
+            {
+                "empty": "",
+                "truncated": good[: len(good) // 2],
+                "not-xml": "this is not xml\n",
+                "not-junit": '<?xml version="1.0"?>\n<html><body/></html>\n',
+                "entity-bomb": LAUGHS,
+                "external-entity-passwd": _external("file:///etc/passwd"),
+                "external-entity-marker": _external(marker.as_uri()),
+            }[kind]
+        )
+    code, out, err = genstamp("-C", bound, "verify", "--junit", str(junit))
+    output = out + err
+    assert code == 1, output
+    assert out.startswith("unbound-evidence: "), output
+    assert len(out.splitlines()) == 1, output
+    assert "Traceback" not in output
+    assert "lollol" not in output
+    assert "root:" not in output
+    assert "GENSTAMP-SECRET-MARKER" not in output
