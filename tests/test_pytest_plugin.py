@@ -657,14 +657,14 @@ def test_runs_that_end_before_a_session_leave_nothing_behind(fresh: Path, args: 
             words = cmdline.read_bytes().split(b"\0")
         except OSError:
             continue
-        helper = any(b"genstamp._session" in w for w in words)
+        helper = any(b"genstamp.coprocess" in w for w in words)
         assert not (helper and os.fsencode(os.path.realpath(fresh)) in words), cmdline.parent
 
 
 def test_real_paths_resolve_as_realpath_does(tmp_path: Path) -> None:
     """The audit's cached resolver (each folder resolved once, from its parent) gives what
     os.path.realpath gives: through folder links, file links, relative links and ``..``."""
-    from genstamp.pytest_plugin import _RealPaths
+    from genstamp.loader import RealPaths
 
     (tmp_path / "real" / "sub").mkdir(parents=True)
     (tmp_path / "real" / "sub" / "f.py").write_text("")
@@ -687,6 +687,6 @@ def test_real_paths_resolve_as_realpath_does(tmp_path: Path) -> None:
             if isinstance(f := getattr(m, "__file__", None), str)
         ][:200],
     ]
-    resolve = _RealPaths()
+    resolve = RealPaths()
     for path in paths * 2:  # the second time from the cache
         assert resolve(path) == os.path.realpath(path), path
