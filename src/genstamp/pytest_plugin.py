@@ -49,7 +49,12 @@ class Start(NamedTuple):
 
 
 def begin(place: Place | Checkout) -> Start:
-    settings, gen, problem, guard = config.Config(), None, None, None
+    """Read the settings and the stamp, and guard the checkout's imports; what goes wrong is
+    the problem the evidence will carry, never a traceback."""
+    settings = config.Config()
+    gen: generation.Generation | None = None
+    problem: str | None = None
+    guard: loader.Guard | None = None
     try:
         try:
             settings = config.load(place.workdir)
