@@ -250,13 +250,15 @@ def genstamp_pyc(repo: Path, rel: str) -> Path:
     return open_checkout(repo).state / "pycache" / "compiled" / source.parent / name
 
 
-@pytest.fixture
-def warm_stale_pyc(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def warmed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """mod.py (v1: returns 1) was compiled by earlier runs, into its __pycache__ (pytest without
     genstamp) and into genstamp's own cache (pytest with it); then it was edited to return 2
-    keeping its size and mtime. The test asserts the new behaviour."""
+    keeping its size and mtime. Warmed once; returns the project and a copy of its bytecode
+    caches as they are now (``warm_stale_pyc`` puts them back for each test)."""
+    base = tmp_path_factory.mktemp("warmed")
     test = "from calc.mod import value\n\n\ndef test_value():\n    assert value() == 2\n"
-    repo = bytecode_project(tmp_path / "repo", test)
+    repo = bytecode_project(base / "repo", test)
     source = repo / "src" / "calc" / "mod.py"
     for args in (["-p", "no:genstamp"], []):
         warm = run_pytest(repo, *args, bytecode=True)
@@ -264,6 +266,28 @@ def warm_stale_pyc(tmp_path: Path) -> Path:
     assert pyc_beside(source).is_file()
     assert genstamp_pyc(repo, "src/calc/mod.py").is_file()
     same_size_same_mtime(source, "def value():\n    return 2\n")
+    saved = base / "saved"
+    for cache in _caches(repo):
+        shutil.copytree(cache, saved / cache.relative_to(repo))
+    return repo, saved
+
+
+def _caches(repo: Path) -> list[Path]:
+    """The bytecode folders a run may write: genstamp's cache and every __pycache__."""
+    state = open_checkout(repo).state / "pycache"
+    beside = [p for p in repo.rglob("__pycache__") if ".git" not in p.relative_to(repo).parts]
+    return [state, *beside] if state.is_dir() else beside
+
+
+@pytest.fixture
+def warm_stale_pyc(warmed: tuple[Path, Path]) -> Path:
+    """The warmed project, its bytecode caches as they were once warmed (a test's run adds the
+    edited source's bytecode to genstamp's cache)."""
+    repo, saved = warmed
+    for cache in _caches(repo):
+        shutil.rmtree(cache)
+    shutil.copytree(saved, repo, dirs_exist_ok=True)
+    evidence.default_path(open_checkout(repo).state).unlink(missing_ok=True)
     return repo
 
 

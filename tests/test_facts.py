@@ -49,7 +49,7 @@ def bind(repo: Path, path: Path | None = None, **changes: str) -> Path:
 
 @pytest.fixture
 def stamped(project: Path) -> Path:
-    generation.begin(open_checkout(project))
+    restamp.begin(open_checkout(project))
     return project
 
 
@@ -201,7 +201,7 @@ def test_a_rev_beyond_a_shallow_clone_says_so(bound: Path, tmp_path: Path) -> No
     commit_all(bound, "second")
     shallow = tmp_path / "shallow"
     git(tmp_path, "clone", "-q", "--depth", "1", bound.as_uri(), str(shallow))
-    generation.begin(open_checkout(shallow))
+    restamp.begin(open_checkout(shallow))
     bind(shallow)
     assert decide(facts_of(shallow, revs=("HEAD",)), Config()).ok
     with pytest.raises(GenstampError, match="shallow clone") as info:
@@ -235,7 +235,7 @@ def test_bytecode_in_the_tree_with_its_age_and_source(bound: Path) -> None:
 def test_a_linked_worktree_is_its_own_checkout(bound: Path, tmp_path: Path) -> None:
     wt = tmp_path / "wt"
     git(bound, "worktree", "add", "-q", "-b", "side", str(wt))
-    generation.begin(open_checkout(wt))
+    restamp.begin(open_checkout(wt))
     bind(wt)
     facts = facts_of(wt)
     assert facts.gitdir == git(wt, "rev-parse", "--absolute-git-dir") != str(bound / ".git")

@@ -53,6 +53,23 @@ def test_flaky():
 """
 TEST_MORE = "from calc import add\n\n\ndef test_more():\n    assert add(1, 1) == 2\n"
 PYPROJECT = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n'
+# Says, in each pytest process, whether pygit2 was imported (when asked to, through the
+# environment): the co-process opens the repository, never the test process.
+RECORDER = """\
+import os
+import sys
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    record = os.environ.get("GENSTAMP_TEST_RECORD")
+    if record:
+        role = getattr(config, "workerinput", {}).get("workerid", "controller")
+        with open(record, "a") as fh:
+            fh.write(f"{role} {'pygit2' in sys.modules}\\n")
+"""
 
 
 def build(path: Path, *, pyproject_extra: str = "", stamp: bool = True) -> Path:
@@ -64,6 +81,7 @@ def build(path: Path, *, pyproject_extra: str = "", stamp: bool = True) -> Path:
     (path / "tests").mkdir()
     (path / "tests" / "test_calc.py").write_text(TEST_CALC)
     (path / "tests" / "test_more.py").write_text(TEST_MORE)
+    (path / "tests" / "conftest.py").write_text(RECORDER)
     (path / "pyproject.toml").write_text(PYPROJECT + pyproject_extra)
     (path / ".gitignore").write_text("__pycache__/\n*.py[co]\n")
     commit_all(path, "calc")
@@ -83,6 +101,13 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def fresh(tmp_path: Path) -> Path:
     """A stamped project of its own, for scenarios that change the repository."""
     return build(tmp_path / "repo")
+
+
+@pytest.fixture(scope="module")
+def plain_failing(shared: Path) -> subprocess.CompletedProcess[str]:
+    """The project's failing run without the plugin: what a run with it must match (the
+    genstamp settings some scenarios add are nothing to pytest without the plugin)."""
+    return run_pytest(shared, "-p", "no:genstamp", env=fail_env())
 
 
 def evidence_path(repo: Path) -> Path:
@@ -140,13 +165,18 @@ def fail_env() -> dict[str, str]:
     ids=["serial", "xdist", "inside-a-worker"],
 )
 def test_clean_run_is_bound_and_accepted(
-    shared: Path, extra: list[str], env: dict[str, str]
+    shared: Path, tmp_path: Path, extra: list[str], env: dict[str, str]
 ) -> None:
+    """Every property, an empty audit, the gate accepts; and libgit2 stays out of the test
+    processes (controller and workers): the co-process opens the repository."""
     (evidence_path(shared)).unlink(missing_ok=True)
-    proc = run_pytest(shared, *extra, env=subprocess_env(**env))
+    record = tmp_path / "record.txt"
+    proc = run_pytest(shared, *extra, env=subprocess_env(GENSTAMP_TEST_RECORD=str(record), **env))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert genstamp_lines(proc) == []
     no_traceback(proc)
+    roles = ["controller"] + (["gw0", "gw1"] if extra else [])
+    assert sorted(record.read_text().splitlines()) == sorted(f"{role} False" for role in roles)
 
     report = report_of(shared)
     props = report.properties
@@ -227,44 +257,45 @@ def test_no_stamp_still_writes_evidence(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "env", "reason", "expected"),
+    ("args", "env", "reasons", "expected"),
     [
-        (["-k", "add"], None, "-k add", ["partial-run"]),
-        (["-m", "not slow"], None, "-m not slow", ["partial-run"]),
-        (["tests/test_calc.py::test_add"], None, "node id tests/test_calc.py::test_add", None),
-        (["--deselect", "tests/test_calc.py::test_add"], None, "1 deselected", None),
-        (["tests/test_more.py"], None, "not all of", None),
-        (["-x"], "fail", "stopped early", ["tests-failed", "partial-run"]),
-        (["--maxfail=1"], "fail", "stopped early", ["tests-failed", "partial-run"]),
-        (["-n", "2", "--deselect", "tests/test_more.py::test_more"], None, "1 deselected", None),
-        (["--ignore=tests/test_more.py"], None, "--ignore tests/test_more.py", None),
-        (["--ignore-glob", "*more*"], None, "--ignore-glob *more*", None),
+        # Options that only narrow the selection share one run (each rule alone is a row of
+        # test_selection.py); these rows prove what the plugin gathers from a real pytest.
+        (
+            [
+                *("-k", "add", "-m", "not slow"),
+                *("--ignore=tests/test_more.py", "--ignore-glob", "*more*"),
+            ],
+            None,
+            ["-k add", "-m not slow", "--ignore tests/test_more.py", "--ignore-glob *more*"],
+            ["partial-run"],
+        ),
+        (["tests/test_calc.py::test_add"], None, ["node id tests/test_calc.py::test_add"], None),
+        (
+            ["tests/test_calc.py", "--deselect", "tests/test_calc.py::test_add"],
+            None,
+            ["not all of", "1 deselected"],
+            None,
+        ),
+        (["-x"], "fail", ["stopped early"], ["tests-failed", "partial-run"]),
+        (["--maxfail=1"], "fail", ["stopped early"], ["tests-failed", "partial-run"]),
+        (["-n", "2", "--deselect", "tests/test_more.py::test_more"], None, ["1 deselected"], None),
     ],
-    ids=[
-        "k",
-        "m",
-        "node-id",
-        "deselect",
-        "narrow-path",
-        "x",
-        "maxfail",
-        "xdist-deselect",
-        "ignore",
-        "ignore-glob",
-    ],
+    ids=["k-m-ignore-ignore-glob", "node-id", "narrow-path-deselect", "x", "maxfail", "xdist"],
 )
 def test_partial_run_is_recorded_and_refused(
-    shared: Path, args: list[str], env: str | None, reason: str, expected: list[str] | None
+    shared: Path, args: list[str], env: str | None, reasons: list[str], expected: list[str] | None
 ) -> None:
     proc = run_pytest(shared, *args, env=fail_env() if env else None)
     assert proc.returncode == (1 if env else 0), proc.stdout + proc.stderr
     no_traceback(proc)
     props = report_of(shared).properties
     assert props[evidence.P_SELECTION] == "partial"
-    assert reason in props[evidence.P_SELECTION_REASONS]
-    assert rules(shared) == (expected or ["partial-run"])
     message = verify(open_checkout(shared)).failures[-1].message
-    assert reason in message
+    assert rules(shared) == (expected or ["partial-run"])
+    for reason in reasons:
+        assert reason in props[evidence.P_SELECTION_REASONS]
+        assert reason in message
 
 
 def test_full_paths_are_not_partial(shared: Path) -> None:
@@ -401,14 +432,16 @@ def test_silent_outside_a_git_work_tree(pytester: pytest.Pytester) -> None:
 # -- bad input: the run keeps its result; one line says why the evidence is missing --------------
 
 
-def test_unwritable_evidence_location(tmp_path: Path) -> None:
+def test_unwritable_evidence_location(
+    tmp_path: Path, plain_failing: subprocess.CompletedProcess[str]
+) -> None:
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where a folder should be\n")
     target = blocker / "evidence.xml"
     repo = build(
         tmp_path / "repo", pyproject_extra=f'\n[tool.genstamp]\nevidence = "{target.as_posix()}"\n'
     )
-    plain = run_pytest(repo, "-p", "no:genstamp", env=fail_env())
+    plain = plain_failing
     proc = run_pytest(repo, env=fail_env())
     assert plain.returncode == proc.returncode == 1
     assert summary(proc) == summary(plain) == "1 failed, 3 passed"
@@ -455,12 +488,11 @@ def test_read_only_state_folder(fresh: Path) -> None:
         state.chmod(0o700)
 
 
-def test_corrupt_stamp(fresh: Path) -> None:
+def test_corrupt_stamp(fresh: Path, plain_failing: subprocess.CompletedProcess[str]) -> None:
     stamp = generation.stamp_path(open_checkout(fresh))
     stamp.write_text('{"format": "genstamp-generation", "vers')
-    plain = run_pytest(fresh, "-p", "no:genstamp", env=fail_env())
     proc = run_pytest(fresh, env=fail_env())
-    assert proc.returncode == plain.returncode == 1
+    assert proc.returncode == plain_failing.returncode == 1
     no_traceback(proc)
     lines = genstamp_lines(proc)
     assert len(lines) == 1, proc.stdout + proc.stderr
@@ -524,9 +556,11 @@ def test_bad_config_is_one_line(fresh: Path) -> None:
     assert "tool.genstamp.allow-partail" in lines[0]
 
 
-def test_failing_run_keeps_its_outcome(shared: Path) -> None:
+def test_failing_run_keeps_its_outcome(
+    shared: Path, plain_failing: subprocess.CompletedProcess[str]
+) -> None:
     """With and without the plugin: the same exit status and the same summary line."""
-    plain = run_pytest(shared, "-p", "no:genstamp", env=fail_env())
+    plain = plain_failing
     proc = run_pytest(shared, env=fail_env())
     assert proc.returncode == plain.returncode == 1
     assert summary(proc) == summary(plain) == "1 failed, 3 passed"
@@ -534,37 +568,6 @@ def test_failing_run_keeps_its_outcome(shared: Path) -> None:
 
 
 # -- libgit2 stays out of the test process: a co-process opens the repository ---------------------
-
-RECORDER = """\
-import os
-import sys
-
-import pytest
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config):
-    role = getattr(config, "workerinput", {}).get("workerid", "controller")
-    with open(os.environ["GENSTAMP_TEST_RECORD"], "a") as fh:
-        fh.write(f"{role} {'pygit2' in sys.modules}\\n")
-"""
-
-
-@pytest.mark.parametrize("extra", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_pytest_process_never_imports_pygit2(tmp_path: Path, extra: list[str]) -> None:
-    repo = build(tmp_path / "repo", stamp=False)
-    (repo / "tests" / "conftest.py").write_text(RECORDER)
-    commit_all(repo, "a conftest that says whether pygit2 was imported")
-    restamp.begin(open_checkout(repo))
-    record = tmp_path / "record.txt"
-    proc = run_pytest(repo, *extra, env=subprocess_env(GENSTAMP_TEST_RECORD=str(record)))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert genstamp_lines(proc) == []
-    lines = sorted(record.read_text().splitlines())
-    roles = ["controller"] + (["gw0", "gw1"] if extra else [])
-    assert lines == sorted(f"{role} False" for role in roles)
-    assert rules(repo) == []  # and the evidence is bound all the same
-    assert report_of(repo).properties[evidence.P_TREE_END] == git_tree(repo)
 
 
 def test_checkout_libgit2_opens_elsewhere_is_never_evidence(fresh: Path, tmp_path: Path) -> None:
@@ -657,14 +660,14 @@ def test_runs_that_end_before_a_session_leave_nothing_behind(fresh: Path, args: 
             words = cmdline.read_bytes().split(b"\0")
         except OSError:
             continue
-        helper = any(b"genstamp._session" in w for w in words)
+        helper = any(b"genstamp.coprocess" in w for w in words)
         assert not (helper and os.fsencode(os.path.realpath(fresh)) in words), cmdline.parent
 
 
 def test_real_paths_resolve_as_realpath_does(tmp_path: Path) -> None:
     """The audit's cached resolver (each folder resolved once, from its parent) gives what
     os.path.realpath gives: through folder links, file links, relative links and ``..``."""
-    from genstamp.pytest_plugin import _RealPaths
+    from genstamp.loader import RealPaths
 
     (tmp_path / "real" / "sub").mkdir(parents=True)
     (tmp_path / "real" / "sub" / "f.py").write_text("")
@@ -687,6 +690,6 @@ def test_real_paths_resolve_as_realpath_does(tmp_path: Path) -> None:
             if isinstance(f := getattr(m, "__file__", None), str)
         ][:200],
     ]
-    resolve = _RealPaths()
+    resolve = RealPaths()
     for path in paths * 2:  # the second time from the cache
         assert resolve(path) == os.path.realpath(path), path

@@ -20,7 +20,6 @@ import pytest
 from conftest import RunGenstamp, commit_all, run_genstamp, run_pytest, subprocess_env
 from test_facts import bind
 
-from genstamp import generation
 from genstamp.repo import open_checkout
 
 STATE = Path(".git", "genstamp")
@@ -309,7 +308,7 @@ def test_bytecode_older_than_the_generation_and_its_remedy(
 
 @pytest.fixture
 def bound(project: Path) -> Path:
-    generation.begin(open_checkout(project))
+    restamp.begin(open_checkout(project))
     bind(project)
     return project
 
@@ -322,7 +321,7 @@ def test_evidence_at_a_given_path(bound: Path, genstamp: RunGenstamp, tmp_path: 
 
 
 def test_a_partial_run_allowed_by_configuration(project: Path, genstamp: RunGenstamp) -> None:
-    generation.begin(open_checkout(project))
+    restamp.begin(open_checkout(project))
     bind(project, selection="partial", selection_reasons="-k add")
     assert rules(verdict(genstamp, project)[1]) == ["partial-run"]
     pyproject = project / "pyproject.toml"
@@ -344,7 +343,7 @@ def test_revs_judge_commits_not_the_work_tree(bound: Path, genstamp: RunGenstamp
 def test_a_repository_without_commits(repo: Path, genstamp: RunGenstamp) -> None:
     (repo / "tests").mkdir()
     (repo / "tests" / "test_one.py").write_text("def test_one():\n    pass\n")
-    generation.begin(open_checkout(repo))
+    restamp.begin(open_checkout(repo))
     bind(repo)
     assert verdict(genstamp, repo)[0] == 0
     code, _, err = genstamp("-C", repo, "verify", "--rev", "HEAD")

@@ -18,8 +18,8 @@ from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
 from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id, nested_index, open_checkout
-from genstamp.scrub import ScrubResult, scrub
 from genstamp.rules import printable
+from genstamp.scrub import ScrubResult, scrub
 
 
 def _human(n: int) -> str:

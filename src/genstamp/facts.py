@@ -13,6 +13,7 @@ from pathlib import Path
 import pygit2
 
 from genstamp import binding, evidence, generation
+from genstamp.bytecode import PYCACHE
 from genstamp.errors import GenstampError
 from genstamp.identity import scan
 from genstamp.repo import Checkout
@@ -105,7 +106,7 @@ def bytecode_listing(root: Path, found: Sequence[str]) -> tuple[Bytecode, ...]:
     out: list[Bytecode] = []
     for rel in found:
         full = root / rel
-        if full.name == "__pycache__":
+        if full.name == PYCACHE:
             try:
                 with os.scandir(full) as it:
                     entries = [(e.name, e.stat(follow_symlinks=False).st_mtime_ns) for e in it]
@@ -117,7 +118,7 @@ def bytecode_listing(root: Path, found: Sequence[str]) -> tuple[Bytecode, ...]:
                 mtime = full.lstat().st_mtime_ns
             except OSError:
                 continue
-            sourceless = "__pycache__" not in full.parts and not full.with_suffix(".py").exists()
+            sourceless = PYCACHE not in full.parts and not full.with_suffix(".py").exists()
             out.append(Bytecode(rel, mtime, sourceless))
     return tuple(out)
 

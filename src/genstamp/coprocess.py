@@ -1,0 +1,210 @@
+"""The pytest plugin's co-process: everything that needs libgit2, kept out of the test process.
+
+Both sides of the protocol live here: ``CoProcess`` (in the test process) starts
+
+    python -m genstamp.coprocess FOLDER
+
+which runs ``main``. It prints one JSON line per answer on stdout: the checkout libgit2
+discovers from FOLDER (``{"workdir", "gitdir"}``), then the tree at the start (``{"tree"}``);
+then it waits for a line ``end`` on stdin and prints the tree at the end and HEAD
+(``{"tree", "head"}``). The tree at the end is the one at the start when a watch on the work
+tree (``genstamp.watch``) saw nothing that shapes it change, and a new walk otherwise. Any
+failure is an answer ``{"error": "..."}`` and ends it. End of input ends it too. Importing
+pygit2 costs the test process tens of milliseconds (and two more full collections at exit);
+here it runs beside pytest's own start-up and collection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.machinery
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+from genstamp.errors import GenstampError
+
+MODULE = "genstamp.coprocess"  # started by this name: python -m genstamp.coprocess FOLDER
+END = "end"  # the test process's one request: the tree at the end, please
+
+# The folder holding this very genstamp: the co-process must speak this protocol.
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The import path a child of this interpreter has of its own (without the ``sys.path[0]`` of
+# how it was started), as it was before pytest added any folder to it.
+_OWN_PATH = tuple(os.path.abspath(p) for p in sys.path[1:])
+
+
+def command(folder: Path) -> tuple[list[str], str, dict[str, str]]:
+    """The co-process's command line, working folder and environment.
+
+    ``-m`` with the folder holding this genstamp as the working folder puts that folder first
+    on the child's path, so the child imports this genstamp. When the child finds this genstamp
+    on its own path anyway (installed in site-packages, or editable through a ``.pth``),
+    PYTHONSAFEPATH keeps it from also going first: site-packages must not come before the
+    standard library."""
+    env = dict(os.environ)
+    env.pop("PYTHONSAFEPATH", None)
+    if _finds_itself(_HERE, _OWN_PATH):
+        env["PYTHONSAFEPATH"] = "1"
+    return [sys.executable, "-m", MODULE, str(folder)], _HERE, env
+
+
+def _finds_itself(here: str, path: tuple[str, ...]) -> bool:
+    """Whether ``path`` leads to the genstamp package in ``here`` before any other."""
+    if here not in path:
+        return False
+    spec = importlib.machinery.PathFinder.find_spec("genstamp", list(path))
+    origin = spec.origin if spec is not None else None
+    return origin is not None and os.path.dirname(os.path.dirname(origin)) == here
+
+
+class CoProcess:
+    """The test process's side: starts the co-process; its answers are read when they are
+    needed, each a dict, ``{"error": ...}`` when it could not give one."""
+
+    def __init__(self, folder: Path) -> None:
+        argv, cwd, env = command(folder)
+        self.proc: subprocess.Popen[str] | None = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+            errors="surrogateescape",
+        )
+
+    def read(self) -> dict[str, Any]:
+        proc = self.proc
+        if proc is None or proc.stdout is None:
+            return {"error": "genstamp's co-process is gone"}
+        line = proc.stdout.readline()
+        try:
+            data = json.loads(line)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            code = proc.poll()
+            return {"error": f"genstamp's co-process gave no answer (exit status {code})"}
+        return data
+
+    def ask_end(self) -> None:
+        """Ask for the tree at the end (read it with ``tree_end``)."""
+        stdin: IO[str] | None = self.proc.stdin if self.proc is not None else None
+        if stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stdin.write(END + "\n")
+                stdin.flush()
+
+    def tree_end(self) -> tuple[str, str | None]:
+        """The tree at the end and HEAD."""
+        answer = self.read()
+        tree = answer.get("tree")
+        if "error" in answer or not isinstance(tree, str):
+            raise GenstampError(
+                f"the tree at the end is unknown: {answer.get('error', 'no answer')}"
+            )
+        head = answer.get("head")
+        return tree, head if isinstance(head, str) else None
+
+    def close(self, *, abandon: bool = False) -> None:
+        """End the co-process: it ends itself at the end of its input, unless ``abandon``
+        (nobody needs its answers: it is stopped at once, even in the middle of a walk)."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
+        if abandon:
+            proc.kill()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+# -- the co-process's side ----------------------------------------------------------------------
+
+
+def _say(data: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(data) + "\n")
+    sys.stdout.flush()
+
+
+def _error(exc: Exception) -> dict[str, Any]:
+    if isinstance(exc, GenstampError):
+        return {"error": str(exc)}
+    return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def main(argv: list[str]) -> int:
+    # Ctrl-C reaches the whole process group: the plugin still asks for the tree at the end
+    # (an interrupted run is evidence of a partial run), then closes our input.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if len(argv) != 1:
+        _say({"error": f"usage: python -m {MODULE} FOLDER"})
+        return 2
+    try:
+        from genstamp.identity import cpu_jobs, prepare, tree_identity
+        from genstamp.repo import head_id, open_checkout
+        from genstamp.watch import Watch
+
+        checkout = open_checkout(argv[0])
+    except Exception as exc:
+        _say(_error(exc))
+        return 1
+    _say({"workdir": str(checkout.workdir), "gitdir": str(checkout.gitdir)})
+    try:
+        # A second handle, for the watch and the tree at the end: its index is read now and
+        # again only if the file changes (the first one's will hold the start's additions);
+        # it must be the same checkout.
+        end = open_checkout(argv[0])
+        if (end.workdir, end.gitdir) != (checkout.workdir, checkout.gitdir):
+            end = checkout
+        end.repo.index  # noqa: B018 - read now, for the watch
+        # The watch begins before the walk at the start, so that any change the walk could
+        # miss is an event.
+        watch: Watch | None = None
+        if end is not checkout:
+            try:
+                watch = Watch(end)
+            except Exception:  # no watch (Unavailable, or anything else): walk at the end
+                watch = None
+        start = tree_identity(checkout)
+        _say({"tree": start})
+        # If the tree must be walked again at the end, the test process waits for it: the walk
+        # may then use every CPU, with index copies read ahead.
+        jobs = cpu_jobs()
+        prepare(end, jobs)
+    except Exception as exc:
+        _say(_error(exc))
+        return 1
+    for line in sys.stdin:
+        if line.strip() != END:
+            continue
+        try:
+            # Nothing that shapes the tree changed since the watch began: no second walk.
+            unchanged = watch is not None and watch.unchanged()
+            tree = start if unchanged else tree_identity(end, jobs)
+            _say({"tree": tree, "head": head_id(end.repo)})
+        except Exception as exc:
+            _say(_error(exc))
+            return 1
+        # Answered and flushed; nothing is left to clean up. Skipping the interpreter's
+        # shutdown (with pygit2 loaded, two full garbage collections) ends this process at
+        # once, and the plugin waits for that.
+        os._exit(0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

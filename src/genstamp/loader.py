@@ -1,0 +1,240 @@
+"""The import guard: the checkout's modules load from their source as it is now.
+
+CPython trusts a ``__pycache__`` pyc whose source kept its mtime and size. While the plugin runs,
+the checkout's modules are imported through a loader that reads bytecode only from genstamp's
+cache (in the state folder), and only a checked-hash pyc (PEP 552) of the current source; pytest's
+assertion-rewritten test modules are cached there too, in a folder named by the source's hash.
+Every other module (the standard library, site-packages) keeps its own bytecode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.machinery
+import importlib.util
+import marshal
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+from types import CodeType, ModuleType
+from typing import Any, ClassVar, NamedTuple
+
+from genstamp import audit, bytecode
+
+PYCACHE_ENV = "PYTHONPYCACHEPREFIX"
+CACHE = "pycache"  # in the state folder: bytecode of the checkout's modules
+
+
+class Guard(NamedTuple):
+    """An installed guard: its cache (the audit trusts bytecode found there) and its undo."""
+
+    cache_dir: str
+    undo: Callable[[], None]
+
+
+def guard(workdir: Path, state: Path) -> Guard | None:
+    """Import the checkout's modules through ``CheckoutLoader`` until ``undo``; None when the
+    user chose a pycache prefix (the audit checks what came from it)."""
+    if sys.pycache_prefix is not None or os.environ.get(PYCACHE_ENV):
+        return None
+    cache_dir = str(state / CACHE)
+    where = str(workdir)
+    hook = install_loader(where, os.path.join(cache_dir, "compiled"))
+    unroute = route_rewrite_cache(where, cache_dir)
+
+    def undo() -> None:
+        uninstall_loader(hook, where)
+        if unroute is not None:
+            unroute()
+
+    return Guard(cache_dir, undo)
+
+
+class CheckoutLoader(importlib.machinery.SourceFileLoader):
+    """Loads a module of the checkout. Bytecode is read only from ``cache_root`` and only when
+    it is a checked-hash pyc (PEP 552) of the source as it is now; otherwise the source is
+    compiled, and the bytecode kept there for the next run."""
+
+    workdir: ClassVar[str] = ""
+    cache_root: ClassVar[str] = ""
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        if spec.origin:
+            spec.cached = self.cache_path(spec.origin)  # what the audit sees as its bytecode
+        return None
+
+    @classmethod
+    def cache_path(cls, source: str) -> str | None:
+        tag = sys.implementation.cache_tag
+        real = os.path.realpath(source)
+        if tag is None or not audit.inside(real, cls.workdir):
+            return None
+        folder = os.path.relpath(os.path.dirname(real), cls.workdir)
+        opt = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
+        stem = os.path.splitext(os.path.basename(real))[0]
+        return os.path.normpath(os.path.join(cls.cache_root, folder, f"{stem}.{tag}{opt}.pyc"))
+
+    def get_code(self, fullname: str) -> CodeType:
+        source_path = self.get_filename(fullname)
+        source = self.get_data(source_path)
+        cached = self.cache_path(source_path)
+        header = bytecode.checked_header(source)
+        if cached is not None:
+            with contextlib.suppress(OSError, EOFError, ValueError, TypeError):
+                with open(cached, "rb") as fh:
+                    data = fh.read()
+                if data[: bytecode.HEADER_SIZE] == header:
+                    code = marshal.loads(data[bytecode.HEADER_SIZE :])
+                    if isinstance(code, CodeType) and code.co_filename == source_path:
+                        return code
+        code = self.source_to_code(source, source_path)
+        if cached is not None and not sys.dont_write_bytecode:
+            write_pyc(cached, header + marshal.dumps(code))
+        return code
+
+
+def write_pyc(path: str, data: bytes) -> None:
+    """Atomically, or not at all (a cache: a failed write costs a compile next time)."""
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except OSError:
+            os.unlink(tmp)
+            raise
+
+
+def install_loader(workdir: str, cache_root: str) -> Callable[[str], Any]:
+    """Put a path hook for folders inside ``workdir`` first, and forget the finders already
+    made for them. Returns the hook (to uninstall it)."""
+    loader = type(
+        "CheckoutLoader", (CheckoutLoader,), {"workdir": workdir, "cache_root": cache_root}
+    )
+    details: list[tuple[Any, list[str]]] = [
+        (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
+        (loader, importlib.machinery.SOURCE_SUFFIXES),
+        (importlib.machinery.SourcelessFileLoader, importlib.machinery.BYTECODE_SUFFIXES),
+    ]
+
+    def checkout_hook(path: str) -> importlib.machinery.FileFinder:
+        real = os.path.realpath(path or os.getcwd())
+        if not audit.inside(real, workdir) or not os.path.isdir(real):
+            raise ImportError("not a folder of the checkout")
+        return importlib.machinery.FileFinder(path, *details)
+
+    sys.path_hooks.insert(0, checkout_hook)
+    forget_finders(workdir)
+    return checkout_hook
+
+
+def uninstall_loader(hook: Callable[[str], Any], workdir: str) -> None:
+    with contextlib.suppress(ValueError):
+        sys.path_hooks.remove(hook)
+    forget_finders(workdir)
+
+
+def forget_finders(workdir: str) -> None:
+    realpath = RealPaths()
+    for entry in list(sys.path_importer_cache):
+        if audit.inside(realpath(entry or os.getcwd()), workdir):
+            sys.path_importer_cache.pop(entry, None)
+
+
+def route_rewrite_cache(workdir: str, cache_root: str) -> Callable[[], None] | None:
+    """pytest keeps the assertion-rewritten bytecode of test modules and conftests beside them,
+    validated (before pytest 9.2) by mtime and size only. For the checkout's files, point it
+    into genstamp's cache instead, in a folder named by the hash of the source: bytecode found
+    there can only have been compiled from that very source, whatever pytest checks. Returns
+    the undo, or None when this pytest has no such function to route."""
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:
+        return None
+    original = getattr(rewrite, "get_cache_dir", None)
+    if not callable(original):
+        return None
+    base = os.path.join(cache_root, "rewritten")
+    realpath = RealPaths()  # test modules are imported before any test runs
+
+    def get_cache_dir(file_path: Path) -> Path:
+        real = realpath(os.fspath(file_path))
+        if audit.inside(real, workdir):
+            try:
+                digest = importlib.util.source_hash(Path(real).read_bytes()).hex()
+            except OSError:
+                pass
+            else:
+                folder = Path(base, os.path.relpath(real, workdir))
+                with contextlib.suppress(OSError):
+                    for older in folder.iterdir():  # bytecode of earlier versions of the file
+                        if older.name != digest:
+                            shutil.rmtree(older, ignore_errors=True)
+                return folder / digest
+        return Path(original(file_path))
+
+    setattr(rewrite, "get_cache_dir", get_cache_dir)  # noqa: B010
+
+    def undo() -> None:
+        if getattr(rewrite, "get_cache_dir", None) is get_cache_dir:
+            setattr(rewrite, "get_cache_dir", original)  # noqa: B010
+
+    return undo
+
+
+class RealPaths:
+    """``os.path.realpath`` for many files in few folders: each folder resolved once, from its
+    parent's resolved path and one ``lstat`` (folders share most of their leading parts)."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        if ".." in path.split(os.sep):
+            return os.path.realpath(path)  # ".." applies after a link is followed
+        head, tail = os.path.split(os.path.abspath(path))
+        if not tail:
+            return head  # the root
+        full = os.path.join(self._folder(head), tail)
+        return os.path.realpath(full) if os.path.islink(full) else full
+
+    def _folder(self, folder: str) -> str:
+        known = self._folders.get(folder)
+        if known is None:
+            head, tail = os.path.split(folder)
+            if not tail:
+                known = os.path.realpath(folder)
+            else:
+                full = os.path.join(self._folder(head), tail)
+                known = os.path.realpath(full) if os.path.islink(full) else full
+            self._folders[folder] = known
+        return known
+
+
+def auditable(
+    modules: Mapping[str, ModuleType | None], workdir: str, packages: Iterable[str]
+) -> dict[str, ModuleType]:
+    """The modules ``audit.audit_modules`` has something to say about: those of the audited
+    packages, and those loaded from inside the work tree. Every other module it passes over
+    after resolving its path; resolving hundreds of paths one folder at a time costs more."""
+    wanted = set(packages)
+    real = RealPaths()
+    kept = {}
+    for name, module in list(modules.items()):
+        if module is None:
+            continue
+        if name.partition(".")[0] in wanted:
+            kept[name] = module
+            continue
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+        if isinstance(origin, str) and origin not in ("built-in", "frozen"):
+            if audit.inside(real(origin), workdir):
+                kept[name] = module
+    return kept

@@ -1,0 +1,163 @@
+"""The trees a pytest run is bound to: the one at the start and the one at the end (and HEAD).
+
+On the normal path the checkout is found in pure Python and the co-process (``coprocess``)
+confirms it with libgit2 and takes both trees (``FromCoProcess``), so that the test process never
+imports pygit2. With ``GIT_DIR`` or ``GIT_WORK_TREE`` set the repository is opened in-process, and
+threads take the trees (``InProcess``; libgit2 walks a tree without the GIL). Either way the tree
+at the start is taken while pytest starts up and collects, and the one at the end while the
+plugin audits.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from genstamp.coprocess import CoProcess
+from genstamp.errors import GenstampError
+from genstamp.repo import Checkout, Place, open_checkout
+
+
+class FromCoProcess:
+    """Both trees from the co-process; ``inert`` when libgit2 finds no checkout there."""
+
+    def __init__(self, place: Place, where: Path, coprocess: CoProcess | None, problem: str = ""):
+        self.place = place
+        self.where = where  # where pytest was started: what the co-process opened
+        self.coprocess = coprocess
+        self.start: str | None = None
+        self.problem: str | None = problem or None  # why the tree at the start is unknown
+        self.inert = False  # libgit2 found no checkout here: the plugin does nothing
+
+    def await_start(self) -> None:
+        coprocess = self.coprocess
+        if coprocess is None or self.start is not None or self.problem is not None:
+            return
+        self._confirm(coprocess.read())
+        if self.problem is None:
+            answer = coprocess.read()
+            if "error" in answer or not isinstance(answer.get("tree"), str):
+                self.problem = str(answer.get("error", "no tree at the start"))
+            else:
+                self.start = answer["tree"]
+
+    def _confirm(self, answer: dict[str, Any]) -> None:
+        """The checkout libgit2 opened must be the one found in pure Python, or nothing the
+        co-process says may speak for this run."""
+        if "error" in answer:
+            # libgit2 finds no usable checkout here: as when the plugin opened it itself, it
+            # stays silent (nothing here is a checkout it may write evidence for).
+            self.inert = True
+            self.problem = str(answer["error"])
+            return
+        found = (str(answer.get("workdir")), str(answer.get("gitdir")))
+        if found != (str(self.place.workdir), str(self.place.gitdir)):
+            self.problem = (
+                f"libgit2 opens the checkout {found[0]} (git dir {found[1]}), not "
+                f"{self.place.workdir} (git dir {self.place.gitdir}) found from {self.where}"
+            )
+
+    def begin_end(self) -> None:
+        assert self.coprocess is not None
+        self.coprocess.ask_end()
+
+    def end(self) -> tuple[str, str | None]:
+        """The tree at the end and HEAD (``begin_end`` first)."""
+        assert self.coprocess is not None
+        return self.coprocess.tree_end()
+
+    def close(self) -> None:
+        self.await_start()
+        if self.coprocess is not None:
+            self.coprocess.close()
+            self.coprocess = None
+
+
+class InProcess:
+    """Both trees taken here, each by a thread on a repository handle of its own (when it opens
+    the same checkout; else the tree at the start is taken on ``repo`` when awaited)."""
+
+    def __init__(self, repo: Checkout, where: Path) -> None:
+        self.repo = repo
+        self.where = where
+        self.start: str | None = None
+        self.problem: str | None = None
+        self.inert = False
+        self.side: Checkout | None = None  # a second handle on the repository, for a thread
+        self._thread: threading.Thread | None = threading.Thread(
+            target=self._take_start, name="genstamp-tree-start", daemon=True
+        )
+        self._thread.start()
+        self._end: _Task | None = None
+
+    def _take_start(self) -> None:
+        from genstamp.identity import tree_identity
+
+        try:
+            side = open_checkout(self.where)
+            if side.gitdir != self.repo.gitdir or side.workdir != self.repo.workdir:
+                return  # not the same checkout after all: taken in the main thread instead
+            self.side = side
+            self.start = tree_identity(side)
+        except GenstampError as exc:
+            self.problem = str(exc)
+        except Exception as exc:  # reported when the evidence is bound, never a traceback
+            self.problem = f"{type(exc).__name__}: {exc}"
+
+    def await_start(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        thread.join()
+        if self.side is None and self.problem is None:
+            from genstamp.identity import tree_identity
+
+            try:
+                self.start = tree_identity(self.repo)
+            except GenstampError as exc:
+                self.problem = str(exc)
+
+    def begin_end(self) -> None:
+        from genstamp.identity import tree_identity
+
+        self._end = _Task(tree_identity, self.side or self.repo)
+        self._end.start()
+
+    def end(self) -> tuple[str, str | None]:
+        """The tree at the end and HEAD (``begin_end`` first)."""
+        from genstamp.repo import head_id
+
+        assert self._end is not None
+        task, self._end = self._end, None
+        task.join()
+        if task.error is not None:
+            if isinstance(task.error, GenstampError):
+                raise GenstampError(f"the tree at the end is unknown: {task.error}") from task.error
+            raise task.error
+        assert task.result is not None
+        return task.result, head_id(self.repo.repo)
+
+    def close(self) -> None:
+        self.await_start()
+
+
+class _Task(threading.Thread):
+    """Runs ``fn(arg)`` in a thread; its result or its exception is kept for the caller."""
+
+    def __init__(self, fn: Callable[[Checkout], str], arg: Checkout) -> None:
+        super().__init__(name="genstamp-tree-end", daemon=True)
+        self._fn = fn
+        self._arg = arg
+        self.result: str | None = None
+        self.error: Exception | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self._fn(self._arg)
+        except Exception as exc:
+            self.error = exc
+
+
+Trees = FromCoProcess | InProcess

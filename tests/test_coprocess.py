@@ -1,0 +1,194 @@
+"""The co-process: both sides of its protocol, a real child on a real repository.
+
+The child is started by module name (``python -m genstamp.coprocess FOLDER``) and must import
+the genstamp the plugin came from without putting site-packages (or an editable project's
+source folder) before the standard library: proven in real virtual environments, with genstamp
+installed as a copy in site-packages and as an editable install.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, git_tree, init_repo, subprocess_env
+from test_audit import make_venv
+
+import genstamp
+from genstamp import coprocess, evidence
+from genstamp.coprocess import CoProcess
+from genstamp.repo import open_checkout
+
+HERE = str(Path(genstamp.__file__).resolve().parent.parent)  # the folder holding genstamp
+
+
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = init_repo(tmp_path_factory.mktemp("coprocess") / "repo")
+    (repo / "sub").mkdir()
+    (repo / "sub" / "a.txt").write_text("a\n")
+    commit_all(repo, "a")
+    return repo
+
+
+def test_command_is_the_module_by_name() -> None:
+    argv, cwd, env = coprocess.command(Path("/some/where"))
+    assert argv == [sys.executable, "-m", "genstamp.coprocess", "/some/where"]
+    assert os.path.realpath(cwd) == HERE
+    # This suite runs genstamp from its source folder, on the path through an editable
+    # install's .pth: the child finds it there, after the standard library.
+    assert env.get("PYTHONSAFEPATH") == "1"
+
+
+def test_finds_itself(tmp_path: Path) -> None:
+    """Safe path only when the child's own path leads to this genstamp before any other."""
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    for folder in (mine, other):
+        (folder / "genstamp").mkdir(parents=True)
+        (folder / "genstamp" / "__init__.py").write_text("")
+    empty = str(tmp_path / "empty")
+    assert coprocess._finds_itself(str(mine), (empty, str(mine)))
+    assert not coprocess._finds_itself(str(mine), (empty,))  # -m must put it first
+    assert not coprocess._finds_itself(str(mine), (str(other), str(mine)))  # another first
+
+
+def test_protocol_with_a_real_child(committed: Path) -> None:
+    """Checkout, tree at the start, then on ``end`` the tree at the end and HEAD: git's own."""
+    child = CoProcess(committed / "sub")
+    try:
+        assert child.read() == {
+            "workdir": str(open_checkout(committed).workdir),
+            "gitdir": str(open_checkout(committed).gitdir),
+        }
+        assert child.read() == {"tree": git_tree(committed)}
+        child.ask_end()
+        assert child.tree_end() == (git_tree(committed), git(committed, "rev-parse", "HEAD"))
+    finally:
+        child.close()
+    assert child.read() == {"error": "genstamp's co-process is gone"}
+
+
+def test_outside_a_repository_the_child_says_why(tmp_path: Path) -> None:
+    child = CoProcess(tmp_path)
+    try:
+        answer = child.read()
+        assert set(answer) == {"error"} and answer["error"]
+        assert "error" in child.read()  # and it has ended: no more answers
+    finally:
+        child.close()
+
+
+def test_usage(tmp_path: Path) -> None:
+    argv, cwd, env = coprocess.command(tmp_path)
+    proc = subprocess.run(argv[:-1], cwd=cwd, env=env, capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert json.loads(proc.stdout) == {"error": "usage: python -m genstamp.coprocess FOLDER"}
+
+
+# -- installed genstamp: a copy in site-packages, or an editable install ----------------------
+
+RECORD = """
+import os as _os, sys as _sys
+
+if _os.environ.get("GENSTAMP_TEST_RECORD"):
+    with open(_os.environ["GENSTAMP_TEST_RECORD"], "a") as _fh:
+        _fh.write(f"{_sys.argv[0] == '-m'} {__file__}\\n")
+"""
+SHADOW = 'raise ImportError("a module beside genstamp shadowed the standard library")\n'
+
+
+def install(how: str, site_dir: Path, tmp_path: Path) -> Path:
+    """This genstamp installed ``how`` for the venv whose site-packages is ``site_dir``: a
+    copy whose ``__init__`` records who imports it, found through its own metadata (pytest
+    loads it through its pytest11 entry point). Beside it a ``json.py`` that would shadow the
+    standard library's: the co-process imports json. Returns the installed package."""
+    where = site_dir if how == "site-packages" else tmp_path / "editable-src"
+    package = where / "genstamp"
+    shutil.copytree(
+        Path(genstamp.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    init = package / "__init__.py"
+    init.write_text(init.read_text() + RECORD)
+    (where / "json.py").write_text(SHADOW)
+    meta = site_dir / f"genstamp-{genstamp.__version__}.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: genstamp\nVersion: {genstamp.__version__}\n"
+    )
+    (meta / "entry_points.txt").write_text("[pytest11]\ngenstamp = genstamp.pytest_plugin\n")
+    if how == "editable":  # what pip install -e leaves behind
+        (site_dir / f"__editable__.genstamp-{genstamp.__version__}.pth").write_text(f"{where}\n")
+    return package
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", ["site-packages", "editable"])
+def test_the_child_imports_this_genstamp_after_the_stdlib(tmp_path: Path, how: str) -> None:
+    python, site_dir = make_venv(tmp_path / "venv")
+    package = install(how, site_dir, tmp_path)
+    repo = init_repo(tmp_path / "repo")
+    (repo / "test_one.py").write_text("def test_one():\n    pass\n")
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    commit_all(repo, "one")
+    record = tmp_path / "record.txt"
+    proc = subprocess.run(
+        [str(python), "-m", "pytest", "-q"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(GENSTAMP_TEST_RECORD=str(record)),
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "genstamp:" not in proc.stdout + proc.stderr  # the co-process answered
+    init = str(package / "__init__.py")
+    # pytest (the plugin) and the co-process (started with -m) both imported the copy
+    assert sorted(record.read_text().splitlines()) == [f"False {init}", f"True {init}"]
+    props = evidence.read_report(evidence.default_path(open_checkout(repo).state)).properties
+    assert props[evidence.P_TREE_END] == git_tree(repo)
+    # The control: started by module name from that folder, as Python would put it (first),
+    # the shadow is imported instead of the standard library's json.
+    env = subprocess_env()
+    env.pop("PYTHONSAFEPATH", None)
+    bare = subprocess.run(
+        [str(python), "-m", "genstamp.coprocess", str(repo)],
+        cwd=package.parent,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bare.returncode != 0 and "shadowed the standard library" in bare.stderr, bare.stderr
+
+
+def test_a_genstamp_on_no_path_of_its_own(committed: Path, tmp_path: Path) -> None:
+    """A genstamp the child would not find by itself (put on the path by the parent alone):
+    ``-m`` from its folder puts it first, even when the user set PYTHONSAFEPATH, and not the
+    genstamp this suite's interpreter finds later on its own path."""
+    plain = tmp_path / "plain"
+    package = plain / "genstamp"
+    shutil.copytree(
+        Path(genstamp.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (package / "__init__.py").write_text((package / "__init__.py").read_text() + RECORD)
+    record = tmp_path / "record.txt"
+    script = (
+        f"import sys; sys.path.insert(0, {str(plain)!r})\n"
+        "from genstamp.coprocess import CoProcess\n"
+        f"child = CoProcess({str(committed)!r})\n"
+        "print(child.read()); print(child.read()); child.close()\n"
+    )
+    env = subprocess_env(GENSTAMP_TEST_RECORD=str(record), PYTHONSAFEPATH="1")
+    proc = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"{{'tree': '{git_tree(committed)}'}}" in proc.stdout, proc.stdout
+    init = str(package / "__init__.py")
+    assert sorted(record.read_text().splitlines()) == [f"False {init}", f"True {init}"]
