@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import commit_all, git, git_tree
 
-from genstamp import audit, binding, evidence, generation
+from genstamp import audit, binding, evidence, generation, restamp
 from genstamp.config import Config
 from genstamp.errors import GenstampError
 from genstamp.facts import gather

@@ -20,6 +20,7 @@ import pytest
 from conftest import RunGenstamp, commit_all, run_genstamp, run_pytest, subprocess_env
 from test_facts import bind
 
+from genstamp import restamp
 from genstamp.repo import open_checkout
 
 STATE = Path(".git", "genstamp")
