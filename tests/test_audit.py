@@ -142,7 +142,7 @@ def test_foreign_origin(two_checkouts: tuple[Path, Path], tmp_path: Path, how: s
     foreign = [f for f in found.flags if f.kind == audit.FOREIGN]
     assert [(f.module, f.path) for f in foreign] == [("calc", os.path.realpath(expected))]
     assert "src/calc/__init__.py" not in found.loaded  # the checkout's own file never ran
-    assert found.loaded["tests/test_add.py"] == git(repo, "hash-object", "tests/test_add.py")
+    assert found.loaded["tests/test_add.py"] == (git(repo, "hash-object", "tests/test_add.py"),)
 
     got = failures(repo)
     assert list(got) == ["foreign-origin"]
@@ -160,7 +160,9 @@ def test_own_install_is_not_foreign(two_checkouts: tuple[Path, Path], tmp_path: 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     found = audit_of(repo)
     assert found.flags == ()
-    assert found.loaded["src/calc/__init__.py"] == git(repo, "hash-object", "src/calc/__init__.py")
+    assert found.loaded["src/calc/__init__.py"] == (
+        git(repo, "hash-object", "src/calc/__init__.py"),
+    )
     assert failures(repo) == {}
 
 
@@ -178,7 +180,9 @@ def test_identical_installed_copy_is_not_foreign(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     found = audit_of(repo)
     assert found.flags == ()
-    assert found.loaded["src/calc/__init__.py"] == git(repo, "hash-object", "src/calc/__init__.py")
+    assert found.loaded["src/calc/__init__.py"] == (
+        git(repo, "hash-object", "src/calc/__init__.py"),
+    )
     assert failures(repo) == {}
     # one byte different: foreign again
     (site_dir / "calc" / "__init__.py").write_text(V2 + "\n")
@@ -327,7 +331,7 @@ def test_same_size_same_mtime_pyc_current_source_runs(
     assert git(repo, "rev-parse", "HEAD:src/calc/mod.py") != current
     found = audit_of(repo)
     assert found.flags == ()
-    assert found.loaded["src/calc/mod.py"] == current
+    assert found.loaded["src/calc/mod.py"] == (current,)
     assert failures(repo) == {}
 
 
@@ -467,8 +471,8 @@ def test_audit_modules_on_real_modules(tmp_path: Path) -> None:
     got = audit.audit_modules(root, ["calc"], None, modules=modules)
     assert got.packages == ("calc",)
     assert got.loaded == {
-        "calc/__init__.py": git(root, "hash-object", "calc/__init__.py"),
-        "helper.py": git(root, "hash-object", "helper.py"),
+        "calc/__init__.py": (git(root, "hash-object", "calc/__init__.py"),),
+        "helper.py": (git(root, "hash-object", "helper.py"),),
     }
     assert {(f.kind, f.module) for f in got.flags} == {
         (audit.SOURCELESS, "calc.old"),
@@ -507,15 +511,25 @@ def test_pyc_older_than_the_generation_is_stale(tmp_path: Path) -> None:
 
 def test_merge_and_json_round_trip() -> None:
     flag = audit.Flag(audit.FOREIGN, "calc", "/elsewhere/calc/__init__.py", "outside")
-    a = audit.Audit(("calc",), {"src/calc/__init__.py": "1" * 40}, (flag,))
-    b = audit.Audit(("calc", "extra"), {"src/calc/extra.py": "2" * 40}, (flag,))
+    a = audit.Audit(("calc",), {"src/calc/__init__.py": ("1" * 40,)}, (flag,))
+    b = audit.Audit(
+        ("calc", "extra"),
+        {"src/calc/extra.py": ("2" * 40,), "src/calc/__init__.py": ("1" * 40, "3" * 40)},
+        (flag,),
+    )
     merged = audit.merge([a, b])
     assert merged.packages == ("calc", "extra")
-    assert merged.loaded == {"src/calc/__init__.py": "1" * 40, "src/calc/extra.py": "2" * 40}
+    # every distinct content a path was loaded with, once each, in the order first seen
+    assert merged.loaded == {
+        "src/calc/__init__.py": ("1" * 40, "3" * 40),
+        "src/calc/extra.py": ("2" * 40,),
+    }
     assert merged.flags == (flag,)  # one flag, however many processes saw it
     assert audit.from_json(merged.to_json()) == merged
     with pytest.raises(ValueError, match="audit format"):
         audit.from_json('{"version": 99, "packages": [], "loaded": {}, "flags": []}')
+    with pytest.raises(ValueError, match="audit format 1"):  # genstamp 0.1.0's, one blob a path
+        audit.from_json('{"version": 1, "packages": [], "loaded": {}, "flags": []}')
 
 
 def test_configured_packages_are_audited(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ def bind(repo: Path, path: Path | None = None, **changes: str) -> Path:
     gen = generation.current(checkout)
     assert gen is not None
     tree = tree_identity(checkout)
-    loaded = {CALC: git(repo, "hash-object", CALC)} if (repo / CALC).exists() else {}
+    loaded = {CALC: (git(repo, "hash-object", CALC),)} if (repo / CALC).exists() else {}
     record = binding.new(
         runner="pytest",
         checkout=str(checkout.gitdir),

@@ -200,8 +200,8 @@ def test_clean_run_is_bound_and_accepted(
     # calc.extra is imported only inside a test body: under xdist only a worker saw it.
     for rel in ("src/calc/__init__.py", "src/calc/extra.py", "tests/test_calc.py"):
         assert rel in loaded.loaded, sorted(loaded.loaded)
-    for rel, blob in loaded.loaded.items():
-        assert blob == git(shared, "hash-object", rel), rel
+    for rel, blobs in loaded.loaded.items():
+        assert blobs == (git(shared, "hash-object", rel),), rel
 
     # properties written once, in one <properties> block
     raw = evidence_path(shared).read_text()

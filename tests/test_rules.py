@@ -56,7 +56,7 @@ GEN = Generation(
     writer="0",
 )
 GREEN = Counts(tests=2, passed=2)
-AUDIT = audit.Audit(("calc",), {CALC: BLOB}, ())
+AUDIT = audit.Audit(("calc",), {CALC: (BLOB,)}, ())
 
 
 def flag(kind: str, module: str = "calc") -> audit.Flag:
@@ -181,12 +181,14 @@ ROWS: dict[str, Row] = {
         facts(generation=None, report=report(key="00" * 32)), ["no-stamp"], "no generation"
     ),
     "unbound-audit-of-another-format": Row(
-        facts(report=report(audit=AUDIT.to_json().replace('"version":1', '"version":2'))),
+        facts(report=report(audit=AUDIT.to_json().replace('"version":2', '"version":3'))),
         ["unbound-evidence"],
-        f"{EVIDENCE}: its genstamp.audit cannot be read (audit format 2); this genstamp",
+        f"{EVIDENCE}: its genstamp.audit cannot be read (audit format 3); this genstamp",
     ),
     "unbound-audit-not-json": Row(
-        facts(report=report(audit="[[[")), ["unbound-evidence"], "reads audit format 1"
+        facts(report=report(audit="[[[")),
+        ["unbound-evidence"],
+        f"reads audit format {audit.AUDIT_VERSION}",
     ),
     "control-audit-unavailable": Row(facts(report=report(audit="unavailable")), []),
     # stale-generation
@@ -500,7 +502,14 @@ def test_failure_line_and_json() -> None:
 
 
 # Modules the rules may load: the stdlib's, and genstamp's own that do no I/O.
-PURE = {"genstamp", "genstamp.errors", "genstamp.binding", "genstamp.audit", "genstamp.rules"}
+PURE = {
+    "genstamp",
+    "genstamp.errors",
+    "genstamp.binding",
+    "genstamp.audit",
+    "genstamp.bytecode",
+    "genstamp.rules",
+}
 
 
 def test_the_rules_import_nothing_that_does_io() -> None:

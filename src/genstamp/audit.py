@@ -18,7 +18,8 @@ FOREIGN = "foreign-origin"  # a checkout module loaded from outside the checkout
 SOURCELESS = "sourceless"  # loaded from a .pyc with no source
 STALE = "stale-bytecode"  # loaded from bytecode older than the generation, or not its source's
 
-AUDIT_VERSION = 1
+# 2: ``loaded`` holds every distinct blob a path was loaded with (a reload, another process).
+AUDIT_VERSION = 2
 
 
 class Flag(NamedTuple):
@@ -30,7 +31,8 @@ class Flag(NamedTuple):
 
 class Audit(NamedTuple):
     packages: tuple[str, ...]
-    loaded: dict[str, str]  # work-tree-relative posix path -> git blob id of the source
+    # work-tree-relative posix path -> the git blob ids of the source bytes loaded, in order
+    loaded: dict[str, tuple[str, ...]]
     flags: tuple[Flag, ...]
 
     def to_json(self) -> str:
@@ -38,7 +40,7 @@ class Audit(NamedTuple):
             {
                 "version": AUDIT_VERSION,
                 "packages": list(self.packages),
-                "loaded": dict(sorted(self.loaded.items())),
+                "loaded": {path: list(blobs) for path, blobs in sorted(self.loaded.items())},
                 "flags": [f._asdict() for f in self.flags],
             }
         )
@@ -58,20 +60,21 @@ def from_json(text: str) -> Audit:
         raise ValueError(f"audit format {data.get('version') if isinstance(data, dict) else '?'}")
     return Audit(
         tuple(data["packages"]),
-        {str(k): str(v) for k, v in data["loaded"].items()},
+        {str(k): tuple(str(b) for b in v) for k, v in data["loaded"].items()},
         tuple(Flag(**f) for f in data["flags"]),
     )
 
 
 def merge(audits: Iterable[Audit]) -> Audit:
     packages: set[str] = set()
-    loaded: dict[str, str] = {}
+    loaded: dict[str, dict[str, None]] = {}
     flags: dict[Flag, None] = {}
     for a in audits:
         packages.update(a.packages)
-        loaded.update(a.loaded)
+        for path, blobs in a.loaded.items():
+            loaded.setdefault(path, {}).update(dict.fromkeys(blobs))
         flags.update(dict.fromkeys(a.flags))
-    return Audit(tuple(sorted(packages)), loaded, tuple(flags))
+    return Audit(tuple(sorted(packages)), {p: tuple(b) for p, b in loaded.items()}, tuple(flags))
 
 
 def checkout_packages(root: Path) -> tuple[str, ...]:
@@ -108,7 +111,7 @@ def audit_modules(
     """
     wanted = set(packages)
     root_s = str(root)
-    loaded: dict[str, str] = {}
+    loaded: dict[str, tuple[str, ...]] = {}
     flags: list[Flag] = []
     for name, module in list((modules if modules is not None else sys.modules).items()):
         if module is None:
@@ -134,7 +137,7 @@ def audit_modules(
                 elif isinstance(cached, str) and _stale_cache(real, cached, root_s, None):
                     flags.append(Flag(STALE, name, real, f"bytecode not compiled from {copy[0]}"))
                 else:
-                    loaded[copy[0]] = copy[1]  # an installed copy, byte for byte the checkout's
+                    loaded[copy[0]] = (copy[1],)  # an installed copy, byte for byte the checkout's
             continue
         rel = os.path.relpath(real, root_s).replace(os.sep, "/")
         if real.endswith((".pyc", ".pyo")):
@@ -143,7 +146,7 @@ def audit_modules(
         if not real.endswith(".py"):
             continue  # an extension module: no source to bind
         try:
-            loaded[rel] = blob_id(real)
+            loaded[rel] = (blob_id(real),)
         except OSError:
             continue
         cached = getattr(spec, "cached", None)

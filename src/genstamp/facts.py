@@ -124,7 +124,7 @@ def bytecode_listing(root: Path, found: Sequence[str]) -> tuple[Bytecode, ...]:
 
 
 def loaded_blobs(
-    repo: pygit2.Repository, tested: str, loaded: Mapping[str, str]
+    repo: pygit2.Repository, tested: str, loaded: Mapping[str, object]
 ) -> dict[str, str] | None:
     """The ids the files ``loaded`` names have in the tree ``tested`` (files not in it left
     out); None when that tree is not in the object store."""

@@ -306,7 +306,11 @@ def _tree_moved(facts: Facts, settings: Config) -> Iterator[str]:
     loaded, _ = read_audit(bound.props)
     blobs = facts.tested_blobs
     if loaded is not None and blobs is not None:
-        differ = [rel for rel, blob in loaded.loaded.items() if rel in blobs and blobs[rel] != blob]
+        differ = [
+            rel
+            for rel, loads in loaded.loaded.items()
+            if rel in blobs and any(blob != blobs[rel] for blob in loads)
+        ]
         if differ:
             yield (
                 "code loaded by the tests differs from the tested tree: "
