@@ -3,7 +3,7 @@ dir, the gate accepts a fresh run and refuses a stale one), or fails with exit 2
 `genstamp:` line naming the limitation.
 
 test_verify.py covers a shallow clone's --rev boundary and a plain linked worktree;
-test_e2e_plain_hooks.py an absolute core.hooksPath. Here: history the clone lacks (shallow,
+test_e2e.py an absolute core.hooksPath. Here: history the clone lacks (shallow,
 partial), files the checkout lacks on purpose (sparse), worktrees moved behind git's back, hooks
 reached through a relative core.hooksPath or a submodule, the environment git gives hooks, and
 SHA-256 object ids.
