@@ -26,6 +26,7 @@ from genstamp.identity import tree_identity
 from genstamp.repo import open_checkout
 
 CALC = Path("src", "calc", "__init__.py")
+GIT_FEATURE_SHA256 = 1 << 11  # libgit2's git_feature_t; pygit2.enums.Feature lacks it
 
 
 def genstamp(
@@ -388,13 +389,8 @@ def test_sha256_repository(tmp_path: Path) -> None:
     (repo / "a.txt").write_text("a\n")
     commit_all(repo, "sha256")
     assert len(git(repo, "rev-parse", "HEAD")) == 64
-    try:
-        pygit2.Repository(str(repo))
-    except pygit2.GitError:
-        supported = False
-    else:
-        supported = True
-    if supported:  # a libgit2 built with SHA-256: then it must simply work
+    # libgit2's build decides which answer is right, not whether opening happens to fail.
+    if pygit2.features & GIT_FEATURE_SHA256:  # a libgit2 built with SHA-256: it must simply work
         proc = genstamp(repo, "stamp")
         assert proc.returncode == 0, proc.stderr
         assert stamp_of(repo)["tree"] == git_tree(repo)
