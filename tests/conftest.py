@@ -281,6 +281,16 @@ def genstamp_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return snapshot
 
 
+@pytest.fixture(scope="session")
+def wrapper(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An executable ``genstamp`` that runs this interpreter's genstamp, whatever PATH holds
+    (for GENSTAMP, which genstamp's plain hooks call)."""
+    path = tmp_path_factory.mktemp("bin") / "genstamp"
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m genstamp "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
 def run_git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Real git whose hooks fire; the caller judges the exit status and the output."""
     return subprocess.run(

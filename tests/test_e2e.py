@@ -71,15 +71,6 @@ def shared_pre_commit_home(pre_commit_home: Path, monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.fixture(scope="module")
-def wrapper(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """GENSTAMP: this interpreter's genstamp, whatever PATH holds."""
-    path = tmp_path_factory.mktemp("bin") / "genstamp"
-    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m genstamp "$@"\n')
-    path.chmod(0o755)
-    return path
-
-
-@pytest.fixture(scope="module")
 def hook_repo(
     genstamp_snapshot: Path, pre_commit_home: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Path, str]]:
@@ -93,6 +84,23 @@ def hook_repo(
         mp.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
         pre_commit(warm, "install-hooks")
         yield genstamp_snapshot, rev
+
+
+def pushed_feature(p: Project) -> None:
+    """A branch ``feature`` tested green and pushed."""
+    ok(p.git("checkout", "-b", "feature"))
+    green(p.root)
+    ok(p.git("push", "-u", "origin", "feature"))
+
+
+def pushed_then_committed_and_tested(p: Project) -> str:
+    """main pushed, then a commit on it tested green (not pushed): the generation's id."""
+    green(p.root)
+    ok(p.git("push", "-u", "origin", "main"))
+    p.edit(CALC, "def add(a, b):\n    return b + a\n")
+    ok(p.git("commit", "-qam", "commute"))
+    green(p.root)
+    return str(generation(p.root)["id"])
 
 
 def with_remote(project: Path, tmp_path: Path) -> Project:
@@ -185,9 +193,7 @@ def test_checkout_restamps_and_a_green_push_is_accepted(installed: Project, inst
 
 def test_commit_without_rerunning_the_tests_is_refused(installed: Project) -> None:
     p = installed
-    ok(p.git("checkout", "-b", "feature"))
-    green(p.root)
-    ok(p.git("push", "-u", "origin", "feature"))
+    pushed_feature(p)
     pushed = p.rev("HEAD")
 
     p.edit(CALC, "def add(a, b):\n    return a + b + 0\n")
@@ -229,9 +235,7 @@ def test_failing_and_partial_runs_are_refused(installed: Project) -> None:
 
 def test_deleting_a_remote_branch_passes(installed: Project) -> None:
     p = installed
-    ok(p.git("checkout", "-b", "feature"))
-    green(p.root)
-    ok(p.git("push", "-u", "origin", "feature"))
+    pushed_feature(p)
     # the evidence goes stale: a new generation, and a red tree
     p.edit(CALC, "def add(a, b):\n    return a - b\n")
     ok(p.git("checkout", "main"))
@@ -364,12 +368,7 @@ def test_unstaged_changes_during_push_do_not_restamp(with_pre_commit: Project) -
     """pre-commit stashes unstaged changes around a pre-push hook by checking files out; that
     checkout must not begin a new generation (the pushed commit is what was tested)."""
     p = with_pre_commit
-    green(p.root)
-    ok(p.git("push", "-u", "origin", "main"))
-    p.edit(CALC, "def add(a, b):\n    return b + a\n")
-    ok(p.git("commit", "-qam", "commute"))
-    green(p.root)
-    before = generation(p.root)["id"]
+    before = pushed_then_committed_and_tested(p)
     p.edit("README.txt", "untracked\n")
     p.edit(Path("tests", "test_calc.py"), "# an unstaged edit, not pushed\n")
     ok(p.git("push"))
@@ -446,12 +445,7 @@ def test_pre_commits_own_stash_checkout_does_not_restamp_through_plain_hooks(
     snapshot, _ = hook_repo
     monkeypatch.setenv("GENSTAMP", str(wrapper))
     git(p.root, "config", "core.hooksPath", str(snapshot / "hooks"))
-    green(p.root)
-    ok(p.git("push", "-u", "origin", "main"))
-    p.edit(CALC, "def add(a, b):\n    return b + a\n")
-    ok(p.git("commit", "-qam", "commute"))
-    green(p.root)
-    before = generation(p.root)["id"]
+    before = pushed_then_committed_and_tested(p)
     p.edit(Path("tests", "test_calc.py"), "# an unstaged edit, not pushed\n")
     out = ok(p.git("push"))
     assert "genstamp verify the pushed tree" in out  # pre-commit's hook ran too

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -230,14 +229,6 @@ def test_linked_worktree_moved_then_repaired(linked: tuple[Path, Path], tmp_path
 
 
 # -- hooks reached in other ways -------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def wrapper(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("bin") / "genstamp"
-    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m genstamp "$@"\n')
-    path.chmod(0o755)
-    return path
 
 
 def real_git(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
