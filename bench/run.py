@@ -36,6 +36,7 @@ from typing import Any
 import pygit2
 
 from genstamp import __version__ as genstamp_version
+from genstamp.gitenv import isolated_git
 from genstamp.identity import tree_identity
 from genstamp.repo import open_checkout
 from genstamp.scrub import scrub
@@ -47,14 +48,6 @@ PYC_PER_CACHE = 3  # bytecode files in each __pycache__ the scrub figure plants
 TESTS_PER_FILE = 50
 GITIGNORE = "__pycache__/\n*.py[co]\n"
 PYPROJECT = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "Bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "Bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
-    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
-}
 GIT_STATUS = ("git", "status", "--porcelain", "--untracked-files=all")
 FIND_RM = ("find", ".", "-name", "__pycache__", "-prune", "-exec", "rm", "-rf", "{}", "+")
 MAIN = {  # the figures measured on the largest repository
@@ -241,37 +234,23 @@ class Env:
         return env
 
 
-def isolate(tmp: Path) -> Env:
+@contextlib.contextmanager
+def isolate(tmp: Path) -> Iterator[Env]:
     """No global or system git config (libgit2's too), a fixed identity, no inherited GIT_* or
     PYTEST_* variables: both sides of every figure see git's defaults."""
-    home = tmp / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("")
-    inherited = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("GIT_", "PYTEST_", "PRE_COMMIT"))
-        and k not in ("PYTHONPYCACHEPREFIX", "_PRE_COMMIT_SKIP_POST_CHECKOUT")
-    }
-    common = {
-        **IDENTITY,
-        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_TEMPLATE_DIR": str(home / "templates"),
-        "PRE_COMMIT_HOME": str(tmp / "pre-commit-home"),
-    }
-    (home / "templates").mkdir()
-    base = {**inherited, **common, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
-    network = {**inherited, **common}  # the real HOME: pip's own configuration applies
-    os.environ.clear()
-    os.environ.update(base)
-    for level in (
-        pygit2.enums.ConfigLevel.GLOBAL,
-        pygit2.enums.ConfigLevel.XDG,
-        pygit2.enums.ConfigLevel.SYSTEM,
-    ):
-        pygit2.settings.search_path[level] = str(home)
-    return Env(tmp, base, network)
+    user = dict(os.environ)
+    with isolated_git(tmp / "home"):
+        for name in [n for n in os.environ if n.startswith("PYTEST_")]:
+            del os.environ[name]
+        os.environ.pop("PYTHONPYCACHEPREFIX", None)
+        os.environ["PRE_COMMIT_HOME"] = str(tmp / "pre-commit-home")
+        base = dict(os.environ)
+        # the real HOME: pip's own configuration applies
+        network = {**base, "HOME": user["HOME"]}
+        network.pop("XDG_CONFIG_HOME", None)
+        if "XDG_CONFIG_HOME" in user:
+            network["XDG_CONFIG_HOME"] = user["XDG_CONFIG_HOME"]
+        yield Env(tmp, base, network)
 
 
 # -- synthetic repositories ------------------------------------------------------------------
@@ -1003,8 +982,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.quick
         else Plan(min_pairs=args.pairs, max_pairs=40, budget=args.budget, warmup=2)
     )
-    with workspace(args) as tmp:
-        env = isolate(tmp)
+    with workspace(args) as tmp, isolate(tmp) as env:
         info = machine(tmp)
         figures: list[Figure] = []
         by_size: list[Figure] = []

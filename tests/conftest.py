@@ -10,61 +10,24 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pygit2
 import pytest
 
+from genstamp import gitenv
 from genstamp.cli import main as genstamp_main
 
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "Test Author",
-    "GIT_AUTHOR_EMAIL": "author@example.invalid",
-    "GIT_COMMITTER_NAME": "Test Committer",
-    "GIT_COMMITTER_EMAIL": "committer@example.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
-    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
-}
+IDENTITY = gitenv.IDENTITY
 
 
 @pytest.fixture(scope="session", autouse=True)
 def isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """No global or system git config, no templates, a throwaway HOME, a fixed identity."""
     home = tmp_path_factory.mktemp("home")
-    (home / ".gitconfig").write_text("")
-    templates = tmp_path_factory.mktemp("git-templates")
-    saved = dict(os.environ)
-    os.environ.update(IDENTITY)
-    os.environ.update(
-        {
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_TEMPLATE_DIR": str(templates),
-            "PRE_COMMIT_HOME": str(tmp_path_factory.getbasetemp() / "pre-commit-cache"),
-        }
-    )
-    # The genstamp plugin running this very suite points bytecode at its own cache;
-    # processes the tests start must not inherit that.
-    os.environ.pop("PYTHONPYCACHEPREFIX", None)
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        os.environ.pop(var, None)
-    saved_paths = {
-        level: pygit2.settings.search_path[level]
-        for level in (
-            pygit2.enums.ConfigLevel.GLOBAL,
-            pygit2.enums.ConfigLevel.XDG,
-            pygit2.enums.ConfigLevel.SYSTEM,
-        )
-    }
-    for level in saved_paths:
-        pygit2.settings.search_path[level] = str(home)
-    try:
+    with gitenv.isolated_git(home):
+        os.environ["PRE_COMMIT_HOME"] = str(tmp_path_factory.getbasetemp() / "pre-commit-cache")
+        # The genstamp plugin running this very suite points bytecode at its own cache;
+        # processes the tests start must not inherit that.
+        os.environ.pop("PYTHONPYCACHEPREFIX", None)
         yield home
-    finally:
-        for level, value in saved_paths.items():
-            pygit2.settings.search_path[level] = value
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> str:
@@ -253,38 +216,79 @@ def _session_dir(factory: pytest.TempPathFactory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+def _cache_dir(factory: pytest.TempPathFactory) -> Path:
+    """A folder kept across sessions, next to pytest's numbered temporary folders
+    (pytest-of-USER/pytest-N); the session's own when --basetemp names another place: a folder
+    the user chose is not ours to fill."""
+    session = _session_dir(factory)
+    if not (session.name.startswith("pytest-") and session.parent.name.startswith("pytest-of-")):
+        return session
+    cache = session.parent / "genstamp-e2e-cache"
+    cache.mkdir(mode=0o700, exist_ok=True)
+    return cache
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One holder at a time, across xdist workers and concurrent sessions."""
+    import fcntl
+
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @pytest.fixture(scope="session")
 def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One PRE_COMMIT_HOME for the whole session, so pre-commit builds its hook env once
-    (pre-commit locks the store itself)."""
-    return _session_dir(tmp_path_factory) / "pre-commit-home"
+    """One PRE_COMMIT_HOME kept across sessions, so pre-commit builds its hook env for a
+    snapshot once (pre-commit locks the store itself; a changed snapshot is a new commit,
+    which pre-commit builds anew)."""
+    return _cache_dir(tmp_path_factory) / "pre-commit-home"
 
 
 @pytest.fixture(scope="session")
 def genstamp_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """This checkout's current source (src/, pyproject.toml, README.md, .pre-commit-hooks.yaml,
     hooks/, working changes included) committed to a git repository of its own: a hook
-    repository for pre-commit, and hooks/ for core.hooksPath. Built once per session."""
-    import fcntl
-
+    repository for pre-commit, and hooks/ for core.hooksPath. Built once per session; kept
+    under its commit id, which the fixed identity and dates make a digest of the content, so
+    pre-commit sees the same repository and rev again while the source is unchanged."""
     shared = _session_dir(tmp_path_factory)
-    snapshot = shared / "genstamp-snapshot"
+    cache = _cache_dir(tmp_path_factory)
     done = shared / "genstamp-snapshot.done"
-    with open(shared / "genstamp-snapshot.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            shutil.rmtree(snapshot, ignore_errors=True)
-            source = Path(__file__).resolve().parents[1]
-            init_repo(snapshot)
-            skip = shutil.ignore_patterns("*.egg-info", "__pycache__", "*.py[co]")
-            for name in SNAPSHOT_PATHS:
-                src = source / name
-                if src.is_dir():
-                    shutil.copytree(src, snapshot / name, ignore=skip)
-                elif src.is_file():
-                    shutil.copy2(src, snapshot / name)
-            done.write_text(commit_all(snapshot, "genstamp snapshot"))
+    with _locked(shared / "genstamp-snapshot.lock"):
+        if done.exists():
+            return Path(done.read_text())
+        staging = shared / "genstamp-snapshot"
+        shutil.rmtree(staging, ignore_errors=True)
+        source = Path(__file__).resolve().parents[1]
+        init_repo(staging)
+        skip = shutil.ignore_patterns("*.egg-info", "__pycache__", "*.py[co]")
+        for name in SNAPSHOT_PATHS:
+            src = source / name
+            if src.is_dir():
+                shutil.copytree(src, staging / name, ignore=skip)
+            elif src.is_file():
+                shutil.copy2(src, staging / name)
+        commit = commit_all(staging, "genstamp snapshot")
+        snapshot = cache / f"snapshot-{commit}"
+        with _locked(cache / "snapshot.lock"):
+            if snapshot.exists():
+                shutil.rmtree(staging)
+            else:
+                staging.rename(snapshot)
+        done.write_text(str(snapshot))
     return snapshot
+
+
+@pytest.fixture(scope="session")
+def wrapper(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An executable ``genstamp`` that runs this interpreter's genstamp, whatever PATH holds
+    (for GENSTAMP, which genstamp's plain hooks call)."""
+    path = tmp_path_factory.mktemp("bin") / "genstamp"
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m genstamp "$@"\n')
+    path.chmod(0o755)
+    return path
 
 
 def run_git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

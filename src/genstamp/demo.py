@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, GenstampError
+from genstamp.gitenv import isolated_env
 
 OPS_A = "def add(a, b):\n    return a + b\n"
 OPS_BROKEN = "def add(a, b):\n    return a + c\n"  # same size as OPS_A: the bytecode still fits
@@ -46,27 +47,11 @@ def _workspace(keep: bool) -> Iterator[Path]:
 
 
 def _env(top: Path, *, bytecode: bool) -> dict[str, str]:
-    env = dict(os.environ)
-    for var in (
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "PYTHONPYCACHEPREFIX",
-        "PYTEST_ADDOPTS",
-    ):
+    env = isolated_env(top / "home")
+    for var in ("PYTHONPYCACHEPREFIX", "PYTEST_ADDOPTS"):
         env.pop(var, None)
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-    (top / "gitconfig").touch()
-    env.update(
-        GIT_CONFIG_GLOBAL=str(top / "gitconfig"),
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="demo",
-        GIT_AUTHOR_EMAIL="demo@example.invalid",
-        GIT_COMMITTER_NAME="demo",
-        GIT_COMMITTER_EMAIL="demo@example.invalid",
-        GIT_TEMPLATE_DIR=str(top / "no-templates"),
-    )
     return env
 
 
