@@ -318,7 +318,9 @@ def test_post_checkout_restamps_and_prints_one_short_line(
     pycache = tested / "src" / "calc" / "__pycache__"
     pycache.mkdir()
     (pycache / "__init__.cpython-311.pyc").write_bytes(b"stale")
-    prev, new = git(tested, "rev-parse", "HEAD~1"), git(tested, "rev-parse", "HEAD")
+    # A checkout that changes content (one that does not keeps the generation: issue 13).
+    prev, new = git(tested, "rev-parse", "HEAD"), git(tested, "rev-parse", "HEAD~1")
+    git(tested, "checkout", "-q", new)
     code, out, err = genstamp("-C", tested, "hook", "post-checkout", prev, new, "1")
     assert code == 0
     after = generation(tested)

@@ -116,6 +116,9 @@ def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
     else:
         same = "the tree is as stamped" if gen.tree == tree else "the tree changed since"
         print(f"generation  {gen.id} ({gen.trigger}, {gen.created}; {same})")
+        if gen.history:
+            last = gen.history[-1]
+            print(f"last hook   {last.get('trigger')} {last.get('action')}: {last.get('why')}")
     return EXIT_OK
 
 
@@ -157,43 +160,70 @@ def _read_stdin() -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
-def cmd_hook(args: argparse.Namespace, checkout: Checkout) -> int:
-    from genstamp.verify import verify
+def cmd_hook(args: argparse.Namespace, checkout: Checkout | None) -> int:
+    if args.hook != "pre-push":
+        return _restamp_hook(args.hook, args.directory, checkout)
+    if checkout is None:
+        checkout = open_checkout(args.directory)  # a push is judged or refused, never waved on
+    return _pre_push_hook(args, checkout)
 
-    name = args.hook
-    if name == "pre-push":
-        labels: dict[str, str] = {}
-        if args.pre_commit:
-            revs = [hooks.pre_commit_rev(os.environ)]
-        else:
-            if len(args.git_args) not in hooks.ARG_COUNTS["pre-push"]:
-                raise GenstampError(
-                    "pre-push takes git's <remote> <url>", "install hooks/pre-push as it is"
-                )
-            refs = hooks.parse_pre_push(_read_stdin())
-            labels = hooks.commits_to_judge(checkout.repo, refs)
-            revs = list(labels)
-            if not revs:
-                return EXIT_OK  # only deletions: nothing to judge
-        verdict = verify(checkout, revs=revs, labels=labels)
-        for failure in verdict.failures:
-            print(f"genstamp: {failure.line()}", file=sys.stderr)
-        if not verdict.ok:
-            print("genstamp: push refused", file=sys.stderr)
-        return EXIT_OK if verdict.ok else EXIT_REFUSED
-    trigger = hooks.restamp_trigger(name, os.environ)
-    if trigger is None:
+
+def _restamp_hook(name: str, directory: Path | None, checkout: Checkout | None) -> int:
+    """A post-* hook (or pre-commit's restamp entry): git's command has happened and cannot be
+    undone, so no error here may fail it. Any error is one warning line and exit 0; the next
+    verify then says what is wrong (the stamp is missing, damaged or of another tree)."""
+    try:
+        if checkout is None:
+            checkout = open_checkout(directory)
+        trigger = hooks.restamp_trigger(name, os.environ)
+        if trigger is None:
+            return EXIT_OK
+        settings = config.load(checkout.workdir)
+        gen, result, _kept, why = restamp.after_hook(checkout, trigger, venvs=settings.scrub_venvs)
+    except GenstampError as exc:
+        _hook_warning(exc.message, exc.remedy or "run `genstamp stamp` once the cause is fixed")
         return EXIT_OK
-    settings = config.load(checkout.workdir)
-    gen, result = restamp.begin(checkout, trigger=trigger, venvs=settings.scrub_venvs)
-    assert result is not None
+    except (pygit2.GitError, OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        _hook_warning(reason, "check that `git status` works, then run `genstamp stamp`")
+        return EXIT_OK
+    if result is None:
+        print(f"genstamp: generation {gen.id[:12]} kept: {why}", file=sys.stderr)
+        return EXIT_OK
     print(
         f"genstamp: new generation {gen.id[:12]} (tree {gen.tree[:12]}); {_scrub_line(result)}",
         file=sys.stderr,
     )
     _scrub_errors(result)
-    # A post-* hook cannot undo what git did: report, but never fail the checkout.
     return EXIT_OK
+
+
+def _hook_warning(message: str, remedy: str) -> None:
+    print(f"genstamp: warning: {message} (hint: {remedy})", file=sys.stderr)
+
+
+def _pre_push_hook(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp.verify import verify
+
+    labels: dict[str, str] = {}
+    if args.pre_commit:
+        revs = [hooks.pre_commit_rev(os.environ)]
+    else:
+        if len(args.git_args) not in hooks.ARG_COUNTS["pre-push"]:
+            raise GenstampError(
+                "pre-push takes git's <remote> <url>", "install hooks/pre-push as it is"
+            )
+        refs = hooks.parse_pre_push(_read_stdin())
+        labels = hooks.commits_to_judge(checkout.repo, refs)
+        revs = list(labels)
+        if not revs:
+            return EXIT_OK  # only deletions: nothing to judge
+    verdict = verify(checkout, revs=revs, labels=labels)
+    for failure in verdict.failures:
+        print(f"genstamp: {failure.line()}", file=sys.stderr)
+    if not verdict.ok:
+        print("genstamp: push refused", file=sys.stderr)
+    return EXIT_OK if verdict.ok else EXIT_REFUSED
 
 
 def cmd_check_bytecode(args: argparse.Namespace, checkout: Checkout | None) -> int:
@@ -382,7 +412,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="pre-push under pre-commit: read the ref from its environment, not git's stdin",
     )
     p.add_argument("git_args", nargs="*", help="git's own hook arguments")
-    p.set_defaults(func=cmd_hook)
+    p.set_defaults(func=cmd_hook, no_checkout_ok=True)  # a post-* hook warns, never fails
 
     p = command(
         "check-bytecode",

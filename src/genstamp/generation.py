@@ -21,7 +21,9 @@ from genstamp.repo import Checkout, Place
 
 FILENAME = "generation.json"
 FORMAT = "genstamp-generation"
-VERSION = 1
+VERSION = 2  # 2 adds the history; a version 1 stamp is read as one without history
+READS = (1, 2)
+HISTORY = 20  # entries kept: what the last hooks did, newest last
 TRIGGERS = ("manual", "post-checkout", "post-merge", "post-rewrite", "ci")
 
 
@@ -35,6 +37,8 @@ class Generation(NamedTuple):
     scrub: dict[str, Any] | None
     key: str  # per-generation secret that seals evidence against hand edits
     writer: str  # genstamp version that wrote it
+    # What each recent hook (or stamp) did: {"at", "trigger", "action": "kept"|"began", "why"}
+    history: tuple[dict[str, str], ...] = ()
 
     def public(self) -> dict[str, Any]:
         return {
@@ -64,6 +68,8 @@ def new(
     head: str | None,
     trigger: str = "manual",
     scrub: dict[str, Any] | None = None,
+    history: tuple[dict[str, str], ...] = (),
+    why: str = "asked for",
 ) -> Generation:
     """A new generation of ``tree`` (not yet written), dated by the git dir's file clock."""
     check_trigger(trigger)
@@ -84,12 +90,30 @@ def new(
         scrub=scrub,
         key=secrets.token_hex(32),
         writer=__version__,
+        history=noted(history, now_ns, trigger, "began", why),
     )
+
+
+def noted(
+    history: tuple[dict[str, str], ...], ns: int, trigger: str, action: str, why: str
+) -> tuple[dict[str, str], ...]:
+    """``history`` with one more entry, the oldest dropped past HISTORY entries."""
+    entry = {"at": _iso(ns), "trigger": trigger, "action": action, "why": why}
+    return (*history, entry)[-HISTORY:]
+
+
+def kept(checkout: Checkout | Place, gen: Generation, trigger: str, why: str) -> Generation:
+    """``gen`` with a history entry saying that ``trigger`` kept it, written."""
+    check_trigger(trigger)
+    same = gen._replace(history=noted(gen.history, time.time_ns(), trigger, "kept", why))
+    write(checkout, same)
+    return same
 
 
 def write(checkout: Checkout | Place, gen: Generation) -> None:
     """Make ``gen`` the current generation (atomically: a reader sees the old stamp or this)."""
     payload = {"format": FORMAT, "version": VERSION, **gen._asdict()}
+    payload["history"] = list(gen.history)
     data = (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode()
     try:
         write_atomic(stamp_path(checkout), data)
@@ -127,7 +151,7 @@ def parse(raw: bytes, path: Path) -> Generation:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise GenstampError(f"{path} is not a genstamp generation stamp", remedy)
     version = data.get("version")
-    if version != VERSION:
+    if version not in READS:
         raise GenstampError(
             f"the generation stamp {path} is format version {version!r}, written by genstamp "
             f"{data.get('writer', '?')}; this genstamp {__version__} reads version {VERSION}",
@@ -138,8 +162,10 @@ def parse(raw: bytes, path: Path) -> Generation:
     types: dict[str, tuple[type, ...]] = {
         "id": (str,), "tree": (str,), "head": (str, type(None)), "created": (str,),
         "created_ns": (int,), "trigger": (str,), "scrub": (dict, type(None)), "key": (str,),
-        "writer": (str,),
+        "writer": (str,), "history": (list,),
     }  # fmt: skip
+    if version == 1:
+        data["history"] = []  # version 1 kept no history
     bad = [f for f in fields if not isinstance(data.get(f, ...), types[f])]
     if bad:
         raise GenstampError(
@@ -155,7 +181,12 @@ def parse(raw: bytes, path: Path) -> Generation:
         raise GenstampError(
             f"the generation stamp {path} has a malformed id, tree, head or key", remedy
         )
-    return Generation(**{f: data[f] for f in fields})
+    history = data["history"]
+    if not all(
+        isinstance(e, dict) and all(isinstance(v, str) for v in e.values()) for e in history
+    ):
+        raise GenstampError(f"the generation stamp {path} has a malformed history", remedy)
+    return Generation(**{**{f: data[f] for f in fields}, "history": tuple(history)})
 
 
 def _is_hex(text: str, *lengths: int) -> bool:

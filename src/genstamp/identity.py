@@ -6,6 +6,13 @@ objects are written to the object database, as ``git add -A && git write-tree`` 
 refuses to write a tree naming an object it does not have, and a gate can later name the paths
 that differ). The index file, the work tree and the refs are left as they were.
 
+Conversion is git's: libgit2 applies ``core.autocrlf``, ``core.eol``, ``core.safecrlf`` and the
+``text``/``eol`` attributes as ``git add`` does (the git-oracle tests prove it). What libgit2 does
+not do as git does is left to git itself: paths whose ``filter`` names a configured driver (it
+does not run external clean or process filters), and paths with ``ident`` or
+``working-tree-encoding``. Their blobs come from one ``git hash-object -w --stdin-paths`` per
+walk, so a walk without such paths costs what it did.
+
 The same walk also reports where bytecode lives, so a gate needs one walk of the tree, not two.
 
 With ``jobs`` > 1 the walk of a large work tree is split into parts walked at once (libgit2
@@ -18,9 +25,10 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import subprocess
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 import pygit2
@@ -56,11 +64,141 @@ class _Trust(NamedTuple):
     symlinks: bool  # core.symlinks: links are checked out as links
 
 
+class _Conversion(NamedTuple):
+    """What decides, per path, whether git itself must make the blob."""
+
+    drivers: frozenset[str]  # filter drivers git would run (or refuse to run: required)
+    # A .gitattributes differs between the work tree and the index. git then reads only the
+    # work tree's; libgit2 reads both, and the index's rules leak through: git makes every blob.
+    all_by_git: bool = False
+
+
+# Attributes whose clean side libgit2 does not apply as git does: `ident` collapses only the
+# first of several `$Id: …$`, and `working-tree-encoding` is not applied at all.
+_GIT_ONLY_ATTRS = ("ident", "working-tree-encoding")
+
+
+def _conversion(repo: pygit2.Repository, changed: Iterable[pygit2.DiffDelta]) -> _Conversion:
+    """The filter drivers configured for ``repo``: ``filter.<driver>.clean``, ``.process`` or
+    ``.required`` (git refuses ``git add`` through a required driver it cannot run); and
+    whether a .gitattributes is among the ``changed`` index-to-workdir deltas."""
+    drivers = set()
+    for entry in repo.config:
+        name = entry.name
+        if name.startswith("filter."):
+            driver, _, key = name[len("filter.") :].rpartition(".")
+            if driver and key in ("clean", "process", "required"):
+                drivers.add(driver)
+    attributes = any(
+        d.status in (DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE)
+        and ("/" + d.new_file.path).endswith("/.gitattributes")
+        for d in changed
+    )
+    return _Conversion(frozenset(drivers), attributes)
+
+
+def _by_git(repo: pygit2.Repository, path: str, conversion: _Conversion) -> bool:
+    """Whether git, not libgit2, must make the blob of ``path`` (the checkin attributes: the
+    work tree's .gitattributes first, as ``git add`` reads them)."""
+    if conversion.all_by_git:
+        return True
+    if conversion.drivers:
+        driver = repo.get_attr(path, "filter")
+        if isinstance(driver, str) and driver in conversion.drivers:
+            return True
+    return any(repo.get_attr(path, name) not in (None, False) for name in _GIT_ONLY_ATTRS)
+
+
+def _quoted(path: bytes) -> bytes:
+    """A path as ``git hash-object --stdin-paths`` reads it back whatever it holds (C quoting:
+    a line that starts with a double quote is unquoted)."""
+    for raw, escaped in ((b"\\", b"\\\\"), (b'"', b'\\"'), (b"\n", b"\\n"), (b"\r", b"\\r")):
+        path = path.replace(raw, escaped)
+    return b'"' + path + b'"'
+
+
+def git_blobs(repo: pygit2.Repository, paths: Sequence[str], *, write: bool) -> list[str]:
+    """The blobs ``git add`` would make of the work-tree files ``paths`` (git's own conversion,
+    clean and process filters run as git runs them), from one git process; written to the
+    object database when ``write``. A path git refuses (a required filter that fails or is
+    missing, core.safecrlf) is one GenstampError naming it."""
+    if not paths:
+        return []
+    workdir = repo.workdir
+    args = ["git", f"--git-dir={repo.path}", f"--work-tree={workdir}", "hash-object"]
+    args += ["-w", "--stdin-paths"] if write else ["--stdin-paths"]
+    feed = b"".join(_quoted(os.fsencode(p)) + b"\n" for p in paths)
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
+    try:
+        proc = subprocess.run(args, input=feed, capture_output=True, cwd=workdir, env=env)
+    except OSError as exc:
+        raise GenstampError(
+            f"cannot run git to apply the clean filters of {paths[0]}: {exc.strerror or exc}",
+            "install git, or put it on PATH: genstamp runs it for paths with filter drivers",
+        ) from exc
+    out = proc.stdout.decode("ascii", "replace").split()
+    if proc.returncode != 0 or len(out) != len(paths):
+        # git prints each blob as it is made (flushed): the first path without one failed.
+        failed = paths[min(len(out), len(paths) - 1)]
+        driver = repo.get_attr(failed, "filter")
+        why = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["no reason given"])[
+            -1
+        ]
+        raise GenstampError(
+            f"git add would refuse {failed}"
+            + (f" (filter driver {driver!r})" if isinstance(driver, str) else "")
+            + f": {why}",
+            "fix the file, its attributes or its filter driver (git config filter.<driver>.clean"
+            " / .process), then check that `git add` works",
+        )
+    return out
+
+
+def added_blobs(checkout: Checkout, loaded: Mapping[str, str]) -> dict[str, str | None]:
+    """For each work-tree-relative path and the blob id of the raw bytes a process loaded
+    from it: the blob ``git add`` would store for those bytes at that path (git's conversion
+    and filters applied), or None when the file's raw bytes no longer hash to that id (it
+    changed, or is gone). Read from the current file, so the raw bytes are checked before and
+    after the conversion: a file that changes meanwhile is None too."""
+    repo = checkout.repo
+    workdir = str(checkout.workdir)
+    index = repo.index
+    index.read(force=False)
+    conversion = _conversion(repo, index.diff_to_workdir().deltas)
+    out: dict[str, str | None] = {}
+    by_git: list[str] = []
+
+    def raw_blob(path: str) -> str | None:
+        try:
+            with open(os.path.join(workdir, path), "rb") as fh:
+                return str(pygit2.hash(fh.read()))
+        except OSError:
+            return None
+
+    for path, raw in loaded.items():
+        if raw_blob(path) != raw:
+            out[path] = None
+        elif _by_git(repo, path, conversion):
+            by_git.append(path)
+        else:
+            full = os.fsencode(os.path.join(workdir, path))
+            try:
+                out[path] = str(repo.hashfile(full, as_path=os.fsencode(path)))  # type: ignore[arg-type]
+            except (pygit2.GitError, OSError):
+                out[path] = None
+    out.update(zip(by_git, git_blobs(repo, by_git, write=False), strict=True))
+    for path, raw in loaded.items():
+        if out[path] is not None and raw_blob(path) != raw:
+            out[path] = None
+    return out
+
+
 class _Unreadable:
     """A tracked path that lstat fails on for a reason other than its absence."""
 
 
 _UNREADABLE = _Unreadable()
+_BY_GIT = pygit2.Oid(hex="0" * 40)  # a blob git itself makes after the walk
 
 
 class Scan(NamedTuple):
@@ -99,11 +237,13 @@ def scan(
         if jobs > 1 and len(index) > split_above and before is not None:
             deltas = _split_walk(repo, index, index_path, before, flags, jobs)
         if deltas is None:
-            deltas = index.diff_to_workdir(flags=flags).deltas
+            deltas = list(index.diff_to_workdir(flags=flags).deltas)
         bytecode: list[str] = []
         conflicts = index.conflicts
         trust = _Trust(_config_bool(repo, "core.filemode"), _config_bool(repo, "core.symlinks"))
         parents: dict[str, bool] = {}
+        conversion = _conversion(repo, deltas) if want_tree else None
+        by_git: list[str] = []  # paths whose blob git itself makes, after the walk
         removals: list[str] = []
         additions: dict[str, pygit2.IndexEntry] = {}
         unreadable: list[str] = []
@@ -125,11 +265,13 @@ def scan(
             if conflicts is not None and status == DeltaStatus.CONFLICTED:
                 with contextlib.suppress(KeyError):
                     del conflicts[path]
-            entry = _workdir_entry(repo, workdir, path, trust, kept, parents)
+            entry = _workdir_entry(repo, workdir, path, trust, kept, parents, conversion)
             if entry is _UNREADABLE:
                 unreadable.append(path)
             elif isinstance(entry, pygit2.IndexEntry):
                 additions[path.rstrip("/")] = entry
+                if entry.id == _BY_GIT:
+                    by_git.append(path)
             elif status != DeltaStatus.UNTRACKED:
                 removals.append(path)
         if want_tree:
@@ -140,6 +282,10 @@ def scan(
             for path in removals:
                 if path in index:
                     index.remove(path)
+            for path, blob in zip(by_git, git_blobs(repo, by_git, write=True), strict=True):
+                additions[path] = pygit2.IndexEntry(
+                    path, pygit2.Oid(hex=blob), additions[path].mode
+                )
             for entry in additions.values():
                 index.add(entry)
         tree = str(index.write_tree()) if want_tree else None
@@ -368,9 +514,11 @@ def _workdir_entry(
     trust: _Trust,
     kept: int | None,
     parents: dict[str, bool],
+    conversion: _Conversion | None = None,
 ) -> pygit2.IndexEntry | _Unreadable | None:
     """The index entry ``git add`` would make for ``path``, None when it is gone, or
-    _UNREADABLE when git would leave the index entry as it is."""
+    _UNREADABLE when git would leave the index entry as it is. A blob that git itself must
+    make (``conversion``) is _BY_GIT, for the caller to ask git for."""
     full = os.path.join(workdir, path)
     try:
         st = os.lstat(full)
@@ -389,11 +537,20 @@ def _workdir_entry(
         return None if head is None else pygit2.IndexEntry(path.rstrip("/"), head, FileMode.COMMIT)
     if not stat.S_ISREG(st.st_mode):
         return None
-    # Clean filters applied, as `git add` does. Bytes, so that a name that is not UTF-8 survives
-    # (pygit2 accepts them; its stubs say str).
-    oid = repo.hashfile(os.fsencode(full), as_path=os.fsencode(path))  # type: ignore[arg-type]
-    if oid not in repo.odb:  # write only what the object store lacks (no freshen per call)
-        oid = repo.create_blob_fromworkdir(path)
+    if conversion is not None and _by_git(repo, path, conversion):
+        oid = _BY_GIT
+    else:
+        # libgit2's conversion, as `git add` does it. Bytes, so that a name that is not UTF-8
+        # survives (pygit2 accepts them; its stubs say str).
+        try:
+            oid = repo.hashfile(os.fsencode(full), as_path=os.fsencode(path))  # type: ignore[arg-type]
+        except pygit2.GitError as exc:  # core.safecrlf=true and a conversion it forbids
+            raise GenstampError(
+                f"git add would refuse {path}: {exc}",
+                "fix the file's line endings or core.safecrlf, then check that `git add` works",
+            ) from exc
+        if oid not in repo.odb:  # write only what the object store lacks (no freshen per call)
+            oid = repo.create_blob_fromworkdir(path)
     if not trust.symlinks and kept == FileMode.LINK:
         mode = FileMode.LINK  # a link checked out as a plain file
     elif trust.filemode:

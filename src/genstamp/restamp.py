@@ -1,11 +1,15 @@
 """Beginning a new generation in a workspace: scrub bytecode, take the tree identity, write
-the stamp. What ``genstamp stamp`` and the post-checkout, post-merge and post-rewrite hooks do."""
+the stamp. What ``genstamp stamp`` does, and what the post-checkout, post-merge and
+post-rewrite hooks do when content can have changed (``after_hook``)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from genstamp import generation
+import pygit2
+
+from genstamp import config, evidence, generation
+from genstamp.errors import GenstampError
 from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id, nested_index
 from genstamp.scrub import ScrubResult, scrub
@@ -16,11 +20,26 @@ class Begun(NamedTuple):
     scrub: ScrubResult | None  # None when not scrubbed
 
 
+class AfterHook(NamedTuple):
+    generation: generation.Generation
+    scrub: ScrubResult | None  # None when the generation was kept
+    kept: bool
+    why: str
+
+
 def begin(
-    checkout: Checkout, *, trigger: str = "manual", do_scrub: bool = True, venvs: bool = False
+    checkout: Checkout,
+    *,
+    trigger: str = "manual",
+    do_scrub: bool = True,
+    venvs: bool = False,
+    why: str = "asked for",
+    history: tuple[dict[str, str], ...] | None = None,
 ) -> Begun:
     """Scrub (unless told not to), then write a new generation of the tree as it is then."""
     generation.check_trigger(trigger)  # before anything is deleted
+    if history is None:
+        history = _history(checkout)
     # Before the identity is computed: the index still holds only what git tracks.
     result = (
         scrub(checkout.workdir, venvs=venvs, tracked=checkout.repo.index, nested=nested_index)
@@ -33,6 +52,82 @@ def begin(
         head=head_id(checkout.repo),
         trigger=trigger,
         scrub=result.summary() if result is not None else None,
+        history=history,
+        why=why,
     )
     generation.write(checkout, gen)
     return Begun(gen, result)
+
+
+def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> AfterHook:
+    """After a checkout, merge or rewrite: keep the current generation when neither HEAD's tree
+    nor the work tree changed content, else begin a new one (scrubbed).
+
+    The rule reads what was recorded, not git's hook arguments, so it is the same under
+    pre-commit (whose environment may lack them) and for every hook. It is sound because a
+    generation vouches for content only: the evidence names the tree it tested, and a kept
+    generation still has exactly that content in the work tree (the identity equals the
+    generation's tree, or the tree its evidence tested), and a HEAD whose tree is the one the
+    generation began on. Bytecode written during the generation came from that same content."""
+    try:
+        gen = generation.current(checkout)
+    except GenstampError as exc:
+        gen, damaged = None, exc.message
+    else:
+        damaged = ""
+    if gen is None:
+        why = f"the stamp could not be read ({damaged})" if damaged else "there was none"
+        return _began(checkout, trigger, venvs, why, ())
+    tree = tree_identity(checkout)
+    head = head_id(checkout.repo)
+    if _tree_of(checkout.repo, head) != _tree_of(checkout.repo, gen.head):
+        return _began(checkout, trigger, venvs, "HEAD's tree changed", gen.history)
+    if tree == gen.tree:
+        why = "HEAD's tree and the work tree are as the generation began"
+    elif tree == _tested_tree(checkout, gen):
+        why = "HEAD's tree is unchanged and the work tree is as it was tested"
+    else:
+        return _began(checkout, trigger, venvs, "the work tree changed", gen.history)
+    return AfterHook(generation.kept(checkout, gen, trigger, why), None, True, why)
+
+
+def _began(
+    checkout: Checkout,
+    trigger: str,
+    venvs: bool,
+    why: str,
+    history: tuple[dict[str, str], ...],
+) -> AfterHook:
+    gen, result = begin(checkout, trigger=trigger, venvs=venvs, why=why, history=history)
+    return AfterHook(gen, result, False, why)
+
+
+def _history(checkout: Checkout) -> tuple[dict[str, str], ...]:
+    """The history to carry into a new generation; none from a stamp that cannot be read."""
+    try:
+        gen = generation.current(checkout)
+    except GenstampError:
+        return ()
+    return gen.history if gen is not None else ()
+
+
+def _tree_of(repo: pygit2.Repository, commit: str | None) -> str | None:
+    if commit is None:
+        return None
+    try:
+        return str(repo[commit].peel(pygit2.Tree).id)
+    except (KeyError, ValueError, pygit2.GitError):
+        return "missing"  # a commit that is gone: no tree to call the same
+
+
+def _tested_tree(checkout: Checkout, gen: generation.Generation) -> str | None:
+    """The tree the current generation's evidence tested (its last tree), None when there is
+    no readable evidence of this generation."""
+    try:
+        path = evidence.location(checkout, config.load(checkout.workdir).evidence)
+        props = evidence.read_report(path).properties
+    except (GenstampError, OSError):
+        return None
+    if props.get(evidence.P_GENERATION) != gen.id:
+        return None
+    return props.get(evidence.P_TREE_END)

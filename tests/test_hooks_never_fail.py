@@ -1,0 +1,130 @@
+"""Real git through genstamp's plain hooks: a generation is kept when a checkout, amend or
+rebase leaves content as it was, begun when content changed; and no post-* hook ever makes
+git's command fail."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import commit_all, git
+
+pytestmark = pytest.mark.e2e
+
+HOOKS = Path(__file__).resolve().parent.parent / "hooks"
+
+
+def stamp(work: Path) -> dict[str, Any]:
+    return json.loads((work / ".git" / "genstamp" / "generation.json").read_text())  # type: ignore[no-any-return]
+
+
+def run_git(work: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=work, capture_output=True, text=True)
+
+
+@pytest.fixture
+def work(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    wrapper = tmp_path / "genstamp"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m genstamp "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("GENSTAMP", str(wrapper))
+    (repo / "a.py").write_text("A = 1\n")
+    (repo / "b.py").write_text("B = 1\n")
+    commit_all(repo, "base")
+    git(repo, "config", "core.hooksPath", str(HOOKS))
+    assert subprocess.run([str(wrapper), "stamp"], cwd=repo, capture_output=True).returncode == 0
+    return repo
+
+
+def test_branch_creation_keeps_and_a_content_checkout_begins(work: Path) -> None:
+    before = stamp(work)["id"]
+    proc = run_git(work, "checkout", "-q", "-b", "feature")
+    assert proc.returncode == 0 and "kept" in proc.stderr, proc.stderr
+    after = stamp(work)
+    assert after["id"] == before and after["version"] == 2
+    assert after["history"][-1]["action"] == "kept"
+    (work / "a.py").write_text("A = 2\n")
+    commit_all(work, "change")  # no hook runs on commit: the generation is of main's content
+    git(work, "checkout", "-q", "main")
+    assert stamp(work)["id"] == before  # back to the very content it began on
+    git(work, "checkout", "-q", "feature")
+    assert stamp(work)["id"] != before
+    assert stamp(work)["history"][-1]["why"] == "HEAD's tree changed"
+
+
+def test_message_only_amend_keeps_and_a_content_amend_begins(work: Path) -> None:
+    before = stamp(work)["id"]
+    assert run_git(work, "commit", "-q", "--amend", "-m", "reworded").returncode == 0
+    assert stamp(work)["id"] == before
+    (work / "b.py").write_text("B = 2\n")
+    git(work, "add", "b.py")
+    assert run_git(work, "commit", "-q", "--amend", "-m", "with content").returncode == 0
+    assert stamp(work)["id"] != before
+
+
+def test_unchanged_file_checkout_keeps_and_a_restoring_one_begins(work: Path) -> None:
+    before = stamp(work)["id"]
+    assert run_git(work, "checkout", "--", "a.py").returncode == 0
+    assert stamp(work)["id"] == before
+    # Edited after the stamp, a new generation begins when that edit is seen by a hook;
+    # restoring the file brings the work tree back to the generation's tree: kept.
+    (work / "a.py").write_text("A = 3\n")
+    assert run_git(work, "checkout", "--", "a.py").returncode == 0
+    assert stamp(work)["id"] == before
+    (work / "b.py").write_text("B = 3\n")  # an edit the checkout leaves: content changed
+    assert run_git(work, "checkout", "--", "a.py").returncode == 0
+    assert stamp(work)["id"] != before
+
+
+def test_noop_rebase_keeps(work: Path) -> None:
+    before = stamp(work)["id"]
+    proc = run_git(work, "rebase", "--force-rebase", "HEAD~0")
+    assert proc.returncode == 0, proc.stderr
+    assert stamp(work)["id"] == before
+
+
+def test_status_shows_the_last_hook(work: Path) -> None:
+    run_git(work, "checkout", "-q", "-b", "feature")
+    out = subprocess.run(
+        [sys.executable, "-m", "genstamp", "status"], cwd=work, capture_output=True, text=True
+    ).stdout
+    assert "last hook   post-checkout kept:" in out
+
+
+def test_a_damaged_index_never_fails_the_checkout(
+    work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git checks out, then something damages the index before genstamp's hook reads it."""
+    damaging = tmp_path / "damaging-genstamp"
+    damaging.write_text(
+        "#!/bin/sh\n"
+        'printf "DIRC garbage" > "$(git rev-parse --git-dir)/index"\n'
+        f'exec "{sys.executable}" -m genstamp "$@"\n'
+    )
+    damaging.chmod(0o755)
+    monkeypatch.setenv("GENSTAMP", str(damaging))
+    proc = run_git(work, "checkout", "-q", "-b", "feature")
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("genstamp:")]
+    assert len(warnings) == 1 and warnings[0].startswith("genstamp: warning: "), proc.stderr
+    assert "(hint: " in warnings[0] and "Traceback" not in proc.stderr
+
+
+def test_a_damaged_stamp_begins_a_new_generation_without_failing(work: Path) -> None:
+    (work / ".git" / "genstamp" / "generation.json").write_text("{")
+    proc = run_git(work, "checkout", "-q", "-b", "feature")
+    assert proc.returncode == 0 and "new generation" in proc.stderr, proc.stderr
+    assert "could not be read" in stamp(work)["history"][-1]["why"]
+
+
+def test_genstamp_missing_warns_and_never_fails_the_checkout(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GENSTAMP", "no-such-genstamp")
+    proc = run_git(work, "checkout", "-q", "-b", "feature")
+    assert proc.returncode == 0
+    assert proc.stderr.startswith("genstamp: warning: 'no-such-genstamp' is not on PATH")

@@ -1,0 +1,292 @@
+"""Tree identity under git's conversion: autocrlf, eol and text attributes, ident,
+working-tree-encoding, external clean filters and git-lfs. git's own `add -A && write-tree` on a
+scratch index stays the oracle; the loaded-code audit's conversion is checked against `git add`."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pygit2
+import pytest
+from conftest import commit_all, git, git_tree, init_repo
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from genstamp.errors import GenstampError
+from genstamp.identity import added_blobs, tree_identity
+from genstamp.repo import open_checkout
+
+CRLF_FILES = {
+    "a.py": b"x = 1\r\ny = 2\r\n",
+    "mixed.py": b"one\r\ntwo\n",
+    "lone.txt": b"a\rb\r\n",
+    "nul.bin": b"\0\r\n",
+    "lf.py": b"z = 3\n",
+}
+
+
+def assert_same(path: Path) -> str:
+    mine = tree_identity(open_checkout(path))
+    theirs = git_tree(path)
+    if mine != theirs:
+        detail = git(path, "diff-tree", "-r", "--raw", theirs, mine, check=False)
+        raise AssertionError(f"genstamp {mine} != git {theirs}; git->genstamp:\n{detail}")
+    return mine
+
+
+def write(root: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+
+
+_CLOCK = itertools.count()
+
+
+def write_old(root: Path, files: dict[str, bytes]) -> None:
+    """Write, each file with an mtime of its own well before now. git (built without
+    USE_NSEC) takes an entry written in the same second as the index as racily clean and reads
+    it again, libgit2 compares nanoseconds and does not: after a change of attributes alone the
+    two then differ for a second (see test_same_second_racy_entry_after_new_attributes)."""
+    write(root, files)
+    for name in files:
+        when = time.time() - 1000 + next(_CLOCK)
+        os.utime(root / name, (when, when))
+
+
+def script(folder: Path, name: str, body: str) -> str:
+    path = folder / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+@pytest.fixture
+def tools(tmp_path: Path) -> Path:
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    return folder
+
+
+def upper_filter(root: Path, tools: Path, driver: str = "up") -> None:
+    git(root, "config", f"filter.{driver}.clean", script(tools, "upper", "tr a-z A-Z\n"))
+
+
+CONFIGS: dict[str, Callable[[Path, Path], None]] = {
+    "autocrlf-true": lambda r, t: git(r, "config", "core.autocrlf", "true"),
+    "autocrlf-input": lambda r, t: git(r, "config", "core.autocrlf", "input"),
+    "eol-crlf-attr": lambda r, t: write(r, {".gitattributes": b"*.py text eol=crlf\n"}),
+    "text-auto": lambda r, t: write(r, {".gitattributes": b"* text=auto\n"}),
+    "core-eol-crlf": lambda r, t: (
+        git(r, "config", "core.eol", "crlf"),
+        write(r, {".gitattributes": b"* text\n"}),
+    ),
+    "safecrlf-warn": lambda r, t: (
+        git(r, "config", "core.autocrlf", "input"),
+        git(r, "config", "core.safecrlf", "warn"),
+    ),
+    "ident": lambda r, t: write(r, {".gitattributes": b"* ident\n"}),
+    "working-tree-encoding": lambda r, t: write(
+        r,
+        {
+            ".gitattributes": b"*.u16 text working-tree-encoding=UTF-16LE\n",
+            "w.u16": "w\r\nx\n".encode("utf-16le"),
+        },
+    ),
+    "clean-filter": lambda r, t: (
+        upper_filter(r, t),
+        write(r, {".gitattributes": b"*.py filter=up\n"}),
+    ),
+    "failing-optional-filter": lambda r, t: (
+        git(r, "config", "filter.bad.clean", "false"),
+        write(r, {".gitattributes": b"*.py filter=bad\n"}),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_conversion_matches_git(repo: Path, tools: Path, name: str) -> None:
+    write(repo, {"old.py": b"q\r\nr\r\n", "keep.txt": b"k\n"})  # CRLF already in the index
+    commit_all(repo, "base")
+    CONFIGS[name](repo, tools)
+    write(repo, CRLF_FILES)
+    write(repo, {"old.py": b"q\r\nr\r\ns\r\n", "ident.py": b"$Id: junk $\n$Id: more $\n"})
+    assert_same(repo)
+    commit_all(repo, "converted")
+    assert assert_same(repo) == git(repo, "rev-parse", "HEAD^{tree}")
+    write(repo, {"a.py": b"x = 2\r\n"})
+    assert assert_same(repo) != git(repo, "rev-parse", "HEAD^{tree}")
+
+
+def test_clean_filter_blob_is_the_filtered_one(repo: Path, tools: Path) -> None:
+    upper_filter(repo, tools)
+    write(repo, {".gitattributes": b"*.py filter=up\n", "m.py": b"hello\n"})
+    tree = assert_same(repo)
+    blob = pygit2.Repository(str(repo)).get(tree) / "m.py"  # type: ignore[operator]
+    assert blob.data == b"HELLO\n"
+
+
+def test_safecrlf_true_refuses_as_git_does(repo: Path) -> None:
+    git(repo, "config", "core.autocrlf", "true")
+    git(repo, "config", "core.safecrlf", "true")
+    write(repo, {"m.py": b"a\nb\n"})
+    assert subprocess.run(["git", "add", "-A"], cwd=repo, capture_output=True).returncode != 0
+    with pytest.raises(GenstampError, match=r"git add would refuse m\.py"):
+        tree_identity(open_checkout(repo))
+
+
+@pytest.mark.parametrize("configure", ["failing", "missing"])
+def test_required_filter_that_cannot_run_is_one_error_line(repo: Path, configure: str) -> None:
+    if configure == "failing":
+        git(repo, "config", "filter.strict.clean", "false")
+    git(repo, "config", "filter.strict.required", "true")
+    write(repo, {".gitattributes": b"*.py filter=strict\n", "a.txt": b"a\n", "m.py": b"m\n"})
+    assert subprocess.run(["git", "add", "-A"], cwd=repo, capture_output=True).returncode != 0
+    with pytest.raises(GenstampError) as info:
+        tree_identity(open_checkout(repo))
+    assert "m.py" in str(info.value) and "'strict'" in str(info.value)
+    proc = subprocess.run(["genstamp", "-C", str(repo), "status"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "m.py" in proc.stderr and "strict" in proc.stderr
+
+
+def test_filtered_file_whose_stat_matches_the_index_keeps_its_blob(repo: Path, tools: Path) -> None:
+    upper_filter(repo, tools)
+    write(repo, {".gitattributes": b"*.py filter=up\n", "m.py": b"hello\n"})
+    commit_all(repo, "base")
+    assert assert_same(repo) == git(repo, "rev-parse", "HEAD^{tree}")
+    write(repo, {"m.py": b"hello again\n"})
+    assert assert_same(repo) != git(repo, "rev-parse", "HEAD^{tree}")
+
+
+@pytest.mark.skipif(shutil.which("git-lfs") is None, reason="git-lfs is not installed")
+def test_real_git_lfs(repo: Path) -> None:
+    git(repo, "lfs", "install", "--local")
+    git(repo, "lfs", "track", "*.bin")
+    write(repo, {"big.bin": bytes(range(256)) * 40, 'n\u00e9 "odd".bin': b"\0odd"})
+    tree = assert_same(repo)
+    pointer = pygit2.Repository(str(repo)).get(tree) / "big.bin"  # type: ignore[operator]
+    assert pointer.data.startswith(b"version https://git-lfs.github.com/spec/v1")
+    commit_all(repo, "lfs")
+    write(repo, {"big.bin": b"changed" * 100})
+    assert assert_same(repo) != git(repo, "rev-parse", "HEAD^{tree}")
+
+
+# --- what the audit compares: the blob `git add` would store for the bytes a process loaded --
+
+
+def test_added_blobs_under_autocrlf_and_a_clean_filter(repo: Path, tools: Path) -> None:
+    git(repo, "config", "core.autocrlf", "true")
+    upper_filter(repo, tools)
+    write(repo, {".gitattributes": b"*.up filter=up\n"})
+    write(repo, {"crlf.py": b"a = 1\r\n", "f.up": b"shout\r\n", "gone.py": b"x\n"})
+    loaded = {p: str(pygit2.hash((repo / p).read_bytes())) for p in ("crlf.py", "f.up", "gone.py")}
+    loaded["never.py"] = str(pygit2.hash(b"never\n"))
+    (repo / "gone.py").write_bytes(b"x changed\n")
+    got = added_blobs(open_checkout(repo), loaded)
+    git(repo, "add", "-A")
+    staged = {line.split()[3]: line.split()[1] for line in git(repo, "ls-files", "-s").splitlines()}
+    assert got == {
+        "crlf.py": staged["crlf.py"],
+        "f.up": staged["f.up"],
+        "gone.py": None,
+        "never.py": None,
+    }
+    assert got["crlf.py"] != loaded["crlf.py"]  # the conversion did happen
+    assert got["f.up"] == str(pygit2.hash(b"SHOUT\n"))
+
+
+@pytest.mark.xfail(strict=True, reason="git's racy-entry check is by the second, libgit2's not")
+def test_same_second_racy_entry_after_new_attributes(repo: Path) -> None:
+    """Known difference: a file committed with CRLF in the same second as the index, then
+    `*.py text` added: git reads it again (racily clean by the second) and normalizes it,
+    libgit2 (nanoseconds) keeps the index blob. A second later both keep it."""
+    write(repo, {"c.py": b"seed\r\n"})
+    commit_all(repo, "seed")
+    write(repo, {".gitattributes": b"*.py text eol=crlf\n"})
+    if int(os.stat(repo / "c.py").st_mtime) != int(os.stat(repo / ".git" / "index").st_mtime):
+        pytest.skip("the second turned between the write and the index")  # xfail needs the race
+    assert_same(repo)
+
+
+def test_attributes_changed_since_the_index_are_read_from_the_work_tree_only(
+    repo: Path,
+) -> None:
+    """libgit2 reads the index's .gitattributes beside the work tree's; git reads only the
+    work tree's: git then makes every blob."""
+    write(repo, {".gitattributes": b"*.py text eol=crlf\n"})
+    git(repo, "add", "-A")
+    write(repo, {".gitattributes": b"", "a.py": b"x\r\n"})
+    assert_same(repo)
+    write(repo, {".gitattributes": b"# none\n"})
+    assert_same(repo)
+
+
+# --- the property: random edits under random conversions ------------------------------------
+
+NAMES = ["a.py", "b.txt", "d/c.py", "d/e.up", "f.bin"]
+CONTENTS = [b"x\n", b"x\r\n", b"a\r\nb\n", b"lone\rcr\n", b"\0bin\r\n", b"$Id: z $\r\n", b""]
+ATTRS = [
+    b"",
+    b"*.py text eol=crlf\n",
+    b"* text=auto\n",
+    b"*.txt text eol=lf\n*.py -text\n",
+    b"*.up filter=up\n",
+    b"* ident\n*.up filter=up\n",
+    b"d/* text=auto eol=crlf\n",
+]
+CONFIG = [("core.autocrlf", "true"), ("core.autocrlf", "input"), ("core.autocrlf", "false"),
+          ("core.eol", "crlf"), ("core.eol", "lf")]  # fmt: skip
+
+Op = tuple[str, int, int]
+OPS = st.tuples(
+    st.sampled_from(["write", "delete", "attrs", "config", "stage", "commit"]),
+    st.integers(0, 15),
+    st.integers(0, 15),
+)
+
+
+def _apply(root: Path, op: Op) -> None:
+    kind, i, j = op
+    if kind == "write":
+        write_old(root, {NAMES[i % len(NAMES)]: CONTENTS[j % len(CONTENTS)]})
+    elif kind == "delete":
+        (root / NAMES[i % len(NAMES)]).unlink(missing_ok=True)
+    elif kind == "attrs":
+        write(root, {(".gitattributes", "d/.gitattributes")[j % 2]: ATTRS[i % len(ATTRS)]})
+    elif kind == "config":
+        git(root, "config", *CONFIG[i % len(CONFIG)])
+    elif kind == "stage":
+        git(root, "add", "-A", check=False)
+    else:
+        git(root, "add", "-A", check=False)
+        git(root, "commit", "-q", "--allow-empty", "--no-verify", "-m", "step", check=False)
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(ops=st.lists(OPS, min_size=1, max_size=6))
+def test_random_edits_under_conversions_match_git(ops: list[Op]) -> None:
+    with tempfile.TemporaryDirectory(prefix="genstamp-conv-") as tmp:
+        root = init_repo(Path(tmp) / "repo")
+        upper_filter(root, Path(tmp))
+        write_old(root, {"d/c.py": b"seed\r\n", "b.txt": b"seed\n"})
+        commit_all(root, "seed")
+        for step, op in enumerate(ops):
+            _apply(root, op)
+            try:
+                assert_same(root)
+            except AssertionError as exc:
+                raise AssertionError(f"after step {step} {op} of {ops}: {exc}") from None
