@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import commit_all, git
+from conftest import commit_all, git, run_pytest, write_calc
 
 pytestmark = pytest.mark.e2e
 
@@ -53,7 +53,43 @@ def test_branch_creation_keeps_and_a_content_checkout_begins(work: Path) -> None
     assert stamp(work)["id"] == before  # back to the very content it began on
     git(work, "checkout", "-q", "feature")
     assert stamp(work)["id"] != before
-    assert stamp(work)["history"][-1]["why"] == "HEAD's tree changed"
+    assert stamp(work)["history"][-1]["why"] == "the work tree changed"
+
+
+@pytest.mark.parametrize(
+    "after",
+    [("checkout", "-q", "-b", "feature"), ("commit", "-q", "--amend", "-m", "reworded")],
+    ids=["branch", "amend"],
+)
+def test_tested_then_committed_keeps_the_evidence_through(
+    work: Path, after: tuple[str, ...]
+) -> None:
+    """The everyday flow: edit, test (green), commit, then a command that changes no content.
+    The generation began before the edit; what is kept is the evidence of the tested tree."""
+    write_calc(work)
+    commit_all(work, "calc")
+    assert subprocess.run([sys.executable, "-m", "genstamp", "stamp"], cwd=work).returncode == 0
+    (work / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return b + a\n")
+    tested = run_pytest(work)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    commit_all(work, "commute")  # no hook: HEAD's tree is now the tested tree
+    before = stamp(work)["id"]
+    proc = run_git(work, *after)
+    assert proc.returncode == 0, proc.stderr
+    assert stamp(work)["id"] == before
+    assert stamp(work)["history"][-1]["why"] == "the work tree is as it was tested"
+    verify = subprocess.run(
+        [sys.executable, "-m", "genstamp", "verify", "--rev", "HEAD"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+    )
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    # control: content changed since the run (and since the stamp): the same command begins
+    # a new generation
+    (work / "b.py").write_text("B = 'edited'\n")
+    git(work, "checkout", "-q", "-b", "other")
+    assert stamp(work)["id"] != before
 
 
 def test_message_only_amend_keeps_and_a_content_amend_begins(work: Path) -> None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import pygit2
-
 from genstamp import config, evidence, generation
 from genstamp.errors import GenstampError
 from genstamp.identity import tree_identity
@@ -60,15 +58,17 @@ def begin(
 
 
 def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> AfterHook:
-    """After a checkout, merge or rewrite: keep the current generation when neither HEAD's tree
-    nor the work tree changed content, else begin a new one (scrubbed).
+    """After a checkout, merge or rewrite: keep the current generation when the work tree holds
+    the content the generation began with, or the content its evidence tested; else begin a new
+    one (scrubbed).
 
-    The rule reads what was recorded, not git's hook arguments, so it is the same under
-    pre-commit (whose environment may lack them) and for every hook. It is sound because a
-    generation vouches for content only: the evidence names the tree it tested, and a kept
-    generation still has exactly that content in the work tree (the identity equals the
-    generation's tree, or the tree its evidence tested), and a HEAD whose tree is the one the
-    generation began on. Bytecode written during the generation came from that same content."""
+    Sound because a generation vouches for content only: the evidence names the tree it tested
+    and the gate compares trees, never commits. A command that moved HEAD (``checkout -b``, a
+    message-only ``commit --amend``, ``checkout -- <unchanged file>``, a no-op rebase) but left
+    exactly that content in the work tree changed nothing the evidence speaks of, and bytecode
+    written during the generation came from that same content. The rule reads what was
+    recorded, not git's hook arguments, so it is the same under pre-commit (whose environment
+    may lack them) and for every hook."""
     try:
         gen = generation.current(checkout)
     except GenstampError as exc:
@@ -79,13 +79,10 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
         why = f"the stamp could not be read ({damaged})" if damaged else "there was none"
         return _began(checkout, trigger, venvs, why, ())
     tree = tree_identity(checkout)
-    head = head_id(checkout.repo)
-    if _tree_of(checkout.repo, head) != _tree_of(checkout.repo, gen.head):
-        return _began(checkout, trigger, venvs, "HEAD's tree changed", gen.history)
     if tree == gen.tree:
-        why = "HEAD's tree and the work tree are as the generation began"
+        why = "the work tree is as the generation began"
     elif tree == _tested_tree(checkout, gen):
-        why = "HEAD's tree is unchanged and the work tree is as it was tested"
+        why = "the work tree is as it was tested"
     else:
         return _began(checkout, trigger, venvs, "the work tree changed", gen.history)
     return AfterHook(generation.kept(checkout, gen, trigger, why), None, True, why)
@@ -109,15 +106,6 @@ def _history(checkout: Checkout) -> tuple[dict[str, str], ...]:
     except GenstampError:
         return ()
     return gen.history if gen is not None else ()
-
-
-def _tree_of(repo: pygit2.Repository, commit: str | None) -> str | None:
-    if commit is None:
-        return None
-    try:
-        return str(repo[commit].peel(pygit2.Tree).id)
-    except (KeyError, ValueError, pygit2.GitError):
-        return "missing"  # a commit that is gone: no tree to call the same
 
 
 def _tested_tree(checkout: Checkout, gen: generation.Generation) -> str | None:
