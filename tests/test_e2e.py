@@ -386,6 +386,12 @@ def test_rebase_restamps(with_pre_commit: Project) -> None:
     before = generation(p.root)["id"]
     ok(p.git("commit", "--amend", "-qm", "commute, reworded"))
     after = generation(p.root)
+    assert after["id"] == before  # a message-only rewrite changes no content: kept
+    assert after["history"][-1]["trigger"] == "post-rewrite"
+    assert after["history"][-1]["action"] == "kept"
+    p.edit(CALC, "def add(a, b):\n    return a + b  # commuted back\n")
+    ok(p.git("commit", "--amend", "-qam", "commute, and a content change"))
+    after = generation(p.root)
     assert after["id"] != before
     assert after["trigger"] == "post-rewrite"
 

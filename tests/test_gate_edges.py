@@ -31,9 +31,11 @@ def test_a_damaged_index_is_one_line(project: Path, command: list[str]) -> None:
     proc = run_genstamp(project, *command)
     assert "Traceback" not in proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    # the hook too: git ignores post-checkout's status, but the user sees what went wrong
-    assert proc.returncode == 2, proc.stderr
     assert len(lines) == 1 and lines[0].startswith("genstamp: "), proc.stderr
+    if command[0] == "hook":  # a post-* hook never fails git's command: a warning, exit 0
+        assert proc.returncode == 0 and lines[0].startswith("genstamp: warning: "), proc.stderr
+    else:
+        assert proc.returncode == 2, proc.stderr
 
 
 def test_an_unchecked_hash_pyc_of_other_source_is_flagged(tmp_path: Path) -> None:

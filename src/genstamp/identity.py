@@ -102,11 +102,12 @@ def _by_git(repo: pygit2.Repository, path: str, conversion: _Conversion) -> bool
     work tree's .gitattributes first, as ``git add`` reads them)."""
     if conversion.all_by_git:
         return True
+    raw = os.fsencode(path)  # a name that is not UTF-8 survives as bytes (stubs say str)
     if conversion.drivers:
-        driver = repo.get_attr(path, "filter")
+        driver = repo.get_attr(raw, "filter")
         if isinstance(driver, str) and driver in conversion.drivers:
             return True
-    return any(repo.get_attr(path, name) not in (None, False) for name in _GIT_ONLY_ATTRS)
+    return any(repo.get_attr(raw, name) not in (None, False) for name in _GIT_ONLY_ATTRS)
 
 
 def _quoted(path: bytes) -> bytes:
@@ -140,7 +141,7 @@ def git_blobs(repo: pygit2.Repository, paths: Sequence[str], *, write: bool) -> 
     if proc.returncode != 0 or len(out) != len(paths):
         # git prints each blob as it is made (flushed): the first path without one failed.
         failed = paths[min(len(out), len(paths) - 1)]
-        driver = repo.get_attr(failed, "filter")
+        driver = repo.get_attr(os.fsencode(failed), "filter")
         why = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["no reason given"])[
             -1
         ]
