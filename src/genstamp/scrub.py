@@ -188,7 +188,9 @@ def _scrub_entries(
 def _scrub_pycache(path: str, tally: _Tally) -> bool:
     entries = _listdir(path, tally)
     if entries is None:
-        return False
+        # Gone: another scrub (a hook racing `genstamp stamp`) removed it after this one listed
+        # its parent; it no longer keeps the parent from being empty.
+        return not os.path.lexists(path)
     left = len(entries)
     for entry in entries:
         if is_bytecode_file(entry.name) and _is_file_or_link(entry):
