@@ -67,8 +67,11 @@ FIGURES = (
     "verify-process-vs-git",
     "pytest-plugin",
     "post-checkout-pre-commit",
+    "identity-clean-filter",
     "growth",
 )
+# 1% of the synthetic paths (the m7.py of every leaf under p0/) go through a clean filter.
+FILTERED = "p0/**/m7.py"
 
 
 class BenchError(Exception):
@@ -517,6 +520,27 @@ def fig_identity_pygit2(repo: Repo, plan: Plan) -> Figure:
         'pygit2.Repository(path).status(untracked_files="all")',
         repo.files,
         target=1.2,
+    )
+    return measure(fig, identity_of(repo.path), pygit2_status(repo.path), plan)
+
+
+def fig_identity_filter(path: Path, n: int, plan: Plan) -> Figure:
+    """The identity where 1% of the paths have a clean filter driver (an external command, as
+    nbstripout and git-lfs install) and every one of them is modified: git itself makes those
+    blobs (one `git hash-object` for all of them)."""
+    repo = build_repo(path, n, extra={".gitattributes": f"{FILTERED} filter=bench\n"})
+    git(repo.path, "config", "filter.bench.clean", "cat")
+    filtered = [p for p in repo.path.glob(FILTERED) if p.is_file()]
+    for source in filtered:
+        with open(source, "a") as fh:
+            fh.write("FILTERED = True\n")
+    fig = Figure(
+        "identity-clean-filter",
+        f"tree identity with {len(filtered)} modified paths through a clean filter vs pygit2 "
+        "status, in-process",
+        "genstamp.identity.tree_identity(open_checkout(path))",
+        'pygit2.Repository(path).status(untracked_files="all")',
+        n,
     )
     return measure(fig, identity_of(repo.path), pygit2_status(repo.path), plan)
 
@@ -1000,6 +1024,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures.append(fig_pytest(suite, args.tests, plan, env))
         if "post-checkout-pre-commit" in wanted:
             figures.append(fig_pre_commit(args.hook_files, plan, env, args.pre_commit))
+        if "identity-clean-filter" in wanted:
+            figures.append(fig_identity_filter(tmp / "repo-filter", args.suite_files, plan))
         grow = growth(by_size) if "growth" in wanted and by_size else None
         info["load_end"] = _load()
         result: dict[str, Any] = {

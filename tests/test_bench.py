@@ -25,6 +25,7 @@ MEASURED = (
     "verify-vs-pygit2",
     "verify-process-vs-git",
     "pytest-plugin",
+    "identity-clean-filter",
 )
 # The smallest run that still measures every figure: one timed pair each (the time is process
 # start-up, which repository size barely changes), two repository sizes for the growth figure.
