@@ -7,6 +7,7 @@ none of them themselves, so that they can be tested over records in milliseconds
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -96,7 +97,7 @@ def gather(
             }
             blobs = loaded_blobs(checkout, props[binding.P_TREE_END], wanted)
             if blobs is not None:
-                added = converted(checkout, blobs, wanted)
+                added = converted(checkout, props[binding.P_TREE_END], blobs, wanted)
                 flagged = [f.path for f in loaded.flags if not os.path.isabs(f.path)]
                 placed = placement(checkout, [*loaded.loaded, *flagged], blobs, venvs)
 
@@ -162,11 +163,18 @@ def placement(
 
 
 def converted(
-    checkout: Checkout, blobs: Mapping[str, str], loaded: Mapping[str, Sequence[str]]
+    checkout: Checkout,
+    tested: str,
+    blobs: Mapping[str, str],
+    loaded: Mapping[str, Sequence[str]],
 ) -> dict[tuple[str, str], str | None]:
     """For each loaded (path, raw blob) that is not the tested blob: the blob ``git add``
     would store for those bytes at that path, or None when that cannot be known. Asked only
-    for the files that differ raw, so a checkout without conversion pays nothing."""
+    for the files that differ raw, so a checkout without conversion pays nothing.
+
+    A file changed since the run cannot be converted (its bytes are gone); then the bytes
+    loaded count as tested when they are exactly what checking out the tested blob writes
+    (git's smudge side: what a clean clone of the tested tree runs)."""
     differ = [
         (rel, raw)
         for rel, loads in loaded.items()
@@ -188,6 +196,39 @@ def converted(
             found = added_blobs(owner, {rel[len(prefix) :]: raw for rel, raw in part.items()})
             out.update(((prefix + rel, batch[prefix + rel]), blob) for rel, blob in found.items())
         differ = rest
+    unknown = [key for key, blob in out.items() if blob is None]
+    if unknown:
+        written = checkout_forms(checkout, tested, sorted({rel for rel, _ in unknown}))
+        for rel, raw in unknown:
+            if written.get(rel) == raw:
+                out[(rel, raw)] = blobs[rel]
+    return out
+
+
+def checkout_forms(checkout: Checkout, tree: str, paths: Sequence[str]) -> dict[str, str]:
+    """For each of ``paths`` in ``tree``: the blob id of the bytes a checkout writes for it
+    (``git cat-file --filters``: eol, ident and smudge filters as git applies them); paths
+    git cannot give are left out. One git process per path: asked only for files that changed
+    after the run."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
+    repo = checkout.repo
+    out: dict[str, str] = {}
+    for path in paths:
+        try:
+            blob = str(repo.revparse_single(f"{tree}:{path}").id)
+            proc = subprocess.run(
+                [
+                    *("git", f"--git-dir={repo.path}", f"--work-tree={checkout.workdir}"),
+                    *("cat-file", "--filters", f"--path={path}", blob),
+                ],
+                capture_output=True,
+                cwd=checkout.workdir,
+                env=env,
+            )
+        except (KeyError, ValueError, pygit2.GitError, OSError):
+            continue
+        if proc.returncode == 0:
+            out[path] = str(pygit2.hash(proc.stdout))
     return out
 
 
