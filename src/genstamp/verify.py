@@ -3,10 +3,12 @@ accepted are remembered (``genstamp.verified``) and accepted again without evide
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from genstamp import config, evidence, verified
+from genstamp.errors import GenstampError
 from genstamp.facts import gather, rev_tree
 from genstamp.repo import Checkout
 from genstamp.rules import (
@@ -70,5 +72,8 @@ def verify(
         return Verdict((), facts.evidence, gen.id if gen else None, None, facts.targets, None)
     verdict = decide(facts._replace(targets=pending), settings)._replace(targets=facts.targets)
     if verdict.ok:
-        verified.remember(checkout.gitdir, [t.tree for t in pending])
+        # The verdict stands whether or not it can be kept (a read-only git dir, a store of
+        # another genstamp version): a later push of this tree then needs fresh evidence.
+        with contextlib.suppress(GenstampError):
+            verified.remember(checkout.gitdir, [t.tree for t in pending])
     return verdict
