@@ -3,10 +3,12 @@ evidence is bound by hand, as a run binds it). test_rules.py judges facts; this 
 
 from __future__ import annotations
 
+import json
 import os
 import py_compile
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import commit_all, git, git_tree
@@ -337,12 +339,17 @@ def test_the_checkout_id_survives_a_move_and_not_a_copy(stamped: Path, tmp_path:
     assert again != first and again.split("@")[0] == first.split("@")[0]
 
 
-def test_a_checkout_id_of_another_version_names_both(stamped: Path) -> None:
-    path = checkout_id.path_of(stamped / ".git")
+@pytest.mark.parametrize(
+    ("module", "read"),
+    [(checkout_id, checkout_id.current), (verified, verified.trees)],
+    ids=["checkout-id", "verdict-store"],
+)
+def test_a_file_of_another_version_names_both(stamped: Path, module: Any, read: Any) -> None:
+    path = module.path_of(stamped / ".git")
     path.parent.mkdir(exist_ok=True)
-    path.write_text('{"format": "genstamp-checkout", "version": 9, "id": "x"}')
-    with pytest.raises(GenstampError, match="checkout-id version 9; this genstamp reads version 1"):
-        checkout_id.current(stamped / ".git")
+    path.write_text(json.dumps({"format": module.FORMAT, "version": 9}))
+    with pytest.raises(GenstampError, match=f"{module.FORMAT} version 9; this genstamp reads"):
+        read(stamped / ".git")
 
 
 def test_verdicts_are_kept_bounded_oldest_first(stamped: Path) -> None:
@@ -355,13 +362,3 @@ def test_verdicts_are_kept_bounded_oldest_first(stamped: Path) -> None:
     assert list(kept) == trees[5:] and kept[trees[-1]] == len(trees) - 1
     verified.remember(gitdir, [trees[5]], now=999)  # accepted again: the most recent
     assert list(verified.trees(gitdir))[-1] == trees[5]
-
-
-def test_a_verdict_store_of_another_version_names_both(stamped: Path) -> None:
-    path = verified.path_of(stamped / ".git")
-    path.parent.mkdir(exist_ok=True)
-    path.write_text('{"format": "genstamp-verified", "version": 2, "trees": []}')
-    with pytest.raises(
-        GenstampError, match="verdict-store version 2; this genstamp reads version 1"
-    ):
-        verified.trees(stamped / ".git")

@@ -102,6 +102,11 @@ def report(
     return result
 
 
+def audited(*flags: audit.Flag) -> Report:
+    """A report whose audit raised ``flags``."""
+    return report(audit=audit.Audit(("calc",), {CALC: (BLOB,)}, flags).to_json())
+
+
 def facts(**changes: Any) -> Facts:
     """Facts every rule accepts: fresh green evidence of the work tree; ``changes`` replace."""
     base = Facts(
@@ -408,19 +413,13 @@ ROWS: dict[str, Row] = {
     # stale-extension
     "stale-extension-older-than-its-source": Row(
         facts(
-            report=report(
-                audit=audit.Audit(
-                    ("calc",),
-                    {CALC: (BLOB,)},
-                    (
-                        audit.Flag(
-                            STALE_EXTENSION,
-                            "calc._speed",
-                            "src/calc/_speed.so",
-                            "older than src/calc/_speed.c: python setup.py build_ext --inplace",
-                        ),
-                    ),
-                ).to_json()
+            report=audited(
+                audit.Flag(
+                    STALE_EXTENSION,
+                    "calc._speed",
+                    "src/calc/_speed.so",
+                    "older than src/calc/_speed.c: python setup.py build_ext --inplace",
+                )
             )
         ),
         ["stale-extension"],
@@ -428,13 +427,7 @@ ROWS: dict[str, Row] = {
     ),
     "control-stale-extension-installed": Row(
         facts(
-            report=report(
-                audit=audit.Audit(
-                    ("calc",),
-                    {CALC: (BLOB,)},
-                    (audit.Flag(STALE_EXTENSION, "np", ".venv/lib/np/_x.so", "old"),),
-                ).to_json()
-            ),
+            report=audited(audit.Flag(STALE_EXTENSION, "np", ".venv/lib/np/_x.so", "old")),
             placed={".venv/lib/np/_x.so": INSTALLED},
         ),
         [],
@@ -442,13 +435,7 @@ ROWS: dict[str, Row] = {
     "control-stale-bytecode-flag-of-an-installed-package": Row(
         # an in-project .venv's bytecode predates the generation: the installer's business
         facts(
-            report=report(
-                audit=audit.Audit(
-                    ("calc",),
-                    {CALC: (BLOB,)},
-                    (audit.Flag(audit.STALE, "_distutils_hack", ".venv/lib/d.py", "old"),),
-                ).to_json()
-            ),
+            report=audited(audit.Flag(audit.STALE, "_distutils_hack", ".venv/lib/d.py", "old")),
             placed={".venv/lib/d.py": INSTALLED},
         ),
         [],

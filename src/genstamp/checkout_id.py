@@ -15,6 +15,7 @@ import secrets
 import tempfile
 from pathlib import Path
 
+from genstamp import versioned
 from genstamp.errors import GenstampError
 from genstamp.repo import STATE_DIR
 
@@ -49,18 +50,7 @@ def current(gitdir: Path, *, create: bool = False) -> str:
 
 def parse(raw: bytes, path: Path) -> str:
     remedy = f"delete {path}: the next test run writes a new one"
-    try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
-        raise GenstampError(f"{path} is not a genstamp checkout id (not JSON)", remedy) from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise GenstampError(f"{path} is not a genstamp checkout id", remedy)
-    if data.get("version") != VERSION:
-        raise GenstampError(
-            f"{path} is checkout-id version {data.get('version')!r}; this genstamp reads "
-            f"version {VERSION}",
-            "use one genstamp version in pre-commit and the test env, or " + remedy,
-        )
+    data = versioned.parse(raw, path, FORMAT, VERSION, "checkout id", remedy)
     ident = data.get("id")
     if not isinstance(ident, str) or len(ident) != 32 or not ident.isalnum():
         raise GenstampError(f"{path} holds a malformed checkout id", remedy)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from genstamp import checkout_id
+from genstamp import checkout_id, versioned
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 from genstamp.repo import STATE_DIR
@@ -40,18 +40,7 @@ def trees(gitdir: Path) -> dict[str, int]:
     except OSError as exc:
         raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
     remedy = f"delete {path} (only earlier verdicts are forgotten)"
-    try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
-        raise GenstampError(f"{path} is not a genstamp verdict store (not JSON)", remedy) from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise GenstampError(f"{path} is not a genstamp verdict store", remedy)
-    if data.get("version") != VERSION:
-        raise GenstampError(
-            f"{path} is verdict-store version {data.get('version')!r}; this genstamp reads "
-            f"version {VERSION}",
-            "use one genstamp version in pre-commit and the test env, or " + remedy,
-        )
+    data = versioned.parse(raw, path, FORMAT, VERSION, "verdict store", remedy)
     if data.get("checkout") != checkout_id.current(gitdir):
         return {}  # verdicts of the checkout this one was copied from
     entries = data.get("trees")
