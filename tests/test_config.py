@@ -24,7 +24,8 @@ def test_every_key_is_parsed(tmp_path: Path) -> None:
         'evidence = "build/evidence.xml"\n'
         'packages = ["calc", "calc_extra"]\n'
         "allow-partial = true\n"
-        "scrub-venvs = true\n",
+        "scrub-venvs = true\n"
+        'generated = ["src/calc/_version.py", "build/**/*.py"]\n',
     )
     got = config.load(root)
     assert got == config.Config(
@@ -32,7 +33,19 @@ def test_every_key_is_parsed(tmp_path: Path) -> None:
         packages=("calc", "calc_extra"),
         allow_partial=True,
         scrub_venvs=True,
+        generated=("src/calc/_version.py", "build/**/*.py"),
     )
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['"src/_version.py"', "[1]", '[""]', '["/abs/_version.py"]'],
+    ids=["not-a-list", "not-strings", "empty-glob", "absolute"],
+)
+def test_generated_must_be_relative_globs(tmp_path: Path, value: str) -> None:
+    root = write(tmp_path, f"[tool.genstamp]\ngenerated = {value}\n")
+    with pytest.raises(GenstampError, match=r"tool\.genstamp\.generated must be a"):
+        config.load(root)
 
 
 def test_absolute_evidence_path_is_kept(tmp_path: Path) -> None:

@@ -3,20 +3,23 @@ evidence is bound by hand, as a run binds it). test_rules.py judges facts; this 
 
 from __future__ import annotations
 
+import json
 import os
 import py_compile
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import commit_all, git, git_tree
 
-from genstamp import audit, binding, evidence, generation, restamp
+from genstamp import audit, binding, checkout_id, evidence, generation, restamp, verified
 from genstamp.config import Config
 from genstamp.errors import GenstampError
 from genstamp.facts import gather
 from genstamp.identity import tree_identity
 from genstamp.repo import open_checkout
-from genstamp.rules import Bytecode, Facts, Target, decide
+from genstamp.rules import IGNORED, INSTALLED, UNTRACKED, Bytecode, Facts, Target, decide
 
 CALC = "src/calc/__init__.py"
 JUNIT = '<testsuite name="t" tests="1"><testcase classname="t" name="a" /></testsuite>\n'
@@ -241,3 +244,121 @@ def test_a_linked_worktree_is_its_own_checkout(bound: Path, tmp_path: Path) -> N
     assert facts.gitdir == git(wt, "rev-parse", "--absolute-git-dir") != str(bound / ".git")
     assert decide(facts, Config()).ok
     assert decide(facts_of(bound), Config()).ok  # the main worktree's evidence is still fresh
+
+
+# -- installed code, ignored code, the run's own report (issues 11 and 13) ------------------------
+
+
+def test_bytecode_of_environments_is_the_installers(stamped: Path) -> None:
+    """A virtual environment (a folder holding pyvenv.cfg) or a site-packages in the tree:
+    its bytecode is never the checkout's stale bytecode; the checkout's own still is."""
+    venv = stamped / "env"
+    (venv / "lib" / "pkg" / "__pycache__").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "lib" / "pkg" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"x")
+    site = stamped / "vendor" / "site-packages" / "dep" / "__pycache__"
+    site.mkdir(parents=True)
+    (site / "d.cpython-311.pyc").write_bytes(b"x")
+    own = stamped / "src" / "calc" / "__pycache__"
+    own.mkdir()
+    (own / "__init__.cpython-311.pyc").write_bytes(b"x")
+    bind(stamped)
+    paths = [b.path for b in facts_of(stamped).bytecode]
+    assert paths == ["src/calc/__pycache__/__init__.cpython-311.pyc"]
+
+
+def test_loaded_files_the_tree_lacks_are_placed(stamped: Path) -> None:
+    (stamped / ".gitignore").write_text("__pycache__/\n*.py[co]\nlib/\n")
+    commit_all(stamped, "ignore lib")
+    (stamped / "lib").mkdir()
+    (stamped / "lib" / "helper.py").write_text("X = 1\n")
+    (stamped / ".venv" / "lib").mkdir(parents=True)
+    (stamped / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (stamped / ".venv" / "lib" / "site.py").write_text("Y = 1\n")
+    (stamped / ".gitignore").write_text("__pycache__/\n*.py[co]\nlib/\n.venv/\n")
+    commit_all(stamped, "ignore .venv")
+    restamp.begin(open_checkout(stamped))
+    loaded = {
+        CALC: (git(stamped, "hash-object", CALC),),
+        "lib/helper.py": ("1" * 40,),
+        ".venv/lib/site.py": ("2" * 40,),
+        "src/calc/late.py": ("3" * 40,),
+    }
+    bind(stamped, audit=audit.Audit(("calc",), loaded, ()).to_json())
+    (stamped / "src" / "calc" / "late.py").write_text("Z = 1\n")  # after the run: not tested
+    facts = facts_of(stamped)
+    assert facts.tested_blobs == {CALC: loaded[CALC][0]}  # installed files are not looked up
+    assert facts.placed == {
+        "lib/helper.py": IGNORED,
+        ".venv/lib/site.py": INSTALLED,
+        "src/calc/late.py": UNTRACKED,
+    }
+    verdict = decide(facts, Config())
+    assert [f.rule for f in verdict.failures] == [
+        "tree-mismatch",
+        "loaded-not-tested",
+        "ignored-code",
+    ]
+    assert decide(facts, Config(generated=("lib/*.py",))).failures[-1].rule == "loaded-not-tested"
+
+
+def test_a_loaded_blob_is_converted_as_git_add_would(stamped: Path) -> None:
+    """core.autocrlf: the bytes loaded (CRLF) are stored as the tested blob (LF)."""
+    git(stamped, "config", "core.autocrlf", "true")
+    (stamped / CALC).write_bytes(b"def add(a, b):\r\n    return a + b\r\n")
+    restamp.begin(open_checkout(stamped))
+    raw = git(stamped, "hash-object", "--no-filters", CALC)
+    bind(stamped, audit=audit.Audit(("calc",), {CALC: (raw,)}, ()).to_json())
+    facts = facts_of(stamped)
+    tested = git(stamped, "rev-parse", f"HEAD:{CALC}")
+    assert facts.tested_blobs == {CALC: tested} and raw != tested
+    assert facts.added == {(CALC, raw): tested}
+    assert decide(facts, Config()).ok
+
+
+def test_the_runs_report_is_left_out_of_the_trees_compared(stamped: Path) -> None:
+    (stamped / "report.xml").write_text("<testsuites/>\n")
+    commit_all(stamped, "a report committed by accident")
+    bind(stamped, output="report.xml")
+    facts = facts_of(stamped)
+    tree = git(stamped, "rev-parse", "HEAD^{tree}")
+    git(stamped, "rm", "-q", "--cached", "report.xml")
+    assert facts.views[tree] == git(stamped, "write-tree")
+    assert decide(facts, Config()).ok
+
+
+def test_the_checkout_id_survives_a_move_and_not_a_copy(stamped: Path, tmp_path: Path) -> None:
+    first = checkout_id.current(stamped / ".git", create=True)
+    assert checkout_id.current(stamped / ".git") == first  # kept, not made again
+    moved = tmp_path / "moved"
+    os.rename(stamped, moved)
+    assert checkout_id.current(moved / ".git") == first
+    copy = tmp_path / "copy"
+    shutil.copytree(moved, copy, symlinks=True)
+    again = checkout_id.current(copy / ".git")
+    assert again != first and again.split("@")[0] == first.split("@")[0]
+
+
+@pytest.mark.parametrize(
+    ("module", "read"),
+    [(checkout_id, checkout_id.current), (verified, verified.trees)],
+    ids=["checkout-id", "verdict-store"],
+)
+def test_a_file_of_another_version_names_both(stamped: Path, module: Any, read: Any) -> None:
+    path = module.path_of(stamped / ".git")
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps({"format": module.FORMAT, "version": 9}))
+    with pytest.raises(GenstampError, match=f"{module.FORMAT} version 9; this genstamp reads"):
+        read(stamped / ".git")
+
+
+def test_verdicts_are_kept_bounded_oldest_first(stamped: Path) -> None:
+    gitdir = stamped / ".git"
+    assert verified.trees(gitdir) == {}
+    trees = [f"{n:040x}" for n in range(verified.LIMIT + 5)]
+    for n, tree in enumerate(trees):
+        verified.remember(gitdir, [tree], now=n)
+    kept = verified.trees(gitdir)
+    assert list(kept) == trees[5:] and kept[trees[-1]] == len(trees) - 1
+    verified.remember(gitdir, [trees[5]], now=999)  # accepted again: the most recent
+    assert list(verified.trees(gitdir))[-1] == trees[5]

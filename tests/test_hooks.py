@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from conftest import RunGenstamp, commit_all, git, run_genstamp, run_pytest, subprocess_env
 
+from genstamp import verified
 from genstamp.errors import EXIT_REFUSED, GenstampError
 from genstamp.hooks import SKIP_ENV, Z40, PushedRef, parse_pre_push
 
@@ -53,6 +54,12 @@ def tested(project: Path, genstamp: RunGenstamp) -> Path:
     assert proc.returncode == 0, proc.stdout
     assert genstamp("-C", project, "verify")[0] == 0
     return project
+
+
+def forget_verdicts(repo: Path) -> None:
+    """The fixture's verify accepted HEAD's tree, which a push of HEAD is then accepted on
+    (genstamp.verified); forgotten, the push is judged on the evidence alone."""
+    verified.path_of(repo / ".git").unlink()
 
 
 def push_line(repo: Path, local_ref: str, remote_ref: str | None = None) -> str:
@@ -193,6 +200,7 @@ def test_pre_push_judges_the_commit_not_the_work_tree(
     tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Uncommitted edits were tested; the pushed commit does not carry them."""
+    forget_verdicts(tested)
     (tested / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b + 0\n")
     assert run_pytest(tested).returncode == 0
     assert genstamp("-C", tested, "verify")[0] == 0
@@ -300,6 +308,7 @@ def test_pre_commit_without_refs_fails_closed(tested: Path, genstamp: RunGenstam
 def test_pre_commit_to_ref_judges_the_commit_not_the_work_tree(
     tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    forget_verdicts(tested)
     (tested / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b + 0\n")
     assert run_pytest(tested).returncode == 0
     monkeypatch.setenv("PRE_COMMIT_TO_REF", git(tested, "rev-parse", "HEAD"))

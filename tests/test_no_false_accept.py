@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import pytest
 from conftest import RunGenstamp, commit_all, git, git_tree, init_repo, run_pytest
 
-from genstamp import evidence, generation, restamp
+from genstamp import checkout_id, evidence, generation, restamp
 from genstamp.repo import open_checkout
 
 STATE = Path(".git", "genstamp")
@@ -82,6 +82,7 @@ def own_copy(src: Path, dest: Path, *, selection: str = "", reasons: str = "") -
     props = dict(evidence.read_report(path).properties)
     props.pop(evidence.P_SEAL)
     props[evidence.P_CHECKOUT] = str(checkout.gitdir)
+    props[evidence.P_CHECKOUT_ID] = checkout_id.current(checkout.gitdir, create=True)
     if selection:
         props[evidence.P_SELECTION] = selection
         props[evidence.P_SELECTION_REASONS] = reasons
@@ -368,7 +369,7 @@ def _rows() -> dict[str, Row]:
         "hand-edited-tree-property": Row(
             # and the audit saw the tests load calc's old blob, not the forged tree's
             tree_property_forged_to_the_edit,
-            ["unbound-evidence", "tree-moved"],
+            ["unbound-evidence", "loaded-not-tested"],
             "seal does not match",
         ),
         "hand-edited-generation-property": Row(

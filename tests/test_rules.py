@@ -20,15 +20,20 @@ from genstamp.config import Config
 from genstamp.generation import Generation
 from genstamp.rules import (
     FLAG_LIMIT,
+    IGNORED,
+    INSTALLED,
     LABEL_LIMIT,
     PATH_LIMIT,
     REMEDY,
     RULES,
+    STALE_EXTENSION,
     TABLE,
     TREE_LIMIT,
+    UNTRACKED,
     Bytecode,
     Facts,
     Failure,
+    Submodule,
     Target,
     Verdict,
     decide,
@@ -43,6 +48,7 @@ GITDIR = "/work/repo/.git"
 EVIDENCE = "/work/repo/.git/genstamp/evidence.xml"
 STAMP = "/work/repo/.git/genstamp/generation.json"
 CALC = "src/calc/__init__.py"
+CHECKOUT_ID = "0123456789abcdef0123456789abcdef@64769:42"
 BLOB = "b10b" + "0" * 36
 GEN = Generation(
     id="9e4" + "0" * 29,
@@ -94,6 +100,11 @@ def report(
     result = Report(properties, counts, declared, "ca5e" * 16)
     properties[binding.P_SEAL] = binding.seal(key, properties, result) if seal is None else seal
     return result
+
+
+def audited(*flags: audit.Flag) -> Report:
+    """A report whose audit raised ``flags``."""
+    return report(audit=audit.Audit(("calc",), {CALC: (BLOB,)}, flags).to_json())
 
 
 def facts(**changes: Any) -> Facts:
@@ -231,6 +242,38 @@ ROWS: dict[str, Row] = {
         ["stale-generation"],
         f"the evidence was recorded in another checkout ({GITDIR}), not /copy/.git",
     ),
+    "control-moved-checkout-keeps-its-id-and-git-dir": Row(
+        # mv repo repo2: the git dir's path changed, its id and device:inode did not
+        facts(
+            gitdir="/moved/.git", checkout_id=CHECKOUT_ID, report=report(checkout_id=CHECKOUT_ID)
+        ),
+        [],
+    ),
+    "stale-same-generation-copied-checkout-with-an-id": Row(
+        # cp -r: the id came along, the git dir is another inode
+        facts(
+            gitdir="/copy/.git",
+            checkout_id=CHECKOUT_ID.replace(":42", ":43"),
+            report=report(checkout_id=CHECKOUT_ID),
+        ),
+        ["stale-generation"],
+        f"the evidence was recorded in another checkout ({GITDIR}), not /copy/.git",
+    ),
+    "stale-same-generation-id-recorded-none-here": Row(
+        facts(report=report(checkout_id=CHECKOUT_ID)),
+        ["stale-generation"],
+        "recorded in another checkout",
+    ),
+    "stale-other-generation-moved-checkout-is-not-another": Row(
+        facts(
+            gitdir="/moved/.git",
+            checkout_id=CHECKOUT_ID,
+            report=report(generation="e4" * 16, checkout_id=CHECKOUT_ID),
+        ),
+        ["stale-generation"],
+        "the current one is",
+        "another checkout",
+    ),
     "stale-same-generation-no-checkout-recorded": Row(
         facts(report=report(checkout=None)),
         ["stale-generation"],
@@ -278,15 +321,124 @@ ROWS: dict[str, Row] = {
         f"the tree changed while the tests ran ({OTHER[:12]} -> {TESTED[:12]}): "
         "differs in output.txt",
     ),
-    "tree-moved-loaded-code-differs": Row(
-        facts(tested_blobs={CALC: "f0" * 20}),
+    "tree-moved-control-only-the-output-file-changed": Row(
+        # the run's own report, rewritten at the end: both trees seen without it are one
+        facts(report=report(tree_start=OTHER), views={OTHER: TESTED}),
+        [],
+    ),
+    "tree-moved-output-and-another-file-changed": Row(
+        facts(
+            report=report(tree_start=OTHER),
+            views={OTHER: "5" * 40, TESTED: "6" * 40},
+            diffs={("5" * 40, "6" * 40): ("src/calc/__init__.py",)},
+        ),
         ["tree-moved"],
+        "differs in src/calc/__init__.py",
+    ),
+    # loaded-not-tested
+    "loaded-not-tested-code-differs": Row(
+        facts(tested_blobs={CALC: "f0" * 20}),
+        ["loaded-not-tested"],
         f"code loaded by the tests differs from the tested tree: {CALC}",
     ),
-    "control-loaded-file-not-in-the-tree": Row(facts(tested_blobs={}), []),
+    "loaded-not-tested-differs-after-git-conversion": Row(
+        facts(tested_blobs={CALC: "f0" * 20}, added={(CALC, BLOB): "c0" * 20}),
+        ["loaded-not-tested"],
+        CALC,
+    ),
+    "control-loaded-blob-is-the-tested-one-after-git-conversion": Row(
+        # a CRLF checkout (core.autocrlf) or a clean filter: git add stores the tested blob
+        facts(tested_blobs={CALC: "f0" * 20}, added={(CALC, BLOB): "f0" * 20}),
+        [],
+    ),
+    "loaded-not-tested-conversion-unknown-compares-raw": Row(
+        facts(tested_blobs={CALC: "f0" * 20}, added={(CALC, BLOB): None}),
+        ["loaded-not-tested"],
+        CALC,
+    ),
+    "loaded-not-tested-one-of-two-loads-differs": Row(
+        facts(
+            report=report(audit=audit.Audit(("calc",), {CALC: (BLOB, "f0" * 20)}, ()).to_json()),
+            tested_blobs={CALC: "f0" * 20},
+        ),
+        ["loaded-not-tested"],
+        CALC,
+    ),
+    "loaded-not-tested-file-not-in-the-tree": Row(
+        facts(tested_blobs={}, placed={CALC: UNTRACKED}),
+        ["loaded-not-tested"],
+        f"code loaded by the tests is not in the tested tree: {CALC}",
+    ),
+    "loaded-not-tested-file-placed-nowhere-is-not-accepted": Row(
+        facts(tested_blobs={}), ["loaded-not-tested"], CALC
+    ),
+    "control-loaded-file-installed": Row(facts(tested_blobs={}, placed={CALC: INSTALLED}), []),
     "control-tested-tree-not-in-the-store": Row(facts(tested_blobs=None), []),
     "control-no-audit-no-loaded-check": Row(
         facts(report=report(audit="unavailable"), tested_blobs={CALC: "f0" * 20}), []
+    ),
+    # ignored-code
+    "ignored-code-loaded-from-an-ignored-file": Row(
+        facts(tested_blobs={}, placed={CALC: IGNORED}),
+        ["ignored-code"],
+        f"the tests loaded code from git-ignored files, which a clean clone does not have: {CALC}",
+    ),
+    "control-ignored-code-declared-generated": Row(
+        facts(tested_blobs={}, placed={CALC: IGNORED}),
+        [],
+        settings=Config(generated=("src/*/__init__.py",)),
+    ),
+    "ignored-code-a-glob-that-does-not-match": Row(
+        facts(tested_blobs={}, placed={CALC: IGNORED}),
+        ["ignored-code"],
+        CALC,
+        settings=Config(generated=("src/*.py", "build/**/*.py")),
+    ),
+    "control-ignored-code-declared-with-double-star": Row(
+        facts(tested_blobs={}, placed={CALC: IGNORED}),
+        [],
+        settings=Config(generated=("**/__init__.py",)),
+    ),
+    # dirty-submodule
+    "dirty-submodule-modified-inside": Row(
+        facts(submodules=(Submodule("vendor/lib", ("vendor/lib/lib.py",)),)),
+        ["dirty-submodule"],
+        "submodule vendor/lib has changes its recorded commit does not hold: vendor/lib/lib.py",
+    ),
+    "dirty-submodule-without-evidence-too": Row(
+        facts(report=None, submodules=(Submodule("vendor/lib", ("vendor/lib/new.py",)),)),
+        ["no-evidence", "dirty-submodule"],
+        "no JUnit file",
+    ),
+    # stale-extension
+    "stale-extension-older-than-its-source": Row(
+        facts(
+            report=audited(
+                audit.Flag(
+                    STALE_EXTENSION,
+                    "calc._speed",
+                    "src/calc/_speed.so",
+                    "older than src/calc/_speed.c: python setup.py build_ext --inplace",
+                )
+            )
+        ),
+        ["stale-extension"],
+        "calc._speed (src/calc/_speed.so: older than src/calc/_speed.c: python setup.py",
+    ),
+    "control-stale-extension-installed": Row(
+        facts(
+            report=audited(audit.Flag(STALE_EXTENSION, "np", ".venv/lib/np/_x.so", "old")),
+            placed={".venv/lib/np/_x.so": INSTALLED},
+        ),
+        [],
+    ),
+    "control-stale-bytecode-flag-of-an-installed-package": Row(
+        # an in-project .venv's bytecode predates the generation: the installer's business
+        facts(
+            report=audited(audit.Flag(audit.STALE, "_distutils_hack", ".venv/lib/d.py", "old")),
+            placed={".venv/lib/d.py": INSTALLED},
+        ),
+        [],
     ),
     # stale-bytecode
     "stale-bytecode-older-than-the-generation": Row(
@@ -431,7 +583,11 @@ def test_the_table_is_the_documented_rules_in_order() -> None:
         "stale-generation",
         "tree-mismatch",
         "tree-moved",
+        "loaded-not-tested",
+        "ignored-code",
+        "dirty-submodule",
         "stale-bytecode",
+        "stale-extension",
         "foreign-origin",
         "tests-failed",
         "no-tests",

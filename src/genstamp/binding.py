@@ -32,6 +32,8 @@ P_SELECTION_REASONS = "genstamp.selection.reasons"
 P_AUDIT = "genstamp.audit"
 P_CREATED = "genstamp.created"
 P_SEAL = "genstamp.seal"
+P_CHECKOUT_ID = "genstamp.checkout.id"  # <id in the git dir>@<device>:<inode of the git dir>
+P_OUTPUT = "genstamp.output"  # the --junitxml file inside the work tree: output, not tested
 
 # A testcase's outcome is its worst child element; a testcase without one passed.
 OUTCOME_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
@@ -90,6 +92,8 @@ class Binding(NamedTuple):
     selection_reasons: str
     audit: str  # the loaded-code audit as JSON, or "unavailable"
     created: str  # UTC, ISO 8601
+    checkout_id: str = ""  # "": not recorded (the git dir's path then names the checkout)
+    output: str = ""  # work-tree-relative path of the report the run wrote, or ""
 
     def properties(self) -> dict[str, str]:
         """The ``genstamp.*`` properties, in the order a bound file carries them."""
@@ -104,6 +108,8 @@ class Binding(NamedTuple):
             P_SELECTION_REASONS: self.selection_reasons,
             P_AUDIT: self.audit,
             P_CREATED: self.created,
+            **({P_CHECKOUT_ID: self.checkout_id} if self.checkout_id else {}),
+            **({P_OUTPUT: self.output} if self.output else {}),
         }
 
 
@@ -118,6 +124,8 @@ def new(
     partial: Sequence[str],
     audit: str,
     selection_checked: bool = True,
+    checkout_id: str = "",
+    output: str = "",
 ) -> Binding:
     """The binding of a run that ended now. ``partial`` holds why the run covered part of the
     suite (nothing: all of it); a runner whose selection genstamp cannot see passes
@@ -137,4 +145,6 @@ def new(
         selection_reasons=reasons,
         audit=audit,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        checkout_id=checkout_id,
+        output=output,
     )

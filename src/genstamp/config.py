@@ -19,6 +19,9 @@ class Config(NamedTuple):
     packages: tuple[str, ...] | None = None  # top-level packages to audit; None: found
     allow_partial: bool = False  # may a partial run count as evidence?
     scrub_venvs: bool = False  # does scrub enter virtual environments in the tree?
+    # Globs of git-ignored files the build makes (a setuptools-scm _version.py): the tests may
+    # load them though no tree holds them.
+    generated: tuple[str, ...] = ()
 
 
 _KEYS: dict[str, type] = {
@@ -26,6 +29,7 @@ _KEYS: dict[str, type] = {
     "packages": list,
     "allow-partial": bool,
     "scrub-venvs": bool,
+    "generated": list,
 }
 
 
@@ -63,10 +67,16 @@ def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
     packages = section.get("packages")
     if packages is not None and not all(isinstance(p, str) and p for p in packages):
         raise GenstampError(f"{path}: tool.genstamp.packages must be a list of module names")
+    generated = section.get("generated", [])
+    if not all(isinstance(g, str) and g and not g.startswith("/") for g in generated):
+        raise GenstampError(
+            f"{path}: tool.genstamp.generated must be a list of globs relative to the work tree"
+        )
     evidence = section.get("evidence")
     return Config(
         evidence=(workdir / evidence) if evidence else None,
         packages=tuple(packages) if packages is not None else None,
         allow_partial=section.get("allow-partial", False),
         scrub_venvs=section.get("scrub-venvs", False),
+        generated=tuple(generated),
     )

@@ -7,17 +7,34 @@ none of them themselves, so that they can be tested over records in milliseconds
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
+from pygit2.enums import FileMode, FileStatus
 
-from genstamp import binding, evidence, generation
+from genstamp import binding, checkout_id, evidence, generation
 from genstamp.bytecode import PYCACHE
 from genstamp.errors import GenstampError
-from genstamp.identity import scan
+from genstamp.identity import added_blobs, scan
 from genstamp.repo import Checkout
-from genstamp.rules import Bytecode, Facts, Target, binding_problem, diff_pairs, read_audit
+from genstamp.rules import (
+    IGNORED,
+    INSTALLED,
+    UNTRACKED,
+    Bytecode,
+    Facts,
+    Submodule,
+    Target,
+    binding_problem,
+    diff_pairs,
+    output_path,
+    read_audit,
+)
+
+# Folders whose content an installer put there, wherever they are: never the checkout's code.
+INSTALLER_FOLDERS = frozenset(("site-packages", "dist-packages", "__pypackages__"))
 
 
 def gather(
@@ -58,13 +75,31 @@ def gather(
     repo = checkout.repo
     diffs: dict[tuple[str, str], tuple[str, ...] | None] = {}
     blobs: dict[str, str] | None = None
+    added: dict[tuple[str, str], str | None] = {}
+    placed: dict[str, str] = {}
+    views: dict[str, str] = {}
+    venvs: dict[str, bool] = {}
     # A report that does not bind is judged on that alone: its trees are not looked at.
     if report is not None and not binding_problem(report):
-        for a, b in diff_pairs(report, targets):
+        props = report.properties
+        loaded, _ = read_audit(props)
+        output = output_path(props)
+        if output and (loaded is None or output not in loaded.loaded):
+            trees = {props[binding.P_TREE_START], props[binding.P_TREE_END]}
+            views = without(repo, trees | {t.tree for t in targets}, output)
+        for a, b in diff_pairs(report, targets, views):
             diffs[(a, b)] = differing_paths(repo, a, b)
-        loaded, _ = read_audit(report.properties)
         if loaded is not None:
-            blobs = loaded_blobs(repo, report.properties[binding.P_TREE_END], loaded.loaded)
+            wanted = {
+                rel: loads
+                for rel, loads in loaded.loaded.items()
+                if not installed(checkout.workdir, rel, venvs)
+            }
+            blobs = loaded_blobs(checkout, props[binding.P_TREE_END], wanted)
+            if blobs is not None:
+                added = converted(checkout, props[binding.P_TREE_END], blobs, wanted)
+                flagged = [f.path for f in loaded.flags if not os.path.isabs(f.path)]
+                placed = placement(checkout, [*loaded.loaded, *flagged], blobs, venvs)
 
     return Facts(
         gitdir=str(checkout.gitdir),
@@ -78,8 +113,218 @@ def gather(
         targets=targets,
         diffs=diffs,
         tested_blobs=blobs,
-        bytecode=bytecode_listing(checkout.workdir, walk.bytecode),
+        bytecode=bytecode_listing(
+            checkout.workdir,
+            [rel for rel in walk.bytecode if not installed(checkout.workdir, rel, venvs)],
+        ),
+        added=added,
+        placed=placed,
+        submodules=dirty_submodules(checkout),
+        checkout_id=checkout_id.current(checkout.gitdir),
+        views=views,
     )
+
+
+def installed(root: Path, rel: str, venvs: dict[str, bool]) -> bool:
+    """Whether the work-tree path ``rel`` is the installer's: inside a virtual environment (a
+    folder holding ``pyvenv.cfg``) or a site-packages folder. ``venvs`` caches the answer per
+    folder."""
+    parts = rel.rstrip("/").split("/")
+    if any(part in INSTALLER_FOLDERS for part in parts[:-1]):
+        return True
+    for n in range(1, len(parts)):
+        folder = "/".join(parts[:n])
+        found = venvs.get(folder)
+        if found is None:
+            found = venvs[folder] = (root / folder / "pyvenv.cfg").is_file()
+        if found:
+            return True
+    return False
+
+
+def placement(
+    checkout: Checkout, paths: Iterable[str], blobs: Mapping[str, str], venvs: dict[str, bool]
+) -> dict[str, str]:
+    """Where each of ``paths`` that the tested tree does not hold lies: INSTALLED, IGNORED or
+    UNTRACKED."""
+    out: dict[str, str] = {}
+    for rel in paths:
+        if rel in blobs or rel in out:
+            continue
+        if installed(checkout.workdir, rel, venvs):
+            out[rel] = INSTALLED
+        else:
+            try:
+                ignored = checkout.repo.path_is_ignored(rel)
+            except pygit2.GitError:
+                ignored = False
+            out[rel] = IGNORED if ignored else UNTRACKED
+    return out
+
+
+def converted(
+    checkout: Checkout,
+    tested: str,
+    blobs: Mapping[str, str],
+    loaded: Mapping[str, Sequence[str]],
+) -> dict[tuple[str, str], str | None]:
+    """For each loaded (path, raw blob) that is not the tested blob: the blob ``git add``
+    would store for those bytes at that path, or None when that cannot be known. Asked only
+    for the files that differ raw, so a checkout without conversion pays nothing.
+
+    A file changed since the run cannot be converted (its bytes are gone); then the bytes
+    loaded count as tested when they are exactly what checking out the tested blob writes
+    (git's smudge side: what a clean clone of the tested tree runs)."""
+    differ = [
+        (rel, raw)
+        for rel, loads in loaded.items()
+        if rel in blobs
+        for raw in loads
+        if raw != blobs[rel]
+    ]
+    out: dict[tuple[str, str], str | None] = {}
+    while differ:
+        # One raw blob per path in each call: a path loaded twice is asked twice.
+        batch: dict[str, str] = {}
+        rest = []
+        for rel, raw in differ:
+            if rel in batch:
+                rest.append((rel, raw))
+            else:
+                batch[rel] = raw
+        for (owner, prefix), part in _by_repository(checkout, batch).items():
+            found = added_blobs(owner, {rel[len(prefix) :]: raw for rel, raw in part.items()})
+            out.update(((prefix + rel, batch[prefix + rel]), blob) for rel, blob in found.items())
+        differ = rest
+    unknown = [key for key, blob in out.items() if blob is None]
+    if unknown:
+        written = checkout_forms(checkout, tested, sorted({rel for rel, _ in unknown}))
+        for rel, raw in unknown:
+            if written.get(rel) == raw:
+                out[(rel, raw)] = blobs[rel]
+    return out
+
+
+def checkout_forms(checkout: Checkout, tree: str, paths: Sequence[str]) -> dict[str, str]:
+    """For each of ``paths`` in ``tree``: the blob id of the bytes a checkout writes for it
+    (``git cat-file --filters``: eol, ident and smudge filters as git applies them); paths
+    git cannot give are left out. One git process per path: asked only for files that changed
+    after the run."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
+    repo = checkout.repo
+    out: dict[str, str] = {}
+    for path in paths:
+        try:
+            blob = str(repo.revparse_single(f"{tree}:{path}").id)
+            proc = subprocess.run(
+                [
+                    *("git", f"--git-dir={repo.path}", f"--work-tree={checkout.workdir}"),
+                    *("cat-file", "--filters", f"--path={path}", blob),
+                ],
+                capture_output=True,
+                cwd=checkout.workdir,
+                env=env,
+            )
+        except (KeyError, ValueError, pygit2.GitError, OSError):
+            continue
+        if proc.returncode == 0:
+            out[path] = str(pygit2.hash(proc.stdout))
+    return out
+
+
+def _by_repository(
+    checkout: Checkout, paths: Mapping[str, str]
+) -> dict[tuple[Checkout, str], dict[str, str]]:
+    """``paths`` split by the repository whose work tree holds them: a path inside a
+    submodule's work tree is converted by the submodule's own attributes and filters."""
+    subs = {sub: _open_nested(checkout, sub) for sub in _submodule_paths(checkout)}
+    out: dict[tuple[Checkout, str], dict[str, str]] = {}
+    for rel, raw in paths.items():
+        owner, prefix = checkout, ""
+        for sub, nested in subs.items():
+            if nested is not None and rel.startswith(sub + "/"):
+                owner, prefix = nested, sub + "/"
+                break
+        out.setdefault((owner, prefix), {})[rel] = raw
+    return out
+
+
+def _submodule_paths(checkout: Checkout) -> list[str]:
+    """The submodules ``.gitmodules`` names (every ``git submodule add`` writes it)."""
+    if not (checkout.workdir / ".gitmodules").is_file():
+        return []
+    try:
+        return sorted(checkout.repo.listall_submodules(), key=len, reverse=True)
+    except pygit2.GitError:
+        return []
+
+
+def _open_nested(checkout: Checkout, sub: str) -> Checkout | None:
+    folder = checkout.workdir / sub
+    try:
+        nested = pygit2.Repository(str(folder), flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    except pygit2.GitError:
+        return None  # not checked out (git submodule update not run)
+    return Checkout(nested, folder.resolve(), Path(nested.path).resolve())
+
+
+def dirty_submodules(checkout: Checkout) -> tuple[Submodule, ...]:
+    """The submodules whose work tree holds a change (modified, staged, or untracked and not
+    ignored) that the commit the superproject records for them does not."""
+    out = []
+    for sub in sorted(_submodule_paths(checkout)):
+        nested = _open_nested(checkout, sub)
+        if nested is None:
+            continue
+        try:
+            status = nested.repo.status(untracked_files="all")
+        except pygit2.GitError as exc:
+            out.append(Submodule(sub, (f"its status cannot be read ({exc})",)))
+            continue
+        changes = sorted(
+            f"{sub}/{path}"
+            for path, flags in status.items()
+            if flags not in (FileStatus.CURRENT, FileStatus.IGNORED)
+        )
+        if changes:
+            out.append(Submodule(sub, tuple(changes)))
+    return tuple(out)
+
+
+def without(repo: pygit2.Repository, trees: Iterable[str], path: str) -> dict[str, str]:
+    """Each of ``trees`` with the file ``path`` left out (as git would write it: a folder
+    left empty goes too); trees not in the object store are left out."""
+    parts = path.split("/")
+    out = {}
+    for tree in trees:
+        found = _tree(repo, tree)
+        if found is not None:
+            out[tree] = str(_without(repo, found, parts))
+    return out
+
+
+def _without(repo: pygit2.Repository, tree: pygit2.Tree, parts: Sequence[str]) -> pygit2.Oid:
+    name = parts[0]
+    if name not in tree:
+        return tree.id
+    entry = tree[name]
+    builder = repo.TreeBuilder(tree)
+    if len(parts) == 1:
+        if entry.filemode not in (FileMode.BLOB, FileMode.BLOB_EXECUTABLE, FileMode.LINK):
+            return tree.id  # a folder or a submodule: not a report the run wrote
+        builder.remove(name)
+    else:
+        if not isinstance(entry, pygit2.Tree):
+            return tree.id
+        inner = _without(repo, entry, parts[1:])
+        if inner == entry.id:
+            return tree.id
+        inner_tree = repo.get(inner)
+        if isinstance(inner_tree, pygit2.Tree) and len(inner_tree) == 0:
+            builder.remove(name)
+        else:
+            builder.insert(name, inner, FileMode.TREE)
+    return builder.write()
 
 
 def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:
@@ -124,11 +369,12 @@ def bytecode_listing(root: Path, found: Sequence[str]) -> tuple[Bytecode, ...]:
 
 
 def loaded_blobs(
-    repo: pygit2.Repository, tested: str, loaded: Mapping[str, object]
+    checkout: Checkout, tested: str, loaded: Mapping[str, object]
 ) -> dict[str, str] | None:
     """The ids the files ``loaded`` names have in the tree ``tested`` (files not in it left
-    out); None when that tree is not in the object store."""
-    tree = _tree(repo, tested)
+    out), a file inside a submodule read from the commit the tree records for it; None when
+    that tree is not in the object store."""
+    tree = _tree(checkout.repo, tested)
     if tree is None:
         return None
     blobs = {}
@@ -136,8 +382,35 @@ def loaded_blobs(
         try:
             blobs[rel] = str(tree[rel].id)
         except KeyError:
-            continue  # an ignored file: not part of any tree
+            blob = _submodule_blob(checkout, tree, rel)
+            if blob is not None:
+                blobs[rel] = blob
     return blobs
+
+
+def _submodule_blob(checkout: Checkout, tree: pygit2.Tree, rel: str) -> str | None:
+    """The blob of ``rel`` in the commit that ``tree`` records for the submodule holding it,
+    or None (no submodule holds it, or its objects are not here)."""
+    parts = rel.split("/")
+    for n in range(1, len(parts)):
+        folder = "/".join(parts[:n])
+        try:
+            entry = tree[folder]
+        except KeyError:
+            return None
+        if entry.filemode != FileMode.COMMIT:
+            continue
+        nested = _open_nested(checkout, folder)
+        if nested is None:
+            return None
+        try:
+            commit = nested.repo.get(entry.id)
+            if not isinstance(commit, pygit2.Commit):
+                return None
+            return str(commit.tree["/".join(parts[n:])].id)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+    return None
 
 
 def differing_paths(repo: pygit2.Repository, a: str, b: str) -> tuple[str, ...] | None:

@@ -23,7 +23,17 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from genstamp import audit, binding, config, evidence, generation, junit, loader, selection
+from genstamp import (
+    audit,
+    binding,
+    checkout_id,
+    config,
+    evidence,
+    generation,
+    junit,
+    loader,
+    selection,
+)
 from genstamp.atomic import write_atomic
 from genstamp.coprocess import CoProcess
 from genstamp.errors import GenstampError
@@ -252,7 +262,7 @@ class Session:
         if failure is not None:
             raise failure
         assert merged is not None
-        props = _properties(start, trees.start, tree_end, head, reasons, merged)
+        props = _properties(start, trees.start, tree_end, head, reasons, merged, written)
         key = start.gen.key if start.gen else ""
         if written is None:
             assert dest.feed is not None
@@ -299,8 +309,11 @@ def _properties(
     head: str | None,
     reasons: list[str],
     merged: audit.Audit,
+    written: Path | None = None,
 ) -> dict[str, str]:
-    """The ``genstamp.*`` properties that bind this run's evidence."""
+    """The ``genstamp.*`` properties that bind this run's evidence; ``written``: the user's
+    --junitxml, recorded when inside the work tree (the gate leaves it out of the trees)."""
+    output = os.path.relpath(os.path.realpath(written), start.checkout.workdir) if written else ""
     return binding.new(
         runner="pytest",
         checkout=str(start.checkout.gitdir),
@@ -310,6 +323,8 @@ def _properties(
         head=head,
         partial=reasons,
         audit=merged.to_json(),
+        checkout_id=checkout_id.current(start.checkout.gitdir, create=True),
+        output="" if output.split(os.sep)[0] == ".." else output.replace(os.sep, "/"),
     ).properties()
 
 

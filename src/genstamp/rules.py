@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import functools
 import hmac
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp import __version__, audit, binding
@@ -39,6 +41,23 @@ class Bytecode(NamedTuple):
     sourceless: bool  # a legacy .pyc outside __pycache__ with no .py beside it
 
 
+# Where a loaded (or flagged) file that the tested tree does not hold lies in the work tree.
+INSTALLED = "installed"  # in a virtual environment or a site-packages: the installer's
+IGNORED = "ignored"  # git-ignored: a clean clone will not have it
+UNTRACKED = "untracked"  # neither (the tree holds every other file: it was not tested)
+
+STALE_EXTENSION = "stale-extension"  # the audit's flag for an extension older than its source
+
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+class Submodule(NamedTuple):
+    """A submodule whose work tree holds changes its recorded commit does not."""
+
+    path: str  # relative to the superproject's work tree
+    changes: tuple[str, ...]  # paths inside it: modified, staged, or untracked and not ignored
+
+
 class Facts(NamedTuple):
     """Everything the rules look at, gathered beforehand by ``genstamp.facts.gather``."""
 
@@ -58,6 +77,17 @@ class Facts(NamedTuple):
     # not in it, such as ignored ones, absent); None when the tested tree is not in the store.
     tested_blobs: Mapping[str, str] | None
     bytecode: tuple[Bytecode, ...]
+    # For (loaded path, raw blob id) pairs whose raw blob is not the tested one: the blob
+    # `git add` would store for those bytes at that path (autocrlf, eol, filters), or None when
+    # that cannot be known (the file changed since): the raw blob is then what counts.
+    added: Mapping[tuple[str, str], str | None] = _EMPTY
+    # For loaded or flagged paths the tested tree does not hold: INSTALLED, IGNORED or UNTRACKED.
+    placed: Mapping[str, str] = _EMPTY
+    submodules: tuple[Submodule, ...] = ()  # the submodules with changes in their work trees
+    checkout_id: str = ""  # this checkout's id (genstamp.checkout_id.current), "" when none
+    # Each tree the messages compare, seen without the run's own output file (the report it
+    # was asked to write in the work tree); a tree absent here is seen as it is.
+    views: Mapping[str, str] = _EMPTY
 
 
 class Failure(NamedTuple):
@@ -147,25 +177,44 @@ def _read_audit(text: str) -> tuple[audit.Audit | None, str]:
         )
 
 
-def mismatching(tested: str, targets: Sequence[Target]) -> list[tuple[str, list[str]]]:
-    """The trees among ``targets`` that are not ``tested``, each with its labels, in order."""
+def mismatching(
+    tested: str, targets: Sequence[Target], views: Mapping[str, str] = _EMPTY
+) -> list[tuple[str, list[str]]]:
+    """The trees among ``targets`` that are not ``tested`` (each seen as ``views`` shows it),
+    each with its labels, in order."""
     trees: dict[str, list[str]] = {}
     for target in targets:
-        if target.tree != tested:
+        if views.get(target.tree, target.tree) != views.get(tested, tested):
             trees.setdefault(target.tree, []).append(target.label)
     return list(trees.items())
 
 
-def diff_pairs(report: Report, targets: Sequence[Target]) -> list[tuple[str, str]]:
-    """The (old, new) tree pairs whose differing paths the messages name: a few mismatching
-    targets (a push of thousands of refs gets a few diffs) and the tree's start and end."""
+def diff_pairs(
+    report: Report, targets: Sequence[Target], views: Mapping[str, str] = _EMPTY
+) -> list[tuple[str, str]]:
+    """The (old, new) tree pairs whose differing paths the messages name, as ``views`` shows
+    them: a few mismatching targets (a push of thousands of refs gets a few diffs) and the
+    tree's start and end."""
     props = report.properties
     tested = props[binding.P_TREE_END]
-    pairs = [(tested, tree) for tree, _ in mismatching(tested, targets)[:TREE_LIMIT]]
+    seen = views.get(tested, tested)
+    pairs = [
+        (seen, views.get(tree, tree))
+        for tree, _ in mismatching(tested, targets, views)[:TREE_LIMIT]
+    ]
     start = str(props.get(binding.P_TREE_START))
-    if start != tested:
-        pairs.append((start, tested))
+    if views.get(start, start) != seen:
+        pairs.append((views.get(start, start), seen))
     return pairs
+
+
+def output_path(props: Mapping[str, str]) -> str:
+    """The report the run wrote inside the work tree ("" when none): the run's output, left
+    out of the trees compared unless the tests loaded it as code."""
+    output = props.get(binding.P_OUTPUT, "")
+    if not output or output.startswith("/") or ".." in output.split("/"):
+        return ""
+    return output
 
 
 class _Bound(NamedTuple):
@@ -184,17 +233,40 @@ def _bound(facts: Facts) -> _Bound | None:
     return _Bound(props, props[binding.P_TREE_END], report)
 
 
+def _same_checkout(facts: Facts, props: Mapping[str, str]) -> bool:
+    """Whether this checkout ran the tests: its id and git dir (device, inode) when the
+    evidence records them (a move keeps both, a copy only the id), else the git dir's path."""
+    recorded = props.get(binding.P_CHECKOUT_ID)
+    if recorded:
+        return hmac.compare_digest(recorded, facts.checkout_id)
+    return props.get(binding.P_CHECKOUT) == facts.gitdir
+
+
 def _same_generation(facts: Facts, bound: _Bound) -> bool:
     gen = facts.generation
     return (
         gen is not None
         and bound.props.get(binding.P_GENERATION, binding.NONE) == gen.id
-        and bound.props.get(binding.P_CHECKOUT) == facts.gitdir
+        and _same_checkout(facts, bound.props)
     )
 
 
+def fresh_tree(facts: Facts) -> str | None:
+    """The tree (as the views show it) that evidence of the current generation, run in this
+    checkout, tested; None when there is no such evidence. Its verdict on that tree is newer
+    than any remembered one."""
+    bound = _bound(facts)
+    if bound is None or not _same_generation(facts, bound):
+        return None
+    return _view(facts, bound.tested)
+
+
+def _view(facts: Facts, tree: str) -> str:
+    return facts.views.get(tree, tree)
+
+
 def _differing_paths(facts: Facts, a: str, b: str) -> str:
-    paths = facts.diffs[(a, b)]
+    paths = facts.diffs[(_view(facts, a), _view(facts, b))]
     if paths is None:
         return "the tested tree is no longer in the object store, so the paths cannot be named"
     return "differs in " + limit(paths, PATH_LIMIT) if paths else "no paths differ"
@@ -250,8 +322,9 @@ def _stale_generation(facts: Facts, settings: Config) -> Iterator[str]:
         return
     ev_gen = bound.props.get(binding.P_GENERATION, binding.NONE)
     where = bound.props.get(binding.P_CHECKOUT)
+    same = _same_checkout(facts, bound.props)
     if ev_gen != gen.id:
-        origin = "" if where == facts.gitdir else f", in another checkout ({where or ''})"
+        origin = "" if same else f", in another checkout ({where or ''})"
         mtime = facts.report_mtime_ns
         hint = (
             "; the file also predates the stamp"
@@ -262,7 +335,7 @@ def _stale_generation(facts: Facts, settings: Config) -> Iterator[str]:
             f"the evidence is from generation {ev_gen[:12]}{origin}, the current one is "
             f"{gen.id[:12]} (begun {gen.created} by {gen.trigger}){hint}"
         )
-    elif where != facts.gitdir:
+    elif not same:
         # The same generation id elsewhere: a copied (cp -r) checkout carries its stamp and
         # evidence along, but not the environment the tests ran in.
         yield f"the evidence was recorded in another checkout ({where}), not {facts.gitdir}"
@@ -275,7 +348,7 @@ def _tree_mismatch(facts: Facts, settings: Config) -> Iterator[str]:
     if bound is None:
         return
     tested = bound.tested
-    trees = mismatching(tested, facts.targets)
+    trees = mismatching(tested, facts.targets, facts.views)
     for tree, labels in trees[:TREE_LIMIT]:
         verb = "is" if len(labels) == 1 else "are"
         yield (
@@ -298,24 +371,83 @@ def _tree_moved(facts: Facts, settings: Config) -> Iterator[str]:
         return
     tested = bound.tested
     start = str(bound.props.get(binding.P_TREE_START))
-    if start != tested:
+    if _view(facts, start) != _view(facts, tested):
         yield (
             f"the tree changed while the tests ran ({start[:12]} -> {tested[:12]}): "
             f"{_differing_paths(facts, start, tested)}"
         )
-    loaded, _ = read_audit(bound.props)
+
+
+def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str]:
+    """Code the tests loaded that is not the tested tree's: a blob that differs from the
+    tree's for its path once git's conversion is applied (a CRLF checkout, a clean filter),
+    or a file the tree does not hold that is neither ignored nor installed."""
+    bound = _bound(facts)
+    loaded = read_audit(bound.props)[0] if bound is not None else None
     blobs = facts.tested_blobs
-    if loaded is not None and blobs is not None:
-        differ = [
-            rel
-            for rel, loads in loaded.loaded.items()
-            if rel in blobs and any(blob != blobs[rel] for blob in loads)
-        ]
-        if differ:
-            yield (
-                "code loaded by the tests differs from the tested tree: "
-                f"{limit(differ, PATH_LIMIT)}"
-            )
+    if loaded is None or blobs is None:
+        return
+    differ: list[str] = []
+    absent: list[str] = []
+    for rel, loads in loaded.loaded.items():
+        if rel in blobs:
+            if any(not _tested_blob(facts, rel, raw, blobs[rel]) for raw in loads):
+                differ.append(rel)
+        elif facts.placed.get(rel) not in (INSTALLED, IGNORED):
+            absent.append(rel)  # ignored files are ignored-code's; unknown is not tested
+    if differ:
+        yield f"code loaded by the tests differs from the tested tree: {limit(differ, PATH_LIMIT)}"
+    if absent:
+        yield (f"code loaded by the tests is not in the tested tree: {limit(absent, PATH_LIMIT)}")
+
+
+def _tested_blob(facts: Facts, rel: str, raw: str, tested: str) -> bool:
+    """Whether the bytes loaded (raw blob id ``raw``) are what the tree holds, as ``git add``
+    would store them at ``rel``; where that cannot be known the raw blob must match."""
+    return raw == tested or facts.added.get((rel, raw)) == tested
+
+
+def generated(path: str, globs: Sequence[str]) -> bool:
+    """Whether ``path`` matches one of ``globs`` (``*`` and ``?`` within a folder, ``**``
+    across folders), as ``[tool.genstamp] generated`` names the files the build makes."""
+    return any(_glob(g).fullmatch(path) for g in globs)
+
+
+@functools.lru_cache(maxsize=64)
+def _glob(pattern: str) -> re.Pattern[str]:
+    out = []
+    for part in re.split(r"(\*\*/|\*\*|\*|\?)", pattern):
+        out.append(
+            {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(part) or re.escape(part)
+        )
+    return re.compile("".join(out))
+
+
+def _ignored_code(facts: Facts, settings: Config) -> Iterator[str]:
+    bound = _bound(facts)
+    loaded = read_audit(bound.props)[0] if bound is not None else None
+    if loaded is None or facts.tested_blobs is None:
+        return
+    found = [
+        rel
+        for rel in loaded.loaded
+        if rel not in facts.tested_blobs
+        and facts.placed.get(rel) == IGNORED
+        and not generated(rel, settings.generated)
+    ]
+    if found:
+        yield (
+            "the tests loaded code from git-ignored files, which a clean clone does not have: "
+            f"{limit(found, PATH_LIMIT)}"
+        )
+
+
+def _dirty_submodule(facts: Facts, settings: Config) -> Iterator[str]:
+    for sub in facts.submodules:
+        yield (
+            f"submodule {sub.path} has changes its recorded commit does not hold: "
+            f"{limit(sub.changes, PATH_LIMIT)}"
+        )
 
 
 def _stale_bytecode(facts: Facts, settings: Config) -> Iterator[str]:
@@ -332,15 +464,30 @@ def _stale_bytecode(facts: Facts, settings: Config) -> Iterator[str]:
             found.append(f"{pyc.path} is sourceless bytecode (no {source})")
         elif gen is not None and pyc.mtime_ns < gen.created_ns:
             found.append(f"{pyc.path} is older than the generation")
-    loaded, _ = read_audit(bound.props)
-    if loaded is not None:
-        found += [
-            f"{f.module} ({f.path}: {f.detail})"
-            for f in loaded.flags
-            if f.kind in (audit.STALE, audit.SOURCELESS)
-        ]
+    found += _flagged(facts, bound, (audit.STALE, audit.SOURCELESS))
     if found:
         yield limit(found, FLAG_LIMIT)
+
+
+def _flagged(facts: Facts, bound: _Bound, kinds: Sequence[str]) -> list[str]:
+    """The audit's flags of ``kinds``, as ``module (path: detail)``; an installed package's
+    bytecode or extension is the installer's business, not the checkout's."""
+    loaded, _ = read_audit(bound.props)
+    if loaded is None:
+        return []
+    return [
+        f"{f.module} ({f.path}: {f.detail})"
+        for f in loaded.flags
+        if f.kind in kinds and facts.placed.get(f.path) != INSTALLED
+    ]
+
+
+def _stale_extension(facts: Facts, settings: Config) -> Iterator[str]:
+    bound = _bound(facts)
+    if bound is not None:
+        found = _flagged(facts, bound, (STALE_EXTENSION,))
+        if found:
+            yield limit(found, FLAG_LIMIT)
 
 
 def _foreign_origin(facts: Facts, settings: Config) -> Iterator[str]:
@@ -414,9 +561,31 @@ TABLE = (
         _tree_moved,
     ),
     Rule(
+        "loaded-not-tested",
+        "the tests ran code the tested tree does not hold (a file changed or was added during "
+        "the run?): keep the tree still, then rerun",
+        _loaded_not_tested,
+    ),
+    Rule(
+        "ignored-code",
+        "stop ignoring the file and commit it, or declare it in [tool.genstamp] generated "
+        "when the build makes it, then rerun",
+        _ignored_code,
+    ),
+    Rule(
+        "dirty-submodule",
+        "commit inside the submodule and `git add` it here (or stash its changes), then rerun",
+        _dirty_submodule,
+    ),
+    Rule(
         "stale-bytecode",
         "run `genstamp stamp` to scrub bytecode, then rerun the tests",
         _stale_bytecode,
+    ),
+    Rule(
+        "stale-extension",
+        "rebuild the extension module in place with the command named, then rerun the tests",
+        _stale_extension,
     ),
     Rule(
         "foreign-origin",

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from genstamp import binding, config, evidence, generation
+from genstamp import binding, checkout_id, config, evidence, generation
 from genstamp.errors import GenstampError
 from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id
@@ -58,6 +58,7 @@ def run(
         partial=["genstamp run cannot see the runner's selection"],
         selection_checked=False,
         audit="unavailable",
+        checkout_id=checkout_id.current(checkout.gitdir, create=True),
     )
     try:
         evidence.bind(path, bound.properties(), gen.key if gen else "")

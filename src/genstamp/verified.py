@@ -1,0 +1,73 @@
+"""Trees the gate accepted in this checkout, remembered so that a later push of any commit
+with one of them is accepted whatever generation is current.
+
+What is kept is a verdict, made by the gate after the run with the run's audit already checked,
+on exactly that tree: never evidence older than the tree it vouches for. Kept in the git dir
+(``genstamp/verified.json``), the most recent ``LIMIT`` trees, written atomically, and bound to
+the checkout (``genstamp.checkout_id``): a ``cp -r`` copy does not inherit its verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from genstamp import checkout_id, versioned
+from genstamp.atomic import write_atomic
+from genstamp.errors import GenstampError
+from genstamp.repo import STATE_DIR
+
+FILE = "verified.json"
+FORMAT = "genstamp-verified"
+VERSION = 1
+LIMIT = 200  # trees kept; the oldest verdicts are dropped first
+
+
+def path_of(gitdir: Path) -> Path:
+    return gitdir / STATE_DIR / FILE
+
+
+def trees(gitdir: Path) -> dict[str, int]:
+    """Each tree remembered in this checkout (hex) and when it was accepted (seconds since the
+    epoch), oldest first; empty when nothing is remembered here."""
+    path = path_of(gitdir)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    remedy = f"delete {path} (only earlier verdicts are forgotten)"
+    data = versioned.parse(raw, path, FORMAT, VERSION, "verdict store", remedy)
+    if data.get("checkout") != checkout_id.current(gitdir):
+        return {}  # verdicts of the checkout this one was copied from
+    entries = data.get("trees")
+    if not isinstance(entries, list) or not all(
+        isinstance(e, list)
+        and len(e) == 2
+        and isinstance(e[0], str)
+        and len(e[0]) in (40, 64)
+        and isinstance(e[1], int)
+        for e in entries
+    ):
+        raise GenstampError(f"{path} has a malformed list of trees", remedy)
+    return {tree: when for tree, when in entries}
+
+
+def remember(gitdir: Path, accepted: Iterable[str], *, now: int | None = None) -> None:
+    """Add the ``accepted`` trees (as the most recent), keep the last ``LIMIT``."""
+    kept = trees(gitdir)
+    stamp = int(time.time()) if now is None else now
+    for tree in accepted:
+        kept.pop(tree, None)
+        kept[tree] = stamp
+    entries = [[tree, when] for tree, when in kept.items()][-LIMIT:]
+    here = checkout_id.current(gitdir, create=True)
+    data = {"format": FORMAT, "version": VERSION, "checkout": here, "trees": entries}
+    path = path_of(gitdir)
+    try:
+        write_atomic(path, json.dumps(data, separators=(",", ":")).encode())
+    except OSError as exc:
+        raise GenstampError(f"cannot write {path}: {exc.strerror or exc}") from exc

@@ -1,0 +1,379 @@
+"""The gate's verdict on what ran, end to end (issues 11 and 13): real git, real pytest.
+
+Each story builds an ordinary set-up that the gate once judged wrongly, and a control one change
+away: a CRLF clone and a clean filter (git's conversion), code in an ignored folder, an in-project
+virtual environment, a submodule, a JUnit report inside the work tree, a moved and a copied
+checkout, and a push of a commit whose tree was verified earlier.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import (
+    RunGenstamp,
+    commit_all,
+    git,
+    init_repo,
+    run_genstamp,
+    run_pytest,
+    subprocess_env,
+    write_calc,
+)
+from test_verify_e2e import message, rules, run_tests, stamp, verdict
+
+import genstamp as genstamp_package
+
+CALC = Path("src", "calc", "__init__.py")
+Z40 = "0" * 40
+
+
+def green(genstamp: RunGenstamp, repo: Path, *args: str) -> None:
+    """Stamp, then a full green pytest run."""
+    stamp(genstamp, repo)
+    proc = run_tests(repo, *args)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def push(repo: Path, local: str, remote_ref: str) -> subprocess.CompletedProcess[str]:
+    """The pre-push hook as git runs it: ``git push origin LOCAL:REMOTE_REF``."""
+    sha = git(repo, "rev-parse", local)
+    line = f"refs/heads/{local} {sha} refs/heads/{remote_ref} {Z40}\n"
+    return run_genstamp(repo, "hook", "pre-push", "origin", "file:///nowhere", stdin=line)
+
+
+# -- git's conversion: the loaded bytes are judged as `git add` would store them ------------------
+
+
+def test_a_crlf_clone_is_accepted_after_a_green_run_and_refused_after_an_edit(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    clone = tmp_path / "crlf"
+    git(tmp_path, "clone", "-q", "-c", "core.autocrlf=true", str(project), str(clone))
+    assert b"\r\n" in (clone / CALC).read_bytes()  # what the tests load is not the blob
+    green(genstamp, clone)
+    code, data = verdict(genstamp, clone)
+    assert (code, rules(data)) == (0, []), data
+    (clone / CALC).write_bytes(b"def add(a, b):\r\n    return a - b\r\n")
+    code, data = verdict(genstamp, clone)
+    assert (code, rules(data)) == (1, ["tree-mismatch"])
+    assert CALC.as_posix() in message(data, "tree-mismatch")
+    # the tested commit is still what the tests ran, though its file has changed since (the
+    # loaded bytes are what checking out the tested blob writes)
+    code, data = verdict(genstamp, clone, "--rev", "HEAD")
+    assert (code, rules(data)) == (0, []), data
+
+
+def test_a_clean_filter_repository_edit_test_commit_push_is_accepted(
+    repo: Path, genstamp: RunGenstamp
+) -> None:
+    write_calc(repo)
+    (repo / ".gitattributes").write_text("*.py filter=notes\n")
+    # nbstripout's shape: the work tree holds lines the repository never stores
+    git(repo, "config", "filter.notes.clean", "sed -e '/# local note/d'")
+    git(repo, "config", "filter.notes.smudge", "cat")
+    commit_all(repo, "calc")
+    (repo / CALC).write_text("def add(a, b):  \n    # local note\n    return a + b\n")
+    green(genstamp, repo)
+    assert verdict(genstamp, repo)[0] == 0
+    commit_all(repo, "edit")
+    assert "# local note" not in git(repo, "show", f"HEAD:{CALC.as_posix()}")
+    proc = push(repo, "main", "main")
+    assert proc.returncode == 0, proc.stderr
+    # control: an edit the filter does not remove is not what was tested
+    (repo / CALC).write_text("def add(a, b):\n    # local note\n    return b + a\n")
+    commit_all(repo, "untested")
+    proc = push(repo, "main", "main")
+    assert proc.returncode == 1 and "tree-mismatch" in proc.stderr, proc.stderr
+
+
+# -- code the clean clone will not have -----------------------------------------------------------
+
+
+def _ignored_lib(repo: Path, *, generated: bool) -> None:
+    write_calc(
+        repo,
+        tests="from helper import twice\n\n\ndef test_twice():\n    assert twice(2) == 4\n",
+        gitignore="__pycache__/\n*.py[co]\nlib/\n",  # as the stock Python .gitignore does
+    )
+    (repo / "lib" / "helper").mkdir(parents=True)
+    (repo / "lib" / "helper" / "__init__.py").write_text("def twice(x):\n    return 2 * x\n")
+    declared = '\n[tool.genstamp]\ngenerated = ["lib/**/*.py"]\n' if generated else ""
+    (repo / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src", "lib"]\n' + declared
+    )
+    commit_all(repo, "tests that import an ignored package")
+
+
+def test_code_loaded_from_an_ignored_folder_is_refused_naming_the_file(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    _ignored_lib(repo, generated=False)
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == (1, ["ignored-code"])
+    assert "lib/helper/__init__.py" in message(data, "ignored-code")
+    # what the gate foresees: the clean clone cannot import it
+    clone = tmp_path / "clean"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    assert run_pytest(clone, "-p", "no:genstamp").returncode != 0
+
+
+def test_code_the_project_declares_generated_is_accepted(repo: Path, genstamp: RunGenstamp) -> None:
+    _ignored_lib(repo, generated=True)
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == (0, []), data
+
+
+# -- installed code is the installer's -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def venv_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project whose test environment is a `python -m venv .venv` inside it, with genstamp
+    (this source) and pytest installed by pip: its bytecode predates every generation."""
+    repo = init_repo(tmp_path_factory.mktemp("venv") / "repo")
+    write_calc(
+        repo,
+        tests="from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+        gitignore="__pycache__/\n*.py[co]\n.venv/\n",
+    )
+    commit_all(repo, "calc")
+    env = subprocess_env(bytecode=True)
+    subprocess.run([sys.executable, "-m", "venv", ".venv"], cwd=repo, check=True, env=env)
+    source = Path(genstamp_package.__file__).resolve().parents[2]
+    pip = subprocess.run(
+        [str(repo / ".venv/bin/python"), "-m", "pip", "install", "-q", "pytest", str(source)],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    if pip.returncode != 0:
+        pytest.skip(f"cannot install into a virtual environment here: {pip.stderr[-300:]}")
+    return repo
+
+
+def test_an_in_project_venv_is_accepted_after_a_green_run_and_refused_after_an_edit(
+    venv_project: Path, genstamp: RunGenstamp
+) -> None:
+    repo = venv_project
+    stamp(genstamp, repo)
+    proc = subprocess.run(
+        [str(repo / ".venv/bin/python"), "-m", "pytest", "-q"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(bytecode=True),
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == (0, []), data
+    (repo / CALC).write_text("def add(a, b):\n    return a - b\n")
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == (1, ["tree-mismatch"])
+    (repo / CALC).write_text("def add(a, b):\n    return a + b\n")
+
+
+# -- submodules ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def with_submodule(repo: Path, tmp_path: Path) -> Path:
+    """A project whose tests import ``vendorlib`` from a submodule at ``vendor``."""
+    lib = init_repo(tmp_path / "libsrc")
+    (lib / "vendorlib").mkdir()
+    (lib / "vendorlib" / "__init__.py").write_text("VALUE = 1\n")
+    commit_all(lib, "lib")
+    write_calc(
+        repo,
+        tests="from vendorlib import VALUE\n\n\ndef test_value():\n    assert VALUE > 0\n",
+    )
+    (repo / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src", "vendor"]\n'
+    )
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor")
+    commit_all(repo, "calc with a submodule")
+    return repo
+
+
+def test_a_clean_submodule_is_accepted(with_submodule: Path, genstamp: RunGenstamp) -> None:
+    green(genstamp, with_submodule)
+    code, data = verdict(genstamp, with_submodule)
+    assert (code, rules(data)) == (0, []), data
+
+
+def test_an_edit_inside_a_submodule_the_tests_import_is_refused(
+    with_submodule: Path, genstamp: RunGenstamp
+) -> None:
+    repo = with_submodule
+    (repo / "vendor" / "vendorlib" / "__init__.py").write_text("VALUE = 2\n")
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    # the tree records the submodule's commit, which does not hold what the tests loaded
+    assert (code, rules(data)) == (1, ["loaded-not-tested", "dirty-submodule"])
+    assert "vendor/vendorlib/__init__.py" in message(data, "loaded-not-tested")
+    assert "submodule vendor has changes" in message(data, "dirty-submodule")
+    # the remedy: commit inside it, add it here, test again
+    git(repo / "vendor", "commit", "-qam", "value 2")
+    commit_all(repo, "bump vendor")
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == (0, []), data
+
+
+def test_an_untracked_file_in_a_submodule_is_refused_though_not_imported(
+    with_submodule: Path, genstamp: RunGenstamp
+) -> None:
+    repo = with_submodule
+    (repo / "vendor" / "data.txt").write_text("not in the submodule's commit\n")
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == (1, ["dirty-submodule"])
+    assert "vendor/data.txt" in message(data, "dirty-submodule")
+    # control: an ignored file inside it is not a change
+    (repo / "vendor" / "data.txt").unlink()
+    info = Path(git(repo / "vendor", "rev-parse", "--absolute-git-dir")) / "info"
+    info.mkdir(exist_ok=True)
+    (info / "exclude").write_text("*.log\n")
+    (repo / "vendor" / "run.log").write_text("ignored\n")
+    assert verdict(genstamp, repo)[0] == 0
+
+
+# -- the run's own report -------------------------------------------------------------------------
+
+
+def test_a_junitxml_report_in_the_work_tree_is_output_not_tested(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    green(genstamp, project, "--junitxml=report.xml")
+    assert git(project, "status", "--porcelain") == "?? report.xml"  # not ignored
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (0, []), data
+    # a second run rewrites it while the tree is taken: still the run's output
+    proc = run_tests(project, "--junitxml=report.xml")
+    assert proc.returncode == 0
+    assert verdict(genstamp, project)[0] == 0
+    # a commit that adds exactly the report
+    commit_all(project, "add the report")
+    code, data = verdict(genstamp, project, "--rev", "HEAD")
+    assert (code, rules(data)) == (0, []), data
+
+
+def test_a_commit_adding_the_report_and_another_change_is_refused(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    green(genstamp, project, "--junitxml=report.xml")
+    (project / CALC).write_text("def add(a, b):\n    return a - b\n")
+    commit_all(project, "the report and an untested edit")
+    code, data = verdict(genstamp, project, "--rev", "HEAD")
+    assert (code, rules(data)) == (1, ["tree-mismatch"])
+    said = message(data, "tree-mismatch")
+    assert CALC.as_posix() in said and "report.xml" not in said
+
+
+def test_a_report_the_tests_load_as_code_is_not_left_out(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """--junitxml naming a module: the run overwrites code it loaded, which is not output."""
+    extra = project / "src" / "calc" / "extra.py"
+    extra.write_text("X = 1\n")
+    (project / "tests" / "test_extra.py").write_text(
+        "import calc.extra\n\n\ndef test_x():\n    assert calc.extra.X == 1\n"
+    )
+    commit_all(project, "extra")
+    green(genstamp, project, "--junitxml=src/calc/extra.py")
+    code, data = verdict(genstamp, project, "--rev", "HEAD")
+    assert code == 1 and "tree-mismatch" in rules(data), data
+
+
+# -- which checkout: moved, copied, linked ---------------------------------------------------------
+
+
+def test_a_moved_checkout_keeps_its_evidence_and_a_copy_does_not(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    green(genstamp, project)
+    assert verdict(genstamp, project)[0] == 0
+    moved = tmp_path / "moved"
+    os.rename(project, moved)  # mv repo repo2
+    code, data = verdict(genstamp, moved)
+    assert (code, rules(data)) == (0, []), data
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-r", str(moved), str(copy)], check=True)
+    code, data = verdict(genstamp, copy)
+    assert (code, rules(data)) == (1, ["stale-generation"])
+    # where the tests ran, and where the copy is
+    said = message(data, "stale-generation")
+    assert f"recorded in another checkout ({project / '.git'})" in said
+    assert f"not {copy / '.git'}" in said
+    # nor do the copy's pushes ride on the verdicts of the checkout it was copied from
+    assert push(copy, "main", "release").returncode == 1
+    assert push(moved, "main", "release").returncode == 0
+
+
+def test_a_linked_worktree_is_accepted_and_moving_it_keeps_its_evidence(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", str(linked), "-b", "side")
+    stamp(genstamp, linked)
+    assert run_pytest(linked).returncode == 0
+    code, data = verdict(genstamp, linked)
+    assert (code, rules(data)) == (0, []), data
+    moved = tmp_path / "linked-moved"
+    git(project, "worktree", "move", str(linked), str(moved))
+    assert verdict(genstamp, moved)[0] == 0
+    # its evidence, copied to the main worktree (same commit), does not vouch for that one
+    stamp(genstamp, project)
+    state = Path(git(moved, "rev-parse", "--absolute-git-dir")) / "genstamp"
+    shutil.copy(state / "evidence.xml", project / ".git" / "genstamp" / "evidence.xml")
+    code, data = verdict(genstamp, project)
+    assert code == 1 and "stale-generation" in rules(data), data
+
+
+# -- verdicts remembered per tree ------------------------------------------------------------------
+
+
+def test_a_push_of_a_tree_verified_earlier_is_accepted_after_more_work(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    green(genstamp, project)
+    assert verdict(genstamp, project)[0] == 0  # main's tree, verified
+    # more work: a new generation, an edit tested (but not yet committed)
+    (project / "src" / "calc" / "more.py").write_text("MORE = 1\n")
+    green(genstamp, project)
+    proc = push(project, "main", "release")
+    assert proc.returncode == 0, proc.stderr
+    # control: a commit whose tree was never verified
+    commit_all(project, "more")
+    (project / CALC).write_text("def add(a, b):\n    return b + a\n")
+    commit_all(project, "never tested")
+    proc = push(project, "main", "release")
+    assert proc.returncode == 1 and "tree-mismatch" in proc.stderr, proc.stderr
+
+
+def test_a_newer_failing_run_on_a_verified_tree_is_not_outvoted(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    green(genstamp, project)
+    assert verdict(genstamp, project, "--rev", "HEAD")[0] == 0
+    (project / "tests" / "conftest.py").write_text(
+        "import os\n\n\ndef pytest_runtest_setup(item):\n"
+        "    assert not os.environ.get('BREAK_IT')\n"
+    )
+    commit_all(project, "a conftest that can fail")
+    green(genstamp, project)
+    assert verdict(genstamp, project, "--rev", "HEAD")[0] == 0
+    proc = run_pytest(project, env=subprocess_env(BREAK_IT="1"))
+    assert proc.returncode == 1
+    code, data = verdict(genstamp, project, "--rev", "HEAD")
+    assert (code, rules(data)) == (1, ["tests-failed"])
