@@ -226,6 +226,59 @@ def _pre_push_hook(args: argparse.Namespace, checkout: Checkout) -> int:
     return EXIT_OK if verdict.ok else EXIT_REFUSED
 
 
+def cmd_install(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp import install
+
+    if args.uninstall:
+        report = install.uninstall(checkout)
+    else:
+        report = install.install(
+            checkout,
+            pre_commit=args.pre_commit,
+            plain=args.plain,
+            repo=args.repo,
+            rev=args.rev,
+            command=install.genstamp_command(),
+        )
+    how = "with pre-commit" if report.mode == "pre-commit" else "as plain git hooks"
+    if report.mode == "uninstall":
+        done = "restored" if report.changed else "nothing to restore"
+        print(
+            f"genstamp uninstalled: {done}{': ' if report.changed else ''}"
+            f"{', '.join(report.changed)}"
+        )
+    elif report.changed:
+        print(f"genstamp installed {how}: changed {', '.join(report.changed)}")
+    else:
+        print(f"genstamp is installed {how} already: nothing changed")
+    for note in report.notes:
+        print(f"note: {note}")
+    if report.mode != "uninstall":
+        gen = generation.current(checkout)
+        if gen is None:
+            settings = config.load(checkout.workdir)
+            gen, result = restamp.begin(
+                checkout, venvs=settings.scrub_venvs, why="genstamp install"
+            )
+            scrubbed = _scrub_line(result) if result is not None else ""
+            print(f"generation {gen.id[:12]} begun: tree {gen.tree[:12]}; {scrubbed}")
+        else:
+            print(f"generation {gen.id[:12]} kept (tree {gen.tree[:12]})")
+    return EXIT_OK
+
+
+def cmd_doctor(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp import doctor
+
+    checks = doctor.run(checkout, python=args.python)
+    if args.json:
+        _print_json({"ok": doctor.passed(checks), "checks": [c._asdict() for c in checks]})
+    else:
+        for check in checks:
+            print(check.line())
+    return EXIT_OK if doctor.passed(checks) else EXIT_REFUSED
+
+
 def cmd_check_bytecode(args: argparse.Namespace, checkout: Checkout | None) -> int:
     files: list[str] = list(args.files)
     if not files and checkout is not None:
@@ -413,6 +466,44 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("git_args", nargs="*", help="git's own hook arguments")
     p.set_defaults(func=cmd_hook, no_checkout_ok=True)  # a post-* hook warns, never fails
+
+    p = command(
+        "install",
+        "set this repository up: hooks, hook types, the first generation",
+        "Set this repository up in one command. With pre-commit (a .pre-commit-config.yaml, or "
+        "--pre-commit): add genstamp's hooks and the hook types they need to the config, run "
+        "`pre-commit install`, and install genstamp's own pre-push, which judges every pushed "
+        "ref. Without: install genstamp's post-checkout, post-merge, post-rewrite and pre-push "
+        "hooks. A hook already there is kept and run after genstamp's. Begins the first "
+        "generation. Running it again changes nothing; --uninstall restores what was there.",
+    )
+    way = p.add_mutually_exclusive_group()
+    way.add_argument("--pre-commit", action="store_true", help="set up through pre-commit")
+    way.add_argument("--plain", action="store_true", help="plain git hooks, even with pre-commit")
+    p.add_argument("--uninstall", action="store_true", help="restore what was there before")
+    p.add_argument(
+        "--repo",
+        metavar="URL",
+        help="the genstamp repository the pre-commit config pins (default: where this "
+        "genstamp was installed from)",
+    )
+    p.add_argument("--rev", metavar="REV", help="the tag or commit to pin (with --repo)")
+    p.set_defaults(func=cmd_install)
+
+    p = command(
+        "doctor",
+        "check the whole set-up and name each fix",
+        "Check the hooks, the pre-push, the plugin in the test environment, the generation, "
+        "the environment and the configuration: one line per check, `ok|warn|fail: what — "
+        "remedy`. Exit 1 when a check fails.",
+    )
+    p.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the test environment's interpreter (default: the in-project .venv's, else this one)",
+    )
+    p.add_argument("--json", action="store_true", help=json_help)
+    p.set_defaults(func=cmd_doctor)
 
     p = command(
         "check-bytecode",
