@@ -318,3 +318,38 @@ def test_install_refuses_an_unknown_rev(project: Path, tmp_path: Path) -> None:
     out = refused(run_genstamp(project, "install", "--repo", str(project), "--rev", "v9.9.9"))
     assert "cannot fetch 'v9.9.9'" in out
     assert (project / ".pre-commit-config.yaml").read_text() == "repos: []\n"
+
+
+def test_the_old_core_hooks_path_set_up_is_refused_with_its_fix(
+    project: Path, genstamp_snapshot: Path
+) -> None:
+    git(project, "config", "core.hooksPath", str(genstamp_snapshot / "hooks"))
+    before = sorted(p.name for p in (genstamp_snapshot / "hooks").iterdir())
+    out = refused(run_genstamp(project, "install"))
+    assert "git config --unset core.hooksPath" in out
+    assert sorted(p.name for p in (genstamp_snapshot / "hooks").iterdir()) == before
+
+
+def test_uninstall_leaves_a_config_the_user_changed_since(project: Path) -> None:
+    config = project / ".pre-commit-config.yaml"
+    config.write_text("repos: []\n")
+    record_dir = project / ".git" / "genstamp"
+    # the pre-commit path's edit, done and recorded as install does it, without pre-commit
+    from genstamp.repo import open_checkout
+
+    where = install.layout(open_checkout(project))
+    before = install.snapshot(config)
+    config.write_text(install.edit_config("repos: []\n", "https://example.invalid/g", "abc"))
+    install._write_record(
+        where,
+        install.Record(
+            "pre-commit",
+            {str(config): before},
+            {str(config): install._digest(install.snapshot(config))},
+        ),
+    )
+    config.write_text(config.read_text() + "# mine, added later\n")
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert "changed since `genstamp install`: left as it is" in out
+    assert "# mine, added later" in config.read_text()
+    assert not (record_dir / "install.json").exists()

@@ -204,10 +204,10 @@ fi
 if ! command -v "$genstamp" >/dev/null 2>&1; then
     # A checkout must not fail for want of genstamp; a push must not pass unjudged.
     if [ "$hook" = pre-push ]; then
-        echo "genstamp: '$genstamp' is not installed (hint: pip install genstamp)" >&2
+        echo "genstamp: '$genstamp' is not installed (hint: install genstamp, see its README)" >&2
         exit 1
     fi
-    echo "genstamp: warning: '$genstamp' is not installed (hint: pip install genstamp)" >&2
+    echo "genstamp: warning: '$genstamp' is not installed (hint: install genstamp)" >&2
 elif [ "$hook" = pre-push ]; then
     refs=$(cat)
     printf '%s\\n' "$refs" | "$genstamp" hook pre-push "$@" || exit $?
@@ -466,6 +466,12 @@ def install(
                 f"core.hooksPath is set ({where.hooks_path}): pre-commit refuses to install "
                 "hooks then",
                 "`git config --unset-all core.hooksPath`, or `genstamp install --plain`",
+            )
+        if (where.hooks_dir / "genstamp-hook").exists():
+            raise GenstampError(
+                f"core.hooksPath points at genstamp's own hooks folder ({where.hooks_path}), "
+                "the old set-up, which silences the repository's own hooks",
+                "`git config --unset core.hooksPath`, then `genstamp install`",
             )
         notes.append(
             f"core.hooksPath is set: genstamp's hooks go into {where.hooks_path} "
