@@ -227,17 +227,20 @@ def test_edit_config_keeps_every_line_and_adds_what_is_needed(text: str) -> None
 # -- with pre-commit -----------------------------------------------------------------------------
 
 
-@pytest.mark.e2e
-def test_pre_commit_install_judges_every_ref_keeps_the_config_and_uninstalls(
-    project: Path,
-    tmp_path: Path,
-    genstamp_snapshot: Path,
-    pre_commit_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def user_log(pre_commit_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """pre-commit's shared store, and the log USER_CONFIG's pre-push hook writes to."""
     monkeypatch.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
     log = tmp_path / "user.log"
     monkeypatch.setenv("MINE_LOG", str(log))
+    return log
+
+
+@pytest.mark.e2e
+def test_pre_commit_install_judges_every_ref_keeps_the_config_and_uninstalls(
+    project: Path, tmp_path: Path, genstamp_snapshot: Path, user_log: Path
+) -> None:
+    log = user_log
     config = project / ".pre-commit-config.yaml"
     config.write_text(USER_CONFIG)
     commit_all(project, "pre-commit config")
@@ -278,16 +281,10 @@ def test_pre_commit_install_judges_every_ref_keeps_the_config_and_uninstalls(
 
 @pytest.mark.e2e
 def test_re_running_pre_commit_install_keeps_every_ref_judged(
-    project: Path,
-    tmp_path: Path,
-    genstamp_snapshot: Path,
-    pre_commit_home: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    project: Path, tmp_path: Path, genstamp_snapshot: Path, user_log: Path
 ) -> None:
     """pre-commit moves genstamp's pre-push to pre-push.legacy and runs it first: it still
     judges every ref, and does not run pre-commit's hooks a second time (which would loop)."""
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
-    monkeypatch.setenv("MINE_LOG", str(tmp_path / "user.log"))
     (project / ".pre-commit-config.yaml").write_text(USER_CONFIG)
     rev = git(genstamp_snapshot, "rev-parse", "HEAD")
     ok(run_genstamp(project, "install", "--repo", str(genstamp_snapshot), "--rev", rev))
