@@ -3,6 +3,7 @@ gate needs, each documented in the README."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,36 @@ def test_every_hook_is_documented_in_the_readme(hooks: dict[str, dict[str, Any]]
     readme = (ROOT / "README.md").read_text() if (ROOT / "README.md").exists() else ""
     missing = [hook_id for hook_id in hooks if hook_id not in readme]
     assert not missing, f"README.md does not mention {', '.join(missing)}"
+
+
+# -- what the hook environment installs (issue 17, item 7) ---------------------------------------
+
+
+def test_pytest_is_no_dependency_of_the_hooks() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = [re.split(r"[<>=!~; \[]", dep)[0].lower() for dep in project["dependencies"]]
+    assert "pytest" not in names
+    assert project["entry-points"]["pytest11"] == {"genstamp": "genstamp.pytest_plugin"}
+    assert any(d.startswith("pytest") for d in project["optional-dependencies"]["test"])
+
+
+def test_nothing_but_the_plugin_imports_pytest() -> None:
+    """Every module but the plugin imports, and `genstamp --help` runs, where pytest cannot."""
+    modules = sorted(
+        p.stem for p in (ROOT / "src" / "genstamp").glob("*.py") if p.stem not in {"__main__"}
+    )
+    code = (
+        "import sys, importlib\n"
+        "sys.modules['pytest'] = sys.modules['_pytest'] = None\n"
+        f"for name in {[m for m in modules if m != 'pytest_plugin']!r}:\n"
+        "    importlib.import_module('genstamp.' + name)\n"
+        "from genstamp.cli import main\n"
+        "sys.exit(main(['install', '--help']) + main(['doctor', '--help']))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "pytest_plugin" in modules  # the check above did leave something out

@@ -7,9 +7,9 @@ import json
 import os
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 import pygit2
 
@@ -20,6 +20,9 @@ from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id, nested_index, open_checkout
 from genstamp.rules import printable
 from genstamp.scrub import ScrubResult, scrub
+
+if TYPE_CHECKING:
+    from genstamp.rules import Failure, Verdict
 
 
 def _human(n: int) -> str:
@@ -39,6 +42,52 @@ def _scrub_line(result: ScrubResult) -> str:
     if result.errors:
         line += f"; {len(result.errors)} could not be removed"
     return line
+
+
+# -- printing: bounded lines, colour on a terminal, GitHub annotations --------------------------
+
+LINE_LIMIT = 600  # characters of one printed refusal; `--json` has the whole message
+RED, GREEN, YELLOW = "31", "32", "33"
+_COLOR = {"mode": "auto"}  # set once by main from --color
+
+
+def use_color(
+    stream: TextIO, mode: str | None = None, env: Mapping[str, str] | None = None
+) -> bool:
+    """Colour on a terminal only; NO_COLOR (any value) turns it off unless --color always."""
+    mode = mode or _COLOR["mode"]
+    if mode != "auto":
+        return mode == "always"
+    env = os.environ if env is None else env
+    isatty = getattr(stream, "isatty", None)
+    return not env.get("NO_COLOR") and bool(isatty and isatty())
+
+
+def _paint(text: str, code: str, stream: TextIO) -> str:
+    return f"\033[{code}m{text}\033[0m" if use_color(stream) else text
+
+
+def _bounded(line: str, limit: int = LINE_LIMIT) -> str:
+    """One refusal line cut to ``limit`` characters, saying how much was left out."""
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]}… ({len(line) - limit} more characters: see `genstamp verify --json`)"
+
+
+def _refusal(failure: Failure, stream: TextIO) -> str:
+    line = _bounded(failure.line())
+    return _paint(failure.rule, RED, stream) + line[len(failure.rule) :]
+
+
+def github_annotation(level: str, title: str, message: str) -> str:
+    """A GitHub Actions workflow command (``::error title=…::…``), escaped as the runner
+    expects: ``%``, CR and LF everywhere, and ``:`` and ``,`` in a property."""
+
+    def data(text: str) -> str:
+        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    prop = data(title).replace(":", "%3A").replace(",", "%2C")
+    return f"::{level} title={prop}::{data(message)}"
 
 
 def _print_json(data: object) -> None:
@@ -128,17 +177,26 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
     verdict = verify(checkout, junit=args.junit, revs=args.rev or ())
     if args.json:
         _print_json(verdict.to_json())
+    elif args.format == "github":
+        for failure in verdict.failures:
+            print(github_annotation("error", f"genstamp {failure.rule}", _bounded(failure.line())))
+        if verdict.ok:
+            print(github_annotation("notice", "genstamp", _accepted(verdict)))
     else:
         for failure in verdict.failures:
-            print(failure.line())
+            print(_refusal(failure, sys.stdout))
         if verdict.ok and verdict.counts is not None:
-            c = verdict.counts
-            print(
-                f"genstamp: evidence accepted: {c.passed} passed, {c.skipped} skipped, "
-                f"tree {str(verdict.tested_tree)[:12]}, generation {str(verdict.generation)[:12]}",
-                file=sys.stderr,
-            )
+            print(f"genstamp: {_paint(_accepted(verdict), GREEN, sys.stderr)}", file=sys.stderr)
     return EXIT_OK if verdict.ok else EXIT_REFUSED
+
+
+def _accepted(verdict: Verdict) -> str:
+    c = verdict.counts
+    counts = f"{c.passed} passed, {c.skipped} skipped, " if c is not None else ""
+    return (
+        f"evidence accepted: {counts}tree {str(verdict.tested_tree)[:12]}, "
+        f"generation {str(verdict.generation)[:12]}"
+    )
 
 
 def cmd_run(args: argparse.Namespace, checkout: Checkout) -> int:
@@ -208,6 +266,7 @@ def _pre_push_hook(args: argparse.Namespace, checkout: Checkout) -> int:
     labels: dict[str, str] = {}
     if args.pre_commit:
         revs = [hooks.pre_commit_rev(os.environ)]
+        labels = {revs[0]: hooks.pre_commit_label(os.environ, revs[0])}
     else:
         if len(args.git_args) not in hooks.ARG_COUNTS["pre-push"]:
             raise GenstampError(
@@ -220,10 +279,67 @@ def _pre_push_hook(args: argparse.Namespace, checkout: Checkout) -> int:
             return EXIT_OK  # only deletions: nothing to judge
     verdict = verify(checkout, revs=revs, labels=labels)
     for failure in verdict.failures:
-        print(f"genstamp: {failure.line()}", file=sys.stderr)
+        print(f"genstamp: {_refusal(failure, sys.stderr)}", file=sys.stderr)
     if not verdict.ok:
-        print("genstamp: push refused", file=sys.stderr)
+        print(f"genstamp: {_paint('push refused', RED, sys.stderr)}", file=sys.stderr)
     return EXIT_OK if verdict.ok else EXIT_REFUSED
+
+
+def cmd_install(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp import install
+
+    if args.uninstall:
+        report = install.uninstall(checkout)
+    else:
+        report = install.install(
+            checkout,
+            pre_commit=args.pre_commit,
+            plain=args.plain,
+            repo=args.repo,
+            rev=args.rev,
+            command=install.genstamp_command(),
+        )
+    how = "with pre-commit" if report.mode == "pre-commit" else "as plain git hooks"
+    if report.mode == "uninstall":
+        done = "restored" if report.changed else "nothing to restore"
+        print(
+            f"genstamp uninstalled: {done}{': ' if report.changed else ''}"
+            f"{', '.join(report.changed)}"
+        )
+    elif report.changed:
+        print(f"genstamp installed {how}: changed {', '.join(report.changed)}")
+    else:
+        print(f"genstamp is installed {how} already: nothing changed")
+    for note in report.notes:
+        print(f"note: {note}")
+    if report.mode != "uninstall":
+        gen = generation.current(checkout)
+        if gen is None:
+            settings = config.load(checkout.workdir)
+            gen, result = restamp.begin(
+                checkout, venvs=settings.scrub_venvs, why="genstamp install"
+            )
+            scrubbed = _scrub_line(result) if result is not None else ""
+            print(f"generation {gen.id[:12]} begun: tree {gen.tree[:12]}; {scrubbed}")
+        else:
+            print(f"generation {gen.id[:12]} kept (tree {gen.tree[:12]})")
+    return EXIT_OK
+
+
+def cmd_doctor(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp import doctor
+
+    checks = doctor.run(checkout, python=args.python)
+    if args.json:
+        _print_json({"ok": doctor.passed(checks), "checks": [c._asdict() for c in checks]})
+    else:
+        colours = {"ok": GREEN, "warn": YELLOW, "fail": RED}
+        for check in checks:
+            line = check.line()
+            print(
+                _paint(check.status, colours[check.status], sys.stdout) + line[len(check.status) :]
+            )
+    return EXIT_OK if doctor.passed(checks) else EXIT_REFUSED
 
 
 def cmd_check_bytecode(args: argparse.Namespace, checkout: Checkout | None) -> int:
@@ -300,6 +416,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"genstamp {__version__}")
     parser.add_argument("-C", dest="directory", metavar="DIR", help="run as if started in DIR")
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the output: auto (on a terminal, unless NO_COLOR is set), always, never",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(
@@ -378,6 +500,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge this commit's tree instead of the work tree (repeatable)",
     )
     p.add_argument("--json", action="store_true", help=json_help)
+    p.add_argument(
+        "--format",
+        choices=("text", "github"),
+        default="text",
+        help="github: one GitHub Actions annotation per refusal (::error title=genstamp RULE::…)",
+    )
     p.set_defaults(func=cmd_verify)
 
     p = command(
@@ -413,6 +541,44 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("git_args", nargs="*", help="git's own hook arguments")
     p.set_defaults(func=cmd_hook, no_checkout_ok=True)  # a post-* hook warns, never fails
+
+    p = command(
+        "install",
+        "set this repository up: hooks, hook types, the first generation",
+        "Set this repository up in one command. With pre-commit (a .pre-commit-config.yaml, or "
+        "--pre-commit): add genstamp's hooks and the hook types they need to the config, run "
+        "`pre-commit install`, and install genstamp's own pre-push, which judges every pushed "
+        "ref. Without: install genstamp's post-checkout, post-merge, post-rewrite and pre-push "
+        "hooks. A hook already there is kept and run after genstamp's. Begins the first "
+        "generation. Running it again changes nothing; --uninstall restores what was there.",
+    )
+    way = p.add_mutually_exclusive_group()
+    way.add_argument("--pre-commit", action="store_true", help="set up through pre-commit")
+    way.add_argument("--plain", action="store_true", help="plain git hooks, even with pre-commit")
+    p.add_argument("--uninstall", action="store_true", help="restore what was there before")
+    p.add_argument(
+        "--repo",
+        metavar="URL",
+        help="the genstamp repository the pre-commit config pins (default: where this "
+        "genstamp was installed from)",
+    )
+    p.add_argument("--rev", metavar="REV", help="the tag or commit to pin (with --repo)")
+    p.set_defaults(func=cmd_install)
+
+    p = command(
+        "doctor",
+        "check the whole set-up and name each fix",
+        "Check the hooks, the pre-push, the plugin in the test environment, the generation, "
+        "the environment and the configuration: one line per check, `ok|warn|fail: what — "
+        "remedy`. Exit 1 when a check fails.",
+    )
+    p.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the test environment's interpreter (default: the in-project .venv's, else this one)",
+    )
+    p.add_argument("--json", action="store_true", help=json_help)
+    p.set_defaults(func=cmd_doctor)
 
     p = command(
         "check-bytecode",
@@ -451,6 +617,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parse(parser, argv)
     except SystemExit as exc:  # argparse has printed its usage line
         return EXIT_USAGE if exc.code else EXIT_OK
+    _COLOR["mode"] = args.color
     try:
         checkout: Checkout | None
         if getattr(args, "no_checkout_ok", False):

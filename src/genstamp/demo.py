@@ -90,6 +90,13 @@ def _push(repo: Path, env: dict[str, str]) -> tuple[bool, str]:
 
 
 def demo(keep: bool = False) -> int:
+    import importlib.util
+
+    # pytest is no dependency of genstamp (the hooks never run it); the demo does.
+    if importlib.util.find_spec("pytest") is None:
+        raise GenstampError(
+            "the demo runs pytest, which is not installed here", "pip install pytest"
+        )
     step = _Step()
     with _workspace(keep) as top:
         (top / "no-templates").mkdir()

@@ -68,8 +68,21 @@ def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> dict
                 "genstamp judges branches and tags that point at commits",
                 code=EXIT_REFUSED,
             ) from None
-        out.setdefault(str(commit.id), []).append(ref.local_ref)
+        out.setdefault(str(commit.id), []).append(ref_name(ref.local_ref, ref.remote_ref))
     return {commit: _label(commit, names) for commit, names in out.items()}
+
+
+def ref_name(local: str, remote: str) -> str:
+    """A pushed ref by its name; ``main:release`` when it is pushed under another name."""
+    return local if remote in (local, "") else f"{local}:{remote}"
+
+
+def pre_commit_label(env: Mapping[str, str], rev: str) -> str:
+    """The ref pre-commit's pre-push judges, named as the plain hook names it."""
+    local = env.get("PRE_COMMIT_LOCAL_BRANCH", "")
+    remote = env.get("PRE_COMMIT_REMOTE_BRANCH", "")
+    name = ref_name(local, remote) if local else remote or "the pushed ref"
+    return f"{name} ({rev[:12]})"
 
 
 def _label(commit: str, names: Sequence[str]) -> str:

@@ -1,0 +1,226 @@
+"""``genstamp doctor``: check the whole set-up, one finding per check, each naming its fix.
+
+The facts are gathered from the repository (its hooks folder, ``.pre-commit-config.yaml``, the
+stamp, ``[tool.genstamp]``) and from the test environment's own interpreter, in a process of
+its own: the environment the user's tests run in is not necessarily this one."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+from genstamp import config, generation, install
+from genstamp.errors import GenstampError
+from genstamp.repo import Checkout
+
+RESTAMP_HOOKS = ("post-checkout", "post-merge", "post-rewrite")
+INSTALL = "run `genstamp install`"
+
+
+class Check(NamedTuple):
+    name: str  # stable: hooks, pre-push, plugin, version, generation, environment, configuration
+    status: str  # "ok" | "warn" | "fail"
+    what: str
+    remedy: str = ""
+
+    def line(self) -> str:
+        tail = f" — {self.remedy}" if self.remedy and self.status != "ok" else ""
+        return f"{self.status}: {self.name}: {self.what}{tail}"
+
+
+def passed(checks: list[Check]) -> bool:
+    return all(c.status != "fail" for c in checks)
+
+
+def run(checkout: Checkout, python: str | None = None) -> list[Check]:
+    where = install.layout(checkout)
+    interpreter = Path(python) if python else default_python(checkout.workdir)
+    hooks_version = _hooks_version(where.hooks_dir)
+    return [
+        check_hooks(where),
+        check_pre_push(where),
+        *check_plugin(interpreter, hooks_version),
+        check_generation(checkout),
+        check_environment(checkout.workdir, interpreter),
+        check_configuration(checkout.workdir),
+    ]
+
+
+def default_python(workdir: Path) -> Path:
+    venv = workdir / ".venv" / "bin" / "python"
+    return venv if venv.exists() else Path(sys.executable)
+
+
+def _uses_pre_commit_scrub(workdir: Path) -> bool:
+    path = workdir / install.CONFIG
+    if not path.exists():
+        return False
+    try:
+        _types, ids = install.config_facts(path.read_text(encoding="utf-8"))
+    except (GenstampError, OSError, UnicodeDecodeError):
+        return False
+    return "genstamp-scrub" in ids
+
+
+def check_hooks(where: install.Layout) -> Check:
+    through_pre_commit = _uses_pre_commit_scrub(where.workdir)
+    missing = []
+    for hook in RESTAMP_HOOKS:
+        path = where.hooks_dir / hook
+        if install.is_genstamp_hook(path):
+            continue
+        if through_pre_commit and install.is_pre_commit_hook(path):
+            continue
+        missing.append(hook)
+    if missing:
+        return Check(
+            "hooks",
+            "fail",
+            f"{', '.join(missing)} not installed in {where.hooks_dir}: no new generation "
+            "after git changes the tree",
+            INSTALL,
+        )
+    how = "through pre-commit" if through_pre_commit else "genstamp's own"
+    return Check("hooks", "ok", f"{', '.join(RESTAMP_HOOKS)} installed ({how})")
+
+
+def check_pre_push(where: install.Layout) -> Check:
+    path = where.hooks_dir / "pre-push"
+    legacy = where.hooks_dir / "pre-push.legacy"
+    if install.is_genstamp_hook(path):
+        return Check("pre-push", "ok", f"{path} is genstamp's: it judges every pushed ref")
+    if install.is_pre_commit_hook(path):
+        if install.is_genstamp_hook(legacy):
+            return Check(
+                "pre-push",
+                "ok",
+                f"pre-commit's pre-push runs genstamp's ({legacy.name}): it judges every ref",
+            )
+        config = where.workdir / install.CONFIG
+        text = config.read_text(encoding="utf-8") if config.exists() else ""
+        if "genstamp-verify" in text:
+            return Check(
+                "pre-push",
+                "warn",
+                "pre-commit's genstamp-verify judges only the first pushed ref (not tags, not "
+                "refs the remote has, not the other refs of a push)",
+                INSTALL + " (genstamp's pre-push judges every ref)",
+            )
+    return Check("pre-push", "fail", f"no genstamp pre-push in {where.hooks_dir}", INSTALL)
+
+
+_COMMAND = re.compile(r"^genstamp=\$\{GENSTAMP:-(.*)\}$", re.M)
+
+
+def _hooks_version(hooks_dir: Path) -> str | None:
+    """The version of the genstamp the installed pre-push runs, or None."""
+    try:
+        text = (hooks_dir / "pre-push").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    match = _COMMAND.search(text)
+    if not match or install.MARKER not in text:
+        return None
+    command = match.group(1).strip("'")
+    try:
+        proc = subprocess.run(
+            [command, "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except OSError:
+        return "missing: " + command
+    return proc.stdout.split()[-1] if proc.returncode == 0 and proc.stdout.split() else None
+
+
+def _probe(python: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
+    try:
+        return subprocess.run(
+            [str(python), *args], capture_output=True, text=True, timeout=120, check=False
+        )
+    except OSError:
+        return None
+
+
+def check_plugin(python: Path, hooks_version: str | None) -> list[Check]:
+    proc = _probe(python, "-m", "pytest", "-VV")
+    if proc is None:
+        return [Check("plugin", "fail", f"{python} cannot be run", "name it with --python")]
+    if proc.returncode != 0:
+        return [
+            Check(
+                "plugin",
+                "fail",
+                f"pytest does not run in {python}",
+                f"`{python} -m pip install pytest genstamp`",
+            )
+        ]
+    listing = proc.stdout + proc.stderr
+    found = re.search(r"\bgenstamp-(\S+)\s+at\s", listing)
+    if found is None:
+        return [
+            Check(
+                "plugin",
+                "fail",
+                f"genstamp's pytest plugin is not registered in {python}: tests write no evidence",
+                f"install genstamp there: `{python} -m pip install genstamp`",
+            )
+        ]
+    plugin_version = found.group(1)
+    checks = [Check("plugin", "ok", f"genstamp {plugin_version}'s plugin is active in {python}")]
+    if hooks_version is None:
+        checks.append(Check("version", "warn", "the hooks' genstamp version is unknown", INSTALL))
+    elif hooks_version.startswith("missing: "):
+        checks.append(
+            Check(
+                "version",
+                "fail",
+                f"the pre-push runs {hooks_version[9:]}, which does not exist",
+                INSTALL + " again",
+            )
+        )
+    elif hooks_version != plugin_version:
+        checks.append(
+            Check(
+                "version",
+                "warn",
+                f"the hooks run genstamp {hooks_version}, the tests genstamp {plugin_version}",
+                "install the same genstamp in both, then " + INSTALL,
+            )
+        )
+    else:
+        checks.append(Check("version", "ok", f"hooks and tests run genstamp {plugin_version}"))
+    return checks
+
+
+def check_generation(checkout: Checkout) -> Check:
+    try:
+        gen = generation.current(checkout)
+    except GenstampError as exc:
+        return Check("generation", "fail", exc.message, "run `genstamp stamp`")
+    if gen is None:
+        return Check("generation", "fail", "no generation: evidence would be refused", INSTALL)
+    return Check("generation", "ok", f"generation {gen.id[:12]} ({gen.trigger})")
+
+
+def check_environment(workdir: Path, python: Path) -> Check:
+    prefix = _probe(python, "-c", "import sys; print(sys.prefix)")
+    where = Path(prefix.stdout.strip()) if prefix and prefix.returncode == 0 else None
+    if where is not None and where.resolve().is_relative_to(workdir):
+        return Check("environment", "ok", f"the test environment is in the project ({where})")
+    return Check(
+        "environment",
+        "warn",
+        f"the test environment ({where or python}) is outside the project: an editable "
+        "install in it may point at another checkout",
+        "`python -m venv .venv` in the project and install there (the audit flags foreign code)",
+    )
+
+
+def check_configuration(workdir: Path) -> Check:
+    try:
+        config.load(workdir)
+    except GenstampError as exc:
+        return Check("configuration", "fail", exc.message, exc.remedy or "fix [tool.genstamp]")
+    return Check("configuration", "ok", "[tool.genstamp] parses (or is absent)")

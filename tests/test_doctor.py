@@ -1,0 +1,119 @@
+"""`genstamp doctor`: each broken set-up it names is found, and each has a control."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import RunGenstamp
+
+from genstamp import install
+
+
+def checks(genstamp: RunGenstamp, repo: Path, *args: str) -> tuple[int, dict[str, dict[str, str]]]:
+    code, out, _err = genstamp("-C", repo, "doctor", "--json", *args)
+    data = json.loads(out)
+    assert data["ok"] is (code == 0)
+    return code, {c["name"]: c for c in data["checks"]}
+
+
+@pytest.fixture
+def installed(project: Path, genstamp: RunGenstamp) -> Path:
+    assert genstamp("-C", project, "install", "--plain")[0] == 0
+    return project
+
+
+def test_a_fresh_repository_fails_and_names_the_fix(project: Path, genstamp: RunGenstamp) -> None:
+    code, found = checks(genstamp, project)
+    assert code == 1
+    for name in ("hooks", "pre-push", "generation"):
+        assert found[name]["status"] == "fail", found[name]
+        assert "genstamp install" in found[name]["remedy"]
+    code, out, _ = genstamp("-C", project, "doctor")
+    assert code == 1
+    assert "fail: pre-push: no genstamp pre-push" in out
+    assert all(line.split(":")[0] in ("ok", "warn", "fail") for line in out.splitlines())
+
+
+def test_after_install_everything_is_ok(installed: Path, genstamp: RunGenstamp) -> None:
+    code, found = checks(genstamp, installed, "--python", sys.executable)
+    assert code == 0
+    for name in ("hooks", "pre-push", "plugin", "version", "generation", "configuration"):
+        assert found[name]["status"] == "ok", found[name]
+
+
+def test_a_missing_restamp_hook_fails(installed: Path, genstamp: RunGenstamp) -> None:
+    (installed / ".git" / "hooks" / "post-merge").unlink()
+    _code, found = checks(genstamp, installed)
+    assert found["hooks"]["status"] == "fail"
+    assert "post-merge" in found["hooks"]["what"]
+
+
+def test_pre_commits_own_pre_push_is_a_warning(project: Path, genstamp: RunGenstamp) -> None:
+    (project / ".pre-commit-config.yaml").write_text(
+        "default_install_hook_types: [pre-push]\nrepos:\n- repo: local\n  hooks:\n"
+        "  - {id: genstamp-verify, name: v, entry: genstamp hook pre-push --pre-commit,"
+        " language: system, stages: [pre-push]}\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install", "-t", "pre-push"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    _code, found = checks(genstamp, project)
+    assert found["pre-push"]["status"] == "warn"
+    assert "only the first pushed ref" in found["pre-push"]["what"]
+
+
+def test_a_test_environment_without_pytest_fails(
+    installed: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True
+    )
+    python = tmp_path / "bare" / "bin" / "python"
+    code, found = checks(genstamp, installed, "--python", str(python))
+    assert code == 1
+    assert found["plugin"]["status"] == "fail"
+    assert "pytest does not run" in found["plugin"]["what"]
+    _code, found = checks(genstamp, installed, "--python", str(tmp_path / "nothing"))
+    assert found["plugin"]["status"] == "fail"
+
+
+def test_hooks_running_a_genstamp_that_is_gone_fail(installed: Path, genstamp: RunGenstamp) -> None:
+    push = installed / ".git" / "hooks" / "pre-push"
+    command = install.genstamp_command()
+    assert command is not None
+    push.write_text(push.read_text().replace(command, "/gone/bin/genstamp"))
+    _code, found = checks(genstamp, installed, "--python", sys.executable)
+    assert found["version"]["status"] == "fail"
+    assert "/gone/bin/genstamp" in found["version"]["what"]
+
+
+def test_a_corrupt_stamp_fails(installed: Path, genstamp: RunGenstamp) -> None:
+    (installed / ".git" / "genstamp" / "generation.json").write_text("{")
+    _code, found = checks(genstamp, installed)
+    assert found["generation"]["status"] == "fail"
+
+
+def test_an_in_project_environment_is_found(installed: Path, genstamp: RunGenstamp) -> None:
+    _code, found = checks(genstamp, installed, "--python", sys.executable)
+    assert found["environment"]["status"] == "warn"  # this suite's venv is outside the project
+    venv = installed / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    _code, found = checks(genstamp, installed)  # the default: the in-project .venv's python
+    assert found["environment"]["status"] == "ok", found["environment"]
+
+
+def test_a_bad_configuration_fails(installed: Path, genstamp: RunGenstamp) -> None:
+    pyproject = installed / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n[tool.genstamp]\nno-such-key = 1\n")
+    code, found = checks(genstamp, installed)
+    assert code == 1
+    assert found["configuration"]["status"] == "fail"
+    assert "no-such-key" in found["configuration"]["what"]

@@ -1,0 +1,352 @@
+"""`genstamp install`: one command sets a repository up, with and without pre-commit, keeps
+and runs the user's hooks, changes nothing the second time, and `--uninstall` restores every
+byte; after it every pushed ref is judged (real git, real pre-commit, a bare remote on disk)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import commit_all, git, ok, refused, run_genstamp, run_git, run_pytest
+
+from genstamp import install
+
+USER_HOOK = '#!/bin/sh\necho "user {name} $*" >> "{log}"\n'
+
+
+def hooks_state(repo: Path) -> dict[str, tuple[bytes, int]]:
+    hooks = repo / ".git" / "hooks"
+    if not hooks.is_dir():
+        return {}
+    return {
+        p.name: (p.read_bytes(), stat.S_IMODE(p.lstat().st_mode))
+        for p in sorted(hooks.iterdir())
+        if not p.name.endswith(".sample")
+    }
+
+
+def add_user_hook(repo: Path, name: str, log: Path) -> None:
+    path = repo / ".git" / "hooks" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(USER_HOOK.format(name=name, log=log))
+    path.chmod(0o755)
+
+
+def with_remote(repo: Path, tmp_path: Path) -> Path:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    return remote
+
+
+def broken_branch(repo: Path, name: str) -> str:
+    """A branch one commit past HEAD with calc broken, made without checking it out (the work
+    tree and its generation stay as they are)."""
+    env = dict(os.environ, GIT_INDEX_FILE=str(repo / ".git" / "scratch-index"))
+    import subprocess
+
+    def plumb(*args: str, stdin: str | None = None) -> str:
+        return subprocess.run(
+            ["git", *args],
+            cwd=repo,
+            env=env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+
+    blob = plumb("hash-object", "-w", "--stdin", stdin="def add(a, b):\n    return a - b\n")
+    plumb("read-tree", "HEAD")
+    plumb("update-index", "--cacheinfo", f"100644,{blob},src/calc/__init__.py")
+    tree = plumb("write-tree")
+    commit = plumb("commit-tree", tree, "-p", "HEAD", "-m", "broken")
+    git(repo, "branch", name, commit)
+    return commit
+
+
+def story_tested(repo: Path, tmp_path: Path) -> None:
+    """HEAD~1 is the original calc; HEAD changes it and is tested green in this generation;
+    b1 points at HEAD, b2 past it (untested)."""
+    (repo / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return b + a\n")
+    commit_all(repo, "commute")
+    proc = run_pytest(repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    git(repo, "branch", "b1")
+    broken_branch(repo, "b2")
+
+
+def judged_pushes(repo: Path) -> None:
+    """Every pushed ref judged: two branches (the second untested), a tag the remote already
+    has the commit of, a tested `main:release`."""
+    out = refused(run_git(repo, "push", "origin", "b1", "b2"))
+    assert "refs/heads/b2" in out, out
+    assert "push refused" in out, out
+    ok(run_git(repo, "push", "origin", "b1"))  # control: the tested branch alone
+    ok(run_git(repo, "push", "origin", "main"))
+    git(repo, "tag", "v0", "HEAD~1")  # the remote has HEAD~1 already; nobody tested it
+    out = refused(run_git(repo, "push", "origin", "v0"))
+    assert "refs/tags/v0" in out, out
+    ok(run_git(repo, "push", "origin", "main:release"))
+    assert git(repo, "ls-remote", "origin", "release")
+
+
+def test_plain_install_keeps_the_users_hook_is_idempotent_and_uninstalls(
+    project: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "user.log"
+    add_user_hook(project, "post-checkout", log)
+    add_user_hook(project, "pre-push", log)
+    before = hooks_state(project)
+    out = ok(run_genstamp(project, "install"))
+    assert "installed as plain git hooks" in out and "generation" in out, out
+    hooks = project / ".git" / "hooks"
+    for name in install.PLAIN_HOOKS:
+        assert install.is_genstamp_hook(hooks / name), name
+    assert (hooks / "post-checkout.genstamp-chained").read_bytes() == before["post-checkout"][0]
+    installed = hooks_state(project)
+
+    again = ok(run_genstamp(project, "install"))
+    assert "nothing changed" in again, again
+    assert hooks_state(project) == installed
+
+    ok(run_git(project, "checkout", "-q", "-b", "side"))
+    assert "user post-checkout" in log.read_text()  # the user's hook still runs
+    ok(run_git(project, "checkout", "-q", "main"))
+
+    with_remote(project, tmp_path)
+    story_tested(project, tmp_path)
+    judged_pushes(project)
+    assert "user pre-push origin" in log.read_text()  # chained, with git's arguments
+
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert "restored" in out
+    assert hooks_state(project) == before
+    assert not (project / ".git" / "genstamp" / "install.json").exists()
+
+
+def test_plain_install_without_any_hook_and_uninstall_leaves_none(project: Path) -> None:
+    before = hooks_state(project)
+    ok(run_genstamp(project, "install", "--plain"))
+    assert set(hooks_state(project)) == set(before) | set(install.PLAIN_HOOKS)
+    ok(run_genstamp(project, "install", "--uninstall"))
+    assert hooks_state(project) == before
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert "nothing to undo" in out
+
+
+def test_a_missing_genstamp_never_fails_a_checkout_but_refuses_a_push(
+    project: Path, tmp_path: Path
+) -> None:
+    ok(run_genstamp(project, "install"))
+    env = {**os.environ, "GENSTAMP": str(tmp_path / "no-such-genstamp"), "PATH": "/usr/bin:/bin"}
+    import subprocess
+
+    checkout = subprocess.run(
+        ["git", "checkout", "-q", "-b", "x"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert checkout.returncode == 0, checkout.stderr
+    assert "warning" in checkout.stderr
+    with_remote(project, tmp_path)
+    push = subprocess.run(
+        ["git", "push", "origin", "x"], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert push.returncode != 0
+    assert "not installed" in push.stderr
+
+
+def test_hooks_record_the_genstamp_that_installed_them(project: Path) -> None:
+    ok(run_genstamp(project, "install"))
+    text = (project / ".git" / "hooks" / "pre-push").read_text()
+    command = install.genstamp_command()
+    assert command is not None and f"genstamp=${{GENSTAMP:-{command}}}" in text
+
+
+def test_core_hooks_path_is_honoured_and_said(project: Path, tmp_path: Path) -> None:
+    shared = tmp_path / "shared-hooks"
+    shared.mkdir()
+    git(project, "config", "core.hooksPath", str(shared))
+    out = ok(run_genstamp(project, "install"))
+    assert "core.hooksPath is set" in out
+    assert install.is_genstamp_hook(shared / "pre-push")
+    out = refused(run_genstamp(project, "install", "--pre-commit"))
+    assert "core.hooksPath" in out
+
+
+# -- the config edit -----------------------------------------------------------------------------
+
+USER_CONFIG = """\
+# my project's hooks (a comment that must survive)
+repos:
+  - repo: local  # mine
+    hooks:
+      - id: mine
+        name: mine
+        entry: sh -c 'echo "mine pre-push" >> "$MINE_LOG"'
+        language: system
+        stages: [pre-push]
+        always_run: true
+        pass_filenames: false
+
+default_install_hook_types: [pre-commit, pre-push]  # my types
+"""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        USER_CONFIG,
+        "repos:\n- repo: local\n  hooks: []\n",
+        "repos: []\n",
+        "",
+        "default_install_hook_types:\n  - pre-push\nrepos:\n  - repo: local\n    hooks: []\n",
+        "minimum_pre_commit_version: '3.2.0'\nrepos:\n    - repo: local\n      hooks: []\nci:\n"
+        "    skip: []\n",
+    ],
+)
+def test_edit_config_keeps_every_line_and_adds_what_is_needed(text: str) -> None:
+    new = install.edit_config(text, "https://example.invalid/genstamp", "abc123")
+    data = yaml.safe_load(new)
+    kept = [line for line in text.splitlines() if "default_install_hook_types" not in line]
+    for line in kept:
+        if line.strip() != "repos: []":
+            assert line in new.splitlines(), line
+    assert set(install.PRE_COMMIT_TYPES) <= set(data["default_install_hook_types"])
+    old = yaml.safe_load(text) or {}
+    for t in old.get("default_install_hook_types", []):
+        assert t in data["default_install_hook_types"]
+    ours = [r for r in data["repos"] if r["repo"] == "https://example.invalid/genstamp"]
+    assert ours and [h["id"] for h in ours[0]["hooks"]] == list(install.PRE_COMMIT_HOOK_IDS)
+    assert ours[0]["rev"] == "abc123"
+    assert install.edit_config(new, "https://example.invalid/genstamp", "abc123") == new
+
+
+# -- with pre-commit -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def user_log(pre_commit_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """pre-commit's shared store, and the log USER_CONFIG's pre-push hook writes to."""
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
+    log = tmp_path / "user.log"
+    monkeypatch.setenv("MINE_LOG", str(log))
+    return log
+
+
+@pytest.mark.e2e
+def test_pre_commit_install_judges_every_ref_keeps_the_config_and_uninstalls(
+    project: Path, tmp_path: Path, genstamp_snapshot: Path, user_log: Path
+) -> None:
+    log = user_log
+    config = project / ".pre-commit-config.yaml"
+    config.write_text(USER_CONFIG)
+    commit_all(project, "pre-commit config")
+    add_user_hook(project, "post-checkout", log)
+    before_hooks, before_config = hooks_state(project), config.read_bytes()
+    rev = git(genstamp_snapshot, "rev-parse", "HEAD")
+    args = ("install", "--repo", str(genstamp_snapshot), "--rev", rev)
+
+    out = ok(run_genstamp(project, *args))
+    assert "installed with pre-commit" in out, out
+    text = config.read_text()
+    assert "# my project's hooks" in text and "# mine" in text and "# my types" in text
+    hooks = project / ".git" / "hooks"
+    assert install.is_genstamp_hook(hooks / "pre-push")
+    assert install.is_pre_commit_hook(hooks / "pre-push.genstamp-chained")
+    assert install.is_pre_commit_hook(hooks / "post-checkout")
+    installed = hooks_state(project), config.read_bytes()
+    again = ok(run_genstamp(project, *args))
+    assert "nothing changed" in again, again
+    assert (hooks_state(project), config.read_bytes()) == installed
+    doctor = run_genstamp(project, "doctor")
+    assert "ok: pre-push" in doctor.stdout and "ok: hooks" in doctor.stdout, doctor.stdout
+
+    ok(run_git(project, "commit", "-qam", "genstamp install"))
+    ok(run_git(project, "checkout", "-q", "-b", "side"))
+    assert "user post-checkout" in log.read_text()  # pre-commit's .legacy, kept
+    ok(run_git(project, "checkout", "-q", "main"))
+    with_remote(project, tmp_path)
+    story_tested(project, tmp_path)
+    judged_pushes(project)
+    assert "mine pre-push" in log.read_text()  # the user's pre-push hook, through pre-commit
+
+    git(project, "reset", "-q", "--hard", "HEAD~2")  # back to the config as it was committed
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert hooks_state(project) == before_hooks
+    assert config.read_bytes() == before_config
+
+
+@pytest.mark.e2e
+def test_re_running_pre_commit_install_keeps_every_ref_judged(
+    project: Path, tmp_path: Path, genstamp_snapshot: Path, user_log: Path
+) -> None:
+    """pre-commit moves genstamp's pre-push to pre-push.legacy and runs it first: it still
+    judges every ref, and does not run pre-commit's hooks a second time (which would loop)."""
+    (project / ".pre-commit-config.yaml").write_text(USER_CONFIG)
+    rev = git(genstamp_snapshot, "rev-parse", "HEAD")
+    ok(run_genstamp(project, "install", "--repo", str(genstamp_snapshot), "--rev", rev))
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    hooks = project / ".git" / "hooks"
+    assert install.is_genstamp_hook(hooks / "pre-push.legacy")
+    commit_all(project, "config")
+    with_remote(project, tmp_path)
+    story_tested(project, tmp_path)
+    out = refused(run_git(project, "push", "origin", "b1", "b2"))
+    assert "refs/heads/b2" in out and "bug:" not in out, out
+    ok(run_git(project, "push", "origin", "b1"))
+    doctor = run_genstamp(project, "doctor")
+    assert "ok: pre-push" in doctor.stdout, doctor.stdout
+
+
+def test_install_refuses_an_unknown_rev(project: Path, tmp_path: Path) -> None:
+    (project / ".pre-commit-config.yaml").write_text("repos: []\n")
+    out = refused(run_genstamp(project, "install", "--repo", str(project), "--rev", "v9.9.9"))
+    assert "cannot fetch 'v9.9.9'" in out
+    assert (project / ".pre-commit-config.yaml").read_text() == "repos: []\n"
+
+
+def test_the_old_core_hooks_path_set_up_is_refused_with_its_fix(
+    project: Path, genstamp_snapshot: Path
+) -> None:
+    git(project, "config", "core.hooksPath", str(genstamp_snapshot / "hooks"))
+    before = sorted(p.name for p in (genstamp_snapshot / "hooks").iterdir())
+    out = refused(run_genstamp(project, "install"))
+    assert "git config --unset core.hooksPath" in out
+    assert sorted(p.name for p in (genstamp_snapshot / "hooks").iterdir()) == before
+
+
+def test_uninstall_leaves_a_config_the_user_changed_since(project: Path) -> None:
+    config = project / ".pre-commit-config.yaml"
+    config.write_text("repos: []\n")
+    record_dir = project / ".git" / "genstamp"
+    # the pre-commit path's edit, done and recorded as install does it, without pre-commit
+    from genstamp.repo import open_checkout
+
+    where = install.layout(open_checkout(project))
+    before = install.snapshot(config)
+    config.write_text(install.edit_config("repos: []\n", "https://example.invalid/g", "abc"))
+    install._write_record(
+        where,
+        install.Record(
+            "pre-commit",
+            {str(config): before},
+            {str(config): install._digest(install.snapshot(config))},
+        ),
+    )
+    config.write_text(config.read_text() + "# mine, added later\n")
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert "changed since `genstamp install`: left as it is" in out
+    assert "# mine, added later" in config.read_text()
+    assert not (record_dir / "install.json").exists()
