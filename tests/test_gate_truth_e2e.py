@@ -353,6 +353,10 @@ def test_a_push_of_a_tree_verified_earlier_is_accepted_after_more_work(
     green(genstamp, project)
     proc = push(project, "main", "release")
     assert proc.returncode == 0, proc.stderr
+    main_tree = git(project, "rev-parse", "main^{tree}")
+    code, _, err = genstamp("-C", project, "verify", "--rev", "main")
+    assert code == 0
+    assert f"accepted: tree {main_tree[:12]} was verified earlier in this checkout" in err
     # control: a commit whose tree was never verified
     commit_all(project, "more")
     (project / CALC).write_text("def add(a, b):\n    return b + a\n")

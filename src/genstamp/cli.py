@@ -185,14 +185,17 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
     else:
         for failure in verdict.failures:
             print(_refusal(failure, sys.stdout))
-        if verdict.ok and verdict.counts is not None:
+        if verdict.ok:
             print(f"genstamp: {_paint(_accepted(verdict), GREEN, sys.stderr)}", file=sys.stderr)
     return EXIT_OK if verdict.ok else EXIT_REFUSED
 
 
 def _accepted(verdict: Verdict) -> str:
     c = verdict.counts
-    counts = f"{c.passed} passed, {c.skipped} skipped, " if c is not None else ""
+    if c is None:  # every target's tree was accepted before, in this checkout
+        trees = ", ".join(sorted({t.tree[:12] for t in verdict.targets}))
+        return f"accepted: tree {trees} was verified earlier in this checkout"
+    counts = f"{c.passed} passed, {c.skipped} skipped, "
     return (
         f"evidence accepted: {counts}tree {str(verdict.tested_tree)[:12]}, "
         f"generation {str(verdict.generation)[:12]}"
