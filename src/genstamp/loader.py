@@ -23,7 +23,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any, ClassVar, NamedTuple
 
-from genstamp import audit, bytecode
+from genstamp import audit, bytecode, loads
 
 PYCACHE_ENV = "PYTHONPYCACHEPREFIX"
 CACHE = "pycache"  # in the state folder: bytecode of the checkout's modules
@@ -90,8 +90,10 @@ class CheckoutLoader(importlib.machinery.SourceFileLoader):
                 if data[: bytecode.HEADER_SIZE] == header:
                     code = marshal.loads(data[bytecode.HEADER_SIZE :])
                     if isinstance(code, CodeType) and code.co_filename == source_path:
+                        loads.loaded_source(source_path, source, fullname)
                         return code
         code = self.source_to_code(source, source_path)
+        loads.loaded_source(source_path, source, fullname)
         if cached is not None and not sys.dont_write_bytecode:
             write_pyc(cached, header + marshal.dumps(code))
         return code
@@ -125,7 +127,7 @@ def install_loader(workdir: str, cache_root: str) -> Callable[[str], Any]:
 
     def checkout_hook(path: str) -> importlib.machinery.FileFinder:
         real = os.path.realpath(path or os.getcwd())
-        if not audit.inside(real, workdir) or not os.path.isdir(real):
+        if not audit.inside(real, workdir) or loads.installed(real) or not os.path.isdir(real):
             raise ImportError("not a folder of the checkout")
         return importlib.machinery.FileFinder(path, *details)
 
@@ -167,10 +169,12 @@ def route_rewrite_cache(workdir: str, cache_root: str) -> Callable[[], None] | N
         real = realpath(os.fspath(file_path))
         if audit.inside(real, workdir):
             try:
-                digest = importlib.util.source_hash(Path(real).read_bytes()).hex()
+                data = Path(real).read_bytes()
             except OSError:
                 pass
             else:
+                digest = importlib.util.source_hash(data).hex()
+                loads.loaded_source(os.fspath(file_path), data, "")
                 folder = Path(base, os.path.relpath(real, workdir))
                 with contextlib.suppress(OSError):
                     for older in folder.iterdir():  # bytecode of earlier versions of the file

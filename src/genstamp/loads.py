@@ -1,0 +1,358 @@
+"""The load log: every module of the checkout recorded as it loads, in every process of a run.
+
+A run (``Run``) is a work tree, its import roots and a folder: each process appends one JSON
+line per load to ``<folder>/<pid>.jsonl`` as it happens (an unbuffered append: a crash or an
+``os._exit`` loses nothing recorded). Loads are recorded where the bytes are known (the
+checkout's loader, pytest's assertion rewriter), by a meta path finder for the checkout's
+import roots wherever they load from, and by an audit hook (``sys.addaudithook``) that sees
+every module body executed, whatever finder, ``sys.modules`` reset or ``importlib.reload``
+brought it there. The audit hook cannot be removed: it does nothing while no run is active.
+
+CPython 3.10-3.13 raise, for a module compiled from source, ``compile`` (with the source
+bytes) then ``exec`` (the module's code object); for one loaded from bytecode, ``open`` of the
+``.pyc``, ``marshal.loads``, then ``exec``. The hook pairs each ``exec`` with what preceded it
+in the same thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from importlib.machinery import ExtensionFileLoader, ModuleSpec
+from pathlib import Path
+from types import CodeType, ModuleType
+from typing import Any, NamedTuple
+
+RUN_ENV = "GENSTAMP_RUN"  # the run folders (os.pathsep-separated) a process records into
+RUN_FILE = "run.json"
+RUN_VERSION = 1
+
+SOURCE = "source"  # compiled from the bytes whose blob is recorded
+BYTECODE = "bytecode"  # executed from a pyc; ``detail`` says why it is not the source's, if so
+SOURCELESS = "sourceless"  # executed from a pyc with no source beside it
+EXTENSION = "extension"  # a .so/.pyd; ``detail`` is its mtime in ns
+NAMESPACE = "namespace"  # a namespace package's folder
+
+
+class Load(NamedTuple):
+    path: str  # absolute, resolved: the file (or folder) the module came from
+    blob: str  # git blob id of the bytes compiled ("" when there are none)
+    module: str  # the module's name, when known
+    via: str  # SOURCE, BYTECODE, SOURCELESS, EXTENSION or NAMESPACE
+    detail: str = ""
+
+
+class Run(NamedTuple):
+    """What every process of one run needs to record its loads."""
+
+    folder: str  # where the processes' logs go
+    workdir: str
+    roots: dict[str, str]  # import root name -> the folder of the checkout holding it
+    cache_root: str | None  # genstamp's bytecode cache (None: the user's pycache prefix)
+    generation_ns: int | None
+
+    def to_json(self) -> str:
+        data = {"version": RUN_VERSION, **self._asdict()}
+        return json.dumps(data, sort_keys=True)
+
+
+def read_run(folder: str) -> Run | None:
+    try:
+        with open(os.path.join(folder, RUN_FILE), encoding="utf-8") as fh:
+            data = json.load(fh)
+        if data.pop("version", None) != RUN_VERSION:
+            return None
+        return Run(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def blob_of(data: bytes) -> str:
+    """The id git gives ``data`` as a blob (no filters)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def installed(path: str) -> bool:
+    """Installed code (a site-packages, even inside the work tree) is the installer's."""
+    parts = path.split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts
+
+
+# -- the active runs of this process -----------------------------------------------------------
+
+
+class _Active(NamedTuple):
+    run: Run
+    fds: dict[int, int]  # pid -> the log's file descriptor (a forked child opens its own)
+
+
+_RUNS: list[_Active] = []
+_LOCK = threading.Lock()
+_STATE = threading.local()
+_HOOKED = False
+_real_cache: dict[str, str] = {}
+
+
+def active(folder: str | None = None) -> list[Run]:
+    return [a.run for a in _RUNS if folder is None or a.run.folder == folder]
+
+
+def activate(run: Run) -> None:
+    """Record this process's loads into ``run`` from now on (once per run)."""
+    global _HOOKED
+    with _LOCK:
+        if any(a.run.folder == run.folder for a in _RUNS):
+            return
+        _RUNS.append(_Active(run, {}))
+        _real_cache.clear()
+        if not _HOOKED:
+            sys.addaudithook(_hook)
+            _HOOKED = True
+        if not any(isinstance(f, RootFinder) for f in sys.meta_path):
+            sys.meta_path.insert(0, RootFinder())
+
+
+def deactivate(folder: str) -> None:
+    with _LOCK:
+        for a in [a for a in _RUNS if a.run.folder == folder]:
+            _RUNS.remove(a)
+            for fd in a.fds.values():
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        if not _RUNS:
+            sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, RootFinder)]
+
+
+def record(load: Load) -> None:
+    """Append ``load`` to the log of every active run it concerns."""
+    line = (json.dumps(load) + "\n").encode("utf-8")
+    pid = os.getpid()
+    for a in list(_RUNS):
+        if not _concerns(a.run, load.path, load.module):
+            continue
+        fd = a.fds.get(pid)
+        try:
+            if fd is None:
+                fd = os.open(
+                    os.path.join(a.run.folder, f"{pid}.jsonl"),
+                    os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                    0o600,
+                )
+                a.fds.clear()  # a forked child must not write into its parent's log
+                a.fds[pid] = fd
+            os.write(fd, line)
+        except OSError:
+            continue
+
+
+def _concerns(run: Run, path: str, module: str) -> bool:
+    if inside(path, run.workdir) and not installed(path):
+        return True
+    if module and module.partition(".")[0] in run.roots:
+        return True
+    return _root_tail(run, path) != ""
+
+
+def _root_tail(run: Run, path: str) -> str:
+    """The module name ``path`` has if it provides one of the run's import roots (a file
+    outside the checkout, named like the checkout's own), else ""."""
+    parts = path.split(os.sep)
+    for i in range(len(parts) - 1, 0, -1):
+        part = parts[i]
+        stem = part.partition(".")[0] if i == len(parts) - 1 else part
+        if stem not in run.roots:
+            continue
+        tail = parts[i:]
+        counterpart = os.path.join(run.roots[stem], *tail)
+        folder = os.sep.join(parts[:i]) or os.sep
+        if os.path.exists(counterpart) or folder in sys.path or i == len(parts) - 1:
+            names = [*tail[:-1], tail[-1].partition(".")[0]]
+            if names[-1] == "__init__":
+                names.pop()
+            return ".".join(names)
+    return ""
+
+
+def read_logs(folder: str) -> list[Load]:
+    """Every process's loads, in the order each recorded them; lines cut by a crash are
+    skipped."""
+    loads: list[Load] = []
+    with contextlib.suppress(OSError):
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith(".jsonl"):
+                continue
+            with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    with contextlib.suppress(ValueError, TypeError):
+                        loads.append(Load(*json.loads(line)))
+    return loads
+
+
+# -- where the bytes are known: the loaders ------------------------------------------------------
+
+_expected: dict[str, int] = {}  # filename -> loads its loader recorded, not yet executed
+
+
+def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None:
+    """A loader compiled ``data`` (or ran bytecode checked against it) for ``path``."""
+    if not _RUNS:
+        return
+    real = _real(path)
+    record(Load(real, blob_of(data), module, SOURCE, detail))
+    _expected[path] = _expected.get(path, 0) + 1
+
+
+# -- everything else: the audit hook and the meta path finder ------------------------------------
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if not _RUNS:
+        return
+    if event == "exec":
+        code = args[0]
+        if isinstance(code, CodeType) and code.co_name == "<module>":
+            _executed(code)
+    elif event == "compile":
+        source, filename = args[0], args[1]
+        if isinstance(source, bytes) and isinstance(filename, str):
+            _STATE.compiled = (filename, source)
+            _STATE.pyc = None
+    elif event == "open":
+        path = args[0]
+        if isinstance(path, str) and path.endswith(".pyc"):
+            _STATE.pyc = path
+            _STATE.compiled = None
+
+
+def _executed(code: CodeType) -> None:
+    filename = code.co_filename
+    compiled = getattr(_STATE, "compiled", None)
+    pyc = getattr(_STATE, "pyc", None)
+    _STATE.compiled = _STATE.pyc = None
+    pending = _expected.get(filename)
+    if pending:
+        if pending == 1:
+            del _expected[filename]
+        else:
+            _expected[filename] = pending - 1
+        return
+    if filename.startswith("<"):
+        return
+    real = _real(filename)
+    module = ""
+    relevant = False
+    for a in _RUNS:
+        if inside(real, a.run.workdir) and not installed(real):
+            relevant = True
+        elif not module:
+            module = _root_tail(a.run, real)
+            relevant = relevant or bool(module)
+    if not relevant:
+        return
+    if compiled is not None and compiled[0] == filename:
+        record(Load(real, blob_of(compiled[1]), module, SOURCE))
+        return
+    try:
+        with open(real, "rb") as fh:
+            current = blob_of(fh.read())
+    except OSError:
+        current = ""
+    if pyc is not None:
+        if not current:
+            record(Load(_real(pyc), "", module, SOURCELESS, pyc))
+            return
+        record(Load(real, current, module, BYTECODE, _stale_reason(real, pyc)))
+        return
+    record(Load(real, current, module, SOURCE))
+
+
+def _stale_reason(source: str, pyc: str) -> str:
+    from genstamp import audit  # only when bytecode ran outside genstamp's loader
+
+    for a in _RUNS:
+        if a.run.cache_root and inside(pyc, a.run.cache_root):
+            return ""
+    gen = next((a.run.generation_ns for a in _RUNS if inside(source, a.run.workdir)), None)
+    root = next((a.run.workdir for a in _RUNS if inside(source, a.run.workdir)), "/")
+    return audit.stale_reason(source, pyc, root, gen) or ""
+
+
+def _real(path: str) -> str:
+    real = _real_cache.get(path)
+    if real is None:
+        real = _real_cache[path] = os.path.realpath(path)
+    return real
+
+
+class RootFinder:
+    """First on ``sys.meta_path``: for a module of the checkout's import roots, asks the rest
+    of the meta path where it comes from, and records namespace packages and extension modules
+    (whose loading executes no module code for the audit hook to see)."""
+
+    _busy = threading.local()
+
+    def find_spec(
+        self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        top = name.partition(".")[0]
+        if not any(top in a.run.roots for a in _RUNS) or getattr(self._busy, "on", False):
+            return None
+        self._busy.on = True
+        try:
+            spec = _find_rest(self, name, path, target)
+        finally:
+            self._busy.on = False
+        if spec is not None:
+            _spec_found(name, spec)
+        return spec
+
+    def invalidate_caches(self) -> None:
+        pass
+
+
+def _find_rest(
+    me: RootFinder, name: str, path: Sequence[str] | None, target: ModuleType | None
+) -> ModuleSpec | None:
+    for finder in list(sys.meta_path):
+        if finder is me or isinstance(finder, RootFinder):
+            continue
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        spec = find(name, path, target)
+        if spec is not None:
+            return spec  # type: ignore[no-any-return]
+    return None
+
+
+def _spec_found(name: str, spec: ModuleSpec) -> None:
+    if isinstance(spec.loader, ExtensionFileLoader) and spec.origin:
+        real = _real(spec.origin)
+        with contextlib.suppress(OSError):
+            record(Load(real, "", name, EXTENSION, str(os.stat(real).st_mtime_ns)))
+        return
+    if spec.origin in (None, "namespace") and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            real = _real(location)
+            if any(not inside(real, a.run.workdir) or installed(real) for a in _RUNS):
+                record(Load(real, "", name, NAMESPACE))
+
+
+@contextlib.contextmanager
+def scratch_run(run: Run) -> Iterator[Run]:
+    """Record into ``run`` for the block (tests)."""
+    Path(run.folder).mkdir(parents=True, exist_ok=True)
+    activate(run)
+    try:
+        yield run
+    finally:
+        deactivate(run.folder)
