@@ -154,3 +154,62 @@ def test_an_unwritable_site_packages_is_noted(
     assert not loads.active(recording.run.folder)
     assert not Path(recording.run.folder).exists()
     assert os.environ.get(loads.RUN_ENV) == before
+
+
+# -- extension modules built in place -----------------------------------------------------------
+
+SPEED_C = """
+#include <Python.h>
+static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, "_speed", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit__speed(void) { return PyModule_Create(&def); }
+"""
+
+
+def build_extension(folder: Path) -> Path:
+    import shutil
+    import sysconfig
+
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    target = folder / f"_speed{sysconfig.get_config_var('EXT_SUFFIX')}"
+    include = sysconfig.get_paths()["include"]
+    subprocess.run(
+        [compiler, "-shared", "-fPIC", f"-I{include}", str(folder / "_speed.c"), "-o", str(target)],
+        check=True,
+    )
+    return target
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["source-newer", "built-before-generation", "control"])
+def test_stale_extension(tmp_path: Path, case: str) -> None:
+    repo, _ = project(
+        tmp_path,
+        "import calc._speed\n\n\ndef test_speed():\n    assert calc._speed\n",
+        {"src/calc/_speed.c": SPEED_C, ".gitignore": "__pycache__/\n*.so\n"},
+    )
+    folder = repo / "src" / "calc"
+    if case == "built-before-generation":
+        built = build_extension(folder)
+        restamp.begin(open_checkout(repo))
+    else:
+        restamp.begin(open_checkout(repo))
+        built = build_extension(folder)
+    if case == "source-newer":
+        st = built.stat()
+        (folder / "_speed.c").write_text(SPEED_C + "/* edited */\n")
+        os.utime(folder / "_speed.c", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+        commit_all(repo, "edited the C source")
+        restamp.begin(open_checkout(repo))
+        os.utime(built, ns=(st.st_atime_ns, st.st_mtime_ns))  # built before both
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
+    if case == "control":
+        assert flags == []
+        return
+    assert [f.module for f in flags] == ["calc._speed"]
+    assert built.name in flags[0].detail and "pip install -e ." in flags[0].detail
+    if case == "source-newer":
+        assert "_speed.c" in flags[0].detail
