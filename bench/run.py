@@ -66,6 +66,7 @@ FIGURES = (
     "verify-vs-pygit2",
     "verify-process-vs-git",
     "pytest-plugin",
+    "pytest-subprocesses",
     "post-checkout-pre-commit",
     "growth",
 )
@@ -652,6 +653,51 @@ def fig_pytest(repo: Repo, tests: int, plan: Plan, env: Env) -> Figure:
     )
 
 
+CHILDREN = 20
+CHILDREN_TEST = f"""\
+import os, subprocess, sys
+
+def test_children():
+    env = dict(os.environ, PYTHONPATH="src")
+    for _ in range({CHILDREN}):
+        subprocess.run([sys.executable, "-c", "import calc"], env=env, check=True)
+"""
+
+
+def fig_subprocesses(path: Path, plan: Plan, env: Env) -> Figure:
+    """A test that starts Python processes importing a small package of the checkout: each is
+    followed (the start-up hook, the loader, the load log) with the plugin on."""
+    path.mkdir()
+    (path / "src" / "calc").mkdir(parents=True)
+    (path / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    (path / "tests").mkdir()
+    (path / "tests" / "test_children.py").write_text(CHILDREN_TEST)
+    (path / "pyproject.toml").write_text(PYPROJECT)
+    (path / ".gitignore").write_text(GITIGNORE)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "add", "-A")
+    git(path, "-c", "user.name=Bench", "-c", "user.email=b@example.invalid", "commit", "-qm", "c")
+    run([*genstamp_cmd(), "stamp"], cwd=path, env=env.base)
+    e = env.with_bytecode()
+    pytest = [sys.executable, "-m", "pytest", "-q"]
+    fig = Figure(
+        "pytest-subprocesses",
+        f"a test starting {CHILDREN} Python subprocesses: with the plugin vs -p no:genstamp",
+        "pytest -q",
+        "pytest -q -p no:genstamp",
+        1,
+        target=1.15,
+        note="each child runs `python -c 'import calc'`; bytecode writing on, both warm",
+    )
+    return measure(
+        fig,
+        command(pytest, path, e),
+        command([*pytest, "-p", "no:genstamp"], path, e),
+        plan,
+        budget=plan.budget * 2,
+    )
+
+
 def snapshot_project(dest: Path) -> str:
     """This checkout as it is on disk (uncommitted edits included) committed into a new repo:
     the `repo:` pre-commit clones. Returns the commit id for `rev:`."""
@@ -998,6 +1044,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "pytest-plugin" in wanted:
             suite = build_repo(tmp / "suite", args.suite_files, tests=args.tests)
             figures.append(fig_pytest(suite, args.tests, plan, env))
+        if "pytest-subprocesses" in wanted:
+            figures.append(fig_subprocesses(tmp / "children", plan, env))
         if "post-checkout-pre-commit" in wanted:
             figures.append(fig_pre_commit(args.hook_files, plan, env, args.pre_commit))
         grow = growth(by_size) if "growth" in wanted and by_size else None

@@ -6,7 +6,10 @@ Pure: no I/O but what a caller hands in (names, bytes)."""
 from __future__ import annotations
 
 import importlib.util
-from typing import NamedTuple
+
+TYPE_CHECKING = False  # not typing's: a child process of a run imports this module at start-up
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
 PYCACHE = "__pycache__"
 SUFFIXES = (".pyc", ".pyo")
@@ -33,14 +36,21 @@ def is_bytecode_file(name: str) -> bool:
     return bool(dot) and tail.isdigit() and head.endswith(".pyc")
 
 
-class Header(NamedTuple):
-    """What a pyc's first 16 bytes say (PEP 552)."""
+if TYPE_CHECKING:
 
-    hash_based: bool
-    checked: bool  # hash-based and checked against the source by CPython on every import
-    source_hash: bytes  # hash-based only: ``importlib.util.source_hash`` of the source
-    mtime: int  # timestamp-based only: the source's mtime (seconds, 32 bits) and size
-    size: int
+    class Header(NamedTuple):
+        """What a pyc's first 16 bytes say (PEP 552)."""
+
+        hash_based: bool
+        checked: bool  # hash-based and checked against the source by CPython on every import
+        source_hash: bytes  # hash-based only: ``importlib.util.source_hash`` of the source
+        mtime: int  # timestamp-based only: the source's mtime (seconds, 32 bits) and size
+        size: int
+
+else:  # the same record, without importing typing
+    from collections import namedtuple
+
+    Header = namedtuple("Header", "hash_based checked source_hash mtime size")
 
 
 def parse_header(data: bytes) -> Header | None:

@@ -3,8 +3,9 @@
 The parent (the pytest plugin) writes a ``.pth`` file into the running interpreter's
 site-packages, named for the run, and sets ``GENSTAMP_RUN`` to the run's folder. Every Python
 process started with that interpreter reads the ``.pth`` at start-up; its one line costs one
-``os.environ`` lookup when the variable is absent, and otherwise imports this module and calls
-``start``: the process then imports the checkout through the same loader (never a stale
+``os.environ`` lookup when the variable is absent, and otherwise calls ``loads.start`` (the
+child's side, kept in that light module: it runs in every such process at start-up): the
+process then imports the checkout through the same loader (never a stale
 ``__pycache__``) and appends its loads to the run's log (``loads``). The parent removes the
 ``.pth`` when the run ends; a leftover of a killed run is inert (the variable is absent) and the
 next run removes it. coverage's own ``.pth`` (``COVERAGE_PROCESS_START``) is left alone.
@@ -23,24 +24,8 @@ from genstamp import loads
 PTH_PREFIX = "genstamp-run-"
 PTH_LINE = (
     "import os; os.environ.get('GENSTAMP_RUN') and "
-    "__import__('genstamp.child', fromlist=['start']).start()\n"
+    "__import__('genstamp.loads', fromlist=['start']).start()\n"
 )
-
-
-def start() -> None:
-    """In a process started by a test: record into every run named by ``GENSTAMP_RUN``."""
-    with contextlib.suppress(Exception):  # never break the user's process
-        for folder in os.environ.get(loads.RUN_ENV, "").split(os.pathsep):
-            if not folder or loads.active(folder):
-                continue
-            run = loads.read_run(folder)
-            if run is None:
-                continue
-            if run.cache_root is not None:
-                from genstamp import loader
-
-                loader.install_loader(run.workdir, os.path.join(run.cache_root, "compiled"))
-            loads.activate(run)
 
 
 class Hook(NamedTuple):
@@ -117,7 +102,7 @@ def open_run(
 
     folder = tempfile.mkdtemp(prefix="genstamp-run-")
     run = loads.Run(folder, workdir, roots, cache_root, generation_ns)
-    Path(folder, loads.RUN_FILE).write_text(run.to_json(), encoding="utf-8")
+    Path(folder, loads.RUN_FILE).write_text(loads.run_text(run), encoding="utf-8")
     loads.activate(run)
     before = os.environ.get(loads.RUN_ENV)
     if not follow:

@@ -1,36 +1,38 @@
 """The load log: every module of the checkout recorded as it loads, in every process of a run.
 
-A run (``Run``) is a work tree, its import roots and a folder: each process appends one JSON
-line per load to ``<folder>/<pid>.jsonl`` as it happens (an unbuffered append: a crash or an
-``os._exit`` loses nothing recorded). Loads are recorded where the bytes are known (the
-checkout's loader, pytest's assertion rewriter), by a meta path finder for the checkout's
+A run (``Run``) is a work tree, its import roots and a folder: each process appends one line per
+load (tab-separated fields) to ``<folder>/<pid>.log`` as it happens (an unbuffered append: a
+crash or an ``os._exit`` loses nothing recorded). Loads are recorded where the bytes are known
+(the checkout's loader, pytest's assertion rewriter), by a meta path finder for the checkout's
 import roots wherever they load from, and by an audit hook (``sys.addaudithook``) that sees
 every module body executed, whatever finder, ``sys.modules`` reset or ``importlib.reload``
 brought it there. The audit hook cannot be removed: it does nothing while no run is active.
 
-CPython 3.10-3.13 raise, for a module compiled from source, ``compile`` (with the source
-bytes) then ``exec`` (the module's code object); for one loaded from bytecode, ``open`` of the
+CPython 3.10-3.13 raise, for a module compiled from source, ``compile`` (with the source bytes)
+then ``exec`` (the module's code object); for one loaded from bytecode, ``open`` of the
 ``.pyc``, ``marshal.loads``, then ``exec``. The hook pairs each ``exec`` with what preceded it
 in the same thread.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
+# Kept light on purpose: every Python process a run starts imports this module at start-up.
+import _thread
 import os
 import sys
-import threading
-from collections.abc import Iterator, Sequence
-from importlib.machinery import ExtensionFileLoader, ModuleSpec
-from pathlib import Path
-from types import CodeType, ModuleType
-from typing import Any, NamedTuple
+from importlib.machinery import ExtensionFileLoader
+from types import CodeType
+
+TYPE_CHECKING = False  # not typing's: importing typing costs every child process ~5 ms
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
+    from typing import Any, NamedTuple
 
 RUN_ENV = "GENSTAMP_RUN"  # the run folders (os.pathsep-separated) a process records into
-RUN_FILE = "run.json"
-RUN_VERSION = 1
+RUN_FILE = "run.txt"
+RUN_VERSION = "1"
 
 SOURCE = "source"  # compiled from the bytes whose blob is recorded
 BYTECODE = "bytecode"  # executed from a pyc; ``detail`` says why it is not the source's, if so
@@ -39,42 +41,93 @@ EXTENSION = "extension"  # a .so/.pyd; ``detail`` is its mtime in ns
 NAMESPACE = "namespace"  # a namespace package's folder
 
 
-class Load(NamedTuple):
-    path: str  # absolute, resolved: the file (or folder) the module came from
-    blob: str  # git blob id of the bytes compiled ("" when there are none)
-    module: str  # the module's name, when known
-    via: str  # SOURCE, BYTECODE, SOURCELESS, EXTENSION or NAMESPACE
-    detail: str = ""
+if TYPE_CHECKING:
+
+    class Load(NamedTuple):
+        path: str  # absolute, resolved: the file (or folder) the module came from
+        blob: str  # git blob id of the bytes compiled ("" when there are none)
+        module: str  # the module's name, when known
+        via: str  # SOURCE, BYTECODE, SOURCELESS, EXTENSION or NAMESPACE
+        detail: str = ""
+
+    class Run(NamedTuple):
+        """What every process of one run needs to record its loads."""
+
+        folder: str  # where the processes' logs go
+        workdir: str
+        roots: dict[str, str]  # import root name -> the folder of the checkout holding it
+        cache_root: str | None  # genstamp's bytecode cache (None: the user's pycache prefix)
+        generation_ns: int | None
+
+else:  # the same records, without importing typing
+    from collections import namedtuple
+
+    Load = namedtuple("Load", "path blob module via detail", defaults=("",))
+    Run = namedtuple("Run", "folder workdir roots cache_root generation_ns")
 
 
-class Run(NamedTuple):
-    """What every process of one run needs to record its loads."""
-
-    folder: str  # where the processes' logs go
-    workdir: str
-    roots: dict[str, str]  # import root name -> the folder of the checkout holding it
-    cache_root: str | None  # genstamp's bytecode cache (None: the user's pycache prefix)
-    generation_ns: int | None
-
-    def to_json(self) -> str:
-        data = {"version": RUN_VERSION, **self._asdict()}
-        return json.dumps(data, sort_keys=True)
+def run_text(run: Run) -> str:
+    """One ``key<TAB>value`` a line (no json: a child reads it at start-up)."""
+    lines = [
+        ("version", RUN_VERSION),
+        ("folder", run.folder),
+        ("workdir", run.workdir),
+        ("cache", run.cache_root or ""),
+        ("generation", "" if run.generation_ns is None else str(run.generation_ns)),
+        *(("root", f"{name}\t{folder}") for name, folder in sorted(run.roots.items())),
+    ]
+    return "".join(f"{key}\t{_escape(value)}\n" for key, value in lines)
 
 
 def read_run(folder: str) -> Run | None:
     try:
         with open(os.path.join(folder, RUN_FILE), encoding="utf-8") as fh:
-            data = json.load(fh)
-        if data.pop("version", None) != RUN_VERSION:
+            lines = [line.rstrip("\n").split("\t") for line in fh]
+        values = {k[0]: _unescape(k[1]) for k in lines if len(k) == 2}
+        if values.get("version") != RUN_VERSION:
             return None
-        return Run(**data)
-    except (OSError, ValueError, TypeError):
+        roots = {_unescape(k[1]): _unescape(k[2]) for k in lines if k[0] == "root" and len(k) == 3}
+        gen = values["generation"]
+        return Run(
+            values["folder"],
+            values["workdir"],
+            roots,
+            values["cache"] or None,
+            int(gen) if gen else None,
+        )
+    except (OSError, ValueError, KeyError, IndexError):
         return None
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+
+
+def _unescape(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            out.append({"t": "\t", "n": "\n"}.get(nxt, nxt))
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
 def blob_of(data: bytes) -> str:
     """The id git gives ``data`` as a blob (no filters)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    try:
+        import _sha1  # type: ignore[import-not-found,unused-ignore]  # what hashlib gives, without importing OpenSSL at start-up
+
+        digest: str = _sha1.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    except ImportError:  # pragma: no cover
+        import hashlib
+
+        digest = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return digest
 
 
 def inside(path: str, root: str) -> bool:
@@ -90,14 +143,17 @@ def installed(path: str) -> bool:
 # -- the active runs of this process -----------------------------------------------------------
 
 
-class _Active(NamedTuple):
-    run: Run
-    fds: dict[int, int]  # pid -> the log's file descriptor (a forked child opens its own)
+class _Active:
+    __slots__ = ("fds", "run")
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.fds: dict[int, int] = {}  # pid -> the log's descriptor (a forked child opens its own)
 
 
 _RUNS: list[_Active] = []
-_LOCK = threading.Lock()
-_STATE = threading.local()
+_LOCK = _thread.allocate_lock()
+_STATE = _thread._local()
 _HOOKED = False
 _real_cache: dict[str, str] = {}
 
@@ -112,7 +168,7 @@ def activate(run: Run) -> None:
     with _LOCK:
         if any(a.run.folder == run.folder for a in _RUNS):
             return
-        _RUNS.append(_Active(run, {}))
+        _RUNS.append(_Active(run))
         _real_cache.clear()
         if not _HOOKED:
             sys.addaudithook(_hook)
@@ -126,15 +182,17 @@ def deactivate(folder: str) -> None:
         for a in [a for a in _RUNS if a.run.folder == folder]:
             _RUNS.remove(a)
             for fd in a.fds.values():
-                with contextlib.suppress(OSError):
+                try:  # noqa: SIM105 (contextlib costs a child's start-up)
                     os.close(fd)
+                except OSError:
+                    pass
         if not _RUNS:
             sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, RootFinder)]
 
 
 def record(load: Load) -> None:
     """Append ``load`` to the log of every active run it concerns."""
-    line = (json.dumps(load) + "\n").encode("utf-8")
+    line = ("\t".join(_escape(field) for field in load) + "\n").encode("utf-8", "surrogateescape")
     pid = os.getpid()
     for a in list(_RUNS):
         if not _concerns(a.run, load.path, load.module):
@@ -143,7 +201,7 @@ def record(load: Load) -> None:
         try:
             if fd is None:
                 fd = os.open(
-                    os.path.join(a.run.folder, f"{pid}.jsonl"),
+                    os.path.join(a.run.folder, f"{pid}.log"),
                     os.O_WRONLY | os.O_APPEND | os.O_CREAT,
                     0o600,
                 )
@@ -186,14 +244,22 @@ def read_logs(folder: str) -> list[Load]:
     """Every process's loads, in the order each recorded them; lines cut by a crash are
     skipped."""
     loads: list[Load] = []
-    with contextlib.suppress(OSError):
-        for name in sorted(os.listdir(folder)):
-            if not name.endswith(".jsonl"):
-                continue
-            with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:
-                for line in fh:
-                    with contextlib.suppress(ValueError, TypeError):
-                        loads.append(Load(*json.loads(line)))
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return loads
+    for name in names:
+        if not name.endswith(".log"):
+            continue
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8", errors="surrogateescape") as fh:
+                lines = fh.read().split("\n")
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split("\t")
+            if len(fields) == len(Load._fields):
+                loads.append(Load(*(_unescape(f) for f in fields)))
     return loads
 
 
@@ -298,7 +364,7 @@ class RootFinder:
     of the meta path where it comes from, and records namespace packages and extension modules
     (whose loading executes no module code for the audit hook to see)."""
 
-    _busy = threading.local()
+    _busy = _thread._local()
 
     def find_spec(
         self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
@@ -337,8 +403,10 @@ def _find_rest(
 def _spec_found(name: str, spec: ModuleSpec) -> None:
     if isinstance(spec.loader, ExtensionFileLoader) and spec.origin:
         real = _real(spec.origin)
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 (contextlib costs a child's start-up)
             record(Load(real, "", name, EXTENSION, str(os.stat(real).st_mtime_ns)))
+        except OSError:
+            pass
         return
     if spec.origin in (None, "namespace") and spec.submodule_search_locations:
         for location in spec.submodule_search_locations:
@@ -347,12 +415,20 @@ def _spec_found(name: str, spec: ModuleSpec) -> None:
                 record(Load(real, "", name, NAMESPACE))
 
 
-@contextlib.contextmanager
-def scratch_run(run: Run) -> Iterator[Run]:
-    """Record into ``run`` for the block (tests)."""
-    Path(run.folder).mkdir(parents=True, exist_ok=True)
-    activate(run)
+def start() -> None:
+    """In a process started by a run's test (the ``.pth`` hook ``child`` writes): record into
+    every run named by ``GENSTAMP_RUN``, importing the checkout through genstamp's loader."""
     try:
-        yield run
-    finally:
-        deactivate(run.folder)
+        for folder in os.environ.get(RUN_ENV, "").split(os.pathsep):
+            if not folder or active(folder):
+                continue
+            run = read_run(folder)
+            if run is None:
+                continue
+            if run.cache_root is not None:
+                from genstamp import loader
+
+                loader.install_loader(run.workdir, os.path.join(run.cache_root, "compiled"))
+            activate(run)
+    except Exception:  # never break the user's process
+        pass
