@@ -219,3 +219,21 @@ def test_no_pth_is_left_behind(tmp_path: Path) -> None:
     after = {p.name for p in site.glob(f"{child.PTH_PREFIX}*.pth")}
     assert leftover.name not in after
     assert after <= before  # nothing of this run's (others may be running the suite too)
+
+
+# -- xdist workers record into their controller's run -------------------------------------------
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_xdist_workers_loads_are_merged(tmp_path: Path, foreign: bool) -> None:
+    repo, other = project(tmp_path, "")
+    where = str(other / "src") if foreign else str(repo / "src")
+    (repo / "tests" / "test_it.py").write_text(RESTORING.format(where=where))
+    (repo / "tests" / "test_more.py").write_text("def test_more():\n    pass\n")
+    commit_all(repo, "test")
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, "-n", "2", "-p", "xdist")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flagged = [(f.kind, f.module) for f in audit_of(repo).flags]
+    assert flagged == ([(audit.FOREIGN, "calc")] if foreign else [])

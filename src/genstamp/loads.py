@@ -67,26 +67,26 @@ else:  # the same records, without importing typing
 
 
 def run_text(run: Run) -> str:
-    """One ``key<TAB>value`` a line (no json: a child reads it at start-up)."""
+    """Tab-separated fields, one record a line (no json: a child reads it at start-up)."""
     lines = [
         ("version", RUN_VERSION),
         ("folder", run.folder),
         ("workdir", run.workdir),
         ("cache", run.cache_root or ""),
         ("generation", "" if run.generation_ns is None else str(run.generation_ns)),
-        *(("root", f"{name}\t{folder}") for name, folder in sorted(run.roots.items())),
+        *(("root", name, folder) for name, folder in sorted(run.roots.items())),
     ]
-    return "".join(f"{key}\t{_escape(value)}\n" for key, value in lines)
+    return "".join("\t".join(_escape(f) for f in fields) + "\n" for fields in lines)
 
 
 def read_run(folder: str) -> Run | None:
     try:
         with open(os.path.join(folder, RUN_FILE), encoding="utf-8") as fh:
-            lines = [line.rstrip("\n").split("\t") for line in fh]
-        values = {k[0]: _unescape(k[1]) for k in lines if len(k) == 2}
+            lines = [[_unescape(f) for f in line.rstrip("\n").split("\t")] for line in fh]
+        values = {k[0]: k[1] for k in lines if len(k) == 2}
         if values.get("version") != RUN_VERSION:
             return None
-        roots = {_unescape(k[1]): _unescape(k[2]) for k in lines if k[0] == "root" and len(k) == 3}
+        roots = {k[1]: k[2] for k in lines if k[0] == "root" and len(k) == 3}
         gen = values["generation"]
         return Run(
             values["folder"],
