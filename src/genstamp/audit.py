@@ -10,10 +10,13 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp import bytecode
-from genstamp import loads as loads_
+from genstamp.paths import inside, installed
+
+if TYPE_CHECKING:
+    from genstamp.loads import Load
 
 FOREIGN = "foreign-origin"  # a checkout module loaded from outside the checkout
 SOURCELESS = "sourceless"  # loaded from a .pyc with no source
@@ -134,7 +137,7 @@ def audit_modules(
                         )
             continue
         real = os.path.realpath(origin)
-        if not inside(real, root_s) or loads_.installed(real):
+        if not inside(real, root_s) or installed(real):
             if top in wanted:
                 copy = _identical_copy(name, real, root, bases)
                 cached = getattr(spec, "cached", None)
@@ -203,13 +206,15 @@ def counterpart(name: str, real: str, root: Path, bases: Iterable[str] = ()) -> 
 
 
 def judge(
-    loads: Iterable[loads_.Load],
+    loads: Iterable[Load],
     root: Path,
     roots: Mapping[str, str],
     generation_ns: int | None,
     notes: Iterable[str] = (),
 ) -> Audit:
     """The audit of the loads every process of a run recorded, as they happened."""
+    from genstamp import loads as loads_  # the gate's rules import this module: no I/O there
+
     root_s = str(root)
     setup_py = (root / "setup.py").is_file()
     loaded: dict[str, dict[str, None]] = {}
@@ -217,7 +222,7 @@ def judge(
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
     for ld in loads:
         name = ld.module or module_name(ld.path, folders)
-        if inside(ld.path, root_s) and not loads_.installed(ld.path):
+        if inside(ld.path, root_s) and not installed(ld.path):
             rel = os.path.relpath(ld.path, root_s).replace(os.sep, "/")
             if ld.via == loads_.SOURCELESS:
                 flags[Flag(SOURCELESS, name, rel, "loaded from bytecode with no source")] = None
@@ -297,11 +302,6 @@ def blob_id(path: str) -> str:
     with open(path, "rb") as fh:
         data = fh.read()
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def inside(path: str, root: str) -> bool:
-    """``path`` is ``root`` or below it (both absolute, normalised)."""
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def stale_reason(source: str, cached: str, root: str, generation_ns: int | None) -> str | None:

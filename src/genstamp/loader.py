@@ -17,7 +17,7 @@ import sys
 from types import CodeType
 
 from genstamp import bytecode, loads
-from genstamp.loads import inside
+from genstamp.paths import inside, installed
 
 TYPE_CHECKING = False  # not typing's (see ``loads``)
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def install_loader(workdir: str, cache_root: str) -> Callable[[str], Any]:
 
     def checkout_hook(path: str) -> importlib.machinery.FileFinder:
         real = os.path.realpath(path or os.getcwd())
-        if not inside(real, workdir) or loads.installed(real) or not os.path.isdir(real):
+        if not inside(real, workdir) or installed(real) or not os.path.isdir(real):
             raise ImportError("not a folder of the checkout")
         return importlib.machinery.FileFinder(path, *details)
 

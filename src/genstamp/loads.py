@@ -23,6 +23,8 @@ import sys
 from importlib.machinery import ExtensionFileLoader
 from types import CodeType
 
+from genstamp.paths import inside, installed
+
 TYPE_CHECKING = False  # not typing's: importing typing costs every child process ~5 ms
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -128,16 +130,6 @@ def blob_of(data: bytes) -> str:
 
         digest = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
     return digest
-
-
-def inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def installed(path: str) -> bool:
-    """Installed code (a site-packages, even inside the work tree) is the installer's."""
-    parts = path.split(os.sep)
-    return "site-packages" in parts or "dist-packages" in parts
 
 
 # -- the active runs of this process -----------------------------------------------------------
