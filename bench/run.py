@@ -633,8 +633,6 @@ def fig_verify_process(repo: Repo, plan: Plan, env: Env, note: str) -> Figure:
 
 def fig_pytest(repo: Repo, tests: int, plan: Plan, env: Env) -> Figure:
     run([*genstamp_cmd(), "stamp"], cwd=repo.path, env=env.base)
-    e = env.with_bytecode()
-    pytest = [sys.executable, "-m", "pytest", "-q"]
     fig = Figure(
         "pytest-plugin",
         f"{tests}-test trivial suite: pytest with the plugin vs -p no:genstamp",
@@ -644,10 +642,17 @@ def fig_pytest(repo: Repo, tests: int, plan: Plan, env: Env) -> Figure:
         target=1.10,
         note="whole pytest processes, bytecode writing on (the user default), both warm",
     )
+    return with_and_without_plugin(fig, repo.path, plan, env)
+
+
+def with_and_without_plugin(fig: Figure, path: Path, plan: Plan, env: Env) -> Figure:
+    """Whole pytest processes in ``path``, the plugin on (A) and off (B), bytecode writing on."""
+    e = env.with_bytecode()
+    pytest = [sys.executable, "-m", "pytest", "-q"]
     return measure(
         fig,
-        command(pytest, repo.path, e),
-        command([*pytest, "-p", "no:genstamp"], repo.path, e),
+        command(pytest, path, e),
+        command([*pytest, "-p", "no:genstamp"], path, e),
         plan,
         budget=plan.budget * 2,
     )
@@ -678,8 +683,6 @@ def fig_subprocesses(path: Path, plan: Plan, env: Env) -> Figure:
     git(path, "add", "-A")
     git(path, "-c", "user.name=Bench", "-c", "user.email=b@example.invalid", "commit", "-qm", "c")
     run([*genstamp_cmd(), "stamp"], cwd=path, env=env.base)
-    e = env.with_bytecode()
-    pytest = [sys.executable, "-m", "pytest", "-q"]
     fig = Figure(
         "pytest-subprocesses",
         f"a test starting {CHILDREN} Python subprocesses: with the plugin vs -p no:genstamp",
@@ -689,13 +692,7 @@ def fig_subprocesses(path: Path, plan: Plan, env: Env) -> Figure:
         target=1.15,
         note="each child runs `python -c 'import calc'`; bytecode writing on, both warm",
     )
-    return measure(
-        fig,
-        command(pytest, path, e),
-        command([*pytest, "-p", "no:genstamp"], path, e),
-        plan,
-        budget=plan.budget * 2,
-    )
+    return with_and_without_plugin(fig, path, plan, env)
 
 
 def snapshot_project(dest: Path) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import commit_all, git, run_pytest, subprocess_env
-from test_loads import CALC, audit_of, failures, project
+from test_loads import CALC, audit_of, failures, project, scenario
 
 from genstamp import audit, loads, restamp
 from genstamp.repo import open_checkout
@@ -80,14 +80,8 @@ def test_mp():
 def test_multiprocessing_children_are_recorded(tmp_path: Path, method: str, foreign: bool) -> None:
     repo, other = project(tmp_path, "", {"src/calc/child_only.py": CHILD_ONLY})
     where = str((other if foreign else repo) / "src")
-    test = MP_TEST.format(method=method, where=where)
-    (repo / "tests" / "test_it.py").write_text(test)
     (repo / "tests" / "__init__.py").write_text("")
-    commit_all(repo, "test")
-    restamp.begin(open_checkout(repo))
-    proc = run_pytest(repo)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    found = audit_of(repo)
+    found = scenario(repo, MP_TEST.format(method=method, where=where))
     modules = [f.module for f in found.flags if f.kind == audit.FOREIGN]
     if foreign:
         assert "calc.child_only" in modules  # only the child imported it
@@ -119,12 +113,7 @@ def test_a_console_script_is_followed(tmp_path: Path, foreign: bool) -> None:
         "from calc.cli import main\nsys.exit(main())\n"
     )
     script.chmod(0o755)
-    (repo / "tests" / "test_it.py").write_text(SCRIPT_TEST.format(script=str(script)))
-    commit_all(repo, "test")
-    restamp.begin(open_checkout(repo))
-    proc = run_pytest(repo)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    found = audit_of(repo)
+    found = scenario(repo, SCRIPT_TEST.format(script=str(script)))
     modules = [f.module for f in found.flags if f.kind == audit.FOREIGN]
     if foreign:
         assert "calc.cli" in modules

@@ -52,9 +52,18 @@ def project(base: Path, tests: str, files: dict[str, str] | None = None) -> tupl
     return repo, other
 
 
-def run(repo: Path, **env: str) -> None:
-    proc = run_pytest(repo, env=subprocess_env(**env))
+def run(repo: Path, *args: str, **env: str) -> None:
+    proc = run_pytest(repo, *args, env=subprocess_env(**env))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def scenario(repo: Path, test: str, *args: str, **env: str) -> audit.Audit:
+    """Commit ``test`` as the suite, stamp, run pytest green: the audit of the evidence."""
+    (repo / "tests" / "test_it.py").write_text(test)
+    commit_all(repo, "test")
+    restamp.begin(open_checkout(repo))
+    run(repo, *args, **env)
+    return audit_of(repo)
 
 
 # -- sys.modules restored after each test ---------------------------------------------------------
@@ -86,11 +95,7 @@ def test_restored_sys_modules_cannot_hide_a_foreign_load(tmp_path: Path, foreign
     base = tmp_path
     repo, other = project(base, "")
     where = str(other / "src") if foreign else str(repo / "src")
-    (repo / "tests" / "test_it.py").write_text(RESTORING.format(where=where))
-    commit_all(repo, "test")
-    restamp.begin(open_checkout(repo))
-    run(repo)
-    found = audit_of(repo)
+    found = scenario(repo, RESTORING.format(where=where))
     flagged = [(f.kind, f.module) for f in found.flags]
     if foreign:
         assert flagged == [(audit.FOREIGN, "calc")]
@@ -119,11 +124,7 @@ def test_ns():
 def test_namespace_package_from_another_clone(tmp_path: Path, foreign: bool) -> None:
     repo, other = project(tmp_path, "", {"src/nsp/mod.py": "VALUE = 1\n"})
     where = str(other / "src") if foreign else str(repo / "src")
-    (repo / "tests" / "test_it.py").write_text(NAMESPACE_TEST.format(where=where))
-    commit_all(repo, "test")
-    restamp.begin(open_checkout(repo))
-    run(repo)
-    found = audit_of(repo)
+    found = scenario(repo, NAMESPACE_TEST.format(where=where))
     assert "nsp" in found.packages
     foreign_flags = [f.module for f in found.flags if f.kind == audit.FOREIGN]
     if foreign:
@@ -160,11 +161,7 @@ def test_brief_edit_records_the_bytes_that_ran(tmp_path: Path, edited: bool) -> 
     repo, _ = project(tmp_path, "")
     path = repo / "src" / "calc" / "__init__.py"
     new = OTHER if edited else CALC
-    (repo / "tests" / "test_it.py").write_text(BRIEF_EDIT.format(path=str(path), new=new))
-    commit_all(repo, "test")
-    restamp.begin(open_checkout(repo))
-    run(repo, PYTHONPATH=str(repo / "src"))
-    found = audit_of(repo)
+    found = scenario(repo, BRIEF_EDIT.format(path=str(path), new=new), PYTHONPATH=str(repo / "src"))
     ran = found.loaded["src/calc/__init__.py"]
     assert loads.blob_of(new.encode()) in ran
     assert path.read_text() == CALC  # restored: hashing the file now would see nothing
@@ -193,11 +190,7 @@ def test_custom_loader():
 def test_a_custom_loader_cannot_hide_a_load(tmp_path: Path, foreign: bool) -> None:
     repo, other = project(tmp_path, "")
     source = (other if foreign else repo) / "src" / "calc" / "__init__.py"
-    (repo / "tests" / "test_it.py").write_text(CUSTOM.format(path=str(source)))
-    commit_all(repo, "test")
-    restamp.begin(open_checkout(repo))
-    run(repo)
-    flagged = [(f.kind, f.module) for f in audit_of(repo).flags]
+    flagged = [(f.kind, f.module) for f in scenario(repo, CUSTOM.format(path=str(source))).flags]
     assert flagged == ([(audit.FOREIGN, "calc")] if foreign else [])
 
 
@@ -229,11 +222,7 @@ def test_no_pth_is_left_behind(tmp_path: Path) -> None:
 def test_xdist_workers_loads_are_merged(tmp_path: Path, foreign: bool) -> None:
     repo, other = project(tmp_path, "")
     where = str(other / "src") if foreign else str(repo / "src")
-    (repo / "tests" / "test_it.py").write_text(RESTORING.format(where=where))
     (repo / "tests" / "test_more.py").write_text("def test_more():\n    pass\n")
-    commit_all(repo, "test")
-    restamp.begin(open_checkout(repo))
-    proc = run_pytest(repo, "-n", "2", "-p", "xdist")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    flagged = [(f.kind, f.module) for f in audit_of(repo).flags]
+    found = scenario(repo, RESTORING.format(where=where), "-n", "2", "-p", "xdist")
+    flagged = [(f.kind, f.module) for f in found.flags]
     assert flagged == ([(audit.FOREIGN, "calc")] if foreign else [])

@@ -273,22 +273,31 @@ def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
-    if not _RUNS:
+    if not _RUNS or event not in _EVENTS or getattr(_STATE, "busy", False):
         return
-    if event == "exec":
-        code = args[0]
-        if isinstance(code, CodeType) and code.co_name == "<module>":
-            _executed(code)
-    elif event == "compile":
-        source, filename = args[0], args[1]
-        if isinstance(source, bytes) and isinstance(filename, str):
-            _STATE.compiled = (filename, source)
-            _STATE.pyc = None
-    elif event == "open":
-        path = args[0]
-        if isinstance(path, str) and path.endswith(".pyc"):
-            _STATE.pyc = path
-            _STATE.compiled = None
+    _STATE.busy = True  # what the hook itself imports or opens is not the tests' doing
+    try:
+        if event == "exec":
+            code = args[0]
+            if isinstance(code, CodeType) and code.co_name == "<module>":
+                _executed(code)
+        elif event == "compile":
+            source, filename = args[0], args[1]
+            if isinstance(source, bytes) and isinstance(filename, str):
+                _STATE.compiled = (filename, source)
+                _STATE.pyc = None
+        else:
+            path = args[0]
+            if isinstance(path, str) and path.endswith(".pyc"):
+                _STATE.pyc = path
+                _STATE.compiled = None
+    except Exception:  # an audit hook that raises breaks the code under test
+        pass
+    finally:
+        _STATE.busy = False
+
+
+_EVENTS = frozenset({"exec", "compile", "open"})
 
 
 def _executed(code: CodeType) -> None:
