@@ -226,3 +226,42 @@ def test_xdist_workers_loads_are_merged(tmp_path: Path, foreign: bool) -> None:
     found = scenario(repo, RESTORING.format(where=where), "-n", "2", "-p", "xdist")
     flagged = [(f.kind, f.module) for f in found.flags]
     assert flagged == ([(audit.FOREIGN, "calc")] if foreign else [])
+
+
+# -- the audit events the recorder pairs, as this CPython emits them ------------------------------
+
+EVENTS_PROBE = """
+import sys
+seen = []
+def hook(event, args):
+    if event == "compile" and isinstance(args[0], bytes) and "probe_mod" in str(args[1]):
+        seen.append("compile")
+    elif event == "open" and str(args[0]).endswith(".pyc") and "probe_mod" in str(args[0]):
+        seen.append("open-pyc")
+    elif event == "marshal.loads" and seen and seen[-1] == "open-pyc":
+        seen.append("marshal.loads")
+    elif event == "exec" and getattr(args[0], "co_filename", "").endswith("probe_mod.py"):
+        seen.append("exec")
+sys.addaudithook(hook)
+import probe_mod
+print(" ".join(seen))
+"""
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["source", "bytecode"])
+def test_the_event_order_the_recorder_relies_on(tmp_path: Path, cached: bool) -> None:
+    """compile (the source bytes) then exec; or open of the pyc, marshal.loads, then exec."""
+    import subprocess
+    import sys
+
+    (tmp_path / "probe_mod.py").write_text("X = 1\n")
+    env = subprocess_env(bytecode=True)
+    if cached:
+        subprocess.run([sys.executable, "-c", "import probe_mod"], cwd=tmp_path, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", EVENTS_PROBE], cwd=tmp_path, env=env, capture_output=True, text=True
+    ).stdout.split()
+    if cached:
+        assert out == ["open-pyc", "marshal.loads", "exec"]
+    else:  # CPython tries the pyc first: a compile that follows is what ran
+        assert out[-2:] == ["compile", "exec"] and "marshal.loads" not in out

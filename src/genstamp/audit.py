@@ -143,7 +143,7 @@ def audit_modules(
                 cached = getattr(spec, "cached", None)
                 if copy is None:
                     flags.append(Flag(FOREIGN, name, real, "loaded from outside the checkout"))
-                elif isinstance(cached, str) and stale_reason(real, cached, root_s, None):
+                elif isinstance(cached, str) and _stale_cache(real, cached, root_s, None):
                     flags.append(Flag(STALE, name, real, f"bytecode not compiled from {copy[0]}"))
                 else:
                     loaded[copy[0]] = (copy[1],)  # an installed copy, byte for byte the checkout's
@@ -160,7 +160,7 @@ def audit_modules(
             continue
         cached = getattr(spec, "cached", None)
         if isinstance(cached, str) and not (trusted_cache and inside(cached, trusted_cache)):
-            stale = stale_reason(real, cached, root_s, generation_ns)
+            stale = _stale_cache(real, cached, root_s, generation_ns)
             if stale:
                 flags.append(Flag(STALE, name, rel, stale))
     return Audit(tuple(sorted(wanted)), loaded, tuple(flags))
@@ -304,7 +304,7 @@ def blob_id(path: str) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def stale_reason(source: str, cached: str, root: str, generation_ns: int | None) -> str | None:
+def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None) -> str | None:
     """Why the bytecode CPython would have used for ``source`` is not that source's, if it is."""
     try:
         with open(cached, "rb") as fh:

@@ -1,7 +1,11 @@
 """Python bytecode as genstamp speaks of it: where CPython keeps it, what its files are named,
 and what a pyc's header (PEP 552) says about the source it was compiled from.
 
-Pure: no I/O but what a caller hands in (names, bytes)."""
+Pure: no I/O but what a caller hands in (names, bytes).
+
+PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, before pytest
+would rewrite it (it asserts nothing)
+"""
 
 from __future__ import annotations
 

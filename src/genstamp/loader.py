@@ -5,6 +5,9 @@ the checkout's modules are imported through a loader that reads bytecode only fr
 cache (in the state folder), and only a checked-hash pyc (PEP 552) of the current source; pytest's
 assertion-rewritten test modules are cached there too, in a folder named by the source's hash.
 Every other module (the standard library, site-packages) keeps its own bytecode.
+
+PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, before pytest
+would rewrite it (it asserts nothing)
 """
 
 from __future__ import annotations

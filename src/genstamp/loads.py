@@ -12,6 +12,9 @@ CPython 3.10-3.13 raise, for a module compiled from source, ``compile`` (with th
 then ``exec`` (the module's code object); for one loaded from bytecode, ``open`` of the
 ``.pyc``, ``marshal.loads``, then ``exec``. The hook pairs each ``exec`` with what preceded it
 in the same thread.
+
+PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, before pytest
+would rewrite it (it asserts nothing)
 """
 
 from __future__ import annotations
@@ -333,6 +336,8 @@ def _executed(code: CodeType) -> None:
             current = blob_of(fh.read())
     except OSError:
         current = ""
+    if pyc is not None and not _bytecode_of(pyc, real):
+        pyc = None  # a pyc read for another reason: this module was compiled some other way
     if pyc is not None:
         if not current:
             record(Load(_real(pyc), "", module, SOURCELESS, pyc))
@@ -340,6 +345,13 @@ def _executed(code: CodeType) -> None:
         record(Load(real, current, module, BYTECODE, _stale_reason(real, pyc)))
         return
     record(Load(real, current, module, SOURCE))
+
+
+def _bytecode_of(pyc: str, source: str) -> bool:
+    """``pyc`` is named as bytecode of ``source`` (beside it, in ``__pycache__`` or a prefix)."""
+    stem = os.path.splitext(os.path.basename(source))[0]
+    name = os.path.basename(pyc)
+    return name == stem + ".pyc" or name.startswith(stem + ".")
 
 
 def _stale_reason(source: str, pyc: str) -> str:
@@ -350,7 +362,7 @@ def _stale_reason(source: str, pyc: str) -> str:
             return ""
     gen = next((a.run.generation_ns for a in _RUNS if inside(source, a.run.workdir)), None)
     root = next((a.run.workdir for a in _RUNS if inside(source, a.run.workdir)), "/")
-    return audit.stale_reason(source, pyc, root, gen) or ""
+    return audit._stale_cache(source, pyc, root, gen) or ""
 
 
 def _real(path: str) -> str:

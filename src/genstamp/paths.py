@@ -1,5 +1,9 @@
 """Where a path lies: inside a folder, or in installed code. Pure, and light: the gate's rules
-and every child process of a run use it."""
+and every child process of a run use it.
+
+PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, before pytest
+would rewrite it (it asserts nothing)
+"""
 
 from __future__ import annotations
 
