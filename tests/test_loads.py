@@ -197,6 +197,17 @@ def test_a_custom_loader_cannot_hide_a_load(tmp_path: Path, foreign: bool) -> No
 # -- the start-up hook: written for the run, gone after it --------------------------------------
 
 
+PTH_TEST = """
+import os, pathlib, sysconfig
+
+def test_hook_present():
+    site = pathlib.Path(sysconfig.get_path("purelib"))
+    pathlib.Path({record!r}).write_text(str(os.getpid()))
+    assert list(site.glob(f"{prefix}{{os.getpid()}}-*.pth")), "the run's hook is in place"
+    assert os.environ["GENSTAMP_RUN"]
+"""
+
+
 @pytest.mark.e2e
 def test_no_pth_is_left_behind(tmp_path: Path) -> None:
     import sysconfig
@@ -206,12 +217,12 @@ def test_no_pth_is_left_behind(tmp_path: Path) -> None:
     site = Path(sysconfig.get_path("purelib"))
     leftover = site / f"{child.PTH_PREFIX}999999999-dead.pth"  # a killed run's
     leftover.write_text(child.PTH_LINE)
-    repo, _ = project(tmp_path, "def test_ok():\n    pass\n")
-    before = {p.name for p in site.glob(f"{child.PTH_PREFIX}*.pth")}
-    run(repo)
-    after = {p.name for p in site.glob(f"{child.PTH_PREFIX}*.pth")}
-    assert leftover.name not in after
-    assert after <= before  # nothing of this run's (others may be running the suite too)
+    repo, _ = project(tmp_path, "")
+    record = tmp_path / "pid.txt"
+    scenario(repo, PTH_TEST.format(record=str(record), prefix=child.PTH_PREFIX))
+    pid = record.read_text()
+    assert not leftover.exists()
+    assert not list(site.glob(f"{child.PTH_PREFIX}{pid}-*.pth"))  # its own, removed
 
 
 # -- xdist workers record into their controller's run -------------------------------------------
@@ -265,3 +276,25 @@ def test_the_event_order_the_recorder_relies_on(tmp_path: Path, cached: bool) ->
         assert out == ["open-pyc", "marshal.loads", "exec"]
     else:  # CPython tries the pyc first: a compile that follows is what ran
         assert out[-2:] == ["compile", "exec"] and "marshal.loads" not in out
+
+
+NAMESAKE = """
+import sys
+
+def test_namesake():
+    sys.path.insert(0, {where!r})
+    import thirdparty.calc
+    assert thirdparty.calc.VALUE == 3
+"""
+
+
+@pytest.mark.e2e
+def test_a_namesake_inside_another_package_is_not_foreign(tmp_path: Path) -> None:
+    """``thirdparty/calc.py`` is ``thirdparty.calc``, not the checkout's ``calc``."""
+    repo, _ = project(tmp_path, "")
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "thirdparty").mkdir(parents=True)
+    (elsewhere / "thirdparty" / "__init__.py").write_text("")
+    (elsewhere / "thirdparty" / "calc.py").write_text("VALUE = 3\n")
+    found = scenario(repo, NAMESAKE.format(where=str(elsewhere)))
+    assert found.flags == ()

@@ -32,7 +32,7 @@ TYPE_CHECKING = False  # not typing's: importing typing costs every child proces
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from importlib.machinery import ModuleSpec
-    from types import ModuleType
+    from types import FrameType, ModuleType
     from typing import Any, NamedTuple
 
 RUN_ENV = "GENSTAMP_RUN"  # the run folders (os.pathsep-separated) a process records into
@@ -210,28 +210,30 @@ def record(load: Load) -> None:
 def _concerns(run: Run, path: str, module: str) -> bool:
     if inside(path, run.workdir) and not installed(path):
         return True
-    if module and module.partition(".")[0] in run.roots:
-        return True
-    return _root_tail(run, path) != ""
+    return bool(module) and module.partition(".")[0] in run.roots
 
 
-def _root_tail(run: Run, path: str) -> str:
-    """The module name ``path`` has if it provides one of the run's import roots (a file
-    outside the checkout, named like the checkout's own), else ""."""
+def _named_like_a_root(path: str) -> bool:
+    """Some folder of ``path``, or its file's stem, is named like an import root of a run (a
+    cheap test before the module's name is looked up)."""
     parts = path.split(os.sep)
-    for i in range(len(parts) - 1, 0, -1):
-        part = parts[i]
-        stem = part.partition(".")[0] if i == len(parts) - 1 else part
-        if stem not in run.roots:
-            continue
-        tail = parts[i:]
-        counterpart = os.path.join(run.roots[stem], *tail)
-        folder = os.sep.join(parts[:i]) or os.sep
-        if os.path.exists(counterpart) or folder in sys.path or i == len(parts) - 1:
-            names = [*tail[:-1], tail[-1].partition(".")[0]]
-            if names[-1] == "__init__":
-                names.pop()
-            return ".".join(names)
+    parts[-1] = parts[-1].partition(".")[0]
+    return any(part in a.run.roots for a in _RUNS for part in parts)
+
+
+def _module_executing(filename: str) -> str:
+    """The name of the module whose body is about to run from ``filename``: every loader
+    executes it from ``exec_module(module)`` (importlib's, pytest's, a custom one), a few frames
+    above this hook."""
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            break
+        module = frame.f_locals.get("module")
+        if module is not None and getattr(module, "__file__", None) == filename:
+            name = getattr(module, "__name__", "")
+            return name if isinstance(name, str) else ""
+        frame = frame.f_back
     return ""
 
 
@@ -319,15 +321,13 @@ def _executed(code: CodeType) -> None:
         return
     real = _real(filename)
     module = ""
-    relevant = False
-    for a in _RUNS:
-        if inside(real, a.run.workdir) and not installed(real):
-            relevant = True
-        elif not module:
-            module = _root_tail(a.run, real)
-            relevant = relevant or bool(module)
-    if not relevant:
-        return
+    if not any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
+        # Outside the checkout: only a module of one of its import roots concerns the run.
+        if not _named_like_a_root(real):
+            return
+        module = _module_executing(filename)
+        if not any(module.partition(".")[0] in a.run.roots for a in _RUNS):
+            return
     if compiled is not None and compiled[0] == filename:
         record(Load(real, blob_of(compiled[1]), module, SOURCE))
         return
