@@ -13,6 +13,7 @@ next run removes it. coverage's own ``.pth`` (``COVERAGE_PROCESS_START``) is lef
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import sysconfig
@@ -105,16 +106,20 @@ def open_run(
     Path(folder, loads.RUN_FILE).write_text(loads.run_text(run), encoding="utf-8")
     loads.activate(run)
     before = os.environ.get(loads.RUN_ENV)
-    if not follow:
-        return Recording(run, None, True, before)
-    os.environ[loads.RUN_ENV] = os.pathsep.join(p for p in (folder, before) if p)
-    return Recording(run, install(folder), True, before)
+    hook = None
+    if follow:
+        os.environ[loads.RUN_ENV] = os.pathsep.join(p for p in (folder, before) if p)
+        hook = install(folder)
+    recording = Recording(run, hook, True, before)
+    # pytest can end before a session (--version, a usage error): nothing may stay behind
+    atexit.register(close_run, recording)
+    return recording
 
 
 def close_run(recording: Recording) -> None:
     """Stop recording; remove what the run put in site-packages and the environment."""
-    if not recording.owned:
-        return
+    if not recording.owned or not os.path.isdir(recording.run.folder):
+        return  # not ours, or closed already (atexit calls it again)
     loads.deactivate(recording.run.folder)
     if recording.hook is not None:
         uninstall(recording.hook)
