@@ -66,6 +66,7 @@ FIGURES = (
     "verify-vs-pygit2",
     "verify-process-vs-git",
     "pytest-plugin",
+    "pytest-subprocesses",
     "post-checkout-pre-commit",
     "identity-clean-filter",
     "growth",
@@ -656,8 +657,6 @@ def fig_verify_process(repo: Repo, plan: Plan, env: Env, note: str) -> Figure:
 
 def fig_pytest(repo: Repo, tests: int, plan: Plan, env: Env) -> Figure:
     run([*genstamp_cmd(), "stamp"], cwd=repo.path, env=env.base)
-    e = env.with_bytecode()
-    pytest = [sys.executable, "-m", "pytest", "-q"]
     fig = Figure(
         "pytest-plugin",
         f"{tests}-test trivial suite: pytest with the plugin vs -p no:genstamp",
@@ -667,13 +666,57 @@ def fig_pytest(repo: Repo, tests: int, plan: Plan, env: Env) -> Figure:
         target=1.10,
         note="whole pytest processes, bytecode writing on (the user default), both warm",
     )
+    return with_and_without_plugin(fig, repo.path, plan, env)
+
+
+def with_and_without_plugin(fig: Figure, path: Path, plan: Plan, env: Env) -> Figure:
+    """Whole pytest processes in ``path``, the plugin on (A) and off (B), bytecode writing on."""
+    e = env.with_bytecode()
+    pytest = [sys.executable, "-m", "pytest", "-q"]
     return measure(
         fig,
-        command(pytest, repo.path, e),
-        command([*pytest, "-p", "no:genstamp"], repo.path, e),
+        command(pytest, path, e),
+        command([*pytest, "-p", "no:genstamp"], path, e),
         plan,
         budget=plan.budget * 2,
     )
+
+
+CHILDREN = 20
+CHILDREN_TEST = f"""\
+import os, subprocess, sys
+
+def test_children():
+    env = dict(os.environ, PYTHONPATH="src")
+    for _ in range({CHILDREN}):
+        subprocess.run([sys.executable, "-c", "import calc"], env=env, check=True)
+"""
+
+
+def fig_subprocesses(path: Path, plan: Plan, env: Env) -> Figure:
+    """A test that starts Python processes importing a small package of the checkout: each is
+    followed (the start-up hook, the loader, the load log) with the plugin on."""
+    path.mkdir()
+    (path / "src" / "calc").mkdir(parents=True)
+    (path / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    (path / "tests").mkdir()
+    (path / "tests" / "test_children.py").write_text(CHILDREN_TEST)
+    (path / "pyproject.toml").write_text(PYPROJECT)
+    (path / ".gitignore").write_text(GITIGNORE)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "add", "-A")
+    git(path, "-c", "user.name=Bench", "-c", "user.email=b@example.invalid", "commit", "-qm", "c")
+    run([*genstamp_cmd(), "stamp"], cwd=path, env=env.base)
+    fig = Figure(
+        "pytest-subprocesses",
+        f"a test starting {CHILDREN} Python subprocesses: with the plugin vs -p no:genstamp",
+        "pytest -q",
+        "pytest -q -p no:genstamp",
+        1,
+        target=1.15,
+        note="each child runs `python -c 'import calc'`; bytecode writing on, both warm",
+    )
+    return with_and_without_plugin(fig, path, plan, env)
 
 
 def snapshot_project(dest: Path) -> str:
@@ -1022,6 +1065,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "pytest-plugin" in wanted:
             suite = build_repo(tmp / "suite", args.suite_files, tests=args.tests)
             figures.append(fig_pytest(suite, args.tests, plan, env))
+        if "pytest-subprocesses" in wanted:
+            figures.append(fig_subprocesses(tmp / "children", plan, env))
         if "post-checkout-pre-commit" in wanted:
             figures.append(fig_pre_commit(args.hook_files, plan, env, args.pre_commit))
         if "identity-clean-filter" in wanted:

@@ -169,6 +169,8 @@ def subprocess_env(bytecode: bool = False, **extra: str) -> dict[str, str]:
     env.pop("PYTHONPYCACHEPREFIX", None)
     for name in [n for n in env if n.startswith("PYTEST_XDIST_")]:
         del env[name]  # a pytest it starts is its own run, not a worker of this one
+    # nor a child this run follows: the genstamp these tests start is the one under test
+    env.pop("GENSTAMP_RUN", None)
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(extra)

@@ -26,6 +26,7 @@ MEASURED = (
     "verify-process-vs-git",
     "pytest-plugin",
     "identity-clean-filter",
+    "pytest-subprocesses",
 )
 # The smallest run that still measures every figure: one timed pair each (the time is process
 # start-up, which repository size barely changes), two repository sizes for the growth figure.
@@ -35,6 +36,7 @@ TARGETS = {
     "scrub-vs-find": 1.5,
     "verify-vs-pygit2": 1.4,
     "pytest-plugin": 1.10,
+    "pytest-subprocesses": 1.15,
 }
 
 

@@ -192,9 +192,9 @@ ROWS: dict[str, Row] = {
         facts(generation=None, report=report(key="00" * 32)), ["no-stamp"], "no generation"
     ),
     "unbound-audit-of-another-format": Row(
-        facts(report=report(audit=AUDIT.to_json().replace('"version":2', '"version":3'))),
+        facts(report=report(audit=AUDIT.to_json().replace('"version":3', '"version":99'))),
         ["unbound-evidence"],
-        f"{EVIDENCE}: its genstamp.audit cannot be read (audit format 3); this genstamp",
+        f"{EVIDENCE}: its genstamp.audit cannot be read (audit format 99); this genstamp",
     ),
     "unbound-audit-not-json": Row(
         facts(report=report(audit="[[[")),
@@ -661,6 +661,7 @@ def test_failure_line_and_json() -> None:
 PURE = {
     "genstamp",
     "genstamp.errors",
+    "genstamp.paths",
     "genstamp.binding",
     "genstamp.audit",
     "genstamp.bytecode",

@@ -323,3 +323,20 @@ def test_dash_c_runs_the_command_in_that_folder(repo: Path, tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert_bound(repo, repo / "reports" / "c.xml", "run_unittests.py")
     assert not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize("args", [["-k", "add"], []], ids=["partial", "control"])
+def test_a_pytest_binding_is_kept(repo: Path, tmp_path: Path, args: list[str]) -> None:
+    """pytest with the plugin binds its own evidence: ``run`` never upgrades a partial run."""
+    junit = tmp_path / "junit.xml"
+    command = ["--", sys.executable, "-m", "pytest", "-q", f"--junitxml={junit}", *args]
+    proc = genstamp_run(repo, "--junit", str(junit), *command)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # pytest's own status
+    assert genstamp_lines(proc) == [
+        f"genstamp: {junit} is already bound by genstamp's pytest plugin; kept"
+    ]
+    props = evidence.read_report(default_evidence(repo)).properties
+    assert props[evidence.P_RUNNER] == "pytest"
+    assert props[evidence.P_AUDIT] != "unavailable"
+    assert default_evidence(repo).read_bytes() == junit.read_bytes()
+    assert rules(repo) == (["partial-run"] if args else [])

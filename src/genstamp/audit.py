@@ -10,16 +10,25 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp import bytecode
+from genstamp.paths import inside, installed
+
+if TYPE_CHECKING:
+    from genstamp.loads import Load
 
 FOREIGN = "foreign-origin"  # a checkout module loaded from outside the checkout
 SOURCELESS = "sourceless"  # loaded from a .pyc with no source
 STALE = "stale-bytecode"  # loaded from bytecode older than the generation, or not its source's
+STALE_EXT = "stale-extension"  # an extension module older than the generation or its source
 
 # 2: ``loaded`` holds every distinct blob a path was loaded with (a reload, another process).
-AUDIT_VERSION = 2
+# 3: ``notes``: what the audit could not see (child processes not followed, and why).
+AUDIT_VERSION = 3
+READABLE = (2, 3)
+
+EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".pyx", ".pxd", ".rs")
 
 
 class Flag(NamedTuple):
@@ -34,6 +43,7 @@ class Audit(NamedTuple):
     # work-tree-relative posix path -> the git blob ids of the source bytes loaded, in order
     loaded: dict[str, tuple[str, ...]]
     flags: tuple[Flag, ...]
+    notes: tuple[str, ...] = ()  # what was not observed, for the user (not a flag)
 
     def to_json(self) -> str:
         return json_dumps(
@@ -42,6 +52,7 @@ class Audit(NamedTuple):
                 "packages": list(self.packages),
                 "loaded": {path: list(blobs) for path, blobs in sorted(self.loaded.items())},
                 "flags": [f._asdict() for f in self.flags],
+                "notes": list(self.notes),
             }
         )
 
@@ -56,12 +67,13 @@ def from_json(text: str) -> Audit:
     import json
 
     data = json.loads(text)
-    if not isinstance(data, dict) or data.get("version") != AUDIT_VERSION:
+    if not isinstance(data, dict) or data.get("version") not in READABLE:
         raise ValueError(f"audit format {data.get('version') if isinstance(data, dict) else '?'}")
     return Audit(
         tuple(data["packages"]),
         {str(k): tuple(str(b) for b in v) for k, v in data["loaded"].items()},
         tuple(Flag(**f) for f in data["flags"]),
+        tuple(str(n) for n in data.get("notes", ())),
     )
 
 
@@ -69,32 +81,26 @@ def merge(audits: Iterable[Audit]) -> Audit:
     packages: set[str] = set()
     loaded: dict[str, dict[str, None]] = {}
     flags: dict[Flag, None] = {}
+    notes: dict[str, None] = {}
     for a in audits:
         packages.update(a.packages)
         for path, blobs in a.loaded.items():
             loaded.setdefault(path, {}).update(dict.fromkeys(blobs))
         flags.update(dict.fromkeys(a.flags))
-    return Audit(tuple(sorted(packages)), {p: tuple(b) for p, b in loaded.items()}, tuple(flags))
+        notes.update(dict.fromkeys(a.notes))
+    return Audit(
+        tuple(sorted(packages)),
+        {p: tuple(b) for p, b in loaded.items()},
+        tuple(flags),
+        tuple(notes),
+    )
 
 
 def checkout_packages(root: Path) -> tuple[str, ...]:
-    """Top-level packages and modules of the checkout: at its root and under ``src/``."""
-    found: set[str] = set()
-    for base in (root, root / "src"):
-        try:
-            entries = list(os.scandir(base))
-        except OSError:
-            continue
-        for e in entries:
-            name = e.name
-            if name.startswith(".") or name in ("setup.py", "conftest.py", "noxfile.py"):
-                continue
-            if e.is_dir(follow_symlinks=False) and name.isidentifier():
-                if os.path.exists(os.path.join(e.path, "__init__.py")):
-                    found.add(name)
-            elif name.endswith(".py") and name[:-3].isidentifier():
-                found.add(name[:-3])
-    return tuple(sorted(found))
+    """Top-level packages and modules of the checkout (``roots.find``)."""
+    from genstamp import roots
+
+    return tuple(sorted(roots.find(root)))
 
 
 def audit_modules(
@@ -103,13 +109,16 @@ def audit_modules(
     generation_ns: int | None,
     modules: Mapping[str, ModuleType] | None = None,
     trusted_cache: str | None = None,
+    bases: Iterable[str] = (),
 ) -> Audit:
-    """``trusted_cache``: a pycache prefix keyed by the tested tree, whose bytecode can only
-    have been compiled from that tree's sources.
+    """``bases``: the checkout's package folders (``roots``). ``trusted_cache``: a pycache
+    prefix keyed by the tested tree, whose bytecode can only have been compiled from that
+    tree's sources.
 
     Audits every module of ``packages``, and every module loaded from inside ``root``.
     """
     wanted = set(packages)
+    bases = tuple(bases)
     root_s = str(root)
     loaded: dict[str, tuple[str, ...]] = {}
     flags: list[Flag] = []
@@ -128,9 +137,9 @@ def audit_modules(
                         )
             continue
         real = os.path.realpath(origin)
-        if not inside(real, root_s):
+        if not inside(real, root_s) or installed(real):
             if top in wanted:
-                copy = _identical_copy(name, real, root)
+                copy = _identical_copy(name, real, root, bases)
                 cached = getattr(spec, "cached", None)
                 if copy is None:
                     flags.append(Flag(FOREIGN, name, real, "loaded from outside the checkout"))
@@ -157,24 +166,133 @@ def audit_modules(
     return Audit(tuple(sorted(wanted)), loaded, tuple(flags))
 
 
-def _identical_copy(name: str, real: str, root: Path) -> tuple[str, str] | None:
+def _identical_copy(
+    name: str, real: str, root: Path, bases: Iterable[str] = ()
+) -> tuple[str, str] | None:
     """(path in the checkout, blob id) when ``real`` is a byte-identical installed copy of the
     checkout's own source for module ``name`` (``pip install .`` rather than ``-e``)."""
     if not real.endswith(".py"):
         return None
+    try:
+        theirs = blob_id(real)
+    except OSError:
+        return None
+    rel = counterpart(name, real, root, bases)
+    if rel is not None:
+        try:
+            if blob_id(str(root / rel)) == theirs:
+                return rel, theirs
+        except OSError:
+            pass
+    return None
+
+
+def counterpart(name: str, real: str, root: Path, bases: Iterable[str] = ()) -> str | None:
+    """The work-tree-relative path of the checkout's file for module ``name`` (loaded from
+    ``real``, elsewhere), if the checkout has one."""
     parts = name.split(".")
     if os.path.basename(real) == "__init__.py":
         tail = [*parts, "__init__.py"]
     else:
         tail = [*parts[:-1], parts[-1] + ".py"]
-    for base in (root, root / "src"):
+    for base in (*(Path(b) for b in bases), root, root / "src"):
         candidate = base.joinpath(*tail)
+        if candidate.is_file():
+            try:
+                return candidate.relative_to(root).as_posix()
+            except ValueError:
+                continue
+    return None
+
+
+def judge(
+    loads: Iterable[Load],
+    root: Path,
+    roots: Mapping[str, str],
+    generation_ns: int | None,
+    notes: Iterable[str] = (),
+) -> Audit:
+    """The audit of the loads every process of a run recorded, as they happened."""
+    from genstamp import loads as loads_  # the gate's rules import this module: no I/O there
+
+    root_s = str(root)
+    setup_py = (root / "setup.py").is_file()
+    loaded: dict[str, dict[str, None]] = {}
+    flags: dict[Flag, None] = {}
+    folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
+    for ld in loads:
+        name = ld.module or module_name(ld.path, folders)
+        if inside(ld.path, root_s) and not installed(ld.path):
+            rel = os.path.relpath(ld.path, root_s).replace(os.sep, "/")
+            if ld.via == loads_.SOURCELESS:
+                flags[Flag(SOURCELESS, name, rel, "loaded from bytecode with no source")] = None
+            elif ld.via == loads_.EXTENSION:
+                stale = stale_extension(ld.path, int(ld.detail or 0), generation_ns, setup_py)
+                if stale:
+                    flags[Flag(STALE_EXT, name, rel, stale)] = None
+            elif ld.via in (loads_.SOURCE, loads_.BYTECODE) and ld.blob:
+                loaded.setdefault(rel, {})[ld.blob] = None
+                if ld.via == loads_.BYTECODE and ld.detail:
+                    flags[Flag(STALE, name, rel, ld.detail)] = None
+            continue
+        if not ld.module:
+            continue
+        if ld.via == loads_.NAMESPACE:
+            flags[Flag(FOREIGN, ld.module, ld.path, "namespace outside the checkout")] = None
+            continue
+        top = ld.module.partition(".")[0]
+        bases = [roots[top]] if top in roots else []
+        other = counterpart(ld.module, ld.path, root, bases) if ld.blob else None
+        same = False
+        if other is not None:
+            try:
+                same = blob_id(str(root / other)) == ld.blob
+            except OSError:
+                same = False
+        if not same or other is None:
+            flags[Flag(FOREIGN, ld.module, ld.path, "loaded from outside the checkout")] = None
+        elif ld.via == loads_.BYTECODE and ld.detail:
+            flags[Flag(STALE, ld.module, ld.path, f"bytecode not compiled from {other}")] = None
+        else:
+            loaded.setdefault(other, {})[ld.blob] = None  # byte for byte the checkout's
+    return Audit(
+        tuple(sorted(roots)),
+        {p: tuple(b) for p, b in loaded.items()},
+        tuple(flags),
+        tuple(notes),
+    )
+
+
+def module_name(path: str, folders: Iterable[str]) -> str:
+    """The dotted name ``path`` has below the first of ``folders`` holding it."""
+    for folder in folders:
+        if inside(path, folder) and path != folder:
+            parts = os.path.relpath(path, folder).split(os.sep)
+            parts[-1] = parts[-1].partition(".")[0]
+            if parts[-1] == "__init__" and len(parts) > 1:
+                parts.pop()
+            return ".".join(parts)
+    return os.path.basename(path)
+
+
+def stale_extension(
+    path: str, mtime_ns: int, generation_ns: int | None, setup_py: bool
+) -> str | None:
+    """Why the extension module at ``path`` (built at ``mtime_ns``) is not known to be built
+    from the sources now in the tree, if it is not."""
+    rebuild = "python setup.py build_ext --inplace" if setup_py else "pip install -e ."
+    folder, base = os.path.split(path)
+    stem = base.partition(".")[0]
+    for ext in EXTENSION_SOURCES:
+        source = os.path.join(folder, stem + ext)
         try:
-            ours, theirs = blob_id(str(candidate)), blob_id(real)
+            newer = os.stat(source).st_mtime_ns > mtime_ns
         except OSError:
             continue
-        if ours == theirs:
-            return candidate.relative_to(root).as_posix(), ours
+        if newer:
+            return f"{base} is older than {stem + ext}: rebuild it ({rebuild})"
+    if generation_ns is not None and mtime_ns < generation_ns:
+        return f"{base} was built before the generation: rebuild it ({rebuild})"
     return None
 
 
@@ -184,11 +302,6 @@ def blob_id(path: str) -> str:
     with open(path, "rb") as fh:
         data = fh.read()
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def inside(path: str, root: str) -> bool:
-    """``path`` is ``root`` or below it (both absolute, normalised)."""
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None) -> str | None:

@@ -1,12 +1,19 @@
 """Python bytecode as genstamp speaks of it: where CPython keeps it, what its files are named,
 and what a pyc's header (PEP 552) says about the source it was compiled from.
 
-Pure: no I/O but what a caller hands in (names, bytes)."""
+Pure: no I/O but what a caller hands in (names, bytes).
+
+PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, before pytest
+would rewrite it (it asserts nothing)
+"""
 
 from __future__ import annotations
 
 import importlib.util
-from typing import NamedTuple
+
+TYPE_CHECKING = False  # not typing's: a child process of a run imports this module at start-up
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
 PYCACHE = "__pycache__"
 SUFFIXES = (".pyc", ".pyo")
@@ -33,14 +40,21 @@ def is_bytecode_file(name: str) -> bool:
     return bool(dot) and tail.isdigit() and head.endswith(".pyc")
 
 
-class Header(NamedTuple):
-    """What a pyc's first 16 bytes say (PEP 552)."""
+if TYPE_CHECKING:
 
-    hash_based: bool
-    checked: bool  # hash-based and checked against the source by CPython on every import
-    source_hash: bytes  # hash-based only: ``importlib.util.source_hash`` of the source
-    mtime: int  # timestamp-based only: the source's mtime (seconds, 32 bits) and size
-    size: int
+    class Header(NamedTuple):
+        """What a pyc's first 16 bytes say (PEP 552)."""
+
+        hash_based: bool
+        checked: bool  # hash-based and checked against the source by CPython on every import
+        source_hash: bytes  # hash-based only: ``importlib.util.source_hash`` of the source
+        mtime: int  # timestamp-based only: the source's mtime (seconds, 32 bits) and size
+        size: int
+
+else:  # the same record, without importing typing
+    from collections import namedtuple
+
+    Header = namedtuple("Header", "hash_based checked source_hash mtime size")
 
 
 def parse_header(data: bytes) -> Header | None:

@@ -1,4 +1,8 @@
-"""The one expected-failure type; only ``cli.main`` turns it into an exit code."""
+"""The one expected-failure type; only ``cli.main`` turns it into an exit code.
+
+PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, before pytest
+would rewrite it (it asserts nothing)
+"""
 
 from __future__ import annotations
 

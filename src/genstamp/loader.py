@@ -5,35 +5,47 @@ the checkout's modules are imported through a loader that reads bytecode only fr
 cache (in the state folder), and only a checked-hash pyc (PEP 552) of the current source; pytest's
 assertion-rewritten test modules are cached there too, in a folder named by the source's hash.
 Every other module (the standard library, site-packages) keeps its own bytecode.
+
+PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, before pytest
+would rewrite it (it asserts nothing)
 """
 
 from __future__ import annotations
 
-import contextlib
+# Kept light: a child process of a run imports this module at start-up (``loads.start``).
 import importlib.machinery
-import importlib.util
 import marshal
 import os
-import shutil
 import sys
-import tempfile
-from collections.abc import Callable, Iterable, Mapping
-from importlib.machinery import ModuleSpec
-from pathlib import Path
-from types import CodeType, ModuleType
-from typing import Any, ClassVar, NamedTuple
+from types import CodeType
 
-from genstamp import audit, bytecode
+from genstamp import bytecode, loads
+from genstamp.paths import inside, installed
+
+TYPE_CHECKING = False  # not typing's (see ``loads``)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from importlib.machinery import ModuleSpec
+    from pathlib import Path
+    from types import ModuleType
+    from typing import Any, ClassVar, NamedTuple
 
 PYCACHE_ENV = "PYTHONPYCACHEPREFIX"
 CACHE = "pycache"  # in the state folder: bytecode of the checkout's modules
 
 
-class Guard(NamedTuple):
-    """An installed guard: its cache (the audit trusts bytecode found there) and its undo."""
+if TYPE_CHECKING:
 
-    cache_dir: str
-    undo: Callable[[], None]
+    class Guard(NamedTuple):
+        """An installed guard: its cache (the audit trusts bytecode found there) and its undo."""
+
+        cache_dir: str
+        undo: Callable[[], None]
+
+else:  # the same record, without importing typing
+    from collections import namedtuple
+
+    Guard = namedtuple("Guard", "cache_dir undo")
 
 
 def guard(workdir: Path, state: Path) -> Guard | None:
@@ -71,7 +83,7 @@ class CheckoutLoader(importlib.machinery.SourceFileLoader):
     def cache_path(cls, source: str) -> str | None:
         tag = sys.implementation.cache_tag
         real = os.path.realpath(source)
-        if tag is None or not audit.inside(real, cls.workdir):
+        if tag is None or not inside(real, cls.workdir):
             return None
         folder = os.path.relpath(os.path.dirname(real), cls.workdir)
         opt = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
@@ -84,14 +96,18 @@ class CheckoutLoader(importlib.machinery.SourceFileLoader):
         cached = self.cache_path(source_path)
         header = bytecode.checked_header(source)
         if cached is not None:
-            with contextlib.suppress(OSError, EOFError, ValueError, TypeError):
+            try:
                 with open(cached, "rb") as fh:
                     data = fh.read()
                 if data[: bytecode.HEADER_SIZE] == header:
                     code = marshal.loads(data[bytecode.HEADER_SIZE :])
                     if isinstance(code, CodeType) and code.co_filename == source_path:
+                        loads.loaded_source(source_path, source, fullname)
                         return code
+            except (OSError, EOFError, ValueError, TypeError):
+                pass  # no usable bytecode: compile
         code = self.source_to_code(source, source_path)
+        loads.loaded_source(source_path, source, fullname)
         if cached is not None and not sys.dont_write_bytecode:
             write_pyc(cached, header + marshal.dumps(code))
         return code
@@ -99,6 +115,9 @@ class CheckoutLoader(importlib.machinery.SourceFileLoader):
 
 def write_pyc(path: str, data: bytes) -> None:
     """Atomically, or not at all (a cache: a failed write costs a compile next time)."""
+    import contextlib
+    import tempfile
+
     with contextlib.suppress(OSError):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
@@ -125,7 +144,7 @@ def install_loader(workdir: str, cache_root: str) -> Callable[[str], Any]:
 
     def checkout_hook(path: str) -> importlib.machinery.FileFinder:
         real = os.path.realpath(path or os.getcwd())
-        if not audit.inside(real, workdir) or not os.path.isdir(real):
+        if not inside(real, workdir) or installed(real) or not os.path.isdir(real):
             raise ImportError("not a folder of the checkout")
         return importlib.machinery.FileFinder(path, *details)
 
@@ -135,7 +154,7 @@ def install_loader(workdir: str, cache_root: str) -> Callable[[str], Any]:
 
 
 def uninstall_loader(hook: Callable[[str], Any], workdir: str) -> None:
-    with contextlib.suppress(ValueError):
+    if hook in sys.path_hooks:
         sys.path_hooks.remove(hook)
     forget_finders(workdir)
 
@@ -143,7 +162,7 @@ def uninstall_loader(hook: Callable[[str], Any], workdir: str) -> None:
 def forget_finders(workdir: str) -> None:
     realpath = RealPaths()
     for entry in list(sys.path_importer_cache):
-        if audit.inside(realpath(entry or os.getcwd()), workdir):
+        if inside(realpath(entry or os.getcwd()), workdir):
             sys.path_importer_cache.pop(entry, None)
 
 
@@ -153,6 +172,11 @@ def route_rewrite_cache(workdir: str, cache_root: str) -> Callable[[], None] | N
     into genstamp's cache instead, in a folder named by the hash of the source: bytecode found
     there can only have been compiled from that very source, whatever pytest checks. Returns
     the undo, or None when this pytest has no such function to route."""
+    import contextlib
+    import importlib.util
+    import shutil
+    from pathlib import Path
+
     try:
         from _pytest.assertion import rewrite
     except ImportError:
@@ -165,12 +189,14 @@ def route_rewrite_cache(workdir: str, cache_root: str) -> Callable[[], None] | N
 
     def get_cache_dir(file_path: Path) -> Path:
         real = realpath(os.fspath(file_path))
-        if audit.inside(real, workdir):
+        if inside(real, workdir):
             try:
-                digest = importlib.util.source_hash(Path(real).read_bytes()).hex()
+                data = Path(real).read_bytes()
             except OSError:
                 pass
             else:
+                digest = importlib.util.source_hash(data).hex()
+                loads.loaded_source(os.fspath(file_path), data, "")
                 folder = Path(base, os.path.relpath(real, workdir))
                 with contextlib.suppress(OSError):
                     for older in folder.iterdir():  # bytecode of earlier versions of the file
@@ -235,6 +261,6 @@ def auditable(
         spec = getattr(module, "__spec__", None)
         origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
         if isinstance(origin, str) and origin not in ("built-in", "frozen"):
-            if audit.inside(real(origin), workdir):
+            if inside(real(origin), workdir):
                 kept[name] = module
     return kept

@@ -27,11 +27,14 @@ from genstamp import (
     audit,
     binding,
     checkout_id,
+    child,
     config,
     evidence,
     generation,
     junit,
     loader,
+    loads,
+    roots,
     selection,
 )
 from genstamp.atomic import write_atomic
@@ -55,6 +58,7 @@ class Start(NamedTuple):
     gen: generation.Generation | None
     problem: str | None  # why the evidence will be unbound, if it will
     guard: loader.Guard | None
+    recording: child.Recording | None = None  # the load log of this run's processes
 
 
 def begin(place: Place | Checkout) -> Start:
@@ -64,6 +68,7 @@ def begin(place: Place | Checkout) -> Start:
     gen: generation.Generation | None = None
     problem: str | None = None
     guard: loader.Guard | None = None
+    recording: child.Recording | None = None
     try:
         try:
             settings = config.load(place.workdir)
@@ -74,9 +79,21 @@ def begin(place: Place | Checkout) -> Start:
         except GenstampError as exc:
             problem = str(exc)
         guard = loader.guard(place.workdir, place.state)
+        workdir = place.workdir
+        found = (
+            roots.bases(workdir, settings.packages)
+            if settings.packages is not None
+            else roots.find(workdir)
+        )
+        recording = child.open_run(
+            str(workdir),
+            found,
+            guard.cache_dir if guard is not None else None,
+            gen.created_ns if gen else None,
+        )
     except Exception as exc:  # never a traceback from the plugin
         problem = f"{type(exc).__name__}: {exc}"
-    return Start(place, settings, gen, problem, guard)
+    return Start(place, settings, gen, problem, guard, recording)
 
 
 class Destination(NamedTuple):
@@ -178,18 +195,44 @@ class Session:
             self.trees.await_start()
 
     def audit(self) -> audit.Audit:
+        """The loads every process of the run recorded as they happened, and (a cross-check)
+        the modules in ``sys.modules`` loaded before the recording began."""
         start = self.start
         workdir = start.checkout.workdir
-        packages = start.settings.packages
-        if packages is None:
-            packages = audit.checkout_packages(workdir)
-        return audit.audit_modules(
+        gen_ns = start.gen.created_ns if start.gen else None
+        rec = start.recording
+        if rec is None:
+            packages = start.settings.packages
+            if packages is None:
+                packages = audit.checkout_packages(workdir)
+            return audit.audit_modules(
+                workdir,
+                packages,
+                gen_ns,
+                modules=loader.auditable(sys.modules, str(workdir), packages),
+                trusted_cache=start.guard.cache_dir if start.guard else None,
+            )
+        recorded = loads.read_logs(rec.run.folder)
+        notes = []
+        if rec.hook is not None and rec.hook.problem:
+            notes.append(f"child processes were not followed: {rec.hook.problem}")
+        judged = audit.judge(recorded, workdir, rec.run.roots, gen_ns, notes)
+        seen = {ld.path for ld in recorded}
+        names = tuple(rec.run.roots)
+        unseen = {
+            name: module
+            for name, module in loader.auditable(sys.modules, str(workdir), names).items()
+            if _origin(module) not in seen
+        }
+        swept = audit.audit_modules(
             workdir,
-            packages,
-            start.gen.created_ns if start.gen else None,
-            modules=loader.auditable(sys.modules, str(workdir), packages),
+            names,
+            gen_ns,
+            modules=unseen,
             trusted_cache=start.guard.cache_dir if start.guard else None,
+            bases=rec.run.roots.values(),
         )
+        return audit.merge([judged, swept])
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -279,6 +322,8 @@ class Session:
         if start.problem:
             state = "written but unbound" if start.gen is None else "written"
             self._say(f"genstamp: evidence {state}: {start.problem}")
+        for note in merged.notes:
+            self._say(f"genstamp: {note}")
 
     def _say(self, line: str) -> None:
         """Tell the user in the terminal summary (or on stderr at the end, without one)."""
@@ -293,6 +338,8 @@ class Session:
     def restore(self) -> None:
         if self.trees is not None:
             self.trees.close()
+        if self.start.recording is not None:
+            child.close_run(self.start.recording)
         if self.start.guard is not None:
             self.start.guard.undo()
 
@@ -403,6 +450,12 @@ def _trees(cfg: pytest.Config, place: Place | Checkout) -> Trees:
         problem = f"cannot start genstamp's co-process: {_os_reason(exc)}"
         return FromCoProcess(place, where, None, problem)
     return FromCoProcess(place, where, coprocess)
+
+
+def _origin(module: Any) -> str:
+    spec = getattr(module, "__spec__", None)
+    origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+    return os.path.realpath(origin) if isinstance(origin, str) else ""
 
 
 def _is_worker(cfg: pytest.Config) -> bool:

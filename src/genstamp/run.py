@@ -47,6 +47,15 @@ def run(
             f"make the runner write JUnit XML to ${JUNIT_ENV} or pass --junit",
             code=status or 2,
         )
+    if _bound_by_pytest(path):
+        # The plugin bound this run itself: its selection, audit and counts are the truth, and
+        # a wrapper must never turn a partial run into a complete one.
+        if path != default.resolve():
+            evidence.copy_to(path, default)
+        print(
+            f"genstamp: {path} is already bound by genstamp's pytest plugin; kept", file=sys.stderr
+        )
+        return status
     bound = binding.new(
         runner="run: " + " ".join(command)[:200],
         checkout=str(checkout.gitdir),
@@ -72,3 +81,11 @@ def run(
     if problem:
         print(f"genstamp: evidence written but unbound: {problem}", file=sys.stderr)
     return status
+
+
+def _bound_by_pytest(path: Path) -> bool:
+    try:
+        report = evidence.read_report(path)
+    except GenstampError:
+        return False
+    return report.properties.get(binding.P_RUNNER) == "pytest"

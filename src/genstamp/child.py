@@ -1,0 +1,132 @@
+"""Following a run into the Python processes its tests start: both sides of the protocol.
+
+The parent (the pytest plugin) writes a ``.pth`` file into the running interpreter's
+site-packages, named for the run, and sets ``GENSTAMP_RUN`` to the run's folder. Every Python
+process started with that interpreter reads the ``.pth`` at start-up; its one line costs one
+``os.environ`` lookup when the variable is absent, and otherwise calls ``loads.start`` (the
+child's side, kept in that light module: it runs in every such process at start-up): the
+process then imports the checkout through the same loader (never a stale
+``__pycache__``) and appends its loads to the run's log (``loads``). The parent removes the
+``.pth`` when the run ends; a leftover of a killed run is inert (the variable is absent) and the
+next run removes it. coverage's own ``.pth`` (``COVERAGE_PROCESS_START``) is left alone.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import sysconfig
+from pathlib import Path
+from typing import NamedTuple
+
+from genstamp import loads
+
+PTH_PREFIX = "genstamp-run-"
+PTH_LINE = (
+    "import os; os.environ.get('GENSTAMP_RUN') and "
+    "__import__('genstamp.loads', fromlist=['start']).start()\n"
+)
+
+
+class Hook(NamedTuple):
+    """The start-up hook a run installed: its ``.pth`` (None when it could not be written, and
+    ``problem`` says why)."""
+
+    pth: Path | None
+    problem: str | None
+
+
+def install(run_folder: str) -> Hook:
+    """Write this run's ``.pth`` into site-packages, removing the leftovers of dead runs."""
+    site = sysconfig.get_path("purelib")
+    if not site:
+        return Hook(None, "this interpreter has no site-packages")
+    remove_leftovers(Path(site))
+    path = Path(site, f"{PTH_PREFIX}{os.getpid()}-{os.path.basename(run_folder)}.pth")
+    try:
+        path.write_text(PTH_LINE, encoding="utf-8")
+    except OSError as exc:
+        return Hook(None, f"cannot write {path}: {exc.strerror or exc}")
+    return Hook(path, None)
+
+
+def uninstall(hook: Hook) -> None:
+    if hook.pth is not None:
+        with contextlib.suppress(OSError):
+            hook.pth.unlink()
+
+
+def remove_leftovers(site: Path) -> None:
+    """The ``.pth`` files of runs whose process is gone."""
+    with contextlib.suppress(OSError):
+        for pth in site.glob(f"{PTH_PREFIX}*.pth"):
+            pid = pth.name[len(PTH_PREFIX) :].partition("-")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    pth.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process
+    return True
+
+
+class Recording(NamedTuple):
+    """A run this process records into; ``owned`` when this process started it (and ends it)."""
+
+    run: loads.Run
+    hook: Hook | None
+    owned: bool
+    env_before: str | None
+
+
+def open_run(
+    workdir: str,
+    roots: dict[str, str],
+    cache_root: str | None,
+    generation_ns: int | None,
+    follow: bool = True,
+) -> Recording:
+    """Start recording a run of the checkout at ``workdir``: in this process, and (``follow``)
+    in every Python process started from it. An xdist worker records into its controller's."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        for run in loads.active():
+            if run.workdir == workdir:
+                return Recording(run, None, False, None)
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="genstamp-run-")
+    run = loads.Run(folder, workdir, roots, cache_root, generation_ns)
+    Path(folder, loads.RUN_FILE).write_text(loads.run_text(run), encoding="utf-8")
+    loads.activate(run)
+    before = os.environ.get(loads.RUN_ENV)
+    hook = None
+    if follow:
+        os.environ[loads.RUN_ENV] = os.pathsep.join(p for p in (folder, before) if p)
+        hook = install(folder)
+    recording = Recording(run, hook, True, before)
+    # pytest can end before a session (--version, a usage error): nothing may stay behind
+    atexit.register(close_run, recording)
+    return recording
+
+
+def close_run(recording: Recording) -> None:
+    """Stop recording; remove what the run put in site-packages and the environment."""
+    if not recording.owned or not os.path.isdir(recording.run.folder):
+        return  # not ours, or closed already (atexit calls it again)
+    loads.deactivate(recording.run.folder)
+    if recording.hook is not None:
+        uninstall(recording.hook)
+        if recording.env_before is None:
+            os.environ.pop(loads.RUN_ENV, None)
+        else:
+            os.environ[loads.RUN_ENV] = recording.env_before
+    import shutil
+
+    shutil.rmtree(recording.run.folder, ignore_errors=True)

@@ -1,0 +1,447 @@
+"""The load log: every module of the checkout recorded as it loads, in every process of a run.
+
+A run (``Run``) is a work tree, its import roots and a folder: each process appends one line per
+load (tab-separated fields) to ``<folder>/<pid>.log`` as it happens (an unbuffered append: a
+crash or an ``os._exit`` loses nothing recorded). Loads are recorded where the bytes are known
+(the checkout's loader, pytest's assertion rewriter), by a meta path finder for the checkout's
+import roots wherever they load from, and by an audit hook (``sys.addaudithook``) that sees
+every module body executed, whatever finder, ``sys.modules`` reset or ``importlib.reload``
+brought it there. The audit hook cannot be removed: it does nothing while no run is active.
+
+CPython 3.10-3.13 raise, for a module compiled from source, ``compile`` (with the source bytes)
+then ``exec`` (the module's code object); for one loaded from bytecode, ``open`` of the
+``.pyc``, ``marshal.loads``, then ``exec``. The hook pairs each ``exec`` with what preceded it
+in the same thread.
+
+PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, before pytest
+would rewrite it (it asserts nothing)
+"""
+
+from __future__ import annotations
+
+# Kept light on purpose: every Python process a run starts imports this module at start-up.
+import _thread
+import os
+import sys
+from importlib.machinery import ExtensionFileLoader
+from types import CodeType
+
+from genstamp.paths import inside, installed
+
+TYPE_CHECKING = False  # not typing's: importing typing costs every child process ~5 ms
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import FrameType, ModuleType
+    from typing import Any, NamedTuple
+
+RUN_ENV = "GENSTAMP_RUN"  # the run folders (os.pathsep-separated) a process records into
+RUN_FILE = "run.txt"
+RUN_VERSION = "1"
+
+SOURCE = "source"  # compiled from the bytes whose blob is recorded
+BYTECODE = "bytecode"  # executed from a pyc; ``detail`` says why it is not the source's, if so
+SOURCELESS = "sourceless"  # executed from a pyc with no source beside it
+EXTENSION = "extension"  # a .so/.pyd; ``detail`` is its mtime in ns
+NAMESPACE = "namespace"  # a namespace package's folder
+
+
+if TYPE_CHECKING:
+
+    class Load(NamedTuple):
+        path: str  # absolute, resolved: the file (or folder) the module came from
+        blob: str  # git blob id of the bytes compiled ("" when there are none)
+        module: str  # the module's name, when known
+        via: str  # SOURCE, BYTECODE, SOURCELESS, EXTENSION or NAMESPACE
+        detail: str = ""
+
+    class Run(NamedTuple):
+        """What every process of one run needs to record its loads."""
+
+        folder: str  # where the processes' logs go
+        workdir: str
+        roots: dict[str, str]  # import root name -> the folder of the checkout holding it
+        cache_root: str | None  # genstamp's bytecode cache (None: the user's pycache prefix)
+        generation_ns: int | None
+
+else:  # the same records, without importing typing
+    from collections import namedtuple
+
+    Load = namedtuple("Load", "path blob module via detail", defaults=("",))
+    Run = namedtuple("Run", "folder workdir roots cache_root generation_ns")
+
+
+def run_text(run: Run) -> str:
+    """Tab-separated fields, one record a line (no json: a child reads it at start-up)."""
+    lines = [
+        ("version", RUN_VERSION),
+        ("folder", run.folder),
+        ("workdir", run.workdir),
+        ("cache", run.cache_root or ""),
+        ("generation", "" if run.generation_ns is None else str(run.generation_ns)),
+        *(("root", name, folder) for name, folder in sorted(run.roots.items())),
+    ]
+    return "".join("\t".join(_escape(f) for f in fields) + "\n" for fields in lines)
+
+
+def read_run(folder: str) -> Run | None:
+    try:
+        with open(os.path.join(folder, RUN_FILE), encoding="utf-8") as fh:
+            lines = [[_unescape(f) for f in line.rstrip("\n").split("\t")] for line in fh]
+        values = {k[0]: k[1] for k in lines if len(k) == 2}
+        if values.get("version") != RUN_VERSION:
+            return None
+        roots = {k[1]: k[2] for k in lines if k[0] == "root" and len(k) == 3}
+        gen = values["generation"]
+        return Run(
+            values["folder"],
+            values["workdir"],
+            roots,
+            values["cache"] or None,
+            int(gen) if gen else None,
+        )
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+
+
+def _unescape(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            out.append({"t": "\t", "n": "\n"}.get(nxt, nxt))
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def blob_of(data: bytes) -> str:
+    """The id git gives ``data`` as a blob (no filters)."""
+    try:
+        import _sha1  # type: ignore[import-not-found,unused-ignore]  # what hashlib gives, without importing OpenSSL at start-up
+
+        digest: str = _sha1.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    except ImportError:  # pragma: no cover
+        import hashlib
+
+        digest = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return digest
+
+
+# -- the active runs of this process -----------------------------------------------------------
+
+
+class _Active:
+    __slots__ = ("fds", "run")
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.fds: dict[int, int] = {}  # pid -> the log's descriptor (a forked child opens its own)
+
+
+_RUNS: list[_Active] = []
+_LOCK = _thread.allocate_lock()
+_STATE = _thread._local()
+_HOOKED = False
+_real_cache: dict[str, str] = {}
+
+
+def active(folder: str | None = None) -> list[Run]:
+    return [a.run for a in _RUNS if folder is None or a.run.folder == folder]
+
+
+def activate(run: Run) -> None:
+    """Record this process's loads into ``run`` from now on (once per run)."""
+    global _HOOKED
+    with _LOCK:
+        if any(a.run.folder == run.folder for a in _RUNS):
+            return
+        _RUNS.append(_Active(run))
+        _real_cache.clear()
+        if not _HOOKED:
+            sys.addaudithook(_hook)
+            _HOOKED = True
+        if not any(isinstance(f, RootFinder) for f in sys.meta_path):
+            sys.meta_path.insert(0, RootFinder())
+
+
+def deactivate(folder: str) -> None:
+    with _LOCK:
+        for a in [a for a in _RUNS if a.run.folder == folder]:
+            _RUNS.remove(a)
+            for fd in a.fds.values():
+                try:  # noqa: SIM105 (contextlib costs a child's start-up)
+                    os.close(fd)
+                except OSError:
+                    pass
+        if not _RUNS:
+            sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, RootFinder)]
+
+
+def record(load: Load) -> None:
+    """Append ``load`` to the log of every active run it concerns."""
+    line = ("\t".join(_escape(field) for field in load) + "\n").encode("utf-8", "surrogateescape")
+    pid = os.getpid()
+    for a in list(_RUNS):
+        if not _concerns(a.run, load.path, load.module):
+            continue
+        fd = a.fds.get(pid)
+        try:
+            if fd is None:
+                fd = os.open(
+                    os.path.join(a.run.folder, f"{pid}.log"),
+                    os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                    0o600,
+                )
+                a.fds.clear()  # a forked child must not write into its parent's log
+                a.fds[pid] = fd
+            os.write(fd, line)
+        except OSError:
+            continue
+
+
+def _concerns(run: Run, path: str, module: str) -> bool:
+    if inside(path, run.workdir) and not installed(path):
+        return True
+    return bool(module) and module.partition(".")[0] in run.roots
+
+
+def _named_like_a_root(path: str) -> bool:
+    """Some folder of ``path``, or its file's stem, is named like an import root of a run (a
+    cheap test before the module's name is looked up)."""
+    parts = path.split(os.sep)
+    parts[-1] = parts[-1].partition(".")[0]
+    return any(part in a.run.roots for a in _RUNS for part in parts)
+
+
+def _module_executing(filename: str) -> str:
+    """The name of the module whose body is about to run from ``filename``: every loader
+    executes it from ``exec_module(module)`` (importlib's, pytest's, a custom one), a few frames
+    above this hook."""
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            break
+        module = frame.f_locals.get("module")
+        if module is not None and getattr(module, "__file__", None) == filename:
+            name = getattr(module, "__name__", "")
+            return name if isinstance(name, str) else ""
+        frame = frame.f_back
+    return ""
+
+
+def read_logs(folder: str) -> list[Load]:
+    """Every process's loads, in the order each recorded them; lines cut by a crash are
+    skipped."""
+    loads: list[Load] = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return loads
+    for name in names:
+        if not name.endswith(".log"):
+            continue
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8", errors="surrogateescape") as fh:
+                lines = fh.read().split("\n")
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split("\t")
+            if len(fields) == len(Load._fields):
+                loads.append(Load(*(_unescape(f) for f in fields)))
+    return loads
+
+
+# -- where the bytes are known: the loaders ------------------------------------------------------
+
+_expected: dict[str, int] = {}  # filename -> loads its loader recorded, not yet executed
+
+
+def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None:
+    """A loader compiled ``data`` (or ran bytecode checked against it) for ``path``."""
+    if not _RUNS:
+        return
+    real = _real(path)
+    record(Load(real, blob_of(data), module, SOURCE, detail))
+    _expected[path] = _expected.get(path, 0) + 1
+
+
+# -- everything else: the audit hook and the meta path finder ------------------------------------
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if not _RUNS or event not in _EVENTS or getattr(_STATE, "busy", False):
+        return
+    _STATE.busy = True  # what the hook itself imports or opens is not the tests' doing
+    try:
+        if event == "exec":
+            code = args[0]
+            if isinstance(code, CodeType) and code.co_name == "<module>":
+                _executed(code)
+        elif event == "compile":
+            source, filename = args[0], args[1]
+            if isinstance(source, bytes) and isinstance(filename, str):
+                _STATE.compiled = (filename, source)
+                _STATE.pyc = None
+        else:
+            path = args[0]
+            if isinstance(path, str) and path.endswith(".pyc"):
+                _STATE.pyc = path
+                _STATE.compiled = None
+    except Exception:  # an audit hook that raises breaks the code under test
+        pass
+    finally:
+        _STATE.busy = False
+
+
+_EVENTS = frozenset({"exec", "compile", "open"})
+
+
+def _executed(code: CodeType) -> None:
+    filename = code.co_filename
+    compiled = getattr(_STATE, "compiled", None)
+    pyc = getattr(_STATE, "pyc", None)
+    _STATE.compiled = _STATE.pyc = None
+    pending = _expected.get(filename)
+    if pending:
+        if pending == 1:
+            del _expected[filename]
+        else:
+            _expected[filename] = pending - 1
+        return
+    if filename.startswith("<"):
+        return
+    real = _real(filename)
+    module = ""
+    if not any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
+        # Outside the checkout: only a module of one of its import roots concerns the run.
+        if not _named_like_a_root(real):
+            return
+        module = _module_executing(filename)
+        if not any(module.partition(".")[0] in a.run.roots for a in _RUNS):
+            return
+    if compiled is not None and compiled[0] == filename:
+        record(Load(real, blob_of(compiled[1]), module, SOURCE))
+        return
+    try:
+        with open(real, "rb") as fh:
+            current = blob_of(fh.read())
+    except OSError:
+        current = ""
+    if pyc is not None and not _bytecode_of(pyc, real):
+        pyc = None  # a pyc read for another reason: this module was compiled some other way
+    if pyc is not None:
+        if not current:
+            record(Load(_real(pyc), "", module, SOURCELESS, pyc))
+            return
+        record(Load(real, current, module, BYTECODE, _stale_reason(real, pyc)))
+        return
+    record(Load(real, current, module, SOURCE))
+
+
+def _bytecode_of(pyc: str, source: str) -> bool:
+    """``pyc`` is named as bytecode of ``source`` (beside it, in ``__pycache__`` or a prefix)."""
+    stem = os.path.splitext(os.path.basename(source))[0]
+    name = os.path.basename(pyc)
+    return name == stem + ".pyc" or name.startswith(stem + ".")
+
+
+def _stale_reason(source: str, pyc: str) -> str:
+    from genstamp import audit  # only when bytecode ran outside genstamp's loader
+
+    for a in _RUNS:
+        if a.run.cache_root and inside(pyc, a.run.cache_root):
+            return ""
+    gen = next((a.run.generation_ns for a in _RUNS if inside(source, a.run.workdir)), None)
+    root = next((a.run.workdir for a in _RUNS if inside(source, a.run.workdir)), "/")
+    return audit._stale_cache(source, pyc, root, gen) or ""
+
+
+def _real(path: str) -> str:
+    real = _real_cache.get(path)
+    if real is None:
+        real = _real_cache[path] = os.path.realpath(path)
+    return real
+
+
+class RootFinder:
+    """First on ``sys.meta_path``: for a module of the checkout's import roots, asks the rest
+    of the meta path where it comes from, and records namespace packages and extension modules
+    (whose loading executes no module code for the audit hook to see)."""
+
+    _busy = _thread._local()
+
+    def find_spec(
+        self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        top = name.partition(".")[0]
+        if not any(top in a.run.roots for a in _RUNS) or getattr(self._busy, "on", False):
+            return None
+        self._busy.on = True
+        try:
+            spec = _find_rest(self, name, path, target)
+        finally:
+            self._busy.on = False
+        if spec is not None:
+            _spec_found(name, spec)
+        return spec
+
+    def invalidate_caches(self) -> None:
+        pass
+
+
+def _find_rest(
+    me: RootFinder, name: str, path: Sequence[str] | None, target: ModuleType | None
+) -> ModuleSpec | None:
+    for finder in list(sys.meta_path):
+        if finder is me or isinstance(finder, RootFinder):
+            continue
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        spec = find(name, path, target)
+        if spec is not None:
+            return spec  # type: ignore[no-any-return]
+    return None
+
+
+def _spec_found(name: str, spec: ModuleSpec) -> None:
+    if isinstance(spec.loader, ExtensionFileLoader) and spec.origin:
+        real = _real(spec.origin)
+        try:  # noqa: SIM105 (contextlib costs a child's start-up)
+            record(Load(real, "", name, EXTENSION, str(os.stat(real).st_mtime_ns)))
+        except OSError:
+            pass
+        return
+    if spec.origin in (None, "namespace") and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            real = _real(location)
+            if any(not inside(real, a.run.workdir) or installed(real) for a in _RUNS):
+                record(Load(real, "", name, NAMESPACE))
+
+
+def start() -> None:
+    """In a process started by a run's test (the ``.pth`` hook ``child`` writes): record into
+    every run named by ``GENSTAMP_RUN``, importing the checkout through genstamp's loader."""
+    try:
+        for folder in os.environ.get(RUN_ENV, "").split(os.pathsep):
+            if not folder or active(folder):
+                continue
+            run = read_run(folder)
+            if run is None:
+                continue
+            if run.cache_root is not None:
+                from genstamp import loader
+
+                loader.install_loader(run.workdir, os.path.join(run.cache_root, "compiled"))
+            activate(run)
+    except Exception:  # never break the user's process
+        pass

@@ -1,0 +1,209 @@
+"""The checkout's import roots: the top-level packages and modules it provides, and where.
+
+Found from the tree and the project's metadata (the package folders that pyproject.toml or
+setup.cfg declare, with the root and ``src/`` as defaults), not from a fixed list: a package is
+a folder holding ``.py`` files at some depth (``__init__.py`` or not: a namespace package is
+found too). Test folders, virtual environments and build output are not the project's code.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+# Folders that hold no import root of the project, whatever they contain.
+_SKIP = frozenset(
+    {
+        "tests",
+        "test",
+        "testing",
+        "docs",
+        "doc",
+        "build",
+        "dist",
+        "site-packages",
+        "node_modules",
+        "venv",
+        "env",
+        "__pycache__",
+        "bench",
+        "benchmarks",
+        "examples",
+        "scripts",
+        "tools",
+    }
+)
+_SKIP_FILES = frozenset({"setup", "conftest", "noxfile", "tasks", "fabfile", "manage"})
+_DEPTH = 6  # how deep a namespace package's first .py may lie
+
+
+def find(workdir: Path) -> dict[str, str]:
+    """Import root name -> the absolute folder it lives in (its ``sys.path`` entry)."""
+    found: dict[str, str] = {}
+    dirs = package_dirs(workdir)
+    for base in dirs:
+        for name in _roots_in(base):
+            if base / name not in dirs:  # ``src`` holds roots; it is not one
+                found.setdefault(name, str(base))
+    return found
+
+
+def bases(workdir: Path, names: Iterable[str]) -> dict[str, str]:
+    """The folders of ``names`` (``[tool.genstamp] packages``) in the checkout: the first
+    package folder holding each (the root when none does)."""
+    dirs = package_dirs(workdir)
+    out: dict[str, str] = {}
+    for name in names:
+        top = name.partition(".")[0]
+        out[top] = next(
+            (
+                str(d)
+                for d in dirs
+                if (d / top).is_dir() or (d / f"{top}.py").is_file() or _has_ext(d, top)
+            ),
+            str(workdir),
+        )
+    return out
+
+
+def package_dirs(workdir: Path) -> list[Path]:
+    """The folders the project's metadata declares as holding its packages, then the root and
+    ``src/``; only those inside the work tree."""
+    declared: list[str] = []
+    declared += _from_pyproject(workdir / "pyproject.toml")
+    declared += _from_setup_cfg(workdir / "setup.cfg")
+    out: list[Path] = []
+    root = workdir.resolve()
+    for rel in [*declared, "src", ""]:
+        folder = (workdir / rel).resolve() if rel else root
+        if folder.is_dir() and (folder == root or root in folder.parents) and folder not in out:
+            out.append(folder)
+    return out
+
+
+def _roots_in(base: Path) -> list[str]:
+    names: list[str] = []
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return names
+    for e in entries:
+        name = e.name
+        if name.startswith((".", "_")) and name != "__init__.py" and not _private_ok(name):
+            continue
+        if e.is_dir(follow_symlinks=False):
+            if (
+                name.isidentifier()
+                and name not in _SKIP
+                and not os.path.exists(os.path.join(e.path, "pyvenv.cfg"))
+                and _holds_python(e.path, _DEPTH)
+            ):
+                names.append(name)
+        elif name.endswith(".py"):
+            stem = name[:-3]
+            if stem.isidentifier() and stem not in _SKIP_FILES and not stem.startswith("test"):
+                names.append(stem)
+        else:
+            stem = name.partition(".")[0]
+            if stem.isidentifier() and name.endswith((".so", ".pyd")):
+                names.append(stem)
+    return names
+
+
+def _private_ok(name: str) -> bool:
+    """A top-level ``_name`` package or module (``_version.py``, ``_cffi``) is a root too."""
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _holds_python(folder: str, depth: int) -> bool:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return False
+    if any(e.name.endswith(".py") and e.is_file() for e in entries):
+        return True
+    if depth <= 0:
+        return False
+    return any(
+        e.is_dir(follow_symlinks=False)
+        and not e.name.startswith(".")
+        and e.name not in _SKIP
+        and _holds_python(e.path, depth - 1)
+        for e in entries
+    )
+
+
+def _has_ext(folder: Path, stem: str) -> bool:
+    try:
+        return any(
+            n.startswith(stem + ".") and n.endswith((".so", ".pyd")) for n in os.listdir(folder)
+        )
+    except OSError:
+        return False
+
+
+def _from_pyproject(path: Path) -> list[str]:
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return []
+    tool = _table(data.get("tool"))
+    out: list[str] = []
+    setuptools = _table(tool.get("setuptools"))
+    package_dir = _table(setuptools.get("package-dir"))
+    out += [str(v) for v in package_dir.values() if isinstance(v, str)]
+    find = _table(_table(setuptools.get("packages")).get("find"))
+    out += [str(w) for w in _strings(find.get("where"))]
+    wheel = _table(
+        _table(_table(_table(tool.get("hatch")).get("build")).get("targets")).get("wheel")
+    )
+    for pkg in _strings(wheel.get("packages")):
+        out.append(os.path.dirname(pkg.rstrip("/")))
+    poetry = _table(tool.get("poetry"))
+    for entry in poetry.get("packages", []) if isinstance(poetry.get("packages"), list) else []:
+        if isinstance(entry, Mapping):
+            base = entry.get("from", "")
+            include = entry.get("include", "")
+            if isinstance(base, str) and isinstance(include, str):
+                out.append(os.path.join(base, os.path.dirname(include.rstrip("/"))))
+    pdm = _table(_table(_table(tool.get("pdm")).get("build")))
+    out += [str(d) for d in _strings(pdm.get("package-dir"))]
+    return out
+
+
+def _from_setup_cfg(path: Path) -> list[str]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return []
+    out: list[str] = []
+    if parser.has_option("options", "package_dir"):
+        for line in parser.get("options", "package_dir").splitlines():
+            _, _, folder = line.rpartition("=")
+            if folder.strip():
+                out.append(folder.strip())
+    if parser.has_option("options.packages.find", "where"):
+        out += parser.get("options.packages.find", "where").split()
+    return out
+
+
+def _table(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []

@@ -1,0 +1,204 @@
+"""Every Python process the tests start is held to the run's standard, and its loads merged.
+
+Real pytest runs whose tests start ``sys.executable``, a console script of the project and
+``multiprocessing`` children; the loads of each child reach the evidence's audit.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, run_pytest, subprocess_env
+from test_loads import CALC, audit_of, failures, project, scenario
+
+from genstamp import audit, loads, restamp
+from genstamp.repo import open_checkout
+
+CHILD_ONLY = "WHO = 'child'\n"
+
+
+def same_size_same_mtime(source: Path, new: str) -> None:
+    st = source.stat()
+    assert len(new) == len(source.read_text())
+    source.write_text(new)
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+CLI_TEST = """
+import subprocess, sys
+
+def test_cli():
+    out = subprocess.run([sys.executable, "-c", "import calc; print(calc.VALUE)"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "2", out
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("stale", [True, False], ids=["stale-pycache", "control"])
+def test_a_child_never_runs_stale_bytecode(tmp_path: Path, stale: bool) -> None:
+    """An edit that kept size and mtime (``cp -p``, a cache restore): the child compiles the
+    source instead of trusting the work tree's ``__pycache__``."""
+    repo, _ = project(tmp_path, CLI_TEST)
+    source = repo / "src" / "calc" / "__init__.py"
+    env = subprocess_env(bytecode=True, PYTHONPATH=str(repo / "src"))
+    if stale:  # bytecode of VALUE = 1 beside the source
+        subprocess.run([sys.executable, "-c", "import calc"], cwd=repo, env=env, check=True)
+        assert list((source.parent / "__pycache__").glob("*.pyc"))
+    same_size_same_mtime(source, CALC.replace("1", "2"))
+    commit_all(repo, "value 2")
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # the child ran the source
+    found = audit_of(repo)
+    assert found.loaded["src/calc/__init__.py"] == (git(repo, "hash-object", str(source)),)
+    assert found.flags == ()
+
+
+MP_TEST = """
+import multiprocessing, sys
+
+def work(where):
+    sys.path.insert(0, where)
+    import calc.child_only
+    return calc.child_only.WHO
+
+def test_mp():
+    ctx = multiprocessing.get_context({method!r})
+    with ctx.Pool(1) as pool:
+        assert pool.apply(work, ({where!r},)) == "child"
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("method", ["spawn", "forkserver", "fork"])
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_multiprocessing_children_are_recorded(tmp_path: Path, method: str, foreign: bool) -> None:
+    repo, other = project(tmp_path, "", {"src/calc/child_only.py": CHILD_ONLY})
+    where = str((other if foreign else repo) / "src")
+    (repo / "tests" / "__init__.py").write_text("")
+    found = scenario(repo, MP_TEST.format(method=method, where=where))
+    modules = [f.module for f in found.flags if f.kind == audit.FOREIGN]
+    if foreign:
+        assert "calc.child_only" in modules  # only the child imported it
+        assert "foreign-origin" in failures(repo)
+    else:
+        assert modules == []
+        assert found.loaded["src/calc/child_only.py"] == (loads.blob_of(CHILD_ONLY.encode()),)
+
+
+SCRIPT_TEST = """
+import subprocess
+
+def test_script():
+    out = subprocess.run([{script!r}], capture_output=True, text=True, check=True).stdout
+    assert out.strip() in ("1", "2")
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_a_console_script_is_followed(tmp_path: Path, foreign: bool) -> None:
+    """What pip writes for ``[project.scripts]``: this interpreter, then the entry point."""
+    repo, other = project(tmp_path, "", {"src/calc/cli.py": "def main():\n    print(1)\n"})
+    where = (other if foreign else repo) / "src"
+    script = tmp_path / "bin" / "calc-cli"
+    script.parent.mkdir()
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(where)!r})\n"
+        "from calc.cli import main\nsys.exit(main())\n"
+    )
+    script.chmod(0o755)
+    found = scenario(repo, SCRIPT_TEST.format(script=str(script)))
+    modules = [f.module for f in found.flags if f.kind == audit.FOREIGN]
+    if foreign:
+        assert "calc.cli" in modules
+    else:
+        assert modules == [] and "src/calc/cli.py" in found.loaded
+
+
+def test_an_unwritable_site_packages_is_noted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Children cannot be followed: the run records why, and leaves nothing behind."""
+    import sysconfig
+
+    from genstamp import child
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    monkeypatch.setattr(sysconfig, "get_path", lambda name: str(blocked))
+    before = os.environ.get(loads.RUN_ENV)
+    recording = child.open_run(str(tmp_path), {}, None, None)
+    try:
+        assert recording.hook is not None and recording.hook.pth is None
+        assert "cannot write" in (recording.hook.problem or "")
+        assert loads.active(recording.run.folder)
+    finally:
+        child.close_run(recording)
+    assert not loads.active(recording.run.folder)
+    assert not Path(recording.run.folder).exists()
+    assert os.environ.get(loads.RUN_ENV) == before
+
+
+# -- extension modules built in place -----------------------------------------------------------
+
+SPEED_C = """
+#include <Python.h>
+static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, "_speed", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit__speed(void) { return PyModule_Create(&def); }
+"""
+
+
+def build_extension(folder: Path) -> Path:
+    import shutil
+    import sysconfig
+
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    target = folder / f"_speed{sysconfig.get_config_var('EXT_SUFFIX')}"
+    include = sysconfig.get_paths()["include"]
+    subprocess.run(
+        [compiler, "-shared", "-fPIC", f"-I{include}", str(folder / "_speed.c"), "-o", str(target)],
+        check=True,
+    )
+    return target
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["source-newer", "built-before-generation", "control"])
+def test_stale_extension(tmp_path: Path, case: str) -> None:
+    repo, _ = project(
+        tmp_path,
+        "import calc._speed\n\n\ndef test_speed():\n    assert calc._speed\n",
+        {"src/calc/_speed.c": SPEED_C, ".gitignore": "__pycache__/\n*.so\n"},
+    )
+    folder = repo / "src" / "calc"
+    if case == "built-before-generation":
+        built = build_extension(folder)
+        restamp.begin(open_checkout(repo))
+    else:
+        restamp.begin(open_checkout(repo))
+        built = build_extension(folder)
+    if case == "source-newer":
+        st = built.stat()
+        (folder / "_speed.c").write_text(SPEED_C + "/* edited */\n")
+        os.utime(folder / "_speed.c", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+        commit_all(repo, "edited the C source")
+        restamp.begin(open_checkout(repo))
+        os.utime(built, ns=(st.st_atime_ns, st.st_mtime_ns))  # built before both
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
+    if case == "control":
+        assert flags == []
+        return
+    assert [f.module for f in flags] == ["calc._speed"]
+    assert built.name in flags[0].detail and "pip install -e ." in flags[0].detail
+    if case == "source-newer":
+        assert "_speed.c" in flags[0].detail

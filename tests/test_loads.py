@@ -1,0 +1,300 @@
+"""Loads recorded when they happen: what the code under test does to ``sys.modules``,
+``sys.path`` or its own files cannot hide a load from the audit.
+
+Each scenario is a real pytest process in a real repository, with a second clone standing for
+"the other checkout"; each has a control in which the cause is removed and nothing is flagged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, init_repo, run_pytest, subprocess_env
+
+from genstamp import audit, evidence, loads, restamp
+from genstamp.repo import open_checkout
+from genstamp.verify import verify
+
+CALC = "VALUE = 1\n\n\ndef add(a, b):\n    return a + b\n"
+OTHER = "VALUE = 2\n\n\ndef add(a, b):\n    return b + a\n"
+
+
+def audit_of(repo: Path) -> audit.Audit:
+    report = evidence.read_report(evidence.default_path(open_checkout(repo).state))
+    return audit.from_json(report.properties[evidence.P_AUDIT])
+
+
+def failures(repo: Path) -> dict[str, str]:
+    return {f.rule: f.message for f in verify(open_checkout(repo)).failures}
+
+
+def project(base: Path, tests: str, files: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """A src-layout project and a clone of it (the other checkout) whose calc differs."""
+    repo = init_repo(base / "work")
+    for rel, text in {
+        "src/calc/__init__.py": CALC,
+        "tests/test_it.py": tests,
+        "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+        ".gitignore": "__pycache__/\n*.py[co]\n",
+        **(files or {}),
+    }.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    commit_all(repo, "project")
+    other = base / "other"
+    git(base, "clone", "-q", str(repo), str(other))
+    for rel in files or {}:
+        if rel.startswith("src/"):
+            (other / rel).write_text((other / rel).read_text() + "# the other clone's\n")
+    (other / "src" / "calc" / "__init__.py").write_text(OTHER)
+    restamp.begin(open_checkout(repo))
+    return repo, other
+
+
+def run(repo: Path, *args: str, **env: str) -> None:
+    proc = run_pytest(repo, *args, env=subprocess_env(**env))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def scenario(repo: Path, test: str, *args: str, **env: str) -> audit.Audit:
+    """Commit ``test`` as the suite, stamp, run pytest green: the audit of the evidence."""
+    (repo / "tests" / "test_it.py").write_text(test)
+    commit_all(repo, "test")
+    restamp.begin(open_checkout(repo))
+    run(repo, *args, **env)
+    return audit_of(repo)
+
+
+# -- sys.modules restored after each test ---------------------------------------------------------
+
+RESTORING = """
+import importlib, sys
+import pytest
+
+@pytest.fixture(autouse=True)
+def isolated_modules():
+    before = dict(sys.modules)
+    path = list(sys.path)
+    yield
+    sys.modules.clear()
+    sys.modules.update(before)
+    sys.path[:] = path
+
+def test_other_calc():
+    sys.path.insert(0, {where!r})
+    sys.modules.pop("calc", None)
+    import calc
+    assert calc.add(2, 3) == 5
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_restored_sys_modules_cannot_hide_a_foreign_load(tmp_path: Path, foreign: bool) -> None:
+    base = tmp_path
+    repo, other = project(base, "")
+    where = str(other / "src") if foreign else str(repo / "src")
+    found = scenario(repo, RESTORING.format(where=where))
+    flagged = [(f.kind, f.module) for f in found.flags]
+    if foreign:
+        assert flagged == [(audit.FOREIGN, "calc")]
+        assert "foreign-origin" in failures(repo)
+    else:
+        assert flagged == []
+        blob = git(repo, "hash-object", "src/calc/__init__.py")
+        assert found.loaded["src/calc/__init__.py"] == (blob,)
+        assert failures(repo) == {}
+
+
+# -- a namespace package of the checkout, loaded from the other clone ---------------------------
+
+NAMESPACE_TEST = """
+import sys
+
+def test_ns():
+    sys.path.insert(0, {where!r})
+    from nsp import mod
+    assert mod.VALUE in (1, 2)
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_namespace_package_from_another_clone(tmp_path: Path, foreign: bool) -> None:
+    repo, other = project(tmp_path, "", {"src/nsp/mod.py": "VALUE = 1\n"})
+    where = str(other / "src") if foreign else str(repo / "src")
+    found = scenario(repo, NAMESPACE_TEST.format(where=where))
+    assert "nsp" in found.packages
+    foreign_flags = [f.module for f in found.flags if f.kind == audit.FOREIGN]
+    if foreign:
+        assert "nsp.mod" in foreign_flags
+        assert "foreign-origin" in failures(repo)
+    else:
+        assert foreign_flags == []
+        assert "src/nsp/mod.py" in found.loaded
+        assert failures(repo) == {}
+
+
+# -- a module imported while its file briefly held other content --------------------------------
+
+BRIEF_EDIT = """
+import importlib, pathlib, sys
+
+def test_brief_edit():
+    path = pathlib.Path({path!r})
+    old = path.read_text()
+    path.write_text({new!r})
+    try:
+        sys.modules.pop("calc", None)
+        import calc
+        importlib.reload(calc)
+    finally:
+        path.write_text(old)
+    assert calc.add(2, 3) == 5
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("edited", [True, False], ids=["other-content", "control"])
+def test_brief_edit_records_the_bytes_that_ran(tmp_path: Path, edited: bool) -> None:
+    repo, _ = project(tmp_path, "")
+    path = repo / "src" / "calc" / "__init__.py"
+    new = OTHER if edited else CALC
+    found = scenario(repo, BRIEF_EDIT.format(path=str(path), new=new), PYTHONPATH=str(repo / "src"))
+    ran = found.loaded["src/calc/__init__.py"]
+    assert loads.blob_of(new.encode()) in ran
+    assert path.read_text() == CALC  # restored: hashing the file now would see nothing
+    if edited:
+        assert failures(repo)  # code that is in no tree ran
+    else:
+        assert ran == (loads.blob_of(CALC.encode()),)
+        assert failures(repo) == {}
+
+
+# -- a loader the audit does not know: spec_from_file_location ----------------------------------
+
+CUSTOM = """
+import importlib.util
+
+def test_custom_loader():
+    spec = importlib.util.spec_from_file_location("calc", {path!r})
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.add(2, 3) == 5
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_a_custom_loader_cannot_hide_a_load(tmp_path: Path, foreign: bool) -> None:
+    repo, other = project(tmp_path, "")
+    source = (other if foreign else repo) / "src" / "calc" / "__init__.py"
+    flagged = [(f.kind, f.module) for f in scenario(repo, CUSTOM.format(path=str(source))).flags]
+    assert flagged == ([(audit.FOREIGN, "calc")] if foreign else [])
+
+
+# -- the start-up hook: written for the run, gone after it --------------------------------------
+
+
+PTH_TEST = """
+import os, pathlib, sysconfig
+
+def test_hook_present():
+    site = pathlib.Path(sysconfig.get_path("purelib"))
+    pathlib.Path({record!r}).write_text(str(os.getpid()))
+    assert list(site.glob(f"{prefix}{{os.getpid()}}-*.pth")), "the run's hook is in place"
+    assert os.environ["GENSTAMP_RUN"]
+"""
+
+
+@pytest.mark.e2e
+def test_no_pth_is_left_behind(tmp_path: Path) -> None:
+    import sysconfig
+
+    from genstamp import child
+
+    site = Path(sysconfig.get_path("purelib"))
+    leftover = site / f"{child.PTH_PREFIX}999999999-dead.pth"  # a killed run's
+    leftover.write_text(child.PTH_LINE)
+    repo, _ = project(tmp_path, "")
+    record = tmp_path / "pid.txt"
+    scenario(repo, PTH_TEST.format(record=str(record), prefix=child.PTH_PREFIX))
+    pid = record.read_text()
+    assert not leftover.exists()
+    assert not list(site.glob(f"{child.PTH_PREFIX}{pid}-*.pth"))  # its own, removed
+
+
+# -- xdist workers record into their controller's run -------------------------------------------
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_xdist_workers_loads_are_merged(tmp_path: Path, foreign: bool) -> None:
+    repo, other = project(tmp_path, "")
+    where = str(other / "src") if foreign else str(repo / "src")
+    (repo / "tests" / "test_more.py").write_text("def test_more():\n    pass\n")
+    found = scenario(repo, RESTORING.format(where=where), "-n", "2", "-p", "xdist")
+    flagged = [(f.kind, f.module) for f in found.flags]
+    assert flagged == ([(audit.FOREIGN, "calc")] if foreign else [])
+
+
+# -- the audit events the recorder pairs, as this CPython emits them ------------------------------
+
+EVENTS_PROBE = """
+import sys
+seen = []
+def hook(event, args):
+    if event == "compile" and isinstance(args[0], bytes) and "probe_mod" in str(args[1]):
+        seen.append("compile")
+    elif event == "open" and str(args[0]).endswith(".pyc") and "probe_mod" in str(args[0]):
+        seen.append("open-pyc")
+    elif event == "marshal.loads" and seen and seen[-1] == "open-pyc":
+        seen.append("marshal.loads")
+    elif event == "exec" and getattr(args[0], "co_filename", "").endswith("probe_mod.py"):
+        seen.append("exec")
+sys.addaudithook(hook)
+import probe_mod
+print(" ".join(seen))
+"""
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["source", "bytecode"])
+def test_the_event_order_the_recorder_relies_on(tmp_path: Path, cached: bool) -> None:
+    """compile (the source bytes) then exec; or open of the pyc, marshal.loads, then exec."""
+    import subprocess
+    import sys
+
+    (tmp_path / "probe_mod.py").write_text("X = 1\n")
+    env = subprocess_env(bytecode=True)
+    if cached:
+        subprocess.run([sys.executable, "-c", "import probe_mod"], cwd=tmp_path, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", EVENTS_PROBE], cwd=tmp_path, env=env, capture_output=True, text=True
+    ).stdout.split()
+    if cached:
+        assert out == ["open-pyc", "marshal.loads", "exec"]
+    else:  # CPython tries the pyc first: a compile that follows is what ran
+        assert out[-2:] == ["compile", "exec"] and "marshal.loads" not in out
+
+
+NAMESAKE = """
+import sys
+
+def test_namesake():
+    sys.path.insert(0, {where!r})
+    import thirdparty.calc
+    assert thirdparty.calc.VALUE == 3
+"""
+
+
+@pytest.mark.e2e
+def test_a_namesake_inside_another_package_is_not_foreign(tmp_path: Path) -> None:
+    """``thirdparty/calc.py`` is ``thirdparty.calc``, not the checkout's ``calc``."""
+    repo, _ = project(tmp_path, "")
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "thirdparty").mkdir(parents=True)
+    (elsewhere / "thirdparty" / "__init__.py").write_text("")
+    (elsewhere / "thirdparty" / "calc.py").write_text("VALUE = 3\n")
+    found = scenario(repo, NAMESAKE.format(where=str(elsewhere)))
+    assert found.flags == ()

@@ -1,0 +1,89 @@
+"""The checkout's import roots, found from the tree and the project's metadata."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from genstamp import loads, roots
+
+
+def make(base: Path, *files: str) -> None:
+    for rel in files:
+        (base / rel).parent.mkdir(parents=True, exist_ok=True)
+        (base / rel).write_text("")
+
+
+def test_defaults_root_and_src(tmp_path: Path) -> None:
+    make(
+        tmp_path,
+        "pkg/__init__.py",
+        "src/pkg2/sub.py",  # a namespace package: no __init__.py
+        "src/deep/a/b/c.py",  # python files at some depth
+        "mod.py",
+        "setup.py",
+        "conftest.py",
+        "tests/test_x.py",
+        "docs/conf.py",
+        "build/lib/pkg/__init__.py",
+        ".venv/lib/site.py",
+        "venv2/pyvenv.cfg",
+        "venv2/lib/x.py",
+        "empty/readme.txt",
+    )
+    src = str((tmp_path / "src").resolve())
+    top = str(tmp_path.resolve())
+    assert roots.find(tmp_path) == {
+        "pkg": top,
+        "mod": top,
+        "pkg2": src,
+        "deep": src,
+    }
+
+
+@pytest.mark.parametrize(
+    "config, folder",
+    [
+        ('[tool.setuptools.package-dir]\n"" = "lib"\n', "lib"),
+        ("[tool.setuptools.packages.find]\nwhere = ['code']\n", "code"),
+        ("[tool.hatch.build.targets.wheel]\npackages = ['python/calc']\n", "python"),
+        ('[tool.poetry]\npackages = [{include = "calc", from = "source"}]\n', "source"),
+    ],
+    ids=["setuptools-package-dir", "setuptools-find", "hatch", "poetry"],
+)
+def test_declared_package_folders(tmp_path: Path, config: str, folder: str) -> None:
+    make(tmp_path, f"{folder}/calc/__init__.py")
+    (tmp_path / "pyproject.toml").write_text(config)
+    assert roots.find(tmp_path)["calc"] == str((tmp_path / folder).resolve())
+
+
+def test_setup_cfg(tmp_path: Path) -> None:
+    make(tmp_path, "lib/calc/__init__.py")
+    (tmp_path / "setup.cfg").write_text("[options]\npackage_dir =\n    =lib\n")
+    assert roots.find(tmp_path)["calc"] == str((tmp_path / "lib").resolve())
+
+
+def test_a_declared_folder_outside_the_tree_is_ignored(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    make(tmp_path, "outside/calc/__init__.py")
+    (tmp_path / "work" / "pyproject.toml").write_text(
+        '[tool.setuptools.package-dir]\n"" = "../outside"\n'
+    )
+    assert roots.find(tmp_path / "work") == {}
+
+
+def test_bases_of_configured_packages(tmp_path: Path) -> None:
+    make(tmp_path, "src/calc/__init__.py")
+    assert roots.bases(tmp_path, ["calc", "gone"]) == {
+        "calc": str((tmp_path / "src").resolve()),
+        "gone": str(tmp_path),
+    }
+
+
+def test_run_text_round_trip(tmp_path: Path) -> None:
+    run = loads.Run(str(tmp_path), "/w\tith tab", {"a": "/x\ny", "b": "/b"}, None, 12)
+    (tmp_path / loads.RUN_FILE).write_text(loads.run_text(run))
+    assert loads.read_run(str(tmp_path)) == run
+    (tmp_path / loads.RUN_FILE).write_text("version\t0\n")
+    assert loads.read_run(str(tmp_path)) is None
