@@ -26,7 +26,6 @@ from genstamp.rules import (
     PATH_LIMIT,
     REMEDY,
     RULES,
-    STALE_EXTENSION,
     TABLE,
     TREE_LIMIT,
     UNTRACKED,
@@ -415,7 +414,7 @@ ROWS: dict[str, Row] = {
         facts(
             report=audited(
                 audit.Flag(
-                    STALE_EXTENSION,
+                    audit.STALE_EXT,
                     "calc._speed",
                     "src/calc/_speed.so",
                     "older than src/calc/_speed.c: python setup.py build_ext --inplace",
@@ -427,7 +426,7 @@ ROWS: dict[str, Row] = {
     ),
     "control-stale-extension-installed": Row(
         facts(
-            report=audited(audit.Flag(STALE_EXTENSION, "np", ".venv/lib/np/_x.so", "old")),
+            report=audited(audit.Flag(audit.STALE_EXT, "np", ".venv/lib/np/_x.so", "old")),
             placed={".venv/lib/np/_x.so": INSTALLED},
         ),
         [],

@@ -46,7 +46,6 @@ INSTALLED = "installed"  # in a virtual environment or a site-packages: the inst
 IGNORED = "ignored"  # git-ignored: a clean clone will not have it
 UNTRACKED = "untracked"  # neither (the tree holds every other file: it was not tested)
 
-STALE_EXTENSION = "stale-extension"  # the audit's flag for an extension older than its source
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
@@ -485,7 +484,7 @@ def _flagged(facts: Facts, bound: _Bound, kinds: Sequence[str]) -> list[str]:
 def _stale_extension(facts: Facts, settings: Config) -> Iterator[str]:
     bound = _bound(facts)
     if bound is not None:
-        found = _flagged(facts, bound, (STALE_EXTENSION,))
+        found = _flagged(facts, bound, (audit.STALE_EXT,))
         if found:
             yield limit(found, FLAG_LIMIT)
 
