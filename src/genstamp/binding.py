@@ -15,8 +15,9 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 PREFIX = "genstamp."
-FORMAT = "1"
+FORMAT = "2"  # 2: genstamp.coverage; xfailed/xpassed counted apart
 NONE = "none"
+UNAVAILABLE = "unavailable"
 
 # Property names, documented in the README.
 P_FORMAT = "genstamp.format"
@@ -30,6 +31,7 @@ P_HEAD = "genstamp.head"
 P_SELECTION = "genstamp.selection"
 P_SELECTION_REASONS = "genstamp.selection.reasons"
 P_AUDIT = "genstamp.audit"
+P_COVERAGE = "genstamp.coverage"
 P_CREATED = "genstamp.created"
 P_SEAL = "genstamp.seal"
 
@@ -49,7 +51,9 @@ class Counts(NamedTuple):
     passed: int = 0
     failed: int = 0
     errors: int = 0
-    skipped: int = 0
+    skipped: int = 0  # every <skipped>, xfail included (as pytest's junitxml writes it)
+    xfailed: int = 0  # of the skipped: <skipped type="pytest.xfail">
+    xpassed: int = 0  # of the skipped: a strict xfail that passed
 
 
 class Report(NamedTuple):
@@ -90,6 +94,7 @@ class Binding(NamedTuple):
     selection_reasons: str
     audit: str  # the loaded-code audit as JSON, or "unavailable"
     created: str  # UTC, ISO 8601
+    coverage: str = UNAVAILABLE  # what the run covered (``genstamp.coverage``) as JSON
 
     def properties(self) -> dict[str, str]:
         """The ``genstamp.*`` properties, in the order a bound file carries them."""
@@ -104,6 +109,7 @@ class Binding(NamedTuple):
             P_SELECTION_REASONS: self.selection_reasons,
             P_AUDIT: self.audit,
             P_CREATED: self.created,
+            P_COVERAGE: self.coverage,
         }
 
 
@@ -118,6 +124,7 @@ def new(
     partial: Sequence[str],
     audit: str,
     selection_checked: bool = True,
+    coverage: str = UNAVAILABLE,
 ) -> Binding:
     """The binding of a run that ended now. ``partial`` holds why the run covered part of the
     suite (nothing: all of it); a runner whose selection genstamp cannot see passes
@@ -137,4 +144,5 @@ def new(
         selection_reasons=reasons,
         audit=audit,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        coverage=coverage,
     )

@@ -19,6 +19,7 @@ class Config(NamedTuple):
     packages: tuple[str, ...] | None = None  # top-level packages to audit; None: found
     allow_partial: bool = False  # may a partial run count as evidence?
     scrub_venvs: bool = False  # does scrub enter virtual environments in the tree?
+    suites: tuple[str, ...] = ()  # a monorepo's suite folders, each with its own pytest config
 
 
 _KEYS: dict[str, type] = {
@@ -26,6 +27,7 @@ _KEYS: dict[str, type] = {
     "packages": list,
     "allow-partial": bool,
     "scrub-venvs": bool,
+    "suites": list,
 }
 
 
@@ -63,10 +65,16 @@ def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
     packages = section.get("packages")
     if packages is not None and not all(isinstance(p, str) and p for p in packages):
         raise GenstampError(f"{path}: tool.genstamp.packages must be a list of module names")
+    suites = section.get("suites", [])
+    if not all(isinstance(p, str) and p.strip("/") and ".." not in p.split("/") for p in suites):
+        raise GenstampError(
+            f"{path}: tool.genstamp.suites must be a list of folders inside the repository"
+        )
     evidence = section.get("evidence")
     return Config(
         evidence=(workdir / evidence) if evidence else None,
         packages=tuple(packages) if packages is not None else None,
         allow_partial=section.get("allow-partial", False),
         scrub_venvs=section.get("scrub-venvs", False),
+        suites=tuple(p.strip("/") for p in suites),
     )

@@ -6,18 +6,30 @@ none of them themselves, so that they can be tested over records in milliseconds
 
 from __future__ import annotations
 
+import fnmatch
+import glob
 import os
+import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pygit2
 
-from genstamp import binding, evidence, generation
+from genstamp import binding, coverage, evidence, generation, parts, suite
 from genstamp.bytecode import PYCACHE
 from genstamp.errors import GenstampError
 from genstamp.identity import scan
 from genstamp.repo import Checkout
-from genstamp.rules import Bytecode, Facts, Target, binding_problem, diff_pairs, read_audit
+from genstamp.rules import (
+    Bytecode,
+    Facts,
+    Target,
+    binding_problem,
+    diff_pairs,
+    merged,
+    read_audit,
+    read_coverage,
+)
 
 
 def gather(
@@ -25,6 +37,8 @@ def gather(
     evidence_path: Path,
     revs: Sequence[str] = (),
     labels: Mapping[str, str] | None = None,
+    *,
+    suites: Sequence[str] = (),
 ) -> Facts:
     """The facts for judging the evidence at ``evidence_path`` against the work tree, or
     against each of ``revs`` (shown as ``labels[rev]`` when given)."""
@@ -42,6 +56,39 @@ def gather(
     except GenstampError as exc:
         stamp_problem = exc.message
 
+    report, unreadable, mtime, diffs, blobs = _report_facts(checkout, evidence_path, targets)
+    suites_found: tuple[suite.Suite, ...] | None = None
+    if report is not None and not binding_problem(report):
+        suites_found = tree_suites(checkout.repo, report.properties[binding.P_TREE_END], suites)
+
+    return Facts(
+        gitdir=str(checkout.gitdir),
+        stamp_path=str(generation.stamp_path(checkout)),
+        generation=gen,
+        stamp_problem=stamp_problem,
+        evidence=str(evidence_path),
+        report=report,
+        unreadable=unreadable,
+        report_mtime_ns=mtime,
+        targets=targets,
+        diffs=diffs,
+        tested_blobs=blobs,
+        bytecode=bytecode_listing(checkout.workdir, walk.bytecode),
+        suites=suites_found,
+    )
+
+
+def _report_facts(
+    checkout: Checkout, evidence_path: Path, targets: Sequence[Target]
+) -> tuple[
+    binding.Report | None,
+    str,
+    int | None,
+    dict[tuple[str, str], tuple[str, ...] | None],
+    dict[str, str] | None,
+]:
+    """One evidence file: its report, why it cannot be read, its mtime, and the paths and
+    blobs its messages name."""
     report: binding.Report | None = None
     unreadable = ""
     mtime: int | None = None
@@ -65,21 +112,68 @@ def gather(
         loaded, _ = read_audit(report.properties)
         if loaded is not None:
             blobs = loaded_blobs(repo, report.properties[binding.P_TREE_END], loaded.loaded)
+    return report, unreadable, mtime, diffs, blobs
 
-    return Facts(
-        gitdir=str(checkout.gitdir),
-        stamp_path=str(generation.stamp_path(checkout)),
-        generation=gen,
-        stamp_problem=stamp_problem,
-        evidence=str(evidence_path),
-        report=report,
-        unreadable=unreadable,
-        report_mtime_ns=mtime,
-        targets=targets,
-        diffs=diffs,
-        tested_blobs=blobs,
-        bytecode=bytecode_listing(checkout.workdir, walk.bytecode),
-    )
+
+def gather_parts(
+    checkout: Checkout,
+    paths: Sequence[Path],
+    revs: Sequence[str] = (),
+    labels: Mapping[str, str] | None = None,
+    *,
+    suites: Sequence[str] = (),
+    kept: bool = False,
+) -> list[Facts]:
+    """The facts for judging several evidence files as parts of one run: the first file's
+    facts (which carry the others, for the merge), then each other file's own (judged by every
+    rule but the merge). With ``kept``, when the first does not cover the suite alone, the
+    parts the plugin kept for the current generation that tested the same tree join it."""
+    first = gather(checkout, paths[0], revs, labels, suites=suites)
+    others = list(paths[1:])
+    report = first.report
+    if kept and report is not None and not binding_problem(report) and first.generation:
+        merge = merged(first)
+        if merge is not None and not merge.complete:
+            others = _kept_parts(checkout, first.generation.id, report)
+    out = []
+    carried: list[tuple[str, binding.Report]] = []
+    for path in others:
+        rep, unreadable, mtime, diffs, blobs = _report_facts(checkout, path, first.targets)
+        if rep is not None:
+            carried.append((str(path), rep))
+        out.append(
+            first._replace(
+                evidence=str(path),
+                report=rep,
+                unreadable=unreadable,
+                report_mtime_ns=mtime,
+                diffs=diffs,
+                tested_blobs=blobs,
+                primary=False,
+            )
+        )
+    return [first._replace(others=tuple(carried)), *out]
+
+
+def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Path]:
+    """The current generation's kept parts that tested the same tree as ``first`` (a part of
+    an earlier tree is history, not a part of this run), ``first`` itself left out."""
+    props = first.properties
+    out = []
+    for path in parts.listing(checkout.state, gen):
+        try:
+            rep = evidence.read_report(path)
+        except (GenstampError, OSError):
+            continue
+        p = rep.properties
+        if (
+            not binding_problem(rep)
+            and p.get(binding.P_GENERATION) == gen
+            and p.get(binding.P_TREE_END) == props[binding.P_TREE_END]
+            and p.get(binding.P_SEAL) != props.get(binding.P_SEAL)
+        ):
+            out.append(path)
+    return out
 
 
 def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:
@@ -159,3 +253,117 @@ def _tree(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:
     except (ValueError, pygit2.GitError):
         return None
     return obj if isinstance(obj, pygit2.Tree) else None
+
+
+# -- the suite, listed from a tree in the object store ------------------------------------------
+
+
+def tree_suites(
+    repo: pygit2.Repository, tree_id: str, roots: Sequence[str]
+) -> tuple[suite.Suite, ...] | None:
+    """The suites of the tree ``tree_id`` (None when it is not in the object store). Only the
+    folders a configuration's ``testpaths`` name are listed, and no folder pytest would not
+    enter: a large tree with a small ``tests/`` costs little."""
+    tree = _tree(repo, tree_id)
+    if tree is None:
+        return None
+
+    def read(path: str) -> bytes | None:
+        try:
+            obj = tree[path]
+        except (KeyError, ValueError):
+            return None
+        return obj.data if isinstance(obj, pygit2.Blob) else None
+
+    out = []
+    for root in roots or [""]:
+        root = root.strip("/")
+        config = suite.read_config(read, root)
+        listing: list[str] = []
+        starts = [suite.join(root, t) for t in config.testpaths]
+        if not starts or any(glob.has_magic(s) for s in starts):
+            starts = [root]
+        for start in starts:
+            _list(tree, start, config.norecursedirs, listing)
+            # conftests between the suite's folder and the start may ignore files below
+            folder = start
+            while folder and folder != root:
+                folder = posixpath.dirname(folder)
+                if read(suite.join(folder, "conftest.py")) is not None:
+                    listing.append(suite.join(folder, "conftest.py"))
+        out.append(suite.collect(sorted(set(listing)), read, root))
+    return tuple(out)
+
+
+def _list(tree: pygit2.Tree, start: str, norecurse: Sequence[str], out: list[str]) -> None:
+    try:
+        top = tree[start] if start else tree
+    except (KeyError, ValueError):
+        return
+    if isinstance(top, pygit2.Blob):
+        out.append(start)
+        return
+    if not isinstance(top, pygit2.Tree):
+        return
+    stack: list[tuple[str, pygit2.Tree]] = [(start, top)]
+    while stack:
+        prefix, current = stack.pop()
+        for entry in current:
+            name = entry.name or ""
+            path = f"{prefix}/{name}" if prefix else name
+            if isinstance(entry, pygit2.Tree):
+                if name != "__pycache__" and not any(fnmatch.fnmatch(name, p) for p in norecurse):
+                    stack.append((path, entry))
+            elif isinstance(entry, pygit2.Blob):
+                out.append(path)
+
+
+def parts_status(
+    checkout: Checkout, tree: str, gen: generation.Generation | None, roots: Sequence[str]
+) -> dict[str, object]:
+    """For ``genstamp status``: the suites of ``tree``, the parts kept for ``gen`` and what the
+    parts that tested ``tree`` still leave out."""
+    suites = tree_suites(checkout.repo, tree, roots) or ()
+    listed = []
+    current: list[coverage.Part] = []
+    for path in parts.listing(checkout.state, gen.id if gen else None):
+        try:
+            rep = evidence.read_report(path)
+        except (GenstampError, OSError):
+            continue
+        cov, _ = read_coverage(rep.properties)
+        same = rep.properties.get(binding.P_TREE_END) == tree and not binding_problem(rep)
+        if cov is not None and same:
+            current.append(coverage.Part(str(path), cov))
+        listed.append(
+            {
+                "evidence": str(path),
+                "tree": rep.properties.get(binding.P_TREE_END),
+                "current_tree": same,
+                "files": len(cov.files) if cov else None,
+                "ran": len(cov.outcomes) if cov else None,
+                "left_out": len(cov.unran) if cov else None,
+            }
+        )
+    merge = coverage.merge(current, suites)
+    by_suite = [
+        {
+            "root": s.label,
+            "config": s.config.source or None,
+            "files": len(s.files),
+            "digest": s.digest,
+            "missing": len([f for f in s.files if f in set(merge.missing)]),
+        }
+        for s in suites
+    ]
+    return {
+        "suites": by_suite,
+        "parts": listed,
+        "complete": bool(current) and merge.complete,
+        "conflicts": list(merge.conflicts),
+        "missing": {
+            "files": list(merge.missing),
+            "tests": list(merge.unran),
+            "summary": "; ".join(merge.left_out()) if current else "no part tested this tree",
+        },
+    }
