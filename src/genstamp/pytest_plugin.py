@@ -109,7 +109,8 @@ class Tally:
         self.files: set[str] = set()  # test files collected (tree paths)
         self.workers: list[dict[str, Any]] = []
         self._configs: dict[str, suite.PytestConfig] = {}
-        self._raw: dict[str, int] = {}  # a file's node id -> the items its collector yielded
+        # a file's node id -> (the items its collector yielded, its tree path)
+        self._raw: dict[str, tuple[int, str]] = {}
         self.partly: set[str] = set()  # files some of whose items a plugin dropped
 
     @pytest.hookimpl
@@ -143,15 +144,15 @@ class Tally:
         drops items from it without deselecting them."""
         report = yield
         if isinstance(collector, pytest.File) and report.result is not None:
-            self._raw[collector.nodeid] = len(report.result)
+            rel = self.tree_path(collector.path)
+            if rel is not None:
+                self._raw[collector.nodeid] = (len(report.result), rel)
         return report
 
     def _dropped(self, report: pytest.CollectReport) -> None:
         raw = self._raw.pop(report.nodeid, None)
-        if raw is not None and report.result is not None and len(report.result) < raw:
-            rel = self.tree_path(Path(report.fspath).resolve()) if report.fspath else None
-            if rel is not None:
-                self.partly.add(rel)
+        if raw is not None and report.result is not None and len(report.result) < raw[0]:
+            self.partly.add(raw[1])
 
     @pytest.hookimpl
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
