@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
@@ -61,6 +61,15 @@ class Report(NamedTuple):
     counts: Counts  # recounted from the testcases, not taken from attributes
     declared: Counts  # what the testsuite attributes claim
     cases_digest: str  # sha256 over (classname, name, outcome) of every testcase, in order
+
+
+def digest(lines: Iterable[str]) -> str:
+    """sha256 over the lines, each ended by a newline: the one digest of a list of names (a
+    suite's files, a run's node ids) that writers and readers share."""
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode("utf-8", "surrogateescape") + b"\n")
+    return h.hexdigest()
 
 
 def case_line(classname: str, name: str, outcome: str) -> bytes:

@@ -13,9 +13,12 @@ import base64
 import json
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from genstamp import suite
+from genstamp import binding
+
+if TYPE_CHECKING:  # the plugin imports this module; the suite is the gate's to list
+    from genstamp import suite
 
 VERSION = 1
 SHOWN = 5
@@ -33,7 +36,7 @@ class Coverage(NamedTuple):
 
     @property
     def ran_digest(self) -> str:
-        return suite.digest(sorted(self.outcomes))
+        return binding.digest(sorted(self.outcomes))
 
     def to_json(self) -> str:
         lines = "\n".join(f"{o}\t{n}" for n, o in sorted(self.outcomes.items()))
@@ -41,7 +44,7 @@ class Coverage(NamedTuple):
             {
                 "version": VERSION,
                 "files": list(self.files),
-                "files_digest": suite.digest(self.files),
+                "files_digest": binding.digest(self.files),
                 "selected": self.selected,
                 "selected_digest": self.selected_digest,
                 "ran": len(self.outcomes),
@@ -86,7 +89,7 @@ def from_json(text: str) -> Coverage:
         outcomes,
         tuple(_unpack(data["unran"])),
     )
-    if suite.digest(files) != data["files_digest"] or cov.ran_digest != data["ran_digest"]:
+    if binding.digest(files) != data["files_digest"] or cov.ran_digest != data["ran_digest"]:
         raise ValueError("its digests do not match its lists")
     return cov
 
@@ -97,7 +100,7 @@ def new(
     return Coverage(
         tuple(sorted(set(files))),
         len(selected),
-        suite.digest(sorted(selected)),
+        binding.digest(sorted(selected)),
         dict(outcomes),
         tuple(sorted(set(unran))),
     )
@@ -135,9 +138,11 @@ class Merge(NamedTuple):
 
     def left_out(self) -> list[str]:
         """What was left out, one phrase each ("" when nothing)."""
+        from genstamp.suite import describe_missing
+
         out = []
         if self.missing:
-            out.append(f"{suite.describe_missing(self.missing)} of the suite not collected")
+            out.append(f"{describe_missing(self.missing)} of the suite not collected")
         if self.unran:
             shown = ", ".join(self.unran[:SHOWN])
             more = len(self.unran) - SHOWN
@@ -165,7 +170,7 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
     return Merge(
         tuple(parts),
         tuple(suites),
-        tuple(suite.missing(suites, files)),
+        tuple(f for s in suites for f in s.files if f not in files),
         tuple(unran),
         tuple(conflicts),
     )

@@ -20,7 +20,7 @@ import posixpath
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
@@ -35,13 +35,15 @@ from genstamp import (
     loader,
     parts,
     selection,
-    suite,
 )
 from genstamp.atomic import write_atomic
 from genstamp.coprocess import CoProcess
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout, Place, find_place, open_checkout
 from genstamp.trees import FromCoProcess, InProcess, Trees
+
+if TYPE_CHECKING:
+    from genstamp.suite import PytestConfig
 
 _KEY = "genstamp"  # in an xdist worker's ``workeroutput``
 _SESSION_PLUGIN = "genstamp-session"
@@ -108,7 +110,7 @@ class Tally:
         self.outcomes: dict[str, str] = {}
         self.files: set[str] = set()  # test files collected (tree paths)
         self.workers: list[dict[str, Any]] = []
-        self._configs: dict[str, suite.PytestConfig] = {}
+        self._configs: dict[str, PytestConfig] = {}
         # a file's node id -> (the items its collector yielded, its tree path)
         self._raw: dict[str, tuple[int, str]] = {}
         self.partly: set[str] = set()  # files some of whose items a plugin dropped
@@ -167,7 +169,9 @@ class Tally:
         root = max((r for r in self.suites if rel.startswith(r + "/")), key=len, default="")
         cfg = self._configs.get(root)
         if cfg is None:
-            cfg = self._configs[root] = suite.read_config(self._read, root)
+            from genstamp.suite import read_config  # only when a run deselects
+
+            cfg = self._configs[root] = read_config(self._read, root)
         if not cfg.markexpr and not cfg.keyword:
             return False
         from _pytest.mark import KeywordMatcher, MarkMatcher
@@ -212,6 +216,12 @@ class Tally:
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         nodeid = report.nodeid
+        if report.passed and not hasattr(report, "wasxfail"):  # most reports: kept short
+            if report.when == "setup":
+                self.executed.add(nodeid)
+            elif report.when == "call":
+                self.outcomes.setdefault(nodeid, "passed")
+            return
         if report.when == "setup":
             self.executed.add(nodeid)
         outcome = _outcome(report)

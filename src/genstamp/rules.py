@@ -11,7 +11,7 @@ import functools
 import hmac
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from genstamp import __version__, audit, binding, coverage, suite
 from genstamp.binding import Counts, Report
@@ -174,17 +174,7 @@ def read_audit(props: Mapping[str, str]) -> tuple[audit.Audit | None, str]:
 
 @functools.lru_cache(maxsize=2)  # several rules read one audit, which can be large
 def _read_audit(text: str) -> tuple[audit.Audit | None, str]:
-    if text == "unavailable":
-        return None, ""
-    try:
-        return audit.from_json(text), ""
-    # A hand-edited or newer audit must not crash the gate, nor be skipped in silence: wrong
-    # shapes, integers over Python's digit limit, arrays nested past the stack, other versions.
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-        return None, (
-            f"its genstamp.audit cannot be read ({str(exc)[:100]}); this genstamp "
-            f"{__version__} reads audit format {audit.AUDIT_VERSION}"
-        )
+    return _read_record(text, audit.from_json, "audit", audit.AUDIT_VERSION)
 
 
 def read_coverage(props: Mapping[str, str]) -> tuple[coverage.Coverage | None, str]:
@@ -192,16 +182,29 @@ def read_coverage(props: Mapping[str, str]) -> tuple[coverage.Coverage | None, s
     return _read_coverage(props.get(binding.P_COVERAGE, binding.UNAVAILABLE))
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=8)  # the merge reads every part's, more than once
 def _read_coverage(text: str) -> tuple[coverage.Coverage | None, str]:
+    return _read_record(text, coverage.from_json, "coverage", coverage.VERSION)
+
+
+_R = TypeVar("_R")
+
+
+def _read_record(
+    text: str, parse: Callable[[str], _R], name: str, version: object
+) -> tuple[_R | None, str]:
+    """A JSON property, None when the runner had none (``unavailable``), and why it cannot be
+    read."""
     if text == binding.UNAVAILABLE:
         return None, ""
     try:
-        return coverage.from_json(text), ""
+        return parse(text), ""
+    # A hand-edited or newer record must not crash the gate, nor be skipped in silence: wrong
+    # shapes, integers over Python's digit limit, arrays nested past the stack, other versions.
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         return None, (
-            f"its genstamp.coverage cannot be read ({str(exc)[:100]}); this genstamp "
-            f"{__version__} reads coverage format {coverage.VERSION}"
+            f"its genstamp.{name} cannot be read ({str(exc)[:100]}); this genstamp "
+            f"{__version__} reads {name} format {version}"
         )
 
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 import ast
 import configparser
 import fnmatch
-import hashlib
 import posixpath
 import shlex
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
+
+from genstamp import binding
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -65,19 +66,11 @@ class Suite(NamedTuple):
 
     @property
     def digest(self) -> str:
-        return digest(self.files)
+        return binding.digest(self.files)
 
     @property
     def label(self) -> str:
         return self.root or "."
-
-
-def digest(lines: Iterable[str]) -> str:
-    """sha256 over the lines, each ended by a newline: one function for writer and reader."""
-    h = hashlib.sha256()
-    for line in lines:
-        h.update(line.encode("utf-8", "surrogateescape") + b"\n")
-    return h.hexdigest()
 
 
 def join(root: str, rel: str) -> str:
@@ -340,12 +333,6 @@ def _conftest_ignored(path: str, root: str, conftests: dict[str, _Ignores]) -> b
 def collect_all(listing: Sequence[str], read: Reader, roots: Sequence[str]) -> tuple[Suite, ...]:
     """Every suite: the declared folders, or the repository root."""
     return tuple(collect(listing, read, r.strip("/")) for r in (roots or [""]))
-
-
-def missing(suites: Sequence[Suite], covered: Iterable[str]) -> list[str]:
-    """The suites' files that no run collected, in order."""
-    seen = set(covered)
-    return [f for s in suites for f in s.files if f not in seen]
 
 
 def describe_missing(files: Sequence[str], shown: int = SHOWN) -> str:
