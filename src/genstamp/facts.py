@@ -6,7 +6,6 @@ none of them themselves, so that they can be tested over records in milliseconds
 
 from __future__ import annotations
 
-import fnmatch
 import glob
 import os
 import posixpath
@@ -305,17 +304,18 @@ def _list(tree: pygit2.Tree, start: str, norecurse: Sequence[str], out: list[str
         return
     if not isinstance(top, pygit2.Tree):
         return
+    pruned = suite.any_of([*norecurse, "__pycache__"])
     stack: list[tuple[str, pygit2.Tree]] = [(start, top)]
     while stack:
         prefix, current = stack.pop()
+        lead = f"{prefix}/" if prefix else ""
         for entry in current:
             name = entry.name or ""
-            path = f"{prefix}/{name}" if prefix else name
-            if isinstance(entry, pygit2.Tree):
-                if name != "__pycache__" and not any(fnmatch.fnmatch(name, p) for p in norecurse):
-                    stack.append((path, entry))
-            elif isinstance(entry, pygit2.Blob):
-                out.append(path)
+            if entry.type == pygit2.enums.ObjectType.TREE:
+                if not pruned(name):
+                    stack.append((lead + name, entry))  # type: ignore[arg-type]
+            elif entry.type == pygit2.enums.ObjectType.BLOB:
+                out.append(lead + name)
 
 
 def parts_status(

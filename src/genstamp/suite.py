@@ -15,6 +15,7 @@ import ast
 import configparser
 import fnmatch
 import posixpath
+import re
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -241,44 +242,41 @@ def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
     inside = [p for p in listing if _under(p, root)]
     starts: list[str] = []
     explicit: set[str] = set()
-    files_here = set(inside)
-    folders = {posixpath.dirname(p) for p in inside}
-    for f in list(folders):
-        while f:
-            f = posixpath.dirname(f)
-            folders.add(f)
-    for pattern in config.testpaths:
-        full = join(root, pattern)
-        # testpaths are globbed as pytest globs them: a ``*`` stays within one path part
-        for p in files_here:
-            if _glob_match(full, p):
-                explicit.add(p)
-        starts.extend(sorted(f for f in folders if f and _glob_match(full, f)))
+    if config.testpaths:
+        folders = {p.rpartition("/")[0] for p in inside}
+        for f in list(folders):
+            while f:
+                f = f.rpartition("/")[0]
+                folders.add(f)
+        for pattern in config.testpaths:
+            full = join(root, pattern)
+            # testpaths are globbed as pytest globs them: a ``*`` stays within one path part
+            explicit.update(p for p in inside if _glob_match(full, p))
+            starts.extend(sorted(f for f in folders if f and _glob_match(full, f)))
     if not starts and not explicit:
         starts = [root]  # as pytest: testpaths that match nothing fall back to the folder
-    venvs = {posixpath.dirname(p) for p in inside if posixpath.basename(p) == "pyvenv.cfg"}
+    venvs = {p[: -len("/pyvenv.cfg")] for p in inside if p.endswith("/pyvenv.cfg")}
     ignored = [join(root, p) for p in config.ignore]
     globs = [join(root, p) for p in config.ignore_glob]
     problems = list(config.problems)
     conftests: dict[str, _Ignores] = {}
     for p in inside:
-        if posixpath.basename(p) == "conftest.py":
-            conftests[posixpath.dirname(p)] = conftest_ignores(read, p)
-    for ign in conftests.values():
-        problems.extend(ign.problems)
-    chosen: list[str] = []
+        if p == "conftest.py" or p.endswith("/conftest.py"):
+            conftests[p.rpartition("/")[0]] = found = conftest_ignores(read, p)
+            problems.extend(found.problems)
+    pruned = any_of([*config.norecursedirs, "__pycache__"])
+    by_name = any_of([p for p in config.python_files if "/" not in p])
+    by_path = [p for p in config.python_files if "/" in p]
+    chosen: list[str] = [p for p in inside if p in explicit and p.endswith(".py")]
     for path in inside:
-        if path in explicit:
-            if path.endswith(".py"):
-                chosen.append(path)
+        # the name first: it rules out nearly every file, cheaply
+        if not path.endswith(".py") or path in explicit:
+            continue
+        name = path.rpartition("/")[2]
+        if not by_name(name) and not any(_matches(path, name, pat) for pat in by_path):
             continue
         start = next((s for s in starts if _under(path, s)), None)
-        if start is None or not path.endswith(".py"):
-            continue
-        name = posixpath.basename(path)
-        if not any(_matches(path, name, pat) for pat in config.python_files):
-            continue
-        if _pruned(path, start, config.norecursedirs, venvs):
+        if start is None or _pruned(path, start, pruned, venvs):
             continue
         if any(_under(path, i) for i in ignored) or any(fnmatch.fnmatch(path, g) for g in globs):
             continue
@@ -286,6 +284,14 @@ def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
             continue
         chosen.append(path)
     return Suite(root, config, tuple(sorted(set(chosen))), tuple(dict.fromkeys(problems)))
+
+
+def any_of(patterns: Sequence[str]) -> Callable[[str], bool]:
+    """One compiled test for several fnmatch patterns."""
+    if not patterns:
+        return lambda name: False
+    regex = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+    return lambda name: regex.match(name) is not None
 
 
 def _glob_match(pattern: str, path: str) -> bool:
@@ -302,16 +308,13 @@ def _matches(path: str, name: str, pattern: str) -> bool:
     return fnmatch.fnmatch(name, pattern)
 
 
-def _pruned(path: str, start: str, norecurse: Sequence[str], venvs: set[str]) -> bool:
+def _pruned(path: str, start: str, pruned: Callable[[str], bool], venvs: set[str]) -> bool:
     """Whether a folder between ``start`` and the file is one pytest does not enter."""
     rel = path[len(start) + 1 :] if start else path
-    parts = rel.split("/")[:-1]
     folder = start
-    for part in parts:
+    for part in rel.split("/")[:-1]:
         folder = f"{folder}/{part}" if folder else part
-        if part == "__pycache__" or folder in venvs:
-            return True
-        if any(fnmatch.fnmatch(part, pat) for pat in norecurse):
+        if folder in venvs or pruned(part):
             return True
     return False
 
