@@ -323,7 +323,10 @@ def test_last_failed_is_partial(fresh: Path) -> None:
     assert report.counts.tests == 1  # only the one that failed ran
     assert report.properties[evidence.P_SELECTION] == "partial"
     assert "2 files collected in part" in report.properties[evidence.P_SELECTION_REASONS]
-    assert rules(fresh) == ["partial-run"]
+    assert rules(fresh, junit=evidence_path(fresh)) == ["partial-run"]
+    # merged with the red run it followed (same generation, same tree): the test that failed
+    # there and passed here is a disagreement, and the rest is still covered
+    assert rules(fresh) == ["tests-failed", "parts-disagree"]
 
 
 def test_collection_error_is_partial(fresh: Path) -> None:

@@ -137,13 +137,17 @@ def _print_selection(status: dict[str, Any]) -> None:
         print(f"part        {p['evidence']}: {p['files']} files, {p['ran']} tests ran")
     if earlier:
         print(f"            and {earlier} parts of an earlier tree in this generation (not merged)")
+    suites = status["suites"]
     if status["complete"]:
         print(f"coverage    complete: {len(current)} parts cover the suite")
-    else:
+    elif len(suites) > 1:
+        done = sum(1 for s in suites if not s["missing"])
         print(
-            f"coverage    {len(current)} parts for this tree; "
+            f"coverage    {done} of {len(suites)} suites, {len(current)} parts: "
             f"missing {status['missing']['summary']}"
         )
+    else:
+        print(f"coverage    {len(current)} parts: missing {status['missing']['summary']}")
     if status["conflicts"]:
         print(f"conflicts   {', '.join(status['conflicts'][:5])}")
 
