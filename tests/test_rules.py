@@ -460,6 +460,14 @@ ROWS: dict[str, Row] = {
         [],
         settings=Config(allow_partial=True),
     ),
+    "partial-names-what-the-suite-could-not-read": Row(
+        facts(
+            report=report(coverage=COV_A),
+            suites=(SUITE_AB[0]._replace(problems=("conftest.py computes collect_ignore",)),),
+        ),
+        ["partial-run"],
+        "tests/test_b.py of the suite not collected (note: conftest.py computes collect_ignore)",
+    ),
     "partial-suite-unlisted": Row(
         facts(report=report(coverage=COV_AB), suites=None),
         ["partial-run"],

@@ -475,7 +475,10 @@ def left_out(facts: Facts) -> Iterator[str]:
         return
     if not merge.complete:
         parts = f" ({len(merge.parts)} parts merged)" if len(merge.parts) > 1 else ""
-        yield f"the run covered part of the suite{parts}: {'; '.join(merge.left_out())}"
+        # what genstamp could not read statically, since it may be why files look left out
+        notes = [p for s in merge.suites for p in s.problems]
+        note = f" (note: {'; '.join(notes)})" if notes else ""
+        yield f"the run covered part of the suite{parts}: {'; '.join(merge.left_out())}{note}"
 
 
 def _parts_disagree(facts: Facts, settings: Config) -> Iterator[str]:
