@@ -38,8 +38,9 @@ def test_the_properties_in_the_order_a_bound_file_carries_them() -> None:
         "genstamp.selection.reasons",
         "genstamp.audit",
         "genstamp.created",
+        "genstamp.coverage",
     ]
-    assert list(props.values()) == list(FIELDS.values())
+    assert list(props.values()) == [*FIELDS.values(), binding.UNAVAILABLE]
 
 
 @pytest.mark.parametrize(

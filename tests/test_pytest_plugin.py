@@ -259,27 +259,33 @@ def test_no_stamp_still_writes_evidence(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "env", "reasons", "expected"),
     [
-        # Options that only narrow the selection share one run (each rule alone is a row of
-        # test_selection.py); these rows prove what the plugin gathers from a real pytest.
+        # Options that narrow the run share one run (each rule alone is a row of
+        # test_selection.py); these rows prove what the plugin observes in a real pytest: the
+        # gate's message names what was left out (issue 12: not the arguments).
         (
             [
                 *("-k", "add", "-m", "not slow"),
                 *("--ignore=tests/test_more.py", "--ignore-glob", "*more*"),
             ],
             None,
-            ["-k add", "-m not slow", "--ignore tests/test_more.py", "--ignore-glob *more*"],
+            ["tests/test_more.py of the suite not collected", "collected tests did not run"],
             ["partial-run"],
         ),
-        (["tests/test_calc.py::test_add"], None, ["node id tests/test_calc.py::test_add"], None),
+        (["tests/test_calc.py::test_add"], None, ["tests/test_calc.py"], None),
         (
             ["tests/test_calc.py", "--deselect", "tests/test_calc.py::test_add"],
             None,
-            ["not all of", "1 deselected"],
+            ["tests/test_more.py", "tests/test_calc.py::test_add"],
             None,
         ),
-        (["-x"], "fail", ["stopped early"], ["tests-failed", "partial-run"]),
-        (["--maxfail=1"], "fail", ["stopped early"], ["tests-failed", "partial-run"]),
-        (["-n", "2", "--deselect", "tests/test_more.py::test_more"], None, ["1 deselected"], None),
+        (["-x"], "fail", ["collected tests did not run"], ["tests-failed", "partial-run"]),
+        (["--maxfail=1"], "fail", ["collected tests did not run"], ["tests-failed", "partial-run"]),
+        (
+            ["-n", "2", "--deselect", "tests/test_more.py::test_more"],
+            None,
+            ["1 collected tests did not run: tests/test_more.py::test_more"],
+            None,
+        ),
     ],
     ids=["k-m-ignore-ignore-glob", "node-id", "narrow-path-deselect", "x", "maxfail", "xdist"],
 )
@@ -291,10 +297,11 @@ def test_partial_run_is_recorded_and_refused(
     no_traceback(proc)
     props = report_of(shared).properties
     assert props[evidence.P_SELECTION] == "partial"
-    message = verify(open_checkout(shared)).failures[-1].message
-    assert rules(shared) == (expected or ["partial-run"])
+    # judged alone: the shared project's other runs are parts of the same generation
+    alone = evidence_path(shared)
+    message = verify(open_checkout(shared), junit=alone).failures[-1].message
+    assert rules(shared, junit=alone) == (expected or ["partial-run"])
     for reason in reasons:
-        assert reason in props[evidence.P_SELECTION_REASONS]
         assert reason in message
 
 
@@ -315,8 +322,11 @@ def test_last_failed_is_partial(fresh: Path) -> None:
     report = report_of(fresh)
     assert report.counts.tests == 1  # only the one that failed ran
     assert report.properties[evidence.P_SELECTION] == "partial"
-    assert "--lf" in report.properties[evidence.P_SELECTION_REASONS]
-    assert rules(fresh) == ["partial-run"]
+    assert "2 files collected in part" in report.properties[evidence.P_SELECTION_REASONS]
+    assert rules(fresh, junit=evidence_path(fresh)) == ["partial-run"]
+    # merged with the red run it followed (same generation, same tree): the test that failed
+    # there and passed here is a disagreement, and the rest is still covered
+    assert rules(fresh) == ["tests-failed", "parts-disagree"]
 
 
 def test_collection_error_is_partial(fresh: Path) -> None:
@@ -338,7 +348,7 @@ def test_allow_partial_makes_partial_run_count(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout
     props = report_of(repo).properties
     assert props[evidence.P_SELECTION] == "partial"  # still recorded as it was
-    assert "-k add" in props[evidence.P_SELECTION_REASONS]
+    assert "deselected (tests/test_calc.py::test_extra" in props[evidence.P_SELECTION_REASONS]
     assert rules(repo) == []
 
 

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from genstamp import audit, binding
+from genstamp import audit, binding, coverage, suite
 from genstamp.binding import Counts, Report
 from genstamp.config import Config
 from genstamp.generation import Generation
@@ -62,6 +62,20 @@ GEN = Generation(
 )
 GREEN = Counts(tests=2, passed=2)
 AUDIT = audit.Audit(("calc",), {CALC: (BLOB,)}, ())
+SUITE_AB = (suite.Suite("", suite.PytestConfig(""), ("tests/test_a.py", "tests/test_b.py"), ()),)
+A1, B1, B2 = "tests/test_a.py::test_1", "tests/test_b.py::test_1", "tests/test_b.py::test_2"
+COV_AB = coverage.new(
+    ["tests/test_a.py", "tests/test_b.py"],
+    [A1, B1, B2],
+    {A1: "passed", B1: "passed", B2: "passed"},
+    [],
+).to_json()
+COV_AB_LEFT = coverage.new(
+    ["tests/test_a.py", "tests/test_b.py"], [A1, B1], {A1: "passed", B1: "passed"}, [B2]
+).to_json()
+COV_A = coverage.new(["tests/test_a.py"], [A1], {A1: "passed"}, []).to_json()
+COV_B = coverage.new(["tests/test_b.py"], [B1, B2], {B1: "passed", B2: "passed"}, []).to_json()
+COV_B_RED = coverage.new(["tests/test_b.py"], [B1, B2], {B1: "failed", B2: "passed"}, []).to_json()
 
 
 def flag(kind: str, module: str = "calc") -> audit.Flag:
@@ -164,9 +178,9 @@ ROWS: dict[str, Row] = {
         f"{EVIDENCE} carries no genstamp binding (no genstamp.* properties)",
     ),
     "unbound-other-format": Row(
-        facts(report=report(format="2", version="9.9")),
+        facts(report=report(format="1", version="9.9")),
         ["unbound-evidence"],
-        "is evidence format '2' written by genstamp 9.9;",
+        "is evidence format '1' written by genstamp 9.9; this genstamp",
     ),
     "unbound-lacking-properties": Row(
         facts(report=report(tree_end=None, selection="")),
@@ -552,6 +566,69 @@ ROWS: dict[str, Row] = {
         ["tree-mismatch", "tree-moved", "stale-bytecode", "tests-failed", "partial-run"],
         "the tests ran on tree",
     ),
+    # the suite from the tested tree, and the parts merged over it (issue 12)
+    "control-coverage-complete": Row(facts(report=report(coverage=COV_AB), suites=SUITE_AB), []),
+    "control-configuration-deselects-nothing-left-out": Row(
+        facts(report=report(coverage=COV_AB), suites=SUITE_AB), []
+    ),
+    "partial-a-file-not-collected": Row(
+        facts(report=report(coverage=COV_A), suites=SUITE_AB),
+        ["partial-run"],
+        "the run covered part of the suite: 1 file: tests/test_b.py of the suite not collected",
+    ),
+    "partial-tests-collected-not-run": Row(
+        facts(report=report(coverage=COV_AB_LEFT), suites=SUITE_AB),
+        ["partial-run"],
+        "1 collected tests did not run: tests/test_b.py::test_2",
+    ),
+    "control-two-parts-cover-the-suite": Row(
+        facts(
+            report=report(coverage=COV_A),
+            suites=SUITE_AB,
+            others=(("b.xml", report(coverage=COV_B)),),
+        ),
+        [],
+    ),
+    "control-a-part-runs-what-another-left-out": Row(
+        facts(
+            report=report(coverage=COV_AB_LEFT),
+            suites=SUITE_AB,
+            others=(("b.xml", report(coverage=COV_B)),),
+        ),
+        [],
+    ),
+    "parts-disagree-on-a-test": Row(
+        facts(
+            report=report(coverage=COV_AB),
+            suites=SUITE_AB,
+            others=(("b.xml", report(coverage=COV_B_RED)),),
+        ),
+        ["parts-disagree"],
+        "tests/test_b.py::test_1 passed in " + EVIDENCE + ", failed in b.xml",
+    ),
+    "control-allow-partial-accepts-and-says-so": Row(
+        facts(report=report(coverage=COV_A), suites=SUITE_AB),
+        [],
+        settings=Config(allow_partial=True),
+    ),
+    "partial-names-what-the-suite-could-not-read": Row(
+        facts(
+            report=report(coverage=COV_A),
+            suites=(SUITE_AB[0]._replace(problems=("conftest.py computes collect_ignore",)),),
+        ),
+        ["partial-run"],
+        "tests/test_b.py of the suite not collected (note: conftest.py computes collect_ignore)",
+    ),
+    "partial-suite-unlisted": Row(
+        facts(report=report(coverage=COV_AB), suites=None),
+        ["partial-run"],
+        "the suite cannot be listed",
+    ),
+    "unbound-coverage-of-another-format": Row(
+        facts(report=report(coverage=COV_AB.replace('"version":1', '"version":9'))),
+        ["unbound-evidence"],
+        "its genstamp.coverage cannot be read (coverage format 9)",
+    ),
 }
 
 
@@ -591,6 +668,7 @@ def test_the_table_is_the_documented_rules_in_order() -> None:
         "tests-failed",
         "no-tests",
         "partial-run",
+        "parts-disagree",
     )
     assert [rule.remedy for rule in TABLE] == [REMEDY[name] for name in RULES]
     assert all(REMEDY.values())
@@ -649,6 +727,8 @@ def test_failure_line_and_json() -> None:
         "tested_tree",
         "targets",
         "tests",
+        "selection",
+        "parts",
     ]
     assert data["failures"] == [
         {"rule": "no-tests", "message": "no test executed (0 skipped)", "remedy": failure.remedy}
@@ -665,6 +745,8 @@ PURE = {
     "genstamp.audit",
     "genstamp.bytecode",
     "genstamp.rules",
+    "genstamp.suite",
+    "genstamp.coverage",
 }
 
 

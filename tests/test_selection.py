@@ -1,117 +1,279 @@
-"""Was the whole suite run? ``selection.reasons`` over facts alone, one row per rule.
+"""The suite from the tree, what a run covered, and the merge of parts, over data alone.
 
-The end-to-end stories (a real pytest run for each way of narrowing a run) are in
-test_pytest_plugin.py; these rows pin the decision itself, including the rows that must stay
-full.
+``selection.reasons`` (did every collected test run), ``suite.collect`` (which files the tree's
+own configuration would collect), ``selection.configured_out`` (pytest's own expression
+language over a test's markers) and ``coverage.merge`` (parts together): one row per rule,
+with the rows that must stay full. The end-to-end stories are in test_suite_e2e.py.
 """
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
+from _pytest.mark import MarkMatcher
 
-from genstamp.selection import Facts, reasons
-
-ROOT = Path("/project")
-TESTS = ROOT / "tests"
-# pytest was given paths (not its ``testpaths``): the suite is tests/
-GIVEN = Facts(from_testpaths=False, configured=(TESTS,))
+from genstamp import coverage, suite
+from genstamp.selection import Facts, configured_out, reasons
 
 
 @pytest.mark.parametrize(
     ("facts", "expected"),
     [
-        # full runs
         (Facts(), []),
         (Facts(executed=4, collected=4), []),
-        (GIVEN._replace(run_roots=(TESTS,)), []),
-        (GIVEN._replace(run_roots=(ROOT,)), []),  # the root holds the suite
-        (Facts(from_testpaths=False, run_roots=(ROOT,), configured=(ROOT,)), []),
-        (Facts(given=("--ignored", "x", "--ignoreglob=y")), []),  # not the options
-        (Facts(given=("-v", "--ignore")), []),  # --ignore without a value names nothing
-        (Facts(from_testpaths=True, node_ids=("t.py::a",)), []),  # testpaths: nothing narrowed
-        # partial runs, one reason each
-        (Facts(keyword="add"), ["-k add"]),
-        (Facts(markexpr="not slow"), ["-m not slow"]),
-        (Facts(last_failed=True), ["--lf"]),
-        (Facts(stepwise=True), ["--sw"]),
-        (Facts(collect_only=True), ["--collect-only"]),
-        (Facts(given=("--ignore=tests/a.py",)), ["--ignore tests/a.py"]),
-        (Facts(given=("--ignore", "tests/a.py")), ["--ignore tests/a.py"]),
-        (Facts(given=("--ignore-glob", "*more*")), ["--ignore-glob *more*"]),
-        (Facts(given=("--ignore-glob=*more*",)), ["--ignore-glob *more*"]),
-        (GIVEN._replace(node_ids=("tests/t.py::a",)), ["node id tests/t.py::a"]),
-        (
-            GIVEN._replace(run_roots=(TESTS / "test_more.py",)),
-            [f"ran {TESTS / 'test_more.py'}, not all of {TESTS}"],
-        ),
-        (GIVEN, [f"ran nothing, not all of {TESTS}"]),
-        (
-            GIVEN._replace(configured=(TESTS, ROOT / "docs"), run_roots=(TESTS,)),
-            [f"ran {TESTS}, not all of {ROOT / 'docs'}"],
-        ),
-        (Facts(deselected=1), ["1 deselected"]),
+        (Facts(node_ids=("t.py::a",)), ["node id t.py::a"]),
+        (Facts(deselected=("a", "b", "c", "d")), ["4 deselected (a, b, c and 1 more)"]),
         (Facts(collect_errors=2), ["2 collection errors"]),
         (Facts(interrupted=True), ["interrupted"]),
         (Facts(stopped="stopping after 1 failures"), ["stopped early (stopping after 1 failures)"]),
-        (Facts(interrupted=True, stopped="x"), ["interrupted"]),  # interrupted says it
+        (Facts(interrupted=True, stopped="x"), ["interrupted"]),
         (Facts(executed=1, collected=4), ["1 of 4 collected tests ran"]),
-        # several reasons, in their order
-        (
-            GIVEN._replace(
-                keyword="a",
-                markexpr="b",
-                last_failed=True,
-                given=("--ignore", "x"),
-                stepwise=True,
-                collect_only=True,
-                node_ids=("t.py::a", "t.py::b"),
-                run_roots=(TESTS / "sub",),
-                deselected=3,
-                collect_errors=1,
-                stopped="s",
-                executed=0,
-                collected=2,
-            ),
-            [
-                "-k a",
-                "-m b",
-                "--lf",
-                "--ignore x",
-                "--sw",
-                "--collect-only",
-                "node id t.py::a",
-                "node id t.py::b",
-                f"ran {TESTS / 'sub'}, not all of {TESTS}",
-                "3 deselected",
-                "1 collection errors",
-                "stopped early (s)",
-                "0 of 2 collected tests ran",
-            ],
-        ),
-        # node ids beside a path that covers the suite: only the node ids narrow it
-        (
-            GIVEN._replace(node_ids=("t.py::a",), run_roots=(TESTS,)),
-            ["node id t.py::a"],
-        ),
     ],
 )
 def test_reasons(facts: Facts, expected: list[str]) -> None:
     assert reasons(facts) == expected
 
 
-def test_the_decision_does_no_io() -> None:
-    """The rules import nothing that reads files or starts processes."""
-    import ast
+def tree(files: dict[str, str]) -> tuple[list[str], suite.Reader]:
+    def read(path: str) -> bytes | None:
+        text = files.get(path)
+        return None if text is None else text.encode()
 
+    return sorted(files), read
+
+
+T = "def test_x():\n    pass\n"
+BASE = {
+    "tests/test_a.py": T,
+    "tests/sub/b_test.py": T,
+    "tests/helper.py": "",
+    "src/pkg/test_in_src.py": T,
+    "build/test_built.py": T,
+    ".hidden/test_h.py": T,
+    "venvx/pyvenv.cfg": "",
+    "venvx/test_v.py": T,
+}
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (
+            {},
+            ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = tests\n"},
+            ["tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        ({"pytest.ini": ""}, ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"]),
+        (
+            {"pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'},
+            ["tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        ({"pyproject.toml": '[tool.pytest]\ntestpaths = ["src"]\n'}, ["src/pkg/test_in_src.py"]),
+        ({"tox.ini": "[pytest]\ntestpaths = src\n"}, ["src/pkg/test_in_src.py"]),
+        (
+            {"tox.ini": "[tox]\n", "setup.cfg": "[tool:pytest]\ntestpaths = src\n"},
+            ["src/pkg/test_in_src.py"],
+        ),
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = tests\npython_files = test_*.py\n"},
+            ["tests/test_a.py"],
+        ),
+        (
+            {"pytest.ini": "[pytest]\nnorecursedirs = sub src\n"},  # replaces the defaults
+            [".hidden/test_h.py", "build/test_built.py", "tests/test_a.py"],
+        ),
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --ignore=tests/sub -q\n"},
+            ["tests/test_a.py"],
+        ),
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --ignore-glob=*/b_*\n"},
+            ["tests/test_a.py"],
+        ),
+        (
+            {"tests/conftest.py": 'collect_ignore = ["sub"]\ncollect_ignore_glob = ["test_a*"]\n'},
+            ["src/pkg/test_in_src.py"],
+        ),
+        (
+            {"conftest.py": 'collect_ignore = ["src"]\ncollect_ignore.append("tests/sub")\n'},
+            ["tests/test_a.py"],
+        ),
+        (  # computed: the files stay in the suite
+            {"conftest.py": "import sys\ncollect_ignore = [p for p in sys.path]\n"},
+            ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        ({"pytest.ini": "[pytest]\ntestpaths = tests/test_a.py\n"}, ["tests/test_a.py"]),
+        ({"pytest.ini": "[pytest]\ntestpaths = t*s\n"}, ["tests/sub/b_test.py", "tests/test_a.py"]),
+    ],
+)
+def test_the_suite_is_what_the_trees_configuration_collects(
+    extra: dict[str, str], expected: list[str]
+) -> None:
+    listing, read = tree({**BASE, **extra})
+    assert list(suite.collect(listing, read).files) == expected
+
+
+def test_a_computed_collect_ignore_is_named() -> None:
+    listing, read = tree({**BASE, "conftest.py": "collect_ignore = compute()\n"})
+    found = suite.collect(listing, read)
+    assert found.problems == (
+        "conftest.py computes collect_ignore: its files are taken as in the suite",
+    )
+
+
+def test_a_declared_suite_uses_its_own_configuration() -> None:
+    files = {
+        "svc_a/pytest.ini": "[pytest]\ntestpaths = tests\n",
+        "svc_a/tests/test_a.py": T,
+        "svc_a/scripts/test_not.py": T,
+        "svc_b/tests/test_b.py": T,
+        "pytest.ini": "[pytest]\ntestpaths = nowhere\n",
+    }
+    listing, read = tree(files)
+    a, b = suite.collect_all(listing, read, ["svc_a", "svc_b/"])
+    assert a.files == ("svc_a/tests/test_a.py",) and a.config.source == "svc_a/pytest.ini"
+    assert b.files == ("svc_b/tests/test_b.py",) and b.config.source == ""
+
+
+@pytest.mark.parametrize(
+    ("addopts", "markexpr", "keyword"),
+    [
+        ('-m "not slow"', "not slow", ""),
+        ("-m slow -m 'not db'", "not db", ""),
+        ("-mslow -k 'add or sub'", "slow", "add or sub"),
+        ("-q --strict-markers", "", ""),
+    ],
+)
+def test_the_configurations_own_selection(addopts: str, markexpr: str, keyword: str) -> None:
+    _, read = tree({"pytest.ini": f"[pytest]\naddopts = {addopts}\n"})
+    cfg = suite.read_config(read)
+    assert (cfg.markexpr, cfg.keyword) == (markexpr, keyword)
+
+
+def test_an_unreadable_configuration_is_named() -> None:
+    _, read = tree({"pyproject.toml": "[tool.pytest.ini_options\n"})
+    cfg = suite.read_config(read)
+    assert cfg.problems and "pyproject.toml cannot be read" in cfg.problems[0]
+
+
+def marks(*names: str) -> MarkMatcher:
+    return MarkMatcher.from_markers([pytest.Mark(n, (), {}) for n in names])
+
+
+@pytest.mark.parametrize(
+    ("markexpr", "names", "out"),
+    [
+        ("not slow", ("slow",), True),
+        ("not slow", ("db",), False),
+        ("not (slow or db)", ("db",), True),
+        ("", ("slow",), False),
+        ("not slow and", ("slow",), False),  # pytest refuses it: deselects nothing here
+    ],
+)
+def test_configured_out_uses_pytests_expressions(
+    markexpr: str, names: tuple[str, ...], out: bool
+) -> None:
+    assert configured_out(markexpr, "", marks(*names), lambda name: False) is out
+
+
+A1, B1, B2 = "tests/a.py::t1", "tests/b.py::t1", "tests/b.py::t2"
+SUITE = (suite.Suite("", suite.PytestConfig(""), ("tests/a.py", "tests/b.py"), ()),)
+
+
+def test_coverage_round_trips_and_refuses_other_versions() -> None:
+    cov = coverage.new(["tests/b.py", "tests/a.py"], [A1, B1], {A1: "passed", B1: "xfailed"}, [B2])
+    assert coverage.from_json(cov.to_json()) == cov
+    with pytest.raises(ValueError, match="coverage format 2"):
+        coverage.from_json(cov.to_json().replace('"version":1', '"version":2'))
+    with pytest.raises(ValueError, match="digests"):
+        coverage.from_json(
+            cov.to_json()
+            .replace('"ran":2', '"ran":2,"x":0')
+            .replace('tests/b.py"', 'tests/c.py"', 1)
+        )
+
+
+def test_ten_thousand_tests_stay_small() -> None:
+    ids = [f"tests/test_mod{i // 50:03d}.py::test_case_{i}" for i in range(10_000)]
+    text = coverage.new([], ids, dict.fromkeys(ids, "passed"), []).to_json()
+    assert len(text) < 100_000
+
+
+@pytest.mark.parametrize(
+    ("parts", "missing", "unran", "conflicts"),
+    [
+        ([(["tests/a.py", "tests/b.py"], {A1: "passed", B1: "passed"}, [])], [], [], 0),
+        ([(["tests/a.py"], {A1: "passed"}, [])], ["tests/b.py"], [], 0),
+        ([(["tests/a.py", "tests/b.py"], {A1: "passed"}, [B1])], [], [B1], 0),
+        (
+            [
+                (["tests/a.py", "tests/b.py"], {A1: "passed"}, [B1]),
+                (["tests/a.py", "tests/b.py"], {B1: "passed"}, [A1]),
+            ],
+            [],
+            [],
+            0,
+        ),
+        (
+            [
+                (["tests/a.py"], {A1: "passed"}, []),
+                (["tests/a.py", "tests/b.py"], {A1: "failed", B1: "passed"}, []),
+            ],
+            [],
+            [],
+            1,
+        ),
+    ],
+)
+def test_merge(
+    parts: list[tuple[list[str], dict[str, str], list[str]]],
+    missing: list[str],
+    unran: list[str],
+    conflicts: int,
+) -> None:
+    merged = coverage.merge(
+        [
+            coverage.Part(f"p{i}", coverage.new(files, list(out), out, left))
+            for i, (files, out, left) in enumerate(parts)
+        ],
+        SUITE,
+    )
+    assert list(merged.missing) == missing
+    assert list(merged.unran) == unran
+    assert len(merged.conflicts) == conflicts
+
+
+def test_missing_files_are_described_by_folder() -> None:
+    files = [f"tests/integration/test_{i}.py" for i in range(41)] + ["tests/test_x.py"]
+    assert suite.describe_missing(files) == (
+        "42 files: tests/integration (41 files), tests/test_x.py"
+    )
+
+
+def test_the_decisions_do_no_io() -> None:
+    """selection, suite and coverage read no file and start no process: they are handed data."""
+    import genstamp.coverage
     import genstamp.selection
+    import genstamp.suite
 
-    tree = ast.parse(Path(genstamp.selection.__file__).read_text())
-    imported = {
-        alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        for alias in node.names
-    } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported <= {"__future__", "annotations", "pathlib", "Path", "typing", "NamedTuple"}
+    allowed = {
+        "__future__", "annotations", "typing", "Any", "NamedTuple", "ast", "configparser",
+        "fnmatch", "hashlib", "posixpath", "shlex", "sys", "tomllib", "tomli", "collections.abc",
+        "Callable", "Iterable", "Sequence", "Mapping", "base64", "json", "zlib", "genstamp",
+        "suite", "_pytest.mark.expression", "Expression", "re", "binding", "TYPE_CHECKING",
+        "genstamp.suite", "describe_missing",
+    }  # fmt: skip
+    for module in (genstamp.selection, genstamp.suite, genstamp.coverage):
+        tree_ = ast.parse(Path(str(module.__file__)).read_text())
+        imported = {
+            alias.name
+            for node in ast.walk(tree_)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+        } | {node.module for node in ast.walk(tree_) if isinstance(node, ast.ImportFrom)}
+        assert imported <= allowed, (module.__name__, imported - allowed)

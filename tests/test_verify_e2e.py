@@ -58,16 +58,18 @@ def message(data: dict[str, Any], rule: str) -> str:
 
 
 # `verify --json` as genstamp printed it before the gate was split into gathering and deciding
-# (computed from that code), with the generation id and the evidence path as placeholders.
+# (computed from that code; issue 12 added "selection" and "parts", the xfailed/xpassed counts,
+# and the partial-run message naming what was left out), with the generation id and the
+# evidence path as placeholders.
 PINNED = (
     "{\n"
     '  "evidence": "EVIDENCE",\n'
     '  "failures": [\n'
     "    {\n"
-    '      "message": "the tests ran on tree debaa3ff383c, work tree is tree ab338ff5'
-    'f184: differs in src/calc/__init__.py",\n'
-    '      "remedy": "rerun the tests on exactly the tree you are judging (commit, th'
-    'en test)",\n'
+    '      "message": "the tests ran on tree debaa3ff383c, work tree is tree ab33'
+    '8ff5f184: differs in src/calc/__init__.py",\n'
+    '      "remedy": "rerun the tests on exactly the tree you are judging (commit'
+    ', then test)",\n'
     '      "rule": "tree-mismatch"\n'
     "    },\n"
     "    {\n"
@@ -81,14 +83,44 @@ PINNED = (
     '      "rule": "tests-failed"\n'
     "    },\n"
     "    {\n"
-    '      "message": "the run covered part of the suite: -k add; 1 deselected",\n'
-    '      "remedy": "rerun the whole suite (no -k, -m, node ids, --lf, -x), or set a'
-    'llow-partial in [tool.genstamp]",\n'
+    '      "message": "the run covered part of the suite: 1 collected tests did n'
+    'ot run: tests/test_calc.py::test_other",\n'
+    '      "remedy": "run what was left out (each run is a part; parts of one gen'
+    'eration and tree merge), or set allow-partial in [tool.genstamp]",\n'
     '      "rule": "partial-run"\n'
     "    }\n"
     "  ],\n"
     '  "generation": "GEN",\n'
     '  "ok": false,\n'
+    '  "parts": [\n'
+    "    {\n"
+    '      "evidence": "EVIDENCE",\n'
+    '      "files": 1,\n'
+    '      "left_out": 1,\n'
+    '      "ran": 1,\n'
+    '      "ran_digest": "288f952bc99de1f0d2805c09db895abf01c9b85a4c0805158eb539a'
+    '1f04e6fd9"\n'
+    "    }\n"
+    "  ],\n"
+    '  "selection": {\n'
+    '    "accepted_partial": false,\n'
+    '    "complete": false,\n'
+    '    "left_out": [\n'
+    '      "1 collected tests did not run: tests/test_calc.py::test_other"\n'
+    "    ],\n"
+    '    "reasons": "1 deselected (tests/test_calc.py::test_other)",\n'
+    '    "suites": [\n'
+    "      {\n"
+    '        "config": "pyproject.toml",\n'
+    '        "digest": "f46408db1ea850d1f6070207ec4861363706df0d05866e312763065ee'
+    'e8cbe0a",\n'
+    '        "files": 1,\n'
+    '        "markexpr": "",\n'
+    '        "problems": [],\n'
+    '        "root": "."\n'
+    "      }\n"
+    "    ]\n"
+    "  },\n"
     '  "targets": [\n'
     "    {\n"
     '      "label": "work tree",\n'
@@ -101,7 +133,9 @@ PINNED = (
     '    "failed": 1,\n'
     '    "passed": 0,\n'
     '    "skipped": 0,\n'
-    '    "tests": 1\n'
+    '    "tests": 1,\n'
+    '    "xfailed": 0,\n'
+    '    "xpassed": 0\n'
     "  }\n"
     "}\n"
 )
@@ -192,7 +226,15 @@ def test_counts_of_a_run_that_collects_nothing(project: Path, genstamp: RunGenst
     assert run_tests(project).returncode == 5
     code, data = verdict(genstamp, project)
     assert (code, rules(data)) == (1, ["no-tests"])
-    assert data["tests"] == {"tests": 0, "passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    assert data["tests"] == {
+        "tests": 0,
+        "passed": 0,
+        "failed": 0,
+        "errors": 0,
+        "skipped": 0,
+        "xfailed": 0,
+        "xpassed": 0,
+    }
 
 
 def test_tree_a_test_that_writes_into_the_tree(project: Path, genstamp: RunGenstamp) -> None:

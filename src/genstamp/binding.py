@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
 PREFIX = "genstamp."
-FORMAT = "1"
+FORMAT = "2"  # 2: genstamp.coverage; xfailed/xpassed counted apart
 NONE = "none"
+UNAVAILABLE = "unavailable"
 
 # Property names, documented in the README.
 P_FORMAT = "genstamp.format"
@@ -30,6 +31,7 @@ P_HEAD = "genstamp.head"
 P_SELECTION = "genstamp.selection"
 P_SELECTION_REASONS = "genstamp.selection.reasons"
 P_AUDIT = "genstamp.audit"
+P_COVERAGE = "genstamp.coverage"
 P_CREATED = "genstamp.created"
 P_SEAL = "genstamp.seal"
 P_CHECKOUT_ID = "genstamp.checkout.id"  # <id in the git dir>@<device>:<inode of the git dir>
@@ -51,7 +53,9 @@ class Counts(NamedTuple):
     passed: int = 0
     failed: int = 0
     errors: int = 0
-    skipped: int = 0
+    skipped: int = 0  # every <skipped>, xfail included (as pytest's junitxml writes it)
+    xfailed: int = 0  # of the skipped: <skipped type="pytest.xfail">
+    xpassed: int = 0  # of the skipped: a strict xfail that passed
 
 
 class Report(NamedTuple):
@@ -59,6 +63,15 @@ class Report(NamedTuple):
     counts: Counts  # recounted from the testcases, not taken from attributes
     declared: Counts  # what the testsuite attributes claim
     cases_digest: str  # sha256 over (classname, name, outcome) of every testcase, in order
+
+
+def digest(lines: Iterable[str]) -> str:
+    """sha256 over the lines, each ended by a newline: the one digest of a list of names (a
+    suite's files, a run's node ids) that writers and readers share."""
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode("utf-8", "surrogateescape") + b"\n")
+    return h.hexdigest()
 
 
 def case_line(classname: str, name: str, outcome: str) -> bytes:
@@ -94,6 +107,7 @@ class Binding(NamedTuple):
     created: str  # UTC, ISO 8601
     checkout_id: str = ""  # "": not recorded (the git dir's path then names the checkout)
     output: str = ""  # work-tree-relative path of the report the run wrote, or ""
+    coverage: str = UNAVAILABLE  # what the run covered (``genstamp.coverage``) as JSON
 
     def properties(self) -> dict[str, str]:
         """The ``genstamp.*`` properties, in the order a bound file carries them."""
@@ -110,6 +124,7 @@ class Binding(NamedTuple):
             P_CREATED: self.created,
             **({P_CHECKOUT_ID: self.checkout_id} if self.checkout_id else {}),
             **({P_OUTPUT: self.output} if self.output else {}),
+            P_COVERAGE: self.coverage,
         }
 
 
@@ -126,6 +141,7 @@ def new(
     selection_checked: bool = True,
     checkout_id: str = "",
     output: str = "",
+    coverage: str = UNAVAILABLE,
 ) -> Binding:
     """The binding of a run that ended now. ``partial`` holds why the run covered part of the
     suite (nothing: all of it); a runner whose selection genstamp cannot see passes
@@ -147,4 +163,5 @@ def new(
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         checkout_id=checkout_id,
         output=output,
+        coverage=coverage,
     )

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import pygit2
 
@@ -147,6 +147,9 @@ def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
     tree = tree_identity(checkout)
     head = head_id(checkout.repo)
     gen = generation.current(checkout)
+    from genstamp.facts import parts_status
+
+    status = parts_status(checkout, tree, gen, config.load(checkout.workdir).suites)
     if args.json:
         _print_json(
             {
@@ -155,6 +158,7 @@ def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
                 "workdir": str(checkout.workdir),
                 "generation": gen.public() if gen else None,
                 "tree_matches_generation": gen is not None and gen.tree == tree,
+                "selection": status,
             }
         )
         return EXIT_OK
@@ -168,7 +172,33 @@ def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
         if gen.history:
             last = gen.history[-1]
             print(f"last hook   {last.get('trigger')} {last.get('action')}: {last.get('why')}")
+    _print_selection(status)
     return EXIT_OK
+
+
+def _print_selection(status: dict[str, Any]) -> None:
+    for s in status["suites"]:
+        config_file = s["config"] or "pytest's defaults"
+        print(f"suite       {s['root']}: {s['files']} test files ({config_file})")
+    current = [p for p in status["parts"] if p["current_tree"]]
+    earlier = len(status["parts"]) - len(current)
+    for p in current:
+        print(f"part        {p['evidence']}: {p['files']} files, {p['ran']} tests ran")
+    if earlier:
+        print(f"            and {earlier} parts of an earlier tree in this generation (not merged)")
+    suites = status["suites"]
+    if status["complete"]:
+        print(f"coverage    complete: {len(current)} parts cover the suite")
+    elif len(suites) > 1:
+        done = sum(1 for s in suites if not s["missing"])
+        print(
+            f"coverage    {done} of {len(suites)} suites, {len(current)} parts: "
+            f"missing {status['missing']['summary']}"
+        )
+    else:
+        print(f"coverage    {len(current)} parts: missing {status['missing']['summary']}")
+    if status["conflicts"]:
+        print(f"conflicts   {', '.join(status['conflicts'][:5])}")
 
 
 def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
@@ -187,6 +217,12 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
             print(_refusal(failure, sys.stdout))
         if verdict.ok:
             print(f"genstamp: {_paint(_accepted(verdict), GREEN, sys.stderr)}", file=sys.stderr)
+            if verdict.partial:
+                print(
+                    "genstamp: accepted as a PARTIAL run (allow-partial): "
+                    + "; ".join(verdict.partial),
+                    file=sys.stderr,
+                )
     return EXIT_OK if verdict.ok else EXIT_REFUSED
 
 
@@ -196,9 +232,13 @@ def _accepted(verdict: Verdict) -> str:
         trees = ", ".join(sorted({t.tree[:12] for t in verdict.targets}))
         return f"accepted: tree {trees} was verified earlier in this checkout"
     counts = f"{c.passed} passed, {c.skipped} skipped, "
+    if c.xfailed or c.xpassed:
+        counts += f"{c.xfailed} xfailed, {c.xpassed} xpassed, "
+    merge = verdict.merge
+    parts = f", {len(merge.parts)} parts merged" if merge and len(merge.parts) > 1 else ""
     return (
         f"evidence accepted: {counts}tree {str(verdict.tested_tree)[:12]}, "
-        f"generation {str(verdict.generation)[:12]}"
+        f"generation {str(verdict.generation)[:12]}{parts}"
     )
 
 
@@ -493,8 +533,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--junit",
         type=Path,
+        action="append",
         metavar="PATH",
-        help="the evidence file (default: where the plugin wrote it, in the git dir)",
+        help="an evidence file; repeat it to merge parts of one run (default: where the "
+        "plugin wrote it, in the git dir, merged with the parts it kept for this generation)",
     )
     p.add_argument(
         "--rev",

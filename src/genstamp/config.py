@@ -22,6 +22,7 @@ class Config(NamedTuple):
     # Globs of git-ignored files the build makes (a setuptools-scm _version.py): the tests may
     # load them though no tree holds them.
     generated: tuple[str, ...] = ()
+    suites: tuple[str, ...] = ()  # a monorepo's suite folders, each with its own pytest config
 
 
 _KEYS: dict[str, type] = {
@@ -30,6 +31,7 @@ _KEYS: dict[str, type] = {
     "allow-partial": bool,
     "scrub-venvs": bool,
     "generated": list,
+    "suites": list,
 }
 
 
@@ -72,6 +74,11 @@ def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
         raise GenstampError(
             f"{path}: tool.genstamp.generated must be a list of globs relative to the work tree"
         )
+    suites = section.get("suites", [])
+    if not all(isinstance(p, str) and p.strip("/") and ".." not in p.split("/") for p in suites):
+        raise GenstampError(
+            f"{path}: tool.genstamp.suites must be a list of folders inside the repository"
+        )
     evidence = section.get("evidence")
     return Config(
         evidence=(workdir / evidence) if evidence else None,
@@ -79,4 +86,5 @@ def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
         allow_partial=section.get("allow-partial", False),
         scrub_venvs=section.get("scrub-venvs", False),
         generated=tuple(generated),
+        suites=tuple(p.strip("/") for p in suites),
     )

@@ -21,6 +21,7 @@ from genstamp.binding import (  # re-exported: the plugin, run and the tests nam
     P_AUDIT,
     P_CHECKOUT,
     P_CHECKOUT_ID,
+    P_COVERAGE,
     P_CREATED,
     P_FORMAT,
     P_GENERATION,
@@ -50,6 +51,7 @@ __all__ = [
     "P_AUDIT",
     "P_CHECKOUT",
     "P_CHECKOUT_ID",
+    "P_COVERAGE",
     "P_CREATED",
     "P_FORMAT",
     "P_GENERATION",
@@ -140,7 +142,8 @@ class _Reader:
         self.case: list[str] | None = None
         self.in_props = False
         self.properties: dict[str, str] = {}
-        self.counts = [0, 0, 0, 0, 0]  # tests passed failed errors skipped
+        self.counts = [0, 0, 0, 0, 0, 0, 0]  # tests passed failed errors skipped xfailed xpassed
+        self.xfail = ""  # the case's xfail kind: "xfailed", "xpassed" or ""
         self.declared = [0, 0, 0, 0, 0]
         self.digest = hashlib.sha256()
 
@@ -170,8 +173,11 @@ class _Reader:
         elif name == "testcase":
             self.case = [attrs.get("classname", ""), attrs.get("name", ""), "passed"]
             self.depth_case = self.depth
+            self.xfail = ""
         elif self.case is not None and self.depth == self.depth_case + 1:
             self.case[2] = worse(self.case[2], name)
+            if name == "skipped":
+                self.xfail = _xfail_kind(attrs) or self.xfail
 
     def _end(self, name: str) -> None:
         self.depth -= 1
@@ -183,7 +189,19 @@ class _Reader:
             self.counts[0] += 1
             index = {"passed": 1, "failed": 2, "error": 3, "skipped": 4}[outcome]
             self.counts[index] += 1
+            if outcome == "skipped" and self.xfail:
+                self.counts[5 if self.xfail == "xfailed" else 6] += 1
             self.case = None
+
+
+def _xfail_kind(attrs: dict[str, str]) -> str:
+    """pytest's junitxml writes an xfail as ``<skipped type="pytest.xfail">`` and a strict xfail
+    that passed as ``<skipped message="xfail-marked test passes unexpectedly">``."""
+    if attrs.get("type") == "pytest.xfail":
+        return "xfailed"
+    if attrs.get("message", "").startswith("xfail-marked test passes unexpectedly"):
+        return "xpassed"
+    return ""
 
 
 def _int(text: str | None) -> int:

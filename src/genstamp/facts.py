@@ -6,7 +6,9 @@ none of them themselves, so that they can be tested over records in milliseconds
 
 from __future__ import annotations
 
+import glob
 import os
+import posixpath
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -14,7 +16,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode, FileStatus
 
-from genstamp import binding, checkout_id, evidence, generation
+from genstamp import binding, checkout_id, coverage, evidence, generation, parts, suite
 from genstamp.bytecode import PYCACHE
 from genstamp.errors import GenstampError
 from genstamp.identity import added_blobs, scan
@@ -29,8 +31,10 @@ from genstamp.rules import (
     Target,
     binding_problem,
     diff_pairs,
+    merged,
     output_path,
     read_audit,
+    read_coverage,
 )
 
 # Folders whose content an installer put there, wherever they are: never the checkout's code.
@@ -42,6 +46,8 @@ def gather(
     evidence_path: Path,
     revs: Sequence[str] = (),
     labels: Mapping[str, str] | None = None,
+    *,
+    suites: Sequence[str] = (),
 ) -> Facts:
     """The facts for judging the evidence at ``evidence_path`` against the work tree, or
     against each of ``revs`` (shown as ``labels[rev]`` when given)."""
@@ -79,9 +85,11 @@ def gather(
     placed: dict[str, str] = {}
     views: dict[str, str] = {}
     venvs: dict[str, bool] = {}
+    suites_found: tuple[suite.Suite, ...] | None = None
     # A report that does not bind is judged on that alone: its trees are not looked at.
     if report is not None and not binding_problem(report):
         props = report.properties
+        suites_found = tree_suites(repo, props[binding.P_TREE_END], suites)
         loaded, _ = read_audit(props)
         output = output_path(props)
         if output and (loaded is None or output not in loaded.loaded):
@@ -122,7 +130,39 @@ def gather(
         submodules=dirty_submodules(checkout),
         checkout_id=checkout_id.current(checkout.gitdir),
         views=views,
+        suites=suites_found,
     )
+
+
+def gather_parts(
+    checkout: Checkout,
+    paths: Sequence[Path],
+    revs: Sequence[str] = (),
+    labels: Mapping[str, str] | None = None,
+    *,
+    suites: Sequence[str] = (),
+    kept: bool = False,
+) -> list[Facts]:
+    """The facts for judging several evidence files as parts of one run: the first file's
+    facts (which carry the others, for the merge), then each other file's own (judged by every
+    rule but the merge). With ``kept``, when the first does not cover the suite alone, the
+    parts the plugin kept for the current generation that tested the same tree join it."""
+    first = gather(checkout, paths[0], revs, labels, suites=suites)
+    others = list(paths[1:])
+    report = first.report
+    if kept and report is not None and not binding_problem(report) and first.generation:
+        merge = merged(first)
+        if merge is not None and not merge.complete:
+            others = _kept_parts(checkout, first.generation.id, report)
+    out = []
+    carried: list[tuple[str, binding.Report]] = []
+    for path in others:
+        # Each part is gathered whole (its loads, its output file and its trees are its own).
+        facts = gather(checkout, path, revs, labels, suites=suites)._replace(primary=False)
+        if facts.report is not None:
+            carried.append((str(path), facts.report))
+        out.append(facts)
+    return [first._replace(others=tuple(carried)), *out]
 
 
 def installed(root: Path, rel: str, venvs: dict[str, bool]) -> bool:
@@ -327,6 +367,27 @@ def _without(repo: pygit2.Repository, tree: pygit2.Tree, parts: Sequence[str]) -
     return builder.write()
 
 
+def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Path]:
+    """The current generation's kept parts that tested the same tree as ``first`` (a part of
+    an earlier tree is history, not a part of this run), ``first`` itself left out."""
+    props = first.properties
+    out = []
+    for path in parts.listing(checkout.state, gen):
+        try:
+            rep = evidence.read_report(path)
+        except (GenstampError, OSError):
+            continue
+        p = rep.properties
+        if (
+            not binding_problem(rep)
+            and p.get(binding.P_GENERATION) == gen
+            and p.get(binding.P_TREE_END) == props[binding.P_TREE_END]
+            and p.get(binding.P_SEAL) != props.get(binding.P_SEAL)
+        ):
+            out.append(path)
+    return out
+
+
 def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:
     """The tree of the commit ``rev`` names (tags peeled to their commit)."""
     try:
@@ -432,3 +493,118 @@ def _tree(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:
     except (ValueError, pygit2.GitError):
         return None
     return obj if isinstance(obj, pygit2.Tree) else None
+
+
+# -- the suite, listed from a tree in the object store ------------------------------------------
+
+
+def tree_suites(
+    repo: pygit2.Repository, tree_id: str, roots: Sequence[str]
+) -> tuple[suite.Suite, ...] | None:
+    """The suites of the tree ``tree_id`` (None when it is not in the object store). Only the
+    folders a configuration's ``testpaths`` name are listed, and no folder pytest would not
+    enter: a large tree with a small ``tests/`` costs little."""
+    tree = _tree(repo, tree_id)
+    if tree is None:
+        return None
+
+    def read(path: str) -> bytes | None:
+        try:
+            obj = tree[path]
+        except (KeyError, ValueError):
+            return None
+        return obj.data if isinstance(obj, pygit2.Blob) else None
+
+    out = []
+    for root in roots or [""]:
+        root = root.strip("/")
+        config = suite.read_config(read, root)
+        listing: list[str] = []
+        starts = [suite.join(root, t) for t in config.testpaths]
+        if not starts or any(glob.has_magic(s) for s in starts):
+            starts = [root]
+        for start in starts:
+            _list(tree, start, config.norecursedirs, listing)
+            # conftests between the suite's folder and the start may ignore files below
+            folder = start
+            while folder and folder != root:
+                folder = posixpath.dirname(folder)
+                if read(suite.join(folder, "conftest.py")) is not None:
+                    listing.append(suite.join(folder, "conftest.py"))
+        out.append(suite.collect(sorted(set(listing)), read, root))
+    return tuple(out)
+
+
+def _list(tree: pygit2.Tree, start: str, norecurse: Sequence[str], out: list[str]) -> None:
+    try:
+        top = tree[start] if start else tree
+    except (KeyError, ValueError):
+        return
+    if isinstance(top, pygit2.Blob):
+        out.append(start)
+        return
+    if not isinstance(top, pygit2.Tree):
+        return
+    pruned = suite.any_of([*norecurse, "__pycache__"])
+    stack: list[tuple[str, pygit2.Tree]] = [(start, top)]
+    while stack:
+        prefix, current = stack.pop()
+        lead = f"{prefix}/" if prefix else ""
+        for entry in current:
+            name = entry.name or ""
+            if entry.type == pygit2.enums.ObjectType.TREE:
+                if not pruned(name):
+                    stack.append((lead + name, entry))  # type: ignore[arg-type]
+            elif entry.type == pygit2.enums.ObjectType.BLOB:
+                out.append(lead + name)
+
+
+def parts_status(
+    checkout: Checkout, tree: str, gen: generation.Generation | None, roots: Sequence[str]
+) -> dict[str, object]:
+    """For ``genstamp status``: the suites of ``tree``, the parts kept for ``gen`` and what the
+    parts that tested ``tree`` still leave out."""
+    suites = tree_suites(checkout.repo, tree, roots) or ()
+    listed = []
+    current: list[coverage.Part] = []
+    for path in parts.listing(checkout.state, gen.id if gen else None):
+        try:
+            rep = evidence.read_report(path)
+        except (GenstampError, OSError):
+            continue
+        cov, _ = read_coverage(rep.properties)
+        same = rep.properties.get(binding.P_TREE_END) == tree and not binding_problem(rep)
+        if cov is not None and same:
+            current.append(coverage.Part(str(path), cov))
+        listed.append(
+            {
+                "evidence": str(path),
+                "tree": rep.properties.get(binding.P_TREE_END),
+                "current_tree": same,
+                "files": len(cov.files) if cov else None,
+                "ran": len(cov.outcomes) if cov else None,
+                "left_out": len(cov.unran) if cov else None,
+            }
+        )
+    merge = coverage.merge(current, suites)
+    by_suite = [
+        {
+            "root": s.label,
+            "config": s.config.source or None,
+            "files": len(s.files),
+            "digest": s.digest,
+            "missing": len([f for f in s.files if f in set(merge.missing)]),
+        }
+        for s in suites
+    ]
+    return {
+        "suites": by_suite,
+        "parts": listed,
+        "complete": bool(current) and merge.complete,
+        "conflicts": list(merge.conflicts),
+        "missing": {
+            "files": list(merge.missing),
+            "tests": list(merge.unran),
+            "summary": "; ".join(merge.left_out()) if current else "no part tested this tree",
+        },
+    }

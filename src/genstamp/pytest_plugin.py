@@ -16,10 +16,11 @@ import contextlib
 import errno
 import json
 import os
+import posixpath
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
@@ -29,11 +30,13 @@ from genstamp import (
     checkout_id,
     child,
     config,
+    coverage,
     evidence,
     generation,
     junit,
     loader,
     loads,
+    parts,
     roots,
     selection,
 )
@@ -42,6 +45,9 @@ from genstamp.coprocess import CoProcess
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout, Place, find_place, open_checkout
 from genstamp.trees import FromCoProcess, InProcess, Trees
+
+if TYPE_CHECKING:
+    from genstamp.suite import PytestConfig
 
 _KEY = "genstamp"  # in an xdist worker's ``workeroutput``
 _SESSION_PLUGIN = "genstamp-session"
@@ -106,32 +112,139 @@ class Destination(NamedTuple):
 
 
 class Tally:
-    """The run's counts, from pytest's reports (and from the xdist workers' outputs)."""
+    """What the run collected and what ran, from pytest's hooks and reports (and from the xdist
+    workers' outputs). Node ids are kept as pytest gives them (relative to the run's rootdir);
+    ``tree_id`` makes them relative to the repository root for the evidence."""
 
-    def __init__(self) -> None:
-        self.collected = 0
+    def __init__(self, workdir: Path | None = None, suites: tuple[str, ...] = ()) -> None:
+        self.workdir = workdir
+        self.suites = suites
+        self.prefix = ""  # the run's rootdir, relative to the work tree ("" at the root)
+        self.selected: set[str] = set()  # collected, once deselection was done
         self.deselected = 0
+        self.unexplained: set[str] = set()  # deselected, not by the configuration (tree ids)
         self.collect_errors = 0
         self.executed: set[str] = set()
+        self.outcomes: dict[str, str] = {}
+        self.files: set[str] = set()  # test files collected (tree paths)
         self.workers: list[dict[str, Any]] = []
+        self._configs: dict[str, PytestConfig] = {}
+        # a file's node id -> (the items its collector yielded, its tree path)
+        self._raw: dict[str, tuple[int, str]] = {}
+        self.partly: set[str] = set()  # files some of whose items a plugin dropped
+
+    @pytest.hookimpl
+    def pytest_configure(self, config: pytest.Config) -> None:
+        if self.workdir is not None:
+            rel = os.path.relpath(config.rootpath, self.workdir).replace(os.sep, "/")
+            self.prefix = "" if rel == "." else rel
+
+    def tree_id(self, nodeid: str) -> str:
+        if not self.prefix:
+            return nodeid
+        path, sep, rest = nodeid.partition("::")
+        return posixpath.normpath(f"{self.prefix}/{path}") + sep + rest
+
+    def tree_path(self, path: Path) -> str | None:
+        if self.workdir is None:
+            return None
+        rel = os.path.relpath(path, self.workdir).replace(os.sep, "/")
+        return None if rel.startswith("../") else rel
+
+    @pytest.hookimpl
+    def pytest_collectstart(self, collector: pytest.Collector) -> None:
+        if isinstance(collector, pytest.File):
+            rel = self.tree_path(collector.path)
+            if rel is not None:
+                self.files.add(rel)
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
+        """What a file's collector really yielded, before any plugin's wrapper (``--lf``'s)
+        drops items from it without deselecting them."""
+        report = yield
+        if isinstance(collector, pytest.File) and report.result is not None:
+            rel = self.tree_path(collector.path)
+            if rel is not None:
+                self._raw[collector.nodeid] = (len(report.result), rel)
+        return report
+
+    def _dropped(self, report: pytest.CollectReport) -> None:
+        raw = self._raw.pop(report.nodeid, None)
+        if raw is not None and report.result is not None and len(report.result) < raw[0]:
+            self.partly.add(raw[1])
 
     @pytest.hookimpl
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += len(items)
+        for item in items:
+            if not self._configured_out(item):
+                self.unexplained.add(self.tree_id(item.nodeid))
+
+    def _configured_out(self, item: pytest.Item) -> bool:
+        """Whether the tree's own configuration (of the suite holding the test) deselects it."""
+        rel = self.tree_path(item.path) or ""
+        root = max((r for r in self.suites if rel.startswith(r + "/")), key=len, default="")
+        cfg = self._configs.get(root)
+        if cfg is None:
+            from genstamp.suite import read_config  # only when a run deselects
+
+            cfg = self._configs[root] = read_config(self._read, root)
+        if not cfg.markexpr and not cfg.keyword:
+            return False
+        from _pytest.mark import KeywordMatcher, MarkMatcher
+
+        from_markers = getattr(MarkMatcher, "from_markers", None)
+        markers = (
+            from_markers(item.iter_markers()) if from_markers else MarkMatcher.from_item(item)  # type: ignore[attr-defined]
+        )
+        return selection.configured_out(
+            cfg.markexpr, cfg.keyword, markers, KeywordMatcher.from_item(item)
+        )
+
+    def _read(self, rel: str) -> bytes | None:
+        assert self.workdir is not None
+        try:
+            return (self.workdir / rel).read_bytes()
+        except OSError:
+            return None
 
     @pytest.hookimpl
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collect_errors += 1
+        self._dropped(report)
+
+    def skipped_by_lf(self, cfg: pytest.Config) -> set[str]:
+        """The files ``--lf`` did not collect (it reports them collected, and empty)."""
+        lf = cfg.pluginmanager.get_plugin("lfplugin")
+        if not getattr(lf, "_skipped_files", 0):
+            return set()
+        failed = {self.tree_path(Path(p)) for p in getattr(lf, "_last_failed_paths", ())}
+        return {f for f in self.files if f not in failed}
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.collected = len(session.items)
+        self.selected.update(item.nodeid for item in session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.selected.update(ids)
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        nodeid = report.nodeid
+        if report.passed and not hasattr(report, "wasxfail"):  # most reports: kept short
+            if report.when == "setup":
+                self.executed.add(nodeid)
+            elif report.when == "call":
+                self.outcomes.setdefault(nodeid, "passed")
+            return
         if report.when == "setup":
-            self.executed.add(report.nodeid)
+            self.executed.add(nodeid)
+        outcome = _outcome(report)
+        if _RANK[outcome] >= _RANK[self.outcomes.get(nodeid, "passed")]:
+            self.outcomes[nodeid] = outcome
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -140,9 +253,54 @@ class Tally:
             with contextlib.suppress(ValueError):
                 self.workers.append(json.loads(output))
 
-    def most(self, key: str, here: int) -> int:
-        """The most any one process counted (each worker collects the whole suite)."""
-        return int(max([here, *(o.get(key, 0) for o in self.workers)]))
+    def worker_output(self) -> dict[str, Any]:
+        return {
+            "deselected": self.deselected,
+            "unexplained": sorted(self.unexplained),
+            "files": sorted(self.files),
+            "partly": sorted(self.partly),
+        }
+
+    def all_files(self) -> set[str]:
+        return self.files.union(*(o.get("files", ()) for o in self.workers))
+
+    def all_unexplained(self) -> tuple[str, ...]:
+        return tuple(
+            sorted(self.unexplained.union(*(o.get("unexplained", ()) for o in self.workers)))
+        )
+
+    def all_partly(self) -> set[str]:
+        return self.partly.union(*(o.get("partly", ()) for o in self.workers))
+
+    def coverage(self, node_args: list[Path], partly: set[str]) -> coverage.Coverage:
+        """What the run covered: a file named with a ``::`` argument, or one a plugin
+        dropped items from, was collected in part."""
+        partly = partly | {
+            self.tree_path(Path(str(a).partition("::")[0]).resolve()) or "" for a in node_args
+        }
+        ran = {self.tree_id(n): o for n, o in self.outcomes.items() if n in self.executed}
+        unran = [self.tree_id(n) for n in self.selected if n not in self.executed]
+        return coverage.new(
+            self.all_files() - partly,
+            [self.tree_id(n) for n in self.selected],
+            ran,
+            [*self.all_unexplained(), *unran],
+        )
+
+
+# A test's outcome is the worst of its phases'.
+_RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 1, "failed": 2, "error": 3}
+
+
+def _outcome(report: pytest.TestReport) -> str:
+    xfail = hasattr(report, "wasxfail")
+    if report.failed:
+        if report.when != "call":
+            return "error"
+        return "xpassed" if xfail else "failed"
+    if report.skipped:
+        return "xfailed" if xfail else "skipped"
+    return "xpassed" if xfail and report.when == "call" else "passed"
 
 
 class Feed:
@@ -183,7 +341,7 @@ class Session:
     def __init__(self, cfg: pytest.Config, start: Start) -> None:
         self.config = cfg
         self.start = start
-        self.tally = Tally()
+        self.tally = Tally(start.checkout.workdir, start.settings.suites)
         self.trees: Trees | None = None  # in the controller, from pytest_configure on
         self.destination: Destination | None = None
         self.pending: list[str] = []  # lines for the user, shown once
@@ -238,7 +396,7 @@ class Session:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if _is_worker(self.config):
             tally = self.tally
-            data: dict[str, Any] = {"collected": tally.collected, "deselected": tally.deselected}
+            data: dict[str, Any] = tally.worker_output()
             try:
                 data["audit"] = self.audit().to_json()
             except Exception as exc:  # never fail a worker because of genstamp
@@ -286,6 +444,7 @@ class Session:
         # audits; nothing here touches the repository handle it uses until it is done.
         trees.begin_end()
         merged: audit.Audit | None = None
+        covered: coverage.Coverage | None = None
         reasons: list[str] = []
         failure: Exception | None = None
         try:
@@ -293,7 +452,14 @@ class Session:
             merged = audit.merge(
                 [self.audit()] + [audit.from_json(o["audit"]) for o in workers if "audit" in o]
             )
-            reasons = selection.reasons(_facts(self.config, session, exitstatus, self.tally))
+            lf_skipped = self.tally.skipped_by_lf(self.config)
+            facts = _facts(self.config, session, exitstatus, self.tally)
+            facts = facts._replace(partly=tuple(sorted(self.tally.all_partly() | lf_skipped)))
+            reasons = selection.reasons(facts)
+            here = self.config.invocation_params.dir
+            covered = self.tally.coverage(
+                [here / a for a in facts.node_ids], self.tally.all_partly() | lf_skipped
+            )
             if dest.feed is not None:
                 dest.feed.render()
         except Exception as exc:  # raised below, once the tree at the end is taken
@@ -304,8 +470,8 @@ class Session:
             raise GenstampError(worker_errors[0])
         if failure is not None:
             raise failure
-        assert merged is not None
-        props = _properties(start, trees.start, tree_end, head, reasons, merged, written)
+        assert merged is not None and covered is not None
+        props = _properties(start, trees.start, tree_end, head, reasons, merged, covered, written)
         key = start.gen.key if start.gen else ""
         if written is None:
             assert dest.feed is not None
@@ -319,6 +485,10 @@ class Session:
                     f"{written} is bound, but the copy the gate reads could not be written: "
                     f"{_os_reason(exc)}"
                 ) from exc
+        if start.gen is not None:
+            # Every bound run is a part of this generation: parts that together cover the
+            # suite make one complete verdict (running one selection again replaces its part).
+            parts.keep(start.checkout.state, start.gen.id, covered.ran_digest[:16], dest.path)
         if start.problem:
             state = "written but unbound" if start.gen is None else "written"
             self._say(f"genstamp: evidence {state}: {start.problem}")
@@ -356,6 +526,7 @@ def _properties(
     head: str | None,
     reasons: list[str],
     merged: audit.Audit,
+    covered: coverage.Coverage,
     written: Path | None = None,
 ) -> dict[str, str]:
     """The ``genstamp.*`` properties that bind this run's evidence; ``written``: the user's
@@ -372,6 +543,7 @@ def _properties(
         audit=merged.to_json(),
         checkout_id=checkout_id.current(start.checkout.gitdir, create=True),
         output="" if output.split(os.sep)[0] == ".." else output.replace(os.sep, "/"),
+        coverage=covered.to_json(),
     ).properties()
 
 
@@ -379,39 +551,17 @@ def _facts(
     cfg: pytest.Config, session: pytest.Session, exitstatus: int, tally: Tally
 ) -> selection.Facts:
     """What ``selection.reasons`` decides over, from pytest's configuration and session."""
-    opt = cfg.option
-    from_testpaths = cfg.args_source == pytest.Config.ArgsSource.TESTPATHS
     node_ids: list[str] = []
-    run_roots: list[Path] = []
-    configured: list[Path] = []
-    if not from_testpaths:
-        here = cfg.invocation_params.dir
-        for arg in cfg.args:
-            path_part, sep, _ = arg.partition("::")
-            if sep:
-                node_ids.append(arg)
-            else:
-                run_roots.append((here / path_part).resolve())
-        testpaths = cfg.getini("testpaths")
-        root = cfg.rootpath
-        configured = [(root / t).resolve() for t in testpaths] if testpaths else [root.resolve()]
+    if cfg.args_source == pytest.Config.ArgsSource.ARGS:
+        node_ids = [a for a in cfg.args if "::" in a]
     return selection.Facts(
-        keyword=str(getattr(opt, "keyword", "") or ""),
-        markexpr=str(getattr(opt, "markexpr", "") or ""),
-        last_failed=bool(getattr(opt, "lf", False)),
-        stepwise=bool(getattr(opt, "stepwise", False) or getattr(opt, "stepwise_skip", False)),
-        collect_only=bool(getattr(opt, "collectonly", False)),
-        given=(*cfg.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()),
-        from_testpaths=from_testpaths,
         node_ids=tuple(node_ids),
-        run_roots=tuple(run_roots),
-        configured=tuple(configured),
-        deselected=tally.most("deselected", tally.deselected),
+        deselected=tally.all_unexplained(),
         collect_errors=tally.collect_errors,
         interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
         stopped=str(session.shouldstop or session.shouldfail or ""),
         executed=len(tally.executed),
-        collected=tally.most("collected", tally.collected),
+        collected=len(tally.selected),
     )
 
 

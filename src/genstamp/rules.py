@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from genstamp import __version__, audit, binding
+from genstamp import __version__, audit, binding, coverage, suite
 from genstamp.binding import Counts, Report
 
 if TYPE_CHECKING:
@@ -87,6 +87,11 @@ class Facts(NamedTuple):
     # Each tree the messages compare, seen without the run's own output file (the report it
     # was asked to write in the work tree); a tree absent here is seen as it is.
     views: Mapping[str, str] = _EMPTY
+    # The suites of the tested tree (None: not listed, the tree is not in the object store).
+    suites: tuple[suite.Suite, ...] | None = None
+    # The other parts merged with this evidence: (their file, their report).
+    others: tuple[tuple[str, Report], ...] = ()
+    primary: bool = True  # False for a merged part's own facts: coverage is judged once
 
 
 class Failure(NamedTuple):
@@ -108,10 +113,34 @@ class Verdict(NamedTuple):
     tested_tree: str | None
     targets: tuple[Target, ...]
     counts: Counts | None
+    merge: coverage.Merge | None = None  # the parts judged together, when coverage was recorded
+    partial: tuple[str, ...] = ()  # what was left out, when allow-partial let it pass
+    reasons: str = ""  # the run's own reasons (genstamp.selection.reasons)
 
     @property
     def ok(self) -> bool:
         return not self.failures
+
+    def selection(self) -> dict[str, Any]:
+        """The selection judged: complete or not, what was left out, the suites and the parts."""
+        merge = self.merge
+        return {
+            "complete": merge.complete if merge is not None else not self.partial,
+            "accepted_partial": bool(self.partial) and self.ok,
+            "left_out": list(self.partial or (merge.left_out() if merge is not None else [])),
+            "reasons": self.reasons,
+            "suites": [
+                {
+                    "root": s.label,
+                    "config": s.config.source or None,
+                    "files": len(s.files),
+                    "digest": s.digest,
+                    "markexpr": s.config.markexpr,
+                    "problems": list(s.problems),
+                }
+                for s in (merge.suites if merge is not None else ())
+            ],
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -124,6 +153,17 @@ class Verdict(NamedTuple):
             "tested_tree": self.tested_tree,
             "targets": [{"label": t.label, "tree": t.tree} for t in self.targets],
             "tests": self.counts._asdict() if self.counts else None,
+            "selection": self.selection(),
+            "parts": [
+                {
+                    "evidence": p.label,
+                    "files": len(p.coverage.files),
+                    "ran": len(p.coverage.outcomes),
+                    "left_out": len(p.coverage.unran),
+                    "ran_digest": p.coverage.ran_digest,
+                }
+                for p in (self.merge.parts if self.merge is not None else ())
+            ],
         }
 
 
@@ -163,17 +203,57 @@ def read_audit(props: Mapping[str, str]) -> tuple[audit.Audit | None, str]:
 
 @functools.lru_cache(maxsize=2)  # several rules read one audit, which can be large
 def _read_audit(text: str) -> tuple[audit.Audit | None, str]:
-    if text == "unavailable":
+    return _read_record(text, audit.from_json, "audit", audit.AUDIT_VERSION)
+
+
+def read_coverage(props: Mapping[str, str]) -> tuple[coverage.Coverage | None, str]:
+    """What the run covered, or None when the runner could not say; and why it cannot be read."""
+    return _read_coverage(props.get(binding.P_COVERAGE, binding.UNAVAILABLE))
+
+
+@functools.lru_cache(maxsize=8)  # the merge reads every part's, more than once
+def _read_coverage(text: str) -> tuple[coverage.Coverage | None, str]:
+    return _read_record(text, coverage.from_json, "coverage", coverage.VERSION)
+
+
+_R = TypeVar("_R")
+
+
+def _read_record(
+    text: str, parse: Callable[[str], _R], name: str, version: object
+) -> tuple[_R | None, str]:
+    """A JSON property, None when the runner had none (``unavailable``), and why it cannot be
+    read."""
+    if text == binding.UNAVAILABLE:
         return None, ""
     try:
-        return audit.from_json(text), ""
-    # A hand-edited or newer audit must not crash the gate, nor be skipped in silence: wrong
+        return parse(text), ""
+    # A hand-edited or newer record must not crash the gate, nor be skipped in silence: wrong
     # shapes, integers over Python's digit limit, arrays nested past the stack, other versions.
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         return None, (
-            f"its genstamp.audit cannot be read ({str(exc)[:100]}); this genstamp "
-            f"{__version__} reads audit format {audit.AUDIT_VERSION}"
+            f"its genstamp.{name} cannot be read ({str(exc)[:100]}); this genstamp "
+            f"{__version__} reads {name} format {version}"
         )
+
+
+def merged(facts: Facts) -> coverage.Merge | None:
+    """This evidence and the parts merged with it, judged against the tested tree's suites;
+    None when there is nothing to merge over (no coverage recorded, no suite listed)."""
+    bound = _bound(facts)
+    if bound is None or facts.suites is None:
+        return None
+    own, _ = read_coverage(bound.props)
+    if own is None:
+        return None
+    parts = [coverage.Part(facts.evidence, own)]
+    for path, report in facts.others:
+        if binding_problem(report):
+            continue
+        cov, _ = read_coverage(report.properties)
+        if cov is not None:
+            parts.append(coverage.Part(path, cov))
+    return coverage.merge(parts, facts.suites)
 
 
 def mismatching(
@@ -310,6 +390,9 @@ def _unbound_evidence(facts: Facts, settings: Config) -> Iterator[str]:
     ):
         yield f"{facts.evidence} was changed after the run: its seal does not match its contents"
     _, unreadable = read_audit(bound.props)
+    if unreadable:
+        yield f"{facts.evidence}: {unreadable}"
+    _, unreadable = read_coverage(bound.props)
     if unreadable:
         yield f"{facts.evidence}: {unreadable}"
 
@@ -515,11 +598,42 @@ def _no_tests(facts: Facts, settings: Config) -> Iterator[str]:
 
 
 def _partial_run(facts: Facts, settings: Config) -> Iterator[str]:
+    if settings.allow_partial:
+        return
+    yield from left_out(facts)
+
+
+def left_out(facts: Facts) -> Iterator[str]:
+    """What the evidence (with its merged parts) left out of the suite: suite files no part
+    collected, tests a part collected and no part ran. Evidence that records no coverage
+    (``genstamp run``) says itself whether it was partial."""
     bound = _bound(facts)
-    if bound is not None and bound.props.get(binding.P_SELECTION) != "full":
-        if not settings.allow_partial:
+    if bound is None or not facts.primary:
+        return
+    if read_coverage(bound.props)[0] is None:
+        if bound.props.get(binding.P_SELECTION) != "full":
             reasons = bound.props.get(binding.P_SELECTION_REASONS) or "not recorded"
             yield f"the run covered part of the suite: {reasons}"
+        return
+    merge = merged(facts)
+    if merge is None:
+        yield "the suite cannot be listed: the tested tree is not in the object store"
+        return
+    if not merge.complete:
+        parts = f" ({len(merge.parts)} parts merged)" if len(merge.parts) > 1 else ""
+        # what genstamp could not read statically, since it may be why files look left out
+        notes = [p for s in merge.suites for p in s.problems]
+        note = f" (note: {'; '.join(notes)})" if notes else ""
+        yield f"the run covered part of the suite{parts}: {'; '.join(merge.left_out())}{note}"
+
+
+def _parts_disagree(facts: Facts, settings: Config) -> Iterator[str]:
+    merge = merged(facts) if facts.primary else None
+    if merge is not None and merge.conflicts:
+        yield (
+            "tests ran in two parts with different outcomes: "
+            f"{limit(list(merge.conflicts), PATH_LIMIT)}"
+        )
 
 
 class Rule(NamedTuple):
@@ -595,9 +709,14 @@ TABLE = (
     Rule("no-tests", "run the suite so that tests execute", _no_tests),
     Rule(
         "partial-run",
-        "rerun the whole suite (no -k, -m, node ids, --lf, -x), "
+        "run what was left out (each run is a part; parts of one generation and tree merge), "
         "or set allow-partial in [tool.genstamp]",
         _partial_run,
+    ),
+    Rule(
+        "parts-disagree",
+        "rerun those tests (a flaky test?) so that one run's outcome stands for them",
+        _parts_disagree,
     ),
 )
 RULES = tuple(rule.name for rule in TABLE)
@@ -613,14 +732,31 @@ def decide(facts: Facts, settings: Config) -> Verdict:
     )
     bound = _bound(facts)
     report = facts.report
+    merge = merged(facts) if facts.primary else None
+    counts = report.counts if report is not None else None
+    if merge is not None and len(merge.parts) > 1:
+        counts = merged_counts(merge)
+    partial = tuple(left_out(facts)) if settings.allow_partial else ()
     return Verdict(
         failures,
         facts.evidence,
         facts.generation.id if facts.generation else None,
         bound.tested if bound is not None else None,
         facts.targets,
-        report.counts if report is not None else None,
+        counts,
+        merge,
+        partial,
+        bound.props.get(binding.P_SELECTION_REASONS, "") if bound is not None else "",
     )
+
+
+def merged_counts(merge: coverage.Merge) -> Counts:
+    """The counts of the parts together, each test once (as ``Counts`` counts a JUnit file:
+    xfailed and xpassed are also skipped)."""
+    c = merge.counts()
+    skipped = c["skipped"] + c["xfailed"] + c["xpassed"]
+    total = sum(c.values())
+    return Counts(total, c["passed"], c["failed"], c["error"], skipped, c["xfailed"], c["xpassed"])
 
 
 def printable(text: str) -> str:

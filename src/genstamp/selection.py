@@ -1,54 +1,41 @@
-"""Was the whole suite run? The facts of one pytest run, and the reasons it covered less.
+"""Did every test the run collected run? The facts of one pytest run, and the reasons it did not.
 
-The plugin gathers the facts (``Facts``) from pytest's configuration and session; ``reasons``
-decides over them alone, so every rule is a row in a table test. A run is ``partial`` exactly
-when ``reasons`` says why.
+Arguments do not decide: what was collected and what ran does. Which test files the suite holds
+is judged by the gate against the tested tree (``genstamp.suite``); here the plugin says, for the
+files it collected, whether every test in them ran: a test deselected by the project's own
+configuration (its ``addopts`` ``-m``/``-k``) is not part of the suite, any other deselection
+(``-k``, ``-m`` given for the run, ``--lf``, ``--sw``, ``--deselect``, a plugin such as
+pytest-split) is, as are stops, interruptions and collection errors. ``reasons`` decides over
+``Facts`` alone, so every rule is a row in a table test.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+SHOWN = 3  # node ids named in a reason before a count
 
 
 class Facts(NamedTuple):
-    """What a run selected and what happened to the selection."""
+    """What a run collected and what happened to it."""
 
-    keyword: str = ""  # -k
-    markexpr: str = ""  # -m
-    last_failed: bool = False  # --lf
-    stepwise: bool = False  # --sw or --sw-skip
-    collect_only: bool = False
-    given: tuple[str, ...] = ()  # the command line, then PYTEST_ADDOPTS split on blanks
-    from_testpaths: bool = True  # pytest took its paths from the ``testpaths`` setting
-    node_ids: tuple[str, ...] = ()  # paths given with ``::``
-    run_roots: tuple[Path, ...] = ()  # the other paths given, resolved
-    configured: tuple[Path, ...] = ()  # the suite: ``testpaths`` (or the root dir), resolved
-    deselected: int = 0  # the most any one process deselected
+    node_ids: tuple[str, ...] = ()  # arguments naming tests inside a file (``::``)
+    deselected: tuple[str, ...] = ()  # deselected tests the configuration would have run
     collect_errors: int = 0
     interrupted: bool = False
     stopped: str = ""  # why the session stopped early (-x, --maxfail), if it did
     executed: int = 0  # tests whose setup ran
-    collected: int = 0  # the most any one process collected
+    collected: int = 0  # tests selected to run, once deselection was done
+    partly: tuple[str, ...] = ()  # files collected in part (a plugin dropped items: --lf)
 
 
 def reasons(facts: Facts) -> list[str]:
-    """Why the run covered less than the configured suite; empty for a full run."""
-    out = []
-    if facts.keyword:
-        out.append(f"-k {facts.keyword}")
-    if facts.markexpr:
-        out.append(f"-m {facts.markexpr}")
-    if facts.last_failed:
-        out.append("--lf")
-    out.extend(ignored(facts.given))
-    if facts.stepwise:
-        out.append("--sw")
-    if facts.collect_only:
-        out.append("--collect-only")
-    out.extend(narrowed(facts))
+    """Why the run left out tests it collected; empty when every one of them ran."""
+    out = [f"node id {arg}" for arg in facts.node_ids]
     if facts.deselected:
-        out.append(f"{facts.deselected} deselected")
+        out.append(f"{len(facts.deselected)} deselected ({_some(facts.deselected)})")
+    if facts.partly:
+        out.append(f"{len(facts.partly)} files collected in part ({_some(facts.partly)})")
     if facts.collect_errors:
         out.append(f"{facts.collect_errors} collection errors")
     if facts.interrupted:
@@ -60,30 +47,24 @@ def reasons(facts: Facts) -> list[str]:
     return out
 
 
-def ignored(given: tuple[str, ...]) -> list[str]:
-    """``--ignore``/``--ignore-glob`` given for this run (on the command line or in
-    PYTEST_ADDOPTS) leave files uncollected, so nothing else counts them; the same options in
-    the project's configuration define the suite and do not narrow it."""
-    out = []
-    for i, arg in enumerate(given):
-        for flag in ("--ignore", "--ignore-glob"):
-            if arg == flag and i + 1 < len(given):
-                out.append(f"{flag} {given[i + 1]}")
-            elif arg.startswith(flag + "="):
-                out.append(arg.replace("=", " ", 1))
-    return out
+def _some(items: tuple[str, ...]) -> str:
+    more = len(items) - SHOWN
+    return ", ".join(items[:SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
-def narrowed(facts: Facts) -> list[str]:
-    """Reasons why the paths pytest was given cover less than the configured suite."""
-    if facts.from_testpaths:
-        return []
-    out = [f"node id {arg}" for arg in facts.node_ids]
-    if out and not facts.run_roots:
-        return out  # node ids only: narrowed already said
-    runs = facts.run_roots
-    for want in facts.configured:
-        if not any(want == r or r in want.parents for r in runs):
-            out.append(f"ran {', '.join(str(r) for r in runs) or 'nothing'}, not all of {want}")
-            break
-    return out
+def configured_out(markexpr: str, keyword: str, markers: Any, keywords: Any) -> bool:
+    """Whether the configuration's own ``-m``/``-k`` deselect a test, evaluated with pytest's
+    own expression language over the test's ``markers`` and ``keywords`` (pytest's
+    ``MarkMatcher``/``KeywordMatcher``), so that leaving it out narrows nothing. An expression
+    pytest cannot parse deselects nothing."""
+    from _pytest.mark.expression import Expression
+
+    for expr, matcher in ((markexpr, markers), (keyword, keywords)):
+        if not expr:
+            continue
+        try:
+            if not Expression.compile(expr).evaluate(matcher):
+                return True
+        except Exception:  # SyntaxError in pytest 9, ParseError before: pytest refused it too
+            continue
+    return False

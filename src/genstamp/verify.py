@@ -9,7 +9,7 @@ from pathlib import Path
 
 from genstamp import config, evidence, verified
 from genstamp.errors import GenstampError
-from genstamp.facts import gather, rev_tree
+from genstamp.facts import gather_parts, rev_tree
 from genstamp.repo import Checkout
 from genstamp.rules import (
     FLAG_LIMIT,
@@ -43,7 +43,7 @@ __all__ = [
 def verify(
     checkout: Checkout,
     *,
-    junit: Path | None = None,
+    junit: Path | Sequence[Path] | None = None,
     revs: Sequence[str] = (),
     labels: Mapping[str, str] | None = None,
     settings: config.Config | None = None,
@@ -54,8 +54,12 @@ def verify(
     tree since); every tree it accepts now is remembered."""
     if settings is None:
         settings = config.load(checkout.workdir)
-    path = evidence.location(checkout, settings.evidence) if junit is None else junit
-    facts = gather(checkout, path, revs, labels)
+    if junit is None:
+        paths = [evidence.location(checkout, settings.evidence)]
+    else:
+        paths = [junit] if isinstance(junit, Path) else list(junit)
+    judged = gather_parts(checkout, paths, revs, labels, suites=settings.suites, kept=junit is None)
+    facts = judged[0]
     # Commits (a push, --rev) may be vouched for by an earlier verdict on their tree; the work
     # tree is judged by the evidence of now, so its bytecode and stamp are checked as they are.
     remembered = verified.trees(checkout.gitdir) if revs else {}
@@ -70,10 +74,30 @@ def verify(
     if not pending:
         gen = facts.generation
         return Verdict((), facts.evidence, gen.id if gen else None, None, facts.targets, None)
-    verdict = decide(facts._replace(targets=pending), settings)._replace(targets=facts.targets)
+    verdict = combine(
+        [decide(part._replace(targets=pending), settings) for part in judged]
+    )._replace(targets=facts.targets)
     if verdict.ok:
         # The verdict stands whether or not it can be kept (a read-only git dir, a store of
         # another genstamp version): a later push of this tree then needs fresh evidence.
         with contextlib.suppress(GenstampError):
             verified.remember(checkout.gitdir, [t.tree for t in pending])
     return verdict
+
+
+def combine(verdicts: Sequence[Verdict]) -> Verdict:
+    """One verdict over the parts: the first's, with every part's failures (each part's own
+    named by its file), each failure once."""
+    first = verdicts[0]
+    failures = list(first.failures)
+    for verdict in verdicts[1:]:
+        for failure in verdict.failures:
+            if failure in first.failures:
+                continue  # the same for every part (the stamp, say): said once
+            message = failure.message
+            if verdict.evidence not in message:
+                message = f"in {verdict.evidence}: {message}"
+            failures.append(Failure(failure.rule, message))
+    order = {rule: i for i, rule in enumerate(RULES)}
+    unique = sorted(dict.fromkeys(failures), key=lambda f: order[f.rule])
+    return first._replace(failures=tuple(unique))

@@ -1,0 +1,176 @@
+"""What one run covered, and whether several runs (parts) together cover the suite.
+
+Pure: the plugin builds a ``Coverage`` from what it observed (the test files collected, the
+tests that should have run and each test's outcome) and seals it into the evidence as the
+``genstamp.coverage`` property; the gate reads it back and ``merge`` decides over the parts and
+the suites alone. Node ids are written relative to the repository root (not to the run's
+rootdir), so that runs started from different folders speak of the same tests.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+from genstamp import binding
+
+if TYPE_CHECKING:  # the plugin imports this module; the suite is the gate's to list
+    from genstamp import suite
+
+VERSION = 1
+SHOWN = 5
+
+# A test's outcome, as the plugin records it (the worst of its phases).
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+
+
+class Coverage(NamedTuple):
+    files: tuple[str, ...]  # test files the run collected completely, tree paths, sorted
+    selected: int  # tests the run was to run: collected, less what the configuration deselects
+    selected_digest: str
+    outcomes: Mapping[str, str]  # node id -> outcome, for every test that ran
+    unran: tuple[str, ...]  # tests collected that did not run (deselected by the run, stopped)
+
+    @property
+    def ran_digest(self) -> str:
+        return binding.digest(sorted(self.outcomes))
+
+    def to_json(self) -> str:
+        lines = "\n".join(f"{o}\t{n}" for n, o in sorted(self.outcomes.items()))
+        return json.dumps(
+            {
+                "version": VERSION,
+                "files": list(self.files),
+                "files_digest": binding.digest(self.files),
+                "selected": self.selected,
+                "selected_digest": self.selected_digest,
+                "ran": len(self.outcomes),
+                "ran_digest": self.ran_digest,
+                "outcomes": _pack(lines),
+                "unran": _pack("\n".join(self.unran)),
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+
+
+def _pack(text: str) -> str:
+    """zlib and base64: node ids repeat their paths, so 10,000 tests take tens of KiB."""
+    return base64.b64encode(zlib.compress(text.encode("utf-8", "surrogateescape"), 6)).decode()
+
+
+def _unpack(text: str) -> list[str]:
+    raw = zlib.decompress(base64.b64decode(text.encode("ascii"), validate=True))
+    decoded = raw.decode("utf-8", "surrogateescape")
+    return decoded.split("\n") if decoded else []
+
+
+def from_json(text: str) -> Coverage:
+    """Raises ValueError (or KeyError, TypeError) on anything but this version's record."""
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    if data.get("version") != VERSION:
+        raise ValueError(f"coverage format {data.get('version')!r}")
+    outcomes: dict[str, str] = {}
+    for line in _unpack(data["outcomes"]):
+        outcome, _, nodeid = line.partition("\t")
+        if outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {outcome!r}")
+        outcomes[nodeid] = outcome
+    files = tuple(str(f) for f in data["files"])
+    cov = Coverage(
+        files,
+        int(data["selected"]),
+        str(data["selected_digest"]),
+        outcomes,
+        tuple(_unpack(data["unran"])),
+    )
+    if binding.digest(files) != data["files_digest"] or cov.ran_digest != data["ran_digest"]:
+        raise ValueError("its digests do not match its lists")
+    return cov
+
+
+def new(
+    files: Iterable[str], selected: Sequence[str], outcomes: Mapping[str, str], unran: Iterable[str]
+) -> Coverage:
+    return Coverage(
+        tuple(sorted(set(files))),
+        len(selected),
+        binding.digest(sorted(selected)),
+        dict(outcomes),
+        tuple(sorted(set(unran))),
+    )
+
+
+class Part(NamedTuple):
+    label: str  # the evidence file
+    coverage: Coverage
+
+
+class Merge(NamedTuple):
+    """The verdict over the parts together."""
+
+    parts: tuple[Part, ...]
+    suites: tuple[suite.Suite, ...]
+    missing: tuple[str, ...]  # suite files no part collected
+    unran: tuple[str, ...]  # tests a part left out that no part ran
+    conflicts: tuple[str, ...]  # tests that ran in two parts with different outcomes
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing and not self.unran
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(OUTCOMES, 0)
+        for outcome in self.outcomes().values():
+            out[outcome] += 1
+        return out
+
+    def outcomes(self) -> dict[str, str]:
+        merged: dict[str, str] = {}
+        for part in self.parts:
+            merged.update(part.coverage.outcomes)
+        return merged
+
+    def left_out(self) -> list[str]:
+        """What was left out, one phrase each ("" when nothing)."""
+        from genstamp.suite import describe_missing
+
+        out = []
+        if self.missing:
+            out.append(f"{describe_missing(self.missing)} of the suite not collected")
+        if self.unran:
+            shown = ", ".join(self.unran[:SHOWN])
+            more = len(self.unran) - SHOWN
+            out.append(
+                f"{len(self.unran)} collected tests did not run: {shown}"
+                + (f" and {more} more" if more > 0 else "")
+            )
+        return out
+
+
+def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
+    """Whether ``parts`` together cover ``suites``, and where they disagree."""
+    files: set[str] = set()
+    ran: dict[str, tuple[str, str]] = {}  # node id -> (outcome, part label)
+    conflicts: list[str] = []
+    for part in parts:
+        files.update(part.coverage.files)
+        for nodeid, outcome in part.coverage.outcomes.items():
+            seen = ran.get(nodeid)
+            if seen is None:
+                ran[nodeid] = (outcome, part.label)
+            elif seen[0] != outcome:
+                conflicts.append(f"{nodeid} {seen[0]} in {seen[1]}, {outcome} in {part.label}")
+    unran = sorted({n for p in parts for n in p.coverage.unran if n not in ran})
+    return Merge(
+        tuple(parts),
+        tuple(suites),
+        tuple(f for s in suites for f in s.files if f not in files),
+        tuple(unran),
+        tuple(conflicts),
+    )

@@ -1,0 +1,352 @@
+"""The suite: the test files the project's own pytest configuration, in the tree, would collect
+when pytest runs from the suite's folder (the repository root, or each declared suite).
+
+Pure on purpose: the caller hands over the tree's file listing and a reader of the tree's
+files (the gate reads the tested tree from the object store; the plugin reads the work tree),
+so the suite follows from the tree alone, never from how a run was started. Configuration is
+found as pytest finds it from that folder (``pytest.ini``, ``.pytest.ini``, ``pyproject.toml``,
+``tox.ini``, ``setup.cfg``); conftest ``collect_ignore``/``collect_ignore_glob`` are read with
+``ast`` and never executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import fnmatch
+import posixpath
+import re
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from genstamp import binding
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+Reader = Callable[[str], "bytes | None"]  # a tree path ("a/b.py") -> its bytes, None if absent
+
+DEFAULT_FILES = ("test_*.py", "*_test.py")
+DEFAULT_NORECURSE = (
+    "*.egg",
+    ".*",
+    "_darcs",
+    "build",
+    "CVS",
+    "dist",
+    "node_modules",
+    "venv",
+    "{arch}",
+)
+SHOWN = 5  # files named in a reason before a count
+
+
+class PytestConfig(NamedTuple):
+    """What the suite's configuration says about collection and selection."""
+
+    source: str  # the file it came from ("" when none: pytest's defaults)
+    testpaths: tuple[str, ...] = ()
+    python_files: tuple[str, ...] = DEFAULT_FILES
+    norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
+    ignore: tuple[str, ...] = ()  # --ignore in addopts, relative to the suite's folder
+    ignore_glob: tuple[str, ...] = ()
+    markexpr: str = ""  # the -m its addopts give (the last one, as pytest takes it)
+    keyword: str = ""  # the -k its addopts give
+    problems: tuple[str, ...] = ()
+
+
+class Suite(NamedTuple):
+    root: str  # the suite's folder in the tree ("" for the repository root)
+    config: PytestConfig
+    files: tuple[str, ...]  # tree paths, sorted
+    problems: tuple[str, ...]  # what could not be read statically (the files stay in)
+
+    @property
+    def digest(self) -> str:
+        return binding.digest(self.files)
+
+    @property
+    def label(self) -> str:
+        return self.root or "."
+
+
+def join(root: str, rel: str) -> str:
+    joined = posixpath.normpath(posixpath.join(root, rel)) if rel else (root or ".")
+    return "" if joined == "." else joined
+
+
+def read_config(read: Reader, root: str = "") -> PytestConfig:
+    """The pytest configuration pytest would find in ``root`` (a tree folder)."""
+    for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+        path = join(root, name)
+        data = read(path)
+        if data is None:
+            continue
+        try:
+            found = _parse(name, data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, configparser.Error) as exc:
+            return PytestConfig(path, problems=(f"{path} cannot be read ({exc})",))
+        if found is not None:
+            return _settings(path, found)
+    return PytestConfig("")
+
+
+def _parse(name: str, text: str) -> dict[str, Any] | None:
+    """The ini options a file holds, or None when pytest would pass over it."""
+    if name == "pyproject.toml":
+        tool = tomllib.loads(text).get("tool", {})
+        pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
+        if not isinstance(pytest_table, dict):
+            return None
+        options = pytest_table.get("ini_options")
+        if isinstance(options, dict):
+            return options
+        return {k: v for k, v in pytest_table.items() if k != "ini_options"}
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_string(text)
+    section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
+    if not parser.has_section(section):
+        # pytest.ini counts even without its section (pytest takes its folder as rootdir)
+        return {} if name in ("pytest.ini", ".pytest.ini") else None
+    return dict(parser.items(section))
+
+
+def _args(value: object) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return shlex.split(str(value))
+
+
+def _settings(source: str, options: dict[str, Any]) -> PytestConfig:
+    problems: list[str] = []
+    try:
+        addopts = _args(options.get("addopts", ""))
+    except ValueError as exc:
+        addopts = []
+        problems.append(f"{source}: addopts cannot be split ({exc})")
+    taken = _options(addopts)
+    return PytestConfig(
+        source=source,
+        testpaths=tuple(_args(options.get("testpaths", ""))),
+        python_files=tuple(_args(options["python_files"]))
+        if "python_files" in options
+        else DEFAULT_FILES,
+        norecursedirs=(
+            tuple(_args(options["norecursedirs"]))
+            if "norecursedirs" in options
+            else DEFAULT_NORECURSE
+        ),
+        ignore=tuple(taken.get("--ignore", [])),
+        ignore_glob=tuple(taken.get("--ignore-glob", [])),
+        markexpr=(taken.get("-m") or [""])[-1],
+        keyword=(taken.get("-k") or [""])[-1],
+        problems=tuple(problems),
+    )
+
+
+def _options(args: Sequence[str]) -> dict[str, list[str]]:
+    """The values of ``-m``, ``-k``, ``--ignore`` and ``--ignore-glob`` in ``args``."""
+    out: dict[str, list[str]] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        for flag in ("--ignore-glob", "--ignore", "-m", "-k"):
+            if arg == flag and i + 1 < len(args):
+                out.setdefault(flag, []).append(args[i + 1])
+                i += 1
+                break
+            if flag.startswith("--") and arg.startswith(flag + "="):
+                out.setdefault(flag, []).append(arg[len(flag) + 1 :])
+                break
+            if not flag.startswith("--") and arg.startswith(flag) and len(arg) > 2:
+                out.setdefault(flag, []).append(arg[2:])
+                break
+        i += 1
+    return out
+
+
+class _Ignores(NamedTuple):
+    paths: tuple[str, ...]  # tree paths: a file, or a folder and all below it
+    globs: tuple[str, ...]  # tree-path patterns
+    problems: tuple[str, ...]
+
+
+def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
+    """``collect_ignore``/``collect_ignore_glob`` a conftest sets to plain literals (read with
+    ``ast``, never run); a computed value is a problem, and ignores nothing."""
+    data = read(conftest)
+    if data is None:
+        return _Ignores((), (), ())
+    try:
+        module = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return _Ignores((), (), (f"{conftest} cannot be parsed",))
+    found: dict[str, list[str]] = {"collect_ignore": [], "collect_ignore_glob": []}
+    problems: list[str] = []
+    for node in ast.walk(module):
+        target, value = _assignment(node)
+        if target not in found:
+            continue
+        try:
+            items = ast.literal_eval(value) if value is not None else None
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            items = None
+        if isinstance(items, str):
+            items = [items]
+        if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+            problems.append(f"{conftest} computes {target}: its files are taken as in the suite")
+            continue
+        found[target].extend(items)
+    here = posixpath.dirname(conftest)
+    return _Ignores(
+        tuple(join(here, p) for p in found["collect_ignore"]),
+        tuple(join(here, p) for p in found["collect_ignore_glob"]),
+        tuple(problems),
+    )
+
+
+def _assignment(node: ast.AST) -> tuple[str, ast.expr | None]:
+    """(name, value) for ``name = v``, ``name += v``, ``name.append(v)``, ``name.extend(v)``."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        if isinstance(target, ast.Name):
+            return target.id, node.value
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+        return node.target.id, node.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.attr in ("append", "extend", "insert")
+        and node.args
+    ):
+        arg = node.args[-1]
+        if node.func.attr != "extend":
+            arg = ast.List(elts=[arg], ctx=ast.Load())
+        return node.func.value.id, arg
+    return "", None
+
+
+def _under(path: str, folder: str) -> bool:
+    return not folder or path == folder or path.startswith(folder + "/")
+
+
+def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
+    """The suite in ``root``: the files of ``listing`` (every file in the tree, sorted) that
+    pytest, run from ``root`` with the configuration found there, would collect."""
+    config = read_config(read, root)
+    inside = [p for p in listing if _under(p, root)]
+    starts: list[str] = []
+    explicit: set[str] = set()
+    if config.testpaths:
+        folders = {p.rpartition("/")[0] for p in inside}
+        for f in list(folders):
+            while f:
+                f = f.rpartition("/")[0]
+                folders.add(f)
+        for pattern in config.testpaths:
+            full = join(root, pattern)
+            # testpaths are globbed as pytest globs them: a ``*`` stays within one path part
+            explicit.update(p for p in inside if _glob_match(full, p))
+            starts.extend(sorted(f for f in folders if f and _glob_match(full, f)))
+    if not starts and not explicit:
+        starts = [root]  # as pytest: testpaths that match nothing fall back to the folder
+    venvs = {p[: -len("/pyvenv.cfg")] for p in inside if p.endswith("/pyvenv.cfg")}
+    ignored = [join(root, p) for p in config.ignore]
+    globs = [join(root, p) for p in config.ignore_glob]
+    problems = list(config.problems)
+    conftests: dict[str, _Ignores] = {}
+    for p in inside:
+        if p == "conftest.py" or p.endswith("/conftest.py"):
+            conftests[p.rpartition("/")[0]] = found = conftest_ignores(read, p)
+            problems.extend(found.problems)
+    pruned = any_of([*config.norecursedirs, "__pycache__"])
+    by_name = any_of([p for p in config.python_files if "/" not in p])
+    by_path = [p for p in config.python_files if "/" in p]
+    chosen: list[str] = [p for p in inside if p in explicit and p.endswith(".py")]
+    for path in inside:
+        # the name first: it rules out nearly every file, cheaply
+        if not path.endswith(".py") or path in explicit:
+            continue
+        name = path.rpartition("/")[2]
+        if not by_name(name) and not any(_matches(path, name, pat) for pat in by_path):
+            continue
+        start = next((s for s in starts if _under(path, s)), None)
+        if start is None or _pruned(path, start, pruned, venvs):
+            continue
+        if any(_under(path, i) for i in ignored) or any(fnmatch.fnmatch(path, g) for g in globs):
+            continue
+        if _conftest_ignored(path, root, conftests):
+            continue
+        chosen.append(path)
+    return Suite(root, config, tuple(sorted(set(chosen))), tuple(dict.fromkeys(problems)))
+
+
+def any_of(patterns: Sequence[str]) -> Callable[[str], bool]:
+    """One compiled test for several fnmatch patterns."""
+    if not patterns:
+        return lambda name: False
+    regex = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+    return lambda name: regex.match(name) is not None
+
+
+def _glob_match(pattern: str, path: str) -> bool:
+    pats, parts = pattern.split("/"), path.split("/")
+    return len(pats) == len(parts) and all(
+        fnmatch.fnmatchcase(part, pat) for part, pat in zip(parts, pats, strict=True)
+    )
+
+
+def _matches(path: str, name: str, pattern: str) -> bool:
+    # As pytest's fnmatch_ex: a pattern without a slash matches the file's name.
+    if "/" in pattern:
+        return fnmatch.fnmatch("/" + path, "*/" + pattern.lstrip("/"))
+    return fnmatch.fnmatch(name, pattern)
+
+
+def _pruned(path: str, start: str, pruned: Callable[[str], bool], venvs: set[str]) -> bool:
+    """Whether a folder between ``start`` and the file is one pytest does not enter."""
+    rel = path[len(start) + 1 :] if start else path
+    folder = start
+    for part in rel.split("/")[:-1]:
+        folder = f"{folder}/{part}" if folder else part
+        if folder in venvs or pruned(part):
+            return True
+    return False
+
+
+def _conftest_ignored(path: str, root: str, conftests: dict[str, _Ignores]) -> bool:
+    folder = posixpath.dirname(path)
+    while True:
+        ign = conftests.get(folder)
+        if ign is not None and (
+            any(_under(path, p) for p in ign.paths)
+            or any(fnmatch.fnmatch(path, g) for g in ign.globs)
+        ):
+            return True
+        if folder == root or not folder:
+            return False
+        folder = posixpath.dirname(folder)
+
+
+def collect_all(listing: Sequence[str], read: Reader, roots: Sequence[str]) -> tuple[Suite, ...]:
+    """Every suite: the declared folders, or the repository root."""
+    return tuple(collect(listing, read, r.strip("/")) for r in (roots or [""]))
+
+
+def describe_missing(files: Sequence[str], shown: int = SHOWN) -> str:
+    """``41 files: tests/integration (40 files), tests/test_x.py``: folders with their counts."""
+    groups: dict[str, list[str]] = {}
+    for f in files:
+        groups.setdefault(posixpath.dirname(f), []).append(f)
+    named: list[str] = []
+    for folder, items in groups.items():
+        # a few files are named; a folder of many gets its count
+        named += items if len(items) <= 3 else [f"{folder or '.'} ({len(items)} files)"]
+    more = len(named) - shown
+    text = ", ".join(named[:shown]) + (f" and {more} more" if more > 0 else "")
+    return f"{len(files)} {'file' if len(files) == 1 else 'files'}: {text}"

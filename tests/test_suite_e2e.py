@@ -1,0 +1,263 @@
+"""Issue 12 end to end: the suite is defined by the tree, and partial runs merge.
+
+Real git repositories, real pytest runs in subprocesses, the real ``genstamp`` command. Every
+refusal has an accepted control beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, init_repo, run_genstamp, run_pytest, subprocess_env
+
+pytestmark = pytest.mark.e2e
+
+PASS = "def test_{n}():\n    pass\n"
+
+
+def cases(*names: str, fail: str = "") -> str:
+    out = ""
+    for n in names:
+        body = "    assert False\n" if n == fail else "    pass\n"
+        out += f"def test_{n}():\n{body}\n"
+    return out
+
+
+def make(root: Path, files: dict[str, str]) -> Path:
+    init_repo(root)
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    commit_all(root)
+    stamp(root)
+    return root
+
+
+def stamp(root: Path) -> None:
+    proc = run_genstamp(root, "stamp")
+    assert proc.returncode == 0, proc.stderr
+
+
+def verify(root: Path, *args: str) -> tuple[int, dict[str, object], str]:
+    proc = run_genstamp(root, "verify", "--json", *args)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+
+def rules(data: dict[str, object]) -> dict[str, str]:
+    return {f["rule"]: f["message"] for f in data["failures"]}  # type: ignore[attr-defined,index]
+
+
+def pytest_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_pytest(cwd, "-p", "no:cacheprovider", *args)
+
+
+SIMPLE = {
+    "tests/test_a.py": cases("a1", "a2"),
+    "tests/test_b.py": cases("b1"),
+    "tests/deep/test_c.py": cases("c1"),
+}
+
+
+def test_pytest_tests_without_testpaths_is_full(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", SIMPLE)
+    assert pytest_in(root, "tests/").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    assert data["selection"]["complete"] is True  # type: ignore[index]
+    assert data["selection"]["suites"][0]["files"] == 3  # type: ignore[index]
+
+
+def test_running_from_a_subfolder_is_full(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", SIMPLE)
+    assert pytest_in(root / "tests").returncode == 0
+    assert verify(root)[0] == 0
+
+
+def test_a_folder_argument_that_leaves_files_out_is_partial_naming_them(tmp_path: Path) -> None:
+    root = make(tmp_path / "p", SIMPLE)
+    assert pytest_in(root, "tests/deep").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1
+    message = rules(data)["partial-run"]
+    assert "2 files: tests/test_a.py, tests/test_b.py" in message
+
+
+@pytest.mark.parametrize(
+    ("extra", "args"),
+    [
+        ({}, ("-o", "testpaths=tests/test_a.py")),
+        ({"narrower.ini": "[pytest]\ntestpaths = tests/test_a.py\n"}, ("-c", "narrower.ini")),
+        (
+            {"narrower.ini": "[pytest]\ntestpaths = tests/test_a.py\n"},
+            ("-c", "narrower.ini", "--rootdir=."),
+        ),
+        ({}, ("--ignore", "tests/test_b.py")),
+        ({}, ("--deselect", "tests/test_b.py::test_b1")),
+        ({}, ("-k", "not b1")),
+        ({}, ("tests/test_b.py::test_b1", "tests/test_a.py", "tests/deep")),
+        ({"tests/sub/conftest.py": ""}, ("--confcutdir", "tests", "tests/test_a.py")),
+    ],
+)
+def test_each_narrowing_is_partial_and_names_what_was_left_out(
+    tmp_path: Path, extra: dict[str, str], args: tuple[str, ...]
+) -> None:
+    files = {"pytest.ini": "[pytest]\ntestpaths = tests\n", **SIMPLE, **extra}
+    root = make(tmp_path / "p", files)
+    proc = pytest_in(root, *args)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 1, data
+    assert "test_b" in rules(data)["partial-run"]
+    # the control: the plain run in a new generation is accepted
+    stamp(root)
+    assert pytest_in(root).returncode == 0
+    assert verify(root)[0] == 0
+
+
+def test_a_marker_the_configuration_deselects_is_full_and_m_empty_runs_more(
+    tmp_path: Path,
+) -> None:
+    ini = '[pytest]\naddopts = -m "not slow"\nmarkers = slow\n'
+    slow = "import pytest\n\n@pytest.mark.slow\ndef test_slow():\n    assert SLOW_OK\n"
+    root = make(tmp_path / "p", {"pytest.ini": ini, **SIMPLE, "tests/test_s.py": slow})
+    (root / "tests" / "test_s.py").write_text(slow.replace("SLOW_OK", "True"))
+    commit_all(root)
+    stamp(root)
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    # -m "" on top runs more than the suite: still full, and its failures count
+    (root / "tests" / "test_s.py").write_text(slow.replace("SLOW_OK", "False"))
+    commit_all(root)
+    stamp(root)
+    assert pytest_in(root, "-m", "").returncode == 1
+    code, data, _ = verify(root)
+    assert code == 1
+    assert set(rules(data)) == {"tests-failed"}
+    # and another -m given for the run narrows: partial
+    stamp(root)
+    pytest_in(root, "-m", "not slow and not other")
+    code, data, _ = verify(root)
+    assert code == 0  # nothing carries "other": the same tests ran
+    stamp(root)
+    pytest_in(root, "-m", "slow")
+    assert "partial-run" in rules(verify(root)[1])
+
+
+def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
+    files = {
+        "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',
+        "svc_a/pytest.ini": "[pytest]\ntestpaths = tests\n",
+        "svc_a/tests/test_a.py": cases("a"),
+        "svc_b/pytest.ini": "[pytest]\ntestpaths = tests\n",
+        "svc_b/tests/test_b.py": cases("b"),
+    }
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root / "svc_a").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1
+    assert "svc_b/tests/test_b.py" in rules(data)["partial-run"]
+    status = run_genstamp(root, "status")
+    assert "svc_b/tests/test_b.py" in status.stdout
+    assert pytest_in(root / "svc_b").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    assert len(data["parts"]) == 2  # type: ignore[arg-type]
+    status = json.loads(run_genstamp(root, "status", "--json").stdout)
+    assert status["selection"]["complete"] is True
+
+
+def test_a_subprojects_own_ini_without_suites_is_partial(tmp_path: Path) -> None:
+    files = {
+        "svc_a/pytest.ini": "[pytest]\n",
+        "svc_a/tests/test_a.py": cases("a"),
+        "svc_b/tests/test_b.py": cases("b"),
+    }
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root / "svc_a").returncode == 0
+    assert "svc_b/tests/test_b.py" in rules(verify(root)[1])["partial-run"]
+
+
+def test_pytest_split_groups_merge(tmp_path: Path) -> None:
+    files = {f"tests/test_{i}.py": cases(f"x{i}", f"y{i}") for i in range(6)}
+    root = make(tmp_path / "p", files)
+    for group in ("1", "2"):
+        assert pytest_in(root, "--splits", "3", "--group", group).returncode == 0
+        code, data, _ = verify(root)
+        assert code == 1
+        assert "partial-run" in rules(data)
+    assert pytest_in(root, "--splits", "3", "--group", "3").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    assert len(data["parts"]) == 3  # type: ignore[arg-type]
+    assert data["tests"]["passed"] == 12  # type: ignore[index]
+    # the same three, given as files
+    parts = [p["evidence"] for p in data["parts"]]  # type: ignore[attr-defined,union-attr]
+    args = [a for p in parts[1:] for a in ("--junit", p)]
+    code, data, _ = verify(root, *args)
+    assert code == 1  # two of three
+    code, data, _ = verify(root, "--junit", parts[0], *args)
+    assert code == 0, data
+
+
+def test_two_parts_that_disagree_are_refused_naming_the_test(tmp_path: Path) -> None:
+    flaky = (
+        "import os\n\ndef test_flaky():\n    assert not os.environ.get('FLAKY')\n\n"
+        "def test_other():\n    pass\n"
+    )
+    root = make(tmp_path / "p", {"tests/test_f.py": flaky, "tests/test_g.py": cases("g")})
+    assert pytest_in(root, "tests/test_f.py").returncode == 0
+    env_fail = subprocess_env(FLAKY="1")
+    proc = run_pytest(root, "-p", "no:cacheprovider", "-k", "flaky or g", env=env_fail)
+    assert proc.returncode == 1
+    code, data, _ = verify(root)
+    assert code == 1
+    message = rules(data)["parts-disagree"]
+    assert "tests/test_f.py::test_flaky" in message
+    assert "passed in" in message and "failed in" in message
+    assert "test_other" not in message
+
+
+def test_xdist_inside_a_part(tmp_path: Path) -> None:
+    files = {f"tests/test_{i}.py": cases(f"x{i}") for i in range(4)}
+    files["tests/more/test_m.py"] = cases("m")
+    root = make(tmp_path / "p", files)
+    assert (
+        pytest_in(root, "-n", "2", "tests", "--deselect", "tests/test_0.py::test_x0").returncode
+        == 0
+    )
+    code, data, _ = verify(root)
+    assert code == 1
+    assert "tests/test_0.py::test_x0" in rules(data)["partial-run"]
+    assert pytest_in(root, "-n", "2", "tests/test_0.py").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
+def test_allow_partial_says_so(tmp_path: Path) -> None:
+    files = {"pyproject.toml": "[tool.genstamp]\nallow-partial = true\n", **SIMPLE}
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root, "tests/deep").returncode == 0
+    proc = run_genstamp(root, "verify")
+    assert proc.returncode == 0
+    assert "PARTIAL" in proc.stderr and "tests/test_a.py, tests/test_b.py" in proc.stderr
+    _, data, _ = verify(root)
+    assert data["selection"]["accepted_partial"] is True  # type: ignore[index]
+    assert data["selection"]["left_out"]  # type: ignore[index]
+
+
+def test_collect_ignore_in_a_conftest_is_out_of_the_suite(tmp_path: Path) -> None:
+    files = {
+        **SIMPLE,
+        "conftest.py": 'collect_ignore = ["tests/deep"]\n',
+    }
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    assert data["selection"]["suites"][0]["files"] == 2  # type: ignore[index]
