@@ -188,6 +188,21 @@ def test_a_fresh_green_run_is_accepted(project: Path, genstamp: RunGenstamp) -> 
     assert "evidence accepted: 2 passed" in err
 
 
+def test_the_accept_line_counts_as_pytest_counts(project: Path, genstamp: RunGenstamp) -> None:
+    """pytest says "1 skipped, 1 xfailed"; the JUnit file holds both as <skipped>."""
+    (project / "tests" / "test_more.py").write_text(
+        "import pytest\n\n\n@pytest.mark.skip(reason='not here')\ndef test_skip():\n    pass\n"
+        "\n\n@pytest.mark.xfail(reason='known')\ndef test_known():\n    assert False\n"
+    )
+    commit_all(project, "a skip and an xfail")
+    stamp(genstamp, project)
+    proc = run_tests(project)
+    assert proc.returncode == 0 and "1 skipped, 1 xfailed" in proc.stdout, proc.stdout
+    code, _, err = genstamp("-C", project, "verify")
+    assert code == 0
+    assert "evidence accepted: 2 passed, 1 skipped, 1 xfailed, 0 xpassed" in err, err
+
+
 # -- one refusal per kind of gathered fact -------------------------------------------------------
 
 
