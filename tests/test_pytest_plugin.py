@@ -174,6 +174,10 @@ def test_clean_run_is_bound_and_accepted(
     proc = run_pytest(shared, *extra, env=subprocess_env(GENSTAMP_TEST_RECORD=str(record), **env))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert genstamp_lines(proc) == []
+    # the plugin says at test time what the gate will say (issue 17): accepted
+    tree = report_of(shared).properties[evidence.P_TREE_END]
+    assert f"genstamp gate: bound to tree {tree[:12]}" in proc.stdout, proc.stdout
+    assert "will refuse" not in proc.stdout
     no_traceback(proc)
     roles = ["controller"] + (["gw0", "gw1"] if extra else [])
     assert sorted(record.read_text().splitlines()) == sorted(f"{role} False" for role in roles)
@@ -303,6 +307,9 @@ def test_partial_run_is_recorded_and_refused(
     assert rules(shared, junit=alone) == (expected or ["partial-run"])
     for reason in reasons:
         assert reason in message
+    # ...and the plugin said so at test time
+    assert "genstamp gate: will refuse: partial-run" in proc.stdout, proc.stdout
+    assert "genstamp gate: bound to tree" not in proc.stdout
 
 
 def test_full_paths_are_not_partial(shared: Path) -> None:
@@ -507,6 +514,8 @@ def test_corrupt_stamp(fresh: Path, plain_failing: subprocess.CompletedProcess[s
     lines = genstamp_lines(proc)
     assert len(lines) == 1, proc.stdout + proc.stderr
     assert "unbound" in lines[0] and str(stamp) in lines[0]
+    assert "genstamp gate: will refuse: no-stamp" in proc.stdout, proc.stdout
+    assert "genstamp gate: will refuse: tests-failed" in proc.stdout, proc.stdout
     props = report_of(fresh).properties
     assert props[evidence.P_GENERATION] == evidence.NONE
     assert rules(fresh)[0] == "no-stamp"

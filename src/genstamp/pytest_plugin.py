@@ -36,6 +36,7 @@ from genstamp import (
     junit,
     loader,
     loads,
+    outlook,
     parts,
     roots,
     selection,
@@ -494,6 +495,16 @@ class Session:
             self._say(f"genstamp: evidence {state}: {start.problem}")
         for note in merged.notes:
             self._say(f"genstamp: {note}")
+        run = outlook.Run(
+            generation=start.gen.id if start.gen else None,
+            tree_start=trees.start,
+            tree_end=tree_end,
+            reasons=tuple(reasons),
+            flags=merged.flags,
+            failed=exitstatus == pytest.ExitCode.TESTS_FAILED or session.testsfailed > 0,
+        )
+        for line in outlook.lines(run):
+            self._say(line)
 
     def _say(self, line: str) -> None:
         """Tell the user in the terminal summary (or on stderr at the end, without one)."""

@@ -1,0 +1,81 @@
+"""What the gate will say of a run's evidence, told at the end of the run (pytest's terminal
+summary), so that the user learns it at test time rather than at push time.
+
+Pure: a forecast from what the plugin knows when it binds the evidence. The gate itself
+(``genstamp verify``) still decides, on the tree as it is then: this says what it will find
+in the evidence, not what the work tree may do later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from genstamp import audit, paths
+
+PREFIX = "genstamp gate:"
+MOST = 3  # items named in one line before a count
+WIDTH = 300  # characters of one line at most
+
+
+class Run(NamedTuple):
+    generation: str | None  # the generation id the evidence carries, None when there was none
+    tree_start: str
+    tree_end: str
+    reasons: tuple[str, ...]  # why the run covered part of what it collected
+    flags: tuple[audit.Flag, ...]  # the audit's flags
+    failed: bool  # a test failed or errored
+
+
+# The audit's flag kinds, as the rule that refuses them.
+_RULE = {
+    audit.FOREIGN: "foreign-origin",
+    audit.STALE: "stale-bytecode",
+    audit.SOURCELESS: "stale-bytecode",
+    audit.STALE_EXT: "stale-extension",
+}
+
+
+def lines(run: Run) -> list[str]:
+    """One line when the gate will accept, else one line per reason it will refuse."""
+    refusals: list[str] = []
+    if run.generation is None:
+        refusals.append(
+            "no-stamp: no generation was begun in this checkout — run `genstamp install` "
+            "(or `genstamp stamp`), then rerun the tests"
+        )
+    if run.failed:
+        refusals.append("tests-failed: fix the failing tests, then rerun")
+    if run.tree_start != run.tree_end:
+        refusals.append(
+            "tree-moved: the tree changed while the tests ran — keep it still, then rerun"
+        )
+    by_rule: dict[str, list[str]] = {}
+    for flag in run.flags:
+        rule = _RULE.get(flag.kind)
+        if rule is not None and not (rule != "foreign-origin" and paths.installed(flag.path)):
+            by_rule.setdefault(rule, []).append(f"{flag.module} ({flag.path})")
+    for rule, found in by_rule.items():
+        refusals.append(f"{rule}: {_named(found)}")
+    if run.reasons:
+        refusals.append(
+            f"partial-run, unless other parts of this generation cover the suite: "
+            f"{_named(list(run.reasons))}"
+        )
+    if not refusals:
+        return [
+            f"{PREFIX} bound to tree {run.tree_end[:12]}, generation {str(run.generation)[:12]}: "
+            "every collected test ran and passed; `genstamp verify` accepts it while the tree "
+            "stays as tested and the run covers the suite"
+        ]
+    return [_bounded(f"{PREFIX} will refuse: {refusal}") for refusal in refusals]
+
+
+def _named(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:MOST])
+    more = len(items) - MOST
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _bounded(line: str) -> str:
+    return line if len(line) <= WIDTH else line[: WIDTH - 3] + "..."

@@ -1,0 +1,63 @@
+"""What the plugin tells at test time: a table of runs, each with the lines it must print."""
+
+from __future__ import annotations
+
+import pytest
+
+from genstamp import audit, outlook
+
+TREE = "ab" * 20
+OTHER = "cd" * 20
+GEN = "12" * 16
+CLEAN = outlook.Run(GEN, TREE, TREE, (), (), False)
+
+
+def flag(kind: str, path: str = "src/calc/__init__.py") -> audit.Flag:
+    return audit.Flag(kind, "calc", path, "detail")
+
+
+ROWS = {
+    "clean": (CLEAN, [f"bound to tree {TREE[:12]}, generation {GEN[:12]}"]),
+    "no-generation": (CLEAN._replace(generation=None), ["will refuse: no-stamp"]),
+    "failed": (CLEAN._replace(failed=True), ["will refuse: tests-failed"]),
+    "moved": (CLEAN._replace(tree_end=OTHER), ["will refuse: tree-moved"]),
+    "partial": (CLEAN._replace(reasons=("-k add",)), ["will refuse: partial-run, unless"]),
+    "foreign": (
+        CLEAN._replace(flags=(flag(audit.FOREIGN, "/elsewhere/calc/__init__.py"),)),
+        ["will refuse: foreign-origin: calc (/elsewhere/calc/__init__.py)"],
+    ),
+    "stale": (CLEAN._replace(flags=(flag(audit.STALE),)), ["will refuse: stale-bytecode"]),
+    "sourceless": (
+        CLEAN._replace(flags=(flag(audit.SOURCELESS),)),
+        ["will refuse: stale-bytecode"],
+    ),
+    "stale-extension": (
+        CLEAN._replace(flags=(flag(audit.STALE_EXT, "src/calc/_x.so"),)),
+        ["will refuse: stale-extension"],
+    ),
+    # an installed package's bytecode is the installer's business, as the gate judges it
+    "control-installed-bytecode": (
+        CLEAN._replace(flags=(flag(audit.STALE, ".venv/lib/site-packages/x/__init__.py"),)),
+        [f"bound to tree {TREE[:12]}"],
+    ),
+    "two-reasons": (
+        CLEAN._replace(generation=None, failed=True),
+        ["will refuse: no-stamp", "will refuse: tests-failed"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ROWS))
+def test_outlook(name: str) -> None:
+    run, expected = ROWS[name]
+    got = outlook.lines(run)
+    assert len(got) == len(expected), got
+    for line, part in zip(got, expected, strict=True):
+        assert line.startswith(outlook.PREFIX) and part in line, (line, part)
+        assert len(line) <= outlook.WIDTH
+
+
+def test_a_long_list_is_bounded() -> None:
+    many = tuple(flag(audit.FOREIGN, f"/elsewhere/m{i}.py") for i in range(500))
+    (line,) = outlook.lines(CLEAN._replace(flags=many))
+    assert "and 497 more" in line and len(line) <= outlook.WIDTH
