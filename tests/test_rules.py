@@ -226,7 +226,7 @@ ROWS: dict[str, Row] = {
     "stale-earlier-generation-predating-the-stamp": Row(
         facts(report=report(generation="e4" * 16), report_mtime_ns=NS - 1),
         ["stale-generation"],
-        "; the file also predates the stamp",
+        "; the JUnit file was written before the current generation began",
     ),
     "stale-earlier-generation-freshly-touched": Row(
         facts(report=report(generation="e4" * 16), report_mtime_ns=NS + 3600 * 10**9),

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -151,7 +152,8 @@ def demo(keep: bool = False) -> int:
         step.say("3. the merge gate is handed that green log:")
         code, out = _genstamp(repo, env, "verify", "--junit", str(warm_log), "--rev", "HEAD")
         for line in out.splitlines()[:3]:
-            step.say(f"   {line if len(line) < 110 else line[:107] + '...'}")
+            for part in textwrap.wrap(line, 96, break_on_hyphens=False):  # whole, never cut
+                step.say(f"   {part}")
         step.expect("the gate should refuse the warm log", code == 1 and "unbound-evidence" in out)
         pushed, why = _push(repo, env)
         step.say(f"   git push: {'accepted' if pushed else 'refused'}")

@@ -409,7 +409,7 @@ def _stale_generation(facts: Facts, settings: Config) -> Iterator[str]:
         origin = "" if same else f", in another checkout ({where or ''})"
         mtime = facts.report_mtime_ns
         hint = (
-            "; the file also predates the stamp"
+            "; the JUnit file was written before the current generation began"
             if mtime is not None and mtime < gen.created_ns
             else ""
         )
