@@ -1,7 +1,7 @@
-"""action.yml: a composite action GitHub can run. actionlint cannot be installed here (its PyPI
-package downloads its binary at build time), so the metadata schema is checked here: the keys
+"""action.yml: a composite action GitHub can run. Its metadata schema is checked here: the keys
 GitHub requires, `runs.using: composite`, a `shell` on every `run` step, documented inputs, and
-each `${{ inputs.X }}` naming a declared input."""
+each `${{ inputs.X }}` naming a declared input. (`.ci/run` also runs actionlint over the
+repository's workflow, which uses this action.)"""
 
 from __future__ import annotations
 
