@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,6 +74,27 @@ def git_tree(path: Path) -> str:
     )
     scratch.unlink()
     return out.stdout.strip()
+
+
+def same_as_git(path: Path, mine: str) -> str:
+    """``mine`` (genstamp's identity of ``path``) must be git's own; returns it."""
+    theirs = git_tree(path)
+    if mine != theirs:
+        detail = git(path, "diff-tree", "-r", "--raw", theirs, mine, check=False)
+        raise AssertionError(f"genstamp {mine} != git {theirs}; git->genstamp:\n{detail}")
+    return mine
+
+
+def replay(
+    root: Path, ops: list[Any], apply: Callable[[Path, Any], None], check: Callable[[Path], str]
+) -> None:
+    """Apply ``ops`` one by one, checking ``root`` after each (the property tests' loop)."""
+    for step, op in enumerate(ops):
+        apply(root, op)
+        try:
+            check(root)
+        except AssertionError as exc:
+            raise AssertionError(f"after step {step} {op} of {ops}: {exc}") from None
 
 
 @pytest.fixture

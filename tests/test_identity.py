@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, git_tree, init_repo
+from conftest import commit_all, git, git_tree, init_repo, replay, same_as_git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,12 +35,7 @@ def head_tree(path: Path) -> str:
 
 def assert_same(path: Path) -> str:
     """genstamp's identity equals git's; returns it."""
-    mine = ours(path)
-    theirs = git_tree(path)
-    if mine != theirs:
-        detail = git(path, "diff-tree", "-r", "--raw", theirs, mine, check=False)
-        raise AssertionError(f"genstamp {mine} != git {theirs}; git->genstamp:\n{detail}")
-    return mine
+    return same_as_git(path, ours(path))
 
 
 @pytest.fixture
@@ -692,12 +687,7 @@ def test_random_mutations_match_git(ops: list[Op]) -> None:
         (root / "b.txt").write_text("seed\n")
         commit_all(root, "seed")
         assert_same(root)
-        for step, op in enumerate(ops):
-            _apply(root, op)
-            try:
-                assert_same(root)
-            except AssertionError as exc:
-                raise AssertionError(f"after step {step} {op} of {ops}: {exc}") from None
+        replay(root, ops, _apply, assert_same)
 
 
 def test_property_helpers_really_mutate(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import commit_all, git, git_tree, init_repo
+from conftest import commit_all, git, init_repo, replay, same_as_git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,12 +34,7 @@ CRLF_FILES = {
 
 
 def assert_same(path: Path) -> str:
-    mine = tree_identity(open_checkout(path))
-    theirs = git_tree(path)
-    if mine != theirs:
-        detail = git(path, "diff-tree", "-r", "--raw", theirs, mine, check=False)
-        raise AssertionError(f"genstamp {mine} != git {theirs}; git->genstamp:\n{detail}")
-    return mine
+    return same_as_git(path, tree_identity(open_checkout(path)))
 
 
 def write(root: Path, files: dict[str, bytes]) -> None:
@@ -288,9 +283,4 @@ def test_random_edits_under_conversions_match_git(ops: list[Op]) -> None:
         upper_filter(root, Path(tmp))
         write_old(root, {"d/c.py": b"seed\r\n", "b.txt": b"seed\n"})
         commit_all(root, "seed")
-        for step, op in enumerate(ops):
-            _apply(root, op)
-            try:
-                assert_same(root)
-            except AssertionError as exc:
-                raise AssertionError(f"after step {step} {op} of {ops}: {exc}") from None
+        replay(root, ops, _apply, assert_same)
