@@ -763,3 +763,16 @@ def test_the_rules_import_nothing_that_does_io() -> None:
     ours = {m for m in loaded if m == "genstamp" or m.startswith("genstamp.")}
     assert ours <= PURE, ours - PURE
     assert "genstamp.rules" in ours  # the probe did import it
+
+
+def test_a_long_list_is_bounded_in_the_line_and_whole_in_json() -> None:
+    many = tuple(Bytecode(f"src/calc/m{i:02d}.pyc", NS + 1, True) for i in range(25))
+    verdict = decide(facts(bytecode=many), Config())
+    (failure,) = verdict.failures
+    assert failure.rule == "stale-bytecode"
+    assert failure.message.endswith("and 15 more")
+    assert "m09.pyc" in failure.message and "m10.pyc" not in failure.message
+    (entry,) = verdict.to_json()["failures"]
+    assert len(entry["items"]) == 25 and entry["items"][24].startswith("src/calc/m24.pyc")
+    # a finding that names no list carries no items
+    assert "items" not in decide(facts(generation=None), Config()).to_json()["failures"][0]

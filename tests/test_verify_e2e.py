@@ -59,8 +59,8 @@ def message(data: dict[str, Any], rule: str) -> str:
 
 # `verify --json` as genstamp printed it before the gate was split into gathering and deciding
 # (computed from that code; issue 12 added "selection" and "parts", the xfailed/xpassed counts,
-# and the partial-run message naming what was left out), with the generation id and the
-# evidence path as placeholders.
+# and the partial-run message naming what was left out; issue 17 the "items" a bounded list
+# stands for), with the generation id and the evidence path as placeholders.
 PINNED = (
     "{\n"
     '  "evidence": "EVIDENCE",\n'
@@ -73,6 +73,9 @@ PINNED = (
     '      "rule": "tree-mismatch"\n'
     "    },\n"
     "    {\n"
+    '      "items": [\n'
+    '        "src/legacy.pyc is sourceless bytecode (no legacy.py)"\n'
+    "      ],\n"
     '      "message": "src/legacy.pyc is sourceless bytecode (no legacy.py)",\n'
     '      "remedy": "run `genstamp stamp` to scrub bytecode, then rerun the tests",\n'
     '      "rule": "stale-bytecode"\n'

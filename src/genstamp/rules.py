@@ -96,7 +96,8 @@ class Facts(NamedTuple):
 
 class Failure(NamedTuple):
     rule: str
-    message: str
+    message: str  # one line, its lists bounded (the first few, then a count)
+    items: tuple[str, ...] = ()  # every item a bounded list in the message stands for
 
     @property
     def remedy(self) -> str:
@@ -146,7 +147,9 @@ class Verdict(NamedTuple):
         return {
             "ok": self.ok,
             "failures": [
-                {"rule": f.rule, "message": f.message, "remedy": f.remedy} for f in self.failures
+                {"rule": f.rule, "message": f.message, "remedy": f.remedy}
+                | ({"items": list(f.items)} if f.items else {})
+                for f in self.failures
             ],
             "evidence": self.evidence,
             "generation": self.generation,
@@ -353,7 +356,19 @@ def _differing_paths(facts: Facts, a: str, b: str) -> str:
 
 # -- the checks, one per rule: each yields its messages in the order they are reported ----------
 
-Check = Callable[["Facts", "Config"], Iterator[str]]
+
+class Listed(NamedTuple):
+    """A finding whose message names the first few of ``items``; ``--json`` carries them all."""
+
+    message: str
+    items: tuple[str, ...]
+
+
+def listed(prefix: str, items: Sequence[str], most: int) -> Listed:
+    return Listed(prefix + limit(items, most), tuple(items))
+
+
+Check = Callable[["Facts", "Config"], Iterator["str | Listed"]]
 
 
 def _no_stamp(facts: Facts, settings: Config) -> Iterator[str]:
@@ -460,7 +475,7 @@ def _tree_moved(facts: Facts, settings: Config) -> Iterator[str]:
         )
 
 
-def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str]:
+def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     """Code the tests loaded that is not the tested tree's: a blob that differs from the
     tree's for its path once git's conversion is applied (a CRLF checkout, a clean filter),
     or a file the tree does not hold that is neither ignored nor installed."""
@@ -478,9 +493,9 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str]:
         elif facts.placed.get(rel) not in (INSTALLED, IGNORED):
             absent.append(rel)  # ignored files are ignored-code's; unknown is not tested
     if differ:
-        yield f"code loaded by the tests differs from the tested tree: {limit(differ, PATH_LIMIT)}"
+        yield listed("code loaded by the tests differs from the tested tree: ", differ, PATH_LIMIT)
     if absent:
-        yield (f"code loaded by the tests is not in the tested tree: {limit(absent, PATH_LIMIT)}")
+        yield listed("code loaded by the tests is not in the tested tree: ", absent, PATH_LIMIT)
 
 
 def _tested_blob(facts: Facts, rel: str, raw: str, tested: str) -> bool:
@@ -505,7 +520,7 @@ def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out))
 
 
-def _ignored_code(facts: Facts, settings: Config) -> Iterator[str]:
+def _ignored_code(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     bound = _bound(facts)
     loaded = read_audit(bound.props)[0] if bound is not None else None
     if loaded is None or facts.tested_blobs is None:
@@ -518,21 +533,23 @@ def _ignored_code(facts: Facts, settings: Config) -> Iterator[str]:
         and not generated(rel, settings.generated)
     ]
     if found:
-        yield (
-            "the tests loaded code from git-ignored files, which a clean clone does not have: "
-            f"{limit(found, PATH_LIMIT)}"
+        yield listed(
+            "the tests loaded code from git-ignored files, which a clean clone does not have: ",
+            found,
+            PATH_LIMIT,
         )
 
 
-def _dirty_submodule(facts: Facts, settings: Config) -> Iterator[str]:
+def _dirty_submodule(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     for sub in facts.submodules:
-        yield (
-            f"submodule {sub.path} has changes its recorded commit does not hold: "
-            f"{limit(sub.changes, PATH_LIMIT)}"
+        yield listed(
+            f"submodule {sub.path} has changes its recorded commit does not hold: ",
+            sub.changes,
+            PATH_LIMIT,
         )
 
 
-def _stale_bytecode(facts: Facts, settings: Config) -> Iterator[str]:
+def _stale_bytecode(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     """Bytecode in the work tree older than the generation, sourceless legacy .pyc files, and
     stale or sourceless bytecode the audit saw the tests load."""
     bound = _bound(facts)
@@ -548,7 +565,7 @@ def _stale_bytecode(facts: Facts, settings: Config) -> Iterator[str]:
             found.append(f"{pyc.path} is older than the generation")
     found += _flagged(facts, bound, (audit.STALE, audit.SOURCELESS))
     if found:
-        yield limit(found, FLAG_LIMIT)
+        yield listed("", found, FLAG_LIMIT)
 
 
 def _flagged(facts: Facts, bound: _Bound, kinds: Sequence[str]) -> list[str]:
@@ -564,21 +581,21 @@ def _flagged(facts: Facts, bound: _Bound, kinds: Sequence[str]) -> list[str]:
     ]
 
 
-def _stale_extension(facts: Facts, settings: Config) -> Iterator[str]:
+def _stale_extension(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     bound = _bound(facts)
     if bound is not None:
         found = _flagged(facts, bound, (audit.STALE_EXT,))
         if found:
-            yield limit(found, FLAG_LIMIT)
+            yield listed("", found, FLAG_LIMIT)
 
 
-def _foreign_origin(facts: Facts, settings: Config) -> Iterator[str]:
+def _foreign_origin(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     bound = _bound(facts)
     loaded = read_audit(bound.props)[0] if bound is not None else None
     if loaded is not None:
         foreign = [f"{f.module} from {f.path}" for f in loaded.flags if f.kind == audit.FOREIGN]
         if foreign:
-            yield limit(foreign, FLAG_LIMIT)
+            yield listed("", foreign, FLAG_LIMIT)
 
 
 def _tests_failed(facts: Facts, settings: Config) -> Iterator[str]:
@@ -726,9 +743,11 @@ REMEDY = {rule.name: rule.remedy for rule in TABLE}
 def decide(facts: Facts, settings: Config) -> Verdict:
     """The verdict on ``facts``: every rule's failures, in the order of ``RULES``."""
     failures = tuple(
-        Failure(rule.name, printable(message))
+        Failure(rule.name, printable(found))
+        if isinstance(found, str)
+        else Failure(rule.name, printable(found.message), tuple(map(printable, found.items)))
         for rule in TABLE
-        for message in rule.check(facts, settings)
+        for found in rule.check(facts, settings)
     )
     bound = _bound(facts)
     report = facts.report
