@@ -51,6 +51,14 @@ def gather(
 ) -> Facts:
     """The facts for judging the evidence at ``evidence_path`` against the work tree, or
     against each of ``revs`` (shown as ``labels[rev]`` when given)."""
+    return with_report(workspace(checkout, revs, labels), checkout, evidence_path, suites)
+
+
+def workspace(
+    checkout: Checkout, revs: Sequence[str] = (), labels: Mapping[str, str] | None = None
+) -> Facts:
+    """The facts of the checkout itself, the same whatever evidence is judged: the targets,
+    the stamp, the bytecode on disk, the submodules (one walk of the work tree)."""
     targets = tuple(rev_tree(checkout, r, (labels or {}).get(r)) for r in revs)
     # One walk of the work tree: its identity (when it is the target) and where bytecode lives.
     walk = scan(checkout, want_tree=not targets, want_bytecode=True)
@@ -65,6 +73,32 @@ def gather(
     except GenstampError as exc:
         stamp_problem = exc.message
 
+    venvs: dict[str, bool] = {}
+    return Facts(
+        gitdir=str(checkout.gitdir),
+        stamp_path=str(generation.stamp_path(checkout)),
+        generation=gen,
+        stamp_problem=stamp_problem,
+        evidence="",
+        report=None,
+        unreadable="",
+        report_mtime_ns=None,
+        targets=targets,
+        diffs={},
+        tested_blobs=None,
+        bytecode=bytecode_listing(
+            checkout.workdir,
+            [rel for rel in walk.bytecode if not installed(checkout.workdir, rel, venvs)],
+        ),
+        submodules=dirty_submodules(checkout),
+        checkout_id=checkout_id.current(checkout.gitdir),
+    )
+
+
+def with_report(
+    base: Facts, checkout: Checkout, evidence_path: Path, suites: Sequence[str] = ()
+) -> Facts:
+    """``base`` (the checkout's facts) with those of the evidence at ``evidence_path``."""
     report: binding.Report | None = None
     unreadable = ""
     mtime: int | None = None
@@ -79,6 +113,7 @@ def gather(
         pass  # only the mtime is missing: it is a hint in a message, never a reason
 
     repo = checkout.repo
+    targets = base.targets
     diffs: dict[tuple[str, str], tuple[str, ...] | None] = {}
     blobs: dict[str, str] | None = None
     added: dict[tuple[str, str], str | None] = {}
@@ -109,26 +144,15 @@ def gather(
                 flagged = [f.path for f in loaded.flags if not os.path.isabs(f.path)]
                 placed = placement(checkout, [*loaded.loaded, *flagged], blobs, venvs)
 
-    return Facts(
-        gitdir=str(checkout.gitdir),
-        stamp_path=str(generation.stamp_path(checkout)),
-        generation=gen,
-        stamp_problem=stamp_problem,
+    return base._replace(
         evidence=str(evidence_path),
         report=report,
         unreadable=unreadable,
         report_mtime_ns=mtime,
-        targets=targets,
         diffs=diffs,
         tested_blobs=blobs,
-        bytecode=bytecode_listing(
-            checkout.workdir,
-            [rel for rel in walk.bytecode if not installed(checkout.workdir, rel, venvs)],
-        ),
         added=added,
         placed=placed,
-        submodules=dirty_submodules(checkout),
-        checkout_id=checkout_id.current(checkout.gitdir),
         views=views,
         suites=suites_found,
     )
@@ -147,7 +171,8 @@ def gather_parts(
     facts (which carry the others, for the merge), then each other file's own (judged by every
     rule but the merge). With ``kept``, when the first does not cover the suite alone, the
     parts the plugin kept for the current generation that tested the same tree join it."""
-    first = gather(checkout, paths[0], revs, labels, suites=suites)
+    base = workspace(checkout, revs, labels)  # one walk, however many parts
+    first = with_report(base, checkout, paths[0], suites)
     others = list(paths[1:])
     report = first.report
     if kept and report is not None and not binding_problem(report) and first.generation:
@@ -157,8 +182,8 @@ def gather_parts(
     out = []
     carried: list[tuple[str, binding.Report]] = []
     for path in others:
-        # Each part is gathered whole (its loads, its output file and its trees are its own).
-        facts = gather(checkout, path, revs, labels, suites=suites)._replace(primary=False)
+        # Each part's loads, output file and trees are its own; the checkout is the same.
+        facts = with_report(base, checkout, path, suites)._replace(primary=False)
         if facts.report is not None:
             carried.append((str(path), facts.report))
         out.append(facts)
