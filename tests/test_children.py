@@ -171,12 +171,20 @@ def build_extension(folder: Path) -> Path:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("case", ["source-newer", "built-before-generation", "control"])
+@pytest.mark.parametrize(
+    "case", ["source-newer", "source-elsewhere-newer", "built-before-generation", "control"]
+)
 def test_stale_extension(tmp_path: Path, case: str) -> None:
+    """Stale means not built from the sources now in the tree, wherever the build reads them
+    from; an extension built before the generation from unchanged sources is current."""
     repo, _ = project(
         tmp_path,
         "import calc._speed\n\n\ndef test_speed():\n    assert calc._speed\n",
-        {"src/calc/_speed.c": SPEED_C, ".gitignore": "__pycache__/\n*.so\n"},
+        {
+            "src/calc/_speed.c": SPEED_C,
+            "csrc/speed.h": "#define SPEED 1\n",
+            ".gitignore": "__pycache__/\n*.so\n",
+        },
     )
     folder = repo / "src" / "calc"
     if case == "built-before-generation":
@@ -185,20 +193,21 @@ def test_stale_extension(tmp_path: Path, case: str) -> None:
     else:
         restamp.begin(open_checkout(repo))
         built = build_extension(folder)
-    if case == "source-newer":
+    edited = {"source-newer": folder / "_speed.c", "source-elsewhere-newer": repo / "csrc/speed.h"}
+    if case in edited:
         st = built.stat()
-        (folder / "_speed.c").write_text(SPEED_C + "/* edited */\n")
-        os.utime(folder / "_speed.c", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-        commit_all(repo, "edited the C source")
+        source = edited[case]
+        source.write_text(source.read_text() + "/* edited */\n")
+        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+        commit_all(repo, "edited a native source")
         restamp.begin(open_checkout(repo))
         os.utime(built, ns=(st.st_atime_ns, st.st_mtime_ns))  # built before both
     proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
-    if case == "control":
+    if case in ("control", "built-before-generation"):
         assert flags == []
         return
     assert [f.module for f in flags] == ["calc._speed"]
     assert built.name in flags[0].detail and "pip install -e ." in flags[0].detail
-    if case == "source-newer":
-        assert "_speed.c" in flags[0].detail
+    assert edited[case].relative_to(repo).as_posix() in flags[0].detail

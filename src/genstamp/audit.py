@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 FOREIGN = "foreign-origin"  # a checkout module loaded from outside the checkout
 SOURCELESS = "sourceless"  # loaded from a .pyc with no source
 STALE = "stale-bytecode"  # loaded from bytecode older than the generation, or not its source's
-STALE_EXT = "stale-extension"  # an extension module older than the generation or its source
+STALE_EXT = "stale-extension"  # an extension module older than a native source of the tree
 
 # 2: ``loaded`` holds every distinct blob a path was loaded with (a reload, another process).
 # 3: ``notes``: what the audit could not see (child processes not followed, and why).
@@ -29,6 +29,8 @@ AUDIT_VERSION = 3
 READABLE = (2, 3)
 
 EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".pyx", ".pxd", ".rs")
+# What a build of an extension can read besides the sources above: headers and includes.
+NATIVE_SOURCES = (*EXTENSION_SOURCES, ".h", ".hh", ".hpp", ".hxx", ".pxi")
 
 
 class Flag(NamedTuple):
@@ -217,6 +219,7 @@ def judge(
 
     root_s = str(root)
     setup_py = (root / "setup.py").is_file()
+    natives: list[str] | None = None  # read once, and only when an extension was loaded
     loaded: dict[str, dict[str, None]] = {}
     flags: dict[Flag, None] = {}
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
@@ -227,7 +230,9 @@ def judge(
             if ld.via == loads_.SOURCELESS:
                 flags[Flag(SOURCELESS, name, rel, "loaded from bytecode with no source")] = None
             elif ld.via == loads_.EXTENSION:
-                stale = stale_extension(ld.path, int(ld.detail or 0), generation_ns, setup_py)
+                if natives is None:
+                    natives = native_sources(root)
+                stale = stale_extension(ld.path, int(ld.detail or 0), natives, root_s, setup_py)
                 if stale:
                     flags[Flag(STALE_EXT, name, rel, stale)] = None
             elif ld.via in (loads_.SOURCE, loads_.BYTECODE) and ld.blob:
@@ -275,25 +280,50 @@ def module_name(path: str, folders: Iterable[str]) -> str:
     return os.path.basename(path)
 
 
+def native_sources(root: Path) -> list[str]:
+    """The native sources of the checkout (C, C++, Cython, Rust and their headers) that git
+    tracks or would add: what a build of an extension module can read, wherever the build
+    configuration names them. Read from git, not guessed from a folder layout."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return []
+    names = os.fsdecode(out).split("\0")
+    return [os.path.join(root, n) for n in names if n.endswith(NATIVE_SOURCES)]
+
+
 def stale_extension(
-    path: str, mtime_ns: int, generation_ns: int | None, setup_py: bool
+    path: str, mtime_ns: int, natives: Iterable[str], root: str, setup_py: bool
 ) -> str | None:
     """Why the extension module at ``path`` (built at ``mtime_ns``) is not known to be built
-    from the sources now in the tree, if it is not."""
+    from the sources now in the tree, if it is not: a native source of the checkout (beside it
+    or anywhere a build configuration may name it) changed after it was built. git writes every
+    file a checkout, merge or pull changes, so a source the extension predates is one it was not
+    built from. An extension built before the generation from sources that have not changed
+    since is current: a build, then ``genstamp stamp``, is not refused."""
     rebuild = "python setup.py build_ext --inplace" if setup_py else "pip install -e ."
     folder, base = os.path.split(path)
     stem = base.partition(".")[0]
-    for ext in EXTENSION_SOURCES:
-        source = os.path.join(folder, stem + ext)
+    beside = [os.path.join(folder, stem + ext) for ext in EXTENSION_SOURCES]
+    newest: tuple[int, str] | None = None
+    for source in dict.fromkeys([*beside, *natives]):
         try:
-            newer = os.stat(source).st_mtime_ns > mtime_ns
+            mtime = os.stat(source).st_mtime_ns
         except OSError:
             continue
-        if newer:
-            return f"{base} is older than {stem + ext}: rebuild it ({rebuild})"
-    if generation_ns is not None and mtime_ns < generation_ns:
-        return f"{base} was built before the generation: rebuild it ({rebuild})"
-    return None
+        if mtime > mtime_ns and (newest is None or mtime > newest[0]):
+            newest = (mtime, source)
+    if newest is None:
+        return None
+    name = os.path.relpath(newest[1], root).replace(os.sep, "/")
+    return f"{base} is older than {name}: rebuild it ({rebuild})"
 
 
 def blob_id(path: str) -> str:
