@@ -511,15 +511,16 @@ def _fill(text: str) -> str:
 
 
 def _rules_epilog() -> str:
-    from genstamp.rules import TABLE
+    from genstamp.rules import ATTESTATION_TABLE, TABLE
 
-    width = max(len(rule.name) for rule in TABLE)
+    rows = [(r.name, r.remedy) for r in TABLE] + [(r.name, r.remedy) for r in ATTESTATION_TABLE]
+    width = max(len(name) for name, _ in rows)
     lines = ["rules (each a hard stop; a refusal prints `rule: what was found — remedy`):"]
-    for rule in TABLE:
+    for name, remedy in rows:
         lines += textwrap.wrap(
-            rule.remedy,
+            remedy,
             _WIDTH,
-            initial_indent=f"  {rule.name:<{width}}  ",
+            initial_indent=f"  {name:<{width}}  ",
             subsequent_indent=" " * (width + 4),
             break_on_hyphens=False,
         )

@@ -1070,7 +1070,7 @@ ATTESTATION_TABLE = (
         _summary_unverified,
     ),
 )
-RULES += tuple(rule.name for rule in ATTESTATION_TABLE)
+ATTESTATION_RULES = tuple(rule.name for rule in ATTESTATION_TABLE)
 REMEDY.update({rule.name: rule.remedy for rule in ATTESTATION_TABLE})
 
 
