@@ -326,11 +326,8 @@ def test_tampering_with_any_field_is_refused(
     # signed: the signature no longer verifies
     signed = rewrite(world.full, tmp_path / "signed.json", TAMPER[field])
     code, data = verdict(genstamp, judge, "--attestation", signed)
-    assert (
-        code == 1
-        and "attestation-signature" in rules(data)
-        or ("attestation-unreadable" in rules(data))
-    ), data
+    assert code == 1, data
+    assert set(rules(data)) & {"attestation-signature", "attestation-unreadable"}, data
     # unsigned, where signing is not required: the statement contradicts itself
     (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
     bare = rewrite(world.unsigned, tmp_path / "bare.json", TAMPER[field], keep_signatures=False)
