@@ -116,9 +116,8 @@ def build(root: Path) -> World:
     )
 
 
-@pytest.fixture(scope="session")
-def world(tmp_path_factory: pytest.TempPathFactory) -> World:
-    """Built once per session, whichever xdist worker asks first."""
+def shared_world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    """The world, built once per session, whichever xdist worker asks first."""
     shared = _session_dir(tmp_path_factory) / "attest-world"
     with _locked(_session_dir(tmp_path_factory) / "attest-world.lock"):
         done = shared / "commit"
@@ -135,6 +134,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
         shared / "unsigned.json",
         done.read_text(),
     )
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return shared_world(tmp_path_factory)
 
 
 def fresh_clone(world: World, where: Path) -> Path:

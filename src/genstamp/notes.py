@@ -8,7 +8,9 @@ merges them with that strategy and pushes, again on a non-fast-forward (a concur
 
 from __future__ import annotations
 
+import random
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -95,9 +97,11 @@ def publish(workdir: Path, remote: str) -> int:
         pushed = _git(workdir, "push", "-q", remote, f"{REF}:{REF}")
         if pushed.returncode == 0:
             return attempt
-        if "non-fast-forward" not in pushed.stderr and "fetch first" not in pushed.stderr:
-            raise _fail(f"cannot push {REF} to {remote}", pushed, "check the remote")
-    raise GenstampError(
-        f"{REF} moved on {remote} at every one of {ATTEMPTS} attempts",
-        "publish again (other jobs are publishing at the same time)",
+        # A concurrent publish moved the ref (a non-fast-forward), or holds its lock on the
+        # remote as we push: fetch, merge and push again, a little later each time.
+        time.sleep(random.uniform(0, 0.2 * attempt))
+    raise _fail(
+        f"cannot push {REF} to {remote} in {ATTEMPTS} attempts",
+        pushed,
+        "publish again (other jobs may be publishing at the same time)",
     )
