@@ -1095,4 +1095,5 @@ def decide_attestations(facts: AttestationFacts, settings: Config) -> Verdict:
         facts.targets,
         merged_counts(merge) if merge is not None else None,
         merge,
+        tuple(merge.left_out()) if settings.allow_partial and merge is not None else (),
     )
