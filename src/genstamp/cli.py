@@ -771,9 +771,10 @@ def _attestation_sources(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--attestation",
         type=Path,
-        action="append",
+        action="extend",
+        nargs="+",
         metavar="FILE",
-        help="judge from this attestation (repeatable: parts merge), not local evidence",
+        help="judge from these attestations (parts merge), not local evidence",
     )
     p.add_argument(
         "--from-notes",
