@@ -440,3 +440,36 @@ def test_no_attestation_file_is_an_error_and_no_note_a_refusal(
     junk.write_text("{not json")
     code, data = verdict(genstamp, judge, "--attestation", junk)
     assert code == 1 and rules(data) == ["attestation-unreadable"], data
+
+
+def test_hostile_and_mistaken_input_is_one_line_never_a_traceback(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    code, data = verdict(genstamp, judge, "--attestation", deep)
+    assert code == 1 and rules(data) == ["attestation-unreadable"], data
+    nested = rewrite(
+        world.unsigned, tmp_path / "nested.json", _set(["predicate", "genstamp", "part"], {})
+    )
+    code, data = verdict(genstamp, judge, "--attestation", nested)
+    assert code == 1, data
+    code, _out, err = genstamp(
+        "-C", judge, "verify", "--junit", "x.xml", "--attestation", world.full
+    )
+    assert code == 2 and err.count("\n") == 1 and "give one of them" in err, err
+
+
+@pytest.mark.parametrize("part", [{"index": 0, "count": 3}, {"index": 4, "count": 3}])
+def test_a_part_that_is_not_i_of_n_is_unreadable(
+    part: dict[str, int], world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    def change(body: dict[str, Any]) -> None:
+        body["predicate"]["genstamp"]["part"] = part
+        body["subject"][0]["digest"]["sha256"] = statement.evidence_digest(body["predicate"])
+
+    bad = rewrite(world.unsigned, tmp_path / "bad.json", change, keep_signatures=False)
+    (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
+    code, data = verdict(genstamp, judge, "--attestation", bad)
+    assert code == 1 and rules(data) == ["attestation-unreadable"], data
+    assert "is not I/N" in data["failures"][0]["message"]

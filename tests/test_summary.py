@@ -76,9 +76,9 @@ def test_a_summary_without_the_attestation_or_naming_other_objects_is_refused(
     code, data = verdict(genstamp, judge, *parts(world), "--summary", forged)
     assert code == 1 and rules(data) == ["summary-unverified"], data
     path = summarize(genstamp, judge, world, tmp_path)
-    path.write_text(path.read_text() + "\nmerged as deadbeefcafe\n")
+    path.write_text(path.read_text() + "\nmerged as 1234567abcdef\n")
     code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
-    assert code == 1 and "deadbeefcafe" in data["failures"][0]["message"], data
+    assert code == 1 and "1234567abcdef" in data["failures"][0]["message"], data
 
 
 def test_no_summary_of_what_the_gate_refuses(

@@ -208,6 +208,11 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
     if args.attestation or args.from_notes or args.summary:
         from genstamp.attest import verify_attestations
 
+        if args.junit:
+            raise GenstampError(
+                "--junit judges local evidence, --attestation/--from-notes attestations",
+                "give one of them",
+            )
         verdict, _ = verify_attestations(
             checkout,
             args.rev or (),

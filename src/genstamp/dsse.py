@@ -64,7 +64,7 @@ def from_json(text: str) -> Envelope:
     """Raises ValueError on anything but a DSSE envelope."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested past the stack
         raise ValueError("not JSON") from None
     if not isinstance(data, dict) or not {"payload", "payloadType"} <= set(data):
         raise ValueError("not a DSSE envelope (payload and payloadType are required)")

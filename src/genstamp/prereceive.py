@@ -99,7 +99,14 @@ def judge(
     for update in updates:
         if update.new == Z40 or not protected(update.ref, patterns):
             continue
-        commit = repo[update.new].peel(pygit2.Commit)
+        try:
+            commit = repo[update.new].peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            raise GenstampError(
+                f"{update.ref} would point at {update.new[:12]}, which is not a commit",
+                "push a commit to a protected ref",
+                code=EXIT_REFUSED,
+            ) from None
         target = Target(update.ref, str(commit.tree_id))
         text = notes.read(repo, str(commit.id), notes_tip) if notes_tip != "" else ""
         sources = [(f"the note on {str(commit.id)[:12]}", text)] if text else []

@@ -964,7 +964,8 @@ def _attestation_parts_disagree(facts: AttestationFacts, settings: Config) -> It
 _FIGURE = re.compile(
     r"(\d+)\s+(passed|failed|errors?|skipped|xfailed|xpassed|tests?|parts?)\b", re.I
 )
-_HEXES = re.compile(r"\b[0-9a-f]{7,64}\b")
+# An object id as people quote it: 7 to 64 hex digits, at least one a digit (not a word).
+_HEXES = re.compile(r"\b(?=[0-9a-f]*[0-9])[0-9a-f]{7,64}\b")
 
 
 def summary_figures(merge: coverage.Merge) -> dict[str, int]:

@@ -164,7 +164,7 @@ def read(payload: bytes, label: str) -> Attested:
     evidence digest is returned with ``tampered`` saying where."""
     try:
         statement = json.loads(payload)
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise StatementError("its payload is not JSON") from None
     problems = shape_problems(statement)
     if problems:
@@ -183,6 +183,8 @@ def read(payload: bytes, label: str) -> Attested:
         tree, commit = str(ext["tree"]), str(ext["commit"])
         part = ext.get("part")
         where = (int(part["index"]), int(part["count"])) if part else None
+        if where is not None and not 1 <= where[0] <= where[1]:
+            raise ValueError(f"part {where[0]}/{where[1]} is not I/N")
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise StatementError(f"its predicate.{EXTENSION} cannot be read ({exc})") from None
     return Attested(
