@@ -251,6 +251,9 @@ def test_attest_then_verify_from_the_file_in_a_fresh_clone(
     assert data["tests"]["passed"] == TESTS
     assert data["selection"]["complete"] is True
     assert not (judge / ".git" / "genstamp" / "evidence.xml").exists()  # no local run
+    (said,) = data["attestations"]
+    assert said["digest"] == payload(world.full)["subject"][0]["digest"]["sha256"]
+    assert said["signer"] == "ci1@example" and said["commit"] == world.commit
 
 
 def test_attest_refuses_what_the_gate_refuses(world: World, tmp_path: Path) -> None:

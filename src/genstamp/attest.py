@@ -283,3 +283,21 @@ def verify_attestations(
         summary=text,
     )
     return decide_attestations(facts, settings), facts
+
+
+def attestations_json(facts: AttestationFacts) -> list[dict[str, Any]]:
+    """What ``verify --json`` says of each attestation it judged: where it came from, what it
+    attests, its evidence digest (the sha256 subject) and who signed it."""
+    return [
+        {
+            "source": a.label,
+            "readable": not a.problem,
+            "tree": a.tree or None,
+            "commit": a.commit or None,
+            "digest": a.digest or None,
+            "part": f"{a.part[0]}/{a.part[1]}" if a.part else None,
+            "result": a.result or None,
+            "signer": a.signer or None,
+        }
+        for a in facts.attested
+    ]

@@ -206,20 +206,23 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp.verify import verify
 
     if args.attestation or args.from_notes or args.summary:
-        from genstamp.attest import verify_attestations
+        from genstamp.attest import attestations_json, verify_attestations
 
         if args.junit:
             raise GenstampError(
                 "--junit judges local evidence, --attestation/--from-notes attestations",
                 "give one of them",
             )
-        verdict, _ = verify_attestations(
+        verdict, facts = verify_attestations(
             checkout,
             args.rev or (),
             files=args.attestation or (),
             from_notes=args.from_notes,
             summary=args.summary,
         )
+        if args.json:
+            _print_json(verdict.to_json() | {"attestations": attestations_json(facts)})
+            return EXIT_OK if verdict.ok else EXIT_REFUSED
     else:
         verdict = verify(checkout, junit=args.junit, revs=args.rev or ())
     if args.json:

@@ -740,14 +740,17 @@ RULES = tuple(rule.name for rule in TABLE)
 REMEDY = {rule.name: rule.remedy for rule in TABLE}
 
 
+def failure(rule: str, found: str | Listed) -> Failure:
+    """A check's finding as a failure of ``rule``, printable on one line."""
+    if isinstance(found, str):
+        return Failure(rule, printable(found))
+    return Failure(rule, printable(found.message), tuple(map(printable, found.items)))
+
+
 def decide(facts: Facts, settings: Config) -> Verdict:
     """The verdict on ``facts``: every rule's failures, in the order of ``RULES``."""
     failures = tuple(
-        Failure(rule.name, printable(found))
-        if isinstance(found, str)
-        else Failure(rule.name, printable(found.message), tuple(map(printable, found.items)))
-        for rule in TABLE
-        for found in rule.check(facts, settings)
+        failure(rule.name, found) for rule in TABLE for found in rule.check(facts, settings)
     )
     bound = _bound(facts)
     report = facts.report
@@ -1078,9 +1081,7 @@ REMEDY.update({rule.name: rule.remedy for rule in ATTESTATION_TABLE})
 def decide_attestations(facts: AttestationFacts, settings: Config) -> Verdict:
     """The verdict on a commit from attestations alone, without a local run."""
     failures = tuple(
-        Failure(rule.name, printable(found))
-        if isinstance(found, str)
-        else Failure(rule.name, printable(found.message), tuple(map(printable, found.items)))
+        failure(rule.name, found)
         for rule in ATTESTATION_TABLE
         for found in rule.check(facts, settings)
     )
