@@ -301,3 +301,22 @@ def attestations_json(facts: AttestationFacts) -> list[dict[str, Any]]:
         }
         for a in facts.attested
     ]
+
+
+def note_files(checkout: Checkout, paths: Sequence[Path]) -> list[tuple[Path, str]]:
+    """Add the envelopes of each file to the note on the commit each attests (refusing a file
+    that holds anything else); (file, commit) for each note written."""
+    from genstamp import notes
+
+    done = []
+    for path in paths:
+        by_commit: dict[str, list[str]] = {}
+        for label, line in bundle_lines(str(path), read_file(path)):
+            found = read_envelope(label, line, None)
+            if found.problem:
+                raise GenstampError(f"{label}: {found.problem}", "publish genstamp attestations")
+            by_commit.setdefault(found.commit, []).append(line)
+        for commit, lines in by_commit.items():
+            notes.add(checkout.workdir, checkout.repo, commit, lines)
+            done.append((path, commit))
+    return done

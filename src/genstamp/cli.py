@@ -287,17 +287,8 @@ def cmd_attest(args: argparse.Namespace, checkout: Checkout) -> int:
 def cmd_publish(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp import attest, notes
 
-    for path in args.files:
-        text = attest.read_file(path)
-        by_commit: dict[str, list[str]] = {}
-        for label, line in attest.bundle_lines(str(path), text):
-            found = attest.read_envelope(label, line, None)
-            if found.problem:
-                raise GenstampError(f"{label}: {found.problem}", "publish genstamp attestations")
-            by_commit.setdefault(found.commit, []).append(line)
-        for commit, lines in by_commit.items():
-            notes.add(checkout.workdir, checkout.repo, commit, lines)
-            print(f"genstamp: {path} noted on {commit[:12]} in {notes.REF}", file=sys.stderr)
+    for path, commit in attest.note_files(checkout, args.files):
+        print(f"genstamp: {path} noted on {commit[:12]} in {notes.REF}", file=sys.stderr)
     if args.remote:
         tries = notes.publish(checkout.workdir, args.remote)
         print(f"genstamp: {notes.REF} pushed to {args.remote} ({tries} attempts)", file=sys.stderr)
