@@ -92,3 +92,14 @@ def test_a_note_fanned_out_is_read() -> None:
     tip = repo.create_commit(None, sig, sig, "notes", outer.write(), [])
     assert notes.read(repo, sha, str(tip)) == "line\n"
     assert notes.read(repo, "cd" * 20, str(tip)) == ""
+
+
+def test_publishing_what_is_not_an_attestation_is_one_line(
+    world: World, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    m = clone(remote_copy(world, tmp_path), tmp_path / "m")
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"payload": "e30=", "payloadType": "text/plain"}\n')
+    code, _out, err = genstamp("-C", m, "publish", junk)
+    assert code == 2 and err.count("\n") == 1 and "payloadType" in err, err
+    assert git(m, "notes", f"--ref={notes.REF}", "list", check=False) == ""
