@@ -197,6 +197,10 @@ def test_the_statement_has_the_specifications_fields(world: World) -> None:
     assert env["payloadType"] == "application/vnd.in-toto+json"
     (sig,) = env["signatures"]
     assert set(sig) == {"keyid", "sig"}
+    listed = subprocess.run(
+        ["ssh-keygen", "-l", "-f", str(world.keys / "ci1.pub")], capture_output=True, text=True
+    )
+    assert sig["keyid"] == listed.stdout.split()[1]  # the signing key's fingerprint
     assert base64.b64decode(sig["sig"]).startswith(b"-----BEGIN SSH SIGNATURE-----")
     body = payload(world.full)
     assert set(body) == {"_type", "subject", "predicateType", "predicate"}
@@ -282,7 +286,7 @@ def test_a_signature_by_a_key_not_in_allowed_signers_is_refused(
 ) -> None:
     env = envelope(world.unsigned)
     body = base64.b64decode(env["payload"])
-    sig = signing.sign(dsse.pae(env["payloadType"], body), str(world.keys / "rogue"))
+    sig = signing.sign(dsse.pae(env["payloadType"], body), str(world.keys / "rogue")).signature
     env["signatures"] = [{"keyid": "", "sig": base64.b64encode(sig).decode()}]
     rogue = tmp_path / "rogue.json"
     rogue.write_text(json.dumps(env))
@@ -290,7 +294,7 @@ def test_a_signature_by_a_key_not_in_allowed_signers_is_refused(
     assert code == 1 and rules(data) == ["attestation-signature"], data
     assert "not in" in message(data, "attestation-signature")
     # the control: the same payload signed by an allowed key
-    good = signing.sign(dsse.pae(env["payloadType"], body), str(world.keys / "ci2"))
+    good = signing.sign(dsse.pae(env["payloadType"], body), str(world.keys / "ci2")).signature
     env["signatures"] = [{"keyid": "", "sig": base64.b64encode(good).decode()}]
     rogue.write_text(json.dumps(env))
     assert verdict(genstamp, judge, "--attestation", rogue)[0] == 0
@@ -324,6 +328,21 @@ TAMPER = {
     "version": _set(["predicate", "genstamp", "version"], 2),
     "type": _set(["_type"], "https://in-toto.io/Statement/v0.1"),
 }
+
+
+def test_a_keyid_naming_another_key_is_refused(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    env = envelope(world.full)
+    env["signatures"][0]["keyid"] = "SHA256:" + "A" * 43
+    edited = tmp_path / "keyid.json"
+    edited.write_text(json.dumps(env))
+    code, data = verdict(genstamp, judge, "--attestation", edited)
+    assert code == 1 and rules(data) == ["attestation-signature"], data
+    assert "keyid" in message(data, "attestation-signature")
+    env["signatures"][0]["keyid"] = ""  # no hint at all: the signature alone decides
+    edited.write_text(json.dumps(env))
+    assert verdict(genstamp, judge, "--attestation", edited)[0] == 0
 
 
 @pytest.mark.parametrize("field", list(TAMPER))

@@ -106,8 +106,8 @@ def attest(
     signatures: tuple[dsse.Signature, ...] = ()
     if sign:
         key = signing.signing_key(checkout.workdir)
-        sig = signing.sign(dsse.pae(dsse.PAYLOAD_TYPE, payload), key)
-        signatures = (dsse.Signature("", sig),)
+        signed = signing.sign(dsse.pae(dsse.PAYLOAD_TYPE, payload), key)
+        signatures = (dsse.Signature(signed.fingerprint, signed.signature),)
     return Made(dsse.Envelope(dsse.PAYLOAD_TYPE, payload, signatures), verdict, made)
 
 
@@ -182,9 +182,13 @@ def read_envelope(label: str, line: str, allowed: Path | None) -> Attested:
     problem = ""
     for sig in envelope.signatures:
         checked = signing.verify(message, sig.sig, allowed)
-        if checked.signer:
+        if checked.signer and sig.keyid and sig.keyid != checked.fingerprint:
+            # keyid is a hint, never trusted: but one naming another key is an edit
+            problem = f"its keyid {sig.keyid} is not the key that signed ({checked.fingerprint})"
+        elif checked.signer:
             return attested._replace(signer=checked.signer)
-        problem = checked.problem
+        else:
+            problem = checked.problem
     return attested._replace(bad_signature=problem)
 
 

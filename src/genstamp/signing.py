@@ -23,6 +23,7 @@ NAMESPACE = "genstamp"
 class Checked(NamedTuple):
     signer: str  # the principal whose signature verified ("" when none did)
     problem: str  # why not ("" when one did)
+    fingerprint: str = ""  # the verifying key's (SHA256:…), as ssh-keygen names it
 
 
 def git_config(cwd: Path, name: str) -> str:
@@ -55,8 +56,13 @@ def _ssh_keygen(args: Sequence[str], data: bytes) -> subprocess.CompletedProcess
         ) from None
 
 
-def sign(data: bytes, key: str) -> bytes:
-    """The armored SSH signature of ``data`` by ``key``."""
+class Signed(NamedTuple):
+    signature: bytes  # armored (-----BEGIN SSH SIGNATURE-----)
+    fingerprint: str  # the signing key's, SHA256:…: the envelope's keyid
+
+
+def sign(data: bytes, key: str) -> Signed:
+    """The armored SSH signature of ``data`` by ``key``, and the key's fingerprint."""
     with tempfile.TemporaryDirectory(prefix="genstamp-sign-") as tmp:
         if key.startswith("key::"):
             path = Path(tmp, "key.pub")
@@ -64,13 +70,20 @@ def sign(data: bytes, key: str) -> bytes:
         else:
             path = Path(os.path.expanduser(key))
         proc = _ssh_keygen(["-q", "-Y", "sign", "-n", NAMESPACE, "-f", str(path)], data)
+        listed = _ssh_keygen(["-l", "-f", str(path)], b"")
     if proc.returncode != 0 or b"BEGIN SSH SIGNATURE" not in proc.stdout:
         why = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no reason"]
         raise GenstampError(
             f"ssh-keygen could not sign with {key}: {why[0]}",
             "check user.signingkey (a key file, or an agent holding the key)",
         )
-    return proc.stdout
+    return Signed(proc.stdout, _fingerprint(listed.stdout))
+
+
+def _fingerprint(output: bytes) -> str:
+    """The first ``SHA256:…`` word of ssh-keygen's output ("" when none)."""
+    words = output.decode("utf-8", "replace").split()
+    return next((w.rstrip(".") for w in words if w.startswith("SHA256:")), "")
 
 
 def verify(data: bytes, signature: bytes, allowed: Path) -> Checked:
@@ -86,6 +99,7 @@ def verify(data: bytes, signature: bytes, allowed: Path) -> Checked:
             return Checked("", f"signed by a key that is not in {allowed}")
         for principal in principals:
             args = ["-Y", "verify", "-f", str(allowed), "-I", principal, "-n", NAMESPACE]
-            if _ssh_keygen([*args, "-s", str(sig)], data).returncode == 0:
-                return Checked(principal, "")
+            proc = _ssh_keygen([*args, "-s", str(sig)], data)
+            if proc.returncode == 0:
+                return Checked(principal, "", _fingerprint(proc.stdout + proc.stderr))
     return Checked("", f"the signature does not verify (by {principals[0]}, namespace {NAMESPACE})")
