@@ -428,6 +428,9 @@ def test_three_parts_from_three_clones_merge_into_one_verdict(
     code, data = verdict(genstamp, judge, *args)
     assert code == 0, data
     assert data["tests"]["passed"] == TESTS and len(data["parts"]) == 3
+    code, out, err = genstamp("-C", judge, "verify", *args)
+    assert code == 0 and out == "", out
+    assert "3 parts merged, signed by ci1@example, ci2@example, ci3@example" in err, err
 
 
 @pytest.mark.parametrize("missing", [1, 2, 3])

@@ -324,3 +324,15 @@ def note_files(checkout: Checkout, paths: Sequence[Path]) -> list[tuple[Path, st
             notes.add(checkout.workdir, checkout.repo, commit, lines)
             done.append((path, commit))
     return done
+
+
+def accepted_line(verdict: Verdict, facts: AttestationFacts) -> str:
+    """What an accepted verdict from attestations says, in one line."""
+    c = verdict.counts
+    counts = f"{c.passed} passed, {c.skipped - c.xfailed - c.xpassed} skipped, " if c else ""
+    merge = verdict.merge
+    parts = f", {len(merge.parts)} parts merged" if merge and len(merge.parts) > 1 else ""
+    signers = sorted({a.signer for a in facts.attested if a.signer})
+    signed = f", signed by {', '.join(signers)}" if signers else ", unsigned"
+    trees = ", ".join(sorted({t.tree[:12] for t in verdict.targets}))
+    return f"attestations accepted: {counts}tree {trees}{parts}{signed}"

@@ -206,7 +206,7 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp.verify import verify
 
     if args.attestation or args.from_notes or args.summary:
-        from genstamp.attest import attestations_json, verify_attestations
+        from genstamp.attest import accepted_line, attestations_json, verify_attestations
 
         if args.junit:
             raise GenstampError(
@@ -222,6 +222,13 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
         )
         if args.json:
             _print_json(verdict.to_json() | {"attestations": attestations_json(facts)})
+            return EXIT_OK if verdict.ok else EXIT_REFUSED
+        if args.format == "text":
+            for failure in verdict.failures:
+                print(_refusal(failure, sys.stdout))
+            if verdict.ok:
+                line = accepted_line(verdict, facts)
+                print(f"genstamp: {_paint(line, GREEN, sys.stderr)}", file=sys.stderr)
             return EXIT_OK if verdict.ok else EXIT_REFUSED
     else:
         verdict = verify(checkout, junit=args.junit, revs=args.rev or ())
