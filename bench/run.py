@@ -69,6 +69,7 @@ FIGURES = (
     "pytest-subprocesses",
     "post-checkout-pre-commit",
     "identity-clean-filter",
+    "verify-attestations",
     "growth",
 )
 # 1% of the synthetic paths (the m7.py of every leaf under p0/) go through a clean filter.
@@ -719,6 +720,38 @@ def fig_subprocesses(path: Path, plan: Plan, env: Env) -> Figure:
     return with_and_without_plugin(fig, path, plan, env)
 
 
+def fig_verify_attestations(repo: Repo, tests: int, plan: Plan, env: Env) -> Figure:
+    """Judging a commit from its attestation (no walk of the work tree: the statement, the
+    suite listed from the tree) against judging the local evidence of the same run."""
+    from genstamp.attest import verify_attestations
+
+    run([*genstamp_cmd(), "stamp"], cwd=repo.path, env=env.base)
+    run([sys.executable, "-m", "pytest", "-q"], cwd=repo.path, env=env.base)
+    statement = repo.path.parent / "attestation.json"
+    run([*genstamp_cmd(), "attest", "-o", str(statement)], cwd=repo.path, env=env.base)
+    fig = Figure(
+        "verify-attestations",
+        f"verify from the attestation of a {tests}-test suite vs verify of local evidence",
+        "verify_attestations(checkout, ['HEAD'], files=[attestation.json])",
+        "genstamp.verify.verify(open_checkout(path))",
+        repo.files,
+        target=1.0,
+        note="in-process, unsigned (a signature adds an ssh-keygen process per envelope)",
+    )
+    path = repo.path
+
+    def side_a() -> None:
+        verdict, _ = verify_attestations(open_checkout(path), ["HEAD"], files=[statement])
+        if not verdict.ok:
+            raise BenchError("the attestation was refused: " + verdict.failures[0].line())
+
+    def side_b() -> None:
+        if not verify(open_checkout(path)).ok:
+            raise BenchError("the local evidence was refused")
+
+    return measure(fig, side_a, side_b, plan)
+
+
 def snapshot_project(dest: Path) -> str:
     """This checkout as it is on disk (uncommitted edits included) committed into a new repo:
     the `repo:` pre-commit clones. Returns the commit id for `rev:`."""
@@ -1071,6 +1104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures.append(fig_pre_commit(args.hook_files, plan, env, args.pre_commit))
         if "identity-clean-filter" in wanted:
             figures.append(fig_identity_filter(tmp / "repo-filter", args.suite_files, plan))
+        if "verify-attestations" in wanted:
+            attested = build_repo(tmp / "attested", args.suite_files, tests=args.tests, dirty=False)
+            figures.append(fig_verify_attestations(attested, args.tests, plan, env))
         grow = growth(by_size) if "growth" in wanted and by_size else None
         info["load_end"] = _load()
         result: dict[str, Any] = {

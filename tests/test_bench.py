@@ -27,6 +27,7 @@ MEASURED = (
     "pytest-plugin",
     "identity-clean-filter",
     "pytest-subprocesses",
+    "verify-attestations",
 )
 # The smallest run that still measures every figure: one timed pair each (the time is process
 # start-up, which repository size barely changes), two repository sizes for the growth figure.
@@ -37,6 +38,7 @@ TARGETS = {
     "verify-vs-pygit2": 1.4,
     "pytest-plugin": 1.10,
     "pytest-subprocesses": 1.15,
+    "verify-attestations": 1.0,
 }
 
 

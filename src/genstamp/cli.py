@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 import pygit2
 
 from genstamp import __version__, config, generation, hooks, restamp
+from genstamp.atomic import write_atomic
 from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
 from genstamp.identity import tree_identity
@@ -204,7 +205,33 @@ def _print_selection(status: dict[str, Any]) -> None:
 def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp.verify import verify
 
-    verdict = verify(checkout, junit=args.junit, revs=args.rev or ())
+    if args.attestation or args.from_notes or args.summary:
+        from genstamp.attest import accepted_line, attestations_json, verify_attestations
+
+        if args.junit:
+            raise GenstampError(
+                "--junit judges local evidence, --attestation/--from-notes attestations",
+                "give one of them",
+            )
+        verdict, facts = verify_attestations(
+            checkout,
+            args.rev or (),
+            files=args.attestation or (),
+            from_notes=args.from_notes,
+            summary=args.summary,
+        )
+        if args.json:
+            _print_json(verdict.to_json() | {"attestations": attestations_json(facts)})
+            return EXIT_OK if verdict.ok else EXIT_REFUSED
+        if args.format == "text":
+            for failure in verdict.failures:
+                print(_refusal(failure, sys.stdout))
+            if verdict.ok:
+                line = accepted_line(verdict, facts)
+                print(f"genstamp: {_paint(line, GREEN, sys.stderr)}", file=sys.stderr)
+            return EXIT_OK if verdict.ok else EXIT_REFUSED
+    else:
+        verdict = verify(checkout, junit=args.junit, revs=args.rev or ())
     if args.json:
         _print_json(verdict.to_json())
     elif args.format == "github":
@@ -243,6 +270,54 @@ def _accepted(verdict: Verdict) -> str:
     )
 
 
+def cmd_attest(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp import attest, dsse
+
+    part = attest.parse_part(args.part) if args.part else None
+    made = attest.attest(checkout, args.rev, part=part, sign=args.sign, url=args.url or "")
+    if made.envelope is None:
+        for failure in made.verdict.failures:
+            print(_refusal(failure, sys.stdout))
+        print("genstamp: not attested: the gate refused", file=sys.stderr)
+        return EXIT_REFUSED
+    line = dsse.to_json(made.envelope) + "\n"
+    if args.output:
+        write_atomic(args.output, line.encode())
+    else:
+        sys.stdout.write(line)
+    signed = "signed" if made.envelope.signatures else "unsigned"
+    where = f" to {args.output}" if args.output else ""
+    print(f"genstamp: attested {args.rev} ({signed}){where}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_publish(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp import attest, notes
+
+    for path, commit in attest.note_files(checkout, args.files):
+        print(f"genstamp: {path} noted on {commit[:12]} in {notes.REF}", file=sys.stderr)
+    if args.remote:
+        tries = notes.publish(checkout.workdir, args.remote)
+        print(f"genstamp: {notes.REF} pushed to {args.remote} ({tries} attempts)", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_summary(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp import attest, summary
+
+    verdict, facts = attest.verify_attestations(
+        checkout, [args.rev], files=args.attestation or (), from_notes=args.from_notes
+    )
+    if not verdict.ok:
+        for failure in verdict.failures:
+            print(_refusal(failure, sys.stdout))
+        print("genstamp: no summary: the gate refused", file=sys.stderr)
+        return EXIT_REFUSED
+    tree = verdict.targets[0].tree
+    sys.stdout.write(summary.render(verdict, [a for a in facts.attested if a.tree == tree]))
+    return EXIT_OK
+
+
 def cmd_run(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp.run import run
 
@@ -263,6 +338,15 @@ def _read_stdin() -> str:
 
 
 def cmd_hook(args: argparse.Namespace, checkout: Checkout | None) -> int:
+    if args.hook == "pre-receive":  # on the server: a bare repository, no checkout
+        from genstamp import prereceive
+
+        refused = prereceive.run(_read_stdin(), os.environ)
+        for ref, failure in refused:
+            print(f"genstamp: {ref}: {failure.line()}", file=sys.stderr)
+        if refused:
+            print("genstamp: push refused: a protected ref needs an attested tree", file=sys.stderr)
+        return EXIT_REFUSED if refused else EXIT_OK
     if args.hook != "pre-push":
         return _restamp_hook(args.hook, args.directory, checkout)
     if checkout is None:
@@ -424,7 +508,7 @@ exit codes:
 Errors are one line on stderr (`genstamp: ... (hint: the remedy)`); findings one line each
 on stdout."""
 
-_HOOK_NAMES = (*hooks.RESTAMP_HOOKS, "restamp", "pre-push")
+_HOOK_NAMES = (*hooks.RESTAMP_HOOKS, "restamp", "pre-push", "pre-receive")
 _WIDTH = 88
 
 
@@ -433,15 +517,16 @@ def _fill(text: str) -> str:
 
 
 def _rules_epilog() -> str:
-    from genstamp.rules import TABLE
+    from genstamp.rules import ATTESTATION_TABLE, TABLE
 
-    width = max(len(rule.name) for rule in TABLE)
+    rows = [(r.name, r.remedy) for r in TABLE] + [(r.name, r.remedy) for r in ATTESTATION_TABLE]
+    width = max(len(name) for name, _ in rows)
     lines = ["rules (each a hard stop; a refusal prints `rule: what was found — remedy`):"]
-    for rule in TABLE:
+    for name, remedy in rows:
         lines += textwrap.wrap(
-            rule.remedy,
+            remedy,
             _WIDTH,
-            initial_indent=f"  {rule.name:<{width}}  ",
+            initial_indent=f"  {name:<{width}}  ",
             subsequent_indent=" " * (width + 4),
             break_on_hyphens=False,
         )
@@ -552,7 +637,49 @@ def build_parser() -> argparse.ArgumentParser:
         default="text",
         help="github: one GitHub Actions annotation per refusal (::error title=genstamp RULE::…)",
     )
+    _attestation_sources(p)
+    p.add_argument(
+        "--summary",
+        type=Path,
+        metavar="FILE",
+        help="check that this summary quotes a verified attestation of --rev and nothing else",
+    )
     p.set_defaults(func=cmd_verify)
+
+    p = command(
+        "attest",
+        "write an in-toto attestation of a verified commit",
+        "Judge REV as `verify --rev` does and, when accepted, write an in-toto Statement "
+        "(test-result predicate, genstamp's facts) in a DSSE envelope, signed with git's SSH "
+        "signing key with --sign. With --part I/N the run may be one part of a split suite.",
+    )
+    p.add_argument("--rev", default="HEAD", help="the commit to attest (default: HEAD)")
+    p.add_argument("--part", metavar="I/N", help="this run is group I of N (pytest-split)")
+    p.add_argument("--sign", action="store_true", help="sign with user.signingkey (ssh)")
+    p.add_argument("--url", help="the CI run's address (default: GitHub Actions' run)")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="default: stdout")
+    p.set_defaults(func=cmd_attest)
+
+    p = command(
+        "publish",
+        "store attestations as git notes (refs/notes/genstamp), and push them",
+        "Add each attestation to the note on the commit it attests under refs/notes/genstamp "
+        "(a union: nothing already there is lost); with --remote, fetch the remote's notes, "
+        "merge them (cat_sort_uniq) and push, again when a concurrent publish moved them.",
+    )
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="attestations")
+    p.add_argument("--remote", help="push refs/notes/genstamp to this remote")
+    p.set_defaults(func=cmd_publish)
+
+    p = command(
+        "summary",
+        "markdown of what the gate verified from attestations",
+        "Judge REV from attestations and, when accepted, print a markdown summary that states "
+        "only what was verified and carries the attestations' digests; exit 1 when refused.",
+    )
+    p.add_argument("--rev", default="HEAD", help="the commit (default: HEAD)")
+    _attestation_sources(p)
+    p.set_defaults(func=cmd_summary)
 
     p = command(
         "run",
@@ -644,6 +771,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", action="store_true", help="keep the temporary folder")
     p.set_defaults(func=cmd_demo, no_checkout_ok=True)
     return parser
+
+
+def _attestation_sources(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--attestation",
+        type=Path,
+        action="extend",
+        nargs="+",
+        metavar="FILE",
+        help="judge from these attestations (parts merge), not local evidence",
+    )
+    p.add_argument(
+        "--from-notes",
+        action="store_true",
+        help="judge from the attestations in refs/notes/genstamp on each --rev",
+    )
 
 
 def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:

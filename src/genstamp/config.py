@@ -23,6 +23,8 @@ class Config(NamedTuple):
     # load them though no tree holds them.
     generated: tuple[str, ...] = ()
     suites: tuple[str, ...] = ()  # a monorepo's suite folders, each with its own pytest config
+    # git's allowed signers file that attestations must be signed against (None: not required)
+    attestation_signers: Path | None = None
 
 
 _KEYS: dict[str, type] = {
@@ -32,6 +34,7 @@ _KEYS: dict[str, type] = {
     "scrub-venvs": bool,
     "generated": list,
     "suites": list,
+    "attestation-signers": str,
 }
 
 
@@ -87,4 +90,10 @@ def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
         scrub_venvs=section.get("scrub-venvs", False),
         generated=tuple(generated),
         suites=tuple(p.strip("/") for p in suites),
+        attestation_signers=_signers(section, workdir),
     )
+
+
+def _signers(section: dict[str, Any], workdir: Path) -> Path | None:
+    value = section.get("attestation-signers")
+    return workdir / value if value else None

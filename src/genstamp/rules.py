@@ -740,14 +740,17 @@ RULES = tuple(rule.name for rule in TABLE)
 REMEDY = {rule.name: rule.remedy for rule in TABLE}
 
 
+def failure(rule: str, found: str | Listed) -> Failure:
+    """A check's finding as a failure of ``rule``, printable on one line."""
+    if isinstance(found, str):
+        return Failure(rule, printable(found))
+    return Failure(rule, printable(found.message), tuple(map(printable, found.items)))
+
+
 def decide(facts: Facts, settings: Config) -> Verdict:
     """The verdict on ``facts``: every rule's failures, in the order of ``RULES``."""
     failures = tuple(
-        Failure(rule.name, printable(found))
-        if isinstance(found, str)
-        else Failure(rule.name, printable(found.message), tuple(map(printable, found.items)))
-        for rule in TABLE
-        for found in rule.check(facts, settings)
+        failure(rule.name, found) for rule in TABLE for found in rule.check(facts, settings)
     )
     bound = _bound(facts)
     report = facts.report
@@ -796,3 +799,303 @@ def limit(items: Sequence[str], most: int) -> str:
     shown = ", ".join(items[:most])
     more = len(items) - most
     return f"{shown} and {more} more" if more > 0 else shown
+
+
+# -- attestations: evidence that travels (gathered by genstamp.attest) --------------------------
+
+
+class Attested(NamedTuple):
+    """One attestation (a DSSE envelope holding a genstamp statement), as the gate sees it."""
+
+    label: str  # the file, or the note and line it came from
+    problem: str = ""  # why it cannot be read ("" when read)
+    tampered: str = ""  # where its fields contradict each other or its evidence digest
+    tree: str = ""  # its gitTree subject
+    commit: str = ""
+    result: str = ""  # PASSED, WARNED or FAILED
+    failed: tuple[str, ...] = ()
+    coverage: coverage.Coverage | None = None
+    part: tuple[int, int] | None = None  # (index, count) when it attests one part of a split
+    generation: str = ""
+    digest: str = ""  # its evidence digest (the sha256 subject)
+    signed: bool = False  # it carries at least one signature
+    signer: str = ""  # the allowed signer whose signature verified ("" when none did)
+    bad_signature: str = ""  # why a signature was refused ("" when none was)
+
+
+class AttestationFacts(NamedTuple):
+    targets: tuple[Target, ...]  # the commits judged, each with its tree
+    attested: tuple[Attested, ...]
+    # The suites of each target tree (None: not listed, the tree is not in the object store).
+    suites: Mapping[str, tuple[suite.Suite, ...] | None]
+    source: str  # where the attestations were read: files, or the notes of a commit
+    signers: str = ""  # the allowed signers file the signatures were checked against
+    summary: str | None = None  # a summary to check against what the attestations say
+
+
+AttestationCheck = Callable[[AttestationFacts, "Config"], Iterator["str | Listed"]]
+
+
+def _readable(facts: AttestationFacts) -> list[Attested]:
+    return [a for a in facts.attested if not a.problem]
+
+
+def _for_tree(facts: AttestationFacts, tree: str) -> list[Attested]:
+    return [a for a in _readable(facts) if a.tree == tree]
+
+
+def attestation_merge(facts: AttestationFacts, tree: str) -> coverage.Merge | None:
+    """The parts attested for ``tree`` merged as local parts merge (``coverage.merge``)."""
+    parts = [
+        coverage.Part(_part_label(a), a.coverage)
+        for a in _for_tree(facts, tree)
+        if a.coverage is not None
+    ]
+    listed_suites = facts.suites.get(tree)
+    if not parts or listed_suites is None:
+        return None
+    return coverage.merge(parts, listed_suites)
+
+
+def _part_label(a: Attested) -> str:
+    return f"{a.label} (part {a.part[0]}/{a.part[1]})" if a.part else a.label
+
+
+def _trees(facts: AttestationFacts) -> list[str]:
+    return list(dict.fromkeys(t.tree for t in facts.targets))
+
+
+def _no_attestation(facts: AttestationFacts, settings: Config) -> Iterator[str]:
+    if not facts.attested:
+        labels = [t.label for t in facts.targets]
+        yield f"no attestation of {limit(labels, LABEL_LIMIT)} in {facts.source}"
+
+
+def _attestation_unreadable(facts: AttestationFacts, settings: Config) -> Iterator[str]:
+    for a in facts.attested:
+        if a.problem:
+            yield f"{a.label}: {a.problem}"
+
+
+def _attestation_unsigned(facts: AttestationFacts, settings: Config) -> Iterator[str]:
+    signers = settings.attestation_signers
+    if signers is None:
+        return
+    unsigned = [a.label for a in _readable(facts) if not a.signed]
+    if unsigned:
+        yield (
+            f"the project requires signed attestations (attestation-signers = {signers}); "
+            f"unsigned: {limit(unsigned, LABEL_LIMIT)}"
+        )
+
+
+def _attestation_signature(facts: AttestationFacts, settings: Config) -> Iterator[str]:
+    for a in _readable(facts):
+        if a.bad_signature:
+            yield f"{a.label}: {a.bad_signature}"
+
+
+def _attestation_tampered(facts: AttestationFacts, settings: Config) -> Iterator[str]:
+    for a in _readable(facts):
+        if a.tampered:
+            yield f"{a.label}: {a.tampered}"
+
+
+def _attestation_other_tree(facts: AttestationFacts, settings: Config) -> Iterator[str]:
+    trees = _trees(facts)
+    readable = _readable(facts)
+    for a in readable:
+        if a.tree not in trees:
+            judged = ", ".join(f"{t.label} is tree {t.tree[:12]}" for t in facts.targets[:3])
+            yield f"{a.label} attests tree {a.tree[:12]} (commit {a.commit[:12]}); {judged}"
+    if not readable:
+        return
+    for target in facts.targets:
+        if not _for_tree(facts, target.tree) and all(a.tree in trees for a in readable):
+            yield f"no attestation is of {target.label} (tree {target.tree[:12]})"
+
+
+def _attestation_failed(facts: AttestationFacts, settings: Config) -> Iterator[str]:
+    for tree in _trees(facts):
+        for a in _for_tree(facts, tree):
+            if a.result == "FAILED" or a.failed:
+                yield (
+                    f"{a.label}: result {a.result}, {len(a.failed)} failed: "
+                    f"{limit(list(a.failed), PATH_LIMIT)}"
+                )
+
+
+def _attestation_partial(facts: AttestationFacts, settings: Config) -> Iterator[str]:
+    if settings.allow_partial:
+        return
+    for tree in _trees(facts):
+        attested = [a for a in _for_tree(facts, tree) if a.coverage is not None]
+        if not attested:
+            continue
+        merge = attestation_merge(facts, tree)
+        if merge is None:
+            yield f"the suite of tree {tree[:12]} cannot be listed: it is not in the object store"
+            continue
+        missing = missing_parts(attested)
+        if merge.complete and not missing:
+            continue
+        named = f"; missing {', '.join(missing)}" if missing else ""
+        left = "; ".join(merge.left_out()) or "every test of the suite ran"
+        yield (
+            f"the attestations of tree {tree[:12]} cover part of the suite "
+            f"({len(merge.parts)} merged{named}): {left}"
+        )
+
+
+def missing_parts(attested: Sequence[Attested]) -> list[str]:
+    """The parts of a declared split (``--part I/N``) that no attestation is of."""
+    counts = {a.part[1] for a in attested if a.part}
+    have = {a.part for a in attested if a.part}
+    return [f"part {i}/{n}" for n in sorted(counts) for i in range(1, n + 1) if (i, n) not in have]
+
+
+def _attestation_parts_disagree(facts: AttestationFacts, settings: Config) -> Iterator[str]:
+    for tree in _trees(facts):
+        merge = attestation_merge(facts, tree)
+        if merge is not None and merge.conflicts:
+            yield (
+                "tests ran in two attested parts with different outcomes: "
+                f"{limit(list(merge.conflicts), PATH_LIMIT)}"
+            )
+
+
+_FIGURE = re.compile(
+    r"(\d+)\s+(passed|failed|errors?|skipped|xfailed|xpassed|tests?|parts?)\b", re.I
+)
+# An object id as people quote it: 7 to 64 hex digits, at least one a digit (not a word).
+_HEXES = re.compile(r"\b(?=[0-9a-f]*[0-9])[0-9a-f]{7,64}\b")
+
+
+def summary_figures(merge: coverage.Merge) -> dict[str, int]:
+    """The figures a summary may quote, as the attestations say them."""
+    c = merged_counts(merge)
+    return {
+        "passed": c.passed,
+        "failed": c.failed,
+        "error": c.errors,
+        "skipped": c.skipped - c.xfailed - c.xpassed,
+        "xfailed": c.xfailed,
+        "xpassed": c.xpassed,
+        "test": c.tests,
+        "part": len(merge.parts),
+    }
+
+
+def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[str]:
+    """A summary must quote a verified attestation of the commit (its digest) and nothing it
+    does not say: every count and every object id it names is checked."""
+    if facts.summary is None:
+        return
+    trees = _trees(facts)
+    attested = [a for t in trees for a in _for_tree(facts, t)]
+    merge = attestation_merge(facts, trees[0]) if len(trees) == 1 else None
+    text = facts.summary
+    if not any(a.digest and a.digest in text for a in attested):
+        yield "the summary quotes no attestation of the commit judged (no evidence digest of it)"
+    if merge is None:
+        return
+    figures = summary_figures(merge)
+    for number, word in _FIGURE.findall(text):
+        key = word.lower()[:-1] if word.lower().endswith("s") else word.lower()
+        if figures.get(key) != int(number):
+            yield f"the summary says {number} {word}; the attestations say {figures.get(key)}"
+    known = [t.tree for t in facts.targets] + [x for a in attested for x in (a.commit, a.digest)]
+    for hexes in _HEXES.findall(text):
+        if not any(k.startswith(hexes) for k in known):
+            yield f"the summary names {hexes}, which is no commit, tree or digest attested"
+
+
+class AttestationRule(NamedTuple):
+    name: str
+    remedy: str
+    check: AttestationCheck
+
+
+ATTESTATION_TABLE = (
+    AttestationRule(
+        "no-attestation",
+        "attest the verified commit (`genstamp attest`), publish it (`genstamp publish`) and "
+        "fetch refs/notes/genstamp, or pass the files with --attestation",
+        _no_attestation,
+    ),
+    AttestationRule(
+        "attestation-unreadable",
+        "attest again with this genstamp (`genstamp attest`), or judge with the version that "
+        "wrote it",
+        _attestation_unreadable,
+    ),
+    AttestationRule(
+        "attestation-unsigned",
+        "sign it: `genstamp attest --sign` with git's SSH signing key (gpg.format=ssh, "
+        "user.signingkey)",
+        _attestation_unsigned,
+    ),
+    AttestationRule(
+        "attestation-signature",
+        "sign with a key listed in the allowed signers file (namespace genstamp), or add the "
+        "signer's key there",
+        _attestation_signature,
+    ),
+    AttestationRule(
+        "attestation-tampered",
+        "never edit an attestation: attest again from a verified run",
+        _attestation_tampered,
+    ),
+    AttestationRule(
+        "attestation-other-tree",
+        "attest the commit being judged: test, verify and attest exactly its tree",
+        _attestation_other_tree,
+    ),
+    AttestationRule(
+        "attestation-failed",
+        "fix the failing tests, rerun, verify and attest again",
+        _attestation_failed,
+    ),
+    AttestationRule(
+        "attestation-partial",
+        "attest the missing parts (each part's job runs `genstamp attest --part I/N`) and pass "
+        "every part, or set allow-partial in [tool.genstamp]",
+        _attestation_partial,
+    ),
+    AttestationRule(
+        "attestation-parts-disagree",
+        "rerun those tests (a flaky test?) and attest again, so that one outcome stands",
+        _attestation_parts_disagree,
+    ),
+    AttestationRule(
+        "summary-unverified",
+        "write the summary with `genstamp summary` from the verified attestations, and quote "
+        "nothing else as a figure",
+        _summary_unverified,
+    ),
+)
+ATTESTATION_RULES = tuple(rule.name for rule in ATTESTATION_TABLE)
+REMEDY.update({rule.name: rule.remedy for rule in ATTESTATION_TABLE})
+
+
+def decide_attestations(facts: AttestationFacts, settings: Config) -> Verdict:
+    """The verdict on a commit from attestations alone, without a local run."""
+    failures = tuple(
+        failure(rule.name, found)
+        for rule in ATTESTATION_TABLE
+        for found in rule.check(facts, settings)
+    )
+    trees = _trees(facts)
+    merge = attestation_merge(facts, trees[0]) if len(trees) == 1 else None
+    attested = _for_tree(facts, trees[0]) if len(trees) == 1 else []
+    generations = sorted({a.generation for a in attested if a.generation})
+    return Verdict(
+        failures,
+        ", ".join(a.label for a in facts.attested) or facts.source,
+        ", ".join(generations) or None,
+        trees[0] if len(trees) == 1 and attested else None,
+        facts.targets,
+        merged_counts(merge) if merge is not None else None,
+        merge,
+        tuple(merge.left_out()) if settings.allow_partial and merge is not None else (),
+    )

@@ -1,0 +1,338 @@
+"""Evidence that travels: ``genstamp attest`` turns an accepted verdict into a signed in-toto
+statement, and ``verify --attestation``/``--from-notes`` judge a commit from statements alone.
+
+Gathering lives here (files, signatures, the suite listed from the tree); the decision is
+``rules.decide_attestations``, pure, with the same merge of parts as local evidence.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pygit2
+
+from genstamp import __version__, config, coverage, dsse, evidence, signing, statement
+from genstamp.errors import GenstampError
+from genstamp.facts import rev_tree, tree_suites
+from genstamp.repo import Checkout
+from genstamp.rules import (
+    AttestationFacts,
+    Attested,
+    Target,
+    Verdict,
+    decide_attestations,
+    read_audit,
+)
+
+WORKSPACE = "warm"  # a reused checkout; a clean-room run would say "clean-room"
+MAX_BYTES = 64 * 1024 * 1024  # an attestation file larger than this is refused unread
+
+
+class Made(NamedTuple):
+    """What ``attest`` produced: the envelope (None when the gate refused) and the verdict."""
+
+    envelope: dsse.Envelope | None
+    verdict: Verdict
+    statement: dict[str, Any] | None
+
+
+def parse_part(text: str) -> tuple[int, int]:
+    """``I/N`` (pytest-split's ``--group I --splits N``), 1 <= I <= N."""
+    index, _, count = text.partition("/")
+    try:
+        part = (int(index), int(count))
+    except ValueError:
+        part = (0, 0)
+    if not 1 <= part[0] <= part[1]:
+        raise GenstampError(f"--part {text!r} is not I/N", "give the group and the splits: 2/3")
+    return part
+
+
+def commit_of(repo: pygit2.Repository, rev: str) -> str:
+    try:
+        return str(repo.revparse_single(rev).peel(pygit2.Commit).id)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise GenstampError(f"{rev!r} does not name a commit", "pass a commit to --rev") from None
+
+
+def attest(
+    checkout: Checkout,
+    rev: str = "HEAD",
+    *,
+    part: tuple[int, int] | None = None,
+    sign: bool = False,
+    url: str = "",
+) -> Made:
+    """Judge ``rev`` as ``genstamp verify --rev`` does; when accepted (a declared part may
+    leave out what the other parts run), the statement of it in a DSSE envelope."""
+    from genstamp.verify import verify
+
+    commit = commit_of(checkout.repo, rev)
+    target = rev_tree(checkout, commit, rev)
+    verdict = verify(checkout, revs=[commit], labels={commit: rev})
+    waived = {"partial-run"} if part else set()
+    if any(f.rule not in waived for f in verdict.failures):
+        return Made(None, verdict, None)
+    merge = verdict.merge
+    if merge is None or verdict.counts is None:
+        raise GenstampError(
+            f"no evidence of tree {target.tree[:12]} records what ran (it was accepted earlier, "
+            "or by a runner without coverage)",
+            "rerun the tests with pytest and genstamp, then attest",
+        )
+    outcomes = merge.outcomes()
+    files = sorted({f for p in merge.parts for f in p.coverage.files})
+    ran = coverage.new(files, sorted({*outcomes, *merge.unran}), outcomes, merge.unran)
+    facts = statement.Facts(
+        tree=target.tree,
+        commit=commit,
+        coverage=ran,
+        generation=verdict.generation or "",
+        part=part,
+        suites=tuple(
+            {"root": s.label, "files": len(s.files), "digest": s.digest} for s in merge.suites
+        ),
+        audit=_audit_summary(Path(verdict.evidence)),
+        workspace=WORKSPACE,
+        genstamp=__version__,
+        configuration=_configuration(checkout.repo, target.tree, merge),
+        url=url or _ci_url(os.environ),
+    )
+    made = statement.build(facts)
+    payload = statement.canonical(made)
+    signatures: tuple[dsse.Signature, ...] = ()
+    if sign:
+        key = signing.signing_key(checkout.workdir)
+        signed = signing.sign(dsse.pae(dsse.PAYLOAD_TYPE, payload), key)
+        signatures = (dsse.Signature(signed.fingerprint, signed.signature),)
+    return Made(dsse.Envelope(dsse.PAYLOAD_TYPE, payload, signatures), verdict, made)
+
+
+def _audit_summary(path: Path) -> dict[str, Any]:
+    """What the loaded-code audit found, in counts: the gate judged it before attesting."""
+    try:
+        loaded, _ = read_audit(evidence.read_report(path).properties)
+    except GenstampError:
+        loaded = None
+    if loaded is None:
+        return {"recorded": False}
+    kinds: dict[str, int] = {}
+    for flag in loaded.flags:
+        kinds[flag.kind] = kinds.get(flag.kind, 0) + 1
+    return {
+        "recorded": True,
+        "packages": list(loaded.packages),
+        "files": len(loaded.loaded),
+        "flags": kinds,
+        "notes": list(loaded.notes),
+    }
+
+
+def _configuration(
+    repo: pygit2.Repository, tree_id: str, merge: coverage.Merge
+) -> tuple[dict[str, Any], ...]:
+    """ResourceDescriptors: genstamp itself, and each suite's pytest configuration file by
+    its blob in the tested tree."""
+    out: list[dict[str, Any]] = [{"name": "genstamp", "uri": f"pkg:pypi/genstamp@{__version__}"}]
+    tree = repo[tree_id]
+    for s in merge.suites:
+        source = s.config.source
+        if not source:
+            continue
+        try:
+            blob = tree[source]  # type: ignore[index]
+        except (KeyError, TypeError):
+            continue
+        out.append({"name": source, "digest": {"gitBlob": str(blob.id)}})
+    return tuple(out)
+
+
+def _ci_url(environ: Mapping[str, str]) -> str:
+    """The CI run's address when GitHub Actions ran it."""
+    server, repo, run = (
+        environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
+    return f"{server}/{repo}/actions/runs/{run}" if server and repo and run else ""
+
+
+# -- reading and judging ------------------------------------------------------------------------
+
+
+def read_envelope(label: str, line: str, allowed: Path | None) -> Attested:
+    """One envelope (a line of a JSON Lines bundle) as the gate sees it."""
+    try:
+        envelope = dsse.from_json(line)
+    except ValueError as exc:
+        return Attested(label, problem=f"not a DSSE envelope ({exc})")
+    if envelope.payload_type != dsse.PAYLOAD_TYPE:
+        return Attested(
+            label, problem=f"payloadType {envelope.payload_type!r}, not {dsse.PAYLOAD_TYPE}"
+        )
+    try:
+        attested = statement.read(envelope.payload, label)
+    except statement.StatementError as exc:
+        return Attested(label, problem=f"not a genstamp statement: {exc}")
+    attested = attested._replace(signed=bool(envelope.signatures))
+    if not envelope.signatures or allowed is None:
+        return attested
+    message = dsse.pae(envelope.payload_type, envelope.payload)
+    problem = ""
+    for sig in envelope.signatures:
+        checked = signing.verify(message, sig.sig, allowed)
+        if checked.signer and sig.keyid and sig.keyid != checked.fingerprint:
+            # keyid is a hint, never trusted: but one naming another key is an edit
+            problem = f"its keyid {sig.keyid} is not the key that signed ({checked.fingerprint})"
+        elif checked.signer:
+            return attested._replace(signer=checked.signer)
+        else:
+            problem = checked.problem
+    return attested._replace(bad_signature=problem)
+
+
+def bundle_lines(label: str, text: str) -> list[tuple[str, str]]:
+    """(label, envelope line) for each envelope of a file or note: one JSON object, or JSON
+    Lines (an in-toto bundle) of several."""
+    stripped = text.strip()
+    if not stripped:
+        return []
+    if "\n" not in stripped:
+        return [(label, stripped)]
+    lines = [ln for ln in stripped.split("\n") if ln.strip()]
+    if len(lines) == 1:
+        return [(label, lines[0])]
+    if lines[0].strip() == "{":  # one pretty-printed envelope
+        return [(label, stripped)]
+    return [(f"{label}:{n}", ln) for n, ln in enumerate(lines, 1)]
+
+
+def read_file(path: Path) -> str:
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise GenstampError(f"{path} is over {MAX_BYTES >> 20} MiB", "pass an attestation")
+        return path.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        raise GenstampError(
+            f"cannot read the attestation {path}: {exc.strerror or exc}", "pass a file that exists"
+        ) from None
+
+
+def signers_file(settings: config.Config, cwd: Path | None) -> Path | None:
+    """The allowed signers: the project's ``attestation-signers``, else git's own
+    ``gpg.ssh.allowedSignersFile`` (checked when present, required only by the former)."""
+    if settings.attestation_signers is not None:
+        return settings.attestation_signers
+    if cwd is None:
+        return None
+    found = signing.git_config(cwd, "gpg.ssh.allowedSignersFile")
+    return Path(os.path.expanduser(found)) if found else None
+
+
+def gather(
+    repo: pygit2.Repository,
+    targets: Sequence[Target],
+    sources: Sequence[tuple[str, str]],
+    settings: config.Config,
+    *,
+    source: str,
+    allowed: Path | None,
+    roots: Sequence[str] = (),
+    summary: str | None = None,
+) -> AttestationFacts:
+    """The facts of ``sources`` ((label, text) of each file or note) about ``targets``."""
+    attested = tuple(
+        read_envelope(label, line, allowed)
+        for name, text in sources
+        for label, line in bundle_lines(name, text)
+    )
+    suites = {t.tree: tree_suites(repo, t.tree, roots) for t in targets}
+    return AttestationFacts(tuple(targets), attested, suites, source, str(allowed or ""), summary)
+
+
+def verify_attestations(
+    checkout: Checkout,
+    revs: Sequence[str],
+    *,
+    files: Sequence[Path] = (),
+    from_notes: bool = False,
+    summary: Path | None = None,
+    settings: config.Config | None = None,
+) -> tuple[Verdict, AttestationFacts]:
+    """Judge each of ``revs`` from attestations alone: files given, or the notes on them."""
+    from genstamp import notes
+
+    if settings is None:
+        settings = config.load(checkout.workdir)
+    targets = [rev_tree(checkout, rev) for rev in revs or ["HEAD"]]
+    sources = [(str(p), read_file(p)) for p in files]
+    where = ", ".join(str(p) for p in files)
+    if from_notes:
+        for rev in revs or ["HEAD"]:
+            commit = commit_of(checkout.repo, rev)
+            note = notes.read(checkout.repo, commit)
+            if note:
+                sources.append((f"{notes.REF} on {commit[:12]}", note))
+        where = f"{where + ' and ' if where else ''}{notes.REF}"
+    text = read_file(summary) if summary is not None else None
+    facts = gather(
+        checkout.repo,
+        targets,
+        sources,
+        settings,
+        source=where,
+        allowed=signers_file(settings, checkout.workdir),
+        roots=settings.suites,
+        summary=text,
+    )
+    return decide_attestations(facts, settings), facts
+
+
+def attestations_json(facts: AttestationFacts) -> list[dict[str, Any]]:
+    """What ``verify --json`` says of each attestation it judged: where it came from, what it
+    attests, its evidence digest (the sha256 subject) and who signed it."""
+    return [
+        {
+            "source": a.label,
+            "readable": not a.problem,
+            "tree": a.tree or None,
+            "commit": a.commit or None,
+            "digest": a.digest or None,
+            "part": f"{a.part[0]}/{a.part[1]}" if a.part else None,
+            "result": a.result or None,
+            "signer": a.signer or None,
+        }
+        for a in facts.attested
+    ]
+
+
+def note_files(checkout: Checkout, paths: Sequence[Path]) -> list[tuple[Path, str]]:
+    """Add the envelopes of each file to the note on the commit each attests (refusing a file
+    that holds anything else); (file, commit) for each note written."""
+    from genstamp import notes
+
+    done = []
+    for path in paths:
+        by_commit: dict[str, list[str]] = {}
+        for label, line in bundle_lines(str(path), read_file(path)):
+            found = read_envelope(label, line, None)
+            if found.problem:
+                raise GenstampError(f"{label}: {found.problem}", "publish genstamp attestations")
+            by_commit.setdefault(found.commit, []).append(line)
+        for commit, lines in by_commit.items():
+            notes.add(checkout.workdir, checkout.repo, commit, lines)
+            done.append((path, commit))
+    return done
+
+
+def accepted_line(verdict: Verdict, facts: AttestationFacts) -> str:
+    """What an accepted verdict from attestations says, in one line."""
+    c = verdict.counts
+    counts = f"{c.passed} passed, {c.skipped - c.xfailed - c.xpassed} skipped, " if c else ""
+    merge = verdict.merge
+    parts = f", {len(merge.parts)} parts merged" if merge and len(merge.parts) > 1 else ""
+    signers = sorted({a.signer for a in facts.attested if a.signer})
+    signed = f", signed by {', '.join(signers)}" if signers else ", unsigned"
+    trees = ", ".join(sorted({t.tree[:12] for t in verdict.targets}))
+    return f"attestations accepted: {counts}tree {trees}{parts}{signed}"

@@ -1,0 +1,107 @@
+"""Attestations in git itself: notes on the attested commit under ``refs/notes/genstamp``.
+
+A note is a JSON Lines bundle, one DSSE envelope per line, sorted and unique, so that two
+machines' notes on one commit merge by union: ``git notes merge -s cat_sort_uniq`` gives the
+very note this module would write. ``publish`` adds locally, then fetches the remote's notes,
+merges them with that strategy and pushes, again on a non-fast-forward (a concurrent publish).
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pygit2
+
+from genstamp.errors import GenstampError
+
+REF = "refs/notes/genstamp"
+INCOMING = "refs/notes/genstamp-incoming"  # the remote's notes, fetched to merge
+ATTEMPTS = 5
+
+
+def read(repo: pygit2.Repository, commit: str, notes_commit: str | None = None) -> str:
+    """The note on ``commit`` in the notes commit ``notes_commit`` (default: ``REF``'s tip),
+    "" when none. Reads the notes tree itself, fanned out or not, so that a pre-receive hook
+    can read a notes commit no ref names yet."""
+    if notes_commit is None:
+        ref = repo.references.get(REF)
+        if ref is None:
+            return ""
+        notes_commit = str(ref.resolve().target)
+    try:
+        tree = repo[notes_commit].peel(pygit2.Tree)
+    except (KeyError, ValueError, pygit2.GitError):
+        return ""
+    rest = commit
+    while rest:
+        entry = _entry(tree, rest)
+        if isinstance(entry, pygit2.Blob):
+            return entry.data.decode("utf-8", "surrogateescape")
+        sub = _entry(tree, rest[:2])
+        if not isinstance(sub, pygit2.Tree):
+            return ""
+        tree, rest = sub, rest[2:]
+    return ""
+
+
+def _entry(tree: pygit2.Tree, name: str) -> pygit2.Object | None:
+    try:
+        return tree[name]
+    except KeyError:
+        return None
+
+
+def union(*texts: str) -> str:
+    """Lines of every text, sorted and unique: what ``cat_sort_uniq`` makes of them."""
+    lines = {ln for text in texts for ln in text.split("\n") if ln.strip()}
+    return "".join(f"{ln}\n" for ln in sorted(lines))
+
+
+def _git(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, input=stdin, capture_output=True, text=True, check=False
+    )
+
+
+def _fail(what: str, proc: subprocess.CompletedProcess[str], remedy: str) -> GenstampError:
+    why = (proc.stderr.strip().splitlines() or ["no reason given"])[-1]
+    return GenstampError(f"{what}: {why}", remedy)
+
+
+def add(workdir: Path, repo: pygit2.Repository, commit: str, lines: Sequence[str]) -> str:
+    """Add ``lines`` (envelopes) to the note on ``commit``, keeping what it held."""
+    text = union(read(repo, commit), *lines)
+    proc = _git(workdir, "notes", f"--ref={REF}", "add", "-f", "-F", "-", commit, stdin=text)
+    if proc.returncode != 0:
+        raise _fail(f"cannot write the note on {commit[:12]}", proc, "check `git notes` works")
+    return text
+
+
+def publish(workdir: Path, remote: str) -> int:
+    """Push ``REF`` to ``remote``, merging the remote's notes first (union), and again when a
+    concurrent publish moved it; the number of attempts it took."""
+    for attempt in range(1, ATTEMPTS + 1):
+        fetched = _git(workdir, "fetch", "-q", remote, f"+{REF}:{INCOMING}")
+        if fetched.returncode == 0:
+            merged = _git(
+                workdir, "notes", f"--ref={REF}", "merge", "-q", "-s", "cat_sort_uniq", INCOMING
+            )
+            if merged.returncode != 0:
+                raise _fail("cannot merge the remote's notes", merged, "run `git notes merge`")
+        elif "couldn't find remote ref" not in fetched.stderr.lower():
+            raise _fail(f"cannot fetch {REF} from {remote}", fetched, "check the remote")
+        pushed = _git(workdir, "push", "-q", remote, f"{REF}:{REF}")
+        if pushed.returncode == 0:
+            return attempt
+        # A concurrent publish moved the ref (a non-fast-forward), or holds its lock on the
+        # remote as we push: fetch, merge and push again, a little later each time.
+        time.sleep(random.uniform(0, 0.2 * attempt))
+    raise _fail(
+        f"cannot push {REF} to {remote} in {ATTEMPTS} attempts",
+        pushed,
+        "publish again (other jobs may be publishing at the same time)",
+    )

@@ -1,0 +1,135 @@
+"""A server-side gate: git's pre-receive refuses an update of a protected ref unless the
+pushed commit's tree has a valid attestation, read from ``refs/notes/genstamp`` as this very
+push leaves it (the notes pushed with it sit in git's quarantine, readable by the hook).
+
+Configured in the server repository's git config: ``genstamp.protect`` (repeatable, fnmatch
+patterns of ref names; default ``refs/heads/main``) and ``genstamp.attestationSigners`` (an
+allowed signers file: signatures required and checked against it).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import pygit2
+
+from genstamp import config, notes
+from genstamp.attest import gather
+from genstamp.errors import EXIT_REFUSED, GenstampError
+from genstamp.hooks import Z40
+from genstamp.rules import Failure, Target, decide_attestations
+
+DEFAULT_PROTECTED = ("refs/heads/main",)
+
+
+class Update(NamedTuple):
+    old: str
+    new: str
+    ref: str
+
+
+def parse(stdin: str) -> list[Update]:
+    """git's pre-receive stdin: ``<old> SP <new> SP <ref> LF`` per updated ref."""
+    out = []
+    for number, line in enumerate(stdin.split("\n"), 1):
+        if not line.strip():
+            continue
+        parts = line.split(" ", 2)
+        if len(parts) != 3:
+            raise GenstampError(
+                f"pre-receive line {number} does not parse: {line[:200]!r}",
+                "git gives `<old> <new> <ref>` on stdin",
+                code=EXIT_REFUSED,
+            )
+        out.append(Update(*parts))
+    return out
+
+
+def protected(ref: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(ref, p) for p in patterns)
+
+
+def _config_all(gitdir: Path, name: str) -> list[str]:
+    proc = subprocess.run(
+        ["git", "config", "--get-all", name],
+        cwd=gitdir,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return proc.stdout.split("\n")[:-1] if proc.returncode == 0 else []
+
+
+def _tree_roots(repo: pygit2.Repository, tree: pygit2.Tree) -> tuple[str, ...]:
+    """The pushed tree's own ``[tool.genstamp] suites`` (its test layout, not its policy)."""
+    if "pyproject.toml" not in tree:
+        return ()
+    blob = tree["pyproject.toml"]
+    if not isinstance(blob, pygit2.Blob):
+        return ()
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+    try:
+        section = tomllib.loads(blob.data.decode()).get("tool", {}).get("genstamp", {})
+        return config.parse({"suites": section.get("suites", [])}, Path(), Path()).suites
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError, GenstampError):
+        return ()
+
+
+def judge(
+    repo: pygit2.Repository, updates: Sequence[Update], gitdir: Path
+) -> list[tuple[str, Failure]]:
+    """The refusals of ``updates`` (ref, failure); none when every protected ref is attested."""
+    patterns = _config_all(gitdir, "genstamp.protect") or list(DEFAULT_PROTECTED)
+    signers = _config_all(gitdir, "genstamp.attestationSigners")
+    allowed = (gitdir / os.path.expanduser(signers[-1])) if signers else None
+    settings = config.Config(attestation_signers=allowed)
+    notes_tip = next((u.new for u in updates if u.ref == notes.REF), None)
+    if notes_tip == Z40:
+        notes_tip = ""  # the push deletes the notes: nothing attests anything
+    out: list[tuple[str, Failure]] = []
+    for update in updates:
+        if update.new == Z40 or not protected(update.ref, patterns):
+            continue
+        try:
+            commit = repo[update.new].peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            raise GenstampError(
+                f"{update.ref} would point at {update.new[:12]}, which is not a commit",
+                "push a commit to a protected ref",
+                code=EXIT_REFUSED,
+            ) from None
+        target = Target(update.ref, str(commit.tree_id))
+        text = notes.read(repo, str(commit.id), notes_tip) if notes_tip != "" else ""
+        sources = [(f"the note on {str(commit.id)[:12]}", text)] if text else []
+        facts = gather(
+            repo,
+            [target],
+            sources,
+            settings,
+            source=f"{notes.REF} as pushed",
+            allowed=allowed,
+            roots=_tree_roots(repo, commit.tree),
+        )
+        out += [(update.ref, f) for f in decide_attestations(facts, settings).failures]
+    return out
+
+
+def run(stdin: str, environ: Mapping[str, str]) -> list[tuple[str, Failure]]:
+    """The hook: the refusals of the push git describes on ``stdin``."""
+    gitdir = Path(environ.get("GIT_DIR", ".")).resolve()
+    repo = pygit2.Repository(str(gitdir))
+    # The pushed objects are in the quarantine until every hook accepts: read them there.
+    for name in ("GIT_QUARANTINE_PATH", "GIT_OBJECT_DIRECTORY"):
+        folder = environ.get(name)
+        if folder and Path(folder).is_dir():
+            repo.odb.add_disk_alternate(str(Path(folder).resolve()))
+    return judge(repo, parse(stdin), gitdir)

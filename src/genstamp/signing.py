@@ -1,0 +1,105 @@
+"""Signing with the SSH key git signs with, and checking against git's allowed signers.
+
+``ssh-keygen -Y sign -n genstamp -f <user.signingkey>`` over the DSSE PAE bytes (the convention
+gittuf uses inside DSSE), and ``ssh-keygen -Y find-principals`` then ``-Y verify -I <principal>
+-n genstamp`` against an allowed signers file (git's ``gpg.ssh.allowedSignersFile`` format). The
+namespace keeps a genstamp signature from passing as a git commit signature and back.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from genstamp.errors import GenstampError
+
+NAMESPACE = "genstamp"
+
+
+class Checked(NamedTuple):
+    signer: str  # the principal whose signature verified ("" when none did)
+    problem: str  # why not ("" when one did)
+    fingerprint: str = ""  # the verifying key's (SHA256:…), as ssh-keygen names it
+
+
+def git_config(cwd: Path, name: str) -> str:
+    """A git config value as git reads it here ("" when unset)."""
+    proc = subprocess.run(
+        ["git", "config", "--get", name], cwd=cwd, capture_output=True, text=True, check=False
+    )
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def signing_key(cwd: Path) -> str:
+    """The key git signs with (``user.signingkey``, ``gpg.format=ssh``): a path, or a literal
+    ``key::`` public key whose private half an ssh-agent holds."""
+    fmt = git_config(cwd, "gpg.format")
+    key = git_config(cwd, "user.signingkey")
+    if fmt != "ssh" or not key:
+        raise GenstampError(
+            "git is not set up to sign with an SSH key (gpg.format=ssh and user.signingkey)",
+            "git config gpg.format ssh && git config user.signingkey ~/.ssh/id_ed25519.pub",
+        )
+    return key
+
+
+def _ssh_keygen(args: Sequence[str], data: bytes) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(["ssh-keygen", *args], input=data, capture_output=True, check=False)
+    except FileNotFoundError:
+        raise GenstampError(
+            "ssh-keygen is not on PATH", "install OpenSSH (8.2 or later) to sign and verify"
+        ) from None
+
+
+class Signed(NamedTuple):
+    signature: bytes  # armored (-----BEGIN SSH SIGNATURE-----)
+    fingerprint: str  # the signing key's, SHA256:…: the envelope's keyid
+
+
+def sign(data: bytes, key: str) -> Signed:
+    """The armored SSH signature of ``data`` by ``key``, and the key's fingerprint."""
+    with tempfile.TemporaryDirectory(prefix="genstamp-sign-") as tmp:
+        if key.startswith("key::"):
+            path = Path(tmp, "key.pub")
+            path.write_text(key[len("key::") :] + "\n")
+        else:
+            path = Path(os.path.expanduser(key))
+        proc = _ssh_keygen(["-q", "-Y", "sign", "-n", NAMESPACE, "-f", str(path)], data)
+        listed = _ssh_keygen(["-l", "-f", str(path)], b"")
+    if proc.returncode != 0 or b"BEGIN SSH SIGNATURE" not in proc.stdout:
+        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no reason"]
+        raise GenstampError(
+            f"ssh-keygen could not sign with {key}: {why[0]}",
+            "check user.signingkey (a key file, or an agent holding the key)",
+        )
+    return Signed(proc.stdout, _fingerprint(listed.stdout))
+
+
+def _fingerprint(output: bytes) -> str:
+    """The first ``SHA256:…`` word of ssh-keygen's output ("" when none)."""
+    words = output.decode("utf-8", "replace").split()
+    return next((w.rstrip(".") for w in words if w.startswith("SHA256:")), "")
+
+
+def verify(data: bytes, signature: bytes, allowed: Path) -> Checked:
+    """Whether ``signature`` over ``data`` is by a principal of the allowed signers file."""
+    if not allowed.is_file():
+        return Checked("", f"the allowed signers file {allowed} does not exist")
+    with tempfile.TemporaryDirectory(prefix="genstamp-verify-") as tmp:
+        sig = Path(tmp, "sig")
+        sig.write_bytes(signature)
+        found = _ssh_keygen(["-Y", "find-principals", "-s", str(sig), "-f", str(allowed)], b"")
+        principals = found.stdout.decode("utf-8", "replace").split()
+        if found.returncode != 0 or not principals:
+            return Checked("", f"signed by a key that is not in {allowed}")
+        for principal in principals:
+            args = ["-Y", "verify", "-f", str(allowed), "-I", principal, "-n", NAMESPACE]
+            proc = _ssh_keygen([*args, "-s", str(sig)], data)
+            if proc.returncode == 0:
+                return Checked(principal, "", _fingerprint(proc.stdout + proc.stderr))
+    return Checked("", f"the signature does not verify (by {principals[0]}, namespace {NAMESPACE})")

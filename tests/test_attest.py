@@ -1,0 +1,500 @@
+"""Evidence that travels (issue 15): attest → verify from the file in a fresh clone.
+
+One shared world per session (built once across xdist workers): an origin, three clones
+standing for three CI machines, each with its own generation and SSH key, each running one
+pytest-split group and attesting it as a part; the first also runs the whole suite and attests
+that. Every refusal has an accepted control beside it; keys are throwaway, made by the real
+ssh-keygen; git, pytest and ssh-keygen are real.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+from conftest import (
+    RunGenstamp,
+    _locked,
+    _session_dir,
+    commit_all,
+    git,
+    init_repo,
+    run_genstamp,
+    run_pytest,
+)
+
+from genstamp import dsse, signing, statement
+
+pytestmark = pytest.mark.e2e
+
+SUITE = {
+    f"tests/test_{i}.py": f"def test_x{i}():\n    pass\n\n\ndef test_y{i}():\n    pass\n"
+    for i in range(6)
+}
+TESTS = 12
+PYPROJECT = (
+    '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n'
+    '[tool.genstamp]\nattestation-signers = "allowed_signers"\n'
+)
+
+
+class World(NamedTuple):
+    root: Path
+    origin: Path  # a bare repository: the shared remote
+    clones: tuple[Path, ...]  # the three machines
+    keys: Path  # ci1, ci2, ci3 (allowed) and rogue (not), ed25519, no passphrase
+    parts: tuple[Path, ...]  # part-1.json … part-3.json, each signed by its machine's key
+    full: Path  # the whole suite in one run, signed by ci1
+    unsigned: Path  # the same, unsigned
+    commit: str
+
+
+def ok(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def keygen(keys: Path, name: str) -> str:
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(keys / name)],
+        check=True,
+    )
+    return (keys / f"{name}.pub").read_text().split(" ", 2)[1]
+
+
+def machine(clone: Path, key: Path) -> None:
+    git(clone, "config", "gpg.format", "ssh")
+    git(clone, "config", "user.signingkey", str(key))
+    ok(run_genstamp(clone, "stamp"))
+
+
+def build(root: Path) -> World:
+    keys = root / "keys"
+    keys.mkdir(parents=True)
+    allowed = ""
+    for name in ("ci1", "ci2", "ci3", "rogue"):
+        blob = keygen(keys, name)
+        if name != "rogue":
+            allowed += f'{name}@example namespaces="genstamp" ssh-ed25519 {blob}\n'
+    seed = init_repo(root / "seed")
+    for rel, text in SUITE.items():
+        (seed / rel).parent.mkdir(parents=True, exist_ok=True)
+        (seed / rel).write_text(text)
+    (seed / "pyproject.toml").write_text(PYPROJECT)
+    (seed / "allowed_signers").write_text(allowed)
+    (seed / ".gitignore").write_text("__pycache__/\n")
+    commit = commit_all(seed, "a suite of 12 tests")
+    origin = root / "origin.git"
+    git(root, "clone", "-q", "--bare", str(seed), str(origin))
+    clones, parts = [], []
+    for i in (1, 2, 3):
+        clone = root / f"ci{i}"
+        git(root, "clone", "-q", str(origin), str(clone))
+        machine(clone, keys / f"ci{i}")
+        proc = run_pytest(clone, "-p", "no:cacheprovider", "--splits", "3", "--group", str(i))
+        ok(proc)
+        part = root / f"part-{i}.json"
+        ok(run_genstamp(clone, "attest", "--part", f"{i}/3", "--sign", "-o", str(part)))
+        clones.append(clone)
+        parts.append(part)
+    ok(run_pytest(clones[0], "-p", "no:cacheprovider"))
+    ok(run_genstamp(clones[0], "attest", "--sign", "-o", str(root / "full.json")))
+    ok(run_genstamp(clones[0], "attest", "-o", str(root / "unsigned.json")))
+    return World(
+        root,
+        origin,
+        tuple(clones),
+        keys,
+        tuple(parts),
+        root / "full.json",
+        root / "unsigned.json",
+        commit,
+    )
+
+
+def shared_world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    """The world, built once per session, whichever xdist worker asks first."""
+    shared = _session_dir(tmp_path_factory) / "attest-world"
+    with _locked(_session_dir(tmp_path_factory) / "attest-world.lock"):
+        done = shared / "commit"
+        if not done.is_file():
+            made = build(shared)
+            done.write_text(made.commit)
+    return World(
+        shared,
+        shared / "origin.git",
+        tuple(shared / f"ci{i}" for i in (1, 2, 3)),
+        shared / "keys",
+        tuple(shared / f"part-{i}.json" for i in (1, 2, 3)),
+        shared / "full.json",
+        shared / "unsigned.json",
+        done.read_text(),
+    )
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return shared_world(tmp_path_factory)
+
+
+def fresh_clone(world: World, where: Path) -> Path:
+    """A machine that ran nothing: a clone of the origin, no generation, no evidence."""
+    git(where.parent, "clone", "-q", str(world.origin), str(where))
+    return where
+
+
+@pytest.fixture
+def judge(world: World, tmp_path: Path) -> Path:
+    return fresh_clone(world, tmp_path / "judge")
+
+
+def verdict(
+    genstamp: RunGenstamp, clone: Path, *args: str | Path, rev: str = "HEAD"
+) -> tuple[int, dict[str, Any]]:
+    code, out, err = genstamp("-C", clone, "verify", "--json", "--rev", rev, *args)
+    assert code in (0, 1), err
+    return code, json.loads(out)
+
+
+def rules(data: dict[str, Any]) -> list[str]:
+    return [f["rule"] for f in data["failures"]]
+
+
+def message(data: dict[str, Any], rule: str) -> str:
+    return "\n".join(f["message"] for f in data["failures"] if f["rule"] == rule)
+
+
+def envelope(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+def payload(path: Path) -> dict[str, Any]:
+    return json.loads(base64.b64decode(envelope(path)["payload"]))  # type: ignore[no-any-return]
+
+
+def rewrite(path: Path, out: Path, change: Any, *, keep_signatures: bool = True) -> Path:
+    """The envelope at ``path`` with ``change(statement)`` applied to its payload."""
+    env = envelope(path)
+    body = payload(path)
+    change(body)
+    env["payload"] = base64.b64encode(statement.canonical(body)).decode()
+    if not keep_signatures:
+        env["signatures"] = []
+    out.write_text(json.dumps(env))
+    return out
+
+
+# -- the shapes: in-toto Statement v1, test-result v0.1, DSSE -----------------------------------
+
+
+def test_the_statement_has_the_specifications_fields(world: World) -> None:
+    env = envelope(world.full)
+    assert set(env) == {"payload", "payloadType", "signatures"}
+    assert env["payloadType"] == "application/vnd.in-toto+json"
+    (sig,) = env["signatures"]
+    assert set(sig) == {"keyid", "sig"}
+    listed = subprocess.run(
+        ["ssh-keygen", "-l", "-f", str(world.keys / "ci1.pub")], capture_output=True, text=True
+    )
+    assert sig["keyid"] == listed.stdout.split()[1]  # the signing key's fingerprint
+    assert base64.b64decode(sig["sig"]).startswith(b"-----BEGIN SSH SIGNATURE-----")
+    body = payload(world.full)
+    assert set(body) == {"_type", "subject", "predicateType", "predicate"}
+    assert body["_type"] == "https://in-toto.io/Statement/v1"
+    assert body["predicateType"] == "https://in-toto.io/attestation/test-result/v0.1"
+    # every subject has a digest; the sha256 one first (SHA-2-only verifiers), git ids apart
+    subjects = body["subject"]
+    assert all(isinstance(s["digest"], dict) and s["digest"] for s in subjects)
+    assert list(subjects[0]["digest"]) == ["sha256"]
+    assert [list(s["digest"]) for s in subjects[1:]] == [["gitTree"], ["gitCommit"]]
+    tree = git(world.clones[0], "rev-parse", "HEAD^{tree}")
+    assert subjects[1]["digest"]["gitTree"] == tree
+    assert subjects[2]["digest"]["gitCommit"] == world.commit
+    pred = body["predicate"]
+    assert pred["result"] in ("PASSED", "WARNED", "FAILED") and pred["result"] == "PASSED"
+    assert isinstance(pred["configuration"], list) and pred["configuration"]
+    for descriptor in pred["configuration"]:  # ResourceDescriptor: uri, digest or content
+        assert {"uri", "digest", "content"} & set(descriptor)
+    for key in ("passedTests", "warnedTests", "failedTests"):
+        assert all(isinstance(name, str) for name in pred[key])
+    assert len(pred["passedTests"]) == TESTS and pred["failedTests"] == []
+    ext = pred["genstamp"]  # the documented extension field, versioned
+    assert ext["version"] == statement.EXTENSION_VERSION
+    assert {"tree", "commit", "generation", "part", "suites", "coverage", "audit"} <= set(ext)
+    assert ext["workspace"] == "warm" and ext["part"] is None
+    assert statement.shape_problems(body) == []
+    assert subjects[0]["digest"]["sha256"] == statement.evidence_digest(pred)
+
+
+def test_pae_is_the_dsse_test_vector() -> None:
+    assert (
+        dsse.pae("http://example.com/HelloWorld", b"hello world")
+        == b"DSSEv1 29 http://example.com/HelloWorld 11 hello world"
+    )
+
+
+def test_an_envelope_in_url_safe_base64_reads_the_same(world: World) -> None:
+    env = envelope(world.unsigned)
+    raw = base64.b64decode(env["payload"])
+    env["payload"] = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    assert dsse.from_json(json.dumps(env)).payload == raw
+
+
+# -- attest, then verify elsewhere ---------------------------------------------------------------
+
+
+def test_attest_then_verify_from_the_file_in_a_fresh_clone(
+    world: World, judge: Path, genstamp: RunGenstamp
+) -> None:
+    code, data = verdict(genstamp, judge, "--attestation", world.full)
+    assert code == 0, data
+    assert data["tests"]["passed"] == TESTS
+    assert data["selection"]["complete"] is True
+    assert not (judge / ".git" / "genstamp" / "evidence.xml").exists()  # no local run
+    (said,) = data["attestations"]
+    assert said["digest"] == payload(world.full)["subject"][0]["digest"]["sha256"]
+    assert said["signer"] == "ci1@example" and said["commit"] == world.commit
+
+
+def test_attest_refuses_what_the_gate_refuses(world: World, tmp_path: Path) -> None:
+    clone = fresh_clone(world, tmp_path / "c")
+    ok(run_genstamp(clone, "stamp"))
+    ok(run_pytest(clone, "-p", "no:cacheprovider", "--splits", "3", "--group", "1"))
+    proc = run_genstamp(clone, "attest", "-o", str(tmp_path / "a.json"))
+    assert proc.returncode == 1 and "partial-run" in proc.stdout, proc.stdout + proc.stderr
+    assert not (tmp_path / "a.json").exists()
+    bad = run_genstamp(clone, "attest", "--part", "4/3")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+
+
+def test_unsigned_is_accepted_only_where_signing_is_not_required(
+    world: World, judge: Path, genstamp: RunGenstamp
+) -> None:
+    code, data = verdict(genstamp, judge, "--attestation", world.unsigned)
+    assert code == 1 and rules(data) == ["attestation-unsigned"], data
+    (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
+    code, data = verdict(genstamp, judge, "--attestation", world.unsigned)
+    assert code == 0, data
+
+
+def test_a_signature_by_a_key_not_in_allowed_signers_is_refused(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    env = envelope(world.unsigned)
+    body = base64.b64decode(env["payload"])
+    sig = signing.sign(dsse.pae(env["payloadType"], body), str(world.keys / "rogue")).signature
+    env["signatures"] = [{"keyid": "", "sig": base64.b64encode(sig).decode()}]
+    rogue = tmp_path / "rogue.json"
+    rogue.write_text(json.dumps(env))
+    code, data = verdict(genstamp, judge, "--attestation", rogue)
+    assert code == 1 and rules(data) == ["attestation-signature"], data
+    assert "not in" in message(data, "attestation-signature")
+    # the control: the same payload signed by an allowed key
+    good = signing.sign(dsse.pae(env["payloadType"], body), str(world.keys / "ci2")).signature
+    env["signatures"] = [{"keyid": "", "sig": base64.b64encode(good).decode()}]
+    rogue.write_text(json.dumps(env))
+    assert verdict(genstamp, judge, "--attestation", rogue)[0] == 0
+
+
+def _set(path: list[Any], value: Any) -> Any:
+    def change(body: dict[str, Any]) -> None:
+        node: Any = body
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return change
+
+
+TAMPER = {
+    "result": _set(["predicate", "result"], "WARNED"),
+    "passedTests": _set(["predicate", "passedTests"], ["tests/test_0.py::test_x0"]),
+    "failedTests": _set(["predicate", "failedTests"], ["tests/test_0.py::test_x0"]),
+    "warnedTests": _set(["predicate", "warnedTests"], ["tests/test_9.py::test_z"]),
+    "configuration": _set(["predicate", "configuration"], [{"uri": "pkg:pypi/other"}]),
+    "url": _set(["predicate", "url"], "https://example.invalid/run/1"),
+    "generation": _set(["predicate", "genstamp", "generation"], "0" * 32),
+    "part": _set(["predicate", "genstamp", "part"], {"index": 1, "count": 1}),
+    "audit": _set(["predicate", "genstamp", "audit"], {"recorded": False}),
+    "workspace": _set(["predicate", "genstamp", "workspace"], "clean-room"),
+    "tree": _set(["predicate", "genstamp", "tree"], "0" * 40),
+    "subject-tree": _set(["subject", 1, "digest", "gitTree"], "0" * 40),
+    "subject-commit": _set(["subject", 2, "digest", "gitCommit"], "0" * 40),
+    "subject-sha256": _set(["subject", 0, "digest", "sha256"], "0" * 64),
+    "version": _set(["predicate", "genstamp", "version"], 2),
+    "type": _set(["_type"], "https://in-toto.io/Statement/v0.1"),
+}
+
+
+def test_a_keyid_naming_another_key_is_refused(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    env = envelope(world.full)
+    env["signatures"][0]["keyid"] = "SHA256:" + "A" * 43
+    edited = tmp_path / "keyid.json"
+    edited.write_text(json.dumps(env))
+    code, data = verdict(genstamp, judge, "--attestation", edited)
+    assert code == 1 and rules(data) == ["attestation-signature"], data
+    assert "keyid" in message(data, "attestation-signature")
+    env["signatures"][0]["keyid"] = ""  # no hint at all: the signature alone decides
+    edited.write_text(json.dumps(env))
+    assert verdict(genstamp, judge, "--attestation", edited)[0] == 0
+
+
+@pytest.mark.parametrize("field", list(TAMPER))
+def test_tampering_with_any_field_is_refused(
+    field: str, world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    # signed: the signature no longer verifies
+    signed = rewrite(world.full, tmp_path / "signed.json", TAMPER[field])
+    code, data = verdict(genstamp, judge, "--attestation", signed)
+    assert code == 1, data
+    assert set(rules(data)) & {"attestation-signature", "attestation-unreadable"}, data
+    # unsigned, where signing is not required: the statement contradicts itself
+    (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
+    bare = rewrite(world.unsigned, tmp_path / "bare.json", TAMPER[field], keep_signatures=False)
+    code, data = verdict(genstamp, judge, "--attestation", bare)
+    assert code == 1, data
+    assert set(rules(data)) & {
+        "attestation-tampered",
+        "attestation-unreadable",
+        "attestation-other-tree",
+    }, data
+
+
+def test_a_statement_for_another_tree_is_refused(
+    world: World, judge: Path, genstamp: RunGenstamp
+) -> None:
+    (judge / "tests" / "test_0.py").write_text("def test_x0():\n    assert False\n")
+    commit_all(judge, "break a test")
+    code, data = verdict(genstamp, judge, "--attestation", world.full)
+    assert code == 1 and rules(data) == ["attestation-other-tree"], data
+    assert world.commit[:12] in message(data, "attestation-other-tree")
+    # the control: the attested commit itself
+    code, data = verdict(genstamp, judge, "--attestation", world.full, rev="HEAD~1")
+    assert code == 0, data
+
+
+def test_a_failed_result_is_refused(world: World, tmp_path: Path, genstamp: RunGenstamp) -> None:
+    clone = fresh_clone(world, tmp_path / "c")
+    (clone / "tests" / "test_0.py").write_text("def test_x0():\n    assert False\n")
+    commit_all(clone, "red")
+    ok(run_genstamp(clone, "stamp"))
+    run_pytest(clone, "-p", "no:cacheprovider")
+    proc = run_genstamp(clone, "attest")
+    assert proc.returncode == 1 and "tests-failed" in proc.stdout  # never attested
+
+    # a FAILED statement written by hand (consistent, digest and all) is refused on its result
+    def fail(body: dict[str, Any]) -> None:
+        pred = body["predicate"]
+        cov = json.loads(
+            statement.coverage.Coverage(
+                *statement.coverage.from_json(json.dumps(pred["genstamp"]["coverage"]))[:3],
+                {
+                    **statement.coverage.from_json(
+                        json.dumps(pred["genstamp"]["coverage"])
+                    ).outcomes,
+                    "tests/test_0.py::test_x0": "failed",
+                },
+                (),
+            ).to_json()
+        )
+        pred["genstamp"]["coverage"] = cov
+        pred["passedTests"].remove("tests/test_0.py::test_x0")
+        pred["failedTests"] = ["tests/test_0.py::test_x0"]
+        pred["result"] = "FAILED"
+        body["subject"][0]["digest"]["sha256"] = statement.evidence_digest(pred)
+
+    red = rewrite(world.unsigned, tmp_path / "red.json", fail, keep_signatures=False)
+    judge = fresh_clone(world, tmp_path / "judge")
+    (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
+    code, data = verdict(genstamp, judge, "--attestation", red)
+    assert code == 1 and rules(data) == ["attestation-failed"], data
+
+
+# -- parts from three machines ------------------------------------------------------------------
+
+
+def test_three_parts_from_three_clones_merge_into_one_verdict(
+    world: World, judge: Path, genstamp: RunGenstamp
+) -> None:
+    generations = {payload(p)["predicate"]["genstamp"]["generation"] for p in world.parts}
+    assert len(generations) == 3  # each machine its own generation
+    args = [a for p in world.parts for a in ("--attestation", str(p))]
+    code, data = verdict(genstamp, judge, *args)
+    assert code == 0, data
+    assert data["tests"]["passed"] == TESTS and len(data["parts"]) == 3
+    code, out, err = genstamp("-C", judge, "verify", *args)
+    assert code == 0 and out == "", out
+    assert "3 parts merged, signed by ci1@example, ci2@example, ci3@example" in err, err
+
+
+@pytest.mark.parametrize("missing", [1, 2, 3])
+def test_two_of_three_parts_are_refused_naming_the_missing_one(
+    missing: int, world: World, judge: Path, genstamp: RunGenstamp
+) -> None:
+    given = [p for i, p in enumerate(world.parts, 1) if i != missing]
+    args = [a for p in given for a in ("--attestation", str(p))]
+    code, data = verdict(genstamp, judge, *args)
+    assert code == 1 and rules(data) == ["attestation-partial"], data
+    said = message(data, "attestation-partial")
+    assert f"missing part {missing}/3" in said, said
+    assert "collected tests did not run" in said or "not collected" in said, said
+
+
+def test_one_part_given_twice_is_still_partial(
+    world: World, judge: Path, genstamp: RunGenstamp
+) -> None:
+    args = ["--attestation", str(world.parts[0])] * 2
+    code, data = verdict(genstamp, judge, *args)
+    assert code == 1 and "attestation-partial" in rules(data), data
+
+
+def test_no_attestation_file_is_an_error_and_no_note_a_refusal(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    code, _out, err = genstamp("-C", judge, "verify", "--attestation", tmp_path / "nope.json")
+    assert code == 2 and err.count("\n") == 1 and err.startswith("genstamp: "), err
+    code, data = verdict(genstamp, judge, "--from-notes")
+    assert code == 1 and rules(data) == ["no-attestation"], data
+    junk = tmp_path / "junk.json"
+    junk.write_text("{not json")
+    code, data = verdict(genstamp, judge, "--attestation", junk)
+    assert code == 1 and rules(data) == ["attestation-unreadable"], data
+
+
+def test_hostile_and_mistaken_input_is_one_line_never_a_traceback(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    code, data = verdict(genstamp, judge, "--attestation", deep)
+    assert code == 1 and rules(data) == ["attestation-unreadable"], data
+    nested = rewrite(
+        world.unsigned, tmp_path / "nested.json", _set(["predicate", "genstamp", "part"], {})
+    )
+    code, data = verdict(genstamp, judge, "--attestation", nested)
+    assert code == 1, data
+    code, _out, err = genstamp(
+        "-C", judge, "verify", "--junit", "x.xml", "--attestation", world.full
+    )
+    assert code == 2 and err.count("\n") == 1 and "give one of them" in err, err
+
+
+@pytest.mark.parametrize("part", [{"index": 0, "count": 3}, {"index": 4, "count": 3}])
+def test_a_part_that_is_not_i_of_n_is_unreadable(
+    part: dict[str, int], world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    def change(body: dict[str, Any]) -> None:
+        body["predicate"]["genstamp"]["part"] = part
+        body["subject"][0]["digest"]["sha256"] = statement.evidence_digest(body["predicate"])
+
+    bad = rewrite(world.unsigned, tmp_path / "bad.json", change, keep_signatures=False)
+    (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
+    code, data = verdict(genstamp, judge, "--attestation", bad)
+    assert code == 1 and rules(data) == ["attestation-unreadable"], data
+    assert "is not I/N" in data["failures"][0]["message"]

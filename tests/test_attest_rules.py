@@ -1,0 +1,127 @@
+"""The attestation rules as a table over facts (pure, milliseconds): each rule fires on its
+row, and a control row of complete, passing, signed parts is accepted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from genstamp import coverage, suite
+from genstamp.config import Config
+from genstamp.rules import (
+    ATTESTATION_RULES,
+    REMEDY,
+    AttestationFacts,
+    Attested,
+    Target,
+    decide_attestations,
+    missing_parts,
+)
+
+TREE, OTHER = "a" * 40, "b" * 40
+SUITE = (suite.Suite("", suite.PytestConfig(""), ("tests/test_a.py", "tests/test_b.py"), ()),)
+A = {"tests/test_a.py::t": "passed"}
+B = {"tests/test_b.py::t": "passed"}
+
+
+def part(label: str, outcomes: dict[str, str], index: int, **kw: object) -> Attested:
+    files = sorted({n.split("::")[0] for n in outcomes})
+    unran = [n for n in {**A, **B} if n not in outcomes]
+    cov = coverage.new(files, [*outcomes, *unran], outcomes, unran)
+    fields: dict[str, object] = {
+        "tree": TREE,
+        "commit": "c" * 40,
+        "result": "PASSED",
+        "coverage": cov,
+        "part": (index, 2),
+        "signed": True,
+        "signer": "ci@example",
+        "digest": "d" * 64,
+    }
+    fields.update(kw)
+    return Attested(label, **fields)  # type: ignore[arg-type]
+
+
+GOOD = (part("p1", A, 1), part("p2", B, 2))
+SIGNED = Config(attestation_signers=Path("allowed_signers"))
+
+
+class Row(NamedTuple):
+    attested: tuple[Attested, ...]
+    rules: list[str]
+    says: str = ""
+    settings: Config = SIGNED
+    summary: str | None = None
+
+
+ROWS = {
+    "control-two-parts": Row(GOOD, []),
+    "control-unsigned-not-required": Row(
+        tuple(a._replace(signed=False, signer="") for a in GOOD), [], settings=Config()
+    ),
+    "none": Row((), ["no-attestation"], "no attestation of HEAD"),
+    "unreadable": Row((Attested("x", problem="not JSON"), *GOOD), ["attestation-unreadable"]),
+    "unsigned": Row(
+        (GOOD[0]._replace(signed=False, signer=""), GOOD[1]), ["attestation-unsigned"], "p1"
+    ),
+    "bad-signature": Row(
+        (GOOD[0]._replace(signer="", bad_signature="signed by a key that is not in x"), GOOD[1]),
+        ["attestation-signature"],
+        "not in x",
+    ),
+    "tampered": Row(
+        (GOOD[0]._replace(tampered="its evidence digest …"), GOOD[1]), ["attestation-tampered"]
+    ),
+    "other-tree": Row(
+        tuple(a._replace(tree=OTHER) for a in GOOD), ["attestation-other-tree"], "bbbbbbbbbbbb"
+    ),
+    "failed": Row(
+        (
+            part("p1", {"tests/test_a.py::t": "failed"}, 1, result="FAILED", failed=("t",)),
+            GOOD[1],
+        ),
+        ["attestation-failed"],
+        "result FAILED",
+    ),
+    "partial": Row(GOOD[:1], ["attestation-partial"], "missing part 2/2"),
+    "partial-allowed": Row(GOOD[:1], [], settings=SIGNED._replace(allow_partial=True)),
+    "disagree": Row(
+        (*GOOD, part("p3", {"tests/test_a.py::t": "skipped"}, 1)),
+        ["attestation-parts-disagree"],
+        "tests/test_a.py::t passed in p1 (part 1/2), skipped in p3 (part 1/2)",
+    ),
+    "summary-forged": Row(
+        GOOD, ["summary-unverified"], "says 3 passed", summary=f"{'d' * 64}: 3 passed"
+    ),
+    "control-summary": Row(GOOD, [], summary=f"{'d' * 64}: 2 passed, 2 tests, 2 parts"),
+}
+
+
+@pytest.mark.parametrize("name", list(ROWS))
+def test_attestation_rule_table(name: str) -> None:
+    row = ROWS[name]
+    facts = AttestationFacts(
+        (Target("HEAD", TREE),), row.attested, {TREE: SUITE}, "files", "", row.summary
+    )
+    verdict = decide_attestations(facts, row.settings)
+    assert list(dict.fromkeys(f.rule for f in verdict.failures)) == row.rules, verdict.failures
+    if row.rules:
+        assert row.says in verdict.failures[0].message, verdict.failures[0].message
+        assert verdict.failures[0].line().endswith(REMEDY[row.rules[0]])
+    elif name == "partial-allowed":
+        assert verdict.partial and "tests/test_b.py" in verdict.partial[0]
+    else:
+        assert verdict.counts is not None and verdict.counts.passed == 2
+
+
+def test_every_attestation_rule_has_a_row() -> None:
+    fired = {rule for row in ROWS.values() for rule in row.rules}
+    assert fired == set(ATTESTATION_RULES)
+
+
+def test_missing_parts_are_named_from_the_declared_split() -> None:
+    assert missing_parts(GOOD[:1]) == ["part 2/2"]
+    assert missing_parts(GOOD) == []
+    assert missing_parts([Attested("x")]) == []

@@ -1,0 +1,105 @@
+"""Attestations as git notes (refs/notes/genstamp): published from several clones at once,
+none lost; judged from the notes in a fresh clone."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import RunGenstamp, git, subprocess_env
+from test_attest import World, rules, shared_world, verdict
+
+from genstamp import notes
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return shared_world(tmp_path_factory)
+
+
+def remote_copy(world: World, tmp_path: Path) -> Path:
+    """An origin of this test's own, holding the world's commit."""
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(world.origin), str(origin))
+    return origin
+
+
+def clone(origin: Path, where: Path) -> Path:
+    git(where.parent, "clone", "-q", str(origin), str(where))
+    return where
+
+
+def test_concurrent_publishes_from_three_clones_all_survive(
+    world: World, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    origin = remote_copy(world, tmp_path)
+    machines = [clone(origin, tmp_path / f"m{i}") for i in (1, 2, 3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "genstamp", "publish", str(part), "--remote", "origin"],
+            cwd=m,
+            env=subprocess_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for m, part in zip(machines, world.parts, strict=True)
+    ]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    judge = clone(origin, tmp_path / "judge")
+    git(judge, "fetch", "-q", "origin", f"{notes.REF}:{notes.REF}")
+    note = git(judge, "notes", f"--ref={notes.REF}", "show", world.commit)
+    assert len(note.split("\n")) == 3  # one line per part, from three machines
+    code, data = verdict(genstamp, judge, "--from-notes")
+    assert code == 0, data
+    assert len(data["parts"]) == 3
+
+
+def test_publishing_again_adds_nothing_and_two_parts_stay_partial(
+    world: World, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    origin = remote_copy(world, tmp_path)
+    m = clone(origin, tmp_path / "m")
+    for _ in range(2):
+        code, _out, err = genstamp(
+            "-C", m, "publish", *map(str, world.parts[:2]), "--remote", "origin"
+        )
+        assert code == 0, err
+    note = git(m, "notes", f"--ref={notes.REF}", "show", world.commit)
+    assert len(note.split("\n")) == 2
+    code, data = verdict(genstamp, m, "--from-notes")
+    assert code == 1 and rules(data) == ["attestation-partial"], data
+    assert "missing part 3/3" in data["failures"][0]["message"]
+
+
+def test_a_note_fanned_out_is_read() -> None:
+    import pygit2
+
+    repo = pygit2.init_repository(str(Path(__import__("tempfile").mkdtemp()) / "r"), bare=True)
+    blob = repo.create_blob(b"line\n")
+    sha = "ab" * 20
+    inner = repo.TreeBuilder()
+    inner.insert(sha[2:], blob, pygit2.GIT_FILEMODE_BLOB)
+    outer = repo.TreeBuilder()
+    outer.insert(sha[:2], inner.write(), pygit2.GIT_FILEMODE_TREE)
+    sig = pygit2.Signature("a", "a@example")
+    tip = repo.create_commit(None, sig, sig, "notes", outer.write(), [])
+    assert notes.read(repo, sha, str(tip)) == "line\n"
+    assert notes.read(repo, "cd" * 20, str(tip)) == ""
+
+
+def test_publishing_what_is_not_an_attestation_is_one_line(
+    world: World, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    m = clone(remote_copy(world, tmp_path), tmp_path / "m")
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"payload": "e30=", "payloadType": "text/plain"}\n')
+    code, _out, err = genstamp("-C", m, "publish", junk)
+    assert code == 2 and err.count("\n") == 1 and "payloadType" in err, err
+    assert git(m, "notes", f"--ref={notes.REF}", "list", check=False) == ""

@@ -1,0 +1,98 @@
+"""The server-side gate end to end: a real bare repository as the server, genstamp's
+hooks/pre-receive installed in it, real `git push`es with the notes in the same push."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, run_git, subprocess_env
+from test_attest import World, shared_world
+
+from genstamp import prereceive
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return shared_world(tmp_path_factory)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTES = "refs/notes/genstamp"
+
+
+@pytest.fixture
+def server(tmp_path: Path, world: World) -> Path:
+    bare = tmp_path / "server.git"
+    git(tmp_path, "-c", "init.defaultBranch=main", "init", "-q", "--bare", str(bare))
+    (bare / "hooks").mkdir(exist_ok=True)
+    shutil.copy(ROOT / "hooks" / "pre-receive", bare / "hooks" / "pre-receive")
+    git(bare, "config", "genstamp.attestationSigners", str(world.clones[0] / "allowed_signers"))
+    return bare
+
+
+def push(clone: Path, *refs: str) -> tuple[int, str]:
+    import subprocess
+
+    env = subprocess_env(GENSTAMP=str(Path(sys.executable).parent / "genstamp"))
+    proc = subprocess.run(
+        ["git", "push", "server", *refs], cwd=clone, env=env, capture_output=True, text=True
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def developer(world: World, server: Path, tmp_path: Path) -> Path:
+    """A clone of the world's origin with the server as its remote ``server``."""
+    dev = tmp_path / "dev"
+    git(tmp_path, "clone", "-q", str(world.origin), str(dev))
+    git(dev, "remote", "add", "server", str(server))
+    return dev
+
+
+def test_attested_push_accepted_unattested_and_other_tree_refused(
+    world: World, server: Path, tmp_path: Path
+) -> None:
+    dev = developer(world, server, tmp_path)
+    # unattested: refused, and nothing moved on the server
+    code, out = push(dev, "main")
+    assert code != 0 and "no-attestation" in out, out
+    assert run_git(server, "rev-parse", "--verify", "-q", "main").returncode != 0
+    # attested: the note travels in the same push, read from git's quarantine
+    git(dev, "notes", f"--ref={NOTES}", "add", "-F", str(world.full), world.commit)
+    code, out = push(dev, "main", NOTES)
+    assert code == 0, out
+    assert git(server, "rev-parse", "main") == world.commit
+    # another tree, its note quoting the old attestation: refused
+    (dev / "tests" / "test_0.py").write_text("def test_x0():\n    assert False\n")
+    later = commit_all(dev, "red")
+    git(dev, "notes", f"--ref={NOTES}", "add", "-F", str(world.full), later)
+    code, out = push(dev, "main", NOTES)
+    assert code != 0 and "attestation-other-tree" in out, out
+    assert git(server, "rev-parse", "main") == world.commit
+    # an unprotected ref is not judged (the control)
+    code, out = push(dev, "main:refs/heads/feature")
+    assert code == 0, out
+
+
+def test_unsigned_where_the_server_requires_signatures(
+    world: World, server: Path, tmp_path: Path
+) -> None:
+    dev = developer(world, server, tmp_path)
+    git(dev, "notes", f"--ref={NOTES}", "add", "-F", str(world.unsigned), world.commit)
+    code, out = push(dev, "main", NOTES)
+    assert code != 0 and "attestation-unsigned" in out, out
+    git(server, "config", "--unset", "genstamp.attestationSigners")
+    code, out = push(dev, "main", NOTES)
+    assert code == 0, out
+
+
+def test_protected_refs_are_patterns() -> None:
+    assert prereceive.protected("refs/heads/main", ["refs/heads/main"])
+    assert prereceive.protected("refs/heads/release/1", ["refs/heads/release/*"])
+    assert not prereceive.protected("refs/heads/feature", ["refs/heads/main"])
+    ups = prereceive.parse("0" * 40 + " " + "a" * 40 + " refs/heads/main\n")
+    assert ups == [prereceive.Update("0" * 40, "a" * 40, "refs/heads/main")]

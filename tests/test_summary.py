@@ -1,0 +1,89 @@
+"""`genstamp summary` states only what the gate verified; `verify --summary` refuses a summary
+that quotes what the attestations do not say."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import RunGenstamp, git
+from test_attest import World, rules, shared_world, verdict
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return shared_world(tmp_path_factory)
+
+
+@pytest.fixture
+def judge(world: World, tmp_path: Path) -> Path:
+    where = tmp_path / "judge"
+    git(tmp_path, "clone", "-q", str(world.origin), str(where))
+    return where
+
+
+def parts(world: World) -> list[str]:
+    return [a for p in world.parts for a in ("--attestation", str(p))]
+
+
+def summarize(genstamp: RunGenstamp, judge: Path, world: World, tmp_path: Path) -> Path:
+    code, out, err = genstamp("-C", judge, "summary", "--rev", "HEAD", *parts(world))
+    assert code == 0, out + err
+    path = tmp_path / "summary.md"
+    path.write_text(out)
+    return path
+
+
+def test_the_summary_states_what_was_verified_and_quotes_the_digests(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    text = summarize(genstamp, judge, world, tmp_path).read_text()
+    assert "12 tests: 12 passed, 0 failed, 0 skipped; the whole suite, 3 parts" in text
+    from test_attest import payload
+
+    for part in world.parts:
+        assert payload(part)["subject"][0]["digest"]["sha256"] in text
+    code, data = verdict(genstamp, judge, *parts(world), "--summary", tmp_path / "summary.md")
+    assert code == 0, data
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("12 passed", "13 passed"),
+        ("0 failed", "1 failed"),
+        ("3 parts", "4 parts"),
+        ("12 tests", "120 tests"),
+    ],
+)
+def test_a_forged_figure_is_refused(
+    old: str, new: str, world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    path = summarize(genstamp, judge, world, tmp_path)
+    path.write_text(path.read_text().replace(old, new, 1))
+    code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
+    assert code == 1 and rules(data) == ["summary-unverified"], data
+    assert new in data["failures"][0]["message"]
+
+
+def test_a_summary_without_the_attestation_or_naming_other_objects_is_refused(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    forged = tmp_path / "forged.md"
+    forged.write_text("## genstamp: verified\n\n- 12 tests: 12 passed\n")
+    code, data = verdict(genstamp, judge, *parts(world), "--summary", forged)
+    assert code == 1 and rules(data) == ["summary-unverified"], data
+    path = summarize(genstamp, judge, world, tmp_path)
+    path.write_text(path.read_text() + "\nmerged as 1234567abcdef\n")
+    code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
+    assert code == 1 and "1234567abcdef" in data["failures"][0]["message"], data
+
+
+def test_no_summary_of_what_the_gate_refuses(
+    world: World, judge: Path, genstamp: RunGenstamp
+) -> None:
+    code, out, _err = genstamp("-C", judge, "summary", "--attestation", world.parts[0])
+    assert code == 1 and out.startswith("attestation-partial: "), out
+    assert "## genstamp" not in out
