@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import commit_all, git, init_repo, subprocess_env, write_calc
+from conftest import commit_all, git, init_repo, snapshot_url, subprocess_env, write_calc
 
 ROOT = Path(__file__).resolve().parents[1]
 PLACEHOLDER = "https://example.invalid/genstamp.git"
@@ -52,7 +52,7 @@ def test_yaml_blocks_are_valid(genstamp_snapshot: Path, tmp_path: Path) -> None:
         for lang, text in blocks:
             if lang != "yaml":
                 continue
-            text = text.replace(PLACEHOLDER, f"file://{genstamp_snapshot}").replace(
+            text = text.replace(PLACEHOLDER, snapshot_url(genstamp_snapshot)).replace(
                 "COMMIT", commit
             )
             data = yaml.safe_load(text)
@@ -104,7 +104,7 @@ def test_shell_blocks_run_as_written(
     commit_all(repo, "calc")
     git(repo, "remote", "add", "origin", str(remote))
     script = "\n".join(text for lang, text in using_it()[part] if lang == "console")
-    script = script.replace(PLACEHOLDER, f"file://{genstamp_snapshot}")
+    script = script.replace(PLACEHOLDER, snapshot_url(genstamp_snapshot))
     env = subprocess_env(
         PATH=f"{user_venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
         VIRTUAL_ENV=str(user_venv),
