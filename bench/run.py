@@ -59,6 +59,7 @@ FIGURES = (
     "verify-process-vs-git",
     "pytest-plugin",
     "pytest-subprocesses",
+    "child-start",
     "post-checkout-pre-commit",
     "identity-clean-filter",
     "growth",
@@ -712,6 +713,36 @@ def fig_subprocesses(path: Path, plan: Plan, env: Env) -> Figure:
     return with_and_without_plugin(fig, path, plan, env)
 
 
+def fig_child_start(path: Path, plan: Plan, env: Env) -> Figure:
+    """What one followed Python process pays: a run is open (its ``.pth`` in site-packages),
+    and the same child starts with ``GENSTAMP_RUN`` set (followed) and without it."""
+    from genstamp import child, loads, roots
+
+    path.mkdir()
+    (path / "src" / "calc").mkdir(parents=True)
+    (path / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    workdir = str(path)
+    recording = child.open_run(workdir, roots.find(path), str(env.tmp / "child-cache"), None)
+    try:
+        if recording.hook is None or recording.hook.pth is None:
+            raise BenchError("the run's .pth could not be written")
+        followed = {**env.with_bytecode(), "PYTHONPATH": "src"}
+        followed[loads.RUN_ENV] = recording.run.folder
+        plain = {k: v for k, v in followed.items() if k != loads.RUN_ENV}
+        argv = [sys.executable, "-c", "import calc"]
+        fig = Figure(
+            "child-start",
+            "one Python process a test starts, followed (GENSTAMP_RUN set) vs not",
+            f"python -c 'import calc'  ({loads.RUN_ENV} set: genstamp's start-up hook)",
+            "python -c 'import calc'",
+            1,
+            note="the run's .pth is in site-packages for both; bytecode writing on, both warm",
+        )
+        return measure(fig, command(argv, path, followed), command(argv, path, plain), plan)
+    finally:
+        child.close_run(recording)
+
+
 def snapshot_project(dest: Path) -> str:
     """This checkout as it is on disk (uncommitted edits included) committed into a new repo:
     the `repo:` pre-commit clones. Returns the commit id for `rev:`."""
@@ -1060,6 +1091,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures.append(fig_pytest(suite, args.tests, plan, env))
         if "pytest-subprocesses" in wanted:
             figures.append(fig_subprocesses(tmp / "children", plan, env))
+        if "child-start" in wanted:
+            figures.append(fig_child_start(tmp / "child-start", plan, env))
         if "post-checkout-pre-commit" in wanted:
             figures.append(fig_pre_commit(args.hook_files, plan, env, args.pre_commit))
         if "identity-clean-filter" in wanted:
