@@ -726,7 +726,11 @@ def fig_child_start(path: Path, plan: Plan, env: Env) -> Figure:
     try:
         if recording.hook is None or recording.hook.pth is None:
             raise BenchError("the run's .pth could not be written")
-        followed = {**env.with_bytecode(), "PYTHONPATH": "src"}
+        base = env.with_bytecode()
+        # the package under src/; an inherited PYTHONPATH stays behind it (to time another
+        # genstamp: PYTHONPATH=/other/src python bench/run.py --only child-start)
+        where = os.pathsep.join(p for p in ("src", base.get("PYTHONPATH")) if p)
+        followed = {**base, "PYTHONPATH": where}
         followed[loads.RUN_ENV] = recording.run.folder
         plain = {k: v for k, v in followed.items() if k != loads.RUN_ENV}
         argv = [sys.executable, "-c", "import calc"]
