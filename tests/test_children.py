@@ -180,7 +180,8 @@ def test_a_followed_child_imports_only_the_light_modules(tmp_path: Path) -> None
     followed = modules(
         f"from genstamp import loads; loads.start(); {SHOW_MODULES}", GENSTAMP_RUN=str(folder)
     )
-    assert followed - plain == CHILD_MODULES
+    assert {"genstamp.loads", "genstamp.loader"} <= followed
+    assert followed - plain <= CHILD_MODULES, followed - plain - CHILD_MODULES
     assert [load.module for load in loads.read_logs(str(folder))] == ["calc"]  # it did record
 
 
