@@ -305,6 +305,14 @@ def genstamp_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return snapshot
 
 
+def snapshot_url(snapshot: Path) -> str:
+    """The snapshot as every end-to-end test names it to pre-commit: the ``file://`` URL pip
+    records for ``pip install git+file://…`` (which README's steps run and ``genstamp install``
+    then pins). pre-commit keys its store by that string: one name, one hook environment
+    built per snapshot for the whole session, not one per spelling of the same repository."""
+    return f"file://{snapshot}"
+
+
 @pytest.fixture(scope="session")
 def wrapper(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An executable ``genstamp`` that runs this interpreter's genstamp, whatever PATH holds

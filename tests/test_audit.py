@@ -149,13 +149,9 @@ def test_foreign_origin(two_checkouts: tuple[Path, Path], tmp_path: Path, how: s
     assert str(os.path.realpath(expected)) in got["foreign-origin"]
 
 
-@pytest.mark.e2e
-def test_own_install_is_not_foreign(two_checkouts: tuple[Path, Path], tmp_path: Path) -> None:
-    """The contrast: this checkout installed editable is its own code, blob ids and all."""
-    repo, _ = two_checkouts
-    stamp(repo)
-    python, site_dir = make_venv(tmp_path / "venv")
-    (site_dir / "__editable__.calc-0.1.pth").write_text(f"{repo / 'src'}\n")
+def assert_runs_as_own(python: Path, repo: Path) -> None:
+    """The tests pass in ``python``'s environment, and the code that ran is bound as this
+    checkout's own: no flag, its blob id recorded, nothing refused."""
     proc = run_in(python, repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     found = audit_of(repo)
@@ -164,6 +160,16 @@ def test_own_install_is_not_foreign(two_checkouts: tuple[Path, Path], tmp_path: 
         git(repo, "hash-object", "src/calc/__init__.py"),
     )
     assert failures(repo) == {}
+
+
+@pytest.mark.e2e
+def test_own_install_is_not_foreign(two_checkouts: tuple[Path, Path], tmp_path: Path) -> None:
+    """The contrast: this checkout installed editable is its own code, blob ids and all."""
+    repo, _ = two_checkouts
+    stamp(repo)
+    python, site_dir = make_venv(tmp_path / "venv")
+    (site_dir / "__editable__.calc-0.1.pth").write_text(f"{repo / 'src'}\n")
+    assert_runs_as_own(python, repo)
 
 
 @pytest.mark.e2e
@@ -176,14 +182,7 @@ def test_identical_installed_copy_is_not_foreign(
     stamp(repo)
     python, site_dir = make_venv(tmp_path / "venv")
     shutil.copytree(repo / "src" / "calc", site_dir / "calc")
-    proc = run_in(python, repo)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    found = audit_of(repo)
-    assert found.flags == ()
-    assert found.loaded["src/calc/__init__.py"] == (
-        git(repo, "hash-object", "src/calc/__init__.py"),
-    )
-    assert failures(repo) == {}
+    assert_runs_as_own(python, repo)
     # one byte different: foreign again
     (site_dir / "calc" / "__init__.py").write_text(V2 + "\n")
     run_in(python, repo)

@@ -145,6 +145,46 @@ def test_an_unwritable_site_packages_is_noted(
     assert os.environ.get(loads.RUN_ENV) == before
 
 
+# What a followed process pays at start-up: it imports genstamp's light modules and nothing
+# heavier (typing, collections, importlib.util, contextlib cost every child milliseconds).
+CHILD_MODULES = {
+    "__future__",
+    "_sha1",
+    "genstamp",
+    "genstamp.bytecode",
+    "genstamp.errors",
+    "genstamp.loader",
+    "genstamp.loads",
+    "genstamp.paths",
+    "genstamp.records",
+}
+SHOW_MODULES = "import calc, sys; print(' '.join(sorted(sys.modules)))"
+
+
+def test_a_followed_child_imports_only_the_light_modules(tmp_path: Path) -> None:
+    repo, _ = project(tmp_path, "")
+    folder = tmp_path / "run"
+    folder.mkdir()
+    run = loads.Run(str(folder), str(repo), {"calc": str(repo / "src")}, str(tmp_path / "c"), None)
+    (folder / loads.RUN_FILE).write_text(loads.run_text(run))
+    env = subprocess_env(PYTHONPATH=str(repo / "src"))
+    env.pop(loads.RUN_ENV, None)
+
+    def modules(code: str, **extra: str) -> set[str]:
+        argv = [sys.executable, "-c", code]
+        proc = subprocess.run(argv, cwd=repo, env={**env, **extra}, capture_output=True)
+        assert proc.returncode == 0, proc.stderr
+        return set(proc.stdout.decode().split())
+
+    plain = modules(SHOW_MODULES)
+    followed = modules(
+        f"from genstamp import loads; loads.start(); {SHOW_MODULES}", GENSTAMP_RUN=str(folder)
+    )
+    assert {"genstamp.loads", "genstamp.loader"} <= followed
+    assert followed - plain <= CHILD_MODULES, followed - plain - CHILD_MODULES
+    assert [load.module for load in loads.read_logs(str(folder))] == ["calc"]  # it did record
+
+
 # -- extension modules built in place -----------------------------------------------------------
 
 SPEED_C = """

@@ -15,7 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Project, commit_all, git, init_repo, ok, refused, run_git, run_pytest
+from conftest import (
+    Project,
+    commit_all,
+    git,
+    init_repo,
+    ok,
+    refused,
+    run_git,
+    run_pytest,
+    snapshot_url,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -56,7 +66,7 @@ def config_text(snapshot: Path, rev: str) -> str:
     return (
         f"default_install_hook_types: {HOOK_TYPES}\n"
         "repos:\n"
-        f"  - repo: {snapshot}\n"
+        f"  - repo: {snapshot_url(snapshot)}\n"
         f"    rev: {rev}\n"
         "    hooks:\n"
         "      - id: genstamp-scrub\n"

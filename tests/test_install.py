@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import commit_all, git, ok, refused, run_genstamp, run_git, run_pytest
+from conftest import commit_all, git, ok, refused, run_genstamp, run_git, run_pytest, snapshot_url
 
 from genstamp import install
 
@@ -247,7 +247,7 @@ def test_pre_commit_install_judges_every_ref_keeps_the_config_and_uninstalls(
     add_user_hook(project, "post-checkout", log)
     before_hooks, before_config = hooks_state(project), config.read_bytes()
     rev = git(genstamp_snapshot, "rev-parse", "HEAD")
-    args = ("install", "--repo", str(genstamp_snapshot), "--rev", rev)
+    args = ("install", "--repo", snapshot_url(genstamp_snapshot), "--rev", rev)
 
     out = ok(run_genstamp(project, *args))
     assert "installed with pre-commit" in out, out
@@ -287,7 +287,7 @@ def test_re_running_pre_commit_install_keeps_every_ref_judged(
     judges every ref, and does not run pre-commit's hooks a second time (which would loop)."""
     (project / ".pre-commit-config.yaml").write_text(USER_CONFIG)
     rev = git(genstamp_snapshot, "rev-parse", "HEAD")
-    ok(run_genstamp(project, "install", "--repo", str(genstamp_snapshot), "--rev", rev))
+    ok(run_genstamp(project, "install", "--repo", snapshot_url(genstamp_snapshot), "--rev", rev))
     import subprocess
     import sys
 

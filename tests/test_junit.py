@@ -265,21 +265,12 @@ def test_document_seals_what_the_gate_reads(tmp_path: Path) -> None:
     assert report.counts == evidence.Counts(tests=5, passed=3, failed=1, skipped=1)
     assert report.properties[evidence.P_CHECKOUT] == "/odd#x01path/\"<'&>\n/.git"
     assert report.properties[evidence.P_SELECTION_REASONS] == "-k #x1B[31mred\r\n"
-    names = [name for _, name, _ in cases(path)]
-    assert names == [
-        "test_x[#x00#x1F]",
-        "test_y[\r\n\t]",
-        "test_z[\"'<&>]",
-        "test_s[#xDCFF#xFFFE]",
-        "test_w",
-    ]
-    classnames = [classname for classname, _, _ in cases(path)]
-    assert classnames == [
-        "pre.tests.test_a",
-        "pre.tests.test_a.TestK",
-        "pre.tests.test_b",
-        "pre.tests.test_b",
-        "pre.tests.dir.py.test_c",
+    assert [(classname, name) for classname, name, _ in cases(path)] == [
+        ("pre.tests.test_a", "test_x[#x00#x1F]"),
+        ("pre.tests.test_a.TestK", "test_y[\r\n\t]"),
+        ("pre.tests.test_b", "test_z[\"'<&>]"),
+        ("pre.tests.test_b", "test_s[#xDCFF#xFFFE]"),
+        ("pre.tests.dir.py.test_c", "test_w"),
     ]
     # a changed outcome no longer matches the seal
     tampered = (

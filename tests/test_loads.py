@@ -298,3 +298,33 @@ def test_a_namesake_inside_another_package_is_not_foreign(tmp_path: Path) -> Non
     (elsewhere / "thirdparty" / "calc.py").write_text("VALUE = 3\n")
     found = scenario(repo, NAMESAKE.format(where=str(elsewhere)))
     assert found.flags == ()
+
+
+# -- the light records a child process builds its loads with ------------------------------------
+
+
+def test_a_light_record_is_what_namedtuple_makes() -> None:
+    """``records.record`` stands in for ``namedtuple`` in the modules a child imports: the
+    same fields, defaults, equality, repr and pickling, and the same refusal of a wrong
+    number of fields."""
+    import collections
+    import pickle
+
+    from genstamp.records import record
+
+    light = record("Load", "path blob module via detail", ("",), loads.__name__)
+    heavy = collections.namedtuple("Load", "path blob module via detail", defaults=("",))
+    for values in [("/p", "b", "m", "source"), ("/p", "b", "m", "bytecode", "why")]:
+        mine, theirs = light(*values), heavy(*values)
+        assert mine == theirs and tuple(mine) == tuple(theirs)
+        assert repr(mine) == repr(theirs)
+        assert mine._fields == theirs._fields
+        assert (mine.path, mine.detail) == (theirs.path, theirs.detail)
+    load = loads.Load("/p", "b", "m", "source")
+    assert pickle.loads(pickle.dumps(load)) == load
+    assert type(pickle.loads(pickle.dumps(load))) is loads.Load
+    for wrong in [("/p",), ("/p", "b", "m", "source", "", "extra")]:
+        with pytest.raises(TypeError):
+            light(*wrong)
+        with pytest.raises(TypeError):
+            heavy(*wrong)

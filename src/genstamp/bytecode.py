@@ -9,7 +9,13 @@ would rewrite it (it asserts nothing)
 
 from __future__ import annotations
 
-import importlib.util
+import _imp
+
+# importlib.util's MAGIC_NUMBER and source_hash, from the frozen module every process already
+# holds: importing importlib.util (with contextlib and functools) costs each child of a run.
+from _frozen_importlib_external import MAGIC_NUMBER
+
+_RAW_MAGIC_NUMBER = int.from_bytes(MAGIC_NUMBER, "little")  # as importlib defines it
 
 TYPE_CHECKING = False  # not typing's: a child process of a run imports this module at start-up
 if TYPE_CHECKING:
@@ -51,16 +57,16 @@ if TYPE_CHECKING:
         mtime: int  # timestamp-based only: the source's mtime (seconds, 32 bits) and size
         size: int
 
-else:  # the same record, without importing typing
-    from collections import namedtuple
+else:  # the same record, without importing typing or collections (see ``records``)
+    from genstamp.records import record
 
-    Header = namedtuple("Header", "hash_based checked source_hash mtime size")
+    Header = record("Header", "hash_based checked source_hash mtime size", (), __name__)
 
 
 def parse_header(data: bytes) -> Header | None:
     """The header of pyc ``data`` for this interpreter, or None when it is not one (too short,
     another Python's magic number)."""
-    if len(data) < HEADER_SIZE or data[:4] != importlib.util.MAGIC_NUMBER:
+    if len(data) < HEADER_SIZE or data[:4] != MAGIC_NUMBER:
         return None
     flags = int.from_bytes(data[4:8], "little")
     if flags & _HASH_BASED:
@@ -73,7 +79,7 @@ def parse_header(data: bytes) -> Header | None:
 def checked_header(source: bytes) -> bytes:
     """The header of a checked hash-based pyc of ``source``: CPython runs such bytecode only
     when the source hashes to it."""
-    return importlib.util.MAGIC_NUMBER + CHECKED_HASH_FLAGS + importlib.util.source_hash(source)
+    return MAGIC_NUMBER + CHECKED_HASH_FLAGS + _imp.source_hash(_RAW_MAGIC_NUMBER, source)
 
 
 def matches_stat(header: Header, mtime: float, size: int) -> bool:

@@ -13,11 +13,21 @@ would rewrite it (it asserts nothing)
 from __future__ import annotations
 
 # Kept light: a child process of a run imports this module at start-up (``loads.start``).
-import importlib.machinery
 import marshal
 import os
 import sys
-from types import CodeType
+
+# importlib.machinery's names, from the frozen module every process already holds (importing
+# importlib.machinery imports importlib and warnings too)
+from _frozen_importlib_external import (
+    BYTECODE_SUFFIXES,
+    EXTENSION_SUFFIXES,
+    SOURCE_SUFFIXES,
+    ExtensionFileLoader,
+    FileFinder,
+    SourceFileLoader,
+    SourcelessFileLoader,
+)
 
 from genstamp import bytecode, loads
 from genstamp.paths import inside, installed
@@ -27,8 +37,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from importlib.machinery import ModuleSpec
     from pathlib import Path
-    from types import ModuleType
+    from types import CodeType, ModuleType
     from typing import Any, ClassVar, NamedTuple
+else:
+    CodeType = type((lambda: 0).__code__)  # types' own definition, without importing types
 
 PYCACHE_ENV = "PYTHONPYCACHEPREFIX"
 CACHE = "pycache"  # in the state folder: bytecode of the checkout's modules
@@ -42,10 +54,10 @@ if TYPE_CHECKING:
         cache_dir: str
         undo: Callable[[], None]
 
-else:  # the same record, without importing typing
-    from collections import namedtuple
+else:  # the same record, without importing typing or collections (see ``records``)
+    from genstamp.records import record
 
-    Guard = namedtuple("Guard", "cache_dir undo")
+    Guard = record("Guard", "cache_dir undo", (), __name__)
 
 
 def guard(workdir: Path, state: Path) -> Guard | None:
@@ -66,7 +78,7 @@ def guard(workdir: Path, state: Path) -> Guard | None:
     return Guard(cache_dir, undo)
 
 
-class CheckoutLoader(importlib.machinery.SourceFileLoader):
+class CheckoutLoader(SourceFileLoader):
     """Loads a module of the checkout. Bytecode is read only from ``cache_root`` and only when
     it is a checked-hash pyc (PEP 552) of the source as it is now; otherwise the source is
     compiled, and the bytecode kept there for the next run."""
@@ -137,16 +149,16 @@ def install_loader(workdir: str, cache_root: str) -> Callable[[str], Any]:
         "CheckoutLoader", (CheckoutLoader,), {"workdir": workdir, "cache_root": cache_root}
     )
     details: list[tuple[Any, list[str]]] = [
-        (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
-        (loader, importlib.machinery.SOURCE_SUFFIXES),
-        (importlib.machinery.SourcelessFileLoader, importlib.machinery.BYTECODE_SUFFIXES),
+        (ExtensionFileLoader, EXTENSION_SUFFIXES),
+        (loader, SOURCE_SUFFIXES),
+        (SourcelessFileLoader, BYTECODE_SUFFIXES),
     ]
 
-    def checkout_hook(path: str) -> importlib.machinery.FileFinder:
+    def checkout_hook(path: str) -> FileFinder:
         real = os.path.realpath(path or os.getcwd())
         if not inside(real, workdir) or installed(real) or not os.path.isdir(real):
             raise ImportError("not a folder of the checkout")
-        return importlib.machinery.FileFinder(path, *details)
+        return FileFinder(path, *details)
 
     sys.path_hooks.insert(0, checkout_hook)
     forget_finders(workdir)

@@ -23,8 +23,10 @@ from __future__ import annotations
 import _thread
 import os
 import sys
-from importlib.machinery import ExtensionFileLoader
-from types import CodeType
+
+# importlib.machinery's class, from the frozen module every process already holds (importing
+# importlib.machinery imports importlib and warnings too)
+from _frozen_importlib_external import ExtensionFileLoader
 
 from genstamp.paths import inside, installed
 
@@ -32,8 +34,10 @@ TYPE_CHECKING = False  # not typing's: importing typing costs every child proces
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from importlib.machinery import ModuleSpec
-    from types import FrameType, ModuleType
+    from types import CodeType, FrameType, ModuleType
     from typing import Any, NamedTuple
+else:
+    CodeType = type((lambda: 0).__code__)  # types' own definition, without importing types
 
 RUN_ENV = "GENSTAMP_RUN"  # the run folders (os.pathsep-separated) a process records into
 RUN_FILE = "run.txt"
@@ -64,11 +68,11 @@ if TYPE_CHECKING:
         cache_root: str | None  # genstamp's bytecode cache (None: the user's pycache prefix)
         generation_ns: int | None
 
-else:  # the same records, without importing typing
-    from collections import namedtuple
+else:  # the same records, without importing typing or collections (see ``records``)
+    from genstamp.records import record
 
-    Load = namedtuple("Load", "path blob module via detail", defaults=("",))
-    Run = namedtuple("Run", "folder workdir roots cache_root generation_ns")
+    Load = record("Load", "path blob module via detail", ("",), __name__)
+    Run = record("Run", "folder workdir roots cache_root generation_ns", (), __name__)
 
 
 def run_text(run: Run) -> str:
