@@ -399,6 +399,12 @@ def cmd_check_bytecode(args: argparse.Namespace, checkout: Checkout | None) -> i
     return EXIT_REFUSED if found else EXIT_OK
 
 
+def cmd_clean_run(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp.cleanrun import command
+
+    return command(args, checkout)
+
+
 def cmd_demo(args: argparse.Namespace, checkout: Checkout | None) -> int:
     from genstamp.demo import demo
 
@@ -424,6 +430,14 @@ exit codes:
 Errors are one line on stderr (`genstamp: ... (hint: the remedy)`); findings one line each
 on stdout."""
 
+_CLEAN_RUN = (
+    "test the judged tree again in a clean checkout and a clean environment",
+    "Test the tree being judged (the work tree as it is, uncommitted changes included, or "
+    "--rev's commit) in a new checkout outside the work tree and a new virtual environment "
+    "(uv when installed, else venv and pip; dependencies cached in the git dir), and keep the "
+    "verdict as clean-room evidence for that tree. Exit 0 when the clean run passed, 1 when "
+    "it failed or its gate refused, 2 when a step could not be done.",
+)
 _HOOK_NAMES = (*hooks.RESTAMP_HOOKS, "restamp", "pre-push")
 _WIDTH = 88
 
@@ -634,6 +648,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("files", nargs="*", metavar="FILE", help="files to check (default: the index)")
     p.set_defaults(func=cmd_check_bytecode, no_checkout_ok=True)
+
+    from genstamp.cleanrun import register
+
+    p = command("clean-run", *_CLEAN_RUN)
+    register(p, json_help)
+    p.set_defaults(func=cmd_clean_run)
 
     p = command(
         "demo",
