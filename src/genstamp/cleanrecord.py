@@ -9,7 +9,6 @@ it back (``genstamp.facts``) to compare it with the warm evidence for the same t
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -140,10 +139,20 @@ def new(
     )
 
 
-def age(record: CleanRoom) -> float | None:
-    """Seconds since the record was written, None when its time cannot be read."""
+def latest(gitdir: Path) -> str:
+    """The tree of the newest record ("" when there is none)."""
     try:
-        then = datetime.strptime(record.when, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    except ValueError:
-        return None
-    return time.time() - then.timestamp()
+        records = list(folder(gitdir).glob("*.json"))
+        newest = max(records, key=lambda p: p.stat().st_mtime_ns, default=None)
+    except OSError:
+        return ""
+    return newest.stem if newest is not None else ""
+
+
+def passing(gitdir: Path, tree: str) -> bool:
+    """Whether passing, complete clean-room evidence for ``tree`` is kept here."""
+    try:
+        record = read(gitdir, tree)
+    except GenstampError:
+        return False
+    return record is not None and record.ok and record.complete

@@ -9,8 +9,9 @@ import os
 import sys
 from typing import TextIO
 
+from genstamp import cleanrecord
 from genstamp.cleanroom import STEPS, CleanRun, clean_run
-from genstamp.errors import EXIT_OK, EXIT_REFUSED
+from genstamp.errors import EXIT_OK, EXIT_REFUSED, GenstampError
 from genstamp.repo import Checkout
 from genstamp.rules import printable
 
@@ -106,3 +107,31 @@ def _print(result: CleanRun) -> None:
         print(f"  the clean run's output: {run_log}")
     if result.kept is not None:
         print(f"clean checkout kept at {result.kept}")
+
+
+def status_record(checkout: Checkout, tree: str) -> dict[str, object] | None:
+    """``genstamp status``'s clean-room evidence for ``tree``: the record (without the
+    outcomes), or None; a record that cannot be read is shown as its problem."""
+    try:
+        record = cleanrecord.read(checkout.gitdir, tree)
+    except GenstampError as exc:
+        return {"problem": exc.message}
+    if record is None:
+        return None
+    data = record.to_json()
+    data.pop("outcomes")
+    return data
+
+
+def status_line(data: dict[str, object] | None) -> str:
+    if data is None:
+        return "none for this tree (run `genstamp clean-run`)"
+    if "problem" in data:
+        return f"unreadable: {data['problem']}"
+    verdict = "passed" if data["ok"] and data["complete"] else "FAILED"
+    counts = data["counts"]
+    assert isinstance(counts, dict)
+    return (
+        f"{verdict} {data['when']}: {counts.get('passed', 0)} passed, "
+        f"{counts.get('failed', 0)} failed, {counts.get('errors', 0)} errors ({data['install']})"
+    )

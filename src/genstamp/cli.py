@@ -150,6 +150,9 @@ def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp.facts import parts_status
 
     status = parts_status(checkout, tree, gen, config.load(checkout.workdir).suites)
+    from genstamp.cleanrun import status_line, status_record
+
+    clean = status_record(checkout, tree)
     if args.json:
         _print_json(
             {
@@ -159,6 +162,7 @@ def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
                 "generation": gen.public() if gen else None,
                 "tree_matches_generation": gen is not None and gen.tree == tree,
                 "selection": status,
+                "clean_room": clean,
             }
         )
         return EXIT_OK
@@ -173,6 +177,7 @@ def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
             last = gen.history[-1]
             print(f"last hook   {last.get('trigger')} {last.get('action')}: {last.get('why')}")
     _print_selection(status)
+    print(f"clean room  {status_line(clean)}")
     return EXIT_OK
 
 
@@ -204,7 +209,10 @@ def _print_selection(status: dict[str, Any]) -> None:
 def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp.verify import verify
 
-    verdict = verify(checkout, junit=args.junit, revs=args.rev or ())
+    settings = config.load(checkout.workdir)
+    if args.clean_room:
+        settings = settings._replace(require_clean_room=True)
+    verdict = verify(checkout, junit=args.junit, revs=args.rev or (), settings=settings)
     if args.json:
         _print_json(verdict.to_json())
     elif args.format == "github":
@@ -558,6 +566,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="REV",
         help="judge this commit's tree instead of the work tree (repeatable)",
+    )
+    p.add_argument(
+        "--clean-room",
+        action="store_true",
+        help="also require passing clean-room evidence (`genstamp clean-run`) for each tree "
+        "judged, as require-clean-room in [tool.genstamp] does",
     )
     p.add_argument("--json", action="store_true", help=json_help)
     p.add_argument(
