@@ -325,6 +325,8 @@ def _install(
     """A new environment gets the install arguments whole (dependencies and project); a
     reused one the project alone, again, from this checkout (no index needed)."""
     environ = envcache.clean_environ(env.path)
+    if not args:
+        return  # not an installable project: its tests import it from the checkout
     if not env.reused:
         envcache.install(env.path, chosen, ["--no-build-isolation", *args], environ, log, work)
         return
