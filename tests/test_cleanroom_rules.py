@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_rules import A1, B1, B2, COV_AB, COV_AB_LEFT, SUITE_AB, TESTED, facts, report
 
-from genstamp import cleanrecord
+from genstamp import cleanrecord, cleanroom, cleanrun, envcache
 from genstamp.config import Config
 from genstamp.errors import GenstampError
 from genstamp.rules import REMEDY, Target, decide
@@ -195,3 +197,93 @@ def test_record_from_the_clean_gate() -> None:
     )
     good = cleanrecord.new(OTHER, verdict, {A1: "passed"}, narrowed=False, install="pip: .")
     assert good.ok and good.complete and good.counts["passed"] == 1
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_steps_on_a_terminal_and_in_ci(ci: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", ci) if ci else monkeypatch.delenv("CI", raising=False)
+    stream = _Terminal()
+    progress = cleanrun.printer(stream, quiet=False)
+    progress("checkout", "start", 0.0)
+    progress("checkout", "done", 0.25)
+    progress("install", "start", 0.0)
+    progress("install", "failed", 1.5)
+    if ci:  # plain lines, one per finished step
+        assert stream.getvalue() == (
+            "genstamp: clean-run: checkout done in 0.25 s\n"
+            "genstamp: clean-run: install failed in 1.50 s\n"
+        )
+    else:  # redrawn in place, with times
+        assert stream.getvalue() == (
+            "  checkout     …\r  checkout       0.25 s  done\n"
+            "  install      …\r  install        1.50 s  FAILED\n"
+        )
+    quiet = _Terminal()
+    cleanrun.printer(quiet, quiet=True)("run", "done", 1.0)
+    assert quiet.getvalue() == ""
+
+
+def test_piped_output_is_plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    stream = io.StringIO()
+    cleanrun.printer(stream, quiet=False)("run", "done", 2.0)
+    assert stream.getvalue() == "genstamp: clean-run: run done in 2.00 s\n"
+
+
+def test_install_arguments() -> None:
+    assert cleanroom.project_args([".[test]"]) == [".[test]"]
+    assert cleanroom.project_args(["-e", ".[test]", "-r", "req.txt"]) == ["-e", ".[test]"]
+    assert cleanroom.project_args(["-r", "requirements.txt", "pkg==1"]) == []
+    flags = envcache.index_flags(
+        "global.extra-index-url='file:///a file:///b'\n:env:.find-links='/w'\n"
+        "global.index-url='https://idx'\nglobal.cert='/c'\n"
+    )
+    assert flags == [
+        "--index-url", "https://idx",
+        "--extra-index-url", "file:///a",
+        "--extra-index-url", "file:///b",
+        "--find-links", "/w",
+    ]  # fmt: skip
+
+
+def test_the_environment_key_follows_dependency_inputs(tmp_path: Path) -> None:
+    uv = envcache.Installer("uv", "uv")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "1"\ndependencies = ["a"]\n'
+    )
+    first = envcache.key(tmp_path, ["."], uv, {})
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "2"\ndependencies = ["a"]\n'
+    )
+    assert envcache.key(tmp_path, ["."], uv, {}) == first  # the version is not an input
+    assert envcache.key(tmp_path, ["."], uv, {"PIP_INDEX_URL": "x"}) != first
+    assert envcache.key(tmp_path, ["."], uv, {"PIP_DEFAULT_TIMEOUT": "9"}) == first
+    assert envcache.key(tmp_path, [".[test]"], uv, {}) != first
+    assert envcache.key(tmp_path, ["."], envcache.Installer("pip", None), {}) != first
+    (tmp_path / "requirements-dev.txt").write_text("b\n")
+    second = envcache.key(tmp_path, ["."], uv, {})
+    assert second != first
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "2"\ndependencies = ["a", "c"]\n'
+    )
+    assert envcache.key(tmp_path, ["."], uv, {}) != second
+
+
+def test_the_clean_environment_drops_the_users() -> None:
+    env = envcache.clean_environ(
+        Path("/e"),
+        {"PATH": "/usr/bin", "PYTHONPATH": "/x", "VIRTUAL_ENV": "/v", "PIP_INDEX_URL": "i",
+         "GIT_DIR": "/g", "HOME": "/h"},
+    )  # fmt: skip
+    assert env == {
+        "PATH": f"/e/bin{os.pathsep}/usr/bin",
+        "VIRTUAL_ENV": "/e",
+        "PIP_INDEX_URL": "i",
+        "HOME": "/h",
+        "PYTHONNOUSERSITE": "1",
+    }

@@ -10,7 +10,7 @@ import sys
 from typing import TextIO
 
 from genstamp import cleanrecord
-from genstamp.cleanroom import STEPS, CleanRun, clean_run
+from genstamp.cleanroom import STEPS, CleanRun, Progress, clean_run
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, GenstampError
 from genstamp.repo import Checkout
 from genstamp.rules import printable
@@ -38,27 +38,34 @@ def live(stream: TextIO) -> bool:
     return bool(isatty and isatty()) and not os.environ.get("CI")
 
 
+def printer(stream: TextIO, *, quiet: bool) -> Progress:
+    """The steps as they go: redrawn in place with their times on a terminal, one plain line
+    each in CI or when piped, nothing with ``--json`` (stdout is the JSON)."""
+    width = max(map(len, STEPS))
+    redraw = live(stream)
+
+    def progress(step: str, event: str, seconds: float) -> None:
+        if quiet:
+            return
+        if redraw:
+            if event == "start":
+                stream.write(f"  {step:<{width}}  …")
+            else:
+                mark = "done" if event == "done" else "FAILED"
+                stream.write(f"\r  {step:<{width}}  {seconds:6.2f} s  {mark}\n")
+        elif event != "start":
+            verb = "done" if event == "done" else "failed"
+            stream.write(f"genstamp: clean-run: {step} {verb} in {seconds:.2f} s\n")
+        stream.flush()
+
+    return progress
+
+
 def command(args: argparse.Namespace, checkout: Checkout) -> int:
     pytest_args = list(args.pytest_args)
     if pytest_args and pytest_args[0] == "--":
         pytest_args = pytest_args[1:]
-    err = sys.stderr
-    width = max(map(len, STEPS))
-
-    def progress(step: str, event: str, seconds: float) -> None:
-        if args.json:
-            return
-        if live(err):
-            if event == "start":
-                err.write(f"  {step:<{width}}  …")
-            else:
-                mark = "done" if event == "done" else "FAILED"
-                err.write(f"\r  {step:<{width}}  {seconds:6.2f} s  {mark}\n")
-        elif event != "start":
-            verb = "done" if event == "done" else "failed"
-            err.write(f"genstamp: clean-run: {step} {verb} in {seconds:.2f} s\n")
-        err.flush()
-
+    progress = printer(sys.stderr, quiet=args.json)
     result = clean_run(
         checkout,
         rev=args.rev,
