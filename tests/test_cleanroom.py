@@ -11,6 +11,7 @@ import json
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -252,7 +253,11 @@ def test_a_failing_install_names_the_step(calc: Path, tmp_path: Path) -> None:
     before = state(calc)
     proc = clean_run(calc, tmp=tmp_path / "tmp")
     assert proc.returncode == 2
-    line = proc.stderr.strip().splitlines()[-1]
+    lines = proc.stderr.strip().splitlines()
+    # not a terminal: one plain line per step, then the one line naming the failed step
+    assert lines[0].startswith("genstamp: clean-run: checkout done in ")
+    assert lines[-2].startswith("genstamp: clean-run: install failed in ")
+    line = lines[-1]
     assert line.startswith("genstamp: clean-run: the install step failed: ")
     assert "hint: fix the project's install" in line
     log = Path(line.split("its log: ")[1].split(" (hint")[0])
@@ -293,3 +298,42 @@ def test_the_environment_is_clean(calc: Path, tmp_path: Path) -> None:
         timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ctrl_c_removes_the_clean_checkout(calc: Path, tmp_path: Path) -> None:
+    (calc / "tests" / "test_slow.py").write_text(
+        "import time\n\n\ndef test_slow():\n    time.sleep(120)\n"
+    )
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**env_for_tests(), "TMPDIR": str(tmp)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "genstamp", "clean-run"],
+        cwd=calc,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log = calc / ".git" / "genstamp" / "clean-room" / "logs" / "run.log"
+    try:
+        # wait (bounded by the test's own guard, not timed) until pytest runs in the checkout
+        for _ in range(1200):
+            if log.is_file() and "-m pytest" in log.read_text(errors="replace"):
+                break
+            try:
+                proc.wait(timeout=0.1)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        assert proc.poll() is None, proc.communicate()
+        assert leftovers(tmp)  # the clean checkout is there while it runs
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "genstamp: interrupted" in err
+    assert leftovers(tmp) == []
+    assert git(calc, "worktree", "list", "--porcelain").count("worktree ") == 1
