@@ -69,6 +69,7 @@ FIGURES = (
     "pytest-subprocesses",
     "post-checkout-pre-commit",
     "identity-clean-filter",
+    "clean-room",
     "growth",
 )
 # 1% of the synthetic paths (the m7.py of every leaf under p0/) go through a clean filter.
@@ -682,6 +683,46 @@ def with_and_without_plugin(fig: Figure, path: Path, plan: Plan, env: Env) -> Fi
     )
 
 
+def fig_clean_room(
+    path: Path, n: int, tests: int, plan: Plan, env: Env, asked: bool, installer: str
+) -> Figure:
+    """The whole `genstamp clean-run` (checkout, cached environment, install, run, the clean
+    gate) against the same suite run warm (pytest with the plugin). The target is on the
+    difference: what the clean room adds beyond the tests themselves."""
+    fig = Figure(
+        "clean-room",
+        f"{tests}-test suite: `genstamp clean-run` with a warm environment cache vs pytest warm",
+        f"genstamp clean-run --installer {installer}  (the environment cached in the git dir)",
+        "pytest -q  (the plugin on, in the warm checkout)",
+        n,
+    )
+    if not asked:
+        fig.skipped = "not asked for (--quick; pass --only clean-room)"
+        return fig
+    repo = build_repo(path, n, tests=tests)
+    e = env.network  # the user's pip configuration: the package index, for the cold run
+    clean = [*genstamp_cmd(), "clean-run", "--installer", installer]
+    envs = repo.path / ".git" / "genstamp" / "clean-room" / "envs"
+    cold = []
+    for _ in range(2):  # the cold cache: a new environment (uv's own cache stays warm)
+        shutil.rmtree(envs, ignore_errors=True)
+        cold.append(timed(command(clean, repo.path, e)))
+    run([*genstamp_cmd(), "stamp"], cwd=repo.path, env=e)
+    measure(fig, command(clean, repo.path, e), command(PYTEST, repo.path, e), plan)
+    extra = statistics.median(a - b for a, b in zip(fig.a_times, fig.b_times, strict=True))
+    verdict = "met" if extra <= CLEAN_ROOM_TARGET else "MISSED"
+    fig.note = (
+        f"overhead (median of A-B per pair) {extra:.2f} s, target <= {CLEAN_ROOM_TARGET:.0f} s: "
+        f"{verdict}; cold environment cache: {statistics.median(cold):.2f} s "
+        f"({', '.join(f'{c:.2f}' for c in cold)})"
+    )
+    return fig
+
+
+CLEAN_ROOM_TARGET = 2.0  # seconds the clean room may add to the tests themselves
+PYTEST = (sys.executable, "-m", "pytest", "-q")
+
+
 CHILDREN = 20
 CHILDREN_TEST = f"""\
 import os, subprocess, sys
@@ -970,6 +1011,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="scrub figure: plant real .pyc files, not hard links (slow to prepare)",
     )
+    p.add_argument(
+        "--installer",
+        choices=("auto", "uv", "pip"),
+        default="auto",
+        help="clean-room figure: how `genstamp clean-run` makes its environment (auto)",
+    )
     p.add_argument("--workdir", type=Path, help="where to build the repositories (a temp dir)")
     p.add_argument("--keep", action="store_true", help="keep the built repositories")
     args = p.parse_args(argv)
@@ -1071,6 +1118,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures.append(fig_pre_commit(args.hook_files, plan, env, args.pre_commit))
         if "identity-clean-filter" in wanted:
             figures.append(fig_identity_filter(tmp / "repo-filter", args.suite_files, plan))
+        if "clean-room" in wanted:
+            asked = not args.quick or args.only is not None
+            figures.append(
+                fig_clean_room(
+                    tmp / "clean", args.suite_files, args.tests, plan, env, asked, args.installer
+                )
+            )
         grow = growth(by_size) if "growth" in wanted and by_size else None
         info["load_end"] = _load()
         result: dict[str, Any] = {

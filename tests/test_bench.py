@@ -71,7 +71,7 @@ def run_quick(workdir: Path) -> dict[str, Any]:
 
 def check_figures(quick: dict[str, Any]) -> None:
     figures = {f["key"]: f for f in quick["figures"]}
-    assert set(figures) == {*MEASURED, "post-checkout-pre-commit"}
+    assert set(figures) == {*MEASURED, "post-checkout-pre-commit", "clean-room"}
     for key in MEASURED:
         fig = figures[key]
         assert fig["skipped"] is None, key
@@ -85,6 +85,8 @@ def check_figures(quick: dict[str, Any]) -> None:
     # --quick leaves the pre-commit figure out unless asked, and says so.
     assert figures["post-checkout-pre-commit"]["skipped"]
     assert figures["post-checkout-pre-commit"]["median_a_s"] is None
+    # and the clean-room figure (it builds a virtual environment)
+    assert figures["clean-room"]["skipped"]
 
 
 def check_growth_and_machine(quick: dict[str, Any]) -> None:

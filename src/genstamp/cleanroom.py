@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from genstamp import __version__, cleanrecord, config, envcache, evidence, rules
 from genstamp.errors import EXIT_USAGE, GenstampError
@@ -346,36 +346,28 @@ def _install(
 
 def _run(
     env: envcache.Env, work: Path, pytest_args: Sequence[str], log: IO[str]
-) -> tuple[dict[str, object], dict[str, str]]:
-    """Stamp the clean checkout, run the suite with the plugin, and let its own gate judge:
-    (its ``verify --json``, each test's outcome from its evidence)."""
-    environ = envcache.clean_environ(env.path)
-    python = str(env.python)
-    envcache.must([python, "-m", "genstamp", "stamp", "--trigger", "ci"], environ, log, work)
-    envcache.call([python, "-m", "pytest", *pytest_args], environ, log, work)
-    log.write("$ genstamp verify --json\n")
-    log.flush()
-    proc = subprocess.run(
-        [python, "-m", "genstamp", "verify", "--json"],
-        cwd=work,
-        env=environ,
-        stdout=subprocess.PIPE,
-        stderr=log,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    log.write(proc.stdout)
-    try:
-        verdict = json.loads(proc.stdout)
-    except ValueError:
-        raise envcache.StepFailed(["genstamp", "verify", "--json"], proc.returncode) from None
-    return verdict, _outcomes(work)
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Stamp the clean checkout, run the suite with the plugin in the clean environment, and
+    let the clean checkout's own gate judge the run: (its verdict as ``verify --json`` gives
+    it, each test's outcome from its evidence). Stamp and gate run here, in this process: the
+    environment holds a copy of this very genstamp (its digest is in the environment's key),
+    and two interpreter start-ups are saved."""
+    from genstamp import restamp
+    from genstamp.verify import verify
 
-
-def _outcomes(work: Path) -> dict[str, str]:
-    """Each test's outcome as the clean run's evidence records it (empty when it has none)."""
     clean = open_checkout(work)
-    path = evidence.location(clean, config.load(work).evidence)
+    restamp.begin(clean, trigger="ci", why="genstamp clean-run")
+    environ = envcache.clean_environ(env.path)
+    code = envcache.call([str(env.python), "-m", "pytest", *pytest_args], environ, log, work)
+    verdict = verify(clean).to_json()
+    log.write(f"pytest exited with {code}; the clean checkout's gate:\n")
+    log.write(json.dumps(verdict, indent=2, sort_keys=True) + "\n")
+    return verdict, _outcomes(clean)
+
+
+def _outcomes(clean: Checkout) -> dict[str, str]:
+    """Each test's outcome as the clean run's evidence records it (empty when it has none)."""
+    path = evidence.location(clean, config.load(clean.workdir).evidence)
     try:
         report = evidence.read_report(path)
     except (OSError, GenstampError):

@@ -356,7 +356,9 @@ def install(
         return
     python = str(env / "bin" / "python")
     if installer.uv is not None:
-        command = [installer.uv, "pip", "install", "--python", python, *pip_index_flags(), *args]
+        # the project alone (--no-deps) needs no index: pip is not asked for its settings
+        index = [] if "--no-deps" in args else pip_index_flags()
+        command = [installer.uv, "pip", "install", "--python", python, *index, *args]
     else:
         command = [python, "-m", "pip", "install", "--quiet", *args]
     must(command, environ, log, cwd)
