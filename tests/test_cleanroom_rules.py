@@ -287,3 +287,11 @@ def test_the_clean_environment_drops_the_users() -> None:
         "HOME": "/h",
         "PYTHONNOUSERSITE": "1",
     }
+
+
+def test_where_the_clean_checkout_goes(tmp_path: Path) -> None:
+    assert cleanroom.temp_base({"TMPDIR": "/chosen"}, tmp_path) is None  # the user's choice
+    assert cleanroom.temp_base({}, tmp_path / "missing") is None
+    free = os.statvfs(tmp_path)
+    room = free.f_bavail * free.f_frsize >= cleanroom.RAM_FREE
+    assert cleanroom.temp_base({}, tmp_path) == (str(tmp_path) if room else None)

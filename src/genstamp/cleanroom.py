@@ -46,7 +46,7 @@ COMMITTER = {
 }
 REMEDY = {
     "checkout": "check that `git worktree add` works in this repository and that the "
-    "temporary folder is writable (TMPDIR)",
+    "temporary folder is writable and has room (set TMPDIR to choose it)",
     "environment": "check that the interpreter can make a virtual environment "
     "(python -m venv; uv venv with genstamp[clean])",
     "install": "fix the project's install (`clean-install` in [tool.genstamp]) or the package "
@@ -182,13 +182,34 @@ def judged_commit(checkout: Checkout, rev: str | None, log: IO[str]) -> tuple[st
     return commit, tree
 
 
+RAM_FOLDER = Path("/dev/shm")
+RAM_FREE = 2 << 30  # bytes a RAM-backed folder must have free to hold a clean checkout
+
+
+def temp_base(environ: Mapping[str, str] | None = None, ram: Path = RAM_FOLDER) -> str | None:
+    """Where the clean checkout goes: ``TMPDIR`` when it is set (the user chose); else a
+    RAM-backed folder (``/dev/shm``, a tmpfs) that is writable and has 2 GiB free, since
+    writing a tree of small files to a busy disk costs seconds where memory costs tenths;
+    else the system's temporary folder (None: ``tempfile``'s choice)."""
+    environ = os.environ if environ is None else environ
+    if environ.get("TMPDIR"):
+        return None
+    try:
+        free = os.statvfs(ram)
+    except OSError:
+        return None
+    if free.f_bavail * free.f_frsize < RAM_FREE or not os.access(ram, os.W_OK | os.X_OK):
+        return None
+    return str(ram)
+
+
 @contextmanager
 def linked_checkout(checkout: Checkout, commit: str, log: IO[str], keep: bool) -> Iterator[Path]:
     """A detached linked worktree of ``commit`` in a new temporary folder outside the work
     tree: the checkout, in a folder of its own. git's hooks do not run for it (``core.hooksPath``
     is pointed at an empty folder for this one command). Removed with its admin entry at the
     end, on failure and on Ctrl-C too, unless ``keep``."""
-    tmp = Path(tempfile.mkdtemp(prefix="genstamp-clean-")).resolve()
+    tmp = Path(tempfile.mkdtemp(prefix="genstamp-clean-", dir=temp_base())).resolve()
     if tmp == checkout.workdir or checkout.workdir in tmp.parents:
         os.rmdir(tmp)
         raise GenstampError(
