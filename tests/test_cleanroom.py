@@ -17,7 +17,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import _locked, _session_dir, commit_all, git, init_repo, run_pytest, subprocess_env
+from conftest import (
+    _locked,
+    _session_dir,
+    commit_all,
+    git,
+    init_repo,
+    run_genstamp,
+    run_pytest,
+    subprocess_env,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -75,25 +84,11 @@ def clean_run(root: Path, *args: str, tmp: Path | None = None) -> subprocess.Com
     if tmp is not None:
         tmp.mkdir(exist_ok=True)
         env["TMPDIR"] = str(tmp)
-    return subprocess.run(
-        [sys.executable, "-m", "genstamp", "clean-run", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,  # a guard against a hang, not a timing assertion
-    )
+    return run_genstamp(root, "clean-run", *args, env=env)
 
 
 def genstamp(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "genstamp", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env=env_for_tests(),
-        timeout=300,
-    )
+    return run_genstamp(root, *args, env=env_for_tests())
 
 
 @pytest.fixture(scope="session")
@@ -337,3 +332,18 @@ def test_ctrl_c_removes_the_clean_checkout(calc: Path, tmp_path: Path) -> None:
     assert "genstamp: interrupted" in err
     assert leftovers(tmp) == []
     assert git(calc, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_pytest_arguments_narrow_the_clean_run(calc: Path) -> None:
+    proc = clean_run(calc, "--json", "--", "-k", "test_add")
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # its own gate: partial-run
+    record = json.loads(proc.stdout)["record"]
+    assert record["narrowed"] and not record["complete"]
+    assert record["outcomes"] == {"tests/test_calc.py::test_add": "passed"}
+    assert any(f.startswith("partial-run: ") for f in record["failures"])
+    # the warm run agrees on what both ran: no divergence, only the missing clean room
+    assert warm_run(calc, PYTHONPATH=str(calc / "src")).returncode == 0
+    verdict = json.loads(genstamp(calc, "verify", "--clean-room", "--json").stdout)
+    assert [f["rule"] for f in verdict["failures"]] == ["no-clean-room"]
+    message = verdict["failures"][0]["message"]
+    assert "did not pass" in message and "partial-run: " in message

@@ -295,3 +295,12 @@ def test_where_the_clean_checkout_goes(tmp_path: Path) -> None:
     free = os.statvfs(tmp_path)
     room = free.f_bavail * free.f_frsize >= cleanroom.RAM_FREE
     assert cleanroom.temp_base({}, tmp_path) == (str(tmp_path) if room else None)
+
+
+def test_the_readme_documents_the_clean_room() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for rule in ("clean-room-diverged", "no-clean-room"):
+        assert f"\n| `{rule}` | " in readme, rule
+    for key in ("clean-install", "require-clean-room"):
+        assert f"\n| `{key}` | " in readme, key
+    assert "| `genstamp clean-run [--rev REV]" in readme

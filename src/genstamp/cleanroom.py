@@ -377,7 +377,8 @@ def _run(
     from genstamp.verify import verify
 
     clean = open_checkout(work)
-    restamp.begin(clean, trigger="ci", why="genstamp clean-run")
+    # a fresh checkout holds no bytecode git did not track (and scrub keeps tracked files)
+    restamp.begin(clean, trigger="ci", do_scrub=False, why="genstamp clean-run")
     environ = envcache.clean_environ(env.path)
     code = envcache.call([str(env.python), "-m", "pytest", *pytest_args], environ, log, work)
     verdict = verify(clean).to_json()

@@ -293,6 +293,7 @@ def _prune(cache: Path, keep: Path) -> None:
     envs.sort(key=lambda p: _meta_path(p).stat().st_mtime if _meta_path(p).exists() else 0)
     for old in envs[: max(0, len(envs) - (KEEP - 1))]:
         shutil.rmtree(old, ignore_errors=True)
+        (cache / f"{old.name}.lock").unlink(missing_ok=True)
 
 
 class StepFailed(Exception):
