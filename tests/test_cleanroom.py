@@ -140,13 +140,16 @@ def warm_run(root: Path, **env: str) -> subprocess.CompletedProcess[str]:
 def test_fresh_change_green_in_both_and_accepted_with_require_clean_room(
     calc: Path, tmp_path: Path
 ) -> None:
+    # a stash entry of the user's, which must stay as it is
+    (calc / "tests" / "test_calc.py").write_text(TESTS + "\n# stashed\n")
+    git(calc, "stash", "-q")
     # a fresh correct change, uncommitted: the clean checkout must hold it
     (calc / "src" / "calc" / "ops.py").write_text("def add(a, b):\n    return b + a\n")
     (calc / "tests" / "test_more.py").write_text(
         "from calc import add\n\n\ndef test_more():\n    assert add(1, 1) == 2\n"
     )
-    git(calc, "stash", "list")
     before = state(calc)
+    assert before["stash"]
     proc = clean_run(calc, "--json", tmp=tmp_path / "tmp")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = json.loads(proc.stdout)
