@@ -350,3 +350,13 @@ def test_pytest_arguments_narrow_the_clean_run(calc: Path) -> None:
     assert [f["rule"] for f in verdict["failures"]] == ["no-clean-room"]
     message = verdict["failures"][0]["message"]
     assert "did not pass" in message and "partial-run: " in message
+
+
+def test_a_rev_that_names_no_commit(calc: Path) -> None:
+    proc = clean_run(calc, "--rev", "no-such-branch")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "genstamp: --rev no-such-branch names no commit here "
+        "(hint: name a branch, a tag or a commit id)"
+    )
+    assert git(calc, "worktree", "list", "--porcelain").count("worktree ") == 1

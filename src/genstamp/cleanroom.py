@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -172,7 +173,12 @@ def judged_commit(checkout: Checkout, rev: str | None, log: IO[str]) -> tuple[st
     identity (uncommitted and untracked files included): a dangling object, on no branch and
     in no reflog, that ``git gc`` prunes when the run is over."""
     if rev is not None:
-        commit = _git(checkout.workdir, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        try:
+            commit = _git(checkout.workdir, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        except envcache.StepFailed:
+            raise GenstampError(
+                f"--rev {rev} names no commit here", "name a branch, a tag or a commit id"
+            ) from None
         return commit, _git(checkout.workdir, "rev-parse", f"{commit}^{{tree}}")
     tree = tree_identity(checkout)  # writes the tree object to the store
     env = {**envcache.clean_environ(None), **COMMITTER}
@@ -242,8 +248,6 @@ def linked_checkout(checkout: Checkout, commit: str, log: IO[str], keep: bool) -
 
 
 def remove_checkout(checkout: Checkout, tmp: Path, work: Path | None) -> None:
-    import shutil
-
     if work is not None:
         with contextlib.suppress(envcache.StepFailed):  # pruned below once the folder is gone
             _git(checkout.workdir, "worktree", "remove", "--force", "--force", str(work))
