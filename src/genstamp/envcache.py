@@ -360,10 +360,7 @@ def install(
         # The project alone (--no-deps) needs no index: pip is not asked for its settings.
         # Dependencies are compiled once, as pip does: uv does not by default, and a run that
         # may not write bytecode (PYTHONDONTWRITEBYTECODE) would compile pytest every time.
-        if "--no-deps" in args:
-            extra = []
-        else:
-            extra = [*pip_index_flags(), "--compile-bytecode"]
+        extra = [] if "--no-deps" in args else [*pip_index_flags(), "--compile-bytecode"]
         command = [installer.uv, "pip", "install", "--python", python, *extra, *args]
     else:
         command = [python, "-m", "pip", "install", "--quiet", *args]
