@@ -304,3 +304,11 @@ def test_the_readme_documents_the_clean_room() -> None:
     for key in ("clean-install", "require-clean-room"):
         assert f"\n| `{key}` | " in readme, key
     assert "| `genstamp clean-run [--rev REV]" in readme
+
+
+def test_without_uv_auto_falls_back_to_pip(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(envcache, "_uv", lambda: None)  # as on a machine without uv
+    assert envcache.find_installer("auto") == envcache.Installer("pip", None)
+    assert envcache.find_installer("pip") == envcache.Installer("pip", None)
+    with pytest.raises(GenstampError, match="uv is not installed"):
+        envcache.find_installer("uv")
