@@ -107,7 +107,9 @@ def _print(result: CleanRun) -> None:
             f"{result.installer}, environment {env}; {total:.1f} s)"
         )
     else:
-        print(f"clean-run: tree {record.tree[:12]} FAILED in a clean checkout ({summary})")
+        red = c.get("failed", 0) or c.get("errors", 0)
+        how = "FAILED in a clean checkout" if red else "was refused by the clean checkout's gate"
+        print(f"clean-run: tree {record.tree[:12]} {how} ({summary})")
         for failure in record.failures:
             print(f"  {printable(failure)[:600]}")
         run_log = next((s.log for s in result.steps if s.name == "run"), "")
