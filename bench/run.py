@@ -63,6 +63,7 @@ FIGURES = (
     "post-checkout-pre-commit",
     "identity-clean-filter",
     "verify-attestations",
+    "clean-room",
     "growth",
 )
 MAIN = set(FIGURES[:6])  # the figures measured on the largest repository
@@ -677,6 +678,46 @@ def with_and_without_plugin(fig: Figure, path: Path, plan: Plan, env: Env) -> Fi
     )
 
 
+def fig_clean_room(
+    path: Path, n: int, tests: int, plan: Plan, env: Env, asked: bool, installer: str
+) -> Figure:
+    """The whole `genstamp clean-run` (checkout, cached environment, install, run, the clean
+    gate) against the same suite run warm (pytest with the plugin). The target is on the
+    difference: what the clean room adds beyond the tests themselves."""
+    fig = Figure(
+        "clean-room",
+        f"{tests}-test suite: `genstamp clean-run` with a warm environment cache vs pytest warm",
+        f"genstamp clean-run --installer {installer}  (the environment cached in the git dir)",
+        "pytest -q  (the plugin on, in the warm checkout)",
+        n,
+    )
+    if not asked:
+        fig.skipped = "not asked for (--quick; pass --only clean-room)"
+        return fig
+    repo = build_repo(path, n, tests=tests)
+    e = env.network  # the user's pip configuration: the package index, for the cold run
+    clean = [*genstamp_cmd(), "clean-run", "--installer", installer]
+    envs = repo.path / ".git" / "genstamp" / "clean-room" / "envs"
+    cold = []
+    for _ in range(2):  # the cold cache: a new environment (uv's own cache stays warm)
+        shutil.rmtree(envs, ignore_errors=True)
+        cold.append(timed(command(clean, repo.path, e)))
+    run([*genstamp_cmd(), "stamp"], cwd=repo.path, env=e)
+    measure(fig, command(clean, repo.path, e), command(PYTEST, repo.path, e), plan)
+    extra = statistics.median(a - b for a, b in zip(fig.a_times, fig.b_times, strict=True))
+    verdict = "met" if extra <= CLEAN_ROOM_TARGET else "MISSED"
+    fig.note = (
+        f"overhead (median of A-B per pair) {extra:.2f} s, target <= {CLEAN_ROOM_TARGET:.0f} s: "
+        f"{verdict}; cold environment cache: {statistics.median(cold):.2f} s "
+        f"({', '.join(f'{c:.2f}' for c in cold)})"
+    )
+    return fig
+
+
+CLEAN_ROOM_TARGET = 2.0  # seconds the clean room may add to the tests themselves
+PYTEST = (sys.executable, "-m", "pytest", "-q")
+
+
 CHILDREN = 20
 CHILDREN_TEST = f"""\
 import os, subprocess, sys
@@ -1031,6 +1072,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="scrub figure: plant real .pyc files, not hard links (slow to prepare)",
     )
+    p.add_argument(
+        "--installer",
+        choices=("auto", "uv", "pip"),
+        default="auto",
+        help="clean-room figure: how `genstamp clean-run` makes its environment (auto)",
+    )
     p.add_argument("--workdir", type=Path, help="where to build the repositories (a temp dir)")
     p.add_argument("--keep", action="store_true", help="keep the built repositories")
     args = p.parse_args(argv)
@@ -1135,6 +1182,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "verify-attestations" in wanted:
             attested = build_repo(tmp / "attested", args.suite_files, tests=args.tests, dirty=False)
             figures.append(fig_verify_attestations(attested, args.tests, plan, env))
+        if "clean-room" in wanted:
+            asked = not args.quick or args.only is not None
+            figures.append(
+                fig_clean_room(
+                    tmp / "clean", args.suite_files, args.tests, plan, env, asked, args.installer
+                )
+            )
         if "child-start" in wanted:
             # Last: the run it opens leaves this process's audit hook installed (inert once
             # the run is closed, but a call per event), which no in-process figure should pay.

@@ -19,13 +19,13 @@ from conftest import subprocess_env
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS = ROOT / "bench" / "run.py"
 # Every figure the harness declares (``--only`` takes the same names) is measured, but the
-# pre-commit one (left out by --quick) and growth (which is not a figure of its own).
+# pre-commit and clean-room ones (left out by --quick) and growth (not a figure of its own).
 SPEC = importlib.util.spec_from_file_location("bench_run", HARNESS)
 assert SPEC is not None and SPEC.loader is not None
 BENCH = importlib.util.module_from_spec(SPEC)
 sys.modules[SPEC.name] = BENCH  # its dataclasses look their module up there
 SPEC.loader.exec_module(BENCH)
-MEASURED = set(BENCH.FIGURES) - {"post-checkout-pre-commit", "growth"}
+MEASURED = set(BENCH.FIGURES) - {"post-checkout-pre-commit", "clean-room", "growth"}
 # The smallest run that still measures every figure: one timed pair each (the time is process
 # start-up, which repository size barely changes), two repository sizes for the growth figure.
 QUICK = ("--quick", "--pairs", "1", "--files", "20", "40", "--suite-files", "20", "--tests", "5")
@@ -70,7 +70,7 @@ def run_quick(workdir: Path) -> dict[str, Any]:
 
 def check_figures(quick: dict[str, Any]) -> None:
     figures = {f["key"]: f for f in quick["figures"]}
-    assert set(figures) == {*MEASURED, "post-checkout-pre-commit"}
+    assert set(figures) == {*MEASURED, "post-checkout-pre-commit", "clean-room"}
     for key in MEASURED:
         fig = figures[key]
         assert fig["skipped"] is None, key
@@ -84,6 +84,8 @@ def check_figures(quick: dict[str, Any]) -> None:
     # --quick leaves the pre-commit figure out unless asked, and says so.
     assert figures["post-checkout-pre-commit"]["skipped"]
     assert figures["post-checkout-pre-commit"]["median_a_s"] is None
+    # and the clean-room figure (it builds a virtual environment)
+    assert figures["clean-room"]["skipped"]
 
 
 def check_growth_and_machine(quick: dict[str, Any]) -> None:

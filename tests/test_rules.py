@@ -629,6 +629,18 @@ ROWS: dict[str, Row] = {
         ["unbound-evidence"],
         "its genstamp.coverage cannot be read (coverage format 9)",
     ),
+    # clean-room-diverged, no-clean-room (test_cleanroom_rules.py has the rest of their rows)
+    "clean-room-diverged": Row(
+        facts(clean_room_problems=("x.json is not a genstamp clean-room record",)),
+        ["clean-room-diverged"],
+        "the clean-room evidence cannot be compared",
+    ),
+    "no-clean-room": Row(
+        facts(),
+        ["no-clean-room"],
+        f"no clean-room evidence for tree {TESTED[:12]}",
+        settings=Config(require_clean_room=True),
+    ),
 }
 
 
@@ -669,6 +681,8 @@ def test_the_table_is_the_documented_rules_in_order() -> None:
         "no-tests",
         "partial-run",
         "parts-disagree",
+        "clean-room-diverged",
+        "no-clean-room",
     )
     assert [rule.remedy for rule in TABLE] == [REMEDY[name] for name in RULES]
     assert all(REMEDY.values())

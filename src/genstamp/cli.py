@@ -151,6 +151,9 @@ def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp.facts import parts_status
 
     status = parts_status(checkout, tree, gen, config.load(checkout.workdir).suites)
+    from genstamp.cleanrun import status_line, status_record
+
+    clean = status_record(checkout, tree)
     if args.json:
         _print_json(
             {
@@ -160,6 +163,7 @@ def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
                 "generation": gen.public() if gen else None,
                 "tree_matches_generation": gen is not None and gen.tree == tree,
                 "selection": status,
+                "clean_room": clean,
             }
         )
         return EXIT_OK
@@ -174,6 +178,7 @@ def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
             last = gen.history[-1]
             print(f"last hook   {last.get('trigger')} {last.get('action')}: {last.get('why')}")
     _print_selection(status)
+    print(f"clean room  {status_line(clean)}")
     return EXIT_OK
 
 
@@ -231,7 +236,10 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
                 print(f"genstamp: {_paint(line, GREEN, sys.stderr)}", file=sys.stderr)
             return EXIT_OK if verdict.ok else EXIT_REFUSED
     else:
-        verdict = verify(checkout, junit=args.junit, revs=args.rev or ())
+        settings = config.load(checkout.workdir)
+        if args.clean_room:
+            settings = settings._replace(require_clean_room=True)
+        verdict = verify(checkout, junit=args.junit, revs=args.rev or (), settings=settings)
     if args.json:
         _print_json(verdict.to_json())
     elif args.format == "github":
@@ -483,6 +491,12 @@ def cmd_check_bytecode(args: argparse.Namespace, checkout: Checkout | None) -> i
     return EXIT_REFUSED if found else EXIT_OK
 
 
+def cmd_clean_run(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp.cleanrun import command
+
+    return command(args, checkout)
+
+
 def cmd_demo(args: argparse.Namespace, checkout: Checkout | None) -> int:
     from genstamp.demo import demo
 
@@ -508,6 +522,14 @@ exit codes:
 Errors are one line on stderr (`genstamp: ... (hint: the remedy)`); findings one line each
 on stdout."""
 
+_CLEAN_RUN = (
+    "test the judged tree again in a clean checkout and a clean environment",
+    "Test the tree being judged (the work tree as it is, uncommitted changes included, or "
+    "--rev's commit) in a new checkout outside the work tree and a new virtual environment "
+    "(uv when installed, else venv and pip; dependencies cached in the git dir), and keep the "
+    "verdict as clean-room evidence for that tree. Exit 0 when the clean run passed, 1 when "
+    "it failed or its gate refused, 2 when a step could not be done.",
+)
 _HOOK_NAMES = (*hooks.RESTAMP_HOOKS, "restamp", "pre-push", "pre-receive")
 _WIDTH = 88
 
@@ -629,6 +651,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="REV",
         help="judge this commit's tree instead of the work tree (repeatable)",
+    )
+    p.add_argument(
+        "--clean-room",
+        action="store_true",
+        help="also require passing clean-room evidence (`genstamp clean-run`) for each tree "
+        "judged, as require-clean-room in [tool.genstamp] does",
     )
     p.add_argument("--json", action="store_true", help=json_help)
     p.add_argument(
@@ -761,6 +789,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("files", nargs="*", metavar="FILE", help="files to check (default: the index)")
     p.set_defaults(func=cmd_check_bytecode, no_checkout_ok=True)
+
+    from genstamp.cleanrun import register
+
+    p = command("clean-run", *_CLEAN_RUN)
+    register(p, json_help)
+    p.set_defaults(func=cmd_clean_run)
 
     p = command(
         "demo",

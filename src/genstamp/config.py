@@ -25,6 +25,11 @@ class Config(NamedTuple):
     suites: tuple[str, ...] = ()  # a monorepo's suite folders, each with its own pytest config
     # git's allowed signers file that attestations must be signed against (None: not required)
     attestation_signers: Path | None = None
+    # `genstamp clean-run`: how the clean environment installs the project (pip install
+    # arguments; None: the project with its test extra, if any), and whether the gate requires
+    # passing clean-room evidence for the tree it judges.
+    clean_install: tuple[str, ...] | None = None
+    require_clean_room: bool = False
 
 
 _KEYS: dict[str, type] = {
@@ -35,6 +40,8 @@ _KEYS: dict[str, type] = {
     "generated": list,
     "suites": list,
     "attestation-signers": str,
+    "clean-install": list,
+    "require-clean-room": bool,
 }
 
 
@@ -82,6 +89,12 @@ def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
         raise GenstampError(
             f"{path}: tool.genstamp.suites must be a list of folders inside the repository"
         )
+    clean_install = section.get("clean-install")
+    if clean_install is not None and not all(isinstance(a, str) and a for a in clean_install):
+        raise GenstampError(
+            f"{path}: tool.genstamp.clean-install must be a list of pip install arguments",
+            'for example ["-e", ".[test]"] or ["-r", "requirements-dev.txt", "."]',
+        )
     evidence = section.get("evidence")
     return Config(
         evidence=(workdir / evidence) if evidence else None,
@@ -91,6 +104,8 @@ def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
         generated=tuple(generated),
         suites=tuple(p.strip("/") for p in suites),
         attestation_signers=_signers(section, workdir),
+        clean_install=tuple(clean_install) if clean_install is not None else None,
+        require_clean_room=section.get("require-clean-room", False),
     )
 
 

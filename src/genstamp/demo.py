@@ -188,10 +188,44 @@ def demo(keep: bool = False) -> int:
             step.say(why)
         step.expect("the push should be accepted", code == 0 and pushed)
 
+        _clean_room(step, repo, env, warm_env)
+
         if step.ok:
             step.say(
-                "The gate behaved as designed: stale evidence refused, fresh evidence accepted."
+                "The gate behaved as designed: stale evidence refused, fresh evidence accepted, "
+                "and a warm green the clean room could not repeat refused."
             )
             return EXIT_OK
         step.say("genstamp demo: the gate did not behave as designed (see above)")
         return EXIT_REFUSED
+
+
+def _clean_room(step: _Step, repo: Path, env: dict[str, str], warm_env: dict[str, str]) -> None:
+    """The ending: a change green in the warm checkout and red in a clean one, and the gate
+    refusing it. The clean room installs pytest and genstamp from your package index (once:
+    the environment is cached in the git dir)."""
+    step.say("6. a change imports calc/local.py, a file the warm job made and git ignores.")
+    (repo / ".gitignore").write_text("__pycache__/\nlocal.py\n")
+    (repo / "calc" / "local.py").write_text("SCALE = 1\n")
+    (repo / "calc" / "ops.py").write_text("from calc.local import SCALE\n\n\n" + OPS_FIXED)
+    _git(repo, env, "commit", "-q", "-am", "calc: scale")
+    _genstamp(repo, env, "stamp")
+    code, summary = _pytest(repo, warm_env)
+    step.say(f"   pytest with genstamp in the warm checkout: {summary}")
+    step.expect("the warm run should be green", code == 0)
+    code, out = _genstamp(repo, env, "clean-run")
+    last = out.splitlines()[-1] if out else ""
+    step.say(f"   genstamp clean-run (a fresh checkout and environment): exit {code}")
+    for line in out.splitlines():
+        if line.startswith("clean-run:"):
+            step.say(f"   {line}")
+    if code == 2:
+        step.say(f"   the clean room could not be built here: {last}")
+        return
+    step.expect("the clean run should be red", code == 1)
+    code, out = _genstamp(repo, env, "verify")
+    for line in out.splitlines():
+        if line.startswith("clean-room-diverged"):
+            for part in textwrap.wrap(line, 96, break_on_hyphens=False):
+                step.say(f"   {part}")
+    step.expect("the gate should refuse (clean-room-diverged)", "clean-room-diverged" in out)

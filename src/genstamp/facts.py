@@ -16,7 +16,16 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode, FileStatus
 
-from genstamp import binding, checkout_id, coverage, evidence, generation, parts, suite
+from genstamp import (
+    binding,
+    checkout_id,
+    cleanrecord,
+    coverage,
+    evidence,
+    generation,
+    parts,
+    suite,
+)
 from genstamp.bytecode import PYCACHE
 from genstamp.errors import GenstampError
 from genstamp.identity import added_blobs, scan
@@ -144,7 +153,12 @@ def with_report(
                 flagged = [f.path for f in loaded.flags if not os.path.isabs(f.path)]
                 placed = placement(checkout, [*loaded.loaded, *flagged], blobs, venvs)
 
+    tested = report.properties.get(binding.P_TREE_END) if report is not None else None
+    rooms, problems, latest = clean_rooms(checkout, [*(t.tree for t in targets), tested or ""])
     return base._replace(
+        clean_rooms=rooms,
+        clean_room_problems=problems,
+        clean_room_latest=latest,
         evidence=str(evidence_path),
         report=report,
         unreadable=unreadable,
@@ -188,6 +202,24 @@ def gather_parts(
             carried.append((str(path), facts.report))
         out.append(facts)
     return [first._replace(others=tuple(carried)), *out]
+
+
+def clean_rooms(
+    checkout: Checkout, trees: Iterable[str]
+) -> tuple[dict[str, cleanrecord.CleanRoom], tuple[str, ...], str]:
+    """The clean-room records of ``trees``, why any could not be read, and the tree of the
+    newest record ("" when there is none)."""
+    found: dict[str, cleanrecord.CleanRoom] = {}
+    problems: list[str] = []
+    for tree in dict.fromkeys(t for t in trees if t):
+        try:
+            record = cleanrecord.read(checkout.gitdir, tree)
+        except GenstampError as exc:
+            problems.append(exc.message)
+            continue
+        if record is not None:
+            found[tree] = record
+    return found, tuple(problems), cleanrecord.latest(checkout.gitdir)
 
 
 def installed(root: Path, rel: str, venvs: dict[str, bool]) -> bool:

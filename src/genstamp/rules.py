@@ -19,6 +19,7 @@ from genstamp import __version__, audit, binding, coverage, suite
 from genstamp.binding import Counts, Report
 
 if TYPE_CHECKING:
+    from genstamp.cleanrecord import CleanRoom
     from genstamp.config import Config
     from genstamp.generation import Generation
 
@@ -92,6 +93,11 @@ class Facts(NamedTuple):
     # The other parts merged with this evidence: (their file, their report).
     others: tuple[tuple[str, Report], ...] = ()
     primary: bool = True  # False for a merged part's own facts: coverage is judged once
+    # `genstamp clean-run`'s records for the trees judged and tested (tree -> record), why a
+    # record could not be read, and the tree the newest record is of ("" when none).
+    clean_rooms: Mapping[str, CleanRoom] = _EMPTY
+    clean_room_problems: tuple[str, ...] = ()
+    clean_room_latest: str = ""
 
 
 class Failure(NamedTuple):
@@ -653,6 +659,83 @@ def _parts_disagree(facts: Facts, settings: Config) -> Iterator[str]:
         )
 
 
+def warm_outcomes(facts: Facts) -> Mapping[str, str] | None:
+    """Each test's outcome in the warm evidence, its parts merged; None when not recorded."""
+    bound = _bound(facts)
+    if bound is None:
+        return None
+    merge = merged(facts)
+    if merge is not None:
+        return merge.outcomes()
+    own, _ = read_coverage(bound.props)
+    return own.outcomes if own is not None else None
+
+
+def diverging(warm: Mapping[str, str], clean: CleanRoom) -> list[str]:
+    """The tests whose outcome differs between the warm run and the clean room, each with both
+    outcomes. A test the warm run did not run makes no claim to compare; one the clean room
+    did not run (not collected: an import error there) is `not run` unless the clean run was
+    narrowed by pytest arguments."""
+    out = []
+    for nodeid in sorted(warm):
+        seen = clean.outcomes.get(nodeid)
+        if seen is None:
+            if clean.narrowed:
+                continue
+            seen = "not run"
+        if seen != warm[nodeid]:
+            out.append(f"{nodeid} ({warm[nodeid]} warm, {seen} clean)")
+    return out
+
+
+def _clean_room_diverged(facts: Facts, settings: Config) -> Iterator[str | Listed]:
+    bound = _bound(facts)
+    if bound is None or not facts.primary:
+        return
+    if not settings.require_clean_room:  # unreadable records are no-clean-room's otherwise
+        for problem in facts.clean_room_problems:
+            yield f"the clean-room evidence cannot be compared: {problem}"
+    seen = _view(facts, bound.tested)
+    trees = [bound.tested, *(t.tree for t in facts.targets if _view(facts, t.tree) == seen)]
+    record = next((facts.clean_rooms[t] for t in trees if t in facts.clean_rooms), None)
+    warm = warm_outcomes(facts)
+    if record is None or warm is None:
+        return
+    found = diverging(warm, record)
+    if found:
+        yield listed(
+            f"tree {record.tree[:12]} gave other outcomes in the clean room ({record.when}) "
+            "than in this checkout: ",
+            found,
+            PATH_LIMIT,
+        )
+
+
+def _no_clean_room(facts: Facts, settings: Config) -> Iterator[str]:
+    if not settings.require_clean_room or not facts.primary:
+        return
+    yield from facts.clean_room_problems
+    for tree, labels in _trees_of(facts.targets).items():
+        record = facts.clean_rooms.get(tree)
+        what = f"tree {tree[:12]} ({limit(labels, LABEL_LIMIT)})"
+        if record is None:
+            latest = facts.clean_room_latest
+            other = f"; the latest clean run tested tree {latest[:12]}" if latest else ""
+            yield f"no clean-room evidence for {what}{other}"
+        elif not record.ok:
+            first = record.failures[0] if record.failures else "refused"
+            yield f"the clean run of {what} did not pass ({record.when}): {first}"
+        elif not record.complete:
+            yield f"the clean run of {what} covered part of the suite ({record.when})"
+
+
+def _trees_of(targets: Sequence[Target]) -> dict[str, list[str]]:
+    trees: dict[str, list[str]] = {}
+    for target in targets:
+        trees.setdefault(target.tree, []).append(target.label)
+    return trees
+
+
 class Rule(NamedTuple):
     name: str
     remedy: str
@@ -734,6 +817,19 @@ TABLE = (
         "parts-disagree",
         "rerun those tests (a flaky test?) so that one run's outcome stands for them",
         _parts_disagree,
+    ),
+    Rule(
+        "clean-room-diverged",
+        "the warm checkout ran something a clean one does not (stale bytecode, an editable "
+        "install of another checkout, an uncommitted or ignored file?): fix it, then "
+        "`genstamp stamp`, rerun the tests and `genstamp clean-run`",
+        _clean_room_diverged,
+    ),
+    Rule(
+        "no-clean-room",
+        "run `genstamp clean-run` (or `genstamp clean-run --rev REV`) on the tree judged, "
+        "and make it pass",
+        _no_clean_room,
     ),
 )
 RULES = tuple(rule.name for rule in TABLE)

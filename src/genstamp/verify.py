@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from genstamp import config, evidence, verified
+from genstamp import cleanrecord, config, evidence, verified
 from genstamp.errors import GenstampError
 from genstamp.facts import gather_parts, rev_tree
 from genstamp.repo import Checkout
@@ -63,6 +63,10 @@ def verify(
     # Commits (a push, --rev) may be vouched for by an earlier verdict on their tree; the work
     # tree is judged by the evidence of now, so its bytecode and stamp are checked as they are.
     remembered = verified.trees(checkout.gitdir) if revs else {}
+    if settings.require_clean_room:  # an earlier verdict stands only with a clean room's
+        remembered = {
+            t: w for t, w in remembered.items() if cleanrecord.passing(checkout.gitdir, t)
+        }
     # Evidence of this generation on a target's very tree is the newest verdict on it: a run
     # that fails now is not outvoted by an older acceptance.
     fresh = fresh_tree(facts)

@@ -1,0 +1,402 @@
+"""``genstamp clean-run``: the tree being judged, tested again in a second, clean directory.
+
+The postmortem's clean runner, on this machine: a new checkout of exactly the judged tree
+(a detached linked worktree of a commit made for it: no object is copied, git's smudge
+conversion applies, no ref, index or reflog of the user's changes), a new virtual environment
+with nothing of the user's (``genstamp.envcache``), the project installed as it says, and the
+suite run with the plugin in that checkout's own generation. The clean checkout's gate judges
+that run; its verdict and every test's outcome come back as clean-room evidence for the tree
+(``genstamp.cleanrecord``), which the user's gate compares with the warm evidence.
+
+Steps, in order: checkout, environment, install, run. A failing step raises ``GenstampError``
+naming the step, with its log kept in the git dir.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, NamedTuple
+
+from genstamp import __version__, cleanrecord, config, envcache, evidence, rules
+from genstamp.errors import EXIT_USAGE, GenstampError
+from genstamp.identity import tree_identity
+from genstamp.repo import Checkout, open_checkout
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+STEPS = ("checkout", "environment", "install", "run")
+# The identity of the commit made for the judged tree: it is never on a branch or in a reflog.
+COMMITTER = {
+    "GIT_AUTHOR_NAME": "genstamp clean-run",
+    "GIT_AUTHOR_EMAIL": "genstamp@localhost",
+    "GIT_COMMITTER_NAME": "genstamp clean-run",
+    "GIT_COMMITTER_EMAIL": "genstamp@localhost",
+}
+REMEDY = {
+    "checkout": "check that `git worktree add` works in this repository and that the "
+    "temporary folder is writable and has room (set TMPDIR to choose it)",
+    "environment": "check that the interpreter can make a virtual environment "
+    "(python -m venv; uv venv with genstamp[clean])",
+    "install": "fix the project's install (`clean-install` in [tool.genstamp]) or the package "
+    "index settings (pip.conf, PIP_*/UV_*)",
+    "run": "run `genstamp stamp` and pytest in a fresh clone by hand to see what fails",
+}
+
+Progress = Callable[[str, str, float], None]  # (step, "start" | "done" | "failed", seconds)
+
+
+class StepTime(NamedTuple):
+    name: str
+    seconds: float
+    log: str
+
+
+class CleanRun(NamedTuple):
+    record: cleanrecord.CleanRoom
+    record_path: Path
+    steps: tuple[StepTime, ...]
+    installer: str
+    env_reused: bool
+    kept: Path | None  # the clean checkout, when --keep
+
+
+def logs_folder(checkout: Checkout) -> Path:
+    return cleanrecord.folder(checkout.gitdir) / "logs"
+
+
+def env_cache(checkout: Checkout) -> Path:
+    return cleanrecord.folder(checkout.gitdir) / "envs"
+
+
+def default_install(root: Path) -> list[str]:
+    """What ``clean-install`` means unset: the project with its test extra when it has one
+    (non-editable, as a clean runner's ``pip install``: a module left out of the wheel fails
+    there too), the project alone otherwise, nothing when it is not an installable project."""
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = {}
+    project = data.get("project")
+    if not isinstance(project, dict):
+        return ["."] if (root / "setup.py").is_file() else []
+    extras = project.get("optional-dependencies")
+    return [".[test]"] if isinstance(extras, dict) and "test" in extras else ["."]
+
+
+def project_args(args: Sequence[str]) -> list[str]:
+    """The entries of the install arguments that install the checkout itself (``.``,
+    ``.[test]``, ``-e .``): what is installed again on every run."""
+    out: list[str] = []
+    items = list(args)
+    for i, arg in enumerate(items):
+        target = arg.split("[", 1)[0]
+        if target in (".", "./"):
+            if i and items[i - 1] in ("-e", "--editable"):
+                out.append(items[i - 1])
+            out.append(arg)
+        elif arg.startswith("--editable=.") or (arg.startswith("-e.") and len(arg) > 2):
+            out.append(arg)
+    return out
+
+
+def build_requirements(root: Path) -> list[str]:
+    """What building the project needs (installed once, with the dependencies, so that the
+    project's own install on each run needs no index: ``--no-build-isolation``)."""
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = {}
+    system = data.get("build-system")
+    if isinstance(system, dict) and isinstance(system.get("requires"), list):
+        return [str(r) for r in system["requires"]]
+    return ["setuptools>=40.8.0", "wheel"]  # pip's own default for a project without one
+
+
+def genstamp_requirement() -> str:
+    """genstamp for the clean environment, from where this one was installed (pip's PEP 610
+    record): the same code runs the plugin there."""
+    from importlib import metadata
+
+    try:
+        raw = metadata.distribution("genstamp").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        raw = None
+    data = json.loads(raw) if raw else {}
+    url = str(data.get("url", ""))
+    vcs = data.get("vcs_info")
+    if isinstance(vcs, dict) and vcs.get("vcs") == "git" and vcs.get("commit_id"):
+        return f"genstamp @ git+{url}@{vcs['commit_id']}"
+    if url.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return str(Path(unquote(urlparse(url).path)))
+    return f"genstamp=={__version__}"
+
+
+# -- the checkout -------------------------------------------------------------------------------
+
+
+def _git(
+    cwd: Path, *args: str, env: Mapping[str, str] | None = None, log: IO[str] | None = None
+) -> str:
+    environ = envcache.clean_environ(None) if env is None else dict(env)
+    proc = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    if log is not None:
+        log.write(f"$ git {' '.join(args)}\n{proc.stdout}{proc.stderr}")
+    if proc.returncode != 0:
+        raise envcache.StepFailed(["git", *args], proc.returncode)
+    return proc.stdout.strip()
+
+
+def judged_commit(checkout: Checkout, rev: str | None, log: IO[str]) -> tuple[str, str]:
+    """(commit, tree) to check out: ``rev``'s commit, or a commit made for the work tree's
+    identity (uncommitted and untracked files included): a dangling object, on no branch and
+    in no reflog, that ``git gc`` prunes when the run is over."""
+    if rev is not None:
+        try:
+            commit = _git(checkout.workdir, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+        except envcache.StepFailed:
+            raise GenstampError(
+                f"--rev {rev} names no commit here", "name a branch, a tag or a commit id"
+            ) from None
+        return commit, _git(checkout.workdir, "rev-parse", f"{commit}^{{tree}}")
+    tree = tree_identity(checkout)  # writes the tree object to the store
+    env = {**envcache.clean_environ(None), **COMMITTER}
+    commit = _git(
+        checkout.workdir, "commit-tree", tree, "-m", "genstamp clean-run", env=env, log=log
+    )
+    return commit, tree
+
+
+RAM_FOLDER = Path("/dev/shm")
+RAM_FREE = 2 << 30  # bytes a RAM-backed folder must have free to hold a clean checkout
+
+
+def temp_base(environ: Mapping[str, str] | None = None, ram: Path = RAM_FOLDER) -> str | None:
+    """Where the clean checkout goes: ``TMPDIR`` when it is set (the user chose); else a
+    RAM-backed folder (``/dev/shm``, a tmpfs) that is writable and has 2 GiB free, since
+    writing a tree of small files to a busy disk costs seconds where memory costs tenths;
+    else the system's temporary folder (None: ``tempfile``'s choice)."""
+    environ = os.environ if environ is None else environ
+    if environ.get("TMPDIR"):
+        return None
+    try:
+        free = os.statvfs(ram)
+    except OSError:
+        return None
+    if free.f_bavail * free.f_frsize < RAM_FREE or not os.access(ram, os.W_OK | os.X_OK):
+        return None
+    return str(ram)
+
+
+@contextmanager
+def linked_checkout(checkout: Checkout, commit: str, log: IO[str], keep: bool) -> Iterator[Path]:
+    """A detached linked worktree of ``commit`` in a new temporary folder outside the work
+    tree: the checkout, in a folder of its own. git's hooks do not run for it (``core.hooksPath``
+    is pointed at an empty folder for this one command). Removed with its admin entry at the
+    end, on failure and on Ctrl-C too, unless ``keep``."""
+    tmp = Path(tempfile.mkdtemp(prefix="genstamp-clean-", dir=temp_base())).resolve()
+    if tmp == checkout.workdir or checkout.workdir in tmp.parents:
+        os.rmdir(tmp)
+        raise GenstampError(
+            f"the temporary folder {tmp} is inside the work tree",
+            "set TMPDIR to a folder outside the repository",
+        )
+    work = tmp / (checkout.workdir.name or "checkout")
+    no_hooks = tmp / ".no-hooks"
+    no_hooks.mkdir()
+    added = False
+    try:
+        _git(
+            checkout.workdir,
+            "-c",
+            f"core.hooksPath={no_hooks}",
+            "worktree",
+            "add",
+            "--detach",
+            "--quiet",
+            str(work),
+            commit,
+            log=log,
+        )
+        added = True
+        no_hooks.rmdir()
+        yield work
+    finally:
+        if not keep:
+            remove_checkout(checkout, tmp, work if added else None)
+
+
+def remove_checkout(checkout: Checkout, tmp: Path, work: Path | None) -> None:
+    if work is not None:
+        with contextlib.suppress(envcache.StepFailed):  # pruned below once the folder is gone
+            _git(checkout.workdir, "worktree", "remove", "--force", "--force", str(work))
+    shutil.rmtree(tmp, ignore_errors=True)
+    if work is not None:
+        with contextlib.suppress(envcache.StepFailed):
+            _git(checkout.workdir, "worktree", "prune")
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+class _Steps:
+    """Times each step, keeps its log, and turns a failure into one line naming the step."""
+
+    def __init__(self, logs: Path, progress: Progress) -> None:
+        self.logs = logs
+        self.progress = progress
+        self.done: list[StepTime] = []
+        logs.mkdir(parents=True, exist_ok=True)
+        for old in logs.glob("*.log"):
+            old.unlink(missing_ok=True)
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[IO[str]]:
+        path = self.logs / f"{name}.log"
+        start = time.monotonic()
+        self.progress(name, "start", 0.0)
+        with open(path, "w", encoding="utf-8", errors="replace") as log:
+            try:
+                yield log
+            except envcache.StepFailed as exc:
+                self.progress(name, "failed", time.monotonic() - start)
+                raise GenstampError(
+                    f"clean-run: the {name} step failed: {exc}; its log: {path}",
+                    REMEDY[name],
+                    EXIT_USAGE,
+                ) from None
+            except BaseException:
+                self.progress(name, "failed", time.monotonic() - start)
+                raise
+        seconds = time.monotonic() - start
+        self.done.append(StepTime(name, seconds, str(path)))
+        self.progress(name, "done", seconds)
+
+
+def clean_run(
+    checkout: Checkout,
+    *,
+    rev: str | None = None,
+    pytest_args: Sequence[str] = (),
+    keep: bool = False,
+    installer: str = "auto",
+    progress: Progress | None = None,
+) -> CleanRun:
+    """Test the judged tree (the work tree's identity, or ``rev``'s) in a clean checkout and a
+    clean environment; keep and return its clean-room record."""
+    steps = _Steps(logs_folder(checkout), progress or (lambda step, event, seconds: None))
+    chosen = envcache.find_installer(installer)
+    with contextlib.ExitStack() as stack:
+        with steps.step("checkout") as log:
+            commit, tree = judged_commit(checkout, rev, log)
+            work = stack.enter_context(linked_checkout(checkout, commit, log, keep))
+        args = _install_args(work)
+        environ = envcache.clean_environ(None)
+        digest = envcache.key(work, args, chosen, environ)
+        cache = env_cache(checkout)
+        with envcache.locked(cache, digest):
+            with steps.step("environment") as log:
+                deps = [*build_requirements(work), genstamp_requirement(), "pytest"]
+                if chosen.tool == "pip":
+                    deps.append("wheel")  # setuptools before 70.1 builds wheels with it
+                env = envcache.prepare(cache, digest, chosen, deps, environ, log)
+            with steps.step("install") as log:
+                _install(env, chosen, args, work, log)
+            with steps.step("run") as log:
+                verdict, outcomes = _run(env, work, pytest_args, log)
+        install_line = f"{chosen.tool}: {' '.join(args) or '(nothing to install)'}"
+        record = cleanrecord.new(
+            tree, verdict, outcomes, narrowed=bool(pytest_args), install=install_line
+        )
+        path = cleanrecord.write(checkout.gitdir, record)
+    return CleanRun(
+        record, path, tuple(steps.done), chosen.tool, env.reused, work if keep else None
+    )
+
+
+def _install_args(work: Path) -> list[str]:
+    settings = config.load(work)
+    return (
+        list(settings.clean_install)
+        if settings.clean_install is not None
+        else (default_install(work))
+    )
+
+
+def _install(
+    env: envcache.Env, chosen: envcache.Installer, args: Sequence[str], work: Path, log: IO[str]
+) -> None:
+    """A new environment gets the install arguments whole (dependencies and project); a
+    reused one the project alone, again, from this checkout (no index needed)."""
+    environ = envcache.clean_environ(env.path)
+    if not args:
+        return  # not an installable project: its tests import it from the checkout
+    if not env.reused:
+        envcache.install(env.path, chosen, ["--no-build-isolation", *args], environ, log, work)
+        return
+    project = project_args(args)
+    if not project:
+        return
+    again = "--reinstall" if chosen.tool == "uv" else "--force-reinstall"
+    envcache.install(
+        env.path,
+        chosen,
+        ["--no-deps", "--no-build-isolation", again, *project],
+        environ,
+        log,
+        work,
+    )
+
+
+def _run(
+    env: envcache.Env, work: Path, pytest_args: Sequence[str], log: IO[str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Stamp the clean checkout, run the suite with the plugin in the clean environment, and
+    let the clean checkout's own gate judge the run: (its verdict as ``verify --json`` gives
+    it, each test's outcome from its evidence). Stamp and gate run here, in this process: the
+    environment holds a copy of this very genstamp (its digest is in the environment's key),
+    and two interpreter start-ups are saved."""
+    from genstamp import restamp
+    from genstamp.verify import verify
+
+    clean = open_checkout(work)
+    # a fresh checkout holds no bytecode git did not track (and scrub keeps tracked files)
+    restamp.begin(clean, trigger="ci", do_scrub=False, why="genstamp clean-run")
+    environ = envcache.clean_environ(env.path)
+    code = envcache.call([str(env.python), "-m", "pytest", *pytest_args], environ, log, work)
+    verdict = verify(clean).to_json()
+    log.write(f"pytest exited with {code}; the clean checkout's gate:\n")
+    log.write(json.dumps(verdict, indent=2, sort_keys=True) + "\n")
+    return verdict, _outcomes(clean)
+
+
+def _outcomes(clean: Checkout) -> dict[str, str]:
+    """Each test's outcome as the clean run's evidence records it (empty when it has none)."""
+    path = evidence.location(clean, config.load(clean.workdir).evidence)
+    try:
+        report = evidence.read_report(path)
+    except (OSError, GenstampError):
+        return {}
+    recorded, _ = rules.read_coverage(report.properties)
+    return dict(recorded.outcomes) if recorded is not None else {}

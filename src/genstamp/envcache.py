@@ -1,0 +1,405 @@
+"""The clean room's virtual environments: made fresh, cached in the git dir by their inputs.
+
+An environment holds the project's dependencies, its build requirements, pytest and genstamp.
+It is keyed by a digest of everything that decides what gets installed (``key``): the
+dependency tables of pyproject.toml, lock and requirements files, the Python, the installer and
+its arguments, the index settings, and genstamp's own code. A key seen before reuses the
+environment; the project itself is always installed again from the clean checkout.
+
+Nothing of the user's environment reaches it (``clean_environ``): no user site, no PYTHONPATH,
+no VIRTUAL_ENV, no editable install (the environment is created empty from the base
+interpreter). The user's package index configuration (pip's and uv's) is passed on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any, NamedTuple
+
+from genstamp import __version__, versioned
+from genstamp.atomic import write_atomic
+from genstamp.errors import GenstampError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+FORMAT = "genstamp-clean-env"
+VERSION = 1
+KEEP = 3  # environments kept per checkout; the least recently used are removed
+
+# Lock and requirement files whose content decides the dependencies (at the checkout's root).
+DEPENDENCY_FILES = (
+    "uv.lock",
+    "poetry.lock",
+    "pdm.lock",
+    "Pipfile",
+    "Pipfile.lock",
+    "setup.py",
+    "setup.cfg",
+)
+DEPENDENCY_GLOBS = ("requirements*.txt", "requirements/*.txt", "constraints*.txt")
+# The parts of pyproject.toml that decide what is installed (not the version, not tool config).
+PYPROJECT_TABLES = (
+    ("build-system",),
+    ("project", "dependencies"),
+    ("project", "optional-dependencies"),
+    ("project", "requires-python"),
+    ("dependency-groups",),
+    ("tool", "poetry", "dependencies"),
+    ("tool", "poetry", "group"),
+    ("tool", "uv"),
+)
+# Variables that choose where packages come from; the rest of PIP_*/UV_* does not change what
+# is installed (timeouts, caches, colours).
+INDEX_VARIABLES = re.compile(
+    r"^(PIP_(INDEX_URL|EXTRA_INDEX_URL|FIND_LINKS|NO_INDEX|CONSTRAINT|CONFIG_FILE)"
+    r"|UV_(INDEX|INDEX_URL|DEFAULT_INDEX|EXTRA_INDEX_URL|FIND_LINKS|NO_INDEX|CONSTRAINT"
+    r"|CONFIG_FILE|NO_CONFIG))$"
+)
+# What a user's environment may carry into a Python process that a clean runner would not.
+DROPPED = (
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "PYTHONSTARTUP",
+    "PYTHONPYCACHEPREFIX",
+    "PYTHONSAFEPATH",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "PYTEST_ADDOPTS",
+    "PYTEST_PLUGINS",
+    "GENSTAMP_RUN",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_PREFIX",
+)
+
+
+class Installer(NamedTuple):
+    tool: str  # "uv" or "pip"
+    uv: str | None  # the uv executable, for "uv"
+
+
+class Env(NamedTuple):
+    path: Path
+    key: str
+    reused: bool  # an environment of the same key was there: dependencies not installed
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+
+def find_installer(choice: str = "auto") -> Installer:
+    """uv when it is installed (the ``genstamp[clean]`` extra, or on PATH), else pip;
+    ``choice`` ("uv", "pip") insists on one."""
+    if choice == "pip":
+        return Installer("pip", None)
+    uv = _uv()
+    if uv is not None:
+        return Installer("uv", uv)
+    if choice == "uv":
+        raise GenstampError(
+            "uv is not installed", "pip install 'genstamp[clean]', or use --installer pip"
+        )
+    return Installer("pip", None)
+
+
+def _uv() -> str | None:
+    try:
+        from uv import find_uv_bin  # type: ignore[import-not-found,unused-ignore]
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def clean_environ(env_path: Path | None, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for the clean room's processes: ``base`` (default ``os.environ``) less
+    what would carry the user's environment in, with the clean environment first on PATH."""
+    source = os.environ if base is None else base
+    env = {k: v for k, v in source.items() if k not in DROPPED}
+    env["PYTHONNOUSERSITE"] = "1"
+    if env_path is not None:
+        env["VIRTUAL_ENV"] = str(env_path)
+        env["PATH"] = os.pathsep.join([str(env_path / "bin"), env.get("PATH", os.defpath)])
+    return env
+
+
+# -- the key ------------------------------------------------------------------------------------
+
+
+def key(
+    checkout: Path,
+    install_args: Sequence[str],
+    installer: Installer,
+    environ: Mapping[str, str] | None = None,
+) -> str:
+    """The digest of everything that decides what the environment's dependencies are."""
+    environ = os.environ if environ is None else environ
+    h = hashlib.sha256()
+
+    def add(label: str, data: bytes) -> None:
+        h.update(f"{label}\0{len(data)}\0".encode("utf-8", "surrogateescape") + data)
+
+    add("format", str(VERSION).encode())
+    add("python", f"{sys.version}\0{_base_python()}".encode())
+    add("installer", installer.tool.encode())
+    add("args", json.dumps(list(install_args)).encode())
+    add("pyproject", _pyproject_inputs(checkout / "pyproject.toml"))
+    for rel in _dependency_files(checkout, install_args):
+        try:
+            add(f"file:{rel}", (checkout / rel).read_bytes())
+        except OSError:
+            add(f"missing:{rel}", b"")
+    index = {k: v for k, v in environ.items() if INDEX_VARIABLES.match(k)}
+    add("index", json.dumps(index, sort_keys=True).encode())
+    add("genstamp", genstamp_digest().encode())
+    return h.hexdigest()
+
+
+def _pyproject_inputs(path: Path) -> bytes:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return b""
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return path.read_bytes() if path.is_file() else b""  # what it is decides; whole
+    picked: dict[str, Any] = {}
+    for table in PYPROJECT_TABLES:
+        value: Any = data
+        for part in table:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None:
+            picked[".".join(table)] = value
+    return json.dumps(picked, sort_keys=True, default=str).encode()
+
+
+def _dependency_files(checkout: Path, install_args: Sequence[str]) -> list[str]:
+    found = {name for name in DEPENDENCY_FILES if (checkout / name).is_file()}
+    for pattern in DEPENDENCY_GLOBS:
+        found |= {p.relative_to(checkout).as_posix() for p in checkout.glob(pattern)}
+    # files the install arguments name (-r FILE, -c FILE, --requirement=FILE)
+    args = list(install_args)
+    for i, arg in enumerate(args):
+        if arg in ("-r", "-c", "--requirement", "--constraint") and i + 1 < len(args):
+            found.add(args[i + 1])
+        elif arg.startswith(("--requirement=", "--constraint=")):
+            found.add(arg.split("=", 1)[1])
+    return sorted(found)
+
+
+def genstamp_digest() -> str:
+    """genstamp's version and the digest of its own modules: the environment holds a copy."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256(__version__.encode())
+    for path in sorted(here.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _base_python() -> str:
+    """The interpreter environments are made from: the base one under a virtual environment,
+    so that nothing installed in the user's environment comes along."""
+    return str(getattr(sys, "_base_executable", sys.executable) or sys.executable)
+
+
+# -- the cache ----------------------------------------------------------------------------------
+
+
+def _meta_path(env: Path) -> Path:
+    return env / "genstamp-env.json"
+
+
+def _ready(env: Path, digest: str) -> bool:
+    path = _meta_path(env)
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return False
+    try:
+        data = versioned.parse(raw, path, FORMAT, VERSION, "clean environment", "")
+    except GenstampError:
+        return False  # another version's environment: made again, never trusted
+    return data.get("key") == digest and (env / "bin" / "python").exists()
+
+
+@contextlib.contextmanager
+def locked(cache: Path, digest: str) -> Iterator[None]:
+    """One clean run at a time per environment: two runs must not install into it at once."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f"{digest[:16]}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def prepare(
+    cache: Path,
+    digest: str,
+    installer: Installer,
+    dependencies: Sequence[str],
+    environ: Mapping[str, str],
+    log: IO[str],
+) -> Env:
+    """The environment for ``digest``: the cached one, or a new one with ``dependencies``
+    installed (the caller holds ``locked``). A failure leaves no environment behind."""
+    env = cache / digest[:16]
+    if _ready(env, digest):
+        os.utime(_meta_path(env))  # recently used: pruned last
+        return Env(env, digest, True)
+    shutil.rmtree(env, ignore_errors=True)
+    try:
+        create(env, installer, environ, log)
+        install(env, installer, dependencies, environ, log, cwd=None)
+    except BaseException:
+        shutil.rmtree(env, ignore_errors=True)
+        raise
+    meta = {
+        "format": FORMAT,
+        "version": VERSION,
+        "key": digest,
+        "installer": installer.tool,
+        "python": sys.version.split()[0],
+        "genstamp": __version__,
+        "created": int(time.time()),
+    }
+    write_atomic(_meta_path(env), json.dumps(meta, sort_keys=True).encode())
+    _prune(cache, keep=env)
+    return Env(env, digest, False)
+
+
+def _prune(cache: Path, keep: Path) -> None:
+    envs = [p for p in cache.iterdir() if p.is_dir() and p != keep]
+    envs.sort(key=lambda p: _meta_path(p).stat().st_mtime if _meta_path(p).exists() else 0)
+    for old in envs[: max(0, len(envs) - (KEEP - 1))]:
+        shutil.rmtree(old, ignore_errors=True)
+        (cache / f"{old.name}.lock").unlink(missing_ok=True)
+
+
+class StepFailed(Exception):
+    """A command of a step failed; its output is in the step's log."""
+
+    def __init__(self, command: Sequence[str], code: int) -> None:
+        super().__init__(f"`{' '.join(command)}` exited with {code}")
+        self.command = tuple(command)
+        self.code = code
+
+
+def call(command: Sequence[str], environ: Mapping[str, str], log: IO[str], cwd: Path | None) -> int:
+    """Run ``command`` with its output in ``log``; its exit status."""
+    log.write(f"$ {' '.join(command)}\n")
+    log.flush()
+    try:
+        proc = subprocess.run(
+            list(command),
+            env=dict(environ),
+            cwd=cwd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    except OSError as exc:
+        log.write(f"cannot start: {exc}\n")
+        return 127
+    log.flush()
+    return proc.returncode
+
+
+def must(
+    command: Sequence[str], environ: Mapping[str, str], log: IO[str], cwd: Path | None
+) -> None:
+    code = call(command, environ, log, cwd)
+    if code != 0:
+        raise StepFailed(command, code)
+
+
+def create(env: Path, installer: Installer, environ: Mapping[str, str], log: IO[str]) -> None:
+    if installer.uv is not None:
+        must(
+            [installer.uv, "venv", "--quiet", "--python", _base_python(), str(env)],
+            environ,
+            log,
+            None,
+        )
+    else:
+        must([_base_python(), "-m", "venv", str(env)], environ, log, None)
+
+
+def install(
+    env: Path,
+    installer: Installer,
+    args: Sequence[str],
+    environ: Mapping[str, str],
+    log: IO[str],
+    cwd: Path | None,
+) -> None:
+    if not args:
+        return
+    python = str(env / "bin" / "python")
+    if installer.uv is not None:
+        # The project alone (--no-deps) needs no index: pip is not asked for its settings.
+        # Dependencies are compiled once, as pip does: uv does not by default, and a run that
+        # may not write bytecode (PYTHONDONTWRITEBYTECODE) would compile pytest every time.
+        extra = [] if "--no-deps" in args else [*pip_index_flags(), "--compile-bytecode"]
+        command = [installer.uv, "pip", "install", "--python", python, *extra, *args]
+    else:
+        command = [python, "-m", "pip", "install", "--quiet", *args]
+    must(command, environ, log, cwd)
+
+
+def pip_index_flags() -> list[str]:
+    """pip's index settings (pip.conf and PIP_* variables) as uv flags, so that uv finds what
+    pip would and nothing beyond it; uv's own settings (uv.toml, UV_*) apply as well."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+    except OSError:
+        return []
+    if proc.returncode != 0:
+        return []
+    return index_flags(proc.stdout)
+
+
+def index_flags(pip_config: str) -> list[str]:
+    """uv's flags for ``pip config list`` output (``scope.name='value'`` lines)."""
+    values: dict[str, list[str]] = {}
+    for line in pip_config.splitlines():
+        name, sep, value = line.partition("=")
+        if not sep:
+            continue
+        option = name.rsplit(".", 1)[-1]
+        values.setdefault(option, []).extend(value.strip().strip("'\"").split())
+    flags: list[str] = []
+    for option in ("index-url", "extra-index-url", "find-links", "constraint"):
+        for value in dict.fromkeys(values.get(option, [])):
+            if option == "index-url":
+                flags += ["--index-url", value]
+            else:
+                flags += [f"--{option}", value]
+    if values.get("no-index"):
+        flags.append("--no-index")
+    return flags

@@ -1,0 +1,362 @@
+"""`genstamp clean-run` end to end: a real project, real git worktrees, real virtual
+environments (uv, and venv + pip once), real pytest runs in the clean checkout, and the gate.
+
+Environments are expensive: one is built per session (under a lock shared by the xdist
+workers) and copied into each test repository's env cache, where its key finds it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import (
+    _locked,
+    _session_dir,
+    commit_all,
+    git,
+    init_repo,
+    run_genstamp,
+    run_pytest,
+    subprocess_env,
+)
+
+pytestmark = pytest.mark.e2e
+
+PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "calc"
+version = "0"
+
+[project.optional-dependencies]
+test = ["pytest"]
+
+[tool.setuptools.packages.find]
+where = ["src"]
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
+TESTS = (
+    "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+    "def test_zero():\n    assert add(0, 0) == 0\n"
+)
+GITIGNORE = "__pycache__/\n*.py[co]\n*.egg-info/\nbuild/\n"
+ENVS = Path("genstamp") / "clean-room" / "envs"
+
+
+def write_project(root: Path, pyproject: str = PYPROJECT) -> Path:
+    init_repo(root)
+    (root / "src" / "calc").mkdir(parents=True)
+    (root / "src" / "calc" / "__init__.py").write_text("from calc.ops import add\n")
+    (root / "src" / "calc" / "ops.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_calc.py").write_text(TESTS)
+    (root / "pyproject.toml").write_text(pyproject)
+    (root / ".gitignore").write_text(GITIGNORE)
+    commit_all(root, "calc")
+    return root
+
+
+def env_for_tests() -> dict[str, str]:
+    """The isolated environment, with the machine's own pip configuration (the local index):
+    HOME is a throwaway one here."""
+    env = subprocess_env()
+    user = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".config" / "pip" / "pip.conf"
+    if user.is_file() and "PIP_CONFIG_FILE" not in env:
+        env["PIP_CONFIG_FILE"] = str(user)
+    return env
+
+
+def clean_run(root: Path, *args: str, tmp: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = env_for_tests()
+    if tmp is not None:
+        tmp.mkdir(exist_ok=True)
+        env["TMPDIR"] = str(tmp)
+    return run_genstamp(root, "clean-run", *args, env=env)
+
+
+def genstamp(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_genstamp(root, *args, env=env_for_tests())
+
+
+@pytest.fixture(scope="session")
+def cached_envs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The env cache of one clean run of the template project (uv), made once per session."""
+    shared = _session_dir(tmp_path_factory) / "clean-room-template"
+    with _locked(_session_dir(tmp_path_factory) / "clean-room-template.lock"):
+        envs = shared / ".git" / ENVS
+        if not envs.is_dir():
+            shutil.rmtree(shared, ignore_errors=True)
+            write_project(shared)
+            proc = clean_run(shared, "--installer", "uv")
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+    return envs
+
+
+@pytest.fixture
+def calc(tmp_path: Path, cached_envs: Path) -> Path:
+    root = write_project(tmp_path / "calc")
+    shutil.copytree(cached_envs, root / ".git" / ENVS, symlinks=True)
+    return root
+
+
+def state(root: Path) -> dict[str, str]:
+    """What the user owns and a clean run must leave as it was."""
+    gitdir = root / ".git"
+    logs = sorted(p for p in (gitdir / "logs").rglob("*") if p.is_file())
+    return {
+        "status": git(root, "status", "--porcelain", "--untracked-files=all"),
+        "index": hashlib.sha256((gitdir / "index").read_bytes()).hexdigest(),
+        "stash": git(root, "stash", "list"),
+        "refs": git(root, "for-each-ref"),
+        "head": git(root, "rev-parse", "HEAD"),
+        "reflogs": "".join(f"{p}:{p.read_text()}" for p in logs),
+        "worktrees": git(root, "worktree", "list", "--porcelain"),
+    }
+
+
+def leftovers(tmp: Path) -> list[str]:
+    """genstamp's temporary folders left in ``tmp`` (uv keeps a lock file of its own there)."""
+    return sorted(p.name for p in tmp.glob("genstamp-clean-*"))
+
+
+def warm_run(root: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    assert genstamp(root, "stamp").returncode == 0
+    return run_pytest(root, env={**subprocess_env(), **env})
+
+
+def test_fresh_change_green_in_both_and_accepted_with_require_clean_room(
+    calc: Path, tmp_path: Path
+) -> None:
+    # a stash entry of the user's, which must stay as it is
+    (calc / "tests" / "test_calc.py").write_text(TESTS + "\n# stashed\n")
+    git(calc, "stash", "-q")
+    # a fresh correct change, uncommitted: the clean checkout must hold it
+    (calc / "src" / "calc" / "ops.py").write_text("def add(a, b):\n    return b + a\n")
+    (calc / "tests" / "test_more.py").write_text(
+        "from calc import add\n\n\ndef test_more():\n    assert add(1, 1) == 2\n"
+    )
+    before = state(calc)
+    assert before["stash"]
+    proc = clean_run(calc, "--json", tmp=tmp_path / "tmp")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = json.loads(proc.stdout)
+    record = out["record"]
+    assert record["ok"] and record["complete"]
+    assert out["env_reused"] is True  # the session's environment, found by its key
+    assert record["outcomes"] == {
+        "tests/test_calc.py::test_add": "passed",
+        "tests/test_calc.py::test_zero": "passed",
+        "tests/test_more.py::test_more": "passed",  # untracked: in the clean checkout
+    }
+    assert [s["name"] for s in out["steps"]] == ["checkout", "environment", "install", "run"]
+    assert state(calc) == before  # work tree, index, stash, refs, reflogs, worktrees
+    assert leftovers(tmp_path / "tmp") == []  # the temporary folder is gone
+    status = json.loads(genstamp(calc, "status", "--json").stdout)
+    assert status["clean_room"]["tree"] == status["tree"] and status["clean_room"]["ok"]
+
+    # the warm run agrees: accepted with the clean room required
+    assert warm_run(calc, PYTHONPATH=str(calc / "src")).returncode == 0
+    verdict = genstamp(calc, "verify", "--clean-room")
+    assert verdict.returncode == 0, verdict.stdout + verdict.stderr
+    with (calc / "pyproject.toml").open("a") as fh:
+        fh.write("\n[tool.genstamp]\nrequire-clean-room = true\n")
+    # another tree now: the clean-room evidence of the old one does not count
+    assert warm_run(calc, PYTHONPATH=str(calc / "src")).returncode == 0
+    refused = genstamp(calc, "verify", "--json")
+    assert refused.returncode == 1
+    assert [f["rule"] for f in json.loads(refused.stdout)["failures"]] == ["no-clean-room"]
+    assert clean_run(calc).returncode == 0
+    accepted = genstamp(calc, "verify")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+
+
+def test_the_incident_green_warm_red_clean_refused_by_the_divergence_rule(
+    calc: Path, tmp_path: Path
+) -> None:
+    # an editable install of another checkout: the previous commit's code on sys.path
+    other = tmp_path / "other"
+    git(calc, "worktree", "add", "--detach", "--quiet", str(other), "HEAD")
+    # the patch: the package now imports a module nobody added
+    (calc / "src" / "calc" / "__init__.py").write_text("from calc.arith import add\n")
+    commit_all(calc, "the patch")
+    warm = warm_run(calc, PYTHONPATH=str(other / "src"))
+    assert warm.returncode == 0, warm.stdout  # green warm: it ran the other checkout's code
+    proc = clean_run(calc, "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # red in the clean room
+    record = json.loads(proc.stdout)["record"]
+    assert not record["ok"] and record["outcomes"] == {}
+    assert any(f.startswith("tests-failed") for f in record["failures"])
+    verdict = genstamp(calc, "verify", "--json")
+    assert verdict.returncode == 1
+    failures = {f["rule"]: f for f in json.loads(verdict.stdout)["failures"]}
+    assert "clean-room-diverged" in failures
+    assert failures["clean-room-diverged"]["items"] == [
+        "tests/test_calc.py::test_add (passed warm, not run clean)",
+        "tests/test_calc.py::test_zero (passed warm, not run clean)",
+    ]
+    text = genstamp(calc, "verify").stdout
+    assert "clean-room-diverged: tree " in text
+
+
+def test_stale_bytecode_green_warm_red_clean(calc: Path) -> None:
+    # the previous commit's bytecode left in the warm checkout (ignored by *.py[co])
+    ops = calc / "src" / "calc" / "ops.py"
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import py_compile; py_compile.compile({str(ops)!r}, "
+            f"cfile={str(ops.with_suffix('.pyc'))!r})",
+        ],
+        check=True,
+    )
+    ops.unlink()
+    commit_all(calc, "ops.py removed: its bytecode stays")
+    warm = run_pytest(calc, env={**subprocess_env(), "PYTHONPATH": str(calc / "src")})
+    assert warm.returncode == 0, warm.stdout
+    assert clean_run(calc).returncode == 1
+    verdict = genstamp(calc, "verify", "--json")
+    rules = [f["rule"] for f in json.loads(verdict.stdout)["failures"]]
+    assert "clean-room-diverged" in rules and "stale-bytecode" in rules
+
+
+def test_keep_and_rev(calc: Path, tmp_path: Path) -> None:
+    (calc / "README").write_text("uncommitted\n")
+    proc = clean_run(calc, "--keep", "--rev", "HEAD", "--json", tmp=tmp_path / "tmp")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    kept = Path(out["kept"])
+    assert (kept / "pyproject.toml").is_file() and not (kept / "README").exists()  # --rev
+    assert out["record"]["tree"] == git(calc, "rev-parse", "HEAD^{tree}")
+    assert str(kept) in git(calc, "worktree", "list")
+    git(calc, "worktree", "remove", "--force", str(kept))
+
+
+def test_a_failing_install_names_the_step(calc: Path, tmp_path: Path) -> None:
+    with (calc / "pyproject.toml").open("a") as fh:
+        fh.write('\n[tool.genstamp]\nclean-install = ["./no-such-folder"]\n')
+    before = state(calc)
+    proc = clean_run(calc, tmp=tmp_path / "tmp")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    # not a terminal: one plain line per step, then the one line naming the failed step
+    assert lines[0].startswith("genstamp: clean-run: checkout done in ")
+    assert lines[-2].startswith("genstamp: clean-run: install failed in ")
+    line = lines[-1]
+    assert line.startswith("genstamp: clean-run: the install step failed: ")
+    assert "hint: fix the project's install" in line
+    log = Path(line.split("its log: ")[1].split(" (hint")[0])
+    assert log == calc / ".git" / "genstamp" / "clean-room" / "logs" / "install.log"
+    assert "no-such-folder" in log.read_text()
+    assert leftovers(tmp_path / "tmp") == []  # removed on failure too
+    assert state(calc) == before
+
+
+def test_without_uv_the_same_verdict(calc: Path) -> None:
+    proc = clean_run(calc, "--installer", "pip", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["installer"] == "pip" and out["env_reused"] is False
+    assert out["record"]["install"] == "pip: .[test]"
+    assert out["record"]["outcomes"] == {
+        "tests/test_calc.py::test_add": "passed",
+        "tests/test_calc.py::test_zero": "passed",
+    }
+
+
+def test_the_environment_is_clean(calc: Path, tmp_path: Path) -> None:
+    """Nothing of the user's environment reaches the clean run: PYTHONPATH, user site."""
+    (calc / "tests" / "test_env.py").write_text(
+        "import os, site, sys\n\n\ndef test_env():\n"
+        "    assert 'PYTHONPATH' not in os.environ\n"
+        "    assert os.environ['PYTHONNOUSERSITE'] == '1' and not site.ENABLE_USER_SITE\n"
+        "    assert sys.prefix != sys.base_prefix and '.git' in sys.prefix\n"
+    )
+    env = env_for_tests()
+    env["PYTHONPATH"] = str(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "genstamp", "clean-run"],
+        cwd=calc,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ctrl_c_removes_the_clean_checkout(calc: Path, tmp_path: Path) -> None:
+    (calc / "tests" / "test_slow.py").write_text(
+        "import time\n\n\ndef test_slow():\n    time.sleep(120)\n"
+    )
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**env_for_tests(), "TMPDIR": str(tmp)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "genstamp", "clean-run"],
+        cwd=calc,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log = calc / ".git" / "genstamp" / "clean-room" / "logs" / "run.log"
+    try:
+        # wait (bounded by the test's own guard, not timed) until pytest runs in the checkout
+        for _ in range(1200):
+            if log.is_file() and "-m pytest" in log.read_text(errors="replace"):
+                break
+            try:
+                proc.wait(timeout=0.1)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        assert proc.poll() is None, proc.communicate()
+        assert leftovers(tmp)  # the clean checkout is there while it runs
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "genstamp: interrupted" in err
+    assert leftovers(tmp) == []
+    assert git(calc, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_pytest_arguments_narrow_the_clean_run(calc: Path) -> None:
+    proc = clean_run(calc, "--json", "--", "-k", "test_add")
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # its own gate: partial-run
+    record = json.loads(proc.stdout)["record"]
+    assert record["narrowed"] and not record["complete"]
+    assert record["outcomes"] == {"tests/test_calc.py::test_add": "passed"}
+    assert any(f.startswith("partial-run: ") for f in record["failures"])
+    # the warm run agrees on what both ran: no divergence, only the missing clean room
+    assert warm_run(calc, PYTHONPATH=str(calc / "src")).returncode == 0
+    verdict = json.loads(genstamp(calc, "verify", "--clean-room", "--json").stdout)
+    assert [f["rule"] for f in verdict["failures"]] == ["no-clean-room"]
+    message = verdict["failures"][0]["message"]
+    assert "did not pass" in message and "partial-run: " in message
+
+
+def test_a_rev_that_names_no_commit(calc: Path) -> None:
+    proc = clean_run(calc, "--rev", "no-such-branch")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "genstamp: --rev no-such-branch names no commit here "
+        "(hint: name a branch, a tag or a commit id)"
+    )
+    assert git(calc, "worktree", "list", "--porcelain").count("worktree ") == 1

@@ -1,0 +1,314 @@
+"""The clean-room rules as table tests over facts, and the clean-room record's format."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_rules import A1, B1, B2, COV_AB, COV_AB_LEFT, SUITE_AB, TESTED, facts, report
+
+from genstamp import cleanrecord, cleanroom, cleanrun, envcache
+from genstamp.config import Config
+from genstamp.errors import GenstampError
+from genstamp.rules import REMEDY, Target, decide
+
+OTHER = "0743e2" + "0" * 34
+GREEN_ALL = {A1: "passed", B1: "passed", B2: "passed"}
+
+
+def room(tree: str = TESTED, **changes: Any) -> cleanrecord.CleanRoom:
+    base = cleanrecord.CleanRoom(
+        tree=tree,
+        ok=True,
+        failures=(),
+        outcomes=GREEN_ALL,
+        counts={"tests": 3, "passed": 3, "failed": 0, "errors": 0, "skipped": 0},
+        complete=True,
+        narrowed=False,
+        when="2026-12-01T03:00:00Z",
+        genstamp="0",
+        install="uv: .[test]",
+    )
+    return base._replace(**changes)
+
+
+def warm(**changes: Any) -> Any:
+    """Fresh green warm evidence of the work tree that covered the suite (A1, B1, B2)."""
+    return facts(report=report(coverage=COV_AB), suites=SUITE_AB, **changes)
+
+
+REQUIRED = Config(require_clean_room=True)
+ROWS: dict[str, tuple[Any, Config, list[str], str]] = {
+    "control-no-record": (warm(), Config(), [], ""),
+    "control-same-outcomes": (warm(clean_rooms={TESTED: room()}), Config(), [], ""),
+    "control-required-and-passing": (warm(clean_rooms={TESTED: room()}), REQUIRED, [], ""),
+    "diverged-import-error-in-clean-room": (
+        warm(clean_rooms={TESTED: room(outcomes={A1: "passed"}, ok=False)}),
+        Config(),
+        ["clean-room-diverged"],
+        f"{B1} (passed warm, not run clean), {B2} (passed warm, not run clean)",
+    ),
+    "diverged-failed-clean": (
+        warm(clean_rooms={TESTED: room(outcomes={**GREEN_ALL, B2: "failed"})}),
+        Config(),
+        ["clean-room-diverged"],
+        f"{B2} (passed warm, failed clean)",
+    ),
+    "diverged-skipped-clean": (
+        warm(clean_rooms={TESTED: room(outcomes={**GREEN_ALL, A1: "skipped"})}),
+        Config(),
+        ["clean-room-diverged"],
+        f"{A1} (passed warm, skipped clean)",
+    ),
+    "control-narrowed-clean-run-compares-what-ran": (
+        warm(clean_rooms={TESTED: room(outcomes={A1: "passed"}, narrowed=True)}),
+        Config(),
+        [],
+        "",
+    ),
+    "control-record-of-another-tree": (
+        warm(clean_rooms={OTHER: room(OTHER, outcomes={A1: "failed"})}),
+        Config(),
+        [],
+        "",
+    ),
+    "control-warm-did-not-run-it": (
+        facts(
+            report=report(coverage=COV_AB_LEFT),
+            suites=SUITE_AB,
+            clean_rooms={TESTED: room(outcomes={**GREEN_ALL, B2: "failed"})},
+        ),
+        Config(allow_partial=True),
+        [],
+        "",
+    ),
+    "diverged-unreadable-record": (
+        warm(clean_room_problems=("x.json is genstamp-clean-room version 9",)),
+        Config(),
+        ["clean-room-diverged"],
+        "cannot be compared: x.json is genstamp-clean-room version 9",
+    ),
+    "required-none": (
+        warm(),
+        REQUIRED,
+        ["no-clean-room"],
+        f"no clean-room evidence for tree {TESTED[:12]} (work tree)",
+    ),
+    "required-record-of-another-tree": (
+        warm(clean_room_latest=OTHER, clean_rooms={OTHER: room(OTHER)}),
+        REQUIRED,
+        ["no-clean-room"],
+        f"the latest clean run tested tree {OTHER[:12]}",
+    ),
+    "required-clean-run-failed": (
+        warm(clean_rooms={TESTED: room(ok=False, failures=("tests-failed: 1 failed",))}),
+        REQUIRED,
+        ["no-clean-room"],
+        "did not pass (2026-12-01T03:00:00Z): tests-failed: 1 failed",
+    ),
+    "required-clean-run-partial": (
+        warm(clean_rooms={TESTED: room(complete=False)}),
+        REQUIRED,
+        ["no-clean-room"],
+        "covered part of the suite",
+    ),
+    "required-unreadable": (
+        warm(clean_room_problems=("x.json is not a genstamp clean-room record",)),
+        REQUIRED,
+        ["no-clean-room", "no-clean-room"],  # the problem, then the tree left without one
+        "x.json is not a genstamp clean-room record",
+    ),
+    "required-each-rev": (
+        warm(
+            targets=(Target("main", TESTED), Target("v1", OTHER)),
+            diffs={(TESTED, OTHER): ("a.py",)},
+            clean_rooms={TESTED: room()},
+        ),
+        REQUIRED,
+        ["tree-mismatch", "no-clean-room"],
+        "",
+    ),
+    "diverged-and-required-both-said": (
+        warm(clean_rooms={TESTED: room(outcomes={}, ok=False, failures=("tests-failed: x",))}),
+        REQUIRED,
+        ["clean-room-diverged", "no-clean-room"],
+        "(passed warm, not run clean)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ROWS))
+def test_clean_room_rules(name: str) -> None:
+    given, settings, rules, says = ROWS[name]
+    verdict = decide(given, settings)
+    assert [f.rule for f in verdict.failures] == rules
+    if says:
+        assert says in verdict.failures[0].message
+    for failure in verdict.failures:
+        assert failure.line().endswith(REMEDY[failure.rule])
+
+
+def test_required_names_the_rev_without_evidence() -> None:
+    given = warm(
+        targets=(Target("main", TESTED), Target("v1", OTHER)),
+        diffs={(TESTED, OTHER): ("a.py",)},
+        clean_rooms={TESTED: room()},
+    )
+    clean = [f for f in decide(given, REQUIRED).failures if f.rule == "no-clean-room"]
+    assert [f.message for f in clean] == [f"no clean-room evidence for tree {OTHER[:12]} (v1)"]
+
+
+def test_record_round_trip_and_versions(tmp_path: Path) -> None:
+    record = room()
+    path = cleanrecord.write(tmp_path, record)
+    assert path == tmp_path / "genstamp" / "clean-room" / f"{TESTED}.json"
+    assert cleanrecord.read(tmp_path, TESTED) == record
+    assert cleanrecord.read(tmp_path, OTHER) is None
+    assert cleanrecord.latest(tmp_path) == TESTED
+    assert cleanrecord.passing(tmp_path, TESTED)
+    data = json.loads(path.read_text())
+    assert (data["format"], data["version"]) == ("genstamp-clean-room", 1)
+    path.write_text(json.dumps({**data, "version": 9}))
+    with pytest.raises(GenstampError) as caught:
+        cleanrecord.read(tmp_path, TESTED)
+    assert "genstamp-clean-room version 9; this genstamp reads version 1" in caught.value.message
+    assert not cleanrecord.passing(tmp_path, TESTED)
+    path.write_text(json.dumps({**data, "tree": OTHER}))
+    with pytest.raises(GenstampError, match="holds the record of tree"):
+        cleanrecord.read(tmp_path, TESTED)
+
+
+def test_record_from_the_clean_gate() -> None:
+    verdict = {
+        "ok": True,
+        "failures": [],
+        "tested_tree": OTHER,
+        "tests": {"tests": 1, "passed": 1},
+        "selection": {"complete": True},
+    }
+    record = cleanrecord.new(TESTED, verdict, {A1: "passed"}, narrowed=False, install="pip: .")
+    assert not record.ok  # the clean checkout tested another tree than the one judged
+    assert record.failures == (
+        f"tree-mismatch: the clean checkout tested tree {OTHER}, not {TESTED}",
+    )
+    good = cleanrecord.new(OTHER, verdict, {A1: "passed"}, narrowed=False, install="pip: .")
+    assert good.ok and good.complete and good.counts["passed"] == 1
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_steps_on_a_terminal_and_in_ci(ci: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", ci) if ci else monkeypatch.delenv("CI", raising=False)
+    stream = _Terminal()
+    progress = cleanrun.printer(stream, quiet=False)
+    progress("checkout", "start", 0.0)
+    progress("checkout", "done", 0.25)
+    progress("install", "start", 0.0)
+    progress("install", "failed", 1.5)
+    if ci:  # plain lines, one per finished step
+        assert stream.getvalue() == (
+            "genstamp: clean-run: checkout done in 0.25 s\n"
+            "genstamp: clean-run: install failed in 1.50 s\n"
+        )
+    else:  # redrawn in place, with times
+        assert stream.getvalue() == (
+            "  checkout     …\r  checkout       0.25 s  done\n"
+            "  install      …\r  install        1.50 s  FAILED\n"
+        )
+    quiet = _Terminal()
+    cleanrun.printer(quiet, quiet=True)("run", "done", 1.0)
+    assert quiet.getvalue() == ""
+
+
+def test_piped_output_is_plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    stream = io.StringIO()
+    cleanrun.printer(stream, quiet=False)("run", "done", 2.0)
+    assert stream.getvalue() == "genstamp: clean-run: run done in 2.00 s\n"
+
+
+def test_install_arguments() -> None:
+    assert cleanroom.project_args([".[test]"]) == [".[test]"]
+    assert cleanroom.project_args(["-e", ".[test]", "-r", "req.txt"]) == ["-e", ".[test]"]
+    assert cleanroom.project_args(["-r", "requirements.txt", "pkg==1"]) == []
+    flags = envcache.index_flags(
+        "global.extra-index-url='file:///a file:///b'\n:env:.find-links='/w'\n"
+        "global.index-url='https://idx'\nglobal.cert='/c'\n"
+    )
+    assert flags == [
+        "--index-url", "https://idx",
+        "--extra-index-url", "file:///a",
+        "--extra-index-url", "file:///b",
+        "--find-links", "/w",
+    ]  # fmt: skip
+
+
+def test_the_environment_key_follows_dependency_inputs(tmp_path: Path) -> None:
+    uv = envcache.Installer("uv", "uv")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "1"\ndependencies = ["a"]\n'
+    )
+    first = envcache.key(tmp_path, ["."], uv, {})
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "2"\ndependencies = ["a"]\n'
+    )
+    assert envcache.key(tmp_path, ["."], uv, {}) == first  # the version is not an input
+    assert envcache.key(tmp_path, ["."], uv, {"PIP_INDEX_URL": "x"}) != first
+    assert envcache.key(tmp_path, ["."], uv, {"PIP_DEFAULT_TIMEOUT": "9"}) == first
+    assert envcache.key(tmp_path, [".[test]"], uv, {}) != first
+    assert envcache.key(tmp_path, ["."], envcache.Installer("pip", None), {}) != first
+    (tmp_path / "requirements-dev.txt").write_text("b\n")
+    second = envcache.key(tmp_path, ["."], uv, {})
+    assert second != first
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "2"\ndependencies = ["a", "c"]\n'
+    )
+    assert envcache.key(tmp_path, ["."], uv, {}) != second
+
+
+def test_the_clean_environment_drops_the_users() -> None:
+    env = envcache.clean_environ(
+        Path("/e"),
+        {"PATH": "/usr/bin", "PYTHONPATH": "/x", "VIRTUAL_ENV": "/v", "PIP_INDEX_URL": "i",
+         "GIT_DIR": "/g", "HOME": "/h"},
+    )  # fmt: skip
+    assert env == {
+        "PATH": f"/e/bin{os.pathsep}/usr/bin",
+        "VIRTUAL_ENV": "/e",
+        "PIP_INDEX_URL": "i",
+        "HOME": "/h",
+        "PYTHONNOUSERSITE": "1",
+    }
+
+
+def test_where_the_clean_checkout_goes(tmp_path: Path) -> None:
+    assert cleanroom.temp_base({"TMPDIR": "/chosen"}, tmp_path) is None  # the user's choice
+    assert cleanroom.temp_base({}, tmp_path / "missing") is None
+    free = os.statvfs(tmp_path)
+    room = free.f_bavail * free.f_frsize >= cleanroom.RAM_FREE
+    assert cleanroom.temp_base({}, tmp_path) == (str(tmp_path) if room else None)
+
+
+def test_the_readme_documents_the_clean_room() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for rule in ("clean-room-diverged", "no-clean-room"):
+        assert f"\n| `{rule}` | " in readme, rule
+    for key in ("clean-install", "require-clean-room"):
+        assert f"\n| `{key}` | " in readme, key
+    assert "| `genstamp clean-run [--rev REV]" in readme
+
+
+def test_without_uv_auto_falls_back_to_pip(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(envcache, "_uv", lambda: None)  # as on a machine without uv
+    assert envcache.find_installer("auto") == envcache.Installer("pip", None)
+    assert envcache.find_installer("pip") == envcache.Installer("pip", None)
+    with pytest.raises(GenstampError, match="uv is not installed"):
+        envcache.find_installer("uv")
