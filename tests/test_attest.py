@@ -226,8 +226,32 @@ def test_the_statement_has_the_specifications_fields(world: World) -> None:
     assert ext["version"] == statement.EXTENSION_VERSION
     assert {"tree", "commit", "generation", "part", "suites", "coverage", "audit"} <= set(ext)
     assert ext["workspace"] == "warm" and ext["part"] is None
+    assert ext["cleanRoom"] is None  # no clean-room run of this tree was kept in that clone
     assert statement.shape_problems(body) == []
     assert subjects[0]["digest"]["sha256"] == statement.evidence_digest(pred)
+
+
+def test_a_kept_clean_room_run_of_the_tree_travels_in_the_statement(repo: Path) -> None:
+    from genstamp import attest, cleanrecord
+    from genstamp.repo import open_checkout
+
+    checkout = open_checkout(repo)
+    tree = "ab" * 20
+    assert attest._clean_room(checkout, tree) is None
+    verdict = {"tested_tree": tree, "tests": {"tests": 2, "passed": 2}}
+    record = cleanrecord.new(
+        tree, verdict, {"t.py::a": "passed", "t.py::b": "passed"}, narrowed=False, install="pip"
+    )
+    cleanrecord.write(checkout.gitdir, record)
+    kept = attest._clean_room(checkout, tree)
+    assert kept == {
+        "ok": True,
+        "complete": False,
+        "counts": {"tests": 2, "passed": 2, "failed": 0, "errors": 0, "skipped": 0},
+        "when": record.when,
+        "install": "pip",
+    }
+    assert attest._clean_room(checkout, "cd" * 20) is None  # another tree's run says nothing
 
 
 def test_pae_is_the_dsse_test_vector() -> None:

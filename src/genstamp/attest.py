@@ -100,6 +100,7 @@ def attest(
         genstamp=__version__,
         configuration=_configuration(checkout.repo, target.tree, merge),
         url=url or _ci_url(os.environ),
+        clean_room=_clean_room(checkout, target.tree),
     )
     made = statement.build(facts)
     payload = statement.canonical(made)
@@ -336,3 +337,23 @@ def accepted_line(verdict: Verdict, facts: AttestationFacts) -> str:
     signed = f", signed by {', '.join(signers)}" if signers else ", unsigned"
     trees = ", ".join(sorted({t.tree[:12] for t in verdict.targets}))
     return f"attestations accepted: {counts}tree {trees}{parts}{signed}"
+
+
+def _clean_room(checkout: Checkout, tree: str) -> dict[str, Any] | None:
+    """What the clean-room run of ``tree`` kept here says (None: none, or none readable): the
+    attestation of a warm run carries whether a clean checkout agreed."""
+    from genstamp import cleanrecord
+
+    try:
+        record = cleanrecord.read(checkout.gitdir, tree)
+    except GenstampError:
+        return None
+    if record is None:
+        return None
+    return {
+        "ok": record.ok,
+        "complete": record.complete,
+        "counts": dict(record.counts),
+        "when": record.when,
+        "install": record.install,
+    }

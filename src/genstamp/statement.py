@@ -57,6 +57,9 @@ class Facts(NamedTuple):
     genstamp: str  # the version that attested
     configuration: tuple[Mapping[str, Any], ...] = ()  # ResourceDescriptors
     url: str = ""
+    # the clean-room run of the same tree kept in the checkout (`genstamp clean-run`), if any:
+    # {ok, complete, counts, when, install}
+    clean_room: Mapping[str, Any] | None = None
 
 
 def canonical(obj: object) -> bytes:
@@ -100,6 +103,7 @@ def build(facts: Facts) -> dict[str, Any]:
             "coverage": json.loads(facts.coverage.to_json()),
             "audit": dict(facts.audit),
             "workspace": facts.workspace,
+            "cleanRoom": dict(facts.clean_room) if facts.clean_room is not None else None,
             "genstamp": facts.genstamp,
         },
     }
