@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import pygit2
 
-from genstamp import __version__, config, generation, hooks, restamp
+from genstamp import __version__, config, generation, hooks, posthook, restamp
 from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
 from genstamp.identity import tree_identity
@@ -263,14 +263,14 @@ def _read_stdin() -> str:
 
 
 def cmd_hook(args: argparse.Namespace, checkout: Checkout | None) -> int:
-    if args.hook != "pre-push":
-        return _restamp_hook(args.hook, args.directory, checkout)
+    if args.hook != "pre-push":  # issue 16: the light hook, which falls back to full_restamp_hook
+        return posthook.main(args.directory, args.hook, args.git_args, os.environ)
     if checkout is None:
         checkout = open_checkout(args.directory)  # a push is judged or refused, never waved on
     return _pre_push_hook(args, checkout)
 
 
-def _restamp_hook(name: str, directory: Path | None, checkout: Checkout | None) -> int:
+def full_restamp_hook(name: str, directory: Path | None, checkout: Checkout | None) -> int:
     """A post-* hook (or pre-commit's restamp entry): git's command has happened and cannot be
     undone, so no error here may fail it. Any error is one warning line and exit 0; the next
     verify then says what is wrong (the stamp is missing, damaged or of another tree)."""

@@ -9,7 +9,7 @@ from typing import NamedTuple
 from genstamp import config, evidence, generation
 from genstamp.errors import GenstampError
 from genstamp.identity import tree_identity
-from genstamp.repo import Checkout, head_id, nested_index
+from genstamp.repo import Checkout, Place, head_id, nested_index, open_checkout
 from genstamp.scrub import ScrubResult, scrub
 
 
@@ -99,10 +99,25 @@ def _began(
     return AfterHook(gen, result, False, why)
 
 
+def settle(where: Checkout | Place) -> generation.Generation | None:
+    """The current generation with a hook's claim settled (``generation.settled``) by one walk
+    of the work tree, and written back unless another writer changed the stamp meanwhile (then
+    that stamp is settled instead)."""
+    checkout = where if isinstance(where, Checkout) else open_checkout(where.workdir)
+    while True:
+        gen, raw = generation.read(checkout)
+        if gen is None or gen.pending is None:
+            return gen
+        done = generation.settled(gen, tree_identity(checkout), _tested_tree(checkout, gen))
+        if generation.read(checkout)[1] == raw:
+            generation.write(checkout, done)
+            return done
+
+
 def _history(checkout: Checkout) -> tuple[dict[str, str], ...]:
     """The history to carry into a new generation; none from a stamp that cannot be read."""
     try:
-        gen = generation.current(checkout)
+        gen = generation.stored(checkout)
     except GenstampError:
         return ()
     return gen.history if gen is not None else ()
