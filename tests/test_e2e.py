@@ -17,6 +17,9 @@ from typing import Any
 import pytest
 from conftest import Project, commit_all, git, init_repo, ok, refused, run_git, run_pytest
 
+from genstamp.generation import current
+from genstamp.repo import open_checkout
+
 pytestmark = pytest.mark.e2e
 
 HOOK_TYPES = "[pre-commit, post-checkout, post-merge, post-rewrite, pre-push]"
@@ -26,6 +29,8 @@ PRE_COMMIT = "pre-commit"
 
 
 def generation(work: Path) -> dict[str, Any]:
+    """The generation as the gate sees it: a hook leaves a claim, the first reader settles it."""
+    current(open_checkout(work))
     gitdir = Path(git(work, "rev-parse", "--absolute-git-dir"))
     return json.loads((gitdir / "genstamp" / "generation.json").read_text())  # type: ignore[no-any-return]
 

@@ -279,10 +279,11 @@ def claimed(
     return gen._replace(pending={"next": nxt, "may_keep": False, "notes": [*old["notes"], note]})
 
 
-def settled(gen: Generation, tree: str, tested: str | None) -> Generation:
+def settled(gen: Generation, tree: str, tested: str | None, head: str | None) -> Generation:
     """The generation ``gen``'s claim decides once the work tree is measured as ``tree``:
     ``gen`` itself (kept) when the work tree holds the content it began with or the content
-    its evidence tested (``tested``), else the claim's next generation, of ``tree``. Pure."""
+    its evidence tested (``tested``), else the claim's next generation, of ``tree`` (at the
+    claim's HEAD, or ``head`` when the hook did not know it). Pure."""
     claim = gen.pending
     if claim is None:
         return gen
@@ -302,7 +303,7 @@ def settled(gen: Generation, tree: str, tested: str | None) -> Generation:
     return Generation(
         id=nxt["id"],
         tree=tree,
-        head=nxt["head"],
+        head=nxt["head"] or head,
         created=nxt["created"],
         created_ns=gen.created_ns,  # only what git changed was scrubbed: see the field
         trigger=nxt["trigger"],

@@ -108,7 +108,8 @@ def settle(where: Checkout | Place) -> generation.Generation | None:
         gen, raw = generation.read(checkout)
         if gen is None or gen.pending is None:
             return gen
-        done = generation.settled(gen, tree_identity(checkout), _tested_tree(checkout, gen))
+        tree, tested = tree_identity(checkout), _tested_tree(checkout, gen)
+        done = generation.settled(gen, tree, tested, head_id(checkout.repo))
         if generation.read(checkout)[1] == raw:
             generation.write(checkout, done)
             return done
