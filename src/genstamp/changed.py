@@ -121,6 +121,15 @@ def operation(
     return Operation(trigger, ((branch[0], branch[1]),), (branch[0], branch[1]), "")
 
 
+def rebase_part(trigger: str, op: Operation, gitdir: Path) -> str:
+    """``"step"`` for the checkout a rebase makes as it starts (git runs post-checkout with
+    the rebase's state folder present), ``"end"`` for its post-rewrite, else ``""``."""
+    if op.between is not None:
+        return "end"
+    busy = (gitdir / "rebase-merge").is_dir() or (gitdir / "rebase-apply").is_dir()
+    return "step" if trigger == "post-checkout" and busy else ""
+
+
 def _unknown(trigger: str, why: str) -> Operation:
     return Operation(trigger, (), None, why)
 

@@ -281,7 +281,7 @@ def full_restamp_hook(name: str, directory: Path | None, checkout: Checkout | No
         if trigger is None:
             return EXIT_OK
         settings = config.load(checkout.workdir)
-        gen, result, _kept, why = restamp.after_hook(checkout, trigger, venvs=settings.scrub_venvs)
+        gen, result, kept, why = restamp.after_hook(checkout, trigger, venvs=settings.scrub_venvs)
     except GenstampError as exc:
         _hook_warning(exc.message, exc.remedy or "run `genstamp stamp` once the cause is fixed")
         return EXIT_OK
@@ -289,8 +289,12 @@ def full_restamp_hook(name: str, directory: Path | None, checkout: Checkout | No
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         _hook_warning(reason, "check that `git status` works, then run `genstamp stamp`")
         return EXIT_OK
-    if result is None:
-        print(f"genstamp: generation {gen.id[:12]} kept: {why}", file=sys.stderr)
+    if kept:
+        print(
+            f"genstamp: generation {gen.id[:12]} kept: {why}; {_scrub_line(result)}",
+            file=sys.stderr,
+        )
+        _scrub_errors(result)
         return EXIT_OK
     print(
         f"genstamp: new generation {gen.id[:12]} (tree {gen.tree[:12]}); {_scrub_line(result)}",

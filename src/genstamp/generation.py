@@ -246,6 +246,11 @@ def _is_claim(claim: dict[str, Any]) -> bool:
         and isinstance(claim.get("may_keep"), bool)
         and isinstance(notes, list)
         and all(isinstance(n, dict) and all(isinstance(v, str) for v in n.values()) for n in notes)
+        and (
+            "before_rebase" not in claim
+            or claim["before_rebase"] is None
+            or (isinstance(claim["before_rebase"], dict) and _is_claim(claim["before_rebase"]))
+        )
     )
 
 
@@ -257,26 +262,38 @@ def claimed(
     head: str | None,
     scrub: dict[str, Any] | None,
     now_ns: int,
+    rebase: str = "",
 ) -> Generation:
     """``gen`` with a hook's claim added (see the module's docstring): ``changed`` says whether
-    git's command changed any file in the work tree."""
+    git's command changed any file in the work tree. ``rebase`` is ``"step"`` for the checkout
+    a rebase makes before it replays commits, ``"end"`` for the rebase's post-rewrite: the end
+    decides on the rebase's result, as if its own checkout had left no claim (the paths that
+    checkout wrote are among those the end names), while a rebase that never ends leaves the
+    step's claim standing."""
     check_trigger(trigger)
     note = {"at": _iso(now_ns), "trigger": trigger}
     old = gen.pending
+    notes = [*old["notes"], note] if old is not None else [note]
+    before = old.get("before_rebase") if old is not None and "before_rebase" in old else old
+    if rebase == "end" and old is not None and "before_rebase" in old:
+        old = before
     if old is not None and not changed:  # the work tree a reader measures is the same
-        return gen._replace(pending={**old, "notes": [*old["notes"], note]})
-    nxt = {
-        "id": secrets.token_hex(16),
-        "key": secrets.token_hex(32),
-        "created": _iso(now_ns),
-        "created_ns": now_ns,
-        "trigger": trigger,
-        "head": head,
-        "scrub": scrub,
-    }
-    if old is None:
-        return gen._replace(pending={"next": nxt, "may_keep": True, "notes": [note]})
-    return gen._replace(pending={"next": nxt, "may_keep": False, "notes": [*old["notes"], note]})
+        claim = {**old, "notes": notes}
+    else:
+        nxt = {
+            "id": secrets.token_hex(16),
+            "key": secrets.token_hex(32),
+            "created": _iso(now_ns),
+            "created_ns": now_ns,
+            "trigger": trigger,
+            "head": head,
+            "scrub": scrub,
+        }
+        claim = {"next": nxt, "may_keep": old is None, "notes": notes}
+    claim.pop("before_rebase", None)
+    if rebase == "step":
+        claim["before_rebase"] = before
+    return gen._replace(pending=claim)
 
 
 def settled(gen: Generation, tree: str, tested: str | None, head: str | None) -> Generation:

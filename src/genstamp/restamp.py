@@ -20,7 +20,7 @@ class Begun(NamedTuple):
 
 class AfterHook(NamedTuple):
     generation: generation.Generation
-    scrub: ScrubResult | None  # None when the generation was kept
+    scrub: ScrubResult
     kept: bool
     why: str
 
@@ -66,9 +66,13 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
     and the gate compares trees, never commits. A command that moved HEAD (``checkout -b``, a
     message-only ``commit --amend``, ``checkout -- <unchanged file>``, a no-op rebase) but left
     exactly that content in the work tree changed nothing the evidence speaks of, and bytecode
-    written during the generation came from that same content. The rule reads what was
-    recorded, not git's hook arguments, so it is the same under pre-commit (whose environment
-    may lack them) and for every hook."""
+    written during the generation came from that same content, except where git rewrote a
+    file: so the bytecode is scrubbed in full whether the generation is kept or not. This is
+    the hook when the paths git wrote are not known (``genstamp.changed``): ``checkout --
+    <file>`` restoring an edit whose bytecode was compiled in the same second, at the same
+    size, would otherwise leave bytecode CPython takes for the restored source's. The rule reads
+    what was recorded, not git's hook arguments, so it is the same under pre-commit (whose
+    environment may lack them) and for every hook."""
     try:
         gen = generation.current(checkout)
     except GenstampError as exc:
@@ -85,7 +89,8 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
         why = "the work tree is as it was tested"
     else:
         return _began(checkout, trigger, venvs, "the work tree changed", gen.history)
-    return AfterHook(generation.kept(checkout, gen, trigger, why), None, True, why)
+    result = scrub(checkout.workdir, venvs=venvs, tracked=checkout.repo.index, nested=nested_index)
+    return AfterHook(generation.kept(checkout, gen, trigger, why), result, True, why)
 
 
 def _began(
@@ -96,6 +101,7 @@ def _began(
     history: tuple[dict[str, str], ...],
 ) -> AfterHook:
     gen, result = begin(checkout, trigger=trigger, venvs=venvs, why=why, history=history)
+    assert result is not None  # begun with a scrub
     return AfterHook(gen, result, False, why)
 
 
