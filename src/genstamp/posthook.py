@@ -29,7 +29,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from genstamp import changed, config, generation, hooks, scrub
+from genstamp import changed, generation, hooks, scrub
 from genstamp.errors import EXIT_OK, GenstampError
 from genstamp.repo import Place
 
@@ -78,8 +78,12 @@ def _restamp(
         return None
     files = scrub.bytecode_of(where.workdir, paths)
     kept = changed.tracked(where.workdir, files) if files else set()
-    settings = config.load(where.workdir)
-    result = scrub.scrub_files(where.workdir, files, venvs=settings.scrub_venvs, tracked=kept)
+    venvs = False
+    if any(scrub.in_venv(str(where.workdir), os.path.dirname(f)) for f in files):
+        from genstamp import config  # and tomllib: only when a virtual environment is in the way
+
+        venvs = config.load(where.workdir).scrub_venvs
+    result = scrub.scrub_files(where.workdir, files, venvs=venvs, tracked=kept)
     head = op.pairs[-1][1] if op.pairs else None
     claim = generation.claimed(
         gen,

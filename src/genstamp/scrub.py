@@ -261,7 +261,7 @@ def scrub_files(
         by_folder.setdefault(os.path.dirname(path), set()).add(os.path.basename(path))
     touched: set[str] = set()
     for folder, names in by_folder.items():
-        if not venvs and _in_venv(top, folder):
+        if not venvs and in_venv(top, folder):
             continue
         for entry in _listdir(folder, tally) or ():
             if entry.name in names and tally.unlink(os.path.join(folder, entry.name), entry):
@@ -279,7 +279,9 @@ def scrub_files(
     )
 
 
-def _in_venv(top: str, folder: str) -> bool:
+def in_venv(top: str, folder: str) -> bool:
+    """Whether ``folder`` lies in a virtual environment (a folder holding ``pyvenv.cfg``)
+    below ``top``."""
     while folder != top and folder.startswith(top + os.sep):
         if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
             return True
