@@ -27,6 +27,7 @@ MEASURED = (
     "pytest-plugin",
     "identity-clean-filter",
     "pytest-subprocesses",
+    "branch-switch",
 )
 # The smallest run that still measures every figure: one timed pair each (the time is process
 # start-up, which repository size barely changes), two repository sizes for the growth figure.

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -103,14 +102,14 @@ def new(
             "check the permissions of the git dir",
         ) from exc
     return Generation(
-        id=secrets.token_hex(16),
+        id=_token(16),
         tree=tree,
         head=head,
         created=_iso(ns),
         created_ns=ns,
         trigger=trigger,
         scrub=scrub,
-        key=secrets.token_hex(32),
+        key=_token(32),
         writer=__version__,
         history=noted(history, ns, trigger, "began", why),
     )
@@ -273,7 +272,7 @@ def claimed(
     check_trigger(trigger)
     note = {"at": _iso(now_ns), "trigger": trigger}
     old = gen.pending
-    notes = [*old["notes"], note] if old is not None else [note]
+    notes = ([*old["notes"], note] if old is not None else [note])[-HISTORY:]
     before = old.get("before_rebase") if old is not None and "before_rebase" in old else old
     if rebase == "end" and old is not None and "before_rebase" in old:
         old = before
@@ -281,8 +280,8 @@ def claimed(
         claim = {**old, "notes": notes}
     else:
         nxt = {
-            "id": secrets.token_hex(16),
-            "key": secrets.token_hex(32),
+            "id": _token(16),
+            "key": _token(32),
             "created": _iso(now_ns),
             "created_ns": now_ns,
             "trigger": trigger,
@@ -329,6 +328,12 @@ def settled(gen: Generation, tree: str, tested: str | None, head: str | None) ->
         writer=__version__,
         history=history,
     )
+
+
+def _token(size: int) -> str:
+    """``size`` random bytes from the OS, in hex (what ``secrets.token_hex`` does, without
+    importing ``secrets`` and its ``hmac`` and ``hashlib`` into every hook process)."""
+    return os.urandom(size).hex()
 
 
 def _is_hex(text: str, *lengths: int) -> bool:
