@@ -852,7 +852,7 @@ def fig_branch_switch(n: int, plan: Plan, env: Env) -> Figure:
     fig = Figure(
         "branch-switch",
         f"git checkout of a branch {SWITCH_CHANGED} files apart: genstamp's plain hooks vs none",
-        "git checkout other  (core.hooksPath: genstamp's hooks/, bytecode beside each changed file)",
+        "git checkout other  (core.hooksPath: genstamp's hooks/; bytecode of each changed file)",
         "git -c core.hooksPath=/dev/null checkout main",
         n,
         target=1.25,
