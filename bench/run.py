@@ -860,7 +860,10 @@ def fig_branch_switch(n: int, plan: Plan, env: Env) -> Figure:
         "hooks' claims in between (as when a user switches back and forth)",
     )
     repo = switch_repo(env.tmp / f"switch-{n}", n)
-    hooked = {**env.base, "GENSTAMP": genstamp_cmd()[0]} if len(genstamp_cmd()) == 1 else None
+    # An installed genstamp has its bytecode (pip compiles it): the hook process gets a cache of
+    # its own, written during the warm-up, whatever PYTHONDONTWRITEBYTECODE the harness inherited.
+    bytecode = {**env.with_bytecode(), "PYTHONPYCACHEPREFIX": str(env.tmp / "switch-pycache")}
+    hooked = {**bytecode, "GENSTAMP": genstamp_cmd()[0]} if len(genstamp_cmd()) == 1 else None
     if hooked is None:
         fig.skipped = "no genstamp console script next to this interpreter"
         return fig

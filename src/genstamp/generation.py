@@ -6,9 +6,10 @@ workspace (scrub, tree identity, write) is ``genstamp.restamp``.
 A post-* hook does not walk the work tree (issue 16): it records a *claim* (``pending``) that
 the next reader settles. The claim says "this generation continues if the work tree, when
 first measured, is the content it began with or the content its evidence tested; otherwise
-generation ``next`` begins, of that work tree". Every reader walks the work tree anyway
-(verify, status, the plugin at session start), so the decision costs nothing extra there,
-and ``current`` returns only settled generations: no consumer ever sees a claim.
+generation ``next`` begins, of that work tree". The first reader after the hook (verify,
+status, the pre-push hook, the plugin at session start) settles it with one walk and writes
+the decision back: ``current`` returns only settled generations, so no consumer ever sees a
+claim, and a user who switches branches five times before testing pays one walk, not five.
 
 Two hooks without a reader between them compose: one that changed no file in the work tree
 leaves the claim's outcome as it was (the work tree the reader measures is the one the first
