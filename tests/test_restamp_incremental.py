@@ -381,3 +381,27 @@ def test_a_hook_without_a_readable_stamp_does_the_full_work(branches: Path) -> N
     assert proc.returncode == 0 and "new generation" in proc.stderr, proc.stderr
     assert stamp(branches)["pending"] is None and stamp(branches)["tree"] == git_tree(branches)
     assert not any(branches.rglob("*.pyc"))  # the full scrub
+
+
+def test_bytecode_git_tracks_stays_through_a_switch(repo: Path, tmp_path: Path) -> None:
+    """A committed fixture ``m.pyc`` beside a ``m.py`` git rewrote is git's, not the scrub's."""
+    touch(repo / "fixtures" / "m.py", b"M = 1\n")
+    touch(repo / "fixtures" / "m.pyc", b"a committed fixture")
+    commit_all(repo, "main")
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "fixtures" / "m.py").write_text("M = 2\n")
+    commit_all(repo, "other")
+    git(repo, "checkout", "-q", "main")
+    restamp.begin(open_checkout(repo))
+    stray = touch(repo / "fixtures" / "__pycache__" / f"m.{TAG}.pyc")
+    old, new = git(repo, "rev-parse", "main"), git(repo, "rev-parse", "other")
+    git(repo, "-c", "core.hooksPath=/dev/null", "checkout", "-q", "other")
+    proc = subprocess.run(
+        [sys.executable, "-m", "genstamp", "hook", "post-checkout", old, new, "1"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+    )
+    assert proc.returncode == 0 and "removed 1 folders, 1 files" in proc.stderr, proc.stderr
+    assert (repo / "fixtures" / "m.pyc").is_file() and not stray.exists()
