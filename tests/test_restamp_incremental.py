@@ -405,3 +405,24 @@ def test_bytecode_git_tracks_stays_through_a_switch(repo: Path, tmp_path: Path) 
     )
     assert proc.returncode == 0 and "removed 1 folders, 1 files" in proc.stderr, proc.stderr
     assert (repo / "fixtures" / "m.pyc").is_file() and not stray.exists()
+
+
+def test_a_rebase_that_ends_where_it_began_keeps(branches: Path) -> None:
+    """``rebase --force-rebase HEAD~1`` checks out HEAD~1 (a content change, with its own
+    post-checkout), then replays the last commit: the tree ends as it began, so the generation
+    is kept, as the full rule keeps it; the checkout in between is decided with the result."""
+    git(branches, "checkout", "-q", "other")
+    gen = generation.current(open_checkout(branches))
+    assert gen is not None
+    proc = subprocess.run(
+        ["git", "rebase", "-q", "--force-rebase", "HEAD~1"],
+        cwd=branches,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len([line for line in proc.stderr.splitlines() if line.startswith("genstamp:")]) == 2
+    after = generation.current(open_checkout(branches))
+    assert after is not None and after.id == gen.id
+    assert [h["trigger"] for h in after.history[-2:]] == ["post-checkout", "post-rewrite"]
+    assert after.history[-1]["action"] == "kept"

@@ -92,6 +92,7 @@ def _restamp(
         head=head if head and len(head) in (40, 64) else None,
         scrub={**result.summary(), "paths": len(paths)},
         now_ns=generation.now_ns(place.state),
+        rebase=changed.rebase_part(trigger, op, where.gitdir),
     )
     generation.write(place, claim)
     return _line(gen, claim, where.head_tree, len(paths), result)
