@@ -6,6 +6,7 @@ and the light hook process, through real git."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -414,11 +415,12 @@ def test_a_rebase_that_ends_where_it_began_keeps(branches: Path) -> None:
     git(branches, "checkout", "-q", "other")
     gen = generation.current(open_checkout(branches))
     assert gen is not None
-    proc = subprocess.run(
+    proc = subprocess.run(  # another committer date: the replayed commit is a new one
         ["git", "rebase", "-q", "--force-rebase", "HEAD~1"],
         cwd=branches,
         capture_output=True,
         text=True,
+        env={**os.environ, "GIT_COMMITTER_DATE": "2030-01-01T00:00:00+00:00"},
     )
     assert proc.returncode == 0, proc.stderr
     assert len([line for line in proc.stderr.splitlines() if line.startswith("genstamp:")]) == 2
@@ -426,3 +428,4 @@ def test_a_rebase_that_ends_where_it_began_keeps(branches: Path) -> None:
     assert after is not None and after.id == gen.id
     assert [h["trigger"] for h in after.history[-2:]] == ["post-checkout", "post-rewrite"]
     assert after.history[-1]["action"] == "kept"
+    assert proc.stderr.count("paths changed") == 2  # both hooks took the light path
