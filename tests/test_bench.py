@@ -38,6 +38,7 @@ TARGETS = {
     "verify-vs-pygit2": 1.4,
     "pytest-plugin": 1.10,
     "pytest-subprocesses": 1.15,
+    "branch-switch": 1.25,
 }
 
 

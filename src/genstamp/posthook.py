@@ -48,8 +48,8 @@ def main(
         if trigger is None:
             return EXIT_OK
         line = _restamp(directory, name, trigger, tuple(git_args), env)
-    except (GenstampError, OSError, ValueError):
-        line = None  # the full hook meets the same trouble and says what it is, in one line
+    except Exception:  # never a traceback in git's output: the full hook meets the same
+        line = None  # trouble (or none) and says what it is, in one line
     if line is None:
         return _full(directory, name, git_args)
     print(line, file=sys.stderr)
