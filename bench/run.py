@@ -61,6 +61,7 @@ FIGURES = (
     "pytest-subprocesses",
     "child-start",
     "post-checkout-pre-commit",
+    "branch-switch",
     "identity-clean-filter",
     "verify-attestations",
     "clean-room",
@@ -933,6 +934,65 @@ def fig_pre_commit(n: int, plan: Plan, env: Env, asked: bool) -> Figure:
     return measure(fig, side_a, side_b, plan)
 
 
+SWITCH_CHANGED = 10  # files that differ between the two branches of the branch-switch figure
+
+
+def switch_repo(path: Path, n: int) -> Repo:
+    """``n`` files on main; ``other`` changes one file in each of SWITCH_CHANGED folders."""
+    repo = build_repo(path, n, tests=0, dirty=False)
+    git(path, "checkout", "-q", "-b", "other")
+    for folder in repo.folders[1 : SWITCH_CHANGED + 1]:
+        with open(path / folder / "m1.py", "a") as fh:
+            fh.write("CHANGED_ON_OTHER = True\n")
+    git(path, "commit", "-q", "-am", "other")
+    git(path, "checkout", "-q", "main")
+    return repo
+
+
+def fig_branch_switch(n: int, plan: Plan, env: Env) -> Figure:
+    """Issue 16: a post-checkout costs what the checkout changed, not the size of the tree."""
+    fig = Figure(
+        "branch-switch",
+        f"git checkout of a branch {SWITCH_CHANGED} files apart: genstamp's plain hooks vs none",
+        "git checkout other  (core.hooksPath: genstamp's hooks/; bytecode of each changed file)",
+        "git -c core.hooksPath=/dev/null checkout main",
+        n,
+        target=1.25,
+        note="one repository, A switches main->other, B other->main; no reader settles the "
+        "hooks' claims in between (as when a user switches back and forth)",
+    )
+    repo = switch_repo(env.tmp / f"switch-{n}", n)
+    # An installed genstamp has its bytecode (pip compiles it): the hook process gets a cache of
+    # its own, written during the warm-up, whatever PYTHONDONTWRITEBYTECODE the harness inherited.
+    bytecode = {**env.with_bytecode(), "PYTHONPYCACHEPREFIX": str(env.tmp / "switch-pycache")}
+    hooked = {**bytecode, "GENSTAMP": genstamp_cmd()[0]} if len(genstamp_cmd()) == 1 else None
+    if hooked is None:
+        fig.skipped = "no genstamp console script next to this interpreter"
+        return fig
+    git(repo.path, "config", "core.hooksPath", str(ROOT / "hooks"))
+    run([*genstamp_cmd(), "stamp"], cwd=repo.path, env=env.base)
+    tag = sys.implementation.cache_tag
+
+    changed = repo.folders[1 : SWITCH_CHANGED + 1]  # fewer in a --quick repository
+
+    def plant() -> None:  # the bytecode a test run left for the files the switch rewrites
+        for folder in changed:
+            cache = repo.path / folder / "__pycache__"
+            cache.mkdir(exist_ok=True)
+            (cache / f"m1.{tag}.pyc").write_bytes(b"bytecode")
+
+    side_a = command(("git", "checkout", "-q", "other"), repo.path, hooked)
+    side_b = command(("git", "-c", "core.hooksPath=/dev/null", "checkout", "-q", "main"), repo.path)
+    plant()
+    side_a()
+    stamp = json.loads((repo.path / ".git" / "genstamp" / "generation.json").read_text())
+    pending = stamp.get("pending") or {}
+    if pending.get("next", {}).get("scrub", {}).get("paths") != len(changed):
+        raise BenchError(f"the post-checkout hook did not take the light path: {pending}")
+    side_b()
+    return measure(fig, side_a, side_b, plan, prepare=plant)
+
+
 @dataclass
 class Growth:
     points: list[tuple[int, float, float]]  # files, identity median, pygit2 status median
@@ -1043,6 +1103,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--suite-files", type=int, help="files in the pytest-suite repo (10000)")
     p.add_argument("--tests", type=int, help="tests in the trivial suite (1000)")
     p.add_argument("--hook-files", type=int, help="files in the pre-commit hook repos (10000)")
+    p.add_argument(
+        "--switch-files",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="repository sizes of the branch-switch figure (10000 100000; --quick: 100 200)",
+    )
     p.add_argument("--pairs", type=int, help="at least this many pairs per figure (5; quick 3)")
     p.add_argument(
         "--budget",
@@ -1086,6 +1153,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.suite_files = args.suite_files or (200 if quick else 10000)
     args.tests = args.tests or (50 if quick else 1000)
     args.hook_files = args.hook_files or (200 if quick else 10000)
+    args.switch_files = sorted(set(args.switch_files or ([100, 200] if quick else [10000, 100000])))
     args.pairs = args.pairs or (3 if quick else 5)
     if args.pre_commit is None:
         args.pre_commit = not quick
@@ -1177,6 +1245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures.append(fig_subprocesses(tmp / "children", plan, env))
         if "post-checkout-pre-commit" in wanted:
             figures.append(fig_pre_commit(args.hook_files, plan, env, args.pre_commit))
+        if "branch-switch" in wanted:
+            figures += [fig_branch_switch(n, plan, env) for n in args.switch_files]
         if "identity-clean-filter" in wanted:
             figures.append(fig_identity_filter(tmp / "repo-filter", args.suite_files, plan))
         if "verify-attestations" in wanted:

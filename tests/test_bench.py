@@ -36,6 +36,7 @@ TARGETS = {
     "pytest-plugin": 1.10,
     "pytest-subprocesses": 1.15,
     "verify-attestations": 1.0,
+    "branch-switch": 1.25,
 }
 
 

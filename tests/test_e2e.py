@@ -27,6 +27,9 @@ from conftest import (
     snapshot_url,
 )
 
+from genstamp.generation import current
+from genstamp.repo import open_checkout
+
 pytestmark = pytest.mark.e2e
 
 HOOK_TYPES = "[pre-commit, post-checkout, post-merge, post-rewrite, pre-push]"
@@ -36,6 +39,8 @@ PRE_COMMIT = "pre-commit"
 
 
 def generation(work: Path) -> dict[str, Any]:
+    """The generation as the gate sees it: a hook leaves a claim, the first reader settles it."""
+    current(open_checkout(work))
     gitdir = Path(git(work, "rev-parse", "--absolute-git-dir"))
     return json.loads((gitdir / "genstamp" / "generation.json").read_text())  # type: ignore[no-any-return]
 

@@ -15,7 +15,9 @@ from conftest import RunGenstamp, commit_all, git, run_genstamp, run_pytest, sub
 
 from genstamp import verified
 from genstamp.errors import EXIT_REFUSED, GenstampError
+from genstamp.generation import current
 from genstamp.hooks import SKIP_ENV, Z40, PushedRef, parse_pre_push
+from genstamp.repo import open_checkout
 
 STAMP = Path(".git", "genstamp", "generation.json")
 PRE_COMMIT_VARS = (
@@ -39,6 +41,8 @@ def no_pre_commit_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def generation(repo: Path) -> dict[str, Any]:
+    """The generation as the gate sees it: a hook leaves a claim, the first reader settles it."""
+    current(open_checkout(repo))
     return json.loads((repo / STAMP).read_text())  # type: ignore[no-any-return]
 
 

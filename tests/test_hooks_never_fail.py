@@ -13,12 +13,17 @@ from typing import Any
 import pytest
 from conftest import commit_all, git, run_pytest, write_calc
 
+from genstamp import generation
+from genstamp.repo import open_checkout
+
 pytestmark = pytest.mark.e2e
 
 HOOKS = Path(__file__).resolve().parent.parent / "hooks"
 
 
 def stamp(work: Path) -> dict[str, Any]:
+    """The generation as the gate sees it: a hook leaves a claim, the first reader settles it."""
+    generation.current(open_checkout(work))
     return json.loads((work / ".git" / "genstamp" / "generation.json").read_text())  # type: ignore[no-any-return]
 
 
@@ -45,7 +50,7 @@ def test_branch_creation_keeps_and_a_content_checkout_begins(work: Path) -> None
     proc = run_git(work, "checkout", "-q", "-b", "feature")
     assert proc.returncode == 0 and "kept" in proc.stderr, proc.stderr
     after = stamp(work)
-    assert after["id"] == before and after["version"] == 2
+    assert after["id"] == before and after["version"] == 3
     assert after["history"][-1]["action"] == "kept"
     (work / "a.py").write_text("A = 2\n")
     commit_all(work, "change")  # no hook runs on commit: the generation is of main's content
@@ -142,12 +147,32 @@ def test_a_damaged_index_never_fails_the_checkout(
         f'exec "{sys.executable}" -m genstamp "$@"\n'
     )
     damaging.chmod(0o755)
+    (work / "a.py").write_text("A = 2\n")
+    commit_all(work, "a2")
+    git(work, "branch", "two")
+    git(work, "reset", "-q", "--hard", "HEAD~1")
+    cache = work / "__pycache__"
+    cache.mkdir()
+    (cache / "a.cpython-311.pyc").write_bytes(b"bytecode of a.py")
     monkeypatch.setenv("GENSTAMP", str(damaging))
-    proc = run_git(work, "checkout", "-q", "-b", "feature")
+    # a.py changed and has bytecode: the hook asks the index whether git tracks that bytecode
+    proc = run_git(work, "checkout", "-q", "two")
     assert proc.returncode == 0, proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("genstamp:")]
     assert len(warnings) == 1 and warnings[0].startswith("genstamp: warning: "), proc.stderr
     assert "(hint: " in warnings[0] and "Traceback" not in proc.stderr
+    # a branch creation needs nothing from the index: no warning, and the damage is met by
+    # the next reader, which settles the hook's claim, in one line
+    (work / ".git" / "index").unlink()
+    git(work, "reset", "-q", "--hard")
+    proc = run_git(work, "checkout", "-q", "-b", "feature")  # damages the index again
+    assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
+    status = subprocess.run(
+        [sys.executable, "-m", "genstamp", "status"], cwd=work, capture_output=True, text=True
+    )
+    assert status.returncode != 0 and "Traceback" not in status.stderr
+    lines = status.stderr.strip().splitlines()
+    assert len(lines) == 1 and "(hint: " in lines[0], status.stderr
 
 
 def test_a_damaged_stamp_begins_a_new_generation_without_failing(work: Path) -> None:

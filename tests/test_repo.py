@@ -21,6 +21,7 @@ import pygit2
 import pytest
 from conftest import commit_all, git, git_tree, init_repo, run_genstamp, run_pytest, subprocess_env
 
+from genstamp.generation import current
 from genstamp.identity import tree_identity
 from genstamp.repo import open_checkout
 
@@ -53,6 +54,8 @@ def gitdir_of(work: Path) -> Path:
 
 
 def stamp_of(work: Path) -> dict[str, Any]:
+    """The generation as the gate sees it: a hook leaves a claim, the first reader settles it."""
+    current(open_checkout(work))
     data: dict[str, Any] = json.loads(
         (gitdir_of(work) / "genstamp" / "generation.json").read_text()
     )

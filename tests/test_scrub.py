@@ -707,11 +707,11 @@ def test_a_folder_scrub_cannot_delete_is_reported_and_the_generation_is_not_clea
         assert [e["path"] for e in stamp["scrub"]["errors"]] == [str(cache)]
         assert stamp["scrub"]["errors"][0]["reason"]
 
-        # a post-checkout hook that begins a generation (content changed) reports it but
-        # never fails the checkout
+        # a post-checkout hook that begins a generation (content changed) with a full scrub
+        # (a file checkout: flag 0) reports it but never fails the checkout
         (project / "changed.py").write_text("X = 1\n")
         head = git(project, "rev-parse", "HEAD")
-        proc = run_genstamp(project, "hook", "post-checkout", head, head, "1")
+        proc = run_genstamp(project, "hook", "post-checkout", head, head, "0")
         assert proc.returncode == 0
         assert f"genstamp: cannot remove {cache}: " in proc.stderr
     assert cache.is_dir() and not any(cache.iterdir())  # emptied, kept

@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from genstamp.cli import main
+from genstamp.posthook import launch
 
-raise SystemExit(main())
+raise SystemExit(launch())

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import pygit2
 
-from genstamp import __version__, config, generation, hooks, restamp
+from genstamp import __version__, config, generation, hooks, posthook, restamp
 from genstamp.atomic import write_atomic
 from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
@@ -355,14 +355,14 @@ def cmd_hook(args: argparse.Namespace, checkout: Checkout | None) -> int:
         if refused:
             print("genstamp: push refused: a protected ref needs an attested tree", file=sys.stderr)
         return EXIT_REFUSED if refused else EXIT_OK
-    if args.hook != "pre-push":
-        return _restamp_hook(args.hook, args.directory, checkout)
+    if args.hook != "pre-push":  # issue 16: the light hook, which falls back to full_restamp_hook
+        return posthook.main(args.directory, args.hook, args.git_args, os.environ)
     if checkout is None:
         checkout = open_checkout(args.directory)  # a push is judged or refused, never waved on
     return _pre_push_hook(args, checkout)
 
 
-def _restamp_hook(name: str, directory: Path | None, checkout: Checkout | None) -> int:
+def full_restamp_hook(name: str, directory: Path | None, checkout: Checkout | None) -> int:
     """A post-* hook (or pre-commit's restamp entry): git's command has happened and cannot be
     undone, so no error here may fail it. Any error is one warning line and exit 0; the next
     verify then says what is wrong (the stamp is missing, damaged or of another tree)."""
@@ -373,7 +373,7 @@ def _restamp_hook(name: str, directory: Path | None, checkout: Checkout | None) 
         if trigger is None:
             return EXIT_OK
         settings = config.load(checkout.workdir)
-        gen, result, _kept, why = restamp.after_hook(checkout, trigger, venvs=settings.scrub_venvs)
+        gen, result, kept, why = restamp.after_hook(checkout, trigger, venvs=settings.scrub_venvs)
     except GenstampError as exc:
         _hook_warning(exc.message, exc.remedy or "run `genstamp stamp` once the cause is fixed")
         return EXIT_OK
@@ -381,8 +381,12 @@ def _restamp_hook(name: str, directory: Path | None, checkout: Checkout | None) 
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         _hook_warning(reason, "check that `git status` works, then run `genstamp stamp`")
         return EXIT_OK
-    if result is None:
-        print(f"genstamp: generation {gen.id[:12]} kept: {why}", file=sys.stderr)
+    if kept:
+        print(
+            f"genstamp: generation {gen.id[:12]} kept: {why}; {_scrub_line(result)}",
+            file=sys.stderr,
+        )
+        _scrub_errors(result)
         return EXIT_OK
     print(
         f"genstamp: new generation {gen.id[:12]} (tree {gen.tree[:12]}); {_scrub_line(result)}",

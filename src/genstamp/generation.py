@@ -1,13 +1,26 @@
 """The workspace generation: a stamp kept in the worktree's git dir, never in the work tree.
 
 The stamp alone: made (``new``), written (``write``) and read (``current``). Beginning one in a
-workspace (scrub, tree identity, write) is ``genstamp.restamp``."""
+workspace (scrub, tree identity, write) is ``genstamp.restamp``.
+
+A post-* hook does not walk the work tree (issue 16): it records a *claim* (``pending``) that
+the next reader settles. The claim says "this generation continues if the work tree, when
+first measured, is the content it began with or the content its evidence tested; otherwise
+generation ``next`` begins, of that work tree". The first reader after the hook (verify,
+status, the pre-push hook, the plugin at session start) settles it with one walk and writes
+the decision back: ``current`` returns only settled generations, so no consumer ever sees a
+claim, and a user who switches branches five times before testing pays one walk, not five.
+
+Two hooks without a reader between them compose: one that changed no file in the work tree
+leaves the claim's outcome as it was (the work tree the reader measures is the one the first
+hook would have measured); one that changed files after another hook's unsettled claim makes
+the outcome "begin" whatever the reader measures (the work tree the first hook would have
+compared is gone, so keeping cannot be proven: begin is the stricter answer)."""
 
 from __future__ import annotations
 
 import json
 import os
-import secrets
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -21,8 +34,10 @@ from genstamp.repo import Checkout, Place
 
 FILENAME = "generation.json"
 FORMAT = "genstamp-generation"
-VERSION = 2  # 2 adds the history; a version 1 stamp is read as one without history
-READS = (1, 2)
+# 2 adds the history (a version 1 stamp is read as one without); 3 adds the claim a hook leaves
+# for the next reader to settle (``pending``; a version 2 stamp is read as one without).
+VERSION = 3
+READS = (1, 2, 3)
 HISTORY = 20  # entries kept: what the last hooks did, newest last
 TRIGGERS = ("manual", "post-checkout", "post-merge", "post-rewrite", "ci")
 
@@ -32,13 +47,20 @@ class Generation(NamedTuple):
     tree: str
     head: str | None
     created: str  # UTC, ISO 8601
-    created_ns: int  # the same instant, nanoseconds since the epoch (for bytecode ages)
+    # For bytecode ages: bytecode written before this instant is not vouched for. The instant
+    # of ``created`` when the generation began with a full scrub; a generation a hook began
+    # after scrubbing only what git changed carries the previous one's (bytecode of unchanged
+    # sources written since then is still the bytecode of the content in the work tree).
+    created_ns: int
     trigger: str
     scrub: dict[str, Any] | None
     key: str  # per-generation secret that seals evidence against hand edits
     writer: str  # genstamp version that wrote it
     # What each recent hook (or stamp) did: {"at", "trigger", "action": "kept"|"began", "why"}
     history: tuple[dict[str, str], ...] = ()
+    # A hook's claim, until a reader settles it: {"next": {id, key, created, created_ns,
+    # trigger, head, scrub}, "may_keep": bool, "notes": [{"at", "trigger"}, ...]}
+    pending: dict[str, Any] | None = None
 
     def public(self) -> dict[str, Any]:
         return {
@@ -74,23 +96,23 @@ def new(
     """A new generation of ``tree`` (not yet written), dated by the git dir's file clock."""
     check_trigger(trigger)
     try:
-        now_ns = _now_ns(checkout.state)
+        ns = now_ns(checkout.state)
     except OSError as exc:
         raise GenstampError(
             f"cannot write in {checkout.state}: {exc.strerror or exc}",
             "check the permissions of the git dir",
         ) from exc
     return Generation(
-        id=secrets.token_hex(16),
+        id=_token(16),
         tree=tree,
         head=head,
-        created=_iso(now_ns),
-        created_ns=now_ns,
+        created=_iso(ns),
+        created_ns=ns,
         trigger=trigger,
         scrub=scrub,
-        key=secrets.token_hex(32),
+        key=_token(32),
         writer=__version__,
-        history=noted(history, now_ns, trigger, "began", why),
+        history=noted(history, ns, trigger, "began", why),
     )
 
 
@@ -125,18 +147,35 @@ def write(checkout: Checkout | Place, gen: Generation) -> None:
 
 
 def current(checkout: Checkout | Place) -> Generation | None:
-    """The current generation, None when there is none; a damaged stamp is an error."""
+    """The current generation, None when there is none; a damaged stamp is an error. A hook's
+    claim is settled first (a walk of the work tree, written back), so what is returned is
+    always a decided generation."""
+    gen = stored(checkout)
+    if gen is None or gen.pending is None:
+        return gen
+    from genstamp import restamp  # the walk: pygit2 and the identity, never on a hook's path
+
+    return restamp.settle(checkout)
+
+
+def stored(checkout: Checkout | Place) -> Generation | None:
+    """The stamp as written, a hook's claim unsettled; None when there is none."""
+    return read(checkout)[0]
+
+
+def read(checkout: Checkout | Place) -> tuple[Generation | None, bytes]:
+    """The stamp as written and its bytes (what a settler compares before it writes back)."""
     path = stamp_path(checkout)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return None
+        return None, b""
     except OSError as exc:
         raise GenstampError(
             f"cannot read the generation stamp {path}: {exc.strerror or exc}",
             "fix its permissions, or run `genstamp stamp` to begin a new generation",
         ) from exc
-    return parse(raw, path)
+    return parse(raw, path), raw
 
 
 def parse(raw: bytes, path: Path) -> Generation:
@@ -162,10 +201,12 @@ def parse(raw: bytes, path: Path) -> Generation:
     types: dict[str, tuple[type, ...]] = {
         "id": (str,), "tree": (str,), "head": (str, type(None)), "created": (str,),
         "created_ns": (int,), "trigger": (str,), "scrub": (dict, type(None)), "key": (str,),
-        "writer": (str,), "history": (list,),
+        "writer": (str,), "history": (list,), "pending": (dict, type(None)),
     }  # fmt: skip
     if version == 1:
         data["history"] = []  # version 1 kept no history
+    if version in (1, 2):
+        data["pending"] = None  # nor a claim
     bad = [f for f in fields if not isinstance(data.get(f, ...), types[f])]
     if bad:
         raise GenstampError(
@@ -186,7 +227,114 @@ def parse(raw: bytes, path: Path) -> Generation:
         isinstance(e, dict) and all(isinstance(v, str) for v in e.values()) for e in history
     ):
         raise GenstampError(f"the generation stamp {path} has a malformed history", remedy)
+    if data["pending"] is not None and not _is_claim(data["pending"]):
+        raise GenstampError(f"the generation stamp {path} has a malformed claim", remedy)
     return Generation(**{**{f: data[f] for f in fields}, "history": tuple(history)})
+
+
+def _is_claim(claim: dict[str, Any]) -> bool:
+    nxt, notes = claim.get("next"), claim.get("notes")
+    return (
+        isinstance(nxt, dict)
+        and _is_hex(nxt.get("id", ""), 32)
+        and _is_hex(nxt.get("key", ""), 64)
+        and isinstance(nxt.get("created"), str)
+        and isinstance(nxt.get("created_ns"), int)
+        and nxt.get("trigger") in TRIGGERS
+        and (nxt.get("head") is None or _is_hex(nxt.get("head", ""), 40, 64))
+        and isinstance(nxt.get("scrub"), (dict, type(None)))
+        and isinstance(claim.get("may_keep"), bool)
+        and isinstance(notes, list)
+        and all(isinstance(n, dict) and all(isinstance(v, str) for v in n.values()) for n in notes)
+        and (
+            "before_rebase" not in claim
+            or claim["before_rebase"] is None
+            or (isinstance(claim["before_rebase"], dict) and _is_claim(claim["before_rebase"]))
+        )
+    )
+
+
+def claimed(
+    gen: Generation,
+    *,
+    trigger: str,
+    changed: bool,
+    head: str | None,
+    scrub: dict[str, Any] | None,
+    now_ns: int,
+    rebase: str = "",
+) -> Generation:
+    """``gen`` with a hook's claim added (see the module's docstring): ``changed`` says whether
+    git's command changed any file in the work tree. ``rebase`` is ``"step"`` for the checkout
+    a rebase makes before it replays commits, ``"end"`` for the rebase's post-rewrite: the end
+    decides on the rebase's result, as if its own checkout had left no claim (the paths that
+    checkout wrote are among those the end names), while a rebase that never ends leaves the
+    step's claim standing."""
+    check_trigger(trigger)
+    note = {"at": _iso(now_ns), "trigger": trigger}
+    old = gen.pending
+    notes = ([*old["notes"], note] if old is not None else [note])[-HISTORY:]
+    before = old.get("before_rebase") if old is not None and "before_rebase" in old else old
+    if rebase == "end" and old is not None and "before_rebase" in old:
+        old = before
+    if old is not None and not changed:  # the work tree a reader measures is the same
+        claim = {**old, "notes": notes}
+    else:
+        nxt = {
+            "id": _token(16),
+            "key": _token(32),
+            "created": _iso(now_ns),
+            "created_ns": now_ns,
+            "trigger": trigger,
+            "head": head,
+            "scrub": scrub,
+        }
+        claim = {"next": nxt, "may_keep": old is None, "notes": notes}
+    claim.pop("before_rebase", None)
+    if rebase == "step":
+        claim["before_rebase"] = before
+    return gen._replace(pending=claim)
+
+
+def settled(gen: Generation, tree: str, tested: str | None, head: str | None) -> Generation:
+    """The generation ``gen``'s claim decides once the work tree is measured as ``tree``:
+    ``gen`` itself (kept) when the work tree holds the content it began with or the content
+    its evidence tested (``tested``), else the claim's next generation, of ``tree`` (at the
+    claim's HEAD, or ``head`` when the hook did not know it). Pure."""
+    claim = gen.pending
+    if claim is None:
+        return gen
+    if claim["may_keep"] and tree == gen.tree:
+        action, why = "kept", "the work tree is as the generation began"
+    elif claim["may_keep"] and tree == tested:
+        action, why = "kept", "the work tree is as it was tested"
+    else:
+        action, why = "began", "the work tree changed"
+    history = gen.history
+    for note in claim["notes"]:
+        entry = {"at": note["at"], "trigger": note["trigger"], "action": action, "why": why}
+        history = (*history, entry)[-HISTORY:]
+    if action == "kept":
+        return gen._replace(history=history, pending=None)
+    nxt = claim["next"]
+    return Generation(
+        id=nxt["id"],
+        tree=tree,
+        head=nxt["head"] or head,
+        created=nxt["created"],
+        created_ns=gen.created_ns,  # only what git changed was scrubbed: see the field
+        trigger=nxt["trigger"],
+        scrub=nxt["scrub"],
+        key=nxt["key"],
+        writer=__version__,
+        history=history,
+    )
+
+
+def _token(size: int) -> str:
+    """``size`` random bytes from the OS, in hex (what ``secrets.token_hex`` does, without
+    importing ``secrets`` and its ``hmac`` and ``hashlib`` into every hook process)."""
+    return os.urandom(size).hex()
 
 
 def _is_hex(text: str, *lengths: int) -> bool:
@@ -194,7 +342,7 @@ def _is_hex(text: str, *lengths: int) -> bool:
     return len(text) in lengths and not text.strip("0123456789abcdef")
 
 
-def _now_ns(folder: Path) -> int:
+def now_ns(folder: Path) -> int:
     """Now, by the clock that dates files: the kernel's coarse file clock can lag
     ``time.time_ns()`` by a few milliseconds, and bytecode written just after the stamp must
     not look older than it."""

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
-
-import pygit2
+from typing import TYPE_CHECKING, NamedTuple
 
 from genstamp.errors import EXIT_REFUSED, GenstampError
 
@@ -14,6 +12,9 @@ RESTAMP_HOOKS = ("post-checkout", "post-merge", "post-rewrite")
 # git's own arguments per hook (pre-commit's `hook-impl` keeps the same table)
 ARG_COUNTS = {"post-checkout": (3,), "post-merge": (1,), "post-rewrite": (1,), "pre-push": (2,)}
 SKIP_ENV = "_PRE_COMMIT_SKIP_POST_CHECKOUT"  # set while pre-commit checks out its own stash
+
+if TYPE_CHECKING:  # the post-* hooks import this module and must stay light (issue 16)
+    import pygit2
 
 
 class PushedRef(NamedTuple):
@@ -53,6 +54,8 @@ def _is_sha(text: str) -> bool:
 def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> dict[str, str]:
     """The commit each pushed ref points at (tags peeled), each once, with a label naming the
     refs that point at it; deletions judged by nothing."""
+    import pygit2
+
     out: dict[str, list[str]] = {}
     for ref in refs:
         if ref.is_delete:

@@ -9,7 +9,7 @@ from typing import NamedTuple
 from genstamp import config, evidence, generation
 from genstamp.errors import GenstampError
 from genstamp.identity import tree_identity
-from genstamp.repo import Checkout, head_id, nested_index
+from genstamp.repo import Checkout, Place, head_id, nested_index, open_checkout
 from genstamp.scrub import ScrubResult, scrub
 
 
@@ -20,7 +20,7 @@ class Begun(NamedTuple):
 
 class AfterHook(NamedTuple):
     generation: generation.Generation
-    scrub: ScrubResult | None  # None when the generation was kept
+    scrub: ScrubResult
     kept: bool
     why: str
 
@@ -66,9 +66,13 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
     and the gate compares trees, never commits. A command that moved HEAD (``checkout -b``, a
     message-only ``commit --amend``, ``checkout -- <unchanged file>``, a no-op rebase) but left
     exactly that content in the work tree changed nothing the evidence speaks of, and bytecode
-    written during the generation came from that same content. The rule reads what was
-    recorded, not git's hook arguments, so it is the same under pre-commit (whose environment
-    may lack them) and for every hook."""
+    written during the generation came from that same content, except where git rewrote a
+    file: so the bytecode is scrubbed in full whether the generation is kept or not. This is
+    the hook when the paths git wrote are not known (``genstamp.changed``): ``checkout --
+    <file>`` restoring an edit whose bytecode was compiled in the same second, at the same
+    size, would otherwise leave bytecode CPython takes for the restored source's. The rule reads
+    what was recorded, not git's hook arguments, so it is the same under pre-commit (whose
+    environment may lack them) and for every hook."""
     try:
         gen = generation.current(checkout)
     except GenstampError as exc:
@@ -85,7 +89,8 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
         why = "the work tree is as it was tested"
     else:
         return _began(checkout, trigger, venvs, "the work tree changed", gen.history)
-    return AfterHook(generation.kept(checkout, gen, trigger, why), None, True, why)
+    result = scrub(checkout.workdir, venvs=venvs, tracked=checkout.repo.index, nested=nested_index)
+    return AfterHook(generation.kept(checkout, gen, trigger, why), result, True, why)
 
 
 def _began(
@@ -96,13 +101,30 @@ def _began(
     history: tuple[dict[str, str], ...],
 ) -> AfterHook:
     gen, result = begin(checkout, trigger=trigger, venvs=venvs, why=why, history=history)
+    assert result is not None  # begun with a scrub
     return AfterHook(gen, result, False, why)
+
+
+def settle(where: Checkout | Place) -> generation.Generation | None:
+    """The current generation with a hook's claim settled (``generation.settled``) by one walk
+    of the work tree, and written back unless another writer changed the stamp meanwhile (then
+    that stamp is settled instead)."""
+    checkout = where if isinstance(where, Checkout) else open_checkout(where.workdir)
+    while True:
+        gen, raw = generation.read(checkout)
+        if gen is None or gen.pending is None:
+            return gen
+        tree, tested = tree_identity(checkout), _tested_tree(checkout, gen)
+        done = generation.settled(gen, tree, tested, head_id(checkout.repo))
+        if generation.read(checkout)[1] == raw:
+            generation.write(checkout, done)
+            return done
 
 
 def _history(checkout: Checkout) -> tuple[dict[str, str], ...]:
     """The history to carry into a new generation; none from a stamp that cannot be read."""
     try:
-        gen = generation.current(checkout)
+        gen = generation.stored(checkout)
     except GenstampError:
         return ()
     return gen.history if gen is not None else ()

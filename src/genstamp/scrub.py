@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Iterable
 from typing import NamedTuple
 
 from genstamp.bytecode import PYCACHE, SUFFIXES, is_bytecode_file
@@ -207,3 +207,83 @@ def _is_file_or_link(entry: os.DirEntry[str]) -> bool:
     except OSError:
         return False
     return stat.S_ISREG(mode) or stat.S_ISLNK(mode)
+
+
+def bytecode_of(root: str | os.PathLike[str], paths: Iterable[str]) -> list[str]:
+    """The bytecode files under ``root`` that can belong to a source at one of ``paths``
+    (work-tree-relative, ``/``-separated): for ``d/m.py``, the legacy ``d/m.pyc``/``d/m.pyo``
+    and ``d/__pycache__/m.<tag>[.opt-N].pyc`` of every interpreter and optimization level.
+    A path that is not a ``.py`` file still counts (a folder that became or stopped being a
+    module, a file renamed from ``.py``): only its stem's bytecode is looked for. Lists one
+    ``__pycache__`` per folder that has one; never follows symlinks."""
+    top = os.fspath(root)
+    stems: dict[str, set[str]] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        stems.setdefault(folder, set()).add(name[:-3] if name.endswith(".py") else name)
+    found = []
+    for folder, names in stems.items():
+        base = os.path.join(top, *folder.split("/")) if folder else top
+        for stem in names:
+            for suffix in SUFFIXES:
+                legacy = os.path.join(base, stem + suffix)
+                if os.path.isfile(legacy) or os.path.islink(legacy):
+                    found.append(legacy)
+        cache = os.path.join(base, PYCACHE)
+        if os.path.islink(cache) or not os.path.isdir(cache):
+            continue
+        try:
+            entries = os.listdir(cache)
+        except OSError:
+            continue
+        found += [
+            os.path.join(cache, entry)
+            for entry in entries
+            if is_bytecode_file(entry) and entry.split(".", 1)[0] in names
+        ]
+    return found
+
+
+def scrub_files(
+    root: str | os.PathLike[str],
+    files: Iterable[str],
+    *,
+    venvs: bool = False,
+    tracked: Container[str] = (),
+) -> ScrubResult:
+    """Remove ``files`` (absolute, from ``bytecode_of``) and then the folders their removal
+    left empty, upwards (CPython would import a leftover folder as a namespace package).
+    Kept: paths in ``tracked``, and files inside a virtual environment unless ``venvs``."""
+    top = os.fspath(root)
+    tally = _Tally(False, top, tracked, None)
+    by_folder: dict[str, set[str]] = {}
+    for path in files:
+        by_folder.setdefault(os.path.dirname(path), set()).add(os.path.basename(path))
+    touched: set[str] = set()
+    for folder, names in by_folder.items():
+        if not venvs and in_venv(top, folder):
+            continue
+        for entry in _listdir(folder, tally) or ():
+            if entry.name in names and tally.unlink(os.path.join(folder, entry.name), entry):
+                touched.add(folder)
+    for folder in sorted(touched, key=len, reverse=True):
+        while folder != top and folder.startswith(top + os.sep):
+            try:
+                if os.listdir(folder) or not tally.rmdir(folder):
+                    break
+            except OSError:
+                break
+            folder = os.path.dirname(folder)
+    return ScrubResult(
+        tally.folders, tally.files, tally.bytes, tuple(tally.removed), tuple(tally.errors), False
+    )
+
+
+def in_venv(top: str, folder: str) -> bool:
+    """Whether ``folder`` lies in a virtual environment (a folder holding ``pyvenv.cfg``)
+    below ``top``."""
+    while folder != top and folder.startswith(top + os.sep):
+        if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+            return True
+        folder = os.path.dirname(folder)
+    return False

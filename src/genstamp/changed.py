@@ -1,0 +1,210 @@
+"""What a git command changed in the work tree, as a post-* hook can learn it cheaply.
+
+git tells each hook something different, and pre-commit passes it on differently:
+
+- post-checkout gets the old and new HEAD and a flag (1: a branch checkout, 0: a file
+  checkout); pre-commit passes them as PRE_COMMIT_FROM_REF, PRE_COMMIT_TO_REF and
+  PRE_COMMIT_CHECKOUT_TYPE. A branch checkout writes exactly the paths that differ between
+  the two trees (git refuses one that would overwrite a local change it cannot carry).
+- post-merge gets only a squash flag (PRE_COMMIT_IS_SQUASH_MERGE). The old head is ORIG_HEAD,
+  taken only when HEAD's reflog says the last thing that moved HEAD was this merge, from
+  ORIG_HEAD to where HEAD is: a stale ORIG_HEAD would name the wrong paths.
+- post-rewrite gets ``amend`` or ``rebase`` (PRE_COMMIT_REWRITE_COMMAND) and old/new pairs on
+  stdin, which pre-commit does not pass on; so the pairs are not used. An amend writes no
+  file in the work tree. A rebase moves the work tree from ORIG_HEAD (checked against the
+  branch's reflog) through every commit it makes to HEAD, and a ``rebase -x`` step may
+  compile bytecode in between: the paths are those that differ between ORIG_HEAD and HEAD
+  plus those any commit of HEAD not in ORIG_HEAD changed (a path the rebase changed and
+  changed back is in one of those commits).
+
+What cannot be learnt this way is ``unknown`` (with the reason), and the hook then does what
+it did before issue 16: a full scrub and a full identity. That covers a file checkout (flag 0:
+``git checkout -- paths`` writes paths the hook is not told, so no cheap list is sound), a
+squash merge (HEAD does not move), the first checkout of a clone (no old HEAD), a reflog
+that does not confirm ORIG_HEAD, and a change to a submodule's commit (its files are another
+repository's).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from genstamp.errors import GenstampError
+
+Z40 = "0" * 40
+GITLINK = "160000"
+
+
+class Operation(NamedTuple):
+    trigger: str  # post-checkout, post-merge or post-rewrite
+    pairs: tuple[tuple[str, str], ...]  # (old, new) commits whose trees' differences changed
+    between: tuple[str, str] | None  # (old, new): also every commit of new not in old
+    unknown: str  # why the changed paths cannot be known cheaply; "" when they can
+
+
+class Where(NamedTuple):
+    workdir: Path
+    gitdir: Path  # this worktree's own git dir
+    head_tree: str  # the tree git checked out
+
+
+def locate(directory: str | os.PathLike[str] | None) -> Where:
+    """The work tree, git dir and HEAD's tree git itself finds from ``directory`` (one
+    ``git rev-parse``)."""
+    out = git(directory, "rev-parse", "--show-toplevel", "--absolute-git-dir", "HEAD^{tree}")
+    top, gitdir, tree = out.split("\n")[:3]
+    return Where(Path(top), Path(gitdir), tree)
+
+
+def tracked(workdir: Path, files: list[str]) -> set[str]:
+    """Which of ``files`` (absolute) HEAD's tree holds, as work-tree-relative ``/`` paths.
+
+    HEAD's tree, not the index: ``git ls-tree`` reads only the trees along those paths, where
+    ``git ls-files`` would read the whole index (megabytes at 100,000 files, on every hook).
+    Right after a checkout, merge or rebase the index holds HEAD's tree but for what was staged
+    before and carried along: bytecode staged and never committed is not protected here."""
+    rel = [os.path.relpath(f, workdir).replace(os.sep, "/") for f in files]
+    out = git(workdir, "--literal-pathspecs", "ls-tree", "-z", "--name-only", "HEAD", "--", *rel)
+    return set(out.split("\0")) - {""}
+
+
+def git(directory: str | os.PathLike[str] | None, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", *args], cwd=directory, capture_output=True, text=True, errors="surrogateescape"
+    )
+    if proc.returncode:
+        raise GenstampError(
+            f"git {args[0]} failed: {proc.stderr.strip().splitlines()[-1:] or ['?']}",
+            "check that `git status` works, then run `genstamp stamp`",
+        )
+    return proc.stdout
+
+
+def operation(
+    trigger: str, args: tuple[str, ...], env: Mapping[str, str], gitdir: Path
+) -> Operation:
+    """What the hook ``trigger`` (given git's ``args``, or pre-commit's ``env`` when ``args``
+    is empty) can say about what changed."""
+    if trigger == "post-checkout":
+        old, new, flag = args if len(args) == 3 else (
+            env.get("PRE_COMMIT_FROM_REF", ""),
+            env.get("PRE_COMMIT_TO_REF", ""),
+            env.get("PRE_COMMIT_CHECKOUT_TYPE", ""),
+        )  # fmt: skip
+        if flag != "1":
+            return _unknown(trigger, "a file checkout writes paths the hook is not told")
+        if not old or set(old) == {"0"} or not new:
+            return _unknown(trigger, "there is no previous HEAD")
+        return Operation(trigger, ((old, new),), None, "")
+    if trigger == "post-merge":
+        squash = args[0] if args else env.get("PRE_COMMIT_IS_SQUASH_MERGE", "")
+        if squash != "0":
+            return _unknown(trigger, "a squash merge does not move HEAD")
+        moved = _last_move(gitdir / "logs" / "HEAD")
+        if moved is None or not moved[2].startswith(("merge ", "pull")):
+            return _unknown(trigger, "HEAD's reflog does not show the merge")
+        if _read_ref(gitdir / "ORIG_HEAD") != moved[0]:
+            return _unknown(trigger, "ORIG_HEAD is not where the merge began")
+        return Operation(trigger, ((moved[0], moved[1]),), None, "")
+    command = args[0] if args else env.get("PRE_COMMIT_REWRITE_COMMAND", "")
+    if command == "amend":
+        return Operation(trigger, (), None, "")  # an amend writes no file in the work tree
+    if command != "rebase":
+        return _unknown(trigger, f"git rewrote by {command!r}")
+    last = _last_move(gitdir / "logs" / "HEAD")
+    prefix = "rebase (finish): returning to "
+    if last is None or not last[2].startswith(prefix):
+        return _unknown(trigger, "HEAD's reflog does not show the rebase")
+    branch = _last_move(_common(gitdir) / "logs" / last[2][len(prefix) :])
+    orig = _read_ref(gitdir / "ORIG_HEAD")
+    if branch is None or branch[0] != orig or branch[1] != last[1]:
+        return _unknown(trigger, "ORIG_HEAD is not where the rebase began")
+    return Operation(trigger, ((branch[0], branch[1]),), (branch[0], branch[1]), "")
+
+
+def rebase_part(trigger: str, op: Operation, gitdir: Path) -> str:
+    """``"step"`` for the checkout a rebase makes as it starts (git runs post-checkout with
+    the rebase's state folder present), ``"end"`` for its post-rewrite, else ``""``."""
+    if op.between is not None:
+        return "end"
+    busy = (gitdir / "rebase-merge").is_dir() or (gitdir / "rebase-apply").is_dir()
+    return "step" if trigger == "post-checkout" and busy else ""
+
+
+def _unknown(trigger: str, why: str) -> Operation:
+    return Operation(trigger, (), None, why)
+
+
+def _common(gitdir: Path) -> Path:
+    """The common git dir (where branch reflogs live) of a worktree's git dir."""
+    try:
+        text = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return gitdir
+    return (gitdir / text).resolve()
+
+
+def _read_ref(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="ascii").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _last_move(log: Path) -> tuple[str, str, str] | None:
+    """The last entry of a reflog: (old, new, message)."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 8192))
+            tail = f.read().decode("utf-8", "surrogateescape")
+    except OSError:
+        return None
+    lines = tail.rstrip("\n").split("\n")
+    head, _, message = lines[-1].partition("\t")
+    parts = head.split(" ", 2)
+    if len(parts) < 3 or not message:
+        return None
+    return parts[0], parts[1], message
+
+
+def changed_paths(workdir: Path, op: Operation) -> list[str] | None:
+    """The work-tree paths ``op`` changed (``/``-separated, relative), both sides of a rename,
+    every file of an added or deleted folder; None when a submodule's commit changed (its files
+    are not listed by the superproject's diff). One ``git diff-tree`` per pair, one ``git log``
+    for a rebase's commits."""
+    paths: set[str] = set()
+    for old, new in op.pairs:
+        if old == new:
+            continue
+        raw = git(workdir, "diff-tree", "-r", "-z", "--raw", "--no-renames", old, new)
+        if not _collect(raw, paths):
+            return None
+    if op.between is not None:
+        old, new = op.between
+        raw = git(
+            workdir, "log", "-z", "-m", "--raw", "--no-renames", "--format=", new, "--not", old
+        )
+        if not _collect(raw, paths):
+            return None
+    return sorted(paths)
+
+
+def _collect(raw: str, into: set[str]) -> bool:
+    """Add the paths of ``--raw -z`` output; False when a gitlink (submodule) changed."""
+    fields = raw.split("\0")
+    i = 0
+    while i + 1 < len(fields):
+        meta, path = fields[i].lstrip("\n"), fields[i + 1]
+        i += 2
+        if not meta.startswith(":"):
+            continue
+        modes = meta[1:].split(" ", 2)
+        if GITLINK in modes[:2]:
+            return False
+        into.add(path)
+    return True

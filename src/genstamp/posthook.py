@@ -1,0 +1,141 @@
+"""The post-checkout, post-merge and post-rewrite hooks as a light process (issue 16).
+
+A hook costs what git changed, not the size of the tree: one ``git rev-parse`` (where the
+repository is, HEAD's tree), one ``git diff-tree`` (what git wrote; ``changed``), a look into
+the ``__pycache__`` folders of those paths, the removal of the bytecode that can belong to
+them, and the stamp written with a claim the next reader settles (``generation``). No walk,
+and no pygit2: this module and what it imports load in a few milliseconds.
+
+Why scrubbing only those paths is sound: CPython takes a timestamp pyc as current when the
+source's mtime (seconds) and size match the header. A source git did not write keeps its
+mtime, so its bytecode is still the bytecode of its content. A source git rewrote gets a new
+mtime, which CPython's own check catches, except when git wrote it within the same second
+as the content the pyc was compiled from, with the same size: that pyc is the one to remove,
+and it belongs to a path git wrote, which the diff names. When the paths git wrote cannot
+be known (``changed.Operation.unknown``), or there is no readable stamp, the hook does what
+it did before: a full scrub and a full identity (``genstamp.cli``'s hook, ``restamp``).
+
+One case the diff cannot see: ``git checkout -f <branch>`` (or ``--discard-changes``)
+overwrites local edits of files that are the same on both branches, and git passes the same
+arguments as for a plain checkout. A pyc compiled from such an edit is caught by CPython's
+check unless the edit and the checkout fall in the same second with the same size; the
+gate's audit still flags stale bytecode a run loads. ``genstamp stamp`` scrubs fully.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from genstamp import changed, generation, hooks, scrub
+from genstamp.errors import EXIT_OK, GenstampError
+from genstamp.repo import Place
+
+NAMES = (*hooks.RESTAMP_HOOKS, "restamp")
+
+
+def main(
+    directory: str | os.PathLike[str] | None,
+    name: str,
+    git_args: Sequence[str],
+    env: Mapping[str, str],
+) -> int:
+    """One restamping hook; never fails git's command (exit 0, a warning line at worst)."""
+    try:
+        trigger = hooks.restamp_trigger(name, env)
+        if trigger is None:
+            return EXIT_OK
+        line = _restamp(directory, name, trigger, tuple(git_args), env)
+    except Exception:  # never a traceback in git's output: the full hook meets the same
+        line = None  # trouble (or none) and says what it is, in one line
+    if line is None:
+        return _full(directory, name, git_args)
+    print(line, file=sys.stderr)
+    return EXIT_OK
+
+
+def _restamp(
+    directory: str | os.PathLike[str] | None,
+    name: str,
+    trigger: str,
+    args: tuple[str, ...],
+    env: Mapping[str, str],
+) -> str | None:
+    """Scrub what git changed and leave the claim; None when only the full hook can say."""
+    where = changed.locate(directory)
+    place = Place(where.workdir, where.gitdir)
+    try:
+        gen = generation.stored(place)
+    except GenstampError:
+        return None  # the full hook says what is wrong with it and begins anew
+    if gen is None:
+        return None
+    op = changed.operation(trigger, () if name == "restamp" else args, env, where.gitdir)
+    paths = None if op.unknown else changed.changed_paths(where.workdir, op)
+    if paths is None:
+        return None
+    files = scrub.bytecode_of(where.workdir, paths)
+    kept = changed.tracked(where.workdir, files) if files else set()
+    venvs = False
+    if any(scrub.in_venv(str(where.workdir), os.path.dirname(f)) for f in files):
+        from genstamp import config  # and tomllib: only when a virtual environment is in the way
+
+        venvs = config.load(where.workdir).scrub_venvs
+    result = scrub.scrub_files(where.workdir, files, venvs=venvs, tracked=kept)
+    head = op.pairs[-1][1] if op.pairs else None
+    claim = generation.claimed(
+        gen,
+        trigger=trigger,
+        changed=bool(paths),
+        head=head if head and len(head) in (40, 64) else None,
+        scrub={**result.summary(), "paths": len(paths)},
+        now_ns=generation.now_ns(place.state),
+        rebase=changed.rebase_part(trigger, op, where.gitdir),
+    )
+    generation.write(place, claim)
+    return _line(gen, claim, where.head_tree, len(paths), result)
+
+
+def _line(
+    gen: generation.Generation,
+    claim: generation.Generation,
+    tree: str,
+    paths: int,
+    result: scrub.ScrubResult,
+) -> str:
+    pending = claim.pending or {}
+    if not paths and pending.get("may_keep"):
+        kept = f"genstamp: generation {gen.id[:12]} kept if the work tree is as it was"
+        return f"{kept}; git changed no file"
+    removed = f"removed {result.folders} folders, {result.files} files of bytecode"
+    if result.errors:
+        removed += f"; {len(result.errors)} could not be removed"
+    new = f"genstamp: new generation {pending['next']['id'][:12]} (tree {tree[:12]})"
+    unless = f" unless the work tree is still {gen.id[:12]}'s" if pending.get("may_keep") else ""
+    return f"{new}{unless}; {paths} paths changed; {removed}"
+
+
+def _full(directory: str | os.PathLike[str] | None, name: str, git_args: Sequence[str]) -> int:
+    """The hook as before issue 16: a full scrub and a full identity."""
+    from genstamp.cli import full_restamp_hook
+
+    return full_restamp_hook(name, None if directory is None else Path(directory), None)
+
+
+def launch(argv: Sequence[str] | None = None) -> int:
+    """The ``genstamp`` command: a restamping hook here, without importing the rest of
+    genstamp; anything else in ``genstamp.cli``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    directory, rest = (args[1], args[2:]) if args[:1] == ["-C"] and len(args) > 1 else (None, args)
+    if (
+        len(rest) >= 2
+        and rest[0] == "hook"
+        and rest[1] in NAMES
+        and not any(a.startswith("-") for a in rest[2:])
+    ):
+        return main(directory, rest[1], rest[2:], os.environ)
+    from genstamp.cli import main as cli_main
+
+    return cli_main(args)

@@ -1,0 +1,431 @@
+"""Issue 16: the post-* hooks cost what git changed. What git tells each hook (``changed``),
+the bytecode that can belong to a changed path (``scrub.bytecode_of``/``scrub_files``), the
+claim a hook leaves and the reader settles (``generation.claimed``/``settled``, stamp v3),
+and the light hook process, through real git."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import commit_all, git, git_tree, subprocess_env
+
+from genstamp import changed, generation, restamp, scrub
+from genstamp.errors import GenstampError
+from genstamp.repo import open_checkout
+
+HOOKS = Path(__file__).resolve().parent.parent / "hooks"
+TAG = sys.implementation.cache_tag
+A, B = "a" * 40, "b" * 40
+
+
+# -- what git tells each hook -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("trigger", "args", "env", "pairs", "unknown"),
+    [
+        ("post-checkout", (A, B, "1"), {}, ((A, B),), ""),
+        ("post-checkout", (A, A, "1"), {}, ((A, A),), ""),  # checkout -b: nothing written
+        ("post-checkout", (A, A, "0"), {}, (), "a file checkout"),
+        ("post-checkout", ("0" * 40, B, "1"), {}, (), "no previous HEAD"),
+        (
+            "post-checkout",
+            (),
+            {"PRE_COMMIT_FROM_REF": A, "PRE_COMMIT_TO_REF": B, "PRE_COMMIT_CHECKOUT_TYPE": "1"},
+            ((A, B),),
+            "",
+        ),
+        ("post-checkout", (), {"PRE_COMMIT_CHECKOUT_TYPE": "1"}, (), "no previous HEAD"),
+        ("post-merge", ("1",), {}, (), "squash"),
+        ("post-merge", (), {"PRE_COMMIT_IS_SQUASH_MERGE": "1"}, (), "squash"),
+        ("post-merge", ("0",), {}, (), "reflog"),  # no reflog in this git dir
+        ("post-rewrite", ("amend",), {}, (), ""),  # an amend writes no file
+        ("post-rewrite", (), {"PRE_COMMIT_REWRITE_COMMAND": "amend"}, (), ""),
+        ("post-rewrite", ("rebase",), {}, (), "reflog"),
+        ("post-rewrite", ("other",), {}, (), "rewrote by"),
+    ],
+)
+def test_what_each_hook_is_told(
+    tmp_path: Path,
+    trigger: str,
+    args: tuple[str, ...],
+    env: dict[str, str],
+    pairs: tuple[tuple[str, str], ...],
+    unknown: str,
+) -> None:
+    op = changed.operation(trigger, args, env, tmp_path)
+    assert op.pairs == pairs
+    assert unknown in op.unknown and bool(op.unknown) == bool(unknown)
+
+
+def test_a_merge_is_read_from_the_reflog_and_a_stale_orig_head_is_not_trusted(
+    repo: Path,
+) -> None:
+    (repo / "a.py").write_text("A = 1\n")
+    base = commit_all(repo, "base")
+    git(repo, "checkout", "-q", "-b", "topic")
+    (repo / "a.py").write_text("A = 2\n")
+    topic = commit_all(repo, "topic")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "topic")
+    gitdir = repo / ".git"
+    op = changed.operation("post-merge", ("0",), {}, gitdir)
+    assert op.pairs == ((base, topic),) and not op.unknown
+    assert changed.changed_paths(repo, op) == ["a.py"]
+    (gitdir / "ORIG_HEAD").write_text(topic + "\n")  # not where the merge began
+    assert "ORIG_HEAD" in changed.operation("post-merge", ("0",), {}, gitdir).unknown
+
+
+def test_a_rebase_names_every_path_its_commits_wrote(repo: Path) -> None:
+    (repo / "a.py").write_text("A = 1\n")
+    (repo / "b.py").write_text("B = 1\n")
+    commit_all(repo, "base")
+    git(repo, "checkout", "-q", "-b", "topic")
+    (repo / "b.py").write_text("B = 2\n")
+    commit_all(repo, "b changed")
+    (repo / "b.py").write_text("B = 1\n")
+    commit_all(repo, "b changed back")  # the rebase writes b.py twice, ending as it began
+    git(repo, "checkout", "-q", "main")
+    (repo / "a.py").write_text("A = 2\n")
+    commit_all(repo, "main moves")
+    git(repo, "checkout", "-q", "topic")
+    git(repo, "rebase", "-q", "main")
+    op = changed.operation("post-rewrite", ("rebase",), {}, repo / ".git")
+    assert not op.unknown
+    assert changed.changed_paths(repo, op) == ["a.py", "b.py"]
+
+
+def test_a_submodule_commit_change_is_not_known(repo: Path, tmp_path: Path) -> None:
+    inner = tmp_path / "inner"
+    git(tmp_path, "-c", "init.defaultBranch=main", "init", "-q", str(inner))
+    first = commit_all(inner, "one")
+    second = commit_all(inner, "two")
+    (repo / "a.py").write_text("A = 1\n")
+    git(repo, "add", "a.py")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{first},sub")
+    git(repo, "commit", "-qm", "one")
+    old = git(repo, "rev-parse", "HEAD")
+    git(repo, "update-index", "--cacheinfo", f"160000,{second},sub")
+    git(repo, "commit", "-qm", "two")
+    op = changed.Operation("post-checkout", ((old, git(repo, "rev-parse", "HEAD")),), None, "")
+    assert changed.changed_paths(repo, op) is None
+
+
+# -- the bytecode of a changed path ----------------------------------------------------------
+
+
+def touch(path: Path, data: bytes = b"bytecode") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def test_bytecode_of_a_path_is_every_kind_and_nothing_else(tmp_path: Path) -> None:
+    cache = tmp_path / "pkg" / "__pycache__"
+    mine = [
+        touch(cache / f"m.{TAG}.pyc"),
+        touch(cache / f"m.{TAG}.opt-1.pyc"),
+        touch(cache / f"m.{TAG}.opt-2.pyc"),
+        touch(cache / "m.cpython-39.pyc"),  # another interpreter's
+        touch(cache / f"m.{TAG}.pyc.4711"),  # a killed compile's temporary
+        touch(tmp_path / "pkg" / "m.pyc"),  # legacy, beside the source
+        touch(tmp_path / "pkg" / "m.pyo"),
+    ]
+    others = [
+        touch(cache / f"mx.{TAG}.pyc"),  # another module
+        touch(cache / "m.notes.txt"),  # not bytecode
+        touch(tmp_path / "pkg" / "mx.pyc"),
+        touch(tmp_path / "other" / "__pycache__" / f"m.{TAG}.pyc"),  # another folder
+    ]
+    found = scrub.bytecode_of(tmp_path, ["pkg/m.py"])
+    assert sorted(found) == sorted(map(str, mine))
+    result = scrub.scrub_files(tmp_path, found)
+    assert result.files == len(mine) and result.clean
+    assert all(p.exists() for p in others) and not any(p.exists() for p in mine)
+    assert cache.is_dir()  # not empty: kept
+
+
+def test_a_folder_left_with_only_bytecode_goes_with_it(tmp_path: Path) -> None:
+    """git deleted pkg/sub/__init__.py and pkg/sub/n.py: CPython would import what is left of
+    pkg/sub as a namespace package."""
+    touch(tmp_path / "pkg" / "sub" / "__pycache__" / f"__init__.{TAG}.pyc")
+    touch(tmp_path / "pkg" / "sub" / "__pycache__" / f"n.{TAG}.pyc")
+    touch(tmp_path / "pkg" / "keep.py", b"K = 1\n")
+    found = scrub.bytecode_of(tmp_path, ["pkg/sub/__init__.py", "pkg/sub/n.py"])
+    result = scrub.scrub_files(tmp_path, found)
+    assert not (tmp_path / "pkg" / "sub").exists()
+    assert (tmp_path / "pkg" / "keep.py").is_file()  # pkg holds a source: kept
+    assert result.folders == 2 and result.files == 2
+
+
+def test_tracked_bytecode_and_virtual_environments_are_kept(tmp_path: Path) -> None:
+    tracked = touch(tmp_path / "fixtures" / "m.pyc")
+    venv = tmp_path / "venv"
+    touch(venv / "pyvenv.cfg", b"home = /usr\n")
+    in_venv = touch(venv / "lib" / "__pycache__" / f"m.{TAG}.pyc")
+    found = scrub.bytecode_of(tmp_path, ["fixtures/m.py", "venv/lib/m.py"])
+    assert sorted(found) == sorted([str(tracked), str(in_venv)])
+    scrub.scrub_files(tmp_path, found, tracked={"fixtures/m.pyc"})
+    assert tracked.exists() and in_venv.exists()
+    scrub.scrub_files(tmp_path, found, venvs=True, tracked={"fixtures/m.pyc"})
+    assert tracked.exists() and not in_venv.exists()
+
+
+# -- the claim (stamp version 3) ---------------------------------------------------------------
+
+
+def a_generation(tree: str = "1" * 40) -> generation.Generation:
+    return generation.Generation(
+        id="0" * 32,
+        tree=tree,
+        head=None,
+        created="2026-01-01T00:00:00.000000Z",
+        created_ns=1,
+        trigger="manual",
+        scrub=None,
+        key="0" * 64,
+        writer="0",
+    )
+
+
+def claim(gen: generation.Generation, changed_: bool, rebase: str = "") -> generation.Generation:
+    return generation.claimed(
+        gen,
+        trigger="post-checkout",
+        changed=changed_,
+        head=None,
+        scrub=None,
+        now_ns=2_000_000_000,
+        rebase=rebase,
+    )
+
+
+T, U, V = "1" * 40, "2" * 40, "3" * 40
+
+
+@pytest.mark.parametrize("changed_", [False, True])
+def test_one_claim_keeps_on_the_generations_tree_or_the_tested_one(changed_: bool) -> None:
+    gen = claim(a_generation(T), changed_)
+    assert generation.settled(gen, T, None, None).id == gen.id
+    assert generation.settled(gen, U, U, None).id == gen.id
+    began = generation.settled(gen, U, V, A)
+    assert began.id != gen.id and began.tree == U and began.head == A
+    assert began.created_ns == gen.created_ns  # bytecode since the last full scrub stays vouched
+    assert began.pending is None and began.history[-1]["action"] == "began"
+
+
+def test_claims_compose() -> None:
+    gen = a_generation(T)
+    unchanged = claim(claim(gen, False), False)  # checkout -b twice: the work tree is the same
+    assert generation.settled(unchanged, T, None, None).id == gen.id
+    assert len(generation.settled(unchanged, T, None, None).history) == 2
+    both = claim(claim(gen, True), True)  # the work tree the first would have measured is gone
+    assert generation.settled(both, T, T, None).id != gen.id
+    after = claim(claim(gen, True), False)  # a change, then nothing: the change's outcome
+    assert generation.settled(after, T, None, None).id == gen.id
+
+
+def test_a_rebase_is_decided_on_its_result() -> None:
+    gen = a_generation(T)
+    step = claim(gen, True, rebase="step")
+    end = claim(step, True, rebase="end")
+    assert end.pending is not None and end.pending["may_keep"]
+    assert generation.settled(end, T, None, None).id == gen.id
+    # a rebase that never ends leaves its checkout's claim standing
+    assert generation.settled(step, U, None, None).id != gen.id
+
+
+def stamp_file(path: Path) -> Path:
+    return path / ".git" / "genstamp" / "generation.json"
+
+
+def test_a_version_2_stamp_is_read_as_one_without_a_claim(project: Path) -> None:
+    gen, _ = restamp.begin(open_checkout(project))
+    data = json.loads(stamp_file(project).read_text())
+    assert data["version"] == 3 and data["pending"] is None
+    del data["pending"]
+    data["version"] = 2
+    stamp_file(project).write_text(json.dumps(data))
+    assert generation.current(open_checkout(project)) == gen
+
+
+def test_a_malformed_claim_is_refused(project: Path) -> None:
+    restamp.begin(open_checkout(project))
+    data = json.loads(stamp_file(project).read_text())
+    data["pending"] = {"next": {"id": "x"}, "may_keep": True, "notes": []}
+    stamp_file(project).write_text(json.dumps(data))
+    with pytest.raises(GenstampError, match="malformed claim"):
+        generation.current(open_checkout(project))
+
+
+# -- the hook, through real git ---------------------------------------------------------------
+
+
+def stamp(work: Path) -> dict[str, Any]:
+    return json.loads(stamp_file(work).read_text())  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def branches(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """main and ``other``, which renames, edits, deletes a package and adds one; bytecode for
+    everything on main; genstamp's plain hooks; a stamp."""
+    wrapper = tmp_path / "genstamp"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m genstamp "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("GENSTAMP", str(wrapper))
+    files = {
+        "same.py": "S = 1\n",
+        "edit.py": "E = 1\n",
+        "old.py": "O = 1\n",
+        "gone/__init__.py": "",
+    }
+    for rel, text in files.items():
+        touch(repo / rel, text.encode())
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    commit_all(repo, "main")
+    git(repo, "checkout", "-q", "-b", "other")
+    git(repo, "mv", "old.py", "new.py")
+    git(repo, "rm", "-q", "-r", "gone")
+    (repo / "edit.py").write_text("E = 2\n")
+    touch(repo / "added" / "__init__.py", b"")
+    commit_all(repo, "other")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "config", "core.hooksPath", str(HOOKS))
+    assert subprocess.run([str(wrapper), "stamp"], cwd=repo, capture_output=True).returncode == 0
+    for rel in ("same.py", "edit.py", "old.py", "gone/__init__.py"):
+        stem = Path(rel)
+        touch(repo / stem.parent / "__pycache__" / f"{stem.stem}.{TAG}.pyc")
+    touch(repo / "added" / "__pycache__" / f"__init__.{TAG}.pyc")  # from before: no source yet
+    return repo
+
+
+def test_a_branch_switch_scrubs_what_git_wrote_and_nothing_else(branches: Path) -> None:
+    kept = branches / "__pycache__" / f"same.{TAG}.pyc"
+    before = kept.stat().st_mtime_ns
+    proc = subprocess.run(
+        ["git", "checkout", "-q", "other"], cwd=branches, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("genstamp:")]
+    assert len(lines) == 1 and "5 paths changed" in lines[0], proc.stderr
+    assert kept.stat().st_mtime_ns == before  # same.py was not written: its bytecode stays
+    left = sorted(p.name for p in (branches / "__pycache__").iterdir())
+    assert left == [f"same.{TAG}.pyc"]  # edit.py's and old.py's (renamed away) are gone
+    assert not (branches / "gone").exists()  # its bytecode only: gone with it
+    assert not (branches / "added" / "__pycache__").exists()
+    raw = stamp(branches)
+    assert raw["version"] == 3 and raw["pending"]["may_keep"] is True
+    assert raw["pending"]["next"]["scrub"]["paths"] == 5
+    gen = generation.current(open_checkout(branches))
+    assert gen is not None and gen.id == raw["pending"]["next"]["id"]
+    assert gen.tree == git_tree(branches) and stamp(branches)["pending"] is None
+
+
+def test_merges_and_rebases_take_the_light_path(branches: Path) -> None:
+    """No full walk: the stamp records the claim with the number of paths git wrote."""
+    git(branches, "merge", "-q", "other")  # fast-forward
+    assert stamp(branches)["pending"]["next"]["scrub"]["paths"] == 5
+    generation.current(open_checkout(branches))
+    git(branches, "checkout", "-q", "-b", "side", "HEAD~1")
+    (branches / "side.py").write_text("X = 1\n")
+    commit_all(branches, "side")
+    generation.current(open_checkout(branches))
+    git(branches, "merge", "-q", "--no-edit", "other")  # a real merge
+    assert stamp(branches)["pending"]["next"]["trigger"] == "post-merge"
+    generation.current(open_checkout(branches))
+    git(branches, "checkout", "-q", "-b", "re", "side")
+    git(branches, "rebase", "-q", "main")
+    pending = stamp(branches)["pending"]
+    assert pending["next"]["trigger"] == "post-rewrite" and "before_rebase" not in pending
+
+
+def test_the_hook_process_imports_no_pygit2(branches: Path) -> None:
+    old, new = git(branches, "rev-parse", "main"), git(branches, "rev-parse", "other")
+    git(branches, "-c", "core.hooksPath=/dev/null", "checkout", "-q", "other")
+    env = subprocess_env(PYTHONPROFILEIMPORTTIME="1")
+    for argv, extra in [
+        (["hook", "post-checkout", old, new, "1"], {}),
+        (
+            ["hook", "restamp"],
+            {"PRE_COMMIT_FROM_REF": new, "PRE_COMMIT_TO_REF": new, "PRE_COMMIT_CHECKOUT_TYPE": "1"},
+        ),
+    ]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "genstamp", *argv],
+            cwd=branches,
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+        )
+        assert proc.returncode == 0
+        imported = [
+            line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line
+        ]
+        assert "genstamp.posthook" in imported
+        assert not [
+            m for m in imported if m.startswith(("pygit2", "genstamp.cli", "genstamp.identity"))
+        ]
+        assert "Traceback" not in proc.stderr
+
+
+def test_a_hook_without_a_readable_stamp_does_the_full_work(branches: Path) -> None:
+    stamp_file(branches).write_text("{")
+    proc = subprocess.run(
+        ["git", "checkout", "-q", "other"], cwd=branches, capture_output=True, text=True
+    )
+    assert proc.returncode == 0 and "new generation" in proc.stderr, proc.stderr
+    assert stamp(branches)["pending"] is None and stamp(branches)["tree"] == git_tree(branches)
+    assert not any(branches.rglob("*.pyc"))  # the full scrub
+
+
+def test_bytecode_git_tracks_stays_through_a_switch(repo: Path, tmp_path: Path) -> None:
+    """A committed fixture ``m.pyc`` beside a ``m.py`` git rewrote is git's, not the scrub's."""
+    touch(repo / "fixtures" / "m.py", b"M = 1\n")
+    touch(repo / "fixtures" / "m.pyc", b"a committed fixture")
+    commit_all(repo, "main")
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "fixtures" / "m.py").write_text("M = 2\n")
+    commit_all(repo, "other")
+    git(repo, "checkout", "-q", "main")
+    restamp.begin(open_checkout(repo))
+    stray = touch(repo / "fixtures" / "__pycache__" / f"m.{TAG}.pyc")
+    old, new = git(repo, "rev-parse", "main"), git(repo, "rev-parse", "other")
+    git(repo, "-c", "core.hooksPath=/dev/null", "checkout", "-q", "other")
+    proc = subprocess.run(
+        [sys.executable, "-m", "genstamp", "hook", "post-checkout", old, new, "1"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+    )
+    assert proc.returncode == 0 and "removed 1 folders, 1 files" in proc.stderr, proc.stderr
+    assert (repo / "fixtures" / "m.pyc").is_file() and not stray.exists()
+
+
+def test_a_rebase_that_ends_where_it_began_keeps(branches: Path) -> None:
+    """``rebase --force-rebase HEAD~1`` checks out HEAD~1 (a content change, with its own
+    post-checkout), then replays the last commit: the tree ends as it began, so the generation
+    is kept, as the full rule keeps it; the checkout in between is decided with the result."""
+    git(branches, "checkout", "-q", "other")
+    gen = generation.current(open_checkout(branches))
+    assert gen is not None
+    proc = subprocess.run(  # another committer date: the replayed commit is a new one
+        ["git", "rebase", "-q", "--force-rebase", "HEAD~1"],
+        cwd=branches,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GIT_COMMITTER_DATE": "2030-01-01T00:00:00+00:00"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len([line for line in proc.stderr.splitlines() if line.startswith("genstamp:")]) == 2
+    after = generation.current(open_checkout(branches))
+    assert after is not None and after.id == gen.id
+    assert [h["trigger"] for h in after.history[-2:]] == ["post-checkout", "post-rewrite"]
+    assert after.history[-1]["action"] == "kept"
+    assert proc.stderr.count("paths changed") == 2  # both hooks took the light path
