@@ -34,8 +34,10 @@ from typing import NamedTuple
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
+from genstamp import idcache, monitor
 from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import GenstampError
+from genstamp.monitor import Clock
 from genstamp.repo import Checkout
 
 # Repositories whose shared in-memory index a scan has changed: reloaded before the next scan
@@ -207,8 +209,8 @@ class Scan(NamedTuple):
     bytecode: tuple[str, ...]  # work-tree-relative paths of __pycache__ folders and *.pyc files
 
 
-def tree_identity(checkout: Checkout, jobs: int = 1) -> str:
-    tree = scan(checkout, jobs=jobs).tree
+def tree_identity(checkout: Checkout, jobs: int = 1, *, cache: bool = False) -> str:
+    tree = scan(checkout, jobs=jobs, cache=cache).tree
     assert tree is not None
     return tree
 
@@ -220,12 +222,25 @@ def scan(
     want_bytecode: bool = False,
     jobs: int = 1,
     split_above: int = SPLIT_ABOVE,
+    cache: bool = False,
 ) -> Scan:
     """One walk of the work tree; in up to ``jobs`` threads when the index has more than
-    ``split_above`` entries."""
+    ``split_above`` entries. With ``cache`` the tree comes from the record kept in the git dir
+    when it still holds (``idcache``), and the monitor is asked first when it is on."""
     repo = checkout.repo
     workdir = str(checkout.workdir)
     try:
+        last: idcache.Record | None = None
+        clock: Clock | None = None
+        key = ""
+        if cache and want_tree:
+            last = idcache.load(checkout)
+            key = idcache.settings_key(checkout)  # before the index is read
+            if _config_str(repo, monitor.CONFIG) == monitor.WATCHMAN:
+                quiet = _quiet(checkout, last, key, want_bytecode)
+                if quiet is not None:
+                    return quiet
+                clock = monitor.clock(workdir)  # before the walk: what changes later shows
         index = repo.index
         index_path = os.path.join(repo.path, "index")
         before = file_stamp(index_path)
@@ -244,6 +259,17 @@ def scan(
         trust = _Trust(_config_bool(repo, "core.filemode"), _config_bool(repo, "core.symlinks"))
         parents: dict[str, bool] = {}
         conversion = _conversion(repo, deltas) if want_tree else None
+        dirty: idcache.Dirty | None = None
+        reused: str | None = None
+        if cache and want_tree:
+            assert conversion is not None
+            dirty = idcache.dirty_key(
+                workdir,
+                _differing(deltas),
+                lambda p: _by_git(repo, p, conversion),
+            )
+            reused = _reusable(repo, last, key, dirty)
+            want_tree = reused is None
         by_git: list[str] = []  # paths whose blob git itself makes, after the walk
         removals: list[str] = []
         additions: dict[str, pygit2.IndexEntry] = {}
@@ -289,13 +315,65 @@ def scan(
                 )
             for entry in additions.values():
                 index.add(entry)
-        tree = str(index.write_tree()) if want_tree else None
+        tree = str(index.write_tree()) if want_tree else reused
     except (pygit2.GitError, OSError) as exc:
         raise GenstampError(
             f"libgit2 could not read the work tree of {workdir}: {exc}",
             "check that `git status` and `git add -A` work here",
         ) from exc
+    if cache and tree is not None:
+        record = idcache.Record(
+            tree,
+            tuple(bytecode) if want_bytecode else None,
+            key,
+            dirty,
+            clock,
+            quiet_ok=dirty is not None
+            and not os.path.lexists(os.path.join(workdir, ".gitmodules")),
+        )
+        idcache.store(checkout, record, last)
     return Scan(tree, tuple(bytecode))
+
+
+def _differing(deltas: Iterable[pygit2.DiffDelta]) -> list[tuple[str, int]]:
+    """The paths the walk found differing from the index, and how (ignored ones aside)."""
+    out = []
+    for delta in deltas:
+        status = delta.status
+        if status != DeltaStatus.IGNORED:
+            gone = status == DeltaStatus.DELETED
+            out.append(((delta.old_file if gone else delta.new_file).path, int(status)))
+    return out
+
+
+def _reusable(
+    repo: pygit2.Repository,
+    kept: idcache.Record | None,
+    key: str,
+    dirty: idcache.Dirty | None,
+) -> str | None:
+    """The kept tree, when this walk found what its walk found (and the tree is still in the
+    object database); else None."""
+    if kept is None or dirty is None or kept.dirty != dirty or kept.settings != key:
+        return None
+    return kept.tree if pygit2.Oid(hex=kept.tree) in repo.odb else None
+
+
+def _quiet(
+    checkout: Checkout, kept: idcache.Record | None, key: str, want_bytecode: bool
+) -> Scan | None:
+    """The kept walk's answer, when the monitor says nothing that counts changed since its
+    clock and the settings are the same; else None (the walk is made)."""
+    if kept is None or kept.clock is None or kept.settings != key:
+        return None
+    if want_bytecode and kept.bytecode is None:
+        return None
+    if pygit2.Oid(hex=kept.tree) not in checkout.repo.odb:
+        return None
+    changed = monitor.changed_since(kept.clock)
+    if changed is None or not idcache.quiet(checkout, kept, changed):
+        return None
+    return Scan(kept.tree, kept.bytecode or ())
 
 
 # -- a split walk ---------------------------------------------------------------------------
@@ -611,6 +689,13 @@ def _nested_head(path: str) -> pygit2.Oid | None:
     except (pygit2.GitError, KeyError):
         return None
     return target if isinstance(target, pygit2.Oid) else None
+
+
+def _config_str(repo: pygit2.Repository, name: str) -> str | None:
+    try:
+        return str(repo.config[name])
+    except (KeyError, pygit2.GitError):
+        return None
 
 
 def _config_bool(repo: pygit2.Repository, name: str) -> bool:
