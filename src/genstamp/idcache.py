@@ -8,17 +8,19 @@ that shape conversion and ignoring: ``watch.settings``) and these differing path
 same settings and the same differing paths, each with the same ``lstat``, has found the same
 tree: every other path is as the index holds it, and the index is the one that was.
 
-With a monitor (``monitor``), the record also holds a clock taken before its walk; when the
-monitor says nothing under the work tree changed since then and the settings are the same,
-the tree (and the bytecode the walk found) is the record's, without a walk.
+With a monitor (``monitor``), the record also holds a clock taken before its walk. When the
+monitor says nothing under the work tree changed since then and the settings are the same, the
+tree (and the bytecode the walk found) is the record's, without a walk; when it names a few
+paths, only those are walked, and the kept tree is rewritten at them (``identity``).
 
-Kept only where it is sure. Not kept when a differing path is a folder (a nested repository:
-its HEAD moves with no change to the folder) or goes through git's own conversion (an external
-filter driver), or when one was written less than ``_RACY_NS`` before it was looked at (a
-second write in the same timestamp tick would not change its ``lstat``); the monitor's answer
-is not taken in a checkout with ``.gitmodules`` (a submodule's HEAD lives in the git dir).
-A record of another format or version, or one that cannot be read, is no record: the walk is
-made whole, as without one.
+Kept only where it is sure. A differing path that is a folder (a nested repository: its HEAD
+moves with no change to the folder) or goes through git's own conversion (an external filter
+driver) keeps no differing paths at all. A differing path written less than ``_RACY_NS`` before
+it was looked at marks the record ``racy``: a second write in the same timestamp tick would not
+change its ``lstat``, so only the monitor (which sees every write) may vouch for it. The
+monitor's answer is not taken in a checkout with ``.gitmodules`` (a submodule's HEAD can live
+outside the work tree). A record of another format or version, or one that cannot be read, is
+no record: the walk is made whole, as without one.
 """
 
 from __future__ import annotations
@@ -54,8 +56,9 @@ class Record(NamedTuple):
     bytecode: tuple[str, ...] | None  # what the walk found; None when it did not look
     settings: str  # the settings' key (``settings_key``)
     dirty: Dirty | None  # the differing paths; None when they cannot stand for the walk
+    racy: bool  # a differing path was written too recently for its lstat to vouch for it
     clock: Clock | None  # the monitor's clock, taken before the walk
-    quiet_ok: bool  # the monitor's "nothing changed" may stand for a walk here
+    monitor_ok: bool  # the monitor's answer may stand for a walk here
 
 
 def path(checkout: Checkout) -> Path:
@@ -72,10 +75,12 @@ def settings_key(checkout: Checkout) -> str:
 
 def dirty_key(
     workdir: str, paths: Iterable[tuple[str, int]], by_git: Callable[[str], bool]
-) -> Dirty | None:
+) -> tuple[Dirty | None, bool]:
     """The ``lstat`` of each differing path (``paths``: path and delta status), taken before
-    the walk reads their bytes; None when the walk's answer cannot be kept for them."""
+    the walk reads their bytes (None when they cannot stand for the walk), and whether one was
+    written too recently for its ``lstat`` to vouch for its bytes."""
     now = time.time_ns()
+    racy = False
     out: list[tuple[str, int, Stat | None]] = []
     for rel, status in paths:
         try:
@@ -84,16 +89,16 @@ def dirty_key(
             out.append((rel, status, None))
             continue
         except OSError:
-            return None
+            return None, racy
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-            return None  # a folder: a nested repository, whose HEAD moves unseen
-        if max(st.st_mtime_ns, st.st_ctime_ns) > now - _RACY_NS:
-            return None  # written too recently: a second write may keep this lstat
+            return None, racy  # a folder: a nested repository, whose HEAD moves unseen
         if stat.S_ISREG(st.st_mode) and by_git(rel):
-            return None  # an external filter's output is not a function of the lstat
+            return None, racy  # an external filter's output is not a function of the lstat
+        # Every write sets the ctime (even one that puts the mtime back).
+        racy = racy or st.st_ctime_ns > now - _RACY_NS
         sig: Stat = (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         out.append((rel, status, sig))
-    return tuple(sorted(out))
+    return tuple(sorted(out)), racy
 
 
 def load(checkout: Checkout) -> Record | None:
@@ -115,8 +120,9 @@ def load(checkout: Checkout) -> Record | None:
             else tuple(
                 (str(p), int(s), None if t is None else _stat(t)) for p, s, t in data["dirty"]
             ),
+            racy=bool(data["racy"]),
             clock=None if clock is None else Clock(*(str(c) for c in clock)),
-            quiet_ok=bool(data["quiet_ok"]),
+            monitor_ok=bool(data["monitor_ok"]),
         )
     except (GenstampError, KeyError, TypeError, ValueError) as exc:
         _LOG.debug("genstamp: identity cache ignored: %s", exc)
@@ -149,17 +155,17 @@ def store(checkout: Checkout, record: Record, old: Record | None) -> None:
         _LOG.debug("genstamp: identity cache not written: %s", exc)
 
 
-def quiet(checkout: Checkout, record: Record, changed: Iterable[str]) -> bool:
-    """Whether none of the ``changed`` work-tree paths (the monitor's answer) counts: only
-    the checkout's own git dir, where it is inside the work tree, changed (the index and the
-    settings are compared apart). A submodule's git dir (``modules/``) counts."""
-    if not record.quiet_ok or record.clock is None:
-        return False
+def counted(checkout: Checkout, changed: Iterable[str]) -> list[str] | None:
+    """The ``changed`` work-tree paths (the monitor's answer) that count: all but those in the
+    checkout's own git dir, where it is inside the work tree (the index and the settings are
+    compared apart); None when a submodule's git dir (``modules/``) changed there."""
     own = os.path.relpath(checkout.gitdir, checkout.workdir).replace(os.sep, "/")
     inside = not own.startswith("../") and own != ".."
+    out = []
     for name in changed:
         if inside and (name == own or name.startswith(own + "/")):
-            if not name.startswith(own + "/modules/"):
-                continue
-        return False
-    return True
+            if name.startswith(own + "/modules/"):
+                return None
+            continue
+        out.append(name)
+    return out
