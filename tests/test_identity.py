@@ -8,24 +8,41 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from conftest import commit_all, git, git_tree, init_repo, replay, same_as_git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from identity_modes import MODES, Modes, modes
 
 from genstamp.identity import scan, split_plan, tree_identity
 from genstamp.repo import open_checkout
 
+MODE: list[Modes] = []
+
+
+@pytest.fixture(autouse=True, params=MODES)
+def identity_mode(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Modes]:
+    """Every test here runs without a monitor and with Watchman (``identity_modes``)."""
+    with modes(request, monkeypatch) as state:
+        MODE[:] = [state]
+        yield state
+        MODE.clear()
+
 
 def ours(path: Path) -> str:
-    """The identity from one walk, checked against the same walk split in parts."""
+    """The identity from one walk, checked against the same walk split in parts and against
+    the identity from the record kept in the git dir (with the monitor in the watchman mode)."""
     checkout = open_checkout(path)
     whole = tree_identity(checkout)
     split = scan(checkout, jobs=3, split_above=0).tree
     assert split == whole, f"split walk {split} != one walk {whole}"
+    for kept in MODE[0].kept(path):
+        assert kept.tree == whole, f"identity known by {kept.how} {kept.tree} != walk {whole}"
     return whole
 
 

@@ -66,11 +66,16 @@ def path(checkout: Checkout) -> Path:
 
 
 def settings_key(checkout: Checkout) -> str:
-    """The index file's stamp and the settings that shape the tree, as one string."""
+    """The index file's stamp and the settings that shape the tree, as one string; "" (which
+    no record's key may match) when the index was written too recently for its stamp to
+    vouch for it."""
     from genstamp.identity import file_stamp
     from genstamp.watch import settings
 
-    return json.dumps([settings(checkout), file_stamp(_SYSTEM_ATTRIBUTES)], separators=(",", ":"))
+    now = settings(checkout)
+    if now.index_file is not None and now.index_file[3] > time.time_ns() - _RACY_NS:
+        return ""
+    return json.dumps([now, file_stamp(_SYSTEM_ATTRIBUTES)], separators=(",", ":"))
 
 
 def dirty_key(

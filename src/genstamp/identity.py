@@ -280,6 +280,7 @@ def scan(
             )
             if (
                 last is not None
+                and key
                 and not last.racy
                 and dirty is not None
                 and (last.settings, last.dirty) == (key, dirty)
@@ -372,6 +373,7 @@ def _usable(
     """Whether the monitor's answer since ``last``'s clock can make this walk's answer."""
     return (
         last is not None
+        and bool(key)
         and last.clock is not None
         and last.monitor_ok
         and last.settings == key
