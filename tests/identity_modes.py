@@ -3,7 +3,6 @@ walk, the record kept in the git dir (``idcache``), and the record with a monito
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import os
 import shutil
@@ -27,6 +26,14 @@ MODES = ("plain", "watchman")
 
 def watchman_ready() -> bool:
     return bool(shutil.which("watchman")) and importlib.util.find_spec("pywatchman") is not None
+
+
+def require_watchman() -> None:
+    """Skip without Watchman here; in CI (which installs it) fail instead."""
+    if not watchman_ready():
+        if os.environ.get("CI"):
+            pytest.fail("watchman and pywatchman are missing: .ci/run installs them")
+        pytest.skip("watchman or pywatchman is not installed")
 
 
 def settle() -> None:
@@ -72,18 +79,28 @@ class Modes:
         return kept_walks(path, monitor)
 
 
-@contextlib.contextmanager
-def modes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Modes]:
-    """The body of an autouse fixture parametrised with MODES."""
+_CURRENT: list[Modes] = []
+
+
+@pytest.fixture(autouse=True, params=MODES)
+def identity_mode(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Modes]:
+    """Imported by a test module: each of its tests runs without a monitor and with Watchman."""
     name = str(request.param)
-    if name == "watchman" and not watchman_ready():
-        if os.environ.get("CI"):
-            pytest.fail("watchman and pywatchman are missing: .ci/run installs them")
-        pytest.skip("watchman or pywatchman is not installed")
+    if name == "watchman":
+        require_watchman()
     monkeypatch.setattr(idcache, "_RACY_NS", RACY_NS)
     state = Modes(name)
+    _CURRENT[:] = [state]
     try:
         yield state
     finally:
+        _CURRENT.clear()
         for root in state.watched:
             unwatch(root)
+
+
+def kept_as_the_test_runs(path: Path) -> list[Scan]:
+    """``kept_walks`` with the monitor on or off as the running test's ``identity_mode`` says."""
+    return _CURRENT[0].kept(path)

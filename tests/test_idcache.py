@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import RunGenstamp, commit_all, git, git_tree
-from identity_modes import RACY_NS, settle, unwatch, watchman_ready
+from identity_modes import RACY_NS, require_watchman, settle, unwatch
 
 from genstamp import idcache
 from genstamp.identity import Scan, scan
@@ -42,10 +42,7 @@ def base(repo: Path, racy_window: None) -> Path:
 
 @pytest.fixture
 def watched(base: Path) -> Iterator[Path]:
-    if not watchman_ready():
-        if os.environ.get("CI"):
-            pytest.fail("watchman and pywatchman are missing: .ci/run installs them")
-        pytest.skip("watchman or pywatchman is not installed")
+    require_watchman()
     git(base, "config", "genstamp.monitor", "watchman")
     try:
         yield base

@@ -8,30 +8,17 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import commit_all, git, git_tree, init_repo, replay, same_as_git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from identity_modes import MODES, Modes, modes
+from identity_modes import identity_mode, kept_as_the_test_runs  # noqa: F401 - autouse
 
 from genstamp.identity import scan, split_plan, tree_identity
 from genstamp.repo import open_checkout
-
-MODE: list[Modes] = []
-
-
-@pytest.fixture(autouse=True, params=MODES)
-def identity_mode(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Modes]:
-    """Every test here runs without a monitor and with Watchman (``identity_modes``)."""
-    with modes(request, monkeypatch) as state:
-        MODE[:] = [state]
-        yield state
-        MODE.clear()
 
 
 def ours(path: Path) -> str:
@@ -41,7 +28,7 @@ def ours(path: Path) -> str:
     whole = tree_identity(checkout)
     split = scan(checkout, jobs=3, split_above=0).tree
     assert split == whole, f"split walk {split} != one walk {whole}"
-    for kept in MODE[0].kept(path):
+    for kept in kept_as_the_test_runs(path):
         assert kept.tree == whole, f"identity known by {kept.how} {kept.tree} != walk {whole}"
     return whole
 

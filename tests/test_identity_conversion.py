@@ -11,7 +11,7 @@ import stat
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -19,7 +19,7 @@ import pytest
 from conftest import commit_all, git, init_repo, replay, same_as_git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from identity_modes import MODES, Modes, modes
+from identity_modes import identity_mode, kept_as_the_test_runs  # noqa: F401 - autouse
 
 from genstamp.errors import GenstampError
 from genstamp.identity import added_blobs, tree_identity
@@ -34,24 +34,10 @@ CRLF_FILES = {
 }
 
 
-MODE: list[Modes] = []
-
-
-@pytest.fixture(autouse=True, params=MODES)
-def identity_mode(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Modes]:
-    """Every test here runs without a monitor and with Watchman (``identity_modes``)."""
-    with modes(request, monkeypatch) as state:
-        MODE[:] = [state]
-        yield state
-        MODE.clear()
-
-
 def assert_same(path: Path) -> str:
     """The identity is git's, however it is known (a walk, the kept record, the monitor)."""
     whole = same_as_git(path, tree_identity(open_checkout(path)))
-    for kept in MODE[0].kept(path):
+    for kept in kept_as_the_test_runs(path):
         assert kept.tree == whole, f"identity known by {kept.how} {kept.tree} != walk {whole}"
     return whole
 
