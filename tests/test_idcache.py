@@ -240,3 +240,13 @@ def test_status_with_the_monitor_is_git_tree(watched: Path, genstamp: RunGenstam
     settle()
     code, out, _err = genstamp("-C", str(watched), "status", "--json")
     assert json.loads(out)["tree"] == git_tree(watched)
+
+
+def test_monitor_intent_to_add_edits_match_git(watched: Path) -> None:
+    git(watched, "add", "-N", "new.py")
+    known(watched)
+    assert known(watched).how == "monitor"
+    (watched / "new.py").write_text("N = 6\n")
+    known(watched)
+    os.utime(watched / "new.py")  # a touch alone: the index still holds no blob of it
+    known(watched)

@@ -455,6 +455,8 @@ def _walk_since(
         delta = found.get(name)
         entry: pygit2.IndexEntry | _Unreadable | None
         if delta is None or (delta.status == DeltaStatus.DELETED and _skip_worktree(index, name)):
+            if _extended_flags(index, name) & _INTENT_TO_ADD:
+                raise _Unsure(name)  # `git add -N`: the index holds no blob of it
             entry = _indexed(index, name)  # as the index holds it
         else:
             kept = None if all(trust) else _indexed_mode(index, name)
@@ -929,17 +931,24 @@ def _config_bool(repo: pygit2.Repository, name: str) -> bool:
         return True
 
 
-_SKIP_WORKTREE = 1 << 14  # GIT_INDEX_ENTRY_SKIP_WORKTREE, in an entry's extended flags
+_INTENT_TO_ADD = 1 << 13  # GIT_INDEX_ENTRY_INTENT_TO_ADD, in an entry's extended flags
+_SKIP_WORKTREE = 1 << 14  # GIT_INDEX_ENTRY_SKIP_WORKTREE
 
 
 def _skip_worktree(index: pygit2.Index, path: str) -> bool:
-    """Whether the index entry for ``path`` is skip-worktree (sparse checkout). pygit2's
-    IndexEntry does not carry the flag, so this reads libgit2's entry through pygit2's cffi
-    bindings; without them, the entry counts as deleted (the identity then differs from git's
+    """Whether the index entry for ``path`` is skip-worktree (sparse checkout). Without
+    pygit2's cffi bindings, the entry counts as deleted (the identity then differs from git's
     in a sparse checkout only, and the gate refuses rather than accepts)."""
+    return bool(_extended_flags(index, path) & _SKIP_WORKTREE)
+
+
+def _extended_flags(index: pygit2.Index, path: str) -> int:
+    """The extended flags of the stage-0 index entry for ``path`` (0 when there is none).
+    pygit2's IndexEntry does not carry them: libgit2's entry is read through pygit2's cffi
+    bindings (0 without them)."""
     try:
         from pygit2.ffi import C, ffi
     except ImportError:  # pragma: no cover - a pygit2 without its cffi module
-        return False
+        return 0
     raw = C.git_index_get_bypath(index._index, os.fsencode(path), 0)
-    return raw != ffi.NULL and bool(raw.flags_extended & _SKIP_WORKTREE)
+    return 0 if raw == ffi.NULL else int(raw.flags_extended)
