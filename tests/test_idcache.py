@@ -250,3 +250,13 @@ def test_monitor_intent_to_add_edits_match_git(watched: Path) -> None:
     known(watched)
     os.utime(watched / "new.py")  # a touch alone: the index still holds no blob of it
     known(watched)
+
+
+def test_monitor_kept_socket_gone_asks_watchman_where_it_is(watched: Path) -> None:
+    known(watched)
+    where = idcache.path(open_checkout(watched))
+    data = json.loads(where.read_bytes())
+    assert data["clock"][3], "the socket is kept with the clock"
+    data["clock"][3] = str(watched / "gone.sock")
+    where.write_text(json.dumps(data))
+    assert known(watched).how == "monitor"

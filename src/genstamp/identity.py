@@ -246,7 +246,8 @@ def scan(
                     known = _since(checkout, last, None, want_bytecode)
                     if known is not None:
                         return known
-                clock = monitor.clock(workdir)  # before the walk: what changes later shows
+                sock = last.clock.sock if last is not None and last.clock is not None else ""
+                clock = monitor.clock(workdir, sock)  # before the walk: later changes show
                 if clock is not None and _usable(repo, last, key, want_bytecode):
                     assert last is not None
                     known = _since(checkout, last, clock, want_bytecode)
