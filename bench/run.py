@@ -50,10 +50,20 @@ GITIGNORE = "__pycache__/\n*.py[co]\n"
 PYPROJECT = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
 GIT_STATUS = ("git", "status", "--porcelain", "--untracked-files=all")
 FIND_RM = ("find", ".", "-name", "__pycache__", "-prune", "-exec", "rm", "-rf", "{}", "+")
+MAIN = {  # the figures measured on the largest repository
+    "identity-vs-pygit2",
+    "identity-vs-git",
+    "status-process-vs-git",
+    "status-watchman-vs-git",
+    "scrub-vs-find",
+    "verify-vs-pygit2",
+    "verify-process-vs-git",
+}
 FIGURES = (
     "identity-vs-pygit2",
     "identity-vs-git",
     "status-process-vs-git",
+    "status-watchman-vs-git",
     "scrub-vs-find",
     "verify-vs-pygit2",
     "verify-process-vs-git",
@@ -67,7 +77,6 @@ FIGURES = (
     "clean-room",
     "growth",
 )
-MAIN = set(FIGURES[:6])  # the figures measured on the largest repository
 # 1% of the synthetic paths (the m7.py of every leaf under p0/) go through a clean filter.
 FILTERED = "p0/**/m7.py"
 
@@ -554,6 +563,21 @@ def fig_identity_git(repo: Repo, plan: Plan, env: Env) -> Figure:
     return measure(fig, identity_of(repo.path), command(GIT_STATUS, repo.path, env.base), plan)
 
 
+INSTALLED = (
+    "genstamp's modules run from bytecode, as a pip-installed genstamp does (kept in the "
+    "harness's folder: PYTHONPYCACHEPREFIX)"
+)
+
+
+def installed_env(env: Env) -> dict[str, str]:
+    """A genstamp process as a user's install runs it: pip compiles the modules' bytecode at
+    install time, and this checkout's tests run with PYTHONDONTWRITEBYTECODE=1. The bytecode
+    is written (by the warm-up run) under the harness's folder, never in the source tree."""
+    e = env.with_bytecode()
+    e["PYTHONPYCACHEPREFIX"] = str(env.tmp / "pycache")
+    return e
+
+
 def fig_status_process(repo: Repo, plan: Plan, env: Env) -> Figure:
     cmd = [*genstamp_cmd(), "status"]
     fig = Figure(
@@ -562,10 +586,67 @@ def fig_status_process(repo: Repo, plan: Plan, env: Env) -> Figure:
         shlex.join(["genstamp", "status"]),
         " ".join(GIT_STATUS),
         repo.files,
+        target=1.5,
+        note=f"{INSTALLED}; no monitor: each run walks the tree, the tree is the kept one "
+        "when the walk finds what the last one found",
     )
     return measure(
-        fig, command(cmd, repo.path, env.base), command(GIT_STATUS, repo.path, env.base), plan
+        fig,
+        command(cmd, repo.path, installed_env(env)),
+        command(GIT_STATUS, repo.path, env.base),
+        plan,
     )
+
+
+def fsmonitor_hook() -> Path | None:
+    """git's own Watchman hook (``fsmonitor-watchman.sample``, protocol v2) from git's
+    templates, or None."""
+    exec_path = Path(
+        subprocess.run(["git", "--exec-path"], capture_output=True, text=True).stdout.strip()
+    )
+    for base in (exec_path.parent.parent, Path("/usr"), Path("/usr/local")):
+        hook = base / "share" / "git-core" / "templates" / "hooks" / "fsmonitor-watchman.sample"
+        if hook.is_file():
+            return hook
+    return None
+
+
+def fig_status_watchman(repo: Repo, plan: Plan, env: Env) -> Figure:
+    """genstamp status with its monitor on vs git status with core.fsmonitor on, both asking
+    the same Watchman."""
+    sample = fsmonitor_hook()
+    hook = env.tmp / "fsmonitor-watchman"
+    git_cmd = ("git", "-c", f"core.fsmonitor={hook}", *GIT_STATUS[1:])
+    fig = Figure(
+        "status-watchman-vs-git",
+        "whole process, both with Watchman: genstamp status vs git status with core.fsmonitor",
+        "genstamp status  (git config genstamp.monitor watchman)",
+        " ".join(git_cmd).replace(str(hook), "HOOK"),
+        repo.files,
+        target=1.0,
+        note=f"{INSTALLED}; HOOK: git's fsmonitor-watchman.sample (protocol v2)",
+    )
+    try:
+        import pywatchman  # noqa: F401
+    except ImportError:
+        fig.skipped = "pywatchman is not installed (pip install genstamp[watchman])"
+        return fig
+    if shutil.which("watchman") is None or sample is None:
+        fig.skipped = "Watchman (Debian's watchman) or git's fsmonitor-watchman hook is missing"
+        return fig
+    shutil.copyfile(sample, hook)
+    hook.chmod(0o755)
+    git(repo.path, "config", "genstamp.monitor", "watchman")
+    try:
+        return measure(
+            fig,
+            command([*genstamp_cmd(), "status"], repo.path, installed_env(env)),
+            command(git_cmd, repo.path, env.base),
+            plan,
+        )
+    finally:
+        git(repo.path, "config", "--unset", "genstamp.monitor")
+        subprocess.run(["watchman", "watch-del", str(repo.path)], capture_output=True)
 
 
 def fig_scrub(repo: Repo, plan: Plan, env: Env, real_files: bool) -> Figure:
@@ -646,9 +727,9 @@ def fig_verify_process(repo: Repo, plan: Plan, env: Env, note: str) -> Figure:
         "genstamp verify",
         " ".join(GIT_STATUS),
         repo.files,
-        note=note,
+        note=f"{note}; {INSTALLED}",
     )
-    side_a = command([*genstamp_cmd(), "verify"], repo.path, env.base, ok=(0, 1))
+    side_a = command([*genstamp_cmd(), "verify"], repo.path, installed_env(env), ok=(0, 1))
     return measure(fig, side_a, command(GIT_STATUS, repo.path, env.base), plan)
 
 
@@ -1201,6 +1282,8 @@ def main_figures(
         figures.append(fig_identity_git(repo, plan, env))
     if "status-process-vs-git" in wanted:
         figures.append(fig_status_process(repo, plan, env))
+    if "status-watchman-vs-git" in wanted:
+        figures.append(fig_status_watchman(repo, plan, env))
     if {"verify-vs-pygit2", "verify-process-vs-git"} & wanted:
         note = fresh_evidence(repo, env)
         log(note)

@@ -15,17 +15,21 @@ import pytest
 from conftest import commit_all, git, git_tree, init_repo, replay, same_as_git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from identity_modes import identity_mode, kept_as_the_test_runs  # noqa: F401 - autouse
 
 from genstamp.identity import scan, split_plan, tree_identity
 from genstamp.repo import open_checkout
 
 
 def ours(path: Path) -> str:
-    """The identity from one walk, checked against the same walk split in parts."""
+    """The identity from one walk, checked against the same walk split in parts and against
+    the identity from the record kept in the git dir (with the monitor in the watchman mode)."""
     checkout = open_checkout(path)
     whole = tree_identity(checkout)
     split = scan(checkout, jobs=3, split_above=0).tree
     assert split == whole, f"split walk {split} != one walk {whole}"
+    for kept in kept_as_the_test_runs(path):
+        assert kept.tree == whole, f"identity known by {kept.how} {kept.tree} != walk {whole}"
     return whole
 
 

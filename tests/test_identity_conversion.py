@@ -19,6 +19,7 @@ import pytest
 from conftest import commit_all, git, init_repo, replay, same_as_git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from identity_modes import identity_mode, kept_as_the_test_runs  # noqa: F401 - autouse
 
 from genstamp.errors import GenstampError
 from genstamp.identity import added_blobs, tree_identity
@@ -34,7 +35,11 @@ CRLF_FILES = {
 
 
 def assert_same(path: Path) -> str:
-    return same_as_git(path, tree_identity(open_checkout(path)))
+    """The identity is git's, however it is known (a walk, the kept record, the monitor)."""
+    whole = same_as_git(path, tree_identity(open_checkout(path)))
+    for kept in kept_as_the_test_runs(path):
+        assert kept.tree == whole, f"identity known by {kept.how} {kept.tree} != walk {whole}"
+    return whole
 
 
 def write(root: Path, files: dict[str, bytes]) -> None:

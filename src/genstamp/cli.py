@@ -7,23 +7,28 @@ import json
 import os
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import pygit2
 
-from genstamp import __version__, config, generation, hooks, posthook, restamp
+from genstamp import __version__, config, generation, hooks
 from genstamp.atomic import write_atomic
 from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
-from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id, nested_index, open_checkout
-from genstamp.rules import printable
-from genstamp.scrub import ScrubResult, scrub
 
+# A subcommand's modules are imported by the subcommand: each process pays only its own.
 if TYPE_CHECKING:
     from genstamp.rules import Failure, Verdict
+    from genstamp.scrub import ScrubResult
+
+
+def printable(path: str) -> str:
+    from genstamp.rules import printable
+
+    return printable(path)
 
 
 def _human(n: int) -> str:
@@ -101,6 +106,8 @@ def _scrub_errors(result: ScrubResult) -> None:
 
 
 def cmd_stamp(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp import restamp
+
     settings = config.load(checkout.workdir)
     gen, result = restamp.begin(
         checkout,
@@ -125,6 +132,8 @@ def cmd_stamp(args: argparse.Namespace, checkout: Checkout) -> int:
 
 
 def cmd_scrub(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp.scrub import scrub
+
     settings = config.load(checkout.workdir)
     result = scrub(
         checkout.workdir,
@@ -145,7 +154,9 @@ def cmd_scrub(args: argparse.Namespace, checkout: Checkout) -> int:
 
 
 def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
-    tree = tree_identity(checkout)
+    from genstamp.identity import tree_identity
+
+    tree = tree_identity(checkout, cache=True)
     head = head_id(checkout.repo)
     gen = generation.current(checkout)
     from genstamp.facts import parts_status
@@ -356,6 +367,8 @@ def cmd_hook(args: argparse.Namespace, checkout: Checkout | None) -> int:
             print("genstamp: push refused: a protected ref needs an attested tree", file=sys.stderr)
         return EXIT_REFUSED if refused else EXIT_OK
     if args.hook != "pre-push":  # issue 16: the light hook, which falls back to full_restamp_hook
+        from genstamp import posthook
+
         return posthook.main(args.directory, args.hook, args.git_args, os.environ)
     if checkout is None:
         checkout = open_checkout(args.directory)  # a push is judged or refused, never waved on
@@ -372,6 +385,8 @@ def full_restamp_hook(name: str, directory: Path | None, checkout: Checkout | No
         trigger = hooks.restamp_trigger(name, os.environ)
         if trigger is None:
             return EXIT_OK
+        from genstamp import restamp
+
         settings = config.load(checkout.workdir)
         gen, result, kept, why = restamp.after_hook(checkout, trigger, venvs=settings.scrub_venvs)
     except GenstampError as exc:
@@ -426,7 +441,7 @@ def _pre_push_hook(args: argparse.Namespace, checkout: Checkout) -> int:
 
 
 def cmd_install(args: argparse.Namespace, checkout: Checkout) -> int:
-    from genstamp import install
+    from genstamp import install, restamp
 
     if args.uninstall:
         report = install.uninstall(checkout)
@@ -509,7 +524,17 @@ def cmd_demo(args: argparse.Namespace, checkout: Checkout | None) -> int:
 
 class _Parser(argparse.ArgumentParser):
     """argparse, with its errors as one ``genstamp:`` line and exit code 2, pointing at the
-    help of the command that was being parsed."""
+    help of the command that was being parsed. An epilog that costs an import to write
+    (``lazy_epilog``) is written only when the help is."""
+
+    def __init__(self, *args: Any, lazy_epilog: Callable[[], str] | None = None, **kw: Any):
+        super().__init__(*args, **kw)
+        self._lazy_epilog = lazy_epilog
+
+    def format_help(self) -> str:
+        if self._lazy_epilog is not None:
+            self.epilog, self._lazy_epilog = self._lazy_epilog(), None
+        return super().format_help()
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"genstamp: {message} (hint: see `{self.prog} --help`)\n")
@@ -580,7 +605,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(
-        name: str, summary: str, description: str, epilog: str | None = None
+        name: str,
+        summary: str,
+        description: str,
+        epilog: str | None = None,
+        lazy_epilog: Callable[[], str] | None = None,
     ) -> argparse.ArgumentParser:
         return sub.add_parser(
             name,
@@ -588,6 +617,7 @@ def build_parser() -> argparse.ArgumentParser:
             description=_fill(description),
             epilog=epilog,
             formatter_class=argparse.RawDescriptionHelpFormatter,
+            lazy_epilog=lazy_epilog,
         )
 
     json_help = "print the result as JSON on stdout (fields: see README)"
@@ -640,7 +670,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the gate: accept only fresh, passing, complete evidence",
         "Judge the evidence against the work tree, or against each --rev commit's tree. "
         "Exit 0 when accepted, 1 when a rule refuses.",
-        epilog=_rules_epilog(),
+        lazy_epilog=_rules_epilog,
     )
     p.add_argument(
         "--junit",

@@ -70,7 +70,8 @@ def workspace(
     the stamp, the bytecode on disk, the submodules (one walk of the work tree)."""
     targets = tuple(rev_tree(checkout, r, (labels or {}).get(r)) for r in revs)
     # One walk of the work tree: its identity (when it is the target) and where bytecode lives.
-    walk = scan(checkout, want_tree=not targets, want_bytecode=True)
+    # The tree from the record kept in the git dir when it still holds (idcache).
+    walk = scan(checkout, want_tree=not targets, want_bytecode=True, cache=True)
     if not targets:
         assert walk.tree is not None
         targets = (Target("work tree", walk.tree),)

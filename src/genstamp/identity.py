@@ -34,8 +34,10 @@ from typing import NamedTuple
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
+from genstamp import idcache, monitor
 from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import GenstampError
+from genstamp.monitor import Clock
 from genstamp.repo import Checkout
 
 # Repositories whose shared in-memory index a scan has changed: reloaded before the next scan
@@ -205,10 +207,14 @@ _BY_GIT = pygit2.Oid(hex="0" * 40)  # a blob git itself makes after the walk
 class Scan(NamedTuple):
     tree: str | None  # hex tree id; None when not asked for
     bytecode: tuple[str, ...]  # work-tree-relative paths of __pycache__ folders and *.pyc files
+    # How the tree was known: "walk" (made from the walk), "kept" (the walk found what the
+    # kept record's did), "monitor" (nothing changed since the kept walk), "since" (only the
+    # paths the monitor named were walked).
+    how: str = "walk"
 
 
-def tree_identity(checkout: Checkout, jobs: int = 1) -> str:
-    tree = scan(checkout, jobs=jobs).tree
+def tree_identity(checkout: Checkout, jobs: int = 1, *, cache: bool = False) -> str:
+    tree = scan(checkout, jobs=jobs, cache=cache).tree
     assert tree is not None
     return tree
 
@@ -220,12 +226,33 @@ def scan(
     want_bytecode: bool = False,
     jobs: int = 1,
     split_above: int = SPLIT_ABOVE,
+    cache: bool = False,
 ) -> Scan:
     """One walk of the work tree; in up to ``jobs`` threads when the index has more than
-    ``split_above`` entries."""
+    ``split_above`` entries. With ``cache`` the tree comes from the record kept in the git dir
+    when it still holds (``idcache``), and the monitor is asked first when it is on."""
     repo = checkout.repo
     workdir = str(checkout.workdir)
     try:
+        last: idcache.Record | None = None
+        clock: Clock | None = None
+        key = ""
+        if cache and want_tree:
+            last = idcache.load(checkout)
+            key = idcache.settings_key(checkout)  # before the index is read
+            if _config_str(repo, monitor.CONFIG) == monitor.WATCHMAN:
+                if _usable(repo, last, key, want_bytecode):
+                    assert last is not None
+                    known = _since(checkout, last, None, want_bytecode)
+                    if known is not None:
+                        return known
+                sock = last.clock.sock if last is not None and last.clock is not None else ""
+                clock = monitor.clock(workdir, sock)  # before the walk: later changes show
+                if clock is not None and _usable(repo, last, key, want_bytecode):
+                    assert last is not None
+                    known = _since(checkout, last, clock, want_bytecode)
+                    if known is not None:
+                        return known
         index = repo.index
         index_path = os.path.join(repo.path, "index")
         before = file_stamp(index_path)
@@ -244,6 +271,24 @@ def scan(
         trust = _Trust(_config_bool(repo, "core.filemode"), _config_bool(repo, "core.symlinks"))
         parents: dict[str, bool] = {}
         conversion = _conversion(repo, deltas) if want_tree else None
+        dirty: idcache.Dirty | None = None
+        racy = False
+        reused: str | None = None
+        if cache and want_tree:
+            assert conversion is not None
+            dirty, racy = idcache.dirty_key(
+                workdir, _differing(deltas), lambda p: _by_git(repo, p, conversion)
+            )
+            if (
+                last is not None
+                and key
+                and not last.racy
+                and dirty is not None
+                and (last.settings, last.dirty) == (key, dirty)
+                and _has_tree(repo, last.tree)
+            ):
+                reused = last.tree
+            want_tree = reused is None
         by_git: list[str] = []  # paths whose blob git itself makes, after the walk
         removals: list[str] = []
         additions: dict[str, pygit2.IndexEntry] = {}
@@ -289,13 +334,263 @@ def scan(
                 )
             for entry in additions.values():
                 index.add(entry)
-        tree = str(index.write_tree()) if want_tree else None
+        tree = str(index.write_tree()) if want_tree else reused
     except (pygit2.GitError, OSError) as exc:
         raise GenstampError(
             f"libgit2 could not read the work tree of {workdir}: {exc}",
             "check that `git status` and `git add -A` work here",
         ) from exc
-    return Scan(tree, tuple(bytecode))
+    if cache and tree is not None:
+        record = idcache.Record(
+            tree,
+            tuple(bytecode) if want_bytecode else None,
+            key,
+            dirty,
+            racy,
+            clock,
+            monitor_ok=dirty is not None
+            and not os.path.lexists(os.path.join(workdir, ".gitmodules")),
+        )
+        idcache.store(checkout, record, last)
+    return Scan(tree, tuple(bytecode), "walk" if reused is None else "kept")
+
+
+def _differing(deltas: Iterable[pygit2.DiffDelta]) -> list[tuple[str, int]]:
+    """The paths the walk found differing from the index, and how (ignored ones aside)."""
+    return [(_delta_path(d), int(d.status)) for d in deltas if d.status != DeltaStatus.IGNORED]
+
+
+def _has_tree(repo: pygit2.Repository, tree: str) -> bool:
+    """Whether the object database still has ``tree`` (a gate may name paths inside it)."""
+    try:
+        return pygit2.Oid(hex=tree) in repo.odb
+    except ValueError:
+        return False
+
+
+def _usable(
+    repo: pygit2.Repository, last: idcache.Record | None, key: str, want_bytecode: bool
+) -> bool:
+    """Whether the monitor's answer since ``last``'s clock can make this walk's answer."""
+    return (
+        last is not None
+        and bool(key)
+        and last.clock is not None
+        and last.monitor_ok
+        and last.settings == key
+        and (last.bytecode is not None or not want_bytecode)
+        and _has_tree(repo, last.tree)
+    )
+
+
+_SINCE_MOST = 1000  # changed paths: above this, one whole walk costs less than walking each
+# Names whose change changes what other paths mean (ignoring, conversion, submodules).
+_RULE_FILES = frozenset((".gitignore", ".gitattributes", ".gitmodules"))
+
+
+class _Unsure(Exception):
+    """The kept tree cannot be rewritten at the changed paths: the tree is walked whole."""
+
+
+def _since(
+    checkout: Checkout, last: idcache.Record, clock: Clock | None, want_bytecode: bool
+) -> Scan | None:
+    """The kept walk's answer, brought up to date by walking only the paths the monitor says
+    changed since its clock; None when it cannot be (the tree is then walked whole). Without
+    ``clock``, only when nothing changed; with it, ``clock`` (taken before the monitor was
+    asked) is kept for the next time."""
+    assert last.clock is not None and last.dirty is not None
+    changed = monitor.changed_since(last.clock)
+    if changed is not None:
+        changed = idcache.counted(checkout, changed)
+    if changed is None:
+        return None
+    if not changed:
+        if clock is not None:
+            idcache.store(checkout, last._replace(clock=clock), last)
+        return Scan(last.tree, last.bytecode or (), "monitor")
+    if clock is None or len(changed) > _SINCE_MOST:
+        return None
+    try:
+        return _walk_since(checkout, last, sorted(set(changed)), clock, want_bytecode)
+    except _Unsure:
+        return None
+
+
+def _walk_since(
+    checkout: Checkout,
+    last: idcache.Record,
+    names: list[str],
+    clock: Clock,
+    want_bytecode: bool,
+) -> Scan:
+    """Walk ``names`` only, and rewrite the kept tree at them; _Unsure when that cannot stand
+    for a whole walk."""
+    repo = checkout.repo
+    workdir = str(checkout.workdir)
+    assert last.dirty is not None
+    for name in [*names, *(p for p, _, _ in last.dirty)]:
+        if name.rpartition("/")[2] in _RULE_FILES or is_bytecode_path(name):
+            raise _Unsure(name)  # it changes what other paths mean, or the bytecode found
+    base = repo[pygit2.Oid(hex=last.tree)]
+    assert isinstance(base, pygit2.Tree)
+    names = _files_named(workdir, base, names)
+    with contextlib.suppress(KeyError, pygit2.GitError):
+        if repo.config.get_bool("core.ignorecase"):
+            raise _Unsure("core.ignorecase")
+    index = repo.index
+    index.read(force=repo in _CHANGED)
+    _CHANGED.discard(repo)  # read only: nothing here changes the index in memory
+    if index.conflicts is not None:
+        raise _Unsure("conflicts")
+    deltas = _diff_paths(repo, index, [os.fsencode(n) for n in names], _FLAGS)
+    found = {_delta_path(d): d for d in deltas}
+    if not found.keys() <= set(names):
+        raise _Unsure("the walk found more than the monitor named")
+    conversion = _conversion(repo, deltas)
+    trust = _Trust(_config_bool(repo, "core.filemode"), _config_bool(repo, "core.symlinks"))
+    parents: dict[str, bool] = {}
+    updates: dict[str, pygit2.IndexEntry | None] = {}
+    by_git: list[str] = []
+    for name in names:
+        delta = found.get(name)
+        entry: pygit2.IndexEntry | _Unreadable | None
+        if delta is None or (delta.status == DeltaStatus.DELETED and _skip_worktree(index, name)):
+            if _extended_flags(index, name) & _INTENT_TO_ADD:
+                raise _Unsure(name)  # `git add -N`: the index holds no blob of it
+            entry = _indexed(index, name)  # as the index holds it
+        else:
+            kept = None if all(trust) else _indexed_mode(index, name)
+            entry = _workdir_entry(repo, workdir, name, trust, kept, parents, conversion)
+        if isinstance(entry, _Unreadable):
+            raise _Unsure(name)
+        if entry is not None and entry.id == _BY_GIT:
+            by_git.append(name)
+        updates[name] = entry
+    for name, blob in zip(by_git, git_blobs(repo, by_git, write=True), strict=True):
+        old = updates[name]
+        assert old is not None
+        updates[name] = pygit2.IndexEntry(name, pygit2.Oid(hex=blob), old.mode)
+    top = _rewrite(repo, base, {n: (e.id, e.mode) if e else None for n, e in updates.items()})
+    tree = str(top if top is not None else repo.TreeBuilder().write())
+    dirty, racy = idcache.dirty_key(
+        workdir, _differing(deltas), lambda p: _by_git(repo, p, conversion)
+    )
+    if dirty is None:
+        raise _Unsure("a differing path cannot stand for the walk")
+    merged = {p: (p, s, t) for p, s, t in last.dirty if p not in updates}
+    merged.update((p, (p, s, t)) for p, s, t in dirty)
+    record = last._replace(
+        tree=tree,
+        dirty=tuple(sorted(merged.values())),
+        racy=last.racy or racy,
+        clock=clock,
+    )
+    idcache.store(checkout, record, last)
+    return Scan(tree, last.bytecode or (), "since")
+
+
+def _files_named(workdir: str, base: pygit2.Tree, names: list[str]) -> list[str]:
+    """The ``names`` the monitor gave that are not folders, now or in the kept tree ``base``.
+    A folder is named when what it holds changes, and that is named too; a folder that is
+    gone must have all it held named. _Unsure for anything else (a nested repository, a folder
+    that became a file or the other way round)."""
+    named = set(names)
+    files = []
+    for name in names:
+        if ".git" in name.split("/"):
+            raise _Unsure(name)  # a nested repository: its HEAD shapes the tree
+        try:
+            is_dir = stat.S_ISDIR(os.lstat(os.path.join(workdir, name)).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            is_dir = False
+        try:
+            was = base[name]
+        except KeyError:
+            was = None
+        if was is not None and was.filemode == FileMode.COMMIT:
+            raise _Unsure(name)  # a gitlink: its repository's HEAD, not the folder, counts
+        if was is not None and was.filemode == FileMode.TREE:
+            if is_dir:
+                continue  # a folder still: what changed in it is named apart
+            held = _paths_under(was, name)
+            if len(held) > _SINCE_MOST or not named.issuperset(held):
+                raise _Unsure(name)  # a folder gone, and not all it held named
+            if os.path.lexists(os.path.join(workdir, name)):
+                raise _Unsure(name)  # a folder that became a file or a link
+            continue
+        if is_dir:
+            if was is not None:
+                raise _Unsure(name)  # a file that became a folder
+            continue  # a new folder: what it holds is named apart
+        files.append(name)
+    return files
+
+
+def _paths_under(tree: pygit2.Object, prefix: str) -> list[str]:
+    """The paths of every entry (but folders) under ``tree``, at ``prefix``."""
+    assert isinstance(tree, pygit2.Tree)
+    out: list[str] = []
+    for entry in tree:
+        path = f"{prefix}/{entry.name}"
+        if entry.filemode == FileMode.TREE:
+            out += _paths_under(entry, path)
+            if len(out) > _SINCE_MOST:
+                break
+        else:
+            out.append(path)
+    return out
+
+
+def _rewrite(
+    repo: pygit2.Repository,
+    tree: pygit2.Tree | None,
+    updates: Mapping[str, tuple[pygit2.Oid, int] | None],
+) -> pygit2.Oid | None:
+    """``tree`` with each path of ``updates`` (relative to it) set to a blob or a link (id,
+    mode) or removed (None); None when nothing is left (git writes no empty tree)."""
+    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+    below: dict[str, dict[str, tuple[pygit2.Oid, int] | None]] = {}
+    for path, entry in updates.items():
+        head, slash, rest = path.partition("/")
+        if slash:
+            below.setdefault(head, {})[rest] = entry
+            continue
+        there = builder.get(head)
+        if there is not None and there.filemode == FileMode.TREE:
+            raise _Unsure(path)  # a folder that became a file: walked whole
+        if entry is None:
+            if there is not None:
+                builder.remove(head)
+        else:
+            builder.insert(head, entry[0], entry[1])
+    for name, inside in below.items():
+        if name in updates:
+            raise _Unsure(name)  # a file and a folder at once
+        there = builder.get(name)
+        if there is not None and there.filemode != FileMode.TREE:
+            raise _Unsure(name)  # a file that became a folder: walked whole
+        child = repo[there.id] if there is not None else None
+        assert child is None or isinstance(child, pygit2.Tree)
+        written = _rewrite(repo, child, inside)
+        if written is None:
+            if there is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, written, FileMode.TREE)
+    return builder.write() if len(builder) else None
+
+
+def _indexed(index: pygit2.Index, path: str) -> pygit2.IndexEntry | None:
+    try:
+        return index[path]
+    except KeyError:
+        return None
+
+
+def _delta_path(delta: pygit2.DiffDelta) -> str:
+    gone = delta.status == DeltaStatus.DELETED
+    return (delta.old_file if gone else delta.new_file).path
 
 
 # -- a split walk ---------------------------------------------------------------------------
@@ -348,9 +643,7 @@ def _split_walk(
     """The deltas of ``index.diff_to_workdir(flags)``, walked in parts at once; None when the
     walk is better not split (or cannot be here)."""
     try:
-        from pygit2._pygit2 import Diff
-        from pygit2.errors import check_error
-        from pygit2.ffi import C, ffi
+        from pygit2.ffi import C  # noqa: F401 - the walk of a part needs it
     except ImportError:  # pragma: no cover - a pygit2 without its cffi module
         return None
     parts = _plan(repo, index, jobs)
@@ -373,16 +666,7 @@ def _split_walk(
             elif n:
                 handle[1].read(force=False)
             own, copy = handle
-            names = [ffi.new("char[]", name) for name in parts[n]]
-            opts = ffi.new("git_diff_options *")
-            check_error(C.git_diff_options_init(opts, 1))
-            opts.flags = int(flags | DiffOption.DISABLE_PATHSPEC_MATCH)
-            array = ffi.new("char *[]", names)
-            opts.pathspec.strings = array
-            opts.pathspec.count = len(names)
-            out = ffi.new("git_diff **")
-            check_error(C.git_diff_index_to_workdir(out, own._repo, copy._index, opts))
-            results[n] = list(Diff.from_c(bytes(ffi.buffer(out)[:]), own).deltas)
+            results[n] = _diff_paths(own, copy, parts[n], flags)
         except Exception as exc:  # the walk is then made whole, which says what is wrong
             errors.append(exc)
 
@@ -396,6 +680,27 @@ def _split_walk(
     if errors or file_stamp(index_path) != before:
         return None  # or the index file changed meanwhile: the copies may differ
     return [delta for part in results for delta in part or ()]
+
+
+def _diff_paths(
+    repo: pygit2.Repository, index: pygit2.Index, names: Sequence[bytes], flags: DiffOption
+) -> list[pygit2.DiffDelta]:
+    """The deltas of the index-to-workdir diff of ``names`` only (literal work-tree paths, a
+    folder standing for what is under it): libgit2 enters no other folder."""
+    from pygit2._pygit2 import Diff
+    from pygit2.errors import check_error
+    from pygit2.ffi import C, ffi
+
+    owned = [ffi.new("char[]", name) for name in names]
+    opts = ffi.new("git_diff_options *")
+    check_error(C.git_diff_options_init(opts, 1))
+    opts.flags = int(flags | DiffOption.DISABLE_PATHSPEC_MATCH)
+    array = ffi.new("char *[]", owned)
+    opts.pathspec.strings = array
+    opts.pathspec.count = len(owned)
+    out = ffi.new("git_diff **")
+    check_error(C.git_diff_index_to_workdir(out, repo._repo, index._index, opts))
+    return list(Diff.from_c(bytes(ffi.buffer(out)[:]), repo).deltas)
 
 
 def split_plan(checkout: Checkout, jobs: int) -> list[list[str]] | None:
@@ -613,6 +918,13 @@ def _nested_head(path: str) -> pygit2.Oid | None:
     return target if isinstance(target, pygit2.Oid) else None
 
 
+def _config_str(repo: pygit2.Repository, name: str) -> str | None:
+    try:
+        return str(repo.config[name])
+    except (KeyError, pygit2.GitError):
+        return None
+
+
 def _config_bool(repo: pygit2.Repository, name: str) -> bool:
     try:
         return bool(repo.config.get_bool(name))
@@ -620,17 +932,24 @@ def _config_bool(repo: pygit2.Repository, name: str) -> bool:
         return True
 
 
-_SKIP_WORKTREE = 1 << 14  # GIT_INDEX_ENTRY_SKIP_WORKTREE, in an entry's extended flags
+_INTENT_TO_ADD = 1 << 13  # GIT_INDEX_ENTRY_INTENT_TO_ADD, in an entry's extended flags
+_SKIP_WORKTREE = 1 << 14  # GIT_INDEX_ENTRY_SKIP_WORKTREE
 
 
 def _skip_worktree(index: pygit2.Index, path: str) -> bool:
-    """Whether the index entry for ``path`` is skip-worktree (sparse checkout). pygit2's
-    IndexEntry does not carry the flag, so this reads libgit2's entry through pygit2's cffi
-    bindings; without them, the entry counts as deleted (the identity then differs from git's
+    """Whether the index entry for ``path`` is skip-worktree (sparse checkout). Without
+    pygit2's cffi bindings, the entry counts as deleted (the identity then differs from git's
     in a sparse checkout only, and the gate refuses rather than accepts)."""
+    return bool(_extended_flags(index, path) & _SKIP_WORKTREE)
+
+
+def _extended_flags(index: pygit2.Index, path: str) -> int:
+    """The extended flags of the stage-0 index entry for ``path`` (0 when there is none).
+    pygit2's IndexEntry does not carry them: libgit2's entry is read through pygit2's cffi
+    bindings (0 without them)."""
     try:
         from pygit2.ffi import C, ffi
     except ImportError:  # pragma: no cover - a pygit2 without its cffi module
-        return False
+        return 0
     raw = C.git_index_get_bypath(index._index, os.fsencode(path), 0)
-    return raw != ffi.NULL and bool(raw.flags_extended & _SKIP_WORKTREE)
+    return 0 if raw == ffi.NULL else int(raw.flags_extended)

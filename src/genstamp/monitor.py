@@ -1,0 +1,111 @@
+"""What changed in a work tree since a moment, asked of a file-system monitor (Watchman).
+
+Asked as git's ``fsmonitor-watchman`` hook (protocol v2) asks: ``watch-project`` the work
+tree, a ``clock`` taken before a walk, and later a ``query`` ``since`` that clock, which
+Watchman answers after syncing with the file system (a cookie file), so every change made
+before the query is in the answer. A fresh Watchman instance (a restart, a watch that was
+dropped and made again, a clock it does not know) answers ``is_fresh_instance``: nothing can be
+said then, and the caller walks the whole tree.
+
+Turned on per repository with ``git config genstamp.monitor watchman``. Any error (no
+``pywatchman``, no Watchman, a timeout, an answer of an unexpected shape) is ``None`` here: the
+caller then walks the whole tree, never less. Git's own fsmonitor daemon is not asked: git
+2.39 has none on Linux.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from typing import Any, NamedTuple
+
+_LOG = logging.getLogger("genstamp.monitor")
+CONFIG = "genstamp.monitor"  # git config key: "watchman" turns the monitor on
+WATCHMAN = "watchman"
+_TIMEOUT = 10.0  # seconds for one answer (Watchman's first crawl of a large tree included)
+
+
+class Clock(NamedTuple):
+    root: str  # the folder Watchman watches (the work tree, or a folder above it)
+    relative: str  # the work tree below that root ("" when it is the root)
+    clock: str  # Watchman's clock, taken before the walk it stands for
+    sock: str = ""  # Watchman's socket, kept: finding it runs the `watchman` command
+
+
+def _client(sock: str = "") -> Any:
+    """A client on Watchman's socket: ``$WATCHMAN_SOCK``, else ``sock``, else the one the
+    ``watchman`` command names (which starts Watchman when it is not running)."""
+    # Imported by name: an optional dependency (genstamp[watchman]), and untyped.
+    pywatchman = importlib.import_module("pywatchman")
+    path = os.environ.get("WATCHMAN_SOCK") or sock or None
+    return pywatchman.client(timeout=_TIMEOUT, sockpath=path)
+
+
+def _sock(client: Any) -> str:
+    path = getattr(client, "sockpath", None)
+    return str(getattr(path, "unix_domain", None) or "")
+
+
+def clock(workdir: str, sock: str = "") -> Clock | None:
+    """Watch ``workdir`` (as git's hook does) and take a clock now, on the socket ``sock``
+    when it still answers; None on any error."""
+    try:
+        try:
+            return _clock(_client(sock), workdir)
+        except Exception:  # the kept socket may be gone (Watchman restarted elsewhere)
+            if not sock:
+                raise
+            return _clock(_client(), workdir)
+    except Exception as exc:  # a monitor can only make the walk shorter, never fail it
+        _LOG.debug("genstamp: no clock from Watchman for %s: %s", workdir, exc)
+        return None
+
+
+def _clock(client: Any, workdir: str) -> Clock:
+    try:
+        watch = client.query("watch-project", workdir)
+        root = str(watch["watch"])
+        relative = str(watch.get("relative_path") or "")
+        now = client.query("clock", root, {"sync_timeout": int(_TIMEOUT * 1000)})
+        return Clock(root, relative, str(now["clock"]), _sock(client))
+    finally:
+        client.close()
+
+
+def changed_since(since: Clock) -> list[str] | None:
+    """The work-tree-relative paths Watchman saw change since ``since`` (files, links and
+    folders; created, written, removed), or None when it cannot say (a fresh instance, an
+    error): the caller must walk the whole tree then."""
+    try:
+        try:
+            answer = _since(_client(since.sock), since)
+        except Exception:  # the kept socket may be gone (Watchman restarted elsewhere)
+            if not since.sock:
+                raise
+            answer = _since(_client(), since)
+        if answer.get("is_fresh_instance", True):
+            return None
+        files = answer["files"]
+        if not isinstance(files, list):
+            return None
+        return [os.fsdecode(name) if isinstance(name, bytes) else str(name) for name in files]
+    except Exception as exc:  # a monitor can only make the walk shorter, never fail it
+        _LOG.debug("genstamp: Watchman cannot say what changed since %s: %s", since.clock, exc)
+        return None
+
+
+def _since(client: Any, since: Clock) -> dict[str, Any]:
+    try:
+        query: dict[str, Any] = {
+            "since": since.clock,
+            "fields": ["name"],
+            "empty_on_fresh_instance": True,
+            "sync_timeout": int(_TIMEOUT * 1000),
+        }
+        if since.relative:
+            query["relative_root"] = since.relative
+        answer = client.query("query", since.root, query)
+        return answer if isinstance(answer, dict) else {}
+    finally:
+        client.close()

@@ -1,0 +1,262 @@
+"""The identity kept in the git dir (idcache) and the monitor (Watchman): each is used only
+where it equals a whole walk, and every doubt (a changed index, setting, rule file, a file
+rewritten in place, a racy write, an unknown record, a lost or reset monitor) walks whole.
+git's own `add -A && write-tree` is the oracle throughout."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import RunGenstamp, commit_all, git, git_tree
+from identity_modes import RACY_NS, require_watchman, settle, unwatch
+
+from genstamp import idcache
+from genstamp.identity import Scan, scan
+from genstamp.repo import open_checkout
+
+
+@pytest.fixture
+def racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(idcache, "_RACY_NS", RACY_NS)
+
+
+@pytest.fixture
+def base(repo: Path, racy_window: None) -> Path:
+    """A committed repository with a modified and an untracked file (a kept record then
+    holds differing paths)."""
+    (repo / ".gitignore").write_text("*.log\n__pycache__/\n")
+    (repo / "pkg" / "sub").mkdir(parents=True)
+    (repo / "pkg" / "mod.py").write_text("X = 1\n")
+    (repo / "pkg" / "sub" / "deep.py").write_text("D = 1\n")
+    (repo / "top.txt").write_text("top\n")
+    commit_all(repo, "base")
+    (repo / "pkg" / "mod.py").write_text("X = 2\n")
+    (repo / "new.py").write_text("N = 1\n")
+    return repo
+
+
+@pytest.fixture
+def watched(base: Path) -> Iterator[Path]:
+    require_watchman()
+    git(base, "config", "genstamp.monitor", "watchman")
+    try:
+        yield base
+    finally:
+        unwatch(base)
+
+
+def known(path: Path, *, bytecode: bool = False) -> Scan:
+    """The identity with the record (and the monitor when configured), after the racy window;
+    checked against git's own."""
+    settle()
+    result = scan(open_checkout(path), cache=True, want_bytecode=bytecode)
+    assert result.tree == git_tree(path), f"known by {result.how}"
+    return result
+
+
+# --- without a monitor ------------------------------------------------------------------------
+
+
+def test_a_walk_that_finds_what_the_kept_one_found_reuses_its_tree(base: Path) -> None:
+    assert known(base).how == "walk"
+    assert known(base).how == "kept"
+    assert json.loads(idcache.path(open_checkout(base)).read_bytes())["version"] == idcache.VERSION
+
+
+def test_a_file_rewritten_in_place_with_its_size_and_mtime_is_walked(base: Path) -> None:
+    before = known(base).tree
+    known(base)
+    target = base / "pkg" / "mod.py"
+    st = target.stat()
+    target.write_text("X = 3\n")  # same size
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the mtime put back
+    after = known(base)
+    assert after.how == "walk" and after.tree != before
+
+
+def test_a_racy_differing_path_is_not_vouched_for_by_its_lstat(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(idcache, "_RACY_NS", 3600 * 10**9)  # every write is recent
+    assert [known(base).how for _ in range(2)] == ["walk", "walk"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda r: git(r, "add", "new.py"), id="index"),
+        pytest.param(lambda r: git(r, "config", "core.autocrlf", "true"), id="autocrlf"),
+        pytest.param(lambda r: git(r, "config", "core.filemode", "false"), id="filemode"),
+        pytest.param(
+            lambda r: (
+                (r / ".git" / "info").mkdir(exist_ok=True)
+                or (r / ".git" / "info" / "exclude").write_text("new.py\n")
+            ),
+            id="info-exclude",
+        ),
+        pytest.param(lambda r: (r / ".gitignore").write_text("new.py\n"), id="gitignore"),
+        pytest.param(
+            lambda r: (r / ".gitattributes").write_text("*.py text eol=crlf\n"), id="attributes"
+        ),
+        pytest.param(lambda r: (r / "top.txt").unlink(), id="deleted"),
+        pytest.param(lambda r: (r / "pkg" / "mod.py").chmod(0o755), id="chmod"),
+    ],
+)
+def test_every_change_that_shapes_the_tree_is_walked(base: Path, change) -> None:  # type: ignore[no-untyped-def]
+    (base / "crlf.py").write_bytes(b"a\r\nb\r\n")
+    known(base)
+    assert known(base).how == "kept"
+    change(base)
+    assert known(base).how == "walk"
+
+
+def test_a_record_of_another_version_or_not_json_is_no_record(base: Path) -> None:
+    checkout = open_checkout(base)
+    known(base)
+    where = idcache.path(checkout)
+    data = json.loads(where.read_bytes())
+    where.write_text(json.dumps({**data, "version": 99}))
+    assert known(base).how == "walk"
+    assert json.loads(where.read_bytes())["version"] == idcache.VERSION
+    where.write_bytes(b"\0garbage")
+    assert known(base).how == "walk"
+    assert known(base).how == "kept"
+
+
+def test_a_kept_tree_gone_from_the_object_database_is_walked_and_written_again(
+    base: Path,
+) -> None:
+    tree = known(base).tree
+    assert tree is not None
+    loose = base / ".git" / "objects" / tree[:2] / tree[2:]
+    loose.unlink()
+    again = known(base)
+    assert again.how == "walk" and loose.exists()
+
+
+def test_a_forged_record_for_another_tree_is_not_taken_when_the_walk_differs(
+    base: Path,
+) -> None:
+    """The record stands for the walk only where the walk finds what it found: a record
+    naming HEAD's tree for this dirty work tree is never the answer once anything moves."""
+    checkout = open_checkout(base)
+    known(base)
+    where = idcache.path(checkout)
+    data = json.loads(where.read_bytes())
+    data["tree"] = git(base, "rev-parse", "HEAD^{tree}")
+    where.write_text(json.dumps(data))
+    (base / "new.py").write_text("N = 2\n")
+    assert known(base).how == "walk"
+
+
+# --- with Watchman --------------------------------------------------------------------------
+
+
+def test_monitor_nothing_changed_is_no_walk(watched: Path) -> None:
+    assert known(watched).how == "walk"
+    assert known(watched).how == "monitor"
+    assert known(watched).how == "monitor"
+
+
+def _edits(root: Path) -> list[tuple[str, object]]:
+    return [
+        ("modify", lambda: (root / "pkg" / "sub" / "deep.py").write_text("D = 2\n")),
+        ("untracked in a new folder", lambda: _new_folder(root)),
+        ("delete", lambda: (root / "top.txt").unlink()),
+        ("restore", lambda: (root / "top.txt").write_text("top\n")),
+        ("chmod", lambda: (root / "pkg" / "mod.py").chmod(0o755)),
+        ("symlink", lambda: (root / "link").symlink_to("pkg/mod.py")),
+        ("ignored file", lambda: (root / "debug.log").write_text("x\n")),
+        ("remove a folder", lambda: shutil.rmtree(root / "pkg" / "sub")),
+        ("move a folder", lambda: (root / "fresh").rename(root / "moved")),
+        ("revert", lambda: (root / "pkg" / "mod.py").write_text("X = 1\n")),
+    ]
+
+
+def _new_folder(root: Path) -> None:
+    (root / "fresh" / "inner").mkdir(parents=True)
+    (root / "fresh" / "inner" / "f.py").write_text("F = 1\n")
+
+
+def test_monitor_walks_only_what_changed(watched: Path) -> None:
+    known(watched)
+    seen = []
+    for what, edit in _edits(watched):
+        edit()  # type: ignore[operator]
+        result = known(watched)
+        seen.append((what, result.how))
+    assert all(how == "since" for _, how in seen), seen
+
+
+def test_monitor_reset_walks_whole(watched: Path) -> None:
+    known(watched)
+    assert known(watched).how == "monitor"
+    unwatch(watched)  # the watch is made anew: the kept clock means nothing to it
+    (watched / "new.py").write_text("N = 3\n")
+    assert known(watched).how == "walk"
+    assert known(watched).how == "monitor"
+
+
+def test_monitor_out_of_reach_walks_whole_silently(
+    watched: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    known(watched)
+    monkeypatch.setenv("WATCHMAN_SOCK", str(watched / "no-such-socket"))
+    (watched / "new.py").write_text("N = 4\n")
+    assert known(watched).how == "walk"
+    assert known(watched).how == "kept"  # the record still serves a walk
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")
+
+
+def test_monitor_sees_new_bytecode_for_the_gate(watched: Path) -> None:
+    assert known(watched, bytecode=True).bytecode == ()
+    assert known(watched, bytecode=True).how == "monitor"
+    (watched / "pkg" / "__pycache__").mkdir()
+    (watched / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\0" * 16)
+    found = known(watched, bytecode=True)
+    assert found.how in ("walk", "kept")  # walked: the kept tree may still be the answer
+    assert found.bytecode == ("pkg/__pycache__",)
+
+
+def test_monitor_not_trusted_with_submodules(watched: Path) -> None:
+    (watched / ".gitmodules").write_text("")
+    known(watched)
+    assert known(watched).how == "kept"  # never "monitor": a submodule's HEAD moves unseen
+
+
+def test_status_with_the_monitor_is_git_tree(watched: Path, genstamp: RunGenstamp) -> None:
+    for _ in range(3):
+        settle()
+        code, out, _err = genstamp("-C", str(watched), "status", "--json")
+        assert code == 0
+        assert json.loads(out)["tree"] == git_tree(watched)
+    (watched / "pkg" / "mod.py").write_text("X = 5\n")
+    settle()
+    code, out, _err = genstamp("-C", str(watched), "status", "--json")
+    assert json.loads(out)["tree"] == git_tree(watched)
+
+
+def test_monitor_intent_to_add_edits_match_git(watched: Path) -> None:
+    git(watched, "add", "-N", "new.py")
+    known(watched)
+    assert known(watched).how == "monitor"
+    (watched / "new.py").write_text("N = 6\n")
+    known(watched)
+    os.utime(watched / "new.py")  # a touch alone: the index still holds no blob of it
+    known(watched)
+
+
+def test_monitor_kept_socket_gone_asks_watchman_where_it_is(watched: Path) -> None:
+    known(watched)
+    where = idcache.path(open_checkout(watched))
+    data = json.loads(where.read_bytes())
+    assert data["clock"][3], "the socket is kept with the clock"
+    data["clock"][3] = str(watched / "gone.sock")
+    where.write_text(json.dumps(data))
+    assert known(watched).how == "monitor"
