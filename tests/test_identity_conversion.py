@@ -235,6 +235,32 @@ def test_attributes_changed_since_the_index_are_read_from_the_work_tree_only(
     assert_same(repo)
 
 
+@pytest.mark.parametrize(
+    ("attributes", "autocrlf", "indexed"),
+    [
+        (b"* text=auto\n", "false", b"lone\rcr\n"),  # a lone CR: git normalizes, libgit2 not
+        (b"", "true", b"lone\rcr\n"),  # the same through core.autocrlf
+        (b"", "input", b"a\rb\r"),
+        (b"* text=auto\n", "false", b"crlf\r\n"),  # a CRLF: both keep the CRLF
+        (b"* text=auto\n", "false", b"\0bin\r\n"),  # binary in the index: git converts
+        (b"* text=auto\n", "false", b"\x01\x02\x03\r\n"),  # binary by its control bytes
+        (b"* text=auto\n", "false", b"ok\r\n\x1a"),  # a DOS EOF is not counted: text
+        (b"* text=auto\n", "false", b"\x1b\x0c\t\b\r\n"),  # printable controls: text
+    ],
+)
+def test_safer_autocrlf_asks_the_index_blob_as_git_does(
+    repo: Path, attributes: bytes, autocrlf: str, indexed: bytes
+) -> None:
+    """Under text=auto neither git nor libgit2 normalizes a file whose index blob holds CRs,
+    but git looks for a CRLF in a text blob and libgit2 for any CR: the identity is git's."""
+    git(repo, "config", "core.autocrlf", autocrlf)
+    write_old(repo, {".gitattributes": attributes, "d/c.py": indexed})
+    git(repo, "add", "-A")
+    assert_same(repo)
+    write_old(repo, {"d/c.py": b"x\r\n"})
+    assert_same(repo)
+
+
 # --- the property: random edits under random conversions ------------------------------------
 
 NAMES = ["a.py", "b.txt", "d/c.py", "d/e.up", "f.bin"]

@@ -73,6 +73,9 @@ class _Conversion(NamedTuple):
     # A .gitattributes differs between the work tree and the index. git then reads only the
     # work tree's; libgit2 reads both, and the index's rules leak through: git makes every blob.
     all_by_git: bool = False
+    # core.autocrlf is true or input: a path without a `text` attribute is converted as
+    # `text=auto` is (and git's "safer autocrlf" check applies to it).
+    auto_default: bool = False
 
 
 # Attributes whose clean side libgit2 does not apply as git does: `ident` collapses only the
@@ -96,7 +99,10 @@ def _conversion(repo: pygit2.Repository, changed: Iterable[pygit2.DiffDelta]) ->
         and ("/" + d.new_file.path).endswith("/.gitattributes")
         for d in changed
     )
-    return _Conversion(frozenset(drivers), attributes)
+    autocrlf = repo.config.get_multivar("core.autocrlf")
+    values = [str(v).lower() for v in autocrlf]
+    auto_default = bool(values) and values[-1] in ("true", "input", "yes", "on", "1")
+    return _Conversion(frozenset(drivers), attributes, auto_default)
 
 
 def _by_git(repo: pygit2.Repository, path: str, conversion: _Conversion) -> bool:
@@ -109,7 +115,52 @@ def _by_git(repo: pygit2.Repository, path: str, conversion: _Conversion) -> bool
         driver = repo.get_attr(raw, "filter")
         if isinstance(driver, str) and driver in conversion.drivers:
             return True
-    return any(repo.get_attr(raw, name) not in (None, False) for name in _GIT_ONLY_ATTRS)
+    if any(repo.get_attr(raw, name) not in (None, False) for name in _GIT_ONLY_ATTRS):
+        return True
+    return _safer_autocrlf_differs(repo, path, raw, conversion)
+
+
+def _safer_autocrlf_differs(
+    repo: pygit2.Repository, path: str, raw: bytes, conversion: _Conversion
+) -> bool:
+    """Whether git's and libgit2's "safer autocrlf" rule disagree on ``path``. Under
+    `text=auto` (or core.autocrlf without a `text` attribute) neither normalizes a file whose
+    index blob already holds CRLFs, but libgit2 looks for any CR in the blob, git for a CRLF in
+    a blob it takes as text (convert.c's ``has_crlf_in_index``): a blob with a lone CR (which
+    git takes as binary) is kept by libgit2 and normalized by git. git itself then makes the
+    blob: ``git hash-object`` reads no index, so it converts as git does when its rule says to.
+    """
+    text = repo.get_attr(raw, "text")
+    if not (text == "auto" or (text is None and conversion.auto_default)):
+        return False
+    try:
+        entry = repo.index[path]
+    except (KeyError, ValueError):
+        return False  # not in the index: no blob to consult, both convert alike
+    blob = repo.get(entry.id)
+    if not isinstance(blob, pygit2.Blob) or b"\r" not in blob.data:
+        return False  # no CR: both convert
+    return _git_binary(blob.data)  # a text blob with a CR has a CRLF: both keep it
+
+
+# convert.c's gather_stats: bytes below 32 that count as printable (BS, HT, ESC, FF), and the
+# line ends, which are counted apart
+_PRINTABLE_LOW = b"\b\t\x1b\x0c"
+_NON_PRINTABLE = bytes(c for c in (*range(32), 127) if bytes([c]) not in _PRINTABLE_LOW + b"\r\n")
+
+
+def _git_binary(data: bytes) -> bool:
+    """convert.c's ``convert_is_binary`` over ``gather_stats``: a lone CR or a NUL, or more
+    than one non-printable byte in 128 printable ones (a trailing ^Z, DOS's EOF, not counted)."""
+    crlf = data.count(b"\r\n")
+    if data.count(b"\r") > crlf or b"\0" in data:
+        return True
+    line_ends = data.count(b"\r") + data.count(b"\n")
+    nonprintable = len(data) - len(data.translate(None, _NON_PRINTABLE))
+    printable = len(data) - line_ends - nonprintable
+    if data.endswith(b"\x1a"):
+        nonprintable -= 1  # and not printable either
+    return (printable >> 7) < nonprintable
 
 
 def _quoted(path: bytes) -> bytes:
