@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from genstamp.errors import EXIT_REFUSED, GenstampError
@@ -29,22 +29,40 @@ class PushedRef(NamedTuple):
 
 
 def parse_pre_push(stdin: str) -> list[PushedRef]:
-    """git's pre-push stdin: ``<local ref> SP <local sha> SP <remote ref> SP <remote sha> LF``.
+    """git's pre-push stdin: ``<local ref> SP <local sha> SP <remote ref> SP <remote sha> LF``."""
+    shape = "`<local ref> <local sha> <remote ref> <remote sha>`"
+    # a ref name may hold spaces: the shas are counted from the right
+    return [
+        PushedRef(*parts)
+        for parts in stdin_lines(stdin, "pre-push", shape, lambda line: line.rsplit(" ", 3), (1, 3))
+    ]
+
+
+def stdin_lines(
+    stdin: str,
+    hook: str,
+    shape: str,
+    split: Callable[[str], list[str]],
+    shas: Sequence[int],
+) -> list[list[str]]:
+    """The fields of each line a hook reads on stdin (as many as ``shape`` names in `<…>`),
+    ``shas`` the places of object ids; one error line (the push refused) for a line that is
+    not of that ``shape``.
 
     Lines end at LF only: a ref name may hold U+0085 or U+2028, which ``splitlines`` breaks at."""
-    refs = []
+    out = []
     for number, line in enumerate(stdin.split("\n"), 1):
         if not line.strip():
             continue
-        parts = line.rsplit(" ", 3)
-        if len(parts) != 4 or not all(_is_sha(p) for p in (parts[1], parts[3])):
+        parts = split(line)
+        if len(parts) != shape.count("<") or not all(_is_sha(parts[i]) for i in shas):
             raise GenstampError(
-                f"pre-push line {number} does not parse: {line[:200]!r}",
-                "git gives `<local ref> <local sha> <remote ref> <remote sha>` on stdin",
+                f"{hook} line {number} does not parse: {line[:200]!r}",
+                f"git gives {shape} on stdin",
                 code=EXIT_REFUSED,
             )
-        refs.append(PushedRef(*parts))
-    return refs
+        out.append(parts)
+    return out
 
 
 def _is_sha(text: str) -> bool:

@@ -9,9 +9,11 @@ that differ). The index file, the work tree and the refs are left as they were.
 Conversion is git's: libgit2 applies ``core.autocrlf``, ``core.eol``, ``core.safecrlf`` and the
 ``text``/``eol`` attributes as ``git add`` does (the git-oracle tests prove it). What libgit2 does
 not do as git does is left to git itself: paths whose ``filter`` names a configured driver (it
-does not run external clean or process filters), and paths with ``ident`` or
-``working-tree-encoding``. Their blobs come from one ``git hash-object -w --stdin-paths`` per
-walk, so a walk without such paths costs what it did.
+does not run external clean or process filters), paths with ``ident`` or
+``working-tree-encoding``, and paths where the "safer autocrlf" rule reads the index blob
+differently. Their blobs come from one ``git add`` per walk into a scratch copy of the index
+(``git add`` is the oracle itself, index included), so a walk without such paths costs what it
+did.
 
 The same walk also reports where bytecode lives, so a gate needs one walk of the tree, not two.
 
@@ -24,8 +26,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import stat
 import subprocess
+import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -128,7 +132,7 @@ def _safer_autocrlf_differs(
     index blob already holds CRLFs, but libgit2 looks for any CR in the blob, git for a CRLF in
     a blob it takes as text (convert.c's ``has_crlf_in_index``): a blob with a lone CR (which
     git takes as binary) is kept by libgit2 and normalized by git. git itself then makes the
-    blob: ``git hash-object`` reads no index, so it converts as git does when its rule says to.
+    blob (``git_blobs``).
     """
     text = repo.get_attr(raw, "text")
     if not (text == "auto" or (text is None and conversion.auto_default)):
@@ -163,49 +167,57 @@ def _git_binary(data: bytes) -> bool:
     return (printable >> 7) < nonprintable
 
 
-def _quoted(path: bytes) -> bytes:
-    """A path as ``git hash-object --stdin-paths`` reads it back whatever it holds (C quoting:
-    a line that starts with a double quote is unquoted)."""
-    for raw, escaped in ((b"\\", b"\\\\"), (b'"', b'\\"'), (b"\n", b"\\n"), (b"\r", b"\\r")):
-        path = path.replace(raw, escaped)
-    return b'"' + path + b'"'
-
-
-def git_blobs(repo: pygit2.Repository, paths: Sequence[str], *, write: bool) -> list[str]:
-    """The blobs ``git add`` would make of the work-tree files ``paths`` (git's own conversion,
-    clean and process filters run as git runs them), from one git process; written to the
-    object database when ``write``. A path git refuses (a required filter that fails or is
-    missing, core.safecrlf) is one GenstampError naming it."""
+def git_blobs(repo: pygit2.Repository, paths: Sequence[str]) -> list[str]:
+    """The blobs ``git add`` makes of the work-tree files ``paths`` — ``git add`` itself, into
+    a scratch copy of the index, so that all of git's conversion applies as it would: clean and
+    process filters run as git runs them, and the "safer autocrlf" rule, which asks the index
+    (``git hash-object`` reads no index and would normalize a file whose indexed blob keeps
+    its CRLFs). The blobs are written to the object database. A path git refuses (a required
+    filter that fails or is missing, core.safecrlf) is one GenstampError naming it."""
     if not paths:
         return []
     workdir = repo.workdir
-    args = ["git", f"--git-dir={repo.path}", f"--work-tree={workdir}", "hash-object"]
-    args += ["-w", "--stdin-paths"] if write else ["--stdin-paths"]
-    feed = b"".join(_quoted(os.fsencode(p)) + b"\n" for p in paths)
     env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
-    try:
-        proc = subprocess.run(args, input=feed, capture_output=True, cwd=workdir, env=env)
-    except OSError as exc:
-        raise GenstampError(
-            f"cannot run git to apply the clean filters of {paths[0]}: {exc.strerror or exc}",
-            "install git, or put it on PATH: genstamp runs it for paths with filter drivers",
-        ) from exc
-    out = proc.stdout.decode("ascii", "replace").split()
-    if proc.returncode != 0 or len(out) != len(paths):
-        # git prints each blob as it is made (flushed): the first path without one failed.
-        failed = paths[min(len(out), len(paths) - 1)]
-        driver = repo.get_attr(os.fsencode(failed), "filter")
-        why = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["no reason given"])[
-            -1
-        ]
-        raise GenstampError(
-            f"git add would refuse {failed}"
-            + (f" (filter driver {driver!r})" if isinstance(driver, str) else "")
-            + f": {why}",
-            "fix the file, its attributes or its filter driver (git config filter.<driver>.clean"
-            " / .process), then check that `git add` works",
-        )
-    return out
+    env["GIT_LITERAL_PATHSPECS"] = "1"
+    with tempfile.TemporaryDirectory(prefix="genstamp-index-") as scratch:
+        index = os.path.join(scratch, "index")
+        with contextlib.suppress(FileNotFoundError):  # an unborn branch may have none yet
+            shutil.copyfile(os.path.join(repo.path, "index"), index)
+        env["GIT_INDEX_FILE"] = index
+        # no side effect in the git dir: no shared index, no fsmonitor token written
+        args = ["git", f"--git-dir={repo.path}", f"--work-tree={workdir}"]
+        args += ["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false"]
+        args += ["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul", "--"]
+        feed = b"".join(os.fsencode(p) + b"\0" for p in paths)
+        try:
+            proc = subprocess.run(args, input=feed, capture_output=True, cwd=workdir, env=env)
+        except OSError as exc:
+            raise GenstampError(
+                f"cannot run git to apply the conversion of {paths[0]}: {exc.strerror or exc}",
+                "install git, or put it on PATH: genstamp runs it for paths with filter drivers",
+            ) from exc
+        if proc.returncode != 0:
+            raise _refused(repo, paths, proc.stderr)
+        added = pygit2.Index(index)
+        try:
+            return [str(added[p].id) for p in paths]
+        except KeyError as exc:  # git added less than it was given, and said nothing
+            raise _refused(repo, [str(exc.args[0])], proc.stderr) from None
+
+
+def _refused(repo: pygit2.Repository, paths: Sequence[str], stderr: bytes) -> GenstampError:
+    """git add refused one of ``paths``: the error names the one git's message names."""
+    text = stderr.decode("utf-8", "replace")
+    failed = next((p for p in paths if p in text), paths[0])
+    driver = repo.get_attr(os.fsencode(failed), "filter")
+    why = (text.strip().splitlines() or ["no reason given"])[-1]
+    return GenstampError(
+        f"git add would refuse {failed}"
+        + (f" (filter driver {driver!r})" if isinstance(driver, str) else "")
+        + f": {why}",
+        "fix the file, its attributes or its filter driver (git config filter.<driver>.clean"
+        " / .process), then check that `git add` works",
+    )
 
 
 def added_blobs(checkout: Checkout, loaded: Mapping[str, str]) -> dict[str, str | None]:
@@ -240,7 +252,7 @@ def added_blobs(checkout: Checkout, loaded: Mapping[str, str]) -> dict[str, str 
                 out[path] = str(repo.hashfile(full, as_path=os.fsencode(path)))  # type: ignore[arg-type]
             except (pygit2.GitError, OSError):
                 out[path] = None
-    out.update(zip(by_git, git_blobs(repo, by_git, write=False), strict=True))
+    out.update(zip(by_git, git_blobs(repo, by_git), strict=True))
     for path, raw in loaded.items():
         if out[path] is not None and raw_blob(path) != raw:
             out[path] = None
@@ -379,7 +391,7 @@ def scan(
             for path in removals:
                 if path in index:
                     index.remove(path)
-            for path, blob in zip(by_git, git_blobs(repo, by_git, write=True), strict=True):
+            for path, blob in zip(by_git, git_blobs(repo, by_git), strict=True):
                 additions[path] = pygit2.IndexEntry(
                     path, pygit2.Oid(hex=blob), additions[path].mode
                 )
@@ -518,7 +530,7 @@ def _walk_since(
         if entry is not None and entry.id == _BY_GIT:
             by_git.append(name)
         updates[name] = entry
-    for name, blob in zip(by_git, git_blobs(repo, by_git, write=True), strict=True):
+    for name, blob in zip(by_git, git_blobs(repo, by_git), strict=True):
         old = updates[name]
         assert old is not None
         updates[name] = pygit2.IndexEntry(name, pygit2.Oid(hex=blob), old.mode)

@@ -22,7 +22,7 @@ import pygit2
 from genstamp import config, notes
 from genstamp.attest import gather
 from genstamp.errors import EXIT_REFUSED, GenstampError
-from genstamp.hooks import Z40
+from genstamp.hooks import Z40, stdin_lines
 from genstamp.rules import Failure, Target, decide_attestations
 
 DEFAULT_PROTECTED = ("refs/heads/main",)
@@ -36,19 +36,9 @@ class Update(NamedTuple):
 
 def parse(stdin: str) -> list[Update]:
     """git's pre-receive stdin: ``<old> SP <new> SP <ref> LF`` per updated ref."""
-    out = []
-    for number, line in enumerate(stdin.split("\n"), 1):
-        if not line.strip():
-            continue
-        parts = line.split(" ", 2)
-        if len(parts) != 3:
-            raise GenstampError(
-                f"pre-receive line {number} does not parse: {line[:200]!r}",
-                "git gives `<old> <new> <ref>` on stdin",
-                code=EXIT_REFUSED,
-            )
-        out.append(Update(*parts))
-    return out
+    shape = "`<old> <new> <ref>`"
+    split = lambda line: line.split(" ", 2)  # noqa: E731 - a ref name may hold spaces
+    return [Update(*parts) for parts in stdin_lines(stdin, "pre-receive", shape, split, (0, 1))]
 
 
 def protected(ref: str, patterns: Sequence[str]) -> bool:
