@@ -327,6 +327,28 @@ def test_a_branch_switch_scrubs_what_git_wrote_and_nothing_else(branches: Path) 
     assert gen.tree == git_tree(branches) and stamp(branches)["pending"] is None
 
 
+@pytest.mark.parametrize("reader", ["verify", "status"])
+def test_the_reader_settles_a_claim_with_its_own_walk(
+    branches: Path, reader: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verify and status walk the work tree anyway: that walk settles the hook's claim, with
+    no second walk for the stamp."""
+    from genstamp import cli, restamp
+
+    git(branches, "checkout", "-q", "other")
+    assert stamp(branches)["pending"] is not None
+
+    def second_walk(*args: object, **kwargs: object) -> str:
+        raise AssertionError("the claim was settled by a walk of its own")
+
+    monkeypatch.setattr(restamp, "tree_identity", second_walk)
+    monkeypatch.chdir(branches)
+    cli.main([reader, "--json"])
+    settled = stamp(branches)
+    assert settled["pending"] is None and settled["tree"] == git_tree(branches)
+    assert json.loads(capsys.readouterr().out)  # the reader said what it found
+
+
 def test_merges_and_rebases_take_the_light_path(branches: Path) -> None:
     """No full walk: the stamp records the claim with the number of paths git wrote."""
     git(branches, "merge", "-q", "other")  # fast-forward

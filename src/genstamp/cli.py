@@ -158,7 +158,7 @@ def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
 
     tree = tree_identity(checkout, cache=True)
     head = head_id(checkout.repo)
-    gen = generation.current(checkout)
+    gen = generation.current(checkout, tree)  # a hook's claim settled by this walk
     from genstamp.facts import parts_status
 
     status = parts_status(checkout, tree, gen, config.load(checkout.workdir).suites)

@@ -71,7 +71,13 @@ def workspace(
     targets = tuple(rev_tree(checkout, r, (labels or {}).get(r)) for r in revs)
     # One walk of the work tree: its identity (when it is the target) and where bytecode lives.
     # The tree from the record kept in the git dir when it still holds (idcache).
-    walk = scan(checkout, want_tree=not targets, want_bytecode=True, cache=True)
+    # A hook's claim on the stamp is settled by the work tree's identity: this same walk.
+    try:
+        stored = generation.stored(checkout)
+    except GenstampError:
+        stored = None  # said below, by current()
+    claimed = stored is not None and stored.pending is not None
+    walk = scan(checkout, want_tree=claimed or not targets, want_bytecode=True, cache=True)
     if not targets:
         assert walk.tree is not None
         targets = (Target("work tree", walk.tree),)
@@ -79,7 +85,7 @@ def workspace(
     gen: generation.Generation | None = None
     stamp_problem = ""
     try:
-        gen = generation.current(checkout)
+        gen = generation.current(checkout, walk.tree)
     except GenstampError as exc:
         stamp_problem = exc.message
 

@@ -146,16 +146,17 @@ def write(checkout: Checkout | Place, gen: Generation) -> None:
         ) from exc
 
 
-def current(checkout: Checkout | Place) -> Generation | None:
+def current(checkout: Checkout | Place, tree: str | None = None) -> Generation | None:
     """The current generation, None when there is none; a damaged stamp is an error. A hook's
-    claim is settled first (a walk of the work tree, written back), so what is returned is
-    always a decided generation."""
+    claim is settled first (a walk of the work tree, written back; ``tree``, the work tree's
+    identity the caller has just taken, stands for the walk), so what is returned is always a
+    decided generation."""
     gen = stored(checkout)
     if gen is None or gen.pending is None:
         return gen
     from genstamp import restamp  # the walk: pygit2 and the identity, never on a hook's path
 
-    return restamp.settle(checkout)
+    return restamp.settle(checkout, tree)
 
 
 def stored(checkout: Checkout | Place) -> Generation | None:

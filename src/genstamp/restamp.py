@@ -105,16 +105,19 @@ def _began(
     return AfterHook(gen, result, False, why)
 
 
-def settle(where: Checkout | Place) -> generation.Generation | None:
+def settle(where: Checkout | Place, measured: str | None = None) -> generation.Generation | None:
     """The current generation with a hook's claim settled (``generation.settled``) by one walk
-    of the work tree, and written back unless another writer changed the stamp meanwhile (then
-    that stamp is settled instead)."""
+    of the work tree (``measured``: the identity the caller has just taken, so no second
+    walk), and written back unless another writer changed the stamp meanwhile (then that stamp
+    is settled instead, by a walk of its own)."""
     checkout = where if isinstance(where, Checkout) else open_checkout(where.workdir)
     while True:
         gen, raw = generation.read(checkout)
         if gen is None or gen.pending is None:
             return gen
-        tree, tested = tree_identity(checkout), _tested_tree(checkout, gen)
+        tree = measured if measured is not None else tree_identity(checkout)
+        measured = None  # good for the stamp it was taken against only
+        tested = _tested_tree(checkout, gen)
         done = generation.settled(gen, tree, tested, head_id(checkout.repo))
         if generation.read(checkout)[1] == raw:
             generation.write(checkout, done)
