@@ -160,6 +160,42 @@ def test_folder_left_empty_is_removed_namespace_leftover(tree: Path) -> None:
     assert after.returncode != 0 and "ModuleNotFoundError" in after.stderr
 
 
+def test_bytecode_a_racing_scrub_removed_after_the_listing_still_empties_the_folder(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two scrubs at once (a hook and `genstamp stamp`): the other removes files this one has
+    listed but not yet looked at. Those files no longer keep their folders from being empty."""
+    cache = tree / "gone" / "__pycache__"
+    cache.mkdir(parents=True)
+    for name in ("a.cpython-311.pyc", "b.cpython-311.pyc"):
+        (cache / name).write_bytes(b"x")
+    (tree / "gone" / "old.pyc").write_bytes(b"x")
+    real_scandir = os.scandir
+
+    class RacedListing:
+        """The listing as it was; the files it names are gone by the time they are looked at."""
+
+        def __init__(self, path: str) -> None:
+            self.entries = list(real_scandir(path))
+            for entry in self.entries:
+                if entry.name.endswith(".pyc"):
+                    os.unlink(entry.path)
+
+        def __enter__(self) -> Iterator[os.DirEntry[str]]:
+            return iter(self.entries)
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    monkeypatch.setattr(os, "scandir", RacedListing)
+    result = scrub(tree)
+    monkeypatch.undo()
+
+    assert result.clean
+    assert files_under(tree) == set()
+    assert result.files == 0  # the other scrub removed them, not this one
+
+
 def test_folders_that_were_empty_or_hold_other_files_stay(tree: Path) -> None:
     (tree / "was-empty").mkdir()
     (tree / "pkg" / "__pycache__").mkdir(parents=True)

@@ -177,8 +177,8 @@ def _scrub_entries(
             if emptied:
                 left -= 1
         # Outside __pycache__ only what Python imports: "x.pyc.1" there is someone's file.
-        elif name.endswith(SUFFIXES) and _is_file_or_link(entry):
-            if tally.unlink(full, entry):
+        elif name.endswith(SUFFIXES) and (kind := _file_kind(entry)) is not None:
+            if kind == _GONE or tally.unlink(full, entry):
                 left -= 1
     if is_root or left > 0 or left == len(entries):
         return False
@@ -193,20 +193,29 @@ def _scrub_pycache(path: str, tally: _Tally) -> bool:
         return not os.path.lexists(path)
     left = len(entries)
     for entry in entries:
-        if is_bytecode_file(entry.name) and _is_file_or_link(entry):
-            if tally.unlink(os.path.join(path, entry.name), entry):
+        if is_bytecode_file(entry.name) and (kind := _file_kind(entry)) is not None:
+            if kind == _GONE or tally.unlink(os.path.join(path, entry.name), entry):
                 left -= 1
     if left:
         return False  # something that is not bytecode lives here: keep it, and the folder
     return tally.rmdir(path)
 
 
-def _is_file_or_link(entry: os.DirEntry[str]) -> bool:
+_FILE = "file"
+_GONE = "gone"
+
+
+def _file_kind(entry: os.DirEntry[str]) -> str | None:
+    """``_FILE`` for a file or link scrub may remove, ``_GONE`` for one that vanished after the
+    folder was listed (a racing scrub removed it: it no longer keeps the folder from being
+    empty), None for anything else."""
     try:
         mode = entry.stat(follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return _GONE
     except OSError:
-        return False
-    return stat.S_ISREG(mode) or stat.S_ISLNK(mode)
+        return None
+    return _FILE if stat.S_ISREG(mode) or stat.S_ISLNK(mode) else None
 
 
 def bytecode_of(root: str | os.PathLike[str], paths: Iterable[str]) -> list[str]:
