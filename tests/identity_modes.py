@@ -1,5 +1,6 @@
 """The ways the tree identity can be known, for the oracle tests to run each of them: a whole
-walk, the record kept in the git dir (``idcache``), and the record with a monitor (Watchman)."""
+walk, the record kept in the git dir (``idcache``) confirmed by `git status` or by libgit2's
+walk, and the record with a monitor (Watchman)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,14 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from genstamp import idcache
+from genstamp import idcache, identity
 from genstamp.identity import Scan, scan
 from genstamp.repo import open_checkout
 
 # The racy window the tests run with: above the kernel's timestamp tick (a jiffy, at most
 # 10 ms), far below the real one, so that a test need not wait seconds for a record to vouch.
 RACY_NS = 30_000_000
-MODES = ("plain", "watchman")
+MODES = ("plain", "libgit2-walk", "watchman")
 
 
 def watchman_ready() -> bool:
@@ -91,6 +92,8 @@ def identity_mode(
     if name == "watchman":
         require_watchman()
     monkeypatch.setattr(idcache, "_RACY_NS", RACY_NS)
+    if name == "libgit2-walk":  # the kept record confirmed by libgit2's walk, not git's
+        monkeypatch.setattr(identity, "GIT_STATUS", False)
     state = Modes(name)
     _CURRENT[:] = [state]
     try:

@@ -38,7 +38,7 @@ from typing import NamedTuple
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
-from genstamp import idcache, monitor
+from genstamp import gitwalk, idcache, monitor
 from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import GenstampError
 from genstamp.monitor import Clock
@@ -54,6 +54,10 @@ _SPARES: weakref.WeakKeyDictionary[
     pygit2.Repository, list[tuple[pygit2.Repository, pygit2.Index]]
 ] = weakref.WeakKeyDictionary()
 
+# Whether a kept record may be confirmed by ``git status`` (``gitwalk``: git stats on all
+# cores, and neither the index read nor the walk happens here) before libgit2 walks. Only
+# for the tree: git does not list the ignored bytecode a gate looks for.
+GIT_STATUS = True
 SPLIT_ABOVE = 4000  # index entries: below this one walk costs less than starting threads
 _MAX_NAMES = 512  # literal paths in all parts: above this a folder is not split further
 
@@ -270,9 +274,9 @@ _BY_GIT = pygit2.Oid(hex="0" * 40)  # a blob git itself makes after the walk
 class Scan(NamedTuple):
     tree: str | None  # hex tree id; None when not asked for
     bytecode: tuple[str, ...]  # work-tree-relative paths of __pycache__ folders and *.pyc files
-    # How the tree was known: "walk" (made from the walk), "kept" (the walk found what the
-    # kept record's did), "monitor" (nothing changed since the kept walk), "since" (only the
-    # paths the monitor named were walked).
+    # How the tree was known: "walk" (made from the walk), "kept" (the walk, libgit2's or
+    # git's, found what the kept record's did), "monitor" (nothing changed since the kept
+    # walk), "since" (only the paths the monitor named were walked).
     how: str = "walk"
 
 
@@ -316,6 +320,12 @@ def scan(
                     known = _since(checkout, last, clock, want_bytecode)
                     if known is not None:
                         return known
+            if GIT_STATUS and not want_bytecode and _reusable(repo, last, key):
+                assert last is not None
+                if _git_agrees(checkout, last):
+                    if clock is not None:  # taken before git's walk: kept for the next time
+                        idcache.store(checkout, last._replace(clock=clock), last)
+                    return Scan(last.tree, (), "kept")
         index = repo.index
         index_path = os.path.join(repo.path, "index")
         before = file_stamp(index_path)
@@ -429,6 +439,32 @@ def _has_tree(repo: pygit2.Repository, tree: str) -> bool:
         return pygit2.Oid(hex=tree) in repo.odb
     except ValueError:
         return False
+
+
+def _reusable(repo: pygit2.Repository, last: idcache.Record | None, key: str) -> bool:
+    """Whether ``last`` may stand for a walk that finds what its walk found."""
+    return (
+        last is not None
+        and bool(key)
+        and not last.racy
+        and last.dirty is not None
+        and last.settings == key
+        and _has_tree(repo, last.tree)
+    )
+
+
+def _git_agrees(checkout: Checkout, last: idcache.Record) -> bool:
+    """Whether ``git status`` finds the paths ``last``'s walk found differing, each with the
+    ``lstat`` it had then (the index file unchanged while git looked): the tree is then
+    ``last``'s, with no walk and no index read here."""
+    walk = gitwalk.take(str(checkout.workdir), str(checkout.gitdir))
+    found = gitwalk.differing(walk)
+    if found is None:
+        return False
+    # No path of the record goes through git's own conversion (it would keep none), and one
+    # that does now is not the record's path with the record's lstat.
+    dirty, _ = idcache.dirty_key(str(checkout.workdir), found, lambda _path: False)
+    return dirty is not None and dirty == last.dirty
 
 
 def _usable(

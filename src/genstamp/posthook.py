@@ -136,6 +136,10 @@ def launch(argv: Sequence[str] | None = None) -> int:
         and not any(a.startswith("-") for a in rest[2:])
     ):
         return main(directory, rest[1], rest[2:], os.environ)
+    if rest[:1] == ["status"]:
+        from genstamp.gitwalk import start_ahead
+
+        start_ahead(directory)  # git walks the tree while the rest of genstamp is imported
     from genstamp.cli import main as cli_main
 
     return cli_main(args)

@@ -1,0 +1,197 @@
+"""The paths of a work tree that differ from its index, as ``git status`` finds them.
+
+git stats the tracked files on all cores (``core.preloadIndex``) where libgit2's walk takes
+one, and its process needs neither pygit2 nor an index read in ours. What it reports is what
+``git add -A`` would change: a kept identity (``idcache``) whose differing paths are the ones
+git reports now, each with the same ``lstat``, is the tree ``git add -A && git write-tree``
+would write now (the index being the one the record names).
+
+The walk is started as a process (``start``) and read later (``differing``), so that the
+caller does other work meanwhile. The pure-Python ``repo.find_place`` guess may start it
+before pygit2 is imported; it is then used only for the checkout it was started for, and only
+when the index file did not change while git ran.
+
+Any answer that is not the plain case (a submodule, a rename, an intent-to-add entry, an
+untracked folder, a line of an unknown shape, git failing) is ``None``: the caller walks the
+tree itself then, never less.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+from collections.abc import Mapping
+from typing import NamedTuple
+
+# libgit2's delta statuses (pygit2.enums.DeltaStatus), which the kept record holds: the same
+# path differing the same way is the same entry whichever walk found it.
+DELETED = 2
+MODIFIED = 3
+UNTRACKED = 7
+TYPECHANGE = 8
+CONFLICTED = 10
+_WORKTREE = {"M": MODIFIED, "D": DELETED, "T": TYPECHANGE}
+
+# Variables that make git read another repository, index or config than libgit2 reads (git
+# sets GIT_CONFIG_PARAMETERS for `git -c … push`'s hooks; libgit2 ignores it).
+_NOT_PASSED = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OPTIONAL_LOCKS",
+)
+
+
+class Walk(NamedTuple):
+    workdir: str
+    gitdir: str
+    index_stamp: tuple[int, int, int, int] | None  # the index file's stamp when git was started
+    proc: subprocess.Popen[bytes] | None  # None: git could not be started
+
+
+_STARTED: list[Walk] = []  # at most one walk started ahead of its caller
+
+
+def _stamp(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _env(environ: Mapping[str, str]) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in environ.items()
+        if k not in _NOT_PASSED and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
+    }
+    env["GIT_OPTIONAL_LOCKS"] = "0"  # git status would write a refreshed index otherwise
+    return env
+
+
+def start(workdir: str, gitdir: str) -> Walk:
+    """Start ``git status`` on the work tree ``workdir`` of the git dir ``gitdir``. The index
+    file's stamp is taken first: a later index is a changed stamp at the end."""
+    index = _stamp(os.path.join(gitdir, "index"))
+    args = ["git", f"--git-dir={gitdir}", f"--work-tree={workdir}"]
+    # No fsmonitor: git's answer must not rest on a hook's (a monitor genstamp asks itself).
+    args += ["-c", "core.fsmonitor=false", "status", "--porcelain=v2", "-z"]
+    args += ["--untracked-files=all", "--ignore-submodules=none", "--no-renames"]
+    try:
+        proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+            args,
+            cwd=workdir,
+            env=_env(os.environ),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        proc = None
+    return Walk(workdir, gitdir, index, proc)
+
+
+def start_ahead(directory: str | None) -> None:
+    """Start the walk for the checkout around ``directory`` (default: here) before the
+    caller opens it; ``take`` hands it over when it is that checkout."""
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return  # the checkout is not the one around the folder
+    from genstamp.repo import find_place
+
+    place = find_place(directory if directory is not None else os.getcwd())
+    if place is None or _monitored(str(place.gitdir)):
+        return
+    if not _STARTED:
+        atexit.register(_discard_all)  # a walk nobody took does not outlive the process
+    _STARTED.append(start(str(place.workdir), str(place.gitdir)))
+
+
+def _monitored(gitdir: str) -> bool:
+    """A guess (no config parser is loaded yet): whether the repository's own config names
+    genstamp's monitor, whose answer makes the walk needless when nothing changed. A wrong
+    guess costs time only: the walk is then started when it is needed, or not used."""
+    try:
+        with open(os.path.join(gitdir, "config"), "rb") as fh:
+            text = fh.read().lower()
+    except OSError:
+        return False
+    return b"[genstamp]" in text and b"monitor" in text
+
+
+def _discard_all() -> None:
+    while _STARTED:
+        discard(_STARTED.pop())
+
+
+def take(workdir: str, gitdir: str) -> Walk:
+    """The walk started ahead for this checkout, else one started now. A walk started ahead
+    for another checkout is stopped."""
+    while _STARTED:
+        walk = _STARTED.pop()
+        if (walk.workdir, walk.gitdir) == (workdir, gitdir):
+            return walk
+        discard(walk)
+    return start(workdir, gitdir)
+
+
+def discard(walk: Walk) -> None:
+    if walk.proc is not None:
+        walk.proc.kill()
+        walk.proc.communicate()
+
+
+def differing(walk: Walk) -> list[tuple[str, int]] | None:
+    """The paths git found differing from the index and how (libgit2's delta statuses), or
+    None when they cannot stand for a walk (see the module's doc), or the index file changed
+    while git ran."""
+    if walk.proc is None:
+        return None
+    out, _ = walk.proc.communicate()
+    if walk.proc.returncode != 0 or walk.index_stamp is None:
+        return None
+    if _stamp(os.path.join(walk.gitdir, "index")) != walk.index_stamp:
+        return None
+    return parse(out)
+
+
+def parse(out: bytes) -> list[tuple[str, int]] | None:
+    """``git status --porcelain=v2 -z --no-renames`` as (path, delta status), or None."""
+    found: list[tuple[str, int]] = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        kind = record[:2]
+        if kind == b"? ":
+            path = os.fsdecode(record[2:])
+            if path.endswith("/"):
+                return None  # a folder: a nested repository
+            found.append((path, UNTRACKED))
+            continue
+        if kind == b"1 ":
+            fields = record.split(b" ", 8)
+            if len(fields) != 9 or not fields[2].startswith(b"N"):
+                return None  # a submodule: its HEAD and content are not a file's
+            worktree = chr(fields[1][1])
+            if worktree == ".":
+                continue  # staged only: the work tree is as the index holds it
+            status = _WORKTREE.get(worktree)
+            if status is None:
+                return None  # an intent-to-add entry, or what this reader does not know
+            found.append((os.fsdecode(fields[8]), status))
+            continue
+        if kind == b"u ":
+            fields = record.split(b" ", 10)
+            if len(fields) != 11 or not fields[2].startswith(b"N"):
+                return None
+            found.append((os.fsdecode(fields[10]), CONFLICTED))
+            continue
+        return None  # a rename, an ignored path, a header: not asked for
+    return found

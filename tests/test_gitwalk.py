@@ -1,0 +1,218 @@
+"""`git status` as the walk that confirms a kept identity (gitwalk): taken only when git lists
+the paths the kept record's walk found, each with the same lstat, and the index file did not
+change while git looked; any other answer (a submodule, a nested repository, an intent-to-add
+entry, another checkout, a failing git) walks whole. git's `add -A && write-tree` is the oracle
+throughout; real git, real repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pygit2
+import pytest
+from conftest import commit_all, git, git_tree, init_repo, subprocess_env
+from identity_modes import RACY_NS, settle
+
+from genstamp import gitwalk, idcache, identity
+from genstamp.identity import Scan, scan
+from genstamp.repo import open_checkout
+
+
+@pytest.fixture
+def base(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A committed repository with a modified, an untracked and a deleted file."""
+    monkeypatch.setattr(idcache, "_RACY_NS", RACY_NS)
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "mod.py").write_text("X = 1\n")
+    (repo / "top.txt").write_text("top\n")
+    (repo / "gone.txt").write_text("gone\n")
+    commit_all(repo, "base")
+    (repo / "pkg" / "mod.py").write_text("X = 2\n")
+    (repo / "new.py").write_text("N = 1\n")
+    (repo / "gone.txt").unlink()
+    (repo / "debug.log").write_text("ignored\n")
+    return repo
+
+
+class WalkSpy:
+    """Counts libgit2's index-to-work-tree walks (the real ones run)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.walks = 0
+        real = pygit2.Index.diff_to_workdir
+
+        def counted(index: pygit2.Index, *args: object, **kw: object) -> pygit2.Diff:
+            self.walks += 1
+            return real(index, *args, **kw)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(pygit2.Index, "diff_to_workdir", counted)
+
+
+def nested(path: Path) -> None:
+    """A nested repository with a commit (git add -A refuses one without)."""
+    init_repo(path)
+    (path / "f.txt").write_text("f\n")
+    commit_all(path, "nested")
+
+
+def known(path: Path) -> Scan:
+    settle()
+    result = scan(open_checkout(path), cache=True)
+    assert result.tree == git_tree(path), f"known by {result.how}"
+    return result
+
+
+def test_git_status_confirms_the_kept_tree_without_a_libgit2_walk(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spy = WalkSpy(monkeypatch)
+    assert known(base).how == "walk"
+    assert spy.walks == 1
+    assert known(base).how == "kept"
+    assert spy.walks == 1  # git walked, libgit2 did not
+
+
+def test_without_git_status_libgit2_walks_and_finds_the_same(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(identity, "GIT_STATUS", False)
+    spy = WalkSpy(monkeypatch)
+    assert [known(base).how for _ in range(2)] == ["walk", "kept"]
+    assert spy.walks == 2
+
+
+def test_a_tracked_file_touched_but_unchanged_is_still_the_kept_tree(base: Path) -> None:
+    known(base)
+    os.utime(base / "top.txt")  # stat-dirty, same bytes: git hashes it and finds it unchanged
+    assert known(base).how == "kept"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda r: (r / "pkg" / "mod.py").write_text("X = 3\n"), id="rewritten"),
+        pytest.param(lambda r: (r / "top.txt").write_text("changed\n"), id="clean-file-edited"),
+        pytest.param(lambda r: (r / "gone.txt").write_text("gone\n"), id="deleted-restored"),
+        pytest.param(lambda r: (r / "new.py").unlink(), id="untracked-removed"),
+        pytest.param(lambda r: (r / "more.txt").write_text("more\n"), id="untracked-added"),
+        pytest.param(lambda r: (r / "pkg" / "mod.py").chmod(0o755), id="chmod"),
+        pytest.param(lambda r: (r / "x.log").rename(r / "x.txt"), id="unignored"),
+        pytest.param(lambda r: nested(r / "nested"), id="nested-repo"),
+    ],
+)
+def test_what_git_reports_differently_is_walked(base: Path, change) -> None:  # type: ignore[no-untyped-def]
+    (base / "x.log").write_text("log\n")
+    known(base)
+    assert known(base).how == "kept"
+    change(base)
+    assert known(base).how == "walk"
+
+
+def test_an_index_written_while_git_looked_is_no_answer(base: Path) -> None:
+    checkout = open_checkout(base)
+    walk = gitwalk.start(str(checkout.workdir), str(checkout.gitdir))
+    git(base, "add", "new.py")
+    assert gitwalk.differing(walk) is None
+
+
+def test_git_lists_what_libgit2_lists(base: Path) -> None:
+    checkout = open_checkout(base)
+    found = gitwalk.differing(gitwalk.start(str(checkout.workdir), str(checkout.gitdir)))
+    assert found is not None
+    assert sorted(found) == [
+        ("gone.txt", gitwalk.DELETED),
+        ("new.py", gitwalk.UNTRACKED),
+        ("pkg/mod.py", gitwalk.MODIFIED),
+    ]
+    deltas = checkout.repo.index.diff_to_workdir(
+        flags=pygit2.enums.DiffOption.INCLUDE_UNTRACKED
+        | pygit2.enums.DiffOption.RECURSE_UNTRACKED_DIRS
+        | pygit2.enums.DiffOption.INCLUDE_TYPECHANGE
+    )
+    assert sorted(found) == sorted((d.new_file.path, int(d.status)) for d in deltas.deltas)
+
+
+@pytest.mark.parametrize(
+    "out",
+    [
+        pytest.param(b"? nested/\0", id="untracked-folder"),
+        pytest.param(
+            b"1 .M SC.. 160000 160000 160000 " + b"a" * 40 + b" " + b"a" * 40 + b" sub\0",
+            id="submodule",
+        ),
+        pytest.param(
+            b"1 .A N... 000000 000000 100644 " + b"0" * 40 + b" " + b"0" * 40 + b" ita\0",
+            id="intent-to-add",
+        ),
+        pytest.param(
+            b"2 R. N... 100644 100644 100644 " + b"a" * 40 + b" " + b"a" * 40 + b" R100 b\0a\0",
+            id="rename",
+        ),
+        pytest.param(b"! ignored.log\0", id="ignored"),
+        pytest.param(b"# branch.oid x\0", id="header"),
+        pytest.param(b"1 .M N...\0", id="short"),
+    ],
+)
+def test_answers_that_cannot_stand_for_a_walk_are_none(out: bytes) -> None:
+    assert gitwalk.parse(out) is None
+
+
+def test_staged_only_changes_are_not_differences_from_the_index() -> None:
+    line = b"1 M. N... 100644 100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" name with space\0"
+    assert gitwalk.parse(line + b"? new\0") == [("new", gitwalk.UNTRACKED)]
+    typechange = line.replace(b"1 M.", b"1 .T")
+    assert gitwalk.parse(typechange) == [("name with space", gitwalk.TYPECHANGE)]
+
+
+def test_a_walk_started_ahead_serves_only_its_own_checkout(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = init_repo(tmp_path / "other")
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+    gitwalk.start_ahead(str(other))
+    [ahead] = gitwalk._STARTED
+    checkout = open_checkout(base)
+    walk = gitwalk.take(str(checkout.workdir), str(checkout.gitdir))
+    assert walk is not ahead and ahead.proc is not None and ahead.proc.returncode is not None
+    assert walk.workdir == str(checkout.workdir)
+    assert gitwalk.differing(walk) is not None and not gitwalk._STARTED
+    gitwalk.start_ahead(str(base / "pkg"))
+    [ahead] = gitwalk._STARTED
+    assert gitwalk.take(str(checkout.workdir), str(checkout.gitdir)) is ahead
+    gitwalk.discard(ahead)
+
+
+def test_no_walk_ahead_where_git_is_pointed_elsewhere_or_the_monitor_is_on(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIT_DIR", str(base / ".git"))
+    gitwalk.start_ahead(str(base))
+    assert not gitwalk._STARTED
+    monkeypatch.delenv("GIT_DIR")
+    git(base, "config", "genstamp.monitor", "watchman")
+    gitwalk.start_ahead(str(base))
+    assert not gitwalk._STARTED
+
+
+def test_status_as_a_process_is_git_tree_walked_ahead_and_in_another_folder(base: Path) -> None:
+    """The `genstamp` command starts git's walk before it imports the rest; the tree it prints
+    is git's, the first time (a walk) and the next (the kept tree), from a subfolder too."""
+    env = subprocess_env(PYTHONPATH=os.pathsep.join(sys.path))
+    command = [sys.executable, "-m", "genstamp"]
+    outs = []
+    for cwd, args in (
+        (base, ["status"]),
+        (base / "pkg", ["status"]),
+        (base.parent, ["-C", str(base), "status"]),
+    ):
+        settle()
+        proc = subprocess.run([*command, *args], cwd=cwd, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1] == outs[2]
+    assert f"tree        {git_tree(base)}\n" in outs[0]
