@@ -82,8 +82,10 @@ def start(workdir: str, gitdir: str) -> Walk:
     file's stamp is taken first: a later index is a changed stamp at the end."""
     index = _stamp(os.path.join(gitdir, "index"))
     args = ["git", f"--git-dir={gitdir}", f"--work-tree={workdir}"]
-    # No fsmonitor: git's answer must not rest on a hook's (a monitor genstamp asks itself).
-    args += ["-c", "core.fsmonitor=false", "status", "--porcelain=v2", "-z"]
+    # No fsmonitor, no untracked cache: git looks at the files, as libgit2's walk does, and
+    # its answer rests on no hook's or cache's (genstamp asks its own monitor itself).
+    args += ["-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false"]
+    args += ["status", "--porcelain=v2", "-z"]
     args += ["--untracked-files=all", "--ignore-submodules=none", "--no-renames"]
     try:
         proc: subprocess.Popen[bytes] | None = subprocess.Popen(
