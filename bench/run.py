@@ -579,8 +579,9 @@ def fig_status_process(repo: Repo, plan: Plan, env: Env) -> Figure:
         " ".join(GIT_STATUS),
         repo.files,
         target=1.5,
-        note=f"{INSTALLED}; no monitor: each run walks the tree, the tree is the kept one "
-        "when the walk finds what the last one found",
+        note=f"{INSTALLED}; no monitor: each run has `git status` walk the tree (started "
+        "before genstamp's imports), the tree is the kept one when git finds what the last "
+        "walk found",
     )
     return measure(
         fig,

@@ -6,14 +6,16 @@ throughout; real git, real repositories."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import commit_all, git, git_tree, init_repo, subprocess_env
+from conftest import RunGenstamp, commit_all, git, git_tree, init_repo, subprocess_env
 from identity_modes import RACY_NS, settle
 
 from genstamp import gitwalk, idcache, identity
@@ -199,20 +201,64 @@ def test_no_walk_ahead_where_git_is_pointed_elsewhere_or_the_monitor_is_on(
     assert not gitwalk._STARTED
 
 
-def test_status_as_a_process_is_git_tree_walked_ahead_and_in_another_folder(base: Path) -> None:
-    """The `genstamp` command starts git's walk before it imports the rest; the tree it prints
-    is git's, the first time (a walk) and the next (the kept tree), from a subfolder too."""
-    env = subprocess_env(PYTHONPATH=os.pathsep.join(sys.path))
+def test_status_as_a_process_takes_the_kept_tree_from_git_walked_ahead(
+    base: Path, tmp_path: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `genstamp` command starts `git status` before it imports the rest; with a kept
+    record that git confirms, `status --json` is what it is with libgit2's walk, from the top
+    of the work tree, a subfolder and `-C`."""
+    monkeypatch.setattr(identity, "GIT_STATUS", False)
+    assert known(base).how == "walk"
+    assert known(base).how == "kept"  # libgit2's walk confirms the record
+    code, walked, _ = genstamp("-C", base, "status", "--json")
+    assert code == 0
+    time.sleep(2.1)  # the command's racy window is the real one (2 s): an older index
     command = [sys.executable, "-m", "genstamp"]
-    outs = []
-    for cwd, args in (
-        (base, ["status"]),
-        (base / "pkg", ["status"]),
-        (base.parent, ["-C", str(base), "status"]),
+    for n, (cwd, args) in enumerate(
+        (
+            (base, ["status", "--json"]),
+            (base / "pkg", ["status", "--json"]),
+            (tmp_path, ["-C", str(base), "status", "--json"]),
+        )
     ):
-        settle()
+        trace = tmp_path / f"trace-{n}"
+        env = subprocess_env(PYTHONPATH=os.pathsep.join(sys.path), GIT_TRACE=str(trace))
         proc = subprocess.run([*command, *args], cwd=cwd, env=env, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
-        outs.append(proc.stdout)
-    assert outs[0] == outs[1] == outs[2]
-    assert f"tree        {git_tree(base)}\n" in outs[0]
+        assert json.loads(proc.stdout) == json.loads(walked)
+        # one git status: the one started ahead, taken by the checkout genstamp opened
+        assert trace.read_text().count("built-in: git status --porcelain=v2") == 1
+    assert json.loads(walked)["tree"] == git_tree(base)
+
+
+def test_the_command_starts_the_walk_ahead_and_status_takes_it(
+    base: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from genstamp import posthook
+
+    started: list[str | None] = []
+    ahead: list[gitwalk.Walk] = []
+    real = gitwalk.start_ahead
+
+    def spy(directory: str | None) -> None:
+        started.append(directory)
+        real(directory)
+        ahead.extend(gitwalk._STARTED)
+
+    monkeypatch.setattr(gitwalk, "start_ahead", spy)
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+    taken: list[gitwalk.Walk] = []
+    real_take = gitwalk.take
+    monkeypatch.setattr(gitwalk, "take", lambda *a: taken.append(real_take(*a)) or taken[-1])
+    assert posthook.launch(["-C", str(base), "status"]) == 0  # no record yet: libgit2 walks
+    assert started == [str(base)] and not gitwalk._STARTED and not taken  # stopped, not left
+    assert known(base).how == "kept"  # a record (confirmed by git, started here)
+    settle()
+    assert posthook.launch(["-C", str(base), "status"]) == 0  # git confirms the record
+    assert started == [str(base)] * 2 and not gitwalk._STARTED
+    assert len(taken) == 2 and taken[1] is ahead[1]  # the walk started ahead, not another
+    assert ahead[0].proc is not None and ahead[0].proc.returncode is not None  # the first: stopped
+    assert capsys.readouterr().out.count(f"tree        {git_tree(base)}\n") == 2
+    assert posthook.launch(["-C", str(base), "scrub", "--dry-run"]) == 0
+    assert len(started) == 2  # only status walks ahead

@@ -112,7 +112,7 @@ def start_ahead(directory: str | None) -> None:
     if place is None or _monitored(str(place.gitdir)):
         return
     if not _STARTED:
-        atexit.register(_discard_all)  # a walk nobody took does not outlive the process
+        atexit.register(cancel)  # a walk nobody took does not outlive the process
     _STARTED.append(start(str(place.workdir), str(place.gitdir)))
 
 
@@ -128,7 +128,8 @@ def _monitored(gitdir: str) -> bool:
     return b"[genstamp]" in text and b"monitor" in text
 
 
-def _discard_all() -> None:
+def cancel() -> None:
+    """Stop every walk started ahead and not taken."""
     while _STARTED:
         discard(_STARTED.pop())
 

@@ -326,6 +326,7 @@ def scan(
                     if clock is not None:  # taken before git's walk: kept for the next time
                         idcache.store(checkout, last._replace(clock=clock), last)
                     return Scan(last.tree, (), "kept")
+        gitwalk.cancel()  # a walk started ahead that is not used: no core for it
         index = repo.index
         index_path = os.path.join(repo.path, "index")
         before = file_stamp(index_path)
