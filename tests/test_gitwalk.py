@@ -68,14 +68,30 @@ def known(path: Path) -> Scan:
     return result
 
 
-def test_git_status_confirms_the_kept_tree_without_a_libgit2_walk(
+def test_git_status_walks_and_confirms_the_kept_tree_without_libgit2(
     base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spy = WalkSpy(monkeypatch)
+    assert known(base).how == "walk"  # the tree made from git's list
+    assert known(base).how == "kept"  # git's list confirms the record
+    (base / "pkg" / "mod.py").write_text("X = 4\n")
+    assert known(base).how == "walk"
+    assert spy.walks == 0  # git walked, libgit2 never did
+
+
+def test_a_path_git_cannot_look_at_is_walked_by_libgit2(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link loop over a tracked folder: git says so on stderr and lists the link alone, where
+    libgit2's walk names the tracked files under it too (the tree then differs)."""
+    (base / "pkg" / "mod.py").unlink()
+    (base / "pkg").rmdir()
+    (base / "pkg").symlink_to("pkg")
+    checkout = open_checkout(base)
+    assert gitwalk.differing(gitwalk.start(str(checkout.workdir), str(checkout.gitdir))) is None
+    spy = WalkSpy(monkeypatch)
     assert known(base).how == "walk"
     assert spy.walks == 1
-    assert known(base).how == "kept"
-    assert spy.walks == 1  # git walked, libgit2 did not
 
 
 def test_without_git_status_libgit2_walks_and_finds_the_same(
@@ -251,14 +267,27 @@ def test_the_command_starts_the_walk_ahead_and_status_takes_it(
     taken: list[gitwalk.Walk] = []
     real_take = gitwalk.take
     monkeypatch.setattr(gitwalk, "take", lambda *a: taken.append(real_take(*a)) or taken[-1])
-    assert posthook.launch(["-C", str(base), "status"]) == 0  # no record yet: libgit2 walks
-    assert started == [str(base)] and not gitwalk._STARTED and not taken  # stopped, not left
+    assert posthook.launch(["-C", str(base), "status"]) == 0  # no record yet: git's list
+    assert started == [str(base)] and not gitwalk._STARTED
+    assert len(taken) == 1 and taken[0] is ahead[0]  # the walk started ahead, not another
     assert known(base).how == "kept"  # a record (confirmed by git, started here)
     settle()
     assert posthook.launch(["-C", str(base), "status"]) == 0  # git confirms the record
     assert started == [str(base)] * 2 and not gitwalk._STARTED
-    assert len(taken) == 2 and taken[1] is ahead[1]  # the walk started ahead, not another
-    assert ahead[0].proc is not None and ahead[0].proc.returncode is not None  # the first: stopped
+    assert len(taken) == 3 and taken[2] is ahead[1]
     assert capsys.readouterr().out.count(f"tree        {git_tree(base)}\n") == 2
     assert posthook.launch(["-C", str(base), "scrub", "--dry-run"]) == 0
     assert len(started) == 2  # only status walks ahead
+
+
+def test_a_walk_started_ahead_and_not_needed_is_stopped(
+    base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+    monkeypatch.setattr(identity, "GIT_STATUS", False)
+    gitwalk.start_ahead(str(base))
+    [ahead] = gitwalk._STARTED
+    assert known(base).how == "walk"  # libgit2's
+    assert not gitwalk._STARTED
+    assert ahead.proc is not None and ahead.proc.returncode is not None

@@ -12,7 +12,8 @@ before pygit2 is imported; it is then used only for the checkout it was started 
 when the index file did not change while git ran.
 
 Any answer that is not the plain case (a submodule, a rename, an intent-to-add entry, an
-untracked folder, a line of an unknown shape, git failing) is ``None``: the caller walks the
+untracked folder, a line of an unknown shape, anything on git's stderr, git failing) is
+``None``: the caller walks the
 tree itself then, never less.
 """
 
@@ -94,7 +95,7 @@ def start(workdir: str, gitdir: str) -> Walk:
             env=_env(os.environ),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
     except OSError:
         proc = None
@@ -157,9 +158,10 @@ def differing(walk: Walk) -> list[tuple[str, int]] | None:
     while git ran."""
     if walk.proc is None:
         return None
-    out, _ = walk.proc.communicate()
-    if walk.proc.returncode != 0 or walk.index_stamp is None:
-        return None
+    out, err = walk.proc.communicate()
+    if walk.proc.returncode != 0 or err or walk.index_stamp is None:
+        return None  # or git said something: a path it could not look at (a link loop above
+        # a tracked file, say), which its list leaves out where libgit2's walk names it
     if _stamp(os.path.join(walk.gitdir, "index")) != walk.index_stamp:
         return None
     return parse(out)

@@ -91,10 +91,11 @@ class _Conversion(NamedTuple):
 _GIT_ONLY_ATTRS = ("ident", "working-tree-encoding")
 
 
-def _conversion(repo: pygit2.Repository, changed: Iterable[pygit2.DiffDelta]) -> _Conversion:
+def _conversion(repo: pygit2.Repository, changed: Iterable[tuple[str, int]]) -> _Conversion:
     """The filter drivers configured for ``repo``: ``filter.<driver>.clean``, ``.process`` or
     ``.required`` (git refuses ``git add`` through a required driver it cannot run); and
-    whether a .gitattributes is among the ``changed`` index-to-workdir deltas."""
+    whether a .gitattributes is among the ``changed`` paths (path, delta status) of an
+    index-to-workdir walk."""
     drivers = set()
     for entry in repo.config:
         name = entry.name
@@ -103,9 +104,9 @@ def _conversion(repo: pygit2.Repository, changed: Iterable[pygit2.DiffDelta]) ->
             if driver and key in ("clean", "process", "required"):
                 drivers.add(driver)
     attributes = any(
-        d.status in (DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE)
-        and ("/" + d.new_file.path).endswith("/.gitattributes")
-        for d in changed
+        status in (DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE)
+        and ("/" + path).endswith("/.gitattributes")
+        for path, status in changed
     )
     autocrlf = repo.config.get_multivar("core.autocrlf")
     values = [str(v).lower() for v in autocrlf]
@@ -234,7 +235,7 @@ def added_blobs(checkout: Checkout, loaded: Mapping[str, str]) -> dict[str, str 
     workdir = str(checkout.workdir)
     index = repo.index
     index.read(force=False)
-    conversion = _conversion(repo, index.diff_to_workdir().deltas)
+    conversion = _conversion(repo, _pairs(index.diff_to_workdir().deltas))
     out: dict[str, str | None] = {}
     by_git: list[str] = []
 
@@ -312,6 +313,7 @@ def scan(
                     assert last is not None
                     known = _since(checkout, last, None, want_bytecode)
                     if known is not None:
+                        gitwalk.cancel()  # a walk started ahead is not needed
                         return known
                 sock = last.clock.sock if last is not None and last.clock is not None else ""
                 clock = monitor.clock(workdir, sock)  # before the walk: later changes show
@@ -319,10 +321,16 @@ def scan(
                     assert last is not None
                     known = _since(checkout, last, clock, want_bytecode)
                     if known is not None:
+                        gitwalk.cancel()
                         return known
-            if GIT_STATUS and not want_bytecode and _reusable(repo, last, key):
+        walk: gitwalk.Walk | None = None
+        found: list[tuple[str, int]] | None = None  # git's walk: the paths differing, and how
+        if GIT_STATUS and cache and want_tree and not want_bytecode:
+            walk = gitwalk.take(str(checkout.workdir), str(checkout.gitdir))
+            found = gitwalk.differing(walk)
+            if found is not None and _reusable(repo, last, key):
                 assert last is not None
-                if _git_agrees(checkout, last):
+                if _git_agrees(workdir, found, last):
                     if clock is not None:  # taken before git's walk: kept for the next time
                         idcache.store(checkout, last._replace(clock=clock), last)
                     return Scan(last.tree, (), "kept")
@@ -334,24 +342,30 @@ def scan(
         # the file changed); a freshly opened repository has just read it.
         index.read(force=repo in _CHANGED)
         _CHANGED.add(repo)
-        flags = _FLAGS | DiffOption.INCLUDE_IGNORED if want_bytecode else _FLAGS
-        deltas: Sequence[pygit2.DiffDelta] | None = None
-        if jobs > 1 and len(index) > split_above and before is not None:
-            deltas = _split_walk(repo, index, index_path, before, flags, jobs)
-        if deltas is None:
-            deltas = list(index.diff_to_workdir(flags=flags).deltas)
+        changes: list[tuple[str, int]] | None = None
+        if found is not None and walk is not None and before is not None:
+            if before == walk.index_stamp == file_stamp(index_path):
+                changes = found  # what differs from this very index: git saw it throughout
+        if changes is None:
+            flags = _FLAGS | DiffOption.INCLUDE_IGNORED if want_bytecode else _FLAGS
+            deltas: Sequence[pygit2.DiffDelta] | None = None
+            if jobs > 1 and len(index) > split_above and before is not None:
+                deltas = _split_walk(repo, index, index_path, before, flags, jobs)
+            if deltas is None:
+                deltas = list(index.diff_to_workdir(flags=flags).deltas)
+            changes = _pairs(deltas)
         bytecode: list[str] = []
         conflicts = index.conflicts
         trust = _Trust(_config_bool(repo, "core.filemode"), _config_bool(repo, "core.symlinks"))
         parents: dict[str, bool] = {}
-        conversion = _conversion(repo, deltas) if want_tree else None
+        conversion = _conversion(repo, changes) if want_tree else None
         dirty: idcache.Dirty | None = None
         racy = False
         reused: str | None = None
         if cache and want_tree:
             assert conversion is not None
             dirty, racy = idcache.dirty_key(
-                workdir, _differing(deltas), lambda p: _by_git(repo, p, conversion)
+                workdir, _differing(changes), lambda p: _by_git(repo, p, conversion)
             )
             if (
                 last is not None
@@ -367,9 +381,7 @@ def scan(
         removals: list[str] = []
         additions: dict[str, pygit2.IndexEntry] = {}
         unreadable: list[str] = []
-        for delta in deltas:
-            status = delta.status
-            path = delta.new_file.path if status != DeltaStatus.DELETED else delta.old_file.path
+        for path, status in changes:
             if status == DeltaStatus.IGNORED:
                 if is_bytecode_path(path):
                     bytecode.append(path.rstrip("/"))
@@ -429,9 +441,15 @@ def scan(
     return Scan(tree, tuple(bytecode), "walk" if reused is None else "kept")
 
 
-def _differing(deltas: Iterable[pygit2.DiffDelta]) -> list[tuple[str, int]]:
+def _pairs(deltas: Iterable[pygit2.DiffDelta]) -> list[tuple[str, int]]:
+    """Each delta of an index-to-work-tree walk as its path and how it differs (libgit2's
+    delta status): what git's walk (``gitwalk``) lists too."""
+    return [(_delta_path(d), int(d.status)) for d in deltas]
+
+
+def _differing(changes: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
     """The paths the walk found differing from the index, and how (ignored ones aside)."""
-    return [(_delta_path(d), int(d.status)) for d in deltas if d.status != DeltaStatus.IGNORED]
+    return [(path, status) for path, status in changes if status != DeltaStatus.IGNORED]
 
 
 def _has_tree(repo: pygit2.Repository, tree: str) -> bool:
@@ -454,17 +472,13 @@ def _reusable(repo: pygit2.Repository, last: idcache.Record | None, key: str) ->
     )
 
 
-def _git_agrees(checkout: Checkout, last: idcache.Record) -> bool:
-    """Whether ``git status`` finds the paths ``last``'s walk found differing, each with the
-    ``lstat`` it had then (the index file unchanged while git looked): the tree is then
-    ``last``'s, with no walk and no index read here."""
-    walk = gitwalk.take(str(checkout.workdir), str(checkout.gitdir))
-    found = gitwalk.differing(walk)
-    if found is None:
-        return False
+def _git_agrees(workdir: str, found: list[tuple[str, int]], last: idcache.Record) -> bool:
+    """Whether ``git status`` found (``found``) the paths ``last``'s walk found differing,
+    each with the ``lstat`` it had then (the index file unchanged while git looked): the tree
+    is then ``last``'s, with no walk and no index read here."""
     # No path of the record goes through git's own conversion (it would keep none), and one
     # that does now is not the record's path with the record's lstat.
-    dirty, _ = idcache.dirty_key(str(checkout.workdir), found, lambda _path: False)
+    dirty, _ = idcache.dirty_key(workdir, found, lambda _path: False)
     return dirty is not None and dirty == last.dirty
 
 
@@ -547,7 +561,7 @@ def _walk_since(
     found = {_delta_path(d): d for d in deltas}
     if not found.keys() <= set(names):
         raise _Unsure("the walk found more than the monitor named")
-    conversion = _conversion(repo, deltas)
+    conversion = _conversion(repo, _pairs(deltas))
     trust = _Trust(_config_bool(repo, "core.filemode"), _config_bool(repo, "core.symlinks"))
     parents: dict[str, bool] = {}
     updates: dict[str, pygit2.IndexEntry | None] = {}
@@ -574,7 +588,7 @@ def _walk_since(
     top = _rewrite(repo, base, {n: (e.id, e.mode) if e else None for n, e in updates.items()})
     tree = str(top if top is not None else repo.TreeBuilder().write())
     dirty, racy = idcache.dirty_key(
-        workdir, _differing(deltas), lambda p: _by_git(repo, p, conversion)
+        workdir, _differing(_pairs(deltas)), lambda p: _by_git(repo, p, conversion)
     )
     if dirty is None:
         raise _Unsure("a differing path cannot stand for the walk")
