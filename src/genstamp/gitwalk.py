@@ -4,7 +4,8 @@ git stats the tracked files on all cores (``core.preloadIndex``) where libgit2's
 one, and its process needs neither pygit2 nor an index read in ours. What it reports is what
 ``git add -A`` would change: a kept identity (``idcache``) whose differing paths are the ones
 git reports now, each with the same ``lstat``, is the tree ``git add -A && git write-tree``
-would write now (the index being the one the record names).
+would write now (the index being the one the record names); otherwise ``identity`` makes the
+tree from the index and these paths, as it would from libgit2's deltas.
 
 The walk is started as a process (``start``) and read later (``differing``), so that the
 caller does other work meanwhile. The pure-Python ``repo.find_place`` guess may start it

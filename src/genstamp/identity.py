@@ -17,6 +17,9 @@ did.
 
 The same walk also reports where bytecode lives, so a gate needs one walk of the tree, not two.
 
+``genstamp status`` has git walk instead (``gitwalk``: ``git status``, on all cores): the
+paths it lists differing from the index take the place of libgit2's deltas.
+
 With ``jobs`` > 1 the walk of a large work tree is split into parts walked at once (libgit2
 walks without holding the GIL): each part is a list of literal paths (a folder stands for what
 is under it) and together they name every entry of the work tree's top folders and of the index.
@@ -54,9 +57,9 @@ _SPARES: weakref.WeakKeyDictionary[
     pygit2.Repository, list[tuple[pygit2.Repository, pygit2.Index]]
 ] = weakref.WeakKeyDictionary()
 
-# Whether a kept record may be confirmed by ``git status`` (``gitwalk``: git stats on all
-# cores, and neither the index read nor the walk happens here) before libgit2 walks. Only
-# for the tree: git does not list the ignored bytecode a gate looks for.
+# Whether a scan with the kept record (``status``) has ``git status`` list the differing paths
+# (``gitwalk``: git stats on all cores) in place of libgit2's walk. Only for the tree: git's
+# list leaves out the ignored bytecode a gate looks for.
 GIT_STATUS = True
 SPLIT_ABOVE = 4000  # index entries: below this one walk costs less than starting threads
 _MAX_NAMES = 512  # literal paths in all parts: above this a folder is not split further
