@@ -291,3 +291,18 @@ def test_a_walk_started_ahead_and_not_needed_is_stopped(
     assert known(base).how == "walk"  # libgit2's
     assert not gitwalk._STARTED
     assert ahead.proc is not None and ahead.proc.returncode is not None
+
+
+def test_no_walk_ahead_where_the_checkout_cannot_be_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken `.git` file, a folder that is gone: nothing started, and nothing raised (the
+    command itself then says what is wrong, as one line)."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / ".git").write_text(f"gitdir: {tmp_path / 'nowhere'}\n")
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+    gitwalk.start_ahead(str(broken))
+    gitwalk.start_ahead(str(tmp_path / "gone"))
+    assert not gitwalk._STARTED

@@ -108,9 +108,13 @@ def start_ahead(directory: str | None) -> None:
     caller opens it; ``take`` hands it over when it is that checkout."""
     if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
         return  # the checkout is not the one around the folder
+    from genstamp.errors import GenstampError
     from genstamp.repo import find_place
 
-    place = find_place(directory if directory is not None else os.getcwd())
+    try:
+        place = find_place(directory if directory is not None else os.getcwd())
+    except (GenstampError, OSError):
+        return  # the command opens the checkout itself, and says what is wrong with it
     if place is None or _monitored(str(place.gitdir)):
         return
     if not _STARTED:
