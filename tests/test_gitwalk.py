@@ -54,13 +54,6 @@ class WalkSpy:
         monkeypatch.setattr(pygit2.Index, "diff_to_workdir", counted)
 
 
-def nested(path: Path) -> None:
-    """A nested repository with a commit (git add -A refuses one without)."""
-    init_repo(path)
-    (path / "f.txt").write_text("f\n")
-    commit_all(path, "nested")
-
-
 def known(path: Path) -> Scan:
     settle()
     result = scan(open_checkout(path), cache=True)
@@ -107,27 +100,6 @@ def test_a_tracked_file_touched_but_unchanged_is_still_the_kept_tree(base: Path)
     known(base)
     os.utime(base / "top.txt")  # stat-dirty, same bytes: git hashes it and finds it unchanged
     assert known(base).how == "kept"
-
-
-@pytest.mark.parametrize(
-    "change",
-    [
-        pytest.param(lambda r: (r / "pkg" / "mod.py").write_text("X = 3\n"), id="rewritten"),
-        pytest.param(lambda r: (r / "top.txt").write_text("changed\n"), id="clean-file-edited"),
-        pytest.param(lambda r: (r / "gone.txt").write_text("gone\n"), id="deleted-restored"),
-        pytest.param(lambda r: (r / "new.py").unlink(), id="untracked-removed"),
-        pytest.param(lambda r: (r / "more.txt").write_text("more\n"), id="untracked-added"),
-        pytest.param(lambda r: (r / "pkg" / "mod.py").chmod(0o755), id="chmod"),
-        pytest.param(lambda r: (r / "x.log").rename(r / "x.txt"), id="unignored"),
-        pytest.param(lambda r: nested(r / "nested"), id="nested-repo"),
-    ],
-)
-def test_what_git_reports_differently_is_walked(base: Path, change) -> None:  # type: ignore[no-untyped-def]
-    (base / "x.log").write_text("log\n")
-    known(base)
-    assert known(base).how == "kept"
-    change(base)
-    assert known(base).how == "walk"
 
 
 def test_an_index_written_while_git_looked_is_no_answer(base: Path) -> None:

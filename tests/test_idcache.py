@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunGenstamp, commit_all, git, git_tree
+from conftest import RunGenstamp, commit_all, git, git_tree, init_repo
 from identity_modes import RACY_NS, require_watchman, settle, unwatch
 
 from genstamp import idcache
@@ -48,6 +48,13 @@ def watched(base: Path) -> Iterator[Path]:
         yield base
     finally:
         unwatch(base)
+
+
+def nested_repo(path: Path) -> None:
+    """A nested repository with a commit (git add -A refuses one without)."""
+    init_repo(path)
+    (path / "f.txt").write_text("f\n")
+    commit_all(path, "nested")
 
 
 def known(path: Path, *, bytecode: bool = False) -> Scan:
@@ -105,10 +112,18 @@ def test_a_racy_differing_path_is_not_vouched_for_by_its_lstat(
         ),
         pytest.param(lambda r: (r / "top.txt").unlink(), id="deleted"),
         pytest.param(lambda r: (r / "pkg" / "mod.py").chmod(0o755), id="chmod"),
+        # what `git status` (gitwalk) lists differently from the record
+        pytest.param(lambda r: (r / "pkg" / "mod.py").write_text("X = 3\n"), id="rewritten"),
+        pytest.param(lambda r: (r / "top.txt").write_text("changed\n"), id="clean-file-edited"),
+        pytest.param(lambda r: (r / "new.py").unlink(), id="untracked-removed"),
+        pytest.param(lambda r: (r / "more.txt").write_text("more\n"), id="untracked-added"),
+        pytest.param(lambda r: (r / "x.log").rename(r / "x.txt"), id="unignored"),
+        pytest.param(lambda r: nested_repo(r / "nested"), id="nested-repo"),
     ],
 )
 def test_every_change_that_shapes_the_tree_is_walked(base: Path, change) -> None:  # type: ignore[no-untyped-def]
     (base / "crlf.py").write_bytes(b"a\r\nb\r\n")
+    (base / "x.log").write_text("log\n")  # ignored
     known(base)
     assert known(base).how == "kept"
     change(base)

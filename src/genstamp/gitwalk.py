@@ -61,7 +61,8 @@ class Walk(NamedTuple):
 _STARTED: list[Walk] = []  # at most one walk started ahead of its caller
 
 
-def _stamp(path: str) -> tuple[int, int, int, int] | None:
+def file_stamp(path: str) -> tuple[int, int, int, int] | None:
+    """A file's inode, size, mtime and ctime (what changes when it is written), or None."""
     try:
         st = os.stat(path)
     except OSError:
@@ -82,7 +83,7 @@ def _env(environ: Mapping[str, str]) -> dict[str, str]:
 def start(workdir: str, gitdir: str) -> Walk:
     """Start ``git status`` on the work tree ``workdir`` of the git dir ``gitdir``. The index
     file's stamp is taken first: a later index is a changed stamp at the end."""
-    index = _stamp(os.path.join(gitdir, "index"))
+    index = file_stamp(os.path.join(gitdir, "index"))
     args = ["git", f"--git-dir={gitdir}", f"--work-tree={workdir}"]
     # No fsmonitor, no untracked cache: git looks at the files, as libgit2's walk does, and
     # its answer rests on no hook's or cache's (genstamp asks its own monitor itself).
@@ -167,7 +168,7 @@ def differing(walk: Walk) -> list[tuple[str, int]] | None:
     if walk.proc.returncode != 0 or err or walk.index_stamp is None:
         return None  # or git said something: a path it could not look at (a link loop above
         # a tracked file, say), which its list leaves out where libgit2's walk names it
-    if _stamp(os.path.join(walk.gitdir, "index")) != walk.index_stamp:
+    if file_stamp(os.path.join(walk.gitdir, "index")) != walk.index_stamp:
         return None
     return parse(out)
 

@@ -69,7 +69,7 @@ def settings_key(checkout: Checkout) -> str:
     """The index file's stamp and the settings that shape the tree, as one string; "" (which
     no record's key may match) when the index was written too recently for its stamp to
     vouch for it."""
-    from genstamp.identity import file_stamp
+    from genstamp.gitwalk import file_stamp
     from genstamp.watch import settings
 
     now = settings(checkout)

@@ -44,6 +44,7 @@ from pygit2.enums import DeltaStatus, DiffOption, FileMode
 from genstamp import gitwalk, idcache, monitor
 from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import GenstampError
+from genstamp.gitwalk import file_stamp as file_stamp  # where it was, for its callers
 from genstamp.monitor import Clock
 from genstamp.repo import Checkout
 
@@ -738,15 +739,6 @@ def cpu_jobs() -> int:
     except (AttributeError, OSError):  # not on Linux
         cpus = os.cpu_count() or 1
     return max(1, min(4, cpus))
-
-
-def file_stamp(path: str) -> tuple[int, int, int, int] | None:
-    """A file's inode, size, mtime and ctime (what changes when it is written), or None."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _split_walk(
