@@ -278,3 +278,10 @@ def test_no_walk_ahead_where_the_checkout_cannot_be_found(
     gitwalk.start_ahead(str(broken))
     gitwalk.start_ahead(str(tmp_path / "gone"))
     assert not gitwalk._STARTED
+
+
+def test_core_ignorecase_walks_with_libgit2(base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(base, "config", "core.ignorecase", "true")
+    spy = WalkSpy(monkeypatch)
+    assert known(base).how == "walk"
+    assert spy.walks == 1

@@ -329,7 +329,7 @@ def scan(
                         return known
         walk: gitwalk.Walk | None = None
         found: list[tuple[str, int]] | None = None  # git's walk: the paths differing, and how
-        if GIT_STATUS and cache and want_tree and not want_bytecode:
+        if GIT_STATUS and cache and want_tree and not want_bytecode and not _ignorecase(repo):
             walk = gitwalk.take(str(checkout.workdir), str(checkout.gitdir))
             found = gitwalk.differing(walk)
             if found is not None and _reusable(repo, last, key):
@@ -464,6 +464,15 @@ def _has_tree(repo: pygit2.Repository, tree: str) -> bool:
         return False
 
 
+def _ignorecase(repo: pygit2.Repository) -> bool:
+    """core.ignorecase: git then matches names without regard to case, where the walk this
+    identity is proven on (libgit2's) does not look for it."""
+    try:
+        return bool(repo.config.get_bool("core.ignorecase"))
+    except (KeyError, pygit2.GitError):
+        return False
+
+
 def _reusable(repo: pygit2.Repository, last: idcache.Record | None, key: str) -> bool:
     """Whether ``last`` may stand for a walk that finds what its walk found."""
     return (
@@ -553,9 +562,8 @@ def _walk_since(
     base = repo[pygit2.Oid(hex=last.tree)]
     assert isinstance(base, pygit2.Tree)
     names = _files_named(workdir, base, names)
-    with contextlib.suppress(KeyError, pygit2.GitError):
-        if repo.config.get_bool("core.ignorecase"):
-            raise _Unsure("core.ignorecase")
+    if _ignorecase(repo):
+        raise _Unsure("core.ignorecase")
     index = repo.index
     index.read(force=repo in _CHANGED)
     _CHANGED.discard(repo)  # read only: nothing here changes the index in memory
@@ -824,9 +832,8 @@ def split_plan(checkout: Checkout, jobs: int) -> list[list[str]] | None:
 
 
 def _plan(repo: pygit2.Repository, index: pygit2.Index, jobs: int) -> list[list[bytes]] | None:
-    with contextlib.suppress(KeyError, pygit2.GitError):
-        if repo.config.get_bool("core.ignorecase"):
-            return None  # the index is then sorted without regard to case
+    if _ignorecase(repo):
+        return None  # the index is then sorted without regard to case
     return _parts(IndexView(index), os.fsencode(repo.workdir), jobs)
 
 
