@@ -14,8 +14,7 @@ when the index file did not change while git ran.
 
 Any answer that is not the plain case (a submodule, a rename, an intent-to-add entry, an
 untracked folder, a line of an unknown shape, anything on git's stderr, git failing) is
-``None``: the caller walks the
-tree itself then, never less.
+``None``: the caller walks the tree itself then, never less.
 """
 
 from __future__ import annotations
@@ -36,7 +35,8 @@ CONFLICTED = 10
 _WORKTREE = {"M": MODIFIED, "D": DELETED, "T": TYPECHANGE}
 
 # Variables that make git read another repository, index or config than libgit2 reads (git
-# sets GIT_CONFIG_PARAMETERS for `git -c … push`'s hooks; libgit2 ignores it).
+# sets GIT_CONFIG_PARAMETERS for `git -c … push`'s hooks; libgit2 ignores it). Which config
+# files git reads (GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM) is the user's, as for `git add`.
 _NOT_PASSED = (
     "GIT_DIR",
     "GIT_WORK_TREE",
