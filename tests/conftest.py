@@ -199,32 +199,40 @@ def subprocess_env(bytecode: bool = False, **extra: str) -> dict[str, str]:
     return env
 
 
+def run_python(
+    cwd: Path,
+    *args: str,
+    stdin: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+    text: bool = True,
+) -> subprocess.CompletedProcess[Any]:
+    """This interpreter (genstamp, pytest and pre-commit installed) in a process of its own,
+    in the environment a test's process gets unless ``env`` is given; bytes in and out with
+    ``text=False``."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=text,
+        env=env if env is not None else subprocess_env(),
+        timeout=300,  # a guard against a hang, not a timing assertion
+    )
+
+
 def run_genstamp(
     cwd: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """The real ``genstamp`` command in a process of its own (``python -m genstamp``)."""
-    return subprocess.run(
-        [sys.executable, "-m", "genstamp", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env if env is not None else subprocess_env(),
-        timeout=300,  # a guard against a hang, not a timing assertion
-    )
+    return run_python(cwd, "-m", "genstamp", *args, stdin=stdin, env=env)
 
 
 def run_pytest(
     cwd: Path, *args: str, bytecode: bool = False, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """A real pytest process in ``cwd``, with this interpreter (genstamp's plugin installed)."""
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env if env is not None else subprocess_env(bytecode=bytecode),
-        timeout=300,
+    return run_python(
+        cwd, "-m", "pytest", "-q", *args, env=env if env is not None else subprocess_env(bytecode)
     )
 
 
