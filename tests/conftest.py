@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
 import subprocess
@@ -184,6 +185,15 @@ def genstamp(capsys: pytest.CaptureFixture[str]) -> RunGenstamp:
     return run
 
 
+def genstamp_here(*args: str | os.PathLike[str]) -> tuple[int, str, str]:
+    """genstamp's main called in this process, for a test that is about a verdict rather than
+    the command's process (exit code, stdout, stderr); pass ``-C DIR`` for the folder."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = genstamp_main([os.fspath(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
 def subprocess_env(bytecode: bool = False, **extra: str) -> dict[str, str]:
     """The environment for a process a test starts. ``bytecode=True`` lets it write .pyc files
     (this machine and CI export PYTHONDONTWRITEBYTECODE=1)."""
@@ -193,38 +203,51 @@ def subprocess_env(bytecode: bool = False, **extra: str) -> dict[str, str]:
         del env[name]  # a pytest it starts is its own run, not a worker of this one
     # nor a child this run follows: the genstamp these tests start is the one under test
     env.pop("GENSTAMP_RUN", None)
+    # A pytest a test starts runs a small project that uses no hypothesis; hypothesis's plugin
+    # (installed for this suite's own property tests) would import all of hypothesis in every
+    # one of them: about 0.3 s of CPU of a 0.8 s run. Set, not appended: the options of the
+    # run of this suite are not the options of the run a test starts.
+    env["PYTEST_ADDOPTS"] = "-p no:hypothesispytest"
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(extra)
     return env
 
 
+def run_python(
+    cwd: Path,
+    *args: str,
+    stdin: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+    text: bool = True,
+) -> subprocess.CompletedProcess[Any]:
+    """This interpreter (genstamp, pytest and pre-commit installed) in a process of its own,
+    in the environment a test's process gets unless ``env`` is given; bytes in and out with
+    ``text=False``."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=text,
+        env=env if env is not None else subprocess_env(),
+        timeout=300,  # a guard against a hang, not a timing assertion
+    )
+
+
 def run_genstamp(
     cwd: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """The real ``genstamp`` command in a process of its own (``python -m genstamp``)."""
-    return subprocess.run(
-        [sys.executable, "-m", "genstamp", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env if env is not None else subprocess_env(),
-        timeout=300,  # a guard against a hang, not a timing assertion
-    )
+    return run_python(cwd, "-m", "genstamp", *args, stdin=stdin, env=env)
 
 
 def run_pytest(
     cwd: Path, *args: str, bytecode: bool = False, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """A real pytest process in ``cwd``, with this interpreter (genstamp's plugin installed)."""
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env if env is not None else subprocess_env(bytecode=bytecode),
-        timeout=300,
+    return run_python(
+        cwd, "-m", "pytest", "-q", *args, env=env if env is not None else subprocess_env(bytecode)
     )
 
 

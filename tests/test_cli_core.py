@@ -20,6 +20,7 @@ from conftest import (
     git_tree,
     init_repo,
     run_pytest,
+    run_python,
     subprocess_env,
     write_calc,
 )
@@ -314,13 +315,8 @@ def genstamp(
     cwd: Path, *args: str, stdin: bytes | None = None, **env: str
 ) -> subprocess.CompletedProcess[bytes]:
     """The real command, bytes in and out (the output may hold escaped non-UTF-8 names)."""
-    return subprocess.run(
-        [sys.executable, "-m", "genstamp", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        env=subprocess_env(**env),
-        timeout=300,  # a guard against a hang, not a timing assertion
+    return run_python(
+        cwd, "-m", "genstamp", *args, stdin=stdin, env=subprocess_env(**env), text=False
     )
 
 
@@ -590,14 +586,7 @@ MEASURED = textwrap.dedent(
 
 def verify_measured(repo: Path, junit: Path) -> subprocess.CompletedProcess[str]:
     """``genstamp verify --junit JUNIT`` run through MEASURED (its peak memory on stderr)."""
-    return subprocess.run(
-        [sys.executable, "-c", MEASURED, "verify", "--junit", str(junit)],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=300,  # a guard against a hang, not a timing assertion
-    )
+    return run_python(repo, "-c", MEASURED, "verify", "--junit", str(junit))
 
 
 def inflate(src: Path, dest: Path, size: int, *, extra_case: bool = False) -> None:

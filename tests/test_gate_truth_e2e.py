@@ -146,10 +146,13 @@ def venv_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     commit_all(repo, "calc")
     env = subprocess_env(bytecode=True)
-    subprocess.run([sys.executable, "-m", "venv", ".venv"], cwd=repo, check=True, env=env)
+    # no pip of its own (ensurepip alone takes seconds): this pip installs into it
+    venv = [sys.executable, "-m", "venv", "--without-pip", ".venv"]
+    subprocess.run(venv, cwd=repo, check=True, env=env)
     source = Path(genstamp_package.__file__).resolve().parents[2]
+    into = ["--python", str(repo / ".venv/bin/python"), "install", "-q"]
     pip = subprocess.run(
-        [str(repo / ".venv/bin/python"), "-m", "pip", "install", "-q", "pytest", str(source)],
+        [sys.executable, "-m", "pip", *into, "pytest", str(source)],
         cwd=repo,
         capture_output=True,
         text=True,

@@ -4,14 +4,12 @@ gate needs, each documented in the README."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from conftest import subprocess_env
+from conftest import run_python
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"
@@ -30,14 +28,7 @@ def hooks() -> dict[str, dict[str, Any]]:
 
 
 def test_pre_commit_validates_the_manifest() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "validate-manifest", str(MANIFEST)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=120,
-    )
+    proc = run_python(ROOT, "-m", "pre_commit", "validate-manifest", str(MANIFEST))
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -107,8 +98,6 @@ def test_nothing_but_the_plugin_imports_pytest() -> None:
         "from genstamp.cli import main\n"
         "sys.exit(main(['install', '--help']) + main(['doctor', '--help']))\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env()
-    )
+    proc = run_python(ROOT, "-c", code)
     assert proc.returncode == 0, proc.stderr
     assert "pytest_plugin" in modules  # the check above did leave something out

@@ -476,19 +476,19 @@ ROWS: dict[str, Row] = {
         facts(generation=None, bytecode=(Bytecode("old.pyc", 0, False),)), ["no-stamp"], "no gen"
     ),
     "stale-bytecode-loaded": Row(
-        facts(report=report(audit=AUDIT._replace(flags=(flag(audit.STALE),)).to_json())),
+        facts(report=audited(flag(audit.STALE))),
         ["stale-bytecode"],
         "calc (/elsewhere/calc.py: why)",
     ),
     "stale-bytecode-loaded-sourceless": Row(
-        facts(report=report(audit=AUDIT._replace(flags=(flag(audit.SOURCELESS),)).to_json())),
+        facts(report=audited(flag(audit.SOURCELESS))),
         ["stale-bytecode"],
         "calc (/elsewhere/calc.py: why)",
     ),
     "stale-bytecode-on-disk-then-loaded": Row(
         facts(
             bytecode=(Bytecode("src/calc/legacy.pyc", NS + 1, True),),
-            report=report(audit=AUDIT._replace(flags=(flag(audit.SOURCELESS),)).to_json()),
+            report=audited(flag(audit.SOURCELESS)),
         ),
         ["stale-bytecode"],
         "src/calc/legacy.pyc is sourceless bytecode (no legacy.py), calc (/elsewhere/",
@@ -501,12 +501,12 @@ ROWS: dict[str, Row] = {
     ),
     # foreign-origin
     "foreign-origin": Row(
-        facts(report=report(audit=AUDIT._replace(flags=(flag(audit.FOREIGN),)).to_json())),
+        facts(report=audited(flag(audit.FOREIGN))),
         ["foreign-origin"],
         "calc from /elsewhere/calc.py",
     ),
     "control-foreign-flag-is-not-stale-bytecode": Row(
-        facts(report=report(audit=AUDIT._replace(flags=(flag(audit.FOREIGN),)).to_json())),
+        facts(report=audited(flag(audit.FOREIGN))),
         ["foreign-origin"],
         "calc",
         "why",

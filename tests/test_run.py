@@ -299,26 +299,17 @@ def test_no_command(repo: Path) -> None:
 
 def test_dash_c_runs_the_command_in_that_folder(repo: Path, tmp_path: Path) -> None:
     """`genstamp -C DIR run` runs the command in DIR, and a relative --junit is DIR's."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "genstamp",
-            "-C",
-            str(repo),
-            "run",
-            "--junit",
-            "reports/c.xml",
-            "--",
-            sys.executable,
-            "run_unittests.py",
-            "reports/c.xml",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=300,
+    proc = run_genstamp(
+        tmp_path,
+        "-C",
+        str(repo),
+        "run",
+        "--junit",
+        "reports/c.xml",
+        "--",
+        sys.executable,
+        "run_unittests.py",
+        "reports/c.xml",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert_bound(repo, repo / "reports" / "c.xml", "run_unittests.py")

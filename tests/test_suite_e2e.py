@@ -1,7 +1,9 @@
 """Issue 12 end to end: the suite is defined by the tree, and partial runs merge.
 
-Real git repositories, real pytest runs in subprocesses, the real ``genstamp`` command. Every
-refusal has an accepted control beside it.
+Real git repositories and real pytest runs in subprocesses; ``stamp`` and ``verify`` are
+genstamp's main called in this process (the verdict is the subject here, and the command's
+process has tests of its own), ``status`` and the human form of ``verify`` the real command.
+Every refusal has an accepted control beside it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, init_repo, run_genstamp, run_pytest, subprocess_env
+from conftest import (
+    commit_all,
+    genstamp_here,
+    init_repo,
+    run_genstamp,
+    run_pytest,
+    subprocess_env,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -38,14 +47,14 @@ def make(root: Path, files: dict[str, str]) -> Path:
 
 
 def stamp(root: Path) -> None:
-    proc = run_genstamp(root, "stamp")
-    assert proc.returncode == 0, proc.stderr
+    code, _, err = genstamp_here("-C", root, "stamp")
+    assert code == 0, err
 
 
 def verify(root: Path, *args: str) -> tuple[int, dict[str, object], str]:
-    proc = run_genstamp(root, "verify", "--json", *args)
-    assert proc.returncode in (0, 1), proc.stderr
-    return proc.returncode, json.loads(proc.stdout), proc.stderr
+    code, out, err = genstamp_here("-C", root, "verify", "--json", *args)
+    assert code in (0, 1), err
+    return code, json.loads(out), err
 
 
 def rules(data: dict[str, object]) -> dict[str, str]:

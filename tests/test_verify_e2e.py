@@ -40,6 +40,16 @@ def run_tests(repo: Path, *args: str, **kwargs: Any) -> subprocess.CompletedProc
     return proc
 
 
+def new_test_run(
+    genstamp: RunGenstamp, repo: Path, name: str, text: str
+) -> subprocess.CompletedProcess[str]:
+    """tests/NAME holding ``text``, committed, in a new generation, run through real pytest."""
+    (repo / "tests" / name).write_text(text)
+    commit_all(repo, f"add tests/{name}")
+    stamp(genstamp, repo)
+    return run_tests(repo)
+
+
 def verdict(genstamp: RunGenstamp, repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
     code, out, err = genstamp("-C", repo, "verify", "--json", *args)
     data = json.loads(out)
@@ -193,13 +203,13 @@ def test_a_fresh_green_run_is_accepted(project: Path, genstamp: RunGenstamp) -> 
 
 def test_the_accept_line_counts_as_pytest_counts(project: Path, genstamp: RunGenstamp) -> None:
     """pytest says "1 skipped, 1 xfailed"; the JUnit file holds both as <skipped>."""
-    (project / "tests" / "test_more.py").write_text(
+    proc = new_test_run(
+        genstamp,
+        project,
+        "test_more.py",
         "import pytest\n\n\n@pytest.mark.skip(reason='not here')\ndef test_skip():\n    pass\n"
-        "\n\n@pytest.mark.xfail(reason='known')\ndef test_known():\n    assert False\n"
+        "\n\n@pytest.mark.xfail(reason='known')\ndef test_known():\n    assert False\n",
     )
-    commit_all(project, "a skip and an xfail")
-    stamp(genstamp, project)
-    proc = run_tests(project)
     assert proc.returncode == 0 and "1 skipped, 1 xfailed" in proc.stdout, proc.stdout
     code, _, err = genstamp("-C", project, "verify")
     assert code == 0
@@ -256,13 +266,11 @@ def test_counts_of_a_run_that_collects_nothing(project: Path, genstamp: RunGenst
 
 
 def test_tree_a_test_that_writes_into_the_tree(project: Path, genstamp: RunGenstamp) -> None:
-    (project / "tests" / "test_writer.py").write_text(
+    writer = (
         "from pathlib import Path\n\n\ndef test_writes():\n"
         "    (Path(__file__).parents[1] / 'output.txt').write_text('made by a test')\n"
     )
-    commit_all(project, "a test that writes into the tree")
-    stamp(genstamp, project)
-    assert run_tests(project).returncode == 0
+    assert new_test_run(genstamp, project, "test_writer.py", writer).returncode == 0
     code, data = verdict(genstamp, project)
     assert (code, rules(data)) == (1, ["tree-moved"])
     assert "output.txt" in message(data, "tree-moved")
