@@ -17,8 +17,6 @@ PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, bef
 would rewrite it (it asserts nothing)
 """
 
-from __future__ import annotations
-
 # Kept light on purpose: every Python process a run starts imports this module at start-up.
 import _thread
 import os
@@ -281,7 +279,7 @@ def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None
 # -- everything else: the audit hook and the meta path finder ------------------------------------
 
 
-def _hook(event: str, args: tuple[Any, ...]) -> None:
+def _hook(event: str, args: "tuple[Any, ...]") -> None:
     if not _RUNS or event not in _EVENTS or getattr(_STATE, "busy", False):
         return
     _STATE.busy = True  # what the hook itself imports or opens is not the tests' doing
@@ -384,8 +382,8 @@ class RootFinder:
     _busy = _thread._local()
 
     def find_spec(
-        self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> ModuleSpec | None:
+        self, name: str, path: "Sequence[str] | None", target: "ModuleType | None" = None
+    ) -> "ModuleSpec | None":
         top = name.partition(".")[0]
         if not any(top in a.run.roots for a in _RUNS) or getattr(self._busy, "on", False):
             return None
@@ -403,8 +401,8 @@ class RootFinder:
 
 
 def _find_rest(
-    me: RootFinder, name: str, path: Sequence[str] | None, target: ModuleType | None
-) -> ModuleSpec | None:
+    me: RootFinder, name: str, path: "Sequence[str] | None", target: "ModuleType | None"
+) -> "ModuleSpec | None":
     for finder in list(sys.meta_path):
         if finder is me or isinstance(finder, RootFinder):
             continue
@@ -417,7 +415,7 @@ def _find_rest(
     return None
 
 
-def _spec_found(name: str, spec: ModuleSpec) -> None:
+def _spec_found(name: str, spec: "ModuleSpec") -> None:
     if isinstance(spec.loader, ExtensionFileLoader) and spec.origin:
         real = _real(spec.origin)
         try:  # noqa: SIM105 (contextlib costs a child's start-up)

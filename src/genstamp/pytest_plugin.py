@@ -24,7 +24,34 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
-from genstamp import (
+from genstamp.coprocess import CoProcess
+from genstamp.errors import GenstampError
+from genstamp.repo import Checkout, Place, find_place, open_checkout
+
+
+def _start_early() -> tuple[Path, CoProcess] | None:
+    """The co-process for the folder pytest runs in, started as pytest imports this module:
+    its interpreter, pygit2's import and the walk at the start then run beside the rest of
+    this module's imports and all of pytest's start-up, not after them. Not in an xdist worker
+    (``PYTEST_XDIST_WORKER``; it takes no tree), under git's environment (the repository is
+    opened in-process then) or outside a work tree."""
+    if any(os.environ.get(v) for v in ("PYTEST_XDIST_WORKER", "GIT_DIR", "GIT_WORK_TREE")):
+        return None
+    where = Path.cwd()
+    try:
+        if find_place(where) is None:
+            return None
+        coprocess = CoProcess(where)
+    except (GenstampError, OSError):
+        return None  # the session tries again, and says why it could not
+    atexit.register(coprocess.close, abandon=True)  # unless a session claims it
+    return where, coprocess
+
+
+# One per import of this module; the first pytest configuration in this process claims it.
+_PRESTARTED: list[tuple[Path, CoProcess]] = [s for s in (_start_early(),) if s is not None]
+
+from genstamp import (  # noqa: E402 - after the co-process has started
     audit,
     binding,
     checkout_id,
@@ -41,11 +68,8 @@ from genstamp import (
     roots,
     selection,
 )
-from genstamp.atomic import write_atomic
-from genstamp.coprocess import CoProcess
-from genstamp.errors import GenstampError
-from genstamp.repo import Checkout, Place, find_place, open_checkout
-from genstamp.trees import FromCoProcess, InProcess, Trees
+from genstamp.atomic import write_atomic  # noqa: E402
+from genstamp.trees import FromCoProcess, InProcess, Trees  # noqa: E402
 
 if TYPE_CHECKING:
     from genstamp.suite import PytestConfig
@@ -682,20 +706,22 @@ def _find_early(pluginmanager: pytest.PytestPluginManager) -> _Early | None:
 @pytest.hookimpl
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     """pytest calls this as it registers the plugin, long before a session starts: the
-    co-process starts here, so that it opens the repository and takes the tree at the start
-    while pytest is still starting up and collecting, rather than after. Nothing starts in an
-    xdist worker (``PYTEST_XDIST_WORKER``; it takes no tree), under git's environment (the
-    repository is opened in-process then) or outside a work tree."""
-    if any(os.environ.get(v) for v in ("PYTEST_XDIST_WORKER", "GIT_DIR", "GIT_WORK_TREE")):
+    co-process started as this module was imported (or, for a later configuration in the same
+    process, one started now) is held until the session claims it, so that it opens the
+    repository and takes the tree at the start while pytest is still starting up and
+    collecting, rather than after."""
+    if _find_early(pluginmanager) is not None:
         return
-    where = Path.cwd()
-    try:
-        if find_place(where) is None or _find_early(pluginmanager) is not None:
-            return
-        coprocess = CoProcess(where)
-    except (GenstampError, OSError):
-        return  # the session tries again, and says why it could not
-    pluginmanager.register(_Early(where, coprocess), _EARLY_PLUGIN)
+    prestarted = _PRESTARTED.pop() if _PRESTARTED else None
+    if prestarted is not None:
+        atexit.unregister(prestarted[1].close)
+        if prestarted[0] != Path.cwd():
+            prestarted[1].close(abandon=True)
+            prestarted = None
+    started = prestarted or _start_early()
+    if started is not None:
+        atexit.unregister(started[1].close)  # the early plugin stops it if nobody claims it
+        pluginmanager.register(_Early(*started), _EARLY_PLUGIN)
 
 
 @pytest.hookimpl(tryfirst=True)
