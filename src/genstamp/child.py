@@ -16,8 +16,10 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import sys
 import sysconfig
 from pathlib import Path
+from types import ModuleType
 from typing import NamedTuple
 
 from genstamp import loads
@@ -84,6 +86,8 @@ class Recording(NamedTuple):
     hook: Hook | None
     owned: bool
     env_before: str | None
+    # The modules this process already held when it began recording: no hook saw them load.
+    earlier: dict[str, ModuleType]
 
 
 def open_run(
@@ -95,10 +99,11 @@ def open_run(
 ) -> Recording:
     """Start recording a run of the checkout at ``workdir``: in this process, and (``follow``)
     in every Python process started from it. An xdist worker records into its controller's."""
+    earlier = dict(sys.modules)
     if os.environ.get("PYTEST_XDIST_WORKER"):
         for run in loads.active():
             if run.workdir == workdir:
-                return Recording(run, None, False, None)
+                return Recording(run, None, False, None, earlier)
     import tempfile
 
     folder = tempfile.mkdtemp(prefix="genstamp-run-")
@@ -110,7 +115,7 @@ def open_run(
     if follow:
         os.environ[loads.RUN_ENV] = os.pathsep.join(p for p in (folder, before) if p)
         hook = install(folder)
-    recording = Recording(run, hook, True, before)
+    recording = Recording(run, hook, True, before, earlier)
     # pytest can end before a session (--version, a usage error): nothing may stay behind
     atexit.register(close_run, recording)
     return recording

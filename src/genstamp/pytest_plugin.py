@@ -370,16 +370,34 @@ class Session:
         self.trees: Trees | None = None  # in the controller, from pytest_configure on
         self.destination: Destination | None = None
         self.pending: list[str] = []  # lines for the user, shown once
+        self._earlier: dict[str, Any] | None = None  # see ``earlier``
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
-        """No test has run yet: the tree at the start must be known by now."""
+        """No test has run yet: the tree at the start must be known by now. While the
+        co-process may still be taking it, the modules loaded before the recording began are
+        sorted out for the audit."""
+        self.earlier()
         if self.trees is not None:
             self.trees.await_start()
 
+    def earlier(self) -> dict[str, Any]:
+        """The modules loaded before the recording began (no hook saw them load) that the audit
+        has something to say about; every later load was recorded as it happened."""
+        if self._earlier is None:
+            rec = self.start.recording
+            self._earlier = (
+                {}
+                if rec is None
+                else loader.auditable(
+                    rec.earlier, str(self.start.checkout.workdir), tuple(rec.run.roots)
+                )
+            )
+        return self._earlier
+
     def audit(self) -> audit.Audit:
-        """The loads every process of the run recorded as they happened, and (a cross-check)
-        the modules in ``sys.modules`` loaded before the recording began."""
+        """The loads every process of the run recorded as they happened, and the modules
+        loaded before the recording began."""
         start = self.start
         workdir = start.checkout.workdir
         gen_ns = start.gen.created_ns if start.gen else None
@@ -401,15 +419,10 @@ class Session:
             notes.append(f"child processes were not followed: {rec.hook.problem}")
         judged = audit.judge(recorded, workdir, rec.run.roots, gen_ns, notes)
         seen = {ld.path for ld in recorded}
-        names = tuple(rec.run.roots)
-        unseen = {
-            name: module
-            for name, module in loader.auditable(sys.modules, str(workdir), names).items()
-            if _origin(module) not in seen
-        }
+        unseen = {name: m for name, m in self.earlier().items() if _origin(m) not in seen}
         swept = audit.audit_modules(
             workdir,
-            names,
+            tuple(rec.run.roots),
             gen_ns,
             modules=unseen,
             trusted_cache=start.guard.cache_dir if start.guard else None,
