@@ -52,27 +52,30 @@ def _start_early() -> tuple[Path, CoProcess] | None:
 _PRESTARTED: list[tuple[Path, CoProcess]] = [s for s in (_start_early(),) if s is not None]
 
 from genstamp import (  # noqa: E402 - after the co-process has started
-    audit,
-    binding,
-    checkout_id,
     child,
     config,
-    coverage,
     evidence,
     generation,
     junit,
     loader,
     loads,
-    outlook,
-    parts,
     roots,
-    selection,
 )
-from genstamp.atomic import write_atomic  # noqa: E402
 from genstamp.trees import FromCoProcess, InProcess, Trees  # noqa: E402
 
 if TYPE_CHECKING:
+    from genstamp import audit, coverage, selection
     from genstamp.suite import PytestConfig
+
+
+def _import_the_end() -> None:
+    """Import what binding the evidence needs only at the end (``_bind``): called while the
+    co-process may still be taking the tree at the start, time the test process would spend
+    waiting anyway."""
+    from genstamp import atomic, audit, binding, checkout_id, coverage, outlook, parts, selection
+
+    del atomic, audit, binding, checkout_id, coverage, outlook, parts, selection
+
 
 _KEY = "genstamp"  # in an xdist worker's ``workeroutput``
 _SESSION_PLUGIN = "genstamp-session"
@@ -219,6 +222,8 @@ class Tally:
             return False
         from _pytest.mark import KeywordMatcher, MarkMatcher
 
+        from genstamp import selection
+
         from_markers = getattr(MarkMatcher, "from_markers", None)
         markers = (
             from_markers(item.iter_markers()) if from_markers else MarkMatcher.from_item(item)  # type: ignore[attr-defined]
@@ -300,6 +305,8 @@ class Tally:
     def coverage(self, node_args: list[Path], partly: set[str]) -> coverage.Coverage:
         """What the run covered: a file named with a ``::`` argument, or one a plugin
         dropped items from, was collected in part."""
+        from genstamp import coverage
+
         partly = partly | {
             self.tree_path(Path(str(a).partition("::")[0]).resolve()) or "" for a in node_args
         }
@@ -378,6 +385,7 @@ class Session:
         co-process may still be taking it, the modules loaded before the recording began are
         sorted out for the audit."""
         self.earlier()
+        _import_the_end()
         if self.trees is not None:
             self.trees.await_start()
 
@@ -398,6 +406,8 @@ class Session:
     def audit(self) -> audit.Audit:
         """The loads every process of the run recorded as they happened, and the modules
         loaded before the recording began."""
+        from genstamp import audit
+
         start = self.start
         workdir = start.checkout.workdir
         gen_ns = start.gen.created_ns if start.gen else None
@@ -466,6 +476,9 @@ class Session:
                 dest.path.unlink(missing_ok=True)
 
     def _bind(self, session: pytest.Session, exitstatus: int) -> None:
+        from genstamp import audit, outlook, parts, selection
+        from genstamp.atomic import write_atomic
+
         start, dest, trees = self.start, self.destination, self.trees
         if dest is None or dest.path is None or trees is None:
             problem = dest.problem if dest is not None else None
@@ -579,6 +592,8 @@ def _properties(
 ) -> dict[str, str]:
     """The ``genstamp.*`` properties that bind this run's evidence; ``written``: the user's
     --junitxml, recorded when inside the work tree (the gate leaves it out of the trees)."""
+    from genstamp import binding, checkout_id
+
     output = os.path.relpath(os.path.realpath(written), start.checkout.workdir) if written else ""
     return binding.new(
         runner="pytest",
@@ -599,6 +614,8 @@ def _facts(
     cfg: pytest.Config, session: pytest.Session, exitstatus: int, tally: Tally
 ) -> selection.Facts:
     """What ``selection.reasons`` decides over, from pytest's configuration and session."""
+    from genstamp import selection
+
     node_ids: list[str] = []
     if cfg.args_source == pytest.Config.ArgsSource.ARGS:
         node_ids = [a for a in cfg.args if "::" in a]
