@@ -121,6 +121,20 @@ def open_run(
     return recording
 
 
+def retime(recording: Recording, generation_ns: int) -> Recording:
+    """``recording`` judging bytecode by the generation begun at ``generation_ns`` from now on,
+    in this process and in every process started from now on."""
+    if not recording.owned or recording.run.generation_ns == generation_ns:
+        return recording
+    old = recording.run
+    run = loads.Run(old.folder, old.workdir, old.roots, old.cache_root, generation_ns)
+    from genstamp.atomic import write_atomic  # a child may be reading it
+
+    write_atomic(Path(run.folder, loads.RUN_FILE), loads.run_text(run).encode("utf-8"))
+    loads.replace(run)
+    return recording._replace(run=run)
+
+
 def close_run(recording: Recording) -> None:
     """Stop recording; remove what the run put in site-packages and the environment."""
     if not recording.owned or not os.path.isdir(recording.run.folder):

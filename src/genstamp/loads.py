@@ -174,6 +174,14 @@ def activate(run: Run) -> None:
             sys.meta_path.insert(0, RootFinder())
 
 
+def replace(run: Run) -> None:
+    """The active run in ``run``'s folder records as ``run`` says from now on."""
+    with _LOCK:
+        for a in _RUNS:
+            if a.run.folder == run.folder:
+                a.run = run
+
+
 def deactivate(folder: str) -> None:
     with _LOCK:
         for a in [a for a in _RUNS if a.run.folder == folder]:

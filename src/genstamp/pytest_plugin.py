@@ -29,13 +29,18 @@ from genstamp.errors import GenstampError
 from genstamp.repo import Checkout, Place, find_place, open_checkout
 
 
+def _in_worker() -> bool:
+    """An xdist worker (before its configuration says so): it takes no tree."""
+    return bool(os.environ.get("PYTEST_XDIST_WORKER"))
+
+
 def _start_early() -> tuple[Path, CoProcess] | None:
     """The co-process for the folder pytest runs in, started as pytest imports this module:
     its interpreter, pygit2's import and the walk at the start then run beside the rest of
     this module's imports and all of pytest's start-up, not after them. Not in an xdist worker
     (``PYTEST_XDIST_WORKER``; it takes no tree), under git's environment (the repository is
     opened in-process then) or outside a work tree."""
-    if any(os.environ.get(v) for v in ("PYTEST_XDIST_WORKER", "GIT_DIR", "GIT_WORK_TREE")):
+    if _in_worker() or os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
         return None
     where = Path.cwd()
     try:
@@ -93,6 +98,9 @@ class Start(NamedTuple):
     problem: str | None  # why the evidence will be unbound, if it will
     guard: loader.Guard | None
     recording: child.Recording | None = None  # the load log of this run's processes
+    # The stamp as a hook left it, with a claim this session settles once the tree at the start
+    # is known (``settle``); ``gen`` is None until then.
+    claimed: generation.Generation | None = None
 
 
 def begin(place: Place | Checkout) -> Start:
@@ -103,13 +111,18 @@ def begin(place: Place | Checkout) -> Start:
     problem: str | None = None
     guard: loader.Guard | None = None
     recording: child.Recording | None = None
+    claimed: generation.Generation | None = None
     try:
         try:
             settings = config.load(place.workdir)
         except GenstampError as exc:
             problem = str(exc)
         try:
-            gen = generation.current(place)
+            stored = generation.stored(place)
+            if stored is not None and stored.pending is not None and not _in_worker():
+                claimed = stored  # settled with the co-process's walk, not one of its own
+            else:
+                gen = generation.current(place)
         except GenstampError as exc:
             problem = str(exc)
         guard = loader.guard(place.workdir, place.state)
@@ -123,11 +136,27 @@ def begin(place: Place | Checkout) -> Start:
             str(workdir),
             found,
             guard.cache_dir if guard is not None else None,
-            gen.created_ns if gen else None,
+            stamped.created_ns if (stamped := gen or claimed) else None,
         )
     except Exception as exc:  # never a traceback from the plugin
         problem = f"{type(exc).__name__}: {exc}"
-    return Start(place, settings, gen, problem, guard, recording)
+    return Start(place, settings, gen, problem, guard, recording, claimed)
+
+
+def settle(start: Start, tree: str | None) -> Start:
+    """``start`` with the hook's claim settled by ``tree``, the work tree's identity the
+    co-process took at the start (None: by a walk of its own); the run's processes judge
+    bytecode by the settled generation from now on."""
+    try:
+        gen = generation.current(start.checkout, tree)
+    except GenstampError as exc:
+        return start._replace(claimed=None, problem=str(exc))
+    except Exception as exc:  # never a traceback from the plugin
+        return start._replace(claimed=None, problem=f"{type(exc).__name__}: {exc}")
+    rec = start.recording
+    if rec is not None and gen is not None:
+        rec = child.retime(rec, gen.created_ns)
+    return start._replace(gen=gen, claimed=None, recording=rec)
 
 
 class Destination(NamedTuple):
@@ -378,6 +407,14 @@ class Session:
         self.destination: Destination | None = None
         self.pending: list[str] = []  # lines for the user, shown once
         self._earlier: dict[str, Any] | None = None  # see ``earlier``
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """A hook's claim is settled before anything else reads the stamp (xdist's workers
+        start after this)."""
+        if self.start.claimed is not None and self.trees is not None:
+            self.trees.await_start()
+            self.start = settle(self.start, self.trees.start)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
