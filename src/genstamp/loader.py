@@ -28,6 +28,7 @@ from _frozen_importlib_external import (
 )
 
 from genstamp import bytecode, loads
+from genstamp.loads import RealPaths, real_path
 from genstamp.paths import inside, installed
 
 TYPE_CHECKING = False  # not typing's (see ``loads``)
@@ -92,7 +93,7 @@ class CheckoutLoader(SourceFileLoader):
     @classmethod
     def cache_path(cls, source: str) -> str | None:
         tag = sys.implementation.cache_tag
-        real = os.path.realpath(source)
+        real = real_path(source)
         if tag is None or not inside(real, cls.workdir):
             return None
         folder = os.path.relpath(os.path.dirname(real), cls.workdir)
@@ -153,7 +154,7 @@ def install_loader(workdir: str, cache_root: str) -> "Callable[[str], Any]":
     ]
 
     def checkout_hook(path: str) -> FileFinder:
-        real = os.path.realpath(path or os.getcwd())
+        real = real_path(path or os.getcwd())
         if not inside(real, workdir) or installed(real) or not os.path.isdir(real):
             raise ImportError("not a folder of the checkout")
         return FileFinder(path, *details)
@@ -222,35 +223,6 @@ def route_rewrite_cache(workdir: str, cache_root: str) -> "Callable[[], None] | 
             setattr(rewrite, "get_cache_dir", original)  # noqa: B010
 
     return undo
-
-
-class RealPaths:
-    """``os.path.realpath`` for many files in few folders: each folder resolved once, from its
-    parent's resolved path and one ``lstat`` (folders share most of their leading parts)."""
-
-    def __init__(self) -> None:
-        self._folders: dict[str, str] = {}
-
-    def __call__(self, path: str) -> str:
-        if ".." in path.split(os.sep):
-            return os.path.realpath(path)  # ".." applies after a link is followed
-        head, tail = os.path.split(os.path.abspath(path))
-        if not tail:
-            return head  # the root
-        full = os.path.join(self._folder(head), tail)
-        return os.path.realpath(full) if os.path.islink(full) else full
-
-    def _folder(self, folder: str) -> str:
-        known = self._folders.get(folder)
-        if known is None:
-            head, tail = os.path.split(folder)
-            if not tail:
-                known = os.path.realpath(folder)
-            else:
-                full = os.path.join(self._folder(head), tail)
-                known = os.path.realpath(full) if os.path.islink(full) else full
-            self._folders[folder] = known
-        return known
 
 
 def auditable(
