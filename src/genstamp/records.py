@@ -3,7 +3,9 @@
 ``typing.NamedTuple`` and ``collections.namedtuple`` import typing or collections (with
 operator, keyword, reprlib), a few milliseconds in each process a test starts. A module kept
 light declares its records as ``NamedTuple`` under ``TYPE_CHECKING`` (what mypy and readers
-see) and builds the same tuple at run time with ``record``.
+see) and builds the same tuple at run time with ``record``. Nor do these modules say
+``from __future__ import annotations`` (that statement imports the ``__future__`` module too):
+an annotation naming what only the type checker imports is written as a string.
 
 PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, before pytest
 would rewrite it (it asserts nothing)
