@@ -406,6 +406,61 @@ def test_test_writing_only_ignored_files_leaves_the_tree(fresh: Path) -> None:
     assert rules(fresh) == []
 
 
+# -- a hook's claim, settled by the session ------------------------------------------------------
+
+# Loaded with -p: any walk of the work tree the test process makes to settle a claim fails it.
+NO_OWN_WALK = """\
+import genstamp.restamp
+
+
+def _walk(*args, **kwargs):
+    raise AssertionError("the test process walked the work tree to settle the claim")
+
+
+genstamp.restamp.tree_identity = _walk
+"""
+
+
+@pytest.mark.parametrize(
+    ("edited", "extra"),
+    [(False, []), (True, []), (True, ["-n", "2"])],
+    ids=["same-tree", "tree-changed", "tree-changed-xdist"],
+)
+def test_a_hooks_claim_is_settled_with_the_co_process_walk(
+    fresh: Path, tmp_path: Path, edited: bool, extra: list[str]
+) -> None:
+    """A hook (a branch switch, say) left a claim: the session settles it with the tree the
+    co-process took at the start, never with a walk of its own, and binds the evidence to the
+    generation the claim decides (the same one, or the claim's next when the tree changed).
+    xdist's workers start once it is settled: they walk nothing either."""
+    checkout = open_checkout(fresh)
+    before = generation.current(checkout)
+    assert before is not None
+    head = git(fresh, "rev-parse", "HEAD")
+    claim = generation.claimed(
+        before, trigger="post-checkout", changed=True, head=head, scrub=None, now_ns=1
+    )
+    generation.write(checkout, claim)
+    assert claim.pending is not None
+    if edited:
+        (fresh / "notes.txt").write_text("not committed, not ignored\n")
+    (tmp_path / "spy").mkdir()
+    (tmp_path / "spy" / "no_own_walk.py").write_text(NO_OWN_WALK)
+    env = subprocess_env(PYTHONPATH=str(tmp_path / "spy"))
+    proc = run_pytest(fresh, "-p", "no_own_walk", *extra, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert genstamp_lines(proc) == [], proc.stdout
+    no_traceback(proc)
+    settled = generation.stored(checkout)
+    assert settled is not None and settled.pending is None
+    expected = claim.pending["next"]["id"] if edited else before.id
+    assert settled.id == expected
+    props = report_of(fresh).properties
+    assert props[evidence.P_GENERATION] == settled.id
+    assert props[evidence.P_TREE_START] == git_tree(fresh)
+    assert rules(fresh) == []
+
+
 # -- off, and silent outside a repository ---------------------------------------------------------
 
 

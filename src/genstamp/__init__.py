@@ -4,10 +4,20 @@ PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, bef
 would rewrite it (it asserts nothing)
 """
 
-from __future__ import annotations
-
-from genstamp.errors import GenstampError
+TYPE_CHECKING = False  # not typing's: a run's child processes import this package at start-up
+if TYPE_CHECKING:
+    from genstamp.errors import GenstampError
 
 __version__ = "0.1.0"
 
 __all__ = ["GenstampError", "__version__"]
+
+
+def __getattr__(name: str) -> object:
+    # GenstampError on first use: the child processes of a run import this package at start-up
+    # and never raise it.
+    if name == "GenstampError":
+        from genstamp.errors import GenstampError
+
+        return GenstampError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,8 +7,6 @@ PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, bef
 would rewrite it (it asserts nothing)
 """
 
-from __future__ import annotations
-
 import _imp
 
 # importlib.util's MAGIC_NUMBER and source_hash, from the frozen module every process already

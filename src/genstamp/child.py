@@ -16,8 +16,10 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import sys
 import sysconfig
 from pathlib import Path
+from types import ModuleType
 from typing import NamedTuple
 
 from genstamp import loads
@@ -84,6 +86,8 @@ class Recording(NamedTuple):
     hook: Hook | None
     owned: bool
     env_before: str | None
+    # The modules this process already held when it began recording: no hook saw them load.
+    earlier: dict[str, ModuleType]
 
 
 def open_run(
@@ -95,10 +99,11 @@ def open_run(
 ) -> Recording:
     """Start recording a run of the checkout at ``workdir``: in this process, and (``follow``)
     in every Python process started from it. An xdist worker records into its controller's."""
+    earlier = dict(sys.modules)
     if os.environ.get("PYTEST_XDIST_WORKER"):
         for run in loads.active():
             if run.workdir == workdir:
-                return Recording(run, None, False, None)
+                return Recording(run, None, False, None, earlier)
     import tempfile
 
     folder = tempfile.mkdtemp(prefix="genstamp-run-")
@@ -110,10 +115,24 @@ def open_run(
     if follow:
         os.environ[loads.RUN_ENV] = os.pathsep.join(p for p in (folder, before) if p)
         hook = install(folder)
-    recording = Recording(run, hook, True, before)
+    recording = Recording(run, hook, True, before, earlier)
     # pytest can end before a session (--version, a usage error): nothing may stay behind
     atexit.register(close_run, recording)
     return recording
+
+
+def retime(recording: Recording, generation_ns: int) -> Recording:
+    """``recording`` judging bytecode by the generation begun at ``generation_ns`` from now on,
+    in this process and in every process started from now on."""
+    if not recording.owned or recording.run.generation_ns == generation_ns:
+        return recording
+    old = recording.run
+    run = loads.Run(old.folder, old.workdir, old.roots, old.cache_root, generation_ns)
+    from genstamp.atomic import write_atomic  # a child may be reading it
+
+    write_atomic(Path(run.folder, loads.RUN_FILE), loads.run_text(run).encode("utf-8"))
+    loads.replace(run)
+    return recording._replace(run=run)
 
 
 def close_run(recording: Recording) -> None:

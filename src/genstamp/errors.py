@@ -4,8 +4,6 @@ PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, bef
 would rewrite it (it asserts nothing)
 """
 
-from __future__ import annotations
-
 EXIT_OK = 0
 EXIT_REFUSED = 1
 EXIT_USAGE = 2

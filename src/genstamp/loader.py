@@ -10,8 +10,6 @@ PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, bef
 would rewrite it (it asserts nothing)
 """
 
-from __future__ import annotations
-
 # Kept light: a child process of a run imports this module at start-up (``loads.start``).
 import marshal
 import os
@@ -30,6 +28,7 @@ from _frozen_importlib_external import (
 )
 
 from genstamp import bytecode, loads
+from genstamp.loads import RealPaths, real_path
 from genstamp.paths import inside, installed
 
 TYPE_CHECKING = False  # not typing's (see ``loads``)
@@ -60,7 +59,7 @@ else:  # the same record, without importing typing or collections (see ``records
     Guard = record("Guard", "cache_dir undo", (), __name__)
 
 
-def guard(workdir: Path, state: Path) -> Guard | None:
+def guard(workdir: "Path", state: "Path") -> Guard | None:
     """Import the checkout's modules through ``CheckoutLoader`` until ``undo``; None when the
     user chose a pycache prefix (the audit checks what came from it)."""
     if sys.pycache_prefix is not None or os.environ.get(PYCACHE_ENV):
@@ -83,10 +82,10 @@ class CheckoutLoader(SourceFileLoader):
     it is a checked-hash pyc (PEP 552) of the source as it is now; otherwise the source is
     compiled, and the bytecode kept there for the next run."""
 
-    workdir: ClassVar[str] = ""
-    cache_root: ClassVar[str] = ""
+    workdir: "ClassVar[str]" = ""
+    cache_root: "ClassVar[str]" = ""
 
-    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+    def create_module(self, spec: "ModuleSpec") -> "ModuleType | None":
         if spec.origin:
             spec.cached = self.cache_path(spec.origin)  # what the audit sees as its bytecode
         return None
@@ -94,7 +93,7 @@ class CheckoutLoader(SourceFileLoader):
     @classmethod
     def cache_path(cls, source: str) -> str | None:
         tag = sys.implementation.cache_tag
-        real = os.path.realpath(source)
+        real = real_path(source)
         if tag is None or not inside(real, cls.workdir):
             return None
         folder = os.path.relpath(os.path.dirname(real), cls.workdir)
@@ -142,7 +141,7 @@ def write_pyc(path: str, data: bytes) -> None:
             raise
 
 
-def install_loader(workdir: str, cache_root: str) -> Callable[[str], Any]:
+def install_loader(workdir: str, cache_root: str) -> "Callable[[str], Any]":
     """Put a path hook for folders inside ``workdir`` first, and forget the finders already
     made for them. Returns the hook (to uninstall it)."""
     loader = type(
@@ -155,7 +154,7 @@ def install_loader(workdir: str, cache_root: str) -> Callable[[str], Any]:
     ]
 
     def checkout_hook(path: str) -> FileFinder:
-        real = os.path.realpath(path or os.getcwd())
+        real = real_path(path or os.getcwd())
         if not inside(real, workdir) or installed(real) or not os.path.isdir(real):
             raise ImportError("not a folder of the checkout")
         return FileFinder(path, *details)
@@ -165,7 +164,7 @@ def install_loader(workdir: str, cache_root: str) -> Callable[[str], Any]:
     return checkout_hook
 
 
-def uninstall_loader(hook: Callable[[str], Any], workdir: str) -> None:
+def uninstall_loader(hook: "Callable[[str], Any]", workdir: str) -> None:
     if hook in sys.path_hooks:
         sys.path_hooks.remove(hook)
     forget_finders(workdir)
@@ -178,7 +177,7 @@ def forget_finders(workdir: str) -> None:
             sys.path_importer_cache.pop(entry, None)
 
 
-def route_rewrite_cache(workdir: str, cache_root: str) -> Callable[[], None] | None:
+def route_rewrite_cache(workdir: str, cache_root: str) -> "Callable[[], None] | None":
     """pytest keeps the assertion-rewritten bytecode of test modules and conftests beside them,
     validated (before pytest 9.2) by mtime and size only. For the checkout's files, point it
     into genstamp's cache instead, in a folder named by the hash of the source: bytecode found
@@ -199,7 +198,7 @@ def route_rewrite_cache(workdir: str, cache_root: str) -> Callable[[], None] | N
     base = os.path.join(cache_root, "rewritten")
     realpath = RealPaths()  # test modules are imported before any test runs
 
-    def get_cache_dir(file_path: Path) -> Path:
+    def get_cache_dir(file_path: "Path") -> "Path":
         real = realpath(os.fspath(file_path))
         if inside(real, workdir):
             try:
@@ -226,38 +225,9 @@ def route_rewrite_cache(workdir: str, cache_root: str) -> Callable[[], None] | N
     return undo
 
 
-class RealPaths:
-    """``os.path.realpath`` for many files in few folders: each folder resolved once, from its
-    parent's resolved path and one ``lstat`` (folders share most of their leading parts)."""
-
-    def __init__(self) -> None:
-        self._folders: dict[str, str] = {}
-
-    def __call__(self, path: str) -> str:
-        if ".." in path.split(os.sep):
-            return os.path.realpath(path)  # ".." applies after a link is followed
-        head, tail = os.path.split(os.path.abspath(path))
-        if not tail:
-            return head  # the root
-        full = os.path.join(self._folder(head), tail)
-        return os.path.realpath(full) if os.path.islink(full) else full
-
-    def _folder(self, folder: str) -> str:
-        known = self._folders.get(folder)
-        if known is None:
-            head, tail = os.path.split(folder)
-            if not tail:
-                known = os.path.realpath(folder)
-            else:
-                full = os.path.join(self._folder(head), tail)
-                known = os.path.realpath(full) if os.path.islink(full) else full
-            self._folders[folder] = known
-        return known
-
-
 def auditable(
-    modules: Mapping[str, ModuleType | None], workdir: str, packages: Iterable[str]
-) -> dict[str, ModuleType]:
+    modules: "Mapping[str, ModuleType | None]", workdir: str, packages: "Iterable[str]"
+) -> "dict[str, ModuleType]":
     """The modules ``audit.audit_modules`` has something to say about: those of the audited
     packages, and those loaded from inside the work tree. Every other module it passes over
     after resolving its path; resolving hundreds of paths one folder at a time costs more."""

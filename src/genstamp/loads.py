@@ -17,8 +17,6 @@ PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, bef
 would rewrite it (it asserts nothing)
 """
 
-from __future__ import annotations
-
 # Kept light on purpose: every Python process a run starts imports this module at start-up.
 import _thread
 import os
@@ -113,6 +111,8 @@ def _escape(text: str) -> str:
 
 
 def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text  # most fields: read by every child at start-up
     out, i = [], 0
     while i < len(text):
         c = text[i]
@@ -154,7 +154,7 @@ _RUNS: list[_Active] = []
 _LOCK = _thread.allocate_lock()
 _STATE = _thread._local()
 _HOOKED = False
-_real_cache: dict[str, str] = {}
+_real_cache: dict[str, str] = {}  # a path -> real_path's answer, for the active runs
 
 
 def active(folder: str | None = None) -> list[Run]:
@@ -169,11 +169,20 @@ def activate(run: Run) -> None:
             return
         _RUNS.append(_Active(run))
         _real_cache.clear()
+        _RESOLVE.forget()
         if not _HOOKED:
             sys.addaudithook(_hook)
             _HOOKED = True
         if not any(isinstance(f, RootFinder) for f in sys.meta_path):
             sys.meta_path.insert(0, RootFinder())
+
+
+def replace(run: Run) -> None:
+    """The active run in ``run``'s folder records as ``run`` says from now on."""
+    with _LOCK:
+        for a in _RUNS:
+            if a.run.folder == run.folder:
+                a.run = run
 
 
 def deactivate(folder: str) -> None:
@@ -273,7 +282,7 @@ def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None
     """A loader compiled ``data`` (or ran bytecode checked against it) for ``path``."""
     if not _RUNS:
         return
-    real = _real(path)
+    real = real_path(path)
     record(Load(real, blob_of(data), module, SOURCE, detail))
     _expected[path] = _expected.get(path, 0) + 1
 
@@ -281,7 +290,7 @@ def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None
 # -- everything else: the audit hook and the meta path finder ------------------------------------
 
 
-def _hook(event: str, args: tuple[Any, ...]) -> None:
+def _hook(event: str, args: "tuple[Any, ...]") -> None:
     if not _RUNS or event not in _EVENTS or getattr(_STATE, "busy", False):
         return
     _STATE.busy = True  # what the hook itself imports or opens is not the tests' doing
@@ -323,7 +332,7 @@ def _executed(code: CodeType) -> None:
         return
     if filename.startswith("<"):
         return
-    real = _real(filename)
+    real = real_path(filename)
     module = ""
     if not any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
         # Outside the checkout: only a module of one of its import roots concerns the run.
@@ -344,7 +353,7 @@ def _executed(code: CodeType) -> None:
         pyc = None  # a pyc read for another reason: this module was compiled some other way
     if pyc is not None:
         if not current:
-            record(Load(_real(pyc), "", module, SOURCELESS, pyc))
+            record(Load(real_path(pyc), "", module, SOURCELESS, pyc))
             return
         record(Load(real, current, module, BYTECODE, _stale_reason(real, pyc)))
         return
@@ -369,11 +378,48 @@ def _stale_reason(source: str, pyc: str) -> str:
     return audit._stale_cache(source, pyc, root, gen) or ""
 
 
-def _real(path: str) -> str:
+def real_path(path: str) -> str:
+    """``os.path.realpath(path)``, each folder resolved once while the runs are active (a
+    child resolves the same few folders for every module it loads)."""
     real = _real_cache.get(path)
     if real is None:
-        real = _real_cache[path] = os.path.realpath(path)
+        real = _real_cache[path] = _RESOLVE(path)
     return real
+
+
+class RealPaths:
+    """``os.path.realpath`` for many files in few folders: each folder resolved once, from its
+    parent's resolved path and one ``lstat`` (folders share most of their leading parts)."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def forget(self) -> None:
+        self._folders.clear()
+
+    def __call__(self, path: str) -> str:
+        if ".." in path.split(os.sep):
+            return os.path.realpath(path)  # ".." applies after a link is followed
+        head, tail = os.path.split(os.path.abspath(path))
+        if not tail:
+            return head  # the root
+        full = os.path.join(self._folder(head), tail)
+        return os.path.realpath(full) if os.path.islink(full) else full
+
+    def _folder(self, folder: str) -> str:
+        known = self._folders.get(folder)
+        if known is None:
+            head, tail = os.path.split(folder)
+            if not tail:
+                known = os.path.realpath(folder)
+            else:
+                full = os.path.join(self._folder(head), tail)
+                known = os.path.realpath(full) if os.path.islink(full) else full
+            self._folders[folder] = known
+        return known
+
+
+_RESOLVE = RealPaths()
 
 
 class RootFinder:
@@ -384,8 +430,8 @@ class RootFinder:
     _busy = _thread._local()
 
     def find_spec(
-        self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> ModuleSpec | None:
+        self, name: str, path: "Sequence[str] | None", target: "ModuleType | None" = None
+    ) -> "ModuleSpec | None":
         top = name.partition(".")[0]
         if not any(top in a.run.roots for a in _RUNS) or getattr(self._busy, "on", False):
             return None
@@ -403,8 +449,8 @@ class RootFinder:
 
 
 def _find_rest(
-    me: RootFinder, name: str, path: Sequence[str] | None, target: ModuleType | None
-) -> ModuleSpec | None:
+    me: RootFinder, name: str, path: "Sequence[str] | None", target: "ModuleType | None"
+) -> "ModuleSpec | None":
     for finder in list(sys.meta_path):
         if finder is me or isinstance(finder, RootFinder):
             continue
@@ -417,9 +463,9 @@ def _find_rest(
     return None
 
 
-def _spec_found(name: str, spec: ModuleSpec) -> None:
+def _spec_found(name: str, spec: "ModuleSpec") -> None:
     if isinstance(spec.loader, ExtensionFileLoader) and spec.origin:
-        real = _real(spec.origin)
+        real = real_path(spec.origin)
         try:  # noqa: SIM105 (contextlib costs a child's start-up)
             record(Load(real, "", name, EXTENSION, str(os.stat(real).st_mtime_ns)))
         except OSError:
@@ -427,7 +473,7 @@ def _spec_found(name: str, spec: ModuleSpec) -> None:
         return
     if spec.origin in (None, "namespace") and spec.submodule_search_locations:
         for location in spec.submodule_search_locations:
-            real = _real(location)
+            real = real_path(location)
             if any(not inside(real, a.run.workdir) or installed(real) for a in _RUNS):
                 record(Load(real, "", name, NAMESPACE))
 

@@ -5,8 +5,6 @@ PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, bef
 would rewrite it (it asserts nothing)
 """
 
-from __future__ import annotations
-
 import os
 
 

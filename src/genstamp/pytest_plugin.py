@@ -24,31 +24,63 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
-from genstamp import (
-    audit,
-    binding,
-    checkout_id,
+from genstamp.coprocess import CoProcess
+from genstamp.errors import GenstampError
+from genstamp.repo import Checkout, Place, find_place, open_checkout
+
+
+def _in_worker() -> bool:
+    """An xdist worker (before its configuration says so): it takes no tree."""
+    return bool(os.environ.get("PYTEST_XDIST_WORKER"))
+
+
+def _start_early() -> tuple[Path, CoProcess] | None:
+    """The co-process for the folder pytest runs in, started as pytest imports this module:
+    its interpreter, pygit2's import and the walk at the start then run beside the rest of
+    this module's imports and all of pytest's start-up, not after them. Not in an xdist worker
+    (``PYTEST_XDIST_WORKER``; it takes no tree), under git's environment (the repository is
+    opened in-process then) or outside a work tree."""
+    if _in_worker() or os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return None
+    where = Path.cwd()
+    try:
+        if find_place(where) is None:
+            return None
+        coprocess = CoProcess(where)
+    except (GenstampError, OSError):
+        return None  # the session tries again, and says why it could not
+    atexit.register(coprocess.close, abandon=True)  # unless a session claims it
+    return where, coprocess
+
+
+# One per import of this module; the first pytest configuration in this process claims it.
+_PRESTARTED: list[tuple[Path, CoProcess]] = [s for s in (_start_early(),) if s is not None]
+
+from genstamp import (  # noqa: E402 - after the co-process has started
     child,
     config,
-    coverage,
     evidence,
     generation,
     junit,
     loader,
     loads,
-    outlook,
-    parts,
     roots,
-    selection,
 )
-from genstamp.atomic import write_atomic
-from genstamp.coprocess import CoProcess
-from genstamp.errors import GenstampError
-from genstamp.repo import Checkout, Place, find_place, open_checkout
-from genstamp.trees import FromCoProcess, InProcess, Trees
+from genstamp.trees import FromCoProcess, InProcess, Trees  # noqa: E402
 
 if TYPE_CHECKING:
+    from genstamp import audit, coverage, selection
     from genstamp.suite import PytestConfig
+
+
+def _import_the_end() -> None:
+    """Import what binding the evidence needs only at the end (``_bind``): called while the
+    co-process may still be taking the tree at the start, time the test process would spend
+    waiting anyway."""
+    from genstamp import atomic, audit, binding, checkout_id, coverage, outlook, parts, selection
+
+    del atomic, audit, binding, checkout_id, coverage, outlook, parts, selection
+
 
 _KEY = "genstamp"  # in an xdist worker's ``workeroutput``
 _SESSION_PLUGIN = "genstamp-session"
@@ -66,6 +98,9 @@ class Start(NamedTuple):
     problem: str | None  # why the evidence will be unbound, if it will
     guard: loader.Guard | None
     recording: child.Recording | None = None  # the load log of this run's processes
+    # The stamp as a hook left it, with a claim this session settles once the tree at the start
+    # is known (``settle``); ``gen`` is None until then.
+    claimed: generation.Generation | None = None
 
 
 def begin(place: Place | Checkout) -> Start:
@@ -76,13 +111,18 @@ def begin(place: Place | Checkout) -> Start:
     problem: str | None = None
     guard: loader.Guard | None = None
     recording: child.Recording | None = None
+    claimed: generation.Generation | None = None
     try:
         try:
             settings = config.load(place.workdir)
         except GenstampError as exc:
             problem = str(exc)
         try:
-            gen = generation.current(place)
+            stored = generation.stored(place)
+            if stored is not None and stored.pending is not None and not _in_worker():
+                claimed = stored  # settled with the co-process's walk, not one of its own
+            else:
+                gen = generation.current(place)
         except GenstampError as exc:
             problem = str(exc)
         guard = loader.guard(place.workdir, place.state)
@@ -96,11 +136,27 @@ def begin(place: Place | Checkout) -> Start:
             str(workdir),
             found,
             guard.cache_dir if guard is not None else None,
-            gen.created_ns if gen else None,
+            stamped.created_ns if (stamped := gen or claimed) else None,
         )
     except Exception as exc:  # never a traceback from the plugin
         problem = f"{type(exc).__name__}: {exc}"
-    return Start(place, settings, gen, problem, guard, recording)
+    return Start(place, settings, gen, problem, guard, recording, claimed)
+
+
+def settle(start: Start, tree: str | None) -> Start:
+    """``start`` with the hook's claim settled by ``tree``, the work tree's identity the
+    co-process took at the start (None: by a walk of its own); the run's processes judge
+    bytecode by the settled generation from now on."""
+    try:
+        gen = generation.current(start.checkout, tree)
+    except GenstampError as exc:
+        return start._replace(claimed=None, problem=str(exc))
+    except Exception as exc:  # never a traceback from the plugin
+        return start._replace(claimed=None, problem=f"{type(exc).__name__}: {exc}")
+    rec = start.recording
+    if rec is not None and gen is not None:
+        rec = child.retime(rec, gen.created_ns)
+    return start._replace(gen=gen, claimed=None, recording=rec)
 
 
 class Destination(NamedTuple):
@@ -195,6 +251,8 @@ class Tally:
             return False
         from _pytest.mark import KeywordMatcher, MarkMatcher
 
+        from genstamp import selection
+
         from_markers = getattr(MarkMatcher, "from_markers", None)
         markers = (
             from_markers(item.iter_markers()) if from_markers else MarkMatcher.from_item(item)  # type: ignore[attr-defined]
@@ -276,6 +334,8 @@ class Tally:
     def coverage(self, node_args: list[Path], partly: set[str]) -> coverage.Coverage:
         """What the run covered: a file named with a ``::`` argument, or one a plugin
         dropped items from, was collected in part."""
+        from genstamp import coverage
+
         partly = partly | {
             self.tree_path(Path(str(a).partition("::")[0]).resolve()) or "" for a in node_args
         }
@@ -346,16 +406,45 @@ class Session:
         self.trees: Trees | None = None  # in the controller, from pytest_configure on
         self.destination: Destination | None = None
         self.pending: list[str] = []  # lines for the user, shown once
+        self._earlier: dict[str, Any] | None = None  # see ``earlier``
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """A hook's claim is settled before anything else reads the stamp (xdist's workers
+        start after this)."""
+        if self.start.claimed is not None and self.trees is not None:
+            self.trees.await_start()
+            self.start = settle(self.start, self.trees.start)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
-        """No test has run yet: the tree at the start must be known by now."""
+        """No test has run yet: the tree at the start must be known by now. While the
+        co-process may still be taking it, the modules loaded before the recording began are
+        sorted out for the audit."""
+        self.earlier()
+        _import_the_end()
         if self.trees is not None:
             self.trees.await_start()
 
+    def earlier(self) -> dict[str, Any]:
+        """The modules loaded before the recording began (no hook saw them load) that the audit
+        has something to say about; every later load was recorded as it happened."""
+        if self._earlier is None:
+            rec = self.start.recording
+            self._earlier = (
+                {}
+                if rec is None
+                else loader.auditable(
+                    rec.earlier, str(self.start.checkout.workdir), tuple(rec.run.roots)
+                )
+            )
+        return self._earlier
+
     def audit(self) -> audit.Audit:
-        """The loads every process of the run recorded as they happened, and (a cross-check)
-        the modules in ``sys.modules`` loaded before the recording began."""
+        """The loads every process of the run recorded as they happened, and the modules
+        loaded before the recording began."""
+        from genstamp import audit
+
         start = self.start
         workdir = start.checkout.workdir
         gen_ns = start.gen.created_ns if start.gen else None
@@ -377,15 +466,10 @@ class Session:
             notes.append(f"child processes were not followed: {rec.hook.problem}")
         judged = audit.judge(recorded, workdir, rec.run.roots, gen_ns, notes)
         seen = {ld.path for ld in recorded}
-        names = tuple(rec.run.roots)
-        unseen = {
-            name: module
-            for name, module in loader.auditable(sys.modules, str(workdir), names).items()
-            if _origin(module) not in seen
-        }
+        unseen = {name: m for name, m in self.earlier().items() if _origin(m) not in seen}
         swept = audit.audit_modules(
             workdir,
-            names,
+            tuple(rec.run.roots),
             gen_ns,
             modules=unseen,
             trusted_cache=start.guard.cache_dir if start.guard else None,
@@ -429,6 +513,9 @@ class Session:
                 dest.path.unlink(missing_ok=True)
 
     def _bind(self, session: pytest.Session, exitstatus: int) -> None:
+        from genstamp import audit, outlook, parts, selection
+        from genstamp.atomic import write_atomic
+
         start, dest, trees = self.start, self.destination, self.trees
         if dest is None or dest.path is None or trees is None:
             problem = dest.problem if dest is not None else None
@@ -542,6 +629,8 @@ def _properties(
 ) -> dict[str, str]:
     """The ``genstamp.*`` properties that bind this run's evidence; ``written``: the user's
     --junitxml, recorded when inside the work tree (the gate leaves it out of the trees)."""
+    from genstamp import binding, checkout_id
+
     output = os.path.relpath(os.path.realpath(written), start.checkout.workdir) if written else ""
     return binding.new(
         runner="pytest",
@@ -562,6 +651,8 @@ def _facts(
     cfg: pytest.Config, session: pytest.Session, exitstatus: int, tally: Tally
 ) -> selection.Facts:
     """What ``selection.reasons`` decides over, from pytest's configuration and session."""
+    from genstamp import selection
+
     node_ids: list[str] = []
     if cfg.args_source == pytest.Config.ArgsSource.ARGS:
         node_ids = [a for a in cfg.args if "::" in a]
@@ -682,20 +773,22 @@ def _find_early(pluginmanager: pytest.PytestPluginManager) -> _Early | None:
 @pytest.hookimpl
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     """pytest calls this as it registers the plugin, long before a session starts: the
-    co-process starts here, so that it opens the repository and takes the tree at the start
-    while pytest is still starting up and collecting, rather than after. Nothing starts in an
-    xdist worker (``PYTEST_XDIST_WORKER``; it takes no tree), under git's environment (the
-    repository is opened in-process then) or outside a work tree."""
-    if any(os.environ.get(v) for v in ("PYTEST_XDIST_WORKER", "GIT_DIR", "GIT_WORK_TREE")):
+    co-process started as this module was imported (or, for a later configuration in the same
+    process, one started now) is held until the session claims it, so that it opens the
+    repository and takes the tree at the start while pytest is still starting up and
+    collecting, rather than after."""
+    if _find_early(pluginmanager) is not None:
         return
-    where = Path.cwd()
-    try:
-        if find_place(where) is None or _find_early(pluginmanager) is not None:
-            return
-        coprocess = CoProcess(where)
-    except (GenstampError, OSError):
-        return  # the session tries again, and says why it could not
-    pluginmanager.register(_Early(where, coprocess), _EARLY_PLUGIN)
+    prestarted = _PRESTARTED.pop() if _PRESTARTED else None
+    if prestarted is not None:
+        atexit.unregister(prestarted[1].close)
+        if prestarted[0] != Path.cwd():
+            prestarted[1].close(abandon=True)
+            prestarted = None
+    started = prestarted or _start_early()
+    if started is not None:
+        atexit.unregister(started[1].close)  # the early plugin stops it if nobody claims it
+        pluginmanager.register(_Early(*started), _EARLY_PLUGIN)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -8,7 +8,6 @@ found too). Test folders, virtual environments and build output are not the proj
 
 from __future__ import annotations
 
-import configparser
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -181,6 +180,10 @@ def _from_pyproject(path: Path) -> list[str]:
 
 
 def _from_setup_cfg(path: Path) -> list[str]:
+    if not path.is_file():
+        return []
+    import configparser  # only for a project that has a setup.cfg: the plugin reads this early
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read(path, encoding="utf-8")
