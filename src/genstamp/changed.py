@@ -28,28 +28,37 @@ repository's).
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Mapping
-from pathlib import Path
-from typing import NamedTuple
 
 from genstamp.errors import GenstampError
+from genstamp.records import record
+
+# This module runs in the hook's process, which must start fast (issue 16): no subprocess,
+# pathlib or typing at run time (they import re, enum, threading...). Records are typed as
+# NamedTuples for mypy and built by ``records.record`` at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import NamedTuple
 
 Z40 = "0" * 40
 GITLINK = "160000"
 
+if TYPE_CHECKING:
 
-class Operation(NamedTuple):
-    trigger: str  # post-checkout, post-merge or post-rewrite
-    pairs: tuple[tuple[str, str], ...]  # (old, new) commits whose trees' differences changed
-    between: tuple[str, str] | None  # (old, new): also every commit of new not in old
-    unknown: str  # why the changed paths cannot be known cheaply; "" when they can
+    class Operation(NamedTuple):
+        trigger: str  # post-checkout, post-merge or post-rewrite
+        pairs: tuple[tuple[str, str], ...]  # (old, new) commits whose trees' differences changed
+        between: tuple[str, str] | None  # (old, new): also every commit of new not in old
+        unknown: str  # why the changed paths cannot be known cheaply; "" when they can
 
+    class Where(NamedTuple):
+        workdir: str
+        gitdir: str  # this worktree's own git dir
+        head_tree: str  # the tree git checked out
 
-class Where(NamedTuple):
-    workdir: Path
-    gitdir: Path  # this worktree's own git dir
-    head_tree: str  # the tree git checked out
+else:
+    Operation = record("Operation", "trigger pairs between unknown", module=__name__)
+    Where = record("Where", "workdir gitdir head_tree", module=__name__)
 
 
 def locate(directory: str | os.PathLike[str] | None) -> Where:
@@ -57,10 +66,10 @@ def locate(directory: str | os.PathLike[str] | None) -> Where:
     ``git rev-parse``)."""
     out = git(directory, "rev-parse", "--show-toplevel", "--absolute-git-dir", "HEAD^{tree}")
     top, gitdir, tree = out.split("\n")[:3]
-    return Where(Path(top), Path(gitdir), tree)
+    return Where(top, gitdir, tree)
 
 
-def tracked(workdir: Path, files: list[str]) -> set[str]:
+def tracked(workdir: str | os.PathLike[str], files: list[str]) -> set[str]:
     """Which of ``files`` (absolute) HEAD's tree holds, as work-tree-relative ``/`` paths.
 
     HEAD's tree, not the index: ``git ls-tree`` reads only the trees along those paths, where
@@ -73,19 +82,69 @@ def tracked(workdir: Path, files: list[str]) -> set[str]:
 
 
 def git(directory: str | os.PathLike[str] | None, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", *args], cwd=directory, capture_output=True, text=True, errors="surrogateescape"
-    )
-    if proc.returncode:
+    """git's standard output (``git -C directory ARGS``); GenstampError when git fails."""
+    where = () if directory is None else ("-C", os.fspath(directory))
+    code, out, err = run(["git", *where, *args])
+    if code:
+        last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["?"]
         raise GenstampError(
-            f"git {args[0]} failed: {proc.stderr.strip().splitlines()[-1:] or ['?']}",
+            f"git {args[0]} failed: {last}",
             "check that `git status` works, then run `genstamp stamp`",
         )
-    return proc.stdout
+    return out.decode("utf-8", "surrogateescape")
+
+
+def run(argv: list[str]) -> tuple[int, bytes, bytes]:
+    """Run ``argv`` (found on PATH) to its end: its exit code, stdout and stderr. What
+    ``subprocess.run(argv, capture_output=True)`` does, by ``posix_spawn`` and two pipes read
+    together (a child filling one pipe while the other is read would wait for ever), without
+    importing ``subprocess`` and its ``signal``, ``threading``, ``selectors``..."""
+    if not hasattr(os, "posix_spawnp"):  # pragma: no cover - Windows
+        import subprocess
+
+        proc = subprocess.run(argv, capture_output=True, check=False)
+        return proc.returncode, proc.stdout, proc.stderr
+    import select
+
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        pid = os.posix_spawnp(
+            argv[0],
+            argv,
+            os.environ,
+            file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
+        )
+    except BaseException:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    try:
+        poller = select.poll()
+        for fd in chunks:
+            poller.register(fd, select.POLLIN)
+        left = len(chunks)
+        while left:
+            for fd, _ in poller.poll():
+                data = os.read(fd, 1 << 16)
+                if data:
+                    chunks[fd].append(data)
+                else:  # the end of that stream
+                    poller.unregister(fd)
+                    left -= 1
+    finally:
+        for fd in chunks:
+            os.close(fd)
+        _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
 
 
 def operation(
-    trigger: str, args: tuple[str, ...], env: Mapping[str, str], gitdir: Path
+    trigger: str, args: tuple[str, ...], env: Mapping[str, str], gitdir: str | os.PathLike[str]
 ) -> Operation:
     """What the hook ``trigger`` (given git's ``args``, or pre-commit's ``env`` when ``args``
     is empty) can say about what changed."""
@@ -104,10 +163,10 @@ def operation(
         squash = args[0] if args else env.get("PRE_COMMIT_IS_SQUASH_MERGE", "")
         if squash != "0":
             return _unknown(trigger, "a squash merge does not move HEAD")
-        moved = _last_move(gitdir / "logs" / "HEAD")
+        moved = _last_move(os.path.join(gitdir, "logs", "HEAD"))
         if moved is None or not moved[2].startswith(("merge ", "pull")):
             return _unknown(trigger, "HEAD's reflog does not show the merge")
-        if _read_ref(gitdir / "ORIG_HEAD") != moved[0]:
+        if _read_ref(os.path.join(gitdir, "ORIG_HEAD")) != moved[0]:
             return _unknown(trigger, "ORIG_HEAD is not where the merge began")
         return Operation(trigger, ((moved[0], moved[1]),), None, "")
     command = args[0] if args else env.get("PRE_COMMIT_REWRITE_COMMAND", "")
@@ -115,23 +174,23 @@ def operation(
         return Operation(trigger, (), None, "")  # an amend writes no file in the work tree
     if command != "rebase":
         return _unknown(trigger, f"git rewrote by {command!r}")
-    last = _last_move(gitdir / "logs" / "HEAD")
+    last = _last_move(os.path.join(gitdir, "logs", "HEAD"))
     prefix = "rebase (finish): returning to "
     if last is None or not last[2].startswith(prefix):
         return _unknown(trigger, "HEAD's reflog does not show the rebase")
-    branch = _last_move(_common(gitdir) / "logs" / last[2][len(prefix) :])
-    orig = _read_ref(gitdir / "ORIG_HEAD")
+    branch = _last_move(os.path.join(_common(gitdir), "logs", last[2][len(prefix) :]))
+    orig = _read_ref(os.path.join(gitdir, "ORIG_HEAD"))
     if branch is None or branch[0] != orig or branch[1] != last[1]:
         return _unknown(trigger, "ORIG_HEAD is not where the rebase began")
     return Operation(trigger, ((branch[0], branch[1]),), (branch[0], branch[1]), "")
 
 
-def rebase_part(trigger: str, op: Operation, gitdir: Path) -> str:
+def rebase_part(trigger: str, op: Operation, gitdir: str | os.PathLike[str]) -> str:
     """``"step"`` for the checkout a rebase makes as it starts (git runs post-checkout with
     the rebase's state folder present), ``"end"`` for its post-rewrite, else ``""``."""
     if op.between is not None:
         return "end"
-    busy = (gitdir / "rebase-merge").is_dir() or (gitdir / "rebase-apply").is_dir()
+    busy = any(os.path.isdir(os.path.join(gitdir, d)) for d in ("rebase-merge", "rebase-apply"))
     return "step" if trigger == "post-checkout" and busy else ""
 
 
@@ -139,23 +198,25 @@ def _unknown(trigger: str, why: str) -> Operation:
     return Operation(trigger, (), None, why)
 
 
-def _common(gitdir: Path) -> Path:
+def _common(gitdir: str | os.PathLike[str]) -> str:
     """The common git dir (where branch reflogs live) of a worktree's git dir."""
     try:
-        text = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+            text = fh.read().strip()
     except OSError:
-        return gitdir
-    return (gitdir / text).resolve()
+        return os.fspath(gitdir)
+    return os.path.realpath(os.path.join(gitdir, text))
 
 
-def _read_ref(path: Path) -> str | None:
+def _read_ref(path: str) -> str | None:
     try:
-        return path.read_text(encoding="ascii").strip() or None
+        with open(path, encoding="ascii") as fh:
+            return fh.read().strip() or None
     except (OSError, UnicodeDecodeError):
         return None
 
 
-def _last_move(log: Path) -> tuple[str, str, str] | None:
+def _last_move(log: str) -> tuple[str, str, str] | None:
     """The last entry of a reflog: (old, new, message)."""
     try:
         with open(log, "rb") as f:
@@ -172,7 +233,7 @@ def _last_move(log: Path) -> tuple[str, str, str] | None:
     return parts[0], parts[1], message
 
 
-def changed_paths(workdir: Path, op: Operation) -> list[str] | None:
+def changed_paths(workdir: str | os.PathLike[str], op: Operation) -> list[str] | None:
     """The work-tree paths ``op`` changed (``/``-separated, relative), both sides of a rename,
     every file of an added or deleted folder; None when a submodule's commit changed (its files
     are not listed by the superproject's diff). One ``git diff-tree`` per pair, one ``git log``

@@ -26,12 +26,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from genstamp import changed, generation, hooks, scrub
 from genstamp.errors import EXIT_OK, GenstampError
-from genstamp.repo import Place
+
+# What this module and those it imports load is the hook's start-up, paid on every checkout:
+# no pathlib, typing, subprocess, json or tempfile (re, enum, threading... come with them).
+# A test holds the list (tests/test_restamp_incremental.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 NAMES = (*hooks.RESTAMP_HOOKS, "restamp")
 
@@ -65,9 +69,9 @@ def _restamp(
 ) -> str | None:
     """Scrub what git changed and leave the claim; None when only the full hook can say."""
     where = changed.locate(directory)
-    place = Place(where.workdir, where.gitdir)
+    stamp = generation.stamp_in(where.gitdir)
     try:
-        gen = generation.stored(place)
+        gen = generation.read_at(stamp)[0]
     except GenstampError:
         return None  # the full hook says what is wrong with it and begins anew
     if gen is None:
@@ -79,10 +83,12 @@ def _restamp(
     files = scrub.bytecode_of(where.workdir, paths)
     kept = changed.tracked(where.workdir, files) if files else set()
     venvs = False
-    if any(scrub.in_venv(str(where.workdir), os.path.dirname(f)) for f in files):
-        from genstamp import config  # and tomllib: only when a virtual environment is in the way
+    if any(scrub.in_venv(where.workdir, os.path.dirname(f)) for f in files):
+        from pathlib import Path  # and tomllib: only when a virtual environment is in the way
 
-        venvs = config.load(where.workdir).scrub_venvs
+        from genstamp import config
+
+        venvs = config.load(Path(where.workdir)).scrub_venvs
     result = scrub.scrub_files(where.workdir, files, venvs=venvs, tracked=kept)
     head = op.pairs[-1][1] if op.pairs else None
     claim = generation.claimed(
@@ -91,10 +97,16 @@ def _restamp(
         changed=bool(paths),
         head=head if head and len(head) in (40, 64) else None,
         scrub={**result.summary(), "paths": len(paths)},
-        now_ns=generation.now_ns(place.state),
+        now_ns=generation.now_ns(os.path.dirname(stamp)),
         rebase=changed.rebase_part(trigger, op, where.gitdir),
     )
-    generation.write(place, claim)
+    # Not synced to disk (an fsync is most of the hook's own time on a busy disk): git did not
+    # sync the files it has just written either (core.fsync leaves the work tree and the index
+    # out), and a crash that loses this write leaves the old stamp, whose tree is no longer the
+    # work tree's (its evidence is refused, as after any change), or, without the file system's
+    # rename ordering, an empty one, which every reader refuses with `genstamp stamp` as the
+    # remedy. Neither is read as a decision this hook did not take.
+    generation.write_at(stamp, claim, sync=False)
     return _line(gen, claim, where.head_tree, len(paths), result)
 
 
@@ -119,6 +131,8 @@ def _line(
 
 def _full(directory: str | os.PathLike[str] | None, name: str, git_args: Sequence[str]) -> int:
     """The hook as before issue 16: a full scrub and a full identity."""
+    from pathlib import Path
+
     from genstamp.cli import full_restamp_hook
 
     return full_restamp_hook(name, None if directory is None else Path(directory), None)

@@ -11,24 +11,37 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Container, Iterable
-from typing import NamedTuple
 
 from genstamp.bytecode import PYCACHE, SUFFIXES, is_bytecode_file
 
+# The post-* hooks scrub in a process that must start fast (issue 16): no typing at run time
+# (it imports re); the records are typed as NamedTuples for mypy, built by namedtuple.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Container, Iterable
+    from typing import NamedTuple
 
-class ScrubError(NamedTuple):
-    path: str
-    reason: str
+    class ScrubError(NamedTuple):
+        path: str
+        reason: str
+
+    class _Result(NamedTuple):
+        folders: int
+        files: int
+        bytes: int
+        removed: tuple[str, ...]  # absolute paths, folders with a trailing "/"
+        errors: tuple[ScrubError, ...]
+        dry_run: bool
+
+else:
+    from collections import namedtuple
+
+    ScrubError = namedtuple("ScrubError", "path reason")
+    _Result = namedtuple("ScrubResult", "folders files bytes removed errors dry_run")
 
 
-class ScrubResult(NamedTuple):
-    folders: int
-    files: int
-    bytes: int
-    removed: tuple[str, ...]  # absolute paths, folders with a trailing "/"
-    errors: tuple[ScrubError, ...]
-    dry_run: bool
+class ScrubResult(_Result):
+    __slots__ = ()
 
     @property
     def clean(self) -> bool:
