@@ -52,21 +52,67 @@ if TYPE_CHECKING:
         unknown: str  # why the changed paths cannot be known cheaply; "" when they can
 
     class Where(NamedTuple):
-        workdir: str
-        gitdir: str  # this worktree's own git dir
-        head_tree: str  # the tree git checked out
+        workdir: str  # the work tree's top, symbolic links resolved
+        gitdir: str  # this worktree's own git dir, absolute
+
+    class Change(NamedTuple):
+        paths: list[str]  # work-tree-relative, "/"-separated, sorted
+        tree: str | None  # the tree of the commit git moved to, when a diff named it
 
 else:
     Operation = record("Operation", "trigger pairs between unknown", module=__name__)
-    Where = record("Where", "workdir gitdir head_tree", module=__name__)
+    Where = record("Where", "workdir gitdir", module=__name__)
+    Change = record("Change", "paths tree", module=__name__)
+
+# What can make git find another work tree or git dir than a ``.git`` in the folder it runs in.
+_ELSEWHERE_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+_ELSEWHERE_CONFIG = (b"worktree", b"include")  # core.worktree, extensions.worktreeConfig, [include]
 
 
 def locate(directory: str | os.PathLike[str] | None) -> Where:
-    """The work tree, git dir and HEAD's tree git itself finds from ``directory`` (one
-    ``git rev-parse``)."""
-    out = git(directory, "rev-parse", "--show-toplevel", "--absolute-git-dir", "HEAD^{tree}")
-    top, gitdir, tree = out.split("\n")[:3]
-    return Where(top, gitdir, tree)
+    """The work tree and git dir git itself finds from ``directory`` (default: here).
+
+    git runs a hook from the top of the work tree. There, in the common case (a ``.git``
+    folder, or a ``.git`` file naming the git dir of a linked worktree or a separate git dir),
+    they are read without starting git: every process a hook starts is on git's clock. Where
+    anything could make git look elsewhere (GIT_DIR, GIT_WORK_TREE or GIT_COMMON_DIR set, a
+    config that names a work tree or includes another file), or there is no ``.git`` here, git
+    is asked (``git rev-parse``)."""
+    top = os.path.realpath(os.getcwd() if directory is None else directory)
+    gitdir = _plain_gitdir(top)
+    if gitdir is not None:
+        return Where(top, gitdir)
+    out = git(directory, "rev-parse", "--show-toplevel", "--absolute-git-dir")
+    found_top, found_gitdir = out.split("\n")[:2]
+    return Where(found_top, found_gitdir)
+
+
+def _plain_gitdir(top: str) -> str | None:
+    """The git dir of the work tree whose top is ``top``, when nothing can move it; else None."""
+    if any(os.environ.get(name) for name in _ELSEWHERE_ENV):
+        return None
+    dotgit = os.path.join(top, ".git")
+    if os.path.isdir(dotgit):
+        gitdir = dotgit
+    else:
+        try:
+            with open(dotgit, "rb") as fh:
+                line = fh.read(4096).split(b"\n", 1)[0].rstrip(b"\r")
+        except OSError:
+            return None
+        if not line.startswith(b"gitdir: "):
+            return None
+        gitdir = os.path.realpath(os.path.join(top, os.fsdecode(line[len(b"gitdir: ") :])))
+    try:
+        with open(os.path.join(_common(gitdir), "config"), "rb") as fh:
+            config = fh.read().lower()
+    except OSError:
+        return None
+    if any(word in config for word in _ELSEWHERE_CONFIG):
+        return None
+    if not os.path.isfile(os.path.join(gitdir, "HEAD")):
+        return None  # not a git dir git would take
+    return gitdir
 
 
 def tracked(workdir: str | os.PathLike[str], files: list[str]) -> set[str]:
@@ -81,10 +127,11 @@ def tracked(workdir: str | os.PathLike[str], files: list[str]) -> set[str]:
     return set(out.split("\0")) - {""}
 
 
-def git(directory: str | os.PathLike[str] | None, *args: str) -> str:
-    """git's standard output (``git -C directory ARGS``); GenstampError when git fails."""
+def git(directory: str | os.PathLike[str] | None, *args: str, stdin: str = "") -> str:
+    """git's standard output (``git -C directory ARGS``, given ``stdin``); GenstampError when
+    git fails."""
     where = () if directory is None else ("-C", os.fspath(directory))
-    code, out, err = run(["git", *where, *args])
+    code, out, err = run(["git", *where, *args], stdin.encode() if stdin else None)
     if code:
         last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["?"]
         raise GenstampError(
@@ -94,36 +141,49 @@ def git(directory: str | os.PathLike[str] | None, *args: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
-def run(argv: list[str]) -> tuple[int, bytes, bytes]:
+def run(argv: list[str], stdin: bytes | None = None) -> tuple[int, bytes, bytes]:
     """Run ``argv`` (found on PATH) to its end: its exit code, stdout and stderr. What
-    ``subprocess.run(argv, capture_output=True)`` does, by ``posix_spawn`` and two pipes read
-    together (a child filling one pipe while the other is read would wait for ever), without
-    importing ``subprocess`` and its ``signal``, ``threading``, ``selectors``..."""
+    ``subprocess.run(argv, input=stdin, capture_output=True)`` does, by ``posix_spawn`` and
+    pipes, stdout and stderr read together (a child filling one pipe while the other is read
+    would wait for ever), without importing ``subprocess`` and its ``signal``, ``threading``,
+    ``selectors``... ``stdin`` is written whole before anything is read: a line or two, less
+    than a pipe holds."""
     if not hasattr(os, "posix_spawnp"):  # pragma: no cover - Windows
         import subprocess
 
-        proc = subprocess.run(argv, capture_output=True, check=False)
+        proc = subprocess.run(argv, input=stdin, capture_output=True, check=False)
         return proc.returncode, proc.stdout, proc.stderr
+    import _signal  # type: ignore[import-not-found]  # signal imports enum
     import select
 
+    # Python ignores SIGPIPE and SIGXFSZ; a child gets them back as subprocess gives them back.
+    default = tuple(getattr(_signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(_signal, n))
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    in_r, in_w = os.pipe() if stdin is not None else (-1, -1)
+    actions = [(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
+    if stdin is not None:
+        actions.append((os.POSIX_SPAWN_DUP2, in_r, 0))
     try:
-        pid = os.posix_spawnp(
-            argv[0],
-            argv,
-            os.environ,
-            file_actions=[(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
-        )
+        pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=actions, setsigdef=default)
     except BaseException:
-        for fd in (out_r, err_r):
-            os.close(fd)
+        for fd in (out_r, err_r, in_w):
+            if fd >= 0:
+                os.close(fd)
         raise
     finally:
-        os.close(out_w)
-        os.close(err_w)
+        for fd in (out_w, err_w, in_r):
+            if fd >= 0:
+                os.close(fd)
     chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
     try:
+        if stdin is not None:
+            try:
+                os.write(in_w, stdin)
+            except BrokenPipeError:
+                pass  # the child ended without reading it: its exit code says how
+            finally:
+                os.close(in_w)
         poller = select.poll()
         for fd in chunks:
             poller.register(fd, select.POLLIN)
@@ -236,13 +296,26 @@ def _last_move(log: str) -> tuple[str, str, str] | None:
 def changed_paths(workdir: str | os.PathLike[str], op: Operation) -> list[str] | None:
     """The work-tree paths ``op`` changed (``/``-separated, relative), both sides of a rename,
     every file of an added or deleted folder; None when a submodule's commit changed (its files
-    are not listed by the superproject's diff). One ``git diff-tree`` per pair, one ``git log``
-    for a rebase's commits."""
+    are not listed by the superproject's diff)."""
+    found = change(workdir, op)
+    return None if found is None else found.paths
+
+
+def change(workdir: str | os.PathLike[str], op: Operation) -> Change | None:
+    """``changed_paths`` and the tree of the commit git moved to (the last pair's new one).
+    One ``git diff-tree`` per pair, which names that commit's tree too (one process fewer
+    than asking ``git rev-parse``), one ``git log`` for a rebase's commits."""
     paths: set[str] = set()
+    tree = None
     for old, new in op.pairs:
         if old == new:
             continue
-        raw = git(workdir, "diff-tree", "-r", "-z", "--raw", "--no-renames", old, new)
+        # On stdin, "NEW OLD" is NEW compared with OLD as its parent: the same paths as
+        # `diff-tree OLD NEW`, after a header that --format makes NEW's tree.
+        flags = ("--stdin", "--always", "--format=%T", "-r", "-z", "--raw", "--no-renames")
+        raw = git(workdir, "diff-tree", *flags, stdin=f"{new} {old}\n")
+        head, _, raw = raw.partition("\0")
+        tree = head.strip() or None
         if not _collect(raw, paths):
             return None
     if op.between is not None:
@@ -252,7 +325,7 @@ def changed_paths(workdir: str | os.PathLike[str], op: Operation) -> list[str] |
         )
         if not _collect(raw, paths):
             return None
-    return sorted(paths)
+    return Change(sorted(paths), tree)
 
 
 def _collect(raw: str, into: set[str]) -> bool:

@@ -1,10 +1,12 @@
 """The post-checkout, post-merge and post-rewrite hooks as a light process (issue 16).
 
-A hook costs what git changed, not the size of the tree: one ``git rev-parse`` (where the
-repository is, HEAD's tree), one ``git diff-tree`` (what git wrote; ``changed``), a look into
-the ``__pycache__`` folders of those paths, the removal of the bytecode that can belong to
-them, and the stamp written with a claim the next reader settles (``generation``). No walk,
-and no pygit2: this module and what it imports load in a few milliseconds.
+A hook costs what git changed, not the size of the tree: where the repository is (read from
+the ``.git`` in the folder git runs the hook in, or ``git rev-parse`` when anything could move
+it; ``changed.locate``), one ``git diff-tree`` (what git wrote; ``changed``), a look into the
+``__pycache__`` folders of those paths, the removal of the bytecode that can belong to them
+(``git ls-tree`` for those that git might track), and the stamp written with a claim the next
+reader settles (``generation``). No walk, and no pygit2: this module and what it imports load
+in a few milliseconds (no re, json, pathlib, typing, subprocess or tempfile).
 
 Why scrubbing only those paths is sound: CPython takes a timestamp pyc as current when the
 source's mtime (seconds) and size match the header. A source git did not write keeps its
@@ -77,9 +79,10 @@ def _restamp(
     if gen is None:
         return None
     op = changed.operation(trigger, () if name == "restamp" else args, env, where.gitdir)
-    paths = None if op.unknown else changed.changed_paths(where.workdir, op)
-    if paths is None:
+    found = None if op.unknown else changed.change(where.workdir, op)
+    if found is None:
         return None
+    paths = found.paths
     files = scrub.bytecode_of(where.workdir, paths)
     kept = changed.tracked(where.workdir, files) if files else set()
     venvs = False
@@ -91,11 +94,12 @@ def _restamp(
         venvs = config.load(Path(where.workdir)).scrub_venvs
     result = scrub.scrub_files(where.workdir, files, venvs=venvs, tracked=kept)
     head = op.pairs[-1][1] if op.pairs else None
+    head = head if head and len(head) in (40, 64) else None
     claim = generation.claimed(
         gen,
         trigger=trigger,
         changed=bool(paths),
-        head=head if head and len(head) in (40, 64) else None,
+        head=head,
         scrub={**result.summary(), "paths": len(paths)},
         now_ns=generation.now_ns(os.path.dirname(stamp)),
         rebase=changed.rebase_part(trigger, op, where.gitdir),
@@ -107,13 +111,13 @@ def _restamp(
     # rename ordering, an empty one, which every reader refuses with `genstamp stamp` as the
     # remedy. Neither is read as a decision this hook did not take.
     generation.write_at(stamp, claim, sync=False)
-    return _line(gen, claim, where.head_tree, len(paths), result)
+    return _line(gen, claim, found.tree, len(paths), result)
 
 
 def _line(
     gen: generation.Generation,
     claim: generation.Generation,
-    tree: str,
+    tree: str | None,
     paths: int,
     result: scrub.ScrubResult,
 ) -> str:
@@ -124,7 +128,8 @@ def _line(
     removed = f"removed {result.folders} folders, {result.files} files of bytecode"
     if result.errors:
         removed += f"; {len(result.errors)} could not be removed"
-    new = f"genstamp: new generation {pending['next']['id'][:12]} (tree {tree[:12]})"
+    of = f" (tree {tree[:12]})" if tree else ""
+    new = f"genstamp: new generation {pending['next']['id'][:12]}{of}"
     unless = f" unless the work tree is still {gen.id[:12]}'s" if pending.get("may_keep") else ""
     return f"{new}{unless}; {paths} paths changed; {removed}"
 
