@@ -534,3 +534,62 @@ def test_a_child_filling_both_pipes_is_read_to_the_end() -> None:
     assert (code, len(out), len(err)) == (3, big, big)
     with pytest.raises(GenstampError, match="git frobnicate failed"):
         changed.git(None, "frobnicate")
+
+
+# -- where the repository is, without git where nothing can move it --------------------------
+
+
+def git_says(folder: Path) -> changed.Where:
+    top, gitdir = git(folder, "rev-parse", "--show-toplevel", "--absolute-git-dir").split("\n")
+    return changed.Where(top, gitdir)
+
+
+def test_the_repository_is_found_as_git_finds_it(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain repository, a linked worktree, a separate git dir and a path through a symbolic
+    link are read without git, and read as git reads them."""
+    touch(repo / "a.py", b"A = 1\n")
+    commit_all(repo, "a")
+    worktree = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(worktree))
+    separate = tmp_path / "separate"
+    git(tmp_path, "init", "-q", f"--separate-git-dir={tmp_path / 'separate.git'}", str(separate))
+    link = tmp_path / "link"
+    link.symlink_to(repo)
+    for folder in (repo, worktree, separate, link):
+        assert changed._plain_gitdir(os.path.realpath(folder)) is not None, folder
+        assert changed.locate(folder) == git_says(folder), folder
+        monkeypatch.chdir(folder)
+        assert changed.locate(None) == git_says(folder), folder
+        monkeypatch.undo()
+
+
+def test_anything_that_could_move_the_repository_is_asked_of_git(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    touch(repo / "a.py", b"A = 1\n")
+    commit_all(repo, "a")
+    top = os.path.realpath(repo)
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR"):
+        with monkeypatch.context() as env:
+            env.setenv(name, str(repo / ".git"))
+            assert changed._plain_gitdir(top) is None, name
+    assert changed._plain_gitdir(str(tmp_path)) is None  # no .git here
+    git(repo, "config", "include.path", str(tmp_path / "more.gitconfig"))
+    assert changed._plain_gitdir(top) is None
+    git(repo, "config", "--unset", "include.path")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git(repo, "config", "core.worktree", str(elsewhere))
+    assert changed._plain_gitdir(top) is None
+    assert changed.locate(repo) == changed.Where(str(elsewhere.resolve()), str(repo / ".git"))
+    git(repo, "config", "--unset", "core.worktree")
+    sub = tmp_path / "sub"
+    git(tmp_path, "init", "-q", str(sub))
+    touch(sub / "s.py", b"S = 1\n")
+    commit_all(sub, "s")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
+    inner = repo / "sub"  # its .git names .git/modules/sub, whose config names the work tree
+    assert changed._plain_gitdir(os.path.realpath(inner)) is None
+    assert changed.locate(inner) == git_says(inner)
