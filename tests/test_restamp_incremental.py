@@ -593,3 +593,28 @@ def test_anything_that_could_move_the_repository_is_asked_of_git(
     inner = repo / "sub"  # its .git names .git/modules/sub, whose config names the work tree
     assert changed._plain_gitdir(os.path.realpath(inner)) is None
     assert changed.locate(inner) == git_says(inner)
+
+
+def test_the_hooks_git_calls_do_not_read_the_index(repo: Path) -> None:
+    """git diff-tree, log and ls-tree read the whole index as they start (a cost that grows
+    with the tree); the hook's calls name none, and print the same: shown here with an index
+    git cannot read, which fails the same calls made with it."""
+    touch(repo / "a.py", b"A = 1\n")
+    touch(repo / "__pycache__" / f"a.{TAG}.pyc")
+    git(repo, "add", "-f", ".")
+    git(repo, "commit", "-q", "-m", "a")
+    old = git(repo, "rev-parse", "HEAD")
+    touch(repo / "a.py", b"A = 2\n")
+    commit_all(repo, "a2")
+    new = git(repo, "rev-parse", "HEAD")
+    op = changed.Operation("post-rewrite", ((old, new),), (old, new), "")
+    pyc = str(repo / "__pycache__" / f"a.{TAG}.pyc")
+    expected = changed.change(repo, op)
+    assert expected == changed.Change(["a.py"], git(repo, "rev-parse", "HEAD^{tree}"))
+    assert changed.tracked(repo, [pyc]) == {f"__pycache__/a.{TAG}.pyc"}
+    (repo / ".git" / "index").write_bytes(b"not an index")
+    gitdir = str(repo / ".git")
+    assert changed.change(repo, op, gitdir) == expected
+    assert changed.tracked(repo, [pyc], gitdir) == {f"__pycache__/a.{TAG}.pyc"}
+    with pytest.raises(GenstampError):
+        changed.change(repo, op)

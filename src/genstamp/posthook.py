@@ -79,12 +79,12 @@ def _restamp(
     if gen is None:
         return None
     op = changed.operation(trigger, () if name == "restamp" else args, env, where.gitdir)
-    found = None if op.unknown else changed.change(where.workdir, op)
+    found = None if op.unknown else changed.change(where.workdir, op, where.gitdir)
     if found is None:
         return None
     paths = found.paths
     files = scrub.bytecode_of(where.workdir, paths)
-    kept = changed.tracked(where.workdir, files) if files else set()
+    kept = changed.tracked(where.workdir, files, where.gitdir) if files else set()
     venvs = False
     if any(scrub.in_venv(where.workdir, os.path.dirname(f)) for f in files):
         from pathlib import Path  # and tomllib: only when a virtual environment is in the way
