@@ -6,15 +6,17 @@ import json
 import re
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from conftest import RunGenstamp, commit_all, git, git_tree, run_genstamp, subprocess_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from genstamp import generation, restamp
+from genstamp import generation, jsontext, restamp
 from genstamp.errors import GenstampError
-from genstamp.repo import open_checkout
+from genstamp.repo import STATE_DIR, open_checkout
 
 HEX32 = re.compile(r"[0-9a-f]{32}")
 
@@ -305,3 +307,70 @@ def test_corrupt_stamp_in_a_real_process_has_no_traceback(project: Path) -> None
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("genstamp: ")
     assert str(path) in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- the stamp's text, written and read without json (issue 16: the hook's start-up) ----------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON_VALUES)
+def test_jsontext_writes_what_json_writes(value: object) -> None:
+    """Byte for byte ``json.dumps(value, indent=2, sort_keys=True)``: the stamp's text is the
+    same whoever writes it (a hook or `genstamp stamp`)."""
+    text = jsontext.dumps(value)
+    assert text == json.dumps(value, indent=2, sort_keys=True)
+    assert json.dumps(jsontext.loads(text)) == json.dumps(json.loads(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet='{}[]",:0123456789.eE-+ \t\n\rtrufalsnNIiy\\x\u00e9', max_size=30))
+def test_jsontext_reads_what_json_reads_and_refuses_what_it_refuses(text: str) -> None:
+    try:
+        expected: object = json.dumps(json.loads(text))
+    except ValueError:
+        expected = ValueError
+    try:
+        got: object = json.dumps(jsontext.loads(text))
+    except ValueError:
+        got = ValueError
+    assert got == expected
+
+
+def test_jsontext_refuses_what_is_not_one_value() -> None:
+    for text in ["", " ", "{", "{} {}", "[1,]", "\ufeff{}", "nul", '"\x01"']:
+        with pytest.raises(ValueError):
+            jsontext.loads(text)
+    with pytest.raises(TypeError):
+        jsontext.dumps({1: "a key that is not a string"})
+    with pytest.raises(TypeError):
+        jsontext.dumps({"set": {1}})
+
+
+@settings(max_examples=300, deadline=None)
+@given(ns=st.integers(min_value=0, max_value=4_102_444_800 * 10**9))
+def test_timestamps_are_written_as_datetime_writes_them(ns: int) -> None:
+    at = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=(ns + 500) // 1000)
+    expected = at.isoformat(timespec="microseconds").replace("+00:00", "Z")
+    assert generation._iso(ns) == expected
+
+
+def test_a_hook_finds_the_stamp_where_every_reader_does(project: Path) -> None:
+    checkout = open_checkout(project)
+    assert generation.STATE_DIR == STATE_DIR
+    assert generation.stamp_in(str(checkout.gitdir)) == str(generation.stamp_path(checkout))
+
+
+def test_the_stamp_a_hook_writes_unsynced_is_the_same_stamp(project: Path) -> None:
+    gen, _ = restamp.begin(open_checkout(project))
+    path = stamp_file(project)
+    synced = path.read_bytes()
+    generation.write_at(path, gen, sync=False)
+    assert path.read_bytes() == synced
+    assert generation.read_at(path) == (gen, synced)
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]

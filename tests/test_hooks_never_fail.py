@@ -155,12 +155,20 @@ def test_a_damaged_index_never_fails_the_checkout(
     cache.mkdir()
     (cache / "a.cpython-311.pyc").write_bytes(b"bytecode of a.py")
     monkeypatch.setenv("GENSTAMP", str(damaging))
-    # a.py changed and has bytecode: the hook asks the index whether git tracks that bytecode
+    # a.py changed and has bytecode: the hook asks HEAD's tree (never the index: issue 16)
+    # whether git tracks that bytecode, removes it, and leaves its claim; the damage is met by
+    # the next reader, in one line
     proc = run_git(work, "checkout", "-q", "two")
     assert proc.returncode == 0, proc.stderr
-    warnings = [line for line in proc.stderr.splitlines() if line.startswith("genstamp:")]
-    assert len(warnings) == 1 and warnings[0].startswith("genstamp: warning: "), proc.stderr
-    assert "(hint: " in warnings[0] and "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("genstamp:")]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith("genstamp: new generation ") and "1 files" in lines[0], lines
+    assert not cache.exists()
+    status = subprocess.run(
+        [sys.executable, "-m", "genstamp", "status"], cwd=work, capture_output=True, text=True
+    )
+    assert status.returncode != 0 and "Traceback" not in status.stderr
+    assert len(status.stderr.strip().splitlines()) == 1 and "(hint: " in status.stderr
     # a branch creation needs nothing from the index: no warning, and the damage is met by
     # the next reader, which settles the hook's claim, in one line
     (work / ".git" / "index").unlink()

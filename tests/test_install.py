@@ -350,3 +350,11 @@ def test_uninstall_leaves_a_config_the_user_changed_since(project: Path) -> None
     assert "changed since `genstamp install`: left as it is" in out
     assert "# mine, added later" in config.read_text()
     assert not (record_dir / "install.json").exists()
+
+
+def test_the_plain_hooks_start_genstamp_as_the_installed_hooks_do() -> None:
+    """hooks/genstamp-hook carries install's ``run_hook`` word for word (issue 16: how a post-*
+    hook starts genstamp's entry point without the console script's imports)."""
+    plain = (Path(__file__).resolve().parent.parent / "hooks" / "genstamp-hook").read_text()
+    assert install.RUN_HOOK in plain
+    assert install.RUN_HOOK.rstrip("\n") in install.hook_script("post-checkout", "/bin/genstamp")

@@ -451,3 +451,170 @@ def test_a_rebase_that_ends_where_it_began_keeps(branches: Path) -> None:
     assert [h["trigger"] for h in after.history[-2:]] == ["post-checkout", "post-rewrite"]
     assert after.history[-1]["action"] == "kept"
     assert proc.stderr.count("paths changed") == 2  # both hooks took the light path
+
+
+# -- the hook process's start-up (issue 16, item 2) -----------------------------------------
+
+# What the light path must not load: each costs milliseconds on every checkout (re and enum
+# come with json, pathlib and typing; threading and signal with subprocess).
+HEAVY = ("re", "enum", "json", "pathlib", "typing", "subprocess", "tempfile", "datetime")
+HEAVY += ("threading", "random", "pygit2", "genstamp.cli", "genstamp.identity", "genstamp.repo")
+
+
+def imported(stderr: str) -> set[str]:
+    """The modules ``-X importtime`` reported."""
+    return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if "|" in line}
+
+
+def console_script(path: Path, marker: Path) -> Path:
+    """A console script as pip writes it for ``genstamp.posthook:launch``; running it (rather
+    than its entry point) leaves ``marker``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f"#!{sys.executable}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
+        "from genstamp.posthook import launch\nif __name__ == '__main__':\n"
+        f"    open({str(marker)!r}, 'w').close()\n"
+        "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+        "    sys.exit(launch())\n"
+    )
+    path.chmod(0o755)
+    return path
+
+
+def test_the_hook_starts_the_entry_point_without_the_console_scripts_imports(
+    branches: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook script runs the console script's interpreter on ``genstamp.posthook`` itself
+    (not the script, whose ``import re`` is a third of the start-up), and that process loads
+    none of HEAVY beyond what the interpreter loads for ``pass``."""
+    marker = tmp_path / "the script itself ran"
+    monkeypatch.setenv("GENSTAMP", str(console_script(tmp_path / "bin" / "genstamp", marker)))
+    env = subprocess_env(PYTHONPROFILEIMPORTTIME="1")
+    base = subprocess.run([sys.executable, "-c", "pass"], capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        ["git", "checkout", "-q", "other"], cwd=branches, capture_output=True, text=True, env=env
+    )
+    assert proc.returncode == 0 and "genstamp: new generation" in proc.stderr, proc.stderr
+    assert not marker.exists()
+    assert stamp(branches)["pending"]["next"]["trigger"] == "post-checkout"
+    loaded = imported(proc.stderr) - imported(base.stderr)
+    assert "genstamp.posthook" in loaded
+    assert sorted(loaded & set(HEAVY)) == []
+
+
+def test_a_genstamp_that_is_not_such_a_console_script_is_run_as_it_is(
+    branches: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "the wrapper ran"
+    wrapper = tmp_path / "bin" / "genstamp"
+    wrapper.parent.mkdir()
+    for first in ("#!/bin/sh", f"#!/usr/bin/env {sys.executable}"):
+        marker.unlink(missing_ok=True)
+        wrapper.write_text(f': > "{marker}"\nexec "{sys.executable}" -m genstamp "$@"\n')
+        if first != "#!/bin/sh":  # a python shebang with an argument: not started directly
+            console_script(wrapper, marker)
+            wrapper.write_text(wrapper.read_text().replace(f"#!{sys.executable}", first, 1))
+        else:
+            wrapper.write_text(f"{first}\n{wrapper.read_text()}")
+        wrapper.chmod(0o755)
+        monkeypatch.setenv("GENSTAMP", str(wrapper))
+        target = "other" if git(branches, "branch", "--show-current") == "main" else "main"
+        proc = subprocess.run(["git", "checkout", "-q", target], cwd=branches, capture_output=True)
+        assert proc.returncode == 0 and b"genstamp: new generation" in proc.stderr, proc.stderr
+        assert marker.exists(), first
+
+
+def test_a_child_filling_both_pipes_is_read_to_the_end() -> None:
+    """``changed.run`` reads stdout and stderr together: a child that fills one pipe while the
+    other is being read would otherwise wait for ever."""
+    big = 1 << 20
+    code, out, err = changed.run(
+        ["sh", "-c", f"head -c {big} /dev/zero >&2; head -c {big} /dev/zero; exit 3"]
+    )
+    assert (code, len(out), len(err)) == (3, big, big)
+    with pytest.raises(GenstampError, match="git frobnicate failed"):
+        changed.git(None, "frobnicate")
+
+
+# -- where the repository is, without git where nothing can move it --------------------------
+
+
+def git_says(folder: Path) -> changed.Where:
+    top, gitdir = git(folder, "rev-parse", "--show-toplevel", "--absolute-git-dir").split("\n")
+    return changed.Where(top, gitdir)
+
+
+def test_the_repository_is_found_as_git_finds_it(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain repository, a linked worktree, a separate git dir and a path through a symbolic
+    link are read without git, and read as git reads them."""
+    touch(repo / "a.py", b"A = 1\n")
+    commit_all(repo, "a")
+    worktree = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(worktree))
+    separate = tmp_path / "separate"
+    git(tmp_path, "init", "-q", f"--separate-git-dir={tmp_path / 'separate.git'}", str(separate))
+    link = tmp_path / "link"
+    link.symlink_to(repo)
+    for folder in (repo, worktree, separate, link):
+        assert changed._plain_gitdir(os.path.realpath(folder)) is not None, folder
+        assert changed.locate(folder) == git_says(folder), folder
+        monkeypatch.chdir(folder)
+        assert changed.locate(None) == git_says(folder), folder
+        monkeypatch.undo()
+
+
+def test_anything_that_could_move_the_repository_is_asked_of_git(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    touch(repo / "a.py", b"A = 1\n")
+    commit_all(repo, "a")
+    top = os.path.realpath(repo)
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR"):
+        with monkeypatch.context() as env:
+            env.setenv(name, str(repo / ".git"))
+            assert changed._plain_gitdir(top) is None, name
+    assert changed._plain_gitdir(str(tmp_path)) is None  # no .git here
+    git(repo, "config", "include.path", str(tmp_path / "more.gitconfig"))
+    assert changed._plain_gitdir(top) is None
+    git(repo, "config", "--unset", "include.path")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git(repo, "config", "core.worktree", str(elsewhere))
+    assert changed._plain_gitdir(top) is None
+    assert changed.locate(repo) == changed.Where(str(elsewhere.resolve()), str(repo / ".git"))
+    git(repo, "config", "--unset", "core.worktree")
+    sub = tmp_path / "sub"
+    git(tmp_path, "init", "-q", str(sub))
+    touch(sub / "s.py", b"S = 1\n")
+    commit_all(sub, "s")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
+    inner = repo / "sub"  # its .git names .git/modules/sub, whose config names the work tree
+    assert changed._plain_gitdir(os.path.realpath(inner)) is None
+    assert changed.locate(inner) == git_says(inner)
+
+
+def test_the_hooks_git_calls_do_not_read_the_index(repo: Path) -> None:
+    """git diff-tree, log and ls-tree read the whole index as they start (a cost that grows
+    with the tree); the hook's calls name none, and print the same: shown here with an index
+    git cannot read, which fails the same calls made with it."""
+    touch(repo / "a.py", b"A = 1\n")
+    touch(repo / "__pycache__" / f"a.{TAG}.pyc")
+    git(repo, "add", "-f", ".")
+    git(repo, "commit", "-q", "-m", "a")
+    old = git(repo, "rev-parse", "HEAD")
+    touch(repo / "a.py", b"A = 2\n")
+    commit_all(repo, "a2")
+    new = git(repo, "rev-parse", "HEAD")
+    op = changed.Operation("post-rewrite", ((old, new),), (old, new), "")
+    pyc = str(repo / "__pycache__" / f"a.{TAG}.pyc")
+    expected = changed.change(repo, op)
+    assert expected == changed.Change(["a.py"], git(repo, "rev-parse", "HEAD^{tree}"))
+    assert changed.tracked(repo, [pyc]) == {f"__pycache__/a.{TAG}.pyc"}
+    (repo / ".git" / "index").write_bytes(b"not an index")
+    gitdir = str(repo / ".git")
+    assert changed.change(repo, op, gitdir) == expected
+    assert changed.tracked(repo, [pyc], gitdir) == {f"__pycache__/a.{TAG}.pyc"}
+    with pytest.raises(GenstampError):
+        changed.change(repo, op)

@@ -236,6 +236,24 @@ def test_pycache_symlink_is_unlinked_target_intact(tree: Path, tmp_path: Path) -
     assert (tree / "pkg" / "mod.py").exists()
 
 
+def test_what_is_neither_a_file_nor_a_link_is_left_and_so_is_its_folder(tree: Path) -> None:
+    """A FIFO named like bytecode, in a __pycache__ and beside a source: the kind scandir reads
+    (d_type) is neither a file nor a link, so scrub looks closer and leaves it, and the
+    folder with it (issue 16 settles most entries without a stat; this one takes the stat)."""
+    cache = tree / "pkg" / "__pycache__"
+    cache.mkdir(parents=True)
+    (cache / "gone.cpython-311.pyc").write_bytes(b"bytecode")
+    os.mkfifo(cache / "m.cpython-311.pyc")
+    os.mkfifo(tree / "pkg" / "x.pyc")
+
+    result = scrub(tree)
+
+    assert result.clean and (result.files, result.folders) == (1, 0)
+    assert stat.S_ISFIFO(os.lstat(cache / "m.cpython-311.pyc").st_mode)
+    assert stat.S_ISFIFO(os.lstat(tree / "pkg" / "x.pyc").st_mode)
+    assert not (cache / "gone.cpython-311.pyc").exists()
+
+
 def test_symlinked_folder_is_not_entered(tree: Path, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     (outside / "pkg" / "__pycache__").mkdir(parents=True)

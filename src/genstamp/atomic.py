@@ -1,31 +1,50 @@
-"""Whole-file writes: a reader sees the old file or the new one, never a torn one."""
+"""Whole-file writes: a reader sees the old file or the new one, never a torn one.
+
+Written with ``os`` alone (no ``tempfile``, ``pathlib`` or ``contextlib``): the post-* hooks
+write the generation stamp with it, in a process that must start fast (issue 16)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
-from pathlib import Path
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, sync: bool = True) -> None:
+    """Replace ``path`` by a file holding ``data``. ``sync``: on disk before it replaces the old
+    file (``fsync``), so a crash leaves the old file or the new one, never an empty one."""
+    folder, name = os.path.split(os.fspath(path))
+    os.makedirs(folder or ".", exist_ok=True)
+    fd, tmp = new_file(folder, f".{name}.", ".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:  # owns the descriptor from here: closed on any error
             os.fchmod(fh.fileno(), _mode_for(path))
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 - contextlib.suppress: one import more on the hook's path
             os.unlink(tmp)
+        except OSError:
+            pass
         raise
 
 
-def _mode_for(path: Path) -> int:
-    """The mode the file has, or the one ``open()`` would give a new file (mkstemp uses 0600)."""
+def new_file(folder: str, prefix: str, suffix: str = "") -> tuple[int, str]:
+    """A new, empty file in ``folder``, opened for writing, and its path: what
+    ``tempfile.mkstemp`` makes (a random name, created exclusively, mode 0600)."""
+    for _ in range(100):
+        path = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free name for {prefix}*{suffix} in {folder}")
+
+
+def _mode_for(path: str | os.PathLike[str]) -> int:
+    """The mode the file has, or the one ``open()`` would give a new file (the temporary file
+    is created 0600)."""
     try:
         return os.stat(path).st_mode & 0o7777
     except OSError:

@@ -28,39 +28,105 @@ repository's).
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Mapping
-from pathlib import Path
-from typing import NamedTuple
 
 from genstamp.errors import GenstampError
+from genstamp.records import record
+
+# This module runs in the hook's process, which must start fast (issue 16): no subprocess,
+# pathlib or typing at run time (they import re, enum, threading...). Records are typed as
+# NamedTuples for mypy and built by ``records.record`` at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import NamedTuple
 
 Z40 = "0" * 40
 GITLINK = "160000"
 
+if TYPE_CHECKING:
 
-class Operation(NamedTuple):
-    trigger: str  # post-checkout, post-merge or post-rewrite
-    pairs: tuple[tuple[str, str], ...]  # (old, new) commits whose trees' differences changed
-    between: tuple[str, str] | None  # (old, new): also every commit of new not in old
-    unknown: str  # why the changed paths cannot be known cheaply; "" when they can
+    class Operation(NamedTuple):
+        trigger: str  # post-checkout, post-merge or post-rewrite
+        pairs: tuple[tuple[str, str], ...]  # (old, new) commits whose trees' differences changed
+        between: tuple[str, str] | None  # (old, new): also every commit of new not in old
+        unknown: str  # why the changed paths cannot be known cheaply; "" when they can
 
+    class Where(NamedTuple):
+        workdir: str  # the work tree's top, symbolic links resolved
+        gitdir: str  # this worktree's own git dir, absolute
 
-class Where(NamedTuple):
-    workdir: Path
-    gitdir: Path  # this worktree's own git dir
-    head_tree: str  # the tree git checked out
+    class Change(NamedTuple):
+        paths: list[str]  # work-tree-relative, "/"-separated, sorted
+        tree: str | None  # the tree of the commit git moved to, when a diff named it
+
+else:
+    Operation = record("Operation", "trigger pairs between unknown", module=__name__)
+    Where = record("Where", "workdir gitdir", module=__name__)
+    Change = record("Change", "paths tree", module=__name__)
+
+# What can make git find another work tree or git dir than a ``.git`` in the folder it runs in.
+_ELSEWHERE_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+_ELSEWHERE_CONFIG = (b"worktree", b"include")  # core.worktree, extensions.worktreeConfig, [include]
 
 
 def locate(directory: str | os.PathLike[str] | None) -> Where:
-    """The work tree, git dir and HEAD's tree git itself finds from ``directory`` (one
-    ``git rev-parse``)."""
-    out = git(directory, "rev-parse", "--show-toplevel", "--absolute-git-dir", "HEAD^{tree}")
-    top, gitdir, tree = out.split("\n")[:3]
-    return Where(Path(top), Path(gitdir), tree)
+    """The work tree and git dir git itself finds from ``directory`` (default: here).
+
+    git runs a hook from the top of the work tree. There, in the common case (a ``.git``
+    folder, or a ``.git`` file naming the git dir of a linked worktree or a separate git dir),
+    they are read without starting git: every process a hook starts is on git's clock. Where
+    anything could make git look elsewhere (GIT_DIR, GIT_WORK_TREE or GIT_COMMON_DIR set, a
+    config that names a work tree or includes another file), or there is no ``.git`` here, git
+    is asked (``git rev-parse``)."""
+    top = os.path.realpath(os.getcwd() if directory is None else directory)
+    gitdir = _plain_gitdir(top)
+    if gitdir is not None:
+        return Where(top, gitdir)
+    out = git(directory, "rev-parse", "--show-toplevel", "--absolute-git-dir")
+    found_top, found_gitdir = out.split("\n")[:2]
+    return Where(found_top, found_gitdir)
 
 
-def tracked(workdir: Path, files: list[str]) -> set[str]:
+def _plain_gitdir(top: str) -> str | None:
+    """The git dir of the work tree whose top is ``top``, when nothing can move it; else None."""
+    if any(os.environ.get(name) for name in _ELSEWHERE_ENV):
+        return None
+    dotgit = os.path.join(top, ".git")
+    if os.path.isdir(dotgit):
+        gitdir = dotgit
+    else:
+        try:
+            with open(dotgit, "rb") as fh:
+                line = fh.read(4096).split(b"\n", 1)[0].rstrip(b"\r")
+        except OSError:
+            return None
+        if not line.startswith(b"gitdir: "):
+            return None
+        gitdir = os.path.realpath(os.path.join(top, os.fsdecode(line[len(b"gitdir: ") :])))
+    try:
+        with open(os.path.join(_common(gitdir), "config"), "rb") as fh:
+            config = fh.read().lower()
+    except OSError:
+        return None
+    if any(word in config for word in _ELSEWHERE_CONFIG):
+        return None
+    if not os.path.isfile(os.path.join(gitdir, "HEAD")):
+        return None  # not a git dir git would take
+    return gitdir
+
+
+def without_index(gitdir: str) -> dict[str, str]:
+    """This process's environment with git's index named where there is none. ``git
+    diff-tree``, ``log`` and ``ls-tree`` read the whole index when they start (8 MB, 10 ms and
+    more at 100,000 files: a cost that grows with the tree) though what they print of commits
+    and trees never depends on it; without one they start in the same time at any size. The
+    path lies in genstamp's folder of the git dir, where nothing is ever written by that name."""
+    return {**os.environ, "GIT_INDEX_FILE": os.path.join(gitdir, "genstamp", "no-index")}
+
+
+def tracked(
+    workdir: str | os.PathLike[str], files: list[str], gitdir: str | None = None
+) -> set[str]:
     """Which of ``files`` (absolute) HEAD's tree holds, as work-tree-relative ``/`` paths.
 
     HEAD's tree, not the index: ``git ls-tree`` reads only the trees along those paths, where
@@ -68,24 +134,99 @@ def tracked(workdir: Path, files: list[str]) -> set[str]:
     Right after a checkout, merge or rebase the index holds HEAD's tree but for what was staged
     before and carried along: bytecode staged and never committed is not protected here."""
     rel = [os.path.relpath(f, workdir).replace(os.sep, "/") for f in files]
-    out = git(workdir, "--literal-pathspecs", "ls-tree", "-z", "--name-only", "HEAD", "--", *rel)
+    env = None if gitdir is None else without_index(gitdir)
+    out = git(
+        workdir, "--literal-pathspecs", "ls-tree", "-z", "--name-only", "HEAD", "--", *rel, env=env
+    )
     return set(out.split("\0")) - {""}
 
 
-def git(directory: str | os.PathLike[str] | None, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", *args], cwd=directory, capture_output=True, text=True, errors="surrogateescape"
-    )
-    if proc.returncode:
+def git(
+    directory: str | os.PathLike[str] | None,
+    *args: str,
+    stdin: str = "",
+    env: dict[str, str] | None = None,
+) -> str:
+    """git's standard output (``git -C directory ARGS``, given ``stdin``, in ``env``, default
+    this process's); GenstampError when git fails."""
+    where = () if directory is None else ("-C", os.fspath(directory))
+    code, out, err = run(["git", *where, *args], stdin.encode() if stdin else None, env)
+    if code:
+        last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["?"]
         raise GenstampError(
-            f"git {args[0]} failed: {proc.stderr.strip().splitlines()[-1:] or ['?']}",
+            f"git {args[0]} failed: {last}",
             "check that `git status` works, then run `genstamp stamp`",
         )
-    return proc.stdout
+    return out.decode("utf-8", "surrogateescape")
+
+
+def run(
+    argv: list[str], stdin: bytes | None = None, env: dict[str, str] | None = None
+) -> tuple[int, bytes, bytes]:
+    """Run ``argv`` (found on PATH) to its end: its exit code, stdout and stderr. What
+    ``subprocess.run(argv, input=stdin, capture_output=True)`` does, by ``posix_spawn`` and
+    pipes, stdout and stderr read together (a child filling one pipe while the other is read
+    would wait for ever), without importing ``subprocess`` and its ``signal``, ``threading``,
+    ``selectors``... ``stdin`` is written whole before anything is read: a line or two, less
+    than a pipe holds."""
+    if not hasattr(os, "posix_spawnp"):  # pragma: no cover - Windows
+        import subprocess
+
+        proc = subprocess.run(argv, input=stdin, capture_output=True, check=False, env=env)
+        return proc.returncode, proc.stdout, proc.stderr
+    import _signal  # type: ignore[import-not-found]  # signal imports enum
+    import select
+
+    # Python ignores SIGPIPE and SIGXFSZ; a child gets them back as subprocess gives them back.
+    default = tuple(getattr(_signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(_signal, n))
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    in_r, in_w = os.pipe() if stdin is not None else (-1, -1)
+    actions = [(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)]
+    if stdin is not None:
+        actions.append((os.POSIX_SPAWN_DUP2, in_r, 0))
+    try:
+        environ = os.environ if env is None else env
+        pid = os.posix_spawnp(argv[0], argv, environ, file_actions=actions, setsigdef=default)
+    except BaseException:
+        for fd in (out_r, err_r, in_w):
+            if fd >= 0:
+                os.close(fd)
+        raise
+    finally:
+        for fd in (out_w, err_w, in_r):
+            if fd >= 0:
+                os.close(fd)
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    try:
+        if stdin is not None:
+            try:
+                os.write(in_w, stdin)
+            except BrokenPipeError:
+                pass  # the child ended without reading it: its exit code says how
+            finally:
+                os.close(in_w)
+        poller = select.poll()
+        for fd in chunks:
+            poller.register(fd, select.POLLIN)
+        left = len(chunks)
+        while left:
+            for fd, _ in poller.poll():
+                data = os.read(fd, 1 << 16)
+                if data:
+                    chunks[fd].append(data)
+                else:  # the end of that stream
+                    poller.unregister(fd)
+                    left -= 1
+    finally:
+        for fd in chunks:
+            os.close(fd)
+        _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
 
 
 def operation(
-    trigger: str, args: tuple[str, ...], env: Mapping[str, str], gitdir: Path
+    trigger: str, args: tuple[str, ...], env: Mapping[str, str], gitdir: str | os.PathLike[str]
 ) -> Operation:
     """What the hook ``trigger`` (given git's ``args``, or pre-commit's ``env`` when ``args``
     is empty) can say about what changed."""
@@ -104,10 +245,10 @@ def operation(
         squash = args[0] if args else env.get("PRE_COMMIT_IS_SQUASH_MERGE", "")
         if squash != "0":
             return _unknown(trigger, "a squash merge does not move HEAD")
-        moved = _last_move(gitdir / "logs" / "HEAD")
+        moved = _last_move(os.path.join(gitdir, "logs", "HEAD"))
         if moved is None or not moved[2].startswith(("merge ", "pull")):
             return _unknown(trigger, "HEAD's reflog does not show the merge")
-        if _read_ref(gitdir / "ORIG_HEAD") != moved[0]:
+        if _read_ref(os.path.join(gitdir, "ORIG_HEAD")) != moved[0]:
             return _unknown(trigger, "ORIG_HEAD is not where the merge began")
         return Operation(trigger, ((moved[0], moved[1]),), None, "")
     command = args[0] if args else env.get("PRE_COMMIT_REWRITE_COMMAND", "")
@@ -115,23 +256,23 @@ def operation(
         return Operation(trigger, (), None, "")  # an amend writes no file in the work tree
     if command != "rebase":
         return _unknown(trigger, f"git rewrote by {command!r}")
-    last = _last_move(gitdir / "logs" / "HEAD")
+    last = _last_move(os.path.join(gitdir, "logs", "HEAD"))
     prefix = "rebase (finish): returning to "
     if last is None or not last[2].startswith(prefix):
         return _unknown(trigger, "HEAD's reflog does not show the rebase")
-    branch = _last_move(_common(gitdir) / "logs" / last[2][len(prefix) :])
-    orig = _read_ref(gitdir / "ORIG_HEAD")
+    branch = _last_move(os.path.join(_common(gitdir), "logs", last[2][len(prefix) :]))
+    orig = _read_ref(os.path.join(gitdir, "ORIG_HEAD"))
     if branch is None or branch[0] != orig or branch[1] != last[1]:
         return _unknown(trigger, "ORIG_HEAD is not where the rebase began")
     return Operation(trigger, ((branch[0], branch[1]),), (branch[0], branch[1]), "")
 
 
-def rebase_part(trigger: str, op: Operation, gitdir: Path) -> str:
+def rebase_part(trigger: str, op: Operation, gitdir: str | os.PathLike[str]) -> str:
     """``"step"`` for the checkout a rebase makes as it starts (git runs post-checkout with
     the rebase's state folder present), ``"end"`` for its post-rewrite, else ``""``."""
     if op.between is not None:
         return "end"
-    busy = (gitdir / "rebase-merge").is_dir() or (gitdir / "rebase-apply").is_dir()
+    busy = any(os.path.isdir(os.path.join(gitdir, d)) for d in ("rebase-merge", "rebase-apply"))
     return "step" if trigger == "post-checkout" and busy else ""
 
 
@@ -139,23 +280,25 @@ def _unknown(trigger: str, why: str) -> Operation:
     return Operation(trigger, (), None, why)
 
 
-def _common(gitdir: Path) -> Path:
+def _common(gitdir: str | os.PathLike[str]) -> str:
     """The common git dir (where branch reflogs live) of a worktree's git dir."""
     try:
-        text = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+            text = fh.read().strip()
     except OSError:
-        return gitdir
-    return (gitdir / text).resolve()
+        return os.fspath(gitdir)
+    return os.path.realpath(os.path.join(gitdir, text))
 
 
-def _read_ref(path: Path) -> str | None:
+def _read_ref(path: str) -> str | None:
     try:
-        return path.read_text(encoding="ascii").strip() or None
+        with open(path, encoding="ascii") as fh:
+            return fh.read().strip() or None
     except (OSError, UnicodeDecodeError):
         return None
 
 
-def _last_move(log: Path) -> tuple[str, str, str] | None:
+def _last_move(log: str) -> tuple[str, str, str] | None:
     """The last entry of a reflog: (old, new, message)."""
     try:
         with open(log, "rb") as f:
@@ -172,26 +315,42 @@ def _last_move(log: Path) -> tuple[str, str, str] | None:
     return parts[0], parts[1], message
 
 
-def changed_paths(workdir: Path, op: Operation) -> list[str] | None:
+def changed_paths(workdir: str | os.PathLike[str], op: Operation) -> list[str] | None:
     """The work-tree paths ``op`` changed (``/``-separated, relative), both sides of a rename,
     every file of an added or deleted folder; None when a submodule's commit changed (its files
-    are not listed by the superproject's diff). One ``git diff-tree`` per pair, one ``git log``
-    for a rebase's commits."""
+    are not listed by the superproject's diff)."""
+    found = change(workdir, op)
+    return None if found is None else found.paths
+
+
+def change(
+    workdir: str | os.PathLike[str], op: Operation, gitdir: str | None = None
+) -> Change | None:
+    """``changed_paths`` and the tree of the commit git moved to (the last pair's new one).
+    One ``git diff-tree`` per pair, which names that commit's tree too (one process fewer
+    than asking ``git rev-parse``), one ``git log`` for a rebase's commits; given the git dir,
+    without the index (``without_index``)."""
+    env = None if gitdir is None else without_index(gitdir)
     paths: set[str] = set()
+    tree = None
     for old, new in op.pairs:
         if old == new:
             continue
-        raw = git(workdir, "diff-tree", "-r", "-z", "--raw", "--no-renames", old, new)
+        # On stdin, "NEW OLD" is NEW compared with OLD as its parent: the same paths as
+        # `diff-tree OLD NEW`, after a header that --format makes NEW's tree.
+        flags = ("--stdin", "--always", "--format=%T", "-r", "-z", "--raw", "--no-renames")
+        raw = git(workdir, "diff-tree", *flags, stdin=f"{new} {old}\n", env=env)
+        head, _, raw = raw.partition("\0")
+        tree = head.strip() or None
         if not _collect(raw, paths):
             return None
     if op.between is not None:
         old, new = op.between
-        raw = git(
-            workdir, "log", "-z", "-m", "--raw", "--no-renames", "--format=", new, "--not", old
-        )
+        log = ("log", "-z", "-m", "--raw", "--no-renames", "--format=", new, "--not", old)
+        raw = git(workdir, *log, env=env)
         if not _collect(raw, paths):
             return None
-    return sorted(paths)
+    return Change(sorted(paths), tree)
 
 
 def _collect(raw: str, into: set[str]) -> bool:

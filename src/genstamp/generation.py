@@ -19,20 +19,25 @@ compared is gone, so keeping cannot be proven: begin is the stricter answer)."""
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 import time
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, NamedTuple
 
-from genstamp import __version__
-from genstamp.atomic import write_atomic
+from genstamp import __version__, jsontext
+from genstamp.atomic import new_file, write_atomic
 from genstamp.errors import GenstampError
-from genstamp.repo import Checkout, Place
+
+# The post-* hooks read and write the stamp in a process that must start fast (issue 16): no
+# json, pathlib, tempfile, datetime or typing here (they import re, enum, random...); the
+# records are typed as NamedTuples for mypy and built by collections.namedtuple at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, NamedTuple
+
+    from genstamp.repo import Checkout, Place
 
 FILENAME = "generation.json"
+STATE_DIR = "genstamp"  # ``repo.STATE_DIR``: genstamp's folder in the git dir
 FORMAT = "genstamp-generation"
 # 2 adds the history (a version 1 stamp is read as one without); 3 adds the claim a hook leaves
 # for the next reader to settle (``pending``; a version 2 stamp is read as one without).
@@ -42,25 +47,42 @@ HISTORY = 20  # entries kept: what the last hooks did, newest last
 TRIGGERS = ("manual", "post-checkout", "post-merge", "post-rewrite", "ci")
 
 
-class Generation(NamedTuple):
-    id: str  # 128 random bits, hex
-    tree: str
-    head: str | None
-    created: str  # UTC, ISO 8601
-    # For bytecode ages: bytecode written before this instant is not vouched for. The instant
-    # of ``created`` when the generation began with a full scrub; a generation a hook began
-    # after scrubbing only what git changed carries the previous one's (bytecode of unchanged
-    # sources written since then is still the bytecode of the content in the work tree).
-    created_ns: int
-    trigger: str
-    scrub: dict[str, Any] | None
-    key: str  # per-generation secret that seals evidence against hand edits
-    writer: str  # genstamp version that wrote it
-    # What each recent hook (or stamp) did: {"at", "trigger", "action": "kept"|"began", "why"}
-    history: tuple[dict[str, str], ...] = ()
-    # A hook's claim, until a reader settles it: {"next": {id, key, created, created_ns,
-    # trigger, head, scrub}, "may_keep": bool, "notes": [{"at", "trigger"}, ...]}
-    pending: dict[str, Any] | None = None
+if TYPE_CHECKING:
+
+    class _Fields(NamedTuple):
+        id: str  # 128 random bits, hex
+        tree: str
+        head: str | None
+        created: str  # UTC, ISO 8601
+        # For bytecode ages: bytecode written before this instant is not vouched for. The
+        # instant of ``created`` when the generation began with a full scrub; a generation a
+        # hook began after scrubbing only what git changed carries the previous one's
+        # (bytecode of unchanged sources written since then is still the bytecode of the
+        # content in the work tree).
+        created_ns: int
+        trigger: str
+        scrub: dict[str, Any] | None
+        key: str  # per-generation secret that seals evidence against hand edits
+        writer: str  # genstamp version that wrote it
+        # What each recent hook (or stamp) did: {"at", "trigger", "action": "kept"|"began",
+        # "why"}
+        history: tuple[dict[str, str], ...] = ()
+        # A hook's claim, until a reader settles it: {"next": {id, key, created, created_ns,
+        # trigger, head, scrub}, "may_keep": bool, "notes": [{"at", "trigger"}, ...]}
+        pending: dict[str, Any] | None = None
+
+else:
+    from collections import namedtuple
+
+    _Fields = namedtuple(
+        "Generation",
+        "id tree head created created_ns trigger scrub key writer history pending",
+        defaults=((), None),
+    )
+
+
+class Generation(_Fields):
+    __slots__ = ()
 
     def public(self) -> dict[str, Any]:
         return {
@@ -76,6 +98,12 @@ class Generation(NamedTuple):
 
 def stamp_path(checkout: Checkout | Place) -> Path:
     return checkout.state / FILENAME
+
+
+def stamp_in(gitdir: str) -> str:
+    """``stamp_path`` of the checkout whose (own) git dir is ``gitdir``, without a ``Place``
+    (``repo`` imports pathlib and re, which a hook process does without)."""
+    return os.path.join(gitdir, STATE_DIR, FILENAME)
 
 
 def check_trigger(trigger: str) -> None:
@@ -134,14 +162,20 @@ def kept(checkout: Checkout | Place, gen: Generation, trigger: str, why: str) ->
 
 def write(checkout: Checkout | Place, gen: Generation) -> None:
     """Make ``gen`` the current generation (atomically: a reader sees the old stamp or this)."""
+    write_at(stamp_path(checkout), gen)
+
+
+def write_at(path: str | os.PathLike[str], gen: Generation, *, sync: bool = True) -> None:
+    """``write``, given the stamp's path (a hook knows it without a ``Checkout``); ``sync``
+    as ``atomic.write_atomic``'s."""
     payload = {"format": FORMAT, "version": VERSION, **gen._asdict()}
     payload["history"] = list(gen.history)
-    data = (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode()
+    data = (jsontext.dumps(payload) + "\n").encode()
     try:
-        write_atomic(stamp_path(checkout), data)
+        write_atomic(path, data, sync=sync)
     except OSError as exc:
         raise GenstampError(
-            f"cannot write {stamp_path(checkout)}: {exc.strerror or exc}",
+            f"cannot write {os.fspath(path)}: {exc.strerror or exc}",
             "check the permissions of the git dir",
         ) from exc
 
@@ -166,23 +200,29 @@ def stored(checkout: Checkout | Place) -> Generation | None:
 
 def read(checkout: Checkout | Place) -> tuple[Generation | None, bytes]:
     """The stamp as written and its bytes (what a settler compares before it writes back)."""
-    path = stamp_path(checkout)
+    return read_at(stamp_path(checkout))
+
+
+def read_at(path: str | os.PathLike[str]) -> tuple[Generation | None, bytes]:
+    """``read``, given the stamp's path (a hook knows it without a ``Checkout``)."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as fh:
+            raw = fh.read()
     except FileNotFoundError:
         return None, b""
     except OSError as exc:
         raise GenstampError(
-            f"cannot read the generation stamp {path}: {exc.strerror or exc}",
+            f"cannot read the generation stamp {os.fspath(path)}: {exc.strerror or exc}",
             "fix its permissions, or run `genstamp stamp` to begin a new generation",
         ) from exc
     return parse(raw, path), raw
 
 
-def parse(raw: bytes, path: Path) -> Generation:
+def parse(raw: bytes, path: str | os.PathLike[str]) -> Generation:
     remedy = "run `genstamp stamp` to begin a new generation"
+    path = os.fspath(path)
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = jsontext.loads(raw.decode("utf-8"))
     # ValueError: JSONDecodeError, and an integer over Python's digit limit; RecursionError:
     # arrays nested deeper than the interpreter's stack.
     except (ValueError, RecursionError):
@@ -343,13 +383,13 @@ def _is_hex(text: str, *lengths: int) -> bool:
     return len(text) in lengths and not text.strip("0123456789abcdef")
 
 
-def now_ns(folder: Path) -> int:
+def now_ns(folder: str | os.PathLike[str]) -> int:
     """Now, by the clock that dates files: the kernel's coarse file clock can lag
     ``time.time_ns()`` by a few milliseconds, and bytecode written just after the stamp must
     not look older than it."""
-    folder.mkdir(parents=True, exist_ok=True)
+    os.makedirs(folder, exist_ok=True)
     wall = time.time_ns()
-    fd, probe = tempfile.mkstemp(prefix=".clock.", dir=folder)
+    fd, probe = new_file(os.fspath(folder), ".clock.")
     try:
         return min(wall, os.fstat(fd).st_mtime_ns)
     finally:
@@ -358,5 +398,7 @@ def now_ns(folder: Path) -> int:
 
 
 def _iso(ns: int) -> str:
-    dt = datetime.fromtimestamp(ns / 1e9, tz=timezone.utc)
-    return dt.isoformat(timespec="microseconds").replace("+00:00", "Z")
+    """UTC, ISO 8601 to the microsecond, as ``datetime``'s ``isoformat`` writes it (without
+    importing ``datetime``)."""
+    seconds, micros = divmod((ns + 500) // 1000, 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{micros:06d}Z"

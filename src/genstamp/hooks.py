@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple
-
 from genstamp.errors import EXIT_REFUSED, GenstampError
+
+# The post-* hooks import this module and must start fast (issue 16): no pygit2, and no typing
+# at run time (it imports re); PushedRef is a NamedTuple for mypy, a namedtuple at run time.
+TYPE_CHECKING = False
 
 Z40 = "0" * 40
 RESTAMP_HOOKS = ("post-checkout", "post-merge", "post-rewrite")
@@ -13,15 +14,26 @@ RESTAMP_HOOKS = ("post-checkout", "post-merge", "post-rewrite")
 ARG_COUNTS = {"post-checkout": (3,), "post-merge": (1,), "post-rewrite": (1,), "pre-push": (2,)}
 SKIP_ENV = "_PRE_COMMIT_SKIP_POST_CHECKOUT"  # set while pre-commit checks out its own stash
 
-if TYPE_CHECKING:  # the post-* hooks import this module and must stay light (issue 16)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import NamedTuple
+
     import pygit2
 
+    class _Ref(NamedTuple):
+        local_ref: str
+        local_sha: str
+        remote_ref: str
+        remote_sha: str
 
-class PushedRef(NamedTuple):
-    local_ref: str
-    local_sha: str
-    remote_ref: str
-    remote_sha: str
+else:
+    from collections import namedtuple
+
+    _Ref = namedtuple("PushedRef", "local_ref local_sha remote_ref remote_sha")
+
+
+class PushedRef(_Ref):
+    __slots__ = ()
 
     @property
     def is_delete(self) -> bool:

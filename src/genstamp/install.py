@@ -188,6 +188,34 @@ def genstamp_command() -> str | None:
     return None
 
 
+# How a hook starts genstamp's post-* hook, shared word for word with hooks/genstamp-hook (a
+# test holds them equal). pip's console script begins with `import re`, and re imports enum:
+# about a third of the hook process's start-up, paid on every checkout (issue 16). When
+# "$genstamp" is such a script for genstamp's entry point (its first line names a python, a
+# later one imports genstamp.posthook's launch), its interpreter runs that entry point here,
+# as the script would, without that import; anything else is run as it is.
+RUN_HOOK = """\
+run_hook() {
+    script=$genstamp
+    case $script in */*) ;; *) script=$(command -v "$genstamp") ;; esac
+    python='' entry='' n=0
+    {
+        IFS= read -r line && case $line in '#!/'*python*) python=${line#'#!'} ;; esac
+        while [ -n "$python" ] && [ $n -lt 10 ] && IFS= read -r line; do
+            n=$((n + 1))
+            [ "$line" = 'from genstamp.posthook import launch' ] && entry=1 && break
+        done
+    } 2>/dev/null <"$script"
+    case $python in *' '*) entry='' ;; esac  # "#!/usr/bin/env python3" and the like
+    if [ -n "$entry" ] && [ -x "$python" ]; then
+        "$python" -c 'import sys; from genstamp.posthook import launch; sys.exit(launch())' \\
+            hook "$@"
+    else
+        "$genstamp" hook "$@"
+    fi
+}
+"""
+
 HOOK_TEMPLATE = """\
 #!/bin/sh
 {marker} {version}
@@ -196,11 +224,12 @@ HOOK_TEMPLATE = """\
 hook={hook}
 genstamp=${{GENSTAMP:-{command}}}
 command -v "$genstamp" >/dev/null 2>&1 || genstamp=genstamp
-chained="$(dirname "$0")/$hook{chained}"
+case $0 in */*) chained=${{0%/*}}/$hook{chained} ;; *) chained=./$hook{chained} ;; esac
 if [ -n "$PRE_COMMIT_RUNNING_LEGACY" ] && grep -q "{pre_commit}" "$chained" 2>/dev/null; then
     # pre-commit runs this hook as its .legacy and then its own hooks: not from here too.
     chained=/nonexistent
 fi
+{run_hook}
 if ! command -v "$genstamp" >/dev/null 2>&1; then
     # A checkout must not fail for want of genstamp; a push must not pass unjudged.
     if [ "$hook" = pre-push ]; then
@@ -216,7 +245,7 @@ elif [ "$hook" = pre-push ]; then
         exit $?
     fi
     exit 0
-elif ! "$genstamp" hook "$hook" "$@"; then
+elif ! run_hook "$hook" "$@"; then
     # A post-* hook never fails git's command: git has done it and cannot undo it.
     echo "genstamp: warning: the $hook hook failed (hint: run genstamp verify)" >&2
 fi
@@ -235,6 +264,7 @@ def hook_script(hook: str, command: str | None) -> str:
         chained=CHAINED,
         command=shlex.quote(command) if command else "genstamp",
         pre_commit=PRE_COMMIT_MARKER,
+        run_hook=RUN_HOOK.rstrip("\n"),
     )
 
 

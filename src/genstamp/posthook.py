@@ -1,10 +1,12 @@
 """The post-checkout, post-merge and post-rewrite hooks as a light process (issue 16).
 
-A hook costs what git changed, not the size of the tree: one ``git rev-parse`` (where the
-repository is, HEAD's tree), one ``git diff-tree`` (what git wrote; ``changed``), a look into
-the ``__pycache__`` folders of those paths, the removal of the bytecode that can belong to
-them, and the stamp written with a claim the next reader settles (``generation``). No walk,
-and no pygit2: this module and what it imports load in a few milliseconds.
+A hook costs what git changed, not the size of the tree: where the repository is (read from
+the ``.git`` in the folder git runs the hook in, or ``git rev-parse`` when anything could move
+it; ``changed.locate``), one ``git diff-tree`` (what git wrote; ``changed``), a look into the
+``__pycache__`` folders of those paths, the removal of the bytecode that can belong to them
+(``git ls-tree`` for those that git might track), and the stamp written with a claim the next
+reader settles (``generation``). No walk, and no pygit2: this module and what it imports load
+in a few milliseconds (no re, json, pathlib, typing, subprocess or tempfile).
 
 Why scrubbing only those paths is sound: CPython takes a timestamp pyc as current when the
 source's mtime (seconds) and size match the header. A source git did not write keeps its
@@ -26,12 +28,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from genstamp import changed, generation, hooks, scrub
 from genstamp.errors import EXIT_OK, GenstampError
-from genstamp.repo import Place
+
+# What this module and those it imports load is the hook's start-up, paid on every checkout:
+# no pathlib, typing, subprocess, json or tempfile (re, enum, threading... come with them).
+# A test holds the list (tests/test_restamp_incremental.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 NAMES = (*hooks.RESTAMP_HOOKS, "restamp")
 
@@ -65,43 +71,53 @@ def _restamp(
 ) -> str | None:
     """Scrub what git changed and leave the claim; None when only the full hook can say."""
     where = changed.locate(directory)
-    place = Place(where.workdir, where.gitdir)
+    stamp = generation.stamp_in(where.gitdir)
     try:
-        gen = generation.stored(place)
+        gen = generation.read_at(stamp)[0]
     except GenstampError:
         return None  # the full hook says what is wrong with it and begins anew
     if gen is None:
         return None
     op = changed.operation(trigger, () if name == "restamp" else args, env, where.gitdir)
-    paths = None if op.unknown else changed.changed_paths(where.workdir, op)
-    if paths is None:
+    found = None if op.unknown else changed.change(where.workdir, op, where.gitdir)
+    if found is None:
         return None
+    paths = found.paths
     files = scrub.bytecode_of(where.workdir, paths)
-    kept = changed.tracked(where.workdir, files) if files else set()
+    kept = changed.tracked(where.workdir, files, where.gitdir) if files else set()
     venvs = False
-    if any(scrub.in_venv(str(where.workdir), os.path.dirname(f)) for f in files):
-        from genstamp import config  # and tomllib: only when a virtual environment is in the way
+    if any(scrub.in_venv(where.workdir, os.path.dirname(f)) for f in files):
+        from pathlib import Path  # and tomllib: only when a virtual environment is in the way
 
-        venvs = config.load(where.workdir).scrub_venvs
+        from genstamp import config
+
+        venvs = config.load(Path(where.workdir)).scrub_venvs
     result = scrub.scrub_files(where.workdir, files, venvs=venvs, tracked=kept)
     head = op.pairs[-1][1] if op.pairs else None
+    head = head if head and len(head) in (40, 64) else None
     claim = generation.claimed(
         gen,
         trigger=trigger,
         changed=bool(paths),
-        head=head if head and len(head) in (40, 64) else None,
+        head=head,
         scrub={**result.summary(), "paths": len(paths)},
-        now_ns=generation.now_ns(place.state),
+        now_ns=generation.now_ns(os.path.dirname(stamp)),
         rebase=changed.rebase_part(trigger, op, where.gitdir),
     )
-    generation.write(place, claim)
-    return _line(gen, claim, where.head_tree, len(paths), result)
+    # Not synced to disk (an fsync is most of the hook's own time on a busy disk): git did not
+    # sync the files it has just written either (core.fsync leaves the work tree and the index
+    # out), and a crash that loses this write leaves the old stamp, whose tree is no longer the
+    # work tree's (its evidence is refused, as after any change), or, without the file system's
+    # rename ordering, an empty one, which every reader refuses with `genstamp stamp` as the
+    # remedy. Neither is read as a decision this hook did not take.
+    generation.write_at(stamp, claim, sync=False)
+    return _line(gen, claim, found.tree, len(paths), result)
 
 
 def _line(
     gen: generation.Generation,
     claim: generation.Generation,
-    tree: str,
+    tree: str | None,
     paths: int,
     result: scrub.ScrubResult,
 ) -> str:
@@ -112,13 +128,16 @@ def _line(
     removed = f"removed {result.folders} folders, {result.files} files of bytecode"
     if result.errors:
         removed += f"; {len(result.errors)} could not be removed"
-    new = f"genstamp: new generation {pending['next']['id'][:12]} (tree {tree[:12]})"
+    of = f" (tree {tree[:12]})" if tree else ""
+    new = f"genstamp: new generation {pending['next']['id'][:12]}{of}"
     unless = f" unless the work tree is still {gen.id[:12]}'s" if pending.get("may_keep") else ""
     return f"{new}{unless}; {paths} paths changed; {removed}"
 
 
 def _full(directory: str | os.PathLike[str] | None, name: str, git_args: Sequence[str]) -> int:
     """The hook as before issue 16: a full scrub and a full identity."""
+    from pathlib import Path
+
     from genstamp.cli import full_restamp_hook
 
     return full_restamp_hook(name, None if directory is None else Path(directory), None)

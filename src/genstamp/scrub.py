@@ -11,24 +11,37 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Container, Iterable
-from typing import NamedTuple
 
 from genstamp.bytecode import PYCACHE, SUFFIXES, is_bytecode_file
 
+# The post-* hooks scrub in a process that must start fast (issue 16): no typing at run time
+# (it imports re); the records are typed as NamedTuples for mypy, built by namedtuple.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Container, Iterable
+    from typing import NamedTuple
 
-class ScrubError(NamedTuple):
-    path: str
-    reason: str
+    class ScrubError(NamedTuple):
+        path: str
+        reason: str
+
+    class _Result(NamedTuple):
+        folders: int
+        files: int
+        bytes: int
+        removed: tuple[str, ...]  # absolute paths, folders with a trailing "/"
+        errors: tuple[ScrubError, ...]
+        dry_run: bool
+
+else:
+    from collections import namedtuple
+
+    ScrubError = namedtuple("ScrubError", "path reason")
+    _Result = namedtuple("ScrubResult", "folders files bytes removed errors dry_run")
 
 
-class ScrubResult(NamedTuple):
-    folders: int
-    files: int
-    bytes: int
-    removed: tuple[str, ...]  # absolute paths, folders with a trailing "/"
-    errors: tuple[ScrubError, ...]
-    dry_run: bool
+class ScrubResult(_Result):
+    __slots__ = ()
 
     @property
     def clean(self) -> bool:
@@ -64,7 +77,7 @@ class _Tally:
 
     def unlink(self, path: str, entry: os.DirEntry[str]) -> bool:
         top, tracked = self.owners[-1]
-        if tracked and os.path.relpath(path, top).replace(os.sep, "/") in tracked:
+        if tracked and _relative(path, top) in tracked:
             return False  # committed on purpose (a test fixture, say): git's to manage, not ours
         try:
             size = entry.stat(follow_symlinks=False).st_size
@@ -92,6 +105,15 @@ class _Tally:
         self.folders += 1
         self.removed.append(path + "/")
         return True
+
+
+def _relative(path: str, top: str) -> str:
+    """``path`` relative to ``top`` (a folder above it), ``/``-separated: git's form."""
+    if path.startswith(top) and path[len(top) : len(top) + 1] == os.sep:
+        path = path[len(top) + 1 :]
+    else:
+        path = os.path.relpath(path, top)
+    return path.replace(os.sep, "/") if os.sep != "/" else path
 
 
 def scrub(
@@ -132,57 +154,71 @@ def _scrub_dir(path: str, tally: _Tally, venvs: bool, *, is_root: bool = False) 
     entries = _listdir(path, tally)
     if entries is None:
         return False
-    if not is_root and not venvs and any(e.name == "pyvenv.cfg" for e in entries):
-        return False
-    if not is_root and any(e.name == ".git" for e in entries):
-        # A nested repository: what it tracks is its own index's to say.
-        inner = tally.nested(path) if tally.nested is not None else ()
-        if inner is None:
+    if not is_root:
+        names = [e.name for e in entries]
+        if not venvs and "pyvenv.cfg" in names:
             return False
-        tally.owners.append((path, inner))
-        try:
-            return _scrub_entries(path, entries, tally, venvs, is_root=False)
-        finally:
-            tally.owners.pop()
+        if ".git" in names:
+            # A nested repository: what it tracks is its own index's to say.
+            inner = tally.nested(path) if tally.nested is not None else ()
+            if inner is None:
+                return False
+            tally.owners.append((path, inner))
+            try:
+                return _scrub_entries(path, entries, tally, venvs, is_root=False)
+            finally:
+                tally.owners.pop()
     return _scrub_entries(path, entries, tally, venvs, is_root=is_root)
 
 
 def _scrub_entries(
     path: str, entries: list[os.DirEntry[str]], tally: _Tally, venvs: bool, *, is_root: bool
 ) -> bool:
-    left = len(entries)
-    for entry in entries:
-        name = entry.name
-        if name == ".git":
-            continue
-        full = os.path.join(path, name)
+    left = total = len(entries)
+    for entry in _worth_a_look(entries):
         try:
-            is_dir = entry.is_dir(follow_symlinks=False)
-            is_link = entry.is_symlink()
+            is_dir = entry.is_dir(follow_symlinks=False)  # False for a link to a folder
         except OSError:
             continue
-        if name == PYCACHE:
-            if is_link or not is_dir:
-                # A link named __pycache__ is unlinked; what it points to is not ours.
-                if is_link and tally.unlink(full, entry):
-                    left -= 1
-            elif _scrub_pycache(full, tally):
-                left -= 1
-        elif is_dir and not is_link:
-            try:
-                emptied = _scrub_dir(full, tally, venvs)
-            except RecursionError:
-                tally.errors.append(ScrubError(full, "folder tree too deep"))
-                emptied = False
+        name = entry.name
+        if is_dir:
+            if name == ".git":
+                continue
+            if name == PYCACHE:
+                emptied = _scrub_pycache(entry.path, tally)
+            else:
+                try:
+                    emptied = _scrub_dir(entry.path, tally, venvs)
+                except RecursionError:
+                    tally.errors.append(ScrubError(entry.path, "folder tree too deep"))
+                    emptied = False
             if emptied:
+                left -= 1
+        elif name == PYCACHE:
+            # A link named __pycache__ is unlinked; what it points to is not ours.
+            try:
+                is_link = entry.is_symlink()
+            except OSError:
+                continue
+            if is_link and tally.unlink(entry.path, entry):
                 left -= 1
         # Outside __pycache__ only what Python imports: "x.pyc.1" there is someone's file.
         elif name.endswith(SUFFIXES) and (kind := _file_kind(entry)) is not None:
-            if kind == _GONE or tally.unlink(full, entry):
+            if kind == _GONE or tally.unlink(entry.path, entry):
                 left -= 1
-    if is_root or left > 0 or left == len(entries):
+    if is_root or left > 0 or left == total:
         return False
     return tally.rmdir(path)
+
+
+def _worth_a_look(entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
+    """The entries a folder's loop must look at: folders, and names that can be bytecode or a
+    ``__pycache__``. Most entries are files that cannot be bytecode: a suffix test and the
+    kind scandir read with the name (d_type: no stat) settle them here, in one pass."""
+    try:
+        return [e for e in entries if e.name.endswith(_NOTED) or e.is_dir(follow_symlinks=False)]
+    except OSError:  # a kind only a stat could tell, and the stat failed: the loop says what
+        return entries
 
 
 def _scrub_pycache(path: str, tally: _Tally) -> bool:
@@ -194,7 +230,7 @@ def _scrub_pycache(path: str, tally: _Tally) -> bool:
     left = len(entries)
     for entry in entries:
         if is_bytecode_file(entry.name) and (kind := _file_kind(entry)) is not None:
-            if kind == _GONE or tally.unlink(os.path.join(path, entry.name), entry):
+            if kind == _GONE or tally.unlink(entry.path, entry):
                 left -= 1
     if left:
         return False  # something that is not bytecode lives here: keep it, and the folder
@@ -203,12 +239,19 @@ def _scrub_pycache(path: str, tally: _Tally) -> bool:
 
 _FILE = "file"
 _GONE = "gone"
+_NOTED = (*SUFFIXES, PYCACHE)  # names a folder's loop looks at, whatever their kind
 
 
 def _file_kind(entry: os.DirEntry[str]) -> str | None:
     """``_FILE`` for a file or link scrub may remove, ``_GONE`` for one that vanished after the
     folder was listed (a racing scrub removed it: it no longer keeps the folder from being
-    empty), None for anything else."""
+    empty), None for anything else. The kind scandir read (d_type) answers without a stat;
+    only when it names neither (or the file system gives none) is the entry looked at."""
+    try:
+        if entry.is_file(follow_symlinks=False) or entry.is_symlink():
+            return _FILE
+    except OSError:
+        pass
     try:
         mode = entry.stat(follow_symlinks=False).st_mode
     except FileNotFoundError:
