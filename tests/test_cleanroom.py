@@ -26,6 +26,7 @@ from conftest import (
     init_repo,
     run_genstamp,
     run_pytest,
+    run_python,
     subprocess_env,
 )
 
@@ -363,3 +364,19 @@ def test_a_rev_that_names_no_commit(calc: Path) -> None:
         "(hint: name a branch, a tag or a commit id)"
     )
     assert git(calc, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_status_and_the_parser_load_no_clean_room(project: Path) -> None:
+    """`genstamp status` shows the clean-room record, and every command registers `clean-run`'s
+    options; neither loads the clean room itself (its rules, evidence reader and environment
+    cache), which only `clean-run` runs."""
+    probe = (
+        "import sys, io, contextlib\n"
+        "from genstamp.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    code = main(['status'])\n"
+        "print(code, 'clean room' in out.getvalue(), 'genstamp.cleanroom' in sys.modules)\n"
+    )
+    proc = run_python(project, "-c", probe)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "True", "False"]

@@ -7,13 +7,18 @@ import argparse
 import json
 import os
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from genstamp import cleanrecord
-from genstamp.cleanroom import STEPS, CleanRun, Progress, clean_run
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, GenstampError
-from genstamp.repo import Checkout
-from genstamp.rules import printable
+
+if TYPE_CHECKING:
+    from genstamp.cleanroom import CleanRun, Progress
+    from genstamp.repo import Checkout
+
+# The clean room itself (``cleanroom``: the rules, the evidence reader, the environment cache)
+# is imported by the command that runs it: registering the options and `genstamp status`'s
+# line need none of it.
 
 
 def register(p: argparse.ArgumentParser, json_help: str) -> None:
@@ -41,6 +46,8 @@ def live(stream: TextIO) -> bool:
 def printer(stream: TextIO, *, quiet: bool) -> Progress:
     """The steps as they go: redrawn in place with their times on a terminal, one plain line
     each in CI or when piped, nothing with ``--json`` (stdout is the JSON)."""
+    from genstamp.cleanroom import STEPS
+
     width = max(map(len, STEPS))
     redraw = live(stream)
 
@@ -65,6 +72,8 @@ def command(args: argparse.Namespace, checkout: Checkout) -> int:
     pytest_args = list(args.pytest_args)
     if pytest_args and pytest_args[0] == "--":
         pytest_args = pytest_args[1:]
+    from genstamp.cleanroom import clean_run
+
     progress = printer(sys.stderr, quiet=args.json)
     result = clean_run(
         checkout,
@@ -93,6 +102,8 @@ def to_json(result: CleanRun) -> dict[str, object]:
 
 
 def _print(result: CleanRun) -> None:
+    from genstamp.rules import printable
+
     record = result.record
     c = record.counts
     env = "reused" if result.env_reused else "new"
