@@ -286,3 +286,60 @@ def test_core_ignorecase_walks_with_libgit2(base: Path, monkeypatch: pytest.Monk
     spy = WalkSpy(monkeypatch)
     assert known(base).how == "walk"
     assert spy.walks == 1
+
+
+def test_a_global_config_only_git_reads_walks_with_libgit2(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIT_CONFIG_GLOBAL names a config whose excludesFile hides an untracked file: git reads
+    it, libgit2 ignores the variable. status must give the tree verify's walk gives, kept
+    record or not."""
+    assert known(base).how == "walk"
+    assert known(base).how == "kept"
+    (base / "secret.txt").write_text("s\n")
+    excludes = tmp_path / "excludes"
+    excludes.write_text("secret.txt\n")
+    other = tmp_path / "other-gitconfig"
+    other.write_text(f"[core]\n\texcludesFile = {excludes}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(other))
+    spy = WalkSpy(monkeypatch)
+    settle()
+    cached = scan(open_checkout(base), cache=True)
+    walked = scan(open_checkout(base), cache=False)
+    assert cached.tree == walked.tree
+    assert spy.walks == 2  # git's list, resting on the other config, was not taken
+
+
+def _paths(tmp_path: Path) -> tuple[str, str, str]:
+    return (str(tmp_path / "system"), str(tmp_path / "xdg"), str(tmp_path / "home"))
+
+
+@pytest.mark.parametrize(
+    ("files", "env", "differs"),
+    [
+        ((), {}, False),
+        (("home/.gitconfig",), {"GIT_CONFIG_GLOBAL": "@home/.gitconfig"}, False),
+        (("home/.gitconfig", "other"), {"GIT_CONFIG_GLOBAL": "@other"}, True),
+        (("home/.gitconfig", "xdg/config"), {"GIT_CONFIG_GLOBAL": "@home/.gitconfig"}, True),
+        ((), {"GIT_CONFIG_GLOBAL": "/dev/null"}, True),
+        ((), {"GIT_CONFIG_GLOBAL": "@missing"}, False),
+        (("system/gitconfig",), {"GIT_CONFIG_NOSYSTEM": "1"}, True),
+        ((), {"GIT_CONFIG_NOSYSTEM": "1"}, False),
+        (("system/gitconfig",), {"GIT_CONFIG_NOSYSTEM": "0"}, False),
+        (("system/gitconfig", "other"), {"GIT_CONFIG_SYSTEM": "@other"}, True),
+        (("system/gitconfig",), {"GIT_CONFIG_SYSTEM": "@system/gitconfig"}, False),
+        (("system/gitattributes",), {"GIT_ATTR_NOSYSTEM": "true"}, True),
+        ((), {"GIT_ATTR_NOSYSTEM": "true"}, False),
+        ((), {"GIT_ATTR_SOURCE": "HEAD"}, True),
+    ],
+)
+def test_which_environments_make_git_read_other_config_than_libgit2(
+    tmp_path: Path, files: tuple[str, ...], env: dict[str, str], differs: bool
+) -> None:
+    for name in ("system", "xdg", "home"):
+        (tmp_path / name).mkdir()
+    for name in files:
+        (tmp_path / name).write_text("[core]\n")
+    # "@name" is a file below tmp_path; any other value is given as it is
+    environ = {k: str(tmp_path / v[1:]) if v.startswith("@") else v for k, v in env.items()}
+    assert gitwalk.reads_other_config(environ, *_paths(tmp_path)) is differs

@@ -36,7 +36,8 @@ _WORKTREE = {"M": MODIFIED, "D": DELETED, "T": TYPECHANGE}
 
 # Variables that make git read another repository, index or config than libgit2 reads (git
 # sets GIT_CONFIG_PARAMETERS for `git -c … push`'s hooks; libgit2 ignores it). Which config
-# files git reads (GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM) is the user's, as for `git add`.
+# files git reads (GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM …) stays the user's; where that makes
+# git read other files than libgit2, git's list is not used (``reads_other_config``).
 _NOT_PASSED = (
     "GIT_DIR",
     "GIT_WORK_TREE",
@@ -78,6 +79,41 @@ def _env(environ: Mapping[str, str]) -> dict[str, str]:
     }
     env["GIT_OPTIONAL_LOCKS"] = "0"  # git status would write a refreshed index otherwise
     return env
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def reads_other_config(environ: Mapping[str, str], system: str, xdg: str, global_: str) -> bool:
+    """Whether git, in ``environ``, reads other config or attribute files than libgit2 does
+    with these search paths (``pygit2.settings.search_path``: each a ``os.pathsep`` list of
+    folders). libgit2 ignores GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM, GIT_CONFIG_NOSYSTEM,
+    GIT_ATTR_NOSYSTEM and GIT_ATTR_SOURCE; git's list of differing paths would then rest on
+    another ``core.excludesFile``, ``core.autocrlf`` or attributes than the tree libgit2 makes,
+    so the caller walks with libgit2 (never a different tree, only a slower one)."""
+
+    def libgit2_reads(paths: str, name: str) -> set[str]:
+        found = (os.path.join(d, name) for d in paths.split(os.pathsep) if d)
+        return {os.path.realpath(f) for f in found if os.path.exists(f)}
+
+    def git_reads(path: str) -> set[str]:
+        return {os.path.realpath(path)} if os.path.exists(path) else set()
+
+    if environ.get("GIT_ATTR_SOURCE"):
+        return True
+    if _truthy(environ.get("GIT_ATTR_NOSYSTEM")) and libgit2_reads(system, "gitattributes"):
+        return True
+    glob = environ.get("GIT_CONFIG_GLOBAL")
+    # git then reads that file alone where libgit2 reads ~/.gitconfig and the XDG file
+    if glob is not None and git_reads(glob) != (
+        libgit2_reads(global_, ".gitconfig") | libgit2_reads(xdg, "config")
+    ):
+        return True
+    if _truthy(environ.get("GIT_CONFIG_NOSYSTEM")):
+        return bool(libgit2_reads(system, "gitconfig"))
+    system_file = environ.get("GIT_CONFIG_SYSTEM")
+    return system_file is not None and git_reads(system_file) != libgit2_reads(system, "gitconfig")
 
 
 def start(workdir: str, gitdir: str) -> Walk:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffOption, FileMode
+from pygit2.enums import ConfigLevel, DeltaStatus, DiffOption, FileMode
 
 from genstamp import gitwalk, idcache, monitor
 from genstamp.bytecode import is_bytecode_path
@@ -332,6 +332,8 @@ def scan(
         if GIT_STATUS and cache and want_tree and not want_bytecode and not _ignorecase(repo):
             walk = gitwalk.take(str(checkout.workdir), str(checkout.gitdir))
             found = gitwalk.differing(walk)
+            if found is not None and _git_reads_other_config():
+                found = None  # git's list would rest on other settings: libgit2 walks
             if found is not None and _reusable(repo, last, key):
                 assert last is not None
                 if _git_agrees(workdir, found, last):
@@ -462,6 +464,16 @@ def _has_tree(repo: pygit2.Repository, tree: str) -> bool:
         return pygit2.Oid(hex=tree) in repo.odb
     except ValueError:
         return False
+
+
+def _git_reads_other_config() -> bool:
+    paths = pygit2.settings.search_path
+    return gitwalk.reads_other_config(
+        os.environ,
+        paths[ConfigLevel.SYSTEM] or "",
+        paths[ConfigLevel.XDG] or "",
+        paths[ConfigLevel.GLOBAL] or "",
+    )
 
 
 def _ignorecase(repo: pygit2.Repository) -> bool:
