@@ -502,6 +502,28 @@ def test_the_hook_starts_the_entry_point_without_the_console_scripts_imports(
     assert sorted(loaded & set(HEAVY)) == []
 
 
+def test_the_hook_runs_no_module_of_the_work_tree_it_runs_in(
+    branches: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git runs a hook from the top of the work tree, and `python -c` puts that folder first
+    on sys.path: a checked-out `select.py` (the hook imports select) or `genstamp.py` must not
+    run, as it would not under the console script (whose sys.path[0] is its own folder)."""
+    ran = tmp_path / "ran"
+    monkeypatch.setenv("GENSTAMP", str(console_script(tmp_path / "bin" / "genstamp", ran)))
+    for name in ("select", "genstamp", "collections"):
+        (branches / f"{name}.py").write_text(
+            f"open({str(tmp_path / f'ran-{name}')!r}, 'w').close()\nraise SystemExit(7)\n"
+        )
+    for target in ("other", "main"):
+        proc = subprocess.run(
+            ["git", "checkout", "-q", target], cwd=branches, capture_output=True, text=True
+        )
+        assert proc.returncode == 0 and "genstamp: new generation" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmp_path.glob("ran-*")) == []
+    assert not ran.exists()  # the entry point was started directly, not the script
+    assert stamp(branches)["pending"]["next"]["trigger"] == "post-checkout"
+
+
 def test_a_genstamp_that_is_not_such_a_console_script_is_run_as_it_is(
     branches: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -207,9 +207,12 @@ run_hook() {
         done
     } 2>/dev/null <"$script"
     case $python in *' '*) entry='' ;; esac  # "#!/usr/bin/env python3" and the like
+    # `-c` puts the current folder, the top of the work tree, first on sys.path; the console
+    # script would not: the checkout's own modules (a select.py, a genstamp.py) must not run.
     if [ -n "$entry" ] && [ -x "$python" ]; then
-        "$python" -c 'import sys; from genstamp.posthook import launch; sys.exit(launch())' \\
-            hook "$@"
+        start='import sys; sys.path[:1] = filter(None, sys.path[:1])'
+        start="$start; from genstamp.posthook import launch; sys.exit(launch())"
+        "$python" -c "$start" hook "$@"
     else
         "$genstamp" hook "$@"
     fi
