@@ -326,6 +326,7 @@ def _paths(tmp_path: Path) -> tuple[str, str, str]:
         (("system/gitconfig",), {"GIT_CONFIG_NOSYSTEM": "1"}, True),
         ((), {"GIT_CONFIG_NOSYSTEM": "1"}, False),
         (("system/gitconfig",), {"GIT_CONFIG_NOSYSTEM": "0"}, False),
+        (("system/gitconfig",), {"GIT_CONFIG_NOSYSTEM": "2"}, True),
         (("system/gitconfig", "other"), {"GIT_CONFIG_SYSTEM": "@other"}, True),
         (("system/gitconfig",), {"GIT_CONFIG_SYSTEM": "@system/gitconfig"}, False),
         (("system/gitattributes",), {"GIT_ATTR_NOSYSTEM": "true"}, True),

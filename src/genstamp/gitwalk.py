@@ -82,7 +82,9 @@ def _env(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _truthy(value: str | None) -> bool:
-    return value is not None and value.strip().lower() in ("1", "true", "yes", "on")
+    """As git reads a boolean variable, leaning to true: git takes any non-zero number as
+    true and stops on a word it does not know, so only a plain false is false here."""
+    return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def reads_other_config(environ: Mapping[str, str], system: str, xdg: str, global_: str) -> bool:
