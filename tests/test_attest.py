@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -25,6 +26,7 @@ from conftest import (
     init_repo,
     run_genstamp,
     run_pytest,
+    subprocess_env,
 )
 
 from genstamp import dsse, signing, statement
@@ -322,6 +324,98 @@ def test_a_signature_by_a_key_not_in_allowed_signers_is_refused(
     env["signatures"] = [{"keyid": "", "sig": base64.b64encode(good).decode()}]
     rogue.write_text(json.dumps(env))
     assert verdict(genstamp, judge, "--attestation", rogue)[0] == 0
+
+
+def _signed_by(world: World, key: str, out: Path) -> Path:
+    """The whole-suite statement, signed by ``key`` alone."""
+    env = envelope(world.unsigned)
+    body = base64.b64decode(env["payload"])
+    sig = signing.sign(dsse.pae(env["payloadType"], body), str(world.keys / key)).signature
+    env["signatures"] = [{"keyid": "", "sig": base64.b64encode(sig).decode()}]
+    out.write_text(json.dumps(env))
+    return out
+
+
+def _allowed(world: World, path: Path, **namespaces: str) -> Path:
+    """An allowed signers file: each key name with the namespaces it may sign for."""
+    lines = []
+    for name, spaces in namespaces.items():
+        blob = (world.keys / f"{name}.pub").read_text().split(" ", 2)[1]
+        lines.append(f'{name}@example namespaces="{spaces}" ssh-ed25519 {blob}\n')
+    path.write_text("".join(lines))
+    return path
+
+
+def test_without_project_signers_git_s_allowed_signers_file_is_checked(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """No `attestation-signers`: signatures are checked against git's own
+    gpg.ssh.allowedSignersFile when it is set, and unsigned statements are accepted."""
+    (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
+    by_ci1 = _signed_by(world, "ci1", tmp_path / "by-ci1.json")
+    git(
+        judge,
+        "config",
+        "gpg.ssh.allowedSignersFile",
+        str(_allowed(world, tmp_path / "a", ci2="genstamp")),
+    )
+    code, data = verdict(genstamp, judge, "--attestation", by_ci1)
+    assert code == 1 and rules(data) == ["attestation-signature"], data
+    assert verdict(genstamp, judge, "--attestation", world.unsigned)[0] == 0
+    # the control: git's file lists ci1
+    git(
+        judge,
+        "config",
+        "gpg.ssh.allowedSignersFile",
+        str(_allowed(world, tmp_path / "b", ci1="genstamp")),
+    )
+    code, data = verdict(genstamp, judge, "--attestation", by_ci1)
+    assert code == 0, data
+    assert [a["signer"] for a in data["attestations"]] == ["ci1@example"], data
+
+
+def test_a_signer_allowed_only_for_git_s_namespace_is_refused(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """A key allowed to sign commits (namespaces="git") is not allowed to sign attestations."""
+    by_ci1 = _signed_by(world, "ci1", tmp_path / "by-ci1.json")
+    _allowed(world, judge / "allowed_signers", ci1="git", ci2="genstamp")
+    code, data = verdict(genstamp, judge, "--attestation", by_ci1)
+    assert code == 1 and rules(data) == ["attestation-signature"], data
+    _allowed(world, judge / "allowed_signers", ci1="git,genstamp", ci2="genstamp")
+    assert verdict(genstamp, judge, "--attestation", by_ci1)[0] == 0
+
+
+def test_a_key_held_by_an_ssh_agent_signs(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """user.signingkey as a literal `key::ssh-ed25519 …` whose private half only an ssh-agent
+    holds (git's own convention): attest --sign signs through the agent."""
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            if sock.exists():
+                break
+            time.sleep(0.01)
+        env = subprocess_env(SSH_AUTH_SOCK=str(sock))
+        subprocess.run(
+            ["ssh-add", "-q", str(world.keys / "ci3")], env=env, check=True, capture_output=True
+        )
+        clone = fresh_clone(world, tmp_path / "agent-machine")
+        git(clone, "config", "gpg.format", "ssh")
+        public = (world.keys / "ci3.pub").read_text().strip()
+        git(clone, "config", "user.signingkey", f"key::{public}")
+        ok(run_genstamp(clone, "stamp", env=env))
+        ok(run_pytest(clone, "-p", "no:cacheprovider", env=env))
+        out = tmp_path / "agent.json"
+        ok(run_genstamp(clone, "attest", "--sign", "-o", str(out), env=env))
+    finally:
+        agent.terminate()
+        agent.wait()
+    code, data = verdict(genstamp, judge, "--attestation", out)
+    assert code == 0, data
+    assert [a["signer"] for a in data["attestations"]] == ["ci3@example"], data
 
 
 def _set(path: list[Any], value: Any) -> Any:

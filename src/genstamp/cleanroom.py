@@ -48,8 +48,9 @@ COMMITTER = {
 REMEDY = {
     "checkout": "check that `git worktree add` works in this repository and that the "
     "temporary folder is writable and has room (set TMPDIR to choose it)",
-    "environment": "check that the interpreter can make a virtual environment "
-    "(python -m venv; uv venv with genstamp[clean])",
+    "environment": "check that the package index (pip.conf, PIP_*/UV_*) holds the test "
+    "dependencies and that the interpreter can make a virtual environment (python -m venv; "
+    "uv venv with genstamp[clean])",
     "install": "fix the project's install (`clean-install` in [tool.genstamp]) or the package "
     "index settings (pip.conf, PIP_*/UV_*)",
     "run": "run `genstamp stamp` and pytest in a fresh clone by hand to see what fails",
