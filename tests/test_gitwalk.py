@@ -310,37 +310,89 @@ def test_a_global_config_only_git_reads_walks_with_libgit2(
     assert spy.walks == 2  # git's list, resting on the other config, was not taken
 
 
+@pytest.mark.parametrize("variable", ["GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"])
+def test_libgit2_reads_the_config_git_reads(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    """libgit2 ignores GIT_CONFIG_NOSYSTEM and GIT_CONFIG_GLOBAL: it would read a system
+    config whose excludesFile hides a file git shows (or not read the global one git reads
+    instead that hides it). genstamp points libgit2 at the files git reads: the tree is git's
+    (the oracle, in the same environment) and git's list is taken, libgit2 never walking."""
+    (base / "secret.txt").write_text("s\n")
+    excludes = tmp_path / "excludes"
+    excludes.write_text("secret.txt\n")
+    hiding = f"[core]\n\texcludesFile = {excludes}\n"
+    system = tmp_path / "system"
+    system.mkdir()
+    level = pygit2.enums.ConfigLevel.SYSTEM
+    saved = pygit2.settings.search_path[level]
+    try:
+        if variable == "GIT_CONFIG_NOSYSTEM":
+            (system / "gitconfig").write_text(hiding)
+            pygit2.settings.search_path[level] = str(system)
+            monkeypatch.setenv(variable, "1")
+        else:
+            (tmp_path / "global").mkdir()
+            (tmp_path / "global" / ".gitconfig").write_text(hiding)
+            monkeypatch.setenv(variable, str(tmp_path / "global" / ".gitconfig"))
+        spy = WalkSpy(monkeypatch)
+        assert known(base).how == "walk"  # the tree made from git's list (known: git's tree)
+        assert known(base).how == "kept"
+        walked = scan(open_checkout(base), cache=False).tree
+        hidden = "secret.txt" not in git(base, "ls-tree", "-r", "--name-only", walked)
+        assert hidden is (variable == "GIT_CONFIG_GLOBAL")
+        assert spy.walks == 1  # the cache=False walk alone
+    finally:
+        pygit2.settings.search_path[level] = saved
+
+
 def _paths(tmp_path: Path) -> tuple[str, str, str]:
     return (str(tmp_path / "system"), str(tmp_path / "xdg"), str(tmp_path / "home"))
 
 
+# files below tmp_path, the environment, whether git reads other files than libgit2 with its
+# default search paths, and whether it still does once they follow git's variables
+# (``gitwalk.git_search_paths``: only a file whose name is not libgit2's cannot be followed)
 @pytest.mark.parametrize(
-    ("files", "env", "differs"),
+    ("files", "env", "differs", "after"),
     [
-        ((), {}, False),
-        (("home/.gitconfig",), {"GIT_CONFIG_GLOBAL": "@home/.gitconfig"}, False),
-        (("home/.gitconfig", "other"), {"GIT_CONFIG_GLOBAL": "@other"}, True),
-        (("home/.gitconfig", "xdg/config"), {"GIT_CONFIG_GLOBAL": "@home/.gitconfig"}, True),
-        ((), {"GIT_CONFIG_GLOBAL": "/dev/null"}, True),
-        ((), {"GIT_CONFIG_GLOBAL": "@missing"}, False),
-        (("system/gitconfig",), {"GIT_CONFIG_NOSYSTEM": "1"}, True),
-        ((), {"GIT_CONFIG_NOSYSTEM": "1"}, False),
-        (("system/gitconfig",), {"GIT_CONFIG_NOSYSTEM": "0"}, False),
-        (("system/gitconfig",), {"GIT_CONFIG_NOSYSTEM": "2"}, True),
-        (("system/gitconfig", "other"), {"GIT_CONFIG_SYSTEM": "@other"}, True),
-        (("system/gitconfig",), {"GIT_CONFIG_SYSTEM": "@system/gitconfig"}, False),
-        (("system/gitattributes",), {"GIT_ATTR_NOSYSTEM": "true"}, True),
-        ((), {"GIT_ATTR_NOSYSTEM": "true"}, False),
-        ((), {"GIT_ATTR_SOURCE": "HEAD"}, True),
+        ((), {}, False, False),
+        (("home/.gitconfig",), {"GIT_CONFIG_GLOBAL": "@home/.gitconfig"}, False, False),
+        (("home/.gitconfig", "other"), {"GIT_CONFIG_GLOBAL": "@other"}, True, True),
+        (("home/.gitconfig", "o/.gitconfig"), {"GIT_CONFIG_GLOBAL": "@o/.gitconfig"}, True, False),
+        (("home/.gitconfig", "xdg/config"), {"GIT_CONFIG_GLOBAL": "@home/.gitconfig"}, True, False),
+        (
+            ("home/.gitconfig", "xdg/config", "xdg/ignore"),
+            {"GIT_CONFIG_GLOBAL": "@home/.gitconfig"},
+            True,
+            True,
+        ),
+        ((), {"GIT_CONFIG_GLOBAL": "/dev/null"}, False, False),
+        (("home/.gitconfig",), {"GIT_CONFIG_GLOBAL": "/dev/null"}, True, False),
+        ((), {"GIT_CONFIG_GLOBAL": "@missing"}, False, False),
+        (("system/gitconfig",), {"GIT_CONFIG_NOSYSTEM": "1"}, True, False),
+        (("system/gitconfig", "system/gitattributes"), {"GIT_CONFIG_NOSYSTEM": "1"}, True, True),
+        ((), {"GIT_CONFIG_NOSYSTEM": "1"}, False, False),
+        (("system/gitconfig",), {"GIT_CONFIG_NOSYSTEM": "0"}, False, False),
+        (("system/gitconfig",), {"GIT_CONFIG_NOSYSTEM": "2"}, True, False),
+        (("system/gitconfig", "other"), {"GIT_CONFIG_SYSTEM": "@other"}, True, True),
+        (("system/gitconfig", "s/gitconfig"), {"GIT_CONFIG_SYSTEM": "@s/gitconfig"}, True, False),
+        (("system/gitconfig",), {"GIT_CONFIG_SYSTEM": "@system/gitconfig"}, False, False),
+        (("system/gitattributes",), {"GIT_ATTR_NOSYSTEM": "true"}, True, False),
+        ((), {"GIT_ATTR_NOSYSTEM": "true"}, False, False),
+        ((), {"GIT_ATTR_SOURCE": "HEAD"}, True, True),
     ],
 )
 def test_which_environments_make_git_read_other_config_than_libgit2(
-    tmp_path: Path, files: tuple[str, ...], env: dict[str, str], differs: bool
+    tmp_path: Path, files: tuple[str, ...], env: dict[str, str], differs: bool, after: bool
 ) -> None:
-    for name in ("system", "xdg", "home"):
+    for name in ("system", "xdg", "home", "o", "s"):
         (tmp_path / name).mkdir()
     for name in files:
         (tmp_path / name).write_text("[core]\n")
     # "@name" is a file below tmp_path; any other value is given as it is
     environ = {k: str(tmp_path / v[1:]) if v.startswith("@") else v for k, v in env.items()}
     assert gitwalk.reads_other_config(environ, *_paths(tmp_path)) is differs
+    aligned = gitwalk.git_search_paths(environ, *_paths(tmp_path))
+    assert gitwalk.reads_other_config(environ, *aligned) is after
+    assert (aligned == _paths(tmp_path)) is (not differs or after)

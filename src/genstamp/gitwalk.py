@@ -87,35 +87,83 @@ def _truthy(value: str | None) -> bool:
     return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
+# The files libgit2 looks for in the folders of each of its search paths
+# (``pygit2.settings.search_path``), in the order system, XDG, global.
+_LEVEL_FILES = (("gitconfig", "gitattributes"), ("config", "attributes", "ignore"), (".gitconfig",))
+
+
+def _found(paths: str, name: str) -> frozenset[str]:
+    """The files called ``name`` that libgit2 reads in the folders ``paths``."""
+    found = (os.path.join(d, name) for d in paths.split(os.pathsep) if d)
+    return frozenset(os.path.realpath(f) for f in found if os.path.exists(f))
+
+
+def _file(path: str) -> frozenset[str]:
+    """The file git reads when a variable names ``path`` (/dev/null: none)."""
+    if not os.path.exists(path) or os.path.realpath(path) == os.path.realpath(os.devnull):
+        return frozenset()
+    return frozenset({os.path.realpath(path)})
+
+
+def _git_reads(
+    environ: Mapping[str, str], level: int, name: str, libgit2: frozenset[str]
+) -> frozenset[str]:
+    """The file(s) git reads in ``environ`` where libgit2 reads ``libgit2`` (the files called
+    ``name`` at ``level``): git's default folders are libgit2's."""
+    if (level, name) == (0, "gitconfig"):
+        if _truthy(environ.get("GIT_CONFIG_NOSYSTEM")):
+            return frozenset()
+        system = environ.get("GIT_CONFIG_SYSTEM")
+        return libgit2 if system is None else _file(system)
+    if (level, name) == (0, "gitattributes") and _truthy(environ.get("GIT_ATTR_NOSYSTEM")):
+        return frozenset()
+    glob = environ.get("GIT_CONFIG_GLOBAL")
+    if glob is not None and (level, name) in ((1, "config"), (2, ".gitconfig")):
+        # git then reads that file alone where libgit2 reads ~/.gitconfig and the XDG file
+        return _file(glob) if level == 2 else frozenset()
+    return libgit2
+
+
 def reads_other_config(environ: Mapping[str, str], system: str, xdg: str, global_: str) -> bool:
     """Whether git, in ``environ``, reads other config or attribute files than libgit2 does
     with these search paths (``pygit2.settings.search_path``: each a ``os.pathsep`` list of
     folders). libgit2 ignores GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM, GIT_CONFIG_NOSYSTEM,
-    GIT_ATTR_NOSYSTEM and GIT_ATTR_SOURCE; git's list of differing paths would then rest on
+    GIT_ATTR_NOSYSTEM and GIT_ATTR_SOURCE (``repo.follow_git_environment`` sets its search
+    paths to match where folders can); git's list of differing paths would then rest on
     another ``core.excludesFile``, ``core.autocrlf`` or attributes than the tree libgit2 makes,
     so the caller walks with libgit2 (never a different tree, only a slower one)."""
-
-    def libgit2_reads(paths: str, name: str) -> set[str]:
-        found = (os.path.join(d, name) for d in paths.split(os.pathsep) if d)
-        return {os.path.realpath(f) for f in found if os.path.exists(f)}
-
-    def git_reads(path: str) -> set[str]:
-        return {os.path.realpath(path)} if os.path.exists(path) else set()
-
     if environ.get("GIT_ATTR_SOURCE"):
         return True
-    if _truthy(environ.get("GIT_ATTR_NOSYSTEM")) and libgit2_reads(system, "gitattributes"):
-        return True
-    glob = environ.get("GIT_CONFIG_GLOBAL")
-    # git then reads that file alone where libgit2 reads ~/.gitconfig and the XDG file
-    if glob is not None and git_reads(glob) != (
-        libgit2_reads(global_, ".gitconfig") | libgit2_reads(xdg, "config")
-    ):
-        return True
-    if _truthy(environ.get("GIT_CONFIG_NOSYSTEM")):
-        return bool(libgit2_reads(system, "gitconfig"))
-    system_file = environ.get("GIT_CONFIG_SYSTEM")
-    return system_file is not None and git_reads(system_file) != libgit2_reads(system, "gitconfig")
+    for level, paths in enumerate((system, xdg, global_)):
+        for name in _LEVEL_FILES[level]:
+            found = _found(paths, name)
+            if found != _git_reads(environ, level, name, found):
+                return True
+    return False
+
+
+def git_search_paths(
+    environ: Mapping[str, str], system: str, xdg: str, global_: str
+) -> tuple[str, str, str]:
+    """libgit2's search paths (system, XDG, global) under which it reads the config and
+    attribute files git reads in ``environ`` (GIT_CONFIG_NOSYSTEM: no system folder; a
+    GIT_CONFIG_GLOBAL named ``.gitconfig``: its folder, and no XDG folder where that holds no
+    attributes or ignore file). A level no folder list can make agree is left as given."""
+    named = {0: environ.get("GIT_CONFIG_SYSTEM"), 2: environ.get("GIT_CONFIG_GLOBAL")}
+    aligned = []
+    for level, paths in enumerate((system, xdg, global_)):
+        names = _LEVEL_FILES[level]
+        want = [_git_reads(environ, level, n, _found(paths, n)) for n in names]
+        candidates = [paths, ""]
+        if named.get(level):
+            candidates.append(os.path.dirname(os.path.abspath(named[level] or "")))
+        for folders in candidates:
+            if [_found(folders, n) for n in names] == want:
+                aligned.append(folders)
+                break
+        else:
+            aligned.append(paths)
+    return aligned[0], aligned[1], aligned[2]
 
 
 def start(workdir: str, gitdir: str) -> Walk:

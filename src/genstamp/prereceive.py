@@ -23,6 +23,7 @@ from genstamp import config, notes
 from genstamp.attest import gather
 from genstamp.errors import EXIT_REFUSED, GenstampError
 from genstamp.hooks import Z40, stdin_lines
+from genstamp.repo import follow_git_environment
 from genstamp.rules import Failure, Target, decide_attestations
 
 DEFAULT_PROTECTED = ("refs/heads/main",)
@@ -116,6 +117,7 @@ def judge(
 def run(stdin: str, environ: Mapping[str, str]) -> list[tuple[str, Failure]]:
     """The hook: the refusals of the push git describes on ``stdin``."""
     gitdir = Path(environ.get("GIT_DIR", ".")).resolve()
+    follow_git_environment()
     repo = pygit2.Repository(str(gitdir))
     # The pushed objects are in the quarantine until every hook accepts: read them there.
     for name in ("GIT_QUARANTINE_PATH", "GIT_OBJECT_DIRECTORY"):

@@ -57,6 +57,31 @@ def find_place(start: str | os.PathLike[str]) -> Place | None:
     return Place(top, (top / line[len("gitdir: ") :].strip()).resolve())
 
 
+# (the search paths last set by follow_git_environment, the ones they replaced)
+_FOLLOWED: list[tuple[str, str, str]] = []
+
+
+def follow_git_environment() -> None:
+    """Have libgit2 read the config and attribute files git reads here: libgit2 ignores
+    GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL and their kin, so its search paths are set to the
+    folders that hold what git reads, where folders can say it (``gitwalk.git_search_paths``).
+    Follows the environment each time (paths this set are taken back first)."""
+    import pygit2
+    from pygit2.enums import ConfigLevel
+
+    from genstamp import gitwalk
+
+    levels = (ConfigLevel.SYSTEM, ConfigLevel.XDG, ConfigLevel.GLOBAL)
+    search = pygit2.settings.search_path
+    now = (search[levels[0]] or "", search[levels[1]] or "", search[levels[2]] or "")
+    base = _FOLLOWED[1] if _FOLLOWED and _FOLLOWED[0] == now else now
+    want = gitwalk.git_search_paths(os.environ, *base)
+    for level, before, after in zip(levels, now, want, strict=True):
+        if after != before:
+            search[level] = after
+    _FOLLOWED[:] = [want, base]
+
+
 def open_checkout(start: str | os.PathLike[str] | None = None) -> Checkout:
     """Open the work tree containing ``start`` (default: the current directory).
 
@@ -66,6 +91,7 @@ def open_checkout(start: str | os.PathLike[str] | None = None) -> Checkout:
     import pygit2
     from pygit2.enums import RepositoryOpenFlag
 
+    follow_git_environment()
     path = os.fspath(start) if start is not None else os.getcwd()
     if not os.path.isdir(path):
         raise GenstampError(f"{path} is not a folder", "run genstamp inside a git work tree")
