@@ -224,16 +224,14 @@ def test_the_command_starts_the_walk_ahead_and_status_takes_it(
 ) -> None:
     from genstamp import posthook
 
-    started: list[str | None] = []
-    ahead: list[gitwalk.Walk] = []
-    real = gitwalk.start_ahead
+    ahead: list[gitwalk.Walk] = []  # the walks started before genstamp's imports
+    real = gitwalk.hand_over
 
-    def spy(directory: str | None) -> None:
-        started.append(directory)
-        real(directory)
-        ahead.extend(gitwalk._STARTED)
+    def spy(walk: gitwalk.Walk) -> None:
+        ahead.append(walk)
+        real(walk)
 
-    monkeypatch.setattr(gitwalk, "start_ahead", spy)
+    monkeypatch.setattr(gitwalk, "hand_over", spy)
     monkeypatch.delenv("GIT_DIR", raising=False)
     monkeypatch.delenv("GIT_WORK_TREE", raising=False)
     taken: list[gitwalk.Walk] = []
@@ -241,16 +239,16 @@ def test_the_command_starts_the_walk_ahead_and_status_takes_it(
     monkeypatch.setattr(gitwalk, "take", lambda *a: taken.append(real_take(*a)) or taken[-1])
     settle()  # the files written before are old enough for the record to vouch for them
     assert posthook.launch(["-C", str(base), "status"]) == 0  # no record yet: git's list
-    assert started == [str(base)] and not gitwalk._STARTED
+    assert len(ahead) == 1 and ahead[0].workdir == str(base) and not gitwalk._STARTED
     assert len(taken) == 1 and taken[0] is ahead[0]  # the walk started ahead, not another
     assert known(base).how == "kept"  # a record (confirmed by git, started here)
     settle()
     assert posthook.launch(["-C", str(base), "status"]) == 0  # git confirms the record
-    assert started == [str(base)] * 2 and not gitwalk._STARTED
+    assert len(ahead) == 2 and not gitwalk._STARTED
     assert len(taken) == 3 and taken[2] is ahead[1]
     assert capsys.readouterr().out.count(f"tree        {git_tree(base)}\n") == 2
     assert posthook.launch(["-C", str(base), "scrub", "--dry-run"]) == 0
-    assert len(started) == 2  # only status walks ahead
+    assert len(ahead) == 2  # only status walks ahead
 
 
 def test_a_walk_started_ahead_and_not_needed_is_stopped(

@@ -154,8 +154,10 @@ def cmd_scrub(args: argparse.Namespace, checkout: Checkout) -> int:
 
 
 def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
-    from genstamp.identity import tree_identity
+    from genstamp import statuscache
+    from genstamp.identity import status_route, tree_identity
 
+    inputs = statuscache.Inputs(checkout, statuscache.config_files(checkout))
     tree = tree_identity(checkout, cache=True)
     head = head_id(checkout.repo)
     gen = generation.current(checkout, tree)  # a hook's claim settled by this walk
@@ -165,57 +167,65 @@ def cmd_status(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp.cleanrun import status_line, status_record
 
     clean = status_record(checkout, tree)
-    if args.json:
-        _print_json(
-            {
-                "tree": tree,
-                "head": head,
-                "workdir": str(checkout.workdir),
-                "generation": gen.public() if gen else None,
-                "tree_matches_generation": gen is not None and gen.tree == tree,
-                "selection": status,
-                "clean_room": clean,
-            }
-        )
-        return EXIT_OK
-    print(f"tree        {tree}")
-    print(f"head        {head or 'none (unborn)'}")
+    data = {
+        "tree": tree,
+        "head": head,
+        "workdir": str(checkout.workdir),
+        "generation": gen.public() if gen else None,
+        "tree_matches_generation": gen is not None and gen.tree == tree,
+        "selection": status,
+        "clean_room": clean,
+    }
+    lines = [f"tree        {tree}", f"head        {head or 'none (unborn)'}"]
     if gen is None:
-        print("generation  none (run `genstamp stamp`)")
+        lines.append("generation  none (run `genstamp stamp`)")
     else:
         same = "the tree is as stamped" if gen.tree == tree else "the tree changed since"
-        print(f"generation  {gen.id} ({gen.trigger}, {gen.created}; {same})")
+        lines.append(f"generation  {gen.id} ({gen.trigger}, {gen.created}; {same})")
         if gen.history:
             last = gen.history[-1]
-            print(f"last hook   {last.get('trigger')} {last.get('action')}: {last.get('why')}")
-    _print_selection(status)
-    print(f"clean room  {status_line(clean)}")
+            lines.append(
+                f"last hook   {last.get('trigger')} {last.get('action')}: {last.get('why')}"
+            )
+    lines += _selection_lines(status)
+    lines.append(f"clean room  {status_line(clean)}")
+    text = "".join(f"{line}\n" for line in lines)
+    json_text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    sys.stdout.write(json_text if args.json else text)
+    sys.stdout.flush()
+    route = status_route(checkout)
+    if route is not None:  # the next status gives this answer again while it holds
+        statuscache.keep(checkout, inputs, tree, route, text, json_text)
     return EXIT_OK
 
 
-def _print_selection(status: dict[str, Any]) -> None:
+def _selection_lines(status: dict[str, Any]) -> list[str]:
+    out = []
     for s in status["suites"]:
         config_file = s["config"] or "pytest's defaults"
-        print(f"suite       {s['root']}: {s['files']} test files ({config_file})")
+        out.append(f"suite       {s['root']}: {s['files']} test files ({config_file})")
     current = [p for p in status["parts"] if p["current_tree"]]
     earlier = len(status["parts"]) - len(current)
     for p in current:
-        print(f"part        {p['evidence']}: {p['files']} files, {p['ran']} tests ran")
+        out.append(f"part        {p['evidence']}: {p['files']} files, {p['ran']} tests ran")
     if earlier:
-        print(f"            and {earlier} parts of an earlier tree in this generation (not merged)")
+        out.append(
+            f"            and {earlier} parts of an earlier tree in this generation (not merged)"
+        )
     suites = status["suites"]
     if status["complete"]:
-        print(f"coverage    complete: {len(current)} parts cover the suite")
+        out.append(f"coverage    complete: {len(current)} parts cover the suite")
     elif len(suites) > 1:
         done = sum(1 for s in suites if not s["missing"])
-        print(
+        out.append(
             f"coverage    {done} of {len(suites)} suites, {len(current)} parts: "
             f"missing {status['missing']['summary']}"
         )
     else:
-        print(f"coverage    {len(current)} parts: missing {status['missing']['summary']}")
+        out.append(f"coverage    {len(current)} parts: missing {status['missing']['summary']}")
     if status["conflicts"]:
-        print(f"conflicts   {', '.join(status['conflicts'][:5])}")
+        out.append(f"conflicts   {', '.join(status['conflicts'][:5])}")
+    return out
 
 
 def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:

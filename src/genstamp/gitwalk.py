@@ -204,9 +204,14 @@ def start_ahead(directory: str | None) -> None:
         return  # the command opens the checkout itself, and says what is wrong with it
     if place is None or _monitored(str(place.gitdir)):
         return
+    hand_over(start(str(place.workdir), str(place.gitdir)))
+
+
+def hand_over(walk: Walk) -> None:
+    """Leave ``walk`` for whoever takes the walk of its checkout (``take``)."""
     if not _STARTED:
         atexit.register(cancel)  # a walk nobody took does not outlive the process
-    _STARTED.append(start(str(place.workdir), str(place.gitdir)))
+    _STARTED.append(walk)
 
 
 def _monitored(gitdir: str) -> bool:
@@ -250,7 +255,7 @@ def differing(walk: Walk) -> list[tuple[str, int]] | None:
     while git ran."""
     if walk.proc is None:
         return None
-    out, err = walk.proc.communicate()
+    out, err = walk.proc.communicate()  # a second reader gets the same output
     if walk.proc.returncode != 0 or err or walk.index_stamp is None:
         return None  # or git said something: a path it could not look at (a link loop above
         # a tracked file, say), which its list leaves out where libgit2's walk names it

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 from genstamp.errors import GenstampError
 from genstamp.monitor import Clock
-from genstamp.repo import Checkout
+from genstamp.repo import Checkout, Place
 from genstamp.versioned import parse
 
 _LOG = logging.getLogger("genstamp.idcache")
@@ -61,7 +61,7 @@ class Record(NamedTuple):
     monitor_ok: bool  # the monitor's answer may stand for a walk here
 
 
-def path(checkout: Checkout) -> Path:
+def path(checkout: Checkout | Place) -> Path:
     return checkout.state / NAME
 
 
@@ -106,7 +106,7 @@ def dirty_key(
     return tuple(sorted(out)), racy
 
 
-def load(checkout: Checkout) -> Record | None:
+def load(checkout: Checkout | Place) -> Record | None:
     """The record kept for ``checkout``, or None (none, unreadable, another version)."""
     where = path(checkout)
     try:
@@ -160,7 +160,7 @@ def store(checkout: Checkout, record: Record, old: Record | None) -> None:
         _LOG.debug("genstamp: identity cache not written: %s", exc)
 
 
-def counted(checkout: Checkout, changed: Iterable[str]) -> list[str] | None:
+def counted(checkout: Checkout | Place, changed: Iterable[str]) -> list[str] | None:
     """The ``changed`` work-tree paths (the monitor's answer) that count: all but those in the
     checkout's own git dir, where it is inside the work tree (the index and the settings are
     compared apart); None when a submodule's git dir (``modules/``) changed there."""

@@ -466,6 +466,18 @@ def _has_tree(repo: pygit2.Repository, tree: str) -> bool:
         return False
 
 
+def status_route(checkout: Checkout) -> str | None:
+    """How a later ``status`` can confirm that the work tree is still the kept identity's
+    without libgit2 (``statuscache``), as ``scan`` would: "monitor" (Watchman says nothing
+    changed), "git" (git's list is the kept record's), or None (only a walk can say)."""
+    repo = checkout.repo
+    if _config_str(repo, monitor.CONFIG) == monitor.WATCHMAN:
+        return "monitor"
+    if GIT_STATUS and not _ignorecase(repo) and not _git_reads_other_config():
+        return "git"
+    return None
+
+
 def _git_reads_other_config() -> bool:
     paths = pygit2.settings.search_path
     return gitwalk.reads_other_config(

@@ -155,10 +155,17 @@ def launch(argv: Sequence[str] | None = None) -> int:
         and not any(a.startswith("-") for a in rest[2:])
     ):
         return main(directory, rest[1], rest[2:], os.environ)
-    if rest[:1] == ["status"]:
+    if rest[:1] == ["status"] and rest[1:] in ([], ["--json"]):
+        from genstamp.statuscache import answer
+
+        # The last status's answer while it holds, else git walks the tree (started there)
+        # while the rest of genstamp is imported.
+        if answer(directory, rest[1:] == ["--json"]):
+            return 0
+    elif rest[:1] == ["status"]:
         from genstamp.gitwalk import start_ahead
 
-        start_ahead(directory)  # git walks the tree while the rest of genstamp is imported
+        start_ahead(directory)
     from genstamp.cli import main as cli_main
 
     return cli_main(args)

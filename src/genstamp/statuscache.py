@@ -1,0 +1,309 @@
+"""The last ``genstamp status``, kept in the git dir with the stamp of everything it read, and
+given again while every stamp holds and the work tree is still the tree it named.
+
+``status`` reads the kept identity, the index, HEAD and its ref, the config files and the
+exclude and attribute files that shape the tree, genstamp's stamp, the evidence parts of the
+generation, the clean-room records and pyproject.toml. Its answer is kept (``keep``) with the
+``lstat`` of each of these files (and of the folders whose listing it read), the environment
+variables git reads, and genstamp's version. The next ``status`` (``answer``) gives the kept
+answer again, without importing pygit2 or the rest of genstamp, when:
+
+- every stamp and variable is the same, and none of them was written within ``RACY_NS`` of
+  the status that kept the answer (a write in the same clock tick would leave a stamp alone);
+- the work tree is still the kept identity's, confirmed as ``identity.scan`` confirms it: git's
+  list of differing paths is the kept record's, each path with the same ``lstat`` (the index
+  unchanged while git looked), or, with the monitor on, Watchman saw nothing change since the
+  record's clock.
+
+Anything else (no answer kept, a config file with an include, a linked worktree, GIT_DIR set, a
+stamp that moved, git or Watchman saying otherwise) is no answer: ``status`` is computed whole,
+as without one, and its answer kept for the next time. The answer is a cache: a file of another
+format or version is remade, never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from genstamp import __version__, gitwalk, idcache
+from genstamp.errors import GenstampError
+from genstamp.repo import Place, find_place
+
+if TYPE_CHECKING:
+    from genstamp.repo import Checkout
+
+FORMAT = "genstamp-status"
+VERSION = 1
+NAME = "status.json"
+RACY_NS = idcache._RACY_NS  # a file written this recently cannot vouch for its content
+# Files of the git dir status reads (HEAD's ref is added: it is named in HEAD).
+_GITDIR_FILES = (
+    "HEAD",
+    "index",
+    "config",
+    "config.worktree",
+    "packed-refs",
+    "shallow",
+    "info/exclude",
+    "info/attributes",
+    "info/sparse-checkout",
+    "objects/info/alternates",
+    "objects/pack",
+)
+_INCLUDE = b"include"  # [include] and [includeIf]: config read from files not listed here
+
+Stamp = list[int] | None  # mode, inode, size, mtime, ctime (ns); None: no such file
+
+
+def _stamp(path: str) -> Stamp:
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return [st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables that change what git and libgit2 read."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if k.startswith("GIT_") or k in ("HOME", "XDG_CONFIG_HOME", "WATCHMAN_SOCK")
+    }
+
+
+def _stamps(paths: Iterable[str]) -> list[list[Any]]:
+    return [[path, _stamp(path)] for path in paths]
+
+
+def _head_ref(gitdir: str) -> str | None:
+    """The ref file HEAD names (None: a detached HEAD), or "" when it cannot be said."""
+    try:
+        with open(os.path.join(gitdir, "HEAD"), "rb") as fh:
+            head = fh.read()
+    except OSError:
+        return ""
+    if not head.startswith(b"ref: "):
+        return None
+    name = os.fsdecode(head[5:].strip())
+    if not name.startswith("refs/") or ".." in name.split("/"):
+        return ""
+    return os.path.join(gitdir, name)
+
+
+def _listed(folder: str) -> list[str]:
+    """``folder`` and everything under it (files and folders), or ``[folder]`` if it is none."""
+    out = [folder]
+    for top, dirs, files in os.walk(folder):
+        dirs.sort()
+        out += [os.path.join(top, name) for name in sorted(dirs + files)]
+    return out
+
+
+def config_files(checkout: Checkout) -> tuple[list[str], list[str]]:
+    """The config files git and libgit2 may read for ``checkout`` (libgit2's search paths,
+    the files GIT_CONFIG_GLOBAL and GIT_CONFIG_SYSTEM name, the repository's own), and the
+    other files that shape its tree (attributes and ignore files)."""
+    import pygit2
+    from pygit2.enums import ConfigLevel
+
+    from genstamp.watch import settings
+
+    search = pygit2.settings.search_path
+    config: list[str] = []
+    other = [name for name, _ in settings(checkout).files]
+    other.append(idcache._SYSTEM_ATTRIBUTES)
+    levels = (ConfigLevel.SYSTEM, ConfigLevel.XDG, ConfigLevel.GLOBAL)
+    for level, names in zip(levels, gitwalk._LEVEL_FILES, strict=True):
+        for folder in (search[level] or "").split(os.pathsep):
+            for name in names if folder else ():
+                kind = config if name in ("gitconfig", "config", ".gitconfig") else other
+                kind.append(os.path.join(folder, name))
+    config += [os.environ[v] for v in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM") if v in os.environ]
+    config += [str(checkout.gitdir / "config"), str(checkout.gitdir / "config.worktree")]
+    return config, other
+
+
+class Inputs:
+    """The files a ``status`` of ``checkout`` reads, stamped before it reads them."""
+
+    def __init__(self, checkout: Checkout, files: tuple[list[str], list[str]]) -> None:
+        from genstamp import cleanrecord, generation, parts
+
+        self.start_ns = time.time_ns()
+        gitdir = str(checkout.gitdir)
+        paths = [os.path.join(gitdir, name) for name in _GITDIR_FILES]
+        ref = _head_ref(gitdir)
+        self.ok = ref != "" and not os.path.exists(os.path.join(gitdir, "commondir"))
+        if ref:
+            paths.append(ref)
+        last = idcache.load(checkout)
+        if last is not None:  # the kept tree's object, while it is loose
+            paths.append(os.path.join(gitdir, "objects", last.tree[:2], last.tree[2:]))
+        paths += [  # (not the state folder's own stamp: keeping an answer writes there)
+            str(idcache.path(checkout)),
+            str(generation.stamp_path(checkout)),
+            *_listed(str(checkout.state / parts.FOLDER)),
+            *_listed(str(cleanrecord.folder(checkout.gitdir))),
+            str(checkout.workdir / "pyproject.toml"),
+        ]
+        config, other = files
+        for name in config:
+            paths.append(name)
+            try:
+                with open(name, "rb") as fh:
+                    self.ok = self.ok and _INCLUDE not in fh.read().lower()
+            except OSError:
+                pass
+        paths += other
+        self.paths = list(dict.fromkeys(paths))
+        self.env = _env(os.environ)
+        self.stamps = _stamps(self.paths)
+
+    def holding(self) -> bool:
+        """Whether no input changed since they were stamped, none was written within
+        ``RACY_NS`` before, and the environment is the same."""
+        if not self.ok or _env(os.environ) != self.env or _stamps(self.paths) != self.stamps:
+            return False
+        edge = self.start_ns - RACY_NS
+        return all(s is None or (s[3] < edge and s[4] < edge) for _, s in self.stamps)
+
+
+def path(place: Place | Checkout) -> str:
+    return os.path.join(place.state, NAME)
+
+
+def keep(
+    checkout: Checkout, inputs: Inputs, tree: str, route: str, text: str, json_text: str
+) -> None:
+    """Keep this status's answer (``text`` and ``json_text``, as printed) for the next one,
+    when its inputs held throughout and ``tree`` is the kept identity's, confirmable by
+    ``route`` ("git": git's list; "monitor": Watchman). A failure to write costs time only."""
+    from genstamp.atomic import write_atomic
+
+    last = idcache.load(checkout)
+    if (
+        last is None
+        or last.tree != tree
+        or (route == "git" and last.racy)  # the monitor vouches for a racy record
+        or last.dirty is None
+        or not last.settings
+        or last.settings != idcache.settings_key(checkout)
+        or (route == "monitor" and (last.clock is None or not last.monitor_ok))
+        or not inputs.holding()
+    ):
+        _drop(checkout)
+        return
+    data = {
+        "format": FORMAT,
+        "version": VERSION,
+        "genstamp": __version__,
+        "workdir": str(checkout.workdir),
+        "gitdir": str(checkout.gitdir),
+        "tree": tree,
+        "route": route,
+        "env": inputs.env,
+        "stamps": inputs.stamps,
+        "text": text,
+        "json": json_text,
+    }
+    try:
+        write_atomic(path(checkout), json.dumps(data).encode(), sync=False)
+    except OSError:
+        _drop(checkout)
+
+
+def _drop(checkout: Checkout) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path(checkout))
+
+
+def _load(place: Place) -> dict[str, Any] | None:
+    try:
+        with open(path(place), "rb") as fh:
+            data = json.loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    same = (data.get("format"), data.get("version"), data.get("genstamp")) == (
+        FORMAT,
+        VERSION,
+        __version__,
+    )
+    where = (data.get("workdir"), data.get("gitdir")) == (str(place.workdir), str(place.gitdir))
+    return data if same and where else None
+
+
+def answer(directory: str | None, as_json: bool) -> bool:
+    """Print the kept answer of ``genstamp status`` (``--json``: as JSON) for the checkout
+    around ``directory`` (default: here) when it still holds; False (nothing printed) when it
+    cannot be given: the caller computes the status whole. A walk of git's started here is
+    left for the caller (``gitwalk.take``)."""
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return False
+    try:
+        place = find_place(directory if directory is not None else os.getcwd())
+    except (GenstampError, OSError, ValueError):
+        return False  # the command opens the checkout itself, and says what is wrong
+    if place is None:
+        return False
+    workdir, gitdir = str(place.workdir), str(place.gitdir)
+    walk: gitwalk.Walk | None = None
+    if not gitwalk._monitored(gitdir):  # git walks while the rest is read
+        walk = gitwalk.start(workdir, gitdir)
+        gitwalk.hand_over(walk)
+    try:
+        kept = _load(place)
+        if kept is None or kept.get("env") != _env(os.environ):
+            return False
+        stamps = kept.get("stamps")
+        if not isinstance(stamps, list) or not _holds(stamps):
+            return False
+        if not _confirmed(place, str(kept.get("tree")), kept.get("route"), walk):
+            return False
+        if not _holds(stamps):  # nothing changed while git or Watchman looked
+            return False
+        out = kept.get("json" if as_json else "text")
+        if not isinstance(out, str):
+            return False
+    except (OSError, ValueError, TypeError, KeyError):
+        return False
+    sys.stdout.write(out)
+    sys.stdout.flush()
+    gitwalk.cancel()
+    return True
+
+
+def _holds(stamps: list[Any]) -> bool:
+    return all(isinstance(p, str) and _stamp(p) == s for p, s in stamps)
+
+
+def _confirmed(place: Place, tree: str, route: object, walk: gitwalk.Walk | None) -> bool:
+    """Whether the work tree is still ``tree``, the kept identity's, as ``identity.scan``
+    would confirm it (see the module's doc)."""
+    last = idcache.load(place)
+    if last is None or last.tree != tree or last.dirty is None:
+        return False
+    if route == "monitor":
+        from genstamp import monitor
+
+        if last.clock is None or not last.monitor_ok:
+            return False
+        changed = monitor.changed_since(last.clock)
+        if changed is None:
+            return False
+        return idcache.counted(place, changed) == []
+    if route != "git" or walk is None or last.racy:
+        return False
+    found = gitwalk.differing(walk)  # None too when the index changed while git looked
+    if found is None:
+        return False
+    dirty, _ = idcache.dirty_key(str(place.workdir), found, lambda _path: False)
+    return dirty is not None and dirty == last.dirty
