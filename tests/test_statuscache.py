@@ -5,6 +5,7 @@ whole status (cli.main, which computes it and keeps it) is the oracle."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -166,9 +167,15 @@ def test_what_the_answer_cannot_vouch_for_is_not_kept(
     """A config include (files not stamped) keeps nothing; a kept file of another version, or
     one that is not JSON, is remade, never an error; an answer for another work tree is not
     given here."""
+    envs = base / ".git" / "genstamp" / "clean-room" / "envs" / "abc" / "bin"
+    envs.mkdir(parents=True)
+    (envs / "python").write_text("")  # a cached clean-room environment: status never reads it
     steady(base, capsys)
     kept_file = base / ".git" / "genstamp" / statuscache.NAME
     assert kept_file.is_file()
+    stamped = [path for path, _ in json.loads(kept_file.read_text())["stamps"]]
+    assert any(p.endswith("clean-room") for p in stamped)
+    assert not [p for p in stamped if "/envs" in p], stamped
     git(base, "config", "include.path", str(base.parent / "more.gitconfig"))
     settle()
     whole(base, capsys)

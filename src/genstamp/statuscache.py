@@ -106,6 +106,16 @@ def _listed(folder: str) -> list[str]:
     return out
 
 
+def _records(folder: str) -> list[str]:
+    """``folder`` and the clean-room records in it (not its cached environments and logs:
+    thousands of files status never reads)."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+    except OSError:
+        names = []
+    return [folder, *(os.path.join(folder, n) for n in names)]
+
+
 def config_files(checkout: Checkout) -> tuple[list[str], list[str]]:
     """The config files git and libgit2 may read for ``checkout`` (libgit2's search paths,
     the files GIT_CONFIG_GLOBAL and GIT_CONFIG_SYSTEM name, the repository's own), and the
@@ -150,7 +160,7 @@ class Inputs:
             str(idcache.path(checkout)),
             str(generation.stamp_path(checkout)),
             *_listed(str(checkout.state / parts.FOLDER)),
-            *_listed(str(cleanrecord.folder(checkout.gitdir))),
+            *_records(str(cleanrecord.folder(checkout.gitdir))),
             str(checkout.workdir / "pyproject.toml"),
         ]
         config, other = files
