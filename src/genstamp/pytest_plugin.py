@@ -69,6 +69,8 @@ from genstamp import (  # noqa: E402 - after the co-process has started
 from genstamp.trees import FromCoProcess, InProcess, Trees  # noqa: E402
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from genstamp import audit, coverage, selection
     from genstamp.suite import PytestConfig
 
@@ -365,12 +367,21 @@ def _outcome(report: pytest.TestReport) -> str:
 
 
 class Feed:
-    """pytest's reports for the recorder, in order; recorded at the end, while the tree at the
-    end is taken: off the tests' path."""
+    """pytest's reports for the recorder, recorded as they come: a report is not kept (a
+    suite's thousands would stay alive to the end, for every garbage collection to walk). A
+    report that cannot be recorded never fails the tests: it is raised when the evidence is
+    bound (``render``), where it leaves the evidence unwritten and says why."""
 
     def __init__(self, recorder: junit.Recorder) -> None:
         self.recorder = recorder
-        self.deferred: list[tuple[Any, Any]] = []
+        self.failure: Exception | None = None
+
+    def _record(self, record: Callable[[Any], None], item: Any) -> None:
+        if self.failure is None:
+            try:
+                record(item)
+            except Exception as exc:
+                self.failure = exc
 
     @pytest.hookimpl
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -378,20 +389,19 @@ class Feed:
 
     @pytest.hookimpl
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        self.deferred.append((self.recorder.collect_report, report))
+        self._record(self.recorder.collect_report, report)
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.deferred.append((self.recorder.test_report, report))
+        self._record(self.recorder.test_report, report)
 
     @pytest.hookimpl
     def pytest_internalerror(self, excrepr: Any, excinfo: Any) -> None:
-        self.deferred.append((self.recorder.internal_error, str(excrepr)))
+        self._record(self.recorder.internal_error, str(excrepr))
 
     def render(self) -> None:
-        for record, item in self.deferred:
-            record(item)
-        self.deferred.clear()
+        if self.failure is not None:
+            raise self.failure
         self.recorder.render()
 
 
