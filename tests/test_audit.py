@@ -189,6 +189,25 @@ def test_identical_installed_copy_is_not_foreign(
     assert [f.kind for f in audit_of(repo).flags] == [audit.FOREIGN]
 
 
+@pytest.mark.e2e
+def test_identical_copy_in_another_clone_is_foreign(
+    two_checkouts: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A clone of this very commit holds the same source byte for byte, but it is not installed
+    code: its data files and neighbours are that clone's, so the load stays foreign (only an
+    installer's copy may stand for the checkout's file)."""
+    repo, _ = two_checkouts
+    stamp(repo)
+    same = tmp_path / "same"
+    git(tmp_path, "clone", "-q", str(repo), str(same))
+    python, site_dir = make_venv(tmp_path / "venv")
+    (site_dir / "__editable__.calc-0.1.pth").write_text(f"{same / 'src'}\n")
+    assert run_in(python, repo).returncode == 0
+    loaded = os.path.realpath(same / "src" / "calc" / "__init__.py")
+    assert [(f.kind, f.path) for f in audit_of(repo).flags] == [(audit.FOREIGN, loaded)]
+    assert "foreign-origin" in failures(repo)
+
+
 # -- bytecode ------------------------------------------------------------------------------------
 
 

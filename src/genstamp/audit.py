@@ -141,7 +141,9 @@ def audit_modules(
         real = os.path.realpath(origin)
         if not inside(real, root_s) or installed(real):
             if top in wanted:
-                copy = _identical_copy(name, real, root, bases)
+                # Only an installer's copy may stand for the checkout's file: a copy in another
+                # clone brings that clone's data files and neighbours along with it.
+                copy = _identical_copy(name, real, root, bases) if installed(real) else None
                 cached = getattr(spec, "cached", None)
                 if copy is None:
                     flags.append(Flag(FOREIGN, name, real, "loaded from outside the checkout"))
@@ -247,7 +249,11 @@ def judge(
             continue
         top = ld.module.partition(".")[0]
         bases = [roots[top]] if top in roots else []
-        other = counterpart(ld.module, ld.path, root, bases) if ld.blob else None
+        # Only an installed copy (``pip install .``) may stand for the checkout's file: a
+        # byte-identical module in another clone still brings that clone's data files and
+        # neighbours along with it.
+        copied = ld.blob and installed(ld.path)
+        other = counterpart(ld.module, ld.path, root, bases) if copied else None
         same = False
         if other is not None:
             try:
