@@ -73,6 +73,31 @@ def test_protocol_with_a_real_child(committed: Path) -> None:
     assert child.read() == {"error": "genstamp's co-process is gone"}
 
 
+def test_which_loaded_files_git_ignores(tmp_path: Path) -> None:
+    """After the tree at the end: of the paths asked, those the tree leaves out because git
+    ignores them; not a tracked file an ignore rule matches, not an environment's file, not an
+    untracked file the tree holds. Then the child ends."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text("lib/\n.venv/\nforced.py\n")
+    (repo / "forced.py").write_text("x = 1\n")
+    git(repo, "add", "-f", "forced.py")
+    commit_all(repo, "tracked though ignored")
+    for rel in ("lib/helper.py", ".venv/lib/x.py", "new.py"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("y = 2\n")
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    child = CoProcess(repo)
+    try:
+        assert "workdir" in child.read() and "tree" in child.read()
+        child.ask_end()
+        child.tree_end()
+        asked = ["forced.py", "lib/helper.py", ".venv/lib/x.py", "new.py", "lib/gone.py"]
+        assert child.ignored(asked) == ["lib/gone.py", "lib/helper.py"]
+        assert child.proc is not None and child.proc.wait(timeout=30) == 0
+    finally:
+        child.close()
+
+
 def test_outside_a_repository_the_child_says_why(tmp_path: Path) -> None:
     child = CoProcess(tmp_path)
     try:

@@ -18,8 +18,9 @@ from genstamp.config import Config
 from genstamp.errors import GenstampError
 from genstamp.facts import gather
 from genstamp.identity import tree_identity
+from genstamp.placed import IGNORED, INSTALLED, UNTRACKED
 from genstamp.repo import open_checkout
-from genstamp.rules import IGNORED, INSTALLED, UNTRACKED, Bytecode, Facts, Target, decide
+from genstamp.rules import Bytecode, Facts, Target, decide
 
 CALC = "src/calc/__init__.py"
 JUNIT = '<testsuite name="t" tests="1"><testcase classname="t" name="a" /></testsuite>\n'

@@ -33,11 +33,12 @@ CALC = Path("src", "calc", "__init__.py")
 Z40 = "0" * 40
 
 
-def green(genstamp: RunGenstamp, repo: Path, *args: str) -> None:
-    """Stamp, then a full green pytest run."""
+def green(genstamp: RunGenstamp, repo: Path, *args: str) -> str:
+    """Stamp, then a full green pytest run; its output."""
     stamp(genstamp, repo)
     proc = run_tests(repo, *args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
 
 
 def push(repo: Path, local: str, remote_ref: str) -> subprocess.CompletedProcess[str]:
@@ -114,7 +115,9 @@ def test_code_loaded_from_an_ignored_folder_is_refused_naming_the_file(
     repo: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:
     _ignored_lib(repo, generated=False)
-    green(genstamp, repo)
+    out = green(genstamp, repo)
+    # the plugin's forecast at test time is the gate's verdict
+    assert "will refuse: ignored-code: lib/helper/__init__.py" in out, out
     code, data = verdict(genstamp, repo)
     assert (code, rules(data)) == (1, ["ignored-code"])
     assert "lib/helper/__init__.py" in message(data, "ignored-code")
@@ -126,7 +129,8 @@ def test_code_loaded_from_an_ignored_folder_is_refused_naming_the_file(
 
 def test_code_the_project_declares_generated_is_accepted(repo: Path, genstamp: RunGenstamp) -> None:
     _ignored_lib(repo, generated=True)
-    green(genstamp, repo)
+    out = green(genstamp, repo)
+    assert "will refuse" not in out and "genstamp gate: bound to tree" in out, out
     code, data = verdict(genstamp, repo)
     assert (code, rules(data)) == (0, []), data
 

@@ -35,6 +35,10 @@ ROWS = {
         CLEAN._replace(flags=(flag(audit.STALE_EXT, "src/calc/_x.so"),)),
         ["will refuse: stale-extension"],
     ),
+    "ignored-code": (
+        CLEAN._replace(ignored=("lib/calc/__init__.py",)),
+        ["will refuse: ignored-code: lib/calc/__init__.py"],
+    ),
     # an installed package's bytecode is the installer's business, as the gate judges it
     "control-installed-bytecode": (
         CLEAN._replace(flags=(flag(audit.STALE, ".venv/lib/site-packages/x/__init__.py"),)),

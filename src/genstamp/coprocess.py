@@ -8,8 +8,11 @@ which runs ``main``. It prints one JSON line per answer on stdout: the checkout 
 discovers from FOLDER (``{"workdir", "gitdir"}``), then the tree at the start (``{"tree"}``);
 then it waits for a line ``end`` on stdin and prints the tree at the end and HEAD
 (``{"tree", "head"}``). The tree at the end is the one at the start when a watch on the work
-tree (``genstamp.watch``) saw nothing that shapes it change, and a new walk otherwise. Any
-failure is an answer ``{"error": "..."}`` and ends it. End of input ends it too. Importing
+tree (``genstamp.watch``) saw nothing that shapes it change, and a new walk otherwise. A line
+``ignored``, a tab and a JSON list of paths of the work tree may follow: it prints those the
+tree leaves out because git ignores them (``{"ignored": [...]}``: neither in the index nor in an
+environment's folder), and ends. Any failure is an answer ``{"error": "..."}`` and ends it. End
+of input ends it too. Importing
 pygit2 costs the test process tens of milliseconds (and two more full collections at exit);
 here it runs beside pytest's own start-up and collection.
 """
@@ -29,7 +32,8 @@ from typing import IO, Any
 from genstamp.errors import GenstampError
 
 MODULE = "genstamp.coprocess"  # started by this name: python -m genstamp.coprocess FOLDER
-END = "end"  # the test process's one request: the tree at the end, please
+END = "end"  # the test process's request: the tree at the end, please
+IGNORED = "ignored"  # then, optionally: which of these loaded paths does git ignore?
 
 # The folder holding this very genstamp: the co-process must speak this protocol.
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -113,6 +117,25 @@ class CoProcess:
         head = answer.get("head")
         return tree, head if isinstance(head, str) else None
 
+    def ignored(self, paths: list[str]) -> list[str]:
+        """Which of ``paths`` (relative to the work tree) git ignores, leaving them out of the
+        tree (after ``tree_end``; the co-process ends once it has answered)."""
+        stdin: IO[str] | None = self.proc.stdin if self.proc is not None else None
+        if stdin is None:
+            raise GenstampError("genstamp's co-process is gone")
+        try:
+            stdin.write(f"{IGNORED}\t{json.dumps(paths)}\n")
+            stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise GenstampError(f"genstamp's co-process is gone: {exc}") from exc
+        answer = self.read()
+        found = answer.get("ignored")
+        if "error" in answer or not isinstance(found, list):
+            raise GenstampError(
+                f"which loaded files git ignores is unknown: {answer.get('error', 'no answer')}"
+            )
+        return [str(p) for p in found]
+
     def close(self, *, abandon: bool = False) -> None:
         """End the co-process: it ends itself at the end of its input, unless ``abandon``
         (nobody needs its answers: it is stopped at once, even in the middle of a walk)."""
@@ -154,6 +177,7 @@ def main(argv: list[str]) -> int:
         _say({"error": f"usage: python -m {MODULE} FOLDER"})
         return 2
     try:
+        from genstamp import placed
         from genstamp.identity import cpu_jobs, prepare, tree_identity
         from genstamp.repo import head_id, open_checkout
         from genstamp.watch import Watch
@@ -188,22 +212,27 @@ def main(argv: list[str]) -> int:
     except Exception as exc:
         _say(_error(exc))
         return 1
+    answered = False
     for line in sys.stdin:
-        if line.strip() != END:
-            continue
+        word, _, rest = line.rstrip("\n").partition("\t")
         try:
-            # Nothing that shapes the tree changed since the watch began: no second walk.
-            unchanged = watch is not None and watch.unchanged()
-            tree = start if unchanged else tree_identity(end, jobs)
-            _say({"tree": tree, "head": head_id(end.repo)})
+            if word == END and not answered:
+                # Nothing that shapes the tree changed since the watch began: no second walk.
+                unchanged = watch is not None and watch.unchanged()
+                tree = start if unchanged else tree_identity(end, jobs)
+                _say({"tree": tree, "head": head_id(end.repo)})
+                answered = True
+            elif word == IGNORED and answered:
+                _say({"ignored": placed.ignored(end, json.loads(rest))})
+                break
         except Exception as exc:
             _say(_error(exc))
             return 1
-        # Answered and flushed; nothing is left to clean up. Skipping the interpreter's
-        # shutdown (with pygit2 loaded, two full garbage collections) ends this process at
-        # once, and the plugin waits for that.
-        os._exit(0)
-    return 0
+    # Answered and flushed (or the test process is gone); nothing is left to clean up.
+    # Skipping the interpreter's shutdown (with pygit2 loaded, two full garbage collections)
+    # ends this process at once, and the plugin waits for that.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -29,11 +29,9 @@ from genstamp import (
 from genstamp.bytecode import PYCACHE
 from genstamp.errors import GenstampError
 from genstamp.identity import added_blobs, scan
+from genstamp.placed import installed, placement
 from genstamp.repo import Checkout
 from genstamp.rules import (
-    IGNORED,
-    INSTALLED,
-    UNTRACKED,
     Bytecode,
     Facts,
     Submodule,
@@ -45,9 +43,6 @@ from genstamp.rules import (
     read_audit,
     read_coverage,
 )
-
-# Folders whose content an installer put there, wherever they are: never the checkout's code.
-INSTALLER_FOLDERS = frozenset(("site-packages", "dist-packages", "__pypackages__"))
 
 
 def gather(
@@ -227,43 +222,6 @@ def clean_rooms(
         if record is not None:
             found[tree] = record
     return found, tuple(problems), cleanrecord.latest(checkout.gitdir)
-
-
-def installed(root: Path, rel: str, venvs: dict[str, bool]) -> bool:
-    """Whether the work-tree path ``rel`` is the installer's: inside a virtual environment (a
-    folder holding ``pyvenv.cfg``) or a site-packages folder. ``venvs`` caches the answer per
-    folder."""
-    parts = rel.rstrip("/").split("/")
-    if any(part in INSTALLER_FOLDERS for part in parts[:-1]):
-        return True
-    for n in range(1, len(parts)):
-        folder = "/".join(parts[:n])
-        found = venvs.get(folder)
-        if found is None:
-            found = venvs[folder] = (root / folder / "pyvenv.cfg").is_file()
-        if found:
-            return True
-    return False
-
-
-def placement(
-    checkout: Checkout, paths: Iterable[str], blobs: Mapping[str, str], venvs: dict[str, bool]
-) -> dict[str, str]:
-    """Where each of ``paths`` that the tested tree does not hold lies: INSTALLED, IGNORED or
-    UNTRACKED."""
-    out: dict[str, str] = {}
-    for rel in paths:
-        if rel in blobs or rel in out:
-            continue
-        if installed(checkout.workdir, rel, venvs):
-            out[rel] = INSTALLED
-        else:
-            try:
-                ignored = checkout.repo.path_is_ignored(rel)
-            except pygit2.GitError:
-                ignored = False
-            out[rel] = IGNORED if ignored else UNTRACKED
-    return out
 
 
 def converted(

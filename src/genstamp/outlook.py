@@ -25,6 +25,7 @@ class Run(NamedTuple):
     reasons: tuple[str, ...]  # why the run covered part of what it collected
     flags: tuple[audit.Flag, ...]  # the audit's flags
     failed: bool  # a test failed or errored
+    ignored: tuple[str, ...] = ()  # loaded files of the work tree git ignores (not generated)
 
 
 # The audit's flag kinds, as the rule that refuses them.
@@ -57,6 +58,11 @@ def lines(run: Run) -> list[str]:
             by_rule.setdefault(rule, []).append(f"{flag.module} ({flag.path})")
     for rule, found in by_rule.items():
         refusals.append(f"{rule}: {_named(found)}")
+    if run.ignored:
+        refusals.append(
+            f"ignored-code: {_named(list(run.ignored))} (git ignores them: a clean clone does "
+            "not have them)"
+        )
     if run.reasons:
         refusals.append(
             f"partial-run, unless other parts of this generation cover the suite: "

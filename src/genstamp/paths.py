@@ -7,6 +7,11 @@ would rewrite it (it asserts nothing)
 
 import os
 
+TYPE_CHECKING = False  # not typing's: every child process of a run imports this module
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Sequence
+
 
 def inside(path: str, root: str) -> bool:
     """``path`` is ``root`` or below it (both absolute, normalised)."""
@@ -17,3 +22,28 @@ def installed(path: str) -> bool:
     """Installed code (a site-packages, even inside the work tree) is the installer's."""
     parts = path.split(os.sep)
     return "site-packages" in parts or "dist-packages" in parts
+
+
+def generated(path: str, globs: "Sequence[str]") -> bool:
+    """Whether ``path`` (relative to the work tree, ``/``-separated) matches one of ``globs``
+    (``*`` and ``?`` within a folder, ``**`` across folders), as ``[tool.genstamp] generated``
+    names the files the build makes."""
+    return any(_glob(g).fullmatch(path) for g in globs)
+
+
+_GLOBS: "dict[str, re.Pattern[str]]" = {}  # pattern -> compiled, for every loaded path
+
+
+def _glob(pattern: str) -> "re.Pattern[str]":
+    compiled = _GLOBS.get(pattern)
+    if compiled is None:
+        import re  # not at start-up: every child process imports this module
+
+        out = []
+        for part in re.split(r"(\*\*/|\*\*|\*|\?)", pattern):
+            out.append(
+                {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(part)
+                or re.escape(part)
+            )
+        compiled = _GLOBS[pattern] = re.compile("".join(out))
+    return compiled

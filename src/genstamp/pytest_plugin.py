@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from genstamp import audit, coverage, selection
+    from genstamp.audit import Audit
     from genstamp.suite import PytestConfig
 
 
@@ -569,6 +570,7 @@ class Session:
         if failure is not None:
             raise failure
         assert merged is not None and covered is not None
+        ignored = self._ignored(trees, merged)
         props = _properties(start, trees.start, tree_end, head, reasons, merged, covered, written)
         key = start.gen.key if start.gen else ""
         if written is None:
@@ -599,9 +601,25 @@ class Session:
             reasons=tuple(reasons),
             flags=merged.flags,
             failed=exitstatus == pytest.ExitCode.TESTS_FAILED or session.testsfailed > 0,
+            ignored=tuple(ignored),
         )
         for line in outlook.lines(run):
             self._say(line)
+
+    def _ignored(self, trees: Trees, merged: Audit) -> list[str]:
+        """The loaded files of the work tree that git ignores (and the project does not declare
+        generated): the gate refuses them, so the forecast must say so. Unknown is none: the
+        forecast never unbinds the evidence."""
+        from genstamp.paths import generated
+
+        globs = self.start.settings.generated
+        candidates = [rel for rel in merged.loaded if not generated(rel, globs)]
+        if not candidates:
+            return []
+        try:
+            return trees.ignored(candidates)
+        except GenstampError:
+            return []
 
     def _say(self, line: str) -> None:
         """Tell the user in the terminal summary (or on stderr at the end, without one)."""

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from genstamp import __version__, audit, binding, coverage, suite
 from genstamp.binding import Counts, Report
+from genstamp.paths import generated
+from genstamp.placed import IGNORED, INSTALLED
 
 if TYPE_CHECKING:
     from genstamp.cleanrecord import CleanRoom
@@ -40,12 +42,6 @@ class Bytecode(NamedTuple):
     path: str  # relative to the work tree, with "/"
     mtime_ns: int
     sourceless: bool  # a legacy .pyc outside __pycache__ with no .py beside it
-
-
-# Where a loaded (or flagged) file that the tested tree does not hold lies in the work tree.
-INSTALLED = "installed"  # in a virtual environment or a site-packages: the installer's
-IGNORED = "ignored"  # git-ignored: a clean clone will not have it
-UNTRACKED = "untracked"  # neither (the tree holds every other file: it was not tested)
 
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
@@ -508,22 +504,6 @@ def _tested_blob(facts: Facts, rel: str, raw: str, tested: str) -> bool:
     """Whether the bytes loaded (raw blob id ``raw``) are what the tree holds, as ``git add``
     would store them at ``rel``; where that cannot be known the raw blob must match."""
     return raw == tested or facts.added.get((rel, raw)) == tested
-
-
-def generated(path: str, globs: Sequence[str]) -> bool:
-    """Whether ``path`` matches one of ``globs`` (``*`` and ``?`` within a folder, ``**``
-    across folders), as ``[tool.genstamp] generated`` names the files the build makes."""
-    return any(_glob(g).fullmatch(path) for g in globs)
-
-
-@functools.lru_cache(maxsize=64)
-def _glob(pattern: str) -> re.Pattern[str]:
-    out = []
-    for part in re.split(r"(\*\*/|\*\*|\*|\?)", pattern):
-        out.append(
-            {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}.get(part) or re.escape(part)
-        )
-    return re.compile("".join(out))
 
 
 def _ignored_code(facts: Facts, settings: Config) -> Iterator[str | Listed]:

@@ -68,6 +68,11 @@ class FromCoProcess:
         assert self.coprocess is not None
         return self.coprocess.tree_end()
 
+    def ignored(self, paths: list[str]) -> list[str]:
+        """Which of ``paths`` git ignores, leaving them out of the tree (after ``end``)."""
+        assert self.coprocess is not None
+        return self.coprocess.ignored(paths)
+
     def close(self) -> None:
         self.await_start()
         if self.coprocess is not None:
@@ -138,6 +143,12 @@ class InProcess:
             raise task.error
         assert task.result is not None
         return task.result, head_id(self.repo.repo)
+
+    def ignored(self, paths: list[str]) -> list[str]:
+        """Which of ``paths`` git ignores, leaving them out of the tree (after ``end``)."""
+        from genstamp import placed
+
+        return placed.ignored(self.side or self.repo, paths)
 
     def close(self) -> None:
         self.await_start()

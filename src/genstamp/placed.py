@@ -1,0 +1,75 @@
+"""Where a file of the work tree that a tree does not hold lies: in an environment (the
+installer's), git-ignored (a clean clone will not have it), or merely untracked.
+
+Read by the gate's facts and by the plugin's co-process, so that what the plugin forecasts at
+the end of a run is what ``genstamp verify`` finds. Importing it reads nothing: the gate's
+rules take its names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from genstamp.repo import Checkout
+
+# Where a loaded (or flagged) file that the tested tree does not hold lies in the work tree.
+INSTALLED = "installed"  # in a virtual environment or a site-packages: the installer's
+IGNORED = "ignored"  # git-ignored: a clean clone will not have it
+UNTRACKED = "untracked"  # neither (the tree holds every other file: it was not tested)
+
+# Folders whose content an installer put there, wherever they are: never the checkout's code.
+INSTALLER_FOLDERS = frozenset(("site-packages", "dist-packages", "__pypackages__"))
+
+
+def installed(root: Path, rel: str, venvs: dict[str, bool]) -> bool:
+    """Whether the work-tree path ``rel`` is the installer's: inside a virtual environment (a
+    folder holding ``pyvenv.cfg``) or a site-packages folder. ``venvs`` caches the answer per
+    folder."""
+    parts = rel.rstrip("/").split("/")
+    if any(part in INSTALLER_FOLDERS for part in parts[:-1]):
+        return True
+    for n in range(1, len(parts)):
+        folder = "/".join(parts[:n])
+        found = venvs.get(folder)
+        if found is None:
+            found = venvs[folder] = (root / folder / "pyvenv.cfg").is_file()
+        if found:
+            return True
+    return False
+
+
+def placement(
+    checkout: Checkout, paths: Iterable[str], blobs: Mapping[str, str], venvs: dict[str, bool]
+) -> dict[str, str]:
+    """Where each of ``paths`` that the tree (its blobs by path: ``blobs``) does not hold lies:
+    INSTALLED, IGNORED or UNTRACKED."""
+    import pygit2  # the caller holds a repository: pygit2 is loaded already
+
+    out: dict[str, str] = {}
+    for rel in paths:
+        if rel in blobs or rel in out:
+            continue
+        if installed(checkout.workdir, rel, venvs):
+            out[rel] = INSTALLED
+        else:
+            try:
+                ignored = checkout.repo.path_is_ignored(rel)
+            except pygit2.GitError:
+                ignored = False
+            out[rel] = IGNORED if ignored else UNTRACKED
+    return out
+
+
+def ignored(checkout: Checkout, paths: Iterable[object]) -> list[str]:
+    """Those of ``paths`` the work tree's identity leaves out because git ignores them: not in
+    the index, not the installer's, and matched by an ignore rule (what ``genstamp verify``
+    refuses as ``ignored-code``)."""
+    rels = [p for p in paths if isinstance(p, str)]
+    index = checkout.repo.index
+    index.read(False)
+    tracked = {p: "" for p in rels if p in index}
+    where = placement(checkout, rels, tracked, {})
+    return sorted(p for p, w in where.items() if w == IGNORED)
