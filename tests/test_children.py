@@ -250,3 +250,115 @@ def test_stale_extension(tmp_path: Path, case: str) -> None:
     assert [f.module for f in flags] == ["calc._speed"]
     assert built.name in flags[0].detail and "pip install -e ." in flags[0].detail
     assert edited[case].relative_to(repo).as_posix() in flags[0].detail
+
+
+LIB_C = "int answer(void) { return 42; }\n"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["source-newer", "control"])
+def test_stale_library_loaded_by_ctypes(tmp_path: Path, case: str) -> None:
+    """A shared library of the checkout that ``ctypes`` loads by path is native code the tests
+    ran, as an extension module is: built before its source changed, it is stale."""
+    import shutil
+
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    repo, _ = project(
+        tmp_path,
+        "import ctypes, pathlib\n\n\ndef test_answer():\n"
+        "    lib = pathlib.Path(__file__).parent.parent / 'native' / 'libanswer.so'\n"
+        "    assert ctypes.CDLL(str(lib)).answer() == 42\n",
+        {"native/answer.c": LIB_C, ".gitignore": "__pycache__/\n*.so\n"},
+    )
+    source, built = repo / "native" / "answer.c", repo / "native" / "libanswer.so"
+    subprocess.run([compiler, "-shared", "-fPIC", str(source), "-o", str(built)], check=True)
+    restamp.begin(open_checkout(repo))
+    if case == "source-newer":
+        st = built.stat()
+        source.write_text(LIB_C.replace("42", "41"))
+        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+        commit_all(repo, "edited the library's source, not rebuilt")
+        restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
+    if case == "control":
+        assert flags == []
+        return
+    assert [f.path for f in flags] == ["native/libanswer.so"]
+    assert "native/answer.c" in flags[0].detail
+
+
+def ext_c(name: str, value: int) -> str:
+    return (
+        "#include <Python.h>\n"
+        f'static struct PyModuleDef def = {{PyModuleDef_HEAD_INIT, "{name}", NULL, -1, NULL}};\n'
+        f"PyMODINIT_FUNC PyInit_{name}(void) {{\n"
+        "    PyObject *m = PyModule_Create(&def);\n"
+        f'    if (m) PyModule_AddIntConstant(m, "VALUE", {value});\n'
+        "    return m;\n}\n"
+    )
+
+
+SETUP_PY = """\
+from setuptools import Extension, setup
+
+setup(
+    name="calc",
+    package_dir={"": "src"},
+    packages=["calc"],
+    ext_modules=[
+        Extension("calc._a", ["src/calc/a.c"]),
+        Extension("calc._b", ["src/calc/b.c"]),
+    ],
+)
+"""
+
+
+@pytest.mark.e2e
+def test_the_named_rebuild_clears_a_stale_extension(tmp_path: Path) -> None:
+    """Two extensions, one source edited: every extension is judged against every native
+    source, so the rebuild the refusal names must rebuild both (setuptools alone rebuilds only
+    the one older than its own source), and after it the run is not refused."""
+    import shlex
+    import shutil
+
+    if shutil.which("gcc") is None and shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    repo, _ = project(
+        tmp_path,
+        "from calc import _a, _b\n\n\ndef test_values():\n"
+        "    assert (_a.VALUE, _b.VALUE) == (1, 2)\n",
+        {
+            "setup.py": SETUP_PY,
+            "src/calc/a.c": ext_c("_a", 1),
+            "src/calc/b.c": ext_c("_b", 1),
+            ".gitignore": "__pycache__/\n*.so\nbuild/\n",
+        },
+    )
+    env = subprocess_env(PYTHONPATH=str(repo / "src"))
+
+    def build(*argv: str) -> None:
+        proc = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    build(sys.executable, "setup.py", "build_ext", "--inplace")
+    built = [*(repo / "src" / "calc").iterdir(), *(repo / "build").rglob("*")]
+    for path in built:  # the first build (and its build folder), ten seconds ago
+        earlier = path.stat().st_mtime_ns - 10 * 10**9  # (distutils compares whole seconds)
+        os.utime(path, ns=(earlier, earlier))
+    (repo / "src" / "calc" / "b.c").write_text(ext_c("_b", 2))
+    commit_all(repo, "b gives 2")
+    build(sys.executable, "setup.py", "build_ext", "--inplace")  # rebuilds _b only
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
+    assert [f.module for f in flags] == ["calc._a"]
+    named = flags[0].detail.rpartition("(")[2].rstrip(")")
+    build(*shlex.split(named.replace("python", sys.executable, 1)))
+    proc = run_pytest(repo, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT] == []

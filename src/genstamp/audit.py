@@ -314,16 +314,25 @@ def stale_extension(
     file a checkout, merge or pull changes, so a source the extension predates is one it was not
     built from. An extension built before the generation from sources that have not changed
     since is current: a build, then ``genstamp stamp``, is not refused."""
-    rebuild = "python setup.py build_ext --inplace" if setup_py else "pip install -e ."
+    # --force: every extension is judged against every native source, and setuptools rebuilds
+    # only one older than its own sources; without it the others would stay refused.
+    rebuild = "python setup.py build_ext --inplace --force" if setup_py else "pip install -e ."
     folder, base = os.path.split(path)
     stem = base.partition(".")[0]
     beside = [os.path.join(folder, stem + ext) for ext in EXTENSION_SOURCES]
+    # setuptools copies an in-place extension from its build folder keeping whole seconds only
+    # (distutils' copy_file): such a time is compared in whole seconds, or a build in the same
+    # second as the last edit (a script that clones, then builds) would be older than it.
+    second = 10**9
+    coarse = mtime_ns % second == 0
     newest: tuple[int, str] | None = None
     for source in dict.fromkeys([*beside, *natives]):
         try:
             mtime = os.stat(source).st_mtime_ns
         except OSError:
             continue
+        if coarse:
+            mtime -= mtime % second
         if mtime > mtime_ns and (newest is None or mtime > newest[0]):
             newest = (mtime, source)
     if newest is None:

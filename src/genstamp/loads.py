@@ -304,18 +304,33 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             if isinstance(source, bytes) and isinstance(filename, str):
                 _STATE.compiled = (filename, source)
                 _STATE.pyc = None
-        else:
+        elif event == "open":
             path = args[0]
             if isinstance(path, str) and path.endswith(".pyc"):
                 _STATE.pyc = path
                 _STATE.compiled = None
+        else:  # ctypes.dlopen: native code loaded by path, as an extension module is
+            name = args[0]
+            if isinstance(name, str) and os.sep in name:
+                _library(name)
     except Exception:  # an audit hook that raises breaks the code under test
         pass
     finally:
         _STATE.busy = False
 
 
-_EVENTS = frozenset({"exec", "compile", "open"})
+_EVENTS = frozenset({"exec", "compile", "open", "ctypes.dlopen"})
+
+
+def _library(name: str) -> None:
+    """A shared library ``ctypes`` loads by path: of the checkout, it is judged as an extension
+    module is (built from the native sources now in the tree, or stale)."""
+    real = real_path(os.path.abspath(name))
+    if any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
+        try:  # noqa: SIM105 (contextlib costs a child's start-up)
+            record(Load(real, "", "", EXTENSION, str(os.stat(real).st_mtime_ns)))
+        except OSError:
+            pass
 
 
 def _executed(code: CodeType) -> None:
