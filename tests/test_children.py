@@ -362,3 +362,68 @@ def test_the_named_rebuild_clears_a_stale_extension(tmp_path: Path) -> None:
     proc = run_pytest(repo, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT] == []
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    "case", ["from-this-checkout", "source-edited-since", "from-another-clone"]
+)
+def test_installed_extension(tmp_path: Path, case: str) -> None:
+    """`pip install .` (not -e) builds the extension into site-packages: installed from this
+    checkout (the installer's PEP 610 record says so) it is the checkout's own, current unless a
+    native source changed since; installed from another clone it is foreign, however alike."""
+    import shutil
+
+    from test_audit import make_venv
+
+    if shutil.which("gcc") is None and shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    repo, _ = project(
+        tmp_path,
+        "from calc import _a\n\n\ndef test_value():\n    assert _a.VALUE == 1\n",
+        {
+            "setup.py": SETUP_PY,
+            "src/calc/a.c": ext_c("_a", 1),
+            "src/calc/b.c": ext_c("_b", 1),
+            ".gitignore": "__pycache__/\n*.so\nbuild/\n*.egg-info/\n",
+        },
+    )
+    source = repo
+    if case == "from-another-clone":
+        source = tmp_path / "twin"
+        git(tmp_path, "clone", "-q", str(repo), str(source))
+    python, _ = make_venv(tmp_path / "venv")
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps"]
+    proc = subprocess.run(
+        [*pip, "--no-build-isolation", "--no-index", str(source)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    if case == "source-edited-since":
+        edited = repo / "src" / "calc" / "b.c"
+        edited.write_text(ext_c("_b", 1) + "/* edited */\n")
+        commit_all(repo, "edited after the install")
+    restamp.begin(open_checkout(repo))
+    proc = subprocess.run(
+        [str(python), "-m", "pytest", "-q"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    kinds = [(f.kind, f.module) for f in audit_of(repo).flags]
+    if case == "from-this-checkout":
+        assert kinds == []
+        assert failures(repo) == {}
+    elif case == "source-edited-since":
+        assert kinds == [(audit.STALE_EXT, "calc._a")]
+        assert "older than src/calc/b.c" in audit_of(repo).flags[0].detail
+        assert "pip install ." in audit_of(repo).flags[0].detail
+    else:
+        assert kinds == [(audit.FOREIGN, "calc._a")]

@@ -44,6 +44,13 @@ ROWS = {
         CLEAN._replace(flags=(flag(audit.STALE, ".venv/lib/site-packages/x/__init__.py"),)),
         [f"bound to tree {TREE[:12]}"],
     ),
+    # the checkout's own extension, installed by `pip install .`: the gate judges it
+    "installed-from-the-checkout-stale": (
+        CLEAN._replace(
+            flags=(flag(audit.STALE_EXT, "/venv/lib/python3/site-packages/calc/_x.so"),)
+        ),
+        ["will refuse: stale-extension"],
+    ),
     "two-reasons": (
         CLEAN._replace(generation=None, failed=True),
         ["will refuse: no-stamp", "will refuse: tests-failed"],

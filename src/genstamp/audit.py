@@ -220,7 +220,9 @@ def judge(
     from genstamp import loads as loads_  # the gate's rules import this module: no I/O there
 
     root_s = str(root)
-    setup_py = (root / "setup.py").is_file()
+    # --force: every extension is judged against every native source, and setuptools rebuilds
+    # only one older than its own sources; without it the others would stay refused.
+    rebuild = SETUP_PY_REBUILD if (root / "setup.py").is_file() else "pip install -e ."
     natives: list[str] | None = None  # read once, and only when an extension was loaded
     loaded: dict[str, dict[str, None]] = {}
     flags: dict[Flag, None] = {}
@@ -234,7 +236,7 @@ def judge(
             elif ld.via == loads_.EXTENSION:
                 if natives is None:
                     natives = native_sources(root)
-                stale = stale_extension(ld.path, int(ld.detail or 0), natives, root_s, setup_py)
+                stale = stale_extension(ld.path, int(ld.detail or 0), natives, root_s, rebuild)
                 if stale:
                     flags[Flag(STALE_EXT, name, rel, stale)] = None
             elif ld.via in (loads_.SOURCE, loads_.BYTECODE) and ld.blob:
@@ -246,6 +248,15 @@ def judge(
             continue
         if ld.via == loads_.NAMESPACE:
             flags[Flag(FOREIGN, ld.module, ld.path, "namespace outside the checkout")] = None
+            continue
+        if ld.via == loads_.EXTENSION and installed_from(ld.path) == root_s:
+            # Built and installed from this very checkout (``pip install .``, the clean room):
+            # current unless a native source of the checkout changed since.
+            if natives is None:
+                natives = native_sources(root)
+            stale = stale_extension(ld.path, int(ld.detail or 0), natives, root_s, REINSTALL)
+            if stale:
+                flags[Flag(STALE_EXT, ld.module, ld.path, stale)] = None
             continue
         top = ld.module.partition(".")[0]
         bases = [roots[top]] if top in roots else []
@@ -306,7 +317,7 @@ def native_sources(root: Path) -> list[str]:
 
 
 def stale_extension(
-    path: str, mtime_ns: int, natives: Iterable[str], root: str, setup_py: bool
+    path: str, mtime_ns: int, natives: Iterable[str], root: str, rebuild: str
 ) -> str | None:
     """Why the extension module at ``path`` (built at ``mtime_ns``) is not known to be built
     from the sources now in the tree, if it is not: a native source of the checkout (beside it
@@ -314,9 +325,6 @@ def stale_extension(
     file a checkout, merge or pull changes, so a source the extension predates is one it was not
     built from. An extension built before the generation from sources that have not changed
     since is current: a build, then ``genstamp stamp``, is not refused."""
-    # --force: every extension is judged against every native source, and setuptools rebuilds
-    # only one older than its own sources; without it the others would stay refused.
-    rebuild = "python setup.py build_ext --inplace --force" if setup_py else "pip install -e ."
     folder, base = os.path.split(path)
     stem = base.partition(".")[0]
     beside = [os.path.join(folder, stem + ext) for ext in EXTENSION_SOURCES]
@@ -339,6 +347,43 @@ def stale_extension(
         return None
     name = os.path.relpath(newest[1], root).replace(os.sep, "/")
     return f"{base} is older than {name}: rebuild it ({rebuild})"
+
+
+SETUP_PY_REBUILD = "python setup.py build_ext --inplace --force"
+REINSTALL = "pip install ."  # an extension installed from the checkout: install it again
+
+
+def installed_from(path: str) -> str | None:
+    """The local folder the distribution that installed ``path`` (a file in a site-packages)
+    was installed from, as the installer recorded it (PEP 610 ``direct_url.json``, written by
+    pip and uv for ``pip install DIR``), resolved; None when it is not known."""
+    import csv
+    import json
+    from urllib.parse import unquote, urlsplit
+
+    parts = path.split(os.sep)
+    tops = [i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")]
+    if not tops:
+        return None
+    site = os.sep.join(parts[: tops[-1] + 1])
+    rel = "/".join(parts[tops[-1] + 1 :])
+    try:
+        infos = [n for n in os.listdir(site) if n.endswith(".dist-info")]
+    except OSError:
+        return None
+    for info in infos:
+        try:
+            with open(os.path.join(site, info, "direct_url.json"), encoding="utf-8") as fh:
+                url = json.load(fh).get("url")
+            with open(os.path.join(site, info, "RECORD"), encoding="utf-8", newline="") as fh:
+                listed = any(row and row[0] == rel for row in csv.reader(fh))
+        except (OSError, ValueError, AttributeError):
+            continue
+        if listed and isinstance(url, str):
+            split = urlsplit(url)
+            if split.scheme == "file" and split.netloc in ("", "localhost"):
+                return os.path.realpath(unquote(split.path))
+    return None
 
 
 def blob_id(path: str) -> str:

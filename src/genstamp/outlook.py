@@ -8,6 +8,7 @@ in the evidence, not what the work tree may do later.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -54,7 +55,10 @@ def lines(run: Run) -> list[str]:
     by_rule: dict[str, list[str]] = {}
     for flag in run.flags:
         rule = _RULE.get(flag.kind)
-        if rule is not None and not (rule != "foreign-origin" and paths.installed(flag.path)):
+        # As the gate: a file of an environment inside the work tree is the installer's; a
+        # flag on a file outside it (an installed copy of the checkout's own code) is not.
+        in_env = not os.path.isabs(flag.path) and paths.installed(flag.path)
+        if rule is not None and not (rule != "foreign-origin" and in_env):
             by_rule.setdefault(rule, []).append(f"{flag.module} ({flag.path})")
     for rule, found in by_rule.items():
         refusals.append(f"{rule}: {_named(found)}")
