@@ -394,29 +394,13 @@ def test_installed_extension(tmp_path: Path, case: str) -> None:
         git(tmp_path, "clone", "-q", str(repo), str(source))
     python, _ = make_venv(tmp_path / "venv")
     pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps"]
-    proc = subprocess.run(
-        [*pip, "--no-build-isolation", "--no-index", str(source)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    succeeds([*pip, "--no-build-isolation", "--no-index", str(source)], tmp_path)
     if case == "source-edited-since":
         edited = repo / "src" / "calc" / "b.c"
         edited.write_text(ext_c("_b", 1) + "/* edited */\n")
         commit_all(repo, "edited after the install")
     restamp.begin(open_checkout(repo))
-    proc = subprocess.run(
-        [str(python), "-m", "pytest", "-q"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    succeeds([str(python), "-m", "pytest", "-q"], repo)
     kinds = [(f.kind, f.module) for f in audit_of(repo).flags]
     if case == "from-this-checkout":
         assert kinds == []
@@ -427,3 +411,10 @@ def test_installed_extension(tmp_path: Path, case: str) -> None:
         assert "pip install ." in audit_of(repo).flags[0].detail
     else:
         assert kinds == [(audit.FOREIGN, "calc._a")]
+
+
+def succeeds(argv: list[str], cwd: Path) -> None:
+    proc = subprocess.run(
+        argv, cwd=cwd, capture_output=True, text=True, env=subprocess_env(), timeout=600
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
