@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, run_pytest, subprocess_env
+from conftest import commit_all, git, init_repo, run_pytest, subprocess_env
 from test_loads import CALC, audit_of, failures, project, scenario
 
 from genstamp import audit, loads, restamp
@@ -413,8 +413,72 @@ def test_installed_extension(tmp_path: Path, case: str) -> None:
         assert kinds == [(audit.FOREIGN, "calc._a")]
 
 
-def succeeds(argv: list[str], cwd: Path) -> None:
-    proc = subprocess.run(
-        argv, cwd=cwd, capture_output=True, text=True, env=subprocess_env(), timeout=600
-    )
+def succeeds(argv: list[str], cwd: Path, *, bytecode: bool = False) -> None:
+    env = subprocess_env(bytecode=bytecode)
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+EDITABLE_PYPROJECT = """\
+[project]
+name = "flat"
+version = "0"
+
+[build-system]
+requires = ["setuptools>=70.1"]
+build-backend = "setuptools.build_meta"
+
+[tool.setuptools]
+packages = ["flat"]
+"""
+FLAT_TEST = """\
+import subprocess, sys
+
+
+def test_here():
+    import flat
+    assert flat.VALUE == "bbbb"
+
+
+def test_child():
+    out = subprocess.run(
+        [sys.executable, "-c", "import flat; print(flat.VALUE)"],
+        capture_output=True, text=True, cwd="/", check=True,
+    ).stdout
+    assert out.strip() == "bbbb"
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["stale-pycache", "control"])
+def test_an_editable_finder_never_runs_stale_bytecode(tmp_path: Path, case: str) -> None:
+    """A flat-layout project installed with `pip install -e .` is imported through setuptools'
+    editable finder, not a path entry: its modules still load through the import guard, in the
+    test process and in a child, so a pycache of an edit that kept size and mtime never runs."""
+    from test_audit import make_venv, same_size_same_mtime
+
+    repo = init_repo(tmp_path / "work")
+    for rel, text in {
+        "flat/__init__.py": 'VALUE = "aaaa"\n',
+        "tests/test_flat.py": FLAT_TEST,
+        "pyproject.toml": EDITABLE_PYPROJECT,
+        ".gitignore": "__pycache__/\n*.egg-info/\nbuild/\n",
+    }.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    commit_all(repo, "flat")
+    python, _ = make_venv(tmp_path / "venv")
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps"]
+    succeeds([*pip, "--no-build-isolation", "--no-index", "-e", str(repo)], tmp_path)
+    restamp.begin(open_checkout(repo))
+    source = repo / "flat" / "__init__.py"
+    if case == "stale-pycache":  # CPython's own pyc of the old content, trusted by mtime and size
+        env = subprocess_env(bytecode=True)
+        subprocess.run([str(python), "-c", "import flat"], cwd="/", env=env, check=True)
+        assert list((repo / "flat" / "__pycache__").glob("__init__.*.pyc"))
+        same_size_same_mtime(source, 'VALUE = "bbbb"\n')
+    else:
+        source.write_text('VALUE = "bbbb"\n')
+    commit_all(repo, "bbbb")
+    succeeds([str(python), "-m", "pytest", "-q"], repo, bytecode=True)
+    assert failures(repo) == {}

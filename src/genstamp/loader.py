@@ -160,6 +160,7 @@ def install_loader(workdir: str, cache_root: str) -> "Callable[[str], Any]":
         return FileFinder(path, *details)
 
     sys.path_hooks.insert(0, checkout_hook)
+    loads.GUARDED[workdir] = loader
     forget_finders(workdir)
     return checkout_hook
 
@@ -167,6 +168,7 @@ def install_loader(workdir: str, cache_root: str) -> "Callable[[str], Any]":
 def uninstall_loader(hook: "Callable[[str], Any]", workdir: str) -> None:
     if hook in sys.path_hooks:
         sys.path_hooks.remove(hook)
+    loads.GUARDED.pop(workdir, None)
     forget_finders(workdir)
 
 

@@ -24,7 +24,7 @@ import sys
 
 # importlib.machinery's class, from the frozen module every process already holds (importing
 # importlib.machinery imports importlib and warnings too)
-from _frozen_importlib_external import ExtensionFileLoader
+from _frozen_importlib_external import ExtensionFileLoader, SourceFileLoader
 
 from genstamp.paths import inside, installed
 
@@ -151,6 +151,10 @@ class _Active:
 
 
 _RUNS: list[_Active] = []
+# The import guard's loader class for each guarded work tree (``loader.install_loader``): a
+# module of the checkout that another finder (setuptools' editable finder) would load with a
+# plain SourceFileLoader loads through it instead, never from a stale ``__pycache__``.
+GUARDED: "dict[str, type]" = {}
 _LOCK = _thread.allocate_lock()
 _STATE = _thread._local()
 _HOOKED = False
@@ -479,6 +483,12 @@ def _find_rest(
 
 
 def _spec_found(name: str, spec: "ModuleSpec") -> None:
+    if type(spec.loader) is SourceFileLoader and spec.origin and GUARDED:
+        real = real_path(spec.origin)
+        for workdir, guarded in GUARDED.items():
+            if inside(real, workdir) and not installed(real):
+                spec.loader = guarded(name, spec.origin)
+                break
     if isinstance(spec.loader, ExtensionFileLoader) and spec.origin:
         real = real_path(spec.origin)
         try:  # noqa: SIM105 (contextlib costs a child's start-up)
