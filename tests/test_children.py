@@ -482,3 +482,63 @@ def test_an_editable_finder_never_runs_stale_bytecode(tmp_path: Path, case: str)
     commit_all(repo, "bbbb")
     succeeds([str(python), "-m", "pytest", "-q"], repo, bytecode=True)
     assert failures(repo) == {}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["fresh-clone", "header-edited-here"])
+def test_a_committed_extension_is_the_trees_own(tmp_path: Path, case: str) -> None:
+    """A prebuilt extension committed with its sources: a fresh clone writes files in path
+    order, so a header may be newer than the binary built from it; all of them as HEAD holds
+    them, the binary is the tree's own. A header edited here after the checkout is not."""
+    repo, _ = project(
+        tmp_path,
+        "import calc._speed\n\n\ndef test_speed():\n    assert calc._speed\n",
+        {"src/calc/_speed.c": SPEED_C, "zsrc/speed.h": "#define SPEED 1\n"},
+    )
+    built = build_extension(repo / "src" / "calc")
+    commit_all(repo, "the prebuilt extension")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    header = clone / "zsrc" / "speed.h"
+    if case == "header-edited-here":
+        header.write_text("#define SPEED 2\n")
+    st = (clone / "src" / "calc" / built.name).stat()
+    os.utime(header, ns=(st.st_atime_ns, st.st_mtime_ns + 10**8))  # written after the binary
+    restamp.begin(open_checkout(clone))
+    proc = run_pytest(clone, env=subprocess_env(PYTHONPATH=str(clone / "src")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flags = [f for f in audit_of(clone).flags if f.kind == audit.STALE_EXT]
+    if case == "fresh-clone":
+        assert flags == []
+        return
+    assert [f.module for f in flags] == ["calc._speed"]
+    assert "zsrc/speed.h" in flags[0].detail
+
+
+@pytest.mark.e2e
+def test_a_header_of_a_submodule_is_a_native_source(tmp_path: Path) -> None:
+    """A header a submodule provides, changed after the extension was built: stale."""
+    lib = init_repo(tmp_path / "lib")
+    (lib / "speed.h").write_text("#define SPEED 1\n")
+    commit_all(lib, "header")
+    repo, _ = project(
+        tmp_path,
+        "import calc._speed\n\n\ndef test_speed():\n    assert calc._speed\n",
+        {"src/calc/_speed.c": SPEED_C, ".gitignore": "__pycache__/\n*.so\n"},
+    )
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor")
+    commit_all(repo, "the vendored header")
+    built = build_extension(repo / "src" / "calc")
+    restamp.begin(open_checkout(repo))
+    header = repo / "vendor" / "speed.h"
+    header.write_text("#define SPEED 2\n")
+    st = built.stat()
+    os.utime(header, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    for folder, message in ((repo / "vendor", "header 2"), (repo, "the submodule moves")):
+        commit_all(folder, message)
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
+    assert [f.module for f in flags] == ["calc._speed"]
+    assert "vendor/speed.h" in flags[0].detail

@@ -7,7 +7,7 @@ import importlib.util
 import marshal
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -254,7 +254,9 @@ def judge(
             # current unless a native source of the checkout changed since.
             if natives is None:
                 natives = native_sources(root)
-            stale = stale_extension(ld.path, int(ld.detail or 0), natives, root_s, REINSTALL)
+            stale = stale_extension(
+                ld.path, int(ld.detail or 0), natives, root_s, REINSTALL, committed=False
+            )
             if stale:
                 flags[Flag(STALE_EXT, ld.module, ld.path, stale)] = None
             continue
@@ -303,28 +305,72 @@ def native_sources(root: Path) -> list[str]:
     configuration names them. Read from git, not guessed from a folder layout."""
     import subprocess
 
+    names: list[str] = []
+    # tracked ones in the submodules too (a header a submodule provides): ``--others`` cannot
+    # recurse, so the untracked ones are the superproject's
+    for which in (["--cached", "--recurse-submodules"], ["--others", "--exclude-standard"]):
+        try:
+            out = subprocess.run(
+                ["git", "ls-files", "-z", *which], cwd=root, capture_output=True, check=True
+            ).stdout
+        except (OSError, subprocess.CalledProcessError):
+            continue
+        names += os.fsdecode(out).split("\0")
+    return [os.path.join(root, n) for n in dict.fromkeys(names) if n.endswith(NATIVE_SOURCES)]
+
+
+def as_committed(root: str, paths: Sequence[str]) -> bool:
+    """Every one of ``paths`` (absolute, in the work tree) is tracked and as HEAD holds it: git
+    wrote them all, nothing was built or edited here since."""
+    import subprocess
+
+    rels = [os.path.relpath(p, root) for p in paths]
     try:
-        out = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        subprocess.run(
+            ["git", "ls-files", "--error-unmatch", "--", *rels],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        )
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "-z", "--untracked-files=all", "--", *rels],
             cwd=root,
             capture_output=True,
             check=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError):
-        return []
-    names = os.fsdecode(out).split("\0")
-    return [os.path.join(root, n) for n in names if n.endswith(NATIVE_SOURCES)]
+        return False
+    return status == b""
 
 
 def stale_extension(
-    path: str, mtime_ns: int, natives: Iterable[str], root: str, rebuild: str
+    path: str,
+    mtime_ns: int,
+    natives: Iterable[str],
+    root: str,
+    rebuild: str,
+    *,
+    committed: bool = True,
 ) -> str | None:
     """Why the extension module at ``path`` (built at ``mtime_ns``) is not known to be built
     from the sources now in the tree, if it is not: a native source of the checkout (beside it
     or anywhere a build configuration may name it) changed after it was built. git writes every
     file a checkout, merge or pull changes, so a source the extension predates is one it was not
     built from. An extension built before the generation from sources that have not changed
-    since is current: a build, then ``genstamp stamp``, is not refused."""
+    since is current: a build, then ``genstamp stamp``, is not refused. A committed extension
+    (``committed``: one in the work tree) that git wrote as HEAD holds it, with every newer
+    source as HEAD holds it too, is the tree's own binary: a fresh clone writes files in path
+    order, not build order, and a clean clone runs that very binary."""
+    newer = newer_sources(path, mtime_ns, natives)
+    if not newer or (committed and as_committed(root, [path, *newer])):
+        return None
+    name = os.path.relpath(newer[0], root).replace(os.sep, "/")
+    return f"{os.path.basename(path)} is older than {name}: rebuild it ({rebuild})"
+
+
+def newer_sources(path: str, mtime_ns: int, natives: Iterable[str]) -> list[str]:
+    """The native sources changed after the extension at ``path`` was built (at ``mtime_ns``),
+    newest first."""
     folder, base = os.path.split(path)
     stem = base.partition(".")[0]
     beside = [os.path.join(folder, stem + ext) for ext in EXTENSION_SOURCES]
@@ -333,7 +379,7 @@ def stale_extension(
     # second as the last edit (a script that clones, then builds) would be older than it.
     second = 10**9
     coarse = mtime_ns % second == 0
-    newest: tuple[int, str] | None = None
+    found: list[tuple[int, str]] = []
     for source in dict.fromkeys([*beside, *natives]):
         try:
             mtime = os.stat(source).st_mtime_ns
@@ -341,12 +387,9 @@ def stale_extension(
             continue
         if coarse:
             mtime -= mtime % second
-        if mtime > mtime_ns and (newest is None or mtime > newest[0]):
-            newest = (mtime, source)
-    if newest is None:
-        return None
-    name = os.path.relpath(newest[1], root).replace(os.sep, "/")
-    return f"{base} is older than {name}: rebuild it ({rebuild})"
+        if mtime > mtime_ns:
+            found.append((mtime, source))
+    return [source for _, source in sorted(found, reverse=True)]
 
 
 SETUP_PY_REBUILD = "python setup.py build_ext --inplace --force"
