@@ -453,6 +453,30 @@ def test_a_rebase_that_ends_where_it_began_keeps(branches: Path) -> None:
     assert proc.stderr.count("paths changed") == 2  # both hooks took the light path
 
 
+def test_a_squashing_rebase_is_decided_on_its_result(branches: Path) -> None:
+    """``rebase -i`` squashing two commits amends one as it goes, and git runs post-rewrite
+    ``amend`` for it: a step of the rebase, not a claim of its own. Tests of the last commit
+    stay fresh when the squash ends on the tree they tested; a squash that ends elsewhere
+    begins a new generation."""
+    for text in ("E = 3\n", "E = 4\n"):
+        (branches / "edit.py").write_text(text)
+        commit_all(branches, "edit")
+    tested = git_tree(branches)
+    gen = generation.current(open_checkout(branches))
+    assert gen is not None
+    env = {**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i 2s/^pick/squash/", "GIT_EDITOR": "true"}
+    proc = subprocess.run(
+        ["git", "rebase", "-q", "-i", "HEAD~2"], cwd=branches, capture_output=True, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert git(branches, "rev-list", "--count", "HEAD") == "2" and git_tree(branches) == tested
+    claimed = generation.read_at(generation.stamp_in(str(branches / ".git")))[0]
+    assert claimed is not None and claimed.pending is not None
+    assert [n["trigger"] for n in claimed.pending["notes"]][-2:] == ["post-rewrite"] * 2
+    assert generation.settled(claimed, tested, tested, None).id == gen.id
+    assert generation.settled(claimed, tested, None, None).id != gen.id  # not as it began
+
+
 # -- the hook process's start-up (issue 16, item 2) -----------------------------------------
 
 # What the light path must not load: each costs milliseconds on every checkout (re and enum

@@ -268,12 +268,13 @@ def operation(
 
 
 def rebase_part(trigger: str, op: Operation, gitdir: str | os.PathLike[str]) -> str:
-    """``"step"`` for the checkout a rebase makes as it starts (git runs post-checkout with
-    the rebase's state folder present), ``"end"`` for its post-rewrite, else ``""``."""
+    """``"end"`` for a rebase's post-rewrite, ``"step"`` for a hook git runs while a rebase is
+    under way (its state folder present): the checkout it makes as it starts, and the
+    post-rewrite of each commit it amends as it squashes or fixes up; else ``""``."""
     if op.between is not None:
         return "end"
     busy = any(os.path.isdir(os.path.join(gitdir, d)) for d in ("rebase-merge", "rebase-apply"))
-    return "step" if trigger == "post-checkout" and busy else ""
+    return "step" if busy else ""
 
 
 def _unknown(trigger: str, why: str) -> Operation:
