@@ -757,6 +757,7 @@ PURE = {
     "genstamp.binding",
     "genstamp.audit",
     "genstamp.bytecode",
+    "genstamp.records",  # namedtuple without typing: no I/O
     "genstamp.rules",
     "genstamp.suite",
     "genstamp.coverage",

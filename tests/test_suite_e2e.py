@@ -248,6 +248,42 @@ def test_xdist_inside_a_part(tmp_path: Path) -> None:
     assert code == 0, data
 
 
+@pytest.mark.parametrize(
+    "args",
+    [("--collect-only",), ("--fixtures",), ("--setup-plan",), ("-k", "nothing_matches_this")],
+)
+def test_a_run_that_executes_nothing_adds_nothing_to_a_green_one(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """Looking at the suite (collecting it, listing fixtures, a ``-k`` that matches nothing)
+    after a complete green run in the same generation leaves that run's verdict standing;
+    alone, it is refused (the control)."""
+    root = make(tmp_path / "p", SIMPLE)
+    pytest_in(root, *args)
+    code, data, _ = verify(root)
+    assert code == 1 and "no-tests" in rules(data), data
+    assert pytest_in(root).returncode == 0
+    pytest_in(root, *args)
+    code, data, _ = verify(root)
+    assert code == 0, data
+    assert data["tests"]["passed"] == 4  # type: ignore[index]
+
+
+@pytest.mark.parametrize("flag", ["--setup-only", "--setup-plan"])
+def test_tests_set_up_and_never_called_did_not_run(tmp_path: Path, flag: str) -> None:
+    """``--setup-only`` sets every test up and calls none: merged with a part that ran one
+    file, the others are still left out; the run that calls them completes the suite."""
+    root = make(tmp_path / "p", SIMPLE)
+    assert pytest_in(root, "tests/test_a.py").returncode == 0
+    pytest_in(root, flag)
+    code, data, _ = verify(root)
+    assert code == 1, data
+    assert "tests/test_b.py::test_b1" in rules(data)["partial-run"]
+    assert "no-tests" not in rules(data)
+    assert pytest_in(root, "tests/test_b.py", "tests/deep").returncode == 0
+    assert verify(root)[0] == 0
+
+
 def test_allow_partial_says_so(tmp_path: Path) -> None:
     files = {"pyproject.toml": "[tool.genstamp]\nallow-partial = true\n", **SIMPLE}
     root = make(tmp_path / "p", files)

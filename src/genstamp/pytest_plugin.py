@@ -334,6 +334,11 @@ class Tally:
     def all_partly(self) -> set[str]:
         return self.partly.union(*(o.get("partly", ()) for o in self.workers))
 
+    def ran(self) -> set[str]:
+        """The tests that ran: an outcome after their setup began. One set up and never called
+        (``--setup-only``, ``--setup-plan``) did not run."""
+        return {n for n in self.outcomes if n in self.executed}
+
     def coverage(self, node_args: list[Path], partly: set[str]) -> coverage.Coverage:
         """What the run covered: a file named with a ``::`` argument, or one a plugin
         dropped items from, was collected in part."""
@@ -342,8 +347,9 @@ class Tally:
         partly = partly | {
             self.tree_path(Path(str(a).partition("::")[0]).resolve()) or "" for a in node_args
         }
-        ran = {self.tree_id(n): o for n, o in self.outcomes.items() if n in self.executed}
-        unran = [self.tree_id(n) for n in self.selected if n not in self.executed]
+        done = self.ran()
+        ran = {self.tree_id(n): self.outcomes[n] for n in done}
+        unran = [self.tree_id(n) for n in self.selected if n not in done]
         return coverage.new(
             self.all_files() - partly,
             [self.tree_id(n) for n in self.selected],
@@ -690,7 +696,7 @@ def _facts(
         collect_errors=tally.collect_errors,
         interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
         stopped=str(session.shouldstop or session.shouldfail or ""),
-        executed=len(tally.executed),
+        executed=len(tally.ran()),
         collected=len(tally.selected),
     )
 

@@ -593,11 +593,18 @@ def _tests_failed(facts: Facts, settings: Config) -> Iterator[str]:
 
 
 def _no_tests(facts: Facts, settings: Config) -> Iterator[str]:
+    """No test executed, in this evidence and the parts merged with it: a part that ran none
+    (``--collect-only``, a ``-k`` that matches nothing) adds nothing to the parts that did, and
+    the primary evidence judges the parts together."""
     bound = _bound(facts)
-    if bound is not None:
-        counts = bound.report.counts
-        if counts.passed + counts.failed + counts.errors == 0:
-            yield f"no test executed ({counts.skipped} skipped)"
+    if bound is None or not facts.primary:
+        return
+    counts = bound.report.counts
+    merge = merged(facts)
+    if merge is not None and len(merge.parts) > 1:
+        counts = merged_counts(merge)
+    if counts.passed + counts.failed + counts.errors == 0:
+        yield f"no test executed ({counts.skipped} skipped)"
 
 
 def _partial_run(facts: Facts, settings: Config) -> Iterator[str]:
