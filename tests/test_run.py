@@ -12,11 +12,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, git_tree, init_repo, run_genstamp, subprocess_env
+from conftest import (
+    commit_all,
+    git,
+    git_tree,
+    init_repo,
+    run_genstamp,
+    run_pytest,
+    subprocess_env,
+)
 
-from genstamp import evidence, generation, restamp
+from genstamp import evidence, generation, parts, restamp
 from genstamp.repo import open_checkout
-from genstamp.run import JUNIT_ENV
+from genstamp.run import JUNIT_ENV, PYTEST_UNSEEN
 from genstamp.verify import verify
 
 pytestmark = pytest.mark.e2e
@@ -172,13 +180,34 @@ def test_pytest_without_the_plugin(repo: Path, fail: bool) -> None:
     env = subprocess_env(CALC_FAIL="1") if fail else None
     proc = genstamp_run(repo, "--junit", str(junit), *command, env=env)
     assert proc.returncode == (1 if fail else 0), proc.stdout + proc.stderr  # pytest's status
-    assert genstamp_lines(proc) == []
+    assert genstamp_lines(proc) == [
+        f"genstamp: {PYTEST_UNSEEN}: the gate refuses it as partial-run"
+    ]
     report = assert_bound(repo, junit, "pytest")
     expected_counts = evidence.Counts(tests=2, passed=1 if fail else 2, failed=1 if fail else 0)
     assert report.counts == expected_counts
-    expected = ["tests-failed"] if fail else []
+    # pytest's own JUnit: what it selected is unseen, so `pytest tests/test_a.py` cannot pass
+    # for the suite (another runner's command is taken as the suite: the unittest tests)
+    expected = ["tests-failed", "partial-run"] if fail else ["partial-run"]
     assert rules(repo) == expected
     assert rules(repo, junit=junit) == expected
+    assert PYTEST_UNSEEN in evidence.read_report(junit).properties[evidence.P_SELECTION_REASONS]
+
+
+def test_the_kept_part_of_a_pytest_run_survives_a_command_that_writes_in_place(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The plugin's evidence is also its generation's kept part (a hard link): a command that
+    truncates $GENSTAMP_JUNIT and writes it anew must not turn that part into its own file."""
+    gen, _ = restamp.begin(open_checkout(repo))
+    assert run_pytest(repo, "-p", "no:cacheprovider").returncode == 0
+    kept = parts.listing(open_checkout(repo).state, gen.id)
+    assert len(kept) == 1 and rules(repo) == []
+    before = kept[0].read_bytes()
+    proc = genstamp_run(repo, "--", sys.executable, "run_unittests.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert kept[0].read_bytes() == before
+    assert_bound(repo, default_evidence(repo), "run_unittests.py")
 
 
 @pytest.mark.parametrize("fail", [False, True], ids=["passing", "failing"])

@@ -5,15 +5,21 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
 from genstamp import binding, checkout_id, config, evidence, generation
+from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id
 
 JUNIT_ENV = "GENSTAMP_JUNIT"
+PYTEST_UNSEEN = (
+    "pytest ran without genstamp's plugin, so its selection is unseen; let the plugin load "
+    "(drop -p no:genstamp; with PYTEST_DISABLE_PLUGIN_AUTOLOAD set, add -p genstamp.pytest_plugin)"
+)
 
 
 def run(
@@ -33,6 +39,7 @@ def run(
     except GenstampError as exc:
         gen, problem = None, exc.message
     start = tree_identity(checkout)
+    _own_copy(path)
     stale_before = path.stat().st_mtime_ns if path.exists() else None
     env = dict(os.environ, **{JUNIT_ENV: str(path)})
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -56,6 +63,13 @@ def run(
             f"genstamp: {path} is already bound by genstamp's pytest plugin; kept", file=sys.stderr
         )
         return status
+    unseen = ["genstamp run cannot see the runner's selection"]
+    if _pytest_without_the_plugin(path):
+        # pytest's own JUnit: pytest ran, and genstamp's plugin did not (-p no:genstamp,
+        # PYTEST_DISABLE_PLUGIN_AUTOLOAD): what it selected and loaded is unseen, so the run is
+        # partial; taken as the suite, a `pytest tests/test_a.py` would pass as the whole.
+        unseen = [PYTEST_UNSEEN]
+        print(f"genstamp: {PYTEST_UNSEEN}: the gate refuses it as partial-run", file=sys.stderr)
     bound = binding.new(
         runner="run: " + " ".join(command)[:200],
         checkout=str(checkout.gitdir),
@@ -64,8 +78,8 @@ def run(
         tree_end=end,
         head=head_id(checkout.repo),
         # genstamp cannot see another runner's selection; the command is taken as the suite.
-        partial=["genstamp run cannot see the runner's selection"],
-        selection_checked=False,
+        partial=unseen,
+        selection_checked=unseen[0] == PYTEST_UNSEEN,
         audit="unavailable",
         checkout_id=checkout_id.current(checkout.gitdir, create=True),
     )
@@ -81,6 +95,29 @@ def run(
     if problem:
         print(f"genstamp: evidence written but unbound: {problem}", file=sys.stderr)
     return status
+
+
+def _own_copy(path: Path) -> None:
+    """Give ``path`` an inode of its own before a command writes it in place: the evidence
+    the plugin wrote there is also a kept part of its generation (a hard link), which a
+    runner's truncating write would turn into this run's file."""
+    try:
+        if path.stat().st_nlink > 1:
+            write_atomic(path, path.read_bytes())
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise GenstampError(f"cannot prepare {path}: {exc.strerror or exc}") from exc
+
+
+def _pytest_without_the_plugin(path: Path) -> bool:
+    """True when pytest's junitxml wrote ``path`` (its ``<testsuites name="pytest tests">``)
+    and genstamp's plugin did not bind it."""
+    try:
+        evidence.read_report(path)  # refuses what ElementTree must not see
+        return ET.parse(path).getroot().get("name") == "pytest tests"
+    except (GenstampError, OSError, ET.ParseError):
+        return False
 
 
 def _bound_by_pytest(path: Path) -> bool:
