@@ -255,6 +255,38 @@ def test_an_untracked_file_in_a_submodule_is_refused_though_not_imported(
     assert verdict(genstamp, repo)[0] == 0
 
 
+def test_a_submodule_of_a_submodule(repo: Path, tmp_path: Path, genstamp: RunGenstamp) -> None:
+    """Code the tests import from a submodule of a submodule is the tree's at the commits both
+    record: accepted when clean; an edit in the inner one is refused, naming the file."""
+    inner = init_repo(tmp_path / "innersrc")
+    (inner / "innerlib").mkdir()
+    (inner / "innerlib" / "__init__.py").write_text("INNER = 5\n")
+    commit_all(inner, "inner")
+    outer = init_repo(tmp_path / "outersrc")
+    (outer / "README").write_text("outer\n")
+    allow = ("-c", "protocol.file.allow=always")
+    git(outer, *allow, "submodule", "add", "-q", str(inner), "inner")
+    commit_all(outer, "outer with inner")
+    write_calc(
+        repo,
+        tests="from innerlib import INNER\n\n\ndef test_inner():\n    assert INNER == 5\n",
+    )
+    (repo / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src", "outer/inner"]\n'
+    )
+    git(repo, *allow, "submodule", "add", "-q", str(outer), "outer")
+    git(repo, *allow, "submodule", "update", "-q", "--init", "--recursive")
+    commit_all(repo, "calc with nested submodules")
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == (0, []), data
+    (repo / "outer" / "inner" / "innerlib" / "__init__.py").write_text("INNER = 5  # edit\n")
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == (1, ["loaded-not-tested", "dirty-submodule"]), data
+    assert "outer/inner/innerlib/__init__.py" in message(data, "loaded-not-tested")
+
+
 # -- the run's own report -------------------------------------------------------------------------
 
 

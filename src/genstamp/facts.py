@@ -472,8 +472,8 @@ def loaded_blobs(
 
 
 def _submodule_blob(checkout: Checkout, tree: pygit2.Tree, rel: str) -> str | None:
-    """The blob of ``rel`` in the commit that ``tree`` records for the submodule holding it,
-    or None (no submodule holds it, or its objects are not here)."""
+    """The blob of ``rel`` in the commit that ``tree`` records for the submodule holding it (at
+    any depth), or None (no submodule holds it, or its objects are not here)."""
     parts = rel.split("/")
     for n in range(1, len(parts)):
         folder = "/".join(parts[:n])
@@ -486,12 +486,15 @@ def _submodule_blob(checkout: Checkout, tree: pygit2.Tree, rel: str) -> str | No
         nested = _open_nested(checkout, folder)
         if nested is None:
             return None
+        rest = "/".join(parts[n:])
         try:
             commit = nested.repo.get(entry.id)
             if not isinstance(commit, pygit2.Commit):
                 return None
-            return str(commit.tree["/".join(parts[n:])].id)
-        except (KeyError, ValueError, pygit2.GitError):
+            return str(commit.tree[rest].id)
+        except KeyError:  # in a submodule of the submodule, at the commit that one records
+            return _submodule_blob(nested, commit.tree, rest)
+        except (ValueError, pygit2.GitError):
             return None
     return None
 
