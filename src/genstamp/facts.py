@@ -491,11 +491,13 @@ def _submodule_blob(checkout: Checkout, tree: pygit2.Tree, rel: str) -> str | No
             commit = nested.repo.get(entry.id)
             if not isinstance(commit, pygit2.Commit):
                 return None
-            return str(commit.tree[rest].id)
-        except KeyError:  # in a submodule of the submodule, at the commit that one records
-            return _submodule_blob(nested, commit.tree, rest)
+            inner: pygit2.Tree = commit.tree
         except (ValueError, pygit2.GitError):
             return None
+        try:
+            return str(inner[rest].id)
+        except KeyError:  # in a submodule of the submodule, at the commit that one records
+            return _submodule_blob(nested, inner, rest)
     return None
 
 
