@@ -16,6 +16,7 @@ import pytest
 from conftest import (
     commit_all,
     genstamp_here,
+    git,
     init_repo,
     run_genstamp,
     run_pytest,
@@ -282,6 +283,44 @@ def test_tests_set_up_and_never_called_did_not_run(tmp_path: Path, flag: str) ->
     assert "no-tests" not in rules(data)
     assert pytest_in(root, "tests/test_b.py", "tests/deep").returncode == 0
     assert verify(root)[0] == 0
+
+
+def test_test_files_of_a_submodule_are_in_the_suite(tmp_path: Path) -> None:
+    """pytest collects a checked-out submodule like any folder (a nested one too): its test
+    files are in the suite, at the commit the tree records, and a run of ``tests/`` alone
+    leaves them out."""
+    allow = ("-c", "protocol.file.allow=always")
+    inner = init_repo(tmp_path / "innersrc")
+    (inner / "test_inner.py").write_text(cases("i1"))
+    commit_all(inner)
+    lib = init_repo(tmp_path / "libsrc")
+    (lib / "tests").mkdir()
+    (lib / "tests" / "test_lib.py").write_text(cases("l1"))
+    (lib / "tests" / "helper.py").write_text("")
+    git(lib, *allow, "submodule", "add", "-q", str(inner), "inner")
+    commit_all(lib)
+    root = init_repo(tmp_path / "p")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_a.py").write_text(cases("a1"))
+    git(root, *allow, "submodule", "add", "-q", str(lib), "lib")
+    git(root, *allow, "submodule", "update", "-q", "--init", "--recursive")
+    commit_all(root)
+    stamp(root)
+    assert pytest_in(root, "tests").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1
+    assert "2 files: lib/inner/test_inner.py, lib/tests/test_lib.py" in rules(data)["partial-run"]
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    assert data["selection"]["suites"][0]["files"] == 3  # type: ignore[index]
+    # the suite's own testpaths leave the submodule out
+    (root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n")
+    commit_all(root)
+    stamp(root)
+    assert pytest_in(root, "tests").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
 
 
 def test_allow_partial_says_so(tmp_path: Path) -> None:

@@ -536,11 +536,8 @@ def tree_suites(
         return None
 
     def read(path: str) -> bytes | None:
-        try:
-            obj = tree[path]
-        except (KeyError, ValueError):
-            return None
-        return obj.data if isinstance(obj, pygit2.Blob) else None
+        found = _lookup(repo, tree, path)
+        return found[0].data if found is not None and isinstance(found[0], pygit2.Blob) else None
 
     out = []
     for root in roots or [""]:
@@ -551,7 +548,7 @@ def tree_suites(
         if not starts or any(glob.has_magic(s) for s in starts):
             starts = [root]
         for start in starts:
-            _list(tree, start, config.norecursedirs, listing)
+            _list(repo, tree, start, config.norecursedirs, listing)
             # conftests between the suite's folder and the start may ignore files below
             folder = start
             while folder and folder != root:
@@ -562,28 +559,91 @@ def tree_suites(
     return tuple(out)
 
 
-def _list(tree: pygit2.Tree, start: str, norecurse: Sequence[str], out: list[str]) -> None:
-    try:
-        top = tree[start] if start else tree
-    except (KeyError, ValueError):
+# Where a repository's work tree is, as a path of the top tree ("" for the top one).
+_Place = tuple[pygit2.Repository, str]
+
+
+def _list(
+    repo: pygit2.Repository,
+    tree: pygit2.Tree,
+    start: str,
+    norecurse: Sequence[str],
+    out: list[str],
+) -> None:
+    """The files below ``start`` that pytest would enter, submodules' files included (pytest
+    collects a checked-out submodule like any folder; each at the commit the tree records)."""
+    found = _lookup(repo, tree, start)
+    if found is None:
         return
+    top, place = found
     if isinstance(top, pygit2.Blob):
         out.append(start)
         return
     if not isinstance(top, pygit2.Tree):
         return
     pruned = suite.any_of([*norecurse, "__pycache__"])
-    stack: list[tuple[str, pygit2.Tree]] = [(start, top)]
+    stack: list[tuple[str, pygit2.Tree, _Place]] = [(start, top, place)]
     while stack:
-        prefix, current = stack.pop()
+        prefix, current, where = stack.pop()
         lead = f"{prefix}/" if prefix else ""
         for entry in current:
             name = entry.name or ""
-            if entry.type == pygit2.enums.ObjectType.TREE:
-                if not pruned(name):
-                    stack.append((lead + name, entry))  # type: ignore[arg-type]
-            elif entry.type == pygit2.enums.ObjectType.BLOB:
+            if entry.type == pygit2.enums.ObjectType.BLOB:
                 out.append(lead + name)
+            elif pruned(name):
+                continue
+            elif entry.type == pygit2.enums.ObjectType.TREE:
+                stack.append((lead + name, entry, where))  # type: ignore[arg-type]
+            elif entry.filemode == FileMode.COMMIT:
+                inner = _submodule_tree(where, lead + name, str(entry.id))
+                if inner is not None:
+                    stack.append((lead + name, *inner))
+
+
+def _lookup(
+    repo: pygit2.Repository, tree: pygit2.Tree, path: str
+) -> tuple[pygit2.Object, _Place] | None:
+    """The object at ``path`` of ``tree`` (``""``: the tree), looked up through submodules at
+    the commits the trees record, with the repository that holds it; None when absent."""
+    obj: pygit2.Object = tree
+    place: _Place = (repo, "")
+    done: list[str] = []
+    for name in path.split("/") if path else []:
+        if isinstance(obj, pygit2.Commit):
+            obj = obj.tree
+        if not isinstance(obj, pygit2.Tree):
+            return None
+        try:
+            entry = obj[name]
+        except (KeyError, ValueError):
+            return None
+        done.append(name)
+        if entry.filemode == FileMode.COMMIT:
+            inner = _submodule_tree(place, "/".join(done), str(entry.id))
+            if inner is None:
+                return None
+            obj, place = inner
+        else:
+            obj = entry
+    return obj, place
+
+
+def _submodule_tree(where: _Place, path: str, commit_id: str) -> tuple[pygit2.Tree, _Place] | None:
+    """The tree of commit ``commit_id`` in the submodule checked out at ``path`` (of the top
+    tree) inside the repository ``where``, and the submodule's place; None when it is not
+    checked out or lacks the commit (pytest finds no files there either)."""
+    repo, base = where
+    if not repo.workdir:
+        return None
+    rel = path[len(base) + 1 :] if base else path
+    try:
+        sub = pygit2.Repository(
+            os.path.join(repo.workdir, rel), flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH
+        )
+        commit = sub.get(commit_id)
+    except (pygit2.GitError, ValueError, KeyError):
+        return None
+    return (commit.tree, (sub, path)) if isinstance(commit, pygit2.Commit) else None
 
 
 def parts_status(
