@@ -348,6 +348,7 @@ def test_dash_c_runs_the_command_in_that_folder(repo: Path, tmp_path: Path) -> N
 @pytest.mark.parametrize("args", [["-k", "add"], []], ids=["partial", "control"])
 def test_a_pytest_binding_is_kept(repo: Path, tmp_path: Path, args: list[str]) -> None:
     """pytest with the plugin binds its own evidence: ``run`` never upgrades a partial run."""
+    restamp.begin(open_checkout(repo))  # no part of another test's run to merge with
     junit = tmp_path / "junit.xml"
     command = ["--", sys.executable, "-m", "pytest", "-q", f"--junitxml={junit}", *args]
     proc = genstamp_run(repo, "--junit", str(junit), *command)
