@@ -231,6 +231,13 @@ def test_two_parts_that_disagree_are_refused_naming_the_test(tmp_path: Path) -> 
     assert "tests/test_f.py::test_flaky" in message
     assert "passed in" in message and "failed in" in message
     assert "test_other" not in message
+    # rerunning the one test adds a part: the disagreeing ones stay (as the remedy says)
+    assert pytest_in(root, "tests/test_f.py::test_flaky").returncode == 0
+    assert "parts-disagree" in rules(verify(root)[1])
+    # the remedy: a new generation and the suite again
+    stamp(root)
+    assert pytest_in(root).returncode == 0
+    assert verify(root)[0] == 0
 
 
 def test_xdist_inside_a_part(tmp_path: Path) -> None:

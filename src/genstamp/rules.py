@@ -802,7 +802,8 @@ TABLE = (
     ),
     Rule(
         "parts-disagree",
-        "rerun those tests (a flaky test?) so that one run's outcome stands for them",
+        "a flaky test? make it pass every time, then `genstamp stamp` and run the suite again "
+        "(a part is replaced only by a run of the same selection)",
         _parts_disagree,
     ),
     Rule(
