@@ -255,6 +255,26 @@ def test_an_untracked_file_in_a_submodule_is_refused_though_not_imported(
     assert verdict(genstamp, repo)[0] == 0
 
 
+def test_code_a_submodule_ignores_is_ignored_code(
+    with_submodule: Path, genstamp: RunGenstamp
+) -> None:
+    """A module the submodule's own rules ignore (a build's output), imported by the tests: a
+    clean clone will not have it, as for a file the project ignores."""
+    repo = with_submodule
+    info = Path(git(repo / "vendor", "rev-parse", "--absolute-git-dir")) / "info"
+    info.mkdir(exist_ok=True)
+    (info / "exclude").write_text("_built.py\n")
+    (repo / "vendor" / "vendorlib" / "_built.py").write_text("BUILT = 1\n")
+    (repo / "tests" / "test_built.py").write_text(
+        "from vendorlib._built import BUILT\n\n\ndef test_built():\n    assert BUILT\n"
+    )
+    commit_all(repo, "a test of the built module")
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == (1, ["ignored-code"]), data
+    assert "vendor/vendorlib/_built.py" in message(data, "ignored-code")
+
+
 def test_a_submodule_of_a_submodule(repo: Path, tmp_path: Path, genstamp: RunGenstamp) -> None:
     """Code the tests import from a submodule of a submodule is the tree's at the commits both
     record: accepted when clean; an edit in the inner one is refused, naming the file."""

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import pygit2
+
     from genstamp.repo import Checkout
 
 # Where a loaded (or flagged) file that the tested tree does not hold lies in the work tree.
@@ -57,10 +59,32 @@ def placement(
         else:
             try:
                 ignored = checkout.repo.path_is_ignored(rel)
+                if not ignored:  # inside a submodule, its own rules decide too
+                    repo, inner = _holder(checkout, rel)
+                    ignored = repo is not checkout.repo and repo.path_is_ignored(inner)
             except pygit2.GitError:
                 ignored = False
             out[rel] = IGNORED if ignored else UNTRACKED
     return out
+
+
+def _holder(checkout: Checkout, rel: str) -> tuple[pygit2.Repository, str]:
+    """The repository whose work tree holds ``rel`` (a checked-out submodule's, at any depth,
+    whose own ignore rules decide) and the path within it."""
+    import pygit2
+
+    parts = rel.split("/")
+    for n in range(len(parts) - 1, 0, -1):
+        folder = checkout.workdir.joinpath(*parts[:n])
+        if (folder / ".git").exists():
+            try:
+                repo = pygit2.Repository(
+                    str(folder), flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH
+                )
+            except pygit2.GitError:
+                continue
+            return repo, "/".join(parts[n:])
+    return checkout.repo, rel
 
 
 def ignored(checkout: Checkout, paths: Iterable[object]) -> list[str]:
