@@ -194,6 +194,29 @@ def test_pytest_without_the_plugin(repo: Path, fail: bool) -> None:
     assert PYTEST_UNSEEN in evidence.read_report(junit).properties[evidence.P_SELECTION_REASONS]
 
 
+@pytest.mark.parametrize(
+    ("root", "partial"),
+    [
+        ('<testsuites name="pytest tests">', True),  # pytest 8.4 and later
+        ("<testsuites>", True),  # earlier pytest: its default suite name, with a hostname
+        ('<testsuites name="nose2">', False),  # another runner's: taken as the suite
+    ],
+)
+def test_pytests_own_junit_of_any_version_is_partial(
+    repo: Path, tmp_path: Path, root: str, partial: bool
+) -> None:
+    junit = tmp_path / "pytest.xml"
+    xml = (
+        f'{root}<testsuite name="pytest" hostname="h" tests="1">'
+        '<testcase classname="tests.test_calc" name="test_add"/></testsuite></testsuites>'
+    )
+    script = f"import pathlib; pathlib.Path({str(junit)!r}).write_text({xml!r})"
+    proc = genstamp_run(repo, "--junit", str(junit), "--", sys.executable, "-c", script)
+    assert proc.returncode == 0, proc.stderr
+    assert (PYTEST_UNSEEN in proc.stderr) == partial
+    assert rules(repo, junit=junit) == (["partial-run"] if partial else [])
+
+
 def test_the_kept_part_of_a_pytest_run_survives_a_command_that_writes_in_place(
     repo: Path, tmp_path: Path
 ) -> None:

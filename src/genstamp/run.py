@@ -111,13 +111,21 @@ def _own_copy(path: Path) -> None:
 
 
 def _pytest_without_the_plugin(path: Path) -> bool:
-    """True when pytest's junitxml wrote ``path`` (its ``<testsuites name="pytest tests">``)
-    and genstamp's plugin did not bind it."""
+    """True when pytest's junitxml wrote ``path`` and genstamp's plugin did not bind it: its
+    ``<testsuites name="pytest tests">`` (pytest 8.4 and later), or a ``<testsuites>`` around
+    one ``<testsuite name="pytest">`` and no name of its own (earlier pytest, with its default
+    junit_suite_name)."""
     try:
         evidence.read_report(path)  # refuses what ElementTree must not see
-        return ET.parse(path).getroot().get("name") == "pytest tests"
+        root = ET.parse(path).getroot()
     except (GenstampError, OSError, ET.ParseError):
         return False
+    if root.tag != "testsuites":
+        return False
+    suites = root.findall("testsuite")
+    if "name" in root.attrib:
+        return root.get("name") == "pytest tests"
+    return len(suites) == 1 and suites[0].get("name") == "pytest" and "hostname" in suites[0].attrib
 
 
 def _bound_by_pytest(path: Path) -> bool:
