@@ -330,6 +330,23 @@ def test_test_files_of_a_submodule_are_in_the_suite(tmp_path: Path) -> None:
     assert code == 0, data
 
 
+def test_parts_written_in_place_by_junitxml_at_the_evidence_path_merge(tmp_path: Path) -> None:
+    """pytest's ``--junitxml`` naming the configured evidence path writes that file in place
+    on every run: each run's kept part must keep its own bytes."""
+    files = {"pyproject.toml": '[tool.genstamp]\nevidence = "junit.xml"\n', **SIMPLE}
+    files[".gitignore"] = "junit.xml\n"
+    root = make(tmp_path / "p", files)
+    for part in ("tests/test_a.py", "tests/test_b.py"):
+        assert pytest_in(root, part, "--junitxml=junit.xml").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1 and "tests/deep/test_c.py" in rules(data)["partial-run"], data
+    assert "tests/test_a.py" not in rules(data)["partial-run"]
+    assert pytest_in(root, "tests/deep", "--junitxml=junit.xml").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    assert len(data["parts"]) == 3  # type: ignore[arg-type]
+
+
 def test_allow_partial_says_so(tmp_path: Path) -> None:
     files = {"pyproject.toml": "[tool.genstamp]\nallow-partial = true\n", **SIMPLE}
     root = make(tmp_path / "p", files)

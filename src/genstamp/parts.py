@@ -21,10 +21,12 @@ def folder(state: Path, generation: str) -> Path:
     return state / FOLDER / generation
 
 
-def keep(state: Path, generation: str, name: str, source: Path) -> Path:
+def keep(state: Path, generation: str, name: str, source: Path, *, link: bool = True) -> Path:
     """Keep the evidence at ``source`` as one part (atomically), and prune the folders of other
-    generations. A hard link where it can: the evidence is replaced, never rewritten in place,
-    so the part keeps this run's bytes without writing them twice."""
+    generations. A hard link where it can (``link``) when the evidence is replaced, never
+    rewritten in place: the part keeps this run's bytes without writing them twice. A file
+    the next run writes in place (pytest's own ``--junitxml`` at the evidence path) is
+    copied."""
     here = folder(state, generation)
     root = here.parent
     if root.is_dir():
@@ -33,16 +35,18 @@ def keep(state: Path, generation: str, name: str, source: Path) -> Path:
                 shutil.rmtree(other, ignore_errors=True)
     path = here / f"{name}.xml"
     here.mkdir(parents=True, exist_ok=True)
-    tmp = here / f".{name}.{os.getpid()}.tmp"
-    try:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        os.link(source, tmp)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        write_atomic(path, source.read_bytes())
+    if link:
+        tmp = here / f".{name}.{os.getpid()}.tmp"
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+            os.link(source, tmp)
+            os.replace(tmp, path)
+            return path
+        except OSError:  # no hard links here: a copy
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    write_atomic(path, source.read_bytes())
     return path
 
 

@@ -594,7 +594,14 @@ class Session:
         if start.gen is not None:
             # Every bound run is a part of this generation: parts that together cover the
             # suite make one complete verdict (running one selection again replaces its part).
-            parts.keep(start.checkout.state, start.gen.id, covered.ran_digest[:16], dest.path)
+            in_place = written is not None and written == dest.path  # pytest writes it anew
+            parts.keep(
+                start.checkout.state,
+                start.gen.id,
+                covered.ran_digest[:16],
+                dest.path,
+                link=not in_place,
+            )
         if start.problem:
             state = "written but unbound" if start.gen is None else "written"
             self._say(f"genstamp: evidence {state}: {start.problem}")

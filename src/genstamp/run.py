@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from genstamp import binding, checkout_id, config, evidence, generation
-from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id
@@ -98,12 +97,12 @@ def run(
 
 
 def _own_copy(path: Path) -> None:
-    """Give ``path`` an inode of its own before a command writes it in place: the evidence
-    the plugin wrote there is also a kept part of its generation (a hard link), which a
-    runner's truncating write would turn into this run's file."""
+    """Let go of ``path`` before a command writes it in place when it is also a kept part of
+    its generation (a hard link): a runner's truncating write would turn that part into this
+    run's file. The part keeps the bytes."""
     try:
         if path.stat().st_nlink > 1:
-            write_atomic(path, path.read_bytes())
+            path.unlink()
     except FileNotFoundError:
         pass
     except OSError as exc:
