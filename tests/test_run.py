@@ -195,19 +195,21 @@ def test_pytest_without_the_plugin(repo: Path, fail: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    ("root", "partial"),
+    ("root", "name", "partial"),
     [
-        ('<testsuites name="pytest tests">', True),  # pytest 8.4 and later
-        ("<testsuites>", True),  # earlier pytest: its default suite name, with a hostname
-        ('<testsuites name="nose2">', False),  # another runner's: taken as the suite
+        ('<testsuites name="pytest tests">', "pytest", True),  # pytest 8.4 and later
+        ("<testsuites>", "pytest", True),  # earlier pytest
+        ("<testsuites>", "unit", True),  # earlier pytest with its own junit_suite_name
+        ('<testsuites name="nose2">', "pytest", False),  # another runner's: taken as the suite
     ],
 )
 def test_pytests_own_junit_of_any_version_is_partial(
-    repo: Path, tmp_path: Path, root: str, partial: bool
+    repo: Path, tmp_path: Path, root: str, name: str, partial: bool
 ) -> None:
     junit = tmp_path / "pytest.xml"
+    attrs = 'errors="0" failures="0" skipped="0" tests="1" time="0.1" timestamp="t" hostname="h"'
     xml = (
-        f'{root}<testsuite name="pytest" hostname="h" tests="1">'
+        f'{root}<testsuite name="{name}" {attrs}>'
         '<testcase classname="tests.test_calc" name="test_add"/></testsuite></testsuites>'
     )
     script = f"import pathlib; pathlib.Path({str(junit)!r}).write_text({xml!r})"

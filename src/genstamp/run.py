@@ -109,11 +109,17 @@ def _own_copy(path: Path) -> None:
         raise GenstampError(f"cannot prepare {path}: {exc.strerror or exc}") from exc
 
 
+# The attributes pytest's junitxml writes on its <testsuite> (pytest 5.1 and later).
+_PYTEST_SUITE = frozenset(
+    ("name", "errors", "failures", "skipped", "tests", "time", "timestamp", "hostname")
+)
+
+
 def _pytest_without_the_plugin(path: Path) -> bool:
     """True when pytest's junitxml wrote ``path`` and genstamp's plugin did not bind it: its
-    ``<testsuites name="pytest tests">`` (pytest 8.4 and later), or a ``<testsuites>`` around
-    one ``<testsuite name="pytest">`` and no name of its own (earlier pytest, with its default
-    junit_suite_name)."""
+    ``<testsuites name="pytest tests">`` (pytest 8.4 and later), or an unnamed ``<testsuites>``
+    around one ``<testsuite>`` with exactly the attributes pytest writes (earlier pytest,
+    whatever its junit_suite_name)."""
     try:
         evidence.read_report(path)  # refuses what ElementTree must not see
         root = ET.parse(path).getroot()
@@ -124,7 +130,7 @@ def _pytest_without_the_plugin(path: Path) -> bool:
     suites = root.findall("testsuite")
     if "name" in root.attrib:
         return root.get("name") == "pytest tests"
-    return len(suites) == 1 and suites[0].get("name") == "pytest" and "hostname" in suites[0].attrib
+    return len(suites) == 1 and set(suites[0].attrib) == _PYTEST_SUITE
 
 
 def _bound_by_pytest(path: Path) -> bool:
