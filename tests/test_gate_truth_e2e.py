@@ -269,10 +269,19 @@ def test_code_a_submodule_ignores_is_ignored_code(
         "from vendorlib._built import BUILT\n\n\ndef test_built():\n    assert BUILT\n"
     )
     commit_all(repo, "a test of the built module")
-    green(genstamp, repo)
+    out = green(genstamp, repo)
+    assert "will refuse: ignored-code" in out
     code, data = verdict(genstamp, repo)
     assert (code, rules(data)) == (1, ["ignored-code"]), data
     assert "vendor/vendorlib/_built.py" in message(data, "ignored-code")
+    # control: the submodule commits it (force-added past its own rule); the project takes it
+    git(repo / "vendor", "add", "-f", "vendorlib/_built.py")
+    git(repo / "vendor", "commit", "-qm", "commit the built module")
+    commit_all(repo, "bump vendor")
+    out = green(genstamp, repo)
+    assert "ignored-code" not in out
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == (0, []), data
 
 
 def test_a_submodule_of_a_submodule(repo: Path, tmp_path: Path, genstamp: RunGenstamp) -> None:

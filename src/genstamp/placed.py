@@ -51,6 +51,7 @@ def placement(
     import pygit2  # the caller holds a repository: pygit2 is loaded already
 
     out: dict[str, str] = {}
+    holders: dict[Path, pygit2.Repository | None] = {}
     for rel in paths:
         if rel in blobs or rel in out:
             continue
@@ -60,31 +61,43 @@ def placement(
             try:
                 ignored = checkout.repo.path_is_ignored(rel)
                 if not ignored:  # inside a submodule, its own rules decide too
-                    repo, inner = _holder(checkout, rel)
-                    ignored = repo is not checkout.repo and repo.path_is_ignored(inner)
+                    found = _holder(checkout, rel, holders)
+                    ignored = (
+                        found is not None
+                        and found[1] not in found[0].index  # tracked there: not ignored
+                        and found[0].path_is_ignored(found[1])
+                    )
             except pygit2.GitError:
                 ignored = False
             out[rel] = IGNORED if ignored else UNTRACKED
     return out
 
 
-def _holder(checkout: Checkout, rel: str) -> tuple[pygit2.Repository, str]:
-    """The repository whose work tree holds ``rel`` (a checked-out submodule's, at any depth,
-    whose own ignore rules decide) and the path within it."""
+def _holder(
+    checkout: Checkout, rel: str, repos: dict[Path, pygit2.Repository | None]
+) -> tuple[pygit2.Repository, str] | None:
+    """The checked-out submodule (at any depth) whose work tree holds ``rel``, whose own ignore
+    rules decide, and the path within it; None when no submodule does. ``repos`` keeps each
+    folder's repository (or None) for the next path."""
     import pygit2
 
     parts = rel.split("/")
     for n in range(len(parts) - 1, 0, -1):
         folder = checkout.workdir.joinpath(*parts[:n])
-        if (folder / ".git").exists():
-            try:
-                repo = pygit2.Repository(
-                    str(folder), flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH
-                )
-            except pygit2.GitError:
-                continue
-            return repo, "/".join(parts[n:])
-    return checkout.repo, rel
+        if folder not in repos:
+            repo = None
+            if (folder / ".git").exists():
+                try:
+                    repo = pygit2.Repository(
+                        str(folder), flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH
+                    )
+                except pygit2.GitError:
+                    repo = None
+            repos[folder] = repo
+        found = repos[folder]
+        if found is not None:
+            return found, "/".join(parts[n:])
+    return None
 
 
 def ignored(checkout: Checkout, paths: Iterable[object]) -> list[str]:
