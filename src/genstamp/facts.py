@@ -461,44 +461,15 @@ def loaded_blobs(
     if tree is None:
         return None
     blobs = {}
+    opened: _Opened = {}
     for rel in loaded:
         try:
             blobs[rel] = str(tree[rel].id)
-        except KeyError:
-            blob = _submodule_blob(checkout, tree, rel)
-            if blob is not None:
-                blobs[rel] = blob
+        except KeyError:  # inside a submodule (at any depth), at the commit each records
+            found = _lookup(checkout.repo, tree, rel, opened)
+            if found is not None:
+                blobs[rel] = str(found[0].id)
     return blobs
-
-
-def _submodule_blob(checkout: Checkout, tree: pygit2.Tree, rel: str) -> str | None:
-    """The blob of ``rel`` in the commit that ``tree`` records for the submodule holding it (at
-    any depth), or None (no submodule holds it, or its objects are not here)."""
-    parts = rel.split("/")
-    for n in range(1, len(parts)):
-        folder = "/".join(parts[:n])
-        try:
-            entry = tree[folder]
-        except KeyError:
-            return None
-        if entry.filemode != FileMode.COMMIT:
-            continue
-        nested = _open_nested(checkout, folder)
-        if nested is None:
-            return None
-        rest = "/".join(parts[n:])
-        try:
-            commit = nested.repo.get(entry.id)
-            if not isinstance(commit, pygit2.Commit):
-                return None
-            inner: pygit2.Tree = commit.tree
-        except (ValueError, pygit2.GitError):
-            return None
-        try:
-            return str(inner[rest].id)
-        except KeyError:  # in a submodule of the submodule, at the commit that one records
-            return _submodule_blob(nested, inner, rest)
-    return None
 
 
 def differing_paths(repo: pygit2.Repository, a: str, b: str) -> tuple[str, ...] | None:
@@ -534,9 +505,10 @@ def tree_suites(
     tree = _tree(repo, tree_id)
     if tree is None:
         return None
+    opened: _Opened = {}
 
     def read(path: str) -> bytes | None:
-        found = _lookup(repo, tree, path)
+        found = _lookup(repo, tree, path, opened)
         return found[0].data if found is not None and isinstance(found[0], pygit2.Blob) else None
 
     out = []
@@ -548,7 +520,7 @@ def tree_suites(
         if not starts or any(glob.has_magic(s) for s in starts):
             starts = [root]
         for start in starts:
-            _list(repo, tree, start, config.norecursedirs, listing)
+            _list(repo, tree, start, config.norecursedirs, listing, opened)
             # conftests between the suite's folder and the start may ignore files below
             folder = start
             while folder and folder != root:
@@ -561,6 +533,8 @@ def tree_suites(
 
 # Where a repository's work tree is, as a path of the top tree ("" for the top one).
 _Place = tuple[pygit2.Repository, str]
+# The submodule trees looked up so far: (path in the top tree, commit) -> tree and place.
+_Opened = dict[tuple[str, str], "tuple[pygit2.Tree, _Place] | None"]
 
 
 def _list(
@@ -569,10 +543,11 @@ def _list(
     start: str,
     norecurse: Sequence[str],
     out: list[str],
+    opened: _Opened,
 ) -> None:
     """The files below ``start`` that pytest would enter, submodules' files included (pytest
     collects a checked-out submodule like any folder; each at the commit the tree records)."""
-    found = _lookup(repo, tree, start)
+    found = _lookup(repo, tree, start, opened)
     if found is None:
         return
     top, place = found
@@ -595,13 +570,13 @@ def _list(
             elif entry.type == pygit2.enums.ObjectType.TREE:
                 stack.append((lead + name, entry, where))  # type: ignore[arg-type]
             elif entry.filemode == FileMode.COMMIT:
-                inner = _submodule_tree(where, lead + name, str(entry.id))
+                inner = _submodule_tree(where, lead + name, str(entry.id), opened)
                 if inner is not None:
                     stack.append((lead + name, *inner))
 
 
 def _lookup(
-    repo: pygit2.Repository, tree: pygit2.Tree, path: str
+    repo: pygit2.Repository, tree: pygit2.Tree, path: str, opened: _Opened
 ) -> tuple[pygit2.Object, _Place] | None:
     """The object at ``path`` of ``tree`` (``""``: the tree), looked up through submodules at
     the commits the trees record, with the repository that holds it; None when absent."""
@@ -609,8 +584,6 @@ def _lookup(
     place: _Place = (repo, "")
     done: list[str] = []
     for name in path.split("/") if path else []:
-        if isinstance(obj, pygit2.Commit):
-            obj = obj.tree
         if not isinstance(obj, pygit2.Tree):
             return None
         try:
@@ -619,7 +592,7 @@ def _lookup(
             return None
         done.append(name)
         if entry.filemode == FileMode.COMMIT:
-            inner = _submodule_tree(place, "/".join(done), str(entry.id))
+            inner = _submodule_tree(place, "/".join(done), str(entry.id), opened)
             if inner is None:
                 return None
             obj, place = inner
@@ -628,10 +601,22 @@ def _lookup(
     return obj, place
 
 
-def _submodule_tree(where: _Place, path: str, commit_id: str) -> tuple[pygit2.Tree, _Place] | None:
+def _submodule_tree(
+    where: _Place, path: str, commit_id: str, opened: _Opened
+) -> tuple[pygit2.Tree, _Place] | None:
     """The tree of commit ``commit_id`` in the submodule checked out at ``path`` (of the top
     tree) inside the repository ``where``, and the submodule's place; None when it is not
-    checked out or lacks the commit (pytest finds no files there either)."""
+    checked out or lacks the commit (pytest finds no files there either). ``opened`` keeps
+    the answer for the next path through it."""
+    key = (path, commit_id)
+    if key not in opened:
+        opened[key] = _open_submodule_tree(where, path, commit_id)
+    return opened[key]
+
+
+def _open_submodule_tree(
+    where: _Place, path: str, commit_id: str
+) -> tuple[pygit2.Tree, _Place] | None:
     repo, base = where
     if not repo.workdir:
         return None
