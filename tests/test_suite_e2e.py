@@ -317,6 +317,12 @@ def test_test_files_of_a_submodule_are_in_the_suite(tmp_path: Path) -> None:
     code, data, _ = verify(root)
     assert code == 1
     assert "2 files: lib/inner/test_inner.py, lib/tests/test_lib.py" in rules(data)["partial-run"]
+    # the submodule taken away after the run: its files are still the tree's suite
+    git(root, "submodule", "deinit", "-q", "-f", "lib")
+    code, data, _ = verify(root)
+    assert code == 1
+    assert "2 files: lib/inner/test_inner.py, lib/tests/test_lib.py" in rules(data)["partial-run"]
+    git(root, *allow, "submodule", "update", "-q", "--init", "--recursive")
     assert pytest_in(root).returncode == 0
     code, data, _ = verify(root)
     assert code == 0, data

@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import os
 import posixpath
+import re
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -531,8 +532,9 @@ def tree_suites(
     return tuple(out)
 
 
-# Where a repository's work tree is, as a path of the top tree ("" for the top one).
-_Place = tuple[pygit2.Repository, str]
+# A repository, where its work tree is as a path of the top tree ("" for the top one), and the
+# tree of the commit looked in (whose .gitmodules names its submodules).
+_Place = tuple[pygit2.Repository, str, pygit2.Tree]
 # The submodule trees looked up so far: (path in the top tree, commit) -> tree and place.
 _Opened = dict[tuple[str, str], "tuple[pygit2.Tree, _Place] | None"]
 
@@ -581,7 +583,7 @@ def _lookup(
     """The object at ``path`` of ``tree`` (``""``: the tree), looked up through submodules at
     the commits the trees record, with the repository that holds it; None when absent."""
     obj: pygit2.Object = tree
-    place: _Place = (repo, "")
+    place: _Place = (repo, "", tree)
     done: list[str] = []
     for name in path.split("/") if path else []:
         if not isinstance(obj, pygit2.Tree):
@@ -617,18 +619,50 @@ def _submodule_tree(
 def _open_submodule_tree(
     where: _Place, path: str, commit_id: str
 ) -> tuple[pygit2.Tree, _Place] | None:
-    repo, base = where
-    if not repo.workdir:
-        return None
+    repo, base, tree = where
     rel = path[len(base) + 1 :] if base else path
+    # Checked out, or not (`git submodule deinit` keeps its git dir in the superproject's):
+    # either way the tree it records has the files pytest collects there when it is.
+    flags = pygit2.enums.RepositoryOpenFlag
+    folders = [(os.path.join(repo.workdir, rel), flags.NO_SEARCH)] if repo.workdir else []
+    name = _submodule_name(tree, rel)
+    if name is not None:  # its objects only: the work tree it names may be gone
+        folders.append((os.path.join(repo.path, "modules", name), flags.NO_SEARCH | flags.BARE))
+    for folder, how in folders:
+        if not os.path.isdir(folder):
+            continue
+        try:
+            sub = pygit2.Repository(folder, flags=how)
+            commit = sub.get(commit_id)
+        except (pygit2.GitError, ValueError, KeyError):
+            continue
+        if isinstance(commit, pygit2.Commit):
+            return commit.tree, (sub, path, commit.tree)
+    return None
+
+
+_SECTION = re.compile(r'^\s*\[\s*submodule\s+"((?:[^"\\]|\\.)*)"\s*\]', re.M)
+_PATH = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.M | re.I)
+
+
+def _submodule_name(tree: pygit2.Tree, rel: str) -> str | None:
+    """The name that the ``.gitmodules`` of ``tree`` gives the submodule at ``rel`` (its git
+    dir is ``modules/<name>`` of the repository's own); None when it names none."""
     try:
-        sub = pygit2.Repository(
-            os.path.join(repo.workdir, rel), flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH
-        )
-        commit = sub.get(commit_id)
-    except (pygit2.GitError, ValueError, KeyError):
+        blob = tree[".gitmodules"]
+    except KeyError:
         return None
-    return (commit.tree, (sub, path)) if isinstance(commit, pygit2.Commit) else None
+    if not isinstance(blob, pygit2.Blob):
+        return None
+    text = blob.data.decode("utf-8", "replace")
+    sections = list(_SECTION.finditer(text))
+    for n, section in enumerate(sections):
+        end = sections[n + 1].start() if n + 1 < len(sections) else len(text)
+        for found in _PATH.finditer(text, section.end(), end):
+            if found.group(1).strip('"') == rel:
+                name = section.group(1).replace('\\"', '"').replace("\\\\", "\\")
+                return name if name and ".." not in name.split("/") else None
+    return None
 
 
 def parts_status(
