@@ -69,7 +69,19 @@ def git_tree(path: Path) -> str:
     elif scratch.exists():
         scratch.unlink()
     env = dict(os.environ, GIT_INDEX_FILE=str(scratch))
-    subprocess.run(["git", "add", "-A"], cwd=path, env=env, check=True, capture_output=True)
+    # Where `submodule.<name>.ignore = all` hides a submodule's moved HEAD from `git add`,
+    # genstamp records the commit checked out all the same (it is what the tests ran): git
+    # is asked with the setting off.
+    pattern = r"^submodule\..*\.ignore$"
+    ignores = [
+        line.split()[0]
+        for where in (["--file", ".gitmodules"], [])
+        for line in git(path, "config", *where, "--get-regexp", pattern, check=False).splitlines()
+    ]
+    overrides = [arg for name in ignores for arg in ("-c", f"{name}=none")]
+    subprocess.run(
+        ["git", *overrides, "add", "-A"], cwd=path, env=env, check=True, capture_output=True
+    )
     out = subprocess.run(
         ["git", "write-tree"], cwd=path, env=env, check=True, capture_output=True, text=True
     )

@@ -193,20 +193,26 @@ def test_an_in_project_venv_is_accepted_after_a_green_run_and_refused_after_an_e
 # -- submodules ------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def with_submodule(repo: Path, tmp_path: Path) -> Path:
-    """A project whose tests import ``vendorlib`` from a submodule at ``vendor``."""
-    lib = init_repo(tmp_path / "libsrc")
+def vendor_project(repo: Path, lib: Path, check: str) -> None:
+    """``lib`` a repository of ``vendorlib`` (VALUE = 1); ``repo`` a project whose test imports
+    it from ``vendor`` and asserts ``VALUE {check}``."""
     (lib / "vendorlib").mkdir()
     (lib / "vendorlib" / "__init__.py").write_text("VALUE = 1\n")
     commit_all(lib, "lib")
     write_calc(
         repo,
-        tests="from vendorlib import VALUE\n\n\ndef test_value():\n    assert VALUE > 0\n",
+        tests=f"from vendorlib import VALUE\n\n\ndef test_value():\n    assert VALUE {check}\n",
     )
     (repo / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src", "vendor"]\n'
     )
+
+
+@pytest.fixture
+def with_submodule(repo: Path, tmp_path: Path) -> Path:
+    """A project whose tests import ``vendorlib`` from a submodule at ``vendor``."""
+    lib = init_repo(tmp_path / "libsrc")
+    vendor_project(repo, lib, "> 0")
     git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor")
     commit_all(repo, "calc with a submodule")
     return repo
@@ -221,16 +227,21 @@ def test_a_clean_submodule_is_accepted(with_submodule: Path, genstamp: RunGensta
 def test_an_edit_inside_a_submodule_the_tests_import_is_refused(
     with_submodule: Path, genstamp: RunGenstamp
 ) -> None:
-    repo = with_submodule
-    (repo / "vendor" / "vendorlib" / "__init__.py").write_text("VALUE = 2\n")
+    edit_vendor_then_commit(with_submodule, genstamp, "VALUE = 2\n")
+
+
+def edit_vendor_then_commit(repo: Path, genstamp: RunGenstamp, text: str) -> None:
+    """An edit of the vendored module the tests import is refused; once committed inside the
+    submodule and recorded here, accepted."""
+    (repo / "vendor" / "vendorlib" / "__init__.py").write_text(text)
     green(genstamp, repo)
     code, data = verdict(genstamp, repo)
     # the tree records the submodule's commit, which does not hold what the tests loaded
-    assert (code, rules(data)) == (1, ["loaded-not-tested", "dirty-submodule"])
+    assert (code, rules(data)) == (1, ["loaded-not-tested", "dirty-submodule"]), data
     assert "vendor/vendorlib/__init__.py" in message(data, "loaded-not-tested")
     assert "submodule vendor has changes" in message(data, "dirty-submodule")
     # the remedy: commit inside it, add it here, test again
-    git(repo / "vendor", "commit", "-qam", "value 2")
+    git(repo / "vendor", "commit", "-qam", "edit")
     commit_all(repo, "bump vendor")
     green(genstamp, repo)
     code, data = verdict(genstamp, repo)
@@ -282,6 +293,60 @@ def test_code_a_submodule_ignores_is_ignored_code(
     assert "ignored-code" not in out
     code, data = verdict(genstamp, repo)
     assert (code, rules(data)) == (0, []), data
+
+
+@pytest.mark.parametrize("where", [".gitmodules", "config"])
+def test_a_submodule_set_to_ignore_all_is_judged_at_its_checked_out_commit(
+    with_submodule: Path, genstamp: RunGenstamp, where: str
+) -> None:
+    """``submodule.vendor.ignore = all`` hides from git that the submodule is checked out at a
+    commit the superproject does not record: the tests ran that commit, and a push of the
+    recorded one (which a clean clone checks out) is refused."""
+    repo = with_submodule
+    file = ["--file", ".gitmodules"] if where == ".gitmodules" else []
+    git(repo, "config", *file, "submodule.vendor.ignore", "all")
+    commit_all(repo, "ignore the submodule")
+    (repo / "vendor" / "vendorlib" / "__init__.py").write_text("VALUE = 2\n")
+    git(repo / "vendor", "commit", "-qam", "value 2")
+    (repo / "tests" / "test_calc.py").write_text(
+        "from vendorlib import VALUE\n\n\ndef test_value():\n    assert VALUE == 2\n"
+    )
+    git(repo, "add", "tests")
+    git(repo, "commit", "-qm", "expect 2")  # the submodule's commit is left as recorded
+    assert git(repo, "status", "--porcelain") == ""  # and git says nothing of it
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    assert (code, rules(data)) == (1, ["tree-mismatch"]), data
+    assert "vendor" in message(data, "tree-mismatch")
+    assert push(repo, "main", "main").returncode == 1
+    # control: the superproject records the commit the tests ran
+    git(repo, "add", "vendor")
+    commit_all(repo, "bump vendor")
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    assert (code, rules(data)) == (0, []), data
+    assert push(repo, "main", "main").returncode == 0
+
+
+def test_a_repository_added_inside_the_project_without_gitmodules(
+    repo: Path, genstamp: RunGenstamp
+) -> None:
+    """A repository added with plain `git add` (a gitlink with no ``.gitmodules`` entry) is a
+    submodule all the same: a change in its work tree the tests read is refused."""
+    vendor_project(repo, init_repo(repo / "vendor"), "== 1")
+    commit_all(repo, "calc with an embedded repository")
+    assert git(repo, "ls-files", "-s", "vendor").startswith("160000 ")
+    assert not (repo / ".gitmodules").exists()
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == (0, []), data
+    (repo / "vendor" / "data.txt").write_text("read by no test, in no commit\n")
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == (1, ["dirty-submodule"]), data
+    assert "vendor/data.txt" in message(data, "dirty-submodule")
+    (repo / "vendor" / "data.txt").unlink()
+    edit_vendor_then_commit(repo, genstamp, "VALUE = 1  # edit\n")
 
 
 def test_a_submodule_of_a_submodule(repo: Path, tmp_path: Path, genstamp: RunGenstamp) -> None:

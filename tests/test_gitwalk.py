@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pygit2
 import pytest
@@ -45,13 +46,13 @@ class WalkSpy:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.walks = 0
-        real = pygit2.Index.diff_to_workdir
+        real = identity._diff_paths
 
-        def counted(index: pygit2.Index, *args: object, **kw: object) -> pygit2.Diff:
+        def counted(*args: Any) -> list[pygit2.DiffDelta]:
             self.walks += 1
-            return real(index, *args, **kw)  # type: ignore[arg-type]
+            return real(*args)
 
-        monkeypatch.setattr(pygit2.Index, "diff_to_workdir", counted)
+        monkeypatch.setattr(identity, "_diff_paths", counted)
 
 
 def known(path: Path) -> Scan:

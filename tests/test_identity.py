@@ -372,6 +372,26 @@ def test_submodule(base: Path, tmp_path: Path) -> None:
     assert assert_same(base) == head_tree(base)
 
 
+@pytest.mark.parametrize("where", [".gitmodules", "config"])
+def test_a_submodule_set_to_ignore_all_still_counts_its_commit(
+    base: Path, tmp_path: Path, where: str
+) -> None:
+    """``submodule.<name>.ignore = all`` hides a moved submodule from `git status` and `git add`;
+    its checked-out commit is what the tests run, so the identity records it all the same."""
+    src, first, second = _make_submodule_source(tmp_path)
+    git(base, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(src), "lib")
+    file = ["--file", ".gitmodules"] if where == ".gitmodules" else []
+    git(base, "config", *file, "submodule.lib.ignore", "all")
+    commit_all(base, "add submodule, ignored")
+    assert assert_same(base) == head_tree(base)
+    git(base / "lib", "checkout", "-q", first)
+    assert git(base, "status", "--porcelain") == ""  # git hides it
+    moved = assert_same(base)
+    assert git(base, "ls-tree", moved, "lib").split()[2] == first
+    git(base / "lib", "checkout", "-q", second)
+    assert assert_same(base) == head_tree(base)
+
+
 def test_submodule_removed_from_disk(base: Path, tmp_path: Path) -> None:
     src, _, _ = _make_submodule_source(tmp_path)
     git(base, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(src), "lib")
@@ -402,6 +422,22 @@ def test_untracked_nested_repository(base: Path) -> None:
         "commit",
         git(nested, "rev-parse", "HEAD"),
     ]
+
+
+def test_a_tracked_nested_repository_without_gitmodules(base: Path) -> None:
+    """A repository added with plain `git add` (a gitlink, no ``.gitmodules``): a commit inside
+    it moves its gitlink, though only its own git dir changed on disk."""
+    nested = init_repo(base / "nested")
+    (nested / "n.txt").write_text("n\n")
+    commit_all(nested, "nested")
+    commit_all(base, "add nested")
+    assert not (base / ".gitmodules").exists()
+    assert assert_same(base) == head_tree(base)
+    (nested / "n.txt").write_text("n2\n")
+    assert assert_same(base) == head_tree(base)  # its work tree is not its commit
+    moved = commit_all(nested, "n2")
+    tree = assert_same(base)
+    assert git(base, "ls-tree", tree, "nested").split()[2] == moved
 
 
 def _conflicted(base: Path) -> None:

@@ -313,9 +313,9 @@ def _by_repository(
 
 
 def _submodule_paths(checkout: Checkout) -> list[str]:
-    """The submodules ``.gitmodules`` names (every ``git submodule add`` writes it)."""
-    if not (checkout.workdir / ".gitmodules").is_file():
-        return []
+    """The submodules: those ``.gitmodules`` names and every gitlink of the index or HEAD (a
+    repository added inside another without ``git submodule add`` has no ``.gitmodules``
+    entry, and its work tree is tested all the same)."""
     try:
         return sorted(checkout.repo.listall_submodules(), key=len, reverse=True)
     except pygit2.GitError:

@@ -358,7 +358,7 @@ def scan(
             if jobs > 1 and len(index) > split_above and before is not None:
                 deltas = _split_walk(repo, index, index_path, before, flags, jobs)
             if deltas is None:
-                deltas = list(index.diff_to_workdir(flags=flags).deltas)
+                deltas = _diff_paths(repo, index, (), flags)
             changes = _pairs(deltas)
         bytecode: list[str] = []
         conflicts = index.conflicts
@@ -783,10 +783,6 @@ def _split_walk(
 ) -> list[pygit2.DiffDelta] | None:
     """The deltas of ``index.diff_to_workdir(flags)``, walked in parts at once; None when the
     walk is better not split (or cannot be here)."""
-    try:
-        from pygit2.ffi import C  # noqa: F401 - the walk of a part needs it
-    except ImportError:  # pragma: no cover - a pygit2 without its cffi module
-        return None
     parts = _plan(repo, index, jobs)
     if parts is None:
         return None
@@ -827,7 +823,10 @@ def _diff_paths(
     repo: pygit2.Repository, index: pygit2.Index, names: Sequence[bytes], flags: DiffOption
 ) -> list[pygit2.DiffDelta]:
     """The deltas of the index-to-workdir diff of ``names`` only (literal work-tree paths, a
-    folder standing for what is under it): libgit2 enters no other folder."""
+    folder standing for what is under it; none: the whole work tree): libgit2 enters no other
+    folder. A submodule or nested repository whose checked-out commit is not the index's is
+    reported whatever ``submodule.<name>.ignore`` says: that commit is what the tests ran
+    (``ignore = all`` would hide it, and a push of the recorded commit would be accepted)."""
     from pygit2._pygit2 import Diff
     from pygit2.errors import check_error
     from pygit2.ffi import C, ffi
@@ -836,6 +835,9 @@ def _diff_paths(
     opts = ffi.new("git_diff_options *")
     check_error(C.git_diff_options_init(opts, 1))
     opts.flags = int(flags | DiffOption.DISABLE_PATHSPEC_MATCH)
+    # Only the commit counts here; what a submodule's work tree holds beyond it is judged
+    # apart (facts.dirty_submodules), so its files are not walked.
+    opts.ignore_submodules = C.GIT_SUBMODULE_IGNORE_DIRTY
     array = ffi.new("char *[]", owned)
     opts.pathspec.strings = array
     opts.pathspec.count = len(owned)
