@@ -9,6 +9,7 @@ with the rows that must stay full. The end-to-end stories are in test_suite_e2e.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -196,6 +197,63 @@ def test_coverage_round_trips_and_refuses_other_versions() -> None:
             .replace('"ran":2', '"ran":2,"x":0')
             .replace('tests/b.py"', 'tests/c.py"', 1)
         )
+
+
+def test_collection_errors_round_trip_and_a_record_without_them_reads_as_none() -> None:
+    cov = coverage.new(["tests/a.py"], [A1], {A1: "passed"}, [], ["tests/b.py"])
+    assert coverage.from_json(cov.to_json()).errors == ("tests/b.py",)
+    clean = coverage.new(["tests/a.py"], [A1], {A1: "passed"}, [])
+    assert '"errors"' not in clean.to_json()  # written as before where collection held
+    assert coverage.from_json(clean.to_json()).errors == ()
+
+
+def test_a_part_with_collection_errors_has_a_name_of_its_own() -> None:
+    clean = coverage.new(["tests/a.py"], [A1], {A1: "passed"}, [])
+    assert clean.part_key == clean.ran_digest[:16]
+    broken = clean._replace(errors=("tests/b.py",))
+    other = clean._replace(errors=("tests/c.py",))
+    assert len({clean.part_key, broken.part_key, other.part_key}) == 3
+    assert broken.part_key == coverage.new(["x"], [A1], {A1: "failed"}, [], ["tests/b.py"]).part_key
+
+
+def _cov(files: list[str], ran: list[str], errors: Sequence[str] = ()) -> coverage.Coverage:
+    return coverage.new(files, ran, dict.fromkeys(ran, "passed"), [], errors)
+
+
+@pytest.mark.parametrize(
+    ("later", "stands_for_it"),
+    [
+        (_cov(["tests/a.py", "tests/b.py"], [A1, B1]), True),  # collected b and ran a
+        (_cov(["tests/b.py"], [B1]), False),  # did not run a again
+        (_cov(["tests/a.py"], [A1]), False),  # did not look at b
+        (_cov(["tests/a.py", "tests/b.py"], []), False),  # executed nothing
+        (_cov(["tests/a.py"], [A1], ["tests/b.py"]), False),  # b failed again
+    ],
+)
+def test_a_later_run_stands_for_a_failed_collection_when_it_collects_that_file(
+    later: coverage.Coverage, stands_for_it: bool
+) -> None:
+    earlier = _cov(["tests/a.py"], [A1], ["tests/b.py"])
+    assert later.supersedes(earlier) is stands_for_it
+    parts = [coverage.Part("old", earlier), coverage.Part("new", later)]
+    assert coverage.superseded(parts) == ({"old"} if stands_for_it else set())
+    # only a later run stands for an earlier one, and only for one whose collection failed
+    assert coverage.superseded(parts[::-1]) == set()
+    assert not later._replace(errors=()).supersedes(earlier._replace(errors=()))
+
+
+@pytest.mark.parametrize(
+    ("collector", "files", "covered"),
+    [
+        ("tests", ["tests/a.py"], True),  # a folder (its conftest failed): a file under it
+        ("tests/b.py::TestX", ["tests/b.py"], True),  # a class: its file
+        ("tests/b", ["tests/b.py"], False),  # not a folder of it
+        ("", ["tests/a.py"], True),  # the run's root
+    ],
+)
+def test_which_collector_a_file_collects(collector: str, files: list[str], covered: bool) -> None:
+    earlier = _cov([], [], [collector])
+    assert _cov(files, [A1]).supersedes(earlier) is covered
 
 
 def test_ten_thousand_tests_stay_small() -> None:

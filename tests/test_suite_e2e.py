@@ -277,6 +277,43 @@ def test_a_run_that_executes_nothing_adds_nothing_to_a_green_one(
     assert data["tests"]["passed"] == 4  # type: ignore[index]
 
 
+BREAKS = "import os\n\nif os.environ.get('BREAK'):\n    raise ImportError('broken')\n\n\n"
+
+
+@pytest.mark.parametrize(
+    ("failing", "later"),
+    [
+        # the run stops at the collection error: it ran nothing
+        ((), ("--collect-only",)),
+        ((), ("tests/test_a.py",)),
+        # it goes on past it: it ran the same tests as the later one
+        (("--continue-on-collection-errors",), ("tests/test_a.py", "tests/deep")),
+        (("--continue-on-collection-errors", "-n", "2"), ("tests/test_a.py", "tests/deep")),
+    ],
+)
+def test_a_collection_error_stands_until_a_run_collects_that_file_again(
+    tmp_path: Path, failing: tuple[str, ...], later: tuple[str, ...]
+) -> None:
+    """A run in which a test file failed to be collected is red, and a later run that ran the
+    same tests without looking at that file (or executed nothing) does not take its place: the
+    earlier complete green run does not come back. A later run that collects the file again
+    and runs the tests does (the control)."""
+    files = dict(SIMPLE, **{"tests/test_b.py": BREAKS + cases("b1")})
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root).returncode == 0
+    assert verify(root)[0] == 0
+    proc = run_pytest(root, "-p", "no:cacheprovider", *failing, env=subprocess_env(BREAK="1"))
+    assert proc.returncode in (1, 2), proc.stdout
+    assert "tests-failed" in rules(verify(root)[1])
+    pytest_in(root, *later)
+    code, data, _ = verify(root)
+    assert code == 1 and "tests-failed" in rules(data), data
+    # the control: the file collected again, with the tests the failed run ran
+    assert pytest_in(root, "tests/test_b.py", "tests/test_a.py", "tests/deep").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
 @pytest.mark.parametrize("flag", ["--setup-only", "--setup-plan"])
 def test_tests_set_up_and_never_called_did_not_run(tmp_path: Path, flag: str) -> None:
     """``--setup-only`` sets every test up and calls none: merged with a part that ran one

@@ -33,10 +33,37 @@ class Coverage(NamedTuple):
     selected_digest: str
     outcomes: Mapping[str, str]  # node id -> outcome, for every test that ran
     unran: tuple[str, ...]  # tests collected that did not run (deselected by the run, stopped)
+    errors: tuple[str, ...] = ()  # collectors that failed (tree ids: a file, a folder, a class)
 
     @property
     def ran_digest(self) -> str:
         return binding.digest(sorted(self.outcomes))
+
+    @property
+    def part_key(self) -> str:
+        """The name of its part: the same tests run again replace it; a run whose collection
+        failed somewhere is a part of its own (a later run of the same tests that did not look
+        there does not replace it: see ``supersedes``)."""
+        if not self.errors:
+            return self.ran_digest[:16]
+        return binding.digest([*sorted(self.outcomes), "", *self.errors])[:16] + "-e"
+
+    def supersedes(self, earlier: Coverage) -> bool:
+        """This later run stands for ``earlier``, a run whose collection failed: it ran every
+        test that one ran (and some), and collected cleanly each collector that failed there.
+        A run that executed nothing (``--collect-only``) stands for nothing."""
+        return (
+            bool(earlier.errors)
+            and bool(self.outcomes)
+            and earlier.outcomes.keys() <= self.outcomes.keys()
+            and all(self._collected(e) for e in earlier.errors)
+        )
+
+    def _collected(self, collector: str) -> bool:
+        if collector in self.errors:
+            return False
+        path = collector.partition("::")[0]
+        return any(f == path or f.startswith(f"{path}/") or not path for f in self.files)
 
     def to_json(self) -> str:
         lines = "\n".join(f"{o}\t{n}" for n, o in sorted(self.outcomes.items()))
@@ -51,6 +78,8 @@ class Coverage(NamedTuple):
                 "ran_digest": self.ran_digest,
                 "outcomes": _pack(lines),
                 "unran": _pack("\n".join(self.unran)),
+                # only where collection failed: other records stay as they were written
+                **({"errors": list(self.errors)} if self.errors else {}),
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -88,6 +117,7 @@ def from_json(text: str) -> Coverage:
         str(data["selected_digest"]),
         outcomes,
         tuple(_unpack(data["unran"])),
+        tuple(str(e) for e in data.get("errors", ())),
     )
     if binding.digest(files) != data["files_digest"] or cov.ran_digest != data["ran_digest"]:
         raise ValueError("its digests do not match its lists")
@@ -95,7 +125,11 @@ def from_json(text: str) -> Coverage:
 
 
 def new(
-    files: Iterable[str], selected: Sequence[str], outcomes: Mapping[str, str], unran: Iterable[str]
+    files: Iterable[str],
+    selected: Sequence[str],
+    outcomes: Mapping[str, str],
+    unran: Iterable[str],
+    errors: Iterable[str] = (),
 ) -> Coverage:
     return Coverage(
         tuple(sorted(set(files))),
@@ -103,12 +137,22 @@ def new(
         binding.digest(sorted(selected)),
         dict(outcomes),
         tuple(sorted(set(unran))),
+        tuple(sorted(set(errors))),
     )
 
 
 class Part(NamedTuple):
     label: str  # the evidence file
     coverage: Coverage
+
+
+def superseded(parts: Sequence[Part]) -> set[str]:
+    """The labels of ``parts`` (oldest first) that a later part stands for."""
+    return {
+        p.label
+        for n, p in enumerate(parts)
+        if any(later.coverage.supersedes(p.coverage) for later in parts[n + 1 :])
+    }
 
 
 class Merge(NamedTuple):

@@ -395,6 +395,7 @@ def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Pat
     an earlier tree is history, not a part of this run), ``first`` itself left out."""
     props = first.properties
     out = []
+    covered: list[coverage.Part] = []
     for path in parts.listing(checkout.state, gen):
         try:
             rep = evidence.read_report(path)
@@ -408,7 +409,14 @@ def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Pat
             and p.get(binding.P_SEAL) != props.get(binding.P_SEAL)
         ):
             out.append(path)
-    return out
+            cov = read_coverage(p)[0]
+            if cov is not None:
+                covered.append(coverage.Part(str(path), cov))
+    newest = read_coverage(props)[0]  # ``first`` is the newest run
+    if newest is not None:
+        covered.append(coverage.Part("", newest))
+    gone = coverage.superseded(covered)
+    return [path for path in out if str(path) not in gone]
 
 
 def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:
@@ -692,7 +700,9 @@ def parts_status(
                 "left_out": len(cov.unran) if cov else None,
             }
         )
-    merge = coverage.merge(current, suites)
+    gone = coverage.superseded(current)
+    listed = [p for p in listed if p["evidence"] not in gone]
+    merge = coverage.merge([p for p in current if p.label not in gone], suites)
     by_suite = [
         {
             "root": s.label,

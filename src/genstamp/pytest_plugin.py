@@ -184,6 +184,7 @@ class Tally:
         self.deselected = 0
         self.unexplained: set[str] = set()  # deselected, not by the configuration (tree ids)
         self.collect_errors = 0
+        self.collect_failed: set[str] = set()  # the collectors that failed (tree ids)
         self.executed: set[str] = set()
         self.outcomes: dict[str, str] = {}
         self.files: set[str] = set()  # test files collected (tree paths)
@@ -275,6 +276,7 @@ class Tally:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collect_errors += 1
+            self.collect_failed.add(self.tree_id(report.nodeid))
         self._dropped(report)
 
     def skipped_by_lf(self, cfg: pytest.Config) -> set[str]:
@@ -355,6 +357,7 @@ class Tally:
             [self.tree_id(n) for n in self.selected],
             ran,
             [*self.all_unexplained(), *unran],
+            self.collect_failed,
         )
 
 
@@ -598,7 +601,7 @@ class Session:
             parts.keep(
                 start.checkout.state,
                 start.gen.id,
-                covered.ran_digest[:16],
+                covered.part_key,
                 dest.path,
                 link=not in_place,
             )
