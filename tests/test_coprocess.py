@@ -67,10 +67,31 @@ def test_protocol_with_a_real_child(committed: Path) -> None:
         }
         assert child.read() == {"tree": git_tree(committed)}
         child.ask_end()
-        assert child.tree_end() == (git_tree(committed), git(committed, "rev-parse", "HEAD"))
+        head = git(committed, "rev-parse", "HEAD")
+        assert child.tree_end() == (git_tree(committed), head, False)
     finally:
         child.close()
     assert child.read() == {"error": "genstamp's co-process is gone"}
+
+
+@pytest.mark.parametrize(("written", "moved"), [(["out.xml"], False), (["out.xml", "x"], True)])
+def test_the_runs_own_report_does_not_move_the_tree(
+    committed: Path, written: list[str], moved: bool
+) -> None:
+    """The report named with ``end`` is left out of both trees when the child says whether the
+    tree moved: only the report written there is no move (the gate's ``without``)."""
+    child = CoProcess(committed)
+    try:
+        child.read()
+        start = child.read()["tree"]
+        for name in written:
+            (committed / name).write_text("written during the run\n")
+        child.ask_end("out.xml")
+        end = child.tree_end()
+        assert end.tree != start and end.tree == git_tree(committed)
+        assert end.moved is moved
+    finally:
+        child.close()
 
 
 def test_which_loaded_files_git_ignores(tmp_path: Path) -> None:

@@ -387,8 +387,9 @@ def test_a_submodule_of_a_submodule(repo: Path, tmp_path: Path, genstamp: RunGen
 def test_a_junitxml_report_in_the_work_tree_is_output_not_tested(
     project: Path, genstamp: RunGenstamp
 ) -> None:
-    green(genstamp, project, "--junitxml=report.xml")
+    out = green(genstamp, project, "--junitxml=report.xml")
     assert git(project, "status", "--porcelain") == "?? report.xml"  # not ignored
+    assert "will refuse" not in out and "genstamp gate: bound to tree" in out  # as the gate
     code, data = verdict(genstamp, project)
     assert (code, rules(data)) == (0, []), data
     # a second run rewrites it while the tree is taken: still the run's output
@@ -399,6 +400,24 @@ def test_a_junitxml_report_in_the_work_tree_is_output_not_tested(
     commit_all(project, "add the report")
     code, data = verdict(genstamp, project, "--rev", "HEAD")
     assert (code, rules(data)) == (0, []), data
+
+
+def test_a_run_that_writes_beside_its_report_moves_the_tree(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """The control of the report's case: another file the run writes into the work tree moves
+    the tree, and the forecast says so as the gate does."""
+    (project / "tests" / "test_writes.py").write_text(
+        "from pathlib import Path\n\n\ndef test_writes():\n"
+        "    Path(__file__).parent.parent.joinpath('made.txt').write_text('made')\n"
+    )
+    commit_all(project, "a test that writes into the work tree")
+    out = green(genstamp, project, "--junitxml=report.xml")
+    assert "will refuse: tree-moved" in out
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["tree-moved"]), data
+    assert "made.txt" in message(data, "tree-moved")
+    assert "report.xml" not in message(data, "tree-moved")
 
 
 def test_a_commit_adding_the_report_and_another_change_is_refused(

@@ -6,15 +6,16 @@ Both sides of the protocol live here: ``CoProcess`` (in the test process) starts
 
 which runs ``main``. It prints one JSON line per answer on stdout: the checkout libgit2
 discovers from FOLDER (``{"workdir", "gitdir"}``), then the tree at the start (``{"tree"}``);
-then it waits for a line ``end`` on stdin and prints the tree at the end and HEAD
-(``{"tree", "head"}``). The tree at the end is the one at the start when a watch on the work
-tree (``genstamp.watch``) saw nothing that shapes it change, and a new walk otherwise. A line
-``ignored``, a tab and a JSON list of paths of the work tree may follow: it prints those the
-tree leaves out because git ignores them (``{"ignored": [...]}``: neither in the index nor in an
-environment's folder), and ends. Any failure is an answer ``{"error": "..."}`` and ends it. End
-of input ends it too. Importing
-pygit2 costs the test process tens of milliseconds (and two more full collections at exit);
-here it runs beside pytest's own start-up and collection.
+then it waits for a line ``end`` on stdin (with a tab and the path of the run's own report in
+the work tree, when it writes one there) and prints the tree at the end, HEAD and whether the
+tree moved since the start, that report left out of both (``{"tree", "head", "moved"}``). The
+tree at the end is the one at the start when a watch on the work tree (``genstamp.watch``) saw
+nothing that shapes it change, and a new walk otherwise. A line ``ignored``, a tab and a JSON
+list of paths of the work tree may follow: it prints those the tree leaves out because git
+ignores them (``{"ignored": [...]}``: neither in the index nor in an environment's folder), and
+ends. Any failure is an answer ``{"error": "..."}`` and ends it. End of input ends it too.
+Importing pygit2 costs the test process tens of milliseconds (and two more full collections at
+exit); here it runs beside pytest's own start-up and collection.
 """
 
 from __future__ import annotations
@@ -27,9 +28,12 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from genstamp.errors import GenstampError
+
+if TYPE_CHECKING:  # the test process's side never imports pygit2
+    import pygit2
 
 MODULE = "genstamp.coprocess"  # started by this name: python -m genstamp.coprocess FOLDER
 END = "end"  # the test process's request: the tree at the end, please
@@ -66,6 +70,25 @@ def _finds_itself(here: str, path: tuple[str, ...]) -> bool:
     return origin is not None and os.path.dirname(os.path.dirname(origin)) == here
 
 
+class End(NamedTuple):
+    """The co-process's answer at the end of a run."""
+
+    tree: str
+    head: str | None
+    moved: bool  # the tree changed since the start, beyond the run's own report
+
+
+def moved_beyond(repo: pygit2.Repository, start: str, end: str, output: str) -> bool:
+    """Whether the trees ``start`` and ``end`` differ in more than the file ``output`` (the
+    run's own report in the work tree, which the gate leaves out of both: ``facts.without``)."""
+    if start == end or not output:
+        return start != end
+    from genstamp.facts import without
+
+    views = without(repo, (start, end), output)
+    return views.get(start, start) != views.get(end, end)
+
+
 class CoProcess:
     """The test process's side: starts the co-process; its answers are read when they are
     needed, each a dict, ``{"error": ...}`` when it could not give one."""
@@ -98,16 +121,17 @@ class CoProcess:
             return {"error": f"genstamp's co-process gave no answer (exit status {code})"}
         return data
 
-    def ask_end(self) -> None:
-        """Ask for the tree at the end (read it with ``tree_end``)."""
+    def ask_end(self, output: str = "") -> None:
+        """Ask for the tree at the end (read it with ``tree_end``); ``output``: the run's own
+        report, relative to the work tree, left out when judging whether the tree moved."""
         stdin: IO[str] | None = self.proc.stdin if self.proc is not None else None
         if stdin is not None:
             with contextlib.suppress(OSError, ValueError):
-                stdin.write(END + "\n")
+                stdin.write(f"{END}\t{output}\n" if output else END + "\n")
                 stdin.flush()
 
-    def tree_end(self) -> tuple[str, str | None]:
-        """The tree at the end and HEAD."""
+    def tree_end(self) -> End:
+        """The tree at the end, HEAD, and whether the tree moved."""
         answer = self.read()
         tree = answer.get("tree")
         if "error" in answer or not isinstance(tree, str):
@@ -115,7 +139,7 @@ class CoProcess:
                 f"the tree at the end is unknown: {answer.get('error', 'no answer')}"
             )
         head = answer.get("head")
-        return tree, head if isinstance(head, str) else None
+        return End(tree, head if isinstance(head, str) else None, answer.get("moved") is True)
 
     def ignored(self, paths: list[str]) -> list[str]:
         """Which of ``paths`` (relative to the work tree) git ignores, leaving them out of the
@@ -220,7 +244,8 @@ def main(argv: list[str]) -> int:
                 # Nothing that shapes the tree changed since the watch began: no second walk.
                 unchanged = watch is not None and watch.unchanged()
                 tree = start if unchanged else tree_identity(end, jobs)
-                _say({"tree": tree, "head": head_id(end.repo)})
+                moved = moved_beyond(end.repo, start, tree, rest)
+                _say({"tree": tree, "head": head_id(end.repo), "moved": moved})
                 answered = True
             elif word == IGNORED and answered:
                 _say({"ignored": placed.ignored(end, json.loads(rest))})

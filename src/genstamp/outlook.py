@@ -27,6 +27,9 @@ class Run(NamedTuple):
     flags: tuple[audit.Flag, ...]  # the audit's flags
     failed: bool  # a test failed or errored
     ignored: tuple[str, ...] = ()  # loaded files of the work tree git ignores (not generated)
+    # Whether the tree changed while the tests ran, as the gate judges it (the run's own report
+    # in the work tree left out of both trees); None: whether the two trees differ.
+    moved: bool | None = None
 
 
 # The audit's flag kinds, as the rule that refuses them.
@@ -48,7 +51,7 @@ def lines(run: Run) -> list[str]:
         )
     if run.failed:
         refusals.append("tests-failed: fix the failing tests, then rerun")
-    if run.tree_start != run.tree_end:
+    if run.tree_start != run.tree_end if run.moved is None else run.moved:
         refusals.append(
             "tree-moved: the tree changed while the tests ran — keep it still, then rerun"
         )

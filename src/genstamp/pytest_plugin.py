@@ -550,7 +550,7 @@ class Session:
             )
         # The tree at the end is taken (by the co-process, or by a thread) while this one
         # audits; nothing here touches the repository handle it uses until it is done.
-        trees.begin_end()
+        trees.begin_end(_output(start, written))
         merged: audit.Audit | None = None
         covered: coverage.Coverage | None = None
         reasons: list[str] = []
@@ -572,7 +572,7 @@ class Session:
                 dest.feed.render()
         except Exception as exc:  # raised below, once the tree at the end is taken
             failure = exc
-        tree_end, head = trees.end()
+        tree_end, head, moved = trees.end()
         worker_errors = [str(o["error"]) for o in self.tally.workers if "error" in o]
         if worker_errors:
             raise GenstampError(worker_errors[0])
@@ -618,6 +618,7 @@ class Session:
             flags=merged.flags,
             failed=exitstatus == pytest.ExitCode.TESTS_FAILED or session.testsfailed > 0,
             ignored=tuple(ignored),
+            moved=moved,
         )
         for line in outlook.lines(run):
             self._say(line)
@@ -675,7 +676,6 @@ def _properties(
     --junitxml, recorded when inside the work tree (the gate leaves it out of the trees)."""
     from genstamp import binding, checkout_id
 
-    output = os.path.relpath(os.path.realpath(written), start.checkout.workdir) if written else ""
     return binding.new(
         runner="pytest",
         checkout=str(start.checkout.gitdir),
@@ -686,9 +686,17 @@ def _properties(
         partial=reasons,
         audit=merged.to_json(),
         checkout_id=checkout_id.current(start.checkout.gitdir, create=True),
-        output="" if output.split(os.sep)[0] == ".." else output.replace(os.sep, "/"),
+        output=_output(start, written),
         coverage=covered.to_json(),
     ).properties()
+
+
+def _output(start: Start, written: Path | None) -> str:
+    """``written`` (the user's --junitxml) relative to the work tree, "" when outside it."""
+    if written is None:
+        return ""
+    output = os.path.relpath(os.path.realpath(written), start.checkout.workdir)
+    return "" if output.split(os.sep)[0] == ".." else output.replace(os.sep, "/")
 
 
 def _facts(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from genstamp.coprocess import CoProcess
+from genstamp.coprocess import CoProcess, End, moved_beyond
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout, Place, open_checkout
 
@@ -59,12 +59,14 @@ class FromCoProcess:
                 f"{self.place.workdir} (git dir {self.place.gitdir}) found from {self.where}"
             )
 
-    def begin_end(self) -> None:
+    def begin_end(self, output: str = "") -> None:
+        """Begin taking the tree at the end; ``output``: the run's own report in the work tree
+        (relative to it), which does not move the tree."""
         assert self.coprocess is not None
-        self.coprocess.ask_end()
+        self.coprocess.ask_end(output)
 
-    def end(self) -> tuple[str, str | None]:
-        """The tree at the end and HEAD (``begin_end`` first)."""
+    def end(self) -> End:
+        """The tree at the end, HEAD, and whether the tree moved (``begin_end`` first)."""
         assert self.coprocess is not None
         return self.coprocess.tree_end()
 
@@ -96,6 +98,7 @@ class InProcess:
         )
         self._thread.start()
         self._end: _Task | None = None
+        self._output = ""
 
     def _take_start(self) -> None:
         from genstamp.identity import tree_identity
@@ -124,14 +127,15 @@ class InProcess:
             except GenstampError as exc:
                 self.problem = str(exc)
 
-    def begin_end(self) -> None:
+    def begin_end(self, output: str = "") -> None:
         from genstamp.identity import tree_identity
 
+        self._output = output
         self._end = _Task(tree_identity, self.side or self.repo)
         self._end.start()
 
-    def end(self) -> tuple[str, str | None]:
-        """The tree at the end and HEAD (``begin_end`` first)."""
+    def end(self) -> End:
+        """The tree at the end, HEAD, and whether the tree moved (``begin_end`` first)."""
         from genstamp.repo import head_id
 
         assert self._end is not None
@@ -141,8 +145,9 @@ class InProcess:
             if isinstance(task.error, GenstampError):
                 raise GenstampError(f"the tree at the end is unknown: {task.error}") from task.error
             raise task.error
-        assert task.result is not None
-        return task.result, head_id(self.repo.repo)
+        assert task.result is not None and self.start is not None
+        moved = moved_beyond(self.repo.repo, self.start, task.result, self._output)
+        return End(task.result, head_id(self.repo.repo), moved)
 
     def ignored(self, paths: list[str]) -> list[str]:
         """Which of ``paths`` git ignores, leaving them out of the tree (after ``end``)."""
