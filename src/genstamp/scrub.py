@@ -81,29 +81,35 @@ class _Tally:
             return False  # committed on purpose (a test fixture, say): git's to manage, not ours
         try:
             size = entry.stat(follow_symlinks=False).st_size
-            if not self.dry_run:
-                os.unlink(path)
         except FileNotFoundError:
             return True
         except OSError as exc:
             self.errors.append(ScrubError(path, exc.strerror or str(exc)))
             return False
-        self.files += 1
-        self.bytes += size
-        self.removed.append(path)
-        return True
+        done = self._remove(os.unlink, path, path)
+        if done:
+            self.files += 1
+            self.bytes += size
+        return done is not False
 
     def rmdir(self, path: str) -> bool:
+        done = self._remove(os.rmdir, path, path + "/")
+        if done:
+            self.folders += 1
+        return done is not False
+
+    def _remove(self, remove: Callable[[str], None], path: str, shown: str) -> bool | None:
+        """``remove(path)`` unless a dry run: True when removed (listed as ``shown``), None
+        when it was gone already, False when it cannot be (the error kept)."""
         try:
             if not self.dry_run:
-                os.rmdir(path)
+                remove(path)
         except FileNotFoundError:
-            return True
+            return None
         except OSError as exc:
             self.errors.append(ScrubError(path, exc.strerror or str(exc)))
             return False
-        self.folders += 1
-        self.removed.append(path + "/")
+        self.removed.append(shown)
         return True
 
 
