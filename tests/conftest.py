@@ -59,6 +59,14 @@ def commit_all(path: Path, message: str = "commit") -> str:
     return git(path, "rev-parse", "HEAD")
 
 
+def exclude(path: Path, *patterns: str) -> None:
+    """``patterns`` as the repository's own ignore rules (``info/exclude`` in its git dir: a
+    submodule's lives in the superproject's)."""
+    info = Path(git(path, "rev-parse", "--absolute-git-dir")) / "info"
+    info.mkdir(exist_ok=True)
+    (info / "exclude").write_text("".join(f"{p}\n" for p in patterns))
+
+
 def git_tree(path: Path) -> str:
     """git's own answer: `git add -A && git write-tree` on a scratch copy of the index."""
     gitdir = Path(git(path, "rev-parse", "--absolute-git-dir"))
@@ -96,6 +104,19 @@ def same_as_git(path: Path, mine: str) -> str:
         detail = git(path, "diff-tree", "-r", "--raw", theirs, mine, check=False)
         raise AssertionError(f"genstamp {mine} != git {theirs}; git->genstamp:\n{detail}")
     return mine
+
+
+def repository_property(examples: int, **more: Any) -> Callable[[Callable[..., None]], Any]:
+    """hypothesis settings for a property test over real repositories: ``examples`` examples,
+    no deadline (git is slow beside hypothesis's budget), a fixture kept across examples."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+        **more,
+    )
 
 
 def replay(

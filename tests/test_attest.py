@@ -353,22 +353,13 @@ def test_without_project_signers_git_s_allowed_signers_file_is_checked(
     gpg.ssh.allowedSignersFile when it is set, and unsigned statements are accepted."""
     (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
     by_ci1 = _signed_by(world, "ci1", tmp_path / "by-ci1.json")
-    git(
-        judge,
-        "config",
-        "gpg.ssh.allowedSignersFile",
-        str(_allowed(world, tmp_path / "a", ci2="genstamp")),
-    )
+    allowed = "gpg.ssh.allowedSignersFile"
+    git(judge, "config", allowed, str(_allowed(world, tmp_path / "a", ci2="genstamp")))
     code, data = verdict(genstamp, judge, "--attestation", by_ci1)
     assert code == 1 and rules(data) == ["attestation-signature"], data
     assert verdict(genstamp, judge, "--attestation", world.unsigned)[0] == 0
     # the control: git's file lists ci1
-    git(
-        judge,
-        "config",
-        "gpg.ssh.allowedSignersFile",
-        str(_allowed(world, tmp_path / "b", ci1="genstamp")),
-    )
+    git(judge, "config", allowed, str(_allowed(world, tmp_path / "b", ci1="genstamp")))
     code, data = verdict(genstamp, judge, "--attestation", by_ci1)
     assert code == 0, data
     assert [a["signer"] for a in data["attestations"]] == ["ci1@example"], data

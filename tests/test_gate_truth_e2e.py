@@ -13,11 +13,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import (
     RunGenstamp,
     commit_all,
+    exclude,
     git,
     init_repo,
     run_genstamp,
@@ -41,6 +43,14 @@ def green(genstamp: RunGenstamp, repo: Path, *args: str) -> str:
     return proc.stdout
 
 
+def judged(genstamp: RunGenstamp, repo: Path) -> tuple[list[str], dict[str, Any]]:
+    """A full green run (``green``), then the gate's verdict: the rules it refused by (none
+    when it accepts) and its JSON."""
+    green(genstamp, repo)
+    data = verdict(genstamp, repo)[1]  # its exit status is checked there
+    return rules(data), data
+
+
 def push(repo: Path, local: str, remote_ref: str) -> subprocess.CompletedProcess[str]:
     """The pre-push hook as git runs it: ``git push origin LOCAL:REMOTE_REF``."""
     sha = git(repo, "rev-parse", local)
@@ -57,9 +67,8 @@ def test_a_crlf_clone_is_accepted_after_a_green_run_and_refused_after_an_edit(
     clone = tmp_path / "crlf"
     git(tmp_path, "clone", "-q", "-c", "core.autocrlf=true", str(project), str(clone))
     assert b"\r\n" in (clone / CALC).read_bytes()  # what the tests load is not the blob
-    green(genstamp, clone)
-    code, data = verdict(genstamp, clone)
-    assert (code, rules(data)) == (0, []), data
+    found, data = judged(genstamp, clone)
+    assert found == [], data
     (clone / CALC).write_bytes(b"def add(a, b):\r\n    return a - b\r\n")
     code, data = verdict(genstamp, clone)
     assert (code, rules(data)) == (1, ["tree-mismatch"])
@@ -219,9 +228,8 @@ def with_submodule(repo: Path, tmp_path: Path) -> Path:
 
 
 def test_a_clean_submodule_is_accepted(with_submodule: Path, genstamp: RunGenstamp) -> None:
-    green(genstamp, with_submodule)
-    code, data = verdict(genstamp, with_submodule)
-    assert (code, rules(data)) == (0, []), data
+    found, data = judged(genstamp, with_submodule)
+    assert found == [], data
 
 
 def test_an_edit_inside_a_submodule_the_tests_import_is_refused(
@@ -234,18 +242,16 @@ def edit_vendor_then_commit(repo: Path, genstamp: RunGenstamp, text: str) -> Non
     """An edit of the vendored module the tests import is refused; once committed inside the
     submodule and recorded here, accepted."""
     (repo / "vendor" / "vendorlib" / "__init__.py").write_text(text)
-    green(genstamp, repo)
-    code, data = verdict(genstamp, repo)
+    found, data = judged(genstamp, repo)
     # the tree records the submodule's commit, which does not hold what the tests loaded
-    assert (code, rules(data)) == (1, ["loaded-not-tested", "dirty-submodule"]), data
+    assert found == ["loaded-not-tested", "dirty-submodule"], data
     assert "vendor/vendorlib/__init__.py" in message(data, "loaded-not-tested")
     assert "submodule vendor has changes" in message(data, "dirty-submodule")
     # the remedy: commit inside it, add it here, test again
     git(repo / "vendor", "commit", "-qam", "edit")
     commit_all(repo, "bump vendor")
-    green(genstamp, repo)
-    code, data = verdict(genstamp, repo)
-    assert (code, rules(data)) == (0, []), data
+    found, data = judged(genstamp, repo)
+    assert found == [], data
 
 
 def test_an_untracked_file_in_a_submodule_is_refused_though_not_imported(
@@ -253,15 +259,12 @@ def test_an_untracked_file_in_a_submodule_is_refused_though_not_imported(
 ) -> None:
     repo = with_submodule
     (repo / "vendor" / "data.txt").write_text("not in the submodule's commit\n")
-    green(genstamp, repo)
-    code, data = verdict(genstamp, repo)
-    assert (code, rules(data)) == (1, ["dirty-submodule"])
+    found, data = judged(genstamp, repo)
+    assert found == ["dirty-submodule"], data
     assert "vendor/data.txt" in message(data, "dirty-submodule")
     # control: an ignored file inside it is not a change
     (repo / "vendor" / "data.txt").unlink()
-    info = Path(git(repo / "vendor", "rev-parse", "--absolute-git-dir")) / "info"
-    info.mkdir(exist_ok=True)
-    (info / "exclude").write_text("*.log\n")
+    exclude(repo / "vendor", "*.log")
     (repo / "vendor" / "run.log").write_text("ignored\n")
     assert verdict(genstamp, repo)[0] == 0
 
@@ -272,9 +275,7 @@ def test_code_a_submodule_ignores_is_ignored_code(
     """A module the submodule's own rules ignore (a build's output), imported by the tests: a
     clean clone will not have it, as for a file the project ignores."""
     repo = with_submodule
-    info = Path(git(repo / "vendor", "rev-parse", "--absolute-git-dir")) / "info"
-    info.mkdir(exist_ok=True)
-    (info / "exclude").write_text("_built.py\n")
+    exclude(repo / "vendor", "_built.py")
     (repo / "vendor" / "vendorlib" / "_built.py").write_text("BUILT = 1\n")
     (repo / "tests" / "test_built.py").write_text(
         "from vendorlib._built import BUILT\n\n\ndef test_built():\n    assert BUILT\n"
@@ -337,13 +338,11 @@ def test_a_repository_added_inside_the_project_without_gitmodules(
     commit_all(repo, "calc with an embedded repository")
     assert git(repo, "ls-files", "-s", "vendor").startswith("160000 ")
     assert not (repo / ".gitmodules").exists()
-    green(genstamp, repo)
-    code, data = verdict(genstamp, repo)
-    assert (code, rules(data)) == (0, []), data
+    found, data = judged(genstamp, repo)
+    assert found == [], data
     (repo / "vendor" / "data.txt").write_text("read by no test, in no commit\n")
-    green(genstamp, repo)
-    code, data = verdict(genstamp, repo)
-    assert (code, rules(data)) == (1, ["dirty-submodule"]), data
+    found, data = judged(genstamp, repo)
+    assert found == ["dirty-submodule"], data
     assert "vendor/data.txt" in message(data, "dirty-submodule")
     (repo / "vendor" / "data.txt").unlink()
     edit_vendor_then_commit(repo, genstamp, "VALUE = 1  # edit\n")
@@ -371,13 +370,11 @@ def test_a_submodule_of_a_submodule(repo: Path, tmp_path: Path, genstamp: RunGen
     git(repo, *allow, "submodule", "add", "-q", str(outer), "outer")
     git(repo, *allow, "submodule", "update", "-q", "--init", "--recursive")
     commit_all(repo, "calc with nested submodules")
-    green(genstamp, repo)
-    code, data = verdict(genstamp, repo)
-    assert (code, rules(data)) == (0, []), data
+    found, data = judged(genstamp, repo)
+    assert found == [], data
     (repo / "outer" / "inner" / "innerlib" / "__init__.py").write_text("INNER = 5  # edit\n")
-    green(genstamp, repo)
-    code, data = verdict(genstamp, repo)
-    assert (code, rules(data)) == (1, ["loaded-not-tested", "dirty-submodule"]), data
+    found, data = judged(genstamp, repo)
+    assert found == ["loaded-not-tested", "dirty-submodule"], data
     assert "outer/inner/innerlib/__init__.py" in message(data, "loaded-not-tested")
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunGenstamp, commit_all, git, git_tree, init_repo
+from conftest import RunGenstamp, commit_all, exclude, git, git_tree, init_repo
 from identity_modes import RACY_NS, require_watchman, settle, unwatch
 
 from genstamp import idcache
@@ -100,10 +100,7 @@ def test_a_racy_differing_path_is_not_vouched_for_by_its_lstat(
         pytest.param(lambda r: git(r, "config", "core.autocrlf", "true"), id="autocrlf"),
         pytest.param(lambda r: git(r, "config", "core.filemode", "false"), id="filemode"),
         pytest.param(
-            lambda r: (
-                (r / ".git" / "info").mkdir(exist_ok=True)
-                or (r / ".git" / "info" / "exclude").write_text("new.py\n")
-            ),
+            lambda r: exclude(r, "new.py"),
             id="info-exclude",
         ),
         pytest.param(lambda r: (r / ".gitignore").write_text("new.py\n"), id="gitignore"),

@@ -12,8 +12,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, git_tree, init_repo, replay, same_as_git
-from hypothesis import HealthCheck, given, settings
+from conftest import (
+    commit_all,
+    exclude,
+    git,
+    git_tree,
+    init_repo,
+    replay,
+    repository_property,
+    same_as_git,
+)
+from hypothesis import given
 from hypothesis import strategies as st
 from identity_modes import identity_mode, kept_as_the_test_runs  # noqa: F401 - autouse
 
@@ -150,9 +159,7 @@ def test_nested_gitignore(base: Path) -> None:
 
 
 def test_info_exclude(base: Path) -> None:
-    info = base / ".git" / "info"
-    info.mkdir(exist_ok=True)
-    (info / "exclude").write_text("secret*\n/local/\n")
+    exclude(base, "secret*", "/local/")
     (base / "secret.txt").write_text("s\n")
     (base / "pkg" / "secret.py").write_text("s\n")
     (base / "local").mkdir()
@@ -713,11 +720,7 @@ OPS = st.tuples(
 )
 
 
-@settings(
-    max_examples=25,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+@repository_property(25)
 @given(ops=st.lists(OPS, min_size=1, max_size=14))
 def test_random_mutations_match_git(ops: list[Op]) -> None:
     with tempfile.TemporaryDirectory(prefix="genstamp-prop-") as tmp:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import commit_all, git, init_repo, replay, same_as_git
-from hypothesis import HealthCheck, given, settings
+from conftest import commit_all, git, init_repo, replay, repository_property, same_as_git
+from hypothesis import given
 from hypothesis import strategies as st
 from identity_modes import identity_mode, kept_as_the_test_runs  # noqa: F401 - autouse
 
@@ -302,11 +302,7 @@ def _apply(root: Path, op: Op) -> None:
         git(root, "commit", "-q", "--allow-empty", "--no-verify", "-m", "step", check=False)
 
 
-@settings(
-    max_examples=8,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+@repository_property(8)
 @given(ops=st.lists(OPS, min_size=1, max_size=6))
 def test_random_edits_under_conversions_match_git(ops: list[Op]) -> None:
     with tempfile.TemporaryDirectory(prefix="genstamp-conv-") as tmp:

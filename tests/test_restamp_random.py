@@ -27,8 +27,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, init_repo
-from hypothesis import HealthCheck, Phase, given, settings
+from conftest import commit_all, git, init_repo, repository_property
+from hypothesis import Phase, given
 from hypothesis import strategies as st
 
 from genstamp import generation
@@ -168,11 +168,9 @@ def apply(root: Path, op: tuple[str, str], counter: list[int], compiled: dict[Pa
     return True
 
 
-@settings(
-    max_examples=6,
-    deadline=None,
+@repository_property(
+    6,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],  # a failure names its steps already
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(trees=st.lists(tree_strategy, min_size=3, max_size=3), ops=steps)
 def test_random_git_histories_never_leave_stale_bytecode_and_decide_as_the_full_rule(

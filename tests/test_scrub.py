@@ -21,12 +21,13 @@ from conftest import (
     RunGenstamp,
     commit_all,
     git,
+    repository_property,
     run_genstamp,
     run_pytest,
     subprocess_env,
     undeletable,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from genstamp.cli import main as genstamp_main
@@ -652,11 +653,7 @@ elements_strategy = st.lists(
 )
 
 
-@settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@repository_property(30)
 @given(folders=folders_strategy, elements=elements_strategy)
 def test_scrub_deletes_only_bytecode(
     tmp_path: Path, folders: list[str], elements: list[tuple[int, str, int, str]]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, run_pytest, subprocess_env
+from conftest import commit_all, exclude, git, run_pytest, subprocess_env
 from identity_modes import RACY_NS, require_watchman, settle, unwatch
 
 from genstamp import cleanrecord, idcache, statuscache
@@ -95,11 +95,6 @@ def whole_text(path: Path) -> str:
     return proc.stdout
 
 
-def _exclude(path: Path, pattern: str) -> None:
-    (path / ".git" / "info").mkdir(exist_ok=True)
-    (path / ".git" / "info" / "exclude").write_text(f"{pattern}\n")
-
-
 def _global_excludes(path: Path) -> None:
     home = Path(os.environ["HOME"])
     excludes = path.parent / "excludes"
@@ -113,7 +108,7 @@ CHANGES: dict[str, Callable[[Path], object]] = {
     "edit, same size": lambda p: (p / "pkg.py").write_text("X = 3\n"),
     "add an untracked file": lambda p: (p / "new.txt").write_text("n\n"),
     "remove a file": lambda p: (p / "new.txt").unlink(),
-    "ignore a file in info/exclude": lambda p: _exclude(p, "untracked.txt"),
+    "ignore a file in info/exclude": lambda p: exclude(p, "untracked.txt"),
     "commit": lambda p: commit_all(p, "next"),
     "switch to a new branch": lambda p: git(p, "checkout", "-q", "-b", "other"),
     "move the branch": lambda p: git(p, "update-ref", "refs/heads/other", "HEAD~1"),

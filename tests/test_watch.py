@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, git_tree, init_repo
+from conftest import commit_all, exclude, git, git_tree, init_repo
 
 from genstamp.repo import open_checkout
 from genstamp.watch import Unavailable, Watch
@@ -80,10 +80,7 @@ def test_nothing_done_is_unchanged(watching: Callable[[], bool], base: Path) -> 
         ),
         pytest.param(lambda r: git(r, "config", "core.filemode", "false"), id="config"),
         pytest.param(
-            lambda r: (
-                (r / ".git" / "info").mkdir(exist_ok=True)
-                or (r / ".git" / "info" / "exclude").write_text("pkg/\n")
-            ),
+            lambda r: exclude(r, "pkg/"),
             id="info-exclude",
         ),
         pytest.param(lambda r: (r / "pkg" / "link").symlink_to("mod.py"), id="symlink"),
