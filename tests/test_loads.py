@@ -109,13 +109,13 @@ def test_restored_sys_modules_cannot_hide_a_foreign_load(tmp_path: Path, foreign
 
 # -- a namespace package of the checkout, loaded from the other clone ---------------------------
 
-NAMESPACE_TEST = """
+FROM_THE_PATH = """
 import sys
 
-def test_ns():
+def test_it():
     sys.path.insert(0, {where!r})
-    from nsp import mod
-    assert mod.VALUE in (1, 2)
+    {load}
+    assert {value} in (1, 2)
 """
 
 
@@ -123,17 +123,60 @@ def test_ns():
 @pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
 def test_namespace_package_from_another_clone(tmp_path: Path, foreign: bool) -> None:
     repo, other = project(tmp_path, "", {"src/nsp/mod.py": "VALUE = 1\n"})
-    where = str(other / "src") if foreign else str(repo / "src")
-    found = scenario(repo, NAMESPACE_TEST.format(where=where))
-    assert "nsp" in found.packages
+    load = ("from nsp import mod", "mod.VALUE")
+    from_other_clone(repo, other, foreign, load, "src/nsp/mod.py", "nsp.mod")
+
+
+def from_other_clone(
+    repo: Path, other: Path, foreign: bool, load: tuple[str, str], rel: str, module: str
+) -> None:
+    """A test that puts the folder of ``rel``'s import root in the other clone (``foreign``)
+    or in this one first on the path, then runs ``load`` (a statement, a value it checks):
+    ``module`` is flagged foreign-origin and refused, or loaded from the work tree and
+    accepted."""
+    top = module.partition(".")[0]
+    base = rel[: rel.index(f"/{top}/")] if f"/{top}/" in rel else rel.rpartition("/")[0]
+    where = str((other if foreign else repo) / base)
+    found = scenario(repo, FROM_THE_PATH.format(where=where, load=load[0], value=load[1]))
+    assert top in found.packages
     foreign_flags = [f.module for f in found.flags if f.kind == audit.FOREIGN]
     if foreign:
-        assert "nsp.mod" in foreign_flags
+        assert module in foreign_flags
         assert "foreign-origin" in failures(repo)
     else:
         assert foreign_flags == []
-        assert "src/nsp/mod.py" in found.loaded
+        assert rel in found.loaded
         assert failures(repo) == {}
+
+
+# -- a package in a folder only setup.py or pytest's pythonpath names --------------------------
+
+SETUP = "import setuptools\n\nsetuptools.setup(\n    name='mylib',\n    {},\n)\n"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+@pytest.mark.parametrize(
+    "declared",
+    [
+        {"setup.py": SETUP.format('package_dir={"": "python"}')},
+        {"setup.py": SETUP.format('packages=setuptools.find_packages("python")')},
+        {"setup.py": SETUP.format('packages=setuptools.find_namespace_packages(where="python")')},
+        {
+            "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+            'pythonpath = ["python"]\n'
+        },
+    ],
+    ids=["package_dir", "find_packages", "find_namespace_packages", "pytest-pythonpath"],
+)
+def test_a_package_in_a_folder_its_metadata_names_from_another_clone(
+    tmp_path: Path, foreign: bool, declared: dict[str, str]
+) -> None:
+    """``python/mylib``: neither the root nor ``src/``, named only by ``setup.py`` (read, not
+    run) or by pytest's ``pythonpath``; loaded from the other clone, it is foreign."""
+    rel = "python/mylib/__init__.py"
+    repo, other = project(tmp_path, "", {rel: "VALUE = 1\n", **declared})
+    from_other_clone(repo, other, foreign, ("import mylib", "mylib.VALUE"), rel, "mylib")
 
 
 # -- a module imported while its file briefly held other content --------------------------------

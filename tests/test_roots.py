@@ -64,6 +64,32 @@ def test_setup_cfg(tmp_path: Path) -> None:
     assert roots.find(tmp_path)["calc"] == str((tmp_path / "lib").resolve())
 
 
+@pytest.mark.parametrize(
+    ("setup_py", "found"),
+    [
+        ('setup(package_dir={"": "lib"})', True),
+        ("setup(packages=find_packages('lib', exclude=['tests']))", True),
+        ('setup(packages=setuptools.find_namespace_packages(where="lib"))', True),
+        ("setup(package_dir={'': os.environ['WHERE']})", False),  # not a literal: not run
+        ("setup(package_dir={'': 'lib'}", False),  # not Python: nothing, and no traceback
+        ("print('never run')\nsetup()", False),
+    ],
+)
+def test_setup_py_is_read_not_run(tmp_path: Path, setup_py: str, found: bool) -> None:
+    make(tmp_path, "lib/calc/__init__.py")
+    (tmp_path / "setup.py").write_text(f"import os, setuptools\n{setup_py}\n")
+    assert ("calc" in roots.find(tmp_path)) is found
+
+
+def test_folders_pytest_puts_on_the_path(tmp_path: Path) -> None:
+    make(tmp_path, "lib/calc/__init__.py", "helpers/tools.py")
+    extra = [tmp_path / "lib", tmp_path.parent]  # a folder outside the tree counts for nothing
+    assert roots.find(tmp_path, extra) == {
+        "calc": str((tmp_path / "lib").resolve()),
+        "helpers": str(tmp_path.resolve()),
+    }
+
+
 def test_a_declared_folder_outside_the_tree_is_ignored(tmp_path: Path) -> None:
     (tmp_path / "work").mkdir()
     make(tmp_path, "outside/calc/__init__.py")

@@ -69,7 +69,7 @@ from genstamp import (  # noqa: E402 - after the co-process has started
 from genstamp.trees import FromCoProcess, InProcess, Trees  # noqa: E402
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from genstamp import audit, coverage, selection
     from genstamp.audit import Audit
@@ -106,9 +106,10 @@ class Start(NamedTuple):
     claimed: generation.Generation | None = None
 
 
-def begin(place: Place | Checkout) -> Start:
+def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
     """Read the settings and the stamp, and guard the checkout's imports; what goes wrong is
-    the problem the evidence will carry, never a traceback."""
+    the problem the evidence will carry, never a traceback. ``pythonpath``: the folders pytest
+    puts on the import path (its ``pythonpath`` setting), where the checkout's code lives."""
     settings = config.Config()
     gen: generation.Generation | None = None
     problem: str | None = None
@@ -131,9 +132,9 @@ def begin(place: Place | Checkout) -> Start:
         guard = loader.guard(place.workdir, place.state)
         workdir = place.workdir
         found = (
-            roots.bases(workdir, settings.packages)
+            roots.bases(workdir, settings.packages, pythonpath)
             if settings.packages is not None
-            else roots.find(workdir)
+            else roots.find(workdir, pythonpath)
         )
         recording = child.open_run(
             str(workdir),
@@ -858,9 +859,17 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         if (early := _find_early(early_config.pluginmanager)) is not None:
             early.close()
         return
-    session = Session(early_config, begin(place))
+    session = Session(early_config, begin(place, _pythonpath(early_config)))
     early_config.pluginmanager.register(session, _SESSION_PLUGIN)
     early_config.pluginmanager.register(session.tally, _TALLY_PLUGIN)
+
+
+def _pythonpath(cfg: pytest.Config) -> list[Path]:
+    """pytest's ``pythonpath`` setting (absolute folders), [] where pytest has none."""
+    try:
+        return [Path(p) for p in cfg.getini("pythonpath")]
+    except (ValueError, TypeError):
+        return []
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -1,7 +1,8 @@
 """The checkout's import roots: the top-level packages and modules it provides, and where.
 
-Found from the tree and the project's metadata (the package folders that pyproject.toml or
-setup.cfg declare, with the root and ``src/`` as defaults), not from a fixed list: a package is
+Found from the tree and the project's metadata (the package folders that pyproject.toml,
+setup.cfg or setup.py declare, and those pytest's ``pythonpath`` puts on the import path, with
+the root and ``src/`` as defaults), not from a fixed list: a package is
 a folder holding ``.py`` files at some depth (``__init__.py`` or not: a namespace package is
 found too). Test folders, virtual environments and build output are not the project's code.
 """
@@ -45,10 +46,11 @@ _SKIP_FILES = frozenset({"setup", "conftest", "noxfile", "tasks", "fabfile", "ma
 _DEPTH = 6  # how deep a namespace package's first .py may lie
 
 
-def find(workdir: Path) -> dict[str, str]:
-    """Import root name -> the absolute folder it lives in (its ``sys.path`` entry)."""
+def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
+    """Import root name -> the absolute folder it lives in (its ``sys.path`` entry); ``extra``:
+    more folders the run puts on the import path (pytest's ``pythonpath``)."""
     found: dict[str, str] = {}
-    dirs = package_dirs(workdir)
+    dirs = package_dirs(workdir, extra)
     for base in dirs:
         for name in _roots_in(base):
             if base / name not in dirs:  # ``src`` holds roots; it is not one
@@ -56,10 +58,10 @@ def find(workdir: Path) -> dict[str, str]:
     return found
 
 
-def bases(workdir: Path, names: Iterable[str]) -> dict[str, str]:
+def bases(workdir: Path, names: Iterable[str], extra: Iterable[Path] = ()) -> dict[str, str]:
     """The folders of ``names`` (``[tool.genstamp] packages``) in the checkout: the first
     package folder holding each (the root when none does)."""
-    dirs = package_dirs(workdir)
+    dirs = package_dirs(workdir, extra)
     out: dict[str, str] = {}
     for name in names:
         top = name.partition(".")[0]
@@ -74,12 +76,14 @@ def bases(workdir: Path, names: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def package_dirs(workdir: Path) -> list[Path]:
-    """The folders the project's metadata declares as holding its packages, then the root and
-    ``src/``; only those inside the work tree."""
-    declared: list[str] = []
+def package_dirs(workdir: Path, extra: Iterable[Path] = ()) -> list[Path]:
+    """The folders the project's metadata declares as holding its packages, and ``extra``,
+    then the root and ``src/``; only those inside the work tree."""
+    declared: list[str | Path] = []
     declared += _from_pyproject(workdir / "pyproject.toml")
     declared += _from_setup_cfg(workdir / "setup.cfg")
+    declared += _from_setup_py(workdir / "setup.py")
+    declared += extra
     out: list[Path] = []
     root = workdir.resolve()
     for rel in [*declared, "src", ""]:
@@ -198,6 +202,39 @@ def _from_setup_cfg(path: Path) -> list[str]:
     if parser.has_option("options.packages.find", "where"):
         out += parser.get("options.packages.find", "where").split()
     return out
+
+
+def _from_setup_py(path: Path) -> list[str]:
+    """The folders a ``setup.py`` names as literals, read without running it: the values of
+    ``package_dir={...}`` and where ``find_packages``/``find_namespace_packages`` look."""
+    if not path.is_file():
+        return []
+    import ast  # only for a project that has a setup.py
+
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found: list[str | None] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        finds = name in ("find_packages", "find_namespace_packages")
+        for kw in node.keywords:
+            if kw.arg == "package_dir" and isinstance(kw.value, ast.Dict):
+                found += [_string(v) for v in kw.value.values]
+            elif kw.arg == "where" and finds:
+                found.append(_string(kw.value))
+        if finds and node.args:
+            found.append(_string(node.args[0]))
+    return [f for f in found if f]
+
+
+def _string(node: object) -> str | None:
+    value = getattr(node, "value", None) if type(node).__name__ == "Constant" else None
+    return value if isinstance(value, str) else None
 
 
 def _table(value: Any) -> Mapping[str, Any]:
