@@ -30,6 +30,8 @@ from conftest import (
     subprocess_env,
 )
 
+from genstamp import envcache
+
 pytestmark = pytest.mark.e2e
 
 PYPROJECT = """\
@@ -339,6 +341,27 @@ def test_ctrl_c_removes_the_clean_checkout(calc: Path, tmp_path: Path) -> None:
     assert "genstamp: interrupted" in err
     assert leftovers(tmp) == []
     assert git(calc, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_ctrl_c_while_a_step_starts_ends_that_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while a step's process is being started (between the line the log shows and the
+    moment the child is held): the child is ended with the run, not left running."""
+    started: list[subprocess.Popen[bytes]] = []
+    real = subprocess.Popen
+
+    def interrupted_while_starting(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        proc = real(*args, **kwargs)  # type: ignore[call-overload]
+        started.append(proc)
+        os.kill(os.getpid(), signal.SIGINT)  # arrives before Popen has returned
+        return proc  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(subprocess, "Popen", interrupted_while_starting)
+    with (tmp_path / "log").open("w") as log, pytest.raises(KeyboardInterrupt):
+        envcache.call(["sleep", "60"], dict(os.environ), log, tmp_path)
+    assert len(started) == 1
+    assert started[0].wait(timeout=10) == -signal.SIGKILL  # ended, not left asleep
 
 
 def test_pytest_arguments_narrow_the_clean_run(calc: Path) -> None:

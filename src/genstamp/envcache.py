@@ -310,7 +310,7 @@ def call(command: Sequence[str], environ: Mapping[str, str], log: IO[str], cwd: 
     log.write(f"$ {' '.join(command)}\n")
     log.flush()
     try:
-        proc = subprocess.run(
+        proc = _spawn(
             list(command),
             env=dict(environ),
             cwd=cwd,
@@ -321,8 +321,36 @@ def call(command: Sequence[str], environ: Mapping[str, str], log: IO[str], cwd: 
     except OSError as exc:
         log.write(f"cannot start: {exc}\n")
         return 127
+    try:
+        code = proc.wait()
+    except BaseException:  # Ctrl-C: the command ends with this process, not after it
+        proc.kill()
+        proc.wait()
+        raise
     log.flush()
-    return proc.returncode
+    return code
+
+
+def _spawn(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen``, with a Ctrl-C that comes while the child is being started taken
+    once it has started: the child is then ended, not left running unowned (Popen raises
+    before the caller holds it)."""
+    import signal
+
+    interrupted: list[int] = []
+    try:
+        before = signal.signal(signal.SIGINT, lambda sig, frame: interrupted.append(sig))
+    except ValueError:  # not the main thread: no handler can be set, nor is one needed
+        return subprocess.Popen(argv, **options)
+    try:
+        proc = subprocess.Popen(argv, **options)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    if interrupted:
+        proc.kill()
+        proc.wait()
+        raise KeyboardInterrupt
+    return proc
 
 
 def must(
