@@ -318,6 +318,9 @@ def test_ctrl_c_removes_the_clean_checkout(calc: Path, tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # as from a terminal: a suite started in the background by a shell ignores SIGINT,
+        # and a child inherits that (Python then sets no handler of its own)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     log = calc / ".git" / "genstamp" / "clean-room" / "logs" / "run.log"
     try:
