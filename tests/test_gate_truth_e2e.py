@@ -199,6 +199,81 @@ def test_an_in_project_venv_is_accepted_after_a_green_run_and_refused_after_an_e
     (repo / CALC).write_text("def add(a, b):\n    return a + b\n")
 
 
+def _installation_in(folder: Path) -> Path:
+    """A Python installation at ``folder`` (a prefix of its own, as `conda create -p` or a
+    standalone build makes one): this interpreter's binary and standard library, hard-linked
+    where the file system allows; pytest and genstamp come from this environment by a path
+    file. Its interpreter."""
+    base = Path(sys.base_exec_prefix)
+    real = Path(os.path.realpath(sys.executable))
+    stdlib = Path(sys._stdlib_dir)  # type: ignore[attr-defined]
+    target = folder / "lib" / stdlib.name
+    skip = shutil.ignore_patterns("test", "site-packages", "__pycache__", "idlelib", "tkinter")
+
+    def link(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(stdlib, target, ignore=skip, copy_function=link)
+    (folder / "bin").mkdir(parents=True)
+    python = folder / "bin" / real.name
+    link(str(real), str(python))
+    for lib in (base / "lib").glob("libpython*"):
+        link(str(lib), str(folder / "lib" / lib.name))
+    site = target / "site-packages"
+    site.mkdir()
+    source = Path(genstamp_package.__file__).resolve().parents[1]
+    here = [p for p in sys.path if p.endswith("site-packages")]
+    (site / "outer.pth").write_text("".join(f"{p}\n" for p in [str(source), *here]))
+    return python
+
+
+@pytest.mark.parametrize("mark", ["conda", "prefix"])
+def test_a_python_installation_inside_the_project_is_the_installers(
+    project: Path, genstamp: RunGenstamp, mark: str
+) -> None:
+    """The tests run by a Python installed inside the work tree (`conda create -p ./env`, a
+    standalone build) load its standard library from git-ignored files there: installed
+    code, not the checkout's. Code of the project in another ignored folder is still refused
+    (the control)."""
+    (project / ".gitignore").write_text("__pycache__/\n*.py[co]\nenv/\nlib/\n")
+    commit_all(project, "ignore the environment")
+    python = _installation_in(project / "env")
+    if mark == "conda":
+        (project / "env" / "conda-meta").mkdir()
+        (project / "env" / "conda-meta" / "history").write_text("")
+    (project / "tests" / "test_more.py").write_text(
+        "import decimal, fractions, json, sqlite3\n\n\ndef test_more():\n"
+        "    half = str(fractions.Fraction(decimal.Decimal('0.5')))\n"
+        "    assert json.loads(json.dumps([half])) == ['1/2']\n"
+    )
+    commit_all(project, "a test that loads the standard library")
+    stamp(genstamp, project)
+    argv = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    proc = subprocess.run(argv, cwd=project, capture_output=True, text=True, env=subprocess_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "will refuse" not in proc.stdout, proc.stdout
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (0, []), data
+    # the control: the project's own code from an ignored folder
+    (project / "lib" / "helper").mkdir(parents=True)
+    (project / "lib" / "helper" / "__init__.py").write_text("X = 1\n")
+    (project / "tests" / "test_more.py").write_text(
+        "import sys\n\nsys.path.insert(0, 'lib')\nimport helper\n\n\ndef test_more():\n"
+        "    assert helper.X == 1\n"
+    )
+    commit_all(project, "a test of an ignored helper")
+    stamp(genstamp, project)
+    proc = subprocess.run(argv, cwd=project, capture_output=True, text=True, env=subprocess_env())
+    assert "will refuse: ignored-code" in proc.stdout, proc.stdout
+    code, data = verdict(genstamp, project)
+    assert rules(data) == ["ignored-code"], data
+    assert "lib/helper/__init__.py" in message(data, "ignored-code")
+    assert "env/" not in message(data, "ignored-code")
+
+
 # -- submodules ------------------------------------------------------------------------------------
 
 

@@ -318,13 +318,22 @@ def test_interrupted_cpython_temp_file_in_pycache_is_bytecode(tree: Path) -> Non
     assert files_under(tree) == set()
 
 
-def test_venv_is_left_alone_unless_asked(tree: Path) -> None:
+@pytest.mark.parametrize(
+    "mark",
+    [
+        "pyvenv.cfg",  # python -m venv, virtualenv, uv
+        "conda-meta/history",  # conda create -p ./env (as pytest tells one)
+        "lib/python3.11/os.py",  # an installation's prefix: CPython's own landmark
+    ],
+)
+def test_venv_is_left_alone_unless_asked(tree: Path, mark: str) -> None:
     venv = tree / ".venv"
     site = venv / "lib" / "python3.11" / "site-packages" / "dep"
     (site / "__pycache__").mkdir(parents=True)
     (site / "__pycache__" / "d.cpython-311.pyc").write_bytes(b"x")
     (site / "__init__.py").write_text("")
-    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / mark).parent.mkdir(parents=True, exist_ok=True)
+    (venv / mark).write_text("")
     (tree / "app" / "__pycache__").mkdir(parents=True)
     (tree / "app" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"x")
     (tree / "app" / "a.py").write_text("")
@@ -336,7 +345,17 @@ def test_venv_is_left_alone_unless_asked(tree: Path) -> None:
     result = scrub(tree, venvs=True)
     assert result.clean and (result.files, result.folders) == (1, 1)
     assert not (site / "__pycache__").exists()
-    assert (venv / "pyvenv.cfg").exists() and (site / "__init__.py").exists()
+    assert (venv / mark).exists() and (site / "__init__.py").exists()
+
+
+def test_a_folder_named_lib_is_not_an_environment(tree: Path) -> None:
+    """The control: a ``lib/pythonX`` folder without ``os.py`` is the project's, scrubbed."""
+    pkg = tree / "vendor" / "lib" / "python3.11" / "dep"
+    (pkg / "__pycache__").mkdir(parents=True)
+    (pkg / "__pycache__" / "d.cpython-311.pyc").write_bytes(b"x")
+    (pkg / "__init__.py").write_text("")
+    result = scrub(tree)
+    assert result.clean and not (pkg / "__pycache__").exists()
 
 
 def _warm_tree(tree: Path) -> None:

@@ -6,6 +6,7 @@ would rewrite it (it asserts nothing)
 """
 
 import os
+import sys
 
 TYPE_CHECKING = False  # not typing's: every child process of a run imports this module
 if TYPE_CHECKING:
@@ -18,10 +19,34 @@ def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+# The standard library of this interpreter (``lib/pythonX.Y``): installed code wherever the
+# interpreter lies, a conda environment inside the work tree too.
+_STDLIB = os.path.realpath(getattr(sys, "_stdlib_dir", None) or os.path.dirname(os.__file__))
+
+
 def installed(path: str) -> bool:
-    """Installed code (a site-packages, even inside the work tree) is the installer's."""
+    """Installed code (a site-packages, even inside the work tree, or the running interpreter's
+    standard library) is the installer's."""
     parts = path.split(os.sep)
-    return "site-packages" in parts or "dist-packages" in parts
+    return "site-packages" in parts or "dist-packages" in parts or inside(path, _STDLIB)
+
+
+def environment(folder: str) -> bool:
+    """Whether ``folder`` is a Python environment's own: a virtual environment (it holds
+    ``pyvenv.cfg``), a conda environment (``conda-meta/history``, as pytest tells one) or an
+    installation's prefix (CPython's own landmark, ``lib/pythonX.Y/os.py``)."""
+    if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+        return True
+    if os.path.isfile(os.path.join(folder, "conda-meta", "history")):
+        return True
+    lib = os.path.join(folder, "lib")
+    try:
+        names = os.listdir(lib)
+    except OSError:
+        return False
+    return any(
+        n.startswith("python") and os.path.isfile(os.path.join(lib, n, "os.py")) for n in names
+    )
 
 
 def generated(path: str, globs: "Sequence[str]") -> bool:

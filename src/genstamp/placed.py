@@ -12,13 +12,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from genstamp.paths import environment
+
 if TYPE_CHECKING:
     import pygit2
 
     from genstamp.repo import Checkout
 
 # Where a loaded (or flagged) file that the tested tree does not hold lies in the work tree.
-INSTALLED = "installed"  # in a virtual environment or a site-packages: the installer's
+INSTALLED = "installed"  # in a Python environment or a site-packages: the installer's
 IGNORED = "ignored"  # git-ignored: a clean clone will not have it
 UNTRACKED = "untracked"  # neither (the tree holds every other file: it was not tested)
 
@@ -27,9 +29,9 @@ INSTALLER_FOLDERS = frozenset(("site-packages", "dist-packages", "__pypackages__
 
 
 def installed(root: Path, rel: str, venvs: dict[str, bool]) -> bool:
-    """Whether the work-tree path ``rel`` is the installer's: inside a virtual environment (a
-    folder holding ``pyvenv.cfg``) or a site-packages folder. ``venvs`` caches the answer per
-    folder."""
+    """Whether the work-tree path ``rel`` is the installer's: inside a Python environment (a
+    virtual or conda environment, an installation: ``paths.environment``) or a site-packages
+    folder. ``venvs`` caches the answer per folder."""
     parts = rel.rstrip("/").split("/")
     if any(part in INSTALLER_FOLDERS for part in parts[:-1]):
         return True
@@ -37,7 +39,7 @@ def installed(root: Path, rel: str, venvs: dict[str, bool]) -> bool:
         folder = "/".join(parts[:n])
         found = venvs.get(folder)
         if found is None:
-            found = venvs[folder] = (root / folder / "pyvenv.cfg").is_file()
+            found = venvs[folder] = environment(str(root / folder))
         if found:
             return True
     return False

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from genstamp.paths import environment
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -107,7 +109,7 @@ def _roots_in(base: Path) -> list[str]:
             if (
                 name.isidentifier()
                 and name not in _SKIP
-                and not os.path.exists(os.path.join(e.path, "pyvenv.cfg"))
+                and not environment(e.path)
                 and _holds_python(e.path, _DEPTH)
             ):
                 names.append(name)

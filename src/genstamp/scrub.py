@@ -3,8 +3,9 @@
 Removes ``__pycache__`` folders (their bytecode files, then the folder once empty), legacy
 ``*.pyc``/``*.pyo`` files anywhere, and folders left empty by that removal (CPython would
 import a leftover folder as a namespace package). Never follows symlinks, never enters ``.git``,
-leaves virtual environments (folders holding ``pyvenv.cfg``) alone unless asked, and deletes
-nothing that is not bytecode.
+leaves Python environments (a folder holding ``pyvenv.cfg``, a conda environment, an
+installation: ``paths.environment``) alone unless asked, and deletes nothing that is not
+bytecode.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import stat
 
 from genstamp.bytecode import PYCACHE, SUFFIXES, is_bytecode_file
+from genstamp.paths import environment
 
 # The post-* hooks scrub in a process that must start fast (issue 16): no typing at run time
 # (it imports re); the records are typed as NamedTuples for mypy, built by namedtuple.
@@ -162,7 +164,7 @@ def _scrub_dir(path: str, tally: _Tally, venvs: bool, *, is_root: bool = False) 
         return False
     if not is_root:
         names = [e.name for e in entries]
-        if not venvs and "pyvenv.cfg" in names:
+        if not venvs and _environment(path, names):
             return False
         if ".git" in names:
             # A nested repository: what it tracks is its own index's to say.
@@ -338,10 +340,17 @@ def scrub_files(
 
 
 def in_venv(top: str, folder: str) -> bool:
-    """Whether ``folder`` lies in a virtual environment (a folder holding ``pyvenv.cfg``)
-    below ``top``."""
+    """Whether ``folder`` lies in a Python environment (``paths.environment``: a virtual or
+    conda environment, an installation) below ``top``."""
     while folder != top and folder.startswith(top + os.sep):
-        if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+        if environment(folder):
             return True
         folder = os.path.dirname(folder)
     return False
+
+
+def _environment(folder: str, names: list[str]) -> bool:
+    """``paths.environment``, asked only of a folder whose listing holds one of its marks."""
+    return ("pyvenv.cfg" in names or "conda-meta" in names or "lib" in names) and environment(
+        folder
+    )
