@@ -134,3 +134,21 @@ def test_cli_names_the_bad_key_in_one_line(project: Path, genstamp: RunGenstamp)
     assert len(lines) == 1
     assert lines[0].startswith("genstamp: ")
     assert "tool.genstamp.packages" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("build", "found"),
+    [
+        (
+            '[tool.setuptools_scm]\nversion_file = "src/calc/_version.py"\n',
+            ["src/calc/_version.py"],
+        ),
+        ('[tool.setuptools_scm]\nwrite_to = "./calc/_version.py"\n', ["calc/_version.py"]),
+        ('[tool.hatch.build.hooks.vcs]\nversion-file = "calc/_v.py"\n', ["calc/_v.py"]),
+        ('[tool.setuptools_scm]\nversion_file = "../elsewhere.py"\n', []),
+        ("[tool.setuptools_scm]\n", []),
+    ],
+)
+def test_the_builds_version_file_is_generated(tmp_path: Path, build: str, found: list[str]) -> None:
+    root = write(tmp_path, '[tool.genstamp]\ngenerated = ["build/**/*.py"]\n' + build)
+    assert config.load(root).generated == ("build/**/*.py", *found)

@@ -144,6 +144,41 @@ def test_code_the_project_declares_generated_is_accepted(repo: Path, genstamp: R
     assert (code, rules(data)) == (0, []), data
 
 
+@pytest.mark.parametrize(
+    ("declared", "accepted"),
+    [
+        ('[tool.setuptools_scm]\nversion_file = "src/calc/_version.py"\n', True),
+        ('[tool.setuptools_scm]\nwrite_to = "src/calc/_version.py"\n', True),
+        ('[tool.hatch.build.hooks.vcs]\nversion-file = "src/calc/_version.py"\n', True),
+        ('[tool.setuptools_scm]\nversion_file = "src/calc/_other.py"\n', False),
+        ("", False),
+    ],
+    ids=["setuptools-scm", "setuptools-scm-write-to", "hatch-vcs", "another-file", "undeclared"],
+)
+def test_a_version_file_the_build_writes_is_generated(
+    repo: Path, genstamp: RunGenstamp, declared: str, accepted: bool
+) -> None:
+    """The version module setuptools-scm or hatch-vcs writes from git, ignored by git: the
+    project declares it in its build settings, which genstamp reads; one it does not declare is
+    ignored code."""
+    write_calc(
+        repo,
+        tests="from calc import __version__\n\n\ndef test_version():\n    assert __version__\n",
+        gitignore="__pycache__/\n*.py[co]\nsrc/calc/_version.py\n",
+    )
+    (repo / "src" / "calc" / "__init__.py").write_text("from calc._version import __version__\n")
+    (repo / "src" / "calc" / "_version.py").write_text("__version__ = '1.0.dev3+g1234567'\n")
+    with (repo / "pyproject.toml").open("a") as fh:
+        fh.write(declared)
+    commit_all(repo, "a version file the build writes")
+    found, data = judged(genstamp, repo)
+    if accepted:
+        assert found == [], data
+    else:
+        assert found == ["ignored-code"], data
+        assert "src/calc/_version.py" in message(data, "ignored-code")
+
+
 # -- installed code is the installer's -------------------------------------------------------------
 
 

@@ -61,7 +61,32 @@ def load(workdir: Path) -> Config:
     section = tool.get("genstamp", {}) if isinstance(tool, dict) else {}
     if not isinstance(section, dict):
         raise GenstampError(f"{path}: [tool.genstamp] must be a table")
-    return parse(section, workdir, path)
+    found = parse(section, workdir, path)
+    versions = [v for v in version_files(tool) if v not in found.generated]
+    return found._replace(generated=found.generated + tuple(versions)) if versions else found
+
+
+def version_files(tool: object) -> list[str]:
+    """The version files the project's build writes from git (and git ignores): setuptools-scm's
+    ``version_file`` (or ``write_to``) and hatch-vcs's ``version-file``. The project declares
+    them generated there already; they count as ``generated`` without a second declaration."""
+    if not isinstance(tool, dict):
+        return []
+    scm = tool.get("setuptools_scm")
+    hatch = tool.get("hatch")
+    vcs = None
+    if isinstance(hatch, dict):
+        build = hatch.get("build")
+        hooks = build.get("hooks") if isinstance(build, dict) else None
+        vcs = hooks.get("vcs") if isinstance(hooks, dict) else None
+    out = []
+    for table, key in ((scm, "version_file"), (scm, "write_to"), (vcs, "version-file")):
+        value = table.get(key) if isinstance(table, dict) else None
+        if isinstance(value, str) and value.strip() and not value.startswith("/"):
+            rel = value.strip().replace("\\", "/").removeprefix("./")
+            if ".." not in rel.split("/") and rel not in out:
+                out.append(rel)
+    return out
 
 
 def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
