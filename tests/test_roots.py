@@ -83,7 +83,10 @@ def test_setup_py_is_read_not_run(tmp_path: Path, setup_py: str, found: bool) ->
 
 def test_folders_pytest_puts_on_the_path(tmp_path: Path) -> None:
     make(tmp_path, "lib/calc/__init__.py", "helpers/tools.py")
-    extra = [tmp_path / "lib", tmp_path.parent]  # a folder outside the tree counts for nothing
+    # test helpers on the path are not the project's code: a namespace folder of them named
+    # as an installed package (``packaging``) would make that package foreign
+    make(tmp_path, "tests/helper.py", "tests/packaging/wheel_check.py", "tests/unit/x.py")
+    extra = [tmp_path / "lib", tmp_path.parent, tmp_path / "tests", tmp_path / "tests" / "unit"]
     assert roots.find(tmp_path, extra) == {
         "calc": str((tmp_path / "lib").resolve()),
         "helpers": str(tmp_path.resolve()),

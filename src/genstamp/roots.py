@@ -85,14 +85,23 @@ def package_dirs(workdir: Path, extra: Iterable[Path] = ()) -> list[Path]:
     declared += _from_pyproject(workdir / "pyproject.toml")
     declared += _from_setup_cfg(workdir / "setup.cfg")
     declared += _from_setup_py(workdir / "setup.py")
-    declared += extra
-    out: list[Path] = []
     root = workdir.resolve()
+    # pytest's pythonpath may name a test folder too (for its helpers): not the project's code
+    declared += [p for p in extra if not _SKIP.intersection(_parts_below(Path(p), root))]
+    out: list[Path] = []
     for rel in [*declared, "src", ""]:
         folder = (workdir / rel).resolve() if rel else root
         if folder.is_dir() and (folder == root or root in folder.parents) and folder not in out:
             out.append(folder)
     return out
+
+
+def _parts_below(folder: Path, root: Path) -> tuple[str, ...]:
+    """The names of ``folder`` below ``root`` (none when it is not below it)."""
+    try:
+        return folder.resolve().relative_to(root).parts
+    except ValueError:
+        return ()
 
 
 def _roots_in(base: Path) -> list[str]:
