@@ -367,6 +367,20 @@ def test_ctrl_c_while_a_step_starts_ends_that_step(
     assert started[0].wait(timeout=10) == -signal.SIGKILL  # ended, not left asleep
 
 
+def test_an_ignored_sigint_stays_ignored_in_a_steps_process(tmp_path: Path) -> None:
+    """A clean-run started where SIGINT is ignored (in the background, under nohup) passes
+    that on to the processes of its steps, as any command does."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with (tmp_path / "log").open("w") as log:
+            code = envcache.call(["grep", "SigIgn", "/proc/self/status"], {}, log, tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert code == 0
+    ignored = int((tmp_path / "log").read_text().split()[-1], 16)
+    assert ignored & (1 << (signal.SIGINT - 1))
+
+
 def test_pytest_arguments_narrow_the_clean_run(calc: Path) -> None:
     proc = clean_run(calc, "--json", "--", "-k", "test_add")
     assert proc.returncode == 1, proc.stdout + proc.stderr  # its own gate: partial-run

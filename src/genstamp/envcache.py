@@ -338,8 +338,12 @@ def _spawn(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
     import signal
 
     interrupted: list[int] = []
+    before = signal.getsignal(signal.SIGINT)
+    if before is signal.SIG_IGN or before is None:
+        # ignored (the child inherits that, as it should), or a handler Python cannot restore
+        return subprocess.Popen(argv, **options)
     try:
-        before = signal.signal(signal.SIGINT, lambda sig, frame: interrupted.append(sig))
+        signal.signal(signal.SIGINT, lambda sig, frame: interrupted.append(sig))
     except ValueError:  # not the main thread: no handler can be set, nor is one needed
         return subprocess.Popen(argv, **options)
     try:
