@@ -224,6 +224,7 @@ def _cov(files: list[str], ran: list[str], errors: Sequence[str] = ()) -> covera
     ("later", "stands_for_it"),
     [
         (_cov(["tests/a.py", "tests/b.py"], [A1, B1]), True),  # collected b and ran a
+        (_cov(["tests/a.py", "tests/b.py"], [B1])._replace(outcomes={A1: "failed"}), False),
         (_cov(["tests/b.py"], [B1]), False),  # did not run a again
         (_cov(["tests/a.py"], [A1]), False),  # did not look at b
         (_cov(["tests/a.py", "tests/b.py"], []), False),  # executed nothing

@@ -50,12 +50,13 @@ class Coverage(NamedTuple):
 
     def supersedes(self, earlier: Coverage) -> bool:
         """This later run stands for ``earlier``, a run whose collection failed: it ran every
-        test that one ran (and some), and collected cleanly each collector that failed there.
-        A run that executed nothing (``--collect-only``) stands for nothing."""
+        test that one ran (and some) with the same outcome, and collected cleanly each
+        collector that failed there. A run that executed nothing (``--collect-only``) stands
+        for nothing; one where a test's outcome differs leaves both, which disagree."""
         return (
             bool(earlier.errors)
             and bool(self.outcomes)
-            and earlier.outcomes.keys() <= self.outcomes.keys()
+            and all(self.outcomes.get(n) == o for n, o in earlier.outcomes.items())
             and all(self._collected(e) for e in earlier.errors)
         )
 

@@ -6,7 +6,6 @@ would rewrite it (it asserts nothing)
 """
 
 import os
-import sys
 
 TYPE_CHECKING = False  # not typing's: every child process of a run imports this module
 if TYPE_CHECKING:
@@ -19,16 +18,11 @@ def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-# The standard library of this interpreter (``lib/pythonX.Y``): installed code wherever the
-# interpreter lies, a conda environment inside the work tree too.
-_STDLIB = os.path.realpath(getattr(sys, "_stdlib_dir", None) or os.path.dirname(os.__file__))
-
-
 def installed(path: str) -> bool:
-    """Installed code (a site-packages, even inside the work tree, or the running interpreter's
-    standard library) is the installer's."""
+    """Installed code (a site-packages, even inside the work tree) is the installer's. (A
+    Python environment inside the work tree is told by its folder: ``environment``.)"""
     parts = path.split(os.sep)
-    return "site-packages" in parts or "dist-packages" in parts or inside(path, _STDLIB)
+    return "site-packages" in parts or "dist-packages" in parts
 
 
 def environment(folder: str) -> bool:
