@@ -152,3 +152,14 @@ def test_cli_names_the_bad_key_in_one_line(project: Path, genstamp: RunGenstamp)
 def test_the_builds_version_file_is_generated(tmp_path: Path, build: str, found: list[str]) -> None:
     root = write(tmp_path, '[tool.genstamp]\ngenerated = ["build/**/*.py"]\n' + build)
     assert config.load(root).generated == ("build/**/*.py", *found)
+
+
+def test_a_subprojects_version_file_is_generated_below_its_folder(tmp_path: Path) -> None:
+    root = write(tmp_path, '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n')
+    (root / "svc_a").mkdir()
+    (root / "svc_a" / "pyproject.toml").write_text(
+        '[tool.setuptools_scm]\nversion_file = "src/a/_version.py"\n'
+    )
+    (root / "svc_b").mkdir()
+    (root / "svc_b" / "pyproject.toml").write_text("not toml [\n")  # not genstamp's to refuse
+    assert config.load(root).generated == ("svc_a/src/a/_version.py",)

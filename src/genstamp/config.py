@@ -62,8 +62,21 @@ def load(workdir: Path) -> Config:
     if not isinstance(section, dict):
         raise GenstampError(f"{path}: [tool.genstamp] must be a table")
     found = parse(section, workdir, path)
-    versions = [v for v in version_files(tool) if v not in found.generated]
+    versions = version_files(tool)
+    for folder in found.suites:  # a monorepo's subprojects: each its own build settings
+        versions += [f"{folder}/{v}" for v in version_files(_tool(workdir / folder))]
+    versions = [v for v in dict.fromkeys(versions) if v not in found.generated]
     return found._replace(generated=found.generated + tuple(versions)) if versions else found
+
+
+def _tool(folder: Path) -> object:
+    """The ``[tool]`` table of ``folder``'s pyproject.toml; None when there is none to read (a
+    subproject's file that is not TOML is not genstamp's to refuse)."""
+    try:
+        data = tomllib.loads((folder / "pyproject.toml").read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return data.get("tool")
 
 
 def version_files(tool: object) -> list[str]:
