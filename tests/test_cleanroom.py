@@ -361,8 +361,13 @@ def test_ctrl_c_while_a_step_starts_ends_that_step(
         return proc  # type: ignore[no-any-return]
 
     monkeypatch.setattr(subprocess, "Popen", interrupted_while_starting)
-    with (tmp_path / "log").open("w") as log, pytest.raises(KeyboardInterrupt):
-        envcache.call(["sleep", "60"], dict(os.environ), log, tmp_path)
+    # Ctrl-C as from a terminal (a suite started in the background ignores SIGINT)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with (tmp_path / "log").open("w") as log, pytest.raises(KeyboardInterrupt):
+            envcache.call(["sleep", "60"], dict(os.environ), log, tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, before)
     assert len(started) == 1
     assert started[0].wait(timeout=10) == -signal.SIGKILL  # ended, not left asleep
 
