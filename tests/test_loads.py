@@ -7,6 +7,7 @@ Each scenario is a real pytest process in a real repository, with a second clone
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -177,6 +178,45 @@ def test_a_package_in_a_folder_its_metadata_names_from_another_clone(
     rel = "python/mylib/__init__.py"
     repo, other = project(tmp_path, "", {rel: "VALUE = 1\n", **declared})
     from_other_clone(repo, other, foreign, ("import mylib", "mylib.VALUE"), rel, "mylib")
+
+
+# -- a module the tests import from a zip archive of the tree ------------------------------------
+
+ZIP_TEST = """
+import os, sys, zipfile
+
+ZIP = os.path.join(os.path.dirname(__file__), "..", "deps.zip")
+
+def test_zip():
+    if {swap}:  # the archive briefly holds other code, then its own bytes again
+        saved = open(ZIP, "rb").read()
+        with zipfile.ZipFile(ZIP, "w") as z:
+            z.writestr("zmod.py", "VALUE = 2\\n")
+    sys.path.insert(0, ZIP)
+    try:
+        import zmod
+    finally:
+        if {swap}:
+            open(ZIP, "wb").write(saved)
+    assert zmod.VALUE in (1, 2)
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("swap", [False, True], ids=["as-committed", "swapped-during-the-run"])
+def test_a_module_from_a_zip_archive_of_the_tree(tmp_path: Path, swap: bool) -> None:
+    """zipimport from an archive the tree holds: the member's bytes are judged against the
+    archive in the tested tree (accepted as committed; code it held only during the run is
+    refused)."""
+    repo, _ = project(tmp_path, "")
+    with zipfile.ZipFile(repo / "deps.zip", "w") as z:
+        z.writestr("zmod.py", "VALUE = 1\n")
+    found = scenario(repo, ZIP_TEST.format(swap=swap))
+    assert "deps.zip/zmod.py" in found.loaded
+    if swap:
+        assert "deps.zip/zmod.py" in failures(repo)["loaded-not-tested"]
+    else:
+        assert failures(repo) == {}
 
 
 # -- a module imported while its file briefly held other content --------------------------------

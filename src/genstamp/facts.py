@@ -6,11 +6,14 @@ none of them themselves, so that they can be tested over records in milliseconds
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import io
 import os
 import posixpath
 import re
 import subprocess
+import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -471,6 +474,7 @@ def loaded_blobs(
         return None
     blobs = {}
     opened: _Opened = {}
+    archives: dict[str, zipfile.ZipFile | None] = {}
     for rel in loaded:
         try:
             blobs[rel] = str(tree[rel].id)
@@ -478,7 +482,40 @@ def loaded_blobs(
             found = _lookup(checkout.repo, tree, rel, opened)
             if found is not None:
                 blobs[rel] = str(found[0].id)
+            else:
+                member = _archive_member(checkout.repo, tree, rel, opened, archives)
+                if member is not None:
+                    blobs[rel] = member
     return blobs
+
+
+def _archive_member(
+    repo: pygit2.Repository,
+    tree: pygit2.Tree,
+    rel: str,
+    opened: _Opened,
+    archives: dict[str, zipfile.ZipFile | None],
+) -> str | None:
+    """The blob id of the bytes a zip archive of the tree holds at ``rel`` (``deps.zip/m.py``:
+    a module ``zipimport`` loaded from an archive on ``sys.path``), None when no file of the
+    tree leading ``rel`` is an archive holding it."""
+    parts = rel.split("/")
+    for n in range(1, len(parts)):
+        archive = "/".join(parts[:n])
+        if archive not in archives:
+            found = _lookup(repo, tree, archive, opened)
+            blob = found[0] if found is not None else None
+            archives[archive] = None
+            if isinstance(blob, pygit2.Blob):
+                with contextlib.suppress(zipfile.BadZipFile, OSError, ValueError):
+                    archives[archive] = zipfile.ZipFile(io.BytesIO(blob.data))
+        held = archives[archive]
+        if held is not None:
+            try:
+                return str(pygit2.hash(held.read("/".join(parts[n:]))))
+            except (KeyError, zipfile.BadZipFile, OSError, ValueError, RuntimeError):
+                return None
+    return None
 
 
 def differing_paths(repo: pygit2.Repository, a: str, b: str) -> tuple[str, ...] | None:
