@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import RunGenstamp, commit_all
 
-from genstamp import config
+from genstamp import config, paths
 from genstamp.errors import GenstampError
 
 
@@ -163,3 +163,18 @@ def test_a_subprojects_version_file_is_generated_below_its_folder(tmp_path: Path
     (root / "svc_b").mkdir()
     (root / "svc_b" / "pyproject.toml").write_text("not toml [\n")  # not genstamp's to refuse
     assert config.load(root).generated == ("svc_a/src/a/_version.py",)
+
+
+@pytest.mark.parametrize(
+    ("path", "globs", "found"),
+    [
+        ("src/calc/_version.py", ["src/calc/_version.py"], True),
+        ("build/lib/calc/x.py", ["build/**/*.py"], True),
+        ("src/calc/_version.py", ["src/*.py"], False),  # `*` stays within a folder
+        ("dist/app.pyz/app/main.py", ["dist/*.pyz"], True),  # a module of a generated archive
+        ("dist/app.pyz/app/main.py", ["dist/*.whl"], False),
+        ("dist/app.pyz/app/main.py", ["app/main.py"], False),  # the archive's path, not inside
+    ],
+)
+def test_generated_globs(path: str, globs: list[str], found: bool) -> None:
+    assert paths.generated(path, globs) is found

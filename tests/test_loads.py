@@ -219,6 +219,26 @@ def test_a_module_from_a_zip_archive_of_the_tree(tmp_path: Path, swap: bool) -> 
         assert failures(repo) == {}
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("declared", [True, False], ids=["generated", "control"])
+def test_a_module_from_an_ignored_archive_the_build_makes(tmp_path: Path, declared: bool) -> None:
+    """An archive the build makes (git-ignored): what the tests load from it is ignored code,
+    unless ``generated`` names the archive."""
+    generated = '\n[tool.genstamp]\ngenerated = ["deps.zip"]\n' if declared else ""
+    pyproject = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n' + generated
+    ignore = "__pycache__/\n*.py[co]\ndeps.zip\n"
+    repo, _ = project(tmp_path, "", {"pyproject.toml": pyproject, ".gitignore": ignore})
+    with zipfile.ZipFile(repo / "deps.zip", "w") as z:
+        z.writestr("zmod.py", "VALUE = 1\n")
+    scenario(repo, ZIP_TEST.format(swap=False))
+    found = failures(repo)
+    if declared:
+        assert found == {}
+    else:
+        assert list(found) == ["ignored-code"]
+        assert "deps.zip/zmod.py" in found["ignored-code"]
+
+
 # -- a module imported while its file briefly held other content --------------------------------
 
 BRIEF_EDIT = """

@@ -46,8 +46,11 @@ def environment(folder: str) -> bool:
 def generated(path: str, globs: "Sequence[str]") -> bool:
     """Whether ``path`` (relative to the work tree, ``/``-separated) matches one of ``globs``
     (``*`` and ``?`` within a folder, ``**`` across folders), as ``[tool.genstamp] generated``
-    names the files the build makes."""
-    return any(_glob(g).fullmatch(path) for g in globs)
+    names the files the build makes; a module loaded from inside a generated archive
+    (``dist/app.pyz/app/main.py``) is generated with it."""
+    parts = path.split("/")
+    held = ["/".join(parts[:n]) for n in range(len(parts), 0, -1)]
+    return any(_glob(g).fullmatch(p) for g in globs for p in held)
 
 
 _GLOBS: "dict[str, re.Pattern[str]]" = {}  # pattern -> compiled, for every loaded path
