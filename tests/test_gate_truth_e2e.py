@@ -525,6 +525,10 @@ def test_a_run_that_writes_beside_its_report_moves_the_tree(
     assert (code, rules(data)) == (1, ["tree-moved"]), data
     assert "made.txt" in message(data, "tree-moved")
     assert "report.xml" not in message(data, "tree-moved")
+    # the remedy names what such a file usually is, and where it belongs
+    remedy = next(f["remedy"] for f in data["failures"] if f["rule"] == "tree-moved")
+    assert ".gitignore" in remedy and ".coverage" in remedy
+    assert "belongs in .gitignore" in out
 
 
 def test_a_commit_adding_the_report_and_another_change_is_refused(

@@ -53,7 +53,8 @@ def lines(run: Run) -> list[str]:
         refusals.append("tests-failed: fix the failing tests, then rerun")
     if run.tree_start != run.tree_end if run.moved is None else run.moved:
         refusals.append(
-            "tree-moved: the tree changed while the tests ran — keep it still, then rerun"
+            "tree-moved: the tree changed while the tests ran — keep it still (a file the run "
+            "writes there, such as coverage's .coverage, belongs in .gitignore), then rerun"
         )
     by_rule: dict[str, list[str]] = {}
     for flag in run.flags:

@@ -757,7 +757,8 @@ TABLE = (
     ),
     Rule(
         "tree-moved",
-        "keep the tree still while tests run (a test wrote into it?), then rerun",
+        "keep the tree still while tests run: a file the tests or a plugin write there "
+        "(coverage's .coverage, a report) belongs in .gitignore; then rerun",
         _tree_moved,
     ),
     Rule(
