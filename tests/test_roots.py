@@ -72,13 +72,17 @@ def test_setup_cfg(tmp_path: Path) -> None:
         ('setup(packages=setuptools.find_namespace_packages(where="lib"))', True),
         ("setup(package_dir={'': os.environ['WHERE']})", False),  # not a literal: not run
         ("setup(package_dir={'': 'lib'}", False),  # not Python: nothing, and no traceback
-        ("print('never run')\nsetup()", False),
+        ("open('ran', 'w')\nsetup(package_dir={'': 'lib'})", True),  # read, never run
     ],
 )
-def test_setup_py_is_read_not_run(tmp_path: Path, setup_py: str, found: bool) -> None:
+def test_setup_py_is_read_not_run(
+    tmp_path: Path, setup_py: str, found: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     make(tmp_path, "lib/calc/__init__.py")
     (tmp_path / "setup.py").write_text(f"import os, setuptools\n{setup_py}\n")
+    monkeypatch.chdir(tmp_path)
     assert ("calc" in roots.find(tmp_path)) is found
+    assert not (tmp_path / "ran").exists()
 
 
 def test_folders_pytest_puts_on_the_path(tmp_path: Path) -> None:

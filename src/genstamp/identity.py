@@ -781,8 +781,8 @@ def _split_walk(
     flags: DiffOption,
     jobs: int,
 ) -> list[pygit2.DiffDelta] | None:
-    """The deltas of ``index.diff_to_workdir(flags)``, walked in parts at once; None when the
-    walk is better not split (or cannot be here)."""
+    """The deltas of the whole walk (``_diff_paths`` of every path), walked in parts at once;
+    None when the walk is better not split (or cannot be here)."""
     parts = _plan(repo, index, jobs)
     if parts is None:
         return None
