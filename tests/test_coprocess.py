@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import commit_all, git, git_tree, init_repo, subprocess_env
@@ -34,6 +35,13 @@ def committed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (repo / "sub" / "a.txt").write_text("a\n")
     commit_all(repo, "a")
     return repo
+
+
+def start_tree(child: CoProcess) -> dict[str, Any]:
+    """The answer with the tree at the start (after ``{"early": true}``, which a walk that
+    takes more than a moment on a loaded machine may say first)."""
+    answer = child.read()
+    return child.read() if answer == {"early": True} else answer
 
 
 def test_command_is_the_module_by_name() -> None:
@@ -65,7 +73,7 @@ def test_protocol_with_a_real_child(committed: Path) -> None:
             "workdir": str(open_checkout(committed).workdir),
             "gitdir": str(open_checkout(committed).gitdir),
         }
-        assert child.read() == {"tree": git_tree(committed)}
+        assert start_tree(child) == {"tree": git_tree(committed)}
         child.ask_end()
         head = git(committed, "rev-parse", "HEAD")
         assert child.tree_end() == (git_tree(committed), head, False)
@@ -83,7 +91,7 @@ def test_the_runs_own_report_does_not_move_the_tree(
     child = CoProcess(committed)
     try:
         child.read()
-        start = child.read()["tree"]
+        start = start_tree(child)["tree"]
         for name in written:
             (committed / name).write_text("written during the run\n")
         child.ask_end("out.xml")
@@ -109,7 +117,7 @@ def test_which_loaded_files_git_ignores(tmp_path: Path) -> None:
     (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     child = CoProcess(repo)
     try:
-        assert "workdir" in child.read() and "tree" in child.read()
+        assert "workdir" in child.read() and "tree" in start_tree(child)
         child.ask_end()
         child.tree_end()
         asked = ["forced.py", "lib/helper.py", ".venv/lib/x.py", "new.py", "lib/gone.py"]
@@ -228,7 +236,8 @@ def test_a_genstamp_on_no_path_of_its_own(committed: Path, tmp_path: Path) -> No
         f"import sys; sys.path.insert(0, {str(plain)!r})\n"
         "from genstamp.coprocess import CoProcess\n"
         f"child = CoProcess({str(committed)!r})\n"
-        "print(child.read()); print(child.read()); child.close()\n"
+        "print(child.read()); a = child.read()\n"
+        "print(child.read() if a == {'early': True} else a); child.close()\n"
     )
     env = subprocess_env(GENSTAMP_TEST_RECORD=str(record), PYTHONSAFEPATH="1")
     proc = subprocess.run(
@@ -238,3 +247,84 @@ def test_a_genstamp_on_no_path_of_its_own(committed: Path, tmp_path: Path) -> No
     assert f"{{'tree': '{git_tree(committed)}'}}" in proc.stdout, proc.stdout
     init = str(package / "__init__.py")
     assert sorted(record.read_text().splitlines()) == [f"False {init}", f"True {init}"]
+
+
+# -- the tests may begin while the co-process takes the tree at the start ----------------------
+
+
+def bulk(repo: Path, files: int = coprocess.EARLY_FILES) -> None:
+    """``files`` small files under bulk/ (committed with the next commit): a large tree."""
+    (repo / "bulk").mkdir()
+    for i in range(files):
+        (repo / "bulk" / f"f{i}.txt").write_text(f"{i}\n")
+
+
+def slow_walk(repo: Path, flag: Path, files: int = coprocess.EARLY_FILES) -> Path:
+    """``repo`` with ``files`` small files, a committed data.txt and an untracked file that
+    goes through a clean filter taking a second: the walk at the start lasts that long, and
+    ``flag`` exists while the filter runs."""
+    bulk(repo, files)
+    (repo / "data.txt").write_text("before\n")
+    (repo / ".gitattributes").write_text("slow.txt filter=slow\n")
+    commit_all(repo, "data")
+    git(repo, "config", "filter.slow.clean", f"touch '{flag}'; sleep 1; cat; rm -f '{flag}'")
+    (repo / "slow.txt").write_text("through a slow clean filter\n")
+    return repo
+
+
+@pytest.mark.parametrize("write", [True, False])
+def test_a_change_while_the_begun_tests_wait_for_the_walk_is_a_race(
+    tmp_path: Path, write: bool
+) -> None:
+    """Told that the tests began, the child answers that the tree at their start is unknown
+    when something that shapes the tree changed while it walked (the walk may have read the
+    new bytes); with nothing changed, the walk is the tree they began on."""
+    flag = tmp_path / "filtering"
+    repo = slow_walk(init_repo(tmp_path / "repo"), flag)
+    before = git_tree(repo)
+    child = CoProcess(repo)
+    try:
+        assert "workdir" in child.read()
+        assert child.read() == {"early": True}  # the walk takes a second: tests may begin
+        assert child.begin()
+        if write:
+            (repo / "data.txt").write_text("written by a test\n")
+        answer = child.read()
+        assert not flag.exists()
+        if write:
+            assert answer == {"tree": answer.get("tree"), "raced": "data.txt"}
+        else:
+            assert answer == {"tree": before}
+    finally:
+        child.close()
+
+
+def test_a_change_before_the_tests_begin_is_the_ends_to_see(tmp_path: Path) -> None:
+    """Not told that the tests began, the child takes no change during its walk for a race:
+    the tests begin after it, and the tree at the end is walked anew (the watch saw the
+    change)."""
+    flag = tmp_path / "filtering"
+    repo = slow_walk(init_repo(tmp_path / "repo"), flag)
+    child = CoProcess(repo)
+    try:
+        child.read()
+        assert child.read() == {"early": True}
+        (repo / "data.txt").write_text("written before the tests\n")
+        answer = child.read()
+        assert set(answer) == {"tree"}
+        child.ask_end()
+        assert child.tree_end().tree == git_tree(repo)
+    finally:
+        child.close()
+
+
+def test_the_slow_walk_of_a_small_tree_is_awaited(tmp_path: Path) -> None:
+    """Fewer files than ``EARLY_FILES``: the tests wait for the tree, however long the walk
+    (a test that writes into a small tree is then told as a move of the tree)."""
+    repo = slow_walk(init_repo(tmp_path / "repo"), tmp_path / "filtering", files=10)
+    child = CoProcess(repo)
+    try:
+        child.read()
+        assert child.read() == {"tree": git_tree(repo)}
+    finally:
+        child.close()

@@ -27,7 +27,8 @@ from conftest import (
     subprocess_env,
     write_calc,
 )
-from test_verify_e2e import message, rules, run_tests, stamp, verdict
+from test_coprocess import bulk
+from test_verify_e2e import STATE, message, rules, run_tests, stamp, verdict
 
 import genstamp as genstamp_package
 
@@ -644,3 +645,78 @@ def test_a_newer_failing_run_on_a_verified_tree_is_not_outvoted(
     assert proc.returncode == 1
     code, data = verdict(genstamp, project, "--rev", "HEAD")
     assert (code, rules(data)) == (1, ["tests-failed"])
+
+
+# -- the tests begin while the co-process takes the tree at the start ---------------------------
+
+WRITES_SLOW2 = """
+from pathlib import Path
+
+
+def test_writes_into_the_work_tree():
+    Path("slow2.txt").write_text("written by a test\\n")
+"""
+
+SEES_THE_WALK = """
+import os
+import time
+
+
+def test_runs_while_the_tree_is_taken():
+    for _ in range(500):
+        if os.path.exists(os.environ["FILTERING"]):
+            break
+        time.sleep(0.01)
+    assert os.path.exists(os.environ["FILTERING"])
+"""
+
+
+def slow_project(repo: Path, flag: Path, test: str) -> Path:
+    """The calc project with ``test``, a thousand small files and two untracked files through
+    a clean filter that takes a second each (``flag`` exists while it runs): the walk at the
+    start lasts two."""
+    write_calc(repo, tests=test)
+    bulk(repo)  # a large tree: the tests may begin as it is walked
+    (repo / ".gitattributes").write_text("slow*.txt filter=slow\n")
+    commit_all(repo, "calc, slowly filtered")
+    git(repo, "config", "filter.slow.clean", f"touch '{flag}'; sleep 1; cat; rm -f '{flag}'")
+    for name in ("slow1.txt", "slow2.txt"):
+        (repo / name).write_text(f"{name}, before the run\n")
+    return repo
+
+
+def test_a_test_writing_into_the_tree_as_the_tree_is_taken_leaves_no_evidence(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """The tests begin while the co-process still takes the tree at the start (it watches the
+    work tree). A test writes a file the walk has not read yet: the walk reads the new bytes,
+    so the trees at the start and at the end agree though the tests began on other bytes.
+    No evidence is bound to that tree (the race is said), and the next run takes the tree
+    before its tests begin: accepted, as the same file rewritten with the same bytes is."""
+    flag = tmp_path / "filtering"
+    slow_project(repo, flag, WRITES_SLOW2)
+    stamp(genstamp, repo)
+    proc = run_pytest(repo, "-p", "no:cacheprovider")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = "evidence not written: the work tree changed as the tests began (slow2.txt)"
+    assert said in proc.stdout, proc.stdout
+    assert not (repo / STATE / "evidence.xml").exists()
+    assert verdict(genstamp, repo)[0] == 1
+    assert (repo / STATE / "await-start").is_file()
+    run_tests(repo, "-p", "no:cacheprovider")
+    assert verdict(genstamp, repo)[0] == 0
+
+
+def test_tests_that_leave_the_tree_alone_begin_as_the_tree_is_taken(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """Control: the same slow walk, a test that sees it still running (its filter's flag)
+    and writes nothing: accepted at once, and later runs keep beginning early."""
+    flag = tmp_path / "filtering"
+    slow_project(repo, flag, SEES_THE_WALK)
+    stamp(genstamp, repo)
+    env = subprocess_env(FILTERING=str(flag))
+    proc = run_tests(repo, "-p", "no:cacheprovider", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert verdict(genstamp, repo)[0] == 0
+    assert not (repo / STATE / "await-start").exists()

@@ -126,6 +126,21 @@ def test_the_folder_of_a_new_untracked_folder_is_watched_from_the_start(base: Pa
         watch.close()
 
 
+def test_once_changed_always_changed(base: Path) -> None:
+    """Asked as the walk at the start ends and again at the end: a change the first answer
+    saw is still there for the second (its events were read by the first)."""
+    watch = Watch(open_checkout(base))
+    try:
+        assert watch.unchanged()
+        (base / "later.py").write_text("")
+        (base / "pkg" / "other.py").write_text("")
+        assert not watch.unchanged()
+        assert not watch.unchanged()
+        assert watch.changed == "later.py"  # what changed first
+    finally:
+        watch.close()
+
+
 def test_a_nested_repository_cannot_be_watched(base: Path) -> None:
     nested = base / "vendor" / "lib"
     nested.mkdir(parents=True)

@@ -5,10 +5,15 @@ Both sides of the protocol live here: ``CoProcess`` (in the test process) starts
     python -m genstamp.coprocess FOLDER
 
 which runs ``main``. It prints one JSON line per answer on stdout: the checkout libgit2
-discovers from FOLDER (``{"workdir", "gitdir"}``), then the tree at the start (``{"tree"}``);
-then it waits for a line ``end`` on stdin (with a tab and the path of the run's own report in
-the work tree, when it writes one there) and prints the tree at the end, HEAD and whether the
-tree moved since the start, that report left out of both (``{"tree", "head", "moved"}``). The
+discovers from FOLDER (``{"workdir", "gitdir"}``), then the tree at the start (``{"tree"}``).
+When that walk of a large tree takes more than a moment and the work tree is watched,
+``{"early": true}`` comes first: the test process need not wait for the tree, it writes a line
+``begin`` and starts its tests, and the walk is the tree at their start only if nothing that
+shapes the tree changed while it ran (else ``{"tree", "raced": "what changed"}``: which tree
+the tests began on is unknown). Then it waits for a line ``end`` on stdin (with a tab and the
+path of the run's own report in the work tree, when it writes one there) and prints the tree
+at the end, HEAD and whether the tree moved since the start, that report left out of both
+(``{"tree", "head", "moved"}``). The
 tree at the end is the one at the start when a watch on the work tree (``genstamp.watch``) saw
 nothing that shapes it change, and a new walk otherwise. A line ``ignored``, a tab and a JSON
 list of paths of the work tree may follow: it prints those the tree leaves out because git
@@ -27,15 +32,25 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from genstamp.errors import GenstampError
 
 if TYPE_CHECKING:  # the test process's side never imports pygit2
+    from collections.abc import Callable
+
     import pygit2
 
+    from genstamp.repo import Checkout
+
 MODULE = "genstamp.coprocess"  # started by this name: python -m genstamp.coprocess FOLDER
+BEGIN = "begin"  # the test process's word: its tests may run from now on
+# A walk at the start of a tree of this many files or more, still going after this long
+# (seconds), lets the tests begin beside it.
+EARLY_FILES = 1000
+EARLY_AFTER = 0.02
 END = "end"  # the test process's request: the tree at the end, please
 IGNORED = "ignored"  # then, optionally: which of these loaded paths does git ignore?
 
@@ -121,6 +136,19 @@ class CoProcess:
             return {"error": f"genstamp's co-process gave no answer (exit status {code})"}
         return data
 
+    def begin(self) -> bool:
+        """Say that the tests begin now (the co-process watches the work tree); False when it
+        could not be said (the co-process is gone)."""
+        stdin: IO[str] | None = self.proc.stdin if self.proc is not None else None
+        if stdin is None:
+            return False
+        try:
+            stdin.write(BEGIN + "\n")
+            stdin.flush()
+        except (OSError, ValueError):
+            return False
+        return True
+
     def ask_end(self, output: str = "") -> None:
         """Ask for the tree at the end (read it with ``tree_end``); ``output``: the run's own
         report, relative to the work tree, left out when judging whether the tree moved."""
@@ -193,6 +221,47 @@ def _error(exc: Exception) -> dict[str, Any]:
     return {"error": f"{type(exc).__name__}: {exc}"}
 
 
+class _Walk:
+    """The walk at the start in a thread of its own (libgit2 walks without the GIL), so that
+    this process can say when it takes longer than a moment."""
+
+    def __init__(self, walk: Callable[[Checkout], str], checkout: Checkout) -> None:
+        self._tree: str | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(walk, checkout), name="genstamp-walk", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, walk: Callable[[Checkout], str], checkout: Checkout) -> None:
+        try:
+            self._tree = walk(checkout)
+        except BaseException as exc:  # raised in the main thread
+            self._error = exc
+
+    def done(self, seconds: float) -> bool:
+        self._thread.join(seconds)
+        return not self._thread.is_alive()
+
+    def result(self) -> str:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._tree is not None
+        return self._tree
+
+
+def _begun() -> bool:
+    """Whether the test process has written ``begin`` (or closed our input): nothing has been
+    read from it yet, so the descriptor says it."""
+    import select
+
+    try:
+        return bool(select.select([sys.stdin.fileno()], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True  # cannot tell: as if begun
+
+
 def main(argv: list[str]) -> int:
     # Ctrl-C reaches the whole process group: the plugin still asks for the tree at the end
     # (an interrupted run is evidence of a partial run), then closes our input.
@@ -227,8 +296,22 @@ def main(argv: list[str]) -> int:
                 watch = Watch(end)
             except Exception:  # no watch (Unavailable, or anything else): walk at the end
                 watch = None
-        start = tree_identity(checkout)
-        _say({"tree": start})
+        walk = _Walk(tree_identity, checkout)
+        # A walk of a large tree that takes longer than a moment, on a watched work tree: the
+        # tests need not wait for it (a short one they wait for, as before: there is little
+        # to gain, and a test that writes into the tree is told as a move of the tree).
+        early = (
+            watch is not None and len(end.repo.index) >= EARLY_FILES and not walk.done(EARLY_AFTER)
+        )
+        if early:
+            _say({"early": True})
+        start = walk.result()
+        # The test process may have begun its tests during the walk (``begin`` on our input,
+        # written before it ran any): the walk is the tree they began on only if nothing that
+        # shapes the tree changed since the watch began. Not yet begun, they begin on this
+        # tree, and what changes from now on is the end's to see.
+        raced = early and _begun() and watch is not None and not watch.unchanged()
+        _say({"tree": start, "raced": watch.changed} if raced and watch else {"tree": start})
         # If the tree must be walked again at the end, the test process waits for it: the walk
         # may then use every CPU, with index copies read ahead.
         jobs = cpu_jobs()
@@ -240,6 +323,8 @@ def main(argv: list[str]) -> int:
     for line in sys.stdin:
         word, _, rest = line.rstrip("\n").partition("\t")
         try:
+            if word == BEGIN:
+                continue
             if word == END and not answered:
                 # Nothing that shapes the tree changed since the watch began: no second walk.
                 unchanged = watch is not None and watch.unchanged()

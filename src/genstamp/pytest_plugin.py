@@ -69,7 +69,7 @@ from genstamp import (  # noqa: E402 - after the co-process has started
 from genstamp.trees import FromCoProcess, InProcess, Trees  # noqa: E402
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Generator, Sequence
 
     from genstamp import audit, coverage, selection
     from genstamp.audit import Audit
@@ -437,15 +437,24 @@ class Session:
             self.trees.await_start()
             self.start = settle(self.start, self.trees.start)
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> None:
-        """No test has run yet: the tree at the start must be known by now. While the
-        co-process may still be taking it, the modules loaded before the recording began are
-        sorted out for the audit."""
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """No test has run yet: the tree at the start must be known by now, or the work tree
+        watched while the co-process takes it (``begin_tests``). Before that, the modules
+        loaded before the recording began are sorted out for the audit. Once the tests are
+        done, and before any plugin writes what it writes at the end (pytest's cache, a
+        coverage file), the tree at the start is awaited: a write after the tests is the
+        tree at the end's to see, never taken for one during them (the innermost wrapper
+        resumes first)."""
         self.earlier()
         _import_the_end()
         if self.trees is not None:
-            self.trees.await_start()
+            self.trees.begin_tests()
+        try:
+            return (yield)
+        finally:
+            if self.trees is not None:
+                self.trees.await_start()
 
     def earlier(self) -> dict[str, Any]:
         """The modules loaded before the recording began (no hook saw them load) that the audit

@@ -4,12 +4,14 @@ On the normal path the checkout is found in pure Python and the co-process (``co
 confirms it with libgit2 and takes both trees (``FromCoProcess``), so that the test process never
 imports pygit2. With ``GIT_DIR`` or ``GIT_WORK_TREE`` set the repository is opened in-process, and
 threads take the trees (``InProcess``; libgit2 walks a tree without the GIL). Either way the tree
-at the start is taken while pytest starts up and collects, and the one at the end while the
+at the start is taken while pytest starts up and collects (and, where the co-process watches
+the work tree, while the first tests run: ``begin_tests``), and the one at the end while the
 plugin audits.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +20,14 @@ from typing import Any
 from genstamp.coprocess import CoProcess, End, moved_beyond
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout, Place, open_checkout
+
+RACED_BEFORE = "the work tree changed as the tests began"
+RACED_AFTER = (
+    ", while genstamp took the tree at their start: which tree they ran on is unknown (run "
+    "them again: from now on genstamp takes that tree before the tests begin in this checkout)"
+)
+# In the git dir's genstamp folder: a run raced; later runs await the tree at the start.
+WAIT_FILE = "await-start"
 
 
 class FromCoProcess:
@@ -30,18 +40,54 @@ class FromCoProcess:
         self.start: str | None = None
         self.problem: str | None = problem or None  # why the tree at the start is unknown
         self.inert = False  # libgit2 found no checkout here: the plugin does nothing
+        self.early = False  # the co-process lets the tests begin while it walks
+        self._read = 0  # its answers read: 1 the checkout, 2 "early" or the tree, 3 the tree
+        self._begun = False
+
+    def begin_tests(self) -> None:
+        """No test has run yet. When the co-process says its walk takes more than a moment
+        (and it watches the work tree), they may run while it still takes the tree at the
+        start: it then tells whether anything changed while it walked (the tree is unknown
+        then, and said). Otherwise the tree is awaited here."""
+        if (self.place.state / WAIT_FILE).exists():
+            self.await_start()  # this suite writes into the work tree as it begins
+            return
+        self._read_to(2)
+        if self.early and not self._begun and self.start is None and self.problem is None:
+            assert self.coprocess is not None
+            self._begun = self.coprocess.begin()
+            if self._begun:
+                return
+        self.await_start()
 
     def await_start(self) -> None:
+        self._read_to(3)
+
+    def _read_to(self, count: int) -> None:
         coprocess = self.coprocess
-        if coprocess is None or self.start is not None or self.problem is not None:
-            return
-        self._confirm(coprocess.read())
-        if self.problem is None:
+        while (
+            coprocess is not None
+            and self._read < count
+            and self.start is None
+            and self.problem is None
+        ):
             answer = coprocess.read()
-            if "error" in answer or not isinstance(answer.get("tree"), str):
-                self.problem = str(answer.get("error", "no tree at the start"))
-            else:
+            self._read += 1
+            if self._read == 1:
+                self._confirm(answer)
+            elif "error" in answer:
+                self.problem = str(answer["error"])
+            elif self._read == 2 and answer.get("early") is True:
+                self.early = True
+            elif isinstance(answer.get("raced"), str):
+                self.problem = f"{RACED_BEFORE} ({answer['raced']}){RACED_AFTER}"
+                _remember_the_race(self.place)
+            elif isinstance(answer.get("tree"), str):
                 self.start = answer["tree"]
+            else:
+                self.problem = "no tree at the start"
+            if self._read == 2 and not self.early:
+                self._read = 3  # that was the tree
 
     def _confirm(self, answer: dict[str, Any]) -> None:
         """The checkout libgit2 opened must be the one found in pure Python, or nothing the
@@ -80,6 +126,18 @@ class FromCoProcess:
         if self.coprocess is not None:
             self.coprocess.close()
             self.coprocess = None
+
+
+def _remember_the_race(place: Place) -> None:
+    """Later runs in this checkout await the tree at the start before their tests begin."""
+    with contextlib.suppress(OSError):
+        place.state.mkdir(parents=True, exist_ok=True)
+        (place.state / WAIT_FILE).write_text(
+            "genstamp: the tests of a run changed the work tree while the tree at their start "
+            "was taken; runs in this checkout take it before their tests begin "
+            "(remove this file to let the tests begin as the tree is taken)\n",
+            encoding="utf-8",
+        )
 
 
 class InProcess:
@@ -154,6 +212,9 @@ class InProcess:
         from genstamp import placed
 
         return placed.ignored(self.side or self.repo, paths)
+
+    def begin_tests(self) -> None:
+        self.await_start()
 
     def close(self) -> None:
         self.await_start()

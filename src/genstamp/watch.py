@@ -154,6 +154,8 @@ class Watch:
         if fd < 0:
             raise Unavailable(f"inotify_init1: {os.strerror(ctypes.get_errno())}")
         self.fd: int | None = fd
+        # What changed first, once ``unchanged`` saw it ("": nothing yet); False stays False.
+        self.changed = ""
         self.checkout = checkout
         self.folders: dict[int, bytes] = {}
         try:
@@ -219,17 +221,25 @@ class Watch:
 
     def unchanged(self) -> bool:
         """True when nothing that shapes the tree changed since the watch began: no event
-        names a path that counts, none was lost, and the settings are as they were."""
+        names a path that counts, none was lost, and the settings are as they were. Asked
+        again, it says so for the whole time since the watch began (once False, always)."""
+        if not self.changed:
+            self.changed = self._change()
+        return not self.changed
+
+    def _change(self) -> str:
+        """What changed first ("" when nothing did): a path of the work tree, or why the
+        watch cannot tell."""
         if self.fd is None:
-            return False
+            return "the watch is closed"
         repo = self.checkout.repo
         while True:
             try:
                 data = os.read(self.fd, 65536)
             except BlockingIOError:
                 break
-            except OSError:
-                return False
+            except OSError as exc:
+                return f"the watch failed: {exc.strerror}"
             offset = 0
             while offset < len(data):
                 wd, mask, _cookie, size = _EVENT.unpack_from(data, offset)
@@ -237,17 +247,19 @@ class Watch:
                 name = data[offset : offset + size].rstrip(b"\0")
                 offset += size
                 if mask & _LOST or wd not in self.folders:
-                    return False
+                    return "events were lost"
                 rel = self.folders[wd]
                 if not rel and name == b".git":
                     continue
                 path = rel + b"/" + name if rel else name
                 if name in _RULES or self._view.weight(path) or not _ignored(repo, path):
-                    return False  # an ignore or attribute file counts even if ignored
+                    # an ignore or attribute file counts even if ignored
+                    return os.fsdecode(path)
         try:
-            return settings(self.checkout) == self.settings
+            same = settings(self.checkout) == self.settings
         except (pygit2.GitError, OSError):
-            return False
+            same = False
+        return "" if same else "the index or git's settings"
 
     def close(self) -> None:
         fd, self.fd = self.fd, None
