@@ -23,7 +23,7 @@ from conftest import commit_all, git, git_tree, init_repo, run_genstamp, run_pyt
 
 from genstamp.generation import current
 from genstamp.identity import tree_identity
-from genstamp.repo import open_checkout
+from genstamp.repo import find_place, open_checkout
 
 CALC = Path("src", "calc", "__init__.py")
 GIT_FEATURE_SHA256 = 1 << 11  # libgit2's git_feature_t; pygit2.enums.Feature lacks it
@@ -396,3 +396,17 @@ def test_sha256_repository(tmp_path: Path) -> None:
         assert "sha256 object ids" in line
         assert f"libgit2 {pygit2.LIBGIT2_VERSION}" in line
         assert "opens only sha1 repositories" in line
+
+
+def test_the_common_state_is_shared_by_the_worktrees(repo: Path, tmp_path: Path) -> None:
+    """A linked worktree's state is its own; its common state is the main git dir's."""
+    (repo / "a.txt").write_text("a\n")
+    commit_all(repo, "a")
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(wt))
+    main, linked = find_place(repo), find_place(wt)
+    assert main is not None and linked is not None
+    common = (repo / ".git" / "genstamp").resolve()
+    assert main.state == main.common_state == common
+    assert linked.state != common and linked.common_state == common
+    assert open_checkout(wt).common_state == common

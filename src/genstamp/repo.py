@@ -25,6 +25,11 @@ class Checkout(NamedTuple):
     def state(self) -> Path:
         return self.gitdir / STATE_DIR
 
+    @property
+    def common_state(self) -> Path:
+        """genstamp's folder in the repository's common git dir: shared by its worktrees."""
+        return common_gitdir(self.gitdir) / STATE_DIR
+
 
 class Place(NamedTuple):
     """Where a checkout is, without a repository handle: what the pytest plugin works with."""
@@ -35,6 +40,20 @@ class Place(NamedTuple):
     @property
     def state(self) -> Path:
         return self.gitdir / STATE_DIR
+
+    @property
+    def common_state(self) -> Path:
+        """genstamp's folder in the repository's common git dir: shared by its worktrees."""
+        return common_gitdir(self.gitdir) / STATE_DIR
+
+
+def common_gitdir(gitdir: Path) -> Path:
+    """The common git dir of a worktree's own git dir (itself, but for a linked worktree)."""
+    try:
+        text = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeError):
+        return gitdir
+    return Path(os.path.realpath(gitdir / text))
 
 
 def find_place(start: str | os.PathLike[str]) -> Place | None:

@@ -24,9 +24,9 @@ from genstamp.repo import Checkout, Place, open_checkout
 RACED_BEFORE = "the work tree changed as the tests began"
 RACED_AFTER = (
     ", while genstamp took the tree at their start: which tree they ran on is unknown (run "
-    "them again: from now on genstamp takes that tree before the tests begin in this checkout)"
+    "them again: from now on genstamp takes that tree before the tests begin in this repository)"
 )
-# In the git dir's genstamp folder: a run raced; later runs await the tree at the start.
+# In the common git dir's genstamp folder: a run raced; later runs await the tree at the start.
 WAIT_FILE = "await-start"
 
 
@@ -49,7 +49,7 @@ class FromCoProcess:
         (and it watches the work tree), they may run while it still takes the tree at the
         start: it then tells whether anything changed while it walked (the tree is unknown
         then, and said). Otherwise the tree is awaited here."""
-        if (self.place.state / WAIT_FILE).exists():
+        if (self.place.common_state / WAIT_FILE).exists():
             self.await_start()  # this suite writes into the work tree as it begins
             return
         self._read_to(2)
@@ -129,12 +129,13 @@ class FromCoProcess:
 
 
 def _remember_the_race(place: Place) -> None:
-    """Later runs in this checkout await the tree at the start before their tests begin."""
+    """Later runs in this repository (any of its worktrees, ``clean-run``'s among them) await
+    the tree at the start before their tests begin."""
     with contextlib.suppress(OSError):
-        place.state.mkdir(parents=True, exist_ok=True)
-        (place.state / WAIT_FILE).write_text(
+        place.common_state.mkdir(parents=True, exist_ok=True)
+        (place.common_state / WAIT_FILE).write_text(
             "genstamp: the tests of a run changed the work tree while the tree at their start "
-            "was taken; runs in this checkout take it before their tests begin "
+            "was taken; runs in this repository take it before their tests begin "
             "(remove this file to let the tests begin as the tree is taken)\n",
             encoding="utf-8",
         )
