@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import commit_all, git, git_tree, init_repo, subprocess_env
@@ -35,13 +34,6 @@ def committed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (repo / "sub" / "a.txt").write_text("a\n")
     commit_all(repo, "a")
     return repo
-
-
-def start_tree(child: CoProcess) -> dict[str, Any]:
-    """The answer with the tree at the start (after ``{"early": true}``, which a walk that
-    takes more than a moment on a loaded machine may say first)."""
-    answer = child.read()
-    return child.read() if answer == {"early": True} else answer
 
 
 def test_command_is_the_module_by_name() -> None:
@@ -73,7 +65,8 @@ def test_protocol_with_a_real_child(committed: Path) -> None:
             "workdir": str(open_checkout(committed).workdir),
             "gitdir": str(open_checkout(committed).gitdir),
         }
-        assert start_tree(child) == {"tree": git_tree(committed)}
+        # a small tree: never "early", however long its walk
+        assert child.read() == {"tree": git_tree(committed)}
         child.ask_end()
         head = git(committed, "rev-parse", "HEAD")
         assert child.tree_end() == (git_tree(committed), head, False)
@@ -91,7 +84,7 @@ def test_the_runs_own_report_does_not_move_the_tree(
     child = CoProcess(committed)
     try:
         child.read()
-        start = start_tree(child)["tree"]
+        start = child.read()["tree"]
         for name in written:
             (committed / name).write_text("written during the run\n")
         child.ask_end("out.xml")
@@ -117,7 +110,7 @@ def test_which_loaded_files_git_ignores(tmp_path: Path) -> None:
     (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     child = CoProcess(repo)
     try:
-        assert "workdir" in child.read() and "tree" in start_tree(child)
+        assert "workdir" in child.read() and "tree" in child.read()
         child.ask_end()
         child.tree_end()
         asked = ["forced.py", "lib/helper.py", ".venv/lib/x.py", "new.py", "lib/gone.py"]
@@ -236,8 +229,7 @@ def test_a_genstamp_on_no_path_of_its_own(committed: Path, tmp_path: Path) -> No
         f"import sys; sys.path.insert(0, {str(plain)!r})\n"
         "from genstamp.coprocess import CoProcess\n"
         f"child = CoProcess({str(committed)!r})\n"
-        "print(child.read()); a = child.read()\n"
-        "print(child.read() if a == {'early': True} else a); child.close()\n"
+        "print(child.read()); print(child.read()); child.close()\n"
     )
     env = subprocess_env(GENSTAMP_TEST_RECORD=str(record), PYTHONSAFEPATH="1")
     proc = subprocess.run(

@@ -310,8 +310,10 @@ def main(argv: list[str]) -> int:
         # written before it ran any): the walk is the tree they began on only if nothing that
         # shapes the tree changed since the watch began. Not yet begun, they begin on this
         # tree, and what changes from now on is the end's to see.
-        raced = early and _begun() and watch is not None and not watch.unchanged()
-        _say({"tree": start, "raced": watch.changed} if raced and watch else {"tree": start})
+        if early and watch is not None and _begun() and not watch.unchanged():
+            _say({"tree": start, "raced": watch.changed})
+        else:
+            _say({"tree": start})
         # If the tree must be walked again at the end, the test process waits for it: the walk
         # may then use every CPU, with index copies read ahead.
         jobs = cpu_jobs()
