@@ -43,6 +43,18 @@ def test_after_install_everything_is_ok(installed: Path, genstamp: RunGenstamp) 
     assert code == 0
     for name in ("hooks", "pre-push", "plugin", "version", "generation", "configuration"):
         assert found[name]["status"] == "ok", found[name]
+    assert found["start"]["status"] == "ok", found["start"]
+
+
+def test_a_run_that_raced_its_tree_is_a_warning(installed: Path, genstamp: RunGenstamp) -> None:
+    """The plugin left await-start (a run's tests changed the work tree as they began): the
+    warning names the file to remove."""
+    marker = installed / ".git" / "genstamp" / "await-start"
+    marker.write_text("a note\n")
+    code, found = checks(genstamp, installed, "--python", sys.executable)
+    assert code == 0
+    assert found["start"]["status"] == "warn"
+    assert str(marker) in found["start"]["remedy"]
 
 
 def test_a_missing_restamp_hook_fails(installed: Path, genstamp: RunGenstamp) -> None:

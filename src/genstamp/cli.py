@@ -814,8 +814,9 @@ def build_parser() -> argparse.ArgumentParser:
         "doctor",
         "check the whole set-up and name each fix",
         "Check the hooks, the pre-push, the plugin in the test environment, the generation, "
-        "the environment and the configuration: one line per check, `ok|warn|fail: what — "
-        "remedy`. Exit 1 when a check fails.",
+        "the environment, the configuration and whether tests may begin as the tree at the "
+        "start is taken: one line per check, `ok|warn|fail: what — remedy`. Exit 1 when a "
+        "check fails.",
     )
     p.add_argument(
         "--python",

@@ -21,7 +21,8 @@ INSTALL = "run `genstamp install`"
 
 
 class Check(NamedTuple):
-    name: str  # stable: hooks, pre-push, plugin, version, generation, environment, configuration
+    name: str  # stable: hooks, pre-push, plugin, version, generation, environment,
+    # configuration, start
     status: str  # "ok" | "warn" | "fail"
     what: str
     remedy: str = ""
@@ -46,6 +47,7 @@ def run(checkout: Checkout, python: str | None = None) -> list[Check]:
         check_generation(checkout),
         check_environment(checkout.workdir, interpreter),
         check_configuration(checkout.workdir),
+        check_start(checkout),
     ]
 
 
@@ -216,6 +218,23 @@ def check_environment(workdir: Path, python: Path) -> Check:
         "install in it may point at another checkout",
         "`python -m venv .venv` in the project and install there (the audit flags foreign code)",
     )
+
+
+def check_start(checkout: Checkout) -> Check:
+    """Whether the tests of a large tree may begin while the plugin takes the tree at the
+    start, or wait for it since a run's tests changed the work tree as they began."""
+    from genstamp.trees import WAIT_FILE
+
+    marker = checkout.common_state / WAIT_FILE
+    if marker.exists():
+        return Check(
+            "start",
+            "warn",
+            "a run's tests changed the work tree as they began: every run takes the tree at "
+            "the start before its first test",
+            f"remove {marker} once the suite no longer writes into the work tree",
+        )
+    return Check("start", "ok", "the tests of a large tree begin as the tree is taken")
 
 
 def check_configuration(workdir: Path) -> Check:
