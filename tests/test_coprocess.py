@@ -277,7 +277,7 @@ def test_a_change_while_the_begun_tests_wait_for_the_walk_is_a_race(
     child = CoProcess(repo)
     try:
         assert "workdir" in child.read()
-        assert child.read() == {"early": True}  # the walk takes a second: tests may begin
+        assert child.read() == {"early": True}  # a large, watched tree: tests may begin
         assert child.begin()
         if write:
             (repo / "data.txt").write_text("written by a test\n")

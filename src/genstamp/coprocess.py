@@ -6,14 +6,13 @@ Both sides of the protocol live here: ``CoProcess`` (in the test process) starts
 
 which runs ``main``. It prints one JSON line per answer on stdout: the checkout libgit2
 discovers from FOLDER (``{"workdir", "gitdir"}``), then the tree at the start (``{"tree"}``).
-When that walk of a large tree takes more than a moment and the work tree is watched,
-``{"early": true}`` comes first: the test process need not wait for the tree, it writes a line
-``begin`` and starts its tests, and the walk is the tree at their start only if nothing that
-shapes the tree changed while it ran (else ``{"tree", "raced": "what changed"}``: which tree
-the tests began on is unknown). Then it waits for a line ``end`` on stdin (with a tab and the
-path of the run's own report in the work tree, when it writes one there) and prints the tree
-at the end, HEAD and whether the tree moved since the start, that report left out of both
-(``{"tree", "head", "moved"}``). The
+For a large tree whose work tree it watches, ``{"early": true}`` comes first: the test process
+need not wait for the tree, it writes a line ``begin`` and starts its tests, and the walk is
+the tree at their start only if nothing that shapes the tree changed while it ran (else
+``{"tree", "raced": "what changed"}``: which tree the tests began on is unknown). Then it
+waits for a line ``end`` on stdin (with a tab and the path of the run's own report in the work
+tree, when it writes one there) and prints the tree at the end, HEAD and whether the tree
+moved since the start, that report left out of both (``{"tree", "head", "moved"}``). The
 tree at the end is the one at the start when a watch on the work tree (``genstamp.watch``) saw
 nothing that shapes it change, and a new walk otherwise. A line ``ignored``, a tab and a JSON
 list of paths of the work tree may follow: it prints those the tree leaves out because git
@@ -32,25 +31,18 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from genstamp.errors import GenstampError
 
 if TYPE_CHECKING:  # the test process's side never imports pygit2
-    from collections.abc import Callable
-
     import pygit2
-
-    from genstamp.repo import Checkout
 
 MODULE = "genstamp.coprocess"  # started by this name: python -m genstamp.coprocess FOLDER
 BEGIN = "begin"  # the test process's word: its tests may run from now on
-# A walk at the start of a tree of this many files or more, still going after this long
-# (seconds), lets the tests begin beside it.
+# The walk at the start of a tree of this many files or more lets the tests begin beside it.
 EARLY_FILES = 1000
-EARLY_AFTER = 0.02
 END = "end"  # the test process's request: the tree at the end, please
 IGNORED = "ignored"  # then, optionally: which of these loaded paths does git ignore?
 
@@ -221,36 +213,6 @@ def _error(exc: Exception) -> dict[str, Any]:
     return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-class _Walk:
-    """The walk at the start in a thread of its own (libgit2 walks without the GIL), so that
-    this process can say when it takes longer than a moment."""
-
-    def __init__(self, walk: Callable[[Checkout], str], checkout: Checkout) -> None:
-        self._tree: str | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._run, args=(walk, checkout), name="genstamp-walk", daemon=True
-        )
-        self._thread.start()
-
-    def _run(self, walk: Callable[[Checkout], str], checkout: Checkout) -> None:
-        try:
-            self._tree = walk(checkout)
-        except BaseException as exc:  # raised in the main thread
-            self._error = exc
-
-    def done(self, seconds: float) -> bool:
-        self._thread.join(seconds)
-        return not self._thread.is_alive()
-
-    def result(self) -> str:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._tree is not None
-        return self._tree
-
-
 def _begun() -> bool:
     """Whether the test process has written ``begin`` (or closed our input): nothing has been
     read from it yet, so the descriptor says it."""
@@ -296,16 +258,13 @@ def main(argv: list[str]) -> int:
                 watch = Watch(end)
             except Exception:  # no watch (Unavailable, or anything else): walk at the end
                 watch = None
-        walk = _Walk(tree_identity, checkout)
-        # A walk of a large tree that takes longer than a moment, on a watched work tree: the
-        # tests need not wait for it (a short one they wait for, as before: there is little
-        # to gain, and a test that writes into the tree is told as a move of the tree).
-        early = (
-            watch is not None and len(end.repo.index) >= EARLY_FILES and not walk.done(EARLY_AFTER)
-        )
+        # The walk of a large, watched work tree: the tests need not wait for it (that of a
+        # small one they wait for, as before: there is little to gain, and a test that writes
+        # into the tree is then told as a move of the tree).
+        early = watch is not None and len(end.repo.index) >= EARLY_FILES
         if early:
             _say({"early": True})
-        start = walk.result()
+        start = tree_identity(checkout)
         # The test process may have begun its tests during the walk (``begin`` on our input,
         # written before it ran any): the walk is the tree they began on only if nothing that
         # shapes the tree changed since the watch began. Not yet begun, they begin on this

@@ -45,10 +45,10 @@ class FromCoProcess:
         self._begun = False
 
     def begin_tests(self) -> None:
-        """No test has run yet. When the co-process says its walk takes more than a moment
-        (and it watches the work tree), they may run while it still takes the tree at the
-        start: it then tells whether anything changed while it walked (the tree is unknown
-        then, and said). Otherwise the tree is awaited here."""
+        """No test has run yet. When the co-process says the tree is large (and it watches
+        the work tree), they may run while it still takes the tree at the start: it then
+        tells whether anything changed while it walked (the tree is unknown then, and said).
+        Otherwise the tree is awaited here."""
         if (self.place.common_state / WAIT_FILE).exists():
             self.await_start()  # this suite writes into the work tree as it begins
             return
