@@ -30,7 +30,7 @@ from typing import NamedTuple
 import pygit2
 
 from genstamp.identity import IndexView, file_stamp
-from genstamp.repo import Checkout
+from genstamp.repo import Checkout, common_gitdir
 
 IN_MODIFY = 0x2
 IN_ATTRIB = 0x4
@@ -116,12 +116,7 @@ def settings(checkout: Checkout) -> Settings:
             if entry.name.startswith(_CONFIG_PREFIXES)
         )
     )
-    common = gitdir
-    try:
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
-            common = os.path.join(gitdir, fh.read().strip())
-    except OSError:
-        pass
+    common = str(common_gitdir(checkout.gitdir))
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     named = dict(config)
     paths = [
