@@ -21,10 +21,10 @@ from genstamp.coprocess import CoProcess, End, moved_beyond
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout, Place, open_checkout
 
-RACED_BEFORE = "the work tree changed as the tests began"
-RACED_AFTER = (
-    ", while genstamp took the tree at their start: which tree they ran on is unknown (run "
-    "them again: from now on genstamp takes that tree before the tests begin in this repository)"
+RACED = (
+    "the work tree changed as the tests began ({}), while genstamp took the tree at their "
+    "start: which tree they ran on is unknown (run them again: from now on genstamp takes that "
+    "tree before the tests begin in this repository)"
 )
 # In the common git dir's genstamp folder: a run raced; later runs await the tree at the start.
 WAIT_FILE = "await-start"
@@ -80,7 +80,7 @@ class FromCoProcess:
             elif self._read == 2 and answer.get("early") is True:
                 self.early = True
             elif isinstance(answer.get("raced"), str):
-                self.problem = f"{RACED_BEFORE} ({answer['raced']}){RACED_AFTER}"
+                self.problem = RACED.format(answer["raced"])
                 _remember_the_race(self.place)
             elif isinstance(answer.get("tree"), str):
                 self.start = answer["tree"]
