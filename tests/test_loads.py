@@ -7,6 +7,8 @@ Each scenario is a real pytest process in a real repository, with a second clone
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -431,3 +433,46 @@ def test_a_light_record_is_what_namedtuple_makes() -> None:
             light(*wrong)
         with pytest.raises(TypeError):
             heavy(*wrong)
+
+
+# -- what the audit hook holds ------------------------------------------------------------------
+
+HELD = """
+import builtins, gc, sys, types
+from genstamp import loads
+
+def modules_held():
+    stop = {id(builtins.__dict__), id(sys.modules)}
+    seen, todo, found = set(), [loads._AUDIT], set()
+    while todo:
+        obj = todo.pop()
+        for ref in gc.get_referents(obj):
+            if id(ref) not in seen and id(ref) not in stop:
+                seen.add(id(ref))
+                todo.append(ref)
+                if isinstance(ref, types.ModuleType):
+                    found.add(ref.__name__)
+    return sorted(found)
+
+run = loads.Run(FOLDER, WORKDIR, {}, None, None)
+loads.activate(run)
+print("active", " ".join(modules_held()))
+loads.deactivate(run.folder)
+print("ended", " ".join(modules_held()))
+"""
+
+
+def test_the_audit_hook_holds_no_module_once_no_run_is_active(tmp_path: Path) -> None:
+    """The interpreter keeps an audit hook to its very end: one that held genstamp's globals
+    would keep every module alive through finalisation (slow to tear down at exit)."""
+    (tmp_path / "run").mkdir()
+    code = HELD.replace("FOLDER", repr(str(tmp_path / "run"))).replace(
+        "WORKDIR", repr(str(tmp_path))
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    active, ended = (line.split()[1:] for line in proc.stdout.splitlines())
+    assert "genstamp.loads" in active or "os" in active  # while a run is active it reaches them
+    assert ended == []
