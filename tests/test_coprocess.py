@@ -320,3 +320,21 @@ def test_the_slow_walk_of_a_small_tree_is_awaited(tmp_path: Path) -> None:
         assert child.read() == {"tree": git_tree(repo)}
     finally:
         child.close()
+
+
+# What the co-process imports before its first answer the test process may wait for: pygit2
+# and genstamp's own modules, not the standard library's heavier modules that only a rare path
+# (a clean filter's git, a debug line, a temporary file, the test process's side) uses.
+SPARED = ("subprocess", "tempfile", "logging", "random")
+
+
+def test_the_co_process_imports_nothing_it_rarely_needs() -> None:
+    probe = (
+        "import sys, genstamp.coprocess, genstamp.identity, genstamp.watch, genstamp.placed; "
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], env=subprocess_env(), capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stdout.decode().split())
+    assert "pygit2" in loaded and "genstamp.watch" in loaded
+    assert not loaded & set(SPARED), sorted(loaded & set(SPARED))

@@ -29,7 +29,6 @@ import importlib.machinery
 import json
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
@@ -37,6 +36,8 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 from genstamp.errors import GenstampError
 
 if TYPE_CHECKING:  # the test process's side never imports pygit2
+    import subprocess
+
     import pygit2
 
 MODULE = "genstamp.coprocess"  # started by this name: python -m genstamp.coprocess FOLDER
@@ -101,6 +102,8 @@ class CoProcess:
     needed, each a dict, ``{"error": ...}`` when it could not give one."""
 
     def __init__(self, folder: Path) -> None:
+        import subprocess  # here: the co-process's side never needs it
+
         argv, cwd, env = command(folder)
         self.proc: subprocess.Popen[str] | None = subprocess.Popen(
             argv,
@@ -192,6 +195,8 @@ class CoProcess:
                     stream.close()
         if abandon:
             proc.kill()
+        import subprocess
+
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:

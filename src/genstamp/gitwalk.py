@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import atexit
 import os
-import subprocess
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:  # imported where a walk starts: the pytest co-process imports this module
+    import subprocess
 
 # libgit2's delta statuses (pygit2.enums.DeltaStatus), which the kept record holds: the same
 # path differing the same way is the same entry whichever walk found it.
@@ -176,6 +178,8 @@ def start(workdir: str, gitdir: str) -> Walk:
     args += ["-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false"]
     args += ["status", "--porcelain=v2", "-z"]
     args += ["--untracked-files=all", "--ignore-submodules=none", "--no-renames"]
+    import subprocess
+
     try:
         proc: subprocess.Popen[bytes] | None = subprocess.Popen(
             args,

@@ -26,21 +26,18 @@ no record: the walk is made whole, as without one.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from genstamp.errors import GenstampError
-from genstamp.monitor import Clock
+from genstamp.monitor import Clock, debug
 from genstamp.repo import Checkout, Place
 from genstamp.versioned import parse
 
-_LOG = logging.getLogger("genstamp.idcache")
 FORMAT = "genstamp-identity-cache"
 VERSION = 1
 NAME = "identity-cache.json"
@@ -130,7 +127,7 @@ def load(checkout: Checkout | Place) -> Record | None:
             monitor_ok=bool(data["monitor_ok"]),
         )
     except (GenstampError, KeyError, TypeError, ValueError) as exc:
-        _LOG.debug("genstamp: identity cache ignored: %s", exc)
+        debug(__name__, "genstamp: identity cache ignored: %s", exc)
         return None
 
 
@@ -148,6 +145,8 @@ def store(checkout: Checkout, record: Record, old: Record | None) -> None:
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         # Replaced whole (no fsync: a record lost in a crash is only a longer walk).
+        import tempfile  # here: the pytest co-process imports this module
+
         fd, tmp = tempfile.mkstemp(prefix=f".{NAME}.", suffix=".tmp", dir=where.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -157,7 +156,7 @@ def store(checkout: Checkout, record: Record, old: Record | None) -> None:
             os.unlink(tmp)
             raise
     except OSError as exc:
-        _LOG.debug("genstamp: identity cache not written: %s", exc)
+        debug(__name__, "genstamp: identity cache not written: %s", exc)
 
 
 def counted(checkout: Checkout | Place, changed: Iterable[str]) -> list[str] | None:

@@ -29,10 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
-import subprocess
-import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -188,6 +185,10 @@ def git_blobs(repo: pygit2.Repository, paths: Sequence[str]) -> list[str]:
     workdir = repo.workdir
     env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
     env["GIT_LITERAL_PATHSPECS"] = "1"
+    import shutil  # here: the pytest co-process imports this module, and rarely needs these
+    import subprocess
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="genstamp-index-") as scratch:
         index = os.path.join(scratch, "index")
         with contextlib.suppress(FileNotFoundError):  # an unborn branch may have none yet

@@ -16,14 +16,20 @@ caller then walks the whole tree, never less. Git's own fsmonitor daemon is not 
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 from typing import Any, NamedTuple
 
-_LOG = logging.getLogger("genstamp.monitor")
 CONFIG = "genstamp.monitor"  # git config key: "watchman" turns the monitor on
 WATCHMAN = "watchman"
 _TIMEOUT = 10.0  # seconds for one answer (Watchman's first crawl of a large tree included)
+
+
+def debug(logger: str, message: str, *args: object) -> None:
+    """A debug line on ``logger``; logging is imported only to write one (the pytest
+    co-process imports this module, and pays for every import before its first answer)."""
+    import logging
+
+    logging.getLogger(logger).debug(message, *args)
 
 
 class Clock(NamedTuple):
@@ -58,7 +64,7 @@ def clock(workdir: str, sock: str = "") -> Clock | None:
                 raise
             return _clock(_client(), workdir)
     except Exception as exc:  # a monitor can only make the walk shorter, never fail it
-        _LOG.debug("genstamp: no clock from Watchman for %s: %s", workdir, exc)
+        debug(__name__, "genstamp: no clock from Watchman for %s: %s", workdir, exc)
         return None
 
 
@@ -91,7 +97,7 @@ def changed_since(since: Clock) -> list[str] | None:
             return None
         return [os.fsdecode(name) if isinstance(name, bytes) else str(name) for name in files]
     except Exception as exc:  # a monitor can only make the walk shorter, never fail it
-        _LOG.debug("genstamp: Watchman cannot say what changed since %s: %s", since.clock, exc)
+        debug(__name__, "genstamp: Watchman cannot say what changed since %s: %s", since.clock, exc)
         return None
 
 
