@@ -147,10 +147,9 @@ def test_an_unwritable_site_packages_is_noted(
 
 # What a followed process pays at start-up: it imports genstamp's light modules and nothing
 # heavier (typing, collections, importlib.util, contextlib, even __future__ and the error
-# type cost every child a share of its start-up). atexit is built in (a few microseconds).
+# type cost every child a share of its start-up).
 CHILD_MODULES = {
     "_sha1",
-    "atexit",
     "genstamp",
     "genstamp.bytecode",
     "genstamp.loader",

@@ -20,7 +20,6 @@ would rewrite it (it asserts nothing)
 
 # Kept light on purpose: every Python process a run starts imports this module at start-up.
 import _thread
-import atexit
 import os
 import sys
 
@@ -181,8 +180,6 @@ def activate(run: Run) -> None:
         if not _HOOKED:
             sys.addaudithook(_AUDIT)
             _HOOKED = True
-            # at exit, after the exit handlers registered since (LIFO), the hook lets go
-            atexit.register(_release)
         if not any(isinstance(f, RootFinder) for f in sys.meta_path):
             sys.meta_path.insert(0, RootFinder())
 
@@ -346,13 +343,11 @@ def _audit(
 # ``_TARGET``. The interpreter holds an audit hook until its very end; one that held this
 # module's globals would hold every module reachable from them through the interpreter's
 # finalisation, which then clears them one at a time (measured: 60-110 ms more at the exit of
-# a pytest process of 1,000 tests). Once no run is active, the hook holds nothing.
+# a pytest process of 1,000 tests). Once no run is active, the hook holds nothing. A followed
+# child's run stays active to its very end (code that its exit handlers or its finalisation
+# run is recorded): it pays that cost, for the few modules it holds.
 _function: "Any" = type(_audit)
 _AUDIT = _function(_audit.__code__, {}, "genstamp_audit", _audit.__defaults__)
-
-
-def _release() -> None:
-    _TARGET[0] = None
 
 
 def _library(name: str) -> None:
