@@ -110,6 +110,41 @@ def test_restored_sys_modules_cannot_hide_a_foreign_load(tmp_path: Path, foreign
         assert failures(repo) == {}
 
 
+# -- a forked child that exits normally ----------------------------------------------------------
+
+FORKING = """
+import atexit, os, sys
+
+def test_fork():
+    sys.path.insert(0, {where!r})
+    import calc
+    pid = os.fork()
+    if pid == 0:  # ends as a process that returns from its code does: its exit handlers run
+        atexit._run_exitfuncs()
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert status == 0 and calc.add(2, 3) == 5
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_a_forked_child_that_exits_leaves_the_runs_record_alone(
+    tmp_path: Path, foreign: bool
+) -> None:
+    """The run's exit handler is the process's that opened it: in a forked child of the test
+    process it must not close the run (its record of the loads so far would go with it)."""
+    repo, other = project(tmp_path, "")
+    where = str(other / "src") if foreign else str(repo / "src")
+    found = scenario(repo, FORKING.format(where=where))
+    if foreign:
+        assert [(f.kind, f.module) for f in found.flags] == [(audit.FOREIGN, "calc")]
+        assert "foreign-origin" in failures(repo)
+    else:
+        assert found.flags == ()
+        assert failures(repo) == {}
+
+
 # -- a namespace package of the checkout, loaded from the other clone ---------------------------
 
 FROM_THE_PATH = """

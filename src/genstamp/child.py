@@ -88,6 +88,7 @@ class Recording(NamedTuple):
     env_before: str | None
     # The modules this process already held when it began recording: no hook saw them load.
     earlier: dict[str, ModuleType]
+    pid: int = -1  # the process that owns it: a forked child inherits the exit handler too
 
 
 def open_run(
@@ -115,7 +116,7 @@ def open_run(
     if follow:
         os.environ[loads.RUN_ENV] = os.pathsep.join(p for p in (folder, before) if p)
         hook = install(folder)
-    recording = Recording(run, hook, True, before, earlier)
+    recording = Recording(run, hook, True, before, earlier, os.getpid())
     # pytest can end before a session (--version, a usage error): nothing may stay behind
     atexit.register(close_run, recording)
     return recording
@@ -137,8 +138,10 @@ def retime(recording: Recording, generation_ns: int) -> Recording:
 
 def close_run(recording: Recording) -> None:
     """Stop recording; remove what the run put in site-packages and the environment."""
-    if not recording.owned or not os.path.isdir(recording.run.folder):
-        return  # not ours, or closed already (atexit calls it again)
+    if not recording.owned or recording.pid != os.getpid():
+        return  # not ours: another's, or this is a forked child of the process that owns it
+    if not os.path.isdir(recording.run.folder):
+        return  # closed already (atexit calls it again)
     loads.deactivate(recording.run.folder)
     if recording.hook is not None:
         uninstall(recording.hook)
