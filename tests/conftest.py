@@ -234,8 +234,9 @@ def subprocess_env(bytecode: bool = False, **extra: str) -> dict[str, str]:
     env.pop("PYTHONPYCACHEPREFIX", None)
     for name in [n for n in env if n.startswith("PYTEST_XDIST_")]:
         del env[name]  # a pytest it starts is its own run, not a worker of this one
-    # nor a child this run follows: the genstamp these tests start is the one under test
-    env.pop("GENSTAMP_RUN", None)
+    # nor a child this run follows: the genstamp these tests start is the one under test (set
+    # empty: absent, a process descending from the run's would be followed all the same)
+    env["GENSTAMP_RUN"] = ""
     # A pytest a test starts runs a small project that uses no hypothesis; hypothesis's plugin
     # (installed for this suite's own property tests) would import all of hypothesis in every
     # one of them: about 0.3 s of CPU of a 0.8 s run. Set, not appended: the options of the

@@ -44,6 +44,12 @@ def test_a_child_never_runs_stale_bytecode(tmp_path: Path, stale: bool) -> None:
     """An edit that kept size and mtime (``cp -p``, a cache restore): the child compiles the
     source instead of trusting the work tree's ``__pycache__``."""
     repo, _ = project(tmp_path, CLI_TEST)
+    value_2_after_an_edit_that_kept_size_and_mtime(repo, stale)
+
+
+def value_2_after_an_edit_that_kept_size_and_mtime(repo: Path, stale: bool) -> None:
+    """VALUE = 2 in calc, with (``stale``) bytecode of VALUE = 1 beside it: the suite, whose
+    child prints VALUE, passes only if the child ran the source, and the load is recorded."""
     source = repo / "src" / "calc" / "__init__.py"
     env = subprocess_env(bytecode=True, PYTHONPATH=str(repo / "src"))
     if stale:  # bytecode of VALUE = 1 beside the source
@@ -57,6 +63,36 @@ def test_a_child_never_runs_stale_bytecode(tmp_path: Path, stale: bool) -> None:
     found = audit_of(repo)
     assert found.loaded["src/calc/__init__.py"] == (git(repo, "hash-object", str(source)),)
     assert found.flags == ()
+
+
+# The same CLI test, its child given an environment of its own (no GENSTAMP_RUN), directly or
+# through a shell.
+OWN_ENV_TEST = """
+import os, subprocess, sys
+
+def test_cli():
+    env = {{"PATH": os.environ["PATH"], "PYTHONPATH": {where!r}}}
+    argv = [sys.executable, "-c", "import calc; print(calc.VALUE)"]
+    if {shell!r}:
+        argv = ["sh", "-c", " ".join(repr(a) for a in argv)]
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "2", out
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("shell", [False, True], ids=["child", "through-a-shell"])
+@pytest.mark.parametrize("stale", [True, False], ids=["stale-pycache", "control"])
+def test_a_child_with_an_environment_of_its_own_is_followed(
+    tmp_path: Path, stale: bool, shell: bool
+) -> None:
+    """A test that gives its child a fresh environment (no GENSTAMP_RUN): the child is the
+    test process's descendant, and is held to the same standard."""
+    repo, _ = project(tmp_path, "")
+    (repo / "tests" / "test_it.py").write_text(
+        OWN_ENV_TEST.format(where=str(repo / "src"), shell=shell)
+    )
+    value_2_after_an_edit_that_kept_size_and_mtime(repo, stale)
 
 
 MP_TEST = """
@@ -166,8 +202,7 @@ def test_a_followed_child_imports_only_the_light_modules(tmp_path: Path) -> None
     folder.mkdir()
     run = loads.Run(str(folder), str(repo), {"calc": str(repo / "src")}, str(tmp_path / "c"), None)
     (folder / loads.RUN_FILE).write_text(loads.run_text(run))
-    env = subprocess_env(PYTHONPATH=str(repo / "src"))
-    env.pop(loads.RUN_ENV, None)
+    env = subprocess_env(PYTHONPATH=str(repo / "src"))  # GENSTAMP_RUN empty: not followed
 
     def modules(code: str, **extra: str) -> set[str]:
         argv = [sys.executable, "-c", code]

@@ -2,13 +2,15 @@
 
 The parent (the pytest plugin) writes a ``.pth`` file into the running interpreter's
 site-packages, named for the run, and sets ``GENSTAMP_RUN`` to the run's folder. Every Python
-process started with that interpreter reads the ``.pth`` at start-up; its one line costs one
-``os.environ`` lookup when the variable is absent, and otherwise calls ``loads.start`` (the
-child's side, kept in that light module: it runs in every such process at start-up): the
-process then imports the checkout through the same loader (never a stale
-``__pycache__``) and appends its loads to the run's log (``loads``). The parent removes the
-``.pth`` when the run ends; a leftover of a killed run is inert (the variable is absent) and the
-next run removes it. coverage's own ``.pth`` (``COVERAGE_PROCESS_START``) is left alone.
+process started with that interpreter reads the ``.pth`` at start-up. Its one line calls
+``loads.start`` when the variable names runs (the child's side, kept in that light module: it
+runs in every such process at start-up): the process then imports the checkout through the same
+loader (never a stale ``__pycache__``) and appends its loads to the run's log (``loads``). A
+process started without the variable (a test gave its child an environment of its own) calls
+``loads.adopt``: followed all the same when it descends from the process that opened the run.
+The variable set but empty opts a process out (genstamp's own co-process). The parent removes
+the ``.pth`` when the run ends; a leftover of a killed run is inert (its process is gone) and
+the next run removes it. coverage's own ``.pth`` (``COVERAGE_PROCESS_START``) is left alone.
 """
 
 from __future__ import annotations
@@ -25,10 +27,17 @@ from typing import NamedTuple
 from genstamp import loads
 
 PTH_PREFIX = "genstamp-run-"
-PTH_LINE = (
-    "import os; os.environ.get('GENSTAMP_RUN') and "
-    "__import__('genstamp.loads', fromlist=['start']).start()\n"
-)
+
+
+def pth_line(owner: int, folder: str) -> str:
+    """The ``.pth`` line of the run in ``folder`` opened by process ``owner`` (ASCII only: site
+    reads the file in the locale's encoding)."""
+    return (
+        "import os; os.environ.get('GENSTAMP_RUN') and "
+        "__import__('genstamp.loads', fromlist=['start']).start() or "
+        "'GENSTAMP_RUN' not in os.environ and "
+        f"__import__('genstamp.loads', fromlist=['adopt']).adopt({owner}, {folder!a})\n"
+    )
 
 
 class Hook(NamedTuple):
@@ -47,7 +56,7 @@ def install(run_folder: str) -> Hook:
     remove_leftovers(Path(site))
     path = Path(site, f"{PTH_PREFIX}{os.getpid()}-{os.path.basename(run_folder)}.pth")
     try:
-        path.write_text(PTH_LINE, encoding="utf-8")
+        path.write_text(pth_line(os.getpid(), run_folder), encoding="utf-8")
     except OSError as exc:
         return Hook(None, f"cannot write {path}: {exc.strerror or exc}")
     return Hook(path, None)

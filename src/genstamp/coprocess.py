@@ -64,6 +64,7 @@ def command(folder: Path) -> tuple[list[str], str, dict[str, str]]:
     standard library."""
     env = dict(os.environ)
     env.pop("PYTHONSAFEPATH", None)
+    env["GENSTAMP_RUN"] = ""  # genstamp's own process: a run's .pth hook leaves it alone
     if _finds_itself(_HERE, _OWN_PATH):
         env["PYTHONSAFEPATH"] = "1"
     return [sys.executable, "-m", MODULE, str(folder)], _HERE, env

@@ -527,11 +527,44 @@ def _spec_found(name: str, spec: "ModuleSpec") -> None:
                 record(Load(real, "", name, NAMESPACE))
 
 
-def start() -> None:
-    """In a process started by a run's test (the ``.pth`` hook ``child`` writes): record into
-    every run named by ``GENSTAMP_RUN``, importing the checkout through genstamp's loader."""
+def adopt(owner: int, folder: str) -> None:
+    """In a process started without ``GENSTAMP_RUN`` while the run in ``folder`` is open (its
+    ``.pth`` hook): a test gave its child an environment of its own. The process is followed
+    as one started with the variable is when it descends from ``owner``, the process that
+    opened the run (its environment is left as the test gave it)."""
     try:
-        for folder in os.environ.get(RUN_ENV, "").split(os.pathsep):
+        if _descends_from(owner):
+            start([folder])
+    except Exception:  # never break the user's process
+        pass
+
+
+def _descends_from(owner: int) -> bool:
+    """Whether ``owner`` is an ancestor of this process: its parent, or (where ``/proc`` tells
+    a process's parent) any process above it."""
+    pid = os.getppid()
+    for _ in range(64):
+        if pid == owner:
+            return True
+        if pid <= 1:
+            return False
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                # pid (comm) state ppid ...: comm may hold spaces and parentheses
+                pid = int(fh.read().rpartition(b")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
+
+
+def start(folders: "Sequence[str] | None" = None) -> None:
+    """In a process started by a run's test (the ``.pth`` hook ``child`` writes): record into
+    every run in ``folders`` (default: those ``GENSTAMP_RUN`` names), importing the checkout
+    through genstamp's loader."""
+    try:
+        if folders is None:
+            folders = os.environ.get(RUN_ENV, "").split(os.pathsep)
+        for folder in folders:
             if not folder or active(folder):
                 continue
             run = read_run(folder)
