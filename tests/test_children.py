@@ -157,6 +157,58 @@ def test_a_console_script_is_followed(tmp_path: Path, foreign: bool) -> None:
         assert modules == [] and "src/calc/cli.py" in found.loaded
 
 
+def a_run_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    run = loads.Run(str(folder), str(tmp_path), {}, None, None)
+    (folder / loads.RUN_FILE).write_text(loads.run_text(run))
+    return folder
+
+
+ADOPTED = "from genstamp import loads; loads.adopt({owner}, {started!r}, {folder!r}); " + (
+    "print(len(loads.active()))"
+)
+
+
+@pytest.mark.parametrize("shell", [False, True], ids=["child", "grandchild"])
+def test_only_a_descendant_of_the_runs_very_process_is_adopted(tmp_path: Path, shell: bool) -> None:
+    """The run's process is its pid and its start time: a later process that took the pid of a
+    killed run's (whose ``.pth`` and folder stayed behind) adopts nobody."""
+    folder = a_run_folder(tmp_path)
+    me = os.getpid()
+
+    def adopted(started: str) -> str:
+        code = ADOPTED.format(owner=me, started=started, folder=str(folder))
+        argv = [sys.executable, "-c", code]
+        if shell:
+            argv = ["sh", "-c", " ".join(repr(a) for a in argv)]
+        proc = subprocess.run(argv, env=subprocess_env(), capture_output=True, text=True)
+        assert proc.returncode == 0 and not proc.stderr, proc.stderr
+        return proc.stdout.strip()
+
+    assert loads.started(me)  # Linux: /proc tells it
+    assert adopted(loads.started(me)) == "1"
+    assert adopted(str(int(loads.started(me)) + 1)) == "0"  # the same pid, another process
+
+
+@pytest.mark.parametrize("variable", [None, "", "set"])
+def test_the_pth_line_never_breaks_a_process(tmp_path: Path, variable: str | None) -> None:
+    """A leftover line of a run whose genstamp is gone (or is another version) prints nothing
+    and raises nothing, in a process started with the variable or without it."""
+    from genstamp import child
+
+    folder = a_run_folder(tmp_path)
+    line = child.pth_line(os.getpid(), loads.started(os.getpid()), str(folder))
+    assert line.isascii() and line.startswith("import ") and line.count("\n") == 1
+    env = {"PATH": os.environ["PATH"]}
+    if variable is not None:
+        env["GENSTAMP_RUN"] = str(folder) if variable == "set" else ""
+    # -S -I: no site-packages, no PYTHONPATH, so no genstamp to import; exec as site.addpackage
+    argv = [sys.executable, "-S", "-I", "-c", f"exec({line.strip()!r}); print('ran')"]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "ran\n", "")
+
+
 def test_an_unwritable_site_packages_is_noted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

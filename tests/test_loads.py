@@ -356,7 +356,7 @@ def test_no_pth_is_left_behind(tmp_path: Path) -> None:
 
     site = Path(sysconfig.get_path("purelib"))
     leftover = site / f"{child.PTH_PREFIX}999999999-dead.pth"  # a killed run's
-    leftover.write_text(child.pth_line(999999, "/nowhere"))
+    leftover.write_text(child.pth_line(999999, "", "/nowhere"))
     repo, _ = project(tmp_path, "")
     record = tmp_path / "pid.txt"
     scenario(repo, PTH_TEST.format(record=str(record), prefix=child.PTH_PREFIX))

@@ -29,15 +29,25 @@ from genstamp import loads
 PTH_PREFIX = "genstamp-run-"
 
 
-def pth_line(owner: int, folder: str) -> str:
-    """The ``.pth`` line of the run in ``folder`` opened by process ``owner`` (ASCII only: site
-    reads the file in the locale's encoding)."""
-    return (
-        "import os; os.environ.get('GENSTAMP_RUN') and "
-        "__import__('genstamp.loads', fromlist=['start']).start() or "
-        "'GENSTAMP_RUN' not in os.environ and "
-        f"__import__('genstamp.loads', fromlist=['adopt']).adopt({owner}, {folder!a})\n"
+def pth_line(owner: int, started: str, folder: str) -> str:
+    """The ``.pth`` line of the run in ``folder`` opened by process ``owner`` (which started at
+    ``started``: ``loads.started``). It never raises (site would print the error in every
+    process of the interpreter: a leftover of a run whose genstamp is gone, or another
+    version's), imports nothing in a process that is not followed unless the run's folder is
+    there, and is ASCII only (site reads it in the locale's encoding)."""
+    run_file = os.path.join(folder, loads.RUN_FILE)
+    code = (
+        "try:\n"
+        " r = os.environ.get('GENSTAMP_RUN')\n"
+        " if r:\n"
+        "  __import__('genstamp.loads', fromlist=['start']).start()\n"
+        f" elif r is None and os.path.isfile({run_file!a}):\n"
+        "  __import__('genstamp.loads', fromlist=['adopt'])"
+        f".adopt({owner}, {started!a}, {folder!a})\n"
+        "except Exception:\n"
+        " pass\n"
     )
+    return f"import os; exec({code!a})\n"
 
 
 class Hook(NamedTuple):
@@ -54,9 +64,12 @@ def install(run_folder: str) -> Hook:
     if not site:
         return Hook(None, "this interpreter has no site-packages")
     remove_leftovers(Path(site))
-    path = Path(site, f"{PTH_PREFIX}{os.getpid()}-{os.path.basename(run_folder)}.pth")
+    pid = os.getpid()
+    started = loads.started(pid)
+    name = f"{PTH_PREFIX}{pid}-{started or 0}-{os.path.basename(run_folder)}.pth"
+    path = Path(site, name)
     try:
-        path.write_text(pth_line(os.getpid(), run_folder), encoding="utf-8")
+        path.write_text(pth_line(pid, started, run_folder), encoding="utf-8")
     except OSError as exc:
         return Hook(None, f"cannot write {path}: {exc.strerror or exc}")
     return Hook(path, None)
@@ -69,11 +82,16 @@ def uninstall(hook: Hook) -> None:
 
 
 def remove_leftovers(site: Path) -> None:
-    """The ``.pth`` files of runs whose process is gone."""
+    """The ``.pth`` files of runs whose process is gone (its pid free, or another process's
+    now: one that started at another time)."""
     with contextlib.suppress(OSError):
         for pth in site.glob(f"{PTH_PREFIX}*.pth"):
-            pid = pth.name[len(PTH_PREFIX) :].partition("-")[0]
-            if pid.isdigit() and not _alive(int(pid)):
+            pid, _, rest = pth.name[len(PTH_PREFIX) :].partition("-")
+            started = rest.partition("-")[0]
+            if not pid.isdigit():
+                continue
+            reused = started.isdigit() and started != "0" and loads.started(int(pid)) != started
+            if reused or not _alive(int(pid)):
                 with contextlib.suppress(OSError):
                     pth.unlink()
 

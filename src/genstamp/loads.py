@@ -527,33 +527,49 @@ def _spec_found(name: str, spec: "ModuleSpec") -> None:
                 record(Load(real, "", name, NAMESPACE))
 
 
-def adopt(owner: int, folder: str) -> None:
+def adopt(owner: int, started_at: str, folder: str) -> None:
     """In a process started without ``GENSTAMP_RUN`` while the run in ``folder`` is open (its
     ``.pth`` hook): a test gave its child an environment of its own. The process is followed
     as one started with the variable is when it descends from ``owner``, the process that
-    opened the run (its environment is left as the test gave it)."""
+    opened the run and started at ``started_at`` (``started``; a pid is reused), its
+    environment left as the test gave it."""
     try:
-        if _descends_from(owner):
+        if _descends_from(owner, started_at):
             start([folder])
     except Exception:  # never break the user's process
         pass
 
 
-def _descends_from(owner: int) -> bool:
-    """Whether ``owner`` is an ancestor of this process: its parent, or (where ``/proc`` tells
-    a process's parent) any process above it."""
+def _stat(pid: int) -> "list[bytes]":
+    """The fields of ``/proc/PID/stat`` after the command's name (which may hold spaces and
+    parentheses): the state first, then the parent's pid, ...; [] where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()
+    except OSError:
+        return []
+
+
+def started(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot), "" where it cannot be told: with
+    the pid it names one process, where a pid alone may name a later one."""
+    fields = _stat(pid)
+    return fields[19].decode("ascii", "replace") if len(fields) > 19 else ""
+
+
+def _descends_from(owner: int, started_at: str) -> bool:
+    """Whether ``owner``, started at ``started_at``, is an ancestor of this process: its parent,
+    or (where ``/proc`` tells a process's parent) any process above it."""
     pid = os.getppid()
     for _ in range(64):
         if pid == owner:
-            return True
+            return not started_at or started(pid) == started_at
         if pid <= 1:
             return False
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                # pid (comm) state ppid ...: comm may hold spaces and parentheses
-                pid = int(fh.read().rpartition(b")")[2].split()[1])
-        except (OSError, ValueError, IndexError):
+        fields = _stat(pid)
+        if len(fields) < 2 or not fields[1].isdigit():
             return False
+        pid = int(fields[1])
     return False
 
 
