@@ -930,13 +930,14 @@ def fig_child_start(path: Path, plan: Plan, env: Env) -> Figure:
         where = os.pathsep.join(p for p in ("src", base.get("PYTHONPATH")) if p)
         followed = {**base, "PYTHONPATH": where}
         followed[loads.RUN_ENV] = recording.run.folder
-        plain = {k: v for k, v in followed.items() if k != loads.RUN_ENV}
+        # set but empty: not followed (absent, a descendant of this process would be)
+        plain = {**followed, loads.RUN_ENV: ""}
         argv = [sys.executable, "-c", "import calc"]
         fig = Figure(
             "child-start",
             "one Python process a test starts, followed (GENSTAMP_RUN set) vs not",
             f"python -c 'import calc'  ({loads.RUN_ENV} set: genstamp's start-up hook)",
-            "python -c 'import calc'",
+            f"python -c 'import calc'  ({loads.RUN_ENV} empty: not followed)",
             1,
             note="the run's .pth is in site-packages for both; bytecode writing on, both warm",
         )
