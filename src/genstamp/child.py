@@ -9,8 +9,9 @@ loader (never a stale ``__pycache__``) and appends its loads to the run's log (`
 process started without the variable (a test gave its child an environment of its own) calls
 ``loads.adopt``: followed all the same when it descends from the process that opened the run.
 The variable set but empty opts a process out (genstamp's own co-process). The parent removes
-the ``.pth`` when the run ends; a leftover of a killed run is inert (its process is gone) and
-the next run removes it. coverage's own ``.pth`` (``COVERAGE_PROCESS_START``) is left alone.
+the ``.pth`` when the run ends; a leftover of a killed run is inert (its process is gone, or
+its pid is another process's now) and the next run removes it. coverage's own ``.pth``
+(``COVERAGE_PROCESS_START``) is left alone.
 """
 
 from __future__ import annotations

@@ -299,7 +299,8 @@ def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None
 
 
 def _hook(event: str, args: "tuple[Any, ...]") -> None:
-    if not _RUNS or event not in _EVENTS or getattr(_STATE, "busy", False):
+    """One of ``_EVENTS`` (``_AUDIT`` passes no other)."""
+    if not _RUNS or getattr(_STATE, "busy", False):
         return
     _STATE.busy = True  # what the hook itself imports or opens is not the tests' doing
     try:
