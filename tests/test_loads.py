@@ -165,6 +165,34 @@ def test_namespace_package_from_another_clone(tmp_path: Path, foreign: bool) -> 
     from_other_clone(repo, other, foreign, load, "src/nsp/mod.py", "nsp.mod")
 
 
+LEFT_BEHIND = """
+import importlib
+
+def test_plugins():
+    assert importlib.import_module("calc.plugins").__name__ == "calc.plugins"
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("tracked", [False, True], ids=["left-behind", "control"])
+def test_a_namespace_package_from_a_folder_the_tree_does_not_hold(
+    tmp_path: Path, tracked: bool
+) -> None:
+    """``src/calc/plugins/`` holds only an ignored log (left behind by a branch switch): it
+    imports as a namespace package here, and a clean clone has no such folder. Holding a
+    tracked file, the same folder is the tree's."""
+    files = {"src/calc/plugins/data.txt": "tracked\n"} if tracked else {}
+    repo, _ = project(tmp_path, "", {".gitignore": "__pycache__/\n*.log\n", **files})
+    (repo / "src" / "calc" / "plugins").mkdir(exist_ok=True)
+    (repo / "src" / "calc" / "plugins" / "run.log").write_text("debug\n")
+    found = scenario(repo, LEFT_BEHIND, PYTHONPATH=str(repo / "src"))
+    assert found.namespaces == ("src/calc/plugins",)
+    if tracked:
+        assert failures(repo) == {}
+    else:
+        assert "src/calc/plugins" in failures(repo).get("loaded-not-tested", "")
+
+
 def from_other_clone(
     repo: Path, other: Path, foreign: bool, load: tuple[str, str], rel: str, module: str
 ) -> None:

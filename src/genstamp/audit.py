@@ -24,7 +24,8 @@ STALE = "stale-bytecode"  # loaded from bytecode older than the generation, or n
 STALE_EXT = "stale-extension"  # an extension module older than a native source of the tree
 
 # 2: ``loaded`` holds every distinct blob a path was loaded with (a reload, another process).
-# 3: ``notes``: what the audit could not see (child processes not followed, and why).
+# 3: ``notes``: what the audit could not see (child processes not followed, and why);
+# ``namespaces`` (optional: a reader without it judges as before).
 AUDIT_VERSION = 3
 READABLE = (2, 3)
 
@@ -46,17 +47,20 @@ class Audit(NamedTuple):
     loaded: dict[str, tuple[str, ...]]
     flags: tuple[Flag, ...]
     notes: tuple[str, ...] = ()  # what was not observed, for the user (not a flag)
+    # work-tree-relative folders the tests imported namespace packages from
+    namespaces: tuple[str, ...] = ()
 
     def to_json(self) -> str:
-        return json_dumps(
-            {
-                "version": AUDIT_VERSION,
-                "packages": list(self.packages),
-                "loaded": {path: list(blobs) for path, blobs in sorted(self.loaded.items())},
-                "flags": [f._asdict() for f in self.flags],
-                "notes": list(self.notes),
-            }
-        )
+        data: dict[str, Any] = {
+            "version": AUDIT_VERSION,
+            "packages": list(self.packages),
+            "loaded": {path: list(blobs) for path, blobs in sorted(self.loaded.items())},
+            "flags": [f._asdict() for f in self.flags],
+            "notes": list(self.notes),
+        }
+        if self.namespaces:  # written only when there are some: the same bytes as before
+            data["namespaces"] = list(self.namespaces)
+        return json_dumps(data)
 
 
 def json_dumps(data: Any) -> str:
@@ -76,6 +80,7 @@ def from_json(text: str) -> Audit:
         {str(k): tuple(str(b) for b in v) for k, v in data["loaded"].items()},
         tuple(Flag(**f) for f in data["flags"]),
         tuple(str(n) for n in data.get("notes", ())),
+        tuple(str(n) for n in data.get("namespaces", ())),
     )
 
 
@@ -84,17 +89,20 @@ def merge(audits: Iterable[Audit]) -> Audit:
     loaded: dict[str, dict[str, None]] = {}
     flags: dict[Flag, None] = {}
     notes: dict[str, None] = {}
+    namespaces: dict[str, None] = {}
     for a in audits:
         packages.update(a.packages)
         for path, blobs in a.loaded.items():
             loaded.setdefault(path, {}).update(dict.fromkeys(blobs))
         flags.update(dict.fromkeys(a.flags))
         notes.update(dict.fromkeys(a.notes))
+        namespaces.update(dict.fromkeys(a.namespaces))
     return Audit(
         tuple(sorted(packages)),
         {p: tuple(b) for p, b in loaded.items()},
         tuple(flags),
         tuple(notes),
+        tuple(sorted(namespaces)),
     )
 
 
@@ -226,11 +234,16 @@ def judge(
     natives: list[str] | None = None  # read once, and only when an extension was loaded
     loaded: dict[str, dict[str, None]] = {}
     flags: dict[Flag, None] = {}
+    namespaces: dict[str, None] = {}
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
     for ld in loads:
         name = ld.module or module_name(ld.path, folders)
         if inside(ld.path, root_s) and not installed(ld.path):
             rel = os.path.relpath(ld.path, root_s).replace(os.sep, "/")
+            if ld.via == loads_.NAMESPACE:
+                if rel != ".":
+                    namespaces[rel] = None
+                continue
             if ld.via == loads_.SOURCELESS:
                 flags[Flag(SOURCELESS, name, rel, "loaded from bytecode with no source")] = None
             elif ld.via == loads_.EXTENSION:
@@ -284,6 +297,7 @@ def judge(
         {p: tuple(b) for p, b in loaded.items()},
         tuple(flags),
         tuple(notes),
+        tuple(sorted(namespaces)),
     )
 
 

@@ -153,7 +153,10 @@ def with_report(
                 for rel, loads in loaded.loaded.items()
                 if not installed(checkout.workdir, rel, venvs)
             }
-            blobs = loaded_blobs(checkout, props[binding.P_TREE_END], wanted)
+            # the folders of namespace packages too: a tree's id where the tree holds one
+            folders = [n for n in loaded.namespaces if not installed(checkout.workdir, n, venvs)]
+            asked = {**dict.fromkeys(folders, ()), **wanted}
+            blobs = loaded_blobs(checkout, props[binding.P_TREE_END], asked)
             if blobs is not None:
                 added = converted(checkout, props[binding.P_TREE_END], blobs, wanted)
                 flagged = [f.path for f in loaded.flags if not os.path.isabs(f.path)]

@@ -523,9 +523,9 @@ def _spec_found(name: str, spec: "ModuleSpec") -> None:
         return
     if spec.origin in (None, "namespace") and spec.submodule_search_locations:
         for location in spec.submodule_search_locations:
-            real = real_path(location)
-            if any(not inside(real, a.run.workdir) or installed(real) for a in _RUNS):
-                record(Load(real, "", name, NAMESPACE))
+            # Outside the checkout it is foreign; inside, a folder the tested tree must hold
+            # (one left behind holding no tracked file is in no clean clone).
+            record(Load(real_path(location), "", name, NAMESPACE))
 
 
 def adopt(owner: int, started_at: str, folder: str) -> None:
