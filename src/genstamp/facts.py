@@ -154,13 +154,13 @@ def with_report(
                 if not installed(checkout.workdir, rel, venvs)
             }
             # the folders of namespace packages too: a tree's id where the tree holds one
-            folders = [n for n in loaded.namespaces if not installed(checkout.workdir, n, venvs)]
-            asked = {**dict.fromkeys(folders, ()), **wanted}
+            asked = {**dict.fromkeys(loaded.namespaces, ()), **wanted}
             blobs = loaded_blobs(checkout, props[binding.P_TREE_END], asked)
             if blobs is not None:
                 added = converted(checkout, props[binding.P_TREE_END], blobs, wanted)
                 flagged = [f.path for f in loaded.flags if not os.path.isabs(f.path)]
-                placed = placement(checkout, [*loaded.loaded, *flagged], blobs, venvs)
+                paths = [*loaded.loaded, *flagged, *loaded.namespaces]
+                placed = placement(checkout, paths, blobs, venvs)
 
     tested = report.properties.get(binding.P_TREE_END) if report is not None else None
     rooms, problems, latest = clean_rooms(checkout, [*(t.tree for t in targets), tested or ""])

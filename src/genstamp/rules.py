@@ -498,7 +498,9 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
         yield listed("code loaded by the tests differs from the tested tree: ", differ, PATH_LIMIT)
     if absent:
         yield listed("code loaded by the tests is not in the tested tree: ", absent, PATH_LIMIT)
-    folders = [rel for rel in loaded.namespaces if rel not in blobs]
+    folders = [
+        rel for rel in loaded.namespaces if rel not in blobs and facts.placed.get(rel) != INSTALLED
+    ]
     if folders:
         yield listed(
             "the tests imported namespace packages from folders the tested tree does not hold "
