@@ -441,21 +441,49 @@ def test_a_submodule_set_to_ignore_all_is_judged_at_its_checked_out_commit(
 
 
 def test_a_repository_added_inside_the_project_without_gitmodules(
-    repo: Path, genstamp: RunGenstamp
+    repo: Path, tmp_path: Path, genstamp: RunGenstamp
 ) -> None:
-    """A repository added with plain `git add` (a gitlink with no ``.gitmodules`` entry) is a
-    submodule all the same: a change in its work tree the tests read is refused."""
-    vendor_project(repo, init_repo(repo / "vendor"), "== 1")
+    """A repository added with plain `git add` (a gitlink with no ``.gitmodules`` URL): a clone
+    cannot fetch it, so the code the tests load from it is refused, naming it, though the run
+    was green here; a change in its work tree is a submodule's change all the same. Once
+    registered with its URL (the control), accepted."""
+    lib = init_repo(tmp_path / "libsrc")
+    vendor_project(repo, lib, "== 1")
+    git(repo, "clone", "-q", str(lib), "vendor")
     commit_all(repo, "calc with an embedded repository")
     assert git(repo, "ls-files", "-s", "vendor").startswith("160000 ")
     assert not (repo / ".gitmodules").exists()
-    found, data = judged(genstamp, repo)
-    assert found == [], data
+    # the oracle: a clone, submodules and all, has an empty vendor/ (git: "No url found")
+    allow = ("-c", "protocol.file.allow=always")
+    clone = tmp_path / "clone"
+    git(tmp_path, *allow, "clone", "-q", "--recurse-submodules", str(repo), str(clone))
+    assert list((clone / "vendor").iterdir()) == []
+    out = green(genstamp, repo)  # the run's forecast says it too
+    assert "will refuse: unregistered-submodule: vendor/vendorlib/__init__.py (in vendor" in out
+    found = rules(data := verdict(genstamp, repo)[1])
+    assert found == ["unregistered-submodule"], data
+    said = message(data, "unregistered-submodule")
+    assert "from vendor, a repository" in said and "vendor/vendorlib/__init__.py" in said, said
     (repo / "vendor" / "data.txt").write_text("read by no test, in no commit\n")
     found, data = judged(genstamp, repo)
-    assert found == ["dirty-submodule"], data
+    assert found == ["dirty-submodule", "unregistered-submodule"], data
     assert "vendor/data.txt" in message(data, "dirty-submodule")
     (repo / "vendor" / "data.txt").unlink()
+    # a .gitmodules section without a URL is no registration either
+    (repo / ".gitmodules").write_text('[submodule "vendor"]\n\tpath = vendor\n')
+    commit_all(repo, "name the embedded repository, without a URL")
+    found, data = judged(genstamp, repo)
+    assert found == ["unregistered-submodule"], data
+    # control: registered with its URL, a clone fetches it and the gate accepts
+    git(repo, "config", "-f", ".gitmodules", "submodule.vendor.url", str(lib))
+    commit_all(repo, "register the embedded repository")
+    shutil.rmtree(clone)
+    git(tmp_path, *allow, "clone", "-q", "--recurse-submodules", str(repo), str(clone))
+    assert (clone / "vendor" / "vendorlib" / "__init__.py").read_text() == "VALUE = 1\n"
+    out = green(genstamp, repo)
+    assert "will refuse" not in out and "genstamp gate: bound to tree" in out
+    found = rules(data := verdict(genstamp, repo)[1])
+    assert found == [], data
     edit_vendor_then_commit(repo, genstamp, "VALUE = 1  # edit\n")
 
 

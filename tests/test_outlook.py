@@ -39,6 +39,13 @@ ROWS = {
         CLEAN._replace(ignored=("lib/calc/__init__.py",)),
         ["will refuse: ignored-code: lib/calc/__init__.py"],
     ),
+    "unregistered-submodule": (
+        CLEAN._replace(unregistered=(("vendor/lib/a.py", "vendor"), ("vendor/lib/b.py", "vendor"))),
+        [
+            "will refuse: unregistered-submodule: vendor/lib/a.py, vendor/lib/b.py (in vendor, "
+            "which .gitmodules gives no URL: a clean clone cannot fetch it)"
+        ],
+    ),
     # an installed package's bytecode is the installer's business, as the gate judges it
     "control-installed-bytecode": (
         CLEAN._replace(flags=(flag(audit.STALE, ".venv/lib/site-packages/x/__init__.py"),)),

@@ -421,6 +421,19 @@ ROWS: dict[str, Row] = {
         ["no-evidence", "dirty-submodule"],
         "no JUnit file",
     ),
+    # unregistered-submodule
+    "unregistered-submodule-loaded-through-a-gitlink-without-url": Row(
+        facts(unregistered={CALC: "src", "src/calc/b.py": "src"}),
+        ["unregistered-submodule"],
+        "the tests loaded code from src, a repository the tested tree records without a URL "
+        f"in .gitmodules (a clean clone cannot fetch it): {CALC}, src/calc/b.py",
+    ),
+    "unregistered-submodule-one-line-per-repository": Row(
+        facts(unregistered={"a/m.py": "a", "b/n.py": "b"}),
+        ["unregistered-submodule", "unregistered-submodule"],
+        "from a, a repository",
+        not_says="b/n.py",
+    ),
     # stale-extension
     "stale-extension-older-than-its-source": Row(
         facts(
@@ -672,6 +685,7 @@ def test_the_table_is_the_documented_rules_in_order() -> None:
         "loaded-not-tested",
         "ignored-code",
         "dirty-submodule",
+        "unregistered-submodule",
         "stale-bytecode",
         "stale-extension",
         "foreign-origin",

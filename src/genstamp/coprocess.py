@@ -16,8 +16,9 @@ moved since the start, that report left out of both (``{"tree", "head", "moved"}
 tree at the end is the one at the start when a watch on the work tree (``genstamp.watch``) saw
 nothing that shapes it change, and a new walk otherwise. A line ``ignored``, a tab and a JSON
 list of paths of the work tree may follow: it prints those the tree leaves out because git
-ignores them (``{"ignored": [...]}``: neither in the index nor in an environment's folder), and
-ends. Any failure is an answer ``{"error": "..."}`` and ends it. End of input ends it too.
+ignores them (``{"ignored": [...]}``: neither in the index nor in an environment's folder) and
+those that lie in a gitlink no ``.gitmodules`` gives a URL (``"unregistered": {path: gitlink}``),
+and ends. Any failure is an answer ``{"error": "..."}`` and ends it. End of input ends it too.
 Importing pygit2 costs the test process tens of milliseconds (and two more full collections at
 exit); here it runs beside pytest's own start-up and collection.
 """
@@ -39,6 +40,8 @@ if TYPE_CHECKING:  # the test process's side never imports pygit2
     import subprocess
 
     import pygit2
+
+    from genstamp.repo import Checkout
 
 MODULE = "genstamp.coprocess"  # started by this name: python -m genstamp.coprocess FOLDER
 BEGIN = "begin"  # the test process's word: its tests may run from now on
@@ -77,6 +80,13 @@ def _finds_itself(here: str, path: tuple[str, ...]) -> bool:
     spec = importlib.machinery.PathFinder.find_spec("genstamp", list(path))
     origin = spec.origin if spec is not None else None
     return origin is not None and os.path.dirname(os.path.dirname(origin)) == here
+
+
+class Misplaced(NamedTuple):
+    """Loaded files a clean clone will not have."""
+
+    ignored: list[str]  # git ignores them
+    unregistered: dict[str, str]  # path -> the gitlink it lies in, which has no URL
 
 
 class End(NamedTuple):
@@ -165,9 +175,10 @@ class CoProcess:
         head = answer.get("head")
         return End(tree, head if isinstance(head, str) else None, answer.get("moved") is True)
 
-    def ignored(self, paths: list[str]) -> list[str]:
+    def misplaced(self, paths: list[str]) -> Misplaced:
         """Which of ``paths`` (relative to the work tree) git ignores, leaving them out of the
-        tree (after ``tree_end``; the co-process ends once it has answered)."""
+        tree, and which lie in a repository a clone cannot fetch (after ``tree_end``; the
+        co-process ends once it has answered)."""
         stdin: IO[str] | None = self.proc.stdin if self.proc is not None else None
         if stdin is None:
             raise GenstampError("genstamp's co-process is gone")
@@ -178,11 +189,12 @@ class CoProcess:
             raise GenstampError(f"genstamp's co-process is gone: {exc}") from exc
         answer = self.read()
         found = answer.get("ignored")
-        if "error" in answer or not isinstance(found, list):
+        links = answer.get("unregistered", {})
+        if "error" in answer or not isinstance(found, list) or not isinstance(links, dict):
             raise GenstampError(
                 f"which loaded files git ignores is unknown: {answer.get('error', 'no answer')}"
             )
-        return [str(p) for p in found]
+        return Misplaced([str(p) for p in found], {str(p): str(g) for p, g in links.items()})
 
     def close(self, *, abandon: bool = False) -> None:
         """End the co-process: it ends itself at the end of its input, unless ``abandon``
@@ -300,7 +312,13 @@ def main(argv: list[str]) -> int:
                 _say({"tree": tree, "head": head_id(end.repo), "moved": moved})
                 answered = True
             elif word == IGNORED and answered:
-                _say({"ignored": placed.ignored(end, json.loads(rest))})
+                paths = [p for p in json.loads(rest) if isinstance(p, str)]
+                _say(
+                    {
+                        "ignored": placed.ignored(end, paths),
+                        "unregistered": unregistered(end, tree, paths),
+                    }
+                )
                 break
         except Exception as exc:
             _say(_error(exc))
@@ -310,6 +328,34 @@ def main(argv: list[str]) -> int:
     # ends this process at once, and the plugin waits for that.
     sys.stdout.flush()
     os._exit(0)
+
+
+def unregistered(checkout: Checkout, tree: str, paths: list[str]) -> dict[str, str]:
+    """Of ``paths``, those ``tree`` holds only inside a gitlink that no ``.gitmodules`` gives a
+    URL, with that gitlink's path (what the gate refuses as ``unregistered-submodule``)."""
+    index = checkout.repo.index
+    inside = [p for p in paths if p not in index and _in_gitlink(index, p)]
+    if not inside:
+        return {}
+    from genstamp.facts import loaded_blobs  # files of a submodule: rare, and a heavy import
+
+    found: dict[str, str] = {}
+    loaded_blobs(checkout, tree, dict.fromkeys(inside), found)
+    return found
+
+
+def _in_gitlink(index: pygit2.Index, path: str) -> bool:
+    parts = path.split("/")
+    for n in range(1, len(parts)):
+        try:
+            entry = index["/".join(parts[:n])]
+        except KeyError:
+            continue
+        return bool(entry.mode == _GITLINK)
+    return False
+
+
+_GITLINK = 0o160000
 
 
 if __name__ == "__main__":

@@ -133,6 +133,7 @@ def with_report(
     blobs: dict[str, str] | None = None
     added: dict[tuple[str, str], str | None] = {}
     placed: dict[str, str] = {}
+    unregistered: dict[str, str] = {}
     views: dict[str, str] = {}
     venvs: dict[str, bool] = {}
     suites_found: tuple[suite.Suite, ...] | None = None
@@ -155,7 +156,7 @@ def with_report(
             }
             # the folders of namespace packages too: a tree's id where the tree holds one
             asked = {**dict.fromkeys(loaded.namespaces, ()), **wanted}
-            blobs = loaded_blobs(checkout, props[binding.P_TREE_END], asked)
+            blobs = loaded_blobs(checkout, props[binding.P_TREE_END], asked, unregistered)
             if blobs is not None:
                 added = converted(checkout, props[binding.P_TREE_END], blobs, wanted)
                 flagged = [f.path for f in loaded.flags if not os.path.isabs(f.path)]
@@ -176,6 +177,7 @@ def with_report(
         tested_blobs=blobs,
         added=added,
         placed=placed,
+        unregistered=unregistered,
         views=views,
         suites=suites_found,
     )
@@ -467,11 +469,16 @@ def bytecode_listing(root: Path, found: Sequence[str]) -> tuple[Bytecode, ...]:
 
 
 def loaded_blobs(
-    checkout: Checkout, tested: str, loaded: Mapping[str, object]
+    checkout: Checkout,
+    tested: str,
+    loaded: Mapping[str, object],
+    unregistered: dict[str, str] | None = None,
 ) -> dict[str, str] | None:
     """The ids the files ``loaded`` names have in the tree ``tested`` (files not in it left
     out), a file inside a submodule read from the commit the tree records for it; None when
-    that tree is not in the object store."""
+    that tree is not in the object store. ``unregistered`` receives, for each file found only
+    through a gitlink that no ``.gitmodules`` gives a URL (a clone cannot fetch it), the
+    gitlink's path."""
     tree = _tree(checkout.repo, tested)
     if tree is None:
         return None
@@ -482,9 +489,12 @@ def loaded_blobs(
         try:
             blobs[rel] = str(tree[rel].id)
         except KeyError:  # inside a submodule (at any depth), at the commit each records
-            found = _lookup(checkout.repo, tree, rel, opened)
+            links: list[str] = []
+            found = _lookup(checkout.repo, tree, rel, opened, links)
             if found is not None:
                 blobs[rel] = str(found[0].id)
+                if links and unregistered is not None:
+                    unregistered[rel] = links[0]
             else:
                 member = _archive_member(checkout.repo, tree, rel, opened, archives)
                 if member is not None:
@@ -626,10 +636,17 @@ def _list(
 
 
 def _lookup(
-    repo: pygit2.Repository, tree: pygit2.Tree, path: str, opened: _Opened
+    repo: pygit2.Repository,
+    tree: pygit2.Tree,
+    path: str,
+    opened: _Opened,
+    unregistered: list[str] | None = None,
 ) -> tuple[pygit2.Object, _Place] | None:
     """The object at ``path`` of ``tree`` (``""``: the tree), looked up through submodules at
-    the commits the trees record, with the repository that holds it; None when absent."""
+    the commits the trees record, with the repository that holds it; None when absent.
+    ``unregistered`` receives the path of each gitlink passed through that the ``.gitmodules``
+    of the tree holding it gives no URL (``git add`` of a repository: a clone cannot fetch it,
+    ``git submodule update`` says "No url found")."""
     obj: pygit2.Object = tree
     place: _Place = (repo, "", tree)
     done: list[str] = []
@@ -642,6 +659,11 @@ def _lookup(
             return None
         done.append(name)
         if entry.filemode == FileMode.COMMIT:
+            if unregistered is not None:
+                base, within = place[1], "/".join(done)
+                rel = within[len(base) + 1 :] if base else within
+                if not _submodule_url(place[2], rel):
+                    unregistered.append(within)
             inner = _submodule_tree(place, "/".join(done), str(entry.id), opened)
             if inner is None:
                 return None
@@ -691,11 +713,28 @@ def _open_submodule_tree(
 
 _SECTION = re.compile(r'^\s*\[\s*submodule\s+"((?:[^"\\]|\\.)*)"\s*\]', re.M)
 _PATH = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.M | re.I)
+_URL = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.M | re.I)
 
 
 def _submodule_name(tree: pygit2.Tree, rel: str) -> str | None:
     """The name that the ``.gitmodules`` of ``tree`` gives the submodule at ``rel`` (its git
     dir is ``modules/<name>`` of the repository's own); None when it names none."""
+    found = _submodule_entry(tree, rel)
+    if found is None:
+        return None
+    name = found[0]
+    return name if name and ".." not in name.split("/") else None
+
+
+def _submodule_url(tree: pygit2.Tree, rel: str) -> bool:
+    """Whether the ``.gitmodules`` of ``tree`` gives the submodule at ``rel`` a URL."""
+    found = _submodule_entry(tree, rel)
+    return found is not None and bool(found[1])
+
+
+def _submodule_entry(tree: pygit2.Tree, rel: str) -> tuple[str, str] | None:
+    """The name and URL (``""`` when none) of the section of the ``.gitmodules`` of ``tree``
+    whose path is ``rel``; None when none is."""
     try:
         blob = tree[".gitmodules"]
     except KeyError:
@@ -707,10 +746,36 @@ def _submodule_name(tree: pygit2.Tree, rel: str) -> str | None:
     for n, section in enumerate(sections):
         end = sections[n + 1].start() if n + 1 < len(sections) else len(text)
         for found in _PATH.finditer(text, section.end(), end):
-            if found.group(1).strip('"') == rel:
+            if _value(found.group(1)) == rel:
+                urls = [_value(u.group(1)) for u in _URL.finditer(text, section.end(), end)]
                 name = section.group(1).replace('\\"', '"').replace("\\\\", "\\")
-                return name if name and ".." not in name.split("/") else None
+                return name, urls[-1] if urls else ""
     return None
+
+
+def _value(raw: str) -> str:
+    """A value of a git config line as git reads it: quotes taken off, escapes applied, an
+    unquoted ``#`` or ``;`` beginning a comment."""
+    out: list[str] = []
+    quoted = False
+    n = 0
+    while n < len(raw):
+        c = raw[n]
+        if c == "\\" and n + 1 < len(raw):
+            out.append(_ESCAPES.get(raw[n + 1], raw[n + 1]))
+            n += 2
+            continue
+        if c == '"':
+            quoted = not quoted
+        elif c in "#;" and not quoted:
+            break
+        else:
+            out.append(c)
+        n += 1
+    return "".join(out).strip()
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "b": "\b"}
 
 
 def parts_status(

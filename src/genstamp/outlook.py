@@ -30,6 +30,8 @@ class Run(NamedTuple):
     # Whether the tree changed while the tests ran, as the gate judges it (the run's own report
     # in the work tree left out of both trees); None: whether the two trees differ.
     moved: bool | None = None
+    # Loaded files in a repository the tree records without a .gitmodules URL: (path, gitlink).
+    unregistered: tuple[tuple[str, str], ...] = ()
 
 
 # The audit's flag kinds, as the rule that refuses them.
@@ -70,6 +72,12 @@ def lines(run: Run) -> list[str]:
         refusals.append(
             f"ignored-code: {_named(list(run.ignored))} (git ignores them: a clean clone does "
             "not have them)"
+        )
+    if run.unregistered:
+        links = sorted({link for _, link in run.unregistered})
+        refusals.append(
+            f"unregistered-submodule: {_named([path for path, _ in run.unregistered])} (in "
+            f"{_named(links)}, which .gitmodules gives no URL: a clean clone cannot fetch it)"
         )
     if run.reasons:
         refusals.append(

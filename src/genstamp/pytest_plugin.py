@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
-from genstamp.coprocess import CoProcess
+from genstamp.coprocess import CoProcess, Misplaced
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout, Place, find_place, open_checkout
 
@@ -589,7 +589,7 @@ class Session:
         if failure is not None:
             raise failure
         assert merged is not None and covered is not None
-        ignored = self._ignored(trees, merged)
+        misplaced = self._misplaced(trees, merged)
         props = _properties(start, trees.start, tree_end, head, reasons, merged, covered, written)
         key = start.gen.key if start.gen else ""
         if written is None:
@@ -627,26 +627,27 @@ class Session:
             reasons=tuple(reasons),
             flags=merged.flags,
             failed=exitstatus == pytest.ExitCode.TESTS_FAILED or session.testsfailed > 0,
-            ignored=tuple(ignored),
+            ignored=tuple(misplaced.ignored),
+            unregistered=tuple(sorted(misplaced.unregistered.items())),
             moved=moved,
         )
         for line in outlook.lines(run):
             self._say(line)
 
-    def _ignored(self, trees: Trees, merged: Audit) -> list[str]:
+    def _misplaced(self, trees: Trees, merged: Audit) -> Misplaced:
         """The loaded files of the work tree that git ignores (and the project does not declare
-        generated): the gate refuses them, so the forecast must say so. Unknown is none: the
-        forecast never unbinds the evidence."""
+        generated), and those in a repository a clone cannot fetch: the gate refuses them, so
+        the forecast must say so. Unknown is none: the forecast never unbinds the evidence."""
         from genstamp.paths import generated
 
         globs = self.start.settings.generated
         candidates = [rel for rel in merged.loaded if not generated(rel, globs)]
         if not candidates:
-            return []
+            return Misplaced([], {})
         try:
-            return trees.ignored(candidates)
+            return trees.misplaced(candidates)
         except GenstampError:
-            return []
+            return Misplaced([], {})
 
     def _say(self, line: str) -> None:
         """Tell the user in the terminal summary (or on stderr at the end, without one)."""

@@ -80,6 +80,9 @@ class Facts(NamedTuple):
     # For loaded or flagged paths the tested tree does not hold: INSTALLED, IGNORED or UNTRACKED.
     placed: Mapping[str, str] = _EMPTY
     submodules: tuple[Submodule, ...] = ()  # the submodules with changes in their work trees
+    # Loaded paths the tested tree holds only inside a gitlink no .gitmodules gives a URL:
+    # path -> the gitlink's path (a clone cannot fetch that repository).
+    unregistered: Mapping[str, str] = _EMPTY
     checkout_id: str = ""  # this checkout's id (genstamp.checkout_id.current), "" when none
     # Each tree the messages compare, seen without the run's own output file (the report it
     # was asked to write in the work tree); a tree absent here is seen as it is.
@@ -545,6 +548,19 @@ def _dirty_submodule(facts: Facts, settings: Config) -> Iterator[str | Listed]:
         )
 
 
+def _unregistered_submodule(facts: Facts, settings: Config) -> Iterator[str | Listed]:
+    by_link: dict[str, list[str]] = {}
+    for rel, link in sorted(facts.unregistered.items()):
+        by_link.setdefault(link, []).append(rel)
+    for link, loaded in by_link.items():
+        yield listed(
+            f"the tests loaded code from {link}, a repository the tested tree records without "
+            "a URL in .gitmodules (a clean clone cannot fetch it): ",
+            loaded,
+            PATH_LIMIT,
+        )
+
+
 def _stale_bytecode(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     """Bytecode in the work tree older than the generation, sourceless legacy .pyc files, and
     stale or sourceless bytecode the audit saw the tests load."""
@@ -787,6 +803,12 @@ TABLE = (
         "dirty-submodule",
         "commit inside the submodule and `git add` it here (or stash its changes), then rerun",
         _dirty_submodule,
+    ),
+    Rule(
+        "unregistered-submodule",
+        "register it with its URL (`git submodule add URL PATH`, or an entry in .gitmodules) "
+        "or commit its files in this repository, then rerun",
+        _unregistered_submodule,
     ),
     Rule(
         "stale-bytecode",

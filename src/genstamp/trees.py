@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from genstamp.coprocess import CoProcess, End, moved_beyond
+from genstamp.coprocess import CoProcess, End, Misplaced, moved_beyond
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout, Place, open_checkout
 
@@ -116,10 +116,11 @@ class FromCoProcess:
         assert self.coprocess is not None
         return self.coprocess.tree_end()
 
-    def ignored(self, paths: list[str]) -> list[str]:
-        """Which of ``paths`` git ignores, leaving them out of the tree (after ``end``)."""
+    def misplaced(self, paths: list[str]) -> Misplaced:
+        """Which of ``paths`` git ignores, leaving them out of the tree, and which lie in a
+        repository a clone cannot fetch (after ``end``)."""
         assert self.coprocess is not None
-        return self.coprocess.ignored(paths)
+        return self.coprocess.misplaced(paths)
 
     def close(self) -> None:
         self.await_start()
@@ -158,6 +159,7 @@ class InProcess:
         self._thread.start()
         self._end: _Task | None = None
         self._output = ""
+        self._tree_end: str | None = None
 
     def _take_start(self) -> None:
         from genstamp.identity import tree_identity
@@ -206,13 +208,20 @@ class InProcess:
             raise task.error
         assert task.result is not None and self.start is not None
         moved = moved_beyond(self.repo.repo, self.start, task.result, self._output)
+        self._tree_end = task.result
         return End(task.result, head_id(self.repo.repo), moved)
 
-    def ignored(self, paths: list[str]) -> list[str]:
-        """Which of ``paths`` git ignores, leaving them out of the tree (after ``end``)."""
+    def misplaced(self, paths: list[str]) -> Misplaced:
+        """Which of ``paths`` git ignores, leaving them out of the tree, and which lie in a
+        repository a clone cannot fetch (after ``end``)."""
         from genstamp import placed
+        from genstamp.coprocess import unregistered
 
-        return placed.ignored(self.side or self.repo, paths)
+        checkout = self.side or self.repo
+        assert self._tree_end is not None
+        return Misplaced(
+            placed.ignored(checkout, paths), unregistered(checkout, self._tree_end, paths)
+        )
 
     def begin_tests(self) -> None:
         self.await_start()
