@@ -517,6 +517,42 @@ def test_a_submodule_of_a_submodule(repo: Path, tmp_path: Path, genstamp: RunGen
     assert "outer/inner/innerlib/__init__.py" in message(data, "loaded-not-tested")
 
 
+# -- an edit git is told not to look at ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--skip-worktree", "--assume-unchanged"])
+def test_an_edit_the_index_hides_from_git_is_refused_and_told(
+    project: Path, tmp_path: Path, genstamp: RunGenstamp, option: str
+) -> None:
+    """`git update-index --skip-worktree` (or ``--assume-unchanged``) and an edit: git's status,
+    and so the tree, does not see it, yet the tests run it. A clone runs the committed code
+    (here: it fails). Refused, the option named; the run's own forecast says so too. Control:
+    the flag taken off, the edit is in the tree and the run is accepted."""
+    calc = project / "src" / "calc" / "__init__.py"
+    git(project, "update-index", option, "src/calc/__init__.py")
+    calc.write_text("def add(a, b):\n    return a + b\n\n\nBROKEN = False\n")
+    (project / "tests" / "test_flag.py").write_text(
+        "import calc\n\n\ndef test_flag():\n    assert calc.BROKEN is False\n"
+    )
+    commit_all(project, "a test of the edit only the work tree holds")
+    assert git(project, "status", "--porcelain") == ""  # git does not see the edit
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(project), str(clone))
+    assert run_tests(clone).returncode != 0  # the oracle: the committed code fails
+    out = green(genstamp, project)
+    assert "will refuse: loaded-not-tested: src/calc/__init__.py" in out, out
+    found = rules(data := verdict(genstamp, project)[1])
+    assert found == ["loaded-not-tested"], data
+    said = message(data, "loaded-not-tested")
+    assert f"src/calc/__init__.py ({option})" in said, said
+    git(project, "update-index", f"--no-{option[2:]}", "src/calc/__init__.py")
+    assert git(project, "status", "--porcelain") == " M src/calc/__init__.py"
+    out = green(genstamp, project)
+    assert "will refuse" not in out, out
+    data = verdict(genstamp, project)[1]
+    assert rules(data) == [], data
+
+
 # -- the run's own report -------------------------------------------------------------------------
 
 

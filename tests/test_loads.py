@@ -55,18 +55,25 @@ def project(base: Path, tests: str, files: dict[str, str] | None = None) -> tupl
     return repo, other
 
 
-def run(repo: Path, *args: str, **env: str) -> None:
+def run(repo: Path, *args: str, **env: str) -> str:
+    """A green pytest run: its output."""
     proc = run_pytest(repo, *args, env=subprocess_env(**env))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
 
 
 def scenario(repo: Path, test: str, *args: str, **env: str) -> audit.Audit:
     """Commit ``test`` as the suite, stamp, run pytest green: the audit of the evidence."""
+    return scenario_told(repo, test, *args, **env)[0]
+
+
+def scenario_told(repo: Path, test: str, *args: str, **env: str) -> tuple[audit.Audit, str]:
+    """``scenario``, with what the run told (its output)."""
     (repo / "tests" / "test_it.py").write_text(test)
     commit_all(repo, "test")
     restamp.begin(open_checkout(repo))
-    run(repo, *args, **env)
-    return audit_of(repo)
+    out = run(repo, *args, **env)
+    return audit_of(repo), out
 
 
 # -- sys.modules restored after each test ---------------------------------------------------------
@@ -329,15 +336,19 @@ def test_brief_edit_records_the_bytes_that_ran(tmp_path: Path, edited: bool) -> 
     repo, _ = project(tmp_path, "")
     path = repo / "src" / "calc" / "__init__.py"
     new = OTHER if edited else CALC
-    found = scenario(repo, BRIEF_EDIT.format(path=str(path), new=new), PYTHONPATH=str(repo / "src"))
+    test = BRIEF_EDIT.format(path=str(path), new=new)
+    found, told = scenario_told(repo, test, PYTHONPATH=str(repo / "src"))
     ran = found.loaded["src/calc/__init__.py"]
     assert loads.blob_of(new.encode()) in ran
     assert path.read_text() == CALC  # restored: hashing the file now would see nothing
     if edited:
-        assert failures(repo)  # code that is in no tree ran
+        assert list(failures(repo)) == ["loaded-not-tested"]  # code that is in no tree ran
+        # the run's own forecast says so too, rather than that the gate will accept
+        assert "will refuse: loaded-not-tested: src/calc/__init__.py" in told, told
     else:
         assert ran == (loads.blob_of(CALC.encode()),)
         assert failures(repo) == {}
+        assert "will refuse" not in told and "genstamp gate: bound to tree" in told, told
 
 
 # -- a loader the audit does not know: spec_from_file_location ----------------------------------

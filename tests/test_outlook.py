@@ -46,6 +46,14 @@ ROWS = {
             "which .gitmodules gives no URL: a clean clone cannot fetch it)"
         ],
     ),
+    "loaded-not-tested": (
+        CLEAN._replace(differ=("src/calc/__init__.py",)),
+        [
+            "will refuse: loaded-not-tested: src/calc/__init__.py (the tests loaded bytes the "
+            "tested tree does not hold: a file changed and changed back while they ran, or an "
+            "edit git does not see, as under `git update-index --skip-worktree`)"
+        ],
+    ),
     # an installed package's bytecode is the installer's business, as the gate judges it
     "control-installed-bytecode": (
         CLEAN._replace(flags=(flag(audit.STALE, ".venv/lib/site-packages/x/__init__.py"),)),

@@ -421,6 +421,12 @@ ROWS: dict[str, Row] = {
         ["no-evidence", "dirty-submodule"],
         "no JUnit file",
     ),
+    "loaded-not-tested-an-edit-git-is-told-not-to-look-at": Row(
+        facts(tested_blobs={CALC: "f0" * 20}, hidden={CALC: "--skip-worktree"}),
+        ["loaded-not-tested"],
+        f"differs from the tested tree: {CALC}; git does not look at the work tree's {CALC} "
+        "(--skip-worktree): `git update-index --no-skip-worktree --no-assume-unchanged PATH`",
+    ),
     # unregistered-submodule
     "unregistered-submodule-loaded-through-a-gitlink-without-url": Row(
         facts(unregistered={CALC: "src", "src/calc/b.py": "src"}),

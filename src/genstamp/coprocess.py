@@ -15,10 +15,12 @@ tree, when it writes one there) and prints the tree at the end, HEAD and whether
 moved since the start, that report left out of both (``{"tree", "head", "moved"}``). The
 tree at the end is the one at the start when a watch on the work tree (``genstamp.watch``) saw
 nothing that shapes it change, and a new walk otherwise. A line ``ignored``, a tab and a JSON
-list of paths of the work tree may follow: it prints those the tree leaves out because git
-ignores them (``{"ignored": [...]}``: neither in the index nor in an environment's folder) and
-those that lie in a gitlink no ``.gitmodules`` gives a URL (``"unregistered": {path: gitlink}``),
-and ends. Any failure is an answer ``{"error": "..."}`` and ends it. End of input ends it too.
+request ``{"paths": [...], "loaded": {path: [blob, ...]}}`` may follow: of the paths, it
+prints those the tree leaves out because git ignores them (``{"ignored": [...]}``: neither in
+the index nor in an environment's folder) and those in a gitlink no ``.gitmodules`` gives a URL
+(``"unregistered": {path: gitlink}``); of the files loaded, those loaded with bytes the tree
+does not hold (``"differ": [...]``); and ends. Any failure is an answer ``{"error": "..."}``
+and ends it. End of input ends it too.
 Importing pygit2 costs the test process tens of milliseconds (and two more full collections at
 exit); here it runs beside pytest's own start-up and collection.
 """
@@ -38,6 +40,7 @@ from genstamp.errors import GenstampError
 
 if TYPE_CHECKING:  # the test process's side never imports pygit2
     import subprocess
+    from collections.abc import Mapping, Sequence
 
     import pygit2
 
@@ -87,6 +90,7 @@ class Misplaced(NamedTuple):
 
     ignored: list[str]  # git ignores them
     unregistered: dict[str, str]  # path -> the gitlink it lies in, which has no URL
+    differ: tuple[str, ...] = ()  # loaded as the tree does not hold them
 
 
 class End(NamedTuple):
@@ -175,26 +179,40 @@ class CoProcess:
         head = answer.get("head")
         return End(tree, head if isinstance(head, str) else None, answer.get("moved") is True)
 
-    def misplaced(self, paths: list[str]) -> Misplaced:
+    def misplaced(
+        self, paths: list[str], loaded: Mapping[str, Sequence[str]] | None = None
+    ) -> Misplaced:
         """Which of ``paths`` (relative to the work tree) git ignores, leaving them out of the
-        tree, and which lie in a repository a clone cannot fetch (after ``tree_end``; the
-        co-process ends once it has answered)."""
+        tree, which lie in a repository a clone cannot fetch, and which of the files ``loaded``
+        (path -> blob ids loaded) were loaded as the tree does not hold them (after
+        ``tree_end``; the co-process ends once it has answered)."""
         stdin: IO[str] | None = self.proc.stdin if self.proc is not None else None
         if stdin is None:
             raise GenstampError("genstamp's co-process is gone")
         try:
-            stdin.write(f"{IGNORED}\t{json.dumps(paths)}\n")
+            asked = {"paths": paths, "loaded": {k: list(v) for k, v in (loaded or {}).items()}}
+            stdin.write(f"{IGNORED}\t{json.dumps(asked)}\n")
             stdin.flush()
         except (OSError, ValueError) as exc:
             raise GenstampError(f"genstamp's co-process is gone: {exc}") from exc
         answer = self.read()
         found = answer.get("ignored")
         links = answer.get("unregistered", {})
-        if "error" in answer or not isinstance(found, list) or not isinstance(links, dict):
+        differ = answer.get("differ", [])
+        if (
+            "error" in answer
+            or not isinstance(found, list)
+            or not isinstance(links, dict)
+            or not isinstance(differ, list)
+        ):
             raise GenstampError(
                 f"which loaded files git ignores is unknown: {answer.get('error', 'no answer')}"
             )
-        return Misplaced([str(p) for p in found], {str(p): str(g) for p, g in links.items()})
+        return Misplaced(
+            [str(p) for p in found],
+            {str(p): str(g) for p, g in links.items()},
+            tuple(str(p) for p in differ),
+        )
 
     def close(self, *, abandon: bool = False) -> None:
         """End the co-process: it ends itself at the end of its input, unless ``abandon``
@@ -312,11 +330,14 @@ def main(argv: list[str]) -> int:
                 _say({"tree": tree, "head": head_id(end.repo), "moved": moved})
                 answered = True
             elif word == IGNORED and answered:
-                paths = [p for p in json.loads(rest) if isinstance(p, str)]
+                asked = json.loads(rest)
+                paths = [p for p in asked.get("paths", ()) if isinstance(p, str)]
+                loaded = asked.get("loaded", {})
                 _say(
                     {
                         "ignored": placed.ignored(end, paths),
                         "unregistered": unregistered(end, tree, paths),
+                        "differ": differing(end, tree, loaded),
                     }
                 )
                 break
@@ -342,6 +363,37 @@ def unregistered(checkout: Checkout, tree: str, paths: list[str]) -> dict[str, s
     found: dict[str, str] = {}
     loaded_blobs(checkout, tree, dict.fromkeys(inside), found)
     return found
+
+
+def differing(checkout: Checkout, tree: str, loaded: dict[str, list[str]]) -> list[str]:
+    """Of the files ``loaded`` (path -> the blob ids of the bytes the tests loaded) that
+    ``tree`` holds, those loaded with bytes that are not its blob, as ``git add`` would store
+    them (what the gate refuses as ``loaded-not-tested``: a file changed and changed back
+    while the tests ran, an edit ``--skip-worktree`` hides from git)."""
+    import pygit2
+
+    top = checkout.repo.get(tree)
+    if not isinstance(top, pygit2.Tree):
+        return []
+    blobs: dict[str, str] = {}
+    odd: dict[str, list[str]] = {}
+    for rel, raws in loaded.items():
+        try:
+            blob = str(top[rel].id)
+        except (KeyError, TypeError, ValueError):
+            continue  # not in the tree's own folders: the gate places it
+        if any(raw != blob for raw in raws):
+            blobs[rel], odd[rel] = blob, [str(raw) for raw in raws]
+    if not odd:
+        return []
+    from genstamp.facts import converted  # a file loaded as no tree has it: rare, and heavy
+
+    added = converted(checkout, tree, blobs, odd)
+    return sorted(
+        rel
+        for rel, raws in odd.items()
+        if any(raw != blobs[rel] and added.get((rel, raw)) != blobs[rel] for raw in raws)
+    )
 
 
 def _in_gitlink(index: pygit2.Index, path: str) -> bool:

@@ -32,7 +32,7 @@ from genstamp import (
 )
 from genstamp.bytecode import PYCACHE
 from genstamp.errors import GenstampError
-from genstamp.identity import added_blobs, scan
+from genstamp.identity import added_blobs, hidden_from_git, scan
 from genstamp.placed import installed, placement
 from genstamp.repo import Checkout
 from genstamp.rules import (
@@ -134,6 +134,7 @@ def with_report(
     added: dict[tuple[str, str], str | None] = {}
     placed: dict[str, str] = {}
     unregistered: dict[str, str] = {}
+    hidden: dict[str, str] = {}
     views: dict[str, str] = {}
     venvs: dict[str, bool] = {}
     suites_found: tuple[suite.Suite, ...] | None = None
@@ -159,6 +160,7 @@ def with_report(
             blobs = loaded_blobs(checkout, props[binding.P_TREE_END], asked, unregistered)
             if blobs is not None:
                 added = converted(checkout, props[binding.P_TREE_END], blobs, wanted)
+                hidden = hidden_edits(checkout, blobs, added, wanted)
                 flagged = [f.path for f in loaded.flags if not os.path.isabs(f.path)]
                 paths = [*loaded.loaded, *flagged, *loaded.namespaces]
                 placed = placement(checkout, paths, blobs, venvs)
@@ -178,6 +180,7 @@ def with_report(
         added=added,
         placed=placed,
         unregistered=unregistered,
+        hidden=hidden,
         views=views,
         suites=suites_found,
     )
@@ -231,6 +234,32 @@ def clean_rooms(
         if record is not None:
             found[tree] = record
     return found, tuple(problems), cleanrecord.latest(checkout.gitdir)
+
+
+def hidden_edits(
+    checkout: Checkout,
+    blobs: Mapping[str, str],
+    added: Mapping[tuple[str, str], str | None],
+    loaded: Mapping[str, Sequence[str]],
+) -> dict[str, str]:
+    """Of the loaded files whose bytes are not the tested blob, those the index tells git not
+    to look at, with the `git update-index` option that did it (a loaded edit git's status,
+    and so the tree, does not see)."""
+    differ = [
+        rel
+        for rel, loads in loaded.items()
+        if rel in blobs
+        and any(raw != blobs[rel] and added.get((rel, raw)) != blobs[rel] for raw in loads)
+    ]
+    if not differ:
+        return {}
+    index = checkout.repo.index
+    out = {}
+    for rel in differ:
+        why = hidden_from_git(index, rel)
+        if why:
+            out[rel] = why
+    return out
 
 
 def converted(

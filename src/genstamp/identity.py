@@ -1086,6 +1086,26 @@ def _skip_worktree(index: pygit2.Index, path: str) -> bool:
     return bool(_extended_flags(index, path) & _SKIP_WORKTREE)
 
 
+_ASSUME_VALID = 0x8000  # GIT_INDEX_ENTRY_VALID (`git update-index --assume-unchanged`)
+
+
+def hidden_from_git(index: pygit2.Index, path: str) -> str:
+    """Why git does not look at the work tree's file ``path`` ("" when it does): the option of
+    `git update-index` that set its index entry so."""
+    try:
+        from pygit2.ffi import C, ffi
+    except ImportError:  # pragma: no cover - a pygit2 without its cffi module
+        return ""
+    raw = C.git_index_get_bypath(index._index, os.fsencode(path), 0)
+    if raw == ffi.NULL:
+        return ""
+    if int(raw.flags_extended) & _SKIP_WORKTREE:
+        return "--skip-worktree"
+    if int(raw.flags) & _ASSUME_VALID:
+        return "--assume-unchanged"
+    return ""
+
+
 def _extended_flags(index: pygit2.Index, path: str) -> int:
     """The extended flags of the stage-0 index entry for ``path`` (0 when there is none).
     pygit2's IndexEntry does not carry them: libgit2's entry is read through pygit2's cffi

@@ -32,6 +32,7 @@ class Run(NamedTuple):
     moved: bool | None = None
     # Loaded files in a repository the tree records without a .gitmodules URL: (path, gitlink).
     unregistered: tuple[tuple[str, str], ...] = ()
+    differ: tuple[str, ...] = ()  # files the tests loaded as the tree at the end does not hold
 
 
 # The audit's flag kinds, as the rule that refuses them.
@@ -57,6 +58,12 @@ def lines(run: Run) -> list[str]:
         refusals.append(
             "tree-moved: the tree changed while the tests ran — keep it still (a file the run "
             "writes there, such as coverage's .coverage, belongs in .gitignore), then rerun"
+        )
+    if run.differ:
+        refusals.append(
+            f"loaded-not-tested: {_named(list(run.differ))} (the tests loaded bytes the tested "
+            "tree does not hold: a file changed and changed back while they ran, or an edit "
+            "git does not see, as under `git update-index --skip-worktree`)"
         )
     by_rule: dict[str, list[str]] = {}
     for flag in run.flags:

@@ -629,6 +629,7 @@ class Session:
             failed=exitstatus == pytest.ExitCode.TESTS_FAILED or session.testsfailed > 0,
             ignored=tuple(misplaced.ignored),
             unregistered=tuple(sorted(misplaced.unregistered.items())),
+            differ=misplaced.differ,
             moved=moved,
         )
         for line in outlook.lines(run):
@@ -642,10 +643,10 @@ class Session:
 
         globs = self.start.settings.generated
         candidates = [rel for rel in merged.loaded if not generated(rel, globs)]
-        if not candidates:
+        if not merged.loaded:
             return Misplaced([], {})
         try:
-            return trees.misplaced(candidates)
+            return trees.misplaced(candidates, merged.loaded)
         except GenstampError:
             return Misplaced([], {})
 

@@ -83,6 +83,9 @@ class Facts(NamedTuple):
     # Loaded paths the tested tree holds only inside a gitlink no .gitmodules gives a URL:
     # path -> the gitlink's path (a clone cannot fetch that repository).
     unregistered: Mapping[str, str] = _EMPTY
+    # Loaded files whose bytes are not the tested blob and that the index tells git not to
+    # look at: path -> the `git update-index` option ("--skip-worktree", "--assume-unchanged").
+    hidden: Mapping[str, str] = _EMPTY
     checkout_id: str = ""  # this checkout's id (genstamp.checkout_id.current), "" when none
     # Each tree the messages compare, seen without the run's own output file (the report it
     # was asked to write in the work tree); a tree absent here is seen as it is.
@@ -498,7 +501,17 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
         elif facts.placed.get(rel) not in (INSTALLED, IGNORED):
             absent.append(rel)  # ignored files are ignored-code's; unknown is not tested
     if differ:
-        yield listed("code loaded by the tests differs from the tested tree: ", differ, PATH_LIMIT)
+        found = listed(
+            "code loaded by the tests differs from the tested tree: ", differ, PATH_LIMIT
+        )
+        hidden = [f"{rel} ({facts.hidden[rel]})" for rel in differ if rel in facts.hidden]
+        if hidden:
+            found = found._replace(
+                message=f"{found.message}; git does not look at the work tree's "
+                f"{limit(hidden, PATH_LIMIT)}: `git update-index --no-skip-worktree "
+                "--no-assume-unchanged PATH` shows the edit to git"
+            )
+        yield found
     if absent:
         yield listed("code loaded by the tests is not in the tested tree: ", absent, PATH_LIMIT)
     folders = [

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,11 +116,14 @@ class FromCoProcess:
         assert self.coprocess is not None
         return self.coprocess.tree_end()
 
-    def misplaced(self, paths: list[str]) -> Misplaced:
-        """Which of ``paths`` git ignores, leaving them out of the tree, and which lie in a
-        repository a clone cannot fetch (after ``end``)."""
+    def misplaced(
+        self, paths: list[str], loaded: Mapping[str, Sequence[str]] | None = None
+    ) -> Misplaced:
+        """Which of ``paths`` git ignores, leaving them out of the tree, which lie in a
+        repository a clone cannot fetch, and which of ``loaded`` were loaded as the tree does
+        not hold them (after ``end``)."""
         assert self.coprocess is not None
-        return self.coprocess.misplaced(paths)
+        return self.coprocess.misplaced(paths, loaded)
 
     def close(self) -> None:
         self.await_start()
@@ -211,16 +214,20 @@ class InProcess:
         self._tree_end = task.result
         return End(task.result, head_id(self.repo.repo), moved)
 
-    def misplaced(self, paths: list[str]) -> Misplaced:
-        """Which of ``paths`` git ignores, leaving them out of the tree, and which lie in a
-        repository a clone cannot fetch (after ``end``)."""
+    def misplaced(
+        self, paths: list[str], loaded: Mapping[str, Sequence[str]] | None = None
+    ) -> Misplaced:
+        """As ``FromCoProcess.misplaced``, here (after ``end``)."""
         from genstamp import placed
-        from genstamp.coprocess import unregistered
+        from genstamp.coprocess import differing, unregistered
 
         checkout = self.side or self.repo
-        assert self._tree_end is not None
+        tree = self._tree_end
+        assert tree is not None
         return Misplaced(
-            placed.ignored(checkout, paths), unregistered(checkout, self._tree_end, paths)
+            placed.ignored(checkout, paths),
+            unregistered(checkout, tree, paths),
+            tuple(differing(checkout, tree, {k: list(v) for k, v in (loaded or {}).items()})),
         )
 
     def begin_tests(self) -> None:
