@@ -521,32 +521,49 @@ def test_a_submodule_of_a_submodule(repo: Path, tmp_path: Path, genstamp: RunGen
 
 
 @pytest.mark.parametrize("option", ["--skip-worktree", "--assume-unchanged"])
+@pytest.mark.parametrize("code", [True, False], ids=["code", "config"])
 def test_an_edit_the_index_hides_from_git_is_refused_and_told(
-    project: Path, tmp_path: Path, genstamp: RunGenstamp, option: str
+    project: Path, tmp_path: Path, genstamp: RunGenstamp, option: str, code: bool
 ) -> None:
     """`git update-index --skip-worktree` (or ``--assume-unchanged``) and an edit: git's status,
-    and so the tree, does not see it, yet the tests run it. A clone runs the committed code
-    (here: it fails). Refused, the option named; the run's own forecast says so too. Control:
-    the flag taken off, the edit is in the tree and the run is accepted."""
-    calc = project / "src" / "calc" / "__init__.py"
-    git(project, "update-index", option, "src/calc/__init__.py")
-    calc.write_text("def add(a, b):\n    return a + b\n\n\nBROKEN = False\n")
+    and so the tree, does not see it, yet the tests run with it. A clone runs the committed
+    files (here: it fails). Refused, naming the file and the option, whether the file is code
+    the tests load (the run's own forecast says that one too) or the configuration that lets
+    them import it. Control: the flag lifted, the edit is in the tree and the run accepted."""
     (project / "tests" / "test_flag.py").write_text(
         "import calc\n\n\ndef test_flag():\n    assert calc.BROKEN is False\n"
     )
-    commit_all(project, "a test of the edit only the work tree holds")
+    calc = project / "src" / "calc" / "__init__.py"
+    config = project / "pyproject.toml"
+    if code:  # committed without BROKEN; the work tree's calc has it
+        flagged = "src/calc/__init__.py"
+    else:  # committed without the import path; the work tree's config adds it
+        flagged = "pyproject.toml"
+        calc.write_text("def add(a, b):\n    return a + b\n\n\nBROKEN = False\n")
+        config.write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    commit_all(project, "the committed state")
+    git(project, "update-index", option, flagged)
+    if code:
+        calc.write_text("def add(a, b):\n    return a + b\n\n\nBROKEN = False\n")
+    else:
+        config.write_text(
+            '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n'
+        )
     assert git(project, "status", "--porcelain") == ""  # git does not see the edit
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(project), str(clone))
-    assert run_tests(clone).returncode != 0  # the oracle: the committed code fails
+    assert run_tests(clone).returncode != 0  # the oracle: the committed files fail
     out = green(genstamp, project)
-    assert "will refuse: loaded-not-tested: src/calc/__init__.py" in out, out
     found = rules(data := verdict(genstamp, project)[1])
-    assert found == ["loaded-not-tested"], data
-    said = message(data, "loaded-not-tested")
-    assert f"src/calc/__init__.py ({option})" in said, said
-    git(project, "update-index", f"--no-{option[2:]}", "src/calc/__init__.py")
-    assert git(project, "status", "--porcelain") == " M src/calc/__init__.py"
+    assert "hidden-change" in found, data
+    assert f"{flagged} ({option})" in message(data, "hidden-change")
+    if code:
+        assert found == ["loaded-not-tested", "hidden-change"], data
+        assert f"will refuse: loaded-not-tested: {flagged}" in out, out
+    else:
+        assert found == ["hidden-change"], data
+    git(project, "update-index", f"--no-{option[2:]}", flagged)
+    assert git(project, "status", "--porcelain") == f" M {flagged}"
     out = green(genstamp, project)
     assert "will refuse" not in out, out
     data = verdict(genstamp, project)[1]

@@ -22,7 +22,7 @@ import pytest
 from conftest import commit_all, git, git_tree, init_repo, run_genstamp, run_pytest, subprocess_env
 
 from genstamp.generation import current
-from genstamp.identity import tree_identity
+from genstamp.identity import hidden_changes, tree_identity
 from genstamp.repo import find_place, open_checkout
 
 CALC = Path("src", "calc", "__init__.py")
@@ -171,6 +171,19 @@ def test_sparse_checkout_identity_equals_git(sparse: Path) -> None:
     assert tree_identity(open_checkout(sparse)) == git(sparse, "rev-parse", "HEAD^{tree}")
     (sparse / "app" / "a.py").write_text("X = 2\n")
     assert tree_identity(open_checkout(sparse)) == git_tree(sparse)
+
+
+def test_a_sparse_checkouts_absent_files_are_no_hidden_change(sparse: Path) -> None:
+    """Outside the cone the index's entries are skip-worktree and their files absent: no
+    change. A file written there with other content is one git does not see."""
+    assert hidden_changes(open_checkout(sparse)) == {}
+    (sparse / "docs").mkdir()
+    (sparse / "docs" / "README").write_text("docs\n")  # as committed
+    assert hidden_changes(open_checkout(sparse)) == {}
+    (sparse / "docs" / "a.py").write_text("X = 3\n")
+    # (before any git command: git 2.37+ clears the flag of a present file as it reads the
+    # index, where libgit2's walk, and so the tree, honours it)
+    assert hidden_changes(open_checkout(sparse)) == {"docs/a.py": "--skip-worktree"}
 
 
 def test_sparse_checkout_git_oracle_keeps_the_files_outside_the_cone(sparse: Path) -> None:

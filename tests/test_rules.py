@@ -421,11 +421,18 @@ ROWS: dict[str, Row] = {
         ["no-evidence", "dirty-submodule"],
         "no JUnit file",
     ),
-    "loaded-not-tested-an-edit-git-is-told-not-to-look-at": Row(
-        facts(tested_blobs={CALC: "f0" * 20}, hidden={CALC: "--skip-worktree"}),
-        ["loaded-not-tested"],
-        f"differs from the tested tree: {CALC}; git does not look at the work tree's {CALC} "
-        "(--skip-worktree): `git update-index --no-skip-worktree --no-assume-unchanged PATH`",
+    # hidden-change
+    "hidden-change-a-flagged-file-edited": Row(
+        facts(hidden={"pyproject.toml": "--assume-unchanged", CALC: "--skip-worktree"}),
+        ["hidden-change"],
+        "the work tree holds changes the index tells git not to look at (git status, git add "
+        "and the tree leave them out; a clean clone has the committed files): "
+        f"pyproject.toml (--assume-unchanged), {CALC} (--skip-worktree)",
+    ),
+    "hidden-change-without-evidence-too": Row(
+        facts(report=None, hidden={"pyproject.toml": "--assume-unchanged"}),
+        ["no-evidence", "hidden-change"],
+        "no JUnit file",
     ),
     # unregistered-submodule
     "unregistered-submodule-loaded-through-a-gitlink-without-url": Row(
@@ -691,6 +698,7 @@ def test_the_table_is_the_documented_rules_in_order() -> None:
         "loaded-not-tested",
         "ignored-code",
         "dirty-submodule",
+        "hidden-change",
         "unregistered-submodule",
         "stale-bytecode",
         "stale-extension",

@@ -32,7 +32,7 @@ from genstamp import (
 )
 from genstamp.bytecode import PYCACHE
 from genstamp.errors import GenstampError
-from genstamp.identity import added_blobs, hidden_from_git, scan
+from genstamp.identity import added_blobs, hidden_changes, scan
 from genstamp.placed import installed, placement
 from genstamp.repo import Checkout
 from genstamp.rules import (
@@ -66,7 +66,8 @@ def workspace(
     checkout: Checkout, revs: Sequence[str] = (), labels: Mapping[str, str] | None = None
 ) -> Facts:
     """The facts of the checkout itself, the same whatever evidence is judged: the targets,
-    the stamp, the bytecode on disk, the submodules (one walk of the work tree)."""
+    the stamp, the bytecode on disk, the submodules, the changes the index hides from git
+    (one walk of the work tree)."""
     targets = tuple(rev_tree(checkout, r, (labels or {}).get(r)) for r in revs)
     # One walk of the work tree: its identity (when it is the target) and where bytecode lives.
     # The tree from the record kept in the git dir when it still holds (idcache).
@@ -106,6 +107,7 @@ def workspace(
             [rel for rel in walk.bytecode if not installed(checkout.workdir, rel, venvs)],
         ),
         submodules=dirty_submodules(checkout),
+        hidden=hidden_changes(checkout),
         checkout_id=checkout_id.current(checkout.gitdir),
     )
 
@@ -134,7 +136,6 @@ def with_report(
     added: dict[tuple[str, str], str | None] = {}
     placed: dict[str, str] = {}
     unregistered: dict[str, str] = {}
-    hidden: dict[str, str] = {}
     views: dict[str, str] = {}
     venvs: dict[str, bool] = {}
     suites_found: tuple[suite.Suite, ...] | None = None
@@ -160,7 +161,6 @@ def with_report(
             blobs = loaded_blobs(checkout, props[binding.P_TREE_END], asked, unregistered)
             if blobs is not None:
                 added = converted(checkout, props[binding.P_TREE_END], blobs, wanted)
-                hidden = hidden_edits(checkout, blobs, added, wanted)
                 flagged = [f.path for f in loaded.flags if not os.path.isabs(f.path)]
                 paths = [*loaded.loaded, *flagged, *loaded.namespaces]
                 placed = placement(checkout, paths, blobs, venvs)
@@ -180,7 +180,6 @@ def with_report(
         added=added,
         placed=placed,
         unregistered=unregistered,
-        hidden=hidden,
         views=views,
         suites=suites_found,
     )
@@ -234,32 +233,6 @@ def clean_rooms(
         if record is not None:
             found[tree] = record
     return found, tuple(problems), cleanrecord.latest(checkout.gitdir)
-
-
-def hidden_edits(
-    checkout: Checkout,
-    blobs: Mapping[str, str],
-    added: Mapping[tuple[str, str], str | None],
-    loaded: Mapping[str, Sequence[str]],
-) -> dict[str, str]:
-    """Of the loaded files whose bytes are not the tested blob, those the index tells git not
-    to look at, with the `git update-index` option that did it (a loaded edit git's status,
-    and so the tree, does not see)."""
-    differ = [
-        rel
-        for rel, loads in loaded.items()
-        if rel in blobs
-        and any(raw != blobs[rel] and added.get((rel, raw)) != blobs[rel] for raw in loads)
-    ]
-    if not differ:
-        return {}
-    index = checkout.repo.index
-    out = {}
-    for rel in differ:
-        why = hidden_from_git(index, rel)
-        if why:
-            out[rel] = why
-    return out
 
 
 def converted(

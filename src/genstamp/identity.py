@@ -1089,21 +1089,50 @@ def _skip_worktree(index: pygit2.Index, path: str) -> bool:
 _ASSUME_VALID = 0x8000  # GIT_INDEX_ENTRY_VALID (`git update-index --assume-unchanged`)
 
 
-def hidden_from_git(index: pygit2.Index, path: str) -> str:
-    """Why git does not look at the work tree's file ``path`` ("" when it does): the option of
-    `git update-index` that set its index entry so."""
+def hidden_changes(checkout: Checkout) -> dict[str, str]:
+    """The work tree's changes that the index tells git not to look at: each path whose index
+    entry is ``--assume-unchanged`` or ``--skip-worktree`` and whose file is there with other
+    content than the entry's blob (git's conversion applied), with the option. git's status,
+    ``git add -A`` and so the tree identity leave such a change out, though the tests see it.
+    A skip-worktree file that is not there (a sparse checkout) is no change."""
     try:
         from pygit2.ffi import C, ffi
     except ImportError:  # pragma: no cover - a pygit2 without its cffi module
-        return ""
-    raw = C.git_index_get_bypath(index._index, os.fsencode(path), 0)
-    if raw == ffi.NULL:
-        return ""
-    if int(raw.flags_extended) & _SKIP_WORKTREE:
-        return "--skip-worktree"
-    if int(raw.flags) & _ASSUME_VALID:
-        return "--assume-unchanged"
-    return ""
+        return {}
+    repo = checkout.repo
+    index = repo.index
+    index.read(force=False)
+    raw = index._index
+    flagged: list[tuple[str, str, str]] = []
+    for n in range(C.git_index_entrycount(raw)):
+        entry = C.git_index_get_byindex(raw, n)
+        flags, extended = entry.flags, entry.flags_extended
+        if not (flags & _ASSUME_VALID or extended & _SKIP_WORKTREE) or flags & _STAGE_MASK:
+            continue
+        option = "--skip-worktree" if extended & _SKIP_WORKTREE else "--assume-unchanged"
+        path = os.fsdecode(ffi.string(entry.path))
+        flagged.append((path, option, bytes(ffi.buffer(entry.id.id, 20)).hex()))
+    out: dict[str, str] = {}
+    for path, option, blob in flagged:
+        full = os.path.join(checkout.workdir, path)
+        try:
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                now = str(pygit2.hash(os.fsencode(os.readlink(full))))
+            elif stat.S_ISREG(st.st_mode):
+                now = str(repo.hashfile(os.fsencode(full), as_path=os.fsencode(path)))  # type: ignore[arg-type]
+            else:
+                now = ""  # a folder where the index has a file
+        except FileNotFoundError:
+            continue
+        except (OSError, pygit2.GitError):
+            now = ""
+        if now != blob:
+            out[path] = option
+    return out
+
+
+_STAGE_MASK = 0x3000  # an entry's merge stage, in its flags
 
 
 def _extended_flags(index: pygit2.Index, path: str) -> int:

@@ -83,8 +83,8 @@ class Facts(NamedTuple):
     # Loaded paths the tested tree holds only inside a gitlink no .gitmodules gives a URL:
     # path -> the gitlink's path (a clone cannot fetch that repository).
     unregistered: Mapping[str, str] = _EMPTY
-    # Loaded files whose bytes are not the tested blob and that the index tells git not to
-    # look at: path -> the `git update-index` option ("--skip-worktree", "--assume-unchanged").
+    # The work tree's changes the index tells git not to look at (so the tree leaves them
+    # out): path -> the `git update-index` option ("--skip-worktree", "--assume-unchanged").
     hidden: Mapping[str, str] = _EMPTY
     checkout_id: str = ""  # this checkout's id (genstamp.checkout_id.current), "" when none
     # Each tree the messages compare, seen without the run's own output file (the report it
@@ -501,17 +501,7 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
         elif facts.placed.get(rel) not in (INSTALLED, IGNORED):
             absent.append(rel)  # ignored files are ignored-code's; unknown is not tested
     if differ:
-        found = listed(
-            "code loaded by the tests differs from the tested tree: ", differ, PATH_LIMIT
-        )
-        hidden = [f"{rel} ({facts.hidden[rel]})" for rel in differ if rel in facts.hidden]
-        if hidden:
-            found = found._replace(
-                message=f"{found.message}; git does not look at the work tree's "
-                f"{limit(hidden, PATH_LIMIT)}: `git update-index --no-skip-worktree "
-                "--no-assume-unchanged PATH` shows the edit to git"
-            )
-        yield found
+        yield listed("code loaded by the tests differs from the tested tree: ", differ, PATH_LIMIT)
     if absent:
         yield listed("code loaded by the tests is not in the tested tree: ", absent, PATH_LIMIT)
     folders = [
@@ -557,6 +547,17 @@ def _dirty_submodule(facts: Facts, settings: Config) -> Iterator[str | Listed]:
         yield listed(
             f"submodule {sub.path} has changes its recorded commit does not hold: ",
             sub.changes,
+            PATH_LIMIT,
+        )
+
+
+def _hidden_change(facts: Facts, settings: Config) -> Iterator[str | Listed]:
+    if facts.hidden:
+        found = [f"{rel} ({option})" for rel, option in sorted(facts.hidden.items())]
+        yield listed(
+            "the work tree holds changes the index tells git not to look at (git status, "
+            "git add and the tree leave them out; a clean clone has the committed files): ",
+            found,
             PATH_LIMIT,
         )
 
@@ -816,6 +817,12 @@ TABLE = (
         "dirty-submodule",
         "commit inside the submodule and `git add` it here (or stash its changes), then rerun",
         _dirty_submodule,
+    ),
+    Rule(
+        "hidden-change",
+        "lift the flag (`git update-index --no-assume-unchanged --no-skip-worktree PATH`), "
+        "commit or revert the change, then rerun",
+        _hidden_change,
     ),
     Rule(
         "unregistered-submodule",
