@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -65,14 +66,62 @@ def test_protocol_with_a_real_child(committed: Path) -> None:
             "workdir": str(open_checkout(committed).workdir),
             "gitdir": str(open_checkout(committed).gitdir),
         }
-        # a small tree: never "early", however long its walk
-        assert child.read() == {"tree": git_tree(committed)}
+        # a small tree: never "early", however long its walk (its tree may be the one kept
+        # at the start of an earlier child's run: ``test_a_small_trees_start_is_kept``)
+        answer = child.read()
+        assert answer["tree"] == git_tree(committed)
+        assert set(answer) <= {"tree", "kept"}
         child.ask_end()
         head = git(committed, "rev-parse", "HEAD")
         assert child.tree_end() == (git_tree(committed), head, False)
     finally:
         child.close()
     assert child.read() == {"error": "genstamp's co-process is gone"}
+
+
+def start_answer(repo: Path) -> dict[str, object]:
+    """A co-process's answer for the tree at the start, then a run's end (the tree at the end
+    must be git's too)."""
+    child = CoProcess(repo)
+    try:
+        assert "workdir" in child.read()
+        answer = child.read()
+        child.ask_end()
+        assert child.tree_end().tree == git_tree(repo)
+        return answer
+    finally:
+        child.close()
+
+
+def test_a_small_trees_start_is_kept(tmp_path: Path) -> None:
+    """The tree at the start of a run is kept in the git dir, its inputs stamped before the
+    walk; the next co-process says it before importing pygit2 while git's list of differing
+    paths and every input confirm it. A change of the work tree (one that keeps size and
+    mtime too), of the index or of the config is walked again. Each answer is git's tree."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / "a.txt").write_text("a\n")
+    (repo / "new.txt").write_text("untracked, not ignored\n")
+    commit_all(repo, "a")
+    (repo / "new.txt").write_text("untracked, not ignored\n")
+    time.sleep(2.1)  # what was written within the racy window cannot vouch for itself
+    assert start_answer(repo) == {"tree": git_tree(repo)}  # walked, and kept
+    assert (repo / ".git" / "genstamp" / "start-tree.json").is_file()
+    assert start_answer(repo) == {"tree": git_tree(repo), "kept": True}
+    # an edit that keeps size and mtime: its ctime moved, git lists it
+    path = repo / "a.txt"
+    before = path.stat()
+    path.write_text("b\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert start_answer(repo) == {"tree": git_tree(repo)}
+    path.write_text("a\n")
+    time.sleep(2.1)
+    assert start_answer(repo) == {"tree": git_tree(repo)}  # kept again
+    assert start_answer(repo) == {"tree": git_tree(repo), "kept": True}
+    # the settings that shape the tree: the config (a clean filter, autocrlf) and the index
+    git(repo, "config", "core.autocrlf", "true")
+    assert start_answer(repo) == {"tree": git_tree(repo)}
+    git(repo, "add", "new.txt")
+    assert start_answer(repo) == {"tree": git_tree(repo)}
 
 
 @pytest.mark.parametrize(("written", "moved"), [(["out.xml"], False), (["out.xml", "x"], True)])

@@ -146,6 +146,18 @@ class CoProcess:
             return {"error": f"genstamp's co-process gave no answer (exit status {code})"}
         return data
 
+    def answered(self) -> bool:
+        """Whether an answer is there to read (False: reading would wait, or cannot tell)."""
+        proc = self.proc
+        if proc is None or proc.stdout is None:
+            return True
+        import select
+
+        try:
+            return bool(select.select([proc.stdout], [], [], 0)[0])
+        except (OSError, ValueError):
+            return False
+
     def begin(self) -> bool:
         """Say that the tests begin now (the co-process watches the work tree); False when it
         could not be said (the co-process is gone)."""
@@ -267,48 +279,73 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         _say({"error": f"usage: python -m {MODULE} FOLDER"})
         return 2
+    # The tree kept at the start of the last run, while it holds (git's list confirms it):
+    # said before pygit2's import, which would make the tests wait for it.
+    from genstamp.statuscache import start_tree
+
+    kept = start_tree(argv[0])
+    if kept is not None:
+        _say({"workdir": str(kept[0].workdir), "gitdir": str(kept[0].gitdir)})
+        _say({"tree": kept[1], "kept": True})
     try:
         from genstamp import placed
         from genstamp.identity import cpu_jobs, prepare, tree_identity
         from genstamp.repo import head_id, open_checkout
+        from genstamp.statuscache import Inputs, config_files, keep_start
         from genstamp.watch import Watch
 
         checkout = open_checkout(argv[0])
     except Exception as exc:
         _say(_error(exc))
         return 1
-    _say({"workdir": str(checkout.workdir), "gitdir": str(checkout.gitdir)})
+    if kept is None:
+        _say({"workdir": str(checkout.workdir), "gitdir": str(checkout.gitdir)})
+    watch: Watch | None = None
     try:
-        # A second handle, for the watch and the tree at the end: its index is read now and
-        # again only if the file changes (the first one's will hold the start's additions);
-        # it must be the same checkout.
-        end = open_checkout(argv[0])
-        if (end.workdir, end.gitdir) != (checkout.workdir, checkout.gitdir):
+        if kept is not None:
+            place, start = kept
+            if (checkout.workdir, checkout.gitdir) != (place.workdir, place.gitdir):
+                raise GenstampError(
+                    f"libgit2 opens the checkout {checkout.workdir} (git dir "
+                    f"{checkout.gitdir}), not {place.workdir} (git dir {place.gitdir})"
+                )
+            # No watch: it would begin after the tree was said. The end is walked.
             end = checkout
-        end.repo.index  # noqa: B018 - read now, for the watch
-        # The watch begins before the walk at the start, so that any change the walk could
-        # miss is an event.
-        watch: Watch | None = None
-        if end is not checkout:
-            try:
-                watch = Watch(end)
-            except Exception:  # no watch (Unavailable, or anything else): walk at the end
-                watch = None
-        # The walk of a large, watched work tree: the tests need not wait for it (that of a
-        # small one they wait for, as before: there is little to gain, and a test that writes
-        # into the tree is then told as a move of the tree).
-        early = watch is not None and len(end.repo.index) >= EARLY_FILES
-        if early:
-            _say({"early": True})
-        start = tree_identity(checkout)
-        # The test process may have begun its tests during the walk (``begin`` on our input,
-        # written before it ran any): the walk is the tree they began on only if nothing that
-        # shapes the tree changed since the watch began. Not yet begun, they begin on this
-        # tree, and what changes from now on is the end's to see.
-        if early and watch is not None and _begun() and not watch.unchanged():
-            _say({"tree": start, "raced": watch.changed})
+            early = False
         else:
-            _say({"tree": start})
+            # A second handle, for the watch and the tree at the end: its index is read now
+            # and again only if the file changes (the first one's will hold the start's
+            # additions); it must be the same checkout.
+            end = open_checkout(argv[0])
+            if (end.workdir, end.gitdir) != (checkout.workdir, checkout.gitdir):
+                end = checkout
+            end.repo.index  # noqa: B018 - read now, for the watch
+            # The watch begins before the walk at the start, so that any change the walk
+            # could miss is an event.
+            if end is not checkout:
+                try:
+                    watch = Watch(end)
+                except Exception:  # no watch (Unavailable, or anything else): walk at the end
+                    watch = None
+            # The walk of a large, watched work tree: the tests need not wait for it (that of
+            # a small one they wait for, as before: there is little to gain, and a test that
+            # writes into the tree is then told as a move of the tree).
+            early = watch is not None and len(end.repo.index) >= EARLY_FILES
+            if early:
+                _say({"early": True})
+            # A small tree's is kept for the next run (its inputs stamped before the walk).
+            inputs = None if early else Inputs(checkout, config_files(checkout), tree_only=True)
+            start = tree_identity(checkout, cache=inputs is not None)
+            # The test process may have begun its tests during the walk (``begin`` on our
+            # input, written before it ran any): the walk is the tree they began on only if
+            # nothing that shapes the tree changed since the watch began. Not yet begun, they
+            # begin on this tree, and what changes from now on is the end's to see.
+            if early and watch is not None and _begun() and not watch.unchanged():
+                _say({"tree": start, "raced": watch.changed})
+            else:
+                _say({"tree": start})
+            if inputs is not None:
+                keep_start(checkout, inputs, start)
         # If the tree must be walked again at the end, the test process waits for it: the walk
         # may then use every CPU, with index copies read ahead.
         jobs = cpu_jobs()

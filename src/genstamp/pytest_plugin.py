@@ -77,9 +77,8 @@ if TYPE_CHECKING:
 
 
 def _import_the_end() -> None:
-    """Import what binding the evidence needs only at the end (``_bind``): called while the
-    co-process may still be taking the tree at the start, time the test process would spend
-    waiting anyway."""
+    """Import what binding the evidence needs only at the end (``_bind``): called when the
+    tests would wait for the tree at the start anyway."""
     from genstamp import atomic, audit, binding, checkout_id, coverage, outlook, parts, selection
 
     del atomic, audit, binding, checkout_id, coverage, outlook, parts, selection
@@ -447,7 +446,8 @@ class Session:
         tree at the end's to see, never taken for one during them (the innermost wrapper
         resumes first)."""
         self.earlier()
-        _import_the_end()
+        if self.trees is not None and self.trees.start_pending():
+            _import_the_end()  # time spent waiting anyway (else: while the end is taken)
         if self.trees is not None:
             self.trees.begin_tests()
         try:
@@ -543,9 +543,6 @@ class Session:
                 dest.path.unlink(missing_ok=True)
 
     def _bind(self, session: pytest.Session, exitstatus: int) -> None:
-        from genstamp import audit, outlook, parts, selection
-        from genstamp.atomic import write_atomic
-
         start, dest, trees = self.start, self.destination, self.trees
         if dest is None or dest.path is None or trees is None:
             problem = dest.problem if dest is not None else None
@@ -559,8 +556,12 @@ class Session:
                 trees.problem or start.problem or "the tree at the start is unknown"
             )
         # The tree at the end is taken (by the co-process, or by a thread) while this one
-        # audits; nothing here touches the repository handle it uses until it is done.
+        # imports what binding needs and audits; nothing here touches the repository handle
+        # it uses until it is done.
         trees.begin_end(_output(start, written))
+        from genstamp import audit, outlook, parts, selection
+        from genstamp.atomic import write_atomic
+
         merged: audit.Audit | None = None
         covered: coverage.Coverage | None = None
         reasons: list[str] = []

@@ -41,18 +41,22 @@ if TYPE_CHECKING:
 FORMAT = "genstamp-status"
 VERSION = 1
 NAME = "status.json"
+START_NAME = "start-tree.json"  # the tree at the start of the last run (``keep_start``)
 RACY_NS = idcache._RACY_NS  # a file written this recently cannot vouch for its content
-# Files of the git dir status reads (HEAD's ref is added: it is named in HEAD).
-_GITDIR_FILES = (
-    "HEAD",
+# Files of the git dir that shape the tree (the config files are listed apart).
+_TREE_FILES = (
     "index",
     "config",
     "config.worktree",
-    "packed-refs",
-    "shallow",
     "info/exclude",
     "info/attributes",
     "info/sparse-checkout",
+)
+# The others status reads (HEAD's ref is added: it is named in HEAD).
+_GITDIR_FILES = (
+    "HEAD",
+    "packed-refs",
+    "shallow",
     "objects/info/alternates",
     "objects/pack",
 )
@@ -141,28 +145,34 @@ def config_files(checkout: Checkout) -> tuple[list[str], list[str]]:
 
 
 class Inputs:
-    """The files a ``status`` of ``checkout`` reads, stamped before it reads them."""
+    """The files a ``status`` of ``checkout`` reads, stamped before it reads them; with
+    ``tree_only``, only those that shape its tree (the tree at the start of a run)."""
 
-    def __init__(self, checkout: Checkout, files: tuple[list[str], list[str]]) -> None:
-        from genstamp import cleanrecord, generation, parts
-
+    def __init__(
+        self, checkout: Checkout, files: tuple[list[str], list[str]], tree_only: bool = False
+    ) -> None:
         self.start_ns = time.time_ns()
         gitdir = str(checkout.gitdir)
-        paths = [os.path.join(gitdir, name) for name in _GITDIR_FILES]
-        ref = _head_ref(gitdir)
-        self.ok = ref != "" and not os.path.exists(os.path.join(gitdir, "commondir"))
-        if ref:
-            paths.append(ref)
+        self.ok = not os.path.exists(os.path.join(gitdir, "commondir"))
+        paths = [os.path.join(gitdir, name) for name in _TREE_FILES]
         last = idcache.load(checkout)
         if last is not None:  # the kept tree's object, while it is loose
             paths.append(os.path.join(gitdir, "objects", last.tree[:2], last.tree[2:]))
-        paths += [  # (not the state folder's own stamp: keeping an answer writes there)
-            str(idcache.path(checkout)),
-            str(generation.stamp_path(checkout)),
-            *_listed(str(checkout.state / parts.FOLDER)),
-            *_records(str(cleanrecord.folder(checkout.gitdir))),
-            str(checkout.workdir / "pyproject.toml"),
-        ]
+        if not tree_only:
+            from genstamp import cleanrecord, generation, parts
+
+            paths += [os.path.join(gitdir, name) for name in _GITDIR_FILES]
+            ref = _head_ref(gitdir)
+            self.ok = self.ok and ref != ""
+            if ref:
+                paths.append(ref)
+            paths += [  # (not the state folder's own stamp: keeping an answer writes there)
+                str(idcache.path(checkout)),
+                str(generation.stamp_path(checkout)),
+                *_listed(str(checkout.state / parts.FOLDER)),
+                *_records(str(cleanrecord.folder(checkout.gitdir))),
+                str(checkout.workdir / "pyproject.toml"),
+            ]
         config, other = files
         for name in config:
             paths.append(name)
@@ -185,8 +195,8 @@ class Inputs:
         return all(s is None or (s[3] < edge and s[4] < edge) for _, s in self.stamps)
 
 
-def path(place: Place | Checkout) -> str:
-    return os.path.join(place.state, NAME)
+def path(place: Place | Checkout, name: str = NAME) -> str:
+    return os.path.join(place.state, name)
 
 
 def keep(
@@ -195,6 +205,23 @@ def keep(
     """Keep this status's answer (``text`` and ``json_text``, as printed) for the next one,
     when its inputs held throughout and ``tree`` is the kept identity's, confirmable by
     ``route`` ("git": git's list; "monitor": Watchman). A failure to write costs time only."""
+    _keep(checkout, inputs, tree, route, {"text": text, "json": json_text}, NAME)
+
+
+def keep_start(checkout: Checkout, inputs: Inputs, tree: str) -> None:
+    """Keep ``tree``, the tree at the start of a run (``inputs``: ``tree_only``), for the next
+    run's co-process (``start_tree``), on the same terms as a status's answer."""
+    _keep(checkout, inputs, tree, "git", {}, START_NAME)
+
+
+def _keep(
+    checkout: Checkout,
+    inputs: Inputs,
+    tree: str,
+    route: str,
+    answer: dict[str, str],
+    name: str,
+) -> None:
     from genstamp.atomic import write_atomic
 
     last = idcache.load(checkout)
@@ -208,7 +235,7 @@ def keep(
         or (route == "monitor" and (last.clock is None or not last.monitor_ok))
         or not inputs.holding()
     ):
-        _drop(checkout)
+        _drop(checkout, name)
         return
     data = {
         "format": FORMAT,
@@ -220,23 +247,22 @@ def keep(
         "route": route,
         "env": inputs.env,
         "stamps": inputs.stamps,
-        "text": text,
-        "json": json_text,
+        **answer,
     }
     try:
-        write_atomic(path(checkout), json.dumps(data).encode(), sync=False)
+        write_atomic(path(checkout, name), json.dumps(data).encode(), sync=False)
     except OSError:
-        _drop(checkout)
+        _drop(checkout, name)
 
 
-def _drop(checkout: Checkout) -> None:
+def _drop(checkout: Checkout, name: str = NAME) -> None:
     with contextlib.suppress(OSError):
-        os.unlink(path(checkout))
+        os.unlink(path(checkout, name))
 
 
-def _load(place: Place) -> dict[str, Any] | None:
+def _load(place: Place, name: str = NAME) -> dict[str, Any] | None:
     try:
-        with open(path(place), "rb") as fh:
+        with open(path(place, name), "rb") as fh:
             data = json.loads(fh.read())
     except (OSError, ValueError):
         return None
@@ -249,6 +275,39 @@ def _load(place: Place) -> dict[str, Any] | None:
     )
     where = (data.get("workdir"), data.get("gitdir")) == (str(place.workdir), str(place.gitdir))
     return data if same and where else None
+
+
+def start_tree(directory: str) -> tuple[Place, str] | None:
+    """The checkout around ``directory`` and the tree its work tree holds, from the tree kept
+    at the start of the last run (``keep_start``) when it still holds, confirmed as a status's
+    answer is (git's list of differing paths, each with the same ``lstat``): without
+    importing pygit2. None when it cannot be said (the caller walks the tree)."""
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return None
+    try:
+        place = find_place(directory)
+    except (GenstampError, OSError, ValueError):
+        return None
+    if place is None:
+        return None
+    try:
+        kept = _load(place, START_NAME)
+        if kept is None or kept.get("env") != _env(os.environ) or kept.get("route") != "git":
+            return None
+        stamps = kept.get("stamps")
+        tree = kept.get("tree")
+        if not isinstance(stamps, list) or not isinstance(tree, str) or not _holds(stamps):
+            return None
+        walk = gitwalk.start(str(place.workdir), str(place.gitdir))
+        try:
+            confirmed = _confirmed(place, tree, "git", walk)
+        finally:
+            gitwalk.discard(walk)
+        if not confirmed or not _holds(stamps):  # nothing changed while git looked
+            return None
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    return place, tree
 
 
 def answer(directory: str | None, as_json: bool) -> bool:

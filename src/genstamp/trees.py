@@ -63,6 +63,13 @@ class FromCoProcess:
     def await_start(self) -> None:
         self._read_to(3)
 
+    def start_pending(self) -> bool:
+        """Whether awaiting the tree at the start would wait now (a guess: True when the
+        co-process has not answered yet)."""
+        if self.start is not None or self.problem is not None or self.coprocess is None:
+            return False
+        return not self.coprocess.answered()
+
     def _read_to(self, count: int) -> None:
         coprocess = self.coprocess
         while (
@@ -232,6 +239,9 @@ class InProcess:
 
     def begin_tests(self) -> None:
         self.await_start()
+
+    def start_pending(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
 
     def close(self) -> None:
         self.await_start()
