@@ -7,6 +7,7 @@ Each scenario is a real pytest process in a real repository, with a second clone
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -115,6 +116,70 @@ def test_restored_sys_modules_cannot_hide_a_foreign_load(tmp_path: Path, foreign
         blob = git(repo, "hash-object", "src/calc/__init__.py")
         assert found.loaded["src/calc/__init__.py"] == (blob,)
         assert failures(repo) == {}
+
+
+# -- a module the tested tree no longer holds, from another clone --------------------------------
+
+USES_UTIL = "from calc_util import plus\n\n\ndef add(a, b):\n    return plus(a, b)\n"
+UTIL = "def plus(a, b):\n    return a + b\n"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("other_clone", [True, False], ids=["other-clone", "unrelated-repository"])
+def test_a_module_the_tree_dropped_loaded_from_another_clone(
+    tmp_path: Path, other_clone: bool
+) -> None:
+    """The tested tree deleted ``src/calc_util.py`` and left its import behind; another clone
+    (or an editable install of it) still provides it on the path: a clean clone fails at
+    import, and code of another clone ran. ``calc_util`` is none of the tree's import roots:
+    the recorder takes code of any other git work tree, and the end asks git whether that
+    work tree is a clone of this repository. The same module from an unrelated repository
+    is the environment's (a dependency developed beside it), not another clone's."""
+    repo, other = project(base := tmp_path, "", {"src/calc_util.py": UTIL})
+    (repo / "src" / "calc" / "__init__.py").write_text(USES_UTIL)
+    (other / "src" / "calc" / "__init__.py").write_text(USES_UTIL)
+    (repo / "src" / "calc_util.py").unlink()
+    commit_all(repo, "drop calc_util (its import left behind)")
+    if other_clone:
+        where = other / "src"
+    else:
+        lib = init_repo(base / "lib")
+        (lib / "calc_util.py").write_text(UTIL)
+        commit_all(lib, "an unrelated library")
+        where = lib
+    test = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"
+    found, told = scenario_told(repo, test, PYTHONPATH=f"{repo / 'src'}{os.pathsep}{where}")
+    flagged = [(f.kind, f.module) for f in found.flags]
+    if other_clone:
+        assert flagged == [(audit.FOREIGN, "calc_util")], found
+        assert list(failures(repo)) == ["foreign-origin"]
+        assert "calc_util" in failures(repo)["foreign-origin"]
+        assert "will refuse: foreign-origin: calc_util" in told, told
+        # the oracle: a clean clone of the tested tree fails at import
+        clone = base / "clean"
+        git(base, "clone", "-q", str(repo), str(clone))
+        proc = run_pytest(clone, "-p", "no:genstamp", env=subprocess_env(PYTHONPATH="src"))
+        assert proc.returncode != 0 and "calc_util" in proc.stdout, proc.stdout
+    else:
+        assert flagged == [], found
+        assert failures(repo) == {}
+
+
+def test_the_work_tree_holding_a_file(tmp_path: Path) -> None:
+    """The nearest folder with a ``.git`` (a folder, or a worktree's file); never for the
+    interpreter's own files, installed code or genstamp's own source."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / "a" / "b").mkdir(parents=True)
+    assert loads.work_tree_of(str(repo / "a" / "b" / "m.py")) == str(repo)
+    assert loads.work_tree_of(str(repo / "m.py")) == str(repo)
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / ".git").write_text("gitdir: elsewhere\n")
+    assert loads.work_tree_of(str(linked / "m.py")) == str(linked)
+    assert loads.work_tree_of(str(tmp_path / "loose" / "m.py")) == ""  # no .git above /tmp
+    assert loads.work_tree_of(os.path.realpath(os.__file__)) == ""
+    assert loads.work_tree_of(str(repo / ".venv" / "lib" / "site-packages" / "m.py")) == ""
+    assert loads.work_tree_of(os.path.realpath(loads.__file__)) == ""
 
 
 # -- a forked child that exits normally ----------------------------------------------------------

@@ -235,6 +235,7 @@ def judge(
     loaded: dict[str, dict[str, None]] = {}
     flags: dict[Flag, None] = {}
     namespaces: dict[str, None] = {}
+    elsewhere: dict[str, list[Load]] = {}  # another git work tree -> the code loaded from it
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
     for ld in loads:
         name = ld.module or module_name(ld.path, folders)
@@ -256,6 +257,9 @@ def judge(
                 loaded.setdefault(rel, {})[ld.blob] = None
                 if ld.via == loads_.BYTECODE and ld.detail:
                     flags[Flag(STALE, name, rel, ld.detail)] = None
+            continue
+        if ld.via == loads_.ELSEWHERE:
+            elsewhere.setdefault(ld.detail, []).append(ld)
             continue
         if not ld.module:
             continue
@@ -292,6 +296,12 @@ def judge(
             flags[Flag(STALE, ld.module, ld.path, f"bytecode not compiled from {other}")] = None
         else:
             loaded.setdefault(other, {})[ld.blob] = None  # byte for byte the checkout's
+    for tree, found in elsewhere.items():
+        if clone_of(root, tree):  # another clone of this repository: its code is foreign
+            why = f"loaded from {tree}, another clone of this repository"
+            for ld in found:
+                name = ld.module or module_name(ld.path, [tree, os.path.join(tree, "src")])
+                flags[Flag(FOREIGN, name, ld.path, why)] = None
     return Audit(
         tuple(sorted(roots)),
         {p: tuple(b) for p, b in loaded.items()},
@@ -299,6 +309,33 @@ def judge(
         tuple(notes),
         tuple(sorted(namespaces)),
     )
+
+
+def clone_of(root: Path, other: str) -> bool:
+    """Whether the git work tree ``other`` is a checkout of the same repository as ``root``
+    (another clone, a linked worktree): either HEAD's commit is in the other's object store.
+    Asked of git, only for a work tree code was loaded from."""
+    import subprocess
+
+    from genstamp.gitwalk import _env
+
+    env = _env(os.environ)
+
+    def git(where: str, *args: str) -> str | None:
+        try:
+            proc = subprocess.run(
+                ["git", *args], cwd=where, env=env, capture_output=True, text=True, check=False
+            )
+        except OSError:
+            return None
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    here, there = str(root), other
+    for a, b in ((here, there), (there, here)):
+        head = git(a, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+        if head and git(b, "cat-file", "-e", f"{head}^{{commit}}") is not None:
+            return True
+    return False
 
 
 def module_name(path: str, folders: Iterable[str]) -> str:

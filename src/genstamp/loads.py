@@ -47,6 +47,9 @@ BYTECODE = "bytecode"  # executed from a pyc; ``detail`` says why it is not the 
 SOURCELESS = "sourceless"  # executed from a pyc with no source beside it
 EXTENSION = "extension"  # a .so/.pyd; ``detail`` is its mtime in ns
 NAMESPACE = "namespace"  # a namespace package's folder
+# Code outside the checkout, in another git work tree (``detail``: that work tree), of a module
+# that is none of the checkout's roots: another clone's, perhaps (``audit.judge`` asks git).
+ELSEWHERE = "elsewhere"
 
 
 if TYPE_CHECKING:
@@ -211,7 +214,7 @@ def record(load: Load) -> None:
     line = ("\t".join(_escape(field) for field in load) + "\n").encode("utf-8", "surrogateescape")
     pid = os.getpid()
     for a in list(_RUNS):
-        if not _concerns(a.run, load.path, load.module):
+        if not _concerns(a.run, load.path, load.module, load.via):
             continue
         fd = a.fds.get(pid)
         try:
@@ -228,10 +231,50 @@ def record(load: Load) -> None:
             continue
 
 
-def _concerns(run: Run, path: str, module: str) -> bool:
+def _concerns(run: Run, path: str, module: str, via: str) -> bool:
     if inside(path, run.workdir) and not installed(path):
         return True
+    if via == ELSEWHERE:
+        return True
     return bool(module) and module.partition(".")[0] in run.roots
+
+
+# The folders of the interpreter's own installation (the standard library): never a checkout.
+_SYSTEM = tuple(
+    os.path.join(os.path.realpath(p), "")
+    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+)
+# genstamp's own source (a checkout of genstamp, when it is installed editable): not the code
+# under test, whoever's clone it is.
+_OWN = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "")
+_WORK_TREES: dict[str, str] = {}  # a folder -> the git work tree holding it ("": none)
+
+
+def work_tree_of(path: str) -> str:
+    """The git work tree holding the file ``path`` (real, absolute): the nearest folder above
+    it with a ``.git``; "" when none does, or when it is installed code, the interpreter's
+    own or genstamp's."""
+    if installed(path) or path.startswith(_SYSTEM) or path.startswith(_OWN):
+        return ""
+    folder = os.path.dirname(path)
+    seen: list[str] = []
+    found = ""
+    while True:
+        known = _WORK_TREES.get(folder)
+        if known is not None:
+            found = known
+            break
+        seen.append(folder)
+        if os.path.lexists(os.path.join(folder, ".git")):
+            found = folder
+            break
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for folder in seen:
+        _WORK_TREES[folder] = found
+    return found
 
 
 def _named_like_a_root(path: str) -> bool:
@@ -378,13 +421,27 @@ def _executed(code: CodeType) -> None:
         return
     real = real_path(filename)
     module = ""
+    elsewhere = ""
     if not any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
-        # Outside the checkout: only a module of one of its import roots concerns the run.
-        if not _named_like_a_root(real):
-            return
-        module = _module_executing(filename)
+        # Outside the checkout: a module of one of its import roots concerns the run, and so
+        # does any code of another git work tree (another clone of this one, perhaps).
+        if _named_like_a_root(real):
+            module = _module_executing(filename)
         if not any(module.partition(".")[0] in a.run.roots for a in _RUNS):
-            return
+            elsewhere = work_tree_of(real)
+            if not elsewhere or any(a.run.workdir == elsewhere for a in _RUNS):
+                return
+            module = module or _module_executing(filename)
+    if elsewhere:
+        data = compiled[1] if compiled is not None and compiled[0] == filename else None
+        if data is None:
+            try:
+                with open(real, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                data = b""
+        record(Load(real, blob_of(data) if data else "", module, ELSEWHERE, elsewhere))
+        return
     if compiled is not None and compiled[0] == filename:
         record(Load(real, blob_of(compiled[1]), module, SOURCE))
         return
