@@ -570,6 +570,78 @@ def test_an_edit_the_index_hides_from_git_is_refused_and_told(
     assert rules(data) == [], data
 
 
+# -- pytest's configuration ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("outside", [True, False], ids=["above-the-repository", "committed"])
+def test_pytest_configuration_and_conftest_from_outside_the_work_tree(
+    tmp_path: Path, genstamp: RunGenstamp, outside: bool
+) -> None:
+    """The repository holds no pytest configuration; a folder above it does, so pytest's
+    rootdir is there and it loads that folder's conftest.py, which gives the tests a fixture.
+    A clean clone has neither (the fixture is missing): refused, naming both. Control: the
+    same configuration and conftest committed in the repository."""
+    outer = tmp_path / "outer"
+    repo = init_repo(outer / "repo")
+    fixture = "import pytest\n\n\n@pytest.fixture\ndef offset():\n    return 0\n"
+    write_calc(
+        repo,
+        tests="import calc\n\n\ndef test_add(offset):\n    assert calc.add(1, 2) + offset == 3\n",
+    )
+    if outside:
+        (repo / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "0"\n')
+        (outer / "pytest.ini").write_text("[pytest]\npythonpath = repo/src\n")
+        (outer / "conftest.py").write_text(fixture)
+    else:
+        (repo / "tests" / "conftest.py").write_text(fixture)
+    commit_all(repo, "calc")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    oracle = run_pytest(clone, "-p", "no:genstamp")
+    assert (oracle.returncode != 0) is outside, oracle.stdout
+    out = green(genstamp, repo)
+    data = verdict(genstamp, repo)[1]
+    if outside:
+        assert rules(data) == ["foreign-origin"], data
+        said = message(data, "foreign-origin")
+        assert f"pytest configuration from {(outer / 'pytest.ini').resolve()}" in said, said
+        assert f"conftest from {(outer / 'conftest.py').resolve()}" in said, said
+        assert "will refuse: foreign-origin: pytest configuration" in out, out
+    else:
+        assert rules(data) == [], data
+        assert "will refuse" not in out, out
+
+
+@pytest.mark.parametrize("ignored", [True, False], ids=["ignored", "committed"])
+def test_a_pytest_ini_git_ignores_shapes_the_run(
+    project: Path, tmp_path: Path, genstamp: RunGenstamp, ignored: bool
+) -> None:
+    """pytest prefers pytest.ini to pyproject.toml: a local, git-ignored one adds the import
+    path the committed configuration lacks. A clean clone fails at import: refused as code
+    loaded from an ignored file. Control: the same file committed."""
+    (project / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    commit_all(project, "the committed configuration cannot import calc")
+    (project / "pytest.ini").write_text("[pytest]\ntestpaths = tests\npythonpath = src\n")
+    if ignored:
+        (project / ".git" / "info").mkdir(exist_ok=True)  # (an empty template dir)
+        with (project / ".git" / "info" / "exclude").open("a") as fh:
+            fh.write("pytest.ini\n")
+    else:
+        commit_all(project, "pytest.ini")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(project), str(clone))
+    oracle = run_pytest(clone, "-p", "no:genstamp")
+    assert (oracle.returncode != 0) is ignored, oracle.stdout
+    out = green(genstamp, project)
+    data = verdict(genstamp, project)[1]
+    if ignored:
+        assert rules(data) == ["ignored-code"], data
+        assert "pytest.ini" in message(data, "ignored-code")
+        assert "will refuse: ignored-code: pytest.ini" in out, out
+    else:
+        assert rules(data) == [], data
+
+
 # -- the run's own report -------------------------------------------------------------------------
 
 

@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import marshal
 import os
+import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -309,6 +310,42 @@ def judge(
         tuple(notes),
         tuple(sorted(namespaces)),
     )
+
+
+def configuration(ini: str | None, conftests: Iterable[str], root: Path) -> Audit:
+    """What shaped the run besides the code it loaded: pytest's configuration file ``ini``,
+    inside the work tree, is loaded as the checkout's code is (its blob: ignored, untracked
+    or changed, the gate judges it so); that file, or a ``conftest.py`` pytest loaded, outside
+    the work tree is foreign (a clean clone does not have it)."""
+    from genstamp.loads import blob_of, real_path
+
+    root_s = str(root)
+    loaded: dict[str, tuple[str, ...]] = {}
+    flags: list[Flag] = []
+    named = [(ini, "pytest configuration")] if ini else []
+    for path, what in [*named, *((c, "conftest") for c in conftests)]:
+        real = real_path(path)
+        if inside(real, root_s) and not installed(real):
+            if what != "conftest":  # (the recorder saw the conftests of the work tree load)
+                try:
+                    with open(real, "rb") as fh:
+                        loaded[os.path.relpath(real, root_s).replace(os.sep, "/")] = (
+                            blob_of(fh.read()),
+                        )
+                except OSError:
+                    pass
+        elif what == "conftest" or _holds_something(real):  # (`-c /dev/null`: no config)
+            why = "read by pytest from outside the work tree (a clean clone does not have it)"
+            flags.append(Flag(FOREIGN, what, real, why))
+    return Audit((), loaded, tuple(flags), (), ())
+
+
+def _holds_something(path: str) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > 0
 
 
 def clone_of(root: Path, other: str) -> bool:

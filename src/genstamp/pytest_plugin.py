@@ -20,6 +20,7 @@ import posixpath
 import sys
 import tempfile
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
@@ -74,6 +75,18 @@ if TYPE_CHECKING:
     from genstamp import audit, coverage, selection
     from genstamp.audit import Audit
     from genstamp.suite import PytestConfig
+
+
+def _configuration(cfg: pytest.Config) -> tuple[str | None, list[str]]:
+    """pytest's configuration file, and the ``conftest.py`` files it loaded."""
+    ini = getattr(cfg, "inipath", None)
+    conftests = [
+        str(getattr(plugin, "__file__", ""))
+        for plugin in cfg.pluginmanager.get_plugins()
+        if isinstance(plugin, ModuleType)
+        and os.path.basename(str(getattr(plugin, "__file__", ""))) == "conftest.py"
+    ]
+    return (str(ini) if ini else None), conftests
 
 
 def _import_the_end() -> None:
@@ -479,17 +492,19 @@ class Session:
         workdir = start.checkout.workdir
         gen_ns = start.gen.created_ns if start.gen else None
         rec = start.recording
+        shaped = audit.configuration(*_configuration(self.config), workdir)
         if rec is None:
             packages = start.settings.packages
             if packages is None:
                 packages = audit.checkout_packages(workdir)
-            return audit.audit_modules(
+            swept = audit.audit_modules(
                 workdir,
                 packages,
                 gen_ns,
                 modules=loader.auditable(sys.modules, str(workdir), packages),
                 trusted_cache=start.guard.cache_dir if start.guard else None,
             )
+            return audit.merge([swept, shaped])
         recorded = loads.read_logs(rec.run.folder)
         notes = []
         if rec.hook is not None and rec.hook.problem:
@@ -505,7 +520,7 @@ class Session:
             trusted_cache=start.guard.cache_dir if start.guard else None,
             bases=rec.run.roots.values(),
         )
-        return audit.merge([judged, swept])
+        return audit.merge([judged, swept, shaped])
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

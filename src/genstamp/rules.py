@@ -842,7 +842,8 @@ TABLE = (
     ),
     Rule(
         "foreign-origin",
-        "install this checkout (pip install -e .) or fix sys.path, then rerun",
+        "install this checkout (pip install -e .) or fix sys.path (and keep pytest's "
+        "configuration and conftest.py files in the work tree), then rerun",
         _foreign_origin,
     ),
     Rule("tests-failed", "fix the failing tests, then rerun", _tests_failed),
