@@ -570,6 +570,19 @@ def test_an_edit_the_index_hides_from_git_is_refused_and_told(
     assert rules(data) == [], data
 
 
+def clean_clone_fails(repo: Path, tmp_path: Path) -> bool:
+    """The oracle: whether the tests fail in a fresh clone of ``repo`` (without genstamp)."""
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    return run_pytest(clone, "-p", "no:genstamp").returncode != 0
+
+
+def told_and_judged(genstamp: RunGenstamp, repo: Path) -> tuple[str, dict[str, Any]]:
+    """A full green run: what it told, then the gate's JSON verdict."""
+    out = green(genstamp, repo)
+    return out, verdict(genstamp, repo)[1]
+
+
 # -- pytest's configuration ----------------------------------------------------------------------
 
 
@@ -595,12 +608,8 @@ def test_pytest_configuration_and_conftest_from_outside_the_work_tree(
     else:
         (repo / "tests" / "conftest.py").write_text(fixture)
     commit_all(repo, "calc")
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(repo), str(clone))
-    oracle = run_pytest(clone, "-p", "no:genstamp")
-    assert (oracle.returncode != 0) is outside, oracle.stdout
-    out = green(genstamp, repo)
-    data = verdict(genstamp, repo)[1]
+    assert clean_clone_fails(repo, tmp_path) is outside
+    out, data = told_and_judged(genstamp, repo)
     if outside:
         assert rules(data) == ["foreign-origin"], data
         said = message(data, "foreign-origin")
@@ -628,12 +637,8 @@ def test_a_pytest_ini_git_ignores_shapes_the_run(
             fh.write("pytest.ini\n")
     else:
         commit_all(project, "pytest.ini")
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(project), str(clone))
-    oracle = run_pytest(clone, "-p", "no:genstamp")
-    assert (oracle.returncode != 0) is ignored, oracle.stdout
-    out = green(genstamp, project)
-    data = verdict(genstamp, project)[1]
+    assert clean_clone_fails(project, tmp_path) is ignored
+    out, data = told_and_judged(genstamp, project)
     if ignored:
         assert rules(data) == ["ignored-code"], data
         assert "pytest.ini" in message(data, "ignored-code")
