@@ -217,3 +217,19 @@ def test_with_watchman_the_kept_answer_needs_no_git(
         steady(base, capsys)
     finally:
         unwatch(base)
+
+
+def test_a_linked_files_stamp_follows_its_target(tmp_path: Path) -> None:
+    """A config file linked into place (a dotfiles folder): an edit of its target leaves the
+    link's own lstat as it was, and must change the stamp all the same."""
+    from genstamp.statuscache import _stamp
+
+    target = tmp_path / "dotfiles" / "gitconfig"
+    target.parent.mkdir()
+    target.write_text("[core]\n")
+    link = tmp_path / ".gitconfig"
+    link.symlink_to(target)
+    before = _stamp(str(link))
+    target.write_text("[core]\n\tautocrlf = input\n")
+    assert _stamp(str(link)) != before
+    assert _stamp(str(target)) is not None and len(_stamp(str(target)) or []) == 5

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -66,11 +67,21 @@ Stamp = list[int] | None  # mode, inode, size, mtime, ctime (ns); None: no such 
 
 
 def _stamp(path: str) -> Stamp:
+    """The ``lstat`` of ``path``, and of what it leads to when it is a symbolic link (a config
+    file of a dotfiles folder linked into place: an edit there leaves the link alone)."""
     try:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return [st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    out = [st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.stat(path)
+            out += [target.st_mode, target.st_ino, target.st_size, target.st_mtime_ns]
+            out.append(target.st_ctime_ns)
+        except OSError:
+            out.append(-1)
+    return out
 
 
 def _env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -192,7 +203,8 @@ class Inputs:
         if not self.ok or _env(os.environ) != self.env or _stamps(self.paths) != self.stamps:
             return False
         edge = self.start_ns - RACY_NS
-        return all(s is None or (s[3] < edge and s[4] < edge) for _, s in self.stamps)
+        # (a link's stamp holds its target's after its own: mode, inode, size, mtime, ctime)
+        return all(s is None or all(t < edge for t in (*s[3:5], *s[8:10])) for _, s in self.stamps)
 
 
 def path(place: Place | Checkout, name: str = NAME) -> str:
@@ -210,7 +222,13 @@ def keep(
 
 def keep_start(checkout: Checkout, inputs: Inputs, tree: str) -> None:
     """Keep ``tree``, the tree at the start of a run (``inputs``: ``tree_only``), for the next
-    run's co-process (``start_tree``), on the same terms as a status's answer."""
+    run's co-process (``start_tree``), on the same terms as a status's answer, where git's
+    list can confirm it (not where git reads other settings than libgit2)."""
+    from genstamp.identity import status_route
+
+    if status_route(checkout) != "git":
+        _drop(checkout, START_NAME)
+        return
     _keep(checkout, inputs, tree, "git", {}, START_NAME)
 
 
