@@ -521,53 +521,61 @@ def test_a_submodule_of_a_submodule(repo: Path, tmp_path: Path, genstamp: RunGen
 
 
 @pytest.mark.parametrize("option", ["--skip-worktree", "--assume-unchanged"])
-@pytest.mark.parametrize("code", [True, False], ids=["code", "config"])
+@pytest.mark.parametrize("kind", ["code", "config", "data", "unread"])
 def test_an_edit_the_index_hides_from_git_is_refused_and_told(
-    project: Path, tmp_path: Path, genstamp: RunGenstamp, option: str, code: bool
+    project: Path, tmp_path: Path, genstamp: RunGenstamp, option: str, kind: str
 ) -> None:
     """`git update-index --skip-worktree` (or ``--assume-unchanged``) and an edit: git's status,
-    and so the tree, does not see it, yet the tests run with it. A clone runs the committed
+    and so the tree, does not see it, yet the tests run with it. A clone has the committed
     files (here: it fails). Refused, naming the file and the option, whether the file is code
-    the tests load (the run's own forecast says that one too) or the configuration that lets
-    them import it. Control: the flag lifted, the edit is in the tree and the run accepted."""
+    the tests load, the configuration that lets them import it, or data a test reads (the
+    run's forecast tells the first two). A hidden edit no test opens (an editor's settings)
+    is the user's own. Control: the flag lifted, the edit is in the tree and accepted."""
     (project / "tests" / "test_flag.py").write_text(
-        "import calc\n\n\ndef test_flag():\n    assert calc.BROKEN is False\n"
+        "import calc\nfrom pathlib import Path\n\n\ndef test_flag():\n"
+        "    assert calc.BROKEN is False\n"
+        "    assert Path(__file__).with_name('expected.txt').read_text() == 'ok\\n'\n"
     )
     calc = project / "src" / "calc" / "__init__.py"
     config = project / "pyproject.toml"
-    if code:  # committed without BROKEN; the work tree's calc has it
-        flagged = "src/calc/__init__.py"
-    else:  # committed without the import path; the work tree's config adds it
-        flagged = "pyproject.toml"
-        calc.write_text("def add(a, b):\n    return a + b\n\n\nBROKEN = False\n")
-        config.write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    data = project / "tests" / "expected.txt"
+    settings = project / ".vscode" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{}\n")
+    data.write_text("ok\n")
+    calc.write_text("def add(a, b):\n    return a + b\n\n\nBROKEN = False\n")
+    edited = {"code": calc, "config": config, "data": data, "unread": settings}[kind]
+    committed = {
+        calc: "def add(a, b):\n    return a + b\n",
+        config: '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+        data: "stale\n",
+        settings: "{}\n",
+    }[edited]
+    now = edited.read_text()
+    edited.write_text(committed)
     commit_all(project, "the committed state")
+    flagged = edited.relative_to(project).as_posix()
     git(project, "update-index", option, flagged)
-    if code:
-        calc.write_text("def add(a, b):\n    return a + b\n\n\nBROKEN = False\n")
-    else:
-        config.write_text(
-            '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n'
-        )
+    edited.write_text(now if kind != "unread" else '{"editor.fontSize": 15}\n')
     assert git(project, "status", "--porcelain") == ""  # git does not see the edit
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(project), str(clone))
-    assert run_tests(clone).returncode != 0  # the oracle: the committed files fail
-    out = green(genstamp, project)
-    found = rules(data := verdict(genstamp, project)[1])
-    assert "hidden-change" in found, data
-    assert f"{flagged} ({option})" in message(data, "hidden-change")
-    if code:
-        assert found == ["loaded-not-tested", "hidden-change"], data
+    assert clean_clone_fails(project, tmp_path) is (kind != "unread")
+    out, data_ = told_and_judged(genstamp, project)
+    found = rules(data_)
+    if kind == "unread":
+        assert found == [], data_
+        return
+    assert "hidden-change" in found, data_
+    assert f"{flagged} ({option})" in message(data_, "hidden-change")
+    if kind == "data":
+        assert found == ["hidden-change"], data_
+    else:  # the module, or pytest's configuration file, counts as loaded
+        assert found == ["loaded-not-tested", "hidden-change"], data_
         assert f"will refuse: loaded-not-tested: {flagged}" in out, out
-    else:
-        assert found == ["hidden-change"], data
     git(project, "update-index", f"--no-{option[2:]}", flagged)
     assert git(project, "status", "--porcelain") == f" M {flagged}"
-    out = green(genstamp, project)
+    out, data_ = told_and_judged(genstamp, project)
     assert "will refuse" not in out, out
-    data = verdict(genstamp, project)[1]
-    assert rules(data) == [], data
+    assert rules(data_) == [], data_
 
 
 def clean_clone_fails(repo: Path, tmp_path: Path) -> bool:

@@ -124,45 +124,134 @@ USES_UTIL = "from calc_util import plus\n\n\ndef add(a, b):\n    return plus(a, 
 UTIL = "def plus(a, b):\n    return a + b\n"
 
 
+NAMED = (
+    '[project]\nname = "calc"\nversion = "0"\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+)
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("other_clone", [True, False], ids=["other-clone", "unrelated-repository"])
-def test_a_module_the_tree_dropped_loaded_from_another_clone(
-    tmp_path: Path, other_clone: bool
-) -> None:
+@pytest.mark.parametrize(
+    "source",
+    ["other-clone", "diverged-clone", "plugin-of-another-clone", "unrelated", "merged-library"],
+)
+def test_a_module_the_tree_dropped_loaded_from_another_clone(tmp_path: Path, source: str) -> None:
     """The tested tree deleted ``src/calc_util.py`` and left its import behind; another clone
-    (or an editable install of it) still provides it on the path: a clean clone fails at
-    import, and code of another clone ran. ``calc_util`` is none of the tree's import roots:
-    the recorder takes code of any other git work tree, and the end asks git whether that
-    work tree is a clone of this repository. The same module from an unrelated repository
-    is the environment's (a dependency developed beside it), not another clone's."""
-    repo, other = project(base := tmp_path, "", {"src/calc_util.py": UTIL})
+    still provides it on the path: a clean clone fails at import, and code of another clone
+    ran. ``calc_util`` is none of the tree's import roots: the recorder takes code of any
+    other git work tree, and the end asks whether that work tree is a checkout of this
+    project: the same project name, or (unnamed) shared commits. So is another clone whose
+    history went on apart (neither HEAD in the other's store), and a module of another clone
+    that pytest imported as a plugin (``-p``) before any recording began. The same module from
+    an unrelated repository, or from a library whose history was merged into this one but
+    which names another project, is the environment's (a dependency developed beside it)."""
+    named = source in ("diverged-clone", "merged-library")
+    files = {"src/calc_util.py": UTIL, **({"pyproject.toml": NAMED} if named else {})}
+    repo, other = project(base := tmp_path, "", files)
     (repo / "src" / "calc" / "__init__.py").write_text(USES_UTIL)
     (other / "src" / "calc" / "__init__.py").write_text(USES_UTIL)
     (repo / "src" / "calc_util.py").unlink()
     commit_all(repo, "drop calc_util (its import left behind)")
-    if other_clone:
-        where = other / "src"
-    else:
+    where = other / "src"
+    args: tuple[str, ...] = ()
+    if source == "diverged-clone":
+        commit_all(other, "the other clone's own commit")
+    elif source == "plugin-of-another-clone":
+        args = ("-p", "calc_util")
+    elif source == "unrelated":
+        where = init_repo(base / "lib")
+        (where / "calc_util.py").write_text(UTIL)
+        commit_all(where, "an unrelated library")
+    elif source == "merged-library":
         lib = init_repo(base / "lib")
-        (lib / "calc_util.py").write_text(UTIL)
-        commit_all(lib, "an unrelated library")
-        where = lib
+        (lib / "src").mkdir()
+        (lib / "src" / "calc_util.py").write_text(UTIL)
+        (lib / "pyproject.toml").write_text(NAMED.replace('"calc"', '"calc-util"'))
+        commit_all(lib, "a library of its own")
+        git(repo, "fetch", "-q", str(lib), "HEAD")
+        git(
+            repo,
+            "merge",
+            "-q",
+            "--allow-unrelated-histories",
+            "-s",
+            "ours",
+            "-m",
+            "m",
+            "FETCH_HEAD",
+        )
+        where = lib / "src"
     test = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"
-    found, told = scenario_told(repo, test, PYTHONPATH=f"{repo / 'src'}{os.pathsep}{where}")
+    path = f"{repo / 'src'}{os.pathsep}{where}"
+    found, told = scenario_told(repo, test, *args, PYTHONPATH=path)
     flagged = [(f.kind, f.module) for f in found.flags]
-    if other_clone:
-        assert flagged == [(audit.FOREIGN, "calc_util")], found
-        assert list(failures(repo)) == ["foreign-origin"]
-        assert "calc_util" in failures(repo)["foreign-origin"]
-        assert "will refuse: foreign-origin: calc_util" in told, told
-        # the oracle: a clean clone of the tested tree fails at import
-        clone = base / "clean"
-        git(base, "clone", "-q", str(repo), str(clone))
-        proc = run_pytest(clone, "-p", "no:genstamp", env=subprocess_env(PYTHONPATH="src"))
-        assert proc.returncode != 0 and "calc_util" in proc.stdout, proc.stdout
-    else:
+    if source in ("unrelated", "merged-library"):
         assert flagged == [], found
         assert failures(repo) == {}
+        return
+    assert flagged == [(audit.FOREIGN, "calc_util")], found
+    assert list(failures(repo)) == ["foreign-origin"]
+    assert "calc_util" in failures(repo)["foreign-origin"]
+    assert "will refuse: foreign-origin: calc_util" in told, told
+    # the oracle: a clean clone of the tested tree fails at import
+    clone = base / "clean"
+    git(base, "clone", "-q", str(repo), str(clone))
+    proc = run_pytest(clone, "-p", "no:genstamp", env=subprocess_env(PYTHONPATH="src"))
+    assert proc.returncode != 0 and "calc_util" in proc.stdout, proc.stdout
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("link", ["ignored", "untracked", "control"])
+def test_a_package_reached_through_a_link_in_the_work_tree(tmp_path: Path, link: str) -> None:
+    """``src/helper`` is a symbolic link to a folder outside the repository: the tests import
+    ``helper`` through it, a clean clone has no such link (ignored) or a link to nowhere
+    (untracked, never committed). The code is judged where it lies in the work tree: refused.
+    Control: the same package as a folder of the tree."""
+    repo, _ = project(tmp_path, "")
+    outside = tmp_path / "ext" / "helper"
+    outside.mkdir(parents=True)
+    (outside / "__init__.py").write_text("X = 1\n")
+    if link == "control":
+        (repo / "src" / "helper").mkdir()
+        (repo / "src" / "helper" / "__init__.py").write_text("X = 1\n")
+    test = "import helper\n\n\ndef test_helper():\n    assert helper.X == 1\n"
+    (repo / "tests" / "test_it.py").write_text(test)
+    commit_all(repo, "the test, and the package when it is the tree's")
+    if link != "control":  # made after the commit: never in it
+        (repo / "src" / "helper").symlink_to(outside, target_is_directory=True)
+        if link == "ignored":
+            (repo / ".git" / "info").mkdir(exist_ok=True)
+            (repo / ".git" / "info" / "exclude").write_text("src/helper\n")
+    restamp.begin(open_checkout(repo))
+    run(repo, PYTHONPATH=str(repo / "src"))
+    found = failures(repo)
+    if link == "ignored":
+        assert list(found) == ["ignored-code"] and "src/helper/__init__.py" in found["ignored-code"]
+    elif link == "untracked":
+        assert list(found) == ["loaded-not-tested"], found
+        assert "src/helper/__init__.py" in found["loaded-not-tested"]
+    else:
+        assert found == {}
+
+
+CLONES_ITSELF = """
+import subprocess, sys
+
+def test_release_check(tmp_path):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", {repo!r}, str(clone)], check=True)
+    subprocess.run([sys.executable, str(clone / "tools" / "check.py")], check=True)
+"""
+
+
+@pytest.mark.e2e
+def test_code_of_a_clone_the_tests_make_is_theirs(tmp_path: Path) -> None:
+    """A release check: the test clones the project itself and runs a script of that clone
+    (in a followed child). The clone is made during the run: the tests' own, not another
+    clone whose code stands in for the checkout's."""
+    repo, _ = project(tmp_path, "", {"tools/check.py": "print('checked')\n"})
+    found = scenario(repo, CLONES_ITSELF.format(repo=str(repo)))
+    assert found.flags == (), found
+    assert failures(repo) == {}
 
 
 def test_the_work_tree_holding_a_file(tmp_path: Path) -> None:

@@ -422,12 +422,28 @@ ROWS: dict[str, Row] = {
         "no JUnit file",
     ),
     # hidden-change
-    "hidden-change-a-flagged-file-edited": Row(
-        facts(hidden={"pyproject.toml": "--assume-unchanged", CALC: "--skip-worktree"}),
+    "hidden-change-a-file-the-tests-loaded-or-read": Row(
+        facts(
+            report=report(
+                audit=audit.Audit(("calc",), {CALC: (BLOB,)}, (), read=("data.txt",)).to_json()
+            ),
+            hidden={"data.txt": "--assume-unchanged", CALC: "--skip-worktree"},
+        ),
         ["hidden-change"],
-        "the work tree holds changes the index tells git not to look at (git status, git add "
-        "and the tree leave them out; a clean clone has the committed files): "
-        f"pyproject.toml (--assume-unchanged), {CALC} (--skip-worktree)",
+        "the tests read changes of the work tree that the index tells git not to look at (git "
+        "status, git add and the tree leave them out; a clean clone has the committed files): "
+        f"data.txt (--assume-unchanged), {CALC} (--skip-worktree)",
+    ),
+    "control-hidden-change-in-a-file-the-tests-never-opened": Row(
+        facts(hidden={".vscode/settings.json": "--skip-worktree"}), []
+    ),
+    "hidden-change-when-too-many-files-were-read-to-list": Row(
+        facts(
+            report=report(audit=audit.Audit(("calc",), {}, (), read=("*",)).to_json()),
+            hidden={".vscode/settings.json": "--skip-worktree"},
+        ),
+        ["hidden-change"],
+        ".vscode/settings.json (--skip-worktree)",
     ),
     "hidden-change-without-evidence-too": Row(
         facts(report=None, hidden={"pyproject.toml": "--assume-unchanged"}),

@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import marshal
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -50,6 +51,8 @@ class Audit(NamedTuple):
     notes: tuple[str, ...] = ()  # what was not observed, for the user (not a flag)
     # work-tree-relative folders the tests imported namespace packages from
     namespaces: tuple[str, ...] = ()
+    # work-tree-relative files (not code) the tests opened to read; ("*",) when too many
+    read: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
@@ -61,6 +64,8 @@ class Audit(NamedTuple):
         }
         if self.namespaces:  # written only when there are some: the same bytes as before
             data["namespaces"] = list(self.namespaces)
+        if self.read:
+            data["read"] = list(self.read)
         return json_dumps(data)
 
 
@@ -82,7 +87,16 @@ def from_json(text: str) -> Audit:
         tuple(Flag(**f) for f in data["flags"]),
         tuple(str(n) for n in data.get("notes", ())),
         tuple(str(n) for n in data.get("namespaces", ())),
+        tuple(str(n) for n in data.get("read", ())),
     )
+
+
+READ_LIMIT = 2000  # files read listed at most; more are ("*",): every file counts as read
+
+
+def _reads(found: Iterable[str]) -> tuple[str, ...]:
+    paths = sorted(set(found))
+    return ("*",) if "*" in paths or len(paths) > READ_LIMIT else tuple(paths)
 
 
 def merge(audits: Iterable[Audit]) -> Audit:
@@ -91,8 +105,10 @@ def merge(audits: Iterable[Audit]) -> Audit:
     flags: dict[Flag, None] = {}
     notes: dict[str, None] = {}
     namespaces: dict[str, None] = {}
+    read: dict[str, None] = {}
     for a in audits:
         packages.update(a.packages)
+        read.update(dict.fromkeys(a.read))
         for path, blobs in a.loaded.items():
             loaded.setdefault(path, {}).update(dict.fromkeys(blobs))
         flags.update(dict.fromkeys(a.flags))
@@ -104,6 +120,7 @@ def merge(audits: Iterable[Audit]) -> Audit:
         tuple(flags),
         tuple(notes),
         tuple(sorted(namespaces)),
+        _reads(read),
     )
 
 
@@ -224,8 +241,11 @@ def judge(
     roots: Mapping[str, str],
     generation_ns: int | None,
     notes: Iterable[str] = (),
+    began_ns: int | None = None,
 ) -> Audit:
-    """The audit of the loads every process of a run recorded, as they happened."""
+    """The audit of the loads every process of a run recorded, as they happened. A work tree
+    made after ``began_ns`` (a clone the tests made, to run a release check in, say) is the
+    tests' own, not another clone."""
     from genstamp import loads as loads_  # the gate's rules import this module: no I/O there
 
     root_s = str(root)
@@ -237,6 +257,7 @@ def judge(
     flags: dict[Flag, None] = {}
     namespaces: dict[str, None] = {}
     elsewhere: dict[str, list[Load]] = {}  # another git work tree -> the code loaded from it
+    read: dict[str, None] = {}
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
     for ld in loads:
         name = ld.module or module_name(ld.path, folders)
@@ -245,6 +266,9 @@ def judge(
             if ld.via == loads_.NAMESPACE:
                 if rel != ".":
                     namespaces[rel] = None
+                continue
+            if ld.via == loads_.READ:
+                read[rel] = None
                 continue
             if ld.via == loads_.SOURCELESS:
                 flags[Flag(SOURCELESS, name, rel, "loaded from bytecode with no source")] = None
@@ -298,6 +322,8 @@ def judge(
         else:
             loaded.setdefault(other, {})[ld.blob] = None  # byte for byte the checkout's
     for tree, found in elsewhere.items():
+        if began_ns is not None and _made_since(tree, began_ns):
+            continue
         if clone_of(root, tree):  # another clone of this repository: its code is foreign
             why = f"loaded from {tree}, another clone of this repository"
             for ld in found:
@@ -309,6 +335,7 @@ def judge(
         tuple(flags),
         tuple(notes),
         tuple(sorted(namespaces)),
+        _reads(r for r in read if r not in loaded),
     )
 
 
@@ -325,7 +352,9 @@ def configuration(ini: str | None, conftests: Iterable[str], root: Path) -> Audi
     named = [(ini, "pytest configuration")] if ini else []
     for path, what in [*named, *((c, "conftest") for c in conftests)]:
         real = real_path(path)
-        if inside(real, root_s) and not installed(real):
+        if installed(real):
+            continue  # an installed package's (``--pyargs``): the installer's
+        if inside(real, root_s):
             if what != "conftest":  # (the recorder saw the conftests of the work tree load)
                 try:
                     with open(real, "rb") as fh:
@@ -334,24 +363,63 @@ def configuration(ini: str | None, conftests: Iterable[str], root: Path) -> Audi
                         )
                 except OSError:
                     pass
-        elif what == "conftest" or _holds_something(real):  # (`-c /dev/null`: no config)
+        elif what == "conftest" or _configures_pytest(real):  # (`-c /dev/null`: none)
             why = "read by pytest from outside the work tree (a clean clone does not have it)"
             flags.append(Flag(FOREIGN, what, real, why))
     return Audit((), loaded, tuple(flags), (), ())
 
 
-def _holds_something(path: str) -> bool:
+def _configures_pytest(path: str) -> bool:
+    """Whether the file pytest took for its configuration holds settings of pytest's: a
+    pyproject.toml above the repository with only ``[project]`` in it, or ``-c /dev/null``,
+    does not (pytest falls back on such a file for its rootdir)."""
     try:
         st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+            return False
+        with open(path, "rb") as fh:
+            text = fh.read().decode("utf-8", "replace")
     except OSError:
         return False
-    return stat.S_ISREG(st.st_mode) and st.st_size > 0
+    name = os.path.basename(path)
+    if name.endswith(".toml"):  # pyproject.toml, pytest.toml: [tool.pytest...] or [pytest]
+        return bool(re.search(r"^\s*\[\s*(tool\.pytest|pytest)\b", text, re.M))
+    if name == "setup.cfg":
+        return bool(re.search(r"^\s*\[\s*tool:pytest\s*\]", text, re.M))
+    if name == "tox.ini":
+        return bool(re.search(r"^\s*\[\s*pytest\s*\]", text, re.M))
+    return True  # pytest.ini, .pytest.ini, or a file named with -c
+
+
+def _made_since(tree: str, since_ns: int) -> bool:
+    """Whether the git work tree ``tree`` was made after ``since_ns``: its HEAD file (which
+    `git status` never rewrites; a checkout does) is newer."""
+    dotgit = os.path.join(tree, ".git")
+    gitdir = dotgit
+    if os.path.isfile(dotgit):  # a linked worktree's or a submodule's: "gitdir: PATH"
+        try:
+            with open(dotgit, encoding="utf-8", errors="surrogateescape") as fh:
+                line = fh.readline().strip()
+        except OSError:
+            return False
+        if line.startswith("gitdir:"):
+            gitdir = os.path.join(tree, line[len("gitdir:") :].strip())
+    try:
+        return os.lstat(os.path.join(gitdir, "HEAD")).st_ctime_ns >= since_ns
+    except OSError:
+        return False
 
 
 def clone_of(root: Path, other: str) -> bool:
-    """Whether the git work tree ``other`` is a checkout of the same repository as ``root``
-    (another clone, a linked worktree): either HEAD's commit is in the other's object store.
-    Asked of git, only for a work tree code was loaded from."""
+    """Whether the git work tree ``other`` is a checkout of the same project as ``root``
+    (another clone, a fork, a linked worktree). Where both name their project (pyproject's
+    ``[project] name``, or setup.cfg's ``[metadata] name``) the names decide: a library whose
+    history was merged into this repository (``git subtree``) is another project. Else their
+    commits do: either HEAD's commit is in the other's object store, or they share a root
+    commit (a diverged or shallow clone). Asked only for a work tree code was loaded from."""
+    names = {project_name(Path(where)) for where in (str(root), other)}
+    if None not in names:
+        return len(names) == 1
     import subprocess
 
     from genstamp.gitwalk import _env
@@ -372,7 +440,38 @@ def clone_of(root: Path, other: str) -> bool:
         head = git(a, "rev-parse", "--verify", "-q", "HEAD^{commit}")
         if head and git(b, "cat-file", "-e", f"{head}^{{commit}}") is not None:
             return True
-    return False
+    roots = [git(where, "rev-list", "--max-parents=0", "HEAD") for where in (here, there)]
+    if roots[0] is None or roots[1] is None:
+        return False
+    return bool(set(roots[0].split()) & set(roots[1].split()))
+
+
+def project_name(root: Path) -> str | None:
+    """The project's distribution name, normalised (PEP 503), from ``root``'s pyproject.toml
+    or setup.cfg; None when neither names it."""
+    name: object = None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        project = data.get("project")
+        name = project.get("name") if isinstance(project, dict) else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        name = None
+    if not isinstance(name, str):
+        import configparser
+
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(root / "setup.cfg", encoding="utf-8")
+            name = parser.get("metadata", "name", fallback=None)
+        except (configparser.Error, OSError, UnicodeDecodeError):
+            name = None
+    if not isinstance(name, str) or not name.strip():
+        return None
+    return re.sub(r"[-_.]+", "-", name.strip()).lower()
 
 
 def module_name(path: str, folders: Iterable[str]) -> str:

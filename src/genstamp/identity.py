@@ -1113,22 +1113,33 @@ def hidden_changes(checkout: Checkout) -> dict[str, str]:
         path = os.fsdecode(ffi.string(entry.path))
         flagged.append((path, option, bytes(ffi.buffer(entry.id.id, 20)).hex()))
     out: dict[str, str] = {}
+    conversion = _conversion(repo, ()) if flagged else None
+    by_git: list[tuple[str, str, str]] = []
     for path, option, blob in flagged:
         full = os.path.join(checkout.workdir, path)
         try:
             st = os.lstat(full)
             if stat.S_ISLNK(st.st_mode):
                 now = str(pygit2.hash(os.fsencode(os.readlink(full))))
-            elif stat.S_ISREG(st.st_mode):
-                now = str(repo.hashfile(os.fsencode(full), as_path=os.fsencode(path)))  # type: ignore[arg-type]
-            else:
+            elif not stat.S_ISREG(st.st_mode):
                 now = ""  # a folder where the index has a file
+            elif conversion is not None and _by_git(repo, path, conversion):
+                by_git.append((path, option, blob))  # a filter driver: git's own conversion
+                continue
+            else:
+                now = str(repo.hashfile(os.fsencode(full), as_path=os.fsencode(path)))  # type: ignore[arg-type]
         except FileNotFoundError:
             continue
         except (OSError, pygit2.GitError):
             now = ""
         if now != blob:
             out[path] = option
+    if by_git:
+        try:
+            made = git_blobs(repo, [path for path, _, _ in by_git])
+        except GenstampError:
+            made = [""] * len(by_git)
+        out.update((p, o) for (p, o, b), now in zip(by_git, made, strict=True) if now != b)
     return out
 
 

@@ -227,6 +227,30 @@ def route_rewrite_cache(workdir: str, cache_root: str) -> "Callable[[], None] | 
     return undo
 
 
+def from_elsewhere(modules: "Mapping[str, ModuleType | None]", workdir: str) -> "list[Any]":
+    """The modules of ``modules`` loaded from another git work tree than ``workdir`` (as
+    ``loads.ELSEWHERE`` loads, judged as the recorder's are): those imported before the
+    recording began, such as pytest plugins named by ``-p``, ``PYTEST_PLUGINS`` or an entry
+    point."""
+    out = []
+    for name, module in list(modules.items()):
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+        if not isinstance(origin, str) or not os.path.isabs(origin):
+            continue
+        real = real_path(origin)
+        tree = loads.work_tree_of(real)
+        if not tree or tree == workdir:
+            continue
+        try:
+            with open(real, "rb") as fh:
+                blob = loads.blob_of(fh.read())
+        except OSError:
+            blob = ""
+        out.append(loads.Load(real, blob, name, loads.ELSEWHERE, tree))
+    return out
+
+
 def auditable(
     modules: "Mapping[str, ModuleType | None]", workdir: str, packages: "Iterable[str]"
 ) -> "dict[str, ModuleType]":

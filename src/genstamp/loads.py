@@ -50,6 +50,7 @@ NAMESPACE = "namespace"  # a namespace package's folder
 # Code outside the checkout, in another git work tree (``detail``: that work tree), of a module
 # that is none of the checkout's roots: another clone's, perhaps (``audit.judge`` asks git).
 ELSEWHERE = "elsewhere"
+READ = "read"  # a file of the work tree (not code) opened to read
 
 
 if TYPE_CHECKING:
@@ -239,11 +240,9 @@ def _concerns(run: Run, path: str, module: str, via: str) -> bool:
     return bool(module) and module.partition(".")[0] in run.roots
 
 
-# The folders of the interpreter's own installation (the standard library): never a checkout.
-_SYSTEM = tuple(
-    os.path.join(os.path.realpath(p), "")
-    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-)
+# The standard library's folder (never a checkout). Not the environment's prefix: pip's
+# editable install from git clones into ``<venv>/src/<name>``, a checkout like any other.
+_SYSTEM = os.path.join(os.path.dirname(os.path.realpath(os.__file__)), "")
 # genstamp's own source (a checkout of genstamp, when it is installed editable): not the code
 # under test, whoever's clone it is.
 _OWN = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "")
@@ -252,8 +251,8 @@ _WORK_TREES: dict[str, str] = {}  # a folder -> the git work tree holding it (""
 
 def work_tree_of(path: str) -> str:
     """The git work tree holding the file ``path`` (real, absolute): the nearest folder above
-    it with a ``.git``; "" when none does, or when it is installed code, the interpreter's
-    own or genstamp's."""
+    it with a ``.git``; "" when none does, or when it is installed code, the standard
+    library or genstamp's own."""
     if installed(path) or path.startswith(_SYSTEM) or path.startswith(_OWN):
         return ""
     folder = os.path.dirname(path)
@@ -333,7 +332,7 @@ def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None
     """A loader compiled ``data`` (or ran bytecode checked against it) for ``path``."""
     if not _RUNS:
         return
-    real = real_path(path)
+    real = _where(path)
     record(Load(real, blob_of(data), module, SOURCE, detail))
     _expected[path] = _expected.get(path, 0) + 1
 
@@ -361,6 +360,8 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             if isinstance(path, str) and path.endswith(".pyc"):
                 _STATE.pyc = path
                 _STATE.compiled = None
+            elif isinstance(path, str) and not path.endswith(_CODE):
+                _opened(path, args[1], args[2])
         else:  # ctypes.dlopen: native code loaded by path, as an extension module is
             name = args[0]
             if isinstance(name, str) and os.sep in name:
@@ -372,6 +373,29 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
 
 
 _EVENTS = frozenset({"exec", "compile", "open", "ctypes.dlopen"})
+_CODE = (".py", ".so", ".pyd", ".pth")  # opened to be loaded: the loads say those
+_READ: set[str] = set()  # the paths this process opened to read, once each
+
+
+def _opened(path: str, mode: object, flags: object) -> None:
+    """A file opened: one of the work tree's opened to read is recorded once (a data file the
+    tests read: the gate asks whether git sees what it held)."""
+    if isinstance(mode, str):
+        if "r" not in mode and "+" not in mode:
+            return
+    elif isinstance(flags, int) and flags & os.O_ACCMODE == os.O_WRONLY:
+        return
+    full = os.path.abspath(path)
+    if full in _READ or full.startswith(_SYSTEM):
+        return
+    _READ.add(full)
+    real = _where(full)
+    if not any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
+        return
+    parts = real.split(os.sep)
+    if ".git" in parts or "__pycache__" in parts:
+        return
+    record(Load(real, "", "", READ))
 
 
 def _audit(
@@ -419,7 +443,7 @@ def _executed(code: CodeType) -> None:
         return
     if filename.startswith("<"):
         return
-    real = real_path(filename)
+    real = _where(filename)
     module = ""
     elsewhere = ""
     if not any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
@@ -477,6 +501,18 @@ def _stale_reason(source: str, pyc: str) -> str:
     gen = next((a.run.generation_ns for a in _RUNS if inside(source, a.run.workdir)), None)
     root = next((a.run.workdir for a in _RUNS if inside(source, a.run.workdir)), "/")
     return audit._stale_cache(source, pyc, root, gen) or ""
+
+
+def _where(path: str) -> str:
+    """The file ``path`` as the runs judge it: its real path, unless that lies outside every
+    run's work tree while ``path`` itself lies inside one (reached through a symbolic link in
+    the work tree, to a folder elsewhere): it is then judged where the work tree holds it."""
+    real = real_path(path)
+    if not any(inside(real, a.run.workdir) for a in _RUNS):
+        linked = os.path.abspath(path)
+        if any(inside(linked, a.run.workdir) and not installed(linked) for a in _RUNS):
+            return linked
+    return real
 
 
 def real_path(path: str) -> str:

@@ -19,6 +19,7 @@ import os
 import posixpath
 import sys
 import tempfile
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -440,6 +441,7 @@ class Session:
         self.destination: Destination | None = None
         self.pending: list[str] = []  # lines for the user, shown once
         self._earlier: dict[str, Any] | None = None  # see ``earlier``
+        self.began_ns = time.time_ns()  # a work tree made after this is the tests' own
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -506,10 +508,17 @@ class Session:
             )
             return audit.merge([swept, shaped])
         recorded = loads.read_logs(rec.run.folder)
+        # what came from another git work tree before the recording began (a -p plugin)
+        seen_paths = {ld.path for ld in recorded}
+        recorded += [
+            ld
+            for ld in loader.from_elsewhere(rec.earlier, str(workdir))
+            if ld.path not in seen_paths
+        ]
         notes = []
         if rec.hook is not None and rec.hook.problem:
             notes.append(f"child processes were not followed: {rec.hook.problem}")
-        judged = audit.judge(recorded, workdir, rec.run.roots, gen_ns, notes)
+        judged = audit.judge(recorded, workdir, rec.run.roots, gen_ns, notes, self.began_ns)
         seen = {ld.path for ld in recorded}
         unseen = {name: m for name, m in self.earlier().items() if _origin(m) not in seen}
         swept = audit.audit_modules(

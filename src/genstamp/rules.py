@@ -552,11 +552,20 @@ def _dirty_submodule(facts: Facts, settings: Config) -> Iterator[str | Listed]:
 
 
 def _hidden_change(facts: Facts, settings: Config) -> Iterator[str | Listed]:
-    if facts.hidden:
-        found = [f"{rel} ({option})" for rel, option in sorted(facts.hidden.items())]
+    """The hidden changes the tests loaded or read (all of them, when the audit cannot say:
+    no audit, or more files read than it lists)."""
+    bound = _bound(facts)
+    loaded = read_audit(bound.props)[0] if bound is not None else None
+    hidden = facts.hidden
+    if loaded is not None and "*" not in loaded.read:
+        used = set(loaded.loaded) | set(loaded.read)
+        hidden = {rel: option for rel, option in hidden.items() if rel in used}
+    if hidden:
+        found = [f"{rel} ({option})" for rel, option in sorted(hidden.items())]
         yield listed(
-            "the work tree holds changes the index tells git not to look at (git status, "
-            "git add and the tree leave them out; a clean clone has the committed files): ",
+            "the tests read changes of the work tree that the index tells git not to look at "
+            "(git status, git add and the tree leave them out; a clean clone has the "
+            "committed files): ",
             found,
             PATH_LIMIT,
         )
