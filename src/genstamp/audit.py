@@ -427,9 +427,14 @@ def clone_of(root: Path, other: str) -> bool:
     env = _env(os.environ)
 
     def git(where: str, *args: str) -> str | None:
-        try:
+        try:  # (read only: another user's clone is asked too, as a CI container has them)
             proc = subprocess.run(
-                ["git", *args], cwd=where, env=env, capture_output=True, text=True, check=False
+                ["git", "-c", "safe.directory=*", *args],
+                cwd=where,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
             )
         except OSError:
             return None

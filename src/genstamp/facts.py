@@ -66,8 +66,7 @@ def workspace(
     checkout: Checkout, revs: Sequence[str] = (), labels: Mapping[str, str] | None = None
 ) -> Facts:
     """The facts of the checkout itself, the same whatever evidence is judged: the targets,
-    the stamp, the bytecode on disk, the submodules, the changes the index hides from git
-    (one walk of the work tree)."""
+    the stamp, the bytecode on disk, the submodules (one walk of the work tree)."""
     targets = tuple(rev_tree(checkout, r, (labels or {}).get(r)) for r in revs)
     # One walk of the work tree: its identity (when it is the target) and where bytecode lives.
     # The tree from the record kept in the git dir when it still holds (idcache).
@@ -107,7 +106,6 @@ def workspace(
             [rel for rel in walk.bytecode if not installed(checkout.workdir, rel, venvs)],
         ),
         submodules=dirty_submodules(checkout),
-        hidden=hidden_changes(checkout),
         checkout_id=checkout_id.current(checkout.gitdir),
     )
 
@@ -165,6 +163,13 @@ def with_report(
                 paths = [*loaded.loaded, *flagged, *loaded.namespaces]
                 placed = placement(checkout, paths, blobs, venvs)
 
+    hidden: dict[str, str] = {}
+    if report is not None and not binding_problem(report):
+        # the changes hidden from git in the files the tests loaded or read; in every file
+        # when the audit cannot say (none, or more files read than it lists)
+        audited, _ = read_audit(report.properties)
+        used = None if audited is None else {*audited.loaded, *audited.read}
+        hidden = hidden_changes(checkout, None if used is None or "*" in used else used)
     tested = report.properties.get(binding.P_TREE_END) if report is not None else None
     rooms, problems, latest = clean_rooms(checkout, [*(t.tree for t in targets), tested or ""])
     return base._replace(
@@ -180,6 +185,7 @@ def with_report(
         added=added,
         placed=placed,
         unregistered=unregistered,
+        hidden=hidden,
         views=views,
         suites=suites_found,
     )

@@ -1089,12 +1089,13 @@ def _skip_worktree(index: pygit2.Index, path: str) -> bool:
 _ASSUME_VALID = 0x8000  # GIT_INDEX_ENTRY_VALID (`git update-index --assume-unchanged`)
 
 
-def hidden_changes(checkout: Checkout) -> dict[str, str]:
-    """The work tree's changes that the index tells git not to look at: each path whose index
-    entry is ``--assume-unchanged`` or ``--skip-worktree`` and whose file is there with other
-    content than the entry's blob (git's conversion applied), with the option. git's status,
-    ``git add -A`` and so the tree identity leave such a change out, though the tests see it.
-    A skip-worktree file that is not there (a sparse checkout) is no change."""
+def hidden_changes(checkout: Checkout, paths: Iterable[str] | None = None) -> dict[str, str]:
+    """The work tree's changes that the index tells git not to look at: each path (of
+    ``paths``, or of the whole index) whose index entry is ``--assume-unchanged`` or
+    ``--skip-worktree`` and whose file is there with other content than the entry's blob
+    (git's conversion applied), with the option. git's status, ``git add -A`` and so the
+    tree identity leave such a change out, though the tests see it. A skip-worktree file that
+    is not there (a sparse checkout) is no change."""
     try:
         from pygit2.ffi import C, ffi
     except ImportError:  # pragma: no cover - a pygit2 without its cffi module
@@ -1103,9 +1104,14 @@ def hidden_changes(checkout: Checkout) -> dict[str, str]:
     index = repo.index
     index.read(force=False)
     raw = index._index
+    if paths is None:
+        entries = (C.git_index_get_byindex(raw, n) for n in range(C.git_index_entrycount(raw)))
+    else:
+        entries = (C.git_index_get_bypath(raw, os.fsencode(p), 0) for p in paths)
     flagged: list[tuple[str, str, str]] = []
-    for n in range(C.git_index_entrycount(raw)):
-        entry = C.git_index_get_byindex(raw, n)
+    for entry in entries:
+        if entry == ffi.NULL:
+            continue
         flags, extended = entry.flags, entry.flags_extended
         if not (flags & _ASSUME_VALID or extended & _SKIP_WORKTREE) or flags & _STAGE_MASK:
             continue
