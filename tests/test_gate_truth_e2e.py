@@ -235,6 +235,29 @@ def test_an_in_project_venv_is_accepted_after_a_green_run_and_refused_after_an_e
     (repo / CALC).write_text("def add(a, b):\n    return a + b\n")
 
 
+def test_a_worktree_tested_with_the_main_checkouts_venv_and_its_console_script(
+    venv_project: Path, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    """A linked worktree whose tests run with the main checkout's in-project `.venv`, through
+    its `pytest` console script: that script lies in another checkout's folder, but in a
+    virtual environment, which is the installer's: accepted. (The worktree's code, imported
+    from the worktree's own src, is what ran.)"""
+    worktree = tmp_path / "feature"
+    git(venv_project, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    stamp(genstamp, worktree)
+    proc = subprocess.run(
+        [str(venv_project / ".venv/bin/pytest"), "-q"],
+        cwd=worktree,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(bytecode=True),
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, data = verdict(genstamp, worktree)
+    assert (code, rules(data)) == (0, []), data
+
+
 def _installation_in(folder: Path) -> Path:
     """A Python installation at ``folder`` (a prefix of its own, as `conda create -p` or a
     standalone build makes one): this interpreter's binary and standard library, hard-linked
@@ -627,6 +650,25 @@ def test_pytest_configuration_and_conftest_from_outside_the_work_tree(
     else:
         assert rules(data) == [], data
         assert "will refuse" not in out, out
+
+
+def test_pytest_settings_above_the_repository_as_dotted_keys(
+    tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    """A pyproject.toml above the repository whose pytest settings are dotted keys (no
+    ``[tool.pytest.ini_options]`` header) gives the tests their import path: refused, as a
+    header would be. A clean clone fails."""
+    outer = tmp_path / "outer"
+    repo = init_repo(outer / "repo")
+    write_calc(repo)
+    (repo / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "0"\n')
+    commit_all(repo, "calc, without pytest settings")
+    (outer / "pyproject.toml").write_text('tool.pytest.ini_options.pythonpath = ["repo/src"]\n')
+    assert clean_clone_fails(repo, tmp_path)
+    out, data = told_and_judged(genstamp, repo)
+    assert rules(data) == ["foreign-origin"], data
+    assert "pytest configuration from" in message(data, "foreign-origin")
+    assert "will refuse: foreign-origin: pytest configuration" in out, out
 
 
 @pytest.mark.parametrize("ignored", [True, False], ids=["ignored", "committed"])

@@ -132,7 +132,14 @@ NAMED = (
 @pytest.mark.e2e
 @pytest.mark.parametrize(
     "source",
-    ["other-clone", "diverged-clone", "plugin-of-another-clone", "unrelated", "merged-library"],
+    [
+        "other-clone",
+        "diverged-clone",
+        "renamed-project",
+        "plugin-of-another-clone",
+        "unrelated",
+        "merged-library",
+    ],
 )
 def test_a_module_the_tree_dropped_loaded_from_another_clone(tmp_path: Path, source: str) -> None:
     """The tested tree deleted ``src/calc_util.py`` and left its import behind; another clone
@@ -144,7 +151,7 @@ def test_a_module_the_tree_dropped_loaded_from_another_clone(tmp_path: Path, sou
     that pytest imported as a plugin (``-p``) before any recording began. The same module from
     an unrelated repository, or from a library whose history was merged into this one but
     which names another project, is the environment's (a dependency developed beside it)."""
-    named = source in ("diverged-clone", "merged-library")
+    named = source in ("diverged-clone", "merged-library", "renamed-project")
     files = {"src/calc_util.py": UTIL, **({"pyproject.toml": NAMED} if named else {})}
     repo, other = project(base := tmp_path, "", files)
     (repo / "src" / "calc" / "__init__.py").write_text(USES_UTIL)
@@ -155,6 +162,9 @@ def test_a_module_the_tree_dropped_loaded_from_another_clone(tmp_path: Path, sou
     args: tuple[str, ...] = ()
     if source == "diverged-clone":
         commit_all(other, "the other clone's own commit")
+    elif source == "renamed-project":  # one history, and this clone renamed the project
+        (repo / "pyproject.toml").write_text(NAMED.replace('"calc"', '"calc2"'))
+        commit_all(repo, "rename the project")
     elif source == "plugin-of-another-clone":
         args = ("-p", "calc_util")
     elif source == "unrelated":
@@ -252,6 +262,52 @@ def test_code_of_a_clone_the_tests_make_is_theirs(tmp_path: Path) -> None:
     found = scenario(repo, CLONES_ITSELF.format(repo=str(repo)))
     assert found.flags == (), found
     assert failures(repo) == {}
+
+
+READS = """
+import os
+from pathlib import Path
+
+def test_reads():
+    here = Path(__file__).parent
+    with open(os.fsencode(str(here / "data.bin")), "rb") as fh:  # a bytes path
+        assert fh.read() == b"ok\\n"
+    assert "X = 1" in (here / "fixture.txt").read_text()
+    made = here / "made"
+    made.mkdir(exist_ok=True)
+    for n in range(2500):  # files the test makes and reads back: not the checkout's
+        (made / f"{n}.txt").write_text("x")
+        assert (made / f"{n}.txt").read_text() == "x"
+"""
+
+
+@pytest.mark.e2e
+def test_the_files_the_tests_read_are_recorded(tmp_path: Path) -> None:
+    """The work tree's files the tests open to read are in the audit, however named (a bytes
+    path too); files the run itself made are not (nor do 2,500 of them make
+    the list give up). So a change hidden from git in a file the tests read is refused, and
+    one in a file no test opened (an editor's settings) is not."""
+    files = {
+        "tests/data.bin": "ok\n",
+        "tests/fixture.txt": "X = 1\n",
+        ".vscode/settings.json": "{}\n",
+        ".gitignore": "__pycache__/\n*.py[co]\ntests/made/\n",
+    }
+    repo, _ = project(tmp_path, "", files)
+    for rel in ("tests/data.bin", ".vscode/settings.json"):
+        git(repo, "update-index", "--skip-worktree", rel)
+    (repo / ".vscode" / "settings.json").write_text('{"editor.fontSize": 15}\n')
+    found = scenario(repo, READS)
+    assert "tests/data.bin" in found.read and "tests/fixture.txt" in found.read, found.read
+    assert "*" not in found.read and not any(r.startswith("tests/made/") for r in found.read)
+    assert failures(repo) == {}  # the editor's settings: no test opened them
+    (repo / "tests" / "data.bin").write_text("ok\n")  # the same bytes: no change
+    assert failures(repo) == {}
+    (repo / "tests" / "data.bin").write_text("ok\r\n")  # what git does not see
+    found_now = failures(repo)
+    assert list(found_now) == ["hidden-change"], found_now
+    assert "tests/data.bin (--skip-worktree)" in found_now["hidden-change"]
+    assert ".vscode" not in found_now["hidden-change"]
 
 
 def test_the_work_tree_holding_a_file(tmp_path: Path) -> None:

@@ -382,13 +382,32 @@ def _configures_pytest(path: str) -> bool:
     except OSError:
         return False
     name = os.path.basename(path)
-    if name.endswith(".toml"):  # pyproject.toml, pytest.toml: [tool.pytest...] or [pytest]
-        return bool(re.search(r"^\s*\[\s*(tool\.pytest|pytest)\b", text, re.M))
-    if name == "setup.cfg":
-        return bool(re.search(r"^\s*\[\s*tool:pytest\s*\]", text, re.M))
-    if name == "tox.ini":
-        return bool(re.search(r"^\s*\[\s*pytest\s*\]", text, re.M))
+    if name.endswith(".toml"):  # pyproject.toml: [tool.pytest...]; pytest.toml: [pytest]
+        try:
+            data = _toml(text)
+        except ValueError:
+            return True  # pytest could not have read it either: say it
+        tool = data.get("tool")
+        return "pytest" in data or (isinstance(tool, dict) and "pytest" in tool)
+    if name in ("setup.cfg", "tox.ini"):
+        import configparser
+
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            return True
+        return parser.has_section("tool:pytest" if name == "setup.cfg" else "pytest")
     return True  # pytest.ini, .pytest.ini, or a file named with -c
+
+
+def _toml(text: str) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+    data: dict[str, Any] = tomllib.loads(text)
+    return data
 
 
 def _made_since(tree: str, since_ns: int) -> bool:
@@ -412,14 +431,15 @@ def _made_since(tree: str, since_ns: int) -> bool:
 
 def clone_of(root: Path, other: str) -> bool:
     """Whether the git work tree ``other`` is a checkout of the same project as ``root``
-    (another clone, a fork, a linked worktree). Where both name their project (pyproject's
-    ``[project] name``, or setup.cfg's ``[metadata] name``) the names decide: a library whose
-    history was merged into this repository (``git subtree``) is another project. Else their
-    commits do: either HEAD's commit is in the other's object store, or they share a root
-    commit (a diverged or shallow clone). Asked only for a work tree code was loaded from."""
+    (another clone, a fork, a linked worktree): it names the same project (pyproject's
+    ``[project] name``, setup.cfg's ``[metadata] name``), or the two share their history:
+    the same root commits (one renamed the project since), or, unnamed, any root commit (a
+    diverged clone). A library whose history was merged into this repository (``git
+    subtree``: its roots are some of this one's) that names another project is not. Asked
+    of git only for a work tree code was loaded from, and only as far as needed."""
     names = {project_name(Path(where)) for where in (str(root), other)}
-    if None not in names:
-        return len(names) == 1
+    if len(names) == 1 and None not in names:
+        return True
     import subprocess
 
     from genstamp.gitwalk import _env
@@ -441,26 +461,29 @@ def clone_of(root: Path, other: str) -> bool:
         return proc.stdout.strip() if proc.returncode == 0 else None
 
     here, there = str(root), other
+    related = False
     for a, b in ((here, there), (there, here)):
         head = git(a, "rev-parse", "--verify", "-q", "HEAD^{commit}")
-        if head and git(b, "cat-file", "-e", f"{head}^{{commit}}") is not None:
-            return True
-    roots = [git(where, "rev-list", "--max-parents=0", "HEAD") for where in (here, there)]
-    if roots[0] is None or roots[1] is None:
-        return False
-    return bool(set(roots[0].split()) & set(roots[1].split()))
+        related = related or bool(
+            head and git(b, "cat-file", "-e", f"{head}^{{commit}}") is not None
+        )
+    if not related and None not in names:
+        return False  # two named projects with no commit of one in the other: unrelated
+    found = [git(where, "rev-list", "--max-parents=0", "HEAD") for where in (here, there)]
+    if found[0] is None or found[1] is None:
+        return related and None in names
+    ours, theirs = set(found[0].split()), set(found[1].split())
+    if ours == theirs:
+        return True
+    return None in names and bool(ours & theirs)
 
 
 def project_name(root: Path) -> str | None:
     """The project's distribution name, normalised (PEP 503), from ``root``'s pyproject.toml
     or setup.cfg; None when neither names it."""
     name: object = None
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        data = _toml((root / "pyproject.toml").read_text(encoding="utf-8"))
         project = data.get("project")
         name = project.get("name") if isinstance(project, dict) else None
     except (OSError, UnicodeDecodeError, ValueError):

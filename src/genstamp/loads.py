@@ -251,8 +251,8 @@ _WORK_TREES: dict[str, str] = {}  # a folder -> the git work tree holding it (""
 
 def work_tree_of(path: str) -> str:
     """The git work tree holding the file ``path`` (real, absolute): the nearest folder above
-    it with a ``.git``; "" when none does, or when it is installed code, the standard
-    library or genstamp's own."""
+    it with a ``.git``; "" when none does, or when it is installed code (in a virtual
+    environment, even one kept inside a checkout), the standard library or genstamp's own."""
     if installed(path) or path.startswith(_SYSTEM) or path.startswith(_OWN):
         return ""
     folder = os.path.dirname(path)
@@ -264,6 +264,8 @@ def work_tree_of(path: str) -> str:
             found = known
             break
         seen.append(folder)
+        if os.path.lexists(os.path.join(folder, "pyvenv.cfg")):
+            break  # a virtual environment's (a console script of one kept in a checkout)
         if os.path.lexists(os.path.join(folder, ".git")):
             found = folder
             break
@@ -360,8 +362,10 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             if isinstance(path, str) and path.endswith(".pyc"):
                 _STATE.pyc = path
                 _STATE.compiled = None
-            elif isinstance(path, str) and not path.endswith(_CODE):
-                _opened(path, args[1], args[2])
+            elif isinstance(path, (str, bytes)):
+                name = os.fsdecode(path)
+                if not name.endswith(_CODE):
+                    _opened(name, args[1], args[2])
         else:  # ctypes.dlopen: native code loaded by path, as an extension module is
             name = args[0]
             if isinstance(name, str) and os.sep in name:
@@ -373,8 +377,10 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
 
 
 _EVENTS = frozenset({"exec", "compile", "open", "ctypes.dlopen"})
-_CODE = (".py", ".so", ".pyd", ".pth")  # opened to be loaded: the loads say those
-_READ: set[str] = set()  # the paths this process opened to read, once each
+# Opened to be loaded (the import system opens every source it imports: the loads say those;
+# a source read as data is not told apart).
+_CODE = (".py", ".so", ".pyd", ".pth")
+_READ: set[str] = set()  # the paths of the work tree this process opened to read, once each
 
 
 def _opened(path: str, mode: object, flags: object) -> None:
@@ -389,13 +395,30 @@ def _opened(path: str, mode: object, flags: object) -> None:
     if full in _READ or full.startswith(_SYSTEM):
         return
     _READ.add(full)
-    real = _where(full)
-    if not any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
-        return
-    parts = real.split(os.sep)
-    if ".git" in parts or "__pycache__" in parts:
-        return
-    record(Load(real, "", "", READ))
+    # the path as opened (a link of the work tree: its flag is on the link) and where it leads
+    for where in dict.fromkeys((full, _where(full))):
+        if not any(inside(where, a.run.workdir) and not installed(where) for a in _RUNS):
+            continue
+        parts = where.split(os.sep)
+        if ".git" in parts or "__pycache__" in parts:
+            continue
+        try:  # a file the run itself wrote (after it began) is no checkout's
+            if os.stat(where).st_ctime_ns >= _began():
+                continue
+        except OSError:
+            continue
+        record(Load(where, "", "", READ))
+
+
+def _began() -> int:
+    """When the earliest active run began (its run file was written); 0 when unknown."""
+    found = []
+    for a in _RUNS:
+        try:
+            found.append(os.stat(os.path.join(a.run.folder, RUN_FILE)).st_mtime_ns)
+        except OSError:
+            found.append(0)
+    return min(found, default=0)
 
 
 def _audit(
