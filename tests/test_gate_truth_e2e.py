@@ -213,20 +213,19 @@ def venv_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
+def green_in_venv(where: Path, command: list[str]) -> None:
+    """A green pytest run in ``where`` through an environment's ``command``, bytecode on."""
+    env = subprocess_env(bytecode=True)
+    proc = subprocess.run(command, cwd=where, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_an_in_project_venv_is_accepted_after_a_green_run_and_refused_after_an_edit(
     venv_project: Path, genstamp: RunGenstamp
 ) -> None:
     repo = venv_project
     stamp(genstamp, repo)
-    proc = subprocess.run(
-        [str(repo / ".venv/bin/python"), "-m", "pytest", "-q"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(bytecode=True),
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    green_in_venv(repo, [str(repo / ".venv/bin/python"), "-m", "pytest", "-q"])
     code, data = verdict(genstamp, repo)
     assert (code, rules(data)) == (0, []), data
     (repo / CALC).write_text("def add(a, b):\n    return a - b\n")
@@ -245,15 +244,7 @@ def test_a_worktree_tested_with_the_main_checkouts_venv_and_its_console_script(
     worktree = tmp_path / "feature"
     git(venv_project, "worktree", "add", "-q", "-b", "feature", str(worktree))
     stamp(genstamp, worktree)
-    proc = subprocess.run(
-        [str(venv_project / ".venv/bin/pytest"), "-q"],
-        cwd=worktree,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(bytecode=True),
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    green_in_venv(worktree, [str(venv_project / ".venv/bin/pytest"), "-q"])
     code, data = verdict(genstamp, worktree)
     assert (code, rules(data)) == (0, []), data
 
