@@ -10,8 +10,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pygit2
 import pytest
-from conftest import commit_all, git, git_tree
+from conftest import commit_all, git, git_tree, init_repo
 
 from genstamp import audit, binding, checkout_id, evidence, generation, restamp, verified
 from genstamp.config import Config
@@ -363,3 +364,20 @@ def test_verdicts_are_kept_bounded_oldest_first(stamped: Path) -> None:
     assert list(kept) == trees[5:] and kept[trees[-1]] == len(trees) - 1
     verified.remember(gitdir, [trees[5]], now=999)  # accepted again: the most recent
     assert list(verified.trees(gitdir))[-1] == trees[5]
+
+
+def test_a_gitmodules_section_is_read_as_git_reads_it(tmp_path: Path) -> None:
+    """git's section names are case-insensitive and its values may be quoted, escaped and
+    followed by a comment: `[Submodule "v"]` with a quoted url names a URL."""
+    from genstamp.facts import _submodule_name, _submodule_url
+
+    repo = init_repo(tmp_path / "repo")
+    (repo / ".gitmodules").write_text(
+        '[Submodule "v"]\n\tpath = "v"\n\turl = "../v.git" ; a comment\n'
+        '[submodule "w"]\n\tpath = w\n'
+    )
+    commit_all(repo, "modules")
+    tree = open_checkout(repo).repo.revparse_single("HEAD").peel(pygit2.Tree)
+    assert _submodule_name(tree, "v") == "v" and _submodule_url(tree, "v")
+    assert _submodule_name(tree, "w") == "w" and not _submodule_url(tree, "w")  # no url
+    assert _submodule_name(tree, "x") is None and not _submodule_url(tree, "x")

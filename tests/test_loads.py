@@ -249,16 +249,17 @@ import subprocess, sys
 def test_release_check(tmp_path):
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", {repo!r}, str(clone)], check=True)
-    subprocess.run([sys.executable, str(clone / "tools" / "check.py")], check=True)
+    subprocess.run([sys.executable, "tools/check.py"], cwd=clone, check=True)
 """
 
 
 @pytest.mark.e2e
 def test_code_of_a_clone_the_tests_make_is_theirs(tmp_path: Path) -> None:
     """A release check: the test clones the project itself and runs a script of that clone
-    (in a followed child). The clone is made during the run: the tests' own, not another
-    clone whose code stands in for the checkout's."""
-    repo, _ = project(tmp_path, "", {"tools/check.py": "print('checked')\n"})
+    that imports the clone's package (in a followed child). The clone is made during the run:
+    the tests' own, not another clone whose code stands in for the checkout's."""
+    check = "import sys\nsys.path.insert(0, 'src')\nimport calc\nassert calc.add(2, 3) == 5\n"
+    repo, _ = project(tmp_path, "", {"tools/check.py": check})
     found = scenario(repo, CLONES_ITSELF.format(repo=str(repo)))
     assert found.flags == (), found
     assert failures(repo) == {}

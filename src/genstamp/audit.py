@@ -316,7 +316,9 @@ def judge(
             except OSError:
                 same = False
         if not same or other is None:
-            flags[Flag(FOREIGN, ld.module, ld.path, "loaded from outside the checkout")] = None
+            if not made_by_the_tests(ld.path, began_ns):
+                why = "loaded from outside the checkout"
+                flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
         elif ld.via == loads_.BYTECODE and ld.detail:
             flags[Flag(STALE, ld.module, ld.path, f"bytecode not compiled from {other}")] = None
         else:
@@ -408,6 +410,15 @@ def _toml(text: str) -> dict[str, Any]:
         import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
     data: dict[str, Any] = tomllib.loads(text)
     return data
+
+
+def made_by_the_tests(path: str, began_ns: int | None) -> bool:
+    """Whether ``path`` lies in a git work tree made during the run (a clone of the project
+    the tests made, to run a release check in): the tests' own, not another checkout."""
+    from genstamp.loads import work_tree_of
+
+    tree = work_tree_of(path) if began_ns is not None else ""
+    return bool(tree) and began_ns is not None and _made_since(tree, began_ns)
 
 
 def _made_since(tree: str, since_ns: int) -> bool:

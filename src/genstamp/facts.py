@@ -719,7 +719,7 @@ def _open_submodule_tree(
     return None
 
 
-_SECTION = re.compile(r'^\s*\[\s*submodule\s+"((?:[^"\\]|\\.)*)"\s*\]', re.M)
+_SECTION = re.compile(r'^\s*\[\s*submodule\s+"((?:[^"\\]|\\.)*)"\s*\]', re.M | re.I)
 _PATH = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.M | re.I)
 _URL = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.M | re.I)
 
