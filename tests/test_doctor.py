@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import RunGenstamp
+from conftest import RunGenstamp, git
 
 from genstamp import install
 
@@ -129,3 +129,37 @@ def test_a_bad_configuration_fails(installed: Path, genstamp: RunGenstamp) -> No
     assert code == 1
     assert found["configuration"]["status"] == "fail"
     assert "no-such-key" in found["configuration"]["what"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "extension", "fix"),
+    [
+        ("core.splitIndex", "link", "`git config core.splitIndex false`, then `git status`"),
+        ("index.sparse", "sdir", "`git sparse-checkout init --no-sparse-index`"),
+    ],
+)
+def test_an_index_libgit2_cannot_read_fails_and_names_the_setting(
+    installed: Path, genstamp: RunGenstamp, setting: str, extension: str, fix: str
+) -> None:
+    """A split index (or a sparse one) is an extension git reads and libgit2 does not: doctor
+    fails naming the setting to turn off, and so does verify (exit 2, one line). Control: the
+    setting off and `git status` once, the index is plain again."""
+    if setting == "index.sparse":
+        git(installed, "sparse-checkout", "init", "--cone", "--sparse-index")
+    else:
+        git(installed, "config", setting, "true")
+        git(installed, "update-index", "--split-index")
+    code, found = checks(genstamp, installed, "--python", sys.executable)
+    assert code == 1 and found["index"]["status"] == "fail", found["index"]
+    assert f"'{extension}'" in found["index"]["what"]
+    assert fix in found["index"]["remedy"]
+    code, _out, err = genstamp("-C", installed, "verify")
+    assert code == 2 and fix in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    if setting == "index.sparse":
+        git(installed, "sparse-checkout", "init", "--no-sparse-index")
+    else:
+        git(installed, "config", setting, "false")
+        git(installed, "status", "--porcelain")
+    code, found = checks(genstamp, installed, "--python", sys.executable)
+    assert found["index"]["status"] == "ok", found["index"]

@@ -906,10 +906,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # index, a vanished folder): one line, never a traceback.
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
-        print(
-            f"genstamp: {reason}{where} (hint: check that `git status` works here)",
-            file=sys.stderr,
-        )
+        from genstamp.errors import unreadable_index
+
+        hint = unreadable_index(exc) or "check that `git status` works here"
+        print(f"genstamp: {reason}{where} (hint: {hint})", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("genstamp: interrupted", file=sys.stderr)

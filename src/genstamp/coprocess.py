@@ -258,7 +258,10 @@ def _say(data: dict[str, Any]) -> None:
 def _error(exc: Exception) -> dict[str, Any]:
     if isinstance(exc, GenstampError):
         return {"error": str(exc)}
-    return {"error": f"{type(exc).__name__}: {exc}"}
+    from genstamp.errors import unreadable_index
+
+    remedy = unreadable_index(exc)
+    return {"error": f"{type(exc).__name__}: {exc}" + (f" — {remedy}" if remedy else "")}
 
 
 def _begun() -> bool:

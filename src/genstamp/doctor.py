@@ -22,7 +22,7 @@ INSTALL = "run `genstamp install`"
 
 class Check(NamedTuple):
     name: str  # stable: hooks, pre-push, plugin, version, generation, environment,
-    # configuration, start
+    # configuration, start, index
     status: str  # "ok" | "warn" | "fail"
     what: str
     remedy: str = ""
@@ -48,6 +48,7 @@ def run(checkout: Checkout, python: str | None = None) -> list[Check]:
         check_environment(checkout.workdir, interpreter),
         check_configuration(checkout.workdir),
         check_start(checkout),
+        check_index(checkout),
     ]
 
 
@@ -235,6 +236,20 @@ def check_start(checkout: Checkout) -> Check:
             f"remove {marker} once the suite no longer writes into the work tree",
         )
     return Check("start", "ok", "the tests of a large tree begin as the tree is taken")
+
+
+def check_index(checkout: Checkout) -> Check:
+    """Whether libgit2 reads the index (not a split or sparse index git alone can read)."""
+    import pygit2
+
+    from genstamp.errors import unreadable_index
+
+    try:
+        checkout.repo.index.read(force=True)
+    except pygit2.GitError as exc:
+        remedy = unreadable_index(exc) or "check that `git status` works here"
+        return Check("index", "fail", f"libgit2 cannot read the index: {exc}", remedy)
+    return Check("index", "ok", "libgit2 reads the index")
 
 
 def check_configuration(workdir: Path) -> Check:

@@ -22,3 +22,22 @@ class GenstampError(Exception):
         if self.remedy:
             return f"{self.message} (hint: {self.remedy})"
         return self.message
+
+
+# An index extension git writes that libgit2 cannot read, and what makes git write a plain
+# index again.
+_EXTENSIONS = {
+    "link": "`git config core.splitIndex false`, then `git status`",
+    "sdir": "`git sparse-checkout init --no-sparse-index`",
+}
+
+
+def unreadable_index(exc: BaseException) -> str:
+    """The remedy when libgit2 failed on an index extension it cannot read (a split or sparse
+    index: git reads it, libgit2 does not); "" for any other failure."""
+    text = str(exc)
+    if "unsupported mandatory extension" not in text:
+        return ""
+    found = [fix for ext, fix in _EXTENSIONS.items() if f"'{ext}'" in text]
+    fixes = " and ".join(found or _EXTENSIONS.values())
+    return f"the index uses an extension libgit2 cannot read: {fixes} writes a plain index"

@@ -40,7 +40,7 @@ from pygit2.enums import ConfigLevel, DeltaStatus, DiffOption, FileMode
 
 from genstamp import gitwalk, idcache, monitor
 from genstamp.bytecode import is_bytecode_path
-from genstamp.errors import GenstampError
+from genstamp.errors import GenstampError, unreadable_index
 from genstamp.gitwalk import file_stamp as file_stamp  # where it was, for its callers
 from genstamp.monitor import Clock
 from genstamp.repo import Checkout
@@ -431,7 +431,7 @@ def scan(
     except (pygit2.GitError, OSError) as exc:
         raise GenstampError(
             f"libgit2 could not read the work tree of {workdir}: {exc}",
-            "check that `git status` and `git add -A` work here",
+            unreadable_index(exc) or "check that `git status` and `git add -A` work here",
         ) from exc
     if cache and tree is not None:
         record = idcache.Record(
