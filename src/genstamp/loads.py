@@ -180,6 +180,8 @@ def activate(run: Run) -> None:
         _RUNS.append(_Active(run))
         _real_cache.clear()
         _RESOLVE.forget()
+        _READ.clear()  # what an earlier run in this process saw is not this one's
+        _WORK_TREES.clear()
         _TARGET[0] = _hook
         if not _HOOKED:
             sys.addaudithook(_AUDIT)
