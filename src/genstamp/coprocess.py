@@ -443,11 +443,10 @@ def _in_gitlink(index: pygit2.Index, path: str) -> bool:
             entry = index["/".join(parts[:n])]
         except KeyError:
             continue
-        return bool(entry.mode == _GITLINK)
+        from pygit2.enums import FileMode
+
+        return bool(entry.mode == FileMode.COMMIT)
     return False
-
-
-_GITLINK = 0o160000
 
 
 if __name__ == "__main__":
