@@ -8,21 +8,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import subprocess_env
+from conftest import ok, subprocess_env
 
 pytestmark = pytest.mark.e2e
 
 
+def demo(env: dict[str, str]) -> str:
+    """``genstamp demo``'s output, which must exit 0."""
+    argv = [sys.executable, "-m", "genstamp", "demo"]
+    return ok(subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300))
+
+
 def test_the_demo_replays_the_incident_and_cuts_no_line() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "genstamp", "demo"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=300,
-    )
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out
+    out = demo(subprocess_env())
     assert out.rstrip().endswith(
         "stale evidence refused, fresh evidence accepted, and a warm green the clean room "
         "could not repeat refused."
@@ -51,15 +49,7 @@ def test_without_a_package_index_the_demo_does_not_claim_its_ending(tmp_path: Pa
         UV_FIND_LINKS=str(empty),
         PIP_CONFIG_FILE=os.devnull,
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "genstamp", "demo"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out
+    out = demo(env)
     assert "the clean room could not be built here: genstamp: clean-run: the environment" in out
     assert "package index" in out, out
     assert "could not repeat refused" not in out, out

@@ -78,6 +78,20 @@ def pre_push(
     return genstamp("-C", repo, "hook", "pre-push", "origin", "/remote.git")
 
 
+def refused(genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch, repo: Path, stdin: str) -> str:
+    """The pre-push hook's refusal (exit 1) of ``stdin``: what it printed on stderr."""
+    code, _, err = pre_push(genstamp, monkeypatch, repo, stdin)
+    assert code == 1, err
+    return err
+
+
+def green_uncommitted_edit(repo: Path) -> None:
+    """An uncommitted edit, tested green: the evidence is the work tree's, not the commit's."""
+    forget_verdicts(repo)
+    (repo / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b + 0\n")
+    assert run_pytest(repo).returncode == 0
+
+
 # -- parse_pre_push ---------------------------------------------------------------------------
 
 A = "a" * 40
@@ -184,8 +198,7 @@ def test_pre_push_accepts_the_tested_branch(
 def test_pre_push_refuses_an_untested_branch_naming_paths(
     tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    code, _, err = pre_push(genstamp, monkeypatch, tested, push_line(tested, "refs/heads/old"))
-    assert code == 1
+    err = refused(genstamp, monkeypatch, tested, push_line(tested, "refs/heads/old"))
     assert "genstamp: tree-mismatch: " in err
     assert "src/calc/__init__.py" in err
     assert err.rstrip().endswith("genstamp: push refused")
@@ -195,8 +208,7 @@ def test_pre_push_judges_every_ref(
     tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stdin = push_line(tested, "refs/heads/main") + push_line(tested, "refs/heads/old")
-    code, _, err = pre_push(genstamp, monkeypatch, tested, stdin)
-    assert code == 1
+    err = refused(genstamp, monkeypatch, tested, stdin)
     assert git(tested, "rev-parse", "old")[:12] in err  # the untested one, by its commit
 
 
@@ -204,12 +216,9 @@ def test_pre_push_judges_the_commit_not_the_work_tree(
     tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Uncommitted edits were tested; the pushed commit does not carry them."""
-    forget_verdicts(tested)
-    (tested / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b + 0\n")
-    assert run_pytest(tested).returncode == 0
+    green_uncommitted_edit(tested)
     assert genstamp("-C", tested, "verify")[0] == 0
-    code, _, err = pre_push(genstamp, monkeypatch, tested, push_line(tested, "refs/heads/main"))
-    assert code == 1
+    err = refused(genstamp, monkeypatch, tested, push_line(tested, "refs/heads/main"))
     assert "src/calc/__init__.py" in err
 
 
@@ -224,8 +233,7 @@ def test_pre_push_annotated_tag_is_judged_by_its_commit(
     assert line.split()[1] != git(tested, "rev-parse", "v2^{commit}")
     code, _, err = pre_push(genstamp, monkeypatch, tested, line)
     assert code == 0, err
-    code, _, err = pre_push(genstamp, monkeypatch, tested, push_line(tested, "refs/tags/v1"))
-    assert code == 1
+    err = refused(genstamp, monkeypatch, tested, push_line(tested, "refs/tags/v1"))
     assert "src/calc/__init__.py" in err
 
 
@@ -234,8 +242,7 @@ def test_pre_push_ref_to_a_non_commit_is_refused(
 ) -> None:
     blob = git(tested, "hash-object", "-w", "pyproject.toml")
     stdin = f"refs/tags/blob {blob} refs/tags/blob {Z40}\n"
-    code, _, err = pre_push(genstamp, monkeypatch, tested, stdin)
-    assert code == 1
+    err = refused(genstamp, monkeypatch, tested, stdin)
     assert "does not point at a commit" in err
 
 
@@ -312,9 +319,7 @@ def test_pre_commit_without_refs_fails_closed(tested: Path, genstamp: RunGenstam
 def test_pre_commit_to_ref_judges_the_commit_not_the_work_tree(
     tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    forget_verdicts(tested)
-    (tested / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b + 0\n")
-    assert run_pytest(tested).returncode == 0
+    green_uncommitted_edit(tested)
     monkeypatch.setenv("PRE_COMMIT_TO_REF", git(tested, "rev-parse", "HEAD"))
     code, _, err = pre_commit_push(genstamp, tested)
     assert code == 1

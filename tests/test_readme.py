@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import commit_all, git, init_repo, snapshot_url, subprocess_env, write_calc
+from conftest import commit_all, git, init_repo, ok, snapshot_url, subprocess_env, write_calc
 
 ROOT = Path(__file__).resolve().parents[1]
 PLACEHOLDER = "https://example.invalid/genstamp.git"
@@ -122,16 +122,16 @@ def test_shell_blocks_run_as_written(
         PRE_COMMIT_HOME=str(pre_commit_home),
         PIP_DISABLE_PIP_VERSION_CHECK="1",
     )
-    proc = subprocess.run(
-        ["bash", "-euxo", "pipefail", "-c", script],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
+    out = ok(
+        subprocess.run(
+            ["bash", "-euxo", "pipefail", "-c", script],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=900,
+        )
     )
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out
     if "git push" in script:
         assert git(remote, "rev-parse", "main") == git(repo, "rev-parse", "main"), out
         hooks = repo / ".git" / "hooks"

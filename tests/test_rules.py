@@ -515,16 +515,12 @@ ROWS: dict[str, Row] = {
     "control-no-age-without-a-stamp": Row(
         facts(generation=None, bytecode=(Bytecode("old.pyc", 0, False),)), ["no-stamp"], "no gen"
     ),
-    "stale-bytecode-loaded": Row(
-        facts(report=audited(flag(audit.STALE))),
-        ["stale-bytecode"],
-        "calc (/elsewhere/calc.py: why)",
-    ),
-    "stale-bytecode-loaded-sourceless": Row(
-        facts(report=audited(flag(audit.SOURCELESS))),
-        ["stale-bytecode"],
-        "calc (/elsewhere/calc.py: why)",
-    ),
+    **{
+        f"stale-bytecode-loaded{kind}": Row(
+            facts(report=audited(flag(how))), ["stale-bytecode"], "calc (/elsewhere/calc.py: why)"
+        )
+        for kind, how in (("", audit.STALE), ("-sourceless", audit.SOURCELESS))
+    },
     "stale-bytecode-on-disk-then-loaded": Row(
         facts(
             bytecode=(Bytecode("src/calc/legacy.pyc", NS + 1, True),),

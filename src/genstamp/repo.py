@@ -22,13 +22,16 @@ class Checkout(NamedTuple):
     gitdir: Path  # this worktree's own git dir (.git, or .git/worktrees/NAME)
 
     @property
+    def place(self) -> Place:
+        return Place(self.workdir, self.gitdir)
+
+    @property
     def state(self) -> Path:
-        return self.gitdir / STATE_DIR
+        return self.place.state
 
     @property
     def common_state(self) -> Path:
-        """genstamp's folder in the repository's common git dir: shared by its worktrees."""
-        return common_gitdir(self.gitdir) / STATE_DIR
+        return self.place.common_state
 
 
 class Place(NamedTuple):
