@@ -614,29 +614,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+    json_help = "print the result as JSON on stdout (fields: see README)"
+    with_json: list[argparse.ArgumentParser] = []  # --json comes last in their help
+
     def command(
         name: str,
         summary: str,
         description: str,
-        epilog: str | None = None,
+        func: Callable[[argparse.Namespace, Any], int],
+        *,
+        json: bool = False,
+        no_checkout_ok: bool = False,
         lazy_epilog: Callable[[], str] | None = None,
     ) -> argparse.ArgumentParser:
-        return sub.add_parser(
+        one = sub.add_parser(
             name,
             help=summary,
             description=_fill(description),
-            epilog=epilog,
             formatter_class=argparse.RawDescriptionHelpFormatter,
             lazy_epilog=lazy_epilog,
         )
-
-    json_help = "print the result as JSON on stdout (fields: see README)"
+        one.set_defaults(func=func, no_checkout_ok=no_checkout_ok)
+        if json:
+            with_json.append(one)
+        return one
 
     p = command(
         "stamp",
         "scrub bytecode and begin a new generation",
         "Scrub bytecode from the work tree, then begin a new workspace generation: a stamp in "
         "the git dir that later evidence must carry. Exit 1 when bytecode could not be removed.",
+        cmd_stamp,
+        json=True,
     )
     p.add_argument("--no-scrub", action="store_true", help="do not scrub bytecode first")
     p.add_argument(
@@ -650,36 +659,35 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="scrub virtual environments inside the tree too (folders holding pyvenv.cfg)",
     )
-    p.add_argument("--json", action="store_true", help=json_help)
-    p.set_defaults(func=cmd_stamp)
 
     p = command(
         "scrub",
         "remove bytecode from the work tree",
         "Remove __pycache__ folders, legacy *.pyc/*.pyo files and folders left empty by that. "
         "Deletes bytecode and nothing else; never a file git tracks; never follows a symlink.",
+        cmd_scrub,
+        json=True,
     )
     p.add_argument("--dry-run", action="store_true", help="list what would be removed")
     p.add_argument(
         "--venvs", action="store_true", help="enter virtual environments inside the tree too"
     )
-    p.add_argument("--json", action="store_true", help=json_help)
-    p.set_defaults(func=cmd_scrub)
 
     p = command(
         "status",
         "show the tree identity and the current generation",
         "Show the current tree identity (the tree `git add -A && git write-tree` would write), "
         "HEAD, and the current generation.",
+        cmd_status,
+        json=True,
     )
-    p.add_argument("--json", action="store_true", help=json_help)
-    p.set_defaults(func=cmd_status)
 
     p = command(
         "verify",
         "the gate: accept only fresh, passing, complete evidence",
         "Judge the evidence against the work tree, or against each --rev commit's tree. "
         "Exit 0 when accepted, 1 when a rule refuses.",
+        cmd_verify,
         lazy_epilog=_rules_epilog,
     )
     p.add_argument(
@@ -716,7 +724,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="check that this summary quotes a verified attestation of --rev and nothing else",
     )
-    p.set_defaults(func=cmd_verify)
 
     p = command(
         "attest",
@@ -724,13 +731,13 @@ def build_parser() -> argparse.ArgumentParser:
         "Judge REV as `verify --rev` does and, when accepted, write an in-toto Statement "
         "(test-result predicate, genstamp's facts) in a DSSE envelope, signed with git's SSH "
         "signing key with --sign. With --part I/N the run may be one part of a split suite.",
+        cmd_attest,
     )
     p.add_argument("--rev", default="HEAD", help="the commit to attest (default: HEAD)")
     p.add_argument("--part", metavar="I/N", help="this run is group I of N (pytest-split)")
     p.add_argument("--sign", action="store_true", help="sign with user.signingkey (ssh)")
     p.add_argument("--url", help="the CI run's address (default: GitHub Actions' run)")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="default: stdout")
-    p.set_defaults(func=cmd_attest)
 
     p = command(
         "publish",
@@ -738,20 +745,20 @@ def build_parser() -> argparse.ArgumentParser:
         "Add each attestation to the note on the commit it attests under refs/notes/genstamp "
         "(a union: nothing already there is lost); with --remote, fetch the remote's notes, "
         "merge them (cat_sort_uniq) and push, again when a concurrent publish moved them.",
+        cmd_publish,
     )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="attestations")
     p.add_argument("--remote", help="push refs/notes/genstamp to this remote")
-    p.set_defaults(func=cmd_publish)
 
     p = command(
         "summary",
         "markdown of what the gate verified from attestations",
         "Judge REV from attestations and, when accepted, print a markdown summary that states "
         "only what was verified and carries the attestations' digests; exit 1 when refused.",
+        cmd_summary,
     )
     p.add_argument("--rev", default="HEAD", help="the commit (default: HEAD)")
     _attestation_sources(p)
-    p.set_defaults(func=cmd_summary)
 
     p = command(
         "run",
@@ -759,6 +766,7 @@ def build_parser() -> argparse.ArgumentParser:
         "For runners other than pytest: record the generation and the tree, run COMMAND "
         "($GENSTAMP_JUNIT names where it should write JUnit XML), and bind the file it wrote. "
         "The exit status is the command's.",
+        cmd_run,
     )
     p.add_argument(
         "--junit",
@@ -767,7 +775,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="the JUnit file the command writes (default: $GENSTAMP_JUNIT, in the git dir)",
     )
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG ...]")
-    p.set_defaults(func=cmd_run)
 
     p = command(
         "hook",
@@ -775,6 +782,8 @@ def build_parser() -> argparse.ArgumentParser:
         "The entry points git's hooks (or pre-commit) call. post-checkout, post-merge, "
         "post-rewrite and restamp scrub and begin a new generation and never fail git's "
         "command; pre-push judges the pushed commits' trees.",
+        cmd_hook,
+        no_checkout_ok=True,  # a post-* hook warns, never fails
     )
     p.add_argument(
         "hook", choices=_HOOK_NAMES, metavar="HOOK", help="one of: " + ", ".join(_HOOK_NAMES)
@@ -785,7 +794,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="pre-push under pre-commit: read the ref from its environment, not git's stdin",
     )
     p.add_argument("git_args", nargs="*", help="git's own hook arguments")
-    p.set_defaults(func=cmd_hook, no_checkout_ok=True)  # a post-* hook warns, never fails
 
     p = command(
         "install",
@@ -796,6 +804,7 @@ def build_parser() -> argparse.ArgumentParser:
         "ref. Without: install genstamp's post-checkout, post-merge, post-rewrite and pre-push "
         "hooks. A hook already there is kept and run after genstamp's. Begins the first "
         "generation. Running it again changes nothing; --uninstall restores what was there.",
+        cmd_install,
     )
     way = p.add_mutually_exclusive_group()
     way.add_argument("--pre-commit", action="store_true", help="set up through pre-commit")
@@ -808,7 +817,6 @@ def build_parser() -> argparse.ArgumentParser:
         "genstamp was installed from)",
     )
     p.add_argument("--rev", metavar="REV", help="the tag or commit to pin (with --repo)")
-    p.set_defaults(func=cmd_install)
 
     p = command(
         "doctor",
@@ -817,38 +825,42 @@ def build_parser() -> argparse.ArgumentParser:
         "the environment, the configuration and whether tests may begin as the tree at the "
         "start is taken: one line per check, `ok|warn|fail: what — remedy`. Exit 1 when a "
         "check fails.",
+        cmd_doctor,
+        json=True,
     )
     p.add_argument(
         "--python",
         metavar="PATH",
         help="the test environment's interpreter (default: the in-project .venv's, else this one)",
     )
-    p.add_argument("--json", action="store_true", help=json_help)
-    p.set_defaults(func=cmd_doctor)
 
     p = command(
         "check-bytecode",
         "fail when bytecode is tracked or staged",
         "Fail (exit 1) when any named file, or without names any file in the index, is Python "
         "bytecode (*.pyc, *.pyo, or inside __pycache__/).",
+        cmd_check_bytecode,
+        no_checkout_ok=True,
     )
     p.add_argument("files", nargs="*", metavar="FILE", help="files to check (default: the index)")
-    p.set_defaults(func=cmd_check_bytecode, no_checkout_ok=True)
 
     from genstamp.cleanrun import register
 
-    p = command("clean-run", *_CLEAN_RUN)
+    p = command("clean-run", *_CLEAN_RUN, func=cmd_clean_run)
     register(p, json_help)
-    p.set_defaults(func=cmd_clean_run)
 
     p = command(
         "demo",
         "replay the warm-workspace incident in a temporary folder",
         "Replay the incident genstamp exists for, in a temporary folder, offline: a green warm "
         "run on stale bytecode, then genstamp refusing it.",
+        cmd_demo,
+        no_checkout_ok=True,
     )
     p.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    p.set_defaults(func=cmd_demo, no_checkout_ok=True)
+
+    for one in with_json:
+        one.add_argument("--json", action="store_true", help=json_help)
     return parser
 
 
