@@ -210,6 +210,66 @@ def test_a_module_the_tree_dropped_loaded_from_another_clone(tmp_path: Path, sou
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("case", ["stale-install", "in-a-child", "not-imported", "other-project"])
+def test_a_package_the_tree_dropped_from_an_install_of_this_project(
+    tmp_path: Path, case: str
+) -> None:
+    """`pip install .` (not editable) of the project while it still had ``calc_util``; then the
+    tree renamed it away and left an import behind. The installed copy still provides it: warm
+    green, a clean install fails at import. ``calc_util`` is none of the tree's import roots,
+    but the installed distribution of this very project (by its name) provides it: its loads
+    are recorded, in the tests' process and in a child, and refused. Controls: the stale
+    install present but never imported, and the same module installed by another project (a
+    dependency)."""
+    ignore = "__pycache__/\n*.py[co]\nbuild/\n*.egg-info/\n"  # what pip's build leaves
+    files = {"src/calc_util.py": UTIL, "pyproject.toml": NAMED, ".gitignore": ignore}
+    repo, _ = project(tmp_path, "", files)
+    (repo / "src" / "calc" / "__init__.py").write_text(USES_UTIL)
+    commit_all(repo, "calc uses calc_util")
+    site = tmp_path / "env" / "site-packages"
+    if case == "other-project":
+        (repo / "pyproject.toml").write_text(NAMED.replace('"calc"', '"calc-tools"'))
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation"]
+    installed = subprocess.run(
+        [*pip, "--no-index", "--target", str(site), str(repo)],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stderr
+    assert (site / "calc_util.py").is_file()
+    git(repo, "checkout", "-q", "--", "pyproject.toml")
+    (repo / "src" / "calc_util.py").unlink()
+    if case == "not-imported":
+        (repo / "src" / "calc" / "__init__.py").write_text(CALC)
+    commit_all(repo, "drop calc_util")
+    test = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"
+    if case == "in-a-child":
+        test = (
+            "import subprocess, sys\n\n\ndef test_add():\n"
+            "    subprocess.run([sys.executable, '-c', 'import calc'], check=True)\n"
+        )
+    path = f"{repo / 'src'}{os.pathsep}{site}"
+    found, told = scenario_told(repo, test, PYTHONPATH=path)
+    flagged = [(f.kind, f.module) for f in found.flags]
+    if case in ("not-imported", "other-project"):
+        assert flagged == [], found
+        assert failures(repo) == {}
+        return
+    assert flagged == [(audit.FOREIGN, "calc_util")], found
+    assert "no such module" in found.flags[0].detail
+    assert list(failures(repo)) == ["foreign-origin"]
+    assert "calc_util" in failures(repo)["foreign-origin"]
+    assert "will refuse: foreign-origin: calc_util" in told, told
+    # the oracle: a clean clone, installed afresh, fails at import
+    clone = tmp_path / "clean"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    proc = run_pytest(clone, "-p", "no:genstamp", env=subprocess_env(PYTHONPATH="src"))
+    assert proc.returncode != 0 and "calc_util" in proc.stdout, proc.stdout
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize("link", ["ignored", "untracked", "control"])
 def test_a_package_reached_through_a_link_in_the_work_tree(tmp_path: Path, link: str) -> None:
     """``src/helper`` is a symbolic link to a folder outside the repository: the tests import

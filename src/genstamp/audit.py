@@ -6,7 +6,6 @@ import hashlib
 import importlib.util
 import marshal
 import os
-import re
 import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp import bytecode
 from genstamp.paths import inside, installed
+from genstamp.roots import project_name
 
 if TYPE_CHECKING:
     from genstamp.loads import Load
@@ -317,7 +317,11 @@ def judge(
                 same = False
         if not same or other is None:
             if not made_by_the_tests(ld.path, began_ns):
-                why = "loaded from outside the checkout"
+                why = (
+                    "installed, and the tested tree has no such module"
+                    if copied and other is None
+                    else "loaded from outside the checkout"
+                )
                 flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
         elif ld.via == loads_.BYTECODE and ld.detail:
             flags[Flag(STALE, ld.module, ld.path, f"bytecode not compiled from {other}")] = None
@@ -487,30 +491,6 @@ def clone_of(root: Path, other: str) -> bool:
     if ours == theirs:
         return True
     return None in names and bool(ours & theirs)
-
-
-def project_name(root: Path) -> str | None:
-    """The project's distribution name, normalised (PEP 503), from ``root``'s pyproject.toml
-    or setup.cfg; None when neither names it."""
-    name: object = None
-    try:
-        data = _toml((root / "pyproject.toml").read_text(encoding="utf-8"))
-        project = data.get("project")
-        name = project.get("name") if isinstance(project, dict) else None
-    except (OSError, UnicodeDecodeError, ValueError):
-        name = None
-    if not isinstance(name, str):
-        import configparser
-
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read(root / "setup.cfg", encoding="utf-8")
-            name = parser.get("metadata", "name", fallback=None)
-        except (configparser.Error, OSError, UnicodeDecodeError):
-            name = None
-    if not isinstance(name, str) or not name.strip():
-        return None
-    return re.sub(r"[-_.]+", "-", name.strip()).lower()
 
 
 def module_name(path: str, folders: Iterable[str]) -> str:

@@ -149,6 +149,7 @@ def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
             if settings.packages is not None
             else roots.find(workdir, pythonpath)
         )
+        found.update(roots.installed_only(workdir, found))
         recording = child.open_run(
             str(workdir),
             found,

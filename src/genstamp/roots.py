@@ -10,12 +10,13 @@ found too). Test folders, virtual environments and build output are not the proj
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from genstamp.paths import environment
+from genstamp.paths import environment, inside, installed
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -58,6 +59,71 @@ def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
             if base / name not in dirs:  # ``src`` holds roots; it is not one
                 found.setdefault(name, str(base))
     return found
+
+
+def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
+    """The import roots that an installed distribution of this very project provides and the
+    tree does not (a ``pip install .`` made before a package was renamed or dropped): code of
+    the project that no clean install has. Each maps to where the checkout would hold it, so
+    that its loads are recorded and judged (``audit.judge``: no counterpart in the tree)."""
+    name = project_name(workdir)
+    if name is None:
+        return {}
+    root = str(workdir.resolve())
+    try:
+        from importlib.metadata import distributions
+
+        files = next(
+            (
+                d.files or []
+                for d in distributions(name=name)
+                # a build's metadata in the tree (``src/calc.egg-info``) is not an install
+                if installed(where := os.path.realpath(str(d.locate_file(""))))
+                or not inside(where, root)
+            ),
+            [],
+        )
+    except (ImportError, OSError, ValueError):
+        return {}
+    tops: set[str] = set()
+    for file in files:
+        parts = file.parts
+        first = parts[0] if parts else ""
+        if first in ("..", "__pycache__") or first.endswith((".dist-info", ".egg-info", ".data")):
+            continue  # scripts, metadata, the installer's data
+        if len(parts) > 1:
+            tops.add(first)
+        elif first.endswith((".py", ".so", ".pyd")):
+            tops.add(first.partition(".")[0])  # a module (calc.py, calc.cpython-311-….so)
+    # setuptools' editable finder (``__editable___calc_0_1_finder``) is the installer's own
+    tops = {t for t in tops if t.isidentifier() and not t.startswith("__editable__")}
+    dirs = package_dirs(workdir)
+    home = str(dirs[0]) if dirs else str(workdir)
+    return {t: home for t in sorted(tops - set(found))}
+
+
+def project_name(root: Path) -> str | None:
+    """The project's distribution name, normalised (PEP 503), from ``root``'s pyproject.toml
+    or setup.cfg; None when neither names it."""
+    name: object = None
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        project = data.get("project")
+        name = project.get("name") if isinstance(project, dict) else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        name = None
+    if not isinstance(name, str):
+        import configparser
+
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(root / "setup.cfg", encoding="utf-8")
+            name = parser.get("metadata", "name", fallback=None)
+        except (configparser.Error, OSError, UnicodeDecodeError):
+            name = None
+    if not isinstance(name, str) or not name.strip():
+        return None
+    return re.sub(r"[-_.]+", "-", name.strip()).lower()
 
 
 def bases(workdir: Path, names: Iterable[str], extra: Iterable[Path] = ()) -> dict[str, str]:
