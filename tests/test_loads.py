@@ -8,6 +8,7 @@ Each scenario is a real pytest process in a real repository, with a second clone
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -161,6 +162,8 @@ NAMED = (
         "plugin-of-another-clone",
         "unrelated",
         "merged-library",
+        "shallow-clone",
+        "shallow-clone-gone-apart",
     ],
 )
 def test_a_module_the_tree_dropped_loaded_from_another_clone(tmp_path: Path, source: str) -> None:
@@ -176,13 +179,19 @@ def test_a_module_the_tree_dropped_loaded_from_another_clone(tmp_path: Path, sou
     named = source in ("diverged-clone", "merged-library", "renamed-project")
     files = {"src/calc_util.py": UTIL, **({"pyproject.toml": NAMED} if named else {})}
     repo, other = project(base := tmp_path, "", files)
+    if source.startswith("shallow-clone"):  # unnamed: no root commit of its own to compare
+        (repo / "README").write_text("history beyond the root commit\n")
+        commit_all(repo, "a second commit: the shallow clone's boundary")
+        shutil.rmtree(other)
+        git(base, "clone", "-q", "--depth", "1", f"file://{repo}", str(other))
+        assert git(other, "rev-parse", "--is-shallow-repository") == "true"
     (repo / "src" / "calc" / "__init__.py").write_text(USES_UTIL)
     (other / "src" / "calc" / "__init__.py").write_text(USES_UTIL)
     (repo / "src" / "calc_util.py").unlink()
     commit_all(repo, "drop calc_util (its import left behind)")
     where = other / "src"
     args: tuple[str, ...] = ()
-    if source == "diverged-clone":
+    if source in ("diverged-clone", "shallow-clone-gone-apart"):
         commit_all(other, "the other clone's own commit")
     elif source == "renamed-project":  # one history, and this clone renamed the project
         (repo / "pyproject.toml").write_text(NAMED.replace('"calc"', '"calc2"'))

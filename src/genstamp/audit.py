@@ -484,13 +484,25 @@ def clone_of(root: Path, other: str) -> bool:
         )
     if not related and None not in names:
         return False  # two named projects with no commit of one in the other: unrelated
+    if related and None in names:
+        return True  # unnamed, and one history: a shallow clone too (its roots are not ours)
     found = [git(where, "rev-list", "--max-parents=0", "HEAD") for where in (here, there)]
     if found[0] is None or found[1] is None:
-        return related and None in names
+        return False
     ours, theirs = set(found[0].split()), set(found[1].split())
     if ours == theirs:
         return True
-    return None in names and bool(ours & theirs)
+    if None not in names:
+        return False
+    if ours & theirs:
+        return True
+    # A shallow clone's parentless commits are its boundary, not roots: unnamed, it shares
+    # this history when the other holds one of them (it went on apart since).
+    return any(
+        git(a, "rev-parse", "--is-shallow-repository") == "true"
+        and any(git(b, "cat-file", "-e", f"{c}^{{commit}}") is not None for c in mine)
+        for a, b, mine in ((here, there, ours), (there, here, theirs))
+    )
 
 
 def module_name(path: str, folders: Iterable[str]) -> str:
