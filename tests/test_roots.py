@@ -120,3 +120,77 @@ def test_run_text_round_trip(tmp_path: Path) -> None:
     assert loads.read_run(str(tmp_path)) == run
     (tmp_path / loads.RUN_FILE).write_text("version\t0\n")
     assert loads.read_run(str(tmp_path)) is None
+
+
+# -- roots that only an installed distribution of this project provides -------------------------
+
+
+def install(site: Path, files: list[str], direct_url: str | None = None) -> None:
+    """What an installer leaves for project ``calc`` in ``site``: the files and the dist-info
+    whose RECORD lists them (and the PEP 610 record, when given)."""
+    info = "calc-1.0.dist-info"
+    make(site, *files)
+    (site / info).mkdir(parents=True)
+    (site / info / "METADATA").write_text("Metadata-Version: 2.1\nName: calc\nVersion: 1.0\n")
+    listed = [*files, f"{info}/METADATA", f"{info}/RECORD"]
+    if direct_url is not None:
+        (site / info / "direct_url.json").write_text(direct_url)
+        listed.append(f"{info}/direct_url.json")
+    (site / info / "RECORD").write_text("".join(f"{f},,\n" for f in listed))
+
+
+NAMED = '[project]\nname = "Calc"\nversion = "1.0"\n'
+
+
+@pytest.mark.parametrize(
+    ("how", "expected"),
+    [
+        ("pip-install", ["calc_util", "fast"]),
+        ("editable", []),  # its finder module and .pth are the installer's, the code the tree's
+        ("another-project", []),
+    ],
+)
+def test_roots_only_an_install_of_this_project_provides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, expected: list[str]
+) -> None:
+    work = tmp_path / "work"
+    make(work, "src/calc/__init__.py")
+    (work / "pyproject.toml").write_text(
+        NAMED.replace("Calc", "calc-tools") if how == "another-project" else NAMED
+    )
+    site = tmp_path / "env" / "site-packages"
+    editable = '{"url": "file:///work", "dir_info": {"editable": true}}'
+    install(
+        site,
+        [
+            "calc/__init__.py",
+            "calc_util.py",
+            "fast.cpython-311-x86_64-linux-gnu.so",
+            "_calc.py" if how == "editable" else "calc/more.py",
+            "__editable___calc_1_0_finder.py",
+            "calc.pth",
+            "../../bin/calc",
+        ],
+        editable if how == "editable" else '{"url": "file:///work", "dir_info": {}}',
+    )
+    monkeypatch.syspath_prepend(str(site))
+    found = roots.find(work)
+    assert list(found) == ["calc"]
+    src = str((work / "src").resolve())
+    assert roots.installed_only(work, found) == dict.fromkeys(expected, src)
+
+
+def test_a_builds_metadata_in_the_tree_is_not_an_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pip install .` builds in place: ``src/calc.egg-info`` lists the project's sources
+    (``src/…``, ``tests/…``), and ``src`` is on the path. Not an installed distribution."""
+    work = tmp_path / "work"
+    make(work, "src/calc/__init__.py", "tests/test_calc.py")
+    (work / "pyproject.toml").write_text(NAMED)
+    info = work / "src" / "calc.egg-info"
+    info.mkdir()
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: calc\nVersion: 1.0\n")
+    (info / "SOURCES.txt").write_text("pyproject.toml\nsrc/calc/__init__.py\ntests/test_calc.py\n")
+    monkeypatch.syspath_prepend(str(work / "src"))
+    assert roots.installed_only(work, roots.find(work)) == {}

@@ -73,16 +73,19 @@ def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
     try:
         from importlib.metadata import distributions
 
-        files = next(
+        dist = next(
             (
-                d.files or []
+                d
                 for d in distributions(name=name)
                 # a build's metadata in the tree (``src/calc.egg-info``) is not an install
                 if installed(where := os.path.realpath(str(d.locate_file(""))))
                 or not inside(where, root)
             ),
-            [],
+            None,
         )
+        if dist is None or _editable(dist.read_text("direct_url.json")):
+            return {}  # an editable install's files are its finder and .pth: the tree's code
+        files = dist.files or []
     except (ImportError, OSError, ValueError):
         return {}
     tops: set[str] = set()
@@ -100,6 +103,18 @@ def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
     dirs = package_dirs(workdir)
     home = str(dirs[0]) if dirs else str(workdir)
     return {t: home for t in sorted(tops - set(found))}
+
+
+def _editable(direct_url: str | None) -> bool:
+    """Whether the installer's PEP 610 record says the install is editable (``pip install
+    -e``: setuptools', hatchling's or pdm's finder module and ``.pth`` import the tree)."""
+    import json
+
+    try:
+        info = json.loads(direct_url or "{}").get("dir_info")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(info, dict) and info.get("editable") is True
 
 
 def project_name(root: Path) -> str | None:
