@@ -164,6 +164,7 @@ NAMED = (
         "merged-library",
         "shallow-clone",
         "shallow-clone-gone-apart",
+        "checked-out-during-the-run",
     ],
 )
 def test_a_module_the_tree_dropped_loaded_from_another_clone(tmp_path: Path, source: str) -> None:
@@ -222,6 +223,12 @@ def test_a_module_the_tree_dropped_loaded_from_another_clone(tmp_path: Path, sou
         )
         where = lib / "src"
     test = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"
+    if source == "checked-out-during-the-run":  # its HEAD is new; the clone is not
+        test = (
+            "import subprocess\n\n\ndef test_add():\n"
+            f"    subprocess.run(['git', '-C', {str(other)!r}, 'checkout', '-q', '-b', 'x'], check=True)\n"
+            "    import calc\n    assert calc.add(2, 3) == 5\n"
+        )
     path = f"{repo / 'src'}{os.pathsep}{where}"
     found, told = scenario_told(repo, test, *args, PYTHONPATH=path)
     if judged_as_a_clean_clone_fares(

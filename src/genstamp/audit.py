@@ -426,8 +426,10 @@ def made_by_the_tests(path: str, began_ns: int | None) -> bool:
 
 
 def _made_since(tree: str, since_ns: int) -> bool:
-    """Whether the git work tree ``tree`` was made after ``since_ns``: its HEAD file (which
-    `git status` never rewrites; a checkout does) is newer."""
+    """Whether the git work tree ``tree`` was made after ``since_ns``: its git dir's HEAD and
+    the entries that only its making writes (``refs/tags`` and ``objects/info``, or a linked
+    worktree's ``commondir``) are all newer. A checkout in an older clone rewrites its HEAD
+    alone: that clone stays another clone."""
     dotgit = os.path.join(tree, ".git")
     gitdir = dotgit
     if os.path.isfile(dotgit):  # a linked worktree's or a submodule's: "gitdir: PATH"
@@ -438,10 +440,13 @@ def _made_since(tree: str, since_ns: int) -> bool:
             return False
         if line.startswith("gitdir:"):
             gitdir = os.path.join(tree, line[len("gitdir:") :].strip())
-    try:
-        return os.lstat(os.path.join(gitdir, "HEAD")).st_ctime_ns >= since_ns
-    except OSError:
-        return False
+    made = []
+    for entry in ("HEAD", "refs/tags", "objects/info", "commondir"):
+        try:
+            made.append(os.lstat(os.path.join(gitdir, entry)).st_ctime_ns >= since_ns)
+        except OSError:
+            continue
+    return len(made) > 1 and all(made)
 
 
 def clone_of(root: Path, other: str) -> bool:
