@@ -226,7 +226,8 @@ def test_a_module_the_tree_dropped_loaded_from_another_clone(tmp_path: Path, sou
     if source == "checked-out-during-the-run":  # its HEAD is new; the clone is not
         test = (
             "import subprocess\n\n\ndef test_add():\n"
-            f"    subprocess.run(['git', '-C', {str(other)!r}, 'checkout', '-q', '-b', 'x'], check=True)\n"
+            f"    git = ['git', '-C', {str(other)!r}]\n"
+            "    subprocess.run([*git, 'checkout', '-q', '-B', 'x'], check=True)\n"
             "    import calc\n    assert calc.add(2, 3) == 5\n"
         )
     path = f"{repo / 'src'}{os.pathsep}{where}"
