@@ -110,6 +110,45 @@ BASE = {
         ),
         ({"pytest.ini": "[pytest]\ntestpaths = tests/test_a.py\n"}, ["tests/test_a.py"]),
         ({"pytest.ini": "[pytest]\ntestpaths = t*s\n"}, ["tests/sub/b_test.py", "tests/test_a.py"]),
+        # pytest 9's own TOML files come first, and count even without their table
+        (
+            {"pytest.toml": '[pytest]\ntestpaths = ["src"]\n', "pytest.ini": "[pytest]\n"},
+            ["src/pkg/test_in_src.py"],
+        ),
+        ({".pytest.toml": '[pytest]\npython_files = ["*_test.py"]\n'}, ["tests/sub/b_test.py"]),
+        (
+            {"pytest.toml": "", "tox.ini": "[pytest]\ntestpaths = src\n"},
+            ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        # paths in addopts are what pytest collects; testpaths then go unused
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = src\naddopts = -q tests/sub -p xdist\n"},
+            ["tests/sub/b_test.py"],
+        ),
+        (
+            {"pytest.ini": "[pytest]\naddopts = --cov src -n 2 tests/test_a.py::test_x\n"},
+            ["tests/test_a.py"],
+        ),
+        (  # a word that names nothing in the tree is some option's value, not a path
+            {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --myplugin-out report\n"},
+            ["tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        # norecursedirs with a "/" matches the folder's path, as pytest's fnmatch_ex
+        (
+            {"pytest.ini": "[pytest]\nnorecursedirs = tests/sub\n"},
+            [
+                ".hidden/test_h.py",
+                "build/test_built.py",
+                "src/pkg/test_in_src.py",
+                "tests/test_a.py",
+            ],
+        ),
+        # testpaths are globbed recursively: ** spans folders, never hidden ones
+        ({"pytest.ini": "[pytest]\ntestpaths = src/**/test_*.py\n"}, ["src/pkg/test_in_src.py"]),
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = **/sub\n", ".x/sub/test_y.py": T},
+            ["tests/sub/b_test.py"],
+        ),
     ],
 )
 def test_the_suite_is_what_the_trees_configuration_collects(
@@ -148,12 +187,15 @@ def test_a_declared_suite_uses_its_own_configuration() -> None:
         ("-m slow -m 'not db'", "not db", ""),
         ("-mslow -k 'add or sub'", "slow", "add or sub"),
         ("-q --strict-markers", "", ""),
+        ("-p no:randomly -k slow --deselect tests/test_a.py::test_x", "", "slow"),
     ],
 )
 def test_the_configurations_own_selection(addopts: str, markexpr: str, keyword: str) -> None:
     _, read = tree({"pytest.ini": f"[pytest]\naddopts = {addopts}\n"})
     cfg = suite.read_config(read)
     assert (cfg.markexpr, cfg.keyword) == (markexpr, keyword)
+    assert cfg.deselect == (("tests/test_a.py::test_x",) if "--deselect" in addopts else ())
+    assert cfg.paths == ()
 
 
 def test_an_unreadable_configuration_is_named() -> None:

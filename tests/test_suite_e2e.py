@@ -159,6 +159,36 @@ def test_a_marker_the_configuration_deselects_is_full_and_m_empty_runs_more(
     assert "partial-run" in rules(verify(root)[1])
 
 
+@pytest.mark.parametrize(
+    "config",
+    [
+        "pytest.ini:[pytest]\naddopts = tests/test_a.py tests/deep\n",
+        "pytest.ini:[pytest]\naddopts = --deselect tests/test_b.py::test_b1 -q\n",
+        'pytest.toml:[pytest]\ntestpaths = ["tests/deep", "tests/test_b.py"]\n',
+        "pytest.ini:[pytest]\nnorecursedirs = tests/deep\n",
+    ],
+    ids=["paths-in-addopts", "deselect-in-addopts", "pytest-toml", "norecursedirs-path"],
+)
+def test_what_the_configuration_leaves_out_is_not_the_suites(tmp_path: Path, config: str) -> None:
+    """The configuration narrows the collection itself (paths or --deselect in its addopts,
+    pytest 9's pytest.toml, a norecursedirs path): a plain green run is the whole suite. A run
+    narrowed further (-k) is partial; a run with the configured file set aside is partial too."""
+    name, _, text = config.partition(":")
+    root = make(tmp_path / "p", {**SIMPLE, name: text})
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    stamp(root)
+    assert pytest_in(root, "-k", "not a2 and not c1").returncode == 0
+    assert "partial-run" in rules(verify(root)[1])
+    stamp(root)
+    assert (
+        pytest_in(root, "-c", "/dev/null", "--rootdir", str(root), "tests/test_a.py").returncode
+        == 0
+    )
+    assert "partial-run" in rules(verify(root)[1])
+
+
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     files = {
         "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp import bytecode
 from genstamp.paths import inside, installed
-from genstamp.roots import project_name
 
 if TYPE_CHECKING:
     from genstamp.loads import Load
@@ -457,6 +456,8 @@ def clone_of(root: Path, other: str) -> bool:
     diverged clone). A library whose history was merged into this repository (``git
     subtree``: its roots are some of this one's) that names another project is not. Asked
     of git only for a work tree code was loaded from, and only as far as needed."""
+    from genstamp.roots import project_name
+
     names = {project_name(Path(where)) for where in (str(root), other)}
     if len(names) == 1 and None not in names:
         return True

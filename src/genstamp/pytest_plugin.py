@@ -266,6 +266,14 @@ class Tally:
             from genstamp.suite import read_config  # only when a run deselects
 
             cfg = self._configs[root] = read_config(self._read, root)
+        if cfg.deselect:  # --deselect in its addopts: node id prefixes, as pytest takes them
+            from genstamp.suite import join
+
+            tree_id = self.tree_id(item.nodeid)
+            for prefix in cfg.deselect:
+                path, sep, rest = prefix.partition("::")
+                if tree_id.startswith(join(root, path) + sep + rest):
+                    return True
         if not cfg.markexpr and not cfg.keyword:
             return False
         from _pytest.mark import KeywordMatcher, MarkMatcher

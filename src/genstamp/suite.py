@@ -43,6 +43,29 @@ DEFAULT_NORECURSE = (
     "{arch}",
 )
 SHOWN = 5  # files named in a reason before a count
+# The files pytest takes its configuration from, in its order (pytest 9 added the TOML ones).
+CONFIG_NAMES = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+# Options (pytest's and common plugins') whose value is the next argument: an addopts word
+# after one of these is its value, not a path to collect.
+_VALUED = """-p -k -m -c -o -W -n -r --deselect --ignore --ignore-glob --rootdir --confcutdir
+    --basetemp --junitxml --junit-xml --junit-prefix --tb --maxfail --durations
+    --durations-min --capture --color --code-highlight --import-mode --log-level --log-format
+    --log-date-format --log-cli-level --log-cli-format --log-cli-date-format --log-file
+    --log-file-level --log-file-format --log-file-date-format --log-file-mode --pastebin
+    --override-ini --config-file --doctest-glob --doctest-report --cov --cov-report
+    --cov-config --cov-fail-under --cov-context --dist --numprocesses --maxprocesses
+    --max-worker-restart --tx --rsyncdir --timeout --timeout-method --reruns --reruns-delay
+    --only-rerun --randomly-seed --hypothesis-seed --hypothesis-profile --splits --group
+    --splitting-algorithm --durations-path --asyncio-mode --html --css --ds --dc"""
+VALUED = frozenset(_VALUED.split())
 
 
 class PytestConfig(NamedTuple):
@@ -57,6 +80,8 @@ class PytestConfig(NamedTuple):
     markexpr: str = ""  # the -m its addopts give (the last one, as pytest takes it)
     keyword: str = ""  # the -k its addopts give
     problems: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()  # the files and folders its addopts name (testpaths then idle)
+    deselect: tuple[str, ...] = ()  # --deselect in addopts: node id prefixes, from its folder
 
 
 class Suite(NamedTuple):
@@ -81,7 +106,7 @@ def join(root: str, rel: str) -> str:
 
 def read_config(read: Reader, root: str = "") -> PytestConfig:
     """The pytest configuration pytest would find in ``root`` (a tree folder)."""
-    for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+    for name in CONFIG_NAMES:
         path = join(root, name)
         data = read(path)
         if data is None:
@@ -97,6 +122,9 @@ def read_config(read: Reader, root: str = "") -> PytestConfig:
 
 def _parse(name: str, text: str) -> dict[str, Any] | None:
     """The ini options a file holds, or None when pytest would pass over it."""
+    if name in ("pytest.toml", ".pytest.toml"):
+        table = tomllib.loads(text).get("pytest")  # counts even without it, as pytest.ini
+        return table if isinstance(table, dict) else {}
     if name == "pyproject.toml":
         tool = tomllib.loads(text).get("tool", {})
         pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
@@ -145,26 +173,30 @@ def _settings(source: str, options: dict[str, Any]) -> PytestConfig:
         markexpr=(taken.get("-m") or [""])[-1],
         keyword=(taken.get("-k") or [""])[-1],
         problems=tuple(problems),
+        paths=tuple(taken.get("", [])),
+        deselect=tuple(taken.get("--deselect", [])),
     )
 
 
 def _options(args: Sequence[str]) -> dict[str, list[str]]:
-    """The values of ``-m``, ``-k``, ``--ignore`` and ``--ignore-glob`` in ``args``."""
+    """The values of ``-m``, ``-k``, ``--ignore``, ``--ignore-glob`` and ``--deselect`` in
+    ``args``, and under "" the words that are no option's value (paths to collect)."""
     out: dict[str, list[str]] = {}
+    wanted = ("--ignore-glob", "--ignore", "--deselect", "-m", "-k")
     i = 0
     while i < len(args):
         arg = args[i]
-        for flag in ("--ignore-glob", "--ignore", "-m", "-k"):
-            if arg == flag and i + 1 < len(args):
-                out.setdefault(flag, []).append(args[i + 1])
-                i += 1
-                break
-            if flag.startswith("--") and arg.startswith(flag + "="):
-                out.setdefault(flag, []).append(arg[len(flag) + 1 :])
-                break
-            if not flag.startswith("--") and arg.startswith(flag) and len(arg) > 2:
-                out.setdefault(flag, []).append(arg[2:])
-                break
+        flag, eq, value = arg.partition("=")
+        if not arg.startswith("-"):
+            out.setdefault("", []).append(arg)
+        elif arg in VALUED:
+            if i + 1 < len(args) and arg in wanted:
+                out.setdefault(arg, []).append(args[i + 1])
+            i += 1  # its value
+        elif eq and flag in wanted and flag.startswith("--"):
+            out.setdefault(flag, []).append(value)
+        elif arg[:2] in ("-m", "-k") and len(arg) > 2:
+            out.setdefault(arg[:2], []).append(arg[2:])
         i += 1
     return out
 
@@ -242,7 +274,12 @@ def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
     inside = [p for p in listing if _under(p, root)]
     starts: list[str] = []
     explicit: set[str] = set()
-    if config.testpaths:
+    named = [join(root, p.partition("::")[0]) for p in config.paths]
+    named = [p for p in named if p in inside or any(_under(q, p) for q in inside)]
+    if named:  # pytest collects what its arguments name, and then testpaths are not used
+        explicit.update(p for p in named if p in inside)
+        starts.extend(p for p in named if p not in inside)
+    elif config.testpaths:
         folders = {p.rpartition("/")[0] for p in inside}
         for f in list(folders):
             while f:
@@ -264,7 +301,8 @@ def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
         if p == "conftest.py" or p.endswith("/conftest.py"):
             conftests[p.rpartition("/")[0]] = found = conftest_ignores(read, p)
             problems.extend(found.problems)
-    pruned = any_of([*config.norecursedirs, "__pycache__"])
+    pruned = any_of([p for p in [*config.norecursedirs, "__pycache__"] if "/" not in p])
+    pruned_paths = [p for p in config.norecursedirs if "/" in p]
     by_name = any_of([p for p in config.python_files if "/" not in p])
     by_path = [p for p in config.python_files if "/" in p]
     chosen: list[str] = [p for p in inside if p in explicit and p.endswith(".py")]
@@ -276,7 +314,7 @@ def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
         if not by_name(name) and not any(_matches(path, name, pat) for pat in by_path):
             continue
         start = next((s for s in starts if _under(path, s)), None)
-        if start is None or _pruned(path, start, pruned, venvs):
+        if start is None or _pruned(path, start, pruned, venvs, pruned_paths):
             continue
         if any(_under(path, i) for i in ignored) or any(fnmatch.fnmatch(path, g) for g in globs):
             continue
@@ -295,10 +333,24 @@ def any_of(patterns: Sequence[str]) -> Callable[[str], bool]:
 
 
 def _glob_match(pattern: str, path: str) -> bool:
-    pats, parts = pattern.split("/"), path.split("/")
-    return len(pats) == len(parts) and all(
-        fnmatch.fnmatchcase(part, pat) for part, pat in zip(parts, pats, strict=True)
-    )
+    """As pytest globs testpaths (``glob(recursive=True)``): a ``*`` stays within one path
+    part, a ``**`` part spans any number of folders, and neither matches a name that begins
+    with ``.`` unless the pattern's part does."""
+    return _parts_match(pattern.split("/"), path.split("/"))
+
+
+def _parts_match(pats: Sequence[str], parts: Sequence[str]) -> bool:
+    if not pats:
+        return not parts
+    if pats[0] == "**":
+        return any(
+            _parts_match(pats[1:], parts[i:])
+            for i in range(len(parts) + 1)
+            if not any(p.startswith(".") for p in parts[:i])
+        )
+    if not parts or (parts[0].startswith(".") and not pats[0].startswith(".")):
+        return False
+    return fnmatch.fnmatchcase(parts[0], pats[0]) and _parts_match(pats[1:], parts[1:])
 
 
 def _matches(path: str, name: str, pattern: str) -> bool:
@@ -308,13 +360,23 @@ def _matches(path: str, name: str, pattern: str) -> bool:
     return fnmatch.fnmatch(name, pattern)
 
 
-def _pruned(path: str, start: str, pruned: Callable[[str], bool], venvs: set[str]) -> bool:
-    """Whether a folder between ``start`` and the file is one pytest does not enter."""
+def _pruned(
+    path: str,
+    start: str,
+    pruned: Callable[[str], bool],
+    venvs: set[str],
+    path_patterns: Sequence[str] = (),
+) -> bool:
+    """Whether a folder between ``start`` and the file is one pytest does not enter: its name
+    matches a pattern, or (as pytest's ``fnmatch_ex``, for a pattern holding a ``/``) its
+    whole path does."""
     rel = path[len(start) + 1 :] if start else path
     folder = start
     for part in rel.split("/")[:-1]:
         folder = f"{folder}/{part}" if folder else part
         if folder in venvs or pruned(part):
+            return True
+        if any(fnmatch.fnmatch("/" + folder, "*/" + p.strip("/")) for p in path_patterns):
             return True
     return False
 
