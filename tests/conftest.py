@@ -53,6 +53,16 @@ def init_repo(path: Path) -> Path:
     return path
 
 
+def committed(path: Path, files: dict[str, str], message: str = "files") -> Path:
+    """A new repository at ``path`` whose first commit holds ``files`` (path -> text)."""
+    init_repo(path)
+    for rel, text in files.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text)
+    commit_all(path, message)
+    return path
+
+
 def commit_all(path: Path, message: str = "commit") -> str:
     git(path, "add", "-A")
     git(path, "commit", "-q", "--allow-empty", "-m", message)

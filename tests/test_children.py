@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, init_repo, run_pytest, subprocess_env
+from conftest import commit_all, committed, git, init_repo, run_pytest, subprocess_env
 from test_loads import CALC, audit_of, failures, project, scenario
 
 from genstamp import audit, loads, restamp
@@ -544,16 +544,13 @@ def test_an_editable_finder_never_runs_stale_bytecode(tmp_path: Path, case: str)
     test process and in a child, so a pycache of an edit that kept size and mtime never runs."""
     from test_audit import make_venv, same_size_same_mtime
 
-    repo = init_repo(tmp_path / "work")
-    for rel, text in {
+    files = {
         "flat/__init__.py": 'VALUE = "aaaa"\n',
         "tests/test_flat.py": FLAT_TEST,
         "pyproject.toml": EDITABLE_PYPROJECT,
         ".gitignore": "__pycache__/\n*.egg-info/\nbuild/\n",
-    }.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    commit_all(repo, "flat")
+    }
+    repo = committed(tmp_path / "work", files, "flat")
     python, _ = make_venv(tmp_path / "venv")
     pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps"]
     succeeds([*pip, "--no-build-isolation", "--no-index", "-e", str(repo)], tmp_path)

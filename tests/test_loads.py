@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, init_repo, run_pytest, subprocess_env
+from conftest import commit_all, committed, git, init_repo, run_pytest, subprocess_env
 
 from genstamp import audit, evidence, loads, restamp
 from genstamp.repo import open_checkout
@@ -238,6 +238,61 @@ def test_a_module_the_tree_dropped_loaded_from_another_clone(tmp_path: Path, sou
         return
 
 
+def pip_install(repo: Path, site: Path) -> None:
+    """`pip install .` of ``repo`` (not editable, offline) into the folder ``site``."""
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation"]
+    installed = subprocess.run(
+        [*pip, "--no-index", "--target", str(site), str(repo)],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stderr
+
+
+MAPPED = """[project]
+name = "pkgx"
+version = "0"
+[tool.setuptools]
+package-dir = {"pkgx" = "source"}
+packages = ["pkgx"]
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["fresh-install", "edited-since"])
+def test_a_package_the_project_maps_to_a_folder_of_another_name(tmp_path: Path, case: str) -> None:
+    """``package-dir = {"pkgx" = "source"}``: the tree holds ``pkgx`` in ``source/``, so the
+    tests import it from an install. A fresh `pip install .` is the tree's code; one made
+    before an edit of ``source/`` is not, and is refused naming the module."""
+    files = {
+        "source/__init__.py": "from pkgx.calc import add\n",
+        "source/calc.py": "def add(a, b):\n    return a + b\n",
+        "tests/test_it.py": "import pkgx\n\n\ndef test_add():\n    assert pkgx.add(2, 3) == 5\n",
+        "pyproject.toml": MAPPED,
+        ".gitignore": "__pycache__/\n*.py[co]\nbuild/\n*.egg-info/\n",
+    }
+    repo = committed(tmp_path / "work", files, "pkgx")
+    site = tmp_path / "env" / "site-packages"
+    pip_install(repo, site)
+    if case == "edited-since":
+        (repo / "source" / "calc.py").write_text("def add(a, b):\n    return b + a\n")
+        commit_all(repo, "edit after the install")
+    restamp.begin(open_checkout(repo))
+    run(repo, PYTHONPATH=str(site))
+    if case == "fresh-install":
+        found = audit_of(repo)
+        assert found.flags == (), found
+        assert found.loaded["source/calc.py"] == (git(repo, "hash-object", "source/calc.py"),)
+        assert failures(repo) == {}
+    else:
+        assert list(failures(repo)) == ["foreign-origin"]
+        assert "pkgx.calc" in failures(repo)["foreign-origin"]
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("case", ["stale-install", "in-a-child", "not-imported", "other-project"])
 def test_a_package_the_tree_dropped_from_an_install_of_this_project(
@@ -258,15 +313,7 @@ def test_a_package_the_tree_dropped_from_an_install_of_this_project(
     site = tmp_path / "env" / "site-packages"
     if case == "other-project":
         (repo / "pyproject.toml").write_text(NAMED.replace('"calc"', '"calc-tools"'))
-    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation"]
-    installed = subprocess.run(
-        [*pip, "--no-index", "--target", str(site), str(repo)],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=300,
-    )
-    assert installed.returncode == 0, installed.stderr
+    pip_install(repo, site)
     assert (site / "calc_util.py").is_file()
     git(repo, "checkout", "-q", "--", "pyproject.toml")
     (repo / "src" / "calc_util.py").unlink()

@@ -194,3 +194,26 @@ def test_a_builds_metadata_in_the_tree_is_not_an_install(
     (info / "SOURCES.txt").write_text("pyproject.toml\nsrc/calc/__init__.py\ntests/test_calc.py\n")
     monkeypatch.syspath_prepend(str(work / "src"))
     assert roots.installed_only(work, roots.find(work)) == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pyproject.toml", '[tool.setuptools.package-dir]\npkgx = "source"\n"" = "lib"\n'),
+        ("setup.cfg", "[options]\npackage_dir =\n    pkgx = source\n    = lib\n"),
+        ("setup.py", 'setup(package_dir={"pkgx": "source", "": "lib"})\n'),
+    ],
+)
+def test_a_package_mapped_to_a_folder_of_another_name(tmp_path: Path, name: str, text: str) -> None:
+    """``pkgx`` lives in ``source/`` (the folder is the package); ``lib/`` holds packages."""
+    make(tmp_path, "source/__init__.py", "source/calc.py", "lib/other/__init__.py")
+    (tmp_path / name).write_text(text)
+    source = str((tmp_path / "source").resolve())
+    assert roots.mapped(tmp_path) == {"pkgx": source}
+    assert roots.find(tmp_path) == {"pkgx": source, "other": str((tmp_path / "lib").resolve())}
+
+
+def test_maturins_python_source_holds_packages(tmp_path: Path) -> None:
+    make(tmp_path, "python/pkgm/__init__.py", "src/lib.rs")
+    (tmp_path / "pyproject.toml").write_text('[tool.maturin]\npython-source = "python"\n')
+    assert roots.find(tmp_path) == {"pkgm": str((tmp_path / "python").resolve())}

@@ -136,16 +136,16 @@ def audit_modules(
     generation_ns: int | None,
     modules: Mapping[str, ModuleType] | None = None,
     trusted_cache: str | None = None,
-    bases: Iterable[str] = (),
+    bases: Mapping[str, str] | None = None,
 ) -> Audit:
-    """``bases``: the checkout's package folders (``roots``). ``trusted_cache``: a pycache
-    prefix keyed by the tested tree, whose bytecode can only have been compiled from that
-    tree's sources.
+    """``bases``: where the checkout holds each import root (``roots``). ``trusted_cache``: a
+    pycache prefix keyed by the tested tree, whose bytecode can only have been compiled from
+    that tree's sources.
 
     Audits every module of ``packages``, and every module loaded from inside ``root``.
     """
     wanted = set(packages)
-    bases = tuple(bases)
+    bases = bases or {}
     root_s = str(root)
     loaded: dict[str, tuple[str, ...]] = {}
     flags: list[Flag] = []
@@ -168,7 +168,8 @@ def audit_modules(
             if top in wanted:
                 # Only an installer's copy may stand for the checkout's file: a copy in another
                 # clone brings that clone's data files and neighbours along with it.
-                copy = _identical_copy(name, real, root, bases) if installed(real) else None
+                held = [bases[top]] if top in bases else []
+                copy = _identical_copy(name, real, root, held) if installed(real) else None
                 cached = getattr(spec, "cached", None)
                 if copy is None:
                     flags.append(Flag(FOREIGN, name, real, "loaded from outside the checkout"))
@@ -218,14 +219,19 @@ def _identical_copy(
 
 def counterpart(name: str, real: str, root: Path, bases: Iterable[str] = ()) -> str | None:
     """The work-tree-relative path of the checkout's file for module ``name`` (loaded from
-    ``real``, elsewhere), if the checkout has one."""
+    ``real``, elsewhere), if the checkout has one. A base may be a package's own folder that
+    the project maps to its name (``roots.mapped``: ``package-dir = {"pkgx" = "source"}``)."""
     parts = name.split(".")
     if os.path.basename(real) == "__init__.py":
         tail = [*parts, "__init__.py"]
     else:
         tail = [*parts[:-1], parts[-1] + ".py"]
-    for base in (*(Path(b) for b in bases), root, root / "src"):
+    given = [Path(b) for b in bases]
+    for base in (*given, root, root / "src"):
         candidate = base.joinpath(*tail)
+        own = base in given and base.name != parts[0] and (base / "__init__.py").is_file()
+        if own and not candidate.is_file():
+            candidate = base.joinpath(*tail[1:])  # the package's own folder, of another name
         if candidate.is_file():
             try:
                 return candidate.relative_to(root).as_posix()

@@ -536,7 +536,7 @@ class Session:
             gen_ns,
             modules=unseen,
             trusted_cache=start.guard.cache_dir if start.guard else None,
-            bases=rec.run.roots.values(),
+            bases=rec.run.roots,
         )
         return audit.merge([judged, swept, shaped])
 

@@ -52,13 +52,71 @@ _DEPTH = 6  # how deep a namespace package's first .py may lie
 def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
     """Import root name -> the absolute folder it lives in (its ``sys.path`` entry); ``extra``:
     more folders the run puts on the import path (pytest's ``pythonpath``)."""
-    found: dict[str, str] = {}
+    found: dict[str, str] = dict(mapped(workdir))  # each the folder of the package itself
+    theirs = {Path(folder) for folder in found.values()}
     dirs = package_dirs(workdir, extra)
     for base in dirs:
         for name in _roots_in(base):
-            if base / name not in dirs:  # ``src`` holds roots; it is not one
+            # ``src`` holds roots, and a mapped package's folder is that package: neither is one
+            if base / name not in dirs and (base / name).resolve() not in theirs:
                 found.setdefault(name, str(base))
     return found
+
+
+def mapped(workdir: Path) -> dict[str, str]:
+    """Top-level packages the project's metadata maps to a folder of another name
+    (setuptools' ``package-dir = {"pkgx" = "source"}``, the same in setup.cfg or setup.py): the
+    package's name -> that folder, absolute (the folder holds the package's own files)."""
+    found: dict[str, str] = {}
+    try:
+        data = tomllib.loads((workdir / "pyproject.toml").read_text("utf-8"))
+        setuptools = _table(_table(data.get("tool")).get("setuptools"))
+        pairs = [(str(k), v) for k, v in _table(setuptools.get("package-dir")).items()]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        pairs = []
+    pairs += _mapped_setup(workdir)
+    root = workdir.resolve()
+    for name, folder in pairs:
+        if name.isidentifier() and isinstance(folder, str) and folder:
+            path = (workdir / folder).resolve()
+            if path.is_dir() and (path == root or root in path.parents):
+                found.setdefault(name, str(path))
+    return found
+
+
+def _mapped_setup(workdir: Path) -> list[tuple[str, object]]:
+    """setup.cfg's ``package_dir`` lines and setup.py's ``package_dir={...}`` literals that
+    name a package."""
+    pairs: list[tuple[str, object]] = []
+    cfg = workdir / "setup.cfg"
+    if cfg.is_file():
+        import configparser
+
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(cfg, encoding="utf-8")
+            lines = parser.get("options", "package_dir", fallback="").splitlines()
+        except (configparser.Error, UnicodeDecodeError):
+            lines = []
+        for line in lines:
+            name, _, folder = line.rpartition("=")
+            pairs.append((name.strip(), folder.strip()))
+    setup = workdir / "setup.py"
+    if setup.is_file():
+        import ast
+
+        try:
+            tree = ast.parse(setup.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            return pairs
+        for node in ast.walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "package_dir":
+                if isinstance(node.value, ast.Dict):
+                    pairs += [
+                        (_string(k) or "", _string(v))
+                        for k, v in zip(node.value.keys, node.value.values, strict=True)
+                    ]
+    return pairs
 
 
 def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
@@ -255,7 +313,9 @@ def _from_pyproject(path: Path) -> list[str]:
     out: list[str] = []
     setuptools = _table(tool.get("setuptools"))
     package_dir = _table(setuptools.get("package-dir"))
-    out += [str(v) for v in package_dir.values() if isinstance(v, str)]
+    out += [str(v) for k, v in package_dir.items() if isinstance(v, str) and not k]
+    maturin = _table(tool.get("maturin"))
+    out += [str(v) for v in (maturin.get("python-source"),) if isinstance(v, str)]
     find = _table(_table(setuptools.get("packages")).get("find"))
     out += [str(w) for w in _strings(find.get("where"))]
     wheel = _table(
@@ -288,8 +348,8 @@ def _from_setup_cfg(path: Path) -> list[str]:
     out: list[str] = []
     if parser.has_option("options", "package_dir"):
         for line in parser.get("options", "package_dir").splitlines():
-            _, _, folder = line.rpartition("=")
-            if folder.strip():
+            name, _, folder = line.rpartition("=")
+            if folder.strip() and not name.strip():
                 out.append(folder.strip())
     if parser.has_option("options.packages.find", "where"):
         out += parser.get("options.packages.find", "where").split()
@@ -316,7 +376,11 @@ def _from_setup_py(path: Path) -> list[str]:
         finds = name in ("find_packages", "find_namespace_packages")
         for kw in node.keywords:
             if kw.arg == "package_dir" and isinstance(kw.value, ast.Dict):
-                found += [_string(v) for v in kw.value.values]
+                found += [
+                    _string(v)
+                    for k, v in zip(kw.value.keys, kw.value.values, strict=True)
+                    if _string(k) == ""
+                ]
             elif kw.arg == "where" and finds:
                 found.append(_string(kw.value))
         if finds and node.args:
