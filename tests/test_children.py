@@ -298,7 +298,14 @@ def build_extension(folder: Path) -> Path:
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
-    "case", ["source-newer", "source-elsewhere-newer", "built-before-generation", "control"]
+    "case",
+    [
+        "source-newer",
+        "source-elsewhere-newer",
+        "include-file-newer",
+        "built-before-generation",
+        "control",
+    ],
 )
 def test_stale_extension(tmp_path: Path, case: str) -> None:
     """Stale means not built from the sources now in the tree, wherever the build reads them
@@ -309,6 +316,7 @@ def test_stale_extension(tmp_path: Path, case: str) -> None:
         {
             "src/calc/_speed.c": SPEED_C,
             "csrc/speed.h": "#define SPEED 1\n",
+            "csrc/speed.inl": "/* C++ inline definitions a build includes */\n",
             ".gitignore": "__pycache__/\n*.so\n",
         },
     )
@@ -319,7 +327,11 @@ def test_stale_extension(tmp_path: Path, case: str) -> None:
     else:
         restamp.begin(open_checkout(repo))
         built = build_extension(folder)
-    edited = {"source-newer": folder / "_speed.c", "source-elsewhere-newer": repo / "csrc/speed.h"}
+    edited = {
+        "source-newer": folder / "_speed.c",
+        "source-elsewhere-newer": repo / "csrc/speed.h",
+        "include-file-newer": repo / "csrc/speed.inl",
+    }
     if case in edited:
         st = built.stat()
         source = edited[case]

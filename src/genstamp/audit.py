@@ -30,9 +30,13 @@ STALE_EXT = "stale-extension"  # an extension module older than a native source 
 AUDIT_VERSION = 3
 READABLE = (2, 3)
 
-EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".pyx", ".pxd", ".rs")
-# What a build of an extension can read besides the sources above: headers and includes.
-NATIVE_SOURCES = (*EXTENSION_SOURCES, ".h", ".hh", ".hpp", ".hxx", ".pxi")
+EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".pyx", ".pxd", ".rs")
+# What a build of an extension can read besides the sources above: headers and includes (C++'s
+# inline and template implementation files too).
+NATIVE_SOURCES = (
+    *EXTENSION_SOURCES,
+    *(".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tcc", ".tpp", ".pxi"),
+)
 
 
 class Flag(NamedTuple):
