@@ -828,6 +828,27 @@ def test_a_push_of_a_tree_verified_earlier_is_accepted_after_more_work(
     assert proc.returncode == 1 and "tree-mismatch" in proc.stderr, proc.stderr
 
 
+def test_a_branch_verified_in_a_linked_worktree_is_pushed_from_the_main_one(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """The hooks are the repository's; so are the verdicts: a branch tested and verified in a
+    linked worktree is accepted when the main worktree pushes it, and a commit on it that no
+    worktree verified is not."""
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", str(linked), "-b", "side")
+    (linked / CALC).write_text("def add(a, b):\n    return b + a\n")
+    commit_all(linked, "side: its own change")
+    stamp(genstamp, linked)
+    assert run_pytest(linked).returncode == 0
+    assert verdict(genstamp, linked, "--rev", "side")[0] == 0
+    proc = push(project, "side", "side")
+    assert proc.returncode == 0, proc.stderr
+    (linked / "src" / "calc" / "more.py").write_text("MORE = 1\n")
+    commit_all(linked, "side: never tested")
+    proc = push(project, "side", "side")  # judged on the main worktree's evidence: it has none
+    assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
+
+
 def test_a_newer_failing_run_on_a_verified_tree_is_not_outvoted(
     project: Path, genstamp: RunGenstamp
 ) -> None:

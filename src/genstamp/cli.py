@@ -284,7 +284,7 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
 
 def _accepted(verdict: Verdict) -> str:
     c = verdict.counts
-    if c is None:  # every target's tree was accepted before, in this checkout
+    if c is None:  # every target's tree was accepted before, in a worktree of this repository
         trees = ", ".join(sorted({t.tree[:12] for t in verdict.targets}))
         return f"accepted: tree {trees} was verified earlier in this checkout"
     # As pytest counts them: JUnit writes xfailed and xpassed tests as <skipped> too.

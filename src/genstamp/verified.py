@@ -1,5 +1,6 @@
 """Trees the gate accepted in this checkout, remembered so that a later push of any commit
-with one of them is accepted whatever generation is current.
+with one of them is accepted whatever generation is current (from any worktree of the
+repository: a branch tested in a linked worktree is pushed from the main one).
 
 What is kept is a verdict, made by the gate after the run with the run's audit already checked,
 on exactly that tree: never evidence older than the tree it vouches for. Kept in the git dir
@@ -9,6 +10,7 @@ the checkout (``genstamp.checkout_id``): a ``cp -r`` copy does not inherit its v
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterable
@@ -17,7 +19,7 @@ from pathlib import Path
 from genstamp import checkout_id, versioned
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
-from genstamp.repo import STATE_DIR
+from genstamp.repo import STATE_DIR, common_gitdir
 
 FILE = "verified.json"
 FORMAT = "genstamp-verified"
@@ -71,3 +73,24 @@ def remember(gitdir: Path, accepted: Iterable[str], *, now: int | None = None) -
         write_atomic(path, json.dumps(data, separators=(",", ":")).encode())
     except OSError as exc:
         raise GenstampError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def everywhere(gitdir: Path) -> dict[str, Path]:
+    """Each tree remembered by a worktree of this repository -> the git dir of the worktree
+    that remembers it: this one's first, then the main worktree's and the linked ones'. A
+    store of another worktree that cannot be read is passed over (it is that worktree's to
+    mend); each is bound to its own worktree, so a copy's verdicts still do not count."""
+    common = common_gitdir(gitdir)
+    others = [common]
+    with contextlib.suppress(OSError):
+        others += sorted(p for p in (common / "worktrees").iterdir() if p.is_dir())
+    found = dict.fromkeys(trees(gitdir), gitdir)
+    for other in others:
+        if other.resolve() == gitdir.resolve():
+            continue
+        try:
+            for tree in trees(other):
+                found.setdefault(tree, other)
+        except GenstampError:
+            continue
+    return found

@@ -62,11 +62,9 @@ def verify(
     facts = judged[0]
     # Commits (a push, --rev) may be vouched for by an earlier verdict on their tree; the work
     # tree is judged by the evidence of now, so its bytecode and stamp are checked as they are.
-    remembered = verified.trees(checkout.gitdir) if revs else {}
+    remembered = verified.everywhere(checkout.gitdir) if revs else {}
     if settings.require_clean_room:  # an earlier verdict stands only with a clean room's
-        remembered = {
-            t: w for t, w in remembered.items() if cleanrecord.passing(checkout.gitdir, t)
-        }
+        remembered = {t: g for t, g in remembered.items() if cleanrecord.passing(g, t)}
     # Evidence of this generation on a target's very tree is the newest verdict on it: a run
     # that fails now is not outvoted by an older acceptance.
     fresh = fresh_tree(facts)
