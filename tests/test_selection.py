@@ -31,6 +31,10 @@ from genstamp.selection import Facts, configured_out, reasons
         (Facts(stopped="stopping after 1 failures"), ["stopped early (stopping after 1 failures)"]),
         (Facts(interrupted=True, stopped="x"), ["interrupted"]),
         (Facts(executed=1, collected=4), ["1 of 4 collected tests ran"]),
+        (
+            Facts(overrides=("-p no:unittest", "-W ignore::UserWarning")),
+            ["the run's own options change the suite: -p no:unittest, -W ignore::UserWarning"],
+        ),
     ],
 )
 def test_reasons(facts: Facts, expected: list[str]) -> None:

@@ -189,6 +189,63 @@ def test_what_the_configuration_leaves_out_is_not_the_suites(tmp_path: Path, con
     assert "partial-run" in rules(verify(root)[1])
 
 
+UNITTEST = """import unittest
+
+
+class TestOld(unittest.TestCase):
+    def test_old(self):
+        pass
+"""
+EXPECTS_THE_ERROR = """import warnings
+
+import pytest
+
+
+def test_warns():
+    with pytest.raises(DeprecationWarning):
+        warnings.warn("old", DeprecationWarning)
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "partial"),
+    [
+        (("-p", "no:unittest"), "", True),  # the TestCase test is not collected
+        (("-o", "python_functions=check_*"), "", True),  # test_* functions are not
+        ((), "-o python_classes=Nothing", True),  # PYTEST_ADDOPTS: the run's own too
+        (("-W", "ignore::DeprecationWarning"), "", True),  # the configured error made lenient
+        (("-p", "no:warnings"), "", True),
+        (("-o", "filterwarnings=default"), "", True),
+        (("-W", "error::UserWarning"), "", False),  # stricter: the suite as configured, and more
+        (("-p", "no:cacheprovider", "-o", "console_output_style=classic"), "", False),
+    ],
+)
+def test_options_that_change_what_the_files_yield_or_how_warnings_count(
+    tmp_path: Path, args: tuple[str, ...], env: str, partial: bool
+) -> None:
+    """Options given for the run that make tests vanish from the files it collects, or turn a
+    warning the configuration makes an error into a pass: the run is not the suite's (here the
+    warning test then fails too). The configuration's own choices are the suite's."""
+    ini = "[pytest]\nfilterwarnings =\n    error::DeprecationWarning\n"
+    root = make(
+        tmp_path / "p",
+        {
+            **SIMPLE,
+            "pytest.ini": ini,
+            "tests/test_old.py": UNITTEST,
+            "tests/test_w.py": EXPECTS_THE_ERROR,
+        },
+    )
+    proc = run_pytest(root, "-p", "no:cacheprovider", *args, env=subprocess_env(PYTEST_ADDOPTS=env))
+    code, data, _ = verify(root)
+    if partial:  # foretold at the end of the run, with why
+        assert code == 1 and "partial-run" in rules(data), (data, proc.stdout)
+        assert "the run's own options change the suite" in proc.stdout, proc.stdout
+    else:
+        assert proc.returncode == 0, proc.stdout
+        assert code == 0, data
+
+
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     files = {
         "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',

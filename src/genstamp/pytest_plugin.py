@@ -71,7 +71,7 @@ from genstamp import (  # noqa: E402 - after the co-process has started
 from genstamp.trees import FromCoProcess, InProcess, Trees  # noqa: E402
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Sequence
+    from collections.abc import Callable, Generator, Iterator, Sequence
 
     from genstamp import audit, coverage, selection
     from genstamp.audit import Audit
@@ -261,11 +261,7 @@ class Tally:
         """Whether the tree's own configuration (of the suite holding the test) deselects it."""
         rel = self.tree_path(item.path) or ""
         root = max((r for r in self.suites if rel.startswith(r + "/")), key=len, default="")
-        cfg = self._configs.get(root)
-        if cfg is None:
-            from genstamp.suite import read_config  # only when a run deselects
-
-            cfg = self._configs[root] = read_config(self._read, root)
+        cfg = self.config_at(root)
         if cfg.deselect:  # --deselect in its addopts: node id prefixes, as pytest takes them
             from genstamp.suite import join
 
@@ -287,6 +283,15 @@ class Tally:
         return selection.configured_out(
             cfg.markexpr, cfg.keyword, markers, KeywordMatcher.from_item(item)
         )
+
+    def config_at(self, root: str) -> PytestConfig:
+        """The tree's pytest configuration of the suite in ``root`` (read once, when needed)."""
+        cfg = self._configs.get(root)
+        if cfg is None:
+            from genstamp.suite import read_config
+
+            cfg = self._configs[root] = read_config(self._read, root)
+        return cfg
 
     def _read(self, rel: str) -> bytes | None:
         assert self.workdir is not None
@@ -609,9 +614,10 @@ class Session:
             facts = facts._replace(partly=tuple(sorted(self.tally.all_partly() | lf_skipped)))
             reasons = selection.reasons(facts)
             here = self.config.invocation_params.dir
-            covered = self.tally.coverage(
-                [here / a for a in facts.node_ids], self.tally.all_partly() | lf_skipped
-            )
+            partly = self.tally.all_partly() | lf_skipped
+            if facts.overrides:  # each file may have yielded fewer tests than the suite's
+                partly |= self.tally.all_files()
+            covered = self.tally.coverage([here / a for a in facts.node_ids], partly)
             if dest.feed is not None:
                 dest.feed.render()
         except Exception as exc:  # raised below, once the tree at the end is taken
@@ -755,6 +761,7 @@ def _facts(
     if cfg.args_source == pytest.Config.ArgsSource.ARGS:
         node_ids = [a for a in cfg.args if "::" in a]
     return selection.Facts(
+        overrides=_overrides(cfg, tally),
         node_ids=tuple(node_ids),
         deselected=tally.all_unexplained(),
         collect_errors=tally.collect_errors,
@@ -763,6 +770,54 @@ def _facts(
         executed=len(tally.ran()),
         collected=len(tally.selected),
     )
+
+
+# ini options that decide which tests a collected file yields, and pytest's plugins that collect
+SHAPING_INI = ("python_classes", "python_functions")
+COLLECTING = ("unittest",)
+
+
+def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
+    """The run's own options (its command line and ``PYTEST_ADDOPTS``; the configuration's
+    ``addopts`` are the suite's) that change which tests the collected files yield, or make
+    lenient a warning that the configuration's ``filterwarnings`` make an error."""
+    import shlex
+
+    words = [str(a) for a in cfg.invocation_params.args]
+    with contextlib.suppress(ValueError):  # pytest has refused it already
+        words += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+    rel = tally.tree_path(cfg.rootpath)
+    errors = rel is not None and tally.config_at("" if rel == "." else rel).warnings_error
+    out: list[str] = []
+    for flag, value in _valued(words):
+        if flag == "-o":
+            key = value.partition("=")[0].strip()
+            if key in SHAPING_INI or (key == "filterwarnings" and errors):
+                out.append(f"-o {value}")
+        elif flag == "-p" and value.startswith("no:"):
+            name = value[len("no:") :]
+            if name in COLLECTING or (name == "warnings" and errors):
+                out.append(f"-p {value}")
+        elif flag == "-W" and errors and value.partition(":")[0].strip() != "error":
+            out.append(f"-W {value}")
+    return tuple(out)
+
+
+def _valued(words: list[str]) -> Iterator[tuple[str, str]]:
+    """(flag, value) for each ``-o``, ``-p`` and ``-W`` in ``words``, however written."""
+    names = {"-o": "-o", "--override-ini": "-o", "-p": "-p", "-W": "-W", "--pythonwarnings": "-W"}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        flag, eq, value = word.partition("=")
+        if word in names and i + 1 < len(words):
+            yield names[word], words[i + 1]
+            i += 1
+        elif eq and flag in names and flag.startswith("--"):
+            yield names[flag], value
+        elif word[:2] in ("-o", "-p", "-W") and len(word) > 2:
+            yield word[:2], word[2:]
+        i += 1
 
 
 def _destination(cfg: pytest.Config, start: Start) -> Destination:

@@ -5,8 +5,9 @@ is judged by the gate against the tested tree (``genstamp.suite``); here the plu
 files it collected, whether every test in them ran: a test deselected by the project's own
 configuration (its ``addopts`` ``-m``/``-k``) is not part of the suite, any other deselection
 (``-k``, ``-m`` given for the run, ``--lf``, ``--sw``, ``--deselect``, a plugin such as
-pytest-split) is, as are stops, interruptions and collection errors. ``reasons`` decides over
-``Facts`` alone, so every rule is a row in a table test.
+pytest-split) is, as are stops, interruptions, collection errors, and options given for the
+run that change which tests a file yields or turn a configured warning error lenient.
+``reasons`` decides over ``Facts`` alone, so every rule is a row in a table test.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ class Facts(NamedTuple):
     executed: int = 0  # tests whose setup ran
     collected: int = 0  # tests selected to run, once deselection was done
     partly: tuple[str, ...] = ()  # files collected in part (a plugin dropped items: --lf)
+    # options of the run that change which tests the collected files yield (-o python_functions,
+    # -p no:unittest) or make lenient a warning the configuration makes an error (-W ignore::…)
+    overrides: tuple[str, ...] = ()
 
 
 def reasons(facts: Facts) -> list[str]:
@@ -36,6 +40,8 @@ def reasons(facts: Facts) -> list[str]:
         out.append(f"{len(facts.deselected)} deselected ({_some(facts.deselected)})")
     if facts.partly:
         out.append(f"{len(facts.partly)} files collected in part ({_some(facts.partly)})")
+    if facts.overrides:
+        out.append(f"the run's own options change the suite: {', '.join(facts.overrides)}")
     if facts.collect_errors:
         out.append(f"{facts.collect_errors} collection errors")
     if facts.interrupted:

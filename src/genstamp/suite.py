@@ -82,6 +82,7 @@ class PytestConfig(NamedTuple):
     problems: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()  # the files and folders its addopts name (testpaths then idle)
     deselect: tuple[str, ...] = ()  # --deselect in addopts: node id prefixes, from its folder
+    warnings_error: bool = False  # its filterwarnings make some warning an error
 
 
 class Suite(NamedTuple):
@@ -175,7 +176,17 @@ def _settings(source: str, options: dict[str, Any]) -> PytestConfig:
         problems=tuple(problems),
         paths=tuple(taken.get("", [])),
         deselect=tuple(taken.get("--deselect", [])),
+        warnings_error=any(
+            line.strip().startswith("error") for line in _lines(options.get("filterwarnings"))
+        ),
     )
+
+
+def _lines(value: object) -> list[str]:
+    """An ini "linelist" (one per line) or a TOML list."""
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return str(value or "").splitlines()
 
 
 def _options(args: Sequence[str]) -> dict[str, list[str]]:
