@@ -262,6 +262,58 @@ testpaths = ["tests"]
 """
 
 
+NS_DEPENDENCY = """[project]
+name = "nsb"
+version = "1"
+[tool.setuptools.packages.find]
+include = ["ns.*"]
+namespaces = true
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["a-dependencys-portion", "this-projects-dropped-portion"])
+def test_a_namespace_package_shared_with_installed_code(tmp_path: Path, case: str) -> None:
+    """``ns`` is a namespace package: the tree holds ``ns/a``; an installed dependency adds
+    ``ns/b`` (as google.*, azure.* do). Its portion is the dependency's, not code of another
+    checkout. A portion this project's own stale install still provides (``ns/c``, dropped from
+    the tree since) is refused."""
+    site = tmp_path / "env" / "site-packages"
+    dependency = committed(
+        tmp_path / "nsb", {"ns/b/__init__.py": "B = 1\n", "pyproject.toml": NS_DEPENDENCY}
+    )
+    pip_install(dependency, site)
+    own = (
+        '[project]\nname = "nsa"\nversion = "0"\n[tool.setuptools.packages.find]\n'
+        'where = ["src"]\ninclude = ["ns.*"]\nnamespaces = true\n'
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+    )
+    files = {
+        "src/ns/a/__init__.py": "A = 1\n",
+        "src/ns/c/__init__.py": "C = 1\n",
+        "tests/test_it.py": "",
+        "pyproject.toml": own,
+        ".gitignore": "__pycache__/\n*.py[co]\nbuild/\n*.egg-info/\n",
+    }
+    repo = committed(tmp_path / "work", files, "ns.a and ns.c")
+    mine = tmp_path / "env2" / "site-packages"  # pip --target does not merge into a folder
+    pip_install(repo, mine)  # this project's own install, ns/c included
+    assert (mine / "ns" / "c" / "__init__.py").is_file()
+    git(repo, "rm", "-q", "-r", "src/ns/c")
+    commit_all(repo, "drop ns.c")
+    uses = "ns.b" if case == "a-dependencys-portion" else "ns.c"
+    test = f"import ns.a\nimport {uses}\n\n\ndef test_ns():\n    assert ns.a.A == 1\n"
+    path = os.pathsep.join(str(p) for p in (repo / "src", site, mine))
+    found = scenario(repo, test, PYTHONPATH=path)
+    flagged = [(f.kind, f.module) for f in found.flags]
+    if case == "a-dependencys-portion":
+        assert flagged == [], found
+        assert failures(repo) == {}
+        return
+    assert flagged == [(audit.FOREIGN, "ns.c")], found
+    assert list(failures(repo)) == ["foreign-origin"]
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("case", ["fresh-install", "edited-since"])
 def test_a_package_the_project_maps_to_a_folder_of_another_name(tmp_path: Path, case: str) -> None:

@@ -150,6 +150,7 @@ def audit_modules(
     """
     wanted = set(packages)
     bases = bases or {}
+    own: set[str] | None = None  # the files this project's own installed distribution holds
     root_s = str(root)
     loaded: dict[str, tuple[str, ...]] = {}
     flags: list[Flag] = []
@@ -162,7 +163,8 @@ def audit_modules(
         if not isinstance(origin, str) or origin in ("built-in", "frozen"):
             if top in wanted and spec is not None and spec.submodule_search_locations:
                 for location in spec.submodule_search_locations:
-                    if not inside(os.path.realpath(location), root_s):
+                    real = os.path.realpath(location)
+                    if not inside(real, root_s) and not installed(real):
                         flags.append(
                             Flag(FOREIGN, name, location, "namespace outside the checkout")
                         )
@@ -175,6 +177,11 @@ def audit_modules(
                 held = [bases[top]] if top in bases else []
                 copy = _identical_copy(name, real, root, held) if installed(real) else None
                 cached = getattr(spec, "cached", None)
+                if copy is None and installed(real) and _namespace_root(top, bases):
+                    if own is None:
+                        own = _own_files(root)
+                    if os.path.normcase(real) not in own:
+                        continue  # a dependency's portion of a namespace package
                 if copy is None:
                     flags.append(Flag(FOREIGN, name, real, "loaded from outside the checkout"))
                 elif isinstance(cached, str) and _stale_cache(real, cached, root_s, None):
@@ -198,6 +205,25 @@ def audit_modules(
             if stale:
                 flags.append(Flag(STALE, name, rel, stale))
     return Audit(tuple(sorted(wanted)), loaded, tuple(flags))
+
+
+def _own_files(root: Path) -> set[str]:
+    """The real paths (case-normalised) of the files this project's own installed, not
+    editable, distribution holds (``roots.own_installed_files``)."""
+    from genstamp.roots import own_installed_files
+
+    return {os.path.normcase(p) for p in own_installed_files(root).values()}
+
+
+def _namespace_root(top: str, roots: Mapping[str, str]) -> bool:
+    """Whether the checkout holds import root ``top`` as a namespace package (a folder with no
+    ``__init__.py``), which installed distributions may add portions to."""
+    folder = os.path.join(roots.get(top, ""), top)
+    return (
+        bool(roots.get(top))
+        and os.path.isdir(folder)
+        and not os.path.isfile(os.path.join(folder, "__init__.py"))
+    )
 
 
 def _identical_copy(
@@ -268,6 +294,7 @@ def judge(
     elsewhere: dict[str, list[Load]] = {}  # another git work tree -> the code loaded from it
     read: dict[str, None] = {}
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
+    own: set[str] | None = None  # the files this project's own installed distribution holds
     for ld in loads:
         name = ld.module or module_name(ld.path, folders)
         if inside(ld.path, root_s) and not installed(ld.path):
@@ -298,7 +325,8 @@ def judge(
         if not ld.module:
             continue
         if ld.via == loads_.NAMESPACE:
-            flags[Flag(FOREIGN, ld.module, ld.path, "namespace outside the checkout")] = None
+            if not installed(ld.path):  # an installed portion is a dependency's (google.*)
+                flags[Flag(FOREIGN, ld.module, ld.path, "namespace outside the checkout")] = None
             continue
         if ld.via == loads_.EXTENSION and installed_from(ld.path) == root_s:
             # Built and installed from this very checkout (``pip install .``, the clean room):
@@ -324,6 +352,13 @@ def judge(
                 same = blob_id(str(root / other)) == ld.blob
             except OSError:
                 same = False
+        if copied and other is None and _namespace_root(top, roots):
+            # A portion of a namespace package that an installed dependency provides (the
+            # tree's portion is ns/a, theirs ns/b) is theirs, unless this project installed it.
+            if own is None:
+                own = _own_files(root)
+            if os.path.normcase(ld.path) not in own:
+                continue
         if not same or other is None:
             if not made_by_the_tests(ld.path, began_ns):
                 why = (

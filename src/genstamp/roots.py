@@ -124,6 +124,27 @@ def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
     tree does not (a ``pip install .`` made before a package was renamed or dropped): code of
     the project that no clean install has. Each maps to where the checkout would hold it, so
     that its loads are recorded and judged (``audit.judge``: no counterpart in the tree)."""
+    tops: set[str] = set()
+    for file in own_installed_files(workdir):
+        parts = file.split("/")
+        first = parts[0]
+        if first in ("..", "__pycache__") or first.endswith((".dist-info", ".egg-info", ".data")):
+            continue  # scripts, metadata, the installer's data
+        if len(parts) > 1:
+            tops.add(first)
+        elif first.endswith((".py", ".so", ".pyd")):
+            tops.add(first.partition(".")[0])  # a module (calc.py, calc.cpython-311-….so)
+    # setuptools' editable finder (``__editable___calc_0_1_finder``) is the installer's own
+    tops = {t for t in tops if t.isidentifier() and not t.startswith("__editable__")}
+    dirs = package_dirs(workdir)
+    home = str(dirs[0]) if dirs else str(workdir)
+    return {t: home for t in sorted(tops - set(found))}
+
+
+def own_installed_files(workdir: Path) -> dict[str, str]:
+    """The files (``/``-separated, as its RECORD lists them) of the installed, not editable,
+    distribution of this very project -> their real paths; empty when there is none (an
+    editable install's files are its finder and ``.pth``: the code is the tree's)."""
     name = project_name(workdir)
     if name is None:
         return {}
@@ -142,25 +163,14 @@ def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
             None,
         )
         if dist is None or _editable(dist.read_text("direct_url.json")):
-            return {}  # an editable install's files are its finder and .pth: the tree's code
-        files = dist.files or []
+            return {}
+        return {
+            "/".join(f.parts): os.path.realpath(str(dist.locate_file(f)))
+            for f in dist.files or []
+            if f.parts
+        }
     except (ImportError, OSError, ValueError):
         return {}
-    tops: set[str] = set()
-    for file in files:
-        parts = file.parts
-        first = parts[0] if parts else ""
-        if first in ("..", "__pycache__") or first.endswith((".dist-info", ".egg-info", ".data")):
-            continue  # scripts, metadata, the installer's data
-        if len(parts) > 1:
-            tops.add(first)
-        elif first.endswith((".py", ".so", ".pyd")):
-            tops.add(first.partition(".")[0])  # a module (calc.py, calc.cpython-311-….so)
-    # setuptools' editable finder (``__editable___calc_0_1_finder``) is the installer's own
-    tops = {t for t in tops if t.isidentifier() and not t.startswith("__editable__")}
-    dirs = package_dirs(workdir)
-    home = str(dirs[0]) if dirs else str(workdir)
-    return {t: home for t in sorted(tops - set(found))}
 
 
 def _editable(direct_url: str | None) -> bool:
