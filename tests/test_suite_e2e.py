@@ -217,6 +217,7 @@ def test_warns():
         (("-p", "no:warnings"), "", True),
         (("-o", "filterwarnings=default"), "", True),
         (("-W", "error::UserWarning"), "", False),  # stricter: the suite as configured, and more
+        (("-W", "ignore::UserWarning"), "", False),  # no warning the configuration makes an error
         (("-p", "no:cacheprovider", "-o", "console_output_style=classic"), "", False),
     ],
 )

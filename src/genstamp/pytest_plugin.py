@@ -787,7 +787,7 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     with contextlib.suppress(ValueError):  # pytest has refused it already
         words += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
     rel = tally.tree_path(cfg.rootpath)
-    errors = rel is not None and tally.config_at("" if rel == "." else rel).warnings_error
+    errors = () if rel is None else tally.config_at("" if rel == "." else rel).warning_errors
     out: list[str] = []
     for flag, value in _valued(words):
         if flag == "-o":
@@ -798,9 +798,25 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             name = value[len("no:") :]
             if name in COLLECTING or (name == "warnings" and errors):
                 out.append(f"-p {value}")
-        elif flag == "-W" and errors and value.partition(":")[0].strip() != "error":
-            out.append(f"-W {value}")
+        elif flag == "-W" and value.partition(":")[0].strip() != "error":
+            from genstamp.suite import warning_category
+
+            if any(_overlap(warning_category(value), e) for e in errors):
+                out.append(f"-W {value}")
     return tuple(out)
+
+
+def _overlap(one: str, other: str) -> bool:
+    """Whether two warning categories (dotted names) can name the same warning: one is the
+    other or a subclass of it, as far as they can be told without importing a module."""
+    if "Warning" in (one, other) or one == other:
+        return True
+    import builtins
+
+    first, second = (getattr(builtins, n.rpartition(".")[2], None) for n in (one, other))
+    if isinstance(first, type) and isinstance(second, type):
+        return issubclass(first, second) or issubclass(second, first)
+    return one.rpartition(".")[2] == other.rpartition(".")[2]
 
 
 def _valued(words: list[str]) -> Iterator[tuple[str, str]]:

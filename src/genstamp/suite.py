@@ -82,7 +82,8 @@ class PytestConfig(NamedTuple):
     problems: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()  # the files and folders its addopts name (testpaths then idle)
     deselect: tuple[str, ...] = ()  # --deselect in addopts: node id prefixes, from its folder
-    warnings_error: bool = False  # its filterwarnings make some warning an error
+    # the warning categories its filterwarnings make errors ("Warning": every one)
+    warning_errors: tuple[str, ...] = ()
 
 
 class Suite(NamedTuple):
@@ -176,10 +177,18 @@ def _settings(source: str, options: dict[str, Any]) -> PytestConfig:
         problems=tuple(problems),
         paths=tuple(taken.get("", [])),
         deselect=tuple(taken.get("--deselect", [])),
-        warnings_error=any(
-            line.strip().startswith("error") for line in _lines(options.get("filterwarnings"))
+        warning_errors=tuple(
+            warning_category(line)
+            for line in _lines(options.get("filterwarnings"))
+            if line.strip().partition(":")[0].strip() == "error"
         ),
     )
+
+
+def warning_category(spec: str) -> str:
+    """The category of a warnings filter (``action:message:category:module:lineno``)."""
+    fields = spec.strip().split(":")
+    return (fields[2].strip() if len(fields) > 2 else "") or "Warning"
 
 
 def _lines(value: object) -> list[str]:
