@@ -180,6 +180,28 @@ def test_core_excludes_file(base: Path, tmp_path: Path) -> None:
     assert assert_same(base) != head_tree(base)
 
 
+@pytest.mark.parametrize(
+    ("parent", "child", "folder"),
+    [
+        ("lib/", "!lib/", "lib"),  # GitHub's Python template ignores lib/; a package has one
+        ("c/", "!c", "c"),
+        ("pkg/**/c/", "!c", "c"),
+        ("pkg/b/", "!b/", "b"),
+    ],
+)
+def test_a_negation_below_re_includes_a_folder_a_parent_ignores(
+    base: Path, parent: str, child: str, folder: str
+) -> None:
+    """A ``.gitignore`` deeper down takes precedence for its folder: git adds an untracked
+    file there; libgit2 alone leaves it out (its status lists nothing)."""
+    (base / ".gitignore").write_text(parent + "\n")
+    (base / "pkg" / ".gitignore").write_text(child + "\n")
+    commit_all(base, "ignore rules")
+    (base / "pkg" / folder).mkdir()
+    (base / "pkg" / folder / "new.py").write_text("Y = 1\n")
+    assert assert_same(base) != head_tree(base)
+
+
 def test_tracked_file_that_matches_an_ignore_rule(base: Path) -> None:
     (base / ".gitignore").write_text("a.txt\n")
     (base / "a.txt").write_text("changed but ignored: still tracked\n")

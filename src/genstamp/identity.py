@@ -306,6 +306,13 @@ def scan(
     when it still holds (``idcache``), and the monitor is asked first when it is on."""
     repo = checkout.repo
     workdir = str(checkout.workdir)
+    asked: list[bool] = []
+
+    def negations() -> bool:  # asked of git once, and only when a route needs it
+        if not asked:
+            asked.append(_negations(repo, workdir))
+        return asked[0]
+
     try:
         last: idcache.Record | None = None
         clock: Clock | None = None
@@ -313,7 +320,7 @@ def scan(
         if cache and want_tree:
             last = idcache.load(checkout)
             key = idcache.settings_key(checkout)  # before the index is read
-            if _config_str(repo, monitor.CONFIG) == monitor.WATCHMAN:
+            if _config_str(repo, monitor.CONFIG) == monitor.WATCHMAN and not negations():
                 if _usable(repo, last, key, want_bytecode):
                     assert last is not None
                     known = _since(checkout, last, None, want_bytecode)
@@ -361,6 +368,8 @@ def scan(
             if deltas is None:
                 deltas = _diff_paths(repo, index, (), flags)
             changes = _pairs(deltas)
+            if want_tree and negations():
+                changes = _untracked_as_git(repo, workdir, changes)
         bytecode: list[str] = []
         conflicts = index.conflicts
         trust = _Trust(_config_bool(repo, "core.filemode"), _config_bool(repo, "core.symlinks"))
@@ -446,6 +455,70 @@ def scan(
         )
         idcache.store(checkout, record, last)
     return Scan(tree, tuple(bytecode), "walk" if reused is None else "kept")
+
+
+def _negations(repo: pygit2.Repository, workdir: str) -> bool:
+    """Whether an ignore rule of this repository is a negation (``!lib/``): there libgit2's
+    ignore rules can part from git's (a deeper ``.gitignore`` re-including a folder a parent's
+    rule ignores), and git's own list of untracked files decides. The rule files: the tracked
+    ``.gitignore`` files (git lists them from the index), ``info/exclude`` and
+    ``core.excludesFile``."""
+    import subprocess
+
+    files = [os.path.join(repo.path, "info", "exclude")]
+    excludes = _config_str(repo, "core.excludesFile")
+    if excludes:
+        files.append(os.path.expanduser(excludes))
+    else:
+        home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        files.append(os.path.join(home, "git", "ignore"))
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--", ":(glob)**/.gitignore"],
+            cwd=workdir,
+            env=gitwalk._env(os.environ),
+            capture_output=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        listed = b""
+    files += [os.path.join(workdir, os.fsdecode(p)) for p in listed.split(b"\0") if p]
+    for name in files:
+        try:
+            with open(name, "rb") as fh:
+                if any(line.lstrip().startswith(b"!") for line in fh):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def _untracked_as_git(
+    repo: pygit2.Repository, workdir: str, changes: list[tuple[str, int]]
+) -> list[tuple[str, int]]:
+    """``changes`` with its untracked files as git lists them (``git ls-files --others
+    --exclude-standard``): the ones libgit2 took for ignored added, any it listed that git
+    ignores dropped."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--others", "--exclude-standard"],
+            cwd=workdir,
+            env=gitwalk._env(os.environ),
+            capture_output=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise GenstampError(
+            f"cannot ask git which files of {workdir} it ignores: {exc}",
+            "check that `git status` works here",
+        ) from exc
+    theirs = {os.fsdecode(p) for p in out.split(b"\0") if p and not p.endswith(b"/")}
+    ours = {p for p, st in changes if st == DeltaStatus.UNTRACKED and not p.endswith("/")}
+    kept = [c for c in changes if c[1] != DeltaStatus.UNTRACKED or c[0] not in ours - theirs]
+    kept += [(p, DeltaStatus.UNTRACKED) for p in sorted(theirs - ours)]
+    return sorted(kept)
 
 
 def _pairs(deltas: Iterable[pygit2.DiffDelta]) -> list[tuple[str, int]]:
