@@ -17,7 +17,8 @@ from conftest import git
 
 from genstamp import idcache, identity
 from genstamp.identity import Scan, scan
-from genstamp.repo import open_checkout
+from genstamp.repo import common_gitdir, open_checkout
+from genstamp.watch import settings
 
 # The racy window the tests run with: above the kernel's timestamp tick (a jiffy, at most
 # 10 ms), far below the real one, so that a test need not wait seconds for a record to vouch.
@@ -37,9 +38,50 @@ def require_watchman() -> None:
         pytest.skip("watchman or pywatchman is not installed")
 
 
-def settle() -> None:
-    """Wait out the racy window: what was written before is now old enough to vouch."""
-    time.sleep(RACY_NS / 1e9 * 1.5)
+SETTLE_NS = RACY_NS * 3 // 2
+
+
+def settle(path: Path | None = None) -> None:
+    """Wait out the racy window: what was written before is now old enough to vouch. Given a
+    checkout's ``path``, only until its newest write is that old: the last change (ctime) of
+    anything in its work tree and its git dirs (objects aside) and of the ignore and attribute
+    files genstamp reads, which are all the stamps the record's racy checks look at (a write
+    sets the ctime, even one that puts the mtime back). Without ``path``, the whole window."""
+    if path is None:
+        time.sleep(SETTLE_NS / 1e9)
+        return
+    checkout = open_checkout(path)
+    stamps = settings(checkout)
+    try:
+        newest = max(
+            _newest_change(checkout.workdir),
+            _newest_change(checkout.gitdir),
+            _newest_change(common_gitdir(checkout.gitdir)),
+            *(stamp[3] for stamp in (stamps.index_file, *(s for _, s in stamps.files)) if stamp),
+        )
+    except OSError:  # something could not be looked at: the whole window
+        newest = time.time_ns()
+    wait = newest + SETTLE_NS - time.time_ns()
+    if wait > 0:
+        time.sleep(wait / 1e9)
+
+
+def _newest_change(folder: Path) -> int:
+    """The latest ctime of ``folder`` and of everything under it (symbolic links not followed;
+    a git dir's object store left out: nothing in it is a stamp the record looks at)."""
+    newest = os.lstat(folder).st_ctime_ns
+    stack = [os.fspath(folder)]
+    while stack:
+        top = stack.pop()
+        in_git_dir = os.path.exists(os.path.join(top, "HEAD"))
+        with os.scandir(top) as entries:
+            for entry in entries:
+                newest = max(newest, entry.stat(follow_symlinks=False).st_ctime_ns)
+                if entry.is_dir(follow_symlinks=False) and not (
+                    in_git_dir and entry.name == "objects"
+                ):
+                    stack.append(entry.path)
+    return newest
 
 
 def kept_walks(path: Path, monitor: bool) -> list[Scan]:
@@ -52,7 +94,7 @@ def kept_walks(path: Path, monitor: bool) -> list[Scan]:
             git(path, "config", "genstamp.monitor", "watchman")
         else:
             git(path, "config", "--unset", "genstamp.monitor", check=False)
-    settle()
+    settle(path)
     return [scan(open_checkout(path), cache=True) for _ in range(2)]
 
 
