@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pygit2
 import pytest
 
 from genstamp import gitenv
@@ -49,7 +50,13 @@ def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> 
 def init_repo(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     git(path, "-c", "init.defaultBranch=main", "init", "-q")
-    git(path, "config", "commit.gpgsign", "false")
+    # what `git config commit.gpgsign false` writes in a new repository, without its process
+    config = path / ".git" / "config"
+    if "[commit]" not in config.read_text():
+        with open(config, "a") as out:
+            out.write("[commit]\n\tgpgsign = false\n")
+    else:  # an existing repository initialised again: git's own edit of its section
+        git(path, "config", "commit.gpgsign", "false")
     return path
 
 
@@ -66,7 +73,10 @@ def committed(path: Path, files: dict[str, str], message: str = "files") -> Path
 def commit_all(path: Path, message: str = "commit") -> str:
     git(path, "add", "-A")
     git(path, "commit", "-q", "--allow-empty", "-m", message)
-    return git(path, "rev-parse", "HEAD")
+    try:  # `git rev-parse HEAD`, without its process
+        return str(pygit2.Repository(str(path)).head.target)
+    except pygit2.GitError:  # a repository libgit2 cannot open (sha256 objects): git's answer
+        return git(path, "rev-parse", "HEAD")
 
 
 def exclude(path: Path, *patterns: str) -> None:
@@ -91,9 +101,11 @@ def git_tree(path: Path) -> str:
     # genstamp records the commit checked out all the same (it is what the tests ran): git
     # is asked with the setting off.
     pattern = r"^submodule\..*\.ignore$"
+    # (`git config --file .gitmodules` of a file that is not there lists nothing: not asked)
+    modules = [["--file", ".gitmodules"]] if (path / ".gitmodules").exists() else []
     ignores = [
         line.split()[0]
-        for where in (["--file", ".gitmodules"], [])
+        for where in [*modules, []]
         for line in git(path, "config", *where, "--get-regexp", pattern, check=False).splitlines()
     ]
     overrides = [arg for name in ignores for arg in ("-c", f"{name}=none")]
