@@ -119,9 +119,11 @@ def git_tree(path: Path) -> str:
     return out.stdout.strip()
 
 
-def same_as_git(path: Path, mine: str) -> str:
-    """``mine`` (genstamp's identity of ``path``) must be git's own; returns it."""
-    theirs = git_tree(path)
+def same_as_git(path: Path, mine: str, theirs: str | None = None) -> str:
+    """``mine`` (genstamp's identity of ``path``) must be git's own (``theirs``, when asked
+    before: ``git_tree`` of the same tree); returns it."""
+    if theirs is None:
+        theirs = git_tree(path)
     if mine != theirs:
         detail = git(path, "diff-tree", "-r", "--raw", theirs, mine, check=False)
         raise AssertionError(f"genstamp {mine} != git {theirs}; git->genstamp:\n{detail}")
