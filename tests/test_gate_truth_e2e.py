@@ -819,7 +819,10 @@ def test_a_push_of_a_tree_verified_earlier_is_accepted_after_more_work(
     main_tree = git(project, "rev-parse", "main^{tree}")
     code, _, err = genstamp("-C", project, "verify", "--rev", "main")
     assert code == 0
-    assert f"accepted: tree {main_tree[:12]} was verified earlier in this checkout" in err
+    assert (
+        f"accepted: tree {main_tree[:12]} was verified earlier in a worktree of this repository"
+        in err
+    )
     # control: a commit whose tree was never verified
     commit_all(project, "more")
     (project / CALC).write_text("def add(a, b):\n    return b + a\n")

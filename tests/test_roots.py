@@ -145,7 +145,7 @@ NAMED = '[project]\nname = "Calc"\nversion = "1.0"\n'
 @pytest.mark.parametrize(
     ("how", "expected"),
     [
-        ("pip-install", ["calc_util", "fast"]),
+        ("pip-install", ["calc_util"]),  # an extension alone is stale-extension's to judge
         ("editable", []),  # its finder module and .pth are the installer's, the code the tree's
         ("another-project", []),
     ],
@@ -217,3 +217,26 @@ def test_maturins_python_source_holds_packages(tmp_path: Path) -> None:
     make(tmp_path, "python/pkgm/__init__.py", "src/lib.rs")
     (tmp_path / "pyproject.toml").write_text('[tool.maturin]\npython-source = "python"\n')
     assert roots.find(tmp_path) == {"pkgm": str((tmp_path / "python").resolve())}
+
+
+def test_a_name_the_trees_history_never_held_is_the_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A top-level package only the build writes (maturin's, for a Rust crate) was never in the
+    tree: not a root. One the history held and the tree dropped is."""
+    from conftest import commit_all, init_repo
+
+    work = init_repo(tmp_path / "work")
+    make(work, "src/calc/__init__.py")
+    (work / "pyproject.toml").write_text(NAMED)
+    commit_all(work, "calc")
+    site = tmp_path / "env" / "site-packages"
+    install(site, ["calc/__init__.py", "generated/__init__.py", "calc_util.py"])
+    monkeypatch.syspath_prepend(str(site))
+    assert roots.installed_only(work, roots.find(work)) == {}
+    make(work, "src/calc_util.py")
+    commit_all(work, "calc_util")
+    (work / "src" / "calc_util.py").unlink()
+    commit_all(work, "calc_util dropped")
+    src = str((work / "src").resolve())
+    assert roots.installed_only(work, roots.find(work)) == {"calc_util": src}

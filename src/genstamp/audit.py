@@ -150,7 +150,7 @@ def audit_modules(
     """
     wanted = set(packages)
     bases = bases or {}
-    own: set[str] | None = None  # the files this project's own installed distribution holds
+    own = _Own(root)
     root_s = str(root)
     loaded: dict[str, tuple[str, ...]] = {}
     flags: list[Flag] = []
@@ -178,9 +178,7 @@ def audit_modules(
                 copy = _identical_copy(name, real, root, held) if installed(real) else None
                 cached = getattr(spec, "cached", None)
                 if copy is None and installed(real) and _namespace_root(top, bases):
-                    if own is None:
-                        own = _own_files(root)
-                    if os.path.normcase(real) not in own:
+                    if own.dependency(real):
                         continue  # a dependency's portion of a namespace package
                 if copy is None:
                     flags.append(Flag(FOREIGN, name, real, "loaded from outside the checkout"))
@@ -207,12 +205,26 @@ def audit_modules(
     return Audit(tuple(sorted(wanted)), loaded, tuple(flags))
 
 
-def _own_files(root: Path) -> set[str]:
-    """The real paths (case-normalised) of the files this project's own installed, not
-    editable, distribution holds (``roots.own_installed_files``)."""
-    from genstamp.roots import own_installed_files
+class _Own:
+    """The files this project's own installed, not editable, distribution holds
+    (``roots.own_installed_files``), asked once and only when needed."""
 
-    return {os.path.normcase(p) for p in own_installed_files(root).values()}
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files: set[str] | None = None
+        self.asked = False
+
+    def dependency(self, path: str) -> bool:
+        """Whether installed ``path`` is surely not this project's (a dependency's portion
+        of a namespace package): False when the project's own files cannot be told (it names
+        itself nowhere genstamp reads)."""
+        if not self.asked:
+            from genstamp.roots import own_installed_files
+
+            files = own_installed_files(self.root)
+            self.files = None if files is None else {os.path.normcase(p) for p in files.values()}
+            self.asked = True
+        return self.files is not None and os.path.normcase(path) not in self.files
 
 
 def _namespace_root(top: str, roots: Mapping[str, str]) -> bool:
@@ -259,7 +271,7 @@ def counterpart(name: str, real: str, root: Path, bases: Iterable[str] = ()) -> 
     given = [Path(b) for b in bases]
     for base in (*given, root, root / "src"):
         candidate = base.joinpath(*tail)
-        own = base in given and base.name != parts[0] and (base / "__init__.py").is_file()
+        own = base in given and (base / "__init__.py").is_file()
         if own and not candidate.is_file():
             candidate = base.joinpath(*tail[1:])  # the package's own folder, of another name
         if candidate.is_file():
@@ -294,7 +306,7 @@ def judge(
     elsewhere: dict[str, list[Load]] = {}  # another git work tree -> the code loaded from it
     read: dict[str, None] = {}
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
-    own: set[str] | None = None  # the files this project's own installed distribution holds
+    own = _Own(root)
     for ld in loads:
         name = ld.module or module_name(ld.path, folders)
         if inside(ld.path, root_s) and not installed(ld.path):
@@ -355,9 +367,7 @@ def judge(
         if copied and other is None and _namespace_root(top, roots):
             # A portion of a namespace package that an installed dependency provides (the
             # tree's portion is ns/a, theirs ns/b) is theirs, unless this project installed it.
-            if own is None:
-                own = _own_files(root)
-            if os.path.normcase(ld.path) not in own:
+            if own.dependency(ld.path):
                 continue
         if not same or other is None:
             if not made_by_the_tests(ld.path, began_ns):

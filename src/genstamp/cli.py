@@ -286,7 +286,7 @@ def _accepted(verdict: Verdict) -> str:
     c = verdict.counts
     if c is None:  # every target's tree was accepted before, in a worktree of this repository
         trees = ", ".join(sorted({t.tree[:12] for t in verdict.targets}))
-        return f"accepted: tree {trees} was verified earlier in this checkout"
+        return f"accepted: tree {trees} was verified earlier in a worktree of this repository"
     # As pytest counts them: JUnit writes xfailed and xpassed tests as <skipped> too.
     counts = f"{c.passed} passed, {c.skipped - c.xfailed - c.xpassed} skipped, "
     if c.xfailed or c.xpassed:

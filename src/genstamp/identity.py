@@ -33,6 +33,7 @@ import stat
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 import pygit2
@@ -43,7 +44,7 @@ from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import GenstampError, unreadable_index
 from genstamp.gitwalk import file_stamp as file_stamp  # where it was, for its callers
 from genstamp.monitor import Clock
-from genstamp.repo import Checkout
+from genstamp.repo import Checkout, common_gitdir
 
 # Repositories whose shared in-memory index a scan has changed: reloaded before the next scan
 # (one index parse per scan, instead of a reload before and another after).
@@ -465,7 +466,7 @@ def _negations(repo: pygit2.Repository, workdir: str) -> bool:
     ``core.excludesFile``."""
     import subprocess
 
-    files = [os.path.join(repo.path, "info", "exclude")]
+    files = [str(common_gitdir(Path(repo.path)) / "info" / "exclude")]  # a worktree's is shared
     excludes = _config_str(repo, "core.excludesFile")
     if excludes:
         files.append(os.path.expanduser(excludes))

@@ -798,10 +798,10 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             name = value[len("no:") :]
             if name in COLLECTING or (name == "warnings" and errors):
                 out.append(f"-p {value}")
-        elif flag == "-W" and value.partition(":")[0].strip() != "error":
-            from genstamp.suite import warning_category
+        elif flag == "-W":
+            from genstamp.suite import is_error, warning_category
 
-            if any(_overlap(warning_category(value), e) for e in errors):
+            if not is_error(value) and any(_overlap(warning_category(value), e) for e in errors):
                 out.append(f"-W {value}")
     return tuple(out)
 

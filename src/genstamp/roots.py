@@ -121,33 +121,82 @@ def _mapped_setup(workdir: Path) -> list[tuple[str, object]]:
 
 def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
     """The import roots that an installed distribution of this very project provides and the
-    tree does not (a ``pip install .`` made before a package was renamed or dropped): code of
-    the project that no clean install has. Each maps to where the checkout would hold it, so
-    that its loads are recorded and judged (``audit.judge``: no counterpart in the tree)."""
+    tree does not, but once did (a ``pip install .`` made before a package was renamed or
+    dropped): code of the project that no clean install has. Each maps to where the checkout
+    would hold it, so that its loads are recorded and judged (``audit.judge``: no counterpart
+    in the tree). A name the tree's history never held is the build's (maturin's generated
+    package, an extension built from a C file), and a name with no Python source is left to
+    ``stale-extension``."""
     tops: set[str] = set()
-    for file in own_installed_files(workdir):
+    for file in _own_files(workdir):
         parts = file.split("/")
         first = parts[0]
         if first in ("..", "__pycache__") or first.endswith((".dist-info", ".egg-info", ".data")):
             continue  # scripts, metadata, the installer's data
-        if len(parts) > 1:
+        if len(parts) > 1 and parts[-1].endswith(".py"):
             tops.add(first)
-        elif first.endswith((".py", ".so", ".pyd")):
-            tops.add(first.partition(".")[0])  # a module (calc.py, calc.cpython-311-….so)
+        elif len(parts) == 1 and first.endswith(".py"):
+            tops.add(first[: -len(".py")])  # a module (calc.py)
     # setuptools' editable finder (``__editable___calc_0_1_finder``) is the installer's own
-    tops = {t for t in tops if t.isidentifier() and not t.startswith("__editable__")}
+    tops = {t for t in tops - set(found) if t.isidentifier() and not t.startswith("__editable__")}
+    tops = {t for t in tops if _ever_held(workdir, t)}
+    if not tops:
+        return {}
     dirs = package_dirs(workdir)
     home = str(dirs[0]) if dirs else str(workdir)
-    return {t: home for t in sorted(tops - set(found))}
+    return dict.fromkeys(sorted(tops), home)
 
 
-def own_installed_files(workdir: Path) -> dict[str, str]:
+def _ever_held(workdir: Path, top: str) -> bool:
+    """Whether a commit of HEAD's history held a package folder or a module named ``top``."""
+    import subprocess
+
+    specs = [f":(glob)**/{top}/**/*.py", f":(glob)**/{top}.py"]
+    try:
+        out = subprocess.run(
+            ["git", "log", "-1", "--format=%H", "HEAD", "--", *specs],
+            cwd=workdir,
+            capture_output=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return True  # cannot tell: judged, as a name the tree lacks
+    return bool(out.strip())
+
+
+def own_installed_files(workdir: Path) -> dict[str, str] | None:
     """The files (``/``-separated, as its RECORD lists them) of the installed, not editable,
     distribution of this very project -> their real paths; empty when there is none (an
-    editable install's files are its finder and ``.pth``: the code is the tree's)."""
+    editable install's files are its finder and ``.pth``: the code is the tree's), None when
+    the project names itself nowhere genstamp reads (then none can be told apart)."""
+    if project_name(workdir) is None:
+        return None
+    dist = _own_distribution(workdir)
+    try:
+        return {
+            "/".join(f.parts): os.path.realpath(str(dist.locate_file(f)))
+            for f in (dist.files or [] if dist is not None else [])
+            if f.parts
+        }
+    except Exception:  # a damaged RECORD, a distribution of another kind: none known
+        return {}
+
+
+def _own_files(workdir: Path) -> list[str]:
+    """The files (``/``-separated) of this project's installed, not editable, distribution."""
+    dist = _own_distribution(workdir)
+    try:
+        return ["/".join(f.parts) for f in (dist.files or [] if dist is not None else [])]
+    except Exception:  # a damaged RECORD: as if none
+        return []
+
+
+def _own_distribution(workdir: Path) -> Any:
+    """This project's installed distribution (``importlib.metadata``), None when there is none
+    or it is an editable install."""
     name = project_name(workdir)
     if name is None:
-        return {}
+        return None
     root = str(workdir.resolve())
     try:
         from importlib.metadata import distributions
@@ -163,14 +212,10 @@ def own_installed_files(workdir: Path) -> dict[str, str]:
             None,
         )
         if dist is None or _editable(dist.read_text("direct_url.json")):
-            return {}
-        return {
-            "/".join(f.parts): os.path.realpath(str(dist.locate_file(f)))
-            for f in dist.files or []
-            if f.parts
-        }
-    except (ImportError, OSError, ValueError):
-        return {}
+            return None
+        return dist
+    except Exception:  # metadata that cannot be read: no distribution of it
+        return None
 
 
 def _editable(direct_url: str | None) -> bool:

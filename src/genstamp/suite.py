@@ -43,6 +43,7 @@ DEFAULT_NORECURSE = (
     "{arch}",
 )
 SHOWN = 5  # files named in a reason before a count
+_HERE = "checkout"  # the stand-in folder name a norecursedirs path pattern is matched under
 # The files pytest takes its configuration from, in its order (pytest 9 added the TOML ones).
 CONFIG_NAMES = (
     "pytest.toml",
@@ -64,7 +65,10 @@ _VALUED = """-p -k -m -c -o -W -n -r --deselect --ignore --ignore-glob --rootdir
     --cov-config --cov-fail-under --cov-context --dist --numprocesses --maxprocesses
     --max-worker-restart --tx --rsyncdir --timeout --timeout-method --reruns --reruns-delay
     --only-rerun --randomly-seed --hypothesis-seed --hypothesis-profile --splits --group
-    --splitting-algorithm --durations-path --asyncio-mode --html --css --ds --dc"""
+    --splitting-algorithm --durations-path --asyncio-mode --html --css --ds --dc
+    --pythonwarnings --show-capture --verbosity --report-log --last-failed-no-failures --lfnf
+    --benchmark-storage --benchmark-save --benchmark-json --mpl-baseline-path
+    --typeguard-packages --cov-append-to --env --envfile --dist-load --tb-style"""
 VALUED = frozenset(_VALUED.split())
 
 
@@ -180,9 +184,15 @@ def _settings(source: str, options: dict[str, Any]) -> PytestConfig:
         warning_errors=tuple(
             warning_category(line)
             for line in _lines(options.get("filterwarnings"))
-            if line.strip().partition(":")[0].strip() == "error"
+            if is_error(line)
         ),
     )
+
+
+def is_error(spec: str) -> bool:
+    """Whether a warnings filter's action is ``error`` (or a prefix of it, as Python takes)."""
+    action = spec.strip().partition(":")[0].strip().lower()
+    return bool(action) and "error".startswith(action)
 
 
 def warning_category(spec: str) -> str:
@@ -396,7 +406,9 @@ def _pruned(
         folder = f"{folder}/{part}" if folder else part
         if folder in venvs or pruned(part):
             return True
-        if any(fnmatch.fnmatch("/" + folder, "*/" + p.strip("/")) for p in path_patterns):
+        # as pytest: the pattern, made "*/pattern", against the folder's absolute path (here
+        # under a stand-in for the checkout's own place, which the tree does not tell)
+        if any(fnmatch.fnmatch(f"/{_HERE}/{folder}", "*/" + p) for p in path_patterns):
             return True
     return False
 
