@@ -219,6 +219,8 @@ def test_warns():
         (("-W", "error::UserWarning"), "", False),  # stricter: the suite as configured, and more
         (("-W", "ignore::UserWarning"), "", False),  # no warning the configuration makes an error
         (("-p", "no:cacheprovider", "-o", "console_output_style=classic"), "", False),
+        (("-c", "lenient.ini"), "", True),  # a tracked configuration, not the suite's
+        (("-c", "pytest.ini"), "", False),  # the suite's own, named
     ],
 )
 def test_options_that_change_what_the_files_yield_or_how_warnings_count(
@@ -233,6 +235,7 @@ def test_options_that_change_what_the_files_yield_or_how_warnings_count(
         {
             **SIMPLE,
             "pytest.ini": ini,
+            "lenient.ini": "[pytest]\npython_functions = check_*\n",
             "tests/test_old.py": UNITTEST,
             "tests/test_w.py": EXPECTS_THE_ERROR,
         },

@@ -787,10 +787,16 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     with contextlib.suppress(ValueError):  # pytest has refused it already
         words += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
     rel = tally.tree_path(cfg.rootpath)
-    errors = () if rel is None else tally.config_at("" if rel == "." else rel).warning_errors
+    own = None if rel is None else tally.config_at("" if rel == "." else rel)
+    errors = own.warning_errors if own is not None else ()
     out: list[str] = []
     for flag, value in _valued(words):
-        if flag == "-o":
+        if flag == "-c" and own is not None:
+            # another configuration than the suite's (the one pytest finds by itself)
+            chosen = tally.tree_path(cfg.invocation_params.dir / value)
+            if chosen != own.source:
+                out.append(f"-c {value}")
+        elif flag == "-o":
             key = value.partition("=")[0].strip()
             if key in SHAPING_INI or (key == "filterwarnings" and errors):
                 out.append(f"-o {value}")
@@ -820,8 +826,9 @@ def _overlap(one: str, other: str) -> bool:
 
 
 def _valued(words: list[str]) -> Iterator[tuple[str, str]]:
-    """(flag, value) for each ``-o``, ``-p`` and ``-W`` in ``words``, however written."""
+    """(flag, value) for each ``-o``, ``-p``, ``-W`` and ``-c`` in ``words``, however written."""
     names = {"-o": "-o", "--override-ini": "-o", "-p": "-p", "-W": "-W", "--pythonwarnings": "-W"}
+    names |= {"-c": "-c", "--config-file": "-c"}
     i = 0
     while i < len(words):
         word = words[i]
@@ -831,7 +838,7 @@ def _valued(words: list[str]) -> Iterator[tuple[str, str]]:
             i += 1
         elif eq and flag in names and flag.startswith("--"):
             yield names[flag], value
-        elif word[:2] in ("-o", "-p", "-W") and len(word) > 2:
+        elif word[:2] in ("-o", "-p", "-W", "-c") and len(word) > 2:
             yield word[:2], word[2:]
         i += 1
 
