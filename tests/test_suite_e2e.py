@@ -218,6 +218,7 @@ def test_warns():
         (("-o", "filterwarnings=default"), "", True),
         (("-W", "error::UserWarning"), "", False),  # stricter: the suite as configured, and more
         (("-W", "ignore::UserWarning"), "", False),  # no warning the configuration makes an error
+        (("-W", "ignore::pytest.PytestDeprecationWarning"), "", True),  # a DeprecationWarning
         (("-p", "no:cacheprovider", "-o", "console_output_style=classic"), "", False),
         (("-c", "lenient.ini"), "", True),  # a tracked configuration, not the suite's
         (("-c", "pytest.ini"), "", False),  # the suite's own, named

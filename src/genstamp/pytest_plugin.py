@@ -817,12 +817,20 @@ def _overlap(one: str, other: str) -> bool:
     other or a subclass of it, as far as they can be told without importing a module."""
     if "Warning" in (one, other) or one == other:
         return True
-    import builtins
-
-    first, second = (getattr(builtins, n.rpartition(".")[2], None) for n in (one, other))
-    if isinstance(first, type) and isinstance(second, type):
+    first, second = _warning_class(one), _warning_class(other)
+    if first is not None and second is not None:
         return issubclass(first, second) or issubclass(second, first)
     return one.rpartition(".")[2] == other.rpartition(".")[2]
+
+
+def _warning_class(name: str) -> type | None:
+    """The class a filter's category names: a builtin, or one of a module already imported
+    (pytest imported it to apply the filter); None where it cannot be told without an import."""
+    import builtins
+
+    module, _, attr = name.rpartition(".")
+    found = getattr(sys.modules.get(module) if module else builtins, attr, None)
+    return found if isinstance(found, type) and issubclass(found, Warning) else None
 
 
 def _valued(words: list[str]) -> Iterator[tuple[str, str]]:
