@@ -465,6 +465,40 @@ def test_test_files_of_a_submodule_are_in_the_suite(tmp_path: Path) -> None:
     assert code == 0, data
 
 
+def test_a_folder_reached_through_a_tracked_link_is_in_the_suite(tmp_path: Path) -> None:
+    """pytest enters a folder through a symbolic link the tree holds (``testpaths`` naming
+    the link, or a link inside a test folder) and names its tests by the link's path: those
+    files are the suite's; a link out of the tree adds nothing."""
+    root = make(
+        tmp_path / "p",
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests\n",
+            "qa/test_q.py": cases("q1"),
+            "qa/more/test_m.py": cases("m1"),
+            "shared/test_s.py": cases("s1"),
+            "other/test_o.py": cases("o1"),
+        },
+    )
+    (root / "tests").symlink_to("qa")
+    (root / "qa" / "shared").symlink_to("../shared")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "data.txt").write_text("")
+    (root / "qa" / "away").symlink_to(tmp_path / "outside")
+    (root / "qa" / "test_link.py").symlink_to("../other/test_o.py")
+    commit_all(root)
+    stamp(root)
+    assert pytest_in(root, "tests/test_q.py").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1
+    message = rules(data)["partial-run"]
+    assert "3 files: tests/more/test_m.py, tests/shared/test_s.py, tests/test_link.py" in message
+    run = pytest_in(root)
+    assert run.returncode == 0, run.stdout
+    code, data, _ = verify(root)
+    assert code == 0, data
+    assert data["selection"]["suites"][0]["files"] == 4  # type: ignore[index]
+
+
 def test_parts_written_in_place_by_junitxml_at_the_evidence_path_merge(tmp_path: Path) -> None:
     """pytest's ``--junitxml`` naming the configured evidence path writes that file in place
     on every run: each run's kept part must keep its own bytes."""

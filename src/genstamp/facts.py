@@ -631,6 +631,11 @@ def _list(
         lead = f"{prefix}/" if prefix else ""
         for entry in current:
             name = entry.name or ""
+            if entry.filemode == FileMode.LINK and not pruned(name):
+                linked = _linked_folder(repo, tree, where, entry, lead + name, opened)
+                if linked is not None:
+                    stack.append((lead + name, *linked))
+                    continue
             if entry.type == pygit2.enums.ObjectType.BLOB:
                 out.append(lead + name)
             elif pruned(name):
@@ -643,22 +648,50 @@ def _list(
                     stack.append((lead + name, *inner))
 
 
+def _linked_folder(
+    repo: pygit2.Repository,
+    tree: pygit2.Tree,
+    where: _Place,
+    entry: pygit2.Object,
+    path: str,
+    opened: _Opened,
+) -> tuple[pygit2.Tree, _Place] | None:
+    """The folder of the tree that the symbolic link ``entry`` at ``path`` leads to, which
+    pytest enters as a folder of its own; None for a link to a file, out of the tree, or to a
+    folder above it (a loop pytest would never leave)."""
+    target = _link_target(where[0], entry, path)
+    if target is None or path.count("/") >= _MAX_DEPTH:
+        return None
+    if target == "" or path.startswith(target + "/"):
+        return None
+    found = _lookup(repo, tree, target, opened)
+    if found is None or not isinstance(found[0], pygit2.Tree):
+        return None
+    return found[0], found[1]
+
+
+_MAX_DEPTH = 64  # folders deep a listing goes through links (two links leading to each other)
+
+
 def _lookup(
     repo: pygit2.Repository,
     tree: pygit2.Tree,
     path: str,
     opened: _Opened,
     unregistered: list[str] | None = None,
+    hops: int = 0,
 ) -> tuple[pygit2.Object, _Place] | None:
     """The object at ``path`` of ``tree`` (``""``: the tree), looked up through submodules at
-    the commits the trees record, with the repository that holds it; None when absent.
+    the commits the trees record and through symbolic links to paths of the tree, with the
+    repository that holds it; None when absent (a link out of the tree among them).
     ``unregistered`` receives the path of each gitlink passed through that the ``.gitmodules``
     of the tree holding it gives no URL (``git add`` of a repository: a clone cannot fetch it,
     ``git submodule update`` says "No url found")."""
     obj: pygit2.Object = tree
     place: _Place = (repo, "", tree)
     done: list[str] = []
-    for name in path.split("/") if path else []:
+    names = path.split("/") if path else []
+    for n, name in enumerate(names):
         if not isinstance(obj, pygit2.Tree):
             return None
         try:
@@ -666,6 +699,13 @@ def _lookup(
         except (KeyError, ValueError):
             return None
         done.append(name)
+        if entry.filemode == FileMode.LINK:
+            # as the file system follows it (pytest collects a linked folder's files)
+            target = _link_target(place[0], entry, "/".join(done))
+            if target is None or hops >= _MAX_HOPS:
+                return None
+            rest = "/".join([target, *names[n + 1 :]]).strip("/")
+            return _lookup(repo, tree, rest, opened, unregistered, hops + 1)
         if entry.filemode == FileMode.COMMIT:
             if unregistered is not None:
                 base, within = place[1], "/".join(done)
@@ -679,6 +719,29 @@ def _lookup(
         else:
             obj = entry
     return obj, place
+
+
+_MAX_HOPS = 40  # links followed in one lookup, as Linux's ELOOP
+
+
+def _link_target(repo: pygit2.Repository, entry: pygit2.Object, path: str) -> str | None:
+    """The path of the tree the symbolic link ``entry`` at ``path`` leads to ("": the top),
+    None when it leads out of the tree (an absolute target, or above the top)."""
+    try:
+        blob = repo[entry.id]
+    except (KeyError, ValueError):
+        return None
+    if not isinstance(blob, pygit2.Blob):
+        return None
+    target = blob.data.decode("utf-8", "surrogateescape")
+    if not target or target.startswith("/"):
+        return None
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    if joined == ".":
+        return ""
+    if joined == ".." or joined.startswith("../"):
+        return None
+    return joined
 
 
 def _submodule_tree(
