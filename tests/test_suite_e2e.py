@@ -97,6 +97,16 @@ def test_a_folder_argument_that_leaves_files_out_is_partial_naming_them(tmp_path
     assert "2 files: tests/test_a.py, tests/test_b.py" in message
 
 
+QUICK = """\
+def pytest_addoption(parser):
+    parser.addoption("--quick", action="store_true")
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--quick"):
+        items[:] = [i for i in items if i.name != "test_b1"]
+"""
+
+
 @pytest.mark.parametrize(
     ("extra", "args"),
     [
@@ -111,6 +121,7 @@ def test_a_folder_argument_that_leaves_files_out_is_partial_naming_them(tmp_path
         ({}, ("-k", "not b1")),
         ({}, ("tests/test_b.py::test_b1", "tests/test_a.py", "tests/deep")),
         ({"tests/sub/conftest.py": ""}, ("--confcutdir", "tests", "tests/test_a.py")),
+        ({"conftest.py": QUICK}, ("--quick",)),  # items dropped, never reported deselected
     ],
 )
 def test_each_narrowing_is_partial_and_names_what_was_left_out(

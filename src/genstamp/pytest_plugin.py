@@ -208,6 +208,7 @@ class Tally:
         # a file's node id -> (the items its collector yielded, its tree path)
         self._raw: dict[str, tuple[int, str]] = {}
         self.partly: set[str] = set()  # files some of whose items a plugin dropped
+        self._reported: set[str] = set()  # node ids reported deselected
 
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -254,8 +255,24 @@ class Tally:
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += len(items)
         for item in items:
+            self._reported.add(item.nodeid)
             if not self._configured_out(item):
                 self.unexplained.add(self.tree_id(item.nodeid))
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Any:
+        """Items a conftest or plugin takes out of the collection without reporting them
+        deselected (``items[:] = …``): their files were collected in part, as deselection
+        leaves them."""
+        before = {item.nodeid: item for item in items}
+        result = yield
+        kept = {item.nodeid for item in items}
+        for nodeid, item in before.items():
+            if nodeid not in kept and nodeid not in self._reported:
+                rel = self.tree_path(item.path)
+                if rel is not None:
+                    self.partly.add(rel)
+        return result
 
     def _configured_out(self, item: pytest.Item) -> bool:
         """Whether the tree's own configuration (of the suite holding the test) deselects it."""
