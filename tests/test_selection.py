@@ -50,6 +50,15 @@ def tree(files: dict[str, str]) -> tuple[list[str], suite.Reader]:
 
 
 T = "def test_x():\n    pass\n"
+DOCS = {
+    "tests/test_usage.txt": ">>> 1\n1\n",
+    "tests/guide.rst": ">>> 1\n1\n",
+    "tests/data.txt": "",
+    "tests/conftest.py": "",
+    "src/pkg/__main__.py": "",
+    "setup.py": "import os\n",  # no setuptools: pytest imports it as any module
+    "venvx/lib/mod.py": "",
+}
 BASE = {
     "tests/test_a.py": T,
     "tests/sub/b_test.py": T,
@@ -152,6 +161,36 @@ BASE = {
         (
             {"pytest.ini": "[pytest]\ntestpaths = **/sub\n", ".x/sub/test_y.py": T},
             ["tests/sub/b_test.py"],
+        ),
+        # pytest's doctest plugin: test*.txt files by default, other globs when configured,
+        # none without the plugin; every module with --doctest-modules (not __main__.py, nor
+        # a setuptools setup.py)
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = tests\n", **DOCS},
+            ["tests/sub/b_test.py", "tests/test_a.py", "tests/test_usage.txt"],
+        ),
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --doctest-glob=*.rst\n", **DOCS},
+            ["tests/guide.rst", "tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -p no:doctest\n", **DOCS},
+            ["tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        (
+            {
+                "pytest.ini": "[pytest]\naddopts = --doctest-modules\nnorecursedirs = build .*\n",
+                **DOCS,
+            },
+            [
+                "setup.py",
+                "src/pkg/test_in_src.py",
+                "tests/conftest.py",
+                "tests/helper.py",
+                "tests/sub/b_test.py",
+                "tests/test_a.py",
+                "tests/test_usage.txt",
+            ],
         ),
     ],
 )

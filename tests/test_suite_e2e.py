@@ -476,6 +476,29 @@ def test_test_files_of_a_submodule_are_in_the_suite(tmp_path: Path) -> None:
     assert code == 0, data
 
 
+def test_doctest_files_the_configuration_collects_are_in_the_suite(tmp_path: Path) -> None:
+    """pytest's doctest plugin collects ``test*.txt`` by default, and every module with the
+    configuration's ``--doctest-modules``: a run that leaves them out is partial."""
+    doc = '"""\n>>> double(2)\n4\n"""\n\ndef double(x):\n    return 2 * x\n'
+    root = make(
+        tmp_path / "p",
+        {
+            "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+            "tests/test_a.py": cases("a1"),
+            "tests/test_usage.txt": ">>> 1 + 1\n2\n",
+            "src/calc.py": doc,
+        },
+    )
+    assert pytest_in(root, "tests/test_a.py").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1
+    assert "2 files: src/calc.py, tests/test_usage.txt" in rules(data)["partial-run"]
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    assert data["selection"]["suites"][0]["files"] == 3  # type: ignore[index]
+
+
 def test_a_folder_reached_through_a_tracked_link_is_in_the_suite(tmp_path: Path) -> None:
     """pytest enters a folder through a symbolic link the tree holds (``testpaths`` naming
     the link, or a link inside a test folder) and names its tests by the link's path: those

@@ -42,6 +42,7 @@ DEFAULT_NORECURSE = (
     "venv",
     "{arch}",
 )
+DEFAULT_DOCTEST_GLOBS = ("test*.txt",)
 SHOWN = 5  # files named in a reason before a count
 _HERE = "checkout"  # the stand-in folder name a norecursedirs path pattern is matched under
 # The files pytest takes its configuration from, in its order (pytest 9 added the TOML ones).
@@ -88,6 +89,11 @@ class PytestConfig(NamedTuple):
     deselect: tuple[str, ...] = ()  # --deselect in addopts: node id prefixes, from its folder
     # the warning categories its filterwarnings make errors ("Warning": every one)
     warning_errors: tuple[str, ...] = ()
+    # pytest's doctest plugin: the text files it collects (``--doctest-glob``, default
+    # ``test*.txt``; none with ``-p no:doctest``), and whether every module is a test file
+    # (``--doctest-modules``)
+    doctest_globs: tuple[str, ...] = DEFAULT_DOCTEST_GLOBS
+    doctest_modules: bool = False
 
 
 class Suite(NamedTuple):
@@ -186,6 +192,12 @@ def _settings(source: str, options: dict[str, Any]) -> PytestConfig:
             for line in _lines(options.get("filterwarnings"))
             if is_error(line)
         ),
+        doctest_globs=(
+            ()
+            if "no:doctest" in taken.get("-p", [])
+            else tuple(taken.get("--doctest-glob", [])) or DEFAULT_DOCTEST_GLOBS
+        ),
+        doctest_modules="--doctest-modules" in taken.get("flags", []),
     )
 
 
@@ -209,10 +221,11 @@ def _lines(value: object) -> list[str]:
 
 
 def _options(args: Sequence[str]) -> dict[str, list[str]]:
-    """The values of ``-m``, ``-k``, ``--ignore``, ``--ignore-glob`` and ``--deselect`` in
-    ``args``, and under "" the words that are no option's value (paths to collect)."""
+    """The values of ``-m``, ``-k``, ``-p``, ``--ignore``, ``--ignore-glob``, ``--deselect``
+    and ``--doctest-glob`` in ``args``, under "flags" ``--doctest-modules``, and under "" the
+    words that are no option's value (paths to collect)."""
     out: dict[str, list[str]] = {}
-    wanted = ("--ignore-glob", "--ignore", "--deselect", "-m", "-k")
+    wanted = ("--ignore-glob", "--ignore", "--deselect", "--doctest-glob", "-m", "-k", "-p")
     i = 0
     while i < len(args):
         arg = args[i]
@@ -225,8 +238,10 @@ def _options(args: Sequence[str]) -> dict[str, list[str]]:
             i += 1  # its value
         elif eq and flag in wanted and flag.startswith("--"):
             out.setdefault(flag, []).append(value)
-        elif arg[:2] in ("-m", "-k") and len(arg) > 2:
+        elif arg[:2] in ("-m", "-k", "-p") and len(arg) > 2:
             out.setdefault(arg[:2], []).append(arg[2:])
+        elif arg == "--doctest-modules":
+            out.setdefault("flags", []).append(arg)
         i += 1
     return out
 
@@ -335,13 +350,22 @@ def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
     pruned_paths = [p for p in config.norecursedirs if "/" in p]
     by_name = any_of([p for p in config.python_files if "/" not in p])
     by_path = [p for p in config.python_files if "/" in p]
-    chosen: list[str] = [p for p in inside if p in explicit and p.endswith(".py")]
+    texts = config.doctest_globs
+    chosen: list[str] = [
+        p
+        for p in inside
+        if p in explicit and (p.endswith(".py") or (texts and p.endswith((".txt", ".rst"))))
+    ]
     for path in inside:
-        # the name first: it rules out nearly every file, cheaply
-        if not path.endswith(".py") or path in explicit:
+        if path in explicit:
             continue
         name = path.rpartition("/")[2]
-        if not by_name(name) and not any(_matches(path, name, pat) for pat in by_path):
+        # the name first: it rules out nearly every file, cheaply
+        if path.endswith(".py"):
+            tested = by_name(name) or any(_matches(path, name, pat) for pat in by_path)
+            if not tested and not (config.doctest_modules and _doctest_module(path, read)):
+                continue
+        elif not any(_matches(path, name, pat) for pat in texts):
             continue
         start = next((s for s in starts if _under(path, s)), None)
         if start is None or _pruned(path, start, pruned, venvs, pruned_paths):
@@ -352,6 +376,18 @@ def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
             continue
         chosen.append(path)
     return Suite(root, config, tuple(sorted(set(chosen))), tuple(dict.fromkeys(problems)))
+
+
+def _doctest_module(path: str, read: Reader) -> bool:
+    """Whether pytest's ``--doctest-modules`` collects the module ``path``: every one but
+    ``__main__.py`` and a ``setup.py`` of setuptools or distutils (as its doctest plugin)."""
+    name = path.rpartition("/")[2]
+    if name == "__main__.py":
+        return False
+    if name == "setup.py":
+        data = read(path) or b""
+        return b"setuptools" not in data and b"distutils" not in data
+    return True
 
 
 def any_of(patterns: Sequence[str]) -> Callable[[str], bool]:
