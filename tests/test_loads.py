@@ -251,6 +251,17 @@ def pip_install(repo: Path, site: Path) -> None:
     assert installed.returncode == 0, installed.stderr
 
 
+BUILT = "__pycache__/\n*.py[co]\nbuild/\n*.egg-info/\n"  # what pip's build leaves
+
+
+def installed_project(tmp_path: Path, files: dict[str, str], message: str) -> tuple[Path, Path]:
+    """A project committed with ``files`` and `pip install .`-ed into a folder: both."""
+    repo = committed(tmp_path / "work", {**files, ".gitignore": BUILT}, message)
+    site = tmp_path / "env" / "site-packages"
+    pip_install(repo, site)
+    return repo, site
+
+
 MAPPED = """[project]
 name = "pkgx"
 version = "0"
@@ -293,7 +304,7 @@ def test_a_namespace_package_shared_with_installed_code(tmp_path: Path, case: st
         "src/ns/c/__init__.py": "C = 1\n",
         "tests/test_it.py": "",
         "pyproject.toml": own,
-        ".gitignore": "__pycache__/\n*.py[co]\nbuild/\n*.egg-info/\n",
+        ".gitignore": BUILT,
     }
     repo = committed(tmp_path / "work", files, "ns.a and ns.c")
     mine = tmp_path / "env2" / "site-packages"  # pip --target does not merge into a folder
@@ -325,11 +336,8 @@ def test_a_package_the_project_maps_to_a_folder_of_another_name(tmp_path: Path, 
         "source/calc.py": "def add(a, b):\n    return a + b\n",
         "tests/test_it.py": "import pkgx\n\n\ndef test_add():\n    assert pkgx.add(2, 3) == 5\n",
         "pyproject.toml": MAPPED,
-        ".gitignore": "__pycache__/\n*.py[co]\nbuild/\n*.egg-info/\n",
     }
-    repo = committed(tmp_path / "work", files, "pkgx")
-    site = tmp_path / "env" / "site-packages"
-    pip_install(repo, site)
+    repo, site = installed_project(tmp_path, files, "pkgx")
     if case == "edited-since":
         (repo / "source" / "calc.py").write_text("def add(a, b):\n    return b + a\n")
         commit_all(repo, "edit after the install")
@@ -345,6 +353,56 @@ def test_a_package_the_project_maps_to_a_folder_of_another_name(tmp_path: Path, 
         assert "pkgx.calc" in failures(repo)["foreign-origin"]
 
 
+DATA_PROJECT = """[project]
+name = "limits"
+version = "0"
+[tool.setuptools.package-data]
+limits = ["*.json"]
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
+READS_DATA = """import json, pathlib
+
+LIMIT = json.loads((pathlib.Path(__file__).parent / "cfg.json").read_text())["limit"]
+EXTRA = pathlib.Path(__file__).with_name("built.txt")
+EXTRA = EXTRA.read_text() if EXTRA.exists() else ""
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["fresh-install", "data-edited-since", "made-by-the-build"])
+def test_a_data_file_of_an_install_of_this_project(tmp_path: Path, case: str) -> None:
+    """`pip install .` (not editable), then the package's data file changes in the tree: its
+    modules are byte for byte the tree's, but what they read beside them is the install's.
+    Warm green, a clean install fails. Controls: a fresh install, and a data file the build
+    made that the tree does not hold (nothing to compare it with)."""
+    files = {
+        "src/limits/__init__.py": READS_DATA,
+        "src/limits/cfg.json": '{"limit": 10}\n',
+        "pyproject.toml": DATA_PROJECT,
+    }
+    repo, site = installed_project(tmp_path, files, "limits")
+    if case == "data-edited-since":
+        (repo / "src" / "limits" / "cfg.json").write_text('{"limit": 5}\n')
+        commit_all(repo, "a lower limit")
+    if case == "made-by-the-build":
+        (site / "limits" / "built.txt").write_text("made by the build\n")
+    test = "import limits\n\n\ndef test_limit():\n    assert limits.LIMIT == 10\n"
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_it.py").write_text(test)
+    commit_all(repo, "the test")
+    restamp.begin(open_checkout(repo))
+    run(repo, PYTHONPATH=str(site))
+    if case == "data-edited-since":
+        assert list(failures(repo)) == ["foreign-origin"]
+        (flag,) = audit_of(repo).flags
+        assert flag.path == str(site / "limits" / "cfg.json")
+        assert "src/limits/cfg.json" in flag.detail
+    else:
+        assert audit_of(repo).flags == ()
+        assert failures(repo) == {}
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("case", ["stale-install", "in-a-child", "not-imported", "other-project"])
 def test_a_package_the_tree_dropped_from_an_install_of_this_project(
@@ -357,8 +415,7 @@ def test_a_package_the_tree_dropped_from_an_install_of_this_project(
     are recorded, in the tests' process and in a child, and refused. Controls: the stale
     install present but never imported, and the same module installed by another project (a
     dependency)."""
-    ignore = "__pycache__/\n*.py[co]\nbuild/\n*.egg-info/\n"  # what pip's build leaves
-    files = {"src/calc_util.py": UTIL, "pyproject.toml": NAMED, ".gitignore": ignore}
+    files = {"src/calc_util.py": UTIL, "pyproject.toml": NAMED, ".gitignore": BUILT}
     repo, _ = project(tmp_path, "", files)
     (repo / "src" / "calc" / "__init__.py").write_text(USES_UTIL)
     commit_all(repo, "calc uses calc_util")

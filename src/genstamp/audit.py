@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp import bytecode
-from genstamp.paths import inside, installed
+from genstamp.paths import inside, installed, site_relative
 
 if TYPE_CHECKING:
     from genstamp.loads import Load
@@ -259,6 +259,31 @@ def _identical_copy(
     return None
 
 
+def _installed_data(ld: Load, root: Path, roots: Mapping[str, str]) -> str | None:
+    """Why the data file ``ld`` the tests read from an installed copy of one of the checkout's
+    import roots is not the tree's (None when it is, or when the tree has no such file to
+    tell: a file the build makes)."""
+    rel = site_relative(ld.path)
+    if rel is None or not ld.blob:
+        return None
+    top, _, below = rel.partition("/")
+    given = [Path(roots[top])] if top in roots else []
+    for base in (*given, root, root / "src"):
+        candidate = base / rel
+        if base in given and not candidate.is_file() and (base / "__init__.py").is_file():
+            candidate = base / below  # the package's own folder, of another name
+        if candidate.is_file():
+            try:
+                other = candidate.relative_to(root).as_posix()
+                same = blob_id(str(candidate)) == ld.blob
+            except (ValueError, OSError):
+                continue
+            if same:
+                return None
+            return f"installed, and its {rel} is not the tested tree's {other} (reinstall it)"
+    return None
+
+
 def counterpart(name: str, real: str, root: Path, bases: Iterable[str] = ()) -> str | None:
     """The work-tree-relative path of the checkout's file for module ``name`` (loaded from
     ``real``, elsewhere), if the checkout has one. A base may be a package's own folder that
@@ -333,6 +358,11 @@ def judge(
             continue
         if ld.via == loads_.ELSEWHERE:
             elsewhere.setdefault(ld.detail, []).append(ld)
+            continue
+        if ld.via == loads_.READ:
+            stale = _installed_data(ld, root, roots)
+            if stale is not None:
+                flags[Flag(FOREIGN, ld.module, ld.path, stale)] = None
             continue
         if not ld.module:
             continue

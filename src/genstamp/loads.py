@@ -27,7 +27,7 @@ import sys
 # importlib.machinery imports importlib and warnings too)
 from _frozen_importlib_external import ExtensionFileLoader, SourceFileLoader
 
-from genstamp.paths import inside, installed
+from genstamp.paths import inside, installed, site_relative
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every child process ~5 ms
 if TYPE_CHECKING:
@@ -400,6 +400,7 @@ def _opened(path: str, mode: object, flags: object) -> None:
     # the path as opened (a link of the work tree: its flag is on the link) and where it leads
     for where in dict.fromkeys((full, _where(full))):
         if not any(inside(where, a.run.workdir) and not installed(where) for a in _RUNS):
+            _installed_read(where)
             continue
         parts = where.split(os.sep)
         if ".git" in parts or "__pycache__" in parts:
@@ -410,6 +411,26 @@ def _opened(path: str, mode: object, flags: object) -> None:
         except OSError:
             continue
         record(Load(where, "", "", READ))
+
+
+def _installed_read(path: str) -> None:
+    """A data file of an installed copy of one of the checkout's import roots (``pip
+    install .``: ``site-packages/pkg/cfg.json``), opened to read: recorded with the blob of
+    its bytes, which the audit compares with the tree's file."""
+    rel = site_relative(path)
+    if rel is None or "/" not in rel:
+        return
+    top = rel.partition("/")[0]
+    if not any(top in a.run.roots for a in _RUNS) or "__pycache__" in rel.split("/"):
+        return
+    try:
+        if os.stat(path).st_ctime_ns >= _began():
+            return  # installed during the run: the tests' own
+        with open(path, "rb") as fh:
+            blob = blob_of(fh.read())
+    except OSError:
+        return
+    record(Load(path, blob, top, READ))
 
 
 def _began() -> int:

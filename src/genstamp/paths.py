@@ -25,6 +25,16 @@ def installed(path: str) -> bool:
     return "site-packages" in parts or "dist-packages" in parts
 
 
+def site_relative(path: str) -> str | None:
+    """``path`` below the last ``site-packages`` (or ``dist-packages``) folder holding it,
+    ``/``-separated (``pkg/data/cfg.json``); None when it is not installed code."""
+    parts = path.split(os.sep)
+    for n in range(len(parts) - 1, -1, -1):
+        if parts[n] in ("site-packages", "dist-packages"):
+            return "/".join(parts[n + 1 :]) or None
+    return None
+
+
 def environment(folder: str) -> bool:
     """Whether ``folder`` is a Python environment's own: a virtual environment (it holds
     ``pyvenv.cfg``), a conda environment (``conda-meta/history``, as pytest tells one) or an
