@@ -162,6 +162,10 @@ BASE = {
             {"pytest.ini": "[pytest]\ntestpaths = **/sub\n", ".x/sub/test_y.py": T},
             ["tests/sub/b_test.py"],
         ),
+        (  # under --pyargs testpaths are module names, in the folder or its src/
+            {"pytest.ini": "[pytest]\naddopts = --pyargs\ntestpaths = pkg tests.sub\n"},
+            ["src/pkg/test_in_src.py", "tests/sub/b_test.py"],
+        ),
         # pytest's doctest plugin: test*.txt files by default, other globs when configured,
         # none without the plugin; every module with --doctest-modules (not __main__.py, nor
         # a setuptools setup.py)

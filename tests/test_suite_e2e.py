@@ -476,6 +476,37 @@ def test_test_files_of_a_submodule_are_in_the_suite(tmp_path: Path) -> None:
     assert code == 0, data
 
 
+@pytest.mark.parametrize(
+    ("ini", "folder", "part"),
+    [
+        # pytest warns that testpaths found nothing, and searches the folder instead
+        ("[pytest]\ntestpaths = test\n", "tests", "tests/test_a.py"),
+        # under --pyargs testpaths are module names
+        ("[pytest]\naddopts = --pyargs\ntestpaths = pkg.tests\n", "pkg/tests", "pkg.tests.test_a"),
+    ],
+    ids=["testpaths-naming-nothing", "pyargs"],
+)
+def test_testpaths_pytest_resolves_other_than_as_folders(
+    tmp_path: Path, ini: str, folder: str, part: str
+) -> None:
+    files = {
+        "pytest.ini": ini,
+        "pkg/__init__.py": "",
+        f"{folder}/__init__.py": "",
+        f"{folder}/test_a.py": cases("a1"),
+        f"{folder}/test_b.py": cases("b1"),
+    }
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root, part).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1
+    assert f"1 file: {folder}/test_b.py" in rules(data)["partial-run"]
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    assert data["selection"]["suites"][0]["files"] == 2  # type: ignore[index]
+
+
 def test_doctest_files_the_configuration_collects_are_in_the_suite(tmp_path: Path) -> None:
     """pytest's doctest plugin collects ``test*.txt`` by default, and every module with the
     configuration's ``--doctest-modules``: a run that leaves them out is partial."""

@@ -583,9 +583,11 @@ def tree_suites(
         root = root.strip("/")
         config = suite.read_config(read, root)
         listing: list[str] = []
-        starts = [suite.join(root, t) for t in config.testpaths]
-        if not starts or any(glob.has_magic(s) for s in starts):
-            starts = [root]
+        starts = [suite.join(root, t) for t in config.starts()]
+        if any(glob.has_magic(s) for s in starts) or not any(
+            _lookup(repo, tree, s, opened) is not None for s in starts
+        ):
+            starts = [root]  # as pytest: testpaths naming nothing, and it searches the folder
         for start in starts:
             _list(repo, tree, start, config.norecursedirs, listing, opened)
             # conftests between the suite's folder and the start may ignore files below

@@ -94,6 +94,21 @@ class PytestConfig(NamedTuple):
     # (``--doctest-modules``)
     doctest_globs: tuple[str, ...] = DEFAULT_DOCTEST_GLOBS
     doctest_modules: bool = False
+    pyargs: bool = False  # ``--pyargs`` in addopts: testpaths are module names
+
+    def starts(self) -> tuple[str, ...]:
+        """Its testpaths as paths: under ``--pyargs`` a dotted name is a package (or module)
+        at the top of the suite's folder or in its ``src/``, as the import finds it there."""
+        if not self.pyargs:
+            return self.testpaths
+        out: list[str] = []
+        for path in self.testpaths:
+            if "/" in path or path.startswith("."):
+                out.append(path)
+                continue
+            below = path.replace(".", "/")
+            out += [below, f"{below}.py", f"src/{below}", f"src/{below}.py"]
+        return tuple(out)
 
 
 class Suite(NamedTuple):
@@ -198,6 +213,7 @@ def _settings(source: str, options: dict[str, Any]) -> PytestConfig:
             else tuple(taken.get("--doctest-glob", [])) or DEFAULT_DOCTEST_GLOBS
         ),
         doctest_modules="--doctest-modules" in taken.get("flags", []),
+        pyargs="--pyargs" in taken.get("flags", []),
     )
 
 
@@ -240,7 +256,7 @@ def _options(args: Sequence[str]) -> dict[str, list[str]]:
             out.setdefault(flag, []).append(value)
         elif arg[:2] in ("-m", "-k", "-p") and len(arg) > 2:
             out.setdefault(arg[:2], []).append(arg[2:])
-        elif arg == "--doctest-modules":
+        elif arg in ("--doctest-modules", "--pyargs"):
             out.setdefault("flags", []).append(arg)
         i += 1
     return out
@@ -330,7 +346,7 @@ def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
             while f:
                 f = f.rpartition("/")[0]
                 folders.add(f)
-        for pattern in config.testpaths:
+        for pattern in config.starts():
             full = join(root, pattern)
             # testpaths are globbed as pytest globs them: a ``*`` stays within one path part
             explicit.update(p for p in inside if _glob_match(full, p))
