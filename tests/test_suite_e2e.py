@@ -233,6 +233,13 @@ def test_warns():
         (("-p", "no:cacheprovider", "-o", "console_output_style=classic"), "", False),
         (("-c", "lenient.ini"), "", True),  # a tracked configuration, not the suite's
         (("-c", "pytest.ini"), "", False),  # the suite's own, named
+        (("-o", "xfail_strict=false"), "", True),  # what the configuration sets, overridden
+        (("-o", "addopts="), "", True),
+        (("-o", "log_cli=true"), "", False),  # configured too, but it only shows more
+        (("--runxfail",), "", True),  # a strict xfail that passes would pass
+        (("-p", "no:skipping"), "", True),
+        (("--noconftest",), "", True),  # the project's conftest.py files never load
+        (("--confcutdir", "tests"), "", True),  # nor the one above tests/
     ],
 )
 def test_options_that_change_what_the_files_yield_or_how_warnings_count(
@@ -241,11 +248,16 @@ def test_options_that_change_what_the_files_yield_or_how_warnings_count(
     """Options given for the run that make tests vanish from the files it collects, or turn a
     warning the configuration makes an error into a pass: the run is not the suite's (here the
     warning test then fails too). The configuration's own choices are the suite's."""
-    ini = "[pytest]\nfilterwarnings =\n    error::DeprecationWarning\n"
+    ini = (
+        "[pytest]\naddopts = -ra\nxfail_strict = true\nlog_cli = false\n"
+        "filterwarnings =\n    error::DeprecationWarning\n"
+    )
     root = make(
         tmp_path / "p",
         {
             **SIMPLE,
+            "conftest.py": "",
+            "tests/conftest.py": "",
             "pytest.ini": ini,
             "lenient.ini": "[pytest]\npython_functions = check_*\n",
             "tests/test_old.py": UNITTEST,
@@ -260,6 +272,46 @@ def test_options_that_change_what_the_files_yield_or_how_warnings_count(
     else:
         assert proc.returncode == 0, proc.stdout
         assert code == 0, data
+
+
+@pytest.mark.parametrize(
+    "case", ["python-O", "a-nested-configuration", "a-subfolder-made-the-rootdir", "no-plugin"]
+)
+def test_a_run_that_leaves_the_projects_own_checks_out_is_not_the_suites(
+    tmp_path: Path, case: str
+) -> None:
+    """Every test ran, but not as the suite runs them: asserts stripped (``python -O``), the
+    settings of another configuration file (``tests/pytest.ini`` found first from
+    ``tests``), the root ``conftest.py`` not loaded (no configuration: pytest roots a run
+    from ``tests/`` there), or a plugin of the checkout blocked. The plain run is the
+    control."""
+    files = {
+        **SIMPLE,
+        "conftest.py": 'pytest_plugins = ["guard"]\n',
+        "guard.py": "",
+    }
+    if case == "python-O":
+        files["pytest.ini"] = "[pytest]\n"
+    if case == "a-nested-configuration":
+        files["pytest.ini"] = "[pytest]\nfilterwarnings = error\n"
+        files["tests/pytest.ini"] = "[pytest]\n"
+    root = make(tmp_path / "p", files)
+    env = subprocess_env(PYTHONOPTIMIZE="1" if case == "python-O" else "")
+    where, args = root, ("-p", "no:cacheprovider")
+    if case == "a-nested-configuration":
+        args += ("tests",)
+    elif case == "a-subfolder-made-the-rootdir":
+        where = root / "tests"
+    elif case == "no-plugin":
+        args += ("-p", "no:guard")
+    proc = run_pytest(where, *args, env=env)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 1 and "partial-run" in rules(data), data
+    assert "the run's own options change the suite" in proc.stdout, proc.stdout
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
 
 
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:

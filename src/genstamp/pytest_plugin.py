@@ -71,7 +71,7 @@ from genstamp import (  # noqa: E402 - after the co-process has started
 from genstamp.trees import FromCoProcess, InProcess, Trees  # noqa: E402
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Iterator, Sequence
+    from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 
     from genstamp import audit, coverage, selection
     from genstamp.audit import Audit
@@ -381,6 +381,37 @@ class Tally:
     def all_partly(self) -> set[str]:
         return self.partly.union(*(o.get("partly", ()) for o in self.workers))
 
+    def suite_root(self, rel: str) -> str:
+        """The folder of the suite holding the tree path ``rel`` ("": the repository's)."""
+        return max(
+            (r for r in self.suites if rel == r or rel.startswith(r + "/")), key=len, default=""
+        )
+
+    def unloaded_conftests(self, loaded: Iterable[str]) -> list[str]:
+        """The work tree's ``conftest.py`` files that a run from the suite's folder loads for
+        the files this run collected (each in the file's folder or above it, up to the
+        suite's), and that no process of this run loaded: ``--noconftest``, ``--confcutdir``
+        below them, a run from a subfolder that pytest made the rootdir."""
+        if self.workdir is None:
+            return []
+        have = {self.tree_path(Path(p)) for p in loaded}
+        have.update(*(o.get("conftests", ()) for o in self.workers))
+        there: dict[str, bool] = {}
+        missing: set[str] = set()
+        for path in self.all_files():
+            top = self.suite_root(path)
+            folder = posixpath.dirname(path)
+            while True:
+                conftest = f"{folder}/conftest.py" if folder else "conftest.py"
+                if conftest not in there:
+                    there[conftest] = (self.workdir / conftest).is_file()
+                if there[conftest] and conftest not in have:
+                    missing.add(conftest)
+                if folder == top or not folder:
+                    break
+                folder = posixpath.dirname(folder)
+        return sorted(missing)
+
     def ran(self) -> set[str]:
         """The tests that ran: an outcome after their setup began. One set up and never called
         (``--setup-only``, ``--setup-plan``) did not run."""
@@ -567,6 +598,8 @@ class Session:
         if _is_worker(self.config):
             tally = self.tally
             data: dict[str, Any] = tally.worker_output()
+            conftests = (tally.tree_path(Path(p)) for p in _conftest_paths(self.config))
+            data["conftests"] = sorted(c for c in conftests if c is not None)
             try:
                 data["audit"] = self.audit().to_json()
             except Exception as exc:  # never fail a worker because of genstamp
@@ -790,8 +823,49 @@ def _facts(
 
 
 # ini options that decide which tests a collected file yields, and pytest's plugins that collect
+# tests or decide their outcome (skip and xfail markers)
 SHAPING_INI = ("python_classes", "python_functions")
-COLLECTING = ("unittest",)
+COLLECTING = ("unittest", "skipping")
+# ini options that change only what the run shows or keeps, never an outcome (and those the
+# suite itself follows: the files it names and where the code is imported from)
+SHOWING_INI = frozenset(
+    {
+        "cache_dir",
+        "console_output_style",
+        "junit_family",
+        "junit_suite_name",
+        "junit_logging",
+        "junit_log_passing_tests",
+        "junit_duration_report",
+        "log_auto_indent",
+        "log_cli",
+        "log_cli_level",
+        "log_cli_format",
+        "log_cli_date_format",
+        "log_date_format",
+        "log_file",
+        "log_file_level",
+        "log_file_format",
+        "log_file_date_format",
+        "log_file_mode",
+        "log_format",
+        "log_level",
+        "verbosity_assertions",
+        "verbosity_test_cases",
+        "verbosity_subtests",
+        "truncation_limit_lines",
+        "truncation_limit_chars",
+        "tmp_path_retention_count",
+        "tmp_path_retention_policy",
+        "faulthandler_timeout",
+        "minversion",
+        "required_plugins",
+        "testpaths",
+        "python_files",
+        "norecursedirs",
+        "pythonpath",
+    }
+)
 
 
 def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
@@ -805,9 +879,11 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         words += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
     rel = tally.tree_path(cfg.rootpath)
     own = None if rel is None else tally.config_at("" if rel == "." else rel)
+    suite = tally.config_at(tally.suite_root("" if rel in (None, ".") else rel))
     errors = own.warning_errors if own is not None else ()
     out: list[str] = []
-    for flag, value in _valued(words):
+    valued = list(_valued(words))
+    for flag, value in valued:
         if flag == "-c" and own is not None:
             # another configuration than the suite's (the one pytest finds by itself)
             chosen = tally.tree_path(cfg.invocation_params.dir / value)
@@ -817,16 +893,63 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             key = value.partition("=")[0].strip()
             if key in SHAPING_INI or (key == "filterwarnings" and errors):
                 out.append(f"-o {value}")
+            elif key in suite.keys and key not in SHOWING_INI:
+                out.append(f"-o {value}")  # overrides what the suite's configuration sets
         elif flag == "-p" and value.startswith("no:"):
             name = value[len("no:") :]
-            if name in COLLECTING or (name == "warnings" and errors):
+            lenient = name == "warnings" and errors
+            if name in COLLECTING or lenient or _checkout_plugin(cfg, tally, name):
                 out.append(f"-p {value}")
         elif flag == "-W":
             from genstamp.suite import is_error, warning_category
 
             if not is_error(value) and any(_overlap(warning_category(value), e) for e in errors):
                 out.append(f"-W {value}")
+    if "--runxfail" in words:
+        out.append("--runxfail")
+    if sys.flags.optimize:  # the asserts of the code under test are gone
+        out.append("python -" + "O" * sys.flags.optimize)
+    if not any(flag == "-c" for flag, _ in valued):
+        ran = _configuration_file(cfg, tally)
+        if ran is not None and ran != suite.source:
+            out.append(f"the configuration {ran or '(none)'}, not {suite.source or '(none)'}")
+    out += [f"{c} not loaded" for c in tally.unloaded_conftests(_conftest_paths(cfg))]
     return tuple(out)
+
+
+def _configuration_file(cfg: pytest.Config, tally: Tally) -> str | None:
+    """The configuration file the run took its settings from, as a tree path ("" when pytest
+    found none: a ``pyproject.toml`` without pytest's table is only where it put its
+    rootdir); None when it lies outside the work tree (the audit names that)."""
+    inipath = getattr(cfg, "inipath", None)
+    if not inipath:
+        return ""
+    ran = tally.tree_path(Path(inipath))
+    if ran is None:
+        return None
+    folder = posixpath.dirname(ran)
+    return ran if tally.config_at(folder).source == ran else ""
+
+
+def _conftest_paths(cfg: pytest.Config) -> list[str]:
+    return _configuration(cfg)[1]
+
+
+def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str) -> bool:
+    """Whether the plugin ``name`` is the checkout's: a module of the work tree, or one a
+    loaded ``conftest.py`` names in its ``pytest_plugins``."""
+    for plugin in cfg.pluginmanager.get_plugins():
+        listed = getattr(plugin, "pytest_plugins", None) if isinstance(plugin, ModuleType) else None
+        if listed is not None and name in ([listed] if isinstance(listed, str) else listed):
+            return True
+    if tally.workdir is None:
+        return False
+    below = name.replace(".", "/")
+    return any(
+        (tally.workdir / base / f"{below}{end}").is_file()
+        for base in ("", "src")
+        for end in (".py", "/__init__.py")
+    )
 
 
 def _overlap(one: str, other: str) -> bool:

@@ -95,6 +95,7 @@ class PytestConfig(NamedTuple):
     doctest_globs: tuple[str, ...] = DEFAULT_DOCTEST_GLOBS
     doctest_modules: bool = False
     pyargs: bool = False  # ``--pyargs`` in addopts: testpaths are module names
+    keys: tuple[str, ...] = ()  # the ini options the file sets
 
     def starts(self) -> tuple[str, ...]:
         """Its testpaths as paths: under ``--pyargs`` a dotted name is a package (or module)
@@ -214,6 +215,7 @@ def _settings(source: str, options: dict[str, Any]) -> PytestConfig:
         ),
         doctest_modules="--doctest-modules" in taken.get("flags", []),
         pyargs="--pyargs" in taken.get("flags", []),
+        keys=tuple(sorted(options)),
     )
 
 
