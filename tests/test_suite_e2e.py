@@ -314,6 +314,26 @@ def test_a_run_that_leaves_the_projects_own_checks_out_is_not_the_suites(
     assert code == 0, data
 
 
+@pytest.mark.parametrize("check", ["fails", "passes"])
+def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> None:
+    """A conftest's check at the session's end (as ``--cov-fail-under`` does) makes pytest
+    exit 1 with every test passed: the clean clone's pytest fails too, so the gate refuses."""
+    conftest = (
+        "import pytest\n\n\ndef pytest_sessionfinish(session):\n"
+        f"    if {check == 'fails'}:\n        session.exitstatus = pytest.ExitCode.TESTS_FAILED\n"
+    )
+    root = make(tmp_path / "p", {**SIMPLE, "conftest.py": conftest})
+    proc = pytest_in(root)
+    code, data, _ = verify(root)
+    if check == "fails":
+        assert proc.returncode == 1
+        assert code == 1 and "the session failed" in rules(data)["tests-failed"], data
+        assert "tests-failed" in proc.stdout
+    else:
+        assert proc.returncode == 0, proc.stdout
+        assert code == 0, data
+
+
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     files = {
         "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',

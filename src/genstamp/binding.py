@@ -35,6 +35,9 @@ P_CREATED = "genstamp.created"
 P_SEAL = "genstamp.seal"
 P_CHECKOUT_ID = "genstamp.checkout.id"  # <id in the git dir>@<device>:<inode of the git dir>
 P_OUTPUT = "genstamp.output"  # the --junitxml file inside the work tree: output, not tested
+# Why the session failed though no test did (pytest exited 1: --cov-fail-under, a conftest's
+# check at the session's end); only when it did.
+P_SESSION_FAILED = "genstamp.session.failed"
 
 # A testcase's outcome is its worst child element; a testcase without one passed.
 OUTCOME_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
@@ -109,6 +112,7 @@ class Binding(NamedTuple):
     checkout_id: str = ""  # "": not recorded (the git dir's path then names the checkout)
     output: str = ""  # work-tree-relative path of the report the run wrote, or ""
     coverage: str = UNAVAILABLE  # what the run covered (``genstamp.coverage``) as JSON
+    session_failed: str = ""  # why the session failed though no test did ("": it did not)
 
     def properties(self) -> dict[str, str]:
         """The ``genstamp.*`` properties, in the order a bound file carries them."""
@@ -126,6 +130,7 @@ class Binding(NamedTuple):
             **({P_CHECKOUT_ID: self.checkout_id} if self.checkout_id else {}),
             **({P_OUTPUT: self.output} if self.output else {}),
             P_COVERAGE: self.coverage,
+            **({P_SESSION_FAILED: self.session_failed} if self.session_failed else {}),
         }
 
 
@@ -143,6 +148,7 @@ def new(
     checkout_id: str = "",
     output: str = "",
     coverage: str = UNAVAILABLE,
+    session_failed: str = "",
 ) -> Binding:
     """The binding of a run that ended now. ``partial`` holds why the run covered part of the
     suite (nothing: all of it); a runner whose selection genstamp cannot see passes
@@ -165,4 +171,5 @@ def new(
         checkout_id=checkout_id,
         output=output,
         coverage=coverage,
+        session_failed=session_failed,
     )

@@ -378,6 +378,11 @@ class Tally:
             sorted(self.unexplained.union(*(o.get("unexplained", ()) for o in self.workers)))
         )
 
+    def passing(self) -> bool:
+        """Whether no test that ran failed or errored, and no collector failed."""
+        bad = ("failed", "error")
+        return not self.collect_errors and not any(o in bad for o in self.outcomes.values())
+
     def all_partly(self) -> set[str]:
         return self.partly.union(*(o.get("partly", ()) for o in self.workers))
 
@@ -680,7 +685,20 @@ class Session:
             raise failure
         assert merged is not None and covered is not None
         misplaced = self._misplaced(trees, merged)
-        props = _properties(start, trees.start, tree_end, head, reasons, merged, covered, written)
+        # what pytest exits with: a conftest's session check may have set it since the hook
+        # was called, as pytest-cov's --cov-fail-under counts a failure of its own
+        status = getattr(session, "exitstatus", exitstatus)
+        failed = status == pytest.ExitCode.TESTS_FAILED or session.testsfailed > 0
+        session_failed = ""
+        if failed and self.tally.passing():
+            session_failed = (
+                f"pytest exits with status {int(status)} though every test that ran passed "
+                "(a plugin or a conftest failed the session: --cov-fail-under, a check at "
+                "the session's end)"
+            )
+        props = _properties(
+            start, trees.start, tree_end, head, reasons, merged, covered, written, session_failed
+        )
         key = start.gen.key if start.gen else ""
         if written is None:
             assert dest.feed is not None
@@ -716,7 +734,7 @@ class Session:
             tree_end=tree_end,
             reasons=tuple(reasons),
             flags=merged.flags,
-            failed=exitstatus == pytest.ExitCode.TESTS_FAILED or session.testsfailed > 0,
+            failed=failed,
             ignored=tuple(misplaced.ignored),
             unregistered=tuple(sorted(misplaced.unregistered.items())),
             differ=misplaced.differ,
@@ -773,9 +791,11 @@ def _properties(
     merged: audit.Audit,
     covered: coverage.Coverage,
     written: Path | None = None,
+    session_failed: str = "",
 ) -> dict[str, str]:
     """The ``genstamp.*`` properties that bind this run's evidence; ``written``: the user's
-    --junitxml, recorded when inside the work tree (the gate leaves it out of the trees)."""
+    --junitxml, recorded when inside the work tree (the gate leaves it out of the trees);
+    ``session_failed``: why the session failed though no test did."""
     from genstamp import binding, checkout_id
 
     return binding.new(
@@ -790,6 +810,7 @@ def _properties(
         checkout_id=checkout_id.current(start.checkout.gitdir, create=True),
         output=_output(start, written),
         coverage=covered.to_json(),
+        session_failed=session_failed,
     ).properties()
 
 

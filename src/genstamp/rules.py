@@ -639,6 +639,8 @@ def _tests_failed(facts: Facts, settings: Config) -> Iterator[str]:
         counts = bound.report.counts
         if counts.failed or counts.errors:
             yield f"{counts.failed} failed, {counts.errors} errors in {counts.tests}"
+        elif bound.props.get(binding.P_SESSION_FAILED):
+            yield f"the session failed: {bound.props[binding.P_SESSION_FAILED]}"
 
 
 def _no_tests(facts: Facts, settings: Config) -> Iterator[str]:
