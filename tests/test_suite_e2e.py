@@ -665,6 +665,23 @@ def test_allow_partial_says_so(tmp_path: Path) -> None:
     assert data["selection"]["left_out"]  # type: ignore[index]
 
 
+def test_allow_partial_counts_only_where_the_judged_tree_holds_it(tmp_path: Path) -> None:
+    """The gate's settings are the judged tree's: an ``allow-partial`` kept out of the commit
+    (hidden from git by ``--skip-worktree``) allows nothing for that commit."""
+    files = {"pyproject.toml": "[tool.genstamp]\n", **SIMPLE}
+    root = make(tmp_path / "p", files)
+    (root / "pyproject.toml").write_text("[tool.genstamp]\nallow-partial = true\n")
+    git(root, "update-index", "--skip-worktree", "pyproject.toml")
+    assert pytest_in(root, "tests/deep").returncode == 0
+    code, data, _ = verify(root, "--rev", "HEAD")
+    assert code == 1 and "partial-run" in rules(data), data
+    git(root, "update-index", "--no-skip-worktree", "pyproject.toml")
+    commit_all(root, "allow partial runs")
+    stamp(root)
+    assert pytest_in(root, "tests/deep").returncode == 0
+    assert verify(root, "--rev", "HEAD")[0] == 0
+
+
 def test_collect_ignore_in_a_conftest_is_out_of_the_suite(tmp_path: Path) -> None:
     files = {
         **SIMPLE,

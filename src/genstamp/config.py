@@ -53,6 +53,11 @@ def load(workdir: Path) -> Config:
         return Config()
     except OSError as exc:
         raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return from_bytes(raw, workdir, path)
+
+
+def from_bytes(raw: bytes, workdir: Path, path: Path) -> Config:
+    """The settings a ``pyproject.toml`` holding ``raw`` gives the checkout at ``workdir``."""
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

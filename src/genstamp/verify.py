@@ -60,6 +60,7 @@ def verify(
         paths = [junit] if isinstance(junit, Path) else list(junit)
     judged = gather_parts(checkout, paths, revs, labels, suites=settings.suites, kept=junit is None)
     facts = judged[0]
+    settings = as_committed(checkout, settings, [t.tree for t in facts.targets])
     # Commits (a push, --rev) may be vouched for by an earlier verdict on their tree; the work
     # tree is judged by the evidence of now, so its bytecode and stamp are checked as they are.
     remembered = verified.everywhere(checkout.gitdir) if revs else {}
@@ -85,6 +86,38 @@ def verify(
         with contextlib.suppress(GenstampError):
             verified.remember(checkout.gitdir, [t.tree for t in pending])
     return verdict
+
+
+def as_committed(
+    checkout: Checkout, settings: config.Config, trees: Sequence[str]
+) -> config.Config:
+    """``settings`` (the work tree's) no more lenient than what each judged tree holds in its
+    own ``pyproject.toml``: a local ``allow-partial`` that no tree holds (uncommitted and
+    pushed, hidden by ``--skip-worktree``, an untracked file) allows nothing. A tree not in
+    the object store keeps the work tree's."""
+    import pygit2
+
+    for tree_id in dict.fromkeys(trees):
+        try:
+            tree = checkout.repo.get(tree_id)
+        except (ValueError, pygit2.GitError):
+            continue
+        if not isinstance(tree, pygit2.Tree):
+            continue
+        try:
+            blob = tree["pyproject.toml"]
+            data = blob.data if isinstance(blob, pygit2.Blob) else b""
+        except KeyError:
+            data = b""
+        try:
+            held = config.from_bytes(data, checkout.workdir, checkout.workdir / "pyproject.toml")
+        except GenstampError:
+            held = config.Config()  # not genstamp's to read: its defaults, the strictest
+        settings = settings._replace(
+            allow_partial=settings.allow_partial and held.allow_partial,
+            require_clean_room=settings.require_clean_room or held.require_clean_room,
+        )
+    return settings
 
 
 def combine(verdicts: Sequence[Verdict]) -> Verdict:
