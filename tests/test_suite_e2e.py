@@ -682,6 +682,27 @@ def test_allow_partial_counts_only_where_the_judged_tree_holds_it(tmp_path: Path
     assert verify(root, "--rev", "HEAD")[0] == 0
 
 
+@pytest.mark.parametrize("first", ["green", "red"])
+def test_a_run_of_an_edit_since_undone_does_not_hide_the_trees_own(
+    tmp_path: Path, first: str
+) -> None:
+    """A complete run of the tree, then one test file run on an edit that is undone by hand
+    (the same generation, the same tree again): the kept run of this very tree speaks for it,
+    as it was, green or red."""
+    files = {**SIMPLE, "tests/test_b.py": cases("b1", fail="b1" if first == "red" else "")}
+    root = make(tmp_path / "p", files)
+    pytest_in(root)
+    test_a = root / "tests" / "test_a.py"
+    test_a.write_text(cases("a1", "a2", "a3"))
+    assert pytest_in(root, "tests/test_a.py").returncode == 0
+    git(root, "checkout", "-q", "--", "tests/test_a.py")
+    code, data, _ = verify(root, "--rev", "HEAD")
+    if first == "green":
+        assert code == 0, data
+    else:
+        assert code == 1 and list(rules(data)) == ["tests-failed"], data
+
+
 def test_collect_ignore_in_a_conftest_is_out_of_the_suite(tmp_path: Path) -> None:
     files = {
         **SIMPLE,

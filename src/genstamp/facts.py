@@ -209,6 +209,13 @@ def gather_parts(
     others = list(paths[1:])
     report = first.report
     if kept and report is not None and not binding_problem(report) and first.generation:
+        # The newest run tested another tree (an experiment since undone): the newest part of
+        # this generation that tested the judged tree speaks for it.
+        newer = _newest_part_of(checkout, first, report)
+        if newer is not None:
+            first = with_report(base, checkout, newer, suites)
+            report = first.report
+    if kept and report is not None and not binding_problem(report) and first.generation:
         merge = merged(first)
         if merge is not None and not merge.complete:
             others = _kept_parts(checkout, first.generation.id, report)
@@ -404,6 +411,32 @@ def _without(repo: pygit2.Repository, tree: pygit2.Tree, parts: Sequence[str]) -
         else:
             builder.insert(name, inner, FileMode.TREE)
     return builder.write()
+
+
+def _newest_part_of(checkout: Checkout, first: Facts, report: binding.Report) -> Path | None:
+    """The newest part the plugin kept for the current generation that tested the one tree
+    judged, when the evidence ``report`` tested another; None when it tested that tree (as the
+    gate compares trees: without the run's own output file) or no part did."""
+    trees = {t.tree for t in first.targets}
+    tested = report.properties.get(binding.P_TREE_END, "")
+    if len(trees) != 1 or first.generation is None:
+        return None
+    (tree,) = trees
+    views = first.views
+    if tested == tree or views.get(tested, tested) == views.get(tree, tree):
+        return None
+    found: list[tuple[int, Path]] = []
+    for path in parts.listing(checkout.state, first.generation.id):
+        try:
+            rep = evidence.read_report(path)
+            when = path.stat().st_mtime_ns
+        except (GenstampError, OSError):
+            continue
+        p = rep.properties
+        if not binding_problem(rep) and p.get(binding.P_GENERATION) == first.generation.id:
+            if p.get(binding.P_TREE_END) == tree:
+                found.append((when, path))
+    return max(found)[1] if found else None
 
 
 def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Path]:
