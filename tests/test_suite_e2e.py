@@ -274,6 +274,38 @@ def test_options_that_change_what_the_files_yield_or_how_warnings_count(
         assert code == 0, data
 
 
+WARNS = "import warnings\n\n\ndef test_w():\n    warnings.warn('old', DeprecationWarning)\n"
+
+
+@pytest.mark.parametrize(
+    ("where", "args"),
+    [("marker", ("-p", "no:warnings")), ("conftest", ("-W", "ignore::DeprecationWarning"))],
+)
+def test_a_warning_made_an_error_outside_the_configuration_file(
+    tmp_path: Path, where: str, args: tuple[str, ...]
+) -> None:
+    """A test's own ``filterwarnings`` marker, or a conftest adding to the configuration's
+    filters, makes the warning an error: an option that makes it lenient passes the test that
+    fails in a clean clone's plain run."""
+    files = dict(SIMPLE)
+    if where == "marker":
+        files["tests/test_w.py"] = "import pytest\n" + WARNS.replace(
+            "def test_w", "@pytest.mark.filterwarnings('error')\ndef test_w"
+        )
+    else:
+        files["tests/test_w.py"] = WARNS
+        files["conftest.py"] = (
+            "def pytest_configure(config):\n"
+            "    config.addinivalue_line('filterwarnings', 'error::DeprecationWarning')\n"
+        )
+    root = make(tmp_path / "p", files)
+    proc = pytest_in(root, *args)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 1 and "partial-run" in rules(data), data
+    assert pytest_in(root).returncode == 1  # the plain run: the warning is an error
+
+
 @pytest.mark.parametrize(
     "case", ["python-O", "a-nested-configuration", "a-subfolder-made-the-rootdir", "no-plugin"]
 )

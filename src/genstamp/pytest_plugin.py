@@ -209,6 +209,7 @@ class Tally:
         self._raw: dict[str, tuple[int, str]] = {}
         self.partly: set[str] = set()  # files some of whose items a plugin dropped
         self._reported: set[str] = set()  # node ids reported deselected
+        self.marked_errors: set[str] = set()  # categories a filterwarnings marker makes errors
 
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -335,6 +336,13 @@ class Tally:
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.selected.update(item.nodeid for item in session.items)
+        from genstamp.suite import is_error, warning_category
+
+        for item in session.items:  # the warnings a test's own marker makes errors
+            for mark in item.iter_markers("filterwarnings"):
+                for spec in mark.args:
+                    if isinstance(spec, str) and is_error(spec):
+                        self.marked_errors.add(warning_category(spec))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -368,6 +376,7 @@ class Tally:
             "unexplained": sorted(self.unexplained),
             "files": sorted(self.files),
             "partly": sorted(self.partly),
+            "marked_errors": sorted(self.marked_errors),
         }
 
     def all_files(self) -> set[str]:
@@ -901,7 +910,7 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     rel = tally.tree_path(cfg.rootpath)
     own = None if rel is None else tally.config_at("" if rel == "." else rel)
     suite = tally.config_at(tally.suite_root("" if rel in (None, ".") else rel))
-    errors = own.warning_errors if own is not None else ()
+    errors = _warning_errors(cfg, tally, own.warning_errors if own is not None else ())
     out: list[str] = []
     valued = list(_valued(words))
     for flag, value in valued:
@@ -936,6 +945,23 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             out.append(f"the configuration {ran or '(none)'}, not {suite.source or '(none)'}")
     out += [f"{c} not loaded" for c in tally.unloaded_conftests(_conftest_paths(cfg))]
     return tuple(out)
+
+
+def _warning_errors(cfg: pytest.Config, tally: Tally, configured: Sequence[str]) -> list[str]:
+    """The warning categories the suite makes errors: its configuration's ``filterwarnings``,
+    the lines a conftest adds to them (``config.addinivalue_line``), and the tests' own
+    ``filterwarnings`` markers, in every process of the run."""
+    from genstamp.suite import is_error, warning_category
+
+    found = dict.fromkeys(configured)
+    with contextlib.suppress(ValueError, TypeError):
+        found.update(
+            (warning_category(s), None) for s in cfg.getini("filterwarnings") if is_error(s)
+        )
+    found.update(dict.fromkeys(tally.marked_errors))
+    for output in tally.workers:
+        found.update(dict.fromkeys(output.get("marked_errors", ())))
+    return list(found)
 
 
 def _configuration_file(cfg: pytest.Config, tally: Tally) -> str | None:
