@@ -735,6 +735,26 @@ def test_a_run_of_an_edit_since_undone_does_not_hide_the_trees_own(
         assert code == 1 and list(rules(data)) == ["tests-failed"], data
 
 
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree", "none"])
+def test_a_conftest_deleted_where_git_does_not_look(tmp_path: Path, flag: str) -> None:
+    """The project's conftest.py deleted while the index tells git not to look at it: git
+    sees no change and no test loads it, but its checks never ran. Control: the same flag on
+    a conftest left in place."""
+    check = "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef guard():\n    yield\n"
+    root = make(tmp_path / "p", {**SIMPLE, "tests/conftest.py": check})
+    if flag != "none":
+        git(root, "update-index", flag, "tests/conftest.py")
+        (root / "tests" / "conftest.py").unlink()
+    else:
+        git(root, "update-index", "--assume-unchanged", "tests/conftest.py")
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    if flag != "none":
+        assert code == 1 and "tests/conftest.py" in rules(data)["hidden-change"], data
+    else:
+        assert code == 0, data
+
+
 def test_collect_ignore_in_a_conftest_is_out_of_the_suite(tmp_path: Path) -> None:
     files = {
         **SIMPLE,

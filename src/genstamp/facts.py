@@ -169,6 +169,10 @@ def with_report(
         # when the audit cannot say (none, or more files read than it lists)
         audited, _ = read_audit(report.properties)
         used = None if audited is None else {*audited.loaded, *audited.read}
+        if used is not None:
+            # the suite's own settings and conftests too: one deleted under
+            # --assume-unchanged is never loaded, and its checks vanish unseen
+            used.update(suite.settings_files(suites_found or ()))
         hidden = hidden_changes(checkout, None if used is None or "*" in used else used)
     tested = report.properties.get(binding.P_TREE_END) if report is not None else None
     rooms, problems, latest = clean_rooms(checkout, [*(t.tree for t in targets), tested or ""])

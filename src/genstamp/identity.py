@@ -1142,6 +1142,15 @@ def _config_str(repo: pygit2.Repository, name: str) -> str | None:
         return None
 
 
+def _sparse(repo: pygit2.Repository) -> bool:
+    """Whether the checkout is sparse (``core.sparseCheckout``): a skip-worktree file that is
+    not there was left out of it, not deleted."""
+    try:
+        return bool(repo.config.get_bool("core.sparseCheckout"))
+    except (KeyError, pygit2.GitError):
+        return False
+
+
 def _config_bool(repo: pygit2.Repository, name: str) -> bool:
     try:
         return bool(repo.config.get_bool(name))
@@ -1168,8 +1177,9 @@ def hidden_changes(checkout: Checkout, paths: Iterable[str] | None = None) -> di
     ``paths``, or of the whole index) whose index entry is ``--assume-unchanged`` or
     ``--skip-worktree`` and whose file is there with other content than the entry's blob
     (git's conversion applied), with the option. git's status, ``git add -A`` and so the
-    tree identity leave such a change out, though the tests see it. A skip-worktree file that
-    is not there (a sparse checkout) is no change."""
+    tree identity leave such a change out, though the tests see it. A flagged file that is not
+    there was deleted unseen, unless the checkout is sparse and the flag is skip-worktree (it
+    was left out of the checkout)."""
     try:
         from pygit2.ffi import C, ffi
     except ImportError:  # pragma: no cover - a pygit2 without its cffi module
@@ -1194,6 +1204,7 @@ def hidden_changes(checkout: Checkout, paths: Iterable[str] | None = None) -> di
         flagged.append((path, option, bytes(ffi.buffer(entry.id.id, 20)).hex()))
     out: dict[str, str] = {}
     conversion = _conversion(repo, ()) if flagged else None
+    sparse = bool(flagged) and _sparse(repo)
     by_git: list[tuple[str, str, str]] = []
     for path, option, blob in flagged:
         full = os.path.join(checkout.workdir, path)
@@ -1209,7 +1220,9 @@ def hidden_changes(checkout: Checkout, paths: Iterable[str] | None = None) -> di
             else:
                 now = str(repo.hashfile(os.fsencode(full), as_path=os.fsencode(path)))  # type: ignore[arg-type]
         except FileNotFoundError:
-            continue
+            if option == "--skip-worktree" and sparse:
+                continue  # left out of a sparse checkout: no change
+            now = ""  # deleted, and the index told git not to look
         except (OSError, pygit2.GitError):
             now = ""
         if now != blob:

@@ -558,7 +558,7 @@ def _hidden_change(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     loaded = read_audit(bound.props)[0] if bound is not None else None
     hidden = facts.hidden
     if loaded is not None and "*" not in loaded.read:
-        used = set(loaded.loaded) | set(loaded.read)
+        used = set(loaded.loaded) | set(loaded.read) | suite.settings_files(facts.suites or ())
         hidden = {rel: option for rel, option in hidden.items() if rel in used}
     if hidden:
         found = [f"{rel} ({option})" for rel, option in sorted(hidden.items())]

@@ -408,6 +408,21 @@ def _doctest_module(path: str, read: Reader) -> bool:
     return True
 
 
+def settings_files(suites: Sequence[Suite]) -> set[str]:
+    """The files that shape how each suite runs: pytest's configuration files in its folder,
+    and each ``conftest.py`` that its test files' folders, or those above them, may hold."""
+    out: set[str] = set()
+    for found in suites:
+        out.update(join(found.root, name) for name in CONFIG_NAMES)
+        folders = {posixpath.dirname(f) for f in found.files}
+        for folder in list(folders):
+            while folder and folder != found.root:
+                folder = posixpath.dirname(folder)
+                folders.add(folder)
+        out.update(join(f, "conftest.py") for f in folders)
+    return out
+
+
 def any_of(patterns: Sequence[str]) -> Callable[[str], bool]:
     """One compiled test for several fnmatch patterns."""
     if not patterns:
