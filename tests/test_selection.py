@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from _pytest.mark import MarkMatcher
 
-from genstamp import coverage, suite
+from genstamp import binding, coverage, suite
 from genstamp.selection import Facts, configured_out, reasons
 
 
@@ -278,14 +278,43 @@ SUITE = (suite.Suite("", suite.PytestConfig(""), ("tests/a.py", "tests/b.py"), (
 def test_coverage_round_trips_and_refuses_other_versions() -> None:
     cov = coverage.new(["tests/b.py", "tests/a.py"], [A1, B1], {A1: "passed", B1: "xfailed"}, [B2])
     assert coverage.from_json(cov.to_json()) == cov
-    with pytest.raises(ValueError, match="coverage format 2"):
-        coverage.from_json(cov.to_json().replace('"version":1', '"version":2'))
+    with pytest.raises(ValueError, match="coverage format 3"):
+        coverage.from_json(cov.to_json().replace('"version":2', '"version":3'))
     with pytest.raises(ValueError, match="digests"):
         coverage.from_json(
             cov.to_json()
             .replace('"ran":2', '"ran":2,"x":0')
             .replace('tests/b.py"', 'tests/c.py"', 1)
         )
+    # a file name may hold a newline (no path holds NUL)
+    odd = "tests/test_a\nb.py::test_x"
+    cov = coverage.new(["tests/test_a\nb.py"], [odd], {odd: "passed"}, [odd + "2"])
+    assert coverage.from_json(cov.to_json()) == cov
+
+
+def test_coverage_of_the_format_before_reads() -> None:
+    """Format 1 separated its lists by newlines: a record an earlier genstamp wrote reads."""
+    import base64
+    import json
+    import zlib
+
+    def pack(lines: list[str]) -> str:
+        return base64.b64encode(zlib.compress("\n".join(lines).encode())).decode()
+
+    outcomes = {A1: "passed", B1: "failed"}
+    record = {
+        "version": 1,
+        "files": ["tests/a.py"],
+        "files_digest": binding.digest(["tests/a.py"]),
+        "selected": 2,
+        "selected_digest": binding.digest(sorted([A1, B1])),
+        "ran": 2,
+        "ran_digest": coverage.new([], [], outcomes, []).ran_digest,
+        "outcomes": pack([f"{o}\t{n}" for n, o in sorted(outcomes.items())]),
+        "unran": pack([B2]),
+    }
+    cov = coverage.from_json(json.dumps(record))
+    assert cov.outcomes == outcomes and cov.unran == (B2,)
 
 
 def test_collection_errors_round_trip_and_a_record_without_them_reads_as_none() -> None:

@@ -20,7 +20,9 @@ from genstamp import binding
 if TYPE_CHECKING:  # the plugin imports this module; the suite is the gate's to list
     from genstamp import suite
 
-VERSION = 1
+VERSION = 2  # 2: lists separated by NUL (a file name may hold a newline; no path holds NUL)
+READS = (1, 2)
+SEPARATOR = {1: "\n", 2: "\0"}
 SHOWN = 5
 
 # A test's outcome, as the plugin records it (the worst of its phases).
@@ -67,7 +69,8 @@ class Coverage(NamedTuple):
         return any(f == path or f.startswith(f"{path}/") or not path for f in self.files)
 
     def to_json(self) -> str:
-        lines = "\n".join(f"{o}\t{n}" for n, o in sorted(self.outcomes.items()))
+        sep = SEPARATOR[VERSION]
+        lines = sep.join(f"{o}\t{n}" for n, o in sorted(self.outcomes.items()))
         return json.dumps(
             {
                 "version": VERSION,
@@ -78,7 +81,7 @@ class Coverage(NamedTuple):
                 "ran": len(self.outcomes),
                 "ran_digest": self.ran_digest,
                 "outcomes": _pack(lines),
-                "unran": _pack("\n".join(self.unran)),
+                "unran": _pack(sep.join(self.unran)),
                 # only where collection failed: other records stay as they were written
                 **({"errors": list(self.errors)} if self.errors else {}),
             },
@@ -92,10 +95,10 @@ def _pack(text: str) -> str:
     return base64.b64encode(zlib.compress(text.encode("utf-8", "surrogateescape"), 6)).decode()
 
 
-def _unpack(text: str) -> list[str]:
+def _unpack(text: str, sep: str) -> list[str]:
     raw = zlib.decompress(base64.b64decode(text.encode("ascii"), validate=True))
     decoded = raw.decode("utf-8", "surrogateescape")
-    return decoded.split("\n") if decoded else []
+    return decoded.split(sep) if decoded else []
 
 
 def from_json(text: str) -> Coverage:
@@ -103,10 +106,12 @@ def from_json(text: str) -> Coverage:
     data = json.loads(text)
     if not isinstance(data, dict):
         raise ValueError("not an object")
-    if data.get("version") != VERSION:
-        raise ValueError(f"coverage format {data.get('version')!r}")
+    version = data.get("version")
+    if version not in READS:
+        raise ValueError(f"coverage format {version!r}")
+    sep = SEPARATOR[version]
     outcomes: dict[str, str] = {}
-    for line in _unpack(data["outcomes"]):
+    for line in _unpack(data["outcomes"], sep):
         outcome, _, nodeid = line.partition("\t")
         if outcome not in OUTCOMES:
             raise ValueError(f"unknown outcome {outcome!r}")
@@ -117,7 +122,7 @@ def from_json(text: str) -> Coverage:
         int(data["selected"]),
         str(data["selected_digest"]),
         outcomes,
-        tuple(_unpack(data["unran"])),
+        tuple(_unpack(data["unran"], sep)),
         tuple(str(e) for e in data.get("errors", ())),
     )
     if binding.digest(files) != data["files_digest"] or cov.ran_digest != data["ran_digest"]:

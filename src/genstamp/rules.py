@@ -224,7 +224,8 @@ def read_coverage(props: Mapping[str, str]) -> tuple[coverage.Coverage | None, s
 
 @functools.lru_cache(maxsize=8)  # the merge reads every part's, more than once
 def _read_coverage(text: str) -> tuple[coverage.Coverage | None, str]:
-    return _read_record(text, coverage.from_json, "coverage", coverage.VERSION)
+    versions = " or ".join(str(v) for v in coverage.READS)
+    return _read_record(text, coverage.from_json, "coverage", versions)
 
 
 _R = TypeVar("_R")
