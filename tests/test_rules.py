@@ -299,6 +299,17 @@ ROWS: dict[str, Row] = {
     "tree-mismatch-rename": Row(
         facts(**mismatch("a.py -> b.py")), ["tree-mismatch"], "differs in a.py -> b.py"
     ),
+    "tree-mismatch-only-bytecode": Row(
+        facts(**mismatch("pkg/__pycache__/m.cpython-311.pyc", "old.pyc")),
+        ["tree-mismatch"],
+        "(only bytecode, which git does not ignore here: add __pycache__/ and *.py[co]",
+    ),
+    "tree-mismatch-bytecode-and-a-source": Row(
+        facts(**mismatch("pkg/__pycache__/m.cpython-311.pyc", CALC)),
+        ["tree-mismatch"],
+        f"differs in pkg/__pycache__/m.cpython-311.pyc, {CALC}",
+        not_says="only bytecode",
+    ),
     "tree-mismatch-no-paths": Row(
         facts(**mismatch()), ["tree-mismatch"], f"tree {OTHER[:12]}: no paths differ"
     ),

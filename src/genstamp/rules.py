@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from genstamp import __version__, audit, binding, coverage, suite
+from genstamp import __version__, audit, binding, bytecode, coverage, suite
 from genstamp.binding import Counts, Report
 from genstamp.paths import generated
 from genstamp.placed import IGNORED, INSTALLED
@@ -360,7 +360,14 @@ def _differing_paths(facts: Facts, a: str, b: str) -> str:
     paths = facts.diffs[(_view(facts, a), _view(facts, b))]
     if paths is None:
         return "the tested tree is no longer in the object store, so the paths cannot be named"
-    return "differs in " + limit(paths, PATH_LIMIT) if paths else "no paths differ"
+    if not paths:
+        return "no paths differ"
+    said = "differs in " + limit(paths, PATH_LIMIT)
+    if all(bytecode.is_bytecode_path(p.rpartition(" -> ")[2]) for p in paths):
+        # git neither tracks nor ignores them: `git add -A`, and the tree, take them in
+        said += " (only bytecode, which git does not ignore here: add __pycache__/ and *.py[co]"
+        said += " to .gitignore)"
+    return said
 
 
 # -- the checks, one per rule: each yields its messages in the order they are reported ----------
