@@ -672,7 +672,7 @@ ROWS: dict[str, Row] = {
         "the suite cannot be listed",
     ),
     "unbound-coverage-of-another-format": Row(
-        facts(report=report(coverage=COV_AB.replace('"version":2', '"version":9'))),
+        facts(report=report(coverage=COV_AB.replace('"version":1', '"version":9'))),
         ["unbound-evidence"],
         "its genstamp.coverage cannot be read (coverage format 9)",
     ),

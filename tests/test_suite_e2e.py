@@ -236,6 +236,8 @@ def test_warns():
         (("-o", "xfail_strict=false"), "", True),  # what the configuration sets, overridden
         (("-o", "addopts="), "", True),
         (("-o", "log_cli=true"), "", False),  # configured too, but it only shows more
+        (("-o", "xfail_strict=true"), "", False),  # the configured value itself
+        (("-o", "filterwarnings=error::DeprecationWarning"), "", False),  # as configured
         (("--runxfail",), "", True),  # a strict xfail that passes would pass
         (("-p", "no:skipping"), "", True),
         (("--noconftest",), "", True),  # the project's conftest.py files never load
@@ -364,6 +366,45 @@ def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> 
     else:
         assert proc.returncode == 0, proc.stdout
         assert code == 0, data
+
+
+@pytest.mark.parametrize(
+    "case", ["marker-and-W", "tests-keep-the-configuration", "configured-confcutdir", "pyargs"]
+)
+def test_runs_as_the_project_runs_them_are_the_suites(tmp_path: Path, case: str) -> None:
+    """Controls of the run options above: a ``-W`` cannot weaken a test's own marker (pytest
+    applies markers last); a suite whose folder has no configuration file takes the one its
+    tests keep; the configuration's own ``--confcutdir`` is the suite's; ``--pyargs`` names a
+    package in a ``pythonpath`` folder, and the suite is that package's tests alone."""
+    files = dict(SIMPLE)
+    args: tuple[str, ...] = ()
+    if case == "marker-and-W":
+        files["tests/test_w.py"] = (
+            "import pytest, warnings\n\n\n@pytest.mark.filterwarnings('error')\n"
+            "def test_w():\n    with pytest.raises(DeprecationWarning):\n"
+            "        warnings.warn('old', DeprecationWarning)\n"
+        )
+        args = ("-W", "ignore::DeprecationWarning")
+    elif case == "tests-keep-the-configuration":
+        files["pyproject.toml"] = '[project]\nname = "p"\nversion = "0"\n'
+        files["tests/pytest.ini"] = "[pytest]\nxfail_strict = true\n"
+        args = ("tests",)
+    elif case == "configured-confcutdir":
+        files["conftest.py"] = "raise RuntimeError('kept out by the configuration')\n"
+        files["pytest.ini"] = "[pytest]\naddopts = --confcutdir=tests\n"
+    else:
+        files = {
+            "pytest.ini": "[pytest]\naddopts = --pyargs\ntestpaths = pkg.tests\npythonpath = lib\n",
+            "lib/pkg/__init__.py": "",
+            "lib/pkg/tests/__init__.py": "",
+            "lib/pkg/tests/test_p.py": cases("p1"),
+            "tools/test_tool.py": cases("t1", fail="t1"),
+        }
+    root = make(tmp_path / "p", files)
+    proc = pytest_in(root, *args)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 0, data
 
 
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
@@ -698,20 +739,27 @@ def test_allow_partial_says_so(tmp_path: Path) -> None:
 
 
 def test_allow_partial_counts_only_where_the_judged_tree_holds_it(tmp_path: Path) -> None:
-    """The gate's settings are the judged tree's: an ``allow-partial`` kept out of the commit
-    (hidden from git by ``--skip-worktree``) allows nothing for that commit."""
-    files = {"pyproject.toml": "[tool.genstamp]\n", **SIMPLE}
-    root = make(tmp_path / "p", files)
+    """The gate's settings are the judged tree's: an ``allow-partial`` in a pyproject.toml
+    the commit does not hold (untracked, ignored through info/exclude) allows nothing for that
+    commit; each commit of a push is judged by its own file."""
+    root = make(tmp_path / "p", {"setup.cfg": "[metadata]\nname = p\n", **SIMPLE})
+    assert pytest_in(root).returncode == 0
+    assert verify(root, "--rev", "HEAD")[0] == 0  # remembered
     (root / "pyproject.toml").write_text("[tool.genstamp]\nallow-partial = true\n")
-    git(root, "update-index", "--skip-worktree", "pyproject.toml")
+    (root / ".git" / "info").mkdir(exist_ok=True)
+    (root / ".git" / "info" / "exclude").write_text("pyproject.toml\n")
+    (root / "tests" / "test_a.py").write_text(cases("a1", "a2", "a3"))
+    commit_all(root, "a third test")
+    stamp(root)
     assert pytest_in(root, "tests/deep").returncode == 0
     code, data, _ = verify(root, "--rev", "HEAD")
     assert code == 1 and "partial-run" in rules(data), data
-    git(root, "update-index", "--no-skip-worktree", "pyproject.toml")
+    (root / ".git" / "info" / "exclude").write_text("")
     commit_all(root, "allow partial runs")
     stamp(root)
     assert pytest_in(root, "tests/deep").returncode == 0
     assert verify(root, "--rev", "HEAD")[0] == 0
+    assert verify(root, "--rev", "HEAD~2", "--rev", "HEAD")[0] == 0
 
 
 @pytest.mark.parametrize("first", ["green", "red"])

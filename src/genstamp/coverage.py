@@ -20,7 +20,9 @@ from genstamp import binding
 if TYPE_CHECKING:  # the plugin imports this module; the suite is the gate's to list
     from genstamp import suite
 
-VERSION = 2  # 2: lists separated by NUL (a file name may hold a newline; no path holds NUL)
+# 2: lists separated by NUL (a file name may hold a newline; no path holds NUL), written only
+# when a name holds a newline: a genstamp that reads format 1 reads every other record
+VERSION = 2
 READS = (1, 2)
 SEPARATOR = {1: "\n", 2: "\0"}
 SHOWN = 5
@@ -69,11 +71,12 @@ class Coverage(NamedTuple):
         return any(f == path or f.startswith(f"{path}/") or not path for f in self.files)
 
     def to_json(self) -> str:
-        sep = SEPARATOR[VERSION]
+        version = VERSION if any("\n" in n for n in (*self.outcomes, *self.unran)) else 1
+        sep = SEPARATOR[version]
         lines = sep.join(f"{o}\t{n}" for n, o in sorted(self.outcomes.items()))
         return json.dumps(
             {
-                "version": VERSION,
+                "version": version,
                 "files": list(self.files),
                 "files_digest": binding.digest(self.files),
                 "selected": self.selected,

@@ -621,8 +621,10 @@ def tree_suites(
         config = suite.read_config(read, root)
         listing: list[str] = []
         starts = [suite.join(root, t) for t in config.starts()]
-        if any(glob.has_magic(s) for s in starts) or not any(
-            _lookup(repo, tree, s, opened) is not None for s in starts
+        if (
+            not starts
+            or any(glob.has_magic(s) for s in starts)
+            or not (config.pyargs or any(_lookup(repo, tree, s, opened) for s in starts))
         ):
             starts = [root]  # as pytest: testpaths naming nothing, and it searches the folder
         for start in starts:

@@ -395,6 +395,10 @@ class Tally:
     def all_partly(self) -> set[str]:
         return self.partly.union(*(o.get("partly", ()) for o in self.workers))
 
+    def all_marked_errors(self) -> set[str]:
+        """The warning categories the collected tests' own markers make errors."""
+        return self.marked_errors.union(*(o.get("marked_errors", ()) for o in self.workers))
+
     def suite_root(self, rel: str) -> str:
         """The folder of the suite holding the tree path ``rel`` ("": the repository's)."""
         return max(
@@ -414,6 +418,14 @@ class Tally:
         missing: set[str] = set()
         for path in self.all_files():
             top = self.suite_root(path)
+            settings = self.config_at(top)
+            if settings.noconftest:
+                continue  # the suite's own addopts keep every conftest out
+            if settings.confcutdir:  # and those above this folder
+                from genstamp.suite import join
+
+                cut = join(top, settings.confcutdir)
+                top = cut if path.startswith(cut + "/") else top
             folder = posixpath.dirname(path)
             while True:
                 conftest = f"{folder}/conftest.py" if folder else "conftest.py"
@@ -910,7 +922,10 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     rel = tally.tree_path(cfg.rootpath)
     own = None if rel is None else tally.config_at("" if rel == "." else rel)
     suite = tally.config_at(tally.suite_root("" if rel in (None, ".") else rel))
-    errors = _warning_errors(cfg, tally, own.warning_errors if own is not None else ())
+    errors = _warning_errors(cfg, own.warning_errors if own is not None else ())
+    # a marker's filters apply after every other (pytest's catch_warnings_for_item): only
+    # turning the warnings plugin off makes its error lenient
+    marked = [*errors, *tally.all_marked_errors()]
     out: list[str] = []
     valued = list(_valued(words))
     for flag, value in valued:
@@ -921,13 +936,17 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
                 out.append(f"-c {value}")
         elif flag == "-o":
             key = value.partition("=")[0].strip()
-            if key in SHAPING_INI or (key == "filterwarnings" and errors):
+            if key in SHAPING_INI or (
+                key == "filterwarnings" and _lenient(value.partition("=")[2], errors)
+            ):
                 out.append(f"-o {value}")
-            elif key in suite.keys and key not in SHOWING_INI:
-                out.append(f"-o {value}")  # overrides what the suite's configuration sets
+            elif key in suite.keys and key not in SHOWING_INI and key != "filterwarnings":
+                given = value.partition("=")[2]
+                if not _same_or_stricter(key, given, suite.values.get(key, "")):
+                    out.append(f"-o {value}")  # overrides what the suite's configuration sets
         elif flag == "-p" and value.startswith("no:"):
             name = value[len("no:") :]
-            lenient = name == "warnings" and errors
+            lenient = name == "warnings" and marked
             if name in COLLECTING or lenient or _checkout_plugin(cfg, tally, name):
                 out.append(f"-p {value}")
         elif flag == "-W":
@@ -941,16 +960,35 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         out.append("python -" + "O" * sys.flags.optimize)
     if not any(flag == "-c" for flag, _ in valued):
         ran = _configuration_file(cfg, tally)
-        if ran is not None and ran != suite.source:
+        # a suite with no configuration file of its own takes the one its tests keep
+        if ran is not None and suite.source and ran != suite.source:
             out.append(f"the configuration {ran or '(none)'}, not {suite.source or '(none)'}")
     out += [f"{c} not loaded" for c in tally.unloaded_conftests(_conftest_paths(cfg))]
     return tuple(out)
 
 
-def _warning_errors(cfg: pytest.Config, tally: Tally, configured: Sequence[str]) -> list[str]:
-    """The warning categories the suite makes errors: its configuration's ``filterwarnings``,
-    the lines a conftest adds to them (``config.addinivalue_line``), and the tests' own
-    ``filterwarnings`` markers, in every process of the run."""
+def _lenient(filters: str, errors: Sequence[str]) -> bool:
+    """Whether the ``filterwarnings`` lines ``filters``, put in place of the configuration's,
+    leave one of the categories ``errors`` no error (``Warning``: every category)."""
+    from genstamp.suite import is_error, warning_category
+
+    kept = {warning_category(f) for f in filters.splitlines() if is_error(f)}
+    return any(e not in kept and "Warning" not in kept for e in errors)
+
+
+# -o values that only make the run stricter than any configuration
+STRICTER = {"xfail_strict": "true", "strict": "true", "strict_markers": "true"}
+
+
+def _same_or_stricter(key: str, given: str, configured: str) -> bool:
+    """Whether ``-o key=given`` keeps what the configuration sets, or only makes it stricter."""
+    norm = given.strip().lower()
+    return norm == configured.strip().lower() or STRICTER.get(key) == norm
+
+
+def _warning_errors(cfg: pytest.Config, configured: Sequence[str]) -> list[str]:
+    """The warning categories the suite's filters make errors: its configuration's
+    ``filterwarnings``, and the lines a conftest adds to them (``config.addinivalue_line``)."""
     from genstamp.suite import is_error, warning_category
 
     found = dict.fromkeys(configured)
@@ -958,9 +996,6 @@ def _warning_errors(cfg: pytest.Config, tally: Tally, configured: Sequence[str])
         found.update(
             (warning_category(s), None) for s in cfg.getini("filterwarnings") if is_error(s)
         )
-    found.update(dict.fromkeys(tally.marked_errors))
-    for output in tally.workers:
-        found.update(dict.fromkeys(output.get("marked_errors", ())))
     return list(found)
 
 
@@ -986,7 +1021,8 @@ def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str) -> bool:
     """Whether the plugin ``name`` is the checkout's: a module of the work tree, or one a
     loaded ``conftest.py`` names in its ``pytest_plugins``."""
     for plugin in cfg.pluginmanager.get_plugins():
-        listed = getattr(plugin, "pytest_plugins", None) if isinstance(plugin, ModuleType) else None
+        conftest = isinstance(plugin, ModuleType) and _origin(plugin).endswith("conftest.py")
+        listed = getattr(plugin, "pytest_plugins", None) if conftest else None
         if listed is not None and name in ([listed] if isinstance(listed, str) else listed):
             return True
     if tally.workdir is None:

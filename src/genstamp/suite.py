@@ -96,6 +96,11 @@ class PytestConfig(NamedTuple):
     doctest_modules: bool = False
     pyargs: bool = False  # ``--pyargs`` in addopts: testpaths are module names
     keys: tuple[str, ...] = ()  # the ini options the file sets
+    pythonpath: tuple[str, ...] = ()  # folders pytest puts on the import path
+    # conftests its addopts keep from loading: all (--noconftest), or those above a folder
+    noconftest: bool = False
+    confcutdir: str = ""
+    values: dict[str, str] = {}  # noqa: RUF012 - never mutated; each key's value, as text
 
     def starts(self) -> tuple[str, ...]:
         """Its testpaths as paths: under ``--pyargs`` a dotted name is a package (or module)
@@ -103,12 +108,13 @@ class PytestConfig(NamedTuple):
         if not self.pyargs:
             return self.testpaths
         out: list[str] = []
+        bases = ["", "src/", *(p.strip("/") + "/" for p in self.pythonpath if p.strip("/"))]
         for path in self.testpaths:
             if "/" in path or path.startswith("."):
                 out.append(path)
                 continue
             below = path.replace(".", "/")
-            out += [below, f"{below}.py", f"src/{below}", f"src/{below}.py"]
+            out += [f"{base}{below}{end}" for base in dict.fromkeys(bases) for end in ("", ".py")]
         return tuple(out)
 
 
@@ -215,8 +221,21 @@ def _settings(source: str, options: dict[str, Any]) -> PytestConfig:
         ),
         doctest_modules="--doctest-modules" in taken.get("flags", []),
         pyargs="--pyargs" in taken.get("flags", []),
+        noconftest="--noconftest" in taken.get("flags", []),
+        confcutdir=(taken.get("--confcutdir") or [""])[-1],
         keys=tuple(sorted(options)),
+        pythonpath=tuple(_args(options.get("pythonpath", ""))),
+        values={k: _text(v) for k, v in options.items()},
     )
+
+
+def _text(value: object) -> str:
+    """An option's value as an ini file writes it (a TOML list one item a line)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return str(value)
 
 
 def is_error(spec: str) -> bool:
@@ -243,7 +262,16 @@ def _options(args: Sequence[str]) -> dict[str, list[str]]:
     and ``--doctest-glob`` in ``args``, under "flags" ``--doctest-modules``, and under "" the
     words that are no option's value (paths to collect)."""
     out: dict[str, list[str]] = {}
-    wanted = ("--ignore-glob", "--ignore", "--deselect", "--doctest-glob", "-m", "-k", "-p")
+    wanted = [
+        "--ignore-glob",
+        "--ignore",
+        "--deselect",
+        "--doctest-glob",
+        "--confcutdir",
+        "-m",
+        "-k",
+        "-p",
+    ]
     i = 0
     while i < len(args):
         arg = args[i]
@@ -258,7 +286,7 @@ def _options(args: Sequence[str]) -> dict[str, list[str]]:
             out.setdefault(flag, []).append(value)
         elif arg[:2] in ("-m", "-k", "-p") and len(arg) > 2:
             out.setdefault(arg[:2], []).append(arg[2:])
-        elif arg in ("--doctest-modules", "--pyargs"):
+        elif arg in ("--doctest-modules", "--pyargs", "--noconftest"):
             out.setdefault("flags", []).append(arg)
         i += 1
     return out
@@ -353,8 +381,10 @@ def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
             # testpaths are globbed as pytest globs them: a ``*`` stays within one path part
             explicit.update(p for p in inside if _glob_match(full, p))
             starts.extend(sorted(f for f in folders if f and _glob_match(full, f)))
-    if not starts and not explicit:
-        starts = [root]  # as pytest: testpaths that match nothing fall back to the folder
+    if not starts and not explicit and not config.pyargs:
+        # as pytest: testpaths that match nothing fall back to the folder (module names that
+        # name nothing are an error of the run)
+        starts = [root]
     venvs = {p[: -len("/pyvenv.cfg")] for p in inside if p.endswith("/pyvenv.cfg")}
     ignored = [join(root, p) for p in config.ignore]
     globs = [join(root, p) for p in config.ignore_glob]

@@ -60,7 +60,6 @@ def verify(
         paths = [junit] if isinstance(junit, Path) else list(junit)
     judged = gather_parts(checkout, paths, revs, labels, suites=settings.suites, kept=junit is None)
     facts = judged[0]
-    settings = as_committed(checkout, settings, [t.tree for t in facts.targets])
     # Commits (a push, --rev) may be vouched for by an earlier verdict on their tree; the work
     # tree is judged by the evidence of now, so its bytecode and stamp are checked as they are.
     remembered = verified.everywhere(checkout.gitdir) if revs else {}
@@ -77,8 +76,16 @@ def verify(
     if not pending:
         gen = facts.generation
         return Verdict((), facts.evidence, gen.id if gen else None, None, facts.targets, None)
+    # each tree judged by its own settings, as strict as the work tree's (one group, mostly)
+    groups: dict[config.Config, list[Target]] = {}
+    for target in pending:
+        groups.setdefault(as_committed(checkout, settings, target.tree), []).append(target)
     verdict = combine(
-        [decide(part._replace(targets=pending), settings) for part in judged]
+        [
+            decide(part._replace(targets=tuple(group)), held)
+            for held, group in groups.items()
+            for part in judged
+        ]
     )._replace(targets=facts.targets)
     if verdict.ok:
         # The verdict stands whether or not it can be kept (a read-only git dir, a store of
@@ -88,36 +95,32 @@ def verify(
     return verdict
 
 
-def as_committed(
-    checkout: Checkout, settings: config.Config, trees: Sequence[str]
-) -> config.Config:
-    """``settings`` (the work tree's) no more lenient than what each judged tree holds in its
-    own ``pyproject.toml``: a local ``allow-partial`` that no tree holds (uncommitted and
-    pushed, hidden by ``--skip-worktree``, an untracked file) allows nothing. A tree not in
-    the object store keeps the work tree's."""
+def as_committed(checkout: Checkout, settings: config.Config, tree_id: str) -> config.Config:
+    """``settings`` (the work tree's) no more lenient than what the judged tree holds in its
+    own ``pyproject.toml``: a local ``allow-partial`` the tree does not hold (uncommitted and
+    pushed, hidden by ``--skip-worktree``, an untracked file) allows nothing for it. A tree
+    not in the object store keeps the work tree's."""
     import pygit2
 
-    for tree_id in dict.fromkeys(trees):
-        try:
-            tree = checkout.repo.get(tree_id)
-        except (ValueError, pygit2.GitError):
-            continue
-        if not isinstance(tree, pygit2.Tree):
-            continue
-        try:
-            blob = tree["pyproject.toml"]
-            data = blob.data if isinstance(blob, pygit2.Blob) else b""
-        except KeyError:
-            data = b""
-        try:
-            held = config.from_bytes(data, checkout.workdir, checkout.workdir / "pyproject.toml")
-        except GenstampError:
-            held = config.Config()  # not genstamp's to read: its defaults, the strictest
-        settings = settings._replace(
-            allow_partial=settings.allow_partial and held.allow_partial,
-            require_clean_room=settings.require_clean_room or held.require_clean_room,
-        )
-    return settings
+    try:
+        tree = checkout.repo.get(tree_id)
+    except (ValueError, pygit2.GitError):
+        return settings
+    if not isinstance(tree, pygit2.Tree):
+        return settings
+    try:
+        blob = tree["pyproject.toml"]
+        data = blob.data if isinstance(blob, pygit2.Blob) else b""
+    except KeyError:
+        data = b""
+    try:
+        held = config.from_bytes(data, checkout.workdir, checkout.workdir / "pyproject.toml")
+    except GenstampError:
+        held = config.Config()  # not genstamp's to read: its defaults, the strictest
+    return settings._replace(
+        allow_partial=settings.allow_partial and held.allow_partial,
+        require_clean_room=settings.require_clean_room or held.require_clean_room,
+    )
 
 
 def combine(verdicts: Sequence[Verdict]) -> Verdict:
