@@ -268,9 +268,10 @@ def test_options_that_change_what_the_files_yield_or_how_warnings_count(
     )
     proc = run_pytest(root, "-p", "no:cacheprovider", *args, env=subprocess_env(PYTEST_ADDOPTS=env))
     code, data, _ = verify(root)
-    if partial:  # foretold at the end of the run, with why
+    if partial:  # foretold at the end of the run, with why; the gate says why too
         assert code == 1 and "partial-run" in rules(data), (data, proc.stdout)
         assert "the run's own options change the suite" in proc.stdout, proc.stdout
+        assert "(the run: the run's own options change the suite" in rules(data)["partial-run"]
     else:
         assert proc.returncode == 0, proc.stdout
         assert code == 0, data
