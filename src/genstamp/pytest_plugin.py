@@ -336,6 +336,8 @@ class Tally:
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.selected.update(item.nodeid for item in session.items)
+        if not _warnings_off(session.config):
+            return  # nothing but -p no:warnings makes a marker's error lenient
         from genstamp.suite import is_error, warning_category
 
         for item in session.items:  # the warnings a test's own marker makes errors
@@ -914,11 +916,7 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     """The run's own options (its command line and ``PYTEST_ADDOPTS``; the configuration's
     ``addopts`` are the suite's) that change which tests the collected files yield, or make
     lenient a warning that the configuration's ``filterwarnings`` make an error."""
-    import shlex
-
-    words = [str(a) for a in cfg.invocation_params.args]
-    with contextlib.suppress(ValueError):  # pytest has refused it already
-        words += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+    words = _run_words(cfg)
     rel = tally.tree_path(cfg.rootpath)
     own = None if rel is None else tally.config_at("" if rel == "." else rel)
     suite = tally.config_at(tally.suite_root("" if rel in (None, ".") else rel))
@@ -984,6 +982,22 @@ def _same_or_stricter(key: str, given: str, configured: str) -> bool:
     """Whether ``-o key=given`` keeps what the configuration sets, or only makes it stricter."""
     norm = given.strip().lower()
     return norm == configured.strip().lower() or STRICTER.get(key) == norm
+
+
+def _run_words(cfg: pytest.Config) -> list[str]:
+    """The run's own options: its command line and ``PYTEST_ADDOPTS`` (the configuration's
+    ``addopts`` are the suite's)."""
+    import shlex
+
+    words = [str(a) for a in cfg.invocation_params.args]
+    with contextlib.suppress(ValueError):  # pytest has refused it already
+        words += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+    return words
+
+
+def _warnings_off(cfg: pytest.Config) -> bool:
+    """Whether the run turns pytest's warnings plugin off (``-p no:warnings``)."""
+    return any(f == "-p" and v == "no:warnings" for f, v in _valued(_run_words(cfg)))
 
 
 def _warning_errors(cfg: pytest.Config, configured: Sequence[str]) -> list[str]:
