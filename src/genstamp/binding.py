@@ -39,6 +39,9 @@ P_OUTPUT = "genstamp.output"  # the --junitxml file inside the work tree: output
 # check at the session's end); only when it did.
 P_SESSION_FAILED = "genstamp.session.failed"
 
+# How a genstamp.selection.reasons entry for the run's own options begins (the gate names them)
+OPTIONS_REASON = "the run's own options change the suite"
+
 # A testcase's outcome is its worst child element; a testcase without one passed.
 OUTCOME_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 CHILD_OUTCOME = {"skipped": "skipped", "failure": "failed", "error": "error"}

@@ -693,9 +693,12 @@ def left_out(facts: Facts) -> Iterator[str]:
         # what genstamp could not read statically, since it may be why files look left out
         notes = [p for s in merge.suites for p in s.problems]
         note = f" (note: {'; '.join(notes)})" if notes else ""
-        said = bound.props.get(binding.P_SELECTION_REASONS, "")
-        if said and len(merge.parts) == 1:  # why, as the run saw it (an option, say)
-            note += f" (the run: {said})"
+        # why, as the run saw it, where what was left out does not show it: an option of the
+        # run counts every file it collected as collected in part
+        said = bound.props.get(binding.P_SELECTION_REASONS, "").split("; ")
+        options = [r for r in said if r.startswith(binding.OPTIONS_REASON)]
+        if options and len(merge.parts) == 1:
+            note += f" ({options[0]})"
         yield f"the run covered part of the suite{parts}: {'; '.join(merge.left_out())}{note}"
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from genstamp import binding
+
 SHOWN = 3  # node ids named in a reason before a count
 
 
@@ -41,7 +43,7 @@ def reasons(facts: Facts) -> list[str]:
     if facts.partly:
         out.append(f"{len(facts.partly)} files collected in part ({_some(facts.partly)})")
     if facts.overrides:
-        out.append(f"the run's own options change the suite: {', '.join(facts.overrides)}")
+        out.append(f"{binding.OPTIONS_REASON}: {', '.join(facts.overrides)}")
     if facts.collect_errors:
         out.append(f"{facts.collect_errors} collection errors")
     if facts.interrupted:
