@@ -266,22 +266,16 @@ def _installed_data(ld: Load, root: Path, roots: Mapping[str, str]) -> str | Non
     rel = site_relative(ld.path)
     if rel is None or not ld.blob:
         return None
-    top, _, below = rel.partition("/")
-    given = [Path(roots[top])] if top in roots else []
-    for base in (*given, root, root / "src"):
-        candidate = base / rel
-        if base in given and not candidate.is_file() and (base / "__init__.py").is_file():
-            candidate = base / below  # the package's own folder, of another name
-        if candidate.is_file():
-            try:
-                other = candidate.relative_to(root).as_posix()
-                same = blob_id(str(candidate)) == ld.blob
-            except (ValueError, OSError):
-                continue
-            if same:
-                return None
-            return f"installed, and its {rel} is not the tested tree's {other} (reinstall it)"
-    return None
+    top = rel.partition("/")[0]
+    other = _held(root, [roots[top]] if top in roots else [], rel.split("/"))
+    if other is None:
+        return None
+    try:
+        if blob_id(str(root / other)) == ld.blob:
+            return None
+    except OSError:
+        return None
+    return f"installed, and its {rel} is not the tested tree's {other} (reinstall it)"
 
 
 def counterpart(name: str, real: str, root: Path, bases: Iterable[str] = ()) -> str | None:
@@ -293,6 +287,12 @@ def counterpart(name: str, real: str, root: Path, bases: Iterable[str] = ()) -> 
         tail = [*parts, "__init__.py"]
     else:
         tail = [*parts[:-1], parts[-1] + ".py"]
+    return _held(root, bases, tail)
+
+
+def _held(root: Path, bases: Iterable[str], tail: Sequence[str]) -> str | None:
+    """The work-tree-relative path of the checkout's file at ``tail`` (``pkg/cfg.json`` as its
+    parts) below one of ``bases``, the root or ``src/``; None when the checkout has none."""
     given = [Path(b) for b in bases]
     for base in (*given, root, root / "src"):
         candidate = base.joinpath(*tail)

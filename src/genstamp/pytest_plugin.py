@@ -424,9 +424,7 @@ class Tally:
             if settings.noconftest:
                 continue  # the suite's own addopts keep every conftest out
             if settings.confcutdir:  # and those above this folder
-                from genstamp.suite import join
-
-                cut = join(top, settings.confcutdir)
+                cut = posixpath.normpath(posixpath.join(top, settings.confcutdir))
                 top = cut if path.startswith(cut + "/") else top
             folder = posixpath.dirname(path)
             while True:
@@ -938,7 +936,7 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
                 key == "filterwarnings" and _lenient(value.partition("=")[2], errors)
             ):
                 out.append(f"-o {value}")
-            elif key in suite.keys and key not in SHOWING_INI and key != "filterwarnings":
+            elif key in suite.values and key not in SHOWING_INI and key != "filterwarnings":
                 given = value.partition("=")[2]
                 if not _same_or_stricter(key, given, suite.values.get(key, "")):
                     out.append(f"-o {value}")  # overrides what the suite's configuration sets

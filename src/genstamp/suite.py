@@ -95,12 +95,12 @@ class PytestConfig(NamedTuple):
     doctest_globs: tuple[str, ...] = DEFAULT_DOCTEST_GLOBS
     doctest_modules: bool = False
     pyargs: bool = False  # ``--pyargs`` in addopts: testpaths are module names
-    keys: tuple[str, ...] = ()  # the ini options the file sets
     pythonpath: tuple[str, ...] = ()  # folders pytest puts on the import path
     # conftests its addopts keep from loading: all (--noconftest), or those above a folder
     noconftest: bool = False
     confcutdir: str = ""
-    values: dict[str, str] = {}  # noqa: RUF012 - never mutated; each key's value, as text
+    # the ini options the file sets, each value as text (never mutated)
+    values: dict[str, str] = {}  # noqa: RUF012
 
     def starts(self) -> tuple[str, ...]:
         """Its testpaths as paths: under ``--pyargs`` a dotted name is a package (or module)
@@ -223,7 +223,6 @@ def _settings(source: str, options: dict[str, Any]) -> PytestConfig:
         pyargs="--pyargs" in taken.get("flags", []),
         noconftest="--noconftest" in taken.get("flags", []),
         confcutdir=(taken.get("--confcutdir") or [""])[-1],
-        keys=tuple(sorted(options)),
         pythonpath=tuple(_args(options.get("pythonpath", ""))),
         values={k: _text(v) for k, v in options.items()},
     )
