@@ -73,6 +73,10 @@ def _stamp(path: str) -> Stamp:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    if _loose_object(path):
+        # Its name is its content: only whether it is there counts. Writing the same object
+        # again (every walk writes its tree) touches its times, which says nothing.
+        return [st.st_mode, 0, st.st_size, 0, 0]
     out = [st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
     if stat.S_ISLNK(st.st_mode):
         try:
@@ -82,6 +86,21 @@ def _stamp(path: str) -> Stamp:
         except OSError:
             out.append(-1)
     return out
+
+
+def _loose_object(path: str) -> bool:
+    """Whether ``path`` names a loose object of a git dir (``objects/ab/cdef…``)."""
+    folder, name = os.path.split(path)
+    objects, fan = os.path.split(folder)
+    return (
+        os.path.basename(objects) == "objects"
+        and len(fan) == 2
+        and len(name) in (38, 62)
+        and all(c in _HEX for c in fan + name)
+    )
+
+
+_HEX = frozenset("0123456789abcdef")
 
 
 def _env(environ: Mapping[str, str]) -> dict[str, str]:
