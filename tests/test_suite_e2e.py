@@ -763,19 +763,22 @@ def test_allow_partial_counts_only_where_the_judged_tree_holds_it(tmp_path: Path
     assert verify(root, "--rev", "HEAD~2", "--rev", "HEAD")[0] == 0
 
 
-@pytest.mark.parametrize("first", ["green", "red"])
+@pytest.mark.parametrize(
+    ("first", "report"), [("green", ()), ("red", ()), ("green", ("--junitxml=report.xml",))]
+)
 def test_a_run_of_an_edit_since_undone_does_not_hide_the_trees_own(
-    tmp_path: Path, first: str
+    tmp_path: Path, first: str, report: tuple[str, ...]
 ) -> None:
     """A complete run of the tree, then one test file run on an edit that is undone by hand
     (the same generation, the same tree again): the kept run of this very tree speaks for it,
-    as it was, green or red."""
+    as it was, green or red; also when each run wrote its report into the work tree (the
+    later run's report is not the one the kept run tested: the gate leaves it out of both)."""
     files = {**SIMPLE, "tests/test_b.py": cases("b1", fail="b1" if first == "red" else "")}
     root = make(tmp_path / "p", files)
-    pytest_in(root)
+    pytest_in(root, *report)
     test_a = root / "tests" / "test_a.py"
     test_a.write_text(cases("a1", "a2", "a3"))
-    assert pytest_in(root, "tests/test_a.py").returncode == 0
+    assert pytest_in(root, *report, "tests/test_a.py").returncode == 0
     git(root, "checkout", "-q", "--", "tests/test_a.py")
     code, data, _ = verify(root, "--rev", "HEAD")
     if first == "green":

@@ -438,9 +438,22 @@ def _newest_part_of(checkout: Checkout, first: Facts, report: binding.Report) ->
             continue
         p = rep.properties
         if not binding_problem(rep) and p.get(binding.P_GENERATION) == first.generation.id:
-            if p.get(binding.P_TREE_END) == tree:
+            if _same_tested(checkout, p.get(binding.P_TREE_END, ""), tree, p):
                 found.append((when, path))
     return max(found)[1] if found else None
+
+
+def _same_tested(checkout: Checkout, tested: str, tree: str, props: Mapping[str, str]) -> bool:
+    """Whether a part that tested ``tested`` tested ``tree``, as the gate compares them: the
+    part's own output file in the work tree (its ``--junitxml``, rewritten by every later
+    run) left out of both."""
+    if tested == tree:
+        return True
+    output = props.get(binding.P_OUTPUT, "")
+    if not tested or not output:
+        return False
+    views = without(checkout.repo, (tested, tree), output)
+    return tested in views and views.get(tested) == views.get(tree)
 
 
 def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Path]:
