@@ -70,6 +70,8 @@ BASE = {
     "venvx/test_v.py": T,
 }
 
+IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
+
 
 @pytest.mark.parametrize(
     ("extra", "expected"),
@@ -96,6 +98,24 @@ BASE = {
         (
             {"pytest.ini": "[pytest]\ntestpaths = tests\npython_files = test_*.py\n"},
             ["tests/test_a.py"],
+        ),
+        # saved with a byte order mark: pytest reads past it, and so its settings apply
+        ({"pytest.ini": "\ufeff[pytest]\ntestpaths = src\n"}, ["src/pkg/test_in_src.py"]),
+        ({"setup.cfg": "\ufeff[tool:pytest]\ntestpaths = src\n"}, ["src/pkg/test_in_src.py"]),
+        # pytest's keys keep their case: `TestPaths` is no setting of pytest's
+        (
+            {"pytest.ini": "[pytest]\nTestPaths = tests\n"},
+            ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        # an ignore glob that names a folder prunes it, as pytest asks of every folder
+        ({"pytest.ini": "[pytest]\naddopts = --ignore-glob=*/sub\n"}, IN_SRC_AND_A),
+        ({"pytest.ini": "[pytest]\naddopts = --ignore-glob=tests/s*\n"}, IN_SRC_AND_A),
+        ({"tests/conftest.py": 'collect_ignore_glob = ["su?"]\n'}, IN_SRC_AND_A),
+        ({"conftest.py": 'collect_ignore_glob = ["tests/sub"]\n'}, IN_SRC_AND_A),
+        # a file glob still needs the file: the folder's name alone is not it
+        (
+            {"pytest.ini": "[pytest]\naddopts = --ignore-glob=*/sub/*.txt\n"},
+            ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"],
         ),
         (
             {"pytest.ini": "[pytest]\nnorecursedirs = sub src\n"},  # replaces the defaults

@@ -146,7 +146,7 @@ def read_config(read: Reader, root: str = "") -> PytestConfig:
         if data is None:
             continue
         try:
-            found = _parse(name, data.decode("utf-8"))
+            found = _parse(name, data.decode("utf-8-sig"))  # as iniconfig: a BOM is not text
         except (UnicodeDecodeError, tomllib.TOMLDecodeError, configparser.Error) as exc:
             return PytestConfig(path, problems=(f"{path} cannot be read ({exc})",))
         if found is not None:
@@ -169,6 +169,7 @@ def _parse(name: str, text: str) -> dict[str, Any] | None:
             return options
         return {k: v for k, v in pytest_table.items() if k != "ini_options"}
     parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # as iniconfig: case kept
     parser.read_string(text)
     section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
     if not parser.has_section(section):
@@ -417,7 +418,7 @@ def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
         start = next((s for s in starts if _under(path, s)), None)
         if start is None or _pruned(path, start, pruned, venvs, pruned_paths):
             continue
-        if any(_under(path, i) for i in ignored) or any(fnmatch.fnmatch(path, g) for g in globs):
+        if any(_under(path, i) for i in ignored) or _glob_ignored(path, root, globs):
             continue
         if _conftest_ignored(path, root, conftests):
             continue
@@ -511,13 +512,24 @@ def _pruned(
     return False
 
 
+def _glob_ignored(path: str, top: str, globs: Sequence[str]) -> bool:
+    """Whether an ignore glob matches ``path`` or a folder it lies in below ``top``: pytest
+    asks ``pytest_ignore_collect`` of every folder it enters, and an ignored one is pruned."""
+    if not globs:
+        return False
+    while path and path != top:
+        if any(fnmatch.fnmatch(path, g) for g in globs):
+            return True
+        path = posixpath.dirname(path)
+    return False
+
+
 def _conftest_ignored(path: str, root: str, conftests: dict[str, _Ignores]) -> bool:
     folder = posixpath.dirname(path)
     while True:
         ign = conftests.get(folder)
         if ign is not None and (
-            any(_under(path, p) for p in ign.paths)
-            or any(fnmatch.fnmatch(path, g) for g in ign.globs)
+            any(_under(path, p) for p in ign.paths) or _glob_ignored(path, folder, ign.globs)
         ):
             return True
         if folder == root or not folder:
