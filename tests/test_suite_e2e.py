@@ -239,6 +239,15 @@ def test_warns():
         (("-o", "xfail_strict=true"), "", False),  # the configured value itself
         (("-o", "filterwarnings=error::DeprecationWarning"), "", False),  # as configured
         (("--runxfail",), "", True),  # a strict xfail that passes would pass
+        (("-o", "strict_xfail=false"), "", True),  # the configured xfail_strict, by its name
+        (("-o", "usefixtures=tmp_path"), "", True),  # a setting the configuration leaves alone
+        (("-o", "pythonpath=src"), "", True),
+        (("-o", "collect_imported_tests=false"), "", True),
+        (("-o", "collect_imported_tests=true"), "", False),  # pytest's default, as configured
+        (("--import-mode=importlib",), "", True),
+        (("--import-mode", "prepend"), "", False),  # pytest's default
+        (("-p", "plug"), "", True),  # a plugin of the checkout the configuration does not load
+        (("-p", "no:threadexception"), "", False),  # its warning is no error here
         (("-p", "no:skipping"), "", True),
         (("--noconftest",), "", True),  # the project's conftest.py files never load
         (("--confcutdir", "tests"), "", True),  # nor the one above tests/
@@ -262,6 +271,7 @@ def test_options_that_change_what_the_files_yield_or_how_warnings_count(
             "tests/conftest.py": "",
             "pytest.ini": ini,
             "lenient.ini": "[pytest]\npython_functions = check_*\n",
+            "plug.py": "",
             "tests/test_old.py": UNITTEST,
             "tests/test_w.py": EXPECTS_THE_ERROR,
         },

@@ -71,7 +71,7 @@ from genstamp import (  # noqa: E402 - after the co-process has started
 from genstamp.trees import FromCoProcess, InProcess, Trees  # noqa: E402
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 
     from genstamp import audit, coverage, selection
     from genstamp.audit import Audit
@@ -868,8 +868,14 @@ def _facts(
 # tests or decide their outcome (skip and xfail markers)
 SHAPING_INI = ("python_classes", "python_functions")
 COLLECTING = ("unittest", "skipping")
+# pytest's plugins that report what a test leaves behind as a warning (an error where the
+# suite's filters make it one), and that warning's category
+UNHANDLED = {
+    "threadexception": "pytest.PytestUnhandledThreadExceptionWarning",
+    "unraisableexception": "pytest.PytestUnraisableExceptionWarning",
+}
 # ini options that change only what the run shows or keeps, never an outcome (and those the
-# suite itself follows: the files it names and where the code is imported from)
+# suite itself follows: the files it names)
 SHOWING_INI = frozenset(
     {
         "cache_dir",
@@ -905,7 +911,6 @@ SHOWING_INI = frozenset(
         "testpaths",
         "python_files",
         "norecursedirs",
-        "pythonpath",
     }
 )
 
@@ -931,20 +936,29 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             if chosen != own.source:
                 out.append(f"-c {value}")
         elif flag == "-o":
-            key = value.partition("=")[0].strip()
-            if key in SHAPING_INI or (
-                key == "filterwarnings" and _lenient(value.partition("=")[2], errors)
-            ):
+            key = _canonical(cfg, value.partition("=")[0].strip())
+            given = value.partition("=")[2]
+            if key in SHAPING_INI or (key == "filterwarnings" and _lenient(given, errors)):
                 out.append(f"-o {value}")
-            elif key in suite.values and key not in SHOWING_INI and key != "filterwarnings":
-                given = value.partition("=")[2]
-                if not _same_or_stricter(key, given, suite.values.get(key, "")):
-                    out.append(f"-o {value}")  # overrides what the suite's configuration sets
+            elif key not in SHOWING_INI and key != "filterwarnings":
+                configured = _configured(cfg, suite.values, key)
+                if configured is None:
+                    configured = _default(cfg, key)
+                if configured is None or not _same_or_stricter(key, given, configured):
+                    out.append(f"-o {value}")  # not what the suite's configuration runs with
         elif flag == "-p" and value.startswith("no:"):
             name = value[len("no:") :]
-            lenient = name == "warnings" and marked
+            lenient = (name == "warnings" and marked) or (
+                name in UNHANDLED and any(_overlap(UNHANDLED[name], e) for e in marked)
+            )
             if name in COLLECTING or lenient or _checkout_plugin(cfg, tally, name):
                 out.append(f"-p {value}")
+        elif flag == "-p" and _checkout_plugin(cfg, tally, value, named=False):
+            if not _in_addopts(suite.values, ("-p", value)):
+                out.append(f"-p {value}")  # a plugin of the checkout the suite does not load
+        elif flag == "--import-mode" and not _in_addopts(suite.values, (flag, value)):
+            if value != _default_import_mode(suite.values):
+                out.append(f"--import-mode={value}")
         elif flag == "-W":
             from genstamp.suite import is_error, warning_category
 
@@ -973,13 +987,49 @@ def _lenient(filters: str, errors: Sequence[str]) -> bool:
 
 
 # -o values that only make the run stricter than any configuration
-STRICTER = {"xfail_strict": "true", "strict": "true", "strict_markers": "true"}
+STRICTER = {
+    "strict_xfail": "true",
+    "xfail_strict": "true",
+    "strict": "true",
+    "strict_markers": "true",
+    "strict_config": "true",
+    "strict_parametrization_ids": "true",
+}
+
+
+def _canonical(cfg: pytest.Config, key: str) -> str:
+    """The setting ``key`` names (pytest 9 takes ``xfail_strict`` for ``strict_xfail``)."""
+    aliases = getattr(getattr(cfg, "_parser", None), "_ini_aliases", None)
+    found = aliases.get(key, key) if isinstance(aliases, dict) else key
+    return str(found)
+
+
+def _configured(cfg: pytest.Config, values: Mapping[str, str], key: str) -> str | None:
+    """What the suite's configuration file sets ``key`` to, under any of its names."""
+    for name, value in values.items():
+        if _canonical(cfg, name) == key:
+            return value
+    return None
+
+
+def _default(cfg: pytest.Config, key: str) -> str | None:
+    """pytest's (or a plugin's) default for the setting ``key`` as text, None when unknown."""
+    known = getattr(getattr(cfg, "_parser", None), "_inidict", None)
+    entry = known.get(key) if isinstance(known, dict) else None
+    if not isinstance(entry, tuple) or len(entry) < 3:
+        return None
+    default = entry[2]
+    if isinstance(default, bool):
+        return "true" if default else "false"
+    if isinstance(default, (list, tuple)):
+        return " ".join(str(d) for d in default)
+    return default if isinstance(default, str) else None
 
 
 def _same_or_stricter(key: str, given: str, configured: str) -> bool:
     """Whether ``-o key=given`` keeps what the configuration sets, or only makes it stricter."""
-    norm = given.strip().lower()
-    return norm == configured.strip().lower() or STRICTER.get(key) == norm
+    norm = " ".join(given.split()).lower()
+    return norm == " ".join(configured.split()).lower() or STRICTER.get(key) == norm
 
 
 def _run_words(cfg: pytest.Config) -> list[str]:
@@ -1029,10 +1079,30 @@ def _conftest_paths(cfg: pytest.Config) -> list[str]:
     return _configuration(cfg)[1]
 
 
-def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str) -> bool:
-    """Whether the plugin ``name`` is the checkout's: a module of the work tree, or one a
-    loaded ``conftest.py`` names in its ``pytest_plugins``."""
-    for plugin in cfg.pluginmanager.get_plugins():
+def _in_addopts(values: Mapping[str, str], option: tuple[str, str]) -> bool:
+    """Whether the suite's configuration gives ``option`` (a flag and its value) itself."""
+    return option in _valued(_addopts(values))
+
+
+def _addopts(values: Mapping[str, str]) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(values.get("addopts", ""))
+    except ValueError:  # the suite names that problem
+        return []
+
+
+def _default_import_mode(values: Mapping[str, str]) -> str:
+    """The import mode a run of the suite's configuration takes (pytest's default: prepend)."""
+    modes = [v for f, v in _valued(_addopts(values)) if f == "--import-mode"]
+    return modes[-1] if modes else "prepend"
+
+
+def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str, named: bool = True) -> bool:
+    """Whether the plugin ``name`` is the checkout's: a module of the work tree, or (with
+    ``named``) one a loaded ``conftest.py`` names in its ``pytest_plugins``."""
+    for plugin in cfg.pluginmanager.get_plugins() if named else ():
         conftest = isinstance(plugin, ModuleType) and _origin(plugin).endswith("conftest.py")
         listed = getattr(plugin, "pytest_plugins", None) if conftest else None
         if listed is not None and name in ([listed] if isinstance(listed, str) else listed):
@@ -1069,9 +1139,10 @@ def _warning_class(name: str) -> type | None:
 
 
 def _valued(words: list[str]) -> Iterator[tuple[str, str]]:
-    """(flag, value) for each ``-o``, ``-p``, ``-W`` and ``-c`` in ``words``, however written."""
+    """(flag, value) for each ``-o``, ``-p``, ``-W``, ``-c`` and ``--import-mode`` in ``words``,
+    however written."""
     names = {"-o": "-o", "--override-ini": "-o", "-p": "-p", "-W": "-W", "--pythonwarnings": "-W"}
-    names |= {"-c": "-c", "--config-file": "-c"}
+    names |= {"-c": "-c", "--config-file": "-c", "--import-mode": "--import-mode"}
     i = 0
     while i < len(words):
         word = words[i]
