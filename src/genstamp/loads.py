@@ -495,6 +495,13 @@ def _executed(code: CodeType) -> None:
         return
     if filename.startswith("<"):
         return
+    if pyc is not None and compiled is None and not os.path.isfile(filename):
+        # Sourceless bytecode compiled elsewhere (its code names a file that is not here): it
+        # ran from the .pyc just opened, which is where it is judged.
+        placed = _where(pyc)
+        if any(inside(placed, a.run.workdir) and not installed(placed) for a in _RUNS):
+            record(Load(placed, "", _module_executing(pyc), SOURCELESS, pyc))
+            return
     real = _where(filename)
     module = ""
     elsewhere = ""
