@@ -321,10 +321,12 @@ def test_full_paths_are_not_partial(shared: Path) -> None:
         assert rules(shared) == []
 
 
-def test_last_failed_is_partial(fresh: Path) -> None:
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+def test_last_failed_is_partial(fresh: Path, workers: tuple[str, ...]) -> None:
+    """Also under xdist, where each worker's --lf leaves the files out."""
     first = run_pytest(fresh, env=fail_env())
     assert first.returncode == 1
-    proc = run_pytest(fresh, "--lf")
+    proc = run_pytest(fresh, "--lf", *workers)
     assert proc.returncode == 0, proc.stdout
     report = report_of(fresh)
     assert report.counts.tests == 1  # only the one that failed ran

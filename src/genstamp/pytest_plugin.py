@@ -624,6 +624,8 @@ class Session:
         if _is_worker(self.config):
             tally = self.tally
             data: dict[str, Any] = tally.worker_output()
+            # the files this worker's --lf left out (each worker collects for itself)
+            data["partly"] = sorted({*data["partly"], *tally.skipped_by_lf(self.config)})
             conftests = (tally.tree_path(Path(p)) for p in _conftest_paths(self.config))
             data["conftests"] = sorted(c for c in conftests if c is not None)
             try:
