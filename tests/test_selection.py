@@ -107,6 +107,11 @@ IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
             {"pytest.ini": "[pytest]\nTestPaths = tests\n"},
             ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"],
         ),
+        # a value-taking option of addopts: its value names no test path
+        (
+            {"pytest.ini": "[pytest]\naddopts = --log-disable tests\n"},
+            ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"],
+        ),
         # an ignore glob that names a folder prunes it, as pytest asks of every folder
         ({"pytest.ini": "[pytest]\naddopts = --ignore-glob=*/sub\n"}, IN_SRC_AND_A),
         ({"pytest.ini": "[pytest]\naddopts = --ignore-glob=tests/s*\n"}, IN_SRC_AND_A),
@@ -475,3 +480,22 @@ def test_the_decisions_do_no_io() -> None:
             for alias in node.names
         } | {node.module for node in ast.walk(tree_) if isinstance(node, ast.ImportFrom)}
         assert imported <= allowed, (module.__name__, imported - allowed)
+
+
+def test_every_option_of_pytest_that_takes_a_value_is_known() -> None:
+    """The configuration's ``addopts`` are split as pytest's own parser splits them: a value
+    taken for a path would make the suite the files under it."""
+    from _pytest.config import get_config
+
+    parser = get_config(args=[])._parser
+    flags = {"store_true", "store_false", "store_const", "count", "help", "version"}
+    taking = {
+        name
+        for group in [*parser._groups, parser._anonymous]
+        for option in group.options
+        if option.attrs().get("action") not in flags
+        and option.attrs().get("nargs") not in (0, "?")
+        and "Action" not in str(option.attrs().get("action"))
+        for name in option.names()
+    }
+    assert taking - suite.VALUED == set()

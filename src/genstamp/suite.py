@@ -69,7 +69,8 @@ _VALUED = """-p -k -m -c -o -W -n -r --deselect --ignore --ignore-glob --rootdir
     --splitting-algorithm --durations-path --asyncio-mode --html --css --ds --dc
     --pythonwarnings --show-capture --verbosity --report-log --last-failed-no-failures --lfnf
     --benchmark-storage --benchmark-save --benchmark-json --mpl-baseline-path
-    --typeguard-packages --cov-append-to --env --envfile --dist-load --tb-style"""
+    --typeguard-packages --cov-append-to --env --envfile --dist-load --tb-style --log-disable
+    --log-auto-indent --junitprefix --pdbcls --assert --report-chars --max-warnings"""
 VALUED = frozenset(_VALUED.split())
 
 
