@@ -248,6 +248,10 @@ def test_warns():
         (("--import-mode", "prepend"), "", False),  # pytest's default
         (("-p", "plug"), "", True),  # a plugin of the checkout the configuration does not load
         (("-p", "no:threadexception"), "", False),  # its warning is no error here
+        (("--log-level=DEBUG",), "", True),  # what caplog records
+        (("-o", "log_cli_level=DEBUG"), "", True),
+        (("@args.txt",), "", True),  # pytest reads the run's arguments from the file
+        (("--doctest-ignore-import-errors",), "", True),  # an import error becomes a skip
         (("-p", "no:skipping"), "", True),
         (("--noconftest",), "", True),  # the project's conftest.py files never load
         (("--confcutdir", "tests"), "", True),  # nor the one above tests/
@@ -272,6 +276,7 @@ def test_options_that_change_what_the_files_yield_or_how_warnings_count(
             "pytest.ini": ini,
             "lenient.ini": "[pytest]\npython_functions = check_*\n",
             "plug.py": "",
+            "args.txt": "-W\nignore::DeprecationWarning\n",
             "tests/test_old.py": UNITTEST,
             "tests/test_w.py": EXPECTS_THE_ERROR,
         },

@@ -870,6 +870,12 @@ def _facts(
 # tests or decide their outcome (skip and xfail markers)
 SHAPING_INI = ("python_classes", "python_functions")
 COLLECTING = ("unittest", "skipping")
+# command-line options that set a setting (the level a logger records at: what caplog sees)
+SETTING_FLAGS = {
+    "--log-level": "log_level",
+    "--log-cli-level": "log_cli_level",
+    "--log-file-level": "log_file_level",
+}
 # pytest's plugins that report what a test leaves behind as a warning (an error where the
 # suite's filters make it one), and that warning's category
 UNHANDLED = {
@@ -889,17 +895,14 @@ SHOWING_INI = frozenset(
         "junit_duration_report",
         "log_auto_indent",
         "log_cli",
-        "log_cli_level",
         "log_cli_format",
         "log_cli_date_format",
         "log_date_format",
         "log_file",
-        "log_file_level",
         "log_file_format",
         "log_file_date_format",
         "log_file_mode",
         "log_format",
-        "log_level",
         "verbosity_assertions",
         "verbosity_test_cases",
         "verbosity_subtests",
@@ -930,7 +933,11 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     # turning the warnings plugin off makes its error lenient
     marked = [*errors, *tally.all_marked_errors()]
     out: list[str] = []
-    valued = list(_valued(words))
+    # a command-line option that sets a setting is an -o of it
+    valued = [
+        ("-o", f"{SETTING_FLAGS[f]}={v}") if f in SETTING_FLAGS else (f, v)
+        for f, v in _valued(words)
+    ]
     for flag, value in valued:
         if flag == "-c" and own is not None:
             # another configuration than the suite's (the one pytest finds by itself)
@@ -966,8 +973,9 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
 
             if not is_error(value) and any(_overlap(warning_category(value), e) for e in errors):
                 out.append(f"-W {value}")
-    if "--runxfail" in words:
-        out.append("--runxfail")
+    for flag in ("--runxfail", "--doctest-ignore-import-errors"):
+        if flag in words and flag not in _addopts(suite.values):
+            out.append(flag)
     if sys.flags.optimize:  # the asserts of the code under test are gone
         out.append("python -" + "O" * sys.flags.optimize)
     if not any(flag == "-c" for flag, _ in valued):
@@ -1039,7 +1047,14 @@ def _run_words(cfg: pytest.Config) -> list[str]:
     ``addopts`` are the suite's)."""
     import shlex
 
-    words = [str(a) for a in cfg.invocation_params.args]
+    words = []
+    for arg in (str(a) for a in cfg.invocation_params.args):
+        if arg.startswith("@") and len(arg) > 1:  # pytest reads the arguments in @FILE
+            path = cfg.invocation_params.dir / arg[1:]
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                words += path.read_text(encoding="utf-8").splitlines()
+                continue
+        words.append(arg)
     with contextlib.suppress(ValueError):  # pytest has refused it already
         words += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
     return words
@@ -1145,6 +1160,7 @@ def _valued(words: list[str]) -> Iterator[tuple[str, str]]:
     however written."""
     names = {"-o": "-o", "--override-ini": "-o", "-p": "-p", "-W": "-W", "--pythonwarnings": "-W"}
     names |= {"-c": "-c", "--config-file": "-c", "--import-mode": "--import-mode"}
+    names |= {flag: flag for flag in SETTING_FLAGS}
     i = 0
     while i < len(words):
         word = words[i]
