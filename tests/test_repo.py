@@ -352,6 +352,26 @@ def test_separate_git_dir_through_the_environment(tmp_path: Path) -> None:
     assert "bare repository" in line
 
 
+def test_a_git_dir_kept_apart_by_init(tmp_path: Path) -> None:
+    """`git init --separate-git-dir`: the work tree holds a `.git` file naming the git dir,
+    which has no core.worktree; the work tree is the folder of that file (libgit2, opening the
+    git dir, takes the folder above it). A fresh green run is accepted."""
+    store = tmp_path / "store"
+    store.mkdir()
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", f"--separate-git-dir={store / 'gd'}", str(repo))
+    (repo / "test_a.py").write_text("def test_a():\n    pass\n")
+    commit_all(repo, "a")
+    (repo / "new.txt").write_text("x\n")
+    assert open_checkout(repo).workdir == repo.resolve()
+    assert open_checkout(repo / ".").gitdir == (store / "gd").resolve()
+    data = json.loads(genstamp(repo, "status", "--json").stdout)
+    assert (data["workdir"], data["tree"]) == (str(repo.resolve()), git_tree(repo))
+    assert genstamp(repo, "stamp").returncode == 0
+    assert run_pytest(repo).returncode == 0
+    assert genstamp(repo, "verify").returncode == 0
+
+
 def test_submodule_with_its_own_hooks(
     project: Path, genstamp_snapshot: Path, wrapper: Path, tmp_path: Path
 ) -> None:

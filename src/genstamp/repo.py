@@ -133,6 +133,8 @@ def open_checkout(start: str | os.PathLike[str] | None = None) -> Checkout:
                     f"not inside a git work tree: {path}", "cd into a git checkout, or run git init"
                 )
             repo = pygit2.Repository(found)
+            if top is not None and (top / ".git").is_file() and _separate(repo, top):
+                repo.workdir = str(top)  # as git: the folder whose .git file names the git dir
         if work_tree:
             repo.workdir = os.path.abspath(work_tree)
         elif git_dir and "core.worktree" not in repo.config and not _config_true(repo, "core.bare"):
@@ -184,6 +186,19 @@ def _dotgit_top(path: str) -> Path | None:
             )
         return folder
     return None
+
+
+def _separate(repo: pygit2.Repository, top: Path) -> bool:
+    """Whether ``repo`` is the git dir of ``top`` kept apart (``git init --separate-git-dir``):
+    no ``core.worktree``, not a linked worktree's, its own work tree ``top``; libgit2, opening
+    the git dir, takes the folder above it."""
+    return (
+        not repo.is_bare
+        and "core.worktree" not in repo.config
+        and not _is_linked_worktree(repo)
+        and Path(repo.workdir or "").resolve() != top
+        and (top / ".git").read_text(encoding="utf-8", errors="replace").startswith("gitdir: ")
+    )
 
 
 def _is_linked_worktree(repo: pygit2.Repository) -> bool:
