@@ -106,6 +106,28 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [i for i in items if i.name != "test_b1"]
 """
 
+# the same, by an outer wrapper (registered after genstamp's) and when collection ends
+QUICK_WRAPPER = """\
+import pytest
+
+def pytest_addoption(parser):
+    parser.addoption("--quick", action="store_true")
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--quick"):
+        items[:] = [i for i in items if i.name != "test_b1"]
+    return (yield)
+"""
+QUICK_FINISH = """\
+def pytest_addoption(parser):
+    parser.addoption("--quick", action="store_true")
+
+def pytest_collection_finish(session):
+    if session.config.getoption("--quick"):
+        session.items[:] = [i for i in session.items if i.name != "test_b1"]
+"""
+
 
 @pytest.mark.parametrize(
     ("extra", "args"),
@@ -122,6 +144,8 @@ def pytest_collection_modifyitems(config, items):
         ({}, ("tests/test_b.py::test_b1", "tests/test_a.py", "tests/deep")),
         ({"tests/sub/conftest.py": ""}, ("--confcutdir", "tests", "tests/test_a.py")),
         ({"conftest.py": QUICK}, ("--quick",)),  # items dropped, never reported deselected
+        ({"conftest.py": QUICK_WRAPPER}, ("--quick",)),
+        ({"conftest.py": QUICK_FINISH}, ("--quick",)),
     ],
 )
 def test_each_narrowing_is_partial_and_names_what_was_left_out(

@@ -209,6 +209,7 @@ class Tally:
         self._raw: dict[str, tuple[int, str]] = {}
         self.partly: set[str] = set()  # files some of whose items a plugin dropped
         self._reported: set[str] = set()  # node ids reported deselected
+        self._items: dict[str, Path] = {}  # node id -> file, of every item collected
         self.marked_errors: set[str] = set()  # categories a filterwarnings marker makes errors
 
     @pytest.hookimpl
@@ -260,20 +261,21 @@ class Tally:
             if not self._configured_out(item):
                 self.unexplained.add(self.tree_id(item.nodeid))
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Any:
-        """Items a conftest or plugin takes out of the collection without reporting them
-        deselected (``items[:] = …``): their files were collected in part, as deselection
-        leaves them."""
-        before = {item.nodeid: item for item in items}
-        result = yield
-        kept = {item.nodeid for item in items}
-        for nodeid, item in before.items():
+    @pytest.hookimpl
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        self._items[item.nodeid] = item.path
+
+    def _taken_out(self, final: list[pytest.Item]) -> None:
+        """Items a conftest or plugin took out of the collection without reporting them
+        deselected (``items[:] = …`` in any hook, ``session.items`` trimmed when collection
+        ends): their files were collected in part, as deselection leaves them."""
+        kept = {item.nodeid for item in final}
+        for nodeid, path in self._items.items():
             if nodeid not in kept and nodeid not in self._reported:
-                rel = self.tree_path(item.path)
+                rel = self.tree_path(path)
                 if rel is not None:
                     self.partly.add(rel)
-        return result
+        self._items.clear()
 
     def _configured_out(self, item: pytest.Item) -> bool:
         """Whether the tree's own configuration (of the suite holding the test) deselects it."""
@@ -336,8 +338,9 @@ class Tally:
         failed = {self.tree_path(Path(p)) for p in getattr(lf, "_last_failed_paths", ())}
         return {f for f in self.files if f not in failed}
 
-    @pytest.hookimpl
+    @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._taken_out(session.items)
         self.selected.update(item.nodeid for item in session.items)
         if not _warnings_off(session.config):
             return  # nothing but -p no:warnings makes a marker's error lenient
