@@ -304,12 +304,16 @@ def build_extension(folder: Path) -> Path:
         "source-elsewhere-newer",
         "include-file-newer",
         "built-before-generation",
+        "sources-deleted",
+        "module-beside-newer",
         "control",
     ],
 )
 def test_stale_extension(tmp_path: Path, case: str) -> None:
     """Stale means not built from the sources now in the tree, wherever the build reads them
-    from; an extension built before the generation from unchanged sources is current."""
+    from (built from none the tree still holds; older than the module of its name that it
+    hides, which a clean clone runs); an extension built before the generation from unchanged
+    sources is current."""
     repo, _ = project(
         tmp_path,
         "import calc._speed\n\n\ndef test_speed():\n    assert calc._speed\n",
@@ -340,6 +344,18 @@ def test_stale_extension(tmp_path: Path, case: str) -> None:
         commit_all(repo, "edited a native source")
         restamp.begin(open_checkout(repo))
         os.utime(built, ns=(st.st_atime_ns, st.st_mtime_ns))  # built before both
+    if case == "sources-deleted":  # the commit drops the extension; its build stays behind
+        for native in ("src/calc/_speed.c", "csrc/speed.h", "csrc/speed.inl"):
+            (repo / native).unlink()
+        edited[case] = folder / "_speed.c"
+    if case == "module-beside-newer":  # the commit ports it to Python; the build hides it
+        st = built.stat()
+        edited[case] = folder / "_speed.py"
+        edited[case].write_text("PORTED = True\n")
+        os.utime(edited[case], ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    if case in ("sources-deleted", "module-beside-newer"):
+        commit_all(repo, case)
+        restamp.begin(open_checkout(repo))
     proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
@@ -347,6 +363,9 @@ def test_stale_extension(tmp_path: Path, case: str) -> None:
         assert flags == []
         return
     assert [f.module for f in flags] == ["calc._speed"]
+    if case == "sources-deleted":
+        assert "built from no source the tree holds" in flags[0].detail
+        return
     assert built.name in flags[0].detail and "pip install -e ." in flags[0].detail
     assert edited[case].relative_to(repo).as_posix() in flags[0].detail
 

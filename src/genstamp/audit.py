@@ -670,11 +670,40 @@ def stale_extension(
     (``committed``: one in the work tree) that git wrote as HEAD holds it, with every newer
     source as HEAD holds it too, is the tree's own binary: a fresh clone writes files in path
     order, not build order, and a clean clone runs that very binary."""
+    natives = list(natives)
     newer = newer_sources(path, mtime_ns, natives)
-    if not newer or (committed and as_committed(root, [path, *newer])):
+    module = _module_beside(path)
+    if committed and module is not None and module not in newer:
+        try:
+            if os.stat(module).st_mtime_ns > mtime_ns:
+                newer.insert(0, module)  # the tree's module of that name, which it hides
+        except OSError:
+            pass
+    if not newer:
+        if committed and not natives and module is None and not as_committed(root, [path]):
+            return (
+                f"{os.path.basename(path)} is built from no source the tree holds (a clean "
+                "clone has no such module): delete it, or commit what builds it"
+            )
+        return None
+    if committed and as_committed(root, [path, *newer]):
         return None
     name = os.path.relpath(newer[0], root).replace(os.sep, "/")
+    if newer[0] == module:
+        return (
+            f"{os.path.basename(path)} is older than {name}, the module of that name it hides "
+            f"(a clean clone runs {name}): rebuild it ({rebuild}), or delete it"
+        )
     return f"{os.path.basename(path)} is older than {name}: rebuild it ({rebuild})"
+
+
+def _module_beside(path: str) -> str | None:
+    """The Python module an extension module hides (the same name beside it, ``mod.py`` for
+    ``mod.cpython-311-x86_64-linux-gnu.so``: Cython's pure-Python mode builds one from the
+    other), when there is one."""
+    folder, base = os.path.split(path)
+    module = os.path.join(folder, base.partition(".")[0] + ".py")
+    return module if os.path.isfile(module) else None
 
 
 def newer_sources(path: str, mtime_ns: int, natives: Iterable[str]) -> list[str]:
