@@ -137,6 +137,54 @@ def test_code_loaded_from_an_ignored_folder_is_refused_naming_the_file(
     assert run_pytest(clone, "-p", "no:genstamp").returncode != 0
 
 
+GENERATES = """\
+import importlib, pathlib, sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def test_generated_code(tmp_path):
+    where = ROOT / WHERE
+    where.mkdir(parents=True, exist_ok=True)
+    if MAKE:
+        (where / "gen_mod.py").write_text("VALUE = 7\\n")
+    sys.path.insert(0, str(where))
+    try:
+        assert importlib.import_module("gen_mod").VALUE == 7
+    finally:
+        sys.path.remove(str(where))
+        if REMOVE:
+            (where / "gen_mod.py").unlink()
+"""
+
+
+@pytest.mark.parametrize(
+    ("where", "remove"), [("build/gen", False), ("src/calc", True), ("build/gen", "before")]
+)
+def test_code_the_tests_make_is_theirs(
+    repo: Path, genstamp: RunGenstamp, where: str, remove: bool | str
+) -> None:
+    """A test that writes a module and imports it (code generation, a pytester project in a
+    basetemp inside the work tree) loads code the tree does not hold, which a clean clone's
+    run makes too: no ignored-code, no loaded-not-tested. The control: the same module
+    written before the run began (ignored, stale) is refused."""
+    test = GENERATES.replace("WHERE", repr(where)).replace("REMOVE", str(remove is True))
+    test = test.replace("MAKE", str(remove != "before"))
+    write_calc(repo, tests=test, gitignore="__pycache__/\n*.py[co]\nbuild/\n")
+    commit_all(repo, "a test that generates code")
+    if remove == "before":  # left there by an earlier session, git-ignored
+        (repo / where).mkdir(parents=True)
+        (repo / where / "gen_mod.py").write_text("VALUE = 7\n")
+    out = green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    if remove == "before":
+        assert (code, rules(data)) == (1, ["ignored-code"]), data
+        assert "will refuse: ignored-code" in out, out
+    else:
+        assert code == 0, data
+        assert "will refuse" not in out, out
+
+
 def test_code_the_project_declares_generated_is_accepted(repo: Path, genstamp: RunGenstamp) -> None:
     _ignored_lib(repo, generated=True)
     out = green(genstamp, repo)

@@ -56,6 +56,8 @@ class Audit(NamedTuple):
     namespaces: tuple[str, ...] = ()
     # work-tree-relative files (not code) the tests opened to read; ("*",) when too many
     read: tuple[str, ...] = ()
+    # work-tree-relative files of code the run itself made (written after it began) and loaded
+    made: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
@@ -69,6 +71,8 @@ class Audit(NamedTuple):
             data["namespaces"] = list(self.namespaces)
         if self.read:
             data["read"] = list(self.read)
+        if self.made:
+            data["made"] = list(self.made)
         return json_dumps(data)
 
 
@@ -91,6 +95,7 @@ def from_json(text: str) -> Audit:
         tuple(str(n) for n in data.get("notes", ())),
         tuple(str(n) for n in data.get("namespaces", ())),
         tuple(str(n) for n in data.get("read", ())),
+        tuple(str(n) for n in data.get("made", ())),
     )
 
 
@@ -109,9 +114,11 @@ def merge(audits: Iterable[Audit]) -> Audit:
     notes: dict[str, None] = {}
     namespaces: dict[str, None] = {}
     read: dict[str, None] = {}
+    made: dict[str, None] = {}
     for a in audits:
         packages.update(a.packages)
         read.update(dict.fromkeys(a.read))
+        made.update(dict.fromkeys(a.made))
         for path, blobs in a.loaded.items():
             loaded.setdefault(path, {}).update(dict.fromkeys(blobs))
         flags.update(dict.fromkeys(a.flags))
@@ -124,6 +131,7 @@ def merge(audits: Iterable[Audit]) -> Audit:
         tuple(notes),
         tuple(sorted(namespaces)),
         _reads(read),
+        tuple(sorted(made)),
     )
 
 
@@ -330,6 +338,7 @@ def judge(
     namespaces: dict[str, None] = {}
     elsewhere: dict[str, list[Load]] = {}  # another git work tree -> the code loaded from it
     read: dict[str, None] = {}
+    made: dict[str, None] = {}
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
     own = _Own(root)
     for ld in loads:
@@ -353,6 +362,8 @@ def judge(
                     flags[Flag(STALE_EXT, name, rel, stale)] = None
             elif ld.via in (loads_.SOURCE, loads_.BYTECODE) and ld.blob:
                 loaded.setdefault(rel, {})[ld.blob] = None
+                if ld.via == loads_.SOURCE and ld.detail == loads_.MADE:
+                    made[rel] = None
                 if ld.via == loads_.BYTECODE and ld.detail:
                     flags[Flag(STALE, name, rel, ld.detail)] = None
             continue
@@ -426,6 +437,7 @@ def judge(
         tuple(notes),
         tuple(sorted(namespaces)),
         _reads(r for r in read if r not in loaded),
+        tuple(sorted(made)),
     )
 
 

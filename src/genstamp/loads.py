@@ -337,8 +337,20 @@ def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None
     if not _RUNS:
         return
     real = _where(path)
-    record(Load(real, blob_of(data), module, SOURCE, detail))
+    record(Load(real, blob_of(data), module, SOURCE, detail or _made(real)))
     _expected[path] = _expected.get(path, 0) + 1
+
+
+MADE = "made"  # a SOURCE load's detail: the file was made (written) after the run began
+
+
+def _made(real: str) -> str:
+    """``MADE`` when the file at ``real`` was written after the run began (the tests made it:
+    generated code, a pytester project), else ""."""
+    try:
+        return MADE if os.stat(real).st_ctime_ns >= _began() > 0 else ""
+    except OSError:
+        return ""
 
 
 # -- everything else: the audit hook and the meta path finder ------------------------------------
@@ -526,7 +538,7 @@ def _executed(code: CodeType) -> None:
         record(Load(real, blob_of(data) if data else "", module, ELSEWHERE, elsewhere))
         return
     if compiled is not None and compiled[0] == filename:
-        record(Load(real, blob_of(compiled[1]), module, SOURCE))
+        record(Load(real, blob_of(compiled[1]), module, SOURCE, _made(real)))
         return
     try:
         with open(real, "rb") as fh:
@@ -541,7 +553,7 @@ def _executed(code: CodeType) -> None:
             return
         record(Load(real, current, module, BYTECODE, _stale_reason(real, pyc)))
         return
-    record(Load(real, current, module, SOURCE))
+    record(Load(real, current, module, SOURCE, _made(real)))
 
 
 def _bytecode_of(pyc: str, source: str) -> bool:

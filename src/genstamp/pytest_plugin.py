@@ -779,7 +779,8 @@ class Session:
         from genstamp.paths import generated
 
         globs = self.start.settings.generated
-        candidates = [rel for rel in merged.loaded if not generated(rel, globs)]
+        made = set(merged.made)  # the run's own code: a clean clone's run makes it too
+        candidates = [rel for rel in merged.loaded if not generated(rel, globs) and rel not in made]
         if not merged.loaded:
             return Misplaced([], {})
         try:

@@ -506,7 +506,7 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
         if rel in blobs:
             if any(not _tested_blob(facts, rel, raw, blobs[rel]) for raw in loads):
                 differ.append(rel)
-        elif facts.placed.get(rel) not in (INSTALLED, IGNORED):
+        elif facts.placed.get(rel) not in (INSTALLED, IGNORED) and rel not in loaded.made:
             absent.append(rel)  # ignored files are ignored-code's; unknown is not tested
     if differ:
         yield listed("code loaded by the tests differs from the tested tree: ", differ, PATH_LIMIT)
@@ -541,6 +541,7 @@ def _ignored_code(facts: Facts, settings: Config) -> Iterator[str | Listed]:
         if rel not in facts.tested_blobs
         and facts.placed.get(rel) == IGNORED
         and not generated(rel, settings.generated)
+        and rel not in loaded.made  # code the run made (generated, a pytester project)
     ]
     if found:
         yield listed(
