@@ -224,17 +224,23 @@ def test_what_the_configuration_leaves_out_is_not_the_suites(tmp_path: Path, con
     assert "partial-run" in rules(verify(root)[1])
 
 
-def test_a_configured_deselect_pytest_matches_to_nothing_leaves_the_suite_whole(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("configured", "given"),
+    [("./tests/test_b.py::test_b1", "tests/test_b.py::test_b1"), ("tests/deep/", "tests/deeper")],
+)
+def test_a_configured_deselect_is_the_node_id_prefix_pytest_takes(
+    tmp_path: Path, configured: str, given: str
 ) -> None:
-    """pytest compares --deselect with node ids as written: `./tests/…` deselects nothing, so
-    the test stays in the suite, and a run that deselects it itself is partial."""
-    ini = "[pytest]\naddopts = --deselect ./tests/test_b.py::test_b1\n"
-    root = make(tmp_path / "p", {**SIMPLE, "pytest.ini": ini})
+    """pytest compares --deselect with node ids as written: `./tests/…` deselects nothing, and
+    `tests/deep/` not `tests/deeper/`'s tests, so those stay in the suite, and a run that
+    deselects them itself is partial."""
+    ini = f"[pytest]\naddopts = --deselect {configured}\n"
+    files = {**SIMPLE, "tests/deeper/test_d.py": cases("d1"), "pytest.ini": ini}
+    root = make(tmp_path / "p", files)
     assert pytest_in(root).returncode == 0
     assert verify(root)[0] == 0
     stamp(root)
-    assert pytest_in(root, "--deselect", "tests/test_b.py::test_b1").returncode == 0
+    assert pytest_in(root, "--deselect", given).returncode == 0
     assert "partial-run" in rules(verify(root)[1])
 
 
