@@ -291,6 +291,8 @@ def test_warns():
         (("--import-mode=importlib",), "", True),
         (("--import-mode", "prepend"), "", False),  # pytest's default
         (("-p", "plug"), "", True),  # a plugin of the checkout the configuration does not load
+        (("-p", "pytester"), "", True),  # one of pytest's own no run of the suite loads
+        (("-p", "doctest"), "", False),  # loaded anyway
         (("-p", "no:threadexception"), "", False),  # its warning is no error here
         (("--log-level=DEBUG",), "", True),  # what caplog records
         (("-o", "log_cli_level=DEBUG"), "", True),

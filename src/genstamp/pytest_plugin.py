@@ -939,6 +939,9 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     # turning the warnings plugin off makes its error lenient
     marked = [*errors, *tally.all_marked_errors()]
     out: list[str] = []
+    # PYTEST_PLUGINS: plugins the run loads, as -p does
+    for plugin in os.environ.get("PYTEST_PLUGINS", "").split(","):
+        words += ["-p", plugin.strip()] if plugin.strip() else []
     # a command-line option that sets a setting is an -o of it
     valued = [
         ("-o", f"{SETTING_FLAGS[f]}={v}") if f in SETTING_FLAGS else (f, v)
@@ -968,9 +971,9 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             )
             if name in COLLECTING or lenient or _checkout_plugin(cfg, tally, name):
                 out.append(f"-p {value}")
-        elif flag == "-p" and _checkout_plugin(cfg, tally, value, named=False):
-            if not _in_addopts(suite.values, ("-p", value)):
-                out.append(f"-p {value}")  # a plugin of the checkout the suite does not load
+        elif flag == "-p" and not _in_addopts(suite.values, ("-p", value)):
+            if not _loaded_anyway(cfg, value):
+                out.append(f"-p {value}")  # a plugin a run of the suite does not load
         elif flag == "--import-mode" and not _in_addopts(suite.values, (flag, value)):
             if value != _default_import_mode(suite.values):
                 out.append(f"--import-mode={value}")
@@ -1122,14 +1125,28 @@ def _default_import_mode(values: Mapping[str, str]) -> str:
     return modes[-1] if modes else "prepend"
 
 
-def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str, named: bool = True) -> bool:
-    """Whether the plugin ``name`` is the checkout's: a module of the work tree, or (with
-    ``named``) one a loaded ``conftest.py`` names in its ``pytest_plugins``."""
-    for plugin in cfg.pluginmanager.get_plugins() if named else ():
-        conftest = isinstance(plugin, ModuleType) and _origin(plugin).endswith("conftest.py")
-        listed = getattr(plugin, "pytest_plugins", None) if conftest else None
-        if listed is not None and name in ([listed] if isinstance(listed, str) else listed):
-            return True
+def _loaded_anyway(cfg: pytest.Config, name: str) -> bool:
+    """Whether a run of the suite loads the plugin ``-p name`` loads without being told: an
+    installed one pytest loads by its entry point, or one a loaded ``conftest.py`` names."""
+    from _pytest.config import default_plugins
+
+    if name in default_plugins or _named_by_conftest(cfg, name):
+        return True
+    from importlib.metadata import entry_points
+
+    try:
+        found = entry_points(group="pytest11")
+    except Exception:  # a broken installation: pytest has said so
+        return False
+    off = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    return not off and any(name in (ep.name, ep.value.partition(":")[0]) for ep in found)
+
+
+def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str) -> bool:
+    """Whether the plugin ``name`` is the checkout's: a module of the work tree, or one a
+    loaded ``conftest.py`` names in its ``pytest_plugins``."""
+    if _named_by_conftest(cfg, name):
+        return True
     if tally.workdir is None:
         return False
     below = name.replace(".", "/")
@@ -1138,6 +1155,15 @@ def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str, named: bool = 
         for base in ("", "src")
         for end in (".py", "/__init__.py")
     )
+
+
+def _named_by_conftest(cfg: pytest.Config, name: str) -> bool:
+    for plugin in cfg.pluginmanager.get_plugins():
+        conftest = isinstance(plugin, ModuleType) and _origin(plugin).endswith("conftest.py")
+        listed = getattr(plugin, "pytest_plugins", None) if conftest else None
+        if listed is not None and name in ([listed] if isinstance(listed, str) else listed):
+            return True
+    return False
 
 
 def _overlap(one: str, other: str) -> bool:
