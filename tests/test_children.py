@@ -409,6 +409,42 @@ def test_stale_library_loaded_by_ctypes(tmp_path: Path, case: str) -> None:
     assert "native/answer.c" in flags[0].detail
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree", None])
+def test_a_committed_library_rebuilt_and_hidden_from_git(tmp_path: Path, flag: str | None) -> None:
+    """A shared library the tree holds, rebuilt here from an edit and hidden from git by the
+    index: the tests ran bytes a clean clone does not have (hidden-change). The control: the
+    library as committed, flagged the same, is accepted."""
+    import shutil
+
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    repo, _ = project(
+        tmp_path,
+        "import ctypes, pathlib\n\n\ndef test_answer():\n"
+        "    lib = pathlib.Path(__file__).parent.parent / 'native' / 'libanswer.so'\n"
+        "    assert ctypes.CDLL(str(lib)).answer() > 0\n",
+        {"native/answer.c": LIB_C, ".gitignore": "__pycache__/\n"},
+    )
+    source, built = repo / "native" / "answer.c", repo / "native" / "libanswer.so"
+    subprocess.run([compiler, "-shared", "-fPIC", str(source), "-o", str(built)], check=True)
+    commit_all(repo, "the library, committed")
+    git(repo, "update-index", flag or "--assume-unchanged", "native/libanswer.so")
+    if flag is not None:  # rebuilt from an edit git is not told about
+        source.write_text(LIB_C.replace("42", "41"))
+        commit_all(repo, "edited its source")
+        subprocess.run([compiler, "-shared", "-fPIC", str(source), "-o", str(built)], check=True)
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    if flag is None:
+        assert failures(repo) == {}
+        return
+    assert list(failures(repo)) == ["hidden-change"]
+    assert f"native/libanswer.so ({flag})" in failures(repo)["hidden-change"]
+
+
 def ext_c(name: str, value: int) -> str:
     return (
         "#include <Python.h>\n"

@@ -355,6 +355,7 @@ def judge(
             if ld.via == loads_.SOURCELESS:
                 flags[Flag(SOURCELESS, name, rel, "loaded from bytecode with no source")] = None
             elif ld.via == loads_.EXTENSION:
+                read[rel] = None  # its bytes ran: a change hidden from git counts (hidden-change)
                 if natives is None:
                     natives = native_sources(root)
                 stale = stale_extension(ld.path, int(ld.detail or 0), natives, root_s, rebuild)
