@@ -373,11 +373,10 @@ def test_stale_extension(tmp_path: Path, case: str) -> None:
 LIB_C = "int answer(void) { return 42; }\n"
 
 
-@pytest.mark.e2e
-@pytest.mark.parametrize("case", ["source-newer", "control"])
-def test_stale_library_loaded_by_ctypes(tmp_path: Path, case: str) -> None:
-    """A shared library of the checkout that ``ctypes`` loads by path is native code the tests
-    ran, as an extension module is: built before its source changed, it is stale."""
+def library_project(tmp_path: Path, check: str, gitignore: str) -> tuple[Path, Path, Path, str]:
+    """A project whose test loads ``native/libanswer.so`` by path with ``ctypes`` and checks
+    its answer (``check``), the library built from ``native/answer.c``: the repository, the
+    source, the library and the compiler."""
     import shutil
 
     compiler = shutil.which("gcc") or shutil.which("cc")
@@ -387,11 +386,20 @@ def test_stale_library_loaded_by_ctypes(tmp_path: Path, case: str) -> None:
         tmp_path,
         "import ctypes, pathlib\n\n\ndef test_answer():\n"
         "    lib = pathlib.Path(__file__).parent.parent / 'native' / 'libanswer.so'\n"
-        "    assert ctypes.CDLL(str(lib)).answer() == 42\n",
-        {"native/answer.c": LIB_C, ".gitignore": "__pycache__/\n*.so\n"},
+        f"    assert ctypes.CDLL(str(lib)).answer() {check}\n",
+        {"native/answer.c": LIB_C, ".gitignore": gitignore},
     )
     source, built = repo / "native" / "answer.c", repo / "native" / "libanswer.so"
     subprocess.run([compiler, "-shared", "-fPIC", str(source), "-o", str(built)], check=True)
+    return repo, source, built, compiler
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["source-newer", "control"])
+def test_stale_library_loaded_by_ctypes(tmp_path: Path, case: str) -> None:
+    """A shared library of the checkout that ``ctypes`` loads by path is native code the tests
+    ran, as an extension module is: built before its source changed, it is stale."""
+    repo, source, built, _ = library_project(tmp_path, "== 42", "__pycache__/\n*.so\n")
     restamp.begin(open_checkout(repo))
     if case == "source-newer":
         st = built.stat()
@@ -415,20 +423,7 @@ def test_a_committed_library_rebuilt_and_hidden_from_git(tmp_path: Path, flag: s
     """A shared library the tree holds, rebuilt here from an edit and hidden from git by the
     index: the tests ran bytes a clean clone does not have (hidden-change). The control: the
     library as committed, flagged the same, is accepted."""
-    import shutil
-
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    if compiler is None:
-        pytest.skip("no C compiler")
-    repo, _ = project(
-        tmp_path,
-        "import ctypes, pathlib\n\n\ndef test_answer():\n"
-        "    lib = pathlib.Path(__file__).parent.parent / 'native' / 'libanswer.so'\n"
-        "    assert ctypes.CDLL(str(lib)).answer() > 0\n",
-        {"native/answer.c": LIB_C, ".gitignore": "__pycache__/\n"},
-    )
-    source, built = repo / "native" / "answer.c", repo / "native" / "libanswer.so"
-    subprocess.run([compiler, "-shared", "-fPIC", str(source), "-o", str(built)], check=True)
+    repo, source, built, compiler = library_project(tmp_path, "> 0", "__pycache__/\n")
     commit_all(repo, "the library, committed")
     git(repo, "update-index", flag or "--assume-unchanged", "native/libanswer.so")
     if flag is not None:  # rebuilt from an edit git is not told about
