@@ -280,14 +280,24 @@ PyMODINIT_FUNC PyInit__speed(void) { return PyModule_Create(&def); }
 """
 
 
-def build_extension(folder: Path) -> Path:
+def edited_after(built: Path, source: Path, text: str) -> None:
+    """``source`` edited to ``text`` a second after ``built`` was built, and committed (not
+    rebuilt)."""
+    st = built.stat()
+    source.write_text(text)
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    commit_all(source.parent, "edited, not rebuilt")
+
+
+def build_extension(folder: Path, into: Path | None = None) -> Path:
+    """``folder/_speed.c`` built into ``_speed`` in ``into`` (default: beside it)."""
     import shutil
     import sysconfig
 
     compiler = shutil.which("gcc") or shutil.which("cc")
     if compiler is None:
         pytest.skip("no C compiler")
-    target = folder / f"_speed{sysconfig.get_config_var('EXT_SUFFIX')}"
+    target = (into or folder) / f"_speed{sysconfig.get_config_var('EXT_SUFFIX')}"
     include = sysconfig.get_paths()["include"]
     subprocess.run(
         [compiler, "-shared", "-fPIC", f"-I{include}", str(folder / "_speed.c"), "-o", str(target)],
@@ -370,6 +380,40 @@ def test_stale_extension(tmp_path: Path, case: str) -> None:
     assert edited[case].relative_to(repo).as_posix() in flags[0].detail
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", ["sys-path", "spec-from-file-location"])
+def test_an_extension_of_no_import_root_loaded_from_the_work_tree(tmp_path: Path, how: str) -> None:
+    """An extension module that is none of the checkout's import roots, built out of place
+    into an ignored folder of the work tree and imported from there (a folder a conftest puts
+    on ``sys.path``, or ``spec_from_file_location``): its load is recorded as any extension's
+    of the checkout, so one older than its source is stale."""
+    load = {
+        "sys-path": "sys.path.insert(0, str(where))\n    import _speed\n",
+        "spec-from-file-location": (
+            "import importlib.util\n"
+            "    path = next(where.glob('_speed*.so'))\n"
+            "    spec = importlib.util.spec_from_file_location('_speed', path)\n"
+            "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+        ),
+    }[how]
+    repo, _ = project(
+        tmp_path,
+        "import pathlib, sys\n\n\ndef test_speed():\n"
+        "    where = pathlib.Path(__file__).parent.parent / 'build' / 'lib'\n"
+        f"    {load}",
+        {"csrc/_speed.c": SPEED_C, ".gitignore": "__pycache__/\nbuild/\n"},
+    )
+    (repo / "build" / "lib").mkdir(parents=True)
+    built = build_extension(repo / "csrc", into=repo / "build" / "lib")
+    edited_after(built, repo / "csrc" / "_speed.c", SPEED_C + "/* edited */\n")
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
+    assert [(f.module, f.path) for f in flags] == [("_speed", f"build/lib/{built.name}")]
+    assert "csrc/_speed.c" in flags[0].detail
+
+
 LIB_C = "int answer(void) { return 42; }\n"
 
 
@@ -402,10 +446,7 @@ def test_stale_library_loaded_by_ctypes(tmp_path: Path, case: str) -> None:
     repo, source, built, _ = library_project(tmp_path, "== 42", "__pycache__/\n*.so\n")
     restamp.begin(open_checkout(repo))
     if case == "source-newer":
-        st = built.stat()
-        source.write_text(LIB_C.replace("42", "41"))
-        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-        commit_all(repo, "edited the library's source, not rebuilt")
+        edited_after(built, source, LIB_C.replace("42", "41"))
         restamp.begin(open_checkout(repo))
     proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
     assert proc.returncode == 0, proc.stdout + proc.stderr

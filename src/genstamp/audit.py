@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp import bytecode
-from genstamp.paths import inside, installed, site_relative
+from genstamp.paths import environment, inside, installed, site_relative
 
 if TYPE_CHECKING:
     from genstamp.loads import Load
@@ -355,6 +355,8 @@ def judge(
             if ld.via == loads_.SOURCELESS:
                 flags[Flag(SOURCELESS, name, rel, "loaded from bytecode with no source")] = None
             elif ld.via == loads_.EXTENSION:
+                if _in_environment(ld.path, root_s):
+                    continue  # a Python environment kept in the work tree: the installer's
                 read[rel] = None  # its bytes ran: a change hidden from git counts (hidden-change)
                 if natives is None:
                     natives = native_sources(root)
@@ -607,6 +609,17 @@ def clone_of(root: Path, other: str) -> bool:
         and any(git(b, "cat-file", "-e", f"{c}^{{commit}}") is not None for c in mine)
         for a, b, mine in ((here, there, ours), (there, here, theirs))
     )
+
+
+def _in_environment(path: str, root: str) -> bool:
+    """Whether ``path`` lies in a Python environment inside the work tree ``root`` (a virtual
+    or conda environment, an installation: ``paths.environment``)."""
+    folder = os.path.dirname(path)
+    while inside(folder, root) and folder != root:
+        if environment(folder):
+            return True
+        folder = os.path.dirname(folder)
+    return False
 
 
 def module_name(path: str, folders: Iterable[str]) -> str:

@@ -163,7 +163,9 @@ GUARDED: "dict[str, type]" = {}
 _LOCK = _thread.allocate_lock()
 _STATE = _thread._local()
 _HOOKED = False
-_TARGET: "list[Any]" = [None]  # what the audit hook calls: ``_hook`` while a run is active
+# what the audit hook and the extension loader call while a run is active: ``_hook`` and
+# ``_extension_created``
+_TARGET: "list[Any]" = [None, None]
 _real_cache: dict[str, str] = {}  # a path -> real_path's answer, for the active runs
 
 
@@ -183,8 +185,16 @@ def activate(run: Run) -> None:
         _READ.clear()  # what an earlier run in this process saw is not this one's
         _WORK_TREES.clear()
         _TARGET[0] = _hook
+        _TARGET[1] = _extension_created
         if not _HOOKED:
             sys.addaudithook(_AUDIT)
+            # an extension module runs no module code the audit hook sees: its loader says it
+            ExtensionFileLoader.create_module = _function(  # type: ignore[method-assign]
+                _create_module.__code__,
+                {},
+                "create_module",
+                (ExtensionFileLoader.create_module, _TARGET),
+            )
             _HOOKED = True
         if not any(isinstance(f, RootFinder) for f in sys.meta_path):
             sys.meta_path.insert(0, RootFinder())
@@ -209,7 +219,7 @@ def deactivate(folder: str) -> None:
                     pass
         if not _RUNS:
             sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, RootFinder)]
-            _TARGET[0] = None
+            _TARGET[0] = _TARGET[1] = None
 
 
 def record(load: Load) -> None:
@@ -480,6 +490,30 @@ def _audit(
 # run is recorded): it pays that cost, for the few modules it holds.
 _function: "Any" = type(_audit)
 _AUDIT = _function(_audit.__code__, {}, "genstamp_audit", _audit.__defaults__)
+
+
+def _create_module(self: "Any", spec: "Any", original: "Any" = None, target: "Any" = None) -> "Any":
+    # ExtensionFileLoader.create_module while genstamp is loaded: the original's module, and
+    # the load told to ``target[1]``; with no globals (as ``_AUDIT``), nothing held once done
+    module = original(self, spec)
+    told = target[1]
+    if told is not None:
+        told(spec)
+    return module
+
+
+def _extension_created(spec: "ModuleSpec") -> None:
+    """An extension module loaded from the work tree, whatever found it (``sys.path``, a
+    folder a conftest added, ``spec_from_file_location``): recorded as the meta path finder
+    records those of the checkout's import roots."""
+    if getattr(_STATE, "busy", False) or not isinstance(spec.origin, str):
+        return
+    try:
+        real = real_path(spec.origin)
+        if any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
+            record(Load(real, "", spec.name, EXTENSION, str(os.stat(real).st_mtime_ns)))
+    except Exception:  # never break an import
+        pass
 
 
 def _library(name: str) -> None:
