@@ -38,18 +38,20 @@ def test_a_damaged_index_is_one_line(project: Path, command: list[str]) -> None:
         assert proc.returncode == 2, proc.stderr
 
 
-def test_an_unchecked_hash_pyc_of_other_source_is_flagged(tmp_path: Path) -> None:
-    """CPython runs an unchecked hash-based pyc without looking at the source."""
+def hashed_pyc(tmp_path: Path, mode: py_compile.PycInvalidationMode) -> tuple[Path, Path, Path]:
+    """A module's source ``X = 1`` and its hash-based pyc: the work tree, source and pyc."""
     root = tmp_path / "root"
     (root / "pkg").mkdir(parents=True)
     source = root / "pkg" / "mod.py"
     source.write_text("X = 1\n")
     cached = tmp_path / "mod.pyc"
-    py_compile.compile(
-        str(source),
-        cfile=str(cached),
-        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
-    )
+    py_compile.compile(str(source), cfile=str(cached), invalidation_mode=mode)
+    return root, source, cached
+
+
+def test_an_unchecked_hash_pyc_of_other_source_is_flagged(tmp_path: Path) -> None:
+    """CPython runs an unchecked hash-based pyc without looking at the source."""
+    root, source, cached = hashed_pyc(tmp_path, py_compile.PycInvalidationMode.UNCHECKED_HASH)
     assert audit._stale_cache(str(source), str(cached), str(root), None) is None
     source.write_text("X = 2\n")
     assert "unchecked" in str(audit._stale_cache(str(source), str(cached), str(root), None))
@@ -61,6 +63,19 @@ def test_an_unchecked_hash_pyc_of_other_source_is_flagged(tmp_path: Path) -> Non
     )
     source.write_text("X = 3\n")
     assert audit._stale_cache(str(source), str(cached), str(root), None) is None
+
+
+def test_a_checked_hash_pyc_is_not_checked_under_never(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python --check-hash-based-pycs never``: CPython runs a checked pyc unchecked too."""
+    import _imp
+
+    root, source, cached = hashed_pyc(tmp_path, py_compile.PycInvalidationMode.CHECKED_HASH)
+    monkeypatch.setattr(_imp, "check_hash_based_pycs", "never")
+    assert audit._stale_cache(str(source), str(cached), str(root), None) is None
+    source.write_text("X = 2\n")
+    assert "did not check" in str(audit._stale_cache(str(source), str(cached), str(root), None))
 
 
 def test_scrub_keeps_bytecode_a_submodule_tracks(

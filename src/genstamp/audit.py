@@ -801,6 +801,14 @@ def blob_id(path: str) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+def _checks_hashes() -> bool:
+    """Whether this interpreter, the one that loaded the bytecode, checks checked hash-based
+    pycs against their source (``--check-hash-based-pycs never`` turns that off)."""
+    import _imp
+
+    return str(getattr(_imp, "check_hash_based_pycs", "default")) != "never"
+
+
 def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None) -> str | None:
     """Why the bytecode CPython would have used for ``source`` is not that source's, if it is."""
     try:
@@ -814,7 +822,7 @@ def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None)
     if header is None:
         return None
     if header.hash_based:
-        if header.checked:
+        if header.checked and _checks_hashes():
             return None  # CPython ran it only if it hashes to the source (or recompiled)
         try:
             with open(source, "rb") as fh:
@@ -822,7 +830,8 @@ def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None)
         except OSError:
             return None
         if not matches:
-            return f"loaded from {cached}, an unchecked pyc not compiled from the current source"
+            kind = "a checked pyc CPython did not check" if header.checked else "an unchecked pyc"
+            return f"loaded from {cached}, {kind} not compiled from the current source"
         return None
     if not bytecode.matches_stat(header, st.st_mtime, st.st_size):
         return None  # CPython would have recompiled from the source
