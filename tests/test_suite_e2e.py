@@ -737,6 +737,24 @@ def test_doctest_files_the_configuration_collects_are_in_the_suite(tmp_path: Pat
     assert data["selection"]["suites"][0]["files"] == 3  # type: ignore[index]
 
 
+@pytest.mark.parametrize("ignored", [True, False])
+def test_a_doctest_text_file_is_code_the_tests_ran(tmp_path: Path, ignored: bool) -> None:
+    """A doctest text file pytest collects runs its examples: a git-ignored one (a local
+    scratch file a clean clone lacks, whose examples may patch the package) is ignored-code;
+    one the tree holds is the suite's, and accepted."""
+    files = {"tests/test_a.py": cases("a1"), "tests/test_local.txt": ">>> 1 + 1\n2\n"}
+    if ignored:
+        files[".gitignore"] = "__pycache__/\ntests/test_local.txt\n"
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    if ignored:
+        assert (code, list(rules(data))) == (1, ["ignored-code"]), data
+        assert "tests/test_local.txt" in rules(data)["ignored-code"]
+    else:
+        assert code == 0, data
+
+
 def test_a_folder_reached_through_a_tracked_link_is_in_the_suite(tmp_path: Path) -> None:
     """pytest enters a folder through a symbolic link the tree holds (``testpaths`` naming
     the link, or a link inside a test folder) and names its tests by the link's path: those

@@ -210,6 +210,7 @@ class Tally:
         self.partly: set[str] = set()  # files some of whose items a plugin dropped
         self._reported: set[str] = set()  # node ids reported deselected
         self._items: dict[str, Path] = {}  # node id -> file, of every item collected
+        self.texts: dict[str, str] = {}  # collected text files (doctests) -> their blob
         self.marked_errors: set[str] = set()  # categories a filterwarnings marker makes errors
 
     @pytest.hookimpl
@@ -236,6 +237,9 @@ class Tally:
             rel = self.tree_path(collector.path)
             if rel is not None:
                 self.files.add(rel)
+                if not rel.endswith(".py"):  # a doctest text file: its examples are code
+                    with contextlib.suppress(OSError):
+                        self.texts[rel] = loads.blob_of(collector.path.read_bytes())
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
@@ -588,6 +592,9 @@ class Session:
         gen_ns = start.gen.created_ns if start.gen else None
         rec = start.recording
         shaped = audit.configuration(*_configuration(self.config), workdir)
+        # the doctest text files collected: code no module holds, loaded as the tests ran it
+        texts = audit.Audit((), {rel: (blob,) for rel, blob in self.tally.texts.items()}, ())
+        shaped = audit.merge([shaped, texts])
         if rec is None:
             packages = start.settings.packages
             if packages is None:
