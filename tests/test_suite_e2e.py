@@ -490,6 +490,11 @@ def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     assert len(data["parts"]) == 2  # type: ignore[arg-type]
     status = json.loads(run_genstamp(root, "status", "--json").stdout)
     assert status["selection"]["complete"] is True
+    # one run of both from the top takes neither suite's configuration: not theirs
+    stamp(root)
+    assert pytest_in(root, "svc_a", "svc_b").returncode == 0
+    reason = rules(verify(root)[1])["partial-run"]
+    assert "not svc_a/pytest.ini" in reason and "not svc_b/pytest.ini" in reason, reason
 
 
 def test_a_subprojects_own_ini_without_suites_is_partial(tmp_path: Path) -> None:

@@ -997,8 +997,12 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     if not any(flag == "-c" for flag, _ in valued):
         ran = _configuration_file(cfg, tally)
         # a suite with no configuration file of its own takes the one its tests keep
-        if ran is not None and suite.source and ran != suite.source:
-            out.append(f"the configuration {ran or '(none)'}, not {suite.source or '(none)'}")
+        # each declared suite whose files the run collected is run by its own configuration
+        collected = {tally.suite_root(f) for f in tally.all_files()} if tally.suites else set()
+        sources = {suite.source, *(tally.config_at(r).source for r in collected)}
+        for source in sorted(s for s in sources if s):
+            if ran is not None and ran != source:
+                out.append(f"the configuration {ran or '(none)'}, not {source}")
     out += [f"{c} not loaded" for c in tally.unloaded_conftests(_conftest_paths(cfg))]
     return tuple(out)
 
