@@ -706,7 +706,7 @@ def stale_extension(
         except OSError:
             pass
     if not newer:
-        if committed and not natives and module is None and not as_committed(root, [path]):
+        if committed and not natives and module is None and _git_ignored(root, path):
             return (
                 f"{os.path.basename(path)} is built from no source the tree holds (a clean "
                 "clone has no such module): delete it, or commit what builds it"
@@ -721,6 +721,21 @@ def stale_extension(
             f"(a clean clone runs {name}): rebuild it ({rebuild}), or delete it"
         )
     return f"{os.path.basename(path)} is older than {name}: rebuild it ({rebuild})"
+
+
+def _git_ignored(root: str, path: str) -> bool:
+    """Whether git ignores ``path`` (untracked and matched by an ignore rule): no tree holds it."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "check-ignore", "-q", "--", os.path.relpath(path, root)],
+            cwd=root,
+            capture_output=True,
+        )
+    except OSError:
+        return False
+    return done.returncode == 0
 
 
 def _module_beside(path: str) -> str | None:
