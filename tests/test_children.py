@@ -414,6 +414,40 @@ def test_an_extension_of_no_import_root_loaded_from_the_work_tree(tmp_path: Path
     assert "csrc/_speed.c" in flags[0].detail
 
 
+@pytest.mark.parametrize(
+    ("name", "beside", "module", "stale"),
+    [
+        ("_speed.cpython-311-x86_64-linux-gnu.so", None, True, True),  # from nothing here
+        ("34ce6af773ebf06f554f__mypyc.cpython-311-x86_64-linux-gnu.so", None, True, False),
+        ("a.cpython-311-x86_64-linux-gnu.so", "a.py", True, True),  # mypyc's, older than a.py
+        ("libanswer.so", "libanswer.py", False, False),  # a ctypes library hides no module
+    ],
+)
+def test_an_ignored_build_the_tree_holds_no_source_for(
+    tmp_path: Path, name: str, beside: str | None, module: bool, stale: bool
+) -> None:
+    """A git-ignored extension built from no source the tree holds is stale (a clean clone
+    has no such module), but for mypyc's shared helper library, built from the tree's own
+    modules; one older than the module of its name beside it (which it hides) is stale, a
+    library ``ctypes`` loads hides none."""
+    files = {".gitignore": "*.so\n", "pkg/__init__.py": ""}
+    if not module:  # the library's own source, older: only what lies beside it can count
+        files["pkg/answer.c"] = LIB_C
+    repo = committed(tmp_path / "repo", files)
+    built = repo / "pkg" / name
+    built.write_bytes(b"\x7fELF")
+    if beside is not None:
+        (repo / "pkg" / beside).write_text("X = 1\n")
+        st = built.stat()
+        os.utime(repo / "pkg" / beside, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+        commit_all(repo, "the module beside it")
+    natives = [] if module else [str(repo / "pkg" / "answer.c")]
+    why = audit.stale_extension(
+        str(built), built.stat().st_mtime_ns, natives, str(repo), "make", module=module
+    )
+    assert (why is not None) == stale, why
+
+
 LIB_C = "int answer(void) { return 42; }\n"
 
 

@@ -435,11 +435,6 @@ def test_a_hooks_claim_is_settled_with_the_co_process_walk(
     co-process took at the start, never with a walk of its own, and binds the evidence to the
     generation the claim decides (the same one, or the claim's next when the tree changed).
     xdist's workers start once it is settled: they walk nothing either."""
-    # the spy is one of the suite's plugins (a plugin only the run loads makes it partial)
-    with open(fresh / "pyproject.toml", "a") as out:
-        out.write('addopts = ["-p", "no_own_walk"]\n')
-    commit_all(fresh, "the spy")
-    restamp.begin(open_checkout(fresh))
     checkout = open_checkout(fresh)
     before = generation.current(checkout)
     assert before is not None
@@ -454,7 +449,7 @@ def test_a_hooks_claim_is_settled_with_the_co_process_walk(
     (tmp_path / "spy").mkdir()
     (tmp_path / "spy" / "no_own_walk.py").write_text(NO_OWN_WALK)
     env = subprocess_env(PYTHONPATH=str(tmp_path / "spy"))
-    proc = run_pytest(fresh, *extra, env=env)
+    proc = run_pytest(fresh, "-p", "no_own_walk", *extra, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert genstamp_lines(proc) == [], proc.stdout
     no_traceback(proc)

@@ -293,6 +293,8 @@ def test_warns():
         (("-p", "plug"), "", True),  # a plugin of the checkout the configuration does not load
         (("-p", "pytester"), "", True),  # one of pytest's own no run of the suite loads
         (("-p", "doctest"), "", False),  # loaded anyway
+        (("-p", "xdist"), "", False),  # an installed plugin: the environment's
+        (("-o", "strict_markers=false"), "", False),  # unset, pytest 9 takes `strict`'s false
         (("-p", "no:threadexception"), "", False),  # its warning is no error here
         (("--log-level=DEBUG",), "", True),  # what caplog records
         (("-o", "log_cli_level=DEBUG"), "", True),
@@ -742,14 +744,19 @@ def test_doctest_files_the_configuration_collects_are_in_the_suite(tmp_path: Pat
     assert data["selection"]["suites"][0]["files"] == 3  # type: ignore[index]
 
 
-@pytest.mark.parametrize("ignored", [True, False])
-def test_a_doctest_text_file_is_code_the_tests_ran(tmp_path: Path, ignored: bool) -> None:
+@pytest.mark.parametrize("how", ["ignored", "tracked", "linked"])
+def test_a_doctest_text_file_is_code_the_tests_ran(tmp_path: Path, how: str) -> None:
     """A doctest text file pytest collects runs its examples: a git-ignored one (a local
     scratch file a clean clone lacks, whose examples may patch the package) is ignored-code;
-    one the tree holds is the suite's, and accepted."""
+    one the tree holds is the suite's, and accepted (through a tracked link too)."""
+    ignored = how == "ignored"
     files = {"tests/test_a.py": cases("a1"), "tests/test_local.txt": ">>> 1 + 1\n2\n"}
     if ignored:
         files[".gitignore"] = "__pycache__/\ntests/test_local.txt\n"
+    if how == "linked":
+        files = {"tests/test_a.py": cases("a1"), "guide.txt": ">>> 1 + 1\n2\n"}
+        (tmp_path / "p" / "tests").mkdir(parents=True)
+        (tmp_path / "p" / "tests" / "test_local.txt").symlink_to("../guide.txt")
     root = make(tmp_path / "p", files)
     assert pytest_in(root).returncode == 0
     code, data, _ = verify(root)

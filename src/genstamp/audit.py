@@ -36,6 +36,8 @@ EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".pyx", ".pxd", ".rs")
 NATIVE_SOURCES = (
     *EXTENSION_SOURCES,
     *(".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tcc", ".tpp", ".pxi"),
+    # f2py's Fortran and signature files, and the other languages extensions are built from
+    *(".f", ".for", ".f77", ".f90", ".f95", ".f03", ".f08", ".pyf", ".zig", ".go", ".nim"),
 )
 
 
@@ -360,7 +362,9 @@ def judge(
                 read[rel] = None  # its bytes ran: a change hidden from git counts (hidden-change)
                 if natives is None:
                     natives = native_sources(root)
-                stale = stale_extension(ld.path, int(ld.detail or 0), natives, root_s, rebuild)
+                stale = stale_extension(
+                    ld.path, int(ld.detail or 0), natives, root_s, rebuild, module=bool(ld.module)
+                )
                 if stale:
                     flags[Flag(STALE_EXT, name, rel, stale)] = None
             elif ld.via in (loads_.SOURCE, loads_.BYTECODE) and ld.blob:
@@ -686,6 +690,7 @@ def stale_extension(
     rebuild: str,
     *,
     committed: bool = True,
+    module: bool = True,
 ) -> str | None:
     """Why the extension module at ``path`` (built at ``mtime_ns``) is not known to be built
     from the sources now in the tree, if it is not: a native source of the checkout (beside it
@@ -695,18 +700,23 @@ def stale_extension(
     since is current: a build, then ``genstamp stamp``, is not refused. A committed extension
     (``committed``: one in the work tree) that git wrote as HEAD holds it, with every newer
     source as HEAD holds it too, is the tree's own binary: a fresh clone writes files in path
-    order, not build order, and a clean clone runs that very binary."""
+    order, not build order, and a clean clone runs that very binary. ``module``: an extension
+    module imported by name (not a library ``ctypes`` loaded), which hides the Python module of
+    its name beside it."""
     natives = list(natives)
     newer = newer_sources(path, mtime_ns, natives)
-    module = _module_beside(path)
-    if committed and module is not None and module not in newer:
+    # an extension module hides the Python module of its name (not a library ctypes loads)
+    beside = _module_beside(path) if module else None
+    if committed and beside is not None and beside not in newer:
         try:
-            if os.stat(module).st_mtime_ns > mtime_ns:
-                newer.insert(0, module)  # the tree's module of that name, which it hides
+            if os.stat(beside).st_mtime_ns > mtime_ns:
+                newer.insert(0, beside)  # the tree's module of that name, which it hides
         except OSError:
             pass
     if not newer:
-        if committed and not natives and module is None and _git_ignored(root, path):
+        # (mypyc's shared helper library, `<hash>__mypyc`, is built from the tree's modules)
+        helper = "__mypyc." in os.path.basename(path)
+        if committed and not natives and beside is None and not helper and _git_ignored(root, path):
             return (
                 f"{os.path.basename(path)} is built from no source the tree holds (a clean "
                 "clone has no such module): delete it, or commit what builds it"
@@ -715,7 +725,7 @@ def stale_extension(
     if committed and as_committed(root, [path, *newer]):
         return None
     name = os.path.relpath(newer[0], root).replace(os.sep, "/")
-    if newer[0] == module:
+    if newer[0] == beside:
         return (
             f"{os.path.basename(path)} is older than {name}, the module of that name it hides "
             f"(a clean clone runs {name}): rebuild it ({rebuild}), or delete it"

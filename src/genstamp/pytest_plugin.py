@@ -237,9 +237,10 @@ class Tally:
             rel = self.tree_path(collector.path)
             if rel is not None:
                 self.files.add(rel)
-                if not rel.endswith(".py"):  # a doctest text file: its examples are code
-                    with contextlib.suppress(OSError):
-                        self.texts[rel] = loads.blob_of(collector.path.read_bytes())
+                real = self.tree_path(Path(os.path.realpath(collector.path)))
+                if not rel.endswith(".py") and real is not None:  # a doctest text file: code
+                    with contextlib.suppress(OSError):  # (a link: the file it leads to)
+                        self.texts[real] = loads.blob_of(collector.path.read_bytes())
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
@@ -883,6 +884,8 @@ def _facts(
 # tests or decide their outcome (skip and xfail markers)
 SHAPING_INI = ("python_classes", "python_functions")
 COLLECTING = ("unittest", "skipping")
+# pytest 8.2 reads arguments from an @FILE
+_ARGS_FILES = tuple(int(p) for p in pytest.__version__.split(".")[:2] if p.isdigit()) >= (8, 2)
 # command-line options that set a setting (the level a logger records at: what caplog sees)
 SETTING_FLAGS = {
     "--log-level": "log_level",
@@ -967,9 +970,13 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
                 out.append(f"-o {value}")
             elif key not in SHOWING_INI and key != "filterwarnings":
                 configured = _configured(cfg, suite.values, key)
+                if configured is None and key in STRICTER and key != "strict":
+                    # pytest 9: unset, the strict_* settings follow `strict`
+                    configured = _configured(cfg, suite.values, "strict")
                 if configured is None:
                     configured = _default(cfg, key)
-                if configured is None or not _same_or_stricter(key, given, configured):
+                # unknown (a plugin's setting with no default): not taken for an override
+                if configured is not None and not _same_or_stricter(key, given, configured):
                     out.append(f"-o {value}")  # not what the suite's configuration runs with
         elif flag == "-p" and value.startswith("no:"):
             name = value[len("no:") :]
@@ -979,7 +986,7 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             if name in COLLECTING or lenient or _checkout_plugin(cfg, tally, name):
                 out.append(f"-p {value}")
         elif flag == "-p" and not _in_addopts(suite.values, ("-p", value)):
-            if not _loaded_anyway(cfg, value):
+            if _adds_to_the_suite(cfg, tally, value):
                 out.append(f"-p {value}")  # a plugin a run of the suite does not load
         elif flag == "--import-mode" and not _in_addopts(suite.values, (flag, value)):
             if value != _default_import_mode(suite.values):
@@ -1049,6 +1056,10 @@ def _default(cfg: pytest.Config, key: str) -> str | None:
     if not isinstance(entry, tuple) or len(entry) < 3:
         return None
     default = entry[2]
+    if default is None and key in STRICTER:
+        default = False  # pytest 9's strict_* settings: unset, `strict`'s default
+    if default is None and key in SETTING_FLAGS.values():
+        default = ""  # a logging level, unset: the root logger's own
     if isinstance(default, bool):
         return "true" if default else "false"
     if isinstance(default, (list, tuple)):
@@ -1069,7 +1080,7 @@ def _run_words(cfg: pytest.Config) -> list[str]:
 
     words = []
     for arg in (str(a) for a in cfg.invocation_params.args):
-        if arg.startswith("@") and len(arg) > 1:  # pytest reads the arguments in @FILE
+        if arg.startswith("@") and len(arg) > 1 and _ARGS_FILES:  # pytest reads @FILE
             path = cfg.invocation_params.dir / arg[1:]
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 words += path.read_text(encoding="utf-8").splitlines()
@@ -1136,21 +1147,19 @@ def _default_import_mode(values: Mapping[str, str]) -> str:
     return modes[-1] if modes else "prepend"
 
 
-def _loaded_anyway(cfg: pytest.Config, name: str) -> bool:
-    """Whether a run of the suite loads the plugin ``-p name`` loads without being told: an
-    installed one pytest loads by its entry point, or one a loaded ``conftest.py`` names."""
-    from _pytest.config import default_plugins
+def _adds_to_the_suite(cfg: pytest.Config, tally: Tally, name: str) -> bool:
+    """Whether ``-p name`` loads a plugin a run of the suite does not, one that can change
+    its outcomes: a module of the checkout that no loaded ``conftest.py`` names, or one of
+    pytest's own that it does not load by default (``pytester``). An installed plugin (an
+    entry point, loaded with autoload off too; a runner's reporter such as an IDE's) is the
+    environment's, not the checkout's."""
+    from _pytest.config import builtin_plugins, default_plugins
 
-    if name in default_plugins or _named_by_conftest(cfg, name):
-        return True
-    from importlib.metadata import entry_points
-
-    try:
-        found = entry_points(group="pytest11")
-    except Exception:  # a broken installation: pytest has said so
-        return False
-    off = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    return not off and any(name in (ep.name, ep.value.partition(":")[0]) for ep in found)
+    if name in ("genstamp", __name__):
+        return False  # this plugin, loaded by name (with autoload off)
+    if name in builtin_plugins:
+        return name not in default_plugins
+    return _checkout_plugin(cfg, tally, name) and not _named_by_conftest(cfg, name)
 
 
 def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str) -> bool:
