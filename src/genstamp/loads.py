@@ -503,15 +503,14 @@ def _create_module(self: "Any", spec: "Any", original: "Any" = None, target: "An
 
 
 def _extension_created(spec: "ModuleSpec") -> None:
-    """An extension module loaded from the work tree, whatever found it (``sys.path``, a
-    folder a conftest added, ``spec_from_file_location``): recorded as the meta path finder
-    records those of the checkout's import roots."""
+    """An extension module loaded, whatever found it (``sys.path``, a folder a conftest added,
+    ``spec_from_file_location``): recorded where it concerns a run (``record``: one of the
+    work tree, or of the checkout's import roots wherever it lies)."""
     if getattr(_STATE, "busy", False) or not isinstance(spec.origin, str):
         return
     try:
         real = real_path(spec.origin)
-        if any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
-            record(Load(real, "", spec.name, EXTENSION, str(os.stat(real).st_mtime_ns)))
+        record(Load(real, "", spec.name, EXTENSION, str(os.stat(real).st_mtime_ns)))
     except Exception:  # never break an import
         pass
 
@@ -712,13 +711,8 @@ def _spec_found(name: str, spec: "ModuleSpec") -> None:
             if inside(real, workdir) and not installed(real):
                 spec.loader = guarded(name, spec.origin)
                 break
-    if isinstance(spec.loader, ExtensionFileLoader) and spec.origin:
-        real = real_path(spec.origin)
-        try:  # noqa: SIM105 (contextlib costs a child's start-up)
-            record(Load(real, "", name, EXTENSION, str(os.stat(real).st_mtime_ns)))
-        except OSError:
-            pass
-        return
+    if isinstance(spec.loader, ExtensionFileLoader):
+        return  # recorded as its loader creates it (``_extension_created``)
     if spec.origin in (None, "namespace") and spec.submodule_search_locations:
         for location in spec.submodule_search_locations:
             # Outside the checkout it is foreign; inside, a folder the tested tree must hold
