@@ -1003,8 +1003,8 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         out.append("python -" + "O" * sys.flags.optimize)
     if not any(flag == "-c" for flag, _ in valued):
         ran = _configuration_file(cfg, tally)
-        # a suite with no configuration file of its own takes the one its tests keep
-        # each declared suite whose files the run collected is run by its own configuration
+        # the suite's configuration file, and that of each declared suite whose files the run
+        # collected (a suite with no configuration file of its own takes the one its tests keep)
         collected = {tally.suite_root(f) for f in tally.all_files()} if tally.suites else set()
         sources = {suite.source, *(tally.config_at(r).source for r in collected)}
         for source in sorted(s for s in sources if s):
@@ -1159,14 +1159,17 @@ def _adds_to_the_suite(cfg: pytest.Config, tally: Tally, name: str) -> bool:
         return False  # this plugin, loaded by name (with autoload off)
     if name in builtin_plugins:
         return name not in default_plugins
-    return _checkout_plugin(cfg, tally, name) and not _named_by_conftest(cfg, name)
+    return _checkout_module(tally, name) and not _named_by_conftest(cfg, name)
 
 
 def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str) -> bool:
     """Whether the plugin ``name`` is the checkout's: a module of the work tree, or one a
     loaded ``conftest.py`` names in its ``pytest_plugins``."""
-    if _named_by_conftest(cfg, name):
-        return True
+    return _named_by_conftest(cfg, name) or _checkout_module(tally, name)
+
+
+def _checkout_module(tally: Tally, name: str) -> bool:
+    """Whether the module ``name`` is a file of the work tree (at its top or in ``src/``)."""
     if tally.workdir is None:
         return False
     below = name.replace(".", "/")
