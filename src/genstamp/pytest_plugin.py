@@ -660,6 +660,12 @@ class Session:
             reason = _os_reason(exc)
         except Exception as exc:  # never a traceback, never a changed outcome
             reason = f"{type(exc).__name__}: {exc}"
+        finally:
+            # The evidence holds what was recorded until now: nothing later counts, so the
+            # imports of the plugins that report at the end (a terminal summary's) and the
+            # files they open are not recorded at a cost.
+            if self.start.recording is not None:
+                child.close_run(self.start.recording)
         self._forget_earlier()
         self._say(f"genstamp: evidence not written: {reason}")
 
