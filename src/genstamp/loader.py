@@ -256,9 +256,10 @@ def auditable(
 ) -> "dict[str, ModuleType]":
     """The modules ``audit.audit_modules`` has something to say about: those of the audited
     packages, and those loaded from inside the work tree. Every other module it passes over
-    after resolving its path; resolving hundreds of paths one folder at a time costs more."""
+    after resolving its path (each folder once, and kept for ``from_elsewhere``, which goes
+    over the same modules at the end of a run)."""
     wanted = set(packages)
-    real = RealPaths()
+    real = real_path
     kept = {}
     for name, module in list(modules.items()):
         if module is None:
