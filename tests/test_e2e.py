@@ -260,6 +260,20 @@ def test_deleting_a_remote_branch_passes(installed: Project) -> None:
     assert remote_has(p.remote, "refs/heads/feature") is None
 
 
+def test_pushing_notes_is_not_judged(installed: Project) -> None:
+    """Notes (review notes, genstamp's own attestations) are about commits, not code to test:
+    pushed while the work tree is red and untested, they go; the untested commit does not."""
+    p = installed
+    green(p.root)
+    ok(p.git("push", "-u", "origin", "main"))
+    ok(p.git("notes", "add", "-m", "Reviewed-by: someone", "HEAD"))
+    p.edit(CALC, "def add(a, b):\n    return a - b\n")
+    ok(p.git("commit", "-qam", "red, untested"))
+    ok(p.git("push", "origin", "refs/notes/commits"))
+    assert remote_has(p.remote, "refs/notes/commits") == p.rev("refs/notes/commits")
+    refused(p.git("push", "origin", "main"))
+
+
 def test_merge_restamps(installed: Project) -> None:
     p = installed
     ok(p.git("checkout", "-b", "feature"))

@@ -83,12 +83,13 @@ def _is_sha(text: str) -> bool:
 
 def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> dict[str, str]:
     """The commit each pushed ref points at (tags peeled), each once, with a label naming the
-    refs that point at it; deletions judged by nothing."""
+    refs that point at it; deletions and notes (``refs/notes/*``: what is said about commits,
+    genstamp's own attestations among them, not code) judged by nothing."""
     import pygit2
 
     out: dict[str, list[str]] = {}
     for ref in refs:
-        if ref.is_delete:
+        if ref.is_delete or is_notes(ref):
             continue
         try:
             obj = repo.get(ref.local_sha)
@@ -103,6 +104,11 @@ def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> dict
             ) from None
         out.setdefault(str(commit.id), []).append(ref_name(ref.local_ref, ref.remote_ref))
     return {commit: _label(commit, names) for commit, names in out.items()}
+
+
+def is_notes(ref: PushedRef) -> bool:
+    """A push of git notes: its commits hold notes on other commits, not a tree to test."""
+    return any(name.startswith("refs/notes/") for name in (ref.local_ref, ref.remote_ref))
 
 
 def ref_name(local: str, remote: str) -> str:
