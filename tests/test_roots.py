@@ -42,6 +42,18 @@ def test_defaults_root_and_src(tmp_path: Path) -> None:
     }
 
 
+def test_a_folder_python_imports_from_elsewhere_is_no_root(tmp_path: Path) -> None:
+    """With no ``__init__.py``, a folder named like a module of the standard library (research
+    scripts in ``code/``) or an installed regular package (alembic's ``alembic/``; here
+    pluggy, which pytest brings) is no import root: Python imports theirs under that name. The
+    same folders as regular packages, and a namespace folder no other module names, are."""
+    make(tmp_path, "code/analysis.py", "pluggy/env.py", "email/x.py", "shared_ns/util.py")
+    make(tmp_path / "regular", "code/__init__.py", "pluggy/__init__.py")
+    top = str(tmp_path.resolve())
+    assert roots.find(tmp_path) == {"shared_ns": top, "regular": top}
+    assert set(roots.find(tmp_path / "regular")) == {"code", "pluggy"}
+
+
 @pytest.mark.parametrize(
     "config, folder",
     [

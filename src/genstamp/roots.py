@@ -59,8 +59,29 @@ def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
         for name in _roots_in(base):
             # ``src`` holds roots, and a mapped package's folder is that package: neither is one
             if base / name not in dirs and (base / name).resolve() not in theirs:
-                found.setdefault(name, str(base))
+                if not _shadowed(base / name):
+                    found.setdefault(name, str(base))
     return found
+
+
+def _shadowed(folder: Path) -> bool:
+    """A folder with no ``__init__.py`` (scripts in ``code/``, alembic's ``alembic/``) is at most
+    a portion of a namespace package, which Python imports under that name only when no module
+    or regular package of the name is found anywhere on the import path: when the standard
+    library, a built-in or an installed package is, the folder is no import root (the code
+    loaded under that name is theirs)."""
+    name = folder.name
+    if not folder.is_dir() or (folder / "__init__.py").exists():
+        return False
+    if name in sys.builtin_module_names:
+        return True
+    from importlib.machinery import PathFinder
+
+    try:
+        spec = PathFinder.find_spec(name)
+    except (ImportError, ValueError, OSError):
+        return False
+    return spec is not None and spec.origin not in (None, "namespace")
 
 
 def mapped(workdir: Path) -> dict[str, str]:
