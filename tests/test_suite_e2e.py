@@ -267,6 +267,9 @@ def test_warns():
     [
         (("-p", "no:unittest"), "", True),  # the TestCase test is not collected
         (("-o", "python_functions=check_*"), "", True),  # test_* functions are not
+        (("-qo", "python_functions=check_*"), "", True),  # short flags bundled, as argparse takes
+        (("-vqW", "ignore::DeprecationWarning"), "", True),
+        (("-qx",), "", False),  # bundled flags that change nothing
         ((), "-o python_classes=Nothing", True),  # PYTEST_ADDOPTS: the run's own too
         (("-W", "ignore::DeprecationWarning"), "", True),  # the configured error made lenient
         (("-p", "no:warnings"), "", True),

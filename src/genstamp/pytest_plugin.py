@@ -1216,15 +1216,22 @@ def _warning_class(name: str) -> type | None:
     return found if isinstance(found, type) and issubclass(found, Warning) else None
 
 
+_BARE_SHORT = frozenset("qvsxlhV")  # pytest's short flags that take no value: -q, -v, -s, -x, ...
+
+
 def _valued(words: list[str]) -> Iterator[tuple[str, str]]:
     """(flag, value) for each ``-o``, ``-p``, ``-W``, ``-c`` and ``--import-mode`` in ``words``,
     however written."""
     names = {"-o": "-o", "--override-ini": "-o", "-p": "-p", "-W": "-W", "--pythonwarnings": "-W"}
     names |= {"-c": "-c", "--config-file": "-c", "--import-mode": "--import-mode"}
     names |= {flag: flag for flag in SETTING_FLAGS}
+    words = list(words)
     i = 0
     while i < len(words):
         word = words[i]
+        if len(word) > 2 and word[0] == "-" and word[1] in _BARE_SHORT:
+            words[i] = "-" + word[2:]  # short flags bundled, as argparse takes them: -qo K=V
+            continue
         flag, eq, value = word.partition("=")
         if word in names and i + 1 < len(words):
             yield names[word], words[i + 1]
