@@ -52,6 +52,9 @@ def test_a_folder_python_imports_from_elsewhere_is_no_root(tmp_path: Path) -> No
     top = str(tmp_path.resolve())
     assert roots.find(tmp_path) == {"shared_ns": top, "regular": top}
     assert set(roots.find(tmp_path / "regular")) == {"code", "pluggy"}
+    # the project's own name: an older install of it is what would load (foreign-origin)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "Pluggy"\n')
+    assert roots.find(tmp_path) == {"shared_ns": top, "regular": top, "pluggy": top}
 
 
 @pytest.mark.parametrize(
