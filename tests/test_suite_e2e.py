@@ -73,6 +73,22 @@ SIMPLE = {
 }
 
 
+def test_the_suite_named_through_a_link_to_the_checkout(tmp_path: Path) -> None:
+    """The checkout reached through a linked folder (a projects folder on another disk, /tmp on
+    macOS) and the tests named by absolute path through it (``"$PWD/tests"``, as IDE runners
+    do): the files are the suite's own, so the whole suite is complete and half of it is not."""
+    root = make(tmp_path / "real" / "p", SIMPLE)
+    (tmp_path / "linked").symlink_to(tmp_path / "real")
+    through = tmp_path / "linked" / "p"
+    assert pytest_in(root, str(through / "tests")).returncode == 0
+    assert verify(root)[0] == 0
+    stamp(root)
+    assert pytest_in(root, str(through / "tests" / "test_a.py")).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1
+    assert "2 files: tests/deep/test_c.py, tests/test_b.py" in rules(data)["partial-run"]
+
+
 def test_pytest_tests_without_testpaths_is_full(tmp_path: Path) -> None:
     root = make(tmp_path / "p", SIMPLE)
     assert pytest_in(root, "tests/").returncode == 0

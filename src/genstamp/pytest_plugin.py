@@ -216,7 +216,9 @@ class Tally:
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
         if self.workdir is not None:
-            rel = os.path.relpath(config.rootpath, self.workdir).replace(os.sep, "/")
+            rel = self.tree_path(Path(os.path.realpath(config.rootpath)))  # through a link too
+            if rel is None:  # a rootdir above the work tree
+                rel = os.path.relpath(config.rootpath, self.workdir).replace(os.sep, "/")
             self.prefix = "" if rel == "." else rel
 
     def tree_id(self, nodeid: str) -> str:
@@ -229,7 +231,12 @@ class Tally:
         if self.workdir is None:
             return None
         rel = os.path.relpath(path, self.workdir).replace(os.sep, "/")
-        return None if rel.startswith("../") else rel
+        if rel == ".." or rel.startswith("../"):
+            # reached through a link to the checkout (`$PWD/tests` where $PWD is the logical
+            # path): its folder resolved, the file itself kept (a tracked link stays itself)
+            real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+            rel = os.path.relpath(real, self.workdir).replace(os.sep, "/")
+        return None if rel == ".." or rel.startswith("../") else rel
 
     @pytest.hookimpl
     def pytest_collectstart(self, collector: pytest.Collector) -> None:
