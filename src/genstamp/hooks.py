@@ -108,7 +108,11 @@ def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> dict
 
 def is_notes(ref: PushedRef) -> bool:
     """A push of git notes: its commits hold notes on other commits, not a tree to test."""
-    return any(name.startswith("refs/notes/") for name in (ref.local_ref, ref.remote_ref))
+    return notes_ref(ref.local_ref) or notes_ref(ref.remote_ref)
+
+
+def notes_ref(name: str) -> bool:
+    return name.startswith("refs/notes/")
 
 
 def ref_name(local: str, remote: str) -> str:

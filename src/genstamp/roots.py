@@ -55,16 +55,13 @@ def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
     found: dict[str, str] = dict(mapped(workdir))  # each the folder of the package itself
     theirs = {Path(folder) for folder in found.values()}
     dirs = package_dirs(workdir, extra)
-    own: list[str | None] = []  # the project's name, once asked for
     for base in dirs:
         for name in _roots_in(base):
             # ``src`` holds roots, and a mapped package's folder is that package: neither is one
             if base / name not in dirs and (base / name).resolve() not in theirs:
-                if _shadowed(base / name):
-                    # unless it is the project's own (an old install of it may be what loads)
-                    own = own or [project_name(workdir)]
-                    if re.sub(r"[-_.]+", "-", name).lower() != own[0]:
-                        continue
+                # unless it is the project's own (an old install of it may be what loads)
+                if _shadowed(base / name) and normalised(name) != project_name(workdir):
+                    continue
                 found.setdefault(name, str(base))
     return found
 
@@ -277,6 +274,11 @@ def project_name(root: Path) -> str | None:
             name = None
     if not isinstance(name, str) or not name.strip():
         return None
+    return normalised(name)
+
+
+def normalised(name: str) -> str:
+    """A distribution name as PEP 503 compares them (``My_Pkg`` is ``my-pkg``)."""
     return re.sub(r"[-_.]+", "-", name.strip()).lower()
 
 
