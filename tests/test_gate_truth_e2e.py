@@ -59,6 +59,17 @@ def push(repo: Path, local: str, remote_ref: str) -> subprocess.CompletedProcess
     return run_genstamp(repo, "hook", "pre-push", "origin", "file:///nowhere", stdin=line)
 
 
+def pushed_then_an_untested_edit_refused(repo: Path, text: str) -> None:
+    """``git push`` of main is accepted; then CALC holding ``text``, committed untested, is
+    refused as not the tested tree (the control)."""
+    proc = push(repo, "main", "main")
+    assert proc.returncode == 0, proc.stderr
+    (repo / CALC).write_text(text)
+    commit_all(repo, "untested")
+    proc = push(repo, "main", "main")
+    assert proc.returncode == 1 and "tree-mismatch" in proc.stderr, proc.stderr
+
+
 # -- git's conversion: the loaded bytes are judged as `git add` would store them ------------------
 
 
@@ -94,13 +105,10 @@ def test_a_clean_filter_repository_edit_test_commit_push_is_accepted(
     assert verdict(genstamp, repo)[0] == 0
     commit_all(repo, "edit")
     assert "# local note" not in git(repo, "show", f"HEAD:{CALC.as_posix()}")
-    proc = push(repo, "main", "main")
-    assert proc.returncode == 0, proc.stderr
     # control: an edit the filter does not remove is not what was tested
-    (repo / CALC).write_text("def add(a, b):\n    # local note\n    return b + a\n")
-    commit_all(repo, "untested")
-    proc = push(repo, "main", "main")
-    assert proc.returncode == 1 and "tree-mismatch" in proc.stderr, proc.stderr
+    pushed_then_an_untested_edit_refused(
+        repo, "def add(a, b):\n    # local note\n    return b + a\n"
+    )
 
 
 # -- code the clean clone will not have -----------------------------------------------------------
@@ -879,24 +887,28 @@ def test_a_push_of_a_tree_verified_earlier_is_accepted_after_more_work(
     assert proc.returncode == 1 and "tree-mismatch" in proc.stderr, proc.stderr
 
 
-def test_a_branch_verified_in_a_linked_worktree_is_pushed_from_the_main_one(
-    project: Path, genstamp: RunGenstamp, tmp_path: Path
+@pytest.mark.parametrize("verified", [True, False], ids=["verified", "pytest-alone"])
+def test_a_branch_tested_in_a_linked_worktree_is_pushed_from_the_main_one(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path, verified: bool
 ) -> None:
-    """The hooks are the repository's; so are the verdicts: a branch tested and verified in a
-    linked worktree is accepted when the main worktree pushes it, and a commit on it that no
-    worktree verified is not."""
+    """The hooks are the repository's; so are the verdicts and the evidence: a branch tested
+    in a linked worktree (and verified there, or not) is accepted when the main worktree
+    pushes it, and a commit on it that no worktree tested is not."""
     linked = tmp_path / "linked"
     git(project, "worktree", "add", "-q", str(linked), "-b", "side")
     (linked / CALC).write_text("def add(a, b):\n    return b + a\n")
     commit_all(linked, "side: its own change")
     stamp(genstamp, linked)
     assert run_pytest(linked).returncode == 0
-    assert verdict(genstamp, linked, "--rev", "side")[0] == 0
+    if verified:
+        assert verdict(genstamp, linked, "--rev", "side")[0] == 0
+    else:
+        green(genstamp, project)  # the main worktree's own evidence tested another tree
     proc = push(project, "side", "side")
     assert proc.returncode == 0, proc.stderr
     (linked / "src" / "calc" / "more.py").write_text("MORE = 1\n")
     commit_all(linked, "side: never tested")
-    proc = push(project, "side", "side")  # judged on the main worktree's evidence: it has none
+    proc = push(project, "side", "side")
     assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
 
 
@@ -916,6 +928,70 @@ def test_a_newer_failing_run_on_a_verified_tree_is_not_outvoted(
     assert proc.returncode == 1
     code, data = verdict(genstamp, project, "--rev", "HEAD")
     assert (code, rules(data)) == (1, ["tests-failed"])
+
+
+def test_a_branch_tested_then_left_is_pushed_from_main(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """Test a branch, switch back to main, push the branch: the checkout ended the generation
+    the branch was tested in, and that generation's run stands for the branch's tree. Neither
+    a commit no run tested, nor a run that failed, nor a run before `genstamp stamp` does."""
+    assert run_genstamp(project, "install", "--plain").returncode == 0
+    git(project, "switch", "-q", "-c", "feature")
+    (project / "src" / "calc" / "more.py").write_text("MORE = 1\n")
+    (project / "tests" / "test_more.py").write_text(
+        "from calc.more import MORE\n\n\ndef test_more():\n    assert MORE == 1\n"
+    )
+    commit_all(project, "feature")
+    assert run_pytest(project).returncode == 0
+    git(project, "switch", "-q", "main")  # the post-checkout hook: a new generation
+    proc = push(project, "feature", "feature")
+    assert proc.returncode == 0, proc.stderr
+    # a run on main since (its first part prunes the folders of other generations) changes
+    # nothing; the verdict was remembered anyway: forgotten, the kept part still stands
+    assert run_pytest(project).returncode == 0
+    (project / ".git" / "genstamp" / "verified.json").unlink()
+    proc = push(project, "feature", "feature")
+    assert proc.returncode == 0, proc.stderr
+    # control: a commit on the branch that no run tested
+    git(project, "branch", "untested", "feature")
+    git(project, "switch", "-q", "untested")
+    (project / "src" / "calc" / "more.py").write_text("MORE = 2\n")
+    commit_all(project, "untested")
+    git(project, "switch", "-q", "main")
+    proc = push(project, "untested", "untested")
+    assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
+    # control: tested, but failing
+    git(project, "switch", "-q", "untested")
+    assert run_pytest(project).returncode == 1
+    git(project, "switch", "-q", "main")
+    proc = push(project, "untested", "untested")
+    assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
+    # control: `genstamp stamp` vouches for nothing before it
+    git(project, "switch", "-q", "-c", "stamped", "feature")
+    (project / "src" / "calc" / "more.py").write_text("MORE = 1  # stamped\n")
+    commit_all(project, "stamped")
+    assert run_pytest(project).returncode == 0
+    git(project, "switch", "-q", "main")
+    stamp(genstamp, project)
+    proc = push(project, "stamped", "stamped")
+    assert proc.returncode == 1 and "stale-generation" in proc.stderr, proc.stderr
+
+
+def test_a_tree_tested_before_a_stash_is_pushed_after_the_pop(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """Work in progress tested green, stashed, HEAD tested (is the failure mine?), popped,
+    committed, pushed: the run of the same tests on HEAD did not replace the work's part."""
+    green(genstamp, project)
+    (project / CALC).write_text("def add(a, b):\n    return b + a\n")
+    assert run_pytest(project).returncode == 0
+    git(project, "stash", "-q")
+    assert run_pytest(project).returncode == 0
+    git(project, "stash", "pop", "-q")
+    commit_all(project, "commute")
+    # control: one more edit, committed untested
+    pushed_then_an_untested_edit_refused(project, "def add(a, b):\n    return (b + a)\n")
 
 
 # -- the tests begin while the co-process takes the tree at the start ---------------------------

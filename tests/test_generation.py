@@ -234,6 +234,11 @@ def _corrupt(kind: str, good: dict[str, object]) -> bytes:
         return json.dumps({**good, "head": "HEAD"}).encode()
     if kind == "signed-id":
         return json.dumps({**good, "id": "-" + str(good["id"])[1:]}).encode()
+    if kind == "retired-not-a-list":
+        return json.dumps({**good, "retired": {"id": good["id"]}}).encode()
+    if kind == "retired-without-key":
+        entry = {k: good[k] for k in ("id", "tree", "created", "created_ns", "trigger")}
+        return json.dumps({**good, "retired": [entry]}).encode()
     if kind == "future-version":
         return json.dumps({**good, "version": generation.VERSION + 1, "writer": "9.0"}).encode()
     raise AssertionError(kind)
@@ -251,6 +256,8 @@ KINDS = [
     "short-tree",
     "short-head",
     "signed-id",
+    "retired-not-a-list",
+    "retired-without-key",
     "future-version",
 ]
 
@@ -279,6 +286,31 @@ def test_corrupt_stamp_is_reported(project: Path, genstamp: RunGenstamp, kind: s
     code, _, err = genstamp("-C", project, "stamp", "--no-scrub")
     assert code == 0, err
     assert genstamp("-C", project, "status")[0] == 0
+
+
+def test_a_hook_ends_a_generation_into_the_next_ones_retired_list(project: Path) -> None:
+    """What a hook's new generation carries (the ended ones, newest last, at most RETIRED),
+    what `genstamp stamp` does not, and a stamp written before the field (read as none)."""
+    checkout = open_checkout(project)
+    first = restamp.begin(checkout, do_scrub=False).generation
+    assert first.retired == ()
+    gen = first
+    for n in range(generation.RETIRED + 2):
+        (project / "n.txt").write_text(str(n))  # the work tree changes: the claim begins anew
+        claim = generation.claimed(gen, trigger="post-checkout", changed=True, head=None,
+                                   scrub=None, now_ns=gen.created_ns + 1)  # fmt: skip
+        generation.write(checkout, claim)
+        gen = restamp.settle(checkout) or first
+        assert gen.retired[-1]["id"] != gen.id
+    ended = [e["id"] for e in gen.retired]
+    assert len(ended) == generation.RETIRED and first.id not in ended
+    assert generation.as_retired(gen.retired[-1]).key == gen.retired[-1]["key"]
+    assert generation.read(checkout)[0] == gen  # written and read back whole
+    assert restamp.begin(checkout, do_scrub=False).generation.retired == ()
+    raw = json.loads(stamp_file(project).read_text())
+    del raw["retired"]  # a genstamp before the field
+    stamp_file(project).write_text(json.dumps(raw))
+    assert generation.stored(checkout).retired == ()  # type: ignore[union-attr]
 
 
 def test_future_version_names_both_versions(project: Path) -> None:

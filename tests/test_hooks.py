@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -62,8 +63,10 @@ def tested(project: Path, genstamp: RunGenstamp) -> Path:
 
 def forget_verdicts(repo: Path) -> None:
     """The fixture's verify accepted HEAD's tree, which a push of HEAD is then accepted on
-    (genstamp.verified); forgotten, the push is judged on the evidence alone."""
+    (genstamp.verified), and its run is kept as a part of HEAD's tree (genstamp.parts);
+    both forgotten, the push is judged on the newest evidence alone."""
     verified.path_of(repo / ".git").unlink()
+    shutil.rmtree(repo / ".git" / "genstamp" / "parts")
 
 
 def push_line(repo: Path, local_ref: str, remote_ref: str | None = None) -> str:

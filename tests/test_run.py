@@ -7,6 +7,7 @@ writes its own JUnit XML to ``$GENSTAMP_JUNIT``.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -386,3 +387,26 @@ def test_a_pytest_binding_is_kept(repo: Path, tmp_path: Path, args: list[str]) -
     assert props[evidence.P_AUDIT] != "unavailable"
     assert default_evidence(repo).read_bytes() == junit.read_bytes()
     assert rules(repo) == (["partial-run"] if args else [])
+
+
+def test_parts_are_kept_per_tree_for_the_newest_trees_and_the_named_generations(
+    tmp_path: Path,
+) -> None:
+    """The same tests run on another tree keep a part of their own; run again on a tree, they
+    replace its part; past ``parts.TREES`` trees the oldest go; a generation's folder survives
+    a run of another only when named in ``also``."""
+    state = tmp_path / "state"
+    source = tmp_path / "evidence.xml"
+    source.write_text("<testsuites/>")
+    trees = [f"{n:02x}" * 20 for n in range(parts.TREES + 2)]
+    for n, tree in enumerate(trees):
+        path = parts.keep(state, "g1", tree, "k", source, link=False)
+        os.utime(path, ns=(n * 10**9, n * 10**9))
+    kept = parts.listing(state, "g1")
+    assert [p.name.partition(".")[0] for p in kept] == [t[:16] for t in trees[2:]]
+    again = parts.keep(state, "g1", trees[-1], "k", source, link=False)
+    assert len(parts.listing(state, "g1")) == parts.TREES and again in kept
+    parts.keep(state, "g2", trees[0], "k", source, link=False, also=["g1"])
+    assert len(parts.listing(state, "g1")) == parts.TREES
+    parts.keep(state, "g3", trees[0], "k", source, link=False)
+    assert parts.listing(state, "g1") == parts.listing(state, "g2") == []

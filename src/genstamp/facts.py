@@ -223,6 +223,47 @@ def gather_parts(
         merge = merged(first)
         if merge is not None and not merge.complete:
             others = _kept_parts(checkout, first.generation.id, report)
+    return _with_others(base, checkout, first, others, suites)
+
+
+def vouching(
+    checkout: Checkout,
+    base: Facts,
+    target: Target,
+    suites: Sequence[str] = (),
+    *,
+    current: bool = False,
+) -> list[Facts] | None:
+    """The facts for judging ``target`` (a commit) as the gate would have at the end of the
+    generation that tested its tree: one a hook ended (``Generation.retired``, newest first),
+    or with ``current`` (another worktree's checkout) the current one first. The newest part
+    of that generation that tested the target's tree, with the parts of that tree it merges
+    with; None when no such part is kept. ``base`` is the checkout's facts; its work tree's
+    bytecode is not looked at (it is another tree's: the audit says what the run loaded)."""
+    gen = base.generation
+    if gen is None:
+        return None
+    ended = [generation.as_retired(entry) for entry in reversed(gen.retired)]
+    for then_gen in [gen, *ended] if current else ended:
+        path = _newest_part(checkout, then_gen.id, target.tree)
+        if path is None:
+            continue
+        then = base._replace(generation=then_gen, targets=(target,), bytecode=())
+        first = with_report(then, checkout, path, suites)
+        report = first.report
+        others: list[Path] = []
+        if report is not None and not binding_problem(report):
+            merge = merged(first)
+            if merge is not None and not merge.complete:
+                others = _kept_parts(checkout, then_gen.id, report)
+        return _with_others(then, checkout, first, others, suites)
+    return None
+
+
+def _with_others(
+    base: Facts, checkout: Checkout, first: Facts, others: Sequence[Path], suites: Sequence[str]
+) -> list[Facts]:
+    """``first`` carrying the ``others`` parts, then each other part's own facts."""
     out = []
     carried: list[tuple[str, binding.Report]] = []
     for path in others:
@@ -429,15 +470,20 @@ def _newest_part_of(checkout: Checkout, first: Facts, report: binding.Report) ->
     views = first.views
     if tested == tree or views.get(tested, tested) == views.get(tree, tree):
         return None
+    return _newest_part(checkout, first.generation.id, tree)
+
+
+def _newest_part(checkout: Checkout, gen: str, tree: str) -> Path | None:
+    """The newest part kept for the generation ``gen`` that tested ``tree``, if any."""
     found: list[tuple[int, Path]] = []
-    for path in parts.listing(checkout.state, first.generation.id):
+    for path in parts.listing(checkout.state, gen):
         try:
             rep = evidence.read_report(path)
             when = path.stat().st_mtime_ns
         except (GenstampError, OSError):
             continue
         p = rep.properties
-        if not binding_problem(rep) and p.get(binding.P_GENERATION) == first.generation.id:
+        if not binding_problem(rep) and p.get(binding.P_GENERATION) == gen:
             if _same_tested(checkout, p.get(binding.P_TREE_END, ""), tree, p):
                 found.append((when, path))
     return max(found)[1] if found else None

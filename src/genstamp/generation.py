@@ -44,6 +44,7 @@ FORMAT = "genstamp-generation"
 VERSION = 3
 READS = (1, 2, 3)
 HISTORY = 20  # entries kept: what the last hooks did, newest last
+RETIRED = 8  # generations ended by hooks whose evidence is kept (``Generation.retired``)
 TRIGGERS = ("manual", "post-checkout", "post-merge", "post-rewrite", "ci")
 
 
@@ -70,14 +71,18 @@ if TYPE_CHECKING:
         # A hook's claim, until a reader settles it: {"next": {id, key, created, created_ns,
         # trigger, head, scrub}, "may_keep": bool, "notes": [{"at", "trigger"}, ...]}
         pending: dict[str, Any] | None = None
+        # The generations a hook's checkout, merge or rewrite ended, newest last (RETIRED):
+        # {"id", "key", "tree", "created", "created_ns", "trigger"}. Their kept parts still
+        # vouch for the trees they tested when a commit of one is pushed (``facts.retired``).
+        retired: tuple[dict[str, Any], ...] = ()
 
 else:
     from collections import namedtuple
 
     _Fields = namedtuple(
         "Generation",
-        "id tree head created created_ns trigger scrub key writer history pending",
-        defaults=((), None),
+        "id tree head created created_ns trigger scrub key writer history pending retired",
+        defaults=((), None, ()),
     )
 
 
@@ -120,6 +125,7 @@ def new(
     scrub: dict[str, Any] | None = None,
     history: tuple[dict[str, str], ...] = (),
     why: str = "asked for",
+    retired: tuple[dict[str, Any], ...] = (),
 ) -> Generation:
     """A new generation of ``tree`` (not yet written), dated by the git dir's file clock."""
     check_trigger(trigger)
@@ -141,6 +147,36 @@ def new(
         key=_token(32),
         writer=__version__,
         history=noted(history, ns, trigger, "began", why),
+        retired=retired,
+    )
+
+
+def retiring(gen: Generation) -> tuple[dict[str, Any], ...]:
+    """``gen.retired`` with ``gen`` itself added: what a generation a hook begins after ``gen``
+    carries (``genstamp stamp`` carries none: it vouches for nothing done before it)."""
+    mine = {
+        "id": gen.id,
+        "key": gen.key,
+        "tree": gen.tree,
+        "created": gen.created,
+        "created_ns": gen.created_ns,
+        "trigger": gen.trigger,
+    }
+    return (*gen.retired, mine)[-RETIRED:]
+
+
+def as_retired(entry: dict[str, Any]) -> Generation:
+    """A retired generation, to judge its evidence as it would have been judged then."""
+    return Generation(
+        id=entry["id"],
+        tree=entry["tree"],
+        head=None,
+        created=entry["created"],
+        created_ns=entry["created_ns"],
+        trigger=entry["trigger"],
+        scrub=None,
+        key=entry["key"],
+        writer="",
     )
 
 
@@ -170,6 +206,7 @@ def write_at(path: str | os.PathLike[str], gen: Generation, *, sync: bool = True
     as ``atomic.write_atomic``'s."""
     payload = {"format": FORMAT, "version": VERSION, **gen._asdict()}
     payload["history"] = list(gen.history)
+    payload["retired"] = list(gen.retired)
     data = (jsontext.dumps(payload) + "\n").encode()
     try:
         write_atomic(path, data, sync=sync)
@@ -238,7 +275,7 @@ def parse(raw: bytes, path: str | os.PathLike[str]) -> Generation:
             "use the same genstamp version in pre-commit and in the test environment, "
             "or run `genstamp stamp` with this one",
         )
-    fields = Generation._fields
+    fields = [f for f in Generation._fields if f != "retired"]  # optional: read below
     types: dict[str, tuple[type, ...]] = {
         "id": (str,), "tree": (str,), "head": (str, type(None)), "created": (str,),
         "created_ns": (int,), "trigger": (str,), "scrub": (dict, type(None)), "key": (str,),
@@ -270,7 +307,29 @@ def parse(raw: bytes, path: str | os.PathLike[str]) -> Generation:
         raise GenstampError(f"the generation stamp {path} has a malformed history", remedy)
     if data["pending"] is not None and not _is_claim(data["pending"]):
         raise GenstampError(f"the generation stamp {path} has a malformed claim", remedy)
-    return Generation(**{**{f: data[f] for f in fields}, "history": tuple(history)})
+    # A stamp of a genstamp before ``retired`` has none (the field is optional in version 3;
+    # a genstamp that does not know it drops it when it writes, and vouches for less).
+    retired = data.get("retired", [])
+    if not isinstance(retired, list) or not all(_is_retired(r) for r in retired):
+        raise GenstampError(
+            f"the generation stamp {path} has a malformed list of ended generations", remedy
+        )
+    return Generation(
+        **{**{f: data[f] for f in fields}, "history": tuple(history)},
+        retired=tuple(retired),
+    )
+
+
+def _is_retired(entry: object) -> bool:
+    return (
+        isinstance(entry, dict)
+        and _is_hex(entry.get("id", ""), 32)
+        and _is_hex(entry.get("key", ""), 64)
+        and _is_hex(entry.get("tree", ""), 40, 64)
+        and isinstance(entry.get("created"), str)
+        and isinstance(entry.get("created_ns"), int)
+        and entry.get("trigger") in TRIGGERS
+    )
 
 
 def _is_claim(claim: dict[str, Any]) -> bool:
@@ -369,6 +428,7 @@ def settled(gen: Generation, tree: str, tested: str | None, head: str | None) ->
         key=nxt["key"],
         writer=__version__,
         history=history,
+        retired=retiring(gen),
     )
 
 

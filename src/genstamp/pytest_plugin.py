@@ -763,14 +763,17 @@ class Session:
                 ) from exc
         if start.gen is not None:
             # Every bound run is a part of this generation: parts that together cover the
-            # suite make one complete verdict (running one selection again replaces its part).
+            # suite make one complete verdict (running one selection again on the same tree
+            # replaces its part).
             in_place = written is not None and written == dest.path  # pytest writes it anew
             parts.keep(
                 start.checkout.state,
                 start.gen.id,
+                tree_end,
                 covered.part_key,
                 dest.path,
                 link=not in_place,
+                also=[old["id"] for old in start.gen.retired],
             )
         if start.problem:
             state = "written but unbound" if start.gen is None else "written"

@@ -4,7 +4,7 @@ post-rewrite hooks do when content can have changed (``after_hook``)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from genstamp import config, evidence, generation
 from genstamp.errors import GenstampError
@@ -33,8 +33,10 @@ def begin(
     venvs: bool = False,
     why: str = "asked for",
     history: tuple[dict[str, str], ...] | None = None,
+    retired: tuple[dict[str, Any], ...] = (),
 ) -> Begun:
-    """Scrub (unless told not to), then write a new generation of the tree as it is then."""
+    """Scrub (unless told not to), then write a new generation of the tree as it is then
+    (carrying the ``retired`` generations whose evidence still vouches for its trees)."""
     generation.check_trigger(trigger)  # before anything is deleted
     if history is None:
         history = _history(checkout)
@@ -52,6 +54,7 @@ def begin(
         scrub=result.summary() if result is not None else None,
         history=history,
         why=why,
+        retired=retired,
     )
     generation.write(checkout, gen)
     return Begun(gen, result)
@@ -81,14 +84,15 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
         damaged = ""
     if gen is None:
         why = f"the stamp could not be read ({damaged})" if damaged else "there was none"
-        return _began(checkout, trigger, venvs, why, ())
+        return _began(checkout, trigger, venvs, why, (), ())
     tree = tree_identity(checkout)
     if tree == gen.tree:
         why = "the work tree is as the generation began"
     elif tree == _tested_tree(checkout, gen):
         why = "the work tree is as it was tested"
     else:
-        return _began(checkout, trigger, venvs, "the work tree changed", gen.history)
+        why = "the work tree changed"
+        return _began(checkout, trigger, venvs, why, gen.history, generation.retiring(gen))
     result = scrub(checkout.workdir, venvs=venvs, tracked=checkout.repo.index, nested=nested_index)
     return AfterHook(generation.kept(checkout, gen, trigger, why), result, True, why)
 
@@ -99,8 +103,11 @@ def _began(
     venvs: bool,
     why: str,
     history: tuple[dict[str, str], ...],
+    retired: tuple[dict[str, Any], ...],
 ) -> AfterHook:
-    gen, result = begin(checkout, trigger=trigger, venvs=venvs, why=why, history=history)
+    gen, result = begin(
+        checkout, trigger=trigger, venvs=venvs, why=why, history=history, retired=retired
+    )
     assert result is not None  # begun with a scrub
     return AfterHook(gen, result, False, why)
 

@@ -4,19 +4,20 @@ accepted are remembered (``genstamp.verified``) and accepted again without evide
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from genstamp import cleanrecord, config, evidence, verified
 from genstamp.errors import GenstampError
-from genstamp.facts import gather_parts, rev_tree
-from genstamp.repo import Checkout
+from genstamp.facts import gather_parts, rev_tree, vouching, workspace
+from genstamp.repo import Checkout, common_gitdir, open_checkout
 from genstamp.rules import (
     FLAG_LIMIT,
     LABEL_LIMIT,
     PATH_LIMIT,
     RULES,
     TREE_LIMIT,
+    Facts,
     Failure,
     Target,
     Verdict,
@@ -73,6 +74,16 @@ def verify(
         for t in facts.targets
         if t.tree not in remembered or facts.views.get(t.tree, t.tree) == fresh
     )
+    # A commit the newest evidence did not test may have been tested in a generation a
+    # checkout, merge or rewrite ended since (a branch tested, then left): that run's verdict,
+    # as the gate would have given it then, stands for it.
+    if revs:
+        then = [t for t in pending if facts.views.get(t.tree, t.tree) != fresh]
+        vouched = _vouched(checkout, facts._replace(others=(), primary=True), then, settings)
+        if vouched:
+            pending = tuple(t for t in pending if t not in vouched)
+            with contextlib.suppress(GenstampError):
+                verified.remember(checkout.gitdir, [t.tree for t in vouched])
     if not pending:
         gen = facts.generation
         return Verdict((), facts.evidence, gen.id if gen else None, None, facts.targets, None)
@@ -93,6 +104,51 @@ def verify(
         with contextlib.suppress(GenstampError):
             verified.remember(checkout.gitdir, [t.tree for t in pending])
     return verdict
+
+
+def _vouched(
+    checkout: Checkout, base: Facts, targets: Sequence[Target], settings: config.Config
+) -> list[Target]:
+    """The ``targets`` whose tree evidence of an earlier generation of this checkout, or of a
+    generation of another worktree of the repository, vouches for."""
+    out: list[Target] = []
+    for where in [checkout, *_other_worktrees(checkout)]:
+        mine = where is checkout
+        try:
+            facts = base if mine else workspace(where)
+            for target in targets:
+                if target in out:
+                    continue
+                judged = vouching(where, facts, target, settings.suites, current=not mine)
+                if judged is not None:
+                    held = as_committed(checkout, settings, target.tree)
+                    if combine([decide(part, held) for part in judged]).ok:
+                        out.append(target)
+        except GenstampError:
+            continue  # another worktree's trouble is its own to say
+        if len(out) == len(targets):
+            break
+    return out
+
+
+def _other_worktrees(checkout: Checkout) -> Iterator[Checkout]:
+    """The repository's other worktrees: the main one, then the linked ones."""
+    import pygit2
+
+    common = common_gitdir(checkout.gitdir)
+    paths: list[str] = []
+    with contextlib.suppress(pygit2.GitError, OSError):
+        repo = pygit2.Repository(str(common))
+        if not repo.is_bare and repo.workdir:
+            paths.append(repo.workdir)
+        paths += [repo.lookup_worktree(name).path for name in repo.list_worktrees()]
+    here = checkout.workdir.resolve()
+    for path in paths:
+        try:
+            if Path(path).resolve() != here and Path(path).is_dir():
+                yield open_checkout(path)
+        except (GenstampError, OSError):
+            continue
 
 
 def as_committed(checkout: Checkout, settings: config.Config, tree_id: str) -> config.Config:
