@@ -592,6 +592,27 @@ def test_xdist_inside_a_part(tmp_path: Path) -> None:
     assert code == 0, data
 
 
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_folder_its_conftest_skips_whole_ran_skipped(
+    tmp_path: Path, xdist: tuple[str, ...]
+) -> None:
+    """`pytest.importorskip` of an optional dependency in a folder's conftest.py skips the
+    folder's files as a module-level skip skips one: the run is complete. A control: the same
+    folder left out by `--ignore` is not."""
+    files = {**SIMPLE, "tests/optional/test_frame.py": cases("frame", "frame2")}
+    files["tests/optional/conftest.py"] = (
+        "import pytest\n\npytest.importorskip('a_dependency_not_installed')\n"
+    )
+    files["tests/optional/deeper/test_more.py"] = cases("more")
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root, *xdist).returncode == 0
+    code, data, _ = verify(root)
+    assert (code, rules(data)) == (0, {}), data
+    assert pytest_in(root, *xdist, "--ignore", "tests/optional").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1 and "tests/optional/test_frame.py" in rules(data)["partial-run"], data
+
+
 @pytest.mark.parametrize(
     "args",
     [("--collect-only",), ("--fixtures",), ("--setup-plan",), ("-k", "nothing_matches_this")],

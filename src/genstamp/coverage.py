@@ -38,6 +38,9 @@ class Coverage(NamedTuple):
     outcomes: Mapping[str, str]  # node id -> outcome, for every test that ran
     unran: tuple[str, ...]  # tests collected that did not run (deselected by the run, stopped)
     errors: tuple[str, ...] = ()  # collectors that failed (tree ids: a file, a folder, a class)
+    # Folders whose collection was skipped whole (a conftest.py that skips, or imports what is
+    # not installed): their files ran, skipped, as those of a module skipped whole do.
+    skipped: tuple[str, ...] = ()
 
     @property
     def ran_digest(self) -> str:
@@ -87,6 +90,7 @@ class Coverage(NamedTuple):
                 "unran": _pack(sep.join(self.unran)),
                 # only where collection failed: other records stay as they were written
                 **({"errors": list(self.errors)} if self.errors else {}),
+                **({"skipped": list(self.skipped)} if self.skipped else {}),
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -127,6 +131,7 @@ def from_json(text: str) -> Coverage:
         outcomes,
         tuple(_unpack(data["unran"], sep)),
         tuple(str(e) for e in data.get("errors", ())),
+        tuple(str(f) for f in data.get("skipped", ())),
     )
     if binding.digest(files) != data["files_digest"] or cov.ran_digest != data["ran_digest"]:
         raise ValueError("its digests do not match its lists")
@@ -139,6 +144,7 @@ def new(
     outcomes: Mapping[str, str],
     unran: Iterable[str],
     errors: Iterable[str] = (),
+    skipped: Iterable[str] = (),
 ) -> Coverage:
     return Coverage(
         tuple(sorted(set(files))),
@@ -147,6 +153,7 @@ def new(
         dict(outcomes),
         tuple(sorted(set(unran))),
         tuple(sorted(set(errors))),
+        tuple(sorted(set(skipped))),
     )
 
 
@@ -211,8 +218,10 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
     files: set[str] = set()
     ran: dict[str, tuple[str, str]] = {}  # node id -> (outcome, part label)
     conflicts: list[str] = []
+    skipped: set[str] = set()
     for part in parts:
         files.update(part.coverage.files)
+        skipped.update(part.coverage.skipped)
         for nodeid, outcome in part.coverage.outcomes.items():
             seen = ran.get(nodeid)
             if seen is None:
@@ -223,7 +232,12 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
     return Merge(
         tuple(parts),
         tuple(suites),
-        tuple(f for s in suites for f in s.files if f not in files),
+        tuple(
+            f
+            for s in suites
+            for f in s.files
+            if f not in files and not any(f.startswith(f"{d}/") or d in ("", ".") for d in skipped)
+        ),
         tuple(unran),
         tuple(conflicts),
     )

@@ -200,6 +200,7 @@ class Tally:
         self.unexplained: set[str] = set()  # deselected, not by the configuration (tree ids)
         self.collect_errors = 0
         self.collect_failed: set[str] = set()  # the collectors that failed (tree ids)
+        self.skipped_folders: set[str] = set()  # folders skipped whole (tree paths)
         self.executed: set[str] = set()
         self.outcomes: dict[str, str] = {}
         self.files: set[str] = set()  # test files collected (tree paths)
@@ -339,6 +340,13 @@ class Tally:
         if report.failed:
             self.collect_errors += 1
             self.collect_failed.add(self.tree_id(report.nodeid))
+        elif report.skipped and "::" not in report.nodeid and self.workdir is not None:
+            # a folder skipped whole (its conftest.py skips, or imports what is not
+            # installed: pytest.importorskip): as a module skipped whole, its files ran
+            # (xdist sends a worker's skipped collection to the controller)
+            folder = self.tree_id(report.nodeid)
+            if (self.workdir / folder).is_dir():
+                self.skipped_folders.add(posixpath.normpath(folder))
         self._dropped(report)
 
     def skipped_by_lf(self, cfg: pytest.Config) -> set[str]:
@@ -477,6 +485,7 @@ class Tally:
             ran,
             [*self.all_unexplained(), *unran],
             self.collect_failed,
+            self.skipped_folders,
         )
 
 
