@@ -176,6 +176,49 @@ def test_core_hooks_path_is_honoured_and_said(project: Path, tmp_path: Path) -> 
     assert "core.hooksPath" in out
 
 
+def test_a_hooks_folder_in_the_work_tree_keeps_genstamps_hooks_out_of_every_tree(
+    project: Path, tmp_path: Path
+) -> None:
+    """core.hooksPath = .githooks, committed with the team's own hook: genstamp's hooks go
+    there, listed in .git/info/exclude (not in .gitignore: nothing to commit), so a green run
+    is the tree pushed; a user's untracked hook there is chained and listed too; uninstall puts
+    everything back."""
+    hooks = project / ".githooks"
+    hooks.mkdir()
+    (hooks / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    commit_all(project, "the team's hooks")
+    (hooks / "post-merge").write_text("#!/bin/sh\nexit 0\n")  # a user's own, untracked
+    exclude = project / ".git" / "info" / "exclude"
+    before = exclude.read_bytes() if exclude.exists() else None
+    git(project, "config", "core.hooksPath", ".githooks")
+    with_remote(project, tmp_path)
+    out = ok(run_genstamp(project, "install"))
+    assert "info/exclude" in out
+    assert install.is_genstamp_hook(hooks / "pre-push")
+    assert (hooks / "post-merge.genstamp-chained").is_file()
+    assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
+    assert run_pytest(project).returncode == 0
+    assert run_git(project, "push", "-q", "origin", "main").returncode == 0
+    ok(run_genstamp(project, "install"))  # again: nothing listed twice
+    listed = exclude.read_text().splitlines()
+    assert len(listed) == len(set(listed)) and "/.githooks/pre-push" in listed
+    ok(run_genstamp(project, "install", "--uninstall"))
+    assert (exclude.read_bytes() if exclude.exists() else None) == before
+    assert sorted(p.name for p in hooks.iterdir()) == ["post-merge", "pre-commit"]
+
+
+def test_a_committed_hook_genstamp_needs_is_not_moved_aside(project: Path) -> None:
+    hooks = project / ".husky"
+    hooks.mkdir()
+    (hooks / "post-checkout").write_text("#!/bin/sh\nexit 0\n")
+    commit_all(project, "husky")
+    git(project, "config", "core.hooksPath", ".husky")
+    out = refused(run_genstamp(project, "install"))
+    assert ".husky/post-checkout is committed" in out and 'genstamp hook post-checkout "$@"' in out
+    assert sorted(p.name for p in hooks.iterdir()) == ["post-checkout"]
+    assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
+
+
 # -- the config edit -----------------------------------------------------------------------------
 
 USER_CONFIG = """\

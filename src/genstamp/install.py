@@ -510,19 +510,31 @@ def install(
             f"core.hooksPath is set: genstamp's hooks go into {where.hooks_path} "
             f"({where.hooks_dir}), the folder git runs hooks from"
         )
+    folder = tree_folder(where) if mode == "plain" else None
+    if folder is not None:
+        _check_untracked(where, folder)
     record = read_record(where)
     if record is not None and record.mode != mode:
         raise GenstampError(
             f"genstamp was installed here the {record.mode} way",
             "run `genstamp install --uninstall` first to change the way",
         )
-    before = _all(where, [where.hooks_dir / (h + CHAINED) for h in PLAIN_HOOKS])
+    before = _all(
+        where, [where.hooks_dir / (h + CHAINED) for h in PLAIN_HOOKS] + [exclude_file(where)]
+    )
     try:
         if mode == "pre-commit":
             _install_pre_commit(where, repo, rev, command, notes)
         else:
             for hook in PLAIN_HOOKS:
                 _put_hook(where.hooks_dir, hook, command)
+            if folder is not None:
+                _exclude(where, folder)
+                notes.append(
+                    f"core.hooksPath is a folder of the work tree: genstamp's hooks there are "
+                    f"listed in {exclude_file(where)}, so git ignores them and no tested tree "
+                    "holds them"
+                )
     finally:
         after = _all(where, before)
         changed = [p for p in after if after[p] != before.get(p, Entry("absent"))]
@@ -534,6 +546,66 @@ def install(
                 done[str(p)] = _digest(after[p])
             _write_record(where, Record(mode, kept, done))
     return Report(mode, tuple(_show(where, p) for p in changed), tuple(notes))
+
+
+def tree_folder(where: Layout) -> str | None:
+    """The hooks folder as a folder of the work tree (``core.hooksPath = .githooks``, husky's
+    ``.husky``), None when it is elsewhere: hooks written there would be files of every tree
+    the tests run on, and of none that is pushed."""
+    hooks, work = where.hooks_dir.resolve(), where.workdir.resolve()
+    if not hooks.is_relative_to(work) or hooks.is_relative_to(where.common_dir.resolve()):
+        return None
+    return hooks.relative_to(work).as_posix()
+
+
+def exclude_file(where: Layout) -> Path:
+    return where.common_dir / "info" / "exclude"
+
+
+def _ours(where: Layout, folder: str) -> list[str]:
+    """The paths genstamp's hooks take in the work tree's hooks folder (and hooks it chains)."""
+    names = [*PLAIN_HOOKS, *(h + CHAINED for h in PLAIN_HOOKS)]
+    return [f"{folder}/{n}" for n in names if n in PLAIN_HOOKS or (where.hooks_dir / n).exists()]
+
+
+def _check_untracked(where: Layout, folder: str) -> None:
+    """A hook the repository commits is the team's: genstamp does not move it aside."""
+    paths = [f"{folder}/{h}" for h in PLAIN_HOOKS]
+    listed = _git(where.workdir, "ls-files", "-z", "--full-name", "--", *paths)
+    for rel in sorted(filter(None, listed.stdout.split("\0"))):
+        if not is_genstamp_hook(where.workdir / rel):
+            hook = rel.rpartition("/")[2]
+            raise GenstampError(
+                f"core.hooksPath is {where.hooks_path}, a folder of the work tree, and {rel} "
+                "is committed: genstamp will not move a committed hook aside",
+                f'call `genstamp hook {hook} "$@"` from it yourself (and commit that), or '
+                "point core.hooksPath outside the work tree",
+            )
+
+
+def _exclude(where: Layout, folder: str) -> None:
+    """List genstamp's hooks in the repository's own exclude file (never committed), once."""
+    path = exclude_file(where)
+    try:
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        text = ""
+    have = set(text.splitlines())
+    wanted = [f"/{_glob_escaped(rel)}" for rel in _ours(where, folder)]
+    lines = [w for w in wanted if w not in have]
+    if not lines:
+        return
+    if text and not text.endswith("\n"):
+        text += "\n"
+    text += "# genstamp install: its hooks in core.hooksPath's folder\n" + "\n".join(lines) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text.encode("utf-8", "surrogateescape"))
+
+
+def _glob_escaped(rel: str) -> str:
+    """``rel`` as a gitignore pattern that matches it alone."""
+    out = re.sub(r"([\\*?\[\]])", r"\\\1", rel)
+    return out[:-1] + "\\ " if out.endswith(" ") else out
 
 
 def _install_pre_commit(
@@ -603,6 +675,12 @@ def uninstall(checkout: Checkout) -> Report:
             notes.append(
                 f"{_show(where, path)} changed since `genstamp install`: left as it is "
                 "(remove genstamp's repository and hook types from it yourself)"
+            )
+            continue
+        if _digest(now) != record.after.get(name) and path == exclude_file(where):
+            notes.append(
+                f"{path} changed since `genstamp install`: left as it is (remove the lines "
+                "under genstamp's comment yourself)"
             )
             continue
         restore(path, entry)
