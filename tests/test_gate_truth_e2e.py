@@ -994,6 +994,52 @@ def test_a_tree_tested_before_a_stash_is_pushed_after_the_pop(
     pushed_then_an_untested_edit_refused(project, "def add(a, b):\n    return (b + a)\n")
 
 
+@pytest.mark.parametrize(
+    ("files", "code"),
+    [
+        ({"index.html": "<h1>docs</h1>", "css/site.css": "h1 {}"}, False),
+        ({"index.html": "<h1>docs</h1>", "_static/conf.py": "x = 1\n"}, True),
+        ({"README.md": "notes", "notes/run.ipynb": "{}"}, True),
+        ({"README.md": "notes", "pyproject.toml": "[project]\n"}, True),
+    ],
+    ids=["site", "a-python-file", "a-notebook", "a-pyproject"],
+)
+def test_a_pushed_tree_of_no_python_code_has_nothing_to_test(
+    project: Path, genstamp: RunGenstamp, files: dict[str, str], code: bool
+) -> None:
+    """gh-pages (ghp-import, `mkdocs gh-deploy`): a branch of built docs holds nothing pytest
+    could run; its push is accepted, saying so. A tree with any Python code is judged."""
+    green(genstamp, project)
+    tree = git(project, "mktree", input=_nested(project, files))
+    git(
+        project,
+        "update-ref",
+        "refs/heads/gh-pages",
+        git(project, "commit-tree", tree, "-m", "site"),
+    )
+    proc = push(project, "gh-pages", "gh-pages")
+    assert proc.returncode == (1 if code else 0), proc.stderr
+    code_, _, err = genstamp("-C", project, "verify", "--rev", "gh-pages")
+    assert code_ == (1 if code else 0)
+    assert ("holds no Python code" in err) == (not code), err
+
+
+def _nested(repo: Path, files: dict[str, str]) -> str:
+    """`git mktree` input for ``files`` (one level of folders), the subtrees written."""
+    top: dict[str, str] = {}
+    folders: dict[str, str] = {}
+    for rel, text in files.items():
+        blob = git(repo, "hash-object", "-w", "--stdin", input=text)
+        folder, _, name = rel.rpartition("/")
+        if folder:
+            folders[folder] = folders.get(folder, "") + f"100644 blob {blob}\t{name}\n"
+        else:
+            top[name] = f"100644 blob {blob}\t{name}\n"
+    for folder, listing in folders.items():
+        top[folder] = f"040000 tree {git(repo, 'mktree', input=listing)}\t{folder}\n"
+    return "".join(top[name] for name in sorted(top))
+
+
 # -- the tests begin while the co-process takes the tree at the start ---------------------------
 
 WRITES_SLOW2 = """

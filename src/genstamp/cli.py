@@ -284,9 +284,16 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
 
 def _accepted(verdict: Verdict) -> str:
     c = verdict.counts
-    if c is None:  # every target's tree was accepted before, in a worktree of this repository
-        trees = ", ".join(sorted({t.tree[:12] for t in verdict.targets}))
-        return f"accepted: tree {trees} was verified earlier in a worktree of this repository"
+    if c is None:  # every target's tree was accepted before, or holds no code to test
+        said = []
+        earlier = sorted({t.tree[:12] for t in verdict.targets if t.tree not in verdict.no_code})
+        if earlier:
+            trees = ", ".join(earlier)
+            said.append(f"tree {trees} was verified earlier in a worktree of this repository")
+        if verdict.no_code:
+            trees = ", ".join(sorted({t[:12] for t in verdict.no_code}))
+            said.append(f"tree {trees} holds no Python code: nothing for the tests to judge")
+        return "accepted: " + "; ".join(said)
     # As pytest counts them: JUnit writes xfailed and xpassed tests as <skipped> too.
     counts = f"{c.passed} passed, {c.skipped - c.xfailed - c.xpassed} skipped, "
     if c.xfailed or c.xpassed:

@@ -531,6 +531,38 @@ def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Pat
     return [path for path in out if str(path) not in gone]
 
 
+# What makes a tree Python's: a source, a stub, a Cython file, a notebook, a configuration
+# pytest or a build reads. A gitlink may hold any of them.
+CODE_SUFFIXES = (".py", ".pyi", ".pyw", ".pyx", ".pxd", ".ipynb")
+CODE_NAMES = frozenset({"pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"})
+
+
+def holds_code(repo: pygit2.Repository, tree_id: str) -> bool:
+    """Whether the tree holds Python code (any ``CODE_SUFFIXES`` file, ``CODE_NAMES``, or a
+    submodule); True when the tree cannot be read. A published site (gh-pages) does not."""
+    try:
+        top = repo.get(tree_id)
+    except (ValueError, pygit2.GitError):
+        return True
+    if not isinstance(top, pygit2.Tree):
+        return True
+    folders = [top]
+    while folders:
+        folder = folders.pop()
+        for entry in folder:
+            if entry.filemode == FileMode.COMMIT:
+                return True
+            if entry.filemode == FileMode.TREE:
+                sub = repo.get(entry.id)
+                if isinstance(sub, pygit2.Tree):
+                    folders.append(sub)
+            elif entry.name is not None and (
+                entry.name.endswith(CODE_SUFFIXES) or entry.name in CODE_NAMES
+            ):
+                return True
+    return False
+
+
 def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:
     """The tree of the commit ``rev`` names (tags peeled to their commit)."""
     try:

@@ -125,6 +125,7 @@ class Verdict(NamedTuple):
     merge: coverage.Merge | None = None  # the parts judged together, when coverage was recorded
     partial: tuple[str, ...] = ()  # what was left out, when allow-partial let it pass
     reasons: str = ""  # the run's own reasons (genstamp.selection.reasons)
+    no_code: tuple[str, ...] = ()  # trees judged that hold no Python code (nothing to test)
 
     @property
     def ok(self) -> bool:
@@ -175,7 +176,7 @@ class Verdict(NamedTuple):
                 }
                 for p in (self.merge.parts if self.merge is not None else ())
             ],
-        }
+        } | ({"no_code": list(self.no_code)} if self.no_code else {})
 
 
 # -- what the checks share ----------------------------------------------------------------------

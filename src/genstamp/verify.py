@@ -9,7 +9,7 @@ from pathlib import Path
 
 from genstamp import cleanrecord, config, evidence, verified
 from genstamp.errors import GenstampError
-from genstamp.facts import gather_parts, rev_tree, vouching, workspace
+from genstamp.facts import gather_parts, holds_code, rev_tree, vouching, workspace
 from genstamp.repo import Checkout, common_gitdir, open_checkout
 from genstamp.rules import (
     FLAG_LIMIT,
@@ -74,6 +74,9 @@ def verify(
         for t in facts.targets
         if t.tree not in remembered or facts.views.get(t.tree, t.tree) == fresh
     )
+    # A commit of no Python code (a published site: gh-pages) holds nothing to test.
+    no_code = tuple(t.tree for t in pending if revs and not holds_code(checkout.repo, t.tree))
+    pending = tuple(t for t in pending if t.tree not in no_code)
     # A commit the newest evidence did not test may have been tested in a generation a
     # checkout, merge or rewrite ended since (a branch tested, then left): that run's verdict,
     # as the gate would have given it then, stands for it.
@@ -86,7 +89,9 @@ def verify(
                 verified.remember(checkout.gitdir, [t.tree for t in vouched])
     if not pending:
         gen = facts.generation
-        return Verdict((), facts.evidence, gen.id if gen else None, None, facts.targets, None)
+        return Verdict(
+            (), facts.evidence, gen.id if gen else None, None, facts.targets, None, no_code=no_code
+        )
     # each tree judged by its own settings, as strict as the work tree's (one group, mostly)
     groups: dict[config.Config, list[Target]] = {}
     for target in pending:
@@ -97,7 +102,7 @@ def verify(
             for held, group in groups.items()
             for part in judged
         ]
-    )._replace(targets=facts.targets)
+    )._replace(targets=facts.targets, no_code=no_code)
     if verdict.ok:
         # The verdict stands whether or not it can be kept (a read-only git dir, a store of
         # another genstamp version): a later push of this tree then needs fresh evidence.
