@@ -467,9 +467,9 @@ def test_the_decisions_do_no_io() -> None:
     allowed = {
         "__future__", "annotations", "typing", "Any", "NamedTuple", "ast", "configparser",
         "fnmatch", "hashlib", "posixpath", "shlex", "sys", "tomllib", "tomli", "collections.abc",
-        "Callable", "Iterable", "Sequence", "Mapping", "base64", "json", "zlib", "genstamp",
-        "suite", "_pytest.mark.expression", "Expression", "re", "binding", "TYPE_CHECKING",
-        "genstamp.suite", "describe_missing",
+        "Callable", "Collection", "Iterable", "Sequence", "Mapping", "base64", "json", "zlib",
+        "genstamp", "suite", "_pytest.mark.expression", "Expression", "re", "binding",
+        "TYPE_CHECKING", "genstamp.suite", "describe_missing",
     }  # fmt: skip
     for module in (genstamp.selection, genstamp.suite, genstamp.coverage):
         tree_ = ast.parse(Path(str(module.__file__)).read_text())
@@ -482,20 +482,68 @@ def test_the_decisions_do_no_io() -> None:
         assert imported <= allowed, (module.__name__, imported - allowed)
 
 
-def test_every_option_of_pytest_that_takes_a_value_is_known() -> None:
-    """The configuration's ``addopts`` are split as pytest's own parser splits them: a value
-    taken for a path would make the suite the files under it."""
+def _pytest_options(kind: str) -> set[str]:
+    """The names of pytest's own options of ``kind``: "value" (the next word is its value)
+    or "flag" (it takes none)."""
     from _pytest.config import get_config
 
     parser = get_config(args=[])._parser
     flags = {"store_true", "store_false", "store_const", "count", "help", "version"}
-    taking = {
-        name
-        for group in [*parser._groups, parser._anonymous]
-        for option in group.options
-        if option.attrs().get("action") not in flags
-        and option.attrs().get("nargs") not in (0, "?")
-        and "Action" not in str(option.attrs().get("action"))
-        for name in option.names()
+    out: set[str] = set()
+    for group in [*parser._groups, parser._anonymous]:
+        for option in group.options:
+            attrs = option.attrs()
+            if attrs.get("action") in flags or attrs.get("nargs") == 0:
+                found = "flag"
+            elif attrs.get("nargs") != "?" and "Action" not in str(attrs.get("action")):
+                found = "value"
+            else:
+                found = ""
+            if found == kind:
+                out.update(option.names())
+    return out
+
+
+def test_every_option_of_pytest_that_takes_a_value_is_known() -> None:
+    """The configuration's ``addopts`` are split as pytest's own parser splits them: a value
+    taken for a path would make the suite the files under it."""
+    assert _pytest_options("value") - suite.VALUED == set()
+
+
+def test_every_flag_of_pytest_is_known() -> None:
+    """A word after one of pytest's own flags in ``addopts`` is a path: never read both ways."""
+    assert {n for n in _pytest_options("flag") if n.startswith("--")} - suite.FLAGS == set()
+
+
+@pytest.mark.parametrize(
+    ("args", "valued", "paths", "maybe"),
+    [
+        (["--golden-dir", "tests/golden"], None, [], ["tests/golden"]),
+        (["--golden-dir", "tests/golden"], {"--golden-dir"}, [], []),
+        (["--golden-dir", "tests/golden"], set(), ["tests/golden"], []),
+        (["--strict-markers", "tests"], None, ["tests"], []),
+        (["--golden-dir=x", "tests"], None, ["tests"], []),
+        (["-qm", "not slow", "tests"], None, ["tests"], []),
+        (["-vx", "tests"], None, ["tests"], []),
+    ],
+)
+def test_addopts_words_after_an_option_no_table_knows_are_read_both_ways(
+    args: list[str], valued: set[str] | None, paths: list[str], maybe: list[str]
+) -> None:
+    taken = suite._options(args, valued)
+    assert (taken.get("", []), taken.get("maybe", [])) == (paths, maybe)
+
+
+def test_a_word_read_both_ways_makes_the_suite_what_either_reading_collects() -> None:
+    files = {
+        "pytest.ini": b"[pytest]\naddopts = --golden-dir tests/golden\n",
+        "tests/test_a.py": b"",
+        "tests/golden/test_g.py": b"",
+        "other/test_o.py": b"",
     }
-    assert taking - suite.VALUED == set()
+    found = suite.collect(sorted(files), files.get)
+    assert found.files == ("other/test_o.py", "tests/golden/test_g.py", "tests/test_a.py")
+    told = suite.collect(sorted(files), files.get, valued={"--golden-dir"})
+    assert told.files == found.files  # the value is no path: the folder is searched
+    flag = suite.collect(sorted(files), files.get, valued=set())
+    assert flag.files == ("tests/golden/test_g.py",)

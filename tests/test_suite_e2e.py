@@ -490,6 +490,48 @@ def test_runs_as_the_project_runs_them_are_the_suites(tmp_path: Path, case: str)
     assert code == 0, data
 
 
+ADDOPTS_OPTIONS = (
+    "def pytest_addoption(parser):\n"
+    "    parser.addoption('--golden-dir', default='')\n"
+    "    parser.addoption('--slow-mode', action='store_true')\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("addopts", "part", "partial"),
+    [
+        # a conftest's option that takes a value: the value is no path to collect
+        ("--golden-dir tests/golden", "tests/test_a.py", True),
+        ("--golden-dir tests/golden", "", False),
+        # a conftest's flag: the word after it is the path pytest collects
+        ("--slow-mode tests/deep", "tests/deep/test_c.py", False),
+        ("--slow-mode tests/deep", "tests/deep/test_c.py::test_c1", True),
+        # short flags bundled as argparse takes them
+        ('-qm "not slow"', "", False),
+        ('-qm "not slow"', "tests/test_b.py", True),
+    ],
+    ids=["value-part", "value-whole", "flag-path", "flag-path-part", "bundle", "bundle-part"],
+)
+def test_options_in_addopts_are_read_as_the_runs_pytest_reads_them(
+    tmp_path: Path, addopts: str, part: str, partial: bool
+) -> None:
+    """The words of the configuration's addopts after an option only a conftest or a plugin
+    knows are read as the run's pytest read them (it knows whether the option takes a value):
+    a value taken for a path emptied the suite, and any part of it was accepted as whole."""
+    files = {
+        **SIMPLE,
+        "tests/golden/expected.txt": "42\n",
+        "tests/test_slow.py": "import pytest\n\n\n@pytest.mark.slow\ndef test_s():\n    pass\n",
+        "conftest.py": ADDOPTS_OPTIONS,
+        "pytest.ini": f"[pytest]\naddopts = {addopts}\nmarkers = slow\n",
+    }
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root, *([part] if part else [])).returncode == 0
+    code, data, _ = verify(root)
+    assert code == (1 if partial else 0), data
+    assert ("partial-run" in rules(data)) == partial
+
+
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     files = {
         "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
@@ -38,6 +38,10 @@ P_OUTPUT = "genstamp.output"  # the --junitxml file inside the work tree: output
 # Why the session failed though no test did (pytest exited 1: --cov-fail-under, a conftest's
 # check at the session's end); only when it did.
 P_SESSION_FAILED = "genstamp.session.failed"
+# The options of the configuration's addopts that genstamp's own tables do not know and the
+# run's pytest takes a value for (a conftest's, a plugin's), as a JSON list; only when its
+# addopts hold an option the tables do not know (the gate then reads them as the run did).
+P_VALUED = "genstamp.addopts.valued"
 
 # How a genstamp.selection.reasons entry for the run's own options begins (the gate names them)
 OPTIONS_REASON = "the run's own options change the suite"
@@ -116,6 +120,7 @@ class Binding(NamedTuple):
     output: str = ""  # work-tree-relative path of the report the run wrote, or ""
     coverage: str = UNAVAILABLE  # what the run covered (``genstamp.coverage``) as JSON
     session_failed: str = ""  # why the session failed though no test did ("": it did not)
+    valued: str = ""  # P_VALUED's JSON list, "" when not recorded
 
     def properties(self) -> dict[str, str]:
         """The ``genstamp.*`` properties, in the order a bound file carries them."""
@@ -134,7 +139,22 @@ class Binding(NamedTuple):
             **({P_OUTPUT: self.output} if self.output else {}),
             P_COVERAGE: self.coverage,
             **({P_SESSION_FAILED: self.session_failed} if self.session_failed else {}),
+            **({P_VALUED: self.valued} if self.valued else {}),
         }
+
+
+def valued_of(props: Mapping[str, str]) -> frozenset[str] | None:
+    """The options P_VALUED lists, None when the run recorded none (or not readably)."""
+    raw = props.get(P_VALUED)
+    if raw is None:
+        return None
+    try:
+        found = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(found, list) or not all(isinstance(o, str) for o in found):
+        return None
+    return frozenset(found)
 
 
 def new(
@@ -152,6 +172,7 @@ def new(
     output: str = "",
     coverage: str = UNAVAILABLE,
     session_failed: str = "",
+    valued: str = "",
 ) -> Binding:
     """The binding of a run that ended now. ``partial`` holds why the run covered part of the
     suite (nothing: all of it); a runner whose selection genstamp cannot see passes
@@ -175,4 +196,5 @@ def new(
         output=output,
         coverage=coverage,
         session_failed=session_failed,
+        valued=valued,
     )

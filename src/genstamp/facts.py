@@ -14,7 +14,7 @@ import posixpath
 import re
 import subprocess
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
@@ -140,7 +140,8 @@ def with_report(
     # A report that does not bind is judged on that alone: its trees are not looked at.
     if report is not None and not binding_problem(report):
         props = report.properties
-        suites_found = tree_suites(repo, props[binding.P_TREE_END], suites)
+        valued = binding.valued_of(props)
+        suites_found = tree_suites(repo, props[binding.P_TREE_END], suites, valued)
         loaded, _ = read_audit(props)
         output = output_path(props)
         if output and (loaded is None or output not in loaded.loaded):
@@ -692,11 +693,15 @@ def _tree(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:
 
 
 def tree_suites(
-    repo: pygit2.Repository, tree_id: str, roots: Sequence[str]
+    repo: pygit2.Repository,
+    tree_id: str,
+    roots: Sequence[str],
+    valued: Collection[str] | None = None,
 ) -> tuple[suite.Suite, ...] | None:
     """The suites of the tree ``tree_id`` (None when it is not in the object store). Only the
-    folders a configuration's ``testpaths`` name are listed, and no folder pytest would not
-    enter: a large tree with a small ``tests/`` costs little."""
+    folders a configuration's ``testpaths`` (and its ``addopts``) name are listed, and no
+    folder pytest would not enter: a large tree with a small ``tests/`` costs little.
+    ``valued``: the options a run's pytest said take a value (``binding.P_VALUED``)."""
     tree = _tree(repo, tree_id)
     if tree is None:
         return None
@@ -709,9 +714,11 @@ def tree_suites(
     out = []
     for root in roots or [""]:
         root = root.strip("/")
-        config = suite.read_config(read, root)
+        config = suite.read_config(read, root, valued)
         listing: list[str] = []
         starts = [suite.join(root, t) for t in config.starts()]
+        named = [suite.join(root, p.partition("::")[0]) for p in (*config.paths, *config.maybe)]
+        starts += [p for p in named if _lookup(repo, tree, p, opened)]
         if (
             not starts
             or any(glob.has_magic(s) for s in starts)
@@ -726,7 +733,7 @@ def tree_suites(
                 folder = posixpath.dirname(folder)
                 if read(suite.join(folder, "conftest.py")) is not None:
                     listing.append(suite.join(folder, "conftest.py"))
-        out.append(suite.collect(sorted(set(listing)), read, root))
+        out.append(suite.collect(sorted(set(listing)), read, root, valued))
     return tuple(out)
 
 

@@ -755,7 +755,16 @@ class Session:
                 "the session's end)"
             )
         props = _properties(
-            start, trees.start, tree_end, head, reasons, merged, covered, written, session_failed
+            start,
+            trees.start,
+            tree_end,
+            head,
+            reasons,
+            merged,
+            covered,
+            written,
+            session_failed,
+            _valued_in_addopts(self.config),
         )
         key = start.gen.key if start.gen else ""
         if written is None:
@@ -854,10 +863,12 @@ def _properties(
     covered: coverage.Coverage,
     written: Path | None = None,
     session_failed: str = "",
+    valued: str = "",
 ) -> dict[str, str]:
     """The ``genstamp.*`` properties that bind this run's evidence; ``written``: the user's
     --junitxml, recorded when inside the work tree (the gate leaves it out of the trees);
-    ``session_failed``: why the session failed though no test did."""
+    ``session_failed``: why the session failed though no test did; ``valued``:
+    ``binding.P_VALUED``."""
     from genstamp import binding, checkout_id
 
     return binding.new(
@@ -873,7 +884,39 @@ def _properties(
         output=_output(start, written),
         coverage=covered.to_json(),
         session_failed=session_failed,
+        valued=valued,
     ).properties()
+
+
+# argparse actions that take no value
+_FLAG_ACTIONS = frozenset({"store_true", "store_false", "store_const", "count", "help", "version"})
+
+
+def _valued_in_addopts(config: pytest.Config) -> str:
+    """``binding.P_VALUED``: of the options in the configuration's ``addopts`` that the
+    suite's tables do not know, those this run's pytest (its plugins', its conftests') takes a
+    value for, as a JSON list; "" when every option there is in the tables."""
+    from genstamp.suite import FLAGS, VALUED
+
+    try:
+        words = [str(w) for w in config.getini("addopts")]
+    except (ValueError, TypeError):
+        return ""
+    unknown = {w for w in words if w.startswith("--") and "=" not in w and w not in VALUED | FLAGS}
+    if not unknown:
+        return ""
+    parser = config._parser
+    takes: dict[str, bool] = {}
+    try:
+        for group in [*parser._groups, parser._anonymous]:
+            for option in group.options:
+                attrs = option.attrs()
+                value = attrs.get("action") not in _FLAG_ACTIONS and attrs.get("nargs") != 0
+                for name in option.names():
+                    takes[name] = value
+    except AttributeError:  # a pytest whose parser is built otherwise: the tables alone
+        return ""
+    return json.dumps(sorted(o for o in unknown if takes.get(o, False)))
 
 
 def _output(start: Start, written: Path | None) -> str:

@@ -18,7 +18,7 @@ import posixpath
 import re
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple
 
 from genstamp import binding
@@ -72,6 +72,26 @@ _VALUED = """-p -k -m -c -o -W -n -r --deselect --ignore --ignore-glob --rootdir
     --typeguard-packages --cov-append-to --env --envfile --dist-load --tb-style --log-disable
     --log-auto-indent --junitprefix --pdbcls --assert --report-chars --max-warnings"""
 VALUED = frozenset(_VALUED.split())
+# Options (pytest's and common plugins') that take no value: the word after one is a path.
+_FLAGS = """--cache-clear --co --collect-in-virtualenv --collect-only --collectonly
+    --continue-on-collection-errors --disable-plugin-autoload --disable-pytest-warnings
+    --disable-warnings --doctest-continue-on-failure --doctest-ignore-import-errors
+    --doctest-modules --exitfirst --failed-first --ff --fixtures --fixtures-per-test
+    --force-short-summary --full-trace --fulltrace --funcargs --help --keep-duplicates
+    --keepduplicates --last-failed --lf --markers --new-first --nf --no-fold-skipped --no-header
+    --no-showlocals --no-summary --noconftest --pdb --pyargs --quiet --runxfail --setup-only
+    --setup-plan --setup-show --setuponly --setupplan --setupshow --showlocals --stepwise
+    --stepwise-reset --stepwise-skip --strict --strict-config --strict-markers --sw --sw-reset
+    --sw-skip --trace --trace-config --traceconfig --verbose --version --xfail-tb --no-cov
+    --no-cov-on-fail --cov-branch --looponfail --boxed --forked --mypy --flake8 --black --isort
+    --ruff --ruff-format --doctest-plus --doctest-rst --benchmark-skip --benchmark-disable
+    --benchmark-only --hypothesis-show-statistics --reuse-db --create-db --nomigrations
+    --no-migrations --instafail --randomly-dont-reorganize --randomly-dont-reset-seed
+    --typeguard-collection-check-strategy --allow-hosts --disable-socket --run-slow --runslow
+    --integration --slow --no-xdist --sugar --emoji --picked --testmon --no-testmon"""
+FLAGS = frozenset(_FLAGS.split())
+# Short flags argparse lets a bundle begin with (``-qm "not slow"`` is ``-q -m "not slow"``).
+BARE_SHORT = "qvsxlhV"
 
 
 class PytestConfig(NamedTuple):
@@ -87,6 +107,9 @@ class PytestConfig(NamedTuple):
     keyword: str = ""  # the -k its addopts give
     problems: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()  # the files and folders its addopts name (testpaths then idle)
+    # words after an option in addopts that neither genstamp nor the run's pytest (when its
+    # record is at hand) says takes a value: a path, or that option's value (both are read)
+    maybe: tuple[str, ...] = ()
     deselect: tuple[str, ...] = ()  # --deselect in addopts: node id prefixes, from its folder
     # the warning categories its filterwarnings make errors ("Warning": every one)
     warning_errors: tuple[str, ...] = ()
@@ -139,7 +162,9 @@ def join(root: str, rel: str) -> str:
     return "" if joined == "." else joined
 
 
-def read_config(read: Reader, root: str = "") -> PytestConfig:
+def read_config(
+    read: Reader, root: str = "", valued: Collection[str] | None = None
+) -> PytestConfig:
     """The pytest configuration pytest would find in ``root`` (a tree folder)."""
     for name in CONFIG_NAMES:
         path = join(root, name)
@@ -151,7 +176,7 @@ def read_config(read: Reader, root: str = "") -> PytestConfig:
         except (UnicodeDecodeError, tomllib.TOMLDecodeError, configparser.Error) as exc:
             return PytestConfig(path, problems=(f"{path} cannot be read ({exc})",))
         if found is not None:
-            return _settings(path, found)
+            return _settings(path, found, valued)
     return PytestConfig("")
 
 
@@ -185,14 +210,16 @@ def _args(value: object) -> list[str]:
     return shlex.split(str(value))
 
 
-def _settings(source: str, options: dict[str, Any]) -> PytestConfig:
+def _settings(
+    source: str, options: dict[str, Any], valued: Collection[str] | None = None
+) -> PytestConfig:
     problems: list[str] = []
     try:
         addopts = _args(options.get("addopts", ""))
     except ValueError as exc:
         addopts = []
         problems.append(f"{source}: addopts cannot be split ({exc})")
-    taken = _options(addopts)
+    taken = _options(addopts, valued)
     return PytestConfig(
         source=source,
         testpaths=tuple(_args(options.get("testpaths", ""))),
@@ -210,6 +237,7 @@ def _settings(source: str, options: dict[str, Any]) -> PytestConfig:
         keyword=(taken.get("-k") or [""])[-1],
         problems=tuple(problems),
         paths=tuple(taken.get("", [])),
+        maybe=tuple(taken.get("maybe", [])),
         deselect=tuple(taken.get("--deselect", [])),
         warning_errors=tuple(
             warning_category(line)
@@ -258,10 +286,13 @@ def _lines(value: object) -> list[str]:
     return str(value or "").splitlines()
 
 
-def _options(args: Sequence[str]) -> dict[str, list[str]]:
+def _options(args: Sequence[str], valued: Collection[str] | None = None) -> dict[str, list[str]]:
     """The values of ``-m``, ``-k``, ``-p``, ``--ignore``, ``--ignore-glob``, ``--deselect``
-    and ``--doctest-glob`` in ``args``, under "flags" ``--doctest-modules``, and under "" the
-    words that are no option's value (paths to collect)."""
+    and ``--doctest-glob`` in ``args``, under "flags" ``--doctest-modules``, under "" the
+    words that are no option's value (paths to collect), and under "maybe" the words after an
+    option no table knows. ``valued``: the options the run's pytest said take a value (its
+    plugins' and conftests' too), None when no run said: with it, every other option is a
+    flag, and nothing is "maybe"."""
     out: dict[str, list[str]] = {}
     wanted = [
         "--ignore-glob",
@@ -276,12 +307,17 @@ def _options(args: Sequence[str]) -> dict[str, list[str]]:
     i = 0
     while i < len(args):
         arg = args[i]
+        if len(arg) > 2 and arg[0] == "-" and arg[1] in BARE_SHORT:
+            # bundled short flags: what follows the bare ones is an option of its own
+            rest = arg[1:].lstrip(BARE_SHORT)
+            arg = f"-{rest}" if rest else "-q"
         flag, eq, value = arg.partition("=")
+        nxt = args[i + 1] if i + 1 < len(args) else None
         if not arg.startswith("-"):
             out.setdefault("", []).append(arg)
-        elif arg in VALUED:
-            if i + 1 < len(args) and arg in wanted:
-                out.setdefault(arg, []).append(args[i + 1])
+        elif arg in VALUED or (valued is not None and arg in valued):
+            if nxt is not None and arg in wanted:
+                out.setdefault(arg, []).append(nxt)
             i += 1  # its value
         elif eq and flag in wanted and flag.startswith("--"):
             out.setdefault(flag, []).append(value)
@@ -289,6 +325,16 @@ def _options(args: Sequence[str]) -> dict[str, list[str]]:
             out.setdefault(arg[:2], []).append(arg[2:])
         elif arg in ("--doctest-modules", "--pyargs", "--noconftest"):
             out.setdefault("flags", []).append(arg)
+        elif (
+            valued is None
+            and arg.startswith("--")
+            and not eq
+            and arg not in FLAGS
+            and nxt is not None
+            and not nxt.startswith("-")
+        ):
+            out.setdefault("maybe", []).append(nxt)
+            i += 1
         i += 1
     return out
 
@@ -359,33 +405,20 @@ def _under(path: str, folder: str) -> bool:
     return not folder or path == folder or path.startswith(folder + "/")
 
 
-def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
+def collect(
+    listing: Sequence[str], read: Reader, root: str = "", valued: Collection[str] | None = None
+) -> Suite:
     """The suite in ``root``: the files of ``listing`` (every file in the tree, sorted) that
-    pytest, run from ``root`` with the configuration found there, would collect."""
-    config = read_config(read, root)
+    pytest, run from ``root`` with the configuration found there, would collect. A word of its
+    addopts that may be a path or an option's value (``PytestConfig.maybe``) is read both
+    ways: the suite is what either reading collects."""
+    config = read_config(read, root, valued)
     inside = [p for p in listing if _under(p, root)]
-    starts: list[str] = []
-    explicit: set[str] = set()
-    named = [join(root, p.partition("::")[0]) for p in config.paths]
-    named = [p for p in named if p in inside or any(_under(q, p) for q in inside)]
-    if named:  # pytest collects what its arguments name, and then testpaths are not used
-        explicit.update(p for p in named if p in inside)
-        starts.extend(p for p in named if p not in inside)
-    elif config.testpaths:
-        folders = {p.rpartition("/")[0] for p in inside}
-        for f in list(folders):
-            while f:
-                f = f.rpartition("/")[0]
-                folders.add(f)
-        for pattern in config.starts():
-            full = join(root, pattern)
-            # testpaths are globbed as pytest globs them: a ``*`` stays within one path part
-            explicit.update(p for p in inside if _glob_match(full, p))
-            starts.extend(sorted(f for f in folders if f and _glob_match(full, f)))
-    if not starts and not explicit and not config.pyargs:
-        # as pytest: testpaths that match nothing fall back to the folder (module names that
-        # name nothing are an error of the run)
-        starts = [root]
+    starts, explicit = _reach(config, config.paths, inside, root)
+    if config.maybe:
+        more = _reach(config, (*config.paths, *config.maybe), inside, root)
+        starts = [*starts, *(s for s in more[0] if s not in starts)]
+        explicit |= more[1]
     venvs = {p[: -len("/pyvenv.cfg")] for p in inside if p.endswith("/pyvenv.cfg")}
     ignored = [join(root, p) for p in config.ignore]
     globs = [join(root, p) for p in config.ignore_glob]
@@ -425,6 +458,36 @@ def collect(listing: Sequence[str], read: Reader, root: str = "") -> Suite:
             continue
         chosen.append(path)
     return Suite(root, config, tuple(sorted(set(chosen))), tuple(dict.fromkeys(problems)))
+
+
+def _reach(
+    config: PytestConfig, paths: Sequence[str], inside: Sequence[str], root: str
+) -> tuple[list[str], set[str]]:
+    """Where pytest starts collecting (folders) and the files it is given, for the addopts
+    ``paths``: those that the tree holds, else the testpaths."""
+    starts: list[str] = []
+    explicit: set[str] = set()
+    named = [join(root, p.partition("::")[0]) for p in paths]
+    named = [p for p in named if p in inside or any(_under(q, p) for q in inside)]
+    if named:  # pytest collects what its arguments name, and then testpaths are not used
+        explicit.update(p for p in named if p in inside)
+        starts.extend(p for p in named if p not in inside)
+    elif config.testpaths:
+        folders = {p.rpartition("/")[0] for p in inside}
+        for f in list(folders):
+            while f:
+                f = f.rpartition("/")[0]
+                folders.add(f)
+        for pattern in config.starts():
+            full = join(root, pattern)
+            # testpaths are globbed as pytest globs them: a ``*`` stays within one path part
+            explicit.update(p for p in inside if _glob_match(full, p))
+            starts.extend(sorted(f for f in folders if f and _glob_match(full, f)))
+    if not starts and not explicit and not config.pyargs:
+        # as pytest: testpaths that match nothing fall back to the folder (module names that
+        # name nothing are an error of the run)
+        starts = [root]
+    return starts, explicit
 
 
 def _doctest_module(path: str, read: Reader) -> bool:
