@@ -532,6 +532,33 @@ def test_options_in_addopts_are_read_as_the_runs_pytest_reads_them(
     assert ("partial-run" in rules(data)) == partial
 
 
+@pytest.mark.parametrize(
+    ("cwd", "args", "accepted"),
+    [("", ("tests",), True), ("tests", (), True), ("", (), False)],
+    ids=["pytest-tests", "cd-tests", "from-the-top"],
+)
+def test_a_configuration_only_the_tests_folder_keeps_is_the_projects(
+    tmp_path: Path, cwd: str, args: tuple[str, ...], accepted: bool
+) -> None:
+    """No configuration at the top; tests/pytest.ini is the project's (its python_files and
+    filterwarnings define and judge the suite). A run that reads it is the suite's; a plain
+    `pytest` from the top reads none, misses its check_*.py files and its warning errors."""
+    files = {
+        "tests/test_a.py": cases("a1"),
+        "tests/check_x.py": cases("x1"),
+        "tests/pytest.ini": (
+            "[pytest]\npython_files = check_*.py test_*.py\nfilterwarnings = error\n"
+        ),
+    }
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root / cwd, *args).returncode == 0
+    code, data, _ = verify(root)
+    assert code == (0 if accepted else 1), data
+    if not accepted:
+        said = rules(data)["partial-run"]
+        assert "tests/check_x.py" in said and "not tests/pytest.ini" in said, said
+
+
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     files = {
         "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',

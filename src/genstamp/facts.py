@@ -733,7 +733,11 @@ def tree_suites(
                 folder = posixpath.dirname(folder)
                 if read(suite.join(folder, "conftest.py")) is not None:
                     listing.append(suite.join(folder, "conftest.py"))
-        out.append(suite.collect(sorted(set(listing)), read, root, valued))
+        found = suite.collect(sorted(set(listing)), read, root, valued)
+        kept = "" if roots else suite.kept_by_tests(found, read)
+        if kept:  # the configuration the tests keep is the project's
+            found = suite.collect(sorted(set(listing)), read, kept, valued)
+        out.append(found)
     return tuple(out)
 
 

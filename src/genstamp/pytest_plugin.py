@@ -432,6 +432,21 @@ class Tally:
             (r for r in self.suites if rel == r or rel.startswith(r + "/")), key=len, default=""
         )
 
+    def suite_config(self, rel: str) -> PytestConfig:
+        """The configuration of the suite holding the tree path ``rel``: where the repository's
+        top has none, the one the collected test files keep (``suite.kept_by_tests``)."""
+        root = self.suite_root(rel)
+        cfg = self.config_at(root)
+        if root or cfg.source or self.suites:
+            return cfg
+        files = self.all_files()
+        tops = {f.partition("/")[0] for f in files}
+        if len(tops) == 1 and all("/" in f for f in files):
+            kept = self.config_at(tops.pop())
+            if kept.source:
+                return kept
+        return cfg
+
     def unloaded_conftests(self, loaded: Iterable[str]) -> list[str]:
         """The work tree's ``conftest.py`` files that a run from the suite's folder loads for
         the files this run collected (each in the file's folder or above it, up to the
@@ -1011,7 +1026,7 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     words = _run_words(cfg)
     rel = tally.tree_path(cfg.rootpath)
     own = None if rel is None else tally.config_at("" if rel == "." else rel)
-    suite = tally.config_at(tally.suite_root("" if rel in (None, ".") else rel))
+    suite = tally.suite_config("" if rel in (None, ".") else rel)
     errors = _warning_errors(cfg, own.warning_errors if own is not None else ())
     # a marker's filters apply after every other (pytest's catch_warnings_for_item): only
     # turning the warnings plugin off makes its error lenient

@@ -490,6 +490,21 @@ def _reach(
     return starts, explicit
 
 
+def kept_by_tests(found: Suite, read: Reader) -> str:
+    """The folder whose configuration file the suite's tests keep when the suite's own folder
+    (the repository's top) has none: every test file lies in that one folder, and it holds a
+    pytest configuration (``tests/pytest.ini``, run as ``pytest tests`` or ``cd tests &&
+    pytest``). Then that is the project's configuration, and the suite is that folder's. ""
+    when not so."""
+    if found.root or found.config.source or not found.files:
+        return ""
+    tops = {f.partition("/")[0] for f in found.files}
+    if len(tops) != 1 or any("/" not in f for f in found.files):
+        return ""
+    (top,) = tops
+    return top if read_config(read, top).source else ""
+
+
 def _doctest_module(path: str, read: Reader) -> bool:
     """Whether pytest's ``--doctest-modules`` collects the module ``path``: every one but
     ``__main__.py`` and a ``setup.py`` of setuptools or distutils (as its doctest plugin)."""
