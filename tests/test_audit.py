@@ -208,6 +208,35 @@ def test_identical_copy_in_another_clone_is_foreign(
     assert "foreign-origin" in failures(repo)
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("layout", ["monorepo-library", "project-in-a-subfolder"])
+def test_a_stale_install_of_a_project_below_the_top_is_foreign(tmp_path: Path, layout: str) -> None:
+    """A project whose metadata is not at the top (a monorepo's `libs/common`, a repository's
+    `python/`) provides import roots too: its stale `pip install` (not editable) that the
+    tests load is refused; the same copy byte for byte is the checkout's own."""
+    repo = init_repo(tmp_path / "repo")
+    lib = "libs/common" if layout == "monorepo-library" else "python"
+    project = {
+        f"{lib}/pyproject.toml": '[project]\nname = "gs-common"\nversion = "0.1"\n',
+        f"{lib}/gscommon/__init__.py": "def rate():\n    return 11\n",
+        "tests/test_rate.py": "from gscommon import rate\n\n\ndef test_rate():\n    rate()\n",
+        "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+    }
+    for rel, text in project.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    commit_all(repo, "a project below the top")
+    stamp(repo)
+    python, site_dir = make_venv(tmp_path / "venv")
+    shutil.copytree(repo / lib / "gscommon", site_dir / "gscommon")  # `pip install ./lib`
+    assert run_in(python, repo).returncode == 0
+    assert failures(repo) == {}, "the same bytes: the checkout's own"
+    (site_dir / "gscommon" / "__init__.py").write_text("def rate():\n    return 10\n")
+    assert run_in(python, repo).returncode == 0
+    said = failures(repo)
+    assert list(said) == ["foreign-origin"] and "gscommon" in said["foreign-origin"], said
+
+
 # -- bytecode ------------------------------------------------------------------------------------
 
 

@@ -42,6 +42,44 @@ def test_defaults_root_and_src(tmp_path: Path) -> None:
     }
 
 
+def test_projects_below_the_top_provide_their_roots(tmp_path: Path) -> None:
+    """A monorepo's libraries and a project kept in a subfolder are the checkout's; test and
+    example projects, vendored code, submodules and environments are not."""
+    make(
+        tmp_path,
+        "libs/common/pyproject.toml",
+        "libs/common/src/common/__init__.py",
+        "services/api/setup.py",
+        "services/api/api/__init__.py",
+        "python/setup.cfg",
+        "python/binding.py",
+        "tests/fixtures/proj/pyproject.toml",
+        "tests/fixtures/proj/fixturepkg/__init__.py",
+        "vendor/requests/setup.py",
+        "vendor/requests/requests/__init__.py",
+        "sub/.git",
+        "sub/pyproject.toml",
+        "sub/subpkg/__init__.py",
+        ".venv/lib/pyproject.toml",
+        "a/b/c/d/pyproject.toml",
+        "a/b/c/d/toodeep/__init__.py",
+    )
+    found = roots.find(tmp_path)
+    at = {
+        name: Path(folder).relative_to(tmp_path.resolve()).as_posix()
+        for name, folder in found.items()
+    }
+    assert at["common"] == "libs/common/src"
+    assert at["api"] == "services/api"
+    assert at["binding"] == "python"
+    assert not {"fixturepkg", "requests", "subpkg", "toodeep"} & set(at), at
+    assert [p.relative_to(tmp_path).as_posix() for p in roots.projects(tmp_path)] == [
+        "python",
+        "libs/common",
+        "services/api",
+    ]
+
+
 def test_a_folder_python_imports_from_elsewhere_is_no_root(tmp_path: Path) -> None:
     """With no ``__init__.py``, a folder named like a module of the standard library (research
     scripts in ``code/``) or an installed regular package (alembic's ``alembic/``; here

@@ -47,23 +47,70 @@ _SKIP = frozenset(
 )
 _SKIP_FILES = frozenset({"setup", "conftest", "noxfile", "tasks", "fabfile", "manage"})
 _DEPTH = 6  # how deep a namespace package's first .py may lie
+# Projects below the top (a monorepo's `libs/common`, a repository's `python/`): how deep
+# their metadata may lie, how many folders are looked into at most, and the folders that hold
+# other people's code (vendored copies are theirs, and may be installed from elsewhere).
+_PROJECT_DEPTH = 3
+_PROJECT_FOLDERS = 2000
+_THEIRS = frozenset({"vendor", "vendored", "third_party", "thirdparty", "external", "extern"})
+_METADATA = ("pyproject.toml", "setup.py", "setup.cfg")
 
 
 def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
     """Import root name -> the absolute folder it lives in (its ``sys.path`` entry); ``extra``:
-    more folders the run puts on the import path (pytest's ``pythonpath``)."""
-    found: dict[str, str] = dict(mapped(workdir))  # each the folder of the package itself
-    theirs = {Path(folder) for folder in found.values()}
-    dirs = package_dirs(workdir, extra)
-    for base in dirs:
-        for name in _roots_in(base):
-            # ``src`` holds roots, and a mapped package's folder is that package: neither is one
-            if base / name not in dirs and (base / name).resolve() not in theirs:
-                # unless it is the project's own (an old install of it may be what loads)
-                if _shadowed(base / name) and normalised(name) != project_name(workdir):
-                    continue
-                found.setdefault(name, str(base))
+    more folders the run puts on the import path (pytest's ``pythonpath``). The projects
+    below the top (``projects``) provide theirs too: a monorepo's library, installed once
+    and not editable, is still the checkout's code wherever it loads from."""
+    found: dict[str, str] = {}
+    for project in [workdir, *projects(workdir)]:
+        mine = dict(mapped(project))  # each the folder of the package itself
+        theirs = {Path(folder) for folder in mine.values()}
+        dirs = package_dirs(project, extra if project == workdir else ())
+        for base in dirs:
+            for name in _roots_in(base):
+                # ``src`` holds roots, and a mapped package's folder is that package: neither
+                if base / name not in dirs and (base / name).resolve() not in theirs:
+                    # unless it is the project's own (an old install of it may be what loads)
+                    if _shadowed(base / name) and normalised(name) != project_name(project):
+                        continue
+                    mine.setdefault(name, str(base))
+        for name, folder in mine.items():
+            found.setdefault(name, folder)
     return found
+
+
+def projects(workdir: Path) -> list[Path]:
+    """The folders below the top, up to ``_PROJECT_DEPTH`` deep, that hold a Python project's
+    metadata (pyproject.toml, setup.py, setup.cfg): not in test, documentation, build or
+    example folders, virtual environments, hidden folders, submodules or vendored code."""
+    out: list[Path] = []
+    level = [workdir]
+    seen = 0
+    for _ in range(_PROJECT_DEPTH):
+        below: list[Path] = []
+        for folder in level:
+            try:
+                entries = [e for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for e in sorted(entries, key=lambda e: e.name):
+                name = e.name
+                if (
+                    name.startswith(".")
+                    or name in _SKIP
+                    or name in _THEIRS
+                    or seen > _PROJECT_FOLDERS
+                ):
+                    continue
+                seen += 1
+                path = Path(e.path)
+                if environment(e.path) or os.path.lexists(os.path.join(e.path, ".git")):
+                    continue
+                if any(os.path.isfile(os.path.join(e.path, m)) for m in _METADATA):
+                    out.append(path)
+                below.append(path)
+        level = below
+    return out
 
 
 def _shadowed(folder: Path) -> bool:
