@@ -257,6 +257,71 @@ def bytecode_project(path: Path, test_body: str, *, pythonpath: bool = True) -> 
     return repo
 
 
+# An import hook that compiles the checkout's code its own way and caches it under an
+# optimization tag of its own, as typeguard's does (``opt-typeguard461``).
+INSTRUMENTING_CONFTEST = """
+import ast
+import importlib._bootstrap_external as external
+import sys
+from importlib.machinery import PathFinder, SourceFileLoader
+from unittest.mock import patch
+
+
+_plain_cache = external.cache_from_source
+
+
+class Loader(SourceFileLoader):
+    def source_to_code(self, data, path="<string>"):
+        tree = ast.parse(data)
+        tree.body.append(ast.parse("INSTRUMENTED = True").body[0])
+        return compile(tree, path, "exec", dont_inherit=True)
+
+    def exec_module(self, module):
+        with patch.object(external, "cache_from_source",
+                          lambda p, d=None: _plain_cache(p, d, optimization="hook7")):
+            super().exec_module(module)
+
+
+class Finder:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name.partition(".")[0] != "calc":
+            return None
+        spec = PathFinder.find_spec(name, path, target)
+        if spec is not None and isinstance(spec.loader, SourceFileLoader):
+            spec.loader = Loader(spec.loader.name, spec.loader.path)
+        return spec
+
+
+sys.meta_path.insert(0, Finder)
+"""
+
+
+@pytest.mark.e2e
+def test_an_import_hooks_own_bytecode_is_judged_by_its_header(tmp_path: Path) -> None:
+    """typeguard's pytest plugin caches its instrumented compile of the checkout's code as
+    ``__pycache__/mod.cpython-311.opt-typeguard461.pyc``; the second run loads it. It is not
+    what ``compile`` makes of the source, and every second run was refused as stale-bytecode.
+    Its header is checked against the source as CPython's own is; one older than the
+    generation is still stale."""
+    repo = bytecode_project(
+        tmp_path / "p",
+        "import calc.mod\n\n\ndef test_v():\n    assert calc.mod.INSTRUMENTED\n",
+    )
+    (repo / "tests" / "conftest.py").write_text(INSTRUMENTING_CONFTEST)
+    commit_all(repo, "an instrumenting import hook")
+    stamp(repo)
+    for _ in range(2):
+        proc = run_pytest(repo, bytecode=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert failures(repo) == {}
+    cached = list((repo / "src" / "calc" / "__pycache__").glob("mod.*.opt-hook7.pyc"))
+    assert len(cached) == 1
+    restamp.begin(open_checkout(repo), do_scrub=False)  # the bytecode predates it
+    assert run_pytest(repo, bytecode=True).returncode == 0
+    assert "stale-bytecode" in failures(repo)
+
+
 def same_size_same_mtime(source: Path, new: str) -> None:
     """Replace ``source`` with ``new`` (same length), then put its mtime back to the nanosecond:
     CPython's default pyc check (mtime in whole seconds, and size) cannot see the change."""

@@ -864,6 +864,8 @@ def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None)
     if inside(os.path.realpath(cached), root) and generation_ns is not None:
         if cst.st_mtime_ns < generation_ns:
             return f"loaded from {os.path.relpath(cached, root)}, older than the generation"
+    if bytecode.transformed(cached):
+        return None  # an import hook compiled it (typeguard): its header vouches, as above
     try:
         with open(source, "rb") as fh:
             code = compile(fh.read(), source, "exec", dont_inherit=True)
