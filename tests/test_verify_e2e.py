@@ -370,6 +370,18 @@ def test_bytecode_older_than_the_generation_and_its_remedy(
     stamp(genstamp, project)
     assert not pyc.exists()
     assert rules(verdict(genstamp, project)[1]) == ["stale-generation"]
+    # another tool's cache kept in __pycache__ (numba's) is not bytecode: scrub leaves it, and
+    # so does the gate (it was refused after every stamp, the remedy unable to help)
+    pyc.parent.mkdir()
+    for name in ("__init__.add-3.py311.nbi", "__init__.add-3.py311.1.nbc"):
+        (pyc.parent / name).write_bytes(b"numba")
+        os.utime(pyc.parent / name, (old, old))
+    stamp(genstamp, project)
+    assert sorted(p.name for p in pyc.parent.iterdir()) == sorted(
+        ["__init__.add-3.py311.nbi", "__init__.add-3.py311.1.nbc"]
+    )
+    assert run_tests(project).returncode == 0
+    assert verdict(genstamp, project)[0] == 0
 
 
 # -- the command: paths, settings, revs, output (evidence bound by hand, no pytest run) ----------

@@ -30,7 +30,7 @@ from genstamp import (
     parts,
     suite,
 )
-from genstamp.bytecode import PYCACHE
+from genstamp.bytecode import PYCACHE, is_bytecode_file
 from genstamp.errors import GenstampError
 from genstamp.identity import added_blobs, hidden_changes, scan
 from genstamp.placed import installed, placement
@@ -584,7 +584,8 @@ def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:
 
 
 def bytecode_listing(root: Path, found: Sequence[str]) -> tuple[Bytecode, ...]:
-    """The bytecode files the walk found (folders __pycache__ opened), with their ages."""
+    """The bytecode files the walk found (folders __pycache__ opened), with their ages: only
+    bytecode (what scrub removes), not another tool's cache kept there (numba's .nbi/.nbc)."""
     out: list[Bytecode] = []
     for rel in found:
         full = root / rel
@@ -594,7 +595,11 @@ def bytecode_listing(root: Path, found: Sequence[str]) -> tuple[Bytecode, ...]:
                     entries = [(e.name, e.stat(follow_symlinks=False).st_mtime_ns) for e in it]
             except OSError:
                 continue
-            out.extend(Bytecode(f"{rel}/{name}", mtime, False) for name, mtime in entries)
+            out.extend(
+                Bytecode(f"{rel}/{name}", mtime, False)
+                for name, mtime in entries
+                if is_bytecode_file(name)
+            )
         else:
             try:
                 mtime = full.lstat().st_mtime_ns
