@@ -257,15 +257,14 @@ def bytecode_project(path: Path, test_body: str, *, pythonpath: bool = True) -> 
     return repo
 
 
-# An import hook that compiles the checkout's code its own way and caches it under an
-# optimization tag of its own, as typeguard's does (``opt-typeguard461``).
-INSTRUMENTING_CONFTEST = """
+# A loader that compiles the checkout's code its own way and caches it under an optimization
+# tag of its own, as typeguard's and beartype's do (``opt-typeguard461``, ``opt-beartype…``).
+INSTRUMENTING_LOADER = """
 import ast
 import importlib._bootstrap_external as external
 import sys
-from importlib.machinery import PathFinder, SourceFileLoader
+from importlib.machinery import SOURCE_SUFFIXES, FileFinder, PathFinder, SourceFileLoader
 from unittest.mock import patch
-
 
 _plain_cache = external.cache_from_source
 
@@ -280,7 +279,12 @@ class Loader(SourceFileLoader):
         with patch.object(external, "cache_from_source",
                           lambda p, d=None: _plain_cache(p, d, optimization="hook7")):
             super().exec_module(module)
+"""
 
+# typeguard's: a meta path finder that hands the checkout's modules to that loader
+INSTRUMENTING_CONFTEST = (
+    INSTRUMENTING_LOADER
+    + """
 
 class Finder:
     @classmethod
@@ -295,26 +299,51 @@ class Finder:
 
 sys.meta_path.insert(0, Finder)
 """
+)
+
+# beartype.claw's `beartype_this_package()`, in the package's __init__: a path hook put just
+# before the standard file finder's
+CLAW_INIT = (
+    INSTRUMENTING_LOADER
+    + """
+
+names = [getattr(h, "__name__", "") for h in sys.path_hooks]
+at = len(names) - 1 - names[::-1].index("path_hook_for_FileFinder")
+sys.path_hooks.insert(at, FileFinder.path_hook((Loader, SOURCE_SUFFIXES)))
+sys.path_importer_cache.clear()
+"""
+)
 
 
 @pytest.mark.e2e
-def test_an_import_hooks_own_bytecode_is_judged_by_its_header(tmp_path: Path) -> None:
-    """typeguard's pytest plugin caches its instrumented compile of the checkout's code as
-    ``__pycache__/mod.cpython-311.opt-typeguard461.pyc``; the second run loads it. It is not
-    what ``compile`` makes of the source, and every second run was refused as stale-bytecode.
-    Its header is checked against the source as CPython's own is; one older than the
-    generation is still stale."""
+@pytest.mark.parametrize(
+    ("where", "text"),
+    [("tests/conftest.py", INSTRUMENTING_CONFTEST), ("src/calc/__init__.py", CLAW_INIT)],
+    ids=["meta-path-finder", "path-hook"],
+)
+def test_an_import_hook_that_instruments_the_checkouts_code(
+    tmp_path: Path, where: str, text: str
+) -> None:
+    """typeguard (a meta path finder) and beartype.claw (a path hook put before the standard
+    one) load the checkout's modules through a loader of their own and cache its compile as
+    ``__pycache__/mod.cpython-311.opt-typeguard461.pyc``. genstamp's own path hook came first
+    and hid beartype's (its runtime checks were silently off under the plugin), and the
+    second run, which loads that bytecode, was refused as stale-bytecode (it is not what
+    ``compile`` makes of the source). The hook applies, its loads are recorded with the blob
+    that ran, its bytecode is judged by its header; one older than the generation is stale."""
     repo = bytecode_project(
         tmp_path / "p",
         "import calc.mod\n\n\ndef test_v():\n    assert calc.mod.INSTRUMENTED\n",
     )
-    (repo / "tests" / "conftest.py").write_text(INSTRUMENTING_CONFTEST)
+    (repo / where).write_text(text)
     commit_all(repo, "an instrumenting import hook")
     stamp(repo)
     for _ in range(2):
         proc = run_pytest(repo, bytecode=True)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert failures(repo) == {}
+    blob = git(repo, "hash-object", "src/calc/mod.py")
+    assert audit_of(repo).loaded["src/calc/mod.py"] == (blob,)
     cached = list((repo / "src" / "calc" / "__pycache__").glob("mod.*.opt-hook7.pyc"))
     assert len(cached) == 1
     restamp.begin(open_checkout(repo), do_scrub=False)  # the bytecode predates it

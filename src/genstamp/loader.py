@@ -153,16 +153,56 @@ def install_loader(workdir: str, cache_root: str) -> "Callable[[str], Any]":
         (SourcelessFileLoader, BYTECODE_SUFFIXES),
     ]
 
-    def checkout_hook(path: str) -> FileFinder:
+    def checkout_hook(path: str) -> Any:
         real = real_path(path or os.getcwd())
         if not inside(real, workdir) or installed(real) or not os.path.isdir(real):
             raise ImportError("not a folder of the checkout")
-        return FileFinder(path, *details)
+        theirs = _instrumenting_finder(checkout_hook, path)
+        return theirs if theirs is not None else FileFinder(path, *details)
 
     sys.path_hooks.insert(0, checkout_hook)
     loads.GUARDED[workdir] = loader
     forget_finders(workdir)
     return checkout_hook
+
+
+_STANDARD_LOADERS = (ExtensionFileLoader, SourceFileLoader, SourcelessFileLoader)
+
+
+def _instrumenting_finder(mine: "Callable[[str], Any]", path: str) -> "Any | None":
+    """The finder another path hook makes for ``path``, when a hook that instruments the code
+    it loads stands behind genstamp's (beartype.claw puts its own just before the standard file
+    finder's, where genstamp's would hide it: its runtime checks were silently off). Its
+    loads are recorded as every load is; its bytecode is its own, judged by the audit. None
+    when no such hook takes the folder."""
+    hooks = sys.path_hooks
+    try:
+        after = hooks[hooks.index(mine) + 1 :]
+    except ValueError:
+        return None
+    for hook in after:
+        if _standard(hook) or getattr(hook, "__name__", "") == "zipimporter":
+            continue
+        try:
+            return hook(path)
+        except ImportError:
+            continue
+    return None
+
+
+def _standard(hook: "Callable[[str], Any]") -> bool:
+    """Whether ``hook`` is a file finder's path hook with only the standard loaders (CPython's
+    own, or genstamp's stand-in for it)."""
+    if getattr(hook, "__name__", "") != "path_hook_for_FileFinder":
+        return False
+    for cell in getattr(hook, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(value, tuple) and value and all(isinstance(d, tuple) for d in value):
+            return all(d and d[0] in _STANDARD_LOADERS for d in value)
+    return False
 
 
 def uninstall_loader(hook: "Callable[[str], Any]", workdir: str) -> None:
