@@ -153,7 +153,7 @@ def install_loader(workdir: str, cache_root: str) -> "Callable[[str], Any]":
         (SourcelessFileLoader, BYTECODE_SUFFIXES),
     ]
 
-    def checkout_hook(path: str) -> Any:
+    def checkout_hook(path: str) -> "Any":
         real = real_path(path or os.getcwd())
         if not inside(real, workdir) or installed(real) or not os.path.isdir(real):
             raise ImportError("not a folder of the checkout")
