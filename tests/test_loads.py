@@ -403,6 +403,48 @@ def test_a_data_file_of_an_install_of_this_project(tmp_path: Path, case: str) ->
         assert failures(repo) == {}
 
 
+# pytest, with the standard library's folder taken to be the one holding ``site-packages``,
+# as in an installation that is no virtual environment (conda, pyenv's global Python, the
+# `python` Docker image: `/usr/local/lib/python3.11/site-packages`)
+IN_THE_STDLIB_FOLDER = (
+    "import sys, genstamp.loads as loads; loads._SYSTEM = sys.argv.pop(1); "
+    "import pytest; sys.exit(pytest.main())"
+)
+
+
+@pytest.mark.e2e
+def test_a_data_file_of_an_install_inside_the_standard_librarys_folder(tmp_path: Path) -> None:
+    """Outside a virtual environment, site-packages lies inside the standard library's folder,
+    whose files the recorder passes over: the data file a stale `pip install .` copy reads was
+    not compared with the tree's, and the run was accepted (it is refused in a venv)."""
+    files = {
+        "src/limits/__init__.py": READS_DATA,
+        "src/limits/cfg.json": '{"limit": 10}\n',
+        "pyproject.toml": DATA_PROJECT,
+    }
+    repo, site = installed_project(tmp_path, files, "limits")
+    (repo / "src" / "limits" / "cfg.json").write_text('{"limit": 5}\n')
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_it.py").write_text(
+        "import limits\n\n\ndef test_limit():\n    assert limits.LIMIT == 10\n"
+    )
+    commit_all(repo, "a lower limit, and the test")
+    restamp.begin(open_checkout(repo))
+    stdlib = str(site.parent) + os.sep
+    proc = subprocess.run(
+        [sys.executable, "-c", IN_THE_STDLIB_FOLDER, stdlib, "-q", "-p", "no:cacheprovider"],
+        cwd=repo,
+        env=subprocess_env(PYTHONPATH=str(site)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(failures(repo)) == ["foreign-origin"]
+    (flag,) = audit_of(repo).flags
+    assert flag.path == str(site / "limits" / "cfg.json")
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("case", ["stale-install", "in-a-child", "not-imported", "other-project"])
 def test_a_package_the_tree_dropped_from_an_install_of_this_project(

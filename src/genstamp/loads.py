@@ -255,6 +255,7 @@ def _concerns(run: Run, path: str, module: str, via: str) -> bool:
 # The standard library's folder (never a checkout). Not the environment's prefix: pip's
 # editable install from git clones into ``<venv>/src/<name>``, a checkout like any other.
 _SYSTEM = os.path.join(os.path.dirname(os.path.realpath(os.__file__)), "")
+_PACKAGES = f"-packages{os.sep}"  # site-packages, dist-packages
 # genstamp's own source (a checkout of genstamp, when it is installed editable): not the code
 # under test, whoever's clone it is.
 _OWN = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "")
@@ -416,7 +417,9 @@ def _opened(path: str, mode: object, flags: object) -> None:
     elif isinstance(flags, int) and flags & os.O_ACCMODE == os.O_WRONLY:
         return
     full = os.path.abspath(path)
-    if full in _READ or full.startswith(_SYSTEM):
+    # the standard library's files are nobody's data; site-packages inside its folder (an
+    # installation that is no virtual environment: conda, the `python` Docker image) is
+    if full in _READ or (full.startswith(_SYSTEM) and _PACKAGES not in full):
         return
     _READ.add(full)
     # the path as opened (a link of the work tree: its flag is on the link) and where it leads
