@@ -978,6 +978,35 @@ def test_a_branch_tested_then_left_is_pushed_from_main(
     assert proc.returncode == 1 and "stale-generation" in proc.stderr, proc.stderr
 
 
+def test_a_failing_run_of_a_tree_is_not_outvoted_by_another_worktrees_passing_one(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """The branch's tree failed in the main worktree (then left by a checkout) and passed in a
+    linked one: a push of it is refused. Without the failing run it is accepted."""
+    (project / "tests" / "conftest.py").write_text(
+        "import os\n\n\ndef pytest_runtest_setup(item):\n"
+        "    assert not os.environ.get('BREAK_IT')\n"
+    )
+    commit_all(project, "a conftest that can fail")
+    assert run_genstamp(project, "install", "--plain").returncode == 0
+    git(project, "branch", "side")
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "--detach", str(linked), "side")
+    stamp(genstamp, linked)
+    assert run_pytest(linked).returncode == 0
+    git(project, "switch", "-q", "-c", "other")
+    (project / "src" / "calc" / "more.py").write_text("MORE = 1\n")
+    commit_all(project, "other")
+    proc = push(project, "side", "side")
+    assert proc.returncode == 0, proc.stderr  # the linked worktree's run vouches
+    git(project, "switch", "-q", "side")
+    assert run_pytest(project, env=subprocess_env(BREAK_IT="1")).returncode == 1
+    git(project, "switch", "-q", "other")  # that generation ends, its failing run kept
+    (project / ".git" / "genstamp" / "verified.json").unlink()
+    proc = push(project, "side", "side")
+    assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
+
+
 def test_a_tree_tested_before_a_stash_is_pushed_after_the_pop(
     project: Path, genstamp: RunGenstamp
 ) -> None:

@@ -4,6 +4,7 @@ accepted are remembered (``genstamp.verified``) and accepted again without evide
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -115,25 +116,25 @@ def _vouched(
     checkout: Checkout, base: Facts, targets: Sequence[Target], settings: config.Config
 ) -> list[Target]:
     """The ``targets`` whose tree evidence of an earlier generation of this checkout, or of a
-    generation of another worktree of the repository, vouches for."""
-    out: list[Target] = []
-    for where in [checkout, *_other_worktrees(checkout)]:
+    generation of another worktree of the repository, vouches for: the newest judgment of the
+    tree in each worktree that has one, and every one of them accepts (a run that failed on
+    that tree anywhere is not outvoted by one that passed elsewhere)."""
+    if not targets:
+        return []
+    judged: dict[Target, list[bool]] = {}
+    for where in itertools.chain([checkout], _other_worktrees(checkout)):
         mine = where is checkout
         try:
             facts = base if mine else workspace(where)
             for target in targets:
-                if target in out:
-                    continue
-                judged = vouching(where, facts, target, settings.suites, current=not mine)
-                if judged is not None:
+                found = vouching(where, facts, target, settings.suites, current=not mine)
+                if found is not None:
                     held = as_committed(checkout, settings, target.tree)
-                    if combine([decide(part, held) for part in judged]).ok:
-                        out.append(target)
+                    ok = combine([decide(part, held) for part in found]).ok
+                    judged.setdefault(target, []).append(ok)
         except GenstampError:
             continue  # another worktree's trouble is its own to say
-        if len(out) == len(targets):
-            break
-    return out
+    return [t for t in targets if judged.get(t) and all(judged[t])]
 
 
 def _other_worktrees(checkout: Checkout) -> Iterator[Checkout]:
