@@ -467,7 +467,7 @@ def test_the_decisions_do_no_io() -> None:
     allowed = {
         "__future__", "annotations", "typing", "Any", "NamedTuple", "ast", "configparser",
         "fnmatch", "hashlib", "posixpath", "shlex", "sys", "tomllib", "tomli", "collections.abc",
-        "Callable", "Collection", "Iterable", "Sequence", "Mapping", "base64", "json", "zlib",
+        "Callable", "Iterable", "Sequence", "Mapping", "base64", "json", "zlib",
         "genstamp", "suite", "_pytest.mark.expression", "Expression", "re", "binding",
         "TYPE_CHECKING", "genstamp.suite", "describe_missing",
     }  # fmt: skip
@@ -516,11 +516,12 @@ def test_every_flag_of_pytest_is_known() -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "valued", "paths", "maybe"),
+    ("args", "known", "paths", "maybe"),
     [
         (["--golden-dir", "tests/golden"], None, [], ["tests/golden"]),
-        (["--golden-dir", "tests/golden"], {"--golden-dir"}, [], []),
-        (["--golden-dir", "tests/golden"], set(), ["tests/golden"], []),
+        (["--golden-dir", "tests/golden"], {"--golden-dir": True}, [], []),
+        (["--golden-dir", "tests/golden"], {"--golden-dir": False}, ["tests/golden"], []),
+        (["--golden-dir", "tests/golden"], {"--other": True}, [], ["tests/golden"]),
         (["--strict-markers", "tests"], None, ["tests"], []),
         (["--golden-dir=x", "tests"], None, ["tests"], []),
         (["-qm", "not slow", "tests"], None, ["tests"], []),
@@ -528,9 +529,9 @@ def test_every_flag_of_pytest_is_known() -> None:
     ],
 )
 def test_addopts_words_after_an_option_no_table_knows_are_read_both_ways(
-    args: list[str], valued: set[str] | None, paths: list[str], maybe: list[str]
+    args: list[str], known: dict[str, bool] | None, paths: list[str], maybe: list[str]
 ) -> None:
-    taken = suite._options(args, valued)
+    taken = suite._options(args, known)
     assert (taken.get("", []), taken.get("maybe", [])) == (paths, maybe)
 
 
@@ -543,7 +544,7 @@ def test_a_word_read_both_ways_makes_the_suite_what_either_reading_collects() ->
     }
     found = suite.collect(sorted(files), files.get)
     assert found.files == ("other/test_o.py", "tests/golden/test_g.py", "tests/test_a.py")
-    told = suite.collect(sorted(files), files.get, valued={"--golden-dir"})
+    told = suite.collect(sorted(files), files.get, known={"--golden-dir": True})
     assert told.files == found.files  # the value is no path: the folder is searched
-    flag = suite.collect(sorted(files), files.get, valued=set())
+    flag = suite.collect(sorted(files), files.get, known={"--golden-dir": False})
     assert flag.files == ("tests/golden/test_g.py",)

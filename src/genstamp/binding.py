@@ -38,10 +38,10 @@ P_OUTPUT = "genstamp.output"  # the --junitxml file inside the work tree: output
 # Why the session failed though no test did (pytest exited 1: --cov-fail-under, a conftest's
 # check at the session's end); only when it did.
 P_SESSION_FAILED = "genstamp.session.failed"
-# The options of the configuration's addopts that genstamp's own tables do not know and the
-# run's pytest takes a value for (a conftest's, a plugin's), as a JSON list; only when its
-# addopts hold an option the tables do not know (the gate then reads them as the run did).
-P_VALUED = "genstamp.addopts.valued"
+# The options of the configuration's addopts that genstamp's own tables do not know (a
+# conftest's, a plugin's), each with whether the run's pytest takes a value for it, as a JSON
+# object; only when there are such options (the gate then reads the addopts as the run did).
+P_OPTIONS = "genstamp.addopts.options"
 
 # How a genstamp.selection.reasons entry for the run's own options begins (the gate names them)
 OPTIONS_REASON = "the run's own options change the suite"
@@ -120,7 +120,7 @@ class Binding(NamedTuple):
     output: str = ""  # work-tree-relative path of the report the run wrote, or ""
     coverage: str = UNAVAILABLE  # what the run covered (``genstamp.coverage``) as JSON
     session_failed: str = ""  # why the session failed though no test did ("": it did not)
-    valued: str = ""  # P_VALUED's JSON list, "" when not recorded
+    options: str = ""  # P_OPTIONS's JSON object, "" when not recorded
 
     def properties(self) -> dict[str, str]:
         """The ``genstamp.*`` properties, in the order a bound file carries them."""
@@ -139,22 +139,25 @@ class Binding(NamedTuple):
             **({P_OUTPUT: self.output} if self.output else {}),
             P_COVERAGE: self.coverage,
             **({P_SESSION_FAILED: self.session_failed} if self.session_failed else {}),
-            **({P_VALUED: self.valued} if self.valued else {}),
+            **({P_OPTIONS: self.options} if self.options else {}),
         }
 
 
-def valued_of(props: Mapping[str, str]) -> frozenset[str] | None:
-    """The options P_VALUED lists, None when the run recorded none (or not readably)."""
-    raw = props.get(P_VALUED)
+def options_of(props: Mapping[str, str]) -> dict[str, bool] | None:
+    """The options P_OPTIONS records (name -> takes a value), None when the run recorded
+    none (or not readably)."""
+    raw = props.get(P_OPTIONS)
     if raw is None:
         return None
     try:
         found = json.loads(raw)
     except ValueError:
         return None
-    if not isinstance(found, list) or not all(isinstance(o, str) for o in found):
+    if not isinstance(found, dict) or not all(
+        isinstance(k, str) and isinstance(v, bool) for k, v in found.items()
+    ):
         return None
-    return frozenset(found)
+    return found
 
 
 def new(
@@ -172,7 +175,7 @@ def new(
     output: str = "",
     coverage: str = UNAVAILABLE,
     session_failed: str = "",
-    valued: str = "",
+    options: str = "",
 ) -> Binding:
     """The binding of a run that ended now. ``partial`` holds why the run covered part of the
     suite (nothing: all of it); a runner whose selection genstamp cannot see passes
@@ -196,5 +199,5 @@ def new(
         output=output,
         coverage=coverage,
         session_failed=session_failed,
-        valued=valued,
+        options=options,
     )

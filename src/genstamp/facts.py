@@ -14,7 +14,7 @@ import posixpath
 import re
 import subprocess
 import zipfile
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
@@ -140,8 +140,8 @@ def with_report(
     # A report that does not bind is judged on that alone: its trees are not looked at.
     if report is not None and not binding_problem(report):
         props = report.properties
-        valued = binding.valued_of(props)
-        suites_found = tree_suites(repo, props[binding.P_TREE_END], suites, valued)
+        known = binding.options_of(props)
+        suites_found = tree_suites(repo, props[binding.P_TREE_END], suites, known)
         loaded, _ = read_audit(props)
         output = output_path(props)
         if output and (loaded is None or output not in loaded.loaded):
@@ -701,12 +701,13 @@ def tree_suites(
     repo: pygit2.Repository,
     tree_id: str,
     roots: Sequence[str],
-    valued: Collection[str] | None = None,
+    known: Mapping[str, bool] | None = None,
 ) -> tuple[suite.Suite, ...] | None:
     """The suites of the tree ``tree_id`` (None when it is not in the object store). Only the
     folders a configuration's ``testpaths`` (and its ``addopts``) name are listed, and no
     folder pytest would not enter: a large tree with a small ``tests/`` costs little.
-    ``valued``: the options a run's pytest said take a value (``binding.P_VALUED``)."""
+    ``known``: the options of a run's addopts, and whether each takes a value
+    (``binding.P_OPTIONS``)."""
     tree = _tree(repo, tree_id)
     if tree is None:
         return None
@@ -719,7 +720,7 @@ def tree_suites(
     out = []
     for root in roots or [""]:
         root = root.strip("/")
-        config = suite.read_config(read, root, valued)
+        config = suite.read_config(read, root, known)
         listing: list[str] = []
         starts = [suite.join(root, t) for t in config.starts()]
         named = [suite.join(root, p.partition("::")[0]) for p in (*config.paths, *config.maybe)]
@@ -738,10 +739,10 @@ def tree_suites(
                 folder = posixpath.dirname(folder)
                 if read(suite.join(folder, "conftest.py")) is not None:
                     listing.append(suite.join(folder, "conftest.py"))
-        found = suite.collect(sorted(set(listing)), read, root, valued)
+        found = suite.collect(sorted(set(listing)), read, root, known)
         kept = "" if roots else suite.kept_by_tests(found, read)
         if kept:  # the configuration the tests keep is the project's
-            found = suite.collect(sorted(set(listing)), read, kept, valued)
+            found = suite.collect(sorted(set(listing)), read, kept, known)
         out.append(found)
     return tuple(out)
 

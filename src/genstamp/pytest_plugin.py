@@ -779,7 +779,7 @@ class Session:
             covered,
             written,
             session_failed,
-            _valued_in_addopts(self.config),
+            _options_in_addopts(self.config),
         )
         key = start.gen.key if start.gen else ""
         if written is None:
@@ -878,12 +878,12 @@ def _properties(
     covered: coverage.Coverage,
     written: Path | None = None,
     session_failed: str = "",
-    valued: str = "",
+    options: str = "",
 ) -> dict[str, str]:
     """The ``genstamp.*`` properties that bind this run's evidence; ``written``: the user's
     --junitxml, recorded when inside the work tree (the gate leaves it out of the trees);
-    ``session_failed``: why the session failed though no test did; ``valued``:
-    ``binding.P_VALUED``."""
+    ``session_failed``: why the session failed though no test did; ``options``:
+    ``binding.P_OPTIONS``."""
     from genstamp import binding, checkout_id
 
     return binding.new(
@@ -899,7 +899,7 @@ def _properties(
         output=_output(start, written),
         coverage=covered.to_json(),
         session_failed=session_failed,
-        valued=valued,
+        options=options,
     ).properties()
 
 
@@ -907,10 +907,10 @@ def _properties(
 _FLAG_ACTIONS = frozenset({"store_true", "store_false", "store_const", "count", "help", "version"})
 
 
-def _valued_in_addopts(config: pytest.Config) -> str:
-    """``binding.P_VALUED``: of the options in the configuration's ``addopts`` that the
-    suite's tables do not know, those this run's pytest (its plugins', its conftests') takes a
-    value for, as a JSON list; "" when every option there is in the tables."""
+def _options_in_addopts(config: pytest.Config) -> str:
+    """``binding.P_OPTIONS``: the options in the configuration's ``addopts`` that the suite's
+    tables do not know, each with whether this run's pytest (its plugins', its conftests')
+    takes a value for it, as a JSON object; "" when every option there is in the tables."""
     from genstamp.suite import FLAGS, VALUED
 
     try:
@@ -931,7 +931,7 @@ def _valued_in_addopts(config: pytest.Config) -> str:
                     takes[name] = value
     except AttributeError:  # a pytest whose parser is built otherwise: the tables alone
         return ""
-    return json.dumps(sorted(o for o in unknown if takes.get(o, False)))
+    return json.dumps({o: takes[o] for o in sorted(unknown) if o in takes})
 
 
 def _output(start: Start, written: Path | None) -> str:

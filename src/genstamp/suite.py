@@ -18,7 +18,7 @@ import posixpath
 import re
 import shlex
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from genstamp import binding
@@ -107,8 +107,8 @@ class PytestConfig(NamedTuple):
     keyword: str = ""  # the -k its addopts give
     problems: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()  # the files and folders its addopts name (testpaths then idle)
-    # words after an option in addopts that neither genstamp nor the run's pytest (when its
-    # record is at hand) says takes a value: a path, or that option's value (both are read)
+    # words after an option in addopts that neither genstamp nor a run's pytest (when its
+    # record is at hand) knows: a path, or that option's value (both are read)
     maybe: tuple[str, ...] = ()
     deselect: tuple[str, ...] = ()  # --deselect in addopts: node id prefixes, from its folder
     # the warning categories its filterwarnings make errors ("Warning": every one)
@@ -163,7 +163,7 @@ def join(root: str, rel: str) -> str:
 
 
 def read_config(
-    read: Reader, root: str = "", valued: Collection[str] | None = None
+    read: Reader, root: str = "", known: Mapping[str, bool] | None = None
 ) -> PytestConfig:
     """The pytest configuration pytest would find in ``root`` (a tree folder)."""
     for name in CONFIG_NAMES:
@@ -176,7 +176,7 @@ def read_config(
         except (UnicodeDecodeError, tomllib.TOMLDecodeError, configparser.Error) as exc:
             return PytestConfig(path, problems=(f"{path} cannot be read ({exc})",))
         if found is not None:
-            return _settings(path, found, valued)
+            return _settings(path, found, known)
     return PytestConfig("")
 
 
@@ -211,7 +211,7 @@ def _args(value: object) -> list[str]:
 
 
 def _settings(
-    source: str, options: dict[str, Any], valued: Collection[str] | None = None
+    source: str, options: dict[str, Any], known: Mapping[str, bool] | None = None
 ) -> PytestConfig:
     problems: list[str] = []
     try:
@@ -219,7 +219,7 @@ def _settings(
     except ValueError as exc:
         addopts = []
         problems.append(f"{source}: addopts cannot be split ({exc})")
-    taken = _options(addopts, valued)
+    taken = _options(addopts, known)
     return PytestConfig(
         source=source,
         testpaths=tuple(_args(options.get("testpaths", ""))),
@@ -286,13 +286,12 @@ def _lines(value: object) -> list[str]:
     return str(value or "").splitlines()
 
 
-def _options(args: Sequence[str], valued: Collection[str] | None = None) -> dict[str, list[str]]:
+def _options(args: Sequence[str], known: Mapping[str, bool] | None = None) -> dict[str, list[str]]:
     """The values of ``-m``, ``-k``, ``-p``, ``--ignore``, ``--ignore-glob``, ``--deselect``
     and ``--doctest-glob`` in ``args``, under "flags" ``--doctest-modules``, under "" the
-    words that are no option's value (paths to collect), and under "maybe" the words after an
-    option no table knows. ``valued``: the options the run's pytest said take a value (its
-    plugins' and conftests' too), None when no run said: with it, every other option is a
-    flag, and nothing is "maybe"."""
+    words that are no option's value (paths to collect), and under "maybe" the word after an
+    option that neither genstamp's tables nor ``known`` (the options of a run's addopts, and
+    whether its pytest, with its plugins and conftests, takes a value for each) know."""
     out: dict[str, list[str]] = {}
     wanted = [
         "--ignore-glob",
@@ -315,7 +314,7 @@ def _options(args: Sequence[str], valued: Collection[str] | None = None) -> dict
         nxt = args[i + 1] if i + 1 < len(args) else None
         if not arg.startswith("-"):
             out.setdefault("", []).append(arg)
-        elif arg in VALUED or (valued is not None and arg in valued):
+        elif arg in VALUED or (known or {}).get(arg) is True:
             if nxt is not None and arg in wanted:
                 out.setdefault(arg, []).append(nxt)
             i += 1  # its value
@@ -326,10 +325,10 @@ def _options(args: Sequence[str], valued: Collection[str] | None = None) -> dict
         elif arg in ("--doctest-modules", "--pyargs", "--noconftest"):
             out.setdefault("flags", []).append(arg)
         elif (
-            valued is None
-            and arg.startswith("--")
+            arg.startswith("--")
             and not eq
             and arg not in FLAGS
+            and arg not in (known or {})
             and nxt is not None
             and not nxt.startswith("-")
         ):
@@ -406,13 +405,16 @@ def _under(path: str, folder: str) -> bool:
 
 
 def collect(
-    listing: Sequence[str], read: Reader, root: str = "", valued: Collection[str] | None = None
+    listing: Sequence[str],
+    read: Reader,
+    root: str = "",
+    known: Mapping[str, bool] | None = None,
 ) -> Suite:
     """The suite in ``root``: the files of ``listing`` (every file in the tree, sorted) that
     pytest, run from ``root`` with the configuration found there, would collect. A word of its
     addopts that may be a path or an option's value (``PytestConfig.maybe``) is read both
     ways: the suite is what either reading collects."""
-    config = read_config(read, root, valued)
+    config = read_config(read, root, known)
     inside = [p for p in listing if _under(p, root)]
     starts, explicit = _reach(config, config.paths, inside, root)
     if config.maybe:
