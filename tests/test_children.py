@@ -448,6 +448,64 @@ def test_an_ignored_build_the_tree_holds_no_source_for(
     assert (why is not None) == stale, why
 
 
+CFFI_BUILD = """from cffi import FFI
+
+ffibuilder = FFI()
+ffibuilder.cdef("int scale(int);")
+ffibuilder.set_source("_foo", "int scale(int x) { return x * FACTOR; }")
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=False)
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("case", "other_c"),
+    [("fresh", False), ("fresh", True), ("edited", False), ("edited", True)],
+    ids=["fresh", "fresh-beside-other-c", "edited", "edited-beside-other-c"],
+)
+def test_a_cffi_extension_is_built_from_its_python_build_script(
+    tmp_path: Path, case: str, other_c: bool
+) -> None:
+    """cffi's API mode keeps the C code in a Python build script (`set_source("_foo", "<C>")`)
+    and the C file and the module it builds are git-ignored. A fresh build was refused as
+    "built from no source the tree holds"; with another C file in the tree, the module was
+    compared with that one only, and a changed script without a rebuild was accepted (the old
+    module ran). The script is the module's source."""
+    import shutil
+
+    if shutil.which("gcc") is None and shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    files = {
+        "build_foo.py": CFFI_BUILD.replace("FACTOR", "2"),
+        "tests/test_scale.py": "from _foo import lib\n\n\ndef test_scale():\n"
+        "    assert lib.scale(2) in (4, 6)\n",
+        "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["."]\n',
+        ".gitignore": "__pycache__/\n_foo.*\n",
+    }
+    if other_c:
+        files["csrc/util.c"] = "int unrelated(void) { return 0; }\n"
+    repo = committed(tmp_path / "repo", files)
+    build = subprocess.run(
+        [sys.executable, "build_foo.py"], cwd=repo, capture_output=True, text=True, timeout=300
+    )
+    assert build.returncode == 0, build.stderr
+    if case == "edited":  # the C code changes in the script; nobody rebuilds
+        built = next(repo.glob("_foo.*.so"))
+        (repo / "build_foo.py").write_text(CFFI_BUILD.replace("FACTOR", "3"))
+        st = built.stat()
+        os.utime(repo / "build_foo.py", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+        commit_all(repo, "scale by 3")
+    restamp.begin(open_checkout(repo))
+    assert run_pytest(repo).returncode == 0
+    said = failures(repo)
+    if case == "fresh":
+        assert said == {}, said
+    else:
+        assert list(said) == ["stale-extension"] and "build_foo.py" in said["stale-extension"]
+
+
 LIB_C = "int answer(void) { return 42; }\n"
 
 

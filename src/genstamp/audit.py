@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import marshal
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -335,6 +336,7 @@ def judge(
     # only one older than its own sources; without it the others would stay refused.
     rebuild = SETUP_PY_REBUILD if (root / "setup.py").is_file() else "pip install -e ."
     natives: list[str] | None = None  # read once, and only when an extension was loaded
+    builders: dict[str, list[str]] = {}
     loaded: dict[str, dict[str, None]] = {}
     flags: dict[Flag, None] = {}
     namespaces: dict[str, None] = {}
@@ -361,9 +363,14 @@ def judge(
                     continue  # a Python environment kept in the work tree: the installer's
                 read[rel] = None  # its bytes ran: a change hidden from git counts (hidden-change)
                 if natives is None:
-                    natives = native_sources(root)
+                    natives, builders = native_sources(root), cffi_builders(root)
                 stale = stale_extension(
-                    ld.path, int(ld.detail or 0), natives, root_s, rebuild, module=bool(ld.module)
+                    ld.path,
+                    int(ld.detail or 0),
+                    _sources_of(ld.path, natives, builders),
+                    root_s,
+                    rebuild,
+                    module=bool(ld.module),
                 )
                 if stale:
                     flags[Flag(STALE_EXT, name, rel, stale)] = None
@@ -392,9 +399,14 @@ def judge(
             # Built and installed from this very checkout (``pip install .``, the clean room):
             # current unless a native source of the checkout changed since.
             if natives is None:
-                natives = native_sources(root)
+                natives, builders = native_sources(root), cffi_builders(root)
             stale = stale_extension(
-                ld.path, int(ld.detail or 0), natives, root_s, REINSTALL, committed=False
+                ld.path,
+                int(ld.detail or 0),
+                _sources_of(ld.path, natives, builders),
+                root_s,
+                REINSTALL,
+                committed=False,
             )
             if stale:
                 flags[Flag(STALE_EXT, ld.module, ld.path, stale)] = None
@@ -656,6 +668,43 @@ def native_sources(root: Path) -> list[str]:
             continue
         names += os.fsdecode(out).split("\0")
     return [os.path.join(root, n) for n in dict.fromkeys(names) if n.endswith(NATIVE_SOURCES)]
+
+
+_SET_SOURCE = re.compile(r"""set_source\s*\(\s*[rRuU]?["']([A-Za-z_][\w.]*)["']""")
+
+
+def cffi_builders(root: Path) -> dict[str, list[str]]:
+    """The Python build scripts of the checkout (tracked, or that git would add) that define a
+    cffi extension in API mode (``ffibuilder.set_source("_foo", "<C code>")``): the module's
+    name (its last part) -> those scripts. The C code lives in the script, and the C file the
+    build writes is git-ignored: the script is the extension's source."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "grep", "-l", "-z", "--untracked", "-e", "set_source", "--", "*.py"],
+            cwd=root,
+            capture_output=True,
+        ).stdout
+    except OSError:
+        return {}
+    found: dict[str, list[str]] = {}
+    for rel in filter(None, os.fsdecode(out).split("\0")):
+        path = os.path.join(root, rel)
+        try:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for name in dict.fromkeys(_SET_SOURCE.findall(text)):
+            found.setdefault(name.rpartition(".")[2], []).append(path)
+    return found
+
+
+def _sources_of(path: str, natives: list[str], builders: dict[str, list[str]]) -> list[str]:
+    """The native sources an extension at ``path`` may be built from, with the cffi build
+    scripts that define a module of its name."""
+    extra = builders.get(os.path.basename(path).partition(".")[0], [])
+    return [*natives, *extra] if extra else natives
 
 
 def as_committed(root: str, paths: Sequence[str]) -> bool:
