@@ -519,9 +519,15 @@ def test_every_flag_of_pytest_is_known() -> None:
     ("args", "known", "paths", "maybe"),
     [
         (["--golden-dir", "tests/golden"], None, [], ["tests/golden"]),
-        (["--golden-dir", "tests/golden"], {"--golden-dir": True}, [], []),
-        (["--golden-dir", "tests/golden"], {"--golden-dir": False}, ["tests/golden"], []),
-        (["--golden-dir", "tests/golden"], {"--other": True}, [], ["tests/golden"]),
+        (["--golden-dir", "tests/golden"], {"--golden-dir": "value"}, [], []),
+        (["--golden-dir", "tests/golden"], {"--golden-dir": "flag"}, ["tests/golden"], []),
+        (["--golden-dir", "tests/golden"], {"--other": "value"}, [], ["tests/golden"]),
+        (["-G", "tests/golden"], None, [], ["tests/golden"]),
+        (["-G", "tests/golden"], {"-G": "value"}, [], []),
+        (["--cov", "-m", "not slow", "tests"], None, ["tests"], []),
+        (["--cov", "src", "tests"], None, ["tests"], []),
+        (["--golden", "--cov"], {"--golden": "optional"}, [], []),
+        (["--golden", "x", "tests"], {"--golden": "optional"}, ["tests"], []),
         (["--strict-markers", "tests"], None, ["tests"], []),
         (["--golden-dir=x", "tests"], None, ["tests"], []),
         (["-qm", "not slow", "tests"], None, ["tests"], []),
@@ -529,7 +535,7 @@ def test_every_flag_of_pytest_is_known() -> None:
     ],
 )
 def test_addopts_words_after_an_option_no_table_knows_are_read_both_ways(
-    args: list[str], known: dict[str, bool] | None, paths: list[str], maybe: list[str]
+    args: list[str], known: dict[str, str] | None, paths: list[str], maybe: list[str]
 ) -> None:
     taken = suite._options(args, known)
     assert (taken.get("", []), taken.get("maybe", [])) == (paths, maybe)
@@ -544,7 +550,7 @@ def test_a_word_read_both_ways_makes_the_suite_what_either_reading_collects() ->
     }
     found = suite.collect(sorted(files), files.get)
     assert found.files == ("other/test_o.py", "tests/golden/test_g.py", "tests/test_a.py")
-    told = suite.collect(sorted(files), files.get, known={"--golden-dir": True})
+    told = suite.collect(sorted(files), files.get, known={"--golden-dir": "value"})
     assert told.files == found.files  # the value is no path: the folder is searched
-    flag = suite.collect(sorted(files), files.get, known={"--golden-dir": False})
+    flag = suite.collect(sorted(files), files.get, known={"--golden-dir": "flag"})
     assert flag.files == ("tests/golden/test_g.py",)

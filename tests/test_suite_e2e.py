@@ -494,6 +494,7 @@ ADDOPTS_OPTIONS = (
     "def pytest_addoption(parser):\n"
     "    parser.addoption('--golden-dir', default='')\n"
     "    parser.addoption('--slow-mode', action='store_true')\n"
+    "    parser.addoption('--trace-dir', nargs='?', const='traces')\n"
 )
 
 
@@ -509,8 +510,20 @@ ADDOPTS_OPTIONS = (
         # short flags bundled as argparse takes them
         ('-qm "not slow"', "", False),
         ('-qm "not slow"', "tests/test_b.py", True),
+        # an optional value (pytest-cov's `--cov`): not when an option follows
+        ("--trace-dir --ignore tests/deep", "", False),
+        ("--trace-dir --ignore tests/deep", "tests/test_b.py", True),
     ],
-    ids=["value-part", "value-whole", "flag-path", "flag-path-part", "bundle", "bundle-part"],
+    ids=[
+        "value-part",
+        "value-whole",
+        "flag-path",
+        "flag-path-part",
+        "bundle",
+        "bundle-part",
+        "optional-whole",
+        "optional-part",
+    ],
 )
 def test_options_in_addopts_are_read_as_the_runs_pytest_reads_them(
     tmp_path: Path, addopts: str, part: str, partial: bool

@@ -39,8 +39,9 @@ P_OUTPUT = "genstamp.output"  # the --junitxml file inside the work tree: output
 # check at the session's end); only when it did.
 P_SESSION_FAILED = "genstamp.session.failed"
 # The options of the configuration's addopts that genstamp's own tables do not know (a
-# conftest's, a plugin's), each with whether the run's pytest takes a value for it, as a JSON
-# object; only when there are such options (the gate then reads the addopts as the run did).
+# conftest's, a plugin's), each with how the run's pytest takes it ("value", "optional": a
+# value unless the next word is an option, "flag"), as a JSON object; only when there are
+# such options (the gate then reads the addopts as the run did).
 P_OPTIONS = "genstamp.addopts.options"
 
 # How a genstamp.selection.reasons entry for the run's own options begins (the gate names them)
@@ -143,9 +144,9 @@ class Binding(NamedTuple):
         }
 
 
-def options_of(props: Mapping[str, str]) -> dict[str, bool] | None:
-    """The options P_OPTIONS records (name -> takes a value), None when the run recorded
-    none (or not readably)."""
+def options_of(props: Mapping[str, str]) -> dict[str, str] | None:
+    """The options P_OPTIONS records (name -> "value", "optional" or "flag"), None when the
+    run recorded none (or not readably)."""
     raw = props.get(P_OPTIONS)
     if raw is None:
         return None
@@ -154,7 +155,7 @@ def options_of(props: Mapping[str, str]) -> dict[str, bool] | None:
     except ValueError:
         return None
     if not isinstance(found, dict) or not all(
-        isinstance(k, str) and isinstance(v, bool) for k, v in found.items()
+        isinstance(k, str) and v in ("value", "optional", "flag") for k, v in found.items()
     ):
         return None
     return found

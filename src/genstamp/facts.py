@@ -701,12 +701,12 @@ def tree_suites(
     repo: pygit2.Repository,
     tree_id: str,
     roots: Sequence[str],
-    known: Mapping[str, bool] | None = None,
+    known: Mapping[str, str] | None = None,
 ) -> tuple[suite.Suite, ...] | None:
     """The suites of the tree ``tree_id`` (None when it is not in the object store). Only the
     folders a configuration's ``testpaths`` (and its ``addopts``) name are listed, and no
     folder pytest would not enter: a large tree with a small ``tests/`` costs little.
-    ``known``: the options of a run's addopts, and whether each takes a value
+    ``known``: the options of a run's addopts, and how its pytest takes each
     (``binding.P_OPTIONS``)."""
     tree = _tree(repo, tree_id)
     if tree is None:

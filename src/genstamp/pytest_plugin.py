@@ -909,26 +909,30 @@ _FLAG_ACTIONS = frozenset({"store_true", "store_false", "store_const", "count", 
 
 def _options_in_addopts(config: pytest.Config) -> str:
     """``binding.P_OPTIONS``: the options in the configuration's ``addopts`` that the suite's
-    tables do not know, each with whether this run's pytest (its plugins', its conftests')
-    takes a value for it, as a JSON object; "" when every option there is in the tables."""
-    from genstamp.suite import FLAGS, VALUED
+    tables do not know, each with how this run's pytest (its plugins', its conftests') takes
+    it, as a JSON object; "" when every option there is in the tables."""
+    from genstamp.suite import FLAGS, OPTIONAL, VALUED
 
     try:
         words = [str(w) for w in config.getini("addopts")]
     except (ValueError, TypeError):
         return ""
-    unknown = {w for w in words if w.startswith("--") and "=" not in w and w not in VALUED | FLAGS}
+    tables = VALUED | FLAGS | OPTIONAL
+    unknown = {w for w in words if w.startswith("-") and "=" not in w and w not in tables}
     if not unknown:
         return ""
     parser = config._parser
-    takes: dict[str, bool] = {}
+    takes: dict[str, str] = {}
     try:
         for group in [*parser._groups, parser._anonymous]:
             for option in group.options:
                 attrs = option.attrs()
-                value = attrs.get("action") not in _FLAG_ACTIONS and attrs.get("nargs") != 0
+                if attrs.get("action") in _FLAG_ACTIONS or attrs.get("nargs") == 0:
+                    kind = "flag"
+                else:
+                    kind = "optional" if attrs.get("nargs") == "?" else "value"
                 for name in option.names():
-                    takes[name] = value
+                    takes[name] = kind
     except AttributeError:  # a pytest whose parser is built otherwise: the tables alone
         return ""
     return json.dumps({o: takes[o] for o in sorted(unknown) if o in takes})

@@ -62,7 +62,7 @@ _VALUED = """-p -k -m -c -o -W -n -r --deselect --ignore --ignore-glob --rootdir
     --durations-min --capture --color --code-highlight --import-mode --log-level --log-format
     --log-date-format --log-cli-level --log-cli-format --log-cli-date-format --log-file
     --log-file-level --log-file-format --log-file-date-format --log-file-mode --pastebin
-    --override-ini --config-file --doctest-glob --doctest-report --cov --cov-report
+    --override-ini --config-file --doctest-glob --doctest-report --cov-report
     --cov-config --cov-fail-under --cov-context --dist --numprocesses --maxprocesses
     --max-worker-restart --tx --rsyncdir --timeout --timeout-method --reruns --reruns-delay
     --only-rerun --randomly-seed --hypothesis-seed --hypothesis-profile --splits --group
@@ -72,6 +72,9 @@ _VALUED = """-p -k -m -c -o -W -n -r --deselect --ignore --ignore-glob --rootdir
     --typeguard-packages --cov-append-to --env --envfile --dist-load --tb-style --log-disable
     --log-auto-indent --junitprefix --pdbcls --assert --report-chars --max-warnings"""
 VALUED = frozenset(_VALUED.split())
+# Options whose value is optional (argparse's ``nargs="?"``): the next word is their value
+# unless it is an option itself (``--cov -m "not slow"``: ``--cov`` takes no value there).
+OPTIONAL = frozenset({"--cov", "--debug", "--cache-show"})
 # Options (pytest's and common plugins') that take no value: the word after one is a path.
 _FLAGS = """--cache-clear --co --collect-in-virtualenv --collect-only --collectonly
     --continue-on-collection-errors --disable-plugin-autoload --disable-pytest-warnings
@@ -163,7 +166,7 @@ def join(root: str, rel: str) -> str:
 
 
 def read_config(
-    read: Reader, root: str = "", known: Mapping[str, bool] | None = None
+    read: Reader, root: str = "", known: Mapping[str, str] | None = None
 ) -> PytestConfig:
     """The pytest configuration pytest would find in ``root`` (a tree folder)."""
     for name in CONFIG_NAMES:
@@ -211,7 +214,7 @@ def _args(value: object) -> list[str]:
 
 
 def _settings(
-    source: str, options: dict[str, Any], known: Mapping[str, bool] | None = None
+    source: str, options: dict[str, Any], known: Mapping[str, str] | None = None
 ) -> PytestConfig:
     problems: list[str] = []
     try:
@@ -286,12 +289,14 @@ def _lines(value: object) -> list[str]:
     return str(value or "").splitlines()
 
 
-def _options(args: Sequence[str], known: Mapping[str, bool] | None = None) -> dict[str, list[str]]:
+def _options(args: Sequence[str], known: Mapping[str, str] | None = None) -> dict[str, list[str]]:
     """The values of ``-m``, ``-k``, ``-p``, ``--ignore``, ``--ignore-glob``, ``--deselect``
     and ``--doctest-glob`` in ``args``, under "flags" ``--doctest-modules``, under "" the
     words that are no option's value (paths to collect), and under "maybe" the word after an
-    option that neither genstamp's tables nor ``known`` (the options of a run's addopts, and
-    whether its pytest, with its plugins and conftests, takes a value for each) know."""
+    option that neither genstamp's tables nor ``known`` know (the options of a run's addopts,
+    each "value", "optional" or "flag" as its pytest, with its plugins and conftests, takes
+    them)."""
+    known = known or {}
     out: dict[str, list[str]] = {}
     wanted = [
         "--ignore-glob",
@@ -314,10 +319,13 @@ def _options(args: Sequence[str], known: Mapping[str, bool] | None = None) -> di
         nxt = args[i + 1] if i + 1 < len(args) else None
         if not arg.startswith("-"):
             out.setdefault("", []).append(arg)
-        elif arg in VALUED or (known or {}).get(arg) is True:
+        elif arg in VALUED or known.get(arg) == "value":
             if nxt is not None and arg in wanted:
                 out.setdefault(arg, []).append(nxt)
             i += 1  # its value
+        elif arg in OPTIONAL or known.get(arg) == "optional":
+            if nxt is not None and not nxt.startswith("-"):
+                i += 1  # its value, as argparse takes an optional one
         elif eq and flag in wanted and flag.startswith("--"):
             out.setdefault(flag, []).append(value)
         elif arg[:2] in ("-m", "-k", "-p") and len(arg) > 2:
@@ -325,10 +333,10 @@ def _options(args: Sequence[str], known: Mapping[str, bool] | None = None) -> di
         elif arg in ("--doctest-modules", "--pyargs", "--noconftest"):
             out.setdefault("flags", []).append(arg)
         elif (
-            arg.startswith("--")
+            (arg.startswith("--") or (len(arg) == 2 and arg[1] not in BARE_SHORT))
             and not eq
             and arg not in FLAGS
-            and arg not in (known or {})
+            and arg not in known
             and nxt is not None
             and not nxt.startswith("-")
         ):
@@ -408,7 +416,7 @@ def collect(
     listing: Sequence[str],
     read: Reader,
     root: str = "",
-    known: Mapping[str, bool] | None = None,
+    known: Mapping[str, str] | None = None,
 ) -> Suite:
     """The suite in ``root``: the files of ``listing`` (every file in the tree, sorted) that
     pytest, run from ``root`` with the configuration found there, would collect. A word of its
