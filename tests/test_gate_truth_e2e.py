@@ -8,6 +8,7 @@ checkout, and a push of a commit whose tree was verified earlier.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -976,6 +977,34 @@ def test_a_branch_tested_then_left_is_pushed_from_main(
     stamp(genstamp, project)
     proc = push(project, "stamped", "stamped")
     assert proc.returncode == 1 and "stale-generation" in proc.stderr, proc.stderr
+
+
+def test_a_newer_failing_run_of_a_tree_leaves_no_older_pass_to_answer_for_it(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """The branch passed in one generation, was accepted, then failed in a later one: that
+    failing run is the newest word on its tree. It removes the older generation's part of the
+    tree and the remembered verdict, so once it is pruned itself (16 newer trees tested) no
+    older pass answers for the tree."""
+    (project / "tests" / "conftest.py").write_text(
+        "import os\n\n\ndef pytest_runtest_setup(item):\n"
+        "    assert not os.environ.get('BREAK_IT')\n"
+    )
+    commit_all(project, "a conftest that can fail")
+    assert run_genstamp(project, "install", "--plain").returncode == 0
+    git(project, "switch", "-q", "-c", "feature")
+    (project / "src" / "calc" / "more.py").write_text("MORE = 1\n")
+    commit_all(project, "feature")
+    assert run_pytest(project).returncode == 0
+    git(project, "switch", "-q", "main")
+    assert push(project, "feature", "feature").returncode == 0  # remembered
+    git(project, "switch", "-q", "feature")
+    assert run_pytest(project, env=subprocess_env(BREAK_IT="1")).returncode == 1
+    gen = json.loads((project / ".git" / "genstamp" / "generation.json").read_text())["id"]
+    shutil.rmtree(project / ".git" / "genstamp" / "parts" / gen)  # as 16 newer trees prune it
+    git(project, "switch", "-q", "main")
+    proc = push(project, "feature", "feature")
+    assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
 
 
 def test_a_failing_run_of_a_tree_is_not_outvoted_by_another_worktrees_passing_one(

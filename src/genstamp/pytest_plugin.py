@@ -808,6 +808,11 @@ class Session:
                 link=not in_place,
                 also=[old["id"] for old in start.gen.retired],
             )
+        if failed or not self.tally.passing():
+            from genstamp import verified  # a failing run of a tree the gate accepted before
+
+            with contextlib.suppress(GenstampError):
+                verified.forget(start.checkout.gitdir, tree_end)
         if start.problem:
             state = "written but unbound" if start.gen is None else "written"
             self._say(f"genstamp: evidence {state}: {start.problem}")

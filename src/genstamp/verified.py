@@ -65,6 +65,17 @@ def remember(gitdir: Path, accepted: Iterable[str], *, now: int | None = None) -
     for tree in accepted:
         kept.pop(tree, None)
         kept[tree] = stamp
+    _write(gitdir, kept)
+
+
+def forget(gitdir: Path, tree: str) -> None:
+    """Drop ``tree`` from this checkout's verdicts (a run of it failed since), if it is there."""
+    kept = trees(gitdir)
+    if kept.pop(tree, None) is not None:
+        _write(gitdir, kept)
+
+
+def _write(gitdir: Path, kept: dict[str, int]) -> None:
     entries = [[tree, when] for tree, when in kept.items()][-LIMIT:]
     here = checkout_id.current(gitdir, create=True)
     data = {"format": FORMAT, "version": VERSION, "checkout": here, "trees": entries}
