@@ -946,6 +946,8 @@ def test_a_branch_tested_then_left_is_pushed_from_main(
     commit_all(project, "feature")
     assert run_pytest(project).returncode == 0
     git(project, "switch", "-q", "main")  # the post-checkout hook: a new generation
+    code, _, err = genstamp("-C", project, "verify", "--rev", "feature")
+    assert code == 0 and "tested in a generation since ended" in err, err
     proc = push(project, "feature", "feature")
     assert proc.returncode == 0, proc.stderr
     # a run on main since (its first part prunes the folders of other generations) changes
@@ -1052,21 +1054,32 @@ def test_a_tree_tested_before_a_stash_is_pushed_after_the_pop(
     pushed_then_an_untested_edit_refused(project, "def add(a, b):\n    return (b + a)\n")
 
 
+SITE = {"index.html": "<h1>docs</h1>", "css/site.css": "h1 {}"}
+
+
 @pytest.mark.parametrize(
     ("files", "code"),
     [
-        ({"index.html": "<h1>docs</h1>", "css/site.css": "h1 {}"}, False),
-        ({"index.html": "<h1>docs</h1>", "_static/conf.py": "x = 1\n"}, True),
-        ({"README.md": "notes", "notes/run.ipynb": "{}"}, True),
-        ({"README.md": "notes", "pyproject.toml": "[project]\n"}, True),
+        (SITE, False),
+        # sphinx-gallery's and nbsphinx's downloads: examples, no tests
+        (
+            {**SITE, "_downloads/plot_x.py": "x = 1\n", "_downloads/plot_x.ipynb": "{}"},
+            False,
+        ),
+        ({**SITE, "test_docs.txt": ">>> 1 + 1\n3\n"}, True),  # pytest's default doctests
+        ({**SITE, ".pytest.ini": "[pytest]\naddopts = --doctest-glob=*.md\n"}, True),
+        ({**SITE, "pytest.toml": "[pytest]\n"}, True),
+        ({**SITE, "pyproject.toml": "[project]\n"}, True),
+        ({**SITE, "tests/test_x.py": "def test_x():\n    assert False\n"}, True),
     ],
-    ids=["site", "a-python-file", "a-notebook", "a-pyproject"],
+    ids=["site", "gallery", "doctests", "pytest-ini", "pytest-toml", "a-pyproject", "a-test"],
 )
-def test_a_pushed_tree_of_no_python_code_has_nothing_to_test(
+def test_a_pushed_tree_with_no_project_and_no_tests_has_nothing_to_test(
     project: Path, genstamp: RunGenstamp, files: dict[str, str], code: bool
 ) -> None:
-    """gh-pages (ghp-import, `mkdocs gh-deploy`): a branch of built docs holds nothing pytest
-    could run; its push is accepted, saying so. A tree with any Python code is judged."""
+    """gh-pages (ghp-import, `mkdocs gh-deploy`): a branch of a built site holds nothing pytest
+    could run; its push is accepted, saying so. A tree with a Python project's metadata, a
+    configuration pytest reads, or test files pytest collects is judged."""
     green(genstamp, project)
     tree = git(project, "mktree", input=_nested(project, files))
     git(
@@ -1079,7 +1092,7 @@ def test_a_pushed_tree_of_no_python_code_has_nothing_to_test(
     assert proc.returncode == (1 if code else 0), proc.stderr
     code_, _, err = genstamp("-C", project, "verify", "--rev", "gh-pages")
     assert code_ == (1 if code else 0)
-    assert ("holds no Python code" in err) == (not code), err
+    assert ("holds no Python project and no tests" in err) == (not code), err
 
 
 def _nested(repo: Path, files: dict[str, str]) -> str:

@@ -286,13 +286,22 @@ def _accepted(verdict: Verdict) -> str:
     c = verdict.counts
     if c is None:  # every target's tree was accepted before, or holds no code to test
         said = []
-        earlier = sorted({t.tree[:12] for t in verdict.targets if t.tree not in verdict.no_code})
+        told = {*verdict.no_code, *verdict.vouched}
+        earlier = sorted({t.tree[:12] for t in verdict.targets if t.tree not in told})
         if earlier:
             trees = ", ".join(earlier)
             said.append(f"tree {trees} was verified earlier in a worktree of this repository")
+        if verdict.vouched:
+            trees = ", ".join(sorted({t[:12] for t in verdict.vouched}))
+            said.append(
+                f"tree {trees} was tested in a generation since ended or in another worktree "
+                "of this repository, and its run is judged as it was then"
+            )
         if verdict.no_code:
             trees = ", ".join(sorted({t[:12] for t in verdict.no_code}))
-            said.append(f"tree {trees} holds no Python code: nothing for the tests to judge")
+            said.append(
+                f"tree {trees} holds no Python project and no tests: nothing for the tests to judge"
+            )
         return "accepted: " + "; ".join(said)
     # As pytest counts them: JUnit writes xfailed and xpassed tests as <skipped> too.
     counts = f"{c.passed} passed, {c.skipped - c.xfailed - c.xpassed} skipped, "

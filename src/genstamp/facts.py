@@ -532,15 +532,29 @@ def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Pat
     return [path for path in out if str(path) not in gone]
 
 
-# What makes a tree Python's: a source, a stub, a Cython file, a notebook, a configuration
-# pytest or a build reads. A gitlink may hold any of them.
-CODE_SUFFIXES = (".py", ".pyi", ".pyw", ".pyx", ".pxd", ".ipynb")
-CODE_NAMES = frozenset({"pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"})
+# What makes a tree a Python project's, or pytest's to run: its metadata, a configuration
+# pytest reads, a conftest. A gitlink may hold any of them.
+PROJECT_NAMES = frozenset(
+    {
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "pytest.ini",
+        ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
+        "tox.ini",
+        "conftest.py",
+    }
+)
 
 
-def holds_code(repo: pygit2.Repository, tree_id: str) -> bool:
-    """Whether the tree holds Python code (any ``CODE_SUFFIXES`` file, ``CODE_NAMES``, or a
-    submodule); True when the tree cannot be read. A published site (gh-pages) does not."""
+def testable(repo: pygit2.Repository, tree_id: str) -> bool:
+    """Whether the tree has anything for the tests to judge: a Python project's metadata, a
+    configuration pytest reads or a conftest anywhere (or a submodule), or test files pytest
+    collects with its defaults (``test_*.py``, ``*_test.py``, doctests in ``test*.txt``). A
+    published site (gh-pages: HTML, and the examples sphinx-gallery offers for download) has
+    none. True when the tree cannot be read."""
     try:
         top = repo.get(tree_id)
     except (ValueError, pygit2.GitError):
@@ -551,17 +565,14 @@ def holds_code(repo: pygit2.Repository, tree_id: str) -> bool:
     while folders:
         folder = folders.pop()
         for entry in folder:
-            if entry.filemode == FileMode.COMMIT:
+            if entry.filemode == FileMode.COMMIT or entry.name in PROJECT_NAMES:
                 return True
             if entry.filemode == FileMode.TREE:
                 sub = repo.get(entry.id)
                 if isinstance(sub, pygit2.Tree):
                     folders.append(sub)
-            elif entry.name is not None and (
-                entry.name.endswith(CODE_SUFFIXES) or entry.name in CODE_NAMES
-            ):
-                return True
-    return False
+    found = tree_suites(repo, tree_id, ())
+    return found is None or any(s.files for s in found)
 
 
 def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:

@@ -125,7 +125,9 @@ class Verdict(NamedTuple):
     merge: coverage.Merge | None = None  # the parts judged together, when coverage was recorded
     partial: tuple[str, ...] = ()  # what was left out, when allow-partial let it pass
     reasons: str = ""  # the run's own reasons (genstamp.selection.reasons)
-    no_code: tuple[str, ...] = ()  # trees judged that hold no Python code (nothing to test)
+    no_code: tuple[str, ...] = ()  # trees judged that hold no project and no tests
+    # trees accepted on a run of an ended generation or of another worktree (``facts.vouching``)
+    vouched: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -153,30 +155,34 @@ class Verdict(NamedTuple):
         }
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "failures": [
-                {"rule": f.rule, "message": f.message, "remedy": f.remedy}
-                | ({"items": list(f.items)} if f.items else {})
-                for f in self.failures
-            ],
-            "evidence": self.evidence,
-            "generation": self.generation,
-            "tested_tree": self.tested_tree,
-            "targets": [{"label": t.label, "tree": t.tree} for t in self.targets],
-            "tests": self.counts._asdict() if self.counts else None,
-            "selection": self.selection(),
-            "parts": [
-                {
-                    "evidence": p.label,
-                    "files": len(p.coverage.files),
-                    "ran": len(p.coverage.outcomes),
-                    "left_out": len(p.coverage.unran),
-                    "ran_digest": p.coverage.ran_digest,
-                }
-                for p in (self.merge.parts if self.merge is not None else ())
-            ],
-        } | ({"no_code": list(self.no_code)} if self.no_code else {})
+        return (
+            {
+                "ok": self.ok,
+                "failures": [
+                    {"rule": f.rule, "message": f.message, "remedy": f.remedy}
+                    | ({"items": list(f.items)} if f.items else {})
+                    for f in self.failures
+                ],
+                "evidence": self.evidence,
+                "generation": self.generation,
+                "tested_tree": self.tested_tree,
+                "targets": [{"label": t.label, "tree": t.tree} for t in self.targets],
+                "tests": self.counts._asdict() if self.counts else None,
+                "selection": self.selection(),
+                "parts": [
+                    {
+                        "evidence": p.label,
+                        "files": len(p.coverage.files),
+                        "ran": len(p.coverage.outcomes),
+                        "left_out": len(p.coverage.unran),
+                        "ran_digest": p.coverage.ran_digest,
+                    }
+                    for p in (self.merge.parts if self.merge is not None else ())
+                ],
+            }
+            | ({"no_code": list(self.no_code)} if self.no_code else {})
+            | ({"vouched": list(self.vouched)} if self.vouched else {})
+        )
 
 
 # -- what the checks share ----------------------------------------------------------------------

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from genstamp import cleanrecord, config, evidence, verified
 from genstamp.errors import GenstampError
-from genstamp.facts import gather_parts, holds_code, rev_tree, vouching, workspace
+from genstamp.facts import gather_parts, rev_tree, testable, vouching, workspace
 from genstamp.repo import Checkout, common_gitdir, open_checkout
 from genstamp.rules import (
     FLAG_LIMIT,
@@ -75,15 +75,18 @@ def verify(
         for t in facts.targets
         if t.tree not in remembered or facts.views.get(t.tree, t.tree) == fresh
     )
-    # A commit of no Python code (a published site: gh-pages) holds nothing to test.
-    no_code = tuple(t.tree for t in pending if revs and not holds_code(checkout.repo, t.tree))
+    # A commit of no Python project and no tests (a published site: gh-pages) holds nothing
+    # for the tests to judge.
+    no_code = tuple(t.tree for t in pending if revs and not testable(checkout.repo, t.tree))
     pending = tuple(t for t in pending if t.tree not in no_code)
     # A commit the newest evidence did not test may have been tested in a generation a
     # checkout, merge or rewrite ended since (a branch tested, then left): that run's verdict,
     # as the gate would have given it then, stands for it.
+    vouched_trees: tuple[str, ...] = ()
     if revs:
         then = [t for t in pending if facts.views.get(t.tree, t.tree) != fresh]
         vouched = _vouched(checkout, facts._replace(others=(), primary=True), then, settings)
+        vouched_trees = tuple(t.tree for t in vouched)
         if vouched:
             pending = tuple(t for t in pending if t not in vouched)
             with contextlib.suppress(GenstampError):
@@ -91,7 +94,14 @@ def verify(
     if not pending:
         gen = facts.generation
         return Verdict(
-            (), facts.evidence, gen.id if gen else None, None, facts.targets, None, no_code=no_code
+            (),
+            facts.evidence,
+            gen.id if gen else None,
+            None,
+            facts.targets,
+            None,
+            no_code=no_code,
+            vouched=vouched_trees,
         )
     # each tree judged by its own settings, as strict as the work tree's (one group, mostly)
     groups: dict[config.Config, list[Target]] = {}
@@ -103,7 +113,7 @@ def verify(
             for held, group in groups.items()
             for part in judged
         ]
-    )._replace(targets=facts.targets, no_code=no_code)
+    )._replace(targets=facts.targets, no_code=no_code, vouched=vouched_trees)
     if verdict.ok:
         # The verdict stands whether or not it can be kept (a read-only git dir, a store of
         # another genstamp version): a later push of this tree then needs fresh evidence.
