@@ -210,10 +210,15 @@ def test_identical_copy_in_another_clone_is_foreign(
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("layout", ["monorepo-library", "project-in-a-subfolder"])
-def test_a_stale_install_of_a_project_below_the_top_is_foreign(tmp_path: Path, layout: str) -> None:
+@pytest.mark.parametrize("install", ["identical", "stale", "a-release-from-an-index"])
+def test_an_install_of_a_project_below_the_top(tmp_path: Path, layout: str, install: str) -> None:
     """A project whose metadata is not at the top (a monorepo's `libs/common`, a repository's
-    `python/`) provides import roots too: its stale `pip install` (not editable) that the
-    tests load is refused; the same copy byte for byte is the checkout's own."""
+    `python/`) provides import roots too: its stale `pip install ./lib` (not editable) that
+    the tests load is refused; the same copy byte for byte is the checkout's own; a release of
+    it installed from an index (no PEP 610 record naming a folder) is a dependency, as a clean
+    clone has it."""
+    from test_loads import pip_install
+
     repo = init_repo(tmp_path / "repo")
     lib = "libs/common" if layout == "monorepo-library" else "python"
     project = {
@@ -221,20 +226,28 @@ def test_a_stale_install_of_a_project_below_the_top_is_foreign(tmp_path: Path, l
         f"{lib}/gscommon/__init__.py": "def rate():\n    return 11\n",
         "tests/test_rate.py": "from gscommon import rate\n\n\ndef test_rate():\n    rate()\n",
         "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+        ".gitignore": "build/\n*.egg-info/\n",
     }
     for rel, text in project.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
     commit_all(repo, "a project below the top")
+    site = tmp_path / "site-packages"
+    pip_install(repo / lib, site)  # `pip install ./lib`
+    if install != "identical":
+        (repo / lib / "gscommon" / "__init__.py").write_text("def rate():\n    return 10\n")
+        commit_all(repo, "a new rate")
+    if install == "a-release-from-an-index":
+        (direct_url,) = site.glob("*.dist-info/direct_url.json")
+        direct_url.unlink()
     stamp(repo)
-    python, site_dir = make_venv(tmp_path / "venv")
-    shutil.copytree(repo / lib / "gscommon", site_dir / "gscommon")  # `pip install ./lib`
-    assert run_in(python, repo).returncode == 0
-    assert failures(repo) == {}, "the same bytes: the checkout's own"
-    (site_dir / "gscommon" / "__init__.py").write_text("def rate():\n    return 10\n")
-    assert run_in(python, repo).returncode == 0
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(site)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     said = failures(repo)
-    assert list(said) == ["foreign-origin"] and "gscommon" in said["foreign-origin"], said
+    if install == "stale":
+        assert list(said) == ["foreign-origin"] and "gscommon" in said["foreign-origin"], said
+    else:
+        assert said == {}, said
 
 
 # -- bytecode ------------------------------------------------------------------------------------

@@ -63,6 +63,19 @@ def test_projects_below_the_top_provide_their_roots(tmp_path: Path) -> None:
         ".venv/lib/pyproject.toml",
         "a/b/c/d/pyproject.toml",
         "a/b/c/d/toodeep/__init__.py",
+        "tools/codegen/pyproject.toml",
+        "tools/codegen/codegen/__init__.py",
+        "samples/demo/setup.py",
+        "samples/demo/demo/__init__.py",
+        "{{cookiecutter.slug}}/pyproject.toml",
+        "{{cookiecutter.slug}}/main.py",
+        "services/worker/setup.cfg",
+        "services/worker/queue.py",  # named like the standard library's: never what loads
+        "services/worker/worker.py",
+        "libs/alpha/pyproject.toml",
+        "libs/alpha/acme/alpha/__init__.py",  # one namespace package, two projects
+        "libs/beta/pyproject.toml",
+        "libs/beta/acme/beta/__init__.py",
     )
     found = roots.find(tmp_path)
     at = {
@@ -72,11 +85,18 @@ def test_projects_below_the_top_provide_their_roots(tmp_path: Path) -> None:
     assert at["common"] == "libs/common/src"
     assert at["api"] == "services/api"
     assert at["binding"] == "python"
-    assert not {"fixturepkg", "requests", "subpkg", "toodeep"} & set(at), at
+    assert at["codegen"] == "tools/codegen"
+    assert at["worker"] == "services/worker"
+    gone = {"fixturepkg", "requests", "subpkg", "toodeep", "demo", "main", "queue", "acme"}
+    assert not gone & set(at), at
     assert [p.relative_to(tmp_path).as_posix() for p in roots.projects(tmp_path)] == [
         "python",
+        "libs/alpha",
+        "libs/beta",
         "libs/common",
         "services/api",
+        "services/worker",
+        "tools/codegen",
     ]
 
 

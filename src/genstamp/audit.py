@@ -336,6 +336,7 @@ def judge(
     # only one older than its own sources; without it the others would stay refused.
     rebuild = SETUP_PY_REBUILD if (root / "setup.py").is_file() else "pip install -e ."
     natives: list[str] | None = None  # read once, and only when an extension was loaded
+    below: set[str] | None = None  # the roots of projects below the top, when asked
     builders: dict[str, list[str]] = {}
     loaded: dict[str, dict[str, None]] = {}
     flags: dict[Flag, None] = {}
@@ -428,6 +429,16 @@ def judge(
             # A portion of a namespace package that an installed dependency provides (the
             # tree's portion is ns/a, theirs ns/b) is theirs, unless this project installed it.
             if own.dependency(ld.path):
+                continue
+        if copied and not same:
+            if below is None:
+                from genstamp.roots import below_the_top
+
+                below = below_the_top(root, roots)
+            if top in below and installed_from(ld.path) is None:
+                # a project below the top (a fork kept in the tree, a library the monorepo
+                # also develops) whose release the tests use, installed from an index: a
+                # dependency, as a clean clone has it
                 continue
         if not same or other is None:
             if not made_by_the_tests(ld.path, began_ns):

@@ -53,6 +53,35 @@ _DEPTH = 6  # how deep a namespace package's first .py may lie
 _PROJECT_DEPTH = 3
 _PROJECT_FOLDERS = 2000
 _THEIRS = frozenset({"vendor", "vendored", "third_party", "thirdparty", "external", "extern"})
+# Folders whose projects are no part of the checkout's code: tests' and docs' own projects,
+# examples, samples, fixtures and templates (a test copies or bakes them into a temporary
+# folder), build output, environments.
+_NOT_PROJECTS = frozenset(
+    {
+        "tests",
+        "test",
+        "testing",
+        "testdata",
+        "test_data",
+        "fixtures",
+        "docs",
+        "doc",
+        "examples",
+        "example",
+        "samples",
+        "sample",
+        "templates",
+        "template",
+        "build",
+        "dist",
+        "site-packages",
+        "node_modules",
+        "venv",
+        "env",
+        "__pycache__",
+        *_THEIRS,
+    }
+)
 _METADATA = ("pyproject.toml", "setup.py", "setup.cfg")
 
 
@@ -62,10 +91,13 @@ def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
     below the top (``projects``) provide theirs too: a monorepo's library, installed once
     and not editable, is still the checkout's code wherever it loads from."""
     found: dict[str, str] = {}
+    shared: set[str] = set()  # names two projects below the top both provide
+    below: set[str] = set()
     for project in [workdir, *projects(workdir)]:
+        top = project == workdir
         mine = dict(mapped(project))  # each the folder of the package itself
         theirs = {Path(folder) for folder in mine.values()}
-        dirs = package_dirs(project, extra if project == workdir else ())
+        dirs = package_dirs(project, extra if top else ())
         for base in dirs:
             for name in _roots_in(base):
                 # ``src`` holds roots, and a mapped package's folder is that package: neither
@@ -73,16 +105,29 @@ def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
                     # unless it is the project's own (an old install of it may be what loads)
                     if _shadowed(base / name) and normalised(name) != project_name(project):
                         continue
+                    # a project below the top is on no import path: a module of it named like
+                    # the standard library's (`queue.py`) is never what loads under that name
+                    if not top and (name in sys.stdlib_module_names or name in _BUILTIN):
+                        continue
                     mine.setdefault(name, str(base))
         for name, folder in mine.items():
-            found.setdefault(name, folder)
-    return found
+            if name in below and found.get(name) != folder:
+                shared.add(name)  # portions of one namespace package: no one folder holds it
+            elif name not in found:
+                found[name] = folder
+                if not top:
+                    below.add(name)
+    return {name: folder for name, folder in found.items() if name not in shared}
+
+
+_BUILTIN = frozenset(sys.builtin_module_names)
 
 
 def projects(workdir: Path) -> list[Path]:
     """The folders below the top, up to ``_PROJECT_DEPTH`` deep, that hold a Python project's
-    metadata (pyproject.toml, setup.py, setup.cfg): not in test, documentation, build or
-    example folders, virtual environments, hidden folders, submodules or vendored code."""
+    metadata (pyproject.toml, setup.py, setup.cfg): not in test, documentation, example,
+    sample, fixture, template or build folders (``_NOT_PROJECTS``), templates' own folders,
+    environments, hidden folders, submodules or vendored code."""
     out: list[Path] = []
     level = [workdir]
     seen = 0
@@ -95,13 +140,10 @@ def projects(workdir: Path) -> list[Path]:
                 continue
             for e in sorted(entries, key=lambda e: e.name):
                 name = e.name
-                if (
-                    name.startswith(".")
-                    or name in _SKIP
-                    or name in _THEIRS
-                    or seen > _PROJECT_FOLDERS
-                ):
+                if name.startswith(".") or name in _NOT_PROJECTS or seen > _PROJECT_FOLDERS:
                     continue
+                if "{{" in name or "{%" in name:
+                    continue  # a template's folder (cookiecutter's `{{cookiecutter.slug}}`)
                 seen += 1
                 path = Path(e.path)
                 if environment(e.path) or os.path.lexists(os.path.join(e.path, ".git")):
@@ -111,6 +153,12 @@ def projects(workdir: Path) -> list[Path]:
                 below.append(path)
         level = below
     return out
+
+
+def below_the_top(workdir: Path, found: Mapping[str, str]) -> set[str]:
+    """The names of ``found`` (``find``) that a project below the top provides."""
+    folders = [str(p.resolve()) for p in projects(workdir)]
+    return {n for n, f in found.items() if any(inside(f, p) for p in folders)}
 
 
 def _shadowed(folder: Path) -> bool:
