@@ -23,28 +23,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
-# Folders that hold no import root of the project, whatever they contain.
-_SKIP = frozenset(
-    {
-        "tests",
-        "test",
-        "testing",
-        "docs",
-        "doc",
-        "build",
-        "dist",
-        "site-packages",
-        "node_modules",
-        "venv",
-        "env",
-        "__pycache__",
-        "bench",
-        "benchmarks",
-        "examples",
-        "scripts",
-        "tools",
-    }
+# Folders of tests, documentation, build output and environments: no project's code.
+_NOT_CODE = frozenset(
+    {"tests", "test", "testing", "docs", "doc", "build", "dist", "site-packages", "node_modules"}
+    | {"venv", "env", "__pycache__", "examples"}
 )
+# Folders that hold no import root of the project, whatever they contain.
+_SKIP = _NOT_CODE | {"bench", "benchmarks", "scripts", "tools"}
 _SKIP_FILES = frozenset({"setup", "conftest", "noxfile", "tasks", "fabfile", "manage"})
 _DEPTH = 6  # how deep a namespace package's first .py may lie
 # Projects below the top (a monorepo's `libs/common`, a repository's `python/`): how deep
@@ -55,32 +40,12 @@ _PROJECT_FOLDERS = 2000
 _THEIRS = frozenset({"vendor", "vendored", "third_party", "thirdparty", "external", "extern"})
 # Folders whose projects are no part of the checkout's code: tests' and docs' own projects,
 # examples, samples, fixtures and templates (a test copies or bakes them into a temporary
-# folder), build output, environments.
-_NOT_PROJECTS = frozenset(
-    {
-        "tests",
-        "test",
-        "testing",
-        "testdata",
-        "test_data",
-        "fixtures",
-        "docs",
-        "doc",
-        "examples",
-        "example",
-        "samples",
-        "sample",
-        "templates",
-        "template",
-        "build",
-        "dist",
-        "site-packages",
-        "node_modules",
-        "venv",
-        "env",
-        "__pycache__",
-        *_THEIRS,
-    }
+# folder), build output, environments, vendored code.
+_NOT_PROJECTS = (
+    _NOT_CODE
+    | _THEIRS
+    | {"example", "samples", "sample", "fixtures", "testdata", "test_data", "templates"}
+    | {"template"}
 )
 _METADATA = ("pyproject.toml", "setup.py", "setup.cfg")
 
