@@ -545,6 +545,27 @@ def test_options_in_addopts_are_read_as_the_runs_pytest_reads_them(
     assert ("partial-run" in rules(data)) == partial
 
 
+def test_with_no_run_to_say_a_word_after_an_unknown_option_is_read_both_ways(
+    tmp_path: Path,
+) -> None:
+    """`genstamp status` (and an attestation's gate) know no run's options: the word after a
+    conftest's option is a path or that option's value, and the suite is what either reading
+    collects. Read as a path alone it made the suite empty (`--golden-dir tests/golden`)."""
+    root = make(
+        tmp_path / "p",
+        {
+            **SIMPLE,
+            "tests/golden/expected.txt": "42\n",
+            "conftest.py": ADDOPTS_OPTIONS,
+            "pytest.ini": "[pytest]\naddopts = --golden-dir tests/golden\n",
+        },
+    )
+    proc = run_genstamp(root, "status", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (found,) = json.loads(proc.stdout)["selection"]["suites"]
+    assert found["files"] == len(SIMPLE)
+
+
 @pytest.mark.parametrize(
     ("cwd", "args", "accepted"),
     [("", ("tests",), True), ("tests", (), True), ("", (), False)],

@@ -734,14 +734,15 @@ def tree_suites(
         config = suite.read_config(read, root, known)
         listing: list[str] = []
         starts = [suite.join(root, t) for t in config.starts()]
-        named = [suite.join(root, p.partition("::")[0]) for p in (*config.paths, *config.maybe)]
-        starts += [p for p in named if _lookup(repo, tree, p, opened)]
         if (
             not starts
             or any(glob.has_magic(s) for s in starts)
             or not (config.pyargs or any(_lookup(repo, tree, s, opened) for s in starts))
         ):
             starts = [root]  # as pytest: testpaths naming nothing, and it searches the folder
+        # and what the addopts name (a word that may be an option's value: both readings)
+        named = [suite.join(root, p.partition("::")[0]) for p in (*config.paths, *config.maybe)]
+        starts += [p for p in named if _lookup(repo, tree, p, opened) and p not in starts]
         for start in starts:
             _list(repo, tree, start, config.norecursedirs, listing, opened)
             # conftests between the suite's folder and the start may ignore files below
