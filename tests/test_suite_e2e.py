@@ -575,9 +575,11 @@ def test_a_configuration_only_the_tests_folder_keeps_is_the_projects(
     tmp_path: Path, cwd: str, args: tuple[str, ...], accepted: bool
 ) -> None:
     """No configuration at the top; tests/pytest.ini is the project's (its python_files and
-    filterwarnings define and judge the suite). A run that reads it is the suite's; a plain
-    `pytest` from the top reads none, misses its check_*.py files and its warning errors."""
+    filterwarnings define and judge the suite). A run that reads it is the suite's (pytest
+    then loads no conftest above tests/, and none is required); a plain `pytest` from the top
+    reads none, misses its check_*.py files and its warning errors."""
     files = {
+        "conftest.py": "COLLECTED_FROM_THE_TOP = True\n",
         "tests/test_a.py": cases("a1"),
         "tests/check_x.py": cases("x1"),
         "tests/pytest.ini": (

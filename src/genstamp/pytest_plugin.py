@@ -432,20 +432,24 @@ class Tally:
             (r for r in self.suites if rel == r or rel.startswith(r + "/")), key=len, default=""
         )
 
-    def suite_config(self, rel: str) -> PytestConfig:
-        """The configuration of the suite holding the tree path ``rel``: where the repository's
-        top has none, the one the collected test files keep (``suite.kept_by_tests``)."""
+    def suite_folder(self, rel: str) -> str:
+        """The folder of the suite holding the tree path ``rel`` and of its configuration:
+        where the repository's top has none, the folder whose configuration the collected test
+        files keep (``suite.kept_by_tests``)."""
         root = self.suite_root(rel)
-        cfg = self.config_at(root)
-        if root or cfg.source or self.suites:
-            return cfg
+        if root or self.suites or self.config_at(root).source:
+            return root
         files = self.all_files()
         tops = {f.partition("/")[0] for f in files}
         if len(tops) == 1 and all("/" in f for f in files):
-            kept = self.config_at(tops.pop())
-            if kept.source:
-                return kept
-        return cfg
+            top = tops.pop()
+            if self.config_at(top).source:
+                return top
+        return root
+
+    def suite_config(self, rel: str) -> PytestConfig:
+        """The configuration of the suite holding the tree path ``rel`` (``suite_folder``)."""
+        return self.config_at(self.suite_folder(rel))
 
     def unloaded_conftests(self, loaded: Iterable[str]) -> list[str]:
         """The work tree's ``conftest.py`` files that a run from the suite's folder loads for
@@ -459,7 +463,7 @@ class Tally:
         there: dict[str, bool] = {}
         missing: set[str] = set()
         for path in self.all_files():
-            top = self.suite_root(path)
+            top = self.suite_folder(path)
             settings = self.config_at(top)
             if settings.noconftest:
                 continue  # the suite's own addopts keep every conftest out
