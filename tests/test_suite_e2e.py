@@ -713,6 +713,12 @@ def test_a_folder_its_conftest_skips_whole_ran_skipped(
     assert pytest_in(root, *xdist).returncode == 0
     code, data, _ = verify(root)
     assert (code, rules(data)) == (0, {}), data
+    # a later run of the same tests, the folder left out: the whole run is a part of its own
+    # (it ran the same tests, but looked there), which still covers the folder
+    assert pytest_in(root, *xdist, "--ignore", "tests/optional").returncode == 0
+    code, data, _ = verify(root)
+    assert (code, rules(data)) == (0, {}), data
+    stamp(root)  # a new generation: no part of the whole run to merge with
     assert pytest_in(root, *xdist, "--ignore", "tests/optional").returncode == 0
     code, data, _ = verify(root)
     assert code == 1 and "tests/optional/test_frame.py" in rules(data)["partial-run"], data

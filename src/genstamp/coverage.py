@@ -49,8 +49,11 @@ class Coverage(NamedTuple):
     @property
     def part_key(self) -> str:
         """The name of its part: the same tests run again replace it; a run whose collection
-        failed somewhere is a part of its own (a later run of the same tests that did not look
-        there does not replace it: see ``supersedes``)."""
+        failed somewhere, or that skipped a folder whole, is a part of its own (a later run of
+        the same tests that did not look there does not replace it: see ``supersedes``)."""
+        if self.skipped:  # folders skipped whole ran no test: they name the part too
+            names = [*sorted(self.outcomes), "", *self.errors, "", *self.skipped]
+            return binding.digest(names)[:16] + ("-e" if self.errors else "-s")
         if not self.errors:
             return self.ran_digest[:16]
         return binding.digest([*sorted(self.outcomes), "", *self.errors])[:16] + "-e"
