@@ -964,12 +964,13 @@ def test_a_branch_tested_then_left_is_pushed_from_main(
     git(project, "switch", "-q", "main")
     proc = push(project, "untested", "untested")
     assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
-    # control: tested, but failing
+    # control: tested, but failing (and the refusal says so, not that the evidence is stale)
     git(project, "switch", "-q", "untested")
     assert run_pytest(project).returncode == 1
     git(project, "switch", "-q", "main")
     proc = push(project, "untested", "untested")
-    assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
+    assert proc.returncode == 1 and "tests-failed" in proc.stderr, proc.stderr
+    assert "stale-generation" not in proc.stderr, proc.stderr
     # control: `genstamp stamp` vouches for nothing before it
     git(project, "switch", "-q", "-c", "stamped", "feature")
     (project / "src" / "calc" / "more.py").write_text("MORE = 1  # stamped\n")

@@ -83,15 +83,18 @@ def verify(
     # checkout, merge or rewrite ended since (a branch tested, then left): that run's verdict,
     # as the gate would have given it then, stands for it.
     vouched_trees: tuple[str, ...] = ()
+    refused: dict[Target, Verdict] = {}  # the run that tested the tree then, refused
     if revs:
         then = [t for t in pending if facts.views.get(t.tree, t.tree) != fresh]
-        vouched = _vouched(checkout, facts._replace(others=(), primary=True), then, settings)
+        vouched, refused = _vouched(
+            checkout, facts._replace(others=(), primary=True), then, settings
+        )
         vouched_trees = tuple(t.tree for t in vouched)
+        pending = tuple(t for t in pending if t not in vouched and t not in refused)
         if vouched:
-            pending = tuple(t for t in pending if t not in vouched)
             with contextlib.suppress(GenstampError):
                 verified.remember(checkout.gitdir, [t.tree for t in vouched])
-    if not pending:
+    if not pending and not refused:
         gen = facts.generation
         return Verdict(
             (),
@@ -109,9 +112,12 @@ def verify(
         groups.setdefault(as_committed(checkout, settings, target.tree), []).append(target)
     verdict = combine(
         [
-            decide(part._replace(targets=tuple(group)), held)
-            for held, group in groups.items()
-            for part in judged
+            *(
+                decide(part._replace(targets=tuple(group)), held)
+                for held, group in groups.items()
+                for part in judged
+            ),
+            *refused.values(),  # its own reasons, not those of the newest evidence
         ]
     )._replace(targets=facts.targets, no_code=no_code, vouched=vouched_trees)
     if verdict.ok:
@@ -124,14 +130,15 @@ def verify(
 
 def _vouched(
     checkout: Checkout, base: Facts, targets: Sequence[Target], settings: config.Config
-) -> list[Target]:
+) -> tuple[list[Target], dict[Target, Verdict]]:
     """The ``targets`` whose tree evidence of an earlier generation of this checkout, or of a
     generation of another worktree of the repository, vouches for: the newest judgment of the
     tree in each worktree that has one, and every one of them accepts (a run that failed on
-    that tree anywhere is not outvoted by one that passed elsewhere)."""
+    that tree anywhere is not outvoted by one that passed elsewhere); and for the targets one
+    of them refuses, the first such verdict (its reasons are the ones to tell)."""
     if not targets:
-        return []
-    judged: dict[Target, list[bool]] = {}
+        return [], {}
+    judged: dict[Target, list[Verdict]] = {}
     for where in itertools.chain([checkout], _other_worktrees(checkout)):
         mine = where is checkout
         try:
@@ -140,11 +147,13 @@ def _vouched(
                 found = vouching(where, facts, target, settings.suites, current=not mine)
                 if found is not None:
                     held = as_committed(checkout, settings, target.tree)
-                    ok = combine([decide(part, held) for part in found]).ok
-                    judged.setdefault(target, []).append(ok)
+                    verdict = combine([decide(part, held) for part in found])
+                    judged.setdefault(target, []).append(verdict._replace(targets=(target,)))
         except GenstampError:
             continue  # another worktree's trouble is its own to say
-    return [t for t in targets if judged.get(t) and all(judged[t])]
+    accepted = [t for t in targets if t in judged and all(v.ok for v in judged[t])]
+    refused = {t: next(v for v in vs if not v.ok) for t, vs in judged.items() if t not in accepted}
+    return accepted, refused
 
 
 def _other_worktrees(checkout: Checkout) -> Iterator[Checkout]:
