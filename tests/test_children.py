@@ -695,6 +695,58 @@ def test_installed_extension(tmp_path: Path, case: str) -> None:
         assert kinds == [(audit.FOREIGN, "calc._a")]
 
 
+SUBPROJECT_SETUP_PY = """\
+from setuptools import Extension, setup
+
+setup(
+    name="cx",
+    package_dir={"": "src"},
+    packages=["cx"],
+    ext_modules=[Extension("cx._speed", ["src/cx/speed.c"])],
+)
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["from-this-checkout", "from-another-clone"])
+def test_an_installed_extension_of_a_project_below_the_top(tmp_path: Path, case: str) -> None:
+    """`pip install ./libs/cx` builds the project's extension into site-packages: installed
+    from a folder of this checkout (the PEP 610 record names it) it is the checkout's own, as
+    `pip install .` of the top project is; from another clone it is foreign."""
+    import shutil
+
+    from test_audit import make_venv
+
+    if shutil.which("gcc") is None and shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    repo = committed(
+        tmp_path / "repo",
+        {
+            "libs/cx/setup.py": SUBPROJECT_SETUP_PY,
+            "libs/cx/src/cx/__init__.py": "",
+            "libs/cx/src/cx/speed.c": ext_c("_speed", 1),
+            "tests/test_cx.py": "from cx import _speed\n\n\ndef test_value():\n"
+            "    assert _speed.VALUE == 1\n",
+            "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+            ".gitignore": "__pycache__/\n*.so\nbuild/\n*.egg-info/\n",
+        },
+    )
+    source = repo
+    if case == "from-another-clone":
+        source = tmp_path / "twin"
+        git(tmp_path, "clone", "-q", str(repo), str(source))
+    python, _ = make_venv(tmp_path / "venv")
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps"]
+    succeeds([*pip, "--no-build-isolation", "--no-index", str(source / "libs" / "cx")], tmp_path)
+    restamp.begin(open_checkout(repo))
+    succeeds([str(python), "-m", "pytest", "-q"], repo)
+    said = failures(repo)
+    if case == "from-this-checkout":
+        assert said == {}, said
+    else:
+        assert list(said) == ["foreign-origin"], said
+
+
 def succeeds(argv: list[str], cwd: Path, *, bytecode: bool = False) -> None:
     env = subprocess_env(bytecode=bytecode)
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env, timeout=600)

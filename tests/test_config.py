@@ -165,6 +165,18 @@ def test_a_subprojects_version_file_is_generated_below_its_folder(tmp_path: Path
     assert config.load(root).generated == ("svc_a/src/a/_version.py",)
 
 
+def test_the_version_file_of_a_project_below_the_top_is_generated(tmp_path: Path) -> None:
+    """setuptools-scm's usual set-up in a monorepo's library (`root = "../.."`): its
+    git-ignored version file is the build's, as the top project's is."""
+    root = write(tmp_path, '[project]\nname = "top"\n')
+    lib = root / "packages" / "testing"
+    lib.mkdir(parents=True)
+    (lib / "pyproject.toml").write_text(
+        '[tool.setuptools_scm]\nroot = "../.."\nversion_file = "src/helpers/_version.py"\n'
+    )
+    assert config.load(root).generated == ("packages/testing/src/helpers/_version.py",)
+
+
 @pytest.mark.parametrize(
     ("path", "globs", "found"),
     [

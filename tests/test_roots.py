@@ -76,6 +76,8 @@ def test_projects_below_the_top_provide_their_roots(tmp_path: Path) -> None:
         "libs/alpha/acme/alpha/__init__.py",  # one namespace package, two projects
         "libs/beta/pyproject.toml",
         "libs/beta/acme/beta/__init__.py",
+        "packages/testing/pyproject.toml",  # a library of test helpers: code
+        "packages/testing/helpers/__init__.py",
     )
     found = roots.find(tmp_path)
     at = {
@@ -87,6 +89,7 @@ def test_projects_below_the_top_provide_their_roots(tmp_path: Path) -> None:
     assert at["binding"] == "python"
     assert at["codegen"] == "tools/codegen"
     assert at["worker"] == "services/worker"
+    assert at["helpers"] == "packages/testing"
     gone = {"fixturepkg", "requests", "subpkg", "toodeep", "demo", "main", "queue", "acme"}
     assert not gone & set(at), at
     assert [p.relative_to(tmp_path).as_posix() for p in roots.projects(tmp_path)] == [
@@ -94,6 +97,7 @@ def test_projects_below_the_top_provide_their_roots(tmp_path: Path) -> None:
         "libs/alpha",
         "libs/beta",
         "libs/common",
+        "packages/testing",
         "services/api",
         "services/worker",
         "tools/codegen",

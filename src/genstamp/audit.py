@@ -396,9 +396,11 @@ def judge(
             if not installed(ld.path):  # an installed portion is a dependency's (google.*)
                 flags[Flag(FOREIGN, ld.module, ld.path, "namespace outside the checkout")] = None
             continue
-        if ld.via == loads_.EXTENSION and installed_from(ld.path) == root_s:
-            # Built and installed from this very checkout (``pip install .``, the clean room):
-            # current unless a native source of the checkout changed since.
+        source = installed_from(ld.path) if ld.via == loads_.EXTENSION else None
+        if source is not None and inside(source, root_s):
+            # Built and installed from this very checkout (``pip install .``, the clean room,
+            # ``pip install ./libs/cx`` of a project below the top): current unless a native
+            # source of the checkout changed since.
             if natives is None:
                 natives, builders = native_sources(root), cffi_builders(root)
             stale = stale_extension(

@@ -68,7 +68,11 @@ def from_bytes(raw: bytes, workdir: Path, path: Path) -> Config:
         raise GenstampError(f"{path}: [tool.genstamp] must be a table")
     found = parse(section, workdir, path)
     versions = version_files(tool)
-    for folder in found.suites:  # a monorepo's subprojects: each its own build settings
+    # a monorepo's subprojects and the projects below the top: each its own build settings
+    from genstamp.roots import projects
+
+    below = [p.relative_to(workdir).as_posix() for p in projects(workdir)]
+    for folder in dict.fromkeys([*found.suites, *below]):
         versions += [f"{folder}/{v}" for v in version_files(_tool(workdir / folder))]
     versions = [v for v in dict.fromkeys(versions) if v not in found.generated]
     return found._replace(generated=found.generated + tuple(versions)) if versions else found

@@ -42,7 +42,7 @@ _THEIRS = frozenset({"vendor", "vendored", "third_party", "thirdparty", "externa
 # examples, samples, fixtures and templates (a test copies or bakes them into a temporary
 # folder), build output, environments, vendored code.
 _NOT_PROJECTS = (
-    _NOT_CODE
+    _NOT_CODE - {"testing", "env"}  # `packages/testing`: a library of test helpers is code
     | _THEIRS
     | {"example", "samples", "sample", "fixtures", "testdata", "test_data", "templates"}
     | {"template"}
