@@ -1010,6 +1010,38 @@ def test_a_newer_failing_run_of_a_tree_leaves_no_older_pass_to_answer_for_it(
     assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
 
 
+def test_the_newest_run_of_a_tree_anywhere_speaks_for_it(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """A branch passes in the main worktree, in a generation a checkout then ends. A run of
+    part of its suite that passes says nothing against that whole run: the push is accepted.
+    Then the same tree fails in a linked worktree, which is removed: the failure still refutes
+    the older pass (and the verdict remembered from it), and the push is refused."""
+    (project / "tests" / "conftest.py").write_text(
+        "import os\n\n\ndef pytest_runtest_setup(item):\n"
+        "    assert not os.environ.get('BREAK_IT')\n"
+    )
+    commit_all(project, "a conftest that can fail")
+    assert run_genstamp(project, "install", "--plain").returncode == 0
+    git(project, "switch", "-q", "-c", "feature")
+    (project / "src" / "calc" / "more.py").write_text("MORE = 1\n")
+    commit_all(project, "feature")
+    assert run_pytest(project).returncode == 0
+    git(project, "switch", "-q", "main")
+    git(project, "switch", "-q", "feature")  # a new generation, the same tree
+    assert run_pytest(project, "-k", "test_other").returncode == 0  # part of the suite
+    git(project, "switch", "-q", "main")
+    proc = push(project, "feature", "feature")
+    assert proc.returncode == 0, proc.stderr
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "--detach", str(linked), "feature")
+    stamp(genstamp, linked)
+    assert run_pytest(linked, env=subprocess_env(BREAK_IT="1")).returncode == 1
+    git(project, "worktree", "remove", "--force", str(linked))
+    proc = push(project, "feature", "release")
+    assert proc.returncode == 1 and "a later run of tree" in proc.stderr, proc.stderr
+
+
 def test_a_failing_run_of_a_tree_is_not_outvoted_by_another_worktrees_passing_one(
     project: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:
@@ -1067,20 +1099,33 @@ SITE = {"index.html": "<h1>docs</h1>", "css/site.css": "h1 {}"}
             {**SITE, "_downloads/plot_x.py": "x = 1\n", "_downloads/plot_x.ipynb": "{}"},
             False,
         ),
-        ({**SITE, "test_docs.txt": ">>> 1 + 1\n3\n"}, True),  # pytest's default doctests
+        ({**SITE, "_sources/testing.rst.txt": ">>> 1 + 1\n3\n"}, False),  # Sphinx's copy
+        ({"README.md": "notes", "test_docs.txt": ">>> 1 + 1\n3\n"}, True),  # default doctests
+        ({"calc.py": "X = 1\n", "tests.py": "def test_x():\n    assert False\n"}, True),
         ({**SITE, ".pytest.ini": "[pytest]\naddopts = --doctest-glob=*.md\n"}, True),
         ({**SITE, "pytest.toml": "[pytest]\n"}, True),
         ({**SITE, "pyproject.toml": "[project]\n"}, True),
         ({**SITE, "tests/test_x.py": "def test_x():\n    assert False\n"}, True),
     ],
-    ids=["site", "gallery", "doctests", "pytest-ini", "pytest-toml", "a-pyproject", "a-test"],
+    ids=[
+        "site",
+        "gallery",
+        "sphinx-sources",
+        "doctests",
+        "code",
+        "pytest-ini",
+        "pytest-toml",
+        "a-pyproject",
+        "a-test",
+    ],
 )
 def test_a_pushed_tree_with_no_project_and_no_tests_has_nothing_to_test(
     project: Path, genstamp: RunGenstamp, files: dict[str, str], code: bool
 ) -> None:
-    """gh-pages (ghp-import, `mkdocs gh-deploy`): a branch of a built site holds nothing pytest
-    could run; its push is accepted, saying so. A tree with a Python project's metadata, a
-    configuration pytest reads, or test files pytest collects is judged."""
+    """gh-pages (ghp-import, `mkdocs gh-deploy`): a branch of a built site (its examples and
+    page sources included) holds nothing pytest could run; its push is accepted, saying so. A
+    tree with a Python project's metadata, a configuration pytest reads, test files pytest
+    collects, or Python code outside a site is judged."""
     green(genstamp, project)
     tree = git(project, "mktree", input=_nested(project, files))
     git(

@@ -14,7 +14,7 @@ import posixpath
 import re
 import subprocess
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
@@ -234,20 +234,25 @@ def vouching(
     suites: Sequence[str] = (),
     *,
     current: bool = False,
-) -> list[Facts] | None:
-    """The facts for judging ``target`` (a commit) as the gate would have at the end of the
-    generation that tested its tree: one a hook ended (``Generation.retired``, newest first),
-    or with ``current`` (another worktree's checkout) the current one first. The newest part
-    of that generation that tested the target's tree, with the parts of that tree it merges
-    with; None when no such part is kept. ``base`` is the checkout's facts; its work tree's
-    bytecode is not looked at (it is another tree's: the audit says what the run loaded)."""
+) -> Iterator[tuple[int, list[Facts]]]:
+    """The facts for judging ``target`` (a commit) as the gate would have at the end of each
+    generation that tested its tree, newest first: those a hook ended (``Generation.retired``),
+    and with ``current`` (another worktree's checkout) the current one before them. Each is
+    the newest part of that generation that tested the target's tree, with the parts of that
+    tree it merges with, and when that part was kept (ns). ``base`` is the checkout's facts;
+    its work tree's bytecode is not looked at (it is another tree's: the audit says what the
+    run loaded)."""
     gen = base.generation
     if gen is None:
-        return None
+        return
     ended = [generation.as_retired(entry) for entry in reversed(gen.retired)]
     for then_gen in [gen, *ended] if current else ended:
         path = _newest_part(checkout, then_gen.id, target.tree)
         if path is None:
+            continue
+        try:
+            when = path.stat().st_mtime_ns
+        except OSError:
             continue
         then = base._replace(generation=then_gen, targets=(target,), bytecode=())
         first = with_report(then, checkout, path, suites)
@@ -257,8 +262,7 @@ def vouching(
             merge = merged(first)
             if merge is not None and not merge.complete:
                 others = _kept_parts(checkout, then_gen.id, report)
-        return _with_others(then, checkout, first, others, suites)
-    return None
+        yield when, _with_others(then, checkout, first, others, suites)
 
 
 def _with_others(
@@ -549,30 +553,42 @@ PROJECT_NAMES = frozenset(
 )
 
 
+_SOURCES = (".py", ".pyi", ".pyw", ".pyx", ".pxd", ".ipynb")
+_SITE = frozenset({"index.html", ".nojekyll"})  # at the top of a published site
+
+
 def testable(repo: pygit2.Repository, tree_id: str) -> bool:
-    """Whether the tree has anything for the tests to judge: a Python project's metadata, a
-    configuration pytest reads or a conftest anywhere (or a submodule), or test files pytest
-    collects with its defaults (``test_*.py``, ``*_test.py``, doctests in ``test*.txt``). A
-    published site (gh-pages: HTML, and the examples sphinx-gallery offers for download) has
-    none. True when the tree cannot be read."""
+    """Whether the tree may hold anything for the tests to judge. Nothing when it holds no
+    Python project's metadata, no configuration pytest reads, no conftest, no submodule and
+    no test file pytest's defaults collect (``test_*.py``, ``*_test.py``), and is either a
+    published site (``index.html`` or ``.nojekyll`` at its top: the Python files and doctest
+    pages it ships, sphinx-gallery's downloads, Sphinx's ``_sources/testing.rst.txt``, are
+    its content) or holds no Python source and no doctest file (``test*.txt``) at all. True
+    when the tree cannot be read."""
     try:
         top = repo.get(tree_id)
     except (ValueError, pygit2.GitError):
         return True
     if not isinstance(top, pygit2.Tree):
         return True
+    site = any(entry.name in _SITE for entry in top)
+    sources = False
     folders = [top]
     while folders:
         folder = folders.pop()
         for entry in folder:
-            if entry.filemode == FileMode.COMMIT or entry.name in PROJECT_NAMES:
+            name = entry.name or ""
+            if entry.filemode == FileMode.COMMIT or name in PROJECT_NAMES:
                 return True
             if entry.filemode == FileMode.TREE:
                 sub = repo.get(entry.id)
                 if isinstance(sub, pygit2.Tree):
                     folders.append(sub)
-    found = tree_suites(repo, tree_id, ())
-    return found is None or any(s.files for s in found)
+            elif name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+                return True
+            elif name.endswith(_SOURCES) or (name.startswith("test") and name.endswith(".txt")):
+                sources = True
+    return sources and not site
 
 
 def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:

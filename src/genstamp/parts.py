@@ -37,28 +37,18 @@ def keep(
     also: Collection[str] = (),
 ) -> Path:
     """Keep the evidence at ``source`` as the part of the tests ``name`` stands for, run on
-    ``tree`` (atomically), prune the folders of generations other than this one and ``also``,
-    and the parts of ``tree`` in those (this run is the newest word on it). A hard link where
-    it can (``link``) when the evidence is replaced, never rewritten in place: the part keeps
-    this run's bytes without writing them twice. A file the next run writes in place (pytest's
-    own ``--junitxml`` at the evidence path) is copied."""
+    ``tree`` (atomically), and prune the folders of generations other than this one and
+    ``also``. A hard link where it can (``link``) when the evidence is replaced, never
+    rewritten in place: the part keeps this run's bytes without writing them twice. A file
+    the next run writes in place (pytest's own ``--junitxml`` at the evidence path) is
+    copied. (A failing run refutes older runs of its tree elsewhere: ``genstamp.refuted``.)"""
     here = folder(state, generation)
     root = here.parent
-    mine = f"{tree[:16]}."
     if root.is_dir():
         for other in root.iterdir():
-            if other.name == generation or not other.is_dir():
-                continue
-            if other.name not in also:
+            if other.name != generation and other.name not in also and other.is_dir():
                 shutil.rmtree(other, ignore_errors=True)
-                continue
-            # this run is the newest word on its tree: an older generation's part of the
-            # same tree must not answer for it once this one is pruned
-            with contextlib.suppress(OSError):
-                for old in other.iterdir():
-                    if old.name.startswith(mine):
-                        old.unlink()
-    path = here / f"{mine}{name}.xml"
+    path = here / f"{tree[:16]}.{name}.xml"
     try:
         return _link_or_copy(here, path, source, link)
     finally:

@@ -813,10 +813,10 @@ class Session:
                 also=[old["id"] for old in start.gen.retired],
             )
         if failed or not self.tally.passing():
-            from genstamp import verified  # a failing run of a tree the gate accepted before
+            from genstamp import refuted  # the newest word on this tree, in every worktree
 
             with contextlib.suppress(GenstampError):
-                verified.forget(start.checkout.gitdir, tree_end)
+                refuted.record(start.checkout.gitdir, tree_end)
         if start.problem:
             state = "written but unbound" if start.gen is None else "written"
             self._say(f"genstamp: evidence {state}: {start.problem}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from genstamp import checkout_id, versioned
@@ -45,17 +45,7 @@ def trees(gitdir: Path) -> dict[str, int]:
     data = versioned.parse(raw, path, FORMAT, VERSION, "verdict store", remedy)
     if data.get("checkout") != checkout_id.current(gitdir):
         return {}  # verdicts of the checkout this one was copied from
-    entries = data.get("trees")
-    if not isinstance(entries, list) or not all(
-        isinstance(e, list)
-        and len(e) == 2
-        and isinstance(e[0], str)
-        and len(e[0]) in (40, 64)
-        and isinstance(e[1], int)
-        for e in entries
-    ):
-        raise GenstampError(f"{path} has a malformed list of trees", remedy)
-    return {tree: when for tree, when in entries}
+    return versioned.tree_times(data, path, remedy)
 
 
 def remember(gitdir: Path, accepted: Iterable[str], *, now: int | None = None) -> None:
@@ -66,13 +56,6 @@ def remember(gitdir: Path, accepted: Iterable[str], *, now: int | None = None) -
         kept.pop(tree, None)
         kept[tree] = stamp
     _write(gitdir, kept)
-
-
-def forget(gitdir: Path, tree: str) -> None:
-    """Drop ``tree`` from this checkout's verdicts (a run of it failed since), if it is there."""
-    kept = trees(gitdir)
-    if kept.pop(tree, None) is not None:
-        _write(gitdir, kept)
 
 
 def _write(gitdir: Path, kept: dict[str, int]) -> None:
@@ -86,22 +69,28 @@ def _write(gitdir: Path, kept: dict[str, int]) -> None:
         raise GenstampError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-def everywhere(gitdir: Path) -> dict[str, Path]:
+def everywhere(gitdir: Path, refuted: Mapping[str, int] | None = None) -> dict[str, Path]:
     """Each tree remembered by a worktree of this repository -> the git dir of the worktree
     that remembers it: this one's first, then the main worktree's and the linked ones'. A
     store of another worktree that cannot be read is passed over (it is that worktree's to
-    mend); each is bound to its own worktree, so a copy's verdicts still do not count."""
+    mend); each is bound to its own worktree, so a copy's verdicts still do not count. A
+    verdict older than a failing run of its tree (``refuted``: tree -> ns) no longer stands."""
     common = common_gitdir(gitdir)
     others = [common]
     with contextlib.suppress(OSError):
         others += sorted(p for p in (common / "worktrees").iterdir() if p.is_dir())
-    found = dict.fromkeys(trees(gitdir), gitdir)
-    for other in others:
-        if other.resolve() == gitdir.resolve():
+    failed = refuted or {}
+    found: dict[str, Path] = {}
+    for where in [gitdir, *others]:
+        if where is not gitdir and where.resolve() == gitdir.resolve():
             continue
         try:
-            for tree in trees(other):
-                found.setdefault(tree, other)
+            kept = trees(where)
         except GenstampError:
+            if where is gitdir:
+                raise
             continue
+        for tree, when in kept.items():
+            if when * 10**9 > failed.get(tree, -1):
+                found.setdefault(tree, where)
     return found

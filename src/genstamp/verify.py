@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from genstamp import cleanrecord, config, evidence, verified
+from genstamp import cleanrecord, config, evidence, refuted, verified
 from genstamp.errors import GenstampError
 from genstamp.facts import gather_parts, rev_tree, testable, vouching, workspace
 from genstamp.repo import Checkout, common_gitdir, open_checkout
@@ -64,7 +64,8 @@ def verify(
     facts = judged[0]
     # Commits (a push, --rev) may be vouched for by an earlier verdict on their tree; the work
     # tree is judged by the evidence of now, so its bytecode and stamp are checked as they are.
-    remembered = verified.everywhere(checkout.gitdir) if revs else {}
+    failed = refuted.trees(checkout.gitdir) if revs else {}
+    remembered = verified.everywhere(checkout.gitdir, failed) if revs else {}
     if settings.require_clean_room:  # an earlier verdict stands only with a clean room's
         remembered = {t: g for t, g in remembered.items() if cleanrecord.passing(g, t)}
     # Evidence of this generation on a target's very tree is the newest verdict on it: a run
@@ -77,7 +78,11 @@ def verify(
     )
     # A commit of no Python project and no tests (a published site: gh-pages) holds nothing
     # for the tests to judge.
-    no_code = tuple(t.tree for t in pending if revs and not testable(checkout.repo, t.tree))
+    no_code = tuple(
+        t.tree
+        for t in pending
+        if revs and facts.views.get(t.tree, t.tree) != fresh and not testable(checkout.repo, t.tree)
+    )
     pending = tuple(t for t in pending if t.tree not in no_code)
     # A commit the newest evidence did not test may have been tested in a generation a
     # checkout, merge or rewrite ended since (a branch tested, then left): that run's verdict,
@@ -87,7 +92,7 @@ def verify(
     if revs:
         then = [t for t in pending if facts.views.get(t.tree, t.tree) != fresh]
         vouched, refused = _vouched(
-            checkout, facts._replace(others=(), primary=True), then, settings
+            checkout, facts._replace(others=(), primary=True), then, settings, failed
         )
         vouched_trees = tuple(t.tree for t in vouched)
         pending = tuple(t for t in pending if t not in vouched and t not in refused)
@@ -120,6 +125,12 @@ def verify(
             *refused.values(),  # its own reasons, not those of the newest evidence
         ]
     )._replace(targets=facts.targets, no_code=no_code, vouched=vouched_trees)
+    # a run of the same tree that failed after the evidence did (in another worktree) is the
+    # newer word on it
+    ran_at = facts.report_mtime_ns or 0
+    later = [t for t in pending if failed.get(t.tree, -1) > ran_at]
+    if verdict.ok and later:
+        verdict = _refuted(verdict, later[0], failed)
     if verdict.ok:
         # The verdict stands whether or not it can be kept (a read-only git dir, a store of
         # another genstamp version): a later push of this tree then needs fresh evidence.
@@ -129,31 +140,69 @@ def verify(
 
 
 def _vouched(
-    checkout: Checkout, base: Facts, targets: Sequence[Target], settings: config.Config
+    checkout: Checkout,
+    base: Facts,
+    targets: Sequence[Target],
+    settings: config.Config,
+    failed: Mapping[str, int],
 ) -> tuple[list[Target], dict[Target, Verdict]]:
-    """The ``targets`` whose tree evidence of an earlier generation of this checkout, or of a
-    generation of another worktree of the repository, vouches for: the newest judgment of the
-    tree in each worktree that has one, and every one of them accepts (a run that failed on
-    that tree anywhere is not outvoted by one that passed elsewhere); and for the targets one
-    of them refuses, the first such verdict (its reasons are the ones to tell)."""
+    """The ``targets`` whose tree a run of an earlier generation of this checkout, or of a
+    generation of another worktree of the repository, vouches for: a run the gate accepts, run
+    after the newest run of that tree that failed anywhere (``failed``, ``genstamp.refuted``).
+    A newer run of part of the suite says nothing against an older whole one. For the targets
+    none vouches for, the newest refused judgment (its reasons are the ones to tell)."""
+    accepted: list[Target] = []
+    refused: dict[Target, Verdict] = {}
     if not targets:
-        return [], {}
-    judged: dict[Target, list[Verdict]] = {}
+        return accepted, refused
     for where in itertools.chain([checkout], _other_worktrees(checkout)):
         mine = where is checkout
         try:
             facts = base if mine else workspace(where)
             for target in targets:
+                if target in accepted:
+                    continue
                 found = vouching(where, facts, target, settings.suites, current=not mine)
-                if found is not None:
-                    held = as_committed(checkout, settings, target.tree)
-                    verdict = combine([decide(part, held) for part in found])
-                    judged.setdefault(target, []).append(verdict._replace(targets=(target,)))
+                verdict = _newest_word(checkout, settings, target, found, failed)
+                if verdict is not None and verdict.ok:
+                    accepted.append(target)
+                elif verdict is not None:
+                    refused.setdefault(target, verdict)
         except GenstampError:
             continue  # another worktree's trouble is its own to say
-    accepted = [t for t in targets if t in judged and all(v.ok for v in judged[t])]
-    refused = {t: next(v for v in vs if not v.ok) for t, vs in judged.items() if t not in accepted}
-    return accepted, refused
+        if len(accepted) == len(targets):
+            break
+    return accepted, {t: v for t, v in refused.items() if t not in accepted}
+
+
+def _newest_word(
+    checkout: Checkout,
+    settings: config.Config,
+    target: Target,
+    found: Iterable[tuple[int, list[Facts]]],
+    failed: Mapping[str, int],
+) -> Verdict | None:
+    """Of a worktree's runs of ``target``'s tree (newest first), the verdict that speaks for
+    it: the first accepted, unless a run of that tree failed since; the first refused for any
+    reason but covering part of the suite; None when no run of it is kept there."""
+    held = as_committed(checkout, settings, target.tree)
+    refusal: Verdict | None = None
+    for when, judged in found:
+        verdict = combine([decide(part, held) for part in judged])._replace(targets=(target,))
+        if when <= failed.get(target.tree, -1):
+            return _refuted(verdict, target, failed)
+        if verdict.ok or {f.rule for f in verdict.failures} != {"partial-run"}:
+            return verdict
+        refusal = refusal or verdict  # part of the suite: an older whole run may stand
+    return refusal
+
+
+def _refuted(verdict: Verdict, target: Target, failed: Mapping[str, int]) -> Verdict:
+    from genstamp.generation import _iso
+
+    when = _iso(failed[target.tree])
+    why = f"a later run of tree {target.tree[:12]} ({target.label}) failed, at {when}"
+    return verdict._replace(failures=(Failure("tests-failed", why),))  # the word that counts
 
 
 def _other_worktrees(checkout: Checkout) -> Iterator[Checkout]:

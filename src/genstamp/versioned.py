@@ -25,3 +25,19 @@ def parse(raw: bytes, path: Path, fmt: str, version: int, what: str, remedy: str
             "use one genstamp version in pre-commit and the test env, or " + remedy,
         )
     return data
+
+
+def tree_times(data: dict[str, Any], path: Path, remedy: str) -> dict[str, int]:
+    """The ``trees`` list of such a file (``[tree id, when]`` pairs, oldest first) as a dict;
+    an error when it is malformed."""
+    entries = data.get("trees")
+    if not isinstance(entries, list) or not all(
+        isinstance(e, list)
+        and len(e) == 2
+        and isinstance(e[0], str)
+        and len(e[0]) in (40, 64)
+        and isinstance(e[1], int)
+        for e in entries
+    ):
+        raise GenstampError(f"{path} has a malformed list of trees", remedy)
+    return {tree: when for tree, when in entries}

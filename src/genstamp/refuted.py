@@ -1,0 +1,59 @@
+"""The trees a run failed on, in the whole repository: the newest failing run of a tree refutes
+every acceptance of it that an earlier run made (a remembered verdict, the run of an ended
+generation, another worktree's), whichever worktree ran it and whatever became of it since (a
+worktree removed, a stamp begun, its part pruned).
+
+Kept in the common git dir (``genstamp/refuted.json``: the trees and when, nanoseconds since
+the epoch, the most recent ``LIMIT``), written atomically by the plugin when a run fails; read
+by the gate for the commits a push names. A copy of the repository inherits it: a refutation
+only makes the gate stricter.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from genstamp import versioned
+from genstamp.atomic import write_atomic
+from genstamp.errors import GenstampError
+from genstamp.repo import STATE_DIR, common_gitdir
+
+FILE = "refuted.json"
+FORMAT = "genstamp-refuted"
+VERSION = 1
+LIMIT = 500  # trees kept; the oldest refutations are dropped first
+
+
+def path_of(gitdir: Path) -> Path:
+    return common_gitdir(gitdir) / STATE_DIR / FILE
+
+
+def trees(gitdir: Path) -> dict[str, int]:
+    """Each tree a run failed on -> when the newest such run ended (ns); {} when none."""
+    path = path_of(gitdir)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    remedy = f"delete {path} (earlier failures are then forgotten)"
+    data = versioned.parse(raw, path, FORMAT, VERSION, "record of failed trees", remedy)
+    return versioned.tree_times(data, path, remedy)
+
+
+def record(gitdir: Path, tree: str, *, now_ns: int | None = None) -> None:
+    """``tree`` failed now (the most recent)."""
+    kept = trees(gitdir)
+    kept.pop(tree, None)
+    kept[tree] = time.time_ns() if now_ns is None else now_ns
+    entries = [[t, when] for t, when in kept.items()][-LIMIT:]
+    data = {"format": FORMAT, "version": VERSION, "trees": entries}
+    path = path_of(gitdir)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(data, separators=(",", ":")).encode())
+    except OSError as exc:
+        raise GenstampError(f"cannot write {path}: {exc.strerror or exc}") from exc
