@@ -286,7 +286,7 @@ def _accepted(verdict: Verdict) -> str:
     c = verdict.counts
     if c is None:  # every target's tree was accepted before, or holds no code to test
         said = []
-        told = {*verdict.no_code, *verdict.vouched}
+        told = {*verdict.nothing_to_test, *verdict.vouched}
         earlier = sorted({t.tree[:12] for t in verdict.targets if t.tree not in told})
         if earlier:
             trees = ", ".join(earlier)
@@ -297,8 +297,8 @@ def _accepted(verdict: Verdict) -> str:
                 f"tree {trees} was tested in a generation since ended or in another worktree "
                 "of this repository, and its run is judged as it was then"
             )
-        if verdict.no_code:
-            trees = ", ".join(sorted({t[:12] for t in verdict.no_code}))
+        if verdict.nothing_to_test:
+            trees = ", ".join(sorted({t[:12] for t in verdict.nothing_to_test}))
             said.append(
                 f"tree {trees} holds no Python project and no tests: nothing for the tests to judge"
             )

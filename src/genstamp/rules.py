@@ -125,7 +125,7 @@ class Verdict(NamedTuple):
     merge: coverage.Merge | None = None  # the parts judged together, when coverage was recorded
     partial: tuple[str, ...] = ()  # what was left out, when allow-partial let it pass
     reasons: str = ""  # the run's own reasons (genstamp.selection.reasons)
-    no_code: tuple[str, ...] = ()  # trees judged that hold no project and no tests
+    nothing_to_test: tuple[str, ...] = ()  # trees judged that hold no project and no tests
     # trees accepted on a run of an ended generation or of another worktree (``facts.vouching``)
     vouched: tuple[str, ...] = ()
 
@@ -180,7 +180,7 @@ class Verdict(NamedTuple):
                     for p in (self.merge.parts if self.merge is not None else ())
                 ],
             }
-            | ({"no_code": list(self.no_code)} if self.no_code else {})
+            | ({"nothing_to_test": list(self.nothing_to_test)} if self.nothing_to_test else {})
             | ({"vouched": list(self.vouched)} if self.vouched else {})
         )
 

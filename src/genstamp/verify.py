@@ -78,12 +78,12 @@ def verify(
     )
     # A commit of no Python project and no tests (a published site: gh-pages) holds nothing
     # for the tests to judge.
-    no_code = tuple(
+    nothing_to_test = tuple(
         t.tree
         for t in pending
         if revs and facts.views.get(t.tree, t.tree) != fresh and not testable(checkout.repo, t.tree)
     )
-    pending = tuple(t for t in pending if t.tree not in no_code)
+    pending = tuple(t for t in pending if t.tree not in nothing_to_test)
     # A commit the newest evidence did not test may have been tested in a generation a
     # checkout, merge or rewrite ended since (a branch tested, then left): that run's verdict,
     # as the gate would have given it then, stands for it.
@@ -108,7 +108,7 @@ def verify(
             None,
             facts.targets,
             None,
-            no_code=no_code,
+            nothing_to_test=nothing_to_test,
             vouched=vouched_trees,
         )
     # each tree judged by its own settings, as strict as the work tree's (one group, mostly)
@@ -124,7 +124,7 @@ def verify(
             ),
             *refused.values(),  # its own reasons, not those of the newest evidence
         ]
-    )._replace(targets=facts.targets, no_code=no_code, vouched=vouched_trees)
+    )._replace(targets=facts.targets, nothing_to_test=nothing_to_test, vouched=vouched_trees)
     # a run of the same tree that failed after the evidence did (in another worktree) is the
     # newer word on it
     ran_at = facts.report_mtime_ns or 0
