@@ -174,7 +174,10 @@ def test_the_version_file_of_a_project_below_the_top_is_generated(tmp_path: Path
     (lib / "pyproject.toml").write_text(
         '[tool.setuptools_scm]\nroot = "../.."\nversion_file = "src/helpers/_version.py"\n'
     )
-    assert config.load(root).generated == ("packages/testing/src/helpers/_version.py",)
+    settings = config.load(root)
+    assert settings.generated == ()  # the top's configuration, as every reader has it
+    found = config.with_projects_below(settings, root).generated
+    assert found == ("packages/testing/src/helpers/_version.py",)
 
 
 @pytest.mark.parametrize(

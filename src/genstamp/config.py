@@ -68,14 +68,26 @@ def from_bytes(raw: bytes, workdir: Path, path: Path) -> Config:
         raise GenstampError(f"{path}: [tool.genstamp] must be a table")
     found = parse(section, workdir, path)
     versions = version_files(tool)
-    # a monorepo's subprojects and the projects below the top: each its own build settings
-    from genstamp.roots import projects
-
-    below = [p.relative_to(workdir).as_posix() for p in projects(workdir)]
-    for folder in dict.fromkeys([*found.suites, *below]):
+    for folder in found.suites:  # a monorepo's subprojects: each its own build settings
         versions += [f"{folder}/{v}" for v in version_files(_tool(workdir / folder))]
     versions = [v for v in dict.fromkeys(versions) if v not in found.generated]
     return found._replace(generated=found.generated + tuple(versions)) if versions else found
+
+
+def with_projects_below(settings: Config, workdir: Path) -> Config:
+    """``settings`` with the version files the projects below the top declare (a monorepo
+    library's setuptools-scm ``version_file``) generated too: asked where code is judged (the
+    gate, the plugin's forecast), not by every reader of the configuration (a walk)."""
+    from genstamp.roots import projects
+
+    versions: list[str] = []
+    for folder in projects(workdir):
+        rel = folder.relative_to(workdir).as_posix()
+        versions += [f"{rel}/{v}" for v in version_files(_tool(folder))]
+    versions = [v for v in dict.fromkeys(versions) if v not in settings.generated]
+    return (
+        settings._replace(generated=settings.generated + tuple(versions)) if versions else settings
+    )
 
 
 def _tool(folder: Path) -> object:

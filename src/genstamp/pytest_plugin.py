@@ -841,9 +841,12 @@ class Session:
         """The loaded files of the work tree that git ignores (and the project does not declare
         generated), and those in a repository a clone cannot fetch: the gate refuses them, so
         the forecast must say so. Unknown is none: the forecast never unbinds the evidence."""
+        from genstamp import config
         from genstamp.paths import generated
 
-        globs = self.start.settings.generated
+        globs = config.with_projects_below(
+            self.start.settings, self.start.checkout.workdir
+        ).generated
         made = set(merged.made)  # the run's own code: a clean clone's run makes it too
         candidates = [rel for rel in merged.loaded if not generated(rel, globs) and rel not in made]
         if not merged.loaded:

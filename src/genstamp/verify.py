@@ -56,6 +56,7 @@ def verify(
     tree since); every tree it accepts now is remembered."""
     if settings is None:
         settings = config.load(checkout.workdir)
+    settings = config.with_projects_below(settings, checkout.workdir)
     if junit is None:
         paths = [evidence.location(checkout, settings.evidence)]
     else:
