@@ -844,17 +844,20 @@ class Session:
         from genstamp import config
         from genstamp.paths import generated
 
-        globs = config.with_projects_below(
-            self.start.settings, self.start.checkout.workdir
-        ).generated
+        globs = self.start.settings.generated
         made = set(merged.made)  # the run's own code: a clean clone's run makes it too
         candidates = [rel for rel in merged.loaded if not generated(rel, globs) and rel not in made]
         if not merged.loaded:
             return Misplaced([], {})
         try:
-            return trees.misplaced(candidates, merged.loaded)
+            found = trees.misplaced(candidates, merged.loaded)
         except GenstampError:
             return Misplaced([], {})
+        if found.ignored:  # a version file a project below the top declares is the build's
+            below = config.with_projects_below(self.start.settings, self.start.checkout.workdir)
+            ignored = [rel for rel in found.ignored if not generated(rel, below.generated)]
+            found = found._replace(ignored=ignored)
+        return found
 
     def _say(self, line: str) -> None:
         """Tell the user in the terminal summary (or on stderr at the end, without one)."""

@@ -92,32 +92,55 @@ def projects(workdir: Path) -> list[Path]:
     """The folders below the top, up to ``_PROJECT_DEPTH`` deep, that hold a Python project's
     metadata (pyproject.toml, setup.py, setup.cfg): not in test, documentation, example,
     sample, fixture, template or build folders (``_NOT_PROJECTS``), templates' own folders,
-    environments, hidden folders, submodules or vendored code."""
+    environments, hidden folders, submodules or vendored code. Each folder is listed once, and
+    nothing else is asked of the file system (the plugin asks this at every run)."""
     out: list[Path] = []
-    level = [workdir]
+    level = [_listing(workdir)]
     seen = 0
-    for _ in range(_PROJECT_DEPTH):
-        below: list[Path] = []
-        for folder in level:
-            try:
-                entries = [e for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
-            except OSError:
-                continue
-            for e in sorted(entries, key=lambda e: e.name):
+    for depth in range(1, _PROJECT_DEPTH + 1):
+        below: list[list[os.DirEntry[str]]] = []
+        for entries in level:
+            for e in sorted((e for e in entries if _is_folder(e)), key=lambda e: e.name):
                 name = e.name
                 if name.startswith(".") or name in _NOT_PROJECTS or seen > _PROJECT_FOLDERS:
                     continue
                 if "{{" in name or "{%" in name:
                     continue  # a template's folder (cookiecutter's `{{cookiecutter.slug}}`)
                 seen += 1
-                path = Path(e.path)
-                if environment(e.path) or os.path.lexists(os.path.join(e.path, ".git")):
+                if depth == _PROJECT_DEPTH:  # the deepest: not listed, three names asked
+                    if any(os.path.isfile(os.path.join(e.path, m)) for m in _METADATA):
+                        if not any(
+                            os.path.lexists(os.path.join(e.path, n)) for n in _NOT_A_PROJECT
+                        ):
+                            out.append(Path(e.path))
                     continue
-                if any(os.path.isfile(os.path.join(e.path, m)) for m in _METADATA):
-                    out.append(path)
-                below.append(path)
+                inner = _listing(Path(e.path))
+                names = {c.name for c in inner}
+                if names & _NOT_A_PROJECT:
+                    continue  # an environment's (pyvenv.cfg, conda-meta) or a submodule's (.git)
+                if names & set(_METADATA):
+                    out.append(Path(e.path))
+                below.append(inner)
         level = below
     return out
+
+
+_NOT_A_PROJECT = frozenset({"pyvenv.cfg", "conda-meta", ".git"})
+
+
+def _listing(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:
+        return []
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def below_the_top(workdir: Path, found: Mapping[str, str]) -> set[str]:
