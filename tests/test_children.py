@@ -656,8 +656,6 @@ def test_installed_extension(tmp_path: Path, case: str) -> None:
     native source changed since; installed from another clone it is foreign, however alike."""
     import shutil
 
-    from test_audit import make_venv
-
     if shutil.which("gcc") is None and shutil.which("cc") is None:
         pytest.skip("no C compiler")
     repo, _ = project(
@@ -670,13 +668,7 @@ def test_installed_extension(tmp_path: Path, case: str) -> None:
             ".gitignore": "__pycache__/\n*.so\nbuild/\n*.egg-info/\n",
         },
     )
-    source = repo
-    if case == "from-another-clone":
-        source = tmp_path / "twin"
-        git(tmp_path, "clone", "-q", str(repo), str(source))
-    python, _ = make_venv(tmp_path / "venv")
-    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps"]
-    succeeds([*pip, "--no-build-isolation", "--no-index", str(source)], tmp_path)
+    python = installed_from(repo, "", tmp_path, twin=case == "from-another-clone")
     if case == "source-edited-since":
         edited = repo / "src" / "calc" / "b.c"
         edited.write_text(ext_c("_b", 1) + "/* edited */\n")
@@ -715,8 +707,6 @@ def test_an_installed_extension_of_a_project_below_the_top(tmp_path: Path, case:
     `pip install .` of the top project is; from another clone it is foreign."""
     import shutil
 
-    from test_audit import make_venv
-
     if shutil.which("gcc") is None and shutil.which("cc") is None:
         pytest.skip("no C compiler")
     repo = committed(
@@ -731,13 +721,7 @@ def test_an_installed_extension_of_a_project_below_the_top(tmp_path: Path, case:
             ".gitignore": "__pycache__/\n*.so\nbuild/\n*.egg-info/\n",
         },
     )
-    source = repo
-    if case == "from-another-clone":
-        source = tmp_path / "twin"
-        git(tmp_path, "clone", "-q", str(repo), str(source))
-    python, _ = make_venv(tmp_path / "venv")
-    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps"]
-    succeeds([*pip, "--no-build-isolation", "--no-index", str(source / "libs" / "cx")], tmp_path)
+    python = installed_from(repo, "libs/cx", tmp_path, twin=case == "from-another-clone")
     restamp.begin(open_checkout(repo))
     succeeds([str(python), "-m", "pytest", "-q"], repo)
     said = failures(repo)
@@ -745,6 +729,22 @@ def test_an_installed_extension_of_a_project_below_the_top(tmp_path: Path, case:
         assert said == {}, said
     else:
         assert list(said) == ["foreign-origin"], said
+
+
+def installed_from(repo: Path, folder: str, tmp_path: Path, *, twin: bool) -> Path:
+    """`pip install ./FOLDER` (not -e) of ``repo``, or of a clone of it (``twin``), into a new
+    virtual environment: its python."""
+    from test_audit import make_venv
+
+    source = repo
+    if twin:
+        source = tmp_path / "twin"
+        git(tmp_path, "clone", "-q", str(repo), str(source))
+    python, _ = make_venv(tmp_path / "venv")
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps"]
+    target = source / folder if folder else source
+    succeeds([*pip, "--no-build-isolation", "--no-index", str(target)], tmp_path)
+    return python
 
 
 def succeeds(argv: list[str], cwd: Path, *, bytecode: bool = False) -> None:

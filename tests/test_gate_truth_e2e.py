@@ -71,6 +71,28 @@ def pushed_then_an_untested_edit_refused(repo: Path, text: str) -> None:
     assert proc.returncode == 1 and "tree-mismatch" in proc.stderr, proc.stderr
 
 
+def can_fail(project: Path) -> None:
+    """Commit a conftest that fails every test when BREAK_IT is set (the same tree can then
+    pass and fail: a dependency upgraded, say)."""
+    (project / "tests" / "conftest.py").write_text(
+        "import os\n\n\ndef pytest_runtest_setup(item):\n"
+        "    assert not os.environ.get('BREAK_IT')\n"
+    )
+    commit_all(project, "a conftest that can fail")
+
+
+def feature_tested_then_left(project: Path) -> None:
+    """``can_fail``, the plain hooks installed, a branch ``feature`` committed and tested green,
+    then left for main (its generation ends)."""
+    can_fail(project)
+    assert run_genstamp(project, "install", "--plain").returncode == 0
+    git(project, "switch", "-q", "-c", "feature")
+    (project / "src" / "calc" / "more.py").write_text("MORE = 1\n")
+    commit_all(project, "feature")
+    assert run_pytest(project).returncode == 0
+    git(project, "switch", "-q", "main")
+
+
 # -- git's conversion: the loaded bytes are judged as `git add` would store them ------------------
 
 
@@ -918,11 +940,7 @@ def test_a_newer_failing_run_on_a_verified_tree_is_not_outvoted(
 ) -> None:
     green(genstamp, project)
     assert verdict(genstamp, project, "--rev", "HEAD")[0] == 0
-    (project / "tests" / "conftest.py").write_text(
-        "import os\n\n\ndef pytest_runtest_setup(item):\n"
-        "    assert not os.environ.get('BREAK_IT')\n"
-    )
-    commit_all(project, "a conftest that can fail")
+    can_fail(project)
     green(genstamp, project)
     assert verdict(genstamp, project, "--rev", "HEAD")[0] == 0
     proc = run_pytest(project, env=subprocess_env(BREAK_IT="1"))
@@ -986,20 +1004,10 @@ def test_a_newer_failing_run_of_a_tree_leaves_no_older_pass_to_answer_for_it(
     project: Path, genstamp: RunGenstamp
 ) -> None:
     """The branch passed in one generation, was accepted, then failed in a later one: that
-    failing run is the newest word on its tree. It removes the older generation's part of the
-    tree and the remembered verdict, so once it is pruned itself (16 newer trees tested) no
-    older pass answers for the tree."""
-    (project / "tests" / "conftest.py").write_text(
-        "import os\n\n\ndef pytest_runtest_setup(item):\n"
-        "    assert not os.environ.get('BREAK_IT')\n"
-    )
-    commit_all(project, "a conftest that can fail")
-    assert run_genstamp(project, "install", "--plain").returncode == 0
-    git(project, "switch", "-q", "-c", "feature")
-    (project / "src" / "calc" / "more.py").write_text("MORE = 1\n")
-    commit_all(project, "feature")
-    assert run_pytest(project).returncode == 0
-    git(project, "switch", "-q", "main")
+    failing run is the newest word on its tree (``genstamp.refuted``), so once its own part is
+    pruned (16 newer trees tested) neither the older pass nor the verdict remembered from it
+    answers for the tree."""
+    feature_tested_then_left(project)
     assert push(project, "feature", "feature").returncode == 0  # remembered
     git(project, "switch", "-q", "feature")
     assert run_pytest(project, env=subprocess_env(BREAK_IT="1")).returncode == 1
@@ -1017,17 +1025,7 @@ def test_the_newest_run_of_a_tree_anywhere_speaks_for_it(
     part of its suite that passes says nothing against that whole run: the push is accepted.
     Then the same tree fails in a linked worktree, which is removed: the failure still refutes
     the older pass (and the verdict remembered from it), and the push is refused."""
-    (project / "tests" / "conftest.py").write_text(
-        "import os\n\n\ndef pytest_runtest_setup(item):\n"
-        "    assert not os.environ.get('BREAK_IT')\n"
-    )
-    commit_all(project, "a conftest that can fail")
-    assert run_genstamp(project, "install", "--plain").returncode == 0
-    git(project, "switch", "-q", "-c", "feature")
-    (project / "src" / "calc" / "more.py").write_text("MORE = 1\n")
-    commit_all(project, "feature")
-    assert run_pytest(project).returncode == 0
-    git(project, "switch", "-q", "main")
+    feature_tested_then_left(project)
     git(project, "switch", "-q", "feature")  # a new generation, the same tree
     assert run_pytest(project, "-k", "test_other").returncode == 0  # part of the suite
     git(project, "switch", "-q", "main")
@@ -1047,11 +1045,7 @@ def test_a_failing_run_of_a_tree_is_not_outvoted_by_another_worktrees_passing_on
 ) -> None:
     """The branch's tree failed in the main worktree (then left by a checkout) and passed in a
     linked one: a push of it is refused. Without the failing run it is accepted."""
-    (project / "tests" / "conftest.py").write_text(
-        "import os\n\n\ndef pytest_runtest_setup(item):\n"
-        "    assert not os.environ.get('BREAK_IT')\n"
-    )
-    commit_all(project, "a conftest that can fail")
+    can_fail(project)
     assert run_genstamp(project, "install", "--plain").returncode == 0
     git(project, "branch", "side")
     linked = tmp_path / "linked"

@@ -33,14 +33,10 @@ def path_of(gitdir: Path) -> Path:
 def trees(gitdir: Path) -> dict[str, int]:
     """Each tree a run failed on -> when the newest such run ended (ns); {} when none."""
     path = path_of(gitdir)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
     remedy = f"delete {path} (earlier failures are then forgotten)"
-    data = versioned.parse(raw, path, FORMAT, VERSION, "record of failed trees", remedy)
+    data = versioned.read(path, FORMAT, VERSION, "record of failed trees", remedy)
+    if data is None:
+        return {}
     return versioned.tree_times(data, path, remedy)
 
 

@@ -35,14 +35,10 @@ def trees(gitdir: Path) -> dict[str, int]:
     """Each tree remembered in this checkout (hex) and when it was accepted (seconds since the
     epoch), oldest first; empty when nothing is remembered here."""
     path = path_of(gitdir)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
     remedy = f"delete {path} (only earlier verdicts are forgotten)"
-    data = versioned.parse(raw, path, FORMAT, VERSION, "verdict store", remedy)
+    data = versioned.read(path, FORMAT, VERSION, "verdict store", remedy)
+    if data is None:
+        return {}
     if data.get("checkout") != checkout_id.current(gitdir):
         return {}  # verdicts of the checkout this one was copied from
     return versioned.tree_times(data, path, remedy)

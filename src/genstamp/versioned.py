@@ -27,6 +27,18 @@ def parse(raw: bytes, path: Path, fmt: str, version: int, what: str, remedy: str
     return data
 
 
+def read(path: Path, fmt: str, version: int, what: str, remedy: str) -> dict[str, Any] | None:
+    """``parse`` of the file ``path``; None when there is none, an error when it cannot be
+    read."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return parse(raw, path, fmt, version, what, remedy)
+
+
 def tree_times(data: dict[str, Any], path: Path, remedy: str) -> dict[str, int]:
     """The ``trees`` list of such a file (``[tree id, when]`` pairs, oldest first) as a dict;
     an error when it is malformed."""
