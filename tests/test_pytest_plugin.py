@@ -7,6 +7,7 @@ gate (``genstamp.verify``) which rule fires. Git itself is the oracle for trees 
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -769,3 +770,37 @@ def test_real_paths_resolve_as_realpath_does(tmp_path: Path) -> None:
     resolve = RealPaths()
     for path in paths * 2:  # the second time from the cache
         assert resolve(path) == os.path.realpath(path), path
+
+
+LOADERS_TEST = """
+import sys
+
+
+def test_loaders():
+    kinds = {{
+        name: type(module.__loader__).__name__
+        for name, module in sys.modules.items()
+        if name.startswith("genstamp.") and name != "genstamp.pytest_plugin"
+    }}
+    with open({out!r}, "w") as fh:
+        fh.write(repr(sorted(kinds.items())))
+"""
+
+
+def test_genstamps_own_modules_load_without_assertion_rewriting(
+    shared: Path, tmp_path: Path
+) -> None:
+    """pytest marks every module of a plugin's distribution for assertion rewriting; its loader
+    reads each cached module object by object. The plugin loads genstamp's own modules as the
+    interpreter does (they assert nothing a test would)."""
+    out = tmp_path / "loaders.txt"
+    test = shared / "tests" / "test_loaders.py"
+    test.write_text(LOADERS_TEST.format(out=str(out)))
+    try:
+        proc = run_pytest(shared, "tests/test_loaders.py")
+    finally:
+        test.unlink()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    kinds = dict(ast.literal_eval(out.read_text()))
+    assert {"genstamp.loads", "genstamp.evidence", "genstamp.roots"} <= set(kinds)
+    assert set(kinds.values()) == {"SourceFileLoader"}, kinds

@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
+import importlib.machinery
 import json
 import os
 import posixpath
@@ -26,9 +27,28 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
-from genstamp.coprocess import CoProcess, Misplaced
-from genstamp.errors import GenstampError
-from genstamp.repo import Checkout, Place, find_place, open_checkout
+
+class _OwnModules:
+    """A finder for genstamp's own modules, ahead of pytest's assertion rewriting: pytest marks
+    every module of a plugin's distribution for rewriting, and its loader reads a cached module
+    with ``marshal.load`` on a file, object by object (measured: 12 ms for the 20 modules this
+    plugin imports, against under 1 ms as the interpreter reads them). genstamp's asserts are
+    not tests. It finds what the interpreter's path finder finds (the path hooks included: the
+    import guard, when the checkout under test is genstamp's)."""
+
+    @staticmethod
+    def find_spec(name: str, path: Sequence[str] | None = None, target: object = None) -> Any:
+        if path is None or not name.startswith("genstamp."):
+            return None
+        return importlib.machinery.PathFinder.find_spec(name, path)
+
+
+if not any(isinstance(f, _OwnModules) for f in sys.meta_path):
+    sys.meta_path.insert(0, _OwnModules())
+
+from genstamp.coprocess import CoProcess, Misplaced  # noqa: E402 - after the finder
+from genstamp.errors import GenstampError  # noqa: E402
+from genstamp.repo import Checkout, Place, find_place, open_checkout  # noqa: E402
 
 
 def _in_worker() -> bool:
