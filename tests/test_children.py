@@ -213,13 +213,11 @@ def test_an_unwritable_site_packages_is_noted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Children cannot be followed: the run records why, and leaves nothing behind."""
-    import sysconfig
-
     from genstamp import child
 
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("")
-    monkeypatch.setattr(sysconfig, "get_path", lambda name: str(blocked))
+    monkeypatch.setattr(child, "site_packages", lambda: str(blocked))
     before = os.environ.get(loads.RUN_ENV)
     recording = child.open_run(str(tmp_path), {}, None, None)
     try:
@@ -873,3 +871,16 @@ def test_a_header_of_a_submodule_is_a_native_source(tmp_path: Path) -> None:
     flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
     assert [f.module for f in flags] == ["calc._speed"]
     assert "vendor/speed.h" in flags[0].detail
+
+
+def test_the_hook_goes_where_site_reads_pth_files() -> None:
+    """The folder the start-up hook is written to is one whose ``.pth`` files this interpreter
+    reads (``site``'s list), and the one sysconfig names for installs."""
+    import site
+    import sysconfig
+
+    from genstamp import child
+
+    folder = child.site_packages()
+    assert folder in site.getsitepackages()
+    assert os.path.samefile(folder, sysconfig.get_path("purelib"))

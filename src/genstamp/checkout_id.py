@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import tempfile
 from pathlib import Path
 
@@ -60,7 +59,8 @@ def parse(raw: bytes, path: Path) -> str:
 def _create(path: Path) -> bytes:
     """Write a new id unless another process did first (a link never replaces a file): every
     process then reads the one id that was kept."""
-    data = json.dumps({"format": FORMAT, "version": VERSION, "id": secrets.token_hex(16)})
+    # secrets.token_hex, without importing secrets (hmac, hashlib) into every test run
+    data = json.dumps({"format": FORMAT, "version": VERSION, "id": os.urandom(16).hex()})
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

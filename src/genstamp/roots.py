@@ -346,8 +346,8 @@ def project_name(root: Path) -> str | None:
         name = project.get("name") if isinstance(project, dict) else None
     except (OSError, UnicodeDecodeError, ValueError):
         name = None
-    if not isinstance(name, str):
-        import configparser
+    if not isinstance(name, str) and (root / "setup.cfg").is_file():
+        import configparser  # not for every project: its import costs each run about 1 ms
 
         parser = configparser.ConfigParser(interpolation=None)
         try:
