@@ -9,7 +9,7 @@ with the rows that must stay full. The end-to-end stories are in test_suite_e2e.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -41,10 +41,10 @@ def test_reasons(facts: Facts, expected: list[str]) -> None:
     assert reasons(facts) == expected
 
 
-def tree(files: dict[str, str]) -> tuple[list[str], suite.Reader]:
+def tree(files: Mapping[str, str | bytes]) -> tuple[list[str], suite.Reader]:
     def read(path: str) -> bytes | None:
         text = files.get(path)
-        return None if text is None else text.encode()
+        return text.encode() if isinstance(text, str) else text
 
     return sorted(files), read
 
@@ -270,10 +270,19 @@ def test_the_configurations_own_selection(addopts: str, markexpr: str, keyword: 
     assert cfg.paths == ()
 
 
-def test_an_unreadable_configuration_is_named() -> None:
-    _, read = tree({"pyproject.toml": "[tool.pytest.ini_options\n"})
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pyproject.toml", "[tool.pytest.ini_options\n"),
+        ("pytest.ini", "[pytest]\naddopts = -q\n[pytest]\n"),  # a section twice
+        ("tox.ini", "addopts = -q\n[pytest]\n"),  # an option before any section
+        ("pytest.ini", b"[pytest]\naddopts = \xff\n"),  # not UTF-8
+    ],
+)
+def test_an_unreadable_configuration_is_named(name: str, text: str | bytes) -> None:
+    _, read = tree({name: text})
     cfg = suite.read_config(read)
-    assert cfg.problems and "pyproject.toml cannot be read" in cfg.problems[0]
+    assert cfg.problems and f"{name} cannot be read" in cfg.problems[0]
 
 
 def marks(*names: str) -> MarkMatcher:

@@ -12,7 +12,6 @@ found as pytest finds it from that folder (``pytest.ini``, ``.pytest.ini``, ``py
 from __future__ import annotations
 
 import ast
-import configparser
 import fnmatch
 import posixpath
 import re
@@ -176,7 +175,7 @@ def read_config(
             continue
         try:
             found = _parse(name, data.decode("utf-8-sig"))  # as iniconfig: a BOM is not text
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError, configparser.Error) as exc:
+        except ValueError as exc:  # not UTF-8, not TOML, not an ini file (``_parse``)
             return PytestConfig(path, problems=(f"{path} cannot be read ({exc})",))
         if found is not None:
             return _settings(path, found, known)
@@ -184,7 +183,8 @@ def read_config(
 
 
 def _parse(name: str, text: str) -> dict[str, Any] | None:
-    """The ini options a file holds, or None when pytest would pass over it."""
+    """The ini options a file holds, or None when pytest would pass over it; ValueError when
+    it cannot be parsed."""
     if name in ("pytest.toml", ".pytest.toml"):
         table = tomllib.loads(text).get("pytest")  # counts even without it, as pytest.ini
         return table if isinstance(table, dict) else {}
@@ -197,9 +197,14 @@ def _parse(name: str, text: str) -> dict[str, Any] | None:
         if isinstance(options, dict):
             return options
         return {k: v for k, v in pytest_table.items() if k != "ini_options"}
+    import configparser  # for an ini file only: its import costs each run about 1 ms
+
     parser = configparser.ConfigParser(interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # as iniconfig: case kept
-    parser.read_string(text)
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        raise ValueError(str(exc)) from exc
     section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
     if not parser.has_section(section):
         # pytest.ini counts even without its section (pytest takes its folder as rootdir)
