@@ -507,10 +507,13 @@ def test_a_cffi_extension_is_built_from_its_python_build_script(
 LIB_C = "int answer(void) { return 42; }\n"
 
 
-def library_project(tmp_path: Path, check: str, gitignore: str) -> tuple[Path, Path, Path, str]:
+def library_project(
+    tmp_path: Path, check: str, gitignore: str, given: str = "str(lib)"
+) -> tuple[Path, Path, Path, str]:
     """A project whose test loads ``native/libanswer.so`` by path with ``ctypes`` and checks
     its answer (``check``), the library built from ``native/answer.c``: the repository, the
-    source, the library and the compiler."""
+    source, the library and the compiler. ``given``: the path as the test gives it to ctypes
+    (``lib`` is a ``pathlib.Path``)."""
     import shutil
 
     compiler = shutil.which("gcc") or shutil.which("cc")
@@ -518,9 +521,9 @@ def library_project(tmp_path: Path, check: str, gitignore: str) -> tuple[Path, P
         pytest.skip("no C compiler")
     repo, _ = project(
         tmp_path,
-        "import ctypes, pathlib\n\n\ndef test_answer():\n"
+        "import ctypes, os, pathlib\n\n\ndef test_answer():\n"
         "    lib = pathlib.Path(__file__).parent.parent / 'native' / 'libanswer.so'\n"
-        f"    assert ctypes.CDLL(str(lib)).answer() {check}\n",
+        f"    assert ctypes.CDLL({given}).answer() {check}\n",
         {"native/answer.c": LIB_C, ".gitignore": gitignore},
     )
     source, built = repo / "native" / "answer.c", repo / "native" / "libanswer.so"
@@ -529,11 +532,13 @@ def library_project(tmp_path: Path, check: str, gitignore: str) -> tuple[Path, P
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("given", ["str(lib)", "lib", "os.fsencode(lib)"])
 @pytest.mark.parametrize("case", ["source-newer", "control"])
-def test_stale_library_loaded_by_ctypes(tmp_path: Path, case: str) -> None:
+def test_stale_library_loaded_by_ctypes(tmp_path: Path, case: str, given: str) -> None:
     """A shared library of the checkout that ``ctypes`` loads by path is native code the tests
-    ran, as an extension module is: built before its source changed, it is stale."""
-    repo, source, built, _ = library_project(tmp_path, "== 42", "__pycache__/\n*.so\n")
+    ran, as an extension module is: built before its source changed, it is stale, whether its
+    path is given as text, a path object or bytes (ctypes passes each on as it came)."""
+    repo, source, built, _ = library_project(tmp_path, "== 42", "__pycache__/\n*.so\n", given)
     restamp.begin(open_checkout(repo))
     if case == "source-newer":
         edited_after(built, source, LIB_C.replace("42", "41"))
