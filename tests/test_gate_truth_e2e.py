@@ -671,6 +671,51 @@ def test_an_edit_the_index_hides_from_git_is_refused_and_told(
     assert rules(data_) == [], data_
 
 
+BUNDLE_CONFTEST = """\
+import os, sys
+
+BUNDLE = os.path.join(os.path.dirname(__file__), "..", "dist", "app.zip")
+if os.path.exists(BUNDLE):  # smoke-test the deployable bundle when it was built
+    sys.path.insert(0, os.path.abspath(BUNDLE))
+"""
+
+
+@pytest.mark.parametrize("bundled", [True, False], ids=["sourceless-bundle", "no-bundle"])
+def test_bytecode_zipped_from_an_older_source_is_refused_naming_the_archive(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path, bundled: bool
+) -> None:
+    """The tests import the package from a git-ignored zip of sourceless bytecode built before
+    the source changed (zipimport): the code objects name the tree's file, but what ran is the
+    archive's. Refused, naming the archive; a clean clone (no archive) fails. The control: no
+    archive built, the same tests are accepted."""
+    write_calc(
+        repo,
+        tests="import calc\n\n\ndef test_add():\n    assert calc.add(2, 2) == 4\n",
+        gitignore="__pycache__/\n*.py[co]\ndist/\n",
+    )
+    (repo / "tests" / "conftest.py").write_text(BUNDLE_CONFTEST)
+    commit_all(repo, "calc")
+    if bundled:
+        import py_compile
+        import zipfile
+
+        pyc = tmp_path / "calc.pyc"
+        py_compile.compile(str(repo / CALC), cfile=str(pyc), dfile=str(repo / CALC))
+        (repo / "dist").mkdir()
+        with zipfile.ZipFile(repo / "dist" / "app.zip", "w") as bundle:
+            bundle.write(pyc, "calc/__init__.pyc")
+        (repo / CALC).write_text("def add(a, b):\n    return a - b\n")  # the tests now fail
+        commit_all(repo, "subtract")
+    found, data = judged(genstamp, repo)
+    if not bundled:
+        assert found == [], data
+        return
+    assert found == ["stale-bytecode"], data
+    told = message(data, "stale-bytecode")
+    assert "dist/app.zip/calc/__init__.pyc" in told and "archive dist/app.zip" in told, told
+    assert clean_clone_fails(repo, tmp_path)
+
+
 def clean_clone_fails(repo: Path, tmp_path: Path) -> bool:
     """The oracle: whether the tests fail in a fresh clone of ``repo`` (without genstamp)."""
     clone = tmp_path / "clone"

@@ -358,7 +358,7 @@ def judge(
                 read[rel] = None
                 continue
             if ld.via == loads_.SOURCELESS:
-                flags[Flag(SOURCELESS, name, rel, "loaded from bytecode with no source")] = None
+                flags[Flag(SOURCELESS, name, rel, _sourceless(ld.path, root_s))] = None
             elif ld.via == loads_.EXTENSION:
                 if _in_environment(ld.path, root_s):
                     continue  # a Python environment kept in the work tree: the installer's
@@ -638,6 +638,20 @@ def clone_of(root: Path, other: str) -> bool:
         and any(git(b, "cat-file", "-e", f"{c}^{{commit}}") is not None for c in mine)
         for a, b, mine in ((here, there, ours), (there, here, theirs))
     )
+
+
+def _sourceless(path: str, root: str) -> str:
+    """What a module loaded from bytecode with no source (``path``) ran: a member of an archive
+    (``dist/app.zip/pkg/mod.pyc``, zipimport) is named by its archive, which no scrub removes."""
+    folder = os.path.dirname(path)
+    while inside(folder, root) and folder != root and not os.path.isdir(folder):
+        if os.path.isfile(folder):
+            rel = os.path.relpath(folder, root).replace(os.sep, "/")
+            return (
+                f"loaded from bytecode with no source, in the archive {rel} (remove or rebuild it)"
+            )
+        folder = os.path.dirname(folder)
+    return "loaded from bytecode with no source"
 
 
 def _in_environment(path: str, root: str) -> bool:

@@ -315,6 +315,25 @@ def _module_executing(filename: str) -> str:
     return ""
 
 
+def _bytecode_origin(filename: str) -> "tuple[str, str] | None":
+    """Where the module about to run ``filename``'s code was loaded from, and its name, when
+    that is a file other than ``filename`` and no Python source (``module.__file__`` names a
+    member of an archive, or a ``.pyc``): its loader executes it from ``exec_module(module)``,
+    a few frames above this hook. None otherwise."""
+    frame: FrameType | None = sys._getframe(3)
+    for _ in range(8):
+        if frame is None:
+            break
+        module = frame.f_locals.get("module")
+        if module is not None and isinstance(getattr(module, "__name__", None), str):
+            file = getattr(module, "__file__", None)
+            if isinstance(file, str) and file != filename and not file.endswith(".py"):
+                return file, module.__name__
+            return None
+        frame = frame.f_back
+    return None
+
+
 def read_logs(folder: str) -> list[Load]:
     """Every process's loads, in the order each recorded them; lines cut by a crash are
     skipped."""
@@ -545,6 +564,14 @@ def _executed(code: CodeType) -> None:
         return
     if filename.startswith("<"):
         return
+    if pyc is None and compiled is None:
+        found = _bytecode_origin(filename)
+        if found is not None:
+            # Bytecode from a file genstamp saw no .pyc of opened (zipimport of a sourceless
+            # archive): its code names the file it was once compiled from, not what ran.
+            origin, module = found
+            record(Load(_where(origin), "", module, SOURCELESS, origin))
+            return
     if pyc is not None and compiled is None and not os.path.isfile(filename):
         # Sourceless bytecode compiled elsewhere (its code names a file that is not here): it
         # ran from the .pyc just opened, which is where it is judged.
