@@ -674,45 +674,54 @@ def test_an_edit_the_index_hides_from_git_is_refused_and_told(
 BUNDLE_CONFTEST = """\
 import os, sys
 
-BUNDLE = os.path.join(os.path.dirname(__file__), "..", "dist", "app.zip")
-if os.path.exists(BUNDLE):  # smoke-test the deployable bundle when it was built
-    sys.path.insert(0, os.path.abspath(BUNDLE))
+BUILT = os.path.join(os.path.dirname(__file__), "..", "dist", "{built}")
+if os.path.exists(BUILT):  # smoke-test the deployable build when there is one
+    sys.path.insert(0, os.path.abspath(BUILT))
 """
 
 
-@pytest.mark.parametrize("bundled", [True, False], ids=["sourceless-bundle", "no-bundle"])
-def test_bytecode_zipped_from_an_older_source_is_refused_naming_the_archive(
-    repo: Path, genstamp: RunGenstamp, tmp_path: Path, bundled: bool
+@pytest.mark.parametrize("built", ["app.zip", "lib", None])
+def test_sourceless_bytecode_of_an_older_source_is_refused_naming_where_it_ran_from(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path, built: str | None
 ) -> None:
-    """The tests import the package from a git-ignored zip of sourceless bytecode built before
-    the source changed (zipimport): the code objects name the tree's file, but what ran is the
-    archive's. Refused, naming the archive; a clean clone (no archive) fails. The control: no
-    archive built, the same tests are accepted."""
+    """The tests import the package from a git-ignored build of sourceless bytecode made before
+    the source changed: a zip (zipimport) or a folder of legacy ``.pyc`` files with no source
+    beside them, which the interpreter runs unchecked. The code objects name the tree's file,
+    but what ran is the build's: refused, naming it; a clean clone (no build) fails. The
+    control: no build made, the same tests are accepted."""
     write_calc(
         repo,
         tests="import calc\n\n\ndef test_add():\n    assert calc.add(2, 2) == 4\n",
         gitignore="__pycache__/\n*.py[co]\ndist/\n",
     )
-    (repo / "tests" / "conftest.py").write_text(BUNDLE_CONFTEST)
+    (repo / "tests" / "conftest.py").write_text(BUNDLE_CONFTEST.format(built=built or "-"))
     commit_all(repo, "calc")
-    if bundled:
+    stamp(genstamp, repo)  # the build comes after: a scrub would remove a folder's bytecode
+    if built is not None:
         import py_compile
         import zipfile
 
         pyc = tmp_path / "calc.pyc"
         py_compile.compile(str(repo / CALC), cfile=str(pyc), dfile=str(repo / CALC))
         (repo / "dist").mkdir()
-        with zipfile.ZipFile(repo / "dist" / "app.zip", "w") as bundle:
-            bundle.write(pyc, "calc/__init__.pyc")
+        if built == "app.zip":
+            with zipfile.ZipFile(repo / "dist" / built, "w") as bundle:
+                bundle.write(pyc, "calc/__init__.pyc")
+        else:
+            (repo / "dist" / built / "calc").mkdir(parents=True)
+            shutil.copy(pyc, repo / "dist" / built / "calc" / "__init__.pyc")
         (repo / CALC).write_text("def add(a, b):\n    return a - b\n")  # the tests now fail
         commit_all(repo, "subtract")
-    found, data = judged(genstamp, repo)
-    if not bundled:
+    assert run_tests(repo).returncode == 0
+    data = verdict(genstamp, repo)[1]
+    found = rules(data)
+    if built is None:
         assert found == [], data
         return
     assert found == ["stale-bytecode"], data
     told = message(data, "stale-bytecode")
-    assert "dist/app.zip/calc/__init__.pyc" in told and "archive dist/app.zip" in told, told
+    assert f"dist/{built}/calc/__init__.pyc" in told, told
+    assert ("archive dist/app.zip" in told) == (built == "app.zip"), told
     assert clean_clone_fails(repo, tmp_path)
 
 

@@ -564,11 +564,11 @@ def _executed(code: CodeType) -> None:
         return
     if filename.startswith("<"):
         return
-    if pyc is None and compiled is None:
+    if compiled is None:
         found = _bytecode_origin(filename)
         if found is not None:
-            # Bytecode from a file genstamp saw no .pyc of opened (zipimport of a sourceless
-            # archive): its code names the file it was once compiled from, not what ran.
+            # Sourceless bytecode (a .pyc with no source beside it, a zipimported archive's):
+            # its code names the file it was once compiled from, not what ran.
             origin, module = found
             record(Load(_where(origin), "", module, SOURCELESS, origin))
             return
