@@ -725,6 +725,50 @@ def test_sourceless_bytecode_of_an_older_source_is_refused_naming_where_it_ran_f
     assert clean_clone_fails(repo, tmp_path)
 
 
+ENGINE = """\
+import pathlib
+
+HERE = pathlib.Path(__file__).parent
+
+
+def render(template, **context):
+    \"\"\"A template engine as Jinja2 and Mako make one: the template is compiled into Python
+    code, under a name that is not that code's file.\"\"\"
+    path = HERE / "templates" / template
+    text = path.read_text()
+    code = "def render(**c):\\n    return " + repr(text) + ".format(**c)\\n"
+    where = {"jinja2": str(path), "mako": template.replace(".", "_"), "python": __file__}[STYLE]
+    namespace = {}
+    exec(compile(code, where, "exec"), namespace)
+    return namespace["render"](**context)
+"""
+
+
+@pytest.mark.parametrize("style", ["jinja2", "mako", "python"])
+def test_code_a_template_engine_makes_of_a_template(
+    repo: Path, genstamp: RunGenstamp, style: str
+) -> None:
+    """A template compiled into Python code under the template's own path (Jinja2) or under a
+    name that is no file (Mako): what the tests used is the template, which the tree holds;
+    accepted. The control: code compiled under the name of a Python source of the tree that
+    does not hold it is refused, as a module that ran other bytes than its file's."""
+    write_calc(
+        repo,
+        tests="from calc.engine import render\n\n\ndef test_render():\n"
+        "    assert render('hello.txt', name='x') == 'Hello x!'\n",
+    )
+    (repo / "src" / "calc" / "engine.py").write_text(ENGINE.replace("STYLE", repr(style)))
+    (repo / "src" / "calc" / "templates").mkdir()
+    (repo / "src" / "calc" / "templates" / "hello.txt").write_text("Hello {name}!")
+    commit_all(repo, "a template engine")
+    found, data = judged(genstamp, repo)
+    if style == "python":
+        assert found == ["loaded-not-tested"], data
+        assert "src/calc/engine.py" in message(data, "loaded-not-tested")
+    else:
+        assert found == [], data
+
+
 def clean_clone_fails(repo: Path, tmp_path: Path) -> bool:
     """The oracle: whether the tests fail in a fresh clone of ``repo`` (without genstamp)."""
     clone = tmp_path / "clone"

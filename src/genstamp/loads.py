@@ -315,6 +315,18 @@ def _module_executing(filename: str) -> str:
     return ""
 
 
+_SOURCES = (".py", ".pyw")
+
+
+def _holds(path: str, data: bytes) -> bool:
+    """Whether the file at ``path`` holds ``data``."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read() == data
+    except OSError:
+        return False
+
+
 def _bytecode_origin(filename: str) -> "tuple[str, str] | None":
     """Where the module about to run ``filename``'s code was loaded from, and its name, when
     that is a file other than ``filename`` and no Python source (``module.__file__`` names a
@@ -571,6 +583,12 @@ def _executed(code: CodeType) -> None:
             # its code names the file it was once compiled from, not what ran.
             origin, module = found
             record(Load(_where(origin), "", module, SOURCELESS, origin))
+            return
+    if compiled is not None and compiled[0] == filename and not filename.endswith(_SOURCES):
+        if not _holds(filename, compiled[1]):
+            # Code generated from a file that is no Python source (a Jinja2 template, compiled
+            # under its name; Mako's, under a name of no file): what the tests used is that
+            # file, recorded as they opened it to read, not the code made of it.
             return
     if pyc is not None and compiled is None and not os.path.isfile(filename):
         # Sourceless bytecode compiled elsewhere (its code names a file that is not here): it
