@@ -769,6 +769,51 @@ def test_code_a_template_engine_makes_of_a_template(
         assert found == [], data
 
 
+MADE_BY_THE_TEST = """\
+import os, pathlib, shutil, subprocess, sys, zipfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+WHERE = pathlib.Path(os.environ["CALC_ELSEWHERE"])
+
+
+def test_a_copy_of_calc(tmp_path):
+    if HOW == "zipapp":  # the project packed as a zipapp and run, as a release check does
+        target = tmp_path / "calc.pyz"
+        with zipfile.ZipFile(target, "w") as z:
+            z.write(ROOT / "src" / "calc" / "__init__.py", "calc/__init__.py")
+            z.writestr("__main__.py", "import calc\\nprint(calc.add(2, 3))\\n")
+        run = [sys.executable, str(target)]
+    else:  # a copy in a folder: made now by the test, or made before the run ("earlier")
+        target = tmp_path if HOW == "copy" else WHERE
+        if HOW == "copy":
+            shutil.copytree(ROOT / "src" / "calc", target / "calc")
+        run = [sys.executable, "-c", "import calc; print(calc.add(2, 3))"]
+    env = dict(os.environ, PYTHONPATH=str(target))
+    out = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
+    assert out == "5\\n"
+"""
+
+
+@pytest.mark.parametrize("how", ["zipapp", "copy", "earlier"])
+def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path, how: str
+) -> None:
+    """A test packs the project's code as a zipapp, or copies it into its temporary folder, and
+    runs that in a child (a release smoke test): code the run made of the checkout's, which a
+    clean clone's run makes too: accepted. The control: the same copy made before the run (left
+    by an earlier one, another clone's) is foreign-origin."""
+    write_calc(repo, tests=MADE_BY_THE_TEST.replace("HOW", repr(how)))
+    commit_all(repo, "a test that runs a copy of calc")
+    elsewhere = tmp_path / "earlier"
+    shutil.copytree(repo / "src" / "calc", elsewhere / "calc")
+    stamp(genstamp, repo)
+    env = subprocess_env(CALC_ELSEWHERE=str(elsewhere))
+    proc = run_tests(repo, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = rules(data := verdict(genstamp, repo)[1])
+    assert found == (["foreign-origin"] if how == "earlier" else []), data
+
+
 def clean_clone_fails(repo: Path, tmp_path: Path) -> bool:
     """The oracle: whether the tests fail in a fresh clone of ``repo`` (without genstamp)."""
     clone = tmp_path / "clone"

@@ -443,7 +443,7 @@ def judge(
                 # dependency, as a clean clone has it
                 continue
         if not same or other is None:
-            if not made_by_the_tests(ld.path, began_ns):
+            if not made_by_the_tests(ld.path, began_ns) and not _made_during(ld, began_ns):
                 why = (
                     "installed, and the tested tree has no such module"
                     if copied and other is None
@@ -542,6 +542,28 @@ def _toml(text: str) -> dict[str, Any]:
         import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
     data: dict[str, Any] = tomllib.loads(text)
     return data
+
+
+def _made_during(ld: Load, began_ns: int | None) -> bool:
+    """Whether the file ``ld`` loaded (or the archive holding it: a zipapp) was written after the
+    run began: code the tests made of the checkout's (a copy, ``pip install --target``, a
+    zipapp, a module a test writes under a root's name) is theirs, as a clean clone's run makes
+    it too."""
+    from genstamp import loads as loads_
+
+    if began_ns is None:
+        return False
+    if ld.detail == loads_.MADE:
+        return True
+    path = ld.path
+    while path and path != os.path.dirname(path):
+        try:
+            st = os.stat(path)
+        except OSError:
+            path = os.path.dirname(path)  # a member of an archive: the archive's own time
+            continue
+        return os.path.isfile(path) and st.st_ctime_ns >= began_ns
+    return False
 
 
 def made_by_the_tests(path: str, began_ns: int | None) -> bool:
