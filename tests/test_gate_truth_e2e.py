@@ -473,6 +473,43 @@ def test_an_untracked_file_in_a_submodule_is_refused_though_not_imported(
     assert verdict(genstamp, repo)[0] == 0
 
 
+@pytest.mark.parametrize("option", ["--skip-worktree", "--assume-unchanged"])
+def test_an_edit_a_submodules_index_hides_is_refused(
+    with_submodule: Path, genstamp: RunGenstamp, option: str
+) -> None:
+    """A tracked file of the submodule edited and hidden from git by its own index: its status
+    does not show it, the tests ran it, a clone does not have it. Refused, naming the file and
+    the flag; the control is the flag alone, on the file as committed."""
+    repo = with_submodule
+    git(repo / "vendor", "update-index", option, "vendorlib/__init__.py")
+    found, data = judged(genstamp, repo)
+    assert found == [], data
+    (repo / "vendor" / "vendorlib" / "__init__.py").write_text("VALUE = 2\n")
+    found, data = judged(genstamp, repo)
+    assert "dirty-submodule" in found, data
+    told = message(data, "dirty-submodule")
+    assert f"vendor/vendorlib/__init__.py (hidden by {option})" in told, told
+
+
+def test_a_submodules_folder_filled_by_hand_is_refused(
+    with_submodule: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """The submodule's checkout removed (``git submodule deinit``) and its folder filled with
+    files by hand: no clone has them as they are. Refused; the control is the submodule checked
+    out again."""
+    repo = with_submodule
+    git(repo, "submodule", "deinit", "-q", "-f", "vendor")
+    shutil.copytree(tmp_path / "libsrc" / "vendorlib", repo / "vendor" / "vendorlib")
+    (repo / "vendor" / "vendorlib" / "__init__.py").write_text("VALUE = 2\n")
+    found, data = judged(genstamp, repo)
+    assert "dirty-submodule" in found, data
+    assert "vendor/ holds files but no checkout of it" in message(data, "dirty-submodule")
+    shutil.rmtree(repo / "vendor" / "vendorlib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init")
+    found, data = judged(genstamp, repo)
+    assert found == [], data
+
+
 def test_code_a_submodule_ignores_is_ignored_code(
     with_submodule: Path, genstamp: RunGenstamp
 ) -> None:
@@ -580,34 +617,67 @@ def test_a_repository_added_inside_the_project_without_gitmodules(
     edit_vendor_then_commit(repo, genstamp, "VALUE = 1  # edit\n")
 
 
-def test_a_submodule_of_a_submodule(repo: Path, tmp_path: Path, genstamp: RunGenstamp) -> None:
-    """Code the tests import from a submodule of a submodule is the tree's at the commits both
-    record: accepted when clean; an edit in the inner one is refused, naming the file."""
+def nested_submodules(repo: Path, tmp_path: Path, ignore: str | None = None) -> Path:
+    """``repo`` a project whose tests import ``innerlib`` (INNER = 5) from ``outer/inner``, a
+    submodule of the submodule ``outer``; ``ignore``: what outer's ``.gitmodules`` tells git
+    status to ignore of inner. inner's repository has a later commit (INNER = 6) on main;
+    the one recorded is the first. Returns inner's repository."""
     inner = init_repo(tmp_path / "innersrc")
     (inner / "innerlib").mkdir()
     (inner / "innerlib" / "__init__.py").write_text("INNER = 5\n")
     commit_all(inner, "inner")
+    first = git(inner, "rev-parse", "HEAD").strip()
+    (inner / "innerlib" / "__init__.py").write_text("INNER = 6\n")
+    commit_all(inner, "inner, later")
     outer = init_repo(tmp_path / "outersrc")
     (outer / "README").write_text("outer\n")
     allow = ("-c", "protocol.file.allow=always")
     git(outer, *allow, "submodule", "add", "-q", str(inner), "inner")
+    git(outer / "inner", "checkout", "-q", first)
+    if ignore is not None:
+        git(outer, "config", "-f", ".gitmodules", "submodule.inner.ignore", ignore)
     commit_all(outer, "outer with inner")
-    write_calc(
-        repo,
-        tests="from innerlib import INNER\n\n\ndef test_inner():\n    assert INNER == 5\n",
-    )
+    write_calc(repo, tests="from innerlib import INNER\n\n\ndef test_inner():\n    assert INNER\n")
     (repo / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src", "outer/inner"]\n'
     )
     git(repo, *allow, "submodule", "add", "-q", str(outer), "outer")
     git(repo, *allow, "submodule", "update", "-q", "--init", "--recursive")
     commit_all(repo, "calc with nested submodules")
+    return inner
+
+
+def test_a_submodule_of_a_submodule(repo: Path, tmp_path: Path, genstamp: RunGenstamp) -> None:
+    """Code the tests import from a submodule of a submodule is the tree's at the commits both
+    record: accepted when clean; an edit in the inner one is refused, naming the file."""
+    nested_submodules(repo, tmp_path)
     found, data = judged(genstamp, repo)
     assert found == [], data
     (repo / "outer" / "inner" / "innerlib" / "__init__.py").write_text("INNER = 5  # edit\n")
     found, data = judged(genstamp, repo)
     assert found == ["loaded-not-tested", "dirty-submodule"], data
     assert "outer/inner/innerlib/__init__.py" in message(data, "loaded-not-tested")
+
+
+@pytest.mark.parametrize("ignore", ["dirty", "all"])
+def test_a_submodule_of_a_submodule_its_gitmodules_tells_git_to_ignore(
+    repo: Path, tmp_path: Path, genstamp: RunGenstamp, ignore: str
+) -> None:
+    """The outer submodule's ``.gitmodules`` sets ``ignore`` for the inner one: git status in
+    it no longer shows the inner one's changes (``dirty``: an edit; ``all``: also another
+    commit checked out). The tests ran them and a recursive clone has neither: refused."""
+    nested_submodules(repo, tmp_path, ignore)
+    found, data = judged(genstamp, repo)
+    assert found == [], data
+    if ignore == "dirty":
+        (repo / "outer" / "inner" / "innerlib" / "__init__.py").write_text("INNER = 7\n")
+        what = "outer/inner/innerlib/__init__.py"
+    else:
+        git(repo / "outer" / "inner", "checkout", "-q", "main")
+        what = "outer/inner (at another commit)"
+    found, data = judged(genstamp, repo)
+    assert "dirty-submodule" in found, data
+    assert what in message(data, "dirty-submodule"), data
 
 
 # -- an edit git is told not to look at ----------------------------------------------------------

@@ -404,27 +404,67 @@ def _open_nested(checkout: Checkout, sub: str) -> Checkout | None:
     return Checkout(nested, folder.resolve(), Path(nested.path).resolve())
 
 
-def dirty_submodules(checkout: Checkout) -> tuple[Submodule, ...]:
+def dirty_submodules(checkout: Checkout, prefix: str = "") -> tuple[Submodule, ...]:
     """The submodules whose work tree holds a change (modified, staged, or untracked and not
-    ignored) that the commit the superproject records for them does not."""
+    ignored) that the commit the superproject records for them does not, at any depth: an
+    edit git is told not to look at (``--skip-worktree``, ``--assume-unchanged``), a submodule
+    of theirs at another commit than they record, or with changes of its own (whatever their
+    ``.gitmodules`` tells git status to ignore), and a submodule's folder that holds files but
+    no checkout of it (filled by hand: no clone has that content). ``prefix``: where
+    ``checkout`` lies in the superproject."""
     out = []
     for sub in sorted(_submodule_paths(checkout)):
+        name = f"{prefix}{sub}"
         nested = _open_nested(checkout, sub)
         if nested is None:
+            if _holds_files(checkout.workdir / sub):
+                out.append(Submodule(name, (f"{name}/ holds files but no checkout of it",)))
             continue
         try:
             status = nested.repo.status(untracked_files="all")
+            hidden = hidden_changes(nested)
+            moved = _moved_gitlinks(nested)
         except pygit2.GitError as exc:
-            out.append(Submodule(sub, (f"its status cannot be read ({exc})",)))
+            out.append(Submodule(name, (f"its status cannot be read ({exc})",)))
             continue
-        changes = sorted(
-            f"{sub}/{path}"
+        inner = set(_submodule_paths(nested))  # told below, each as precisely as its own
+        changes = {
+            f"{name}/{path}"
             for path, flags in status.items()
-            if flags not in (FileStatus.CURRENT, FileStatus.IGNORED)
-        )
+            if flags not in (FileStatus.CURRENT, FileStatus.IGNORED) and path not in inner
+        }
+        changes.update(f"{name}/{path} (hidden by {option})" for path, option in hidden.items())
+        changes.update(f"{name}/{path} (at another commit)" for path in moved)
         if changes:
-            out.append(Submodule(sub, tuple(changes)))
+            out.append(Submodule(name, tuple(sorted(changes))))
+        out.extend(dirty_submodules(nested, f"{name}/"))
     return tuple(out)
+
+
+def _holds_files(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as it:
+            return any(True for _ in it)
+    except OSError:
+        return False
+
+
+def _moved_gitlinks(checkout: Checkout) -> list[str]:
+    """The submodules of ``checkout`` checked out at another commit than its index records
+    (what its status leaves out where its ``.gitmodules`` says ``ignore = all``)."""
+    moved = []
+    index = checkout.repo.index
+    for sub in _submodule_paths(checkout):
+        inner = _open_nested(checkout, sub)
+        if inner is None or sub not in index:
+            continue
+        try:
+            head = str(inner.repo.head.target)
+        except pygit2.GitError:
+            continue  # no commit checked out: its files, if any, are the status's
+        if head != str(index[sub].id):
+            moved.append(sub)
+    return moved
 
 
 def without(repo: pygit2.Repository, trees: Iterable[str], path: str) -> dict[str, str]:
