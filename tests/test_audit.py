@@ -720,3 +720,26 @@ def test_configured_packages_are_audited(tmp_path: Path) -> None:
     assert results[False].packages == ("lib",) and results[False].flags == ()
     assert results[True].packages == ("calc",)
     assert [(f.kind, f.module) for f in results[True].flags] == [(audit.FOREIGN, "calc")]
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_an_installed_copy_of_a_file_the_build_writes_is_the_builds(
+    tmp_path: Path, declared: bool
+) -> None:
+    """versioneer's build rewrites ``_version.py`` in the installed package (tox's install, a
+    clean room's): that copy differs from the tree's by the build's own doing. Declared
+    generated (versioneer's is, by its configuration), it is not foreign-origin; the control,
+    undeclared, is."""
+    from genstamp import loads
+
+    root = tmp_path / "repo"
+    (root / "src" / "calc").mkdir(parents=True)
+    (root / "src" / "calc" / "_version.py").write_text("def get_versions():\n    return {}\n")
+    site_copy = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "calc"
+    site_copy.mkdir(parents=True)
+    copy = site_copy / "_version.py"
+    copy.write_text('version_json = \'{"version": "1.0"}\'\n')
+    load = loads.Load(str(copy), loads.blob_of(copy.read_bytes()), "calc._version", loads.SOURCE)
+    globs = ["src/calc/_version.py"] if declared else []
+    judged = audit.judge([load], root, {"calc": str(root / "src")}, None, (), None, globs)
+    assert [f.kind for f in judged.flags] == ([] if declared else [audit.FOREIGN])

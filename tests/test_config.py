@@ -154,6 +154,25 @@ def test_the_builds_version_file_is_generated(tmp_path: Path, build: str, found:
     assert config.load(root).generated == ("build/**/*.py", *found)
 
 
+@pytest.mark.parametrize(
+    ("pyproject", "setup_cfg", "found"),
+    [
+        ("", "[versioneer]\nVCS = git\nversionfile_source = src/calc/_version.py\n", True),
+        ('[tool.versioneer]\nversionfile_source = "src/calc/_version.py"\n', None, True),
+        ("", "[versioneer]\nversionfile_source = ../calc/_version.py\n", False),
+        ("", "[metadata]\nname = calc\n", False),
+    ],
+)
+def test_versioneers_version_file_is_the_builds(
+    tmp_path: Path, pyproject: str, setup_cfg: str | None, found: bool
+) -> None:
+    """versioneer rewrites its version module in the installed package: the build's."""
+    root = write(tmp_path, pyproject)
+    if setup_cfg is not None:
+        (root / "setup.cfg").write_text(setup_cfg)
+    assert config.load(root).generated == (("src/calc/_version.py",) if found else ())
+
+
 def test_a_subprojects_version_file_is_generated_below_its_folder(tmp_path: Path) -> None:
     root = write(tmp_path, '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n')
     (root / "svc_a").mkdir()

@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp import bytecode
-from genstamp.paths import environment, inside, installed, site_relative
+from genstamp.paths import environment, generated, inside, installed, site_relative
 
 if TYPE_CHECKING:
     from genstamp.loads import Load
@@ -325,10 +325,12 @@ def judge(
     generation_ns: int | None,
     notes: Iterable[str] = (),
     began_ns: int | None = None,
+    made_by_the_build: Sequence[str] = (),
 ) -> Audit:
     """The audit of the loads every process of a run recorded, as they happened. A work tree
     made after ``began_ns`` (a clone the tests made, to run a release check in, say) is the
-    tests' own, not another clone."""
+    tests' own, not another clone. ``made_by_the_build``: the project's ``generated`` globs
+    (an installed copy of such a file is the build's: versioneer rewrites ``_version.py``)."""
     from genstamp import loads as loads_  # the gate's rules import this module: no I/O there
 
     root_s = str(root)
@@ -442,6 +444,8 @@ def judge(
                 # also develops) whose release the tests use, installed from an index: a
                 # dependency, as a clean clone has it
                 continue
+        if copied and other is not None and not same and generated(other, made_by_the_build):
+            continue  # the build writes the installed file: not the tree's bytes, nor foreign
         if not same or other is None:
             if not made_by_the_tests(ld.path, began_ns) and not _made_during(ld, began_ns):
                 why = (

@@ -67,7 +67,7 @@ def from_bytes(raw: bytes, workdir: Path, path: Path) -> Config:
     if not isinstance(section, dict):
         raise GenstampError(f"{path}: [tool.genstamp] must be a table")
     found = parse(section, workdir, path)
-    versions = version_files(tool)
+    versions = version_files(tool) + versioneer_file(tool, workdir)
     for folder in found.suites:  # a monorepo's subprojects: each its own build settings
         versions += [f"{folder}/{v}" for v in version_files(_tool(workdir / folder))]
     versions = [v for v in dict.fromkeys(versions) if v not in found.generated]
@@ -121,6 +121,28 @@ def version_files(tool: object) -> list[str]:
             if ".." not in rel.split("/") and rel not in out:
                 out.append(rel)
     return out
+
+
+def versioneer_file(tool: object, workdir: Path) -> list[str]:
+    """versioneer's version module, which its build rewrites in the installed package with the
+    static version (``versionfile_source``, in pyproject.toml's ``[tool.versioneer]``, whose
+    ``[tool]`` table is ``tool``, or in ``setup.cfg``'s ``[versioneer]``)."""
+    table = tool.get("versioneer") if isinstance(tool, dict) else None
+    found = table.get("versionfile_source") if isinstance(table, dict) else None
+    cfg = workdir / "setup.cfg"
+    if not isinstance(found, str) and cfg.is_file():
+        import configparser  # only for a project that has a setup.cfg
+
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(cfg, encoding="utf-8")
+            found = parser.get("versioneer", "versionfile_source", fallback=None)
+        except (configparser.Error, OSError, UnicodeDecodeError):
+            found = None
+    if not isinstance(found, str) or not found.strip() or found.startswith("/"):
+        return []
+    rel = found.strip().replace("\\", "/").removeprefix("./")
+    return [] if ".." in rel.split("/") else [rel]
 
 
 def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:

@@ -674,7 +674,15 @@ class Session:
         notes = []
         if rec.hook is not None and rec.hook.problem:
             notes.append(f"child processes were not followed: {rec.hook.problem}")
-        judged = audit.judge(recorded, workdir, rec.run.roots, gen_ns, notes, self.began_ns)
+        judged = audit.judge(
+            recorded,
+            workdir,
+            rec.run.roots,
+            gen_ns,
+            notes,
+            self.began_ns,
+            start.settings.generated,
+        )
         seen = {ld.path for ld in recorded}
         unseen = {name: m for name, m in self.earlier().items() if _origin(m) not in seen}
         swept = audit.audit_modules(
