@@ -418,7 +418,11 @@ def dirty_submodules(checkout: Checkout, prefix: str = "") -> tuple[Submodule, .
         nested = _open_nested(checkout, sub)
         if nested is None:
             if _holds_files(checkout.workdir / sub):
-                out.append(Submodule(name, (f"{name}/ holds files but no checkout of it",)))
+                told = (
+                    f"{name}/ holds files but no checkout of it (move them away, then "
+                    f"`git submodule update --init {name}`)"
+                )
+                out.append(Submodule(name, (told,)))
             continue
         try:
             status = nested.repo.status(untracked_files="all")
