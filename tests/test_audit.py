@@ -743,3 +743,44 @@ def test_an_installed_copy_of_a_file_the_build_writes_is_the_builds(
     globs = ["src/calc/_version.py"] if declared else []
     judged = audit.judge([load], root, {"calc": str(root / "src")}, None, (), None, globs)
     assert [f.kind for f in judged.flags] == ([] if declared else [audit.FOREIGN])
+
+
+@pytest.mark.parametrize("made", ["before-the-run", "linked-during-the-run", "env-made-by-the-run"])
+def test_an_installed_copy_is_the_runs_own_only_in_an_environment_the_run_made(
+    tmp_path: Path, made: str
+) -> None:
+    """A stale installed copy of the checkout's module is foreign-origin, also when its inode
+    gains a hard link during the run (an installer's cache links it elsewhere: its ctime moves).
+    The control: a virtual environment the run itself made (as tox does), holding a copy the
+    tests installed, is theirs."""
+    import time
+
+    from genstamp import loads
+
+    root = tmp_path / "repo"
+    (root / "src" / "calc").mkdir(parents=True)
+    (root / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+
+    def environment() -> Path:
+        venv = tmp_path / "venv"
+        (venv / "lib" / "python3.11" / "site-packages" / "calc").mkdir(parents=True)
+        (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        copy = venv / "lib" / "python3.11" / "site-packages" / "calc" / "__init__.py"
+        copy.write_text("def add(a, b):\n    return a - b\n")
+        return copy
+
+    copy = environment() if made != "env-made-by-the-run" else None
+    time.sleep(0.05)  # past the file system's clock tick
+    marker = tmp_path / "began"
+    marker.write_text("")
+    began_ns = marker.stat().st_ctime_ns
+    time.sleep(0.05)
+    if copy is None:
+        copy = environment()
+    elif made == "linked-during-the-run":
+        os.link(copy, tmp_path / "cache-link.py")
+        assert copy.stat().st_ctime_ns >= began_ns
+    load = loads.Load(str(copy), loads.blob_of(copy.read_bytes()), "calc", loads.SOURCE)
+    judged = audit.judge([load], root, {"calc": str(root / "src")}, None, (), began_ns)
+    kinds = [f.kind for f in judged.flags]
+    assert kinds == ([] if made == "env-made-by-the-run" else [audit.FOREIGN]), judged.flags

@@ -557,9 +557,13 @@ def _made_during(ld: Load, began_ns: int | None) -> bool:
 
     if began_ns is None:
         return False
+    path = ld.path
+    if installed(path):
+        # An installed file's time says little (a hard link made to its inode by an installer's
+        # cache, a chmod): its virtual environment must be one the run made (as tox makes one).
+        return _environment_made_since(path, began_ns)
     if ld.detail == loads_.MADE:
         return True
-    path = ld.path
     while path and path != os.path.dirname(path):
         try:
             st = os.stat(path)
@@ -567,6 +571,18 @@ def _made_during(ld: Load, began_ns: int | None) -> bool:
             path = os.path.dirname(path)  # a member of an archive: the archive's own time
             continue
         return os.path.isfile(path) and st.st_ctime_ns >= began_ns
+    return False
+
+
+def _environment_made_since(path: str, since_ns: int) -> bool:
+    """Whether the virtual environment holding ``path`` was made after ``since_ns``."""
+    folder = os.path.dirname(path)
+    while folder and folder != os.path.dirname(folder):
+        marker = os.path.join(folder, "pyvenv.cfg")
+        try:
+            return os.stat(marker).st_ctime_ns >= since_ns
+        except OSError:
+            folder = os.path.dirname(folder)
     return False
 
 
