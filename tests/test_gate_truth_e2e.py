@@ -884,6 +884,39 @@ def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
     assert found == (["foreign-origin"] if how == "earlier" else []), data
 
 
+PYXIMPORTED = """\
+import pyximport
+
+pyximport.install(language_level=3)
+
+from calc._fast import twice  # noqa: E402
+"""
+
+
+def test_a_module_pyximport_builds_from_the_tree_is_the_checkouts(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """pyximport builds the tree's ``.pyx`` as the tests import it, into ``~/.pyxbld``, outside
+    the work tree, and the next run loads that build again: both runs are accepted (a clean
+    clone builds the same; the build is judged by ``stale-extension`` against the tree's
+    sources, as an install from the checkout is)."""
+    write_calc(
+        repo, tests="from calc import twice\n\n\ndef test_twice():\n    assert twice(2) == 4\n"
+    )
+    (repo / "src" / "calc" / "__init__.py").write_text(PYXIMPORTED)
+    (repo / "src" / "calc" / "_fast.pyx").write_text("def twice(int x):\n    return 2 * x\n")
+    commit_all(repo, "a Cython module")
+    (tmp_path / "home").mkdir()
+    env = subprocess_env(HOME=str(tmp_path / "home"))
+    stamp(genstamp, repo)
+    for _ in range(2):  # built, then the build reused
+        proc = run_tests(repo, env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        data = verdict(genstamp, repo)[1]
+        assert rules(data) == [], data
+    assert list((tmp_path / "home" / ".pyxbld").rglob("_fast*.so"))
+
+
 def clean_clone_fails(repo: Path, tmp_path: Path) -> bool:
     """The oracle: whether the tests fail in a fresh clone of ``repo`` (without genstamp)."""
     clone = tmp_path / "clone"

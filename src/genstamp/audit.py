@@ -399,9 +399,11 @@ def judge(
                 flags[Flag(FOREIGN, ld.module, ld.path, "namespace outside the checkout")] = None
             continue
         source = installed_from(ld.path) if ld.via == loads_.EXTENSION else None
-        if source is not None and inside(source, root_s):
+        built_on_import = ld.via == loads_.EXTENSION and _PYXIMPORT in ld.path.split(os.sep)
+        if built_on_import or (source is not None and inside(source, root_s)):
             # Built and installed from this very checkout (``pip install .``, the clean room,
-            # ``pip install ./libs/cx`` of a project below the top): current unless a native
+            # ``pip install ./libs/cx`` of a project below the top), or built from its ``.pyx``
+            # as it was imported (pyximport, into ``~/.pyxbld``): current unless a native
             # source of the checkout changed since.
             if natives is None:
                 natives, builders = native_sources(root), cffi_builders(root)
@@ -410,7 +412,7 @@ def judge(
                 int(ld.detail or 0),
                 _sources_of(ld.path, natives, builders),
                 root_s,
-                REINSTALL,
+                PYXIMPORT_REBUILD if built_on_import else REINSTALL,
                 committed=False,
             )
             if stale:
@@ -901,6 +903,9 @@ def newer_sources(path: str, mtime_ns: int, natives: Iterable[str]) -> list[str]
 
 SETUP_PY_REBUILD = "python setup.py build_ext --inplace --force"
 REINSTALL = "pip install ."  # an extension installed from the checkout: install it again
+# pyximport's build folder (``pyximport.install(build_dir=...)``, default ``~/.pyxbld``)
+_PYXIMPORT = ".pyxbld"
+PYXIMPORT_REBUILD = "rm -r ~/.pyxbld (pyximport builds it again as the tests import it)"
 
 
 def installed_from(path: str) -> str | None:
