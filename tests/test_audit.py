@@ -727,9 +727,10 @@ def test_an_installed_copy_of_a_file_the_build_writes_is_the_builds(
     tmp_path: Path, declared: bool
 ) -> None:
     """versioneer's build rewrites ``_version.py`` in the installed package (tox's install, a
-    clean room's): that copy differs from the tree's by the build's own doing. Declared
-    generated (versioneer's is, by its configuration), it is not foreign-origin; the control,
-    undeclared, is."""
+    clean room's): that copy differs from the tree's by the build's own doing. A version file
+    the build writes (versioneer's, by its configuration) is not foreign-origin; the control,
+    any other file, is (a module generated from data and declared ``generated`` included: a
+    stale install of it ran stale code)."""
     from genstamp import loads
 
     root = tmp_path / "repo"

@@ -329,8 +329,9 @@ def judge(
 ) -> Audit:
     """The audit of the loads every process of a run recorded, as they happened. A work tree
     made after ``began_ns`` (a clone the tests made, to run a release check in, say) is the
-    tests' own, not another clone. ``made_by_the_build``: the project's ``generated`` globs
-    (an installed copy of such a file is the build's: versioneer rewrites ``_version.py``)."""
+    tests' own, not another clone. ``made_by_the_build``: the version files the project's
+    build writes (an installed copy of one is the build's: versioneer rewrites
+    ``_version.py`` in the package it installs)."""
     from genstamp import loads as loads_  # the gate's rules import this module: no I/O there
 
     root_s = str(root)

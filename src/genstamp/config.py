@@ -30,6 +30,9 @@ class Config(NamedTuple):
     # passing clean-room evidence for the tree it judges.
     clean_install: tuple[str, ...] | None = None
     require_clean_room: bool = False
+    # The version files the build writes (setuptools-scm, hatch-vcs, versioneer; generated
+    # too): an installed copy of one is the build's, whatever it holds.
+    built: tuple[str, ...] = ()
 
 
 _KEYS: dict[str, type] = {
@@ -70,6 +73,7 @@ def from_bytes(raw: bytes, workdir: Path, path: Path) -> Config:
     versions = version_files(tool) + versioneer_file(tool, workdir)
     for folder in found.suites:  # a monorepo's subprojects: each its own build settings
         versions += [f"{folder}/{v}" for v in version_files(_tool(workdir / folder))]
+    found = found._replace(built=tuple(dict.fromkeys(versions)))
     versions = [v for v in dict.fromkeys(versions) if v not in found.generated]
     return found._replace(generated=found.generated + tuple(versions)) if versions else found
 

@@ -681,7 +681,7 @@ class Session:
             gen_ns,
             notes,
             self.began_ns,
-            start.settings.generated,
+            start.settings.built,
         )
         seen = {ld.path for ld in recorded}
         unseen = {name: m for name, m in self.earlier().items() if _origin(m) not in seen}
