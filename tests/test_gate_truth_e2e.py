@@ -854,9 +854,11 @@ def test_a_copy_of_calc(tmp_path):
             z.writestr("__main__.py", "import calc\\nprint(calc.add(2, 3))\\n")
         run = [sys.executable, str(target)]
     else:  # a copy in a folder: made now by the test, or made before the run ("earlier")
-        target = tmp_path if HOW == "copy" else WHERE
+        target = WHERE if HOW == "earlier" else tmp_path
         if HOW == "copy":
             shutil.copytree(ROOT / "src" / "calc", target / "calc")
+        elif HOW == "stale":  # unpacked now from an artifact built at an older commit
+            shutil.copytree(ROOT / "dist" / "old" / "calc", target / "calc")
         run = [sys.executable, "-c", "import calc; print(calc.add(2, 3))"]
     env = dict(os.environ, PYTHONPATH=str(target))
     out = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
@@ -864,16 +866,24 @@ def test_a_copy_of_calc(tmp_path):
 """
 
 
-@pytest.mark.parametrize("how", ["zipapp", "copy", "earlier"])
+@pytest.mark.parametrize("how", ["zipapp", "copy", "earlier", "stale"])
 def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
     repo: Path, genstamp: RunGenstamp, tmp_path: Path, how: str
 ) -> None:
     """A test packs the project's code as a zipapp, or copies it into its temporary folder, and
     runs that in a child (a release smoke test): code the run made of the checkout's, which a
-    clean clone's run makes too: accepted. The control: the same copy made before the run (left
-    by an earlier one, another clone's) is foreign-origin."""
-    write_calc(repo, tests=MADE_BY_THE_TEST.replace("HOW", repr(how)))
+    clean clone's run makes too: accepted. The controls are foreign-origin: the same copy made
+    before the run (left by an earlier one, another clone's), and a copy the test makes now of
+    a stale artifact (a git-ignored build of an older commit: its bytes are a past version's)."""
+    write_calc(
+        repo,
+        tests=MADE_BY_THE_TEST.replace("HOW", repr(how)),
+        gitignore="__pycache__/\n*.py[co]\ndist/\n",
+    )
     commit_all(repo, "a test that runs a copy of calc")
+    shutil.copytree(repo / "src" / "calc", repo / "dist" / "old" / "calc")
+    (repo / CALC).write_text("def add(a, b):\n    return b + a\n")
+    commit_all(repo, "calc, later")
     elsewhere = tmp_path / "earlier"
     shutil.copytree(repo / "src" / "calc", elsewhere / "calc")
     stamp(genstamp, repo)
@@ -881,7 +891,7 @@ def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
     proc = run_tests(repo, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     found = rules(data := verdict(genstamp, repo)[1])
-    assert found == (["foreign-origin"] if how == "earlier" else []), data
+    assert found == (["foreign-origin"] if how in ("earlier", "stale") else []), data
 
 
 PYXIMPORTED = """\

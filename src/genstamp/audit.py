@@ -450,7 +450,9 @@ def judge(
         if copied and other is not None and not same and generated(other, made_by_the_build):
             continue  # the build writes the installed file: not the tree's bytes, nor foreign
         if not same or other is None:
-            if not made_by_the_tests(ld.path, began_ns) and not _made_during(ld, began_ns):
+            if not made_by_the_tests(ld.path, began_ns) and not _the_runs_own(
+                ld, began_ns, root, bases
+            ):
                 why = (
                     "installed, and the tested tree has no such module"
                     if copied and other is None
@@ -549,6 +551,39 @@ def _toml(text: str) -> dict[str, Any]:
         import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
     data: dict[str, Any] = tomllib.loads(text)
     return data
+
+
+def _the_runs_own(ld: Load, began_ns: int | None, root: Path, bases: Sequence[str]) -> bool:
+    """Whether ``ld`` loaded code the run itself made of the checkout's (``_made_during``) that
+    is not stale: the tree's own bytes (a copy, a zipapp of the tree), or bytes no version of
+    the checkout ever held (a module a test writes under a root's name). A past version's
+    bytes came from a stale artifact (a wheel built at an older commit, unpacked by a test)."""
+    if not _made_during(ld, began_ns):
+        return False
+    if not ld.blob or not ld.module:
+        return True  # no bytes to compare: an extension the run built (pyximport)
+    other = counterpart(ld.module, ld.path, root, bases)
+    if other is not None:
+        try:
+            if blob_id(str(root / other)) == ld.blob:
+                return True
+        except OSError:
+            pass
+    return not _in_history(root, ld.blob)
+
+
+def _in_history(root: Path, blob: str) -> bool:
+    """Whether the repository at ``root`` holds the blob ``blob`` (committed or staged once);
+    True when git cannot say (judged as stale, not as the run's own)."""
+    import subprocess
+
+    try:
+        found = subprocess.run(
+            ["git", "cat-file", "-e", f"{blob}^{{blob}}"], cwd=root, capture_output=True
+        )
+    except OSError:
+        return True
+    return found.returncode == 0
 
 
 def _made_during(ld: Load, began_ns: int | None) -> bool:
