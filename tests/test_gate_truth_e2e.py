@@ -927,6 +927,30 @@ def test_a_module_pyximport_builds_from_the_tree_is_the_checkouts(
     assert list((tmp_path / "home" / ".pyxbld").rglob("_fast*.so"))
 
 
+@pytest.mark.parametrize("eol", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_an_ignored_script_without_py_run_from_its_text_is_ignored_code(
+    repo: Path, genstamp: RunGenstamp, eol: str
+) -> None:
+    """A git-ignored script with no ``.py`` suffix (``bin/tool``), run by a test from its text
+    (``exec(compile(path.read_text(), path, "exec"))``): its code is the file's, whatever its
+    line endings (text mode turns CRLF into LF): ignored-code. Not code made of a template."""
+    write_calc(
+        repo,
+        tests="import pathlib\n\n\ndef test_tool():\n"
+        "    path = pathlib.Path(__file__).resolve().parent.parent / 'bin' / 'tool'\n"
+        "    space = {}\n"
+        "    exec(compile(path.read_text(), str(path), 'exec'), space)\n"
+        "    assert space['answer']() == 42\n",
+        gitignore="__pycache__/\n*.py[co]\nbin/\n",
+    )
+    commit_all(repo, "a test that runs an ignored script")
+    (repo / "bin").mkdir()
+    (repo / "bin" / "tool").write_bytes(f"def answer():{eol}    return 42{eol}".encode())
+    found, data = judged(genstamp, repo)
+    assert found == ["ignored-code"], data
+    assert "bin/tool" in message(data, "ignored-code")
+
+
 def clean_clone_fails(repo: Path, tmp_path: Path) -> bool:
     """The oracle: whether the tests fail in a fresh clone of ``repo`` (without genstamp)."""
     clone = tmp_path / "clone"

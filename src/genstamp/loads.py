@@ -319,12 +319,17 @@ _SOURCES = (".py", ".pyw")
 
 
 def _holds(path: str, data: bytes) -> bool:
-    """Whether the file at ``path`` holds ``data``."""
+    """Whether ``data`` is the text of the file at ``path``: its bytes, or its text as read in
+    text mode (``compile(path.read_text(), path, "exec")``: universal newlines, no BOM)."""
     try:
         with open(path, "rb") as fh:
-            return fh.read() == data
+            raw = fh.read()
     except OSError:
         return False
+    if raw == data:
+        return True
+    text = raw.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return text == data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
 
 
 def _bytecode_origin(filename: str) -> "tuple[str, str] | None":
