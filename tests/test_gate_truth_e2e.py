@@ -951,6 +951,47 @@ def test_an_ignored_script_without_py_run_from_its_text_is_ignored_code(
     assert "bin/tool" in message(data, "ignored-code")
 
 
+RUNPY_TEST = """\
+import pathlib, runpy
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def test_the_build():
+    built = ROOT / "dist" / "calc.pyc"
+    where = built if built.exists() else ROOT / "src" / "calc" / "__init__.py"
+    assert runpy.run_path(str(where))["add"](2, 2) == 4
+"""
+
+
+@pytest.mark.parametrize("built", [True, False], ids=["build-pyc", "no-build"])
+def test_a_builds_pyc_run_by_runpy_is_sourceless_bytecode(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path, built: bool
+) -> None:
+    """``runpy.run_path`` of a git-ignored build's ``.pyc``, compiled before the source changed:
+    named like bytecode of the tree's source but kept elsewhere than its cache, it was checked
+    against nothing. Refused as stale-bytecode; the control (no build: the source itself run)
+    is accepted."""
+    write_calc(repo, tests=RUNPY_TEST, gitignore="__pycache__/\n*.py[co]\ndist/\n")
+    commit_all(repo, "calc, and a test of its build")
+    stamp(genstamp, repo)  # the build comes after: a scrub would remove it
+    if built:
+        import py_compile
+
+        (repo / "dist").mkdir()
+        py_compile.compile(str(repo / CALC), cfile=str(repo / "dist" / "calc.pyc"))
+        (repo / CALC).write_text("def add(a, b):\n    return a - b\n")
+        commit_all(repo, "subtract")
+    assert run_tests(repo).returncode == 0
+    data = verdict(genstamp, repo)[1]
+    if not built:
+        assert rules(data) == [], data
+        return
+    assert rules(data) == ["stale-bytecode"], data
+    assert "dist/calc.pyc" in message(data, "stale-bytecode")
+    assert clean_clone_fails(repo, tmp_path)
+
+
 def clean_clone_fails(repo: Path, tmp_path: Path) -> bool:
     """The oracle: whether the tests fail in a fresh clone of ``repo`` (without genstamp)."""
     clone = tmp_path / "clone"

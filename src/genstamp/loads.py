@@ -25,7 +25,7 @@ import sys
 
 # importlib.machinery's class, from the frozen module every process already holds (importing
 # importlib.machinery imports importlib and warnings too)
-from _frozen_importlib_external import ExtensionFileLoader, SourceFileLoader
+from _frozen_importlib_external import ExtensionFileLoader, SourceFileLoader, cache_from_source
 
 from genstamp.paths import inside, installed, site_relative
 
@@ -633,8 +633,13 @@ def _executed(code: CodeType) -> None:
             current = blob_of(fh.read())
     except OSError:
         current = ""
+    if pyc is not None and not (_cache_of(pyc, filename) or _cache_of(pyc, real)):
+        # bytecode opened just before, kept elsewhere than the source's cache (a build's .pyc
+        # that runpy ran): its code names the source, but nothing checked it against it
+        record(Load(_where(pyc), "", module, SOURCELESS, pyc))
+        return
     if pyc is not None and not _bytecode_of(pyc, real):
-        pyc = None  # a pyc read for another reason: this module was compiled some other way
+        pyc = None  # another module's cache, read for another reason: compiled some other way
     if pyc is not None:
         if not current:
             record(Load(real_path(pyc), "", module, SOURCELESS, pyc))
@@ -649,6 +654,17 @@ def _bytecode_of(pyc: str, source: str) -> bool:
     stem = os.path.splitext(os.path.basename(source))[0]
     name = os.path.basename(pyc)
     return name == stem + ".pyc" or name.startswith(stem + ".")
+
+
+def _cache_of(pyc: str, source: str) -> bool:
+    """Whether ``pyc`` lies where bytecode cached for ``source`` lies: its ``__pycache__`` (or
+    ``sys.pycache_prefix``'s mirror of it), or genstamp's cache of an active run."""
+    try:
+        if os.path.dirname(pyc) == os.path.dirname(cache_from_source(source)):
+            return True
+    except (NotImplementedError, ValueError):
+        pass
+    return any(a.run.cache_root and inside(pyc, a.run.cache_root) for a in _RUNS)
 
 
 def _stale_reason(source: str, pyc: str) -> str:
