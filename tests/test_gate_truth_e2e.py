@@ -491,6 +491,32 @@ def test_an_edit_a_submodules_index_hides_is_refused(
     assert f"vendor/vendorlib/__init__.py (hidden by {option})" in told, told
 
 
+@pytest.mark.parametrize("sparse", [True, False], ids=["sparse-checkout", "deleted"])
+def test_a_sparse_checkout_of_a_submodule_is_no_change(
+    repo: Path, tmp_path: Path, genstamp: RunGenstamp, sparse: bool
+) -> None:
+    """``git sparse-checkout set`` inside a submodule leaves files out of its work tree (git
+    writes the setting to the submodule's ``config.worktree``, which libgit2 does not read):
+    accepted. The control: the same file deleted by hand is a change."""
+    lib = init_repo(tmp_path / "libsrc")
+    (lib / "docs").mkdir()
+    (lib / "docs" / "big.txt").write_text("a large file the tests never need\n")
+    vendor_project(repo, lib, "> 0")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor")
+    commit_all(repo, "calc with a submodule")
+    if sparse:
+        git(repo / "vendor", "sparse-checkout", "set", "vendorlib")
+        assert not (repo / "vendor" / "docs").exists()
+    else:
+        (repo / "vendor" / "docs" / "big.txt").unlink()
+    found, data = judged(genstamp, repo)
+    if sparse:
+        assert found == [], data
+    else:
+        assert found == ["dirty-submodule"], data
+        assert "vendor/docs/big.txt" in message(data, "dirty-submodule")
+
+
 def test_a_submodules_folder_filled_by_hand_is_refused(
     with_submodule: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:

@@ -32,7 +32,7 @@ from genstamp import (
 )
 from genstamp.bytecode import PYCACHE, is_bytecode_file
 from genstamp.errors import GenstampError
-from genstamp.identity import added_blobs, hidden_changes, scan
+from genstamp.identity import added_blobs, hidden_changes, scan, sparse_leaves
 from genstamp.placed import installed, placement
 from genstamp.repo import Checkout
 from genstamp.rules import (
@@ -435,7 +435,9 @@ def dirty_submodules(checkout: Checkout, prefix: str = "") -> tuple[Submodule, .
         changes = {
             f"{name}/{path}"
             for path, flags in status.items()
-            if flags not in (FileStatus.CURRENT, FileStatus.IGNORED) and path not in inner
+            if flags not in (FileStatus.CURRENT, FileStatus.IGNORED)
+            and path not in inner
+            and not (flags == FileStatus.WT_DELETED and sparse_leaves(nested.repo, path))
         }
         changes.update(f"{name}/{path} (hidden by {option})" for path, option in hidden.items())
         changes.update(f"{name}/{path} (at another commit)" for path in moved)

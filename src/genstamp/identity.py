@@ -1144,11 +1144,27 @@ def _config_str(repo: pygit2.Repository, name: str) -> str | None:
 
 def _sparse(repo: pygit2.Repository) -> bool:
     """Whether the checkout is sparse (``core.sparseCheckout``): a skip-worktree file that is
-    not there was left out of it, not deleted."""
+    not there was left out of it, not deleted. ``git sparse-checkout`` writes the setting to
+    the work tree's own ``config.worktree`` (``extensions.worktreeConfig``), which libgit2
+    does not read."""
     try:
-        return bool(repo.config.get_bool("core.sparseCheckout"))
+        if repo.config.get_bool("core.sparseCheckout"):
+            return True
     except (KeyError, pygit2.GitError):
+        pass
+    own = os.path.join(repo.path, "config.worktree")
+    if not os.path.isfile(own):
         return False
+    try:
+        return bool(pygit2.Config(own).get_bool("core.sparseCheckout"))
+    except (KeyError, pygit2.GitError, OSError):
+        return False
+
+
+def sparse_leaves(repo: pygit2.Repository, path: str) -> bool:
+    """Whether ``path`` is left out of a sparse checkout of ``repo`` (a skip-worktree entry of
+    a sparse checkout): its file's absence is no change."""
+    return bool(_extended_flags(repo.index, path) & _SKIP_WORKTREE) and _sparse(repo)
 
 
 def _config_bool(repo: pygit2.Repository, name: str) -> bool:
