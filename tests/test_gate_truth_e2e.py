@@ -53,6 +53,15 @@ def judged(genstamp: RunGenstamp, repo: Path) -> tuple[list[str], dict[str, Any]
     return rules(data), data
 
 
+def judged_as(genstamp: RunGenstamp, repo: Path, rule: str | None, naming: str = "") -> None:
+    """``judged``: accepted when ``rule`` is None, else refused by that rule alone, its message
+    naming ``naming``."""
+    found, data = judged(genstamp, repo)
+    assert found == ([] if rule is None else [rule]), data
+    if rule is not None:
+        assert naming in message(data, rule), data
+
+
 def push(repo: Path, local: str, remote_ref: str) -> subprocess.CompletedProcess[str]:
     """The pre-push hook as git runs it: ``git push origin LOCAL:REMOTE_REF``."""
     sha = git(repo, "rev-parse", local)
@@ -251,12 +260,7 @@ def test_a_version_file_the_build_writes_is_generated(
     with (repo / "pyproject.toml").open("a") as fh:
         fh.write(declared)
     commit_all(repo, "a version file the build writes")
-    found, data = judged(genstamp, repo)
-    if accepted:
-        assert found == [], data
-    else:
-        assert found == ["ignored-code"], data
-        assert "src/calc/_version.py" in message(data, "ignored-code")
+    judged_as(genstamp, repo, None if accepted else "ignored-code", "src/calc/_version.py")
 
 
 # -- installed code is the installer's -------------------------------------------------------------
@@ -509,12 +513,7 @@ def test_a_sparse_checkout_of_a_submodule_is_no_change(
         assert not (repo / "vendor" / "docs").exists()
     else:
         (repo / "vendor" / "docs" / "big.txt").unlink()
-    found, data = judged(genstamp, repo)
-    if sparse:
-        assert found == [], data
-    else:
-        assert found == ["dirty-submodule"], data
-        assert "vendor/docs/big.txt" in message(data, "dirty-submodule")
+    judged_as(genstamp, repo, None if sparse else "dirty-submodule", "vendor/docs/big.txt")
 
 
 def test_a_submodules_folder_filled_by_hand_is_refused(
