@@ -889,3 +889,59 @@ def test_the_hook_goes_where_site_reads_pth_files() -> None:
     folder = child.site_packages()
     assert folder in site.getsitepackages()
     assert os.path.samefile(folder, sysconfig.get_path("purelib"))
+
+
+COPIED_EXTENSION_TEST = """\
+import os, shutil, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_copy(tmp_path):
+    for built in ROOT.glob("_foo.*.so"):
+        shutil.copy(built, tmp_path / built.name)  # a new file: its time is now
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from _foo import lib
+        assert lib.scale(2) in (4, 6)
+    finally:
+        sys.path.remove(str(tmp_path))
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["fresh", "edited"])
+def test_an_extension_the_tests_copy_is_judged_by_its_sources(tmp_path: Path, case: str) -> None:
+    """A test copies the checkout's built extension into its temporary folder and imports it
+    there: made during the run, it is judged by the age of its sources, as it would be in
+    the tree (a copy's time is new; its build is not). The control: a fresh build, accepted."""
+    import shutil
+
+    if shutil.which("gcc") is None and shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    files = {
+        "build_foo.py": CFFI_BUILD.replace("FACTOR", "2"),
+        "tests/test_copy.py": COPIED_EXTENSION_TEST,
+        "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["."]\n',
+        ".gitignore": "__pycache__/\n_foo.*\n",
+    }
+    repo = committed(tmp_path / "repo", files)
+    build = subprocess.run(
+        [sys.executable, "build_foo.py"], cwd=repo, capture_output=True, text=True, timeout=300
+    )
+    assert build.returncode == 0, build.stderr
+    if case == "edited":  # the C code changes in the script; nobody rebuilds
+        built = next(repo.glob("_foo.*.so"))
+        (repo / "build_foo.py").write_text(CFFI_BUILD.replace("FACTOR", "3"))
+        st = built.stat()
+        os.utime(repo / "build_foo.py", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+        commit_all(repo, "scale by 3")
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = failures(repo)
+    if case == "fresh":
+        assert said == {}, said
+    else:
+        assert list(said) == ["stale-extension"] and "build_foo.py" in said["stale-extension"]

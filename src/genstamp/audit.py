@@ -400,7 +400,11 @@ def judge(
                 flags[Flag(FOREIGN, ld.module, ld.path, "namespace outside the checkout")] = None
             continue
         source = installed_from(ld.path) if ld.via == loads_.EXTENSION else None
-        built_on_import = ld.via == loads_.EXTENSION and _PYXIMPORT in ld.path.split(os.sep)
+        # built from the tree as it was imported (pyximport, into ``~/.pyxbld``), or an
+        # extension the run itself made (a test's build or copy): judged by its sources' age
+        built_on_import = ld.via == loads_.EXTENSION and (
+            _PYXIMPORT in ld.path.split(os.sep) or _made_during(ld, began_ns)
+        )
         if built_on_import or (source is not None and inside(source, root_s)):
             # Built and installed from this very checkout (``pip install .``, the clean room,
             # ``pip install ./libs/cx`` of a project below the top), or built from its ``.pyx``
@@ -561,7 +565,7 @@ def _the_runs_own(ld: Load, began_ns: int | None, root: Path, bases: Sequence[st
     if not _made_during(ld, began_ns):
         return False
     if not ld.blob or not ld.module:
-        return True  # no bytes to compare: an extension the run built (pyximport)
+        return True  # no bytes to compare
     other = counterpart(ld.module, ld.path, root, bases)
     if other is not None:
         try:

@@ -428,10 +428,10 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 if not name.endswith(_CODE):
                     _opened(name, args[1], args[2])
         else:  # ctypes.dlopen: native code loaded by path, as an extension module is
-            name = args[0]  # as the caller gave it: str, bytes or (3.11) a path object
+            name = args[0]  # as the caller gave it: str, bytes, (3.11) a path object or None
             if name is not None and not isinstance(name, str):
                 name = os.fsdecode(os.fspath(name))
-            if os.sep in name:
+            if isinstance(name, str) and os.sep in name:
                 _library(name)
     except Exception:  # an audit hook that raises breaks the code under test
         pass
