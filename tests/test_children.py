@@ -457,28 +457,17 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.e2e
-@pytest.mark.parametrize(
-    ("case", "other_c"),
-    [("fresh", False), ("fresh", True), ("edited", False), ("edited", True)],
-    ids=["fresh", "fresh-beside-other-c", "edited", "edited-beside-other-c"],
-)
-def test_a_cffi_extension_is_built_from_its_python_build_script(
-    tmp_path: Path, case: str, other_c: bool
-) -> None:
-    """cffi's API mode keeps the C code in a Python build script (`set_source("_foo", "<C>")`)
-    and the C file and the module it builds are git-ignored. A fresh build was refused as
-    "built from no source the tree holds"; with another C file in the tree, the module was
-    compared with that one only, and a changed script without a rebuild was accepted (the old
-    module ran). The script is the module's source."""
+def cffi_project(tmp_path: Path, tests: dict[str, str], case: str, other_c: bool = False) -> Path:
+    """A project whose cffi build script ``build_foo.py`` builds the git-ignored extension
+    ``_foo``, built; ``case`` "edited": the script's C code changed and committed since, not
+    rebuilt. ``tests``: the test files."""
     import shutil
 
     if shutil.which("gcc") is None and shutil.which("cc") is None:
         pytest.skip("no C compiler")
     files = {
         "build_foo.py": CFFI_BUILD.replace("FACTOR", "2"),
-        "tests/test_scale.py": "from _foo import lib\n\n\ndef test_scale():\n"
-        "    assert lib.scale(2) in (4, 6)\n",
+        **tests,
         "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["."]\n',
         ".gitignore": "__pycache__/\n_foo.*\n",
     }
@@ -495,6 +484,28 @@ def test_a_cffi_extension_is_built_from_its_python_build_script(
         st = built.stat()
         os.utime(repo / "build_foo.py", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
         commit_all(repo, "scale by 3")
+    return repo
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("case", "other_c"),
+    [("fresh", False), ("fresh", True), ("edited", False), ("edited", True)],
+    ids=["fresh", "fresh-beside-other-c", "edited", "edited-beside-other-c"],
+)
+def test_a_cffi_extension_is_built_from_its_python_build_script(
+    tmp_path: Path, case: str, other_c: bool
+) -> None:
+    """cffi's API mode keeps the C code in a Python build script (`set_source("_foo", "<C>")`)
+    and the C file and the module it builds are git-ignored. A fresh build was refused as
+    "built from no source the tree holds"; with another C file in the tree, the module was
+    compared with that one only, and a changed script without a rebuild was accepted (the old
+    module ran). The script is the module's source."""
+    tests = {
+        "tests/test_scale.py": "from _foo import lib\n\n\ndef test_scale():\n"
+        "    assert lib.scale(2) in (4, 6)\n"
+    }
+    repo = cffi_project(tmp_path, tests, case, other_c)
     restamp.begin(open_checkout(repo))
     assert run_pytest(repo).returncode == 0
     said = failures(repo)
@@ -916,27 +927,7 @@ def test_an_extension_the_tests_copy_is_judged_by_its_sources(tmp_path: Path, ca
     """A test copies the checkout's built extension into its temporary folder and imports it
     there: made during the run, it is judged by the age of its sources, as it would be in
     the tree (a copy's time is new; its build is not). The control: a fresh build, accepted."""
-    import shutil
-
-    if shutil.which("gcc") is None and shutil.which("cc") is None:
-        pytest.skip("no C compiler")
-    files = {
-        "build_foo.py": CFFI_BUILD.replace("FACTOR", "2"),
-        "tests/test_copy.py": COPIED_EXTENSION_TEST,
-        "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["."]\n',
-        ".gitignore": "__pycache__/\n_foo.*\n",
-    }
-    repo = committed(tmp_path / "repo", files)
-    build = subprocess.run(
-        [sys.executable, "build_foo.py"], cwd=repo, capture_output=True, text=True, timeout=300
-    )
-    assert build.returncode == 0, build.stderr
-    if case == "edited":  # the C code changes in the script; nobody rebuilds
-        built = next(repo.glob("_foo.*.so"))
-        (repo / "build_foo.py").write_text(CFFI_BUILD.replace("FACTOR", "3"))
-        st = built.stat()
-        os.utime(repo / "build_foo.py", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-        commit_all(repo, "scale by 3")
+    repo = cffi_project(tmp_path, {"tests/test_copy.py": COPIED_EXTENSION_TEST}, case)
     restamp.begin(open_checkout(repo))
     proc = run_pytest(repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
