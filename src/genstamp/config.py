@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp.errors import GenstampError
+
+if TYPE_CHECKING:
+    import configparser
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -119,11 +122,9 @@ def version_files(tool: object) -> list[str]:
         vcs = hooks.get("vcs") if isinstance(hooks, dict) else None
     out = []
     for table, key in ((scm, "version_file"), (scm, "write_to"), (vcs, "version-file")):
-        value = table.get(key) if isinstance(table, dict) else None
-        if isinstance(value, str) and value.strip() and not value.startswith("/"):
-            rel = value.strip().replace("\\", "/").removeprefix("./")
-            if ".." not in rel.split("/") and rel not in out:
-                out.append(rel)
+        rel = _relative(table.get(key) if isinstance(table, dict) else None)
+        if rel is not None and rel not in out:
+            out.append(rel)
     return out
 
 
@@ -133,20 +134,35 @@ def versioneer_file(tool: object, workdir: Path) -> list[str]:
     ``[tool]`` table is ``tool``, or in ``setup.cfg``'s ``[versioneer]``)."""
     table = tool.get("versioneer") if isinstance(tool, dict) else None
     found = table.get("versionfile_source") if isinstance(table, dict) else None
-    cfg = workdir / "setup.cfg"
-    if not isinstance(found, str) and cfg.is_file():
-        import configparser  # only for a project that has a setup.cfg
+    if not isinstance(found, str):
+        parser = read_setup_cfg(workdir / "setup.cfg")
+        found = parser.get("versioneer", "versionfile_source", fallback=None) if parser else None
+    rel = _relative(found)
+    return [rel] if rel is not None else []
 
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read(cfg, encoding="utf-8")
-            found = parser.get("versioneer", "versionfile_source", fallback=None)
-        except (configparser.Error, OSError, UnicodeDecodeError):
-            found = None
-    if not isinstance(found, str) or not found.strip() or found.startswith("/"):
-        return []
-    rel = found.strip().replace("\\", "/").removeprefix("./")
-    return [] if ".." in rel.split("/") else [rel]
+
+def _relative(value: object) -> str | None:
+    """A build setting's path, relative to the project and ``/``-separated; None when it is
+    none, absolute or leads out of the project."""
+    if not isinstance(value, str) or not value.strip() or value.startswith("/"):
+        return None
+    rel = value.strip().replace("\\", "/").removeprefix("./")
+    return None if ".." in rel.split("/") else rel
+
+
+def read_setup_cfg(path: Path) -> configparser.ConfigParser | None:
+    """The ``setup.cfg`` at ``path`` as setuptools reads it; None when there is none or it
+    cannot be read. ``configparser`` is imported only then (about 1 ms of each run)."""
+    if not path.is_file():
+        return None
+    import configparser
+
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, OSError, UnicodeDecodeError):
+        return None
+    return parser
 
 
 def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:

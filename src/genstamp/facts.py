@@ -424,14 +424,14 @@ def dirty_submodules(checkout: Checkout, prefix: str = "") -> tuple[Submodule, .
                 )
                 out.append(Submodule(name, (told,)))
             continue
+        inner = _submodule_paths(nested)  # told below, each as precisely as its own
         try:
             status = nested.repo.status(untracked_files="all")
             hidden = hidden_changes(nested)
-            moved = _moved_gitlinks(nested)
+            moved = _moved_gitlinks(nested, inner)
         except pygit2.GitError as exc:
             out.append(Submodule(name, (f"its status cannot be read ({exc})",)))
             continue
-        inner = set(_submodule_paths(nested))  # told below, each as precisely as its own
         changes = {
             f"{name}/{path}"
             for path, flags in status.items()
@@ -455,12 +455,13 @@ def _holds_files(folder: Path) -> bool:
         return False
 
 
-def _moved_gitlinks(checkout: Checkout) -> list[str]:
-    """The submodules of ``checkout`` checked out at another commit than its index records
-    (what its status leaves out where its ``.gitmodules`` says ``ignore = all``)."""
+def _moved_gitlinks(checkout: Checkout, subs: Iterable[str]) -> list[str]:
+    """Of ``checkout``'s submodules ``subs``, those checked out at another commit than its
+    index records (what its status leaves out where its ``.gitmodules`` says ``ignore =
+    all``)."""
     moved = []
     index = checkout.repo.index
-    for sub in _submodule_paths(checkout):
+    for sub in subs:
         inner = _open_nested(checkout, sub)
         if inner is None or sub not in index:
             continue

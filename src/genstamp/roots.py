@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from genstamp.config import read_setup_cfg
 from genstamp.paths import environment, inside, installed
 
 if sys.version_info >= (3, 11):
@@ -194,17 +195,9 @@ def _mapped_setup(workdir: Path) -> list[tuple[str, object]]:
     """setup.cfg's ``package_dir`` lines and setup.py's ``package_dir={...}`` literals that
     name a package."""
     pairs: list[tuple[str, object]] = []
-    cfg = workdir / "setup.cfg"
-    if cfg.is_file():
-        import configparser
-
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read(cfg, encoding="utf-8")
-            lines = parser.get("options", "package_dir", fallback="").splitlines()
-        except (configparser.Error, UnicodeDecodeError):
-            lines = []
-        for line in lines:
+    parser = read_setup_cfg(workdir / "setup.cfg")
+    if parser is not None:
+        for line in parser.get("options", "package_dir", fallback="").splitlines():
             name, _, folder = line.rpartition("=")
             pairs.append((name.strip(), folder.strip()))
     setup = workdir / "setup.py"
@@ -346,15 +339,9 @@ def project_name(root: Path) -> str | None:
         name = project.get("name") if isinstance(project, dict) else None
     except (OSError, UnicodeDecodeError, ValueError):
         name = None
-    if not isinstance(name, str) and (root / "setup.cfg").is_file():
-        import configparser  # not for every project: its import costs each run about 1 ms
-
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read(root / "setup.cfg", encoding="utf-8")
-            name = parser.get("metadata", "name", fallback=None)
-        except (configparser.Error, OSError, UnicodeDecodeError):
-            name = None
+    if not isinstance(name, str):
+        parser = read_setup_cfg(root / "setup.cfg")
+        name = parser.get("metadata", "name", fallback=None) if parser is not None else None
     if not isinstance(name, str) or not name.strip():
         return None
     return normalised(name)
@@ -502,14 +489,8 @@ def _from_pyproject(path: Path) -> list[str]:
 
 
 def _from_setup_cfg(path: Path) -> list[str]:
-    if not path.is_file():
-        return []
-    import configparser  # only for a project that has a setup.cfg: the plugin reads this early
-
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read(path, encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError):
+    parser = read_setup_cfg(path)
+    if parser is None:
         return []
     out: list[str] = []
     if parser.has_option("options", "package_dir"):
