@@ -332,6 +332,13 @@ def _holds(path: str, data: bytes) -> bool:
     return text == data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
 
 
+def _may_concern(filename: str) -> bool:
+    """A cheap first test, before the frames are looked at: code named as a file of a run's
+    work tree, or of one of its import roots (every other module a process runs passes here,
+    the standard library's and the installed packages')."""
+    return any(inside(filename, a.run.workdir) for a in _RUNS) or _named_like_a_root(filename)
+
+
 def _bytecode_origin(filename: str) -> "tuple[str, str] | None":
     """Where the module about to run ``filename``'s code was loaded from, and its name, when
     that is a file other than ``filename`` and no Python source (``module.__file__`` names a
@@ -581,7 +588,7 @@ def _executed(code: CodeType) -> None:
         return
     if filename.startswith("<"):
         return
-    if compiled is None:
+    if compiled is None and _may_concern(filename):
         found = _bytecode_origin(filename)
         if found is not None:
             # Sourceless bytecode (a .pyc with no source beside it, a zipimported archive's):
