@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -479,10 +480,15 @@ def cffi_project(tmp_path: Path, tests: dict[str, str], case: str, other_c: bool
     )
     assert build.returncode == 0, build.stderr
     if case == "edited":  # the C code changes in the script; nobody rebuilds
-        built = next(repo.glob("_foo.*.so"))
         (repo / "build_foo.py").write_text(CFFI_BUILD.replace("FACTOR", "3"))
-        st = built.stat()
-        os.utime(repo / "build_foo.py", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+        # built a minute ago from the files then written, the script edited a second later: a
+        # copy made now is newer than all of them
+        built_ns = time.time_ns() - 60 * 10**9
+        for file in repo.rglob("*"):
+            if file.is_file() and ".git" not in file.relative_to(repo).parts:
+                at = built_ns if file.name.startswith("_foo.") else built_ns - 10**9
+                os.utime(file, ns=(at, at))
+        os.utime(repo / "build_foo.py", ns=(built_ns + 10**9, built_ns + 10**9))
         commit_all(repo, "scale by 3")
     return repo
 

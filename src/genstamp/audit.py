@@ -412,9 +412,12 @@ def judge(
             # source of the checkout changed since.
             if natives is None:
                 natives, builders = native_sources(root), cffi_builders(root)
+            built_ns = int(ld.detail or 0)
+            if built_on_import and _PYXIMPORT not in ld.path.split(os.sep):
+                built_ns = _built_at(ld.path, built_ns, root_s)
             stale = stale_extension(
                 ld.path,
-                int(ld.detail or 0),
+                built_ns,
                 _sources_of(ld.path, natives, builders),
                 root_s,
                 PYXIMPORT_REBUILD if built_on_import else REINSTALL,
@@ -626,6 +629,41 @@ def _environment_made_since(path: str, since_ns: int) -> bool:
         except OSError:
             folder = os.path.dirname(folder)
     return False
+
+
+def _built_at(path: str, mtime_ns: int, root: str) -> int:
+    """When the extension at ``path``, which the run made, was built: a copy's own time is when
+    it was copied, so the build in the work tree holding the same bytes gives it (the newest,
+    if several do); with none there, the file's own time (a build the tests made)."""
+    import subprocess
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    stem = os.path.basename(path).partition(".")[0]
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--", f":(glob)**/{stem}.*"],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        ).stdout
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except (OSError, subprocess.CalledProcessError):
+        return mtime_ns
+    found = []
+    for name in os.fsdecode(listed).split("\0"):
+        if not name.endswith(tuple(EXTENSION_SUFFIXES)):
+            continue
+        original = os.path.join(root, name)
+        try:
+            st = os.stat(original)
+            if st.st_size == len(data):
+                with open(original, "rb") as fh:
+                    if fh.read() == data:
+                        found.append(st.st_mtime_ns)
+        except OSError:
+            continue
+    return max(found, default=mtime_ns)
 
 
 def made_by_the_tests(path: str, began_ns: int | None) -> bool:
