@@ -563,3 +563,30 @@ def test_a_word_read_both_ways_makes_the_suite_what_either_reading_collects() ->
     assert told.files == found.files  # the value is no path: the folder is searched
     flag = suite.collect(sorted(files), files.get, known={"--golden-dir": "flag"})
     assert flag.files == ("tests/golden/test_g.py",)
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("tests/test_a.py", "tests/test_a.py"),
+        ("tests//test_a.py", "tests/test_a.py"),
+        ("./tests/test_a.py", "tests/test_a.py"),
+        ("tests/../test_b.py", "test_b.py"),
+        ("tests/.hidden/test_c.py", "tests/.hidden/test_c.py"),
+        ("tests/", "tests"),
+        ("", "."),
+        ("../outside/test_d.py", None),
+        ("a b/ü..py", "a b/ü..py"),
+    ],
+)
+def test_a_collected_path_is_named_as_the_tree_names_it(
+    tmp_path: Path, given: str, expected: str | None
+) -> None:
+    """The plugin names each collected file by its path in the tree: as `os.path.relpath`
+    does, whatever `.`, `..` or doubled separators the path pytest gives holds."""
+    from genstamp.pytest_plugin import Tally
+
+    workdir = tmp_path / "repo"
+    (workdir / "tests").mkdir(parents=True)
+    tally = Tally(workdir)
+    assert tally.tree_path(Path(f"{workdir}/{given}")) == expected

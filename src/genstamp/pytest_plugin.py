@@ -18,6 +18,7 @@ import importlib.machinery
 import json
 import os
 import posixpath
+import re
 import sys
 import tempfile
 import time
@@ -206,6 +207,11 @@ class Destination(NamedTuple):
     problem: str | None = None  # why ``path`` is None
 
 
+# a part of a path that normalising would change: an empty name, `.` or `..` (and, to keep it
+# simple, any name that begins with a dot)
+_UNPLAIN = re.compile(re.escape(os.sep) + "[" + re.escape(os.sep) + ".]")
+
+
 class Tally:
     """What the run collected and what ran, from pytest's hooks and reports (and from the xdist
     workers' outputs). Node ids are kept as pytest gives them (relative to the run's rootdir);
@@ -214,6 +220,9 @@ class Tally:
     def __init__(self, workdir: Path | None = None, suites: tuple[str, ...] = ()) -> None:
         self.workdir = workdir
         self.suites = suites
+        # the work tree's name and a separator, when it is absolute and normal (``tree_path``)
+        top = os.fspath(workdir) if workdir is not None else ""
+        self._top = top + os.sep if top and os.path.normpath(os.path.abspath(top)) == top else "\0"
         self.prefix = ""  # the run's rootdir, relative to the work tree ("" at the root)
         self.selected: set[str] = set()  # collected, once deselection was done
         self.deselected = 0
@@ -251,6 +260,10 @@ class Tally:
     def tree_path(self, path: Path) -> str | None:
         if self.workdir is None:
             return None
+        name, top = os.fspath(path), self._top
+        rest = name[len(top) - 1 :]  # from the separator on
+        if name.startswith(top) and not rest.endswith(os.sep) and not _UNPLAIN.search(rest):
+            return rest[1:].replace(os.sep, "/")  # what relpath gives, without its normalising
         rel = os.path.relpath(path, self.workdir).replace(os.sep, "/")
         if rel == ".." or rel.startswith("../"):
             # reached through a link to the checkout (`$PWD/tests` where $PWD is the logical
@@ -265,10 +278,11 @@ class Tally:
             rel = self.tree_path(collector.path)
             if rel is not None:
                 self.files.add(rel)
-                real = self.tree_path(Path(os.path.realpath(collector.path)))
-                if not rel.endswith(".py") and real is not None:  # a doctest text file: code
-                    with contextlib.suppress(OSError):  # (a link: the file it leads to)
-                        self.texts[real] = loads.blob_of(collector.path.read_bytes())
+                if not rel.endswith(".py"):  # a doctest text file: code
+                    real = self.tree_path(Path(os.path.realpath(collector.path)))
+                    if real is not None:  # (a link: the file it leads to)
+                        with contextlib.suppress(OSError):
+                            self.texts[real] = loads.blob_of(collector.path.read_bytes())
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
