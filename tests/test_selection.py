@@ -476,7 +476,7 @@ def test_the_decisions_do_no_io() -> None:
     allowed = {
         "__future__", "annotations", "typing", "Any", "NamedTuple", "ast", "configparser",
         "fnmatch", "hashlib", "posixpath", "shlex", "sys", "tomllib", "tomli", "collections.abc",
-        "Callable", "Iterable", "Sequence", "Mapping", "base64", "json", "zlib",
+        "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "base64", "json", "zlib",
         "genstamp", "suite", "_pytest.mark.expression", "Expression", "re", "binding",
         "TYPE_CHECKING", "genstamp.suite", "describe_missing",
     }  # fmt: skip

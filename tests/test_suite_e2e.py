@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -353,6 +354,43 @@ def test_options_that_change_what_the_files_yield_or_how_warnings_count(
     if partial:  # foretold at the end of the run, with why; the gate says why too
         assert code == 1 and "partial-run" in rules(data), (data, proc.stdout)
         assert "the run's own options change the suite" in proc.stdout, proc.stdout
+        assert "(the run's own options change the suite: " in rules(data)["partial-run"]
+    else:
+        assert proc.returncode == 0, proc.stdout
+        assert code == 0, data
+
+
+@pytest.mark.parametrize(
+    ("addopts", "args", "partial"),
+    [
+        ("-o xfail_strict=true", ("-o", "xfail_strict=false"), True),
+        ("--override-ini=xfail_strict=true", ("-o", "strict_xfail=false"), True),
+        ("--strict", ("-o", "strict_xfail=false"), True),
+        ("--strict", ("-o", "strict=false"), True),
+        ("-o xfail_strict=true", (), False),  # the controls: the configuration's own choice
+        ("--strict", (), False),
+        ("-W error::DeprecationWarning", ("-W", "ignore::DeprecationWarning"), True),
+        ("-W error::DeprecationWarning", ("-p", "no:warnings"), True),
+        ("-Werror::DeprecationWarning", ("-W", "ignore::UserWarning"), False),
+        ("-W error::DeprecationWarning", (), False),
+    ],
+)
+def test_a_run_that_undoes_what_the_configurations_addopts_set_is_partial(
+    tmp_path: Path, addopts: str, args: tuple[str, ...], partial: bool
+) -> None:
+    """What ``addopts`` set (``-o``, ``--strict``, ``-W``) is the suite's, as an ini key is:
+    a run that undoes it turns a strict xfail's pass, or a warning made an error, into a pass."""
+    files = {
+        "pytest.ini": f"[pytest]\naddopts = {addopts}\n",
+        "tests/test_a.py": PASS.format(n="a"),
+    }
+    if "-W" in addopts:
+        files["tests/test_w.py"] = EXPECTS_THE_ERROR
+    root = make(tmp_path / "p", files)
+    proc = run_pytest(root, "-p", "no:cacheprovider", *args)
+    code, data, _ = verify(root)
+    if partial:
+        assert code == 1 and "partial-run" in rules(data), (data, proc.stdout)
         assert "(the run's own options change the suite: " in rules(data)["partial-run"]
     else:
         assert proc.returncode == 0, proc.stdout
@@ -1059,3 +1097,96 @@ def test_collect_ignore_in_a_conftest_is_out_of_the_suite(tmp_path: Path) -> Non
     code, data, _ = verify(root)
     assert code == 0, data
     assert data["selection"]["suites"][0]["files"] == 2  # type: ignore[index]
+
+
+ORACLE_TREE = {
+    "tests/test_a.py": PASS.format(n="a"),
+    "tests/other/test_o.py": PASS.format(n="o"),
+    "tests/check_c.py": PASS.format(n="c"),
+    "tests/build/test_b.py": PASS.format(n="b"),
+    "qa/test_q.py": PASS.format(n="q"),
+    "pkg/__init__.py": "",
+    "pkg/m.py": 'def f():\n    """\n    >>> 1\n    1\n    """\n',
+}
+IGNORED_OTHER = 'collect_ignore = ["tests/other"]\n'
+# the files pytest makes a collector of (those that yield no test too)
+ORACLE_PLUGIN = """\
+import os, pytest
+
+def pytest_collectstart(collector):
+    if isinstance(collector, pytest.File):
+        print("FILE", os.path.relpath(collector.path, collector.config.rootpath))
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    "files",
+    [
+        # options of addopts that pytest applies: each changes what it collects
+        {"pytest.ini": "[pytest]\naddopts = --collect-in-virtualenv\n", "tests/env/pyvenv.cfg": ""},
+        {"pytest.ini": "[pytest]\naddopts = --noconftest\n", "conftest.py": IGNORED_OTHER},
+        {"pytest.ini": "[pytest]\naddopts = --confcutdir=tests\n", "conftest.py": IGNORED_OTHER},
+        {"pytest.ini": "[pytest]\naddopts = -o 'python_files=test_*.py check_*.py'\n"},
+        {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -o 'testpaths=tests qa'\n"},
+        {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --override-ini=testpaths=qa\n"},
+        {"pytest.ini": "[pytest]\naddopts = --override-ini norecursedirs=.git\n"},
+        {"pytest.ini": "[pytest]\naddopts = --doctest-modules -p no:doctest\n"},
+        {"pytest.ini": "[pytest]\naddopts = --doctest-modules\n"},
+        # environments pytest does not enter: a virtual one, and a conda one
+        {"tests/env/pyvenv.cfg": ""},
+        {"tests/cenv/conda-meta/history": "", "tests/cenv/test_c.py": PASS.format(n="c")},
+        # an empty [tool.pytest] table is no configuration: the next file is
+        {
+            "pyproject.toml": "[tool.pytest]\n",
+            "setup.cfg": "[tool:pytest]\npython_files = test_*.py check_*.py\n",
+        },
+        # collect_ignore as the conftest's module leaves it
+        {"conftest.py": IGNORED_OTHER},
+        {"conftest.py": IGNORED_OTHER + 'collect_ignore.remove("tests/other")\n'},
+        {"conftest.py": IGNORED_OTHER + "collect_ignore = []\n"},
+        {"conftest.py": IGNORED_OTHER + "del collect_ignore[:]\n"},
+        {
+            "conftest.py": IGNORED_OTHER
+            + "import sys\nif sys.version_info > (3,):\n    collect_ignore = []\n"
+        },
+        {
+            "conftest.py": "collect_ignore = []\nimport sys\nif sys.version_info > (3,):\n"
+            "    collect_ignore.append('tests/other')\n"
+        },
+        {"conftest.py": "def pytest_configure(config):\n    " + IGNORED_OTHER},
+        {"conftest.py": "class Settings:\n    " + IGNORED_OTHER},
+    ],
+    ids=lambda files: " ".join(f"{k}:{v!r}"[:60] for k, v in files.items()),
+)
+def test_the_suite_is_what_pytest_collects(tmp_path: Path, files: dict[str, str]) -> None:
+    """The suite read from the tree is the set of files pytest itself collects there (pytest
+    the oracle, as git is for the tree): options in addopts, environments, collect_ignore."""
+    from genstamp import suite
+
+    tree = {**ORACLE_TREE, **files}
+    if "tests/env/pyvenv.cfg" in tree:
+        tree["tests/env/test_v.py"] = PASS.format(n="v")
+    repo = tmp_path / "repo"
+    for rel, text in tree.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    (tmp_path / "oracle").mkdir()
+    (tmp_path / "oracle" / "collected_files.py").write_text(ORACLE_PLUGIN)
+    oracle = ("-p", "no:genstamp", "-p", "collected_files")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", *oracle],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(PYTHONPATH=str(tmp_path / "oracle")),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    collected = {line[len("FILE ") :] for line in done.stdout.splitlines() if line[:5] == "FILE "}
+    assert collected, done.stdout
+
+    def read(rel: str) -> bytes | None:
+        text = tree.get(rel)
+        return None if text is None else text.encode()
+
+    assert set(suite.collect(sorted(tree), read).files) == collected

@@ -17,7 +17,7 @@ import posixpath
 import re
 import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from genstamp import binding
@@ -94,6 +94,16 @@ _FLAGS = """--cache-clear --co --collect-in-virtualenv --collect-only --collecto
 FLAGS = frozenset(_FLAGS.split())
 # Short flags argparse lets a bundle begin with (``-qm "not slow"`` is ``-q -m "not slow"``).
 BARE_SHORT = "qvsxlhV"
+# the flags of addopts that change what the suite is
+_TAKEN_FLAGS = frozenset(
+    {"--doctest-modules", "--pyargs", "--noconftest", "--collect-in-virtualenv"}
+)
+# pytest's flags that set a setting, as ``-o setting=true`` does
+STRICT_FLAGS = {
+    "--strict": "strict",
+    "--strict-markers": "strict_markers",
+    "--strict-config": "strict_config",
+}
 
 
 class PytestConfig(NamedTuple):
@@ -125,6 +135,7 @@ class PytestConfig(NamedTuple):
     # conftests its addopts keep from loading: all (--noconftest), or those above a folder
     noconftest: bool = False
     confcutdir: str = ""
+    collect_in_virtualenv: bool = False  # --collect-in-virtualenv: environments are entered
     # the ini options the file sets, each value as text (never mutated)
     values: dict[str, str] = {}  # noqa: RUF012
 
@@ -194,9 +205,11 @@ def _parse(name: str, text: str) -> dict[str, Any] | None:
         if not isinstance(pytest_table, dict):
             return None
         options = pytest_table.get("ini_options")
-        if isinstance(options, dict):
-            return options
-        return {k: v for k, v in pytest_table.items() if k != "ini_options"}
+        native = {k: v for k, v in pytest_table.items() if k != "ini_options"}
+        if native or not isinstance(options, dict):
+            # an empty [tool.pytest] table, without ini_options, is none: pytest passes over it
+            return native or None
+        return options
     import configparser  # for an ini file only: its import costs each run about 1 ms
 
     parser = configparser.ConfigParser(interpolation=None)
@@ -228,6 +241,14 @@ def _settings(
         addopts = []
         problems.append(f"{source}: addopts cannot be split ({exc})")
     taken = _options(addopts, known)
+    # ``-o name=value`` in addopts: pytest takes it over the file's own value of ``name``
+    overrides = dict(o.partition("=")[::2] for o in taken.get("-o", []) if "=" in o)
+    options = {**options, **{k.strip(): v for k, v in overrides.items() if k.strip()}}
+    for flag, key in STRICT_FLAGS.items():  # a flag of addopts that sets a setting
+        if flag in taken.get("flags", []):
+            options[key] = "true"
+    plain = "no:warnings" not in taken.get("-p", [])  # else no filter applies at all
+    warning_filters = [*_lines(options.get("filterwarnings")), *taken.get("-W", [])]
     return PytestConfig(
         source=source,
         testpaths=tuple(_args(options.get("testpaths", ""))),
@@ -248,19 +269,19 @@ def _settings(
         maybe=tuple(taken.get("maybe", [])),
         deselect=tuple(taken.get("--deselect", [])),
         warning_errors=tuple(
-            warning_category(line)
-            for line in _lines(options.get("filterwarnings"))
-            if is_error(line)
+            warning_category(line) for line in warning_filters if plain and is_error(line)
         ),
         doctest_globs=(
             ()
             if "no:doctest" in taken.get("-p", [])
             else tuple(taken.get("--doctest-glob", [])) or DEFAULT_DOCTEST_GLOBS
         ),
-        doctest_modules="--doctest-modules" in taken.get("flags", []),
+        doctest_modules="--doctest-modules" in taken.get("flags", [])
+        and "no:doctest" not in taken.get("-p", []),
         pyargs="--pyargs" in taken.get("flags", []),
         noconftest="--noconftest" in taken.get("flags", []),
         confcutdir=(taken.get("--confcutdir") or [""])[-1],
+        collect_in_virtualenv="--collect-in-virtualenv" in taken.get("flags", []),
         pythonpath=tuple(_args(options.get("pythonpath", ""))),
         values={k: _text(v) for k, v in options.items()},
     )
@@ -312,7 +333,11 @@ def _options(args: Sequence[str], known: Mapping[str, str] | None = None) -> dic
         "-m",
         "-k",
         "-p",
+        "-o",
+        "-W",
     ]
+    # long spellings of the short options taken: their values go under the short name
+    aliases = {"--override-ini": "-o", "--pythonwarnings": "-W"}
     i = 0
     while i < len(args):
         arg = args[i]
@@ -321,6 +346,9 @@ def _options(args: Sequence[str], known: Mapping[str, str] | None = None) -> dic
             rest = arg[1:].lstrip(BARE_SHORT)
             arg = f"-{rest}" if rest else "-q"
         flag, eq, value = arg.partition("=")
+        if flag in aliases:
+            arg = aliases[flag] if not eq else f"{aliases[flag]}{value}"
+            flag, eq, value = arg, "", ""
         nxt = args[i + 1] if i + 1 < len(args) else None
         if not arg.startswith("-"):
             out.setdefault("", []).append(arg)
@@ -333,9 +361,9 @@ def _options(args: Sequence[str], known: Mapping[str, str] | None = None) -> dic
                 i += 1  # its value, as argparse takes an optional one
         elif eq and flag in wanted and flag.startswith("--"):
             out.setdefault(flag, []).append(value)
-        elif arg[:2] in ("-m", "-k", "-p") and len(arg) > 2:
+        elif arg[:2] in ("-m", "-k", "-p", "-o", "-W") and len(arg) > 2:
             out.setdefault(arg[:2], []).append(arg[2:])
-        elif arg in ("--doctest-modules", "--pyargs", "--noconftest"):
+        elif arg in _TAKEN_FLAGS or arg in STRICT_FLAGS:
             out.setdefault("flags", []).append(arg)
         elif (
             (arg.startswith("--") or (len(arg) == 2 and arg[1] not in BARE_SHORT))
@@ -359,7 +387,12 @@ class _Ignores(NamedTuple):
 
 def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
     """``collect_ignore``/``collect_ignore_glob`` a conftest sets to plain literals (read with
-    ``ast``, never run); a computed value is a problem, and ignores nothing."""
+    ``ast``, never run), as its module-level statements leave them, in order: an assignment
+    replaces the list, ``+=``/``append``/``extend``/``insert`` add to it (under a condition
+    too), ``remove`` of a literal takes that entry out, and any other removal (``pop``,
+    ``clear``, ``del``, ``remove`` of a computed value) every entry before it. A computed
+    value is a problem, and ignores nothing. A function's or class's own names are not the
+    module's."""
     data = read(conftest)
     if data is None:
         return _Ignores((), (), ())
@@ -367,10 +400,10 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
         module = ast.parse(data)
     except (SyntaxError, ValueError):
         return _Ignores((), (), (f"{conftest} cannot be parsed",))
-    found: dict[str, list[str]] = {"collect_ignore": [], "collect_ignore_glob": []}
+    found: dict[str, dict[str, None]] = {"collect_ignore": {}, "collect_ignore_glob": {}}
     problems: list[str] = []
-    for node in ast.walk(module):
-        target, value = _assignment(node)
+    for node in _module_level(module.body):
+        target, value, how = _assignment(node)
         if target not in found:
             continue
         try:
@@ -379,10 +412,21 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
             items = None
         if isinstance(items, str):
             items = [items]
-        if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+        names: list[str] | None = None
+        if isinstance(items, (list, tuple)) and all(isinstance(i, str) for i in items):
+            names = list(items)
+        if how == "remove":
+            for item in names or ():
+                found[target].pop(item, None)
+            if not names:
+                found[target].clear()
+            continue
+        if how == "set":
+            found[target].clear()
+        if names is None:
             problems.append(f"{conftest} computes {target}: its files are taken as in the suite")
             continue
-        found[target].extend(items)
+        found[target].update(dict.fromkeys(names))
     here = posixpath.dirname(conftest)
     return _Ignores(
         tuple(join(here, p) for p in found["collect_ignore"]),
@@ -391,26 +435,57 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
     )
 
 
-def _assignment(node: ast.AST) -> tuple[str, ast.expr | None]:
-    """(name, value) for ``name = v``, ``name += v``, ``name.append(v)``, ``name.extend(v)``."""
-    if isinstance(node, ast.Assign) and len(node.targets) == 1:
-        target = node.targets[0]
-        if isinstance(target, ast.Name):
-            return target.id, node.value
-    if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
-        return node.target.id, node.value
+def _module_level(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
+    """The statements a module runs itself, in order: those of its ``if``, ``try``, ``with``
+    and loop blocks too, not a function's or a class's body; a call statement as its call."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield stmt.value if isinstance(stmt, ast.Expr) else stmt
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                yield from _module_level(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _module_level(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from _module_level(case.body)
+
+
+def _assignment(node: ast.AST) -> tuple[str, ast.expr | None, str]:
+    """(name, value, how) for ``name = v`` ("set"), ``name += v``, ``name.append(v)``,
+    ``name.extend(v)``, ``name.insert(i, v)`` ("add"), ``name.remove(v)``, ``name.pop()``,
+    ``name.clear()``, ``del name[...]`` ("remove"; value None when it is not one literal)."""
+    if isinstance(node, ast.Assign):
+        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        if names:
+            return names[0], node.value, "set"
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id, node.value, "set"
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        return node.target.id, node.value, "add"
+    if isinstance(node, ast.Delete):
+        for target in node.targets:
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                return target.value.id, None, "remove"
+            if isinstance(target, ast.Name):
+                return target.id, None, "remove"
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and isinstance(node.func.value, ast.Name)
-        and node.func.attr in ("append", "extend", "insert")
-        and node.args
     ):
-        arg = node.args[-1]
-        if node.func.attr != "extend":
-            arg = ast.List(elts=[arg], ctx=ast.Load())
-        return node.func.value.id, arg
-    return "", None
+        name, method = node.func.value.id, node.func.attr
+        if method in ("append", "extend", "insert") and node.args:
+            arg = node.args[-1]
+            if method != "extend":
+                arg = ast.List(elts=[arg], ctx=ast.Load())
+            return name, arg, "add"
+        if method == "remove" and len(node.args) == 1:
+            return name, node.args[0], "remove"
+        if method in ("pop", "clear", "remove", "__delitem__"):
+            return name, None, "remove"
+    return "", None, ""
 
 
 def _under(path: str, folder: str) -> bool:
@@ -434,13 +509,23 @@ def collect(
         more = _reach(config, (*config.paths, *config.maybe), inside, root)
         starts = [*starts, *(s for s in more[0] if s not in starts)]
         explicit |= more[1]
-    venvs = {p[: -len("/pyvenv.cfg")] for p in inside if p.endswith("/pyvenv.cfg")}
+    # the environments pytest does not enter (its ``_in_venv``), unless told to
+    venvs = (
+        set()
+        if config.collect_in_virtualenv
+        else {p.rpartition(m)[0] for p in inside for m in _ENVIRONMENT if p.endswith(m)}
+    )
     ignored = [join(root, p) for p in config.ignore]
     globs = [join(root, p) for p in config.ignore_glob]
     problems = list(config.problems)
     conftests: dict[str, _Ignores] = {}
+    # the conftests pytest loads: none with --noconftest, only those in --confcutdir's folder
+    # or below it with that
+    cut = join(root, config.confcutdir) if config.confcutdir else root
     for p in inside:
-        if p == "conftest.py" or p.endswith("/conftest.py"):
+        if config.noconftest or not (p == "conftest.py" or p.endswith("/conftest.py")):
+            continue
+        if _under(p.rpartition("/")[0], cut):
             conftests[p.rpartition("/")[0]] = found = conftest_ignores(read, p)
             problems.extend(found.problems)
     pruned = any_of([p for p in [*config.norecursedirs, "__pycache__"] if "/" not in p])
@@ -473,6 +558,10 @@ def collect(
             continue
         chosen.append(path)
     return Suite(root, config, tuple(sorted(set(chosen))), tuple(dict.fromkeys(problems)))
+
+
+# what marks a folder as an environment pytest does not collect in (``_pytest.main._in_venv``)
+_ENVIRONMENT = ("/pyvenv.cfg", "/conda-meta/history")
 
 
 def _reach(
