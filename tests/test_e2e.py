@@ -272,6 +272,10 @@ def test_pushing_notes_is_not_judged(installed: Project) -> None:
     ok(p.git("push", "origin", "refs/notes/commits"))
     assert remote_has(p.remote, "refs/notes/commits") == p.rev("refs/notes/commits")
     refused(p.git("push", "origin", "main"))
+    # where a push goes decides: the untested commit sent from a local notes ref to a branch
+    ok(p.git("update-ref", "refs/notes/smuggled", "HEAD"))
+    refused(p.git("push", "origin", "refs/notes/smuggled:refs/heads/main"))
+    assert remote_has(p.remote, "refs/heads/main") != p.rev("HEAD")
 
 
 def test_merge_restamps(installed: Project) -> None:

@@ -446,8 +446,8 @@ def _pre_push_hook(args: argparse.Namespace, checkout: Checkout) -> int:
 
     labels: dict[str, str] = {}
     if args.pre_commit:
-        names = ("PRE_COMMIT_LOCAL_BRANCH", "PRE_COMMIT_REMOTE_BRANCH")
-        if any(hooks.notes_ref(os.environ.get(n, "")) for n in names):
+        local, remote = (os.environ.get(n, "") for n in hooks.PRE_COMMIT_REFS)
+        if hooks.pushed_to_notes(local, remote):
             return EXIT_OK  # notes: nothing to judge (``hooks.is_notes``)
         revs = [hooks.pre_commit_rev(os.environ)]
         labels = {revs[0]: hooks.pre_commit_label(os.environ, revs[0])}

@@ -107,8 +107,15 @@ def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> dict
 
 
 def is_notes(ref: PushedRef) -> bool:
-    """A push of git notes: its commits hold notes on other commits, not a tree to test."""
-    return notes_ref(ref.local_ref) or notes_ref(ref.remote_ref)
+    """A push of git notes: its commits hold notes on other commits, not a tree to test. Where
+    it goes decides (a commit pushed from ``refs/notes/x`` to a branch is that branch's)."""
+    return pushed_to_notes(ref.local_ref, ref.remote_ref)
+
+
+def pushed_to_notes(local: str, remote: str) -> bool:
+    """Whether a push from ``local`` to ``remote`` updates notes: the remote ref's name says;
+    the local one only where the remote one is not told."""
+    return notes_ref(remote) if remote else notes_ref(local)
 
 
 def notes_ref(name: str) -> bool:
@@ -120,10 +127,13 @@ def ref_name(local: str, remote: str) -> str:
     return local if remote in (local, "") else f"{local}:{remote}"
 
 
+# what pre-commit tells a pre-push hook of the pushed ref: where from, and where to
+PRE_COMMIT_REFS = ("PRE_COMMIT_LOCAL_BRANCH", "PRE_COMMIT_REMOTE_BRANCH")
+
+
 def pre_commit_label(env: Mapping[str, str], rev: str) -> str:
     """The ref pre-commit's pre-push judges, named as the plain hook names it."""
-    local = env.get("PRE_COMMIT_LOCAL_BRANCH", "")
-    remote = env.get("PRE_COMMIT_REMOTE_BRANCH", "")
+    local, remote = (env.get(n, "") for n in PRE_COMMIT_REFS)
     name = ref_name(local, remote) if local else remote or "the pushed ref"
     return f"{name} ({rev[:12]})"
 
