@@ -401,3 +401,27 @@ def test_the_plain_hooks_start_genstamp_as_the_installed_hooks_do() -> None:
     plain = (Path(__file__).resolve().parent.parent / "hooks" / "genstamp-hook").read_text()
     assert install.RUN_HOOK in plain
     assert install.RUN_HOOK.rstrip("\n") in install.hook_script("post-checkout", "/bin/genstamp")
+
+
+def test_a_hook_the_user_edited_since_install_is_never_lost(project: Path, tmp_path: Path) -> None:
+    """A line the user added to one of genstamp's hooks: a second `genstamp install` refuses
+    to overwrite it (one line, naming the file and where such lines go), and `--uninstall`
+    leaves that hook, and the user's own hook it runs, as they are."""
+    log = tmp_path / "user.log"
+    add_user_hook(project, "post-merge", log)
+    original = (project / ".git" / "hooks" / "post-merge").read_bytes()
+    ok(run_genstamp(project, "install"))
+    hooks = project / ".git" / "hooks"
+    with (hooks / "post-merge").open("a") as fh:
+        fh.write("echo my-lint-step\n")
+    edited = (hooks / "post-merge").read_bytes()
+    proc = run_genstamp(project, "install")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and "post-merge was changed since" in proc.stderr
+    assert "post-merge.genstamp-chained" in proc.stderr
+    assert (hooks / "post-merge").read_bytes() == edited
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert "post-merge changed since `genstamp install`: left as it is" in out, out
+    assert (hooks / "post-merge").read_bytes() == edited
+    assert (hooks / "post-merge.genstamp-chained").read_bytes() == original
+    assert not install.is_genstamp_hook(hooks / "post-checkout")  # the rest undone

@@ -519,6 +519,9 @@ def install(
             f"genstamp was installed here the {record.mode} way",
             "run `genstamp install --uninstall` first to change the way",
         )
+    if mode == "plain" and record is not None:
+        for hook in PLAIN_HOOKS:
+            _check_unedited(where.hooks_dir / hook, record, hook_script(hook, command))
     before = _all(
         where, [where.hooks_dir / (h + CHAINED) for h in PLAIN_HOOKS] + [exclude_file(where)]
     )
@@ -659,6 +662,22 @@ def _validate(where: Layout, runner: list[str], text: str) -> None:
         os.unlink(fh.name)
 
 
+def _edited(path: Path, record: Record) -> bool:
+    """Whether ``path`` holds something else than what ``genstamp install`` left there."""
+    done = record.after.get(str(path))
+    return done is not None and _digest(snapshot(path)) != done
+
+
+def _check_unedited(path: Path, record: Record, script: str) -> None:
+    """A hook of genstamp's that the user edited since it was written is not overwritten."""
+    if _edited(path, record) and snapshot(path) != Entry("file", script.encode(), 0o755):
+        raise GenstampError(
+            f"{path} was changed since `genstamp install` wrote it: installing would lose that",
+            f"move your lines into {path.name}{CHAINED} (genstamp's hook runs it) or remove "
+            f"{path}, then run `genstamp install` again",
+        )
+
+
 def uninstall(checkout: Checkout) -> Report:
     where = layout(checkout)
     record = read_record(where)
@@ -666,10 +685,26 @@ def uninstall(checkout: Checkout) -> Report:
         return Report("uninstall", (), ("genstamp install has not run here: nothing to undo",))
     notes: list[str] = []
     restored = []
+    # a hook the user edited since is left as it is, and so is the hook it runs (their own)
+    kept = {
+        name
+        for name in record.before
+        if Path(name).parent == where.hooks_dir
+        and Path(name).name in PLAIN_HOOKS
+        and _edited(Path(name), record)
+    }
+    for name in sorted(kept):
+        hook = _show(where, Path(name))
+        notes.append(
+            f"{hook} changed since `genstamp install`: left as it is, with "
+            f"{Path(name).name}{CHAINED} if there is one (take genstamp's lines out of {hook} "
+            "yourself)"
+        )
+    kept |= {name + CHAINED for name in kept}
     for name, entry in sorted(record.before.items()):
         path = Path(name)
         now = snapshot(path)
-        if now == entry:
+        if now == entry or name in kept:
             continue
         if _digest(now) != record.after.get(name) and path.name == CONFIG:
             notes.append(
