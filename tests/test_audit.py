@@ -785,3 +785,22 @@ def test_an_installed_copy_is_the_runs_own_only_in_an_environment_the_run_made(
     judged = audit.judge([load], root, {"calc": str(root / "src")}, None, (), began_ns)
     kinds = [f.kind for f in judged.flags]
     assert kinds == ([] if made == "env-made-by-the-run" else [audit.FOREIGN]), judged.flags
+
+
+@pytest.mark.parametrize("name", ["fast.C", "fast.CPP", "fast.c++", "fast.cp", "fast.cxx"])
+def test_a_cpp_source_of_any_spelling_is_a_native_source(tmp_path: Path, name: str) -> None:
+    """gcc and setuptools take `.C`, `.CPP`, `.c++` and `.cp` for C++: an edit of one after
+    the build makes the extension stale, beside it or anywhere in the tree."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / "pkg").mkdir()
+    built = repo / "pkg" / f"fast{sysconfig.get_config_var('EXT_SUFFIX')}"
+    built.write_bytes(b"\x7fELF")
+    source = repo / "pkg" / name
+    source.write_text("int f(void) { return 1; }\n")
+    (repo / "notes.md").write_text("not a source\n")
+    commit_all(repo, "sources")
+    st = built.stat()
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    natives = audit.native_sources(repo)
+    assert natives == [str(source)]
+    assert audit.newer_sources(str(built), st.st_mtime_ns, []) == [str(source)]

@@ -31,7 +31,8 @@ STALE_EXT = "stale-extension"  # an extension module older than a native source 
 AUDIT_VERSION = 3
 READABLE = (2, 3)
 
-EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".pyx", ".pxd", ".rs")
+# (matched whatever their case: `.C` and `.CPP` are C++ to gcc and setuptools)
+EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".cp", ".cu", ".pyx", ".pxd", ".rs")
 # What a build of an extension can read besides the sources above: headers and includes (C++'s
 # inline and template implementation files too).
 NATIVE_SOURCES = (
@@ -816,7 +817,9 @@ def native_sources(root: Path) -> list[str]:
         except (OSError, subprocess.CalledProcessError):
             continue
         names += os.fsdecode(out).split("\0")
-    return [os.path.join(root, n) for n in dict.fromkeys(names) if n.endswith(NATIVE_SOURCES)]
+    return [
+        os.path.join(root, n) for n in dict.fromkeys(names) if n.lower().endswith(NATIVE_SOURCES)
+    ]
 
 
 _SET_SOURCE = re.compile(r"""set_source\s*\(\s*[rRuU]?["']([A-Za-z_][\w.]*)["']""")
@@ -960,7 +963,8 @@ def newer_sources(path: str, mtime_ns: int, natives: Iterable[str]) -> list[str]
     newest first."""
     folder, base = os.path.split(path)
     stem = base.partition(".")[0]
-    beside = [os.path.join(folder, stem + ext) for ext in EXTENSION_SOURCES]
+    exts = (*EXTENSION_SOURCES, *(e.upper() for e in EXTENSION_SOURCES))
+    beside = [os.path.join(folder, stem + ext) for ext in exts]
     # setuptools copies an in-place extension from its build folder keeping whole seconds only
     # (distutils' copy_file): such a time is compared in whole seconds, or a build in the same
     # second as the last edit (a script that clones, then builds) would be older than it.
