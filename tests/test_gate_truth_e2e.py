@@ -317,6 +317,46 @@ def test_an_in_project_venv_is_accepted_after_a_green_run_and_refused_after_an_e
     (repo / CALC).write_text("def add(a, b):\n    return a + b\n")
 
 
+@pytest.mark.parametrize("stale", [False, True])
+def test_an_installed_copy_in_an_in_project_venv_keeps_its_installers_bytecode(
+    repo: Path, genstamp: RunGenstamp, stale: bool
+) -> None:
+    """`pip install .` (not editable) into the project's own `.venv`, then a generation: the
+    copy's bytecode is the installer's, written before the generation, and is not stale for
+    that (an installed package's never is). The control: bytecode of other code kept under the
+    copy's name (its source's size and time restored) is."""
+    write_calc(repo, gitignore="__pycache__/\n*.py[co]\n.venv/\n")
+    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    commit_all(repo, "calc")
+    site = repo / ".venv" / "lib" / "python3" / "site-packages"
+    (site / "calc").mkdir(parents=True)
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    copy = site / "calc" / "__init__.py"
+    shutil.copy2(repo / "src" / "calc" / "__init__.py", copy)
+    import importlib.util
+    import py_compile
+
+    pyc = importlib.util.cache_from_source(str(copy))
+    if stale:  # other code's bytecode, named as the copy's, its size and time kept
+        st = copy.stat()
+        copy.write_text("def add(a, b):\n    return a * b\n")
+        py_compile.compile(str(copy), cfile=pyc)
+        copy.write_text("def add(a, b):\n    return a + b\n")
+        os.utime(copy, ns=(st.st_atime_ns, st.st_mtime_ns))
+        (repo / "tests" / "test_calc.py").write_text(
+            "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
+        )
+        commit_all(repo, "a test the stale code passes too")
+    else:
+        py_compile.compile(str(copy), cfile=pyc)
+    stamp(genstamp, repo)
+    env = subprocess_env(bytecode=True, PYTHONPATH=str(site))
+    proc = run_tests(repo, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, data = verdict(genstamp, repo)
+    assert (code, rules(data)) == ((1, ["stale-bytecode"]) if stale else (0, [])), data
+
+
 def test_a_worktree_tested_with_the_main_checkouts_venv_and_its_console_script(
     venv_project: Path, tmp_path: Path, genstamp: RunGenstamp
 ) -> None:

@@ -680,8 +680,11 @@ def _stale_reason(source: str, pyc: str) -> str:
     for a in _RUNS:
         if a.run.cache_root and inside(pyc, a.run.cache_root):
             return ""
-    gen = next((a.run.generation_ns for a in _RUNS if inside(source, a.run.workdir)), None)
-    root = next((a.run.workdir for a in _RUNS if inside(source, a.run.workdir)), "/")
+    # an installed module's bytecode is the installer's, whenever it was written (a virtual
+    # environment inside the work tree too): judged by its source alone, not by the generation
+    mine = [a.run for a in _RUNS if inside(source, a.run.workdir) and not installed(source)]
+    gen = next((r.generation_ns for r in mine), None)
+    root = next((r.workdir for r in mine), "/")
     return audit._stale_cache(source, pyc, root, gen) or ""
 
 
