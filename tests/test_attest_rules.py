@@ -125,3 +125,29 @@ def test_missing_parts_are_named_from_the_declared_split() -> None:
     assert missing_parts(GOOD[:1]) == ["part 2/2"]
     assert missing_parts(GOOD) == []
     assert missing_parts([Attested("x")]) == []
+
+
+@pytest.mark.parametrize(
+    ("summary", "refused"),
+    [
+        (f"{'d' * 64} {'e' * 64}: 2 passed, 2 tests, 2 parts", False),
+        (f"{'d' * 64} {'e' * 64}: 999 passed", True),
+        (f"{'d' * 64} {'e' * 64}: 2 passed, 7 failed", True),
+        (f"{'d' * 64} {'e' * 64}: 2 passed, also commit deadbeef12345", True),
+    ],
+)
+def test_a_summary_of_two_commits_is_checked_against_each(summary: str, refused: bool) -> None:
+    """Judged with two revs, every count a summary gives must be one of a commit's, and every
+    object id it names attested."""
+    other = tuple(a._replace(tree=OTHER, commit="f" * 40, digest="e" * 64) for a in GOOD)
+    facts = AttestationFacts(
+        (Target("HEAD~1", TREE), Target("HEAD", OTHER)),
+        (*GOOD, *other),
+        {TREE: SUITE, OTHER: SUITE},
+        "files",
+        "",
+        summary,
+    )
+    verdict = decide_attestations(facts, SIGNED)
+    rules = [f.rule for f in verdict.failures]
+    assert rules == (["summary-unverified"] if refused else []), verdict.failures

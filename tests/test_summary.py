@@ -68,6 +68,21 @@ def test_a_forged_figure_is_refused(
     assert new in data["failures"][0]["message"]
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("12 passed", "**13** passed"), ("0 failed", "`1` failed"), ("12 tests", "_120_ tests")],
+)
+def test_a_forged_figure_in_markdown_is_refused(
+    old: str, new: str, world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """Markdown's emphasis or code marks between a count and its word hide nothing."""
+    path = summarize(genstamp, judge, world, tmp_path)
+    path.write_text(path.read_text().replace(old, new, 1))
+    code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
+    assert code == 1 and rules(data) == ["summary-unverified"], data
+    assert new.translate(str.maketrans("", "", "*`_")) in data["failures"][0]["message"]
+
+
 def test_a_summary_without_the_attestation_or_naming_other_objects_is_refused(
     world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:
@@ -76,9 +91,11 @@ def test_a_summary_without_the_attestation_or_naming_other_objects_is_refused(
     code, data = verdict(genstamp, judge, *parts(world), "--summary", forged)
     assert code == 1 and rules(data) == ["summary-unverified"], data
     path = summarize(genstamp, judge, world, tmp_path)
-    path.write_text(path.read_text() + "\nmerged as 1234567abcdef\n")
-    code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
-    assert code == 1 and "1234567abcdef" in data["failures"][0]["message"], data
+    text = path.read_text()
+    for other in ("1234567abcdef", "DEADBEEF00"):  # either case
+        path.write_text(text + f"\nmerged as {other}\n")
+        code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
+        assert code == 1 and other in data["failures"][0]["message"], data
 
 
 def test_no_summary_of_what_the_gate_refuses(

@@ -1138,8 +1138,11 @@ def _attestation_parts_disagree(facts: AttestationFacts, settings: Config) -> It
 _FIGURE = re.compile(
     r"(\d+)\s+(passed|failed|errors?|skipped|xfailed|xpassed|tests?|parts?)\b", re.I
 )
-# An object id as people quote it: 7 to 64 hex digits, at least one a digit (not a word).
-_HEXES = re.compile(r"\b(?=[0-9a-f]*[0-9])[0-9a-f]{7,64}\b")
+# An object id as people quote it: 7 to 64 hex digits, at least one a digit (not a word), in
+# either case.
+_HEXES = re.compile(r"\b(?=[0-9a-f]*[0-9])[0-9a-f]{7,64}\b", re.I)
+# markdown's emphasis and code marks, which may stand between a count and its word
+_MARKUP = re.compile(r"[*_`~]")
 
 
 def summary_figures(merge: coverage.Merge) -> dict[str, int]:
@@ -1164,20 +1167,21 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
         return
     trees = _trees(facts)
     attested = [a for t in trees for a in _for_tree(facts, t)]
-    merge = attestation_merge(facts, trees[0]) if len(trees) == 1 else None
     text = facts.summary
     if not any(a.digest and a.digest in text for a in attested):
         yield "the summary quotes no attestation of the commit judged (no evidence digest of it)"
-    if merge is None:
-        return
-    figures = summary_figures(merge)
-    for number, word in _FIGURE.findall(text):
+    # each tree judged has its own figures: a count must be one of them (markdown's emphasis,
+    # `**7** passed`, read through)
+    merges = [attestation_merge(facts, t) for t in trees]
+    said = [summary_figures(m) for m in merges if m is not None]
+    for number, word in _FIGURE.findall(_MARKUP.sub("", text)) if said else ():
         key = word.lower()[:-1] if word.lower().endswith("s") else word.lower()
-        if figures.get(key) != int(number):
-            yield f"the summary says {number} {word}; the attestations say {figures.get(key)}"
+        if not any(figures.get(key) == int(number) for figures in said):
+            found = " or ".join(str(figures.get(key)) for figures in said)
+            yield f"the summary says {number} {word}; the attestations say {found}"
     known = [t.tree for t in facts.targets] + [x for a in attested for x in (a.commit, a.digest)]
     for hexes in _HEXES.findall(text):
-        if not any(k.startswith(hexes) for k in known):
+        if not any(k.startswith(hexes.lower()) for k in known if k):
             yield f"the summary names {hexes}, which is no commit, tree or digest attested"
 
 
