@@ -249,6 +249,7 @@ def test_a_kept_clean_room_run_of_the_tree_travels_in_the_statement(repo: Path) 
     assert kept == {
         "ok": True,
         "complete": False,
+        "narrowed": False,
         "counts": {"tests": 2, "passed": 2, "failed": 0, "errors": 0, "skipped": 0},
         "when": record.when,
         "install": "pip",

@@ -92,6 +92,23 @@ ROWS = {
         ["attestation-parts-disagree"],
         "tests/test_a.py::t passed in p1 (part 1/2), skipped in p3 (part 1/2)",
     ),
+    "clean-room-required": Row(
+        GOOD,
+        ["attestation-no-clean-room"],
+        "carries a passing clean-room run (theirs: none)",
+        settings=SIGNED._replace(require_clean_room=True),
+    ),
+    "clean-room-failed": Row(
+        tuple(a._replace(clean_room="failed") for a in GOOD),
+        ["attestation-no-clean-room"],
+        "(theirs: failed)",
+        settings=SIGNED._replace(require_clean_room=True),
+    ),
+    "control-clean-room": Row(
+        (GOOD[0]._replace(clean_room="passed"), GOOD[1]),
+        [],
+        settings=SIGNED._replace(require_clean_room=True),
+    ),
     "summary-forged": Row(
         GOOD, ["summary-unverified"], "says 3 passed", summary=f"{'d' * 64}: 3 passed"
     ),
@@ -151,3 +168,29 @@ def test_a_summary_of_two_commits_is_checked_against_each(summary: str, refused:
     verdict = decide_attestations(facts, SIGNED)
     rules = [f.rule for f in verdict.failures]
     assert rules == (["summary-unverified"] if refused else []), verdict.failures
+
+
+@pytest.mark.parametrize(
+    ("room", "said"),
+    [
+        (None, ""),
+        ({"ok": True, "complete": True, "narrowed": False}, "passed"),
+        ({"ok": True, "complete": True}, "passed"),  # written before `narrowed` was kept
+        ({"ok": False, "complete": True, "narrowed": False}, "failed"),
+        ({"ok": True, "complete": False, "narrowed": False}, "incomplete"),
+        ({"ok": True, "complete": True, "narrowed": True}, "incomplete"),
+    ],
+)
+def test_an_attestation_says_what_its_clean_room_run_said(room: object, said: str) -> None:
+    """The clean-room record a statement carries (signed with it) is read back as the gate
+    judges it: only a complete, passing clean run that pytest arguments did not narrow."""
+    import json
+
+    from genstamp import statement
+
+    facts = statement.Facts(
+        TREE, "c" * 40, coverage.new(["tests/test_a.py"], list(A), A, []), "g", None, (), {},
+        "warm", "0", clean_room=room,  # type: ignore[arg-type]
+    )  # fmt: skip
+    payload = json.dumps(statement.build(facts)).encode()
+    assert statement.read(payload, "x").clean_room == said

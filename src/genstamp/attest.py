@@ -353,6 +353,7 @@ def _clean_room(checkout: Checkout, tree: str) -> dict[str, Any] | None:
     return {
         "ok": record.ok,
         "complete": record.complete,
+        "narrowed": record.narrowed,
         "counts": dict(record.counts),
         "when": record.when,
         "install": record.install,

@@ -239,12 +239,16 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
                 "--junit judges local evidence, --attestation/--from-notes attestations",
                 "give one of them",
             )
+        settings = config.load(checkout.workdir)
+        if args.clean_room:
+            settings = settings._replace(require_clean_room=True)
         verdict, facts = verify_attestations(
             checkout,
             args.rev or (),
             files=args.attestation or (),
             from_notes=args.from_notes,
             summary=args.summary,
+            settings=settings,
         )
         if args.json:
             _print_json(verdict.to_json() | {"attestations": attestations_json(facts)})

@@ -992,6 +992,9 @@ class Attested(NamedTuple):
     signed: bool = False  # it carries at least one signature
     signer: str = ""  # the allowed signer whose signature verified ("" when none did)
     bad_signature: str = ""  # why a signature was refused ("" when none was)
+    # what the clean-room run of its tree said when it was attested: "passed", "failed",
+    # "incomplete" ("" when it carries none)
+    clean_room: str = ""
 
 
 class AttestationFacts(NamedTuple):
@@ -1185,6 +1188,18 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
             yield f"the summary names {hexes}, which is no commit, tree or digest attested"
 
 
+def _attested_without_clean_room(facts: AttestationFacts, settings: Config) -> Iterator[str]:
+    """With a clean room required (``--clean-room``, ``require-clean-room``): an attestation
+    of each tree judged must carry its passing, complete clean-room run."""
+    if not settings.require_clean_room:
+        return
+    for tree in _trees(facts):
+        said = [a.clean_room for a in _for_tree(facts, tree)]
+        if said and "passed" not in said:
+            what = ", ".join(sorted({s or "none" for s in said}))
+            yield f"no attestation of {tree[:12]} carries a passing clean-room run (theirs: {what})"
+
+
 class AttestationRule(NamedTuple):
     name: str
     remedy: str
@@ -1241,6 +1256,12 @@ ATTESTATION_TABLE = (
         "attestation-parts-disagree",
         "rerun those tests (a flaky test?) and attest again, so that one outcome stands",
         _attestation_parts_disagree,
+    ),
+    AttestationRule(
+        "attestation-no-clean-room",
+        "run `genstamp clean-run` for the commit before `genstamp attest`, then attest and "
+        "publish again",
+        _attested_without_clean_room,
     ),
     AttestationRule(
         "summary-unverified",

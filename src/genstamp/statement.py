@@ -58,7 +58,7 @@ class Facts(NamedTuple):
     configuration: tuple[Mapping[str, Any], ...] = ()  # ResourceDescriptors
     url: str = ""
     # the clean-room run of the same tree kept in the checkout (`genstamp clean-run`), if any:
-    # {ok, complete, counts, when, install}
+    # {ok, complete, narrowed, counts, when, install}
     clean_room: Mapping[str, Any] | None = None
 
 
@@ -202,7 +202,20 @@ def read(payload: bytes, label: str) -> Attested:
         part=where,
         generation=str(ext.get("generation", "")),
         digest=evidence_digest(predicate),
+        clean_room=_clean_room_said(ext.get("cleanRoom")),
     )
+
+
+def _clean_room_said(room: object) -> str:
+    """What an attestation's ``cleanRoom`` record says: "passed" (complete, not narrowed by
+    pytest arguments, and passing),
+    "failed", "incomplete", or "" when it carries none."""
+    if not isinstance(room, dict):
+        return ""
+    if room.get("ok") is not True:
+        return "failed"
+    whole = room.get("complete") is True and not room.get("narrowed")
+    return "passed" if whole else "incomplete"
 
 
 def _tampered(
