@@ -239,6 +239,17 @@ def test_stale_bytecode_green_warm_red_clean(calc: Path) -> None:
     assert "clean-room-diverged" in rules and "stale-bytecode" in rules
 
 
+def test_what_the_install_writes_into_the_clean_checkout_is_the_installs(calc: Path) -> None:
+    """A setuptools project that does not ignore `build/` and `*.egg-info/`: the install step
+    writes them into the clean checkout, as it does in a clean clone. The clean run tested the
+    judged tree (and those), not another one."""
+    (calc / ".gitignore").write_text("__pycache__/\n*.py[co]\n")
+    commit_all(calc, "build products not ignored")
+    proc = clean_run(calc)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "passed in a clean checkout" in proc.stderr + proc.stdout
+
+
 def test_keep_and_rev(calc: Path, tmp_path: Path) -> None:
     (calc / "README").write_text("uncommitted\n")
     proc = clean_run(calc, "--keep", "--rev", "HEAD", "--json", tmp=tmp_path / "tmp")

@@ -117,9 +117,12 @@ def new(
     *,
     narrowed: bool,
     install: str,
+    installed: str | None = None,
 ) -> CleanRoom:
     """The record of a clean run from the clean checkout's ``verify --json`` output and the
-    outcomes its evidence recorded."""
+    outcomes its evidence recorded. ``installed``: the tree the clean checkout holds once the
+    install step wrote its by-products into it (setuptools' ``build/`` and ``*.egg-info``, in a
+    project that does not ignore them), which is the judged tree as a clean clone's run sees it."""
     # The clean checkout is the clean room: its gate's own clean-room rules (a project that sets
     # require-clean-room) say nothing about it.
     failures = tuple(
@@ -128,7 +131,7 @@ def new(
         if f["rule"] not in OWN_RULES
     )
     tested = verdict.get("tested_tree")
-    if tested is not None and tested != tree:
+    if tested is not None and tested not in (tree, installed):
         failures += (f"tree-mismatch: the clean checkout tested tree {tested}, not {tree}",)
     tests = verdict.get("tests") or {}
     counts = {k: int(tests.get(k, 0)) for k in ("tests", "passed", "failed", "errors", "skipped")}

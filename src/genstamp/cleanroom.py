@@ -324,11 +324,17 @@ def clean_run(
                 env = envcache.prepare(cache, digest, chosen, deps, environ, log)
             with steps.step("install") as log:
                 _install(env, chosen, args, work, log)
+                installed = _with_install_products(work, tree, log)
             with steps.step("run") as log:
                 verdict, outcomes = _run(env, work, pytest_args, log)
         install_line = f"{chosen.tool}: {' '.join(args) or '(nothing to install)'}"
         record = cleanrecord.new(
-            tree, verdict, outcomes, narrowed=bool(pytest_args), install=install_line
+            tree,
+            verdict,
+            outcomes,
+            narrowed=bool(pytest_args),
+            install=install_line,
+            installed=installed,
         )
         path = cleanrecord.write(checkout.gitdir, record)
     return CleanRun(
@@ -343,6 +349,25 @@ def _install_args(work: Path) -> list[str]:
         if settings.clean_install is not None
         else (default_install(work))
     )
+
+
+def _with_install_products(work: Path, tree: str, log: IO[str]) -> str | None:
+    """The tree of the clean checkout once the install step wrote into it: the judged tree
+    with the files it made there that git does not ignore (a fresh checkout held none). None
+    when it made none. Built in an index of its own: the repository's index is not touched."""
+    made = _git(work, "ls-files", "-z", "--others", "--exclude-standard", log=log).split("\0")
+    made = [m for m in made if m]
+    if not made:
+        return None
+    log.write(f"the install wrote into the checkout: {', '.join(made[:10])}\n")
+    with tempfile.TemporaryDirectory(prefix="genstamp-index-") as tmp:
+        env = {**envcache.clean_environ(None), "GIT_INDEX_FILE": str(Path(tmp, "index"))}
+        listed = Path(tmp, "made")
+        listed.write_bytes(os.fsencode("\0".join(made)))
+        _git(work, "read-tree", tree, env=env, log=log)
+        add = ["add", "--force", f"--pathspec-from-file={listed}", "--pathspec-file-nul"]
+        _git(work, *add, env=env, log=log)
+        return _git(work, "write-tree", env=env, log=log)
 
 
 def _install(
