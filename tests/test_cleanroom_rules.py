@@ -274,6 +274,66 @@ def test_the_environment_key_follows_dependency_inputs(tmp_path: Path) -> None:
     assert envcache.key(tmp_path, ["."], uv, {}) != second
 
 
+@pytest.mark.parametrize(
+    ("files", "args", "edited"),
+    [
+        # dependencies setuptools reads from a file its dynamic table names
+        (
+            {
+                "pyproject.toml": '[project]\nname = "p"\nversion = "1"\n'
+                'dynamic = ["dependencies"]\n[tool.setuptools.dynamic]\n'
+                'dependencies = {file = ["deps.in"]}\n',
+                "deps.in": "six\n",
+            },
+            ["."],
+            "deps.in",
+        ),
+        # a requirements file's own -r, followed from the one the arguments name
+        (
+            {"requirements.txt": "-r deps/base.txt\n", "deps/base.txt": "six\n"},
+            ["-r", "requirements.txt"],
+            "deps/base.txt",
+        ),
+        (
+            {"reqs/all.txt": "-c pins.txt\n", "reqs/pins.txt": "six==1\n"},
+            ["-rreqs/all.txt"],
+            "reqs/pins.txt",
+        ),
+    ],
+)
+def test_the_environment_key_follows_every_file_that_names_dependencies(
+    tmp_path: Path, files: dict[str, str], args: list[str], edited: str
+) -> None:
+    uv = envcache.Installer("uv", "uv")
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    first = envcache.key(tmp_path, args, uv, {})
+    (tmp_path / edited).write_text("")
+    assert envcache.key(tmp_path, args, uv, {}) != first
+
+
+def test_an_environment_an_earlier_run_installed_into_is_not_reused(tmp_path: Path) -> None:
+    """A test's `pip install` (or uninstall) in the clean environment makes it another one."""
+    env = tmp_path / "env"
+    site = env / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (env / "bin").mkdir()
+    (env / "bin" / "python").write_text("")
+    (site / "pytest-9.0.dist-info").mkdir()
+    (site / "calc-1.dist-info").mkdir()  # the project's own: reinstalled each run
+    digest = "ab" * 32
+    meta = {"format": envcache.FORMAT, "version": envcache.VERSION, "key": digest}
+    (env / "genstamp-env.json").write_text(json.dumps(meta))
+    assert not envcache._ready(env, digest, "calc")  # its contents were never kept
+    envcache.remember_contents(env, "calc")
+    assert envcache._ready(env, digest, "calc")
+    (site / "calc-1.dist-info").rename(site / "calc-2.dist-info")
+    assert envcache._ready(env, digest, "calc")  # the project's version moved: still it
+    (site / "six-1.16.0.dist-info").mkdir()
+    assert not envcache._ready(env, digest, "calc")
+
+
 def test_the_clean_environment_drops_the_users() -> None:
     env = envcache.clean_environ(
         Path("/e"),

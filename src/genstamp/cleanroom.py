@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from genstamp import __version__, cleanrecord, config, envcache, evidence, rules
+from genstamp import __version__, cleanrecord, config, envcache, evidence, roots, rules
 from genstamp.errors import EXIT_USAGE, GenstampError
 from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, open_checkout
@@ -321,9 +321,11 @@ def clean_run(
                 deps = [*build_requirements(work), genstamp_requirement(), "pytest"]
                 if chosen.tool == "pip":
                     deps.append("wheel")  # setuptools before 70.1 builds wheels with it
-                env = envcache.prepare(cache, digest, chosen, deps, environ, log)
+                project = roots.project_name(work) or ""
+                env = envcache.prepare(cache, digest, chosen, deps, environ, log, project)
             with steps.step("install") as log:
                 _install(env, chosen, args, work, log)
+                envcache.remember_contents(env.path, project)
                 installed = _with_install_products(work, tree, log)
             with steps.step("run") as log:
                 verdict, outcomes = _run(env, work, pytest_args, log)

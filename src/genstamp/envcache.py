@@ -18,6 +18,7 @@ import fcntl
 import hashlib
 import json
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -61,6 +62,7 @@ PYPROJECT_TABLES = (
     ("tool", "poetry", "dependencies"),
     ("tool", "poetry", "group"),
     ("tool", "uv"),
+    ("tool", "setuptools", "dynamic"),  # dependencies read from files it names
 )
 # Variables that choose where packages come from; the rest of PIP_*/UV_* does not change what
 # is installed (timeouts, caches, colours).
@@ -196,14 +198,59 @@ def _dependency_files(checkout: Path, install_args: Sequence[str]) -> list[str]:
     found = {name for name in DEPENDENCY_FILES if (checkout / name).is_file()}
     for pattern in DEPENDENCY_GLOBS:
         found |= {p.relative_to(checkout).as_posix() for p in checkout.glob(pattern)}
-    # files the install arguments name (-r FILE, -c FILE, --requirement=FILE)
-    args = list(install_args)
-    for i, arg in enumerate(args):
-        if arg in ("-r", "-c", "--requirement", "--constraint") and i + 1 < len(args):
-            found.add(args[i + 1])
-        elif arg.startswith(("--requirement=", "--constraint=")):
-            found.add(arg.split("=", 1)[1])
+    found |= set(_named_files(list(install_args), ""))
+    found |= set(_dynamic_files(checkout / "pyproject.toml"))
+    # and the files those name in turn (a requirements file's own -r/-c lines)
+    todo = sorted(found)
+    while todo and len(found) < _MOST_FILES:
+        rel = todo.pop()
+        try:
+            lines = (checkout / rel).read_text(encoding="utf-8", errors="replace").split()
+        except OSError:
+            continue
+        for more in _named_files(lines, posixpath.dirname(rel)):
+            if more not in found:
+                found.add(more)
+                todo.append(more)
     return sorted(found)
+
+
+_MOST_FILES = 200  # requirement files followed from one another
+
+
+def _named_files(words: list[str], folder: str) -> list[str]:
+    """The files ``-r FILE``, ``-c FILE``, ``--requirement=FILE`` (...) name among ``words``
+    (install arguments, or a requirements file's words), relative to ``folder``."""
+    out = []
+    for i, word in enumerate(words):
+        if word in ("-r", "-c", "--requirement", "--constraint") and i + 1 < len(words):
+            out.append(words[i + 1])
+        elif word.startswith(("--requirement=", "--constraint=")):
+            out.append(word.split("=", 1)[1])
+        elif word[:2] in ("-r", "-c") and len(word) > 2 and not word.startswith("--"):
+            out.append(word[2:])
+    return [posixpath.normpath(posixpath.join(folder, name)) for name in out]
+
+
+def _dynamic_files(path: Path) -> list[str]:
+    """The files ``[tool.setuptools.dynamic]`` reads dependencies from (``{file = [...]}``)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return []
+    dynamic: Any = data
+    for part in ("tool", "setuptools", "dynamic"):
+        dynamic = dynamic.get(part) if isinstance(dynamic, dict) else None
+    if not isinstance(dynamic, dict):
+        return []
+    extras = dynamic.get("optional-dependencies")
+    tables = [dynamic.get("dependencies"), *(extras.values() if isinstance(extras, dict) else ())]
+    out: list[str] = []
+    for table in tables:
+        named = table.get("file") if isinstance(table, dict) else None
+        names = [named] if isinstance(named, str) else named if isinstance(named, list) else []
+        out += [posixpath.normpath(n) for n in names if isinstance(n, str)]
+    return out
 
 
 def genstamp_digest() -> str:
@@ -228,7 +275,7 @@ def _meta_path(env: Path) -> Path:
     return env / "genstamp-env.json"
 
 
-def _ready(env: Path, digest: str) -> bool:
+def _ready(env: Path, digest: str, project: str = "") -> bool:
     path = _meta_path(env)
     try:
         raw = path.read_bytes()
@@ -238,7 +285,42 @@ def _ready(env: Path, digest: str) -> bool:
         data = versioned.parse(raw, path, FORMAT, VERSION, "clean environment", "")
     except GenstampError:
         return False  # another version's environment: made again, never trusted
-    return data.get("key") == digest and (env / "bin" / "python").exists()
+    if data.get("key") != digest or not (env / "bin" / "python").exists():
+        return False
+    # what an earlier run installed into it (a test's `pip install`) makes it another one
+    try:
+        kept = json.loads(_contents_path(env).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(kept, list) and kept == contents(env, project)
+
+
+def _contents_path(env: Path) -> Path:
+    return env / "genstamp-env-contents.json"
+
+
+def contents(env: Path, project: str) -> list[str]:
+    """What is installed in ``env``: its distributions' metadata folders and path files, those
+    of ``project`` (reinstalled on every run, its version may move) left out."""
+    from genstamp.roots import normalised
+
+    own = normalised(project) if project else ""
+    out = []
+    for site in env.glob("lib/python*/site-packages"):
+        for entry in site.iterdir():
+            name = entry.name
+            if not name.endswith((".dist-info", ".egg-info", ".egg-link", ".pth")):
+                continue
+            dist = normalised(name.removeprefix("__editable__.").partition("-")[0])
+            if own and dist in (own, own.replace("-", "_")):
+                continue
+            out.append(name)
+    return sorted(out)
+
+
+def remember_contents(env: Path, project: str) -> None:
+    """Keep what ``env`` holds once the install step is done: a reuse must find it so."""
+    write_atomic(_contents_path(env), json.dumps(contents(env, project)).encode())
 
 
 @contextlib.contextmanager
@@ -260,11 +342,14 @@ def prepare(
     dependencies: Sequence[str],
     environ: Mapping[str, str],
     log: IO[str],
+    project: str = "",
 ) -> Env:
-    """The environment for ``digest``: the cached one, or a new one with ``dependencies``
-    installed (the caller holds ``locked``). A failure leaves no environment behind."""
+    """The environment for ``digest``: the cached one, unless something was installed into
+    it or taken from it since its install step (``remember_contents``; ``project``'s own
+    distribution aside), or a new one with ``dependencies`` installed (the caller holds
+    ``locked``). A failure leaves no environment behind."""
     env = cache / digest[:16]
-    if _ready(env, digest):
+    if _ready(env, digest, project):
         os.utime(_meta_path(env))  # recently used: pruned last
         return Env(env, digest, True)
     shutil.rmtree(env, ignore_errors=True)
