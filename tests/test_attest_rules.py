@@ -194,3 +194,39 @@ def test_an_attestation_says_what_its_clean_room_run_said(room: object, said: st
     )  # fmt: skip
     payload = json.dumps(statement.build(facts)).encode()
     assert statement.read(payload, "x").clean_room == said
+
+
+THIRDS = tuple(
+    part(f"t{i}", {**A, **B} if i == 1 else {}, i)._replace(part=(i, 3)) for i in (1, 2, 3)
+)
+
+
+@pytest.mark.parametrize(
+    ("attested", "from_files", "from_notes"),
+    [
+        # an unsigned line published by mistake beside the signed ones
+        ((*GOOD, GOOD[0]._replace(signed=False, signer="")), ["attestation-unsigned"], []),
+        ((*GOOD, Attested("note:3", problem="not JSON")), ["attestation-unreadable"], []),
+        # a rerun split three ways after one split two ways that never finished
+        ((GOOD[0], *THIRDS), ["attestation-partial"], []),
+        # nothing trusted: refused whatever the source
+        (
+            tuple(a._replace(signed=False, signer="") for a in GOOD),
+            ["attestation-unsigned"],
+            ["attestation-unsigned"],
+        ),
+        ((GOOD[0], THIRDS[0]), ["attestation-partial"], ["attestation-partial"]),
+    ],
+)
+def test_notes_that_only_grow_are_judged_by_what_can_speak_for_the_tree(
+    attested: tuple[Attested, ...], from_files: list[str], from_notes: list[str]
+) -> None:
+    """Attestations given as files are judged all together; those of git notes, which only
+    grow, by the trusted ones and the largest complete split among them: a stray line or an
+    abandoned split must not refuse the commit for good."""
+    for grown, expected in ((False, from_files), (True, from_notes)):
+        facts = AttestationFacts(
+            (Target("HEAD", TREE),), attested, {TREE: SUITE}, "notes", "", None, grown
+        )
+        verdict = decide_attestations(facts, SIGNED)
+        assert list(dict.fromkeys(f.rule for f in verdict.failures)) == expected, grown

@@ -241,15 +241,19 @@ def gather(
     allowed: Path | None,
     roots: Sequence[str] = (),
     summary: str | None = None,
+    grown: bool = False,
 ) -> AttestationFacts:
-    """The facts of ``sources`` ((label, text) of each file or note) about ``targets``."""
+    """The facts of ``sources`` ((label, text) of each file or note) about ``targets``;
+    ``grown``: all of them read from git notes."""
     attested = tuple(
         read_envelope(label, line, allowed)
         for name, text in sources
         for label, line in bundle_lines(name, text)
     )
     suites = {t.tree: tree_suites(repo, t.tree, roots) for t in targets}
-    return AttestationFacts(tuple(targets), attested, suites, source, str(allowed or ""), summary)
+    return AttestationFacts(
+        tuple(targets), attested, suites, source, str(allowed or ""), summary, grown
+    )
 
 
 def verify_attestations(
@@ -286,6 +290,7 @@ def verify_attestations(
         allowed=signers_file(settings, checkout.workdir),
         roots=settings.suites,
         summary=text,
+        grown=from_notes and not files,
     )
     return decide_attestations(facts, settings), facts
 

@@ -109,6 +109,7 @@ def judge(
             source=f"{notes.REF} as pushed",
             allowed=allowed,
             roots=_tree_roots(repo, commit.tree),
+            grown=True,
         )
         out += [(update.ref, f) for f in decide_attestations(facts, settings).failures]
     return out

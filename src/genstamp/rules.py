@@ -1005,6 +1005,9 @@ class AttestationFacts(NamedTuple):
     source: str  # where the attestations were read: files, or the notes of a commit
     signers: str = ""  # the allowed signers file the signatures were checked against
     summary: str | None = None  # a summary to check against what the attestations say
+    # read from git notes, which only grow (``settled``): a line that cannot be trusted, or a
+    # split that a later complete one replaced, cannot be taken out of them
+    grown: bool = False
 
 
 AttestationCheck = Callable[[AttestationFacts, "Config"], Iterator["str | Listed"]]
@@ -1274,8 +1277,47 @@ ATTESTATION_RULES = tuple(rule.name for rule in ATTESTATION_TABLE)
 REMEDY.update({rule.name: rule.remedy for rule in ATTESTATION_TABLE})
 
 
+def _trusted(a: Attested, settings: Config) -> bool:
+    """Whether ``a`` can speak for its tree: readable, whole, and signed by an allowed signer
+    where the project requires signatures."""
+    if a.problem or a.tampered or a.bad_signature:
+        return False
+    return settings.attestation_signers is None or bool(a.signer)
+
+
+def settled(facts: AttestationFacts, settings: Config) -> AttestationFacts:
+    """What notes say of each tree once what cannot speak for it is set aside: notes only
+    grow, and an untrusted line (unsigned, tampered, unreadable) or the parts of a split that
+    a complete split replaced would otherwise refuse the commit for good. Of a tree that has
+    a trusted attestation, only trusted ones count, and of those, where some split count N
+    has all its parts, the parts of the largest such N (with any unsplit ones). A tree with
+    none trusted keeps them all: the rules then say why each cannot speak."""
+    if not facts.grown:
+        return facts
+    kept: list[Attested] = []
+    spoken = True  # every tree judged has a trusted attestation
+    for tree in dict.fromkeys(t.tree for t in facts.targets):
+        mine = [a for a in facts.attested if a.tree == tree]
+        trusted = [a for a in mine if _trusted(a, settings)]
+        if not trusted:
+            kept += mine
+            spoken = False
+            continue
+        have = {a.part for a in trusted if a.part}
+        counts = sorted({n for _, n in have})
+        whole = [n for n in counts if all((i, n) in have for i in range(1, n + 1))]
+        if whole:
+            trusted = [a for a in trusted if a.part is None or a.part[1] == whole[-1]]
+        kept += trusted
+    judged = {t.tree for t in facts.targets}
+    # what is of no tree judged (another commit's, or unreadable) speaks for none of them
+    kept += [a for a in facts.attested if a.tree not in judged and not (spoken and not a.tree)]
+    return facts._replace(attested=tuple(kept))
+
+
 def decide_attestations(facts: AttestationFacts, settings: Config) -> Verdict:
     """The verdict on a commit from attestations alone, without a local run."""
+    facts = settled(facts, settings)
     failures = tuple(
         failure(rule.name, found)
         for rule in ATTESTATION_TABLE
