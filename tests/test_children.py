@@ -314,6 +314,7 @@ def build_extension(folder: Path, into: Path | None = None) -> Path:
         "include-file-newer",
         "built-before-generation",
         "sources-deleted",
+        "its-source-deleted",
         "module-beside-newer",
         "control",
     ],
@@ -357,12 +358,14 @@ def test_stale_extension(tmp_path: Path, case: str) -> None:
         for native in ("src/calc/_speed.c", "csrc/speed.h", "csrc/speed.inl"):
             (repo / native).unlink()
         edited[case] = folder / "_speed.c"
+    if case == "its-source-deleted":  # the same, while other native sources stay
+        (folder / "_speed.c").unlink()
     if case == "module-beside-newer":  # the commit ports it to Python; the build hides it
         st = built.stat()
         edited[case] = folder / "_speed.py"
         edited[case].write_text("PORTED = True\n")
         os.utime(edited[case], ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-    if case in ("sources-deleted", "module-beside-newer"):
+    if case in ("sources-deleted", "its-source-deleted", "module-beside-newer"):
         commit_all(repo, case)
         restamp.begin(open_checkout(repo))
     proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
@@ -372,7 +375,7 @@ def test_stale_extension(tmp_path: Path, case: str) -> None:
         assert flags == []
         return
     assert [f.module for f in flags] == ["calc._speed"]
-    if case == "sources-deleted":
+    if case in ("sources-deleted", "its-source-deleted"):
         assert "built from no source the tree holds" in flags[0].detail
         return
     assert built.name in flags[0].detail and "pip install -e ." in flags[0].detail

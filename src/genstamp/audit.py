@@ -917,7 +917,11 @@ def stale_extension(
     if not newer:
         # (mypyc's shared helper library, `<hash>__mypyc`, is built from the tree's modules)
         helper = "__mypyc." in os.path.basename(path)
-        if committed and not natives and beside is None and not helper and _git_ignored(root, path):
+        stem = os.path.basename(path).partition(".")[0]
+        # no native source at all; or, for a module imported by name, none nor any build file
+        # that names it (a library ctypes loads is named by whatever builds it: a Makefile)
+        orphan = not natives or (module and not _named(root, stem, natives))
+        if committed and orphan and beside is None and not helper and _git_ignored(root, path):
             return (
                 f"{os.path.basename(path)} is built from no source the tree holds (a clean "
                 "clone has no such module): delete it, or commit what builds it"
@@ -932,6 +936,44 @@ def stale_extension(
             f"(a clean clone runs {name}): rebuild it ({rebuild}), or delete it"
         )
     return f"{os.path.basename(path)} is older than {name}: rebuild it ({rebuild})"
+
+
+# The files a build of an extension module names it in (setuptools, meson, CMake, cargo)
+_BUILD_FILES = (
+    "setup.py",
+    "setup.cfg",
+    "pyproject.toml",
+    ":(glob)**/meson.build",
+    ":(glob)**/CMakeLists.txt",
+    ":(glob)**/*.cmake",
+    ":(glob)**/Cargo.toml",
+)
+
+
+def _named(root: str, stem: str, natives: Sequence[str]) -> bool:
+    """Whether anything in the tree can build the extension module ``stem``: a native source
+    of that name (``fast.pyx``, ``fast.c``; a cffi build script naming it is one), or a build
+    file that names it (``Extension("pkg.fast", …)``, ``pybind11_add_module(fast …)``)."""
+    import subprocess
+
+    if any(os.path.basename(n).partition(".")[0] == stem for n in natives):
+        return True
+    if any(n.endswith(".py") for n in natives):
+        return True  # a cffi build script defining a module of that name (``cffi_builders``)
+    # a build file naming it, or a native source defining its module (``PyInit_fast``)
+    sources = [f":(glob)**/*{ext}" for ext in EXTENSION_SOURCES]
+    for word, pattern, where in (("-w", stem, _BUILD_FILES), ("-F", f"PyInit_{stem}", sources)):
+        try:
+            found = subprocess.run(
+                ["git", "grep", "-q", "--untracked", word, "-F", "-e", pattern, "--", *where],
+                cwd=root,
+                capture_output=True,
+            )
+        except OSError:
+            return True
+        if found.returncode != 1:  # 0: named; an error: not known, so not refused
+            return True
+    return False
 
 
 def _git_ignored(root: str, path: str) -> bool:
