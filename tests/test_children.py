@@ -461,7 +461,13 @@ if __name__ == "__main__":
 """
 
 
-def cffi_project(tmp_path: Path, tests: dict[str, str], case: str, other_c: bool = False) -> Path:
+def cffi_project(
+    tmp_path: Path,
+    tests: dict[str, str],
+    case: str,
+    other_c: bool = False,
+    script: str = CFFI_BUILD,
+) -> Path:
     """A project whose cffi build script ``build_foo.py`` builds the git-ignored extension
     ``_foo``, built; ``case`` "edited": the script's C code changed and committed since, not
     rebuilt. ``tests``: the test files."""
@@ -470,7 +476,7 @@ def cffi_project(tmp_path: Path, tests: dict[str, str], case: str, other_c: bool
     if shutil.which("gcc") is None and shutil.which("cc") is None:
         pytest.skip("no C compiler")
     files = {
-        "build_foo.py": CFFI_BUILD.replace("FACTOR", "2"),
+        "build_foo.py": script.replace("FACTOR", "2"),
         **tests,
         "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["."]\n',
         ".gitignore": "__pycache__/\n_foo.*\n",
@@ -483,7 +489,7 @@ def cffi_project(tmp_path: Path, tests: dict[str, str], case: str, other_c: bool
     )
     assert build.returncode == 0, build.stderr
     if case == "edited":  # the C code changes in the script; nobody rebuilds
-        (repo / "build_foo.py").write_text(CFFI_BUILD.replace("FACTOR", "3"))
+        (repo / "build_foo.py").write_text(script.replace("FACTOR", "3"))
         # built a minute ago from the files then written, the script edited a second later: a
         # copy made now is newer than all of them
         built_ns = time.time_ns() - 60 * 10**9
@@ -522,6 +528,24 @@ def test_a_cffi_extension_is_built_from_its_python_build_script(
         assert said == {}, said
     else:
         assert list(said) == ["stale-extension"] and "build_foo.py" in said["stale-extension"]
+
+
+def test_a_cffi_extension_named_through_a_variable_is_built_from_its_script(
+    tmp_path: Path,
+) -> None:
+    """`set_source(MODULE, …)`, the module's name in a variable: a fresh build is the
+    script's, not one built from no source the tree holds."""
+    tests = {
+        "tests/test_scale.py": "from _foo import lib\n\n\ndef test_scale():\n"
+        "    assert lib.scale(2) == 4\n"
+    }
+    build = CFFI_BUILD.replace('set_source("_foo"', "set_source(MODULE").replace(
+        "ffibuilder = FFI()", 'MODULE = "_foo"\nffibuilder = FFI()'
+    )
+    repo = cffi_project(tmp_path, tests, "fresh", script=build)
+    restamp.begin(open_checkout(repo))
+    assert run_pytest(repo).returncode == 0
+    assert failures(repo) == {}
 
 
 LIB_C = "int answer(void) { return 42; }\n"

@@ -918,9 +918,10 @@ def stale_extension(
         # (mypyc's shared helper library, `<hash>__mypyc`, is built from the tree's modules)
         helper = "__mypyc." in os.path.basename(path)
         stem = os.path.basename(path).partition(".")[0]
-        # no native source at all; or, for a module imported by name, none nor any build file
-        # that names it (a library ctypes loads is named by whatever builds it: a Makefile)
-        orphan = not natives or (module and not _named(root, stem, natives))
+        # for a module imported by name: no native source of its name nor any build file that
+        # names it; for a library ctypes loads (named by whatever builds it: a Makefile), no
+        # native source at all
+        orphan = not _named(root, stem, natives) if module else not natives
         if committed and orphan and beside is None and not helper and _git_ignored(root, path):
             return (
                 f"{os.path.basename(path)} is built from no source the tree holds (a clean "
@@ -960,12 +961,17 @@ def _named(root: str, stem: str, natives: Sequence[str]) -> bool:
         return True
     if any(n.endswith(".py") for n in natives):
         return True  # a cffi build script defining a module of that name (``cffi_builders``)
-    # a build file naming it, or a native source defining its module (``PyInit_fast``)
+    # a build file naming it, a native source defining its module (``PyInit_fast``), or a
+    # cffi build script naming it (its name in a variable: ``set_source(NAME, …)``)
     sources = [f":(glob)**/*{ext}" for ext in EXTENSION_SOURCES]
-    for word, pattern, where in (("-w", stem, _BUILD_FILES), ("-F", f"PyInit_{stem}", sources)):
+    for how, where in (
+        (["-w", "-e", stem], _BUILD_FILES),
+        (["-e", f"PyInit_{stem}"], sources),
+        (["-w", "--all-match", "-e", "set_source", "-e", stem], [":(glob)**/*.py"]),
+    ):
         try:
             found = subprocess.run(
-                ["git", "grep", "-q", "--untracked", word, "-F", "-e", pattern, "--", *where],
+                ["git", "grep", "-q", "--untracked", "-F", *how, "--", *where],
                 cwd=root,
                 capture_output=True,
             )
