@@ -918,6 +918,11 @@ def test_a_copy_of_calc(tmp_path):
             z.write(ROOT / "src" / "calc" / "__init__.py", "calc/__init__.py")
             z.writestr("__main__.py", "import calc\\nprint(calc.add(2, 3))\\n")
         run = [sys.executable, str(target)]
+    elif HOW == "fake":  # a stand-in package of the root's name, empty, as py.typed is
+        (tmp_path / "calc").mkdir()
+        (tmp_path / "calc" / "__init__.py").write_text("")
+        target = tmp_path
+        run = [sys.executable, "-c", "import calc; print(5)"]
     else:  # a copy in a folder: made now by the test, or made before the run ("earlier")
         target = WHERE if HOW == "earlier" else tmp_path
         if HOW == "copy":
@@ -931,7 +936,7 @@ def test_a_copy_of_calc(tmp_path):
 """
 
 
-@pytest.mark.parametrize("how", ["zipapp", "copy", "earlier", "stale"])
+@pytest.mark.parametrize("how", ["zipapp", "copy", "earlier", "stale", "fake"])
 def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
     repo: Path, genstamp: RunGenstamp, tmp_path: Path, how: str
 ) -> None:
@@ -939,12 +944,15 @@ def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
     runs that in a child (a release smoke test): code the run made of the checkout's, which a
     clean clone's run makes too: accepted. The controls are foreign-origin: the same copy made
     before the run (left by an earlier one, another clone's), and a copy the test makes now of
-    a stale artifact (a git-ignored build of an older commit: its bytes are a past version's)."""
+    a stale artifact (a git-ignored build of an older commit: its bytes are a past version's).
+    A stand-in package the test writes, whose bytes the history holds only at another path
+    (an empty `__init__.py`, as `py.typed`), is no past version of the module: accepted."""
     write_calc(
         repo,
         tests=MADE_BY_THE_TEST.replace("HOW", repr(how)),
         gitignore="__pycache__/\n*.py[co]\ndist/\n",
     )
+    (repo / "src" / "calc" / "py.typed").write_text("")  # the empty blob is in history
     commit_all(repo, "a test that runs a copy of calc")
     shutil.copytree(repo / "src" / "calc", repo / "dist" / "old" / "calc")
     (repo / CALC).write_text("def add(a, b):\n    return b + a\n")

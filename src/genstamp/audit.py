@@ -577,21 +577,50 @@ def _the_runs_own(ld: Load, began_ns: int | None, root: Path, bases: Sequence[st
                 return True
         except OSError:
             pass
-    return not _in_history(root, ld.blob)
+    return not _in_history(root, ld.blob, other)
 
 
-def _in_history(root: Path, blob: str) -> bool:
-    """Whether the repository at ``root`` holds the blob ``blob`` (committed or staged once);
-    True when git cannot say (judged as stale, not as the run's own)."""
+def _in_history(root: Path, blob: str, path: str | None = None) -> bool:
+    """Whether the repository at ``root`` holds the blob ``blob`` (committed or staged once),
+    and, where ``path`` (the module's file in the tree) is known, whether a commit held it at
+    that path (the same bytes at another path, an empty file such as ``py.typed``, are no past
+    version of this module; a past version kept under another folder, before a move to
+    ``src/``, is one: the module's path below any folder counts). True when git cannot say
+    (judged as stale, not as the run's own)."""
     import subprocess
 
     try:
         found = subprocess.run(
             ["git", "cat-file", "-e", f"{blob}^{{blob}}"], cwd=root, capture_output=True
         )
+        if found.returncode != 0 or path is None:
+            return found.returncode == 0
+        tail = _module_tail(root, path)
+        paths = [path, tail, f":(glob)**/{tail}"]
+        commits = subprocess.run(
+            ["git", "log", "--all", "--format=%H", f"--find-object={blob}", "--", *paths],
+            cwd=root,
+            capture_output=True,
+        )
     except OSError:
         return True
-    return found.returncode == 0
+    if commits.returncode != 0:
+        return True
+    if commits.stdout.strip():
+        return True
+    # staged at that path now, never committed
+    staged = subprocess.run(["git", "ls-files", "-s", "--", path], cwd=root, capture_output=True)
+    return blob.encode() in staged.stdout
+
+
+def _module_tail(root: Path, path: str) -> str:
+    """A module's tree path from its top package on (``src/pkg/sub/mod.py``: ``pkg/sub/mod.py``
+    where ``src`` holds no ``__init__.py``): where another layout kept the same module."""
+    parts = path.split("/")
+    start = len(parts) - 1  # the file itself
+    while start > 0 and (root / "/".join(parts[:start]) / "__init__.py").is_file():
+        start -= 1
+    return "/".join(parts[start:])
 
 
 def _made_during(ld: Load, began_ns: int | None) -> bool:
