@@ -338,11 +338,12 @@ def test_an_installed_copy_in_an_in_project_venv_keeps_its_installers_bytecode(
 
     pyc = importlib.util.cache_from_source(str(copy))
     if stale:  # other code's bytecode, named as the copy's, its size and time kept
-        st = copy.stat()
+        at = (copy.stat().st_mtime_ns // 10**9) * 10**9  # a whole second, as a pyc keeps it
         copy.write_text("def add(a, b):\n    return a * b\n")
+        os.utime(copy, ns=(at, at))
         py_compile.compile(str(copy), cfile=pyc)
         copy.write_text("def add(a, b):\n    return a + b\n")
-        os.utime(copy, ns=(st.st_atime_ns, st.st_mtime_ns))
+        os.utime(copy, ns=(at, at))
         (repo / "tests" / "test_calc.py").write_text(
             "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
         )
