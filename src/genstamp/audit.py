@@ -949,9 +949,15 @@ def stale_extension(
         stem = os.path.basename(path).partition(".")[0]
         # for a module imported by name: no native source of its name nor any build file that
         # names it; for a library ctypes loads (named by whatever builds it: a Makefile), no
-        # native source at all
-        orphan = not _named(root, stem, natives) if module else not natives
-        if committed and orphan and beside is None and not helper and _git_ignored(root, path):
+        # native source at all (the git commands only where the cheap checks leave it open)
+        if (
+            committed
+            and beside is None
+            and not helper
+            and (module or not natives)
+            and _git_ignored(root, path)
+            and (not module or not _named(root, stem, natives))
+        ):
             return (
                 f"{os.path.basename(path)} is built from no source the tree holds (a clean "
                 "clone has no such module): delete it, or commit what builds it"

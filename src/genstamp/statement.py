@@ -208,8 +208,7 @@ def read(payload: bytes, label: str) -> Attested:
 
 def _clean_room_said(room: object) -> str:
     """What an attestation's ``cleanRoom`` record says: "passed" (complete, not narrowed by
-    pytest arguments, and passing),
-    "failed", "incomplete", or "" when it carries none."""
+    pytest arguments, and passing), "failed", "incomplete", or "" when it carries none."""
     if not isinstance(room, dict):
         return ""
     if room.get("ok") is not True:
