@@ -804,3 +804,30 @@ def test_a_cpp_source_of_any_spelling_is_a_native_source(tmp_path: Path, name: s
     natives = audit.native_sources(repo)
     assert natives == [str(source)]
     assert audit.newer_sources(str(built), st.st_mtime_ns, []) == [str(source)]
+
+
+@pytest.mark.parametrize(
+    ("files", "named"),
+    [
+        ({"src/ext.cpp": "PYBIND11_MODULE(_core, m) {}\n"}, True),  # pybind11's macro
+        ({"src/lib.rs": "#[pymodule]\nfn _core(m: &Bound<PyModule>) {}\n"}, True),  # pyo3
+        ({"src/impl.c": "PyMODINIT_FUNC PyInit__core(void) { return 0; }\n"}, True),
+        ({"CMakeLists.txt": "nanobind_add_module(_core src/x.cpp)\n"}, True),
+        ({"pyproject.toml": '[tool.maturin]\nmodule-name = "pkg._core"\n'}, True),
+        ({"build.py": 'M = "pkg._core"\nffi.set_source(M, "int f(void);")\n'}, True),
+        ({"src/other.c": "int _core_helper(void) { return 0; }\n"}, False),
+        ({"src/other.c": "/* speeds up the core */\n", "setup.py": "setup()\n"}, False),
+    ],
+)
+def test_what_can_build_an_extension_module_is_read_from_the_tree(
+    tmp_path: Path, files: dict[str, str], named: bool
+) -> None:
+    """An in-place extension module counts as built from the tree when anything there names
+    it: a build file, a native source defining it under any binding's spelling, a cffi script."""
+    repo = init_repo(tmp_path / "repo")
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    commit_all(repo, "sources")
+    natives = audit.native_sources(repo)
+    assert audit._named(str(repo), "_core", natives) is named

@@ -996,11 +996,12 @@ def _named(root: str, stem: str, natives: Sequence[str]) -> bool:
         return True
     if any(n.endswith(".py") for n in natives):
         return True  # a cffi build script defining a module of that name (``cffi_builders``)
-    # a build file naming it, a native source defining its module (``PyInit_fast``), or a
-    # cffi build script naming it (its name in a variable: ``set_source(NAME, …)``)
+    # a build file naming it; a native source defining its module (``PyInit_fast``, or by
+    # its name: pybind11's ``PYBIND11_MODULE(fast, m)``, pyo3's ``fn fast``); or a cffi build
+    # script naming it (its name in a variable: ``set_source(NAME, …)``)
     sources = [f":(glob)**/*{ext}" for ext in EXTENSION_SOURCES]
     for how, where in (
-        (["-w", "-e", stem], _BUILD_FILES),
+        (["-w", "-e", stem], [*_BUILD_FILES, *sources]),
         (["-e", f"PyInit_{stem}"], sources),
         (["-w", "--all-match", "-e", "set_source", "-e", stem], [":(glob)**/*.py"]),
     ):
