@@ -312,7 +312,7 @@ def contents(env: Path, project: str) -> list[str]:
             if not name.endswith((".dist-info", ".egg-info", ".egg-link", ".pth")):
                 continue
             dist = normalised(name.removeprefix("__editable__.").partition("-")[0])
-            if own and dist in (own, own.replace("-", "_")):
+            if own and dist == own:  # both PEP 503-normalised (`_` and `.` are `-`)
                 continue
             out.append(name)
     return sorted(out)
