@@ -189,6 +189,68 @@ def test_identical_installed_copy_is_not_foreign(
     assert [f.kind for f in audit_of(repo).flags] == [audit.FOREIGN]
 
 
+CLI_V1 = 'def main():\n    print("old")\n\n\nif __name__ == "__main__":\n    main()\n'
+CLI_V2 = CLI_V1.replace("old", "new")
+RUN_CLI = """
+import io, os, runpy, subprocess, sys
+from contextlib import redirect_stdout
+
+import calc
+
+
+def test_cli():
+    how = {how!r}
+    if how == "python -m":
+        out = subprocess.run([sys.executable, "-m", "calc.cli"], capture_output=True,
+                             text=True, check=True).stdout
+    else:
+        buf = io.StringIO()
+        with redirect_stdout(buf):
+            if how == "run_module":
+                runpy.run_module("calc.cli", run_name="__main__")
+            else:
+                runpy.run_path(os.path.join(os.path.dirname(calc.__file__), "cli.py"),
+                               run_name="__main__")
+        out = buf.getvalue()
+    assert out.strip() == "old"
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", ["python -m", "run_module", "run_path"])
+@pytest.mark.parametrize("copy", ["stale", "identical"])
+def test_a_module_runpy_runs_from_an_installed_copy(tmp_path: Path, how: str, copy: str) -> None:
+    """`python -m calc.cli` in a child, `runpy.run_module` or `runpy.run_path` in the tests:
+    runpy executes the module as ``__main__``, out of any ``exec_module``; an installed copy of
+    an older release is foreign all the same, and one identical to the tree is the checkout's."""
+    repo = init_repo(tmp_path / "work")
+    (repo / "src" / "calc").mkdir(parents=True)
+    (repo / "src" / "calc" / "__init__.py").write_text(V1)
+    (repo / "src" / "calc" / "cli.py").write_text(CLI_V1)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_cli.py").write_text(RUN_CLI.format(how=how))
+    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    (repo / ".gitignore").write_text(GITIGNORE)
+    commit_all(repo, "v1")
+    python, site_dir = make_venv(tmp_path / "venv")
+    shutil.copytree(repo / "src" / "calc", site_dir / "calc")  # `pip install .` of v1
+    if copy == "stale":
+        (repo / "src" / "calc" / "cli.py").write_text(CLI_V2)
+        commit_all(repo, "v2: the CLI says new")
+    stamp(repo)
+    proc = run_in(python, repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # the installed CLI ran
+    got = failures(repo)
+    if copy == "identical":
+        assert got == {}
+        assert audit_of(repo).loaded["src/calc/cli.py"] == (
+            git(repo, "hash-object", "src/calc/cli.py"),
+        )
+        return
+    assert list(got) == ["foreign-origin"]
+    assert os.path.realpath(site_dir / "calc" / "cli.py") in got["foreign-origin"]
+
+
 @pytest.mark.e2e
 def test_identical_copy_in_another_clone_is_foreign(
     two_checkouts: tuple[Path, Path], tmp_path: Path

@@ -302,16 +302,33 @@ def _named_like_a_root(path: str) -> bool:
 def _module_executing(filename: str) -> str:
     """The name of the module whose body is about to run from ``filename``: every loader
     executes it from ``exec_module(module)`` (importlib's, pytest's, a custom one), a few frames
-    above this hook."""
+    above this hook; runpy (``python -m pkg.cli``, ``runpy.run_module``) executes it into the
+    ``run_globals`` of its ``_run_code``, whose ``__spec__`` names the module run as
+    ``__main__``. Code run from a path (``runpy.run_path``) of installed code is named by
+    where it lies below ``site-packages``."""
     frame: FrameType | None = sys._getframe(2)
     for _ in range(8):
         if frame is None:
             break
-        module = frame.f_locals.get("module")
+        f_locals = frame.f_locals
+        module = f_locals.get("module")
         if module is not None and getattr(module, "__file__", None) == filename:
             name = getattr(module, "__name__", "")
             return name if isinstance(name, str) else ""
+        run_globals = f_locals.get("run_globals")
+        if isinstance(run_globals, dict) and run_globals.get("__file__") == filename:
+            name = getattr(run_globals.get("__spec__"), "name", None)
+            if isinstance(name, str):
+                return name
+            break
         frame = frame.f_back
+    rel = site_relative(filename)
+    if rel is not None and rel.endswith(_SOURCES) and "-" not in rel:
+        parts = rel.rpartition(".")[0].split("/")
+        if parts[-1] == "__init__":
+            parts.pop()
+        if parts and all(p.isidentifier() for p in parts):
+            return ".".join(parts)
     return ""
 
 
