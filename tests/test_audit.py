@@ -24,7 +24,7 @@ from types import ModuleType
 import pytest
 from conftest import commit_all, git, init_repo, run_pytest, subprocess_env
 
-from genstamp import audit, evidence, restamp
+from genstamp import audit, evidence, loader, restamp
 from genstamp.repo import open_checkout
 from genstamp.verify import verify
 
@@ -472,7 +472,7 @@ def genstamp_pyc(repo: Path, rel: str) -> Path:
     """Where the plugin keeps the bytecode of the checkout's source ``rel``."""
     source = Path(rel)
     name = f"{source.stem}.{sys.implementation.cache_tag}.pyc"
-    return open_checkout(repo).state / "pycache" / "compiled" / source.parent / name
+    return open_checkout(repo).state / "pycache" / loader.COMPILED / source.parent / name
 
 
 @pytest.fixture(scope="module")
@@ -570,7 +570,7 @@ def test_run_with_bytecode_leaves_none_in_the_tree(tmp_path: Path) -> None:
     assert genstamp_pyc(repo, "src/calc/mod.py").is_file()
     test = repo / "tests" / "test_mod.py"
     digest = importlib.util.source_hash(test.read_bytes()).hex()
-    rewritten = open_checkout(repo).state / "pycache" / "rewritten" / "tests" / "test_mod.py"
+    rewritten = open_checkout(repo).state / "pycache" / loader.REWRITTEN / "tests" / "test_mod.py"
     assert [p.name for p in rewritten.iterdir()] == [digest]
 
     same_size_same_mtime(test, test.read_text().replace("1 == 1", "1 == 2"))
@@ -579,6 +579,45 @@ def test_run_with_bytecode_leaves_none_in_the_tree(tmp_path: Path) -> None:
     digest = importlib.util.source_hash(test.read_bytes()).hex()
     assert [p.name for p in rewritten.iterdir()] == [digest]  # the earlier version's is gone
     assert [p for p in repo.rglob("*.pyc") if ".git" not in p.parts] == []
+
+
+WARNS_AT_COMPILE = 'import re\n\nDIGITS = re.compile("\\d+")\n'
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("where", ["module", "test-module"])
+@pytest.mark.parametrize("warns", [True, False], ids=["invalid-escape", "control"])
+def test_kept_bytecode_never_hides_a_compile_warning(
+    tmp_path: Path, where: str, warns: bool
+) -> None:
+    """A source whose compilation warns (an invalid escape sequence) is compiled at every run,
+    never read from genstamp's cache: once the project makes warnings errors, the warm run
+    errors as a clean clone's does, though an earlier run compiled the same bytes quietly."""
+    body = WARNS_AT_COMPILE if warns else WARNS_AT_COMPILE.replace("\\d", "[0-9]")
+    test = "from calc.mod import value\n\n\ndef test_value():\n    assert value() == 1\n"
+    repo = bytecode_project(tmp_path / "repo", test if where == "module" else body + test)
+    if where == "module":
+        (repo / "src" / "calc" / "mod.py").write_text(body + "\n\ndef value():\n    return 1\n")
+        commit_all(repo, "a pattern")
+    proc = run_pytest(repo, bytecode=True)  # compiles it, warnings ignored
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with (repo / "pyproject.toml").open("a") as fh:
+        fh.write('filterwarnings = ["error"]\n')
+    commit_all(repo, "warnings are errors")
+    stamp(repo)
+    proc = run_pytest(repo, bytecode=True)
+    if warns:
+        assert proc.returncode != 0 and "invalid escape sequence" in proc.stdout, proc.stdout
+        assert "tests-failed" in failures(repo)
+    else:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert failures(repo) == {}
+    kept = (
+        genstamp_pyc(repo, "src/calc/mod.py")
+        if where == "module"
+        else open_checkout(repo).state / "pycache" / loader.REWRITTEN / "tests" / "test_mod.py"
+    )
+    assert kept.exists() is not warns  # a quiet source's bytecode is kept
 
 
 @pytest.mark.e2e

@@ -43,6 +43,11 @@ else:
 
 PYCACHE_ENV = "PYTHONPYCACHEPREFIX"
 CACHE = "pycache"  # in the state folder: bytecode of the checkout's modules
+# Its folders for genstamp's loader and for pytest's assertion rewriter. Version 2 holds only
+# code whose compilation issued no warning (``_warns``); version 1's may hold any, and is never
+# read (a genstamp of another version, in pre-commit's environment, may still write it).
+COMPILED = "compiled-v2"
+REWRITTEN = "rewritten-v2"
 
 
 if TYPE_CHECKING:
@@ -66,7 +71,7 @@ def guard(workdir: "Path", state: "Path") -> Guard | None:
         return None
     cache_dir = str(state / CACHE)
     where = str(workdir)
-    hook = install_loader(where, os.path.join(cache_dir, "compiled"))
+    hook = install_loader(where, os.path.join(cache_dir, COMPILED))
     unroute = route_rewrite_cache(where, cache_dir)
 
     def undo() -> None:
@@ -117,11 +122,35 @@ class CheckoutLoader(SourceFileLoader):
                         return code
             except (OSError, EOFError, ValueError, TypeError):
                 pass  # no usable bytecode: compile
-        code = self.source_to_code(source, source_path)
+        import warnings  # a compile: tens of times the cost of this import
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code = self.source_to_code(source, source_path)
+        if caught:
+            # Compiled again under the filters in force, which see its warnings as a plain
+            # import's (and may make them errors); never kept: bytecode read from the cache
+            # would compile nothing, and a clean clone's run would warn where this one did not.
+            code = self.source_to_code(source, source_path)
         loads.loaded_source(source_path, source, fullname)
-        if cached is not None and not sys.dont_write_bytecode:
+        if cached is not None and not caught and not sys.dont_write_bytecode:
             write_pyc(cached, header + marshal.dumps(code))
         return code
+
+
+def _warns(source: bytes, path: str) -> bool:
+    """Whether compiling ``source`` issues a warning (an invalid escape sequence, ``is`` with a
+    literal, an assert that is always true) or fails: such a module's bytecode is never kept,
+    so that each run compiles it and its warnings meet the filters in force then."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            compile(source, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return True
+    return bool(caught)
 
 
 def write_pyc(path: str, data: bytes) -> None:
@@ -219,6 +248,10 @@ def forget_finders(workdir: str) -> None:
             sys.path_importer_cache.pop(entry, None)
 
 
+# A folder no bytecode is read from or written to (a path below a file that is no folder).
+NOWHERE_PATH = os.path.join(os.devnull, "genstamp-not-cached")
+
+
 def route_rewrite_cache(workdir: str, cache_root: str) -> "Callable[[], None] | None":
     """pytest keeps the assertion-rewritten bytecode of test modules and conftests beside them,
     validated (before pytest 9.2) by mtime and size only. For the checkout's files, point it
@@ -237,7 +270,8 @@ def route_rewrite_cache(workdir: str, cache_root: str) -> "Callable[[], None] | 
     original = getattr(rewrite, "get_cache_dir", None)
     if not callable(original):
         return None
-    base = os.path.join(cache_root, "rewritten")
+    base = os.path.join(cache_root, REWRITTEN)
+    NOWHERE = Path(NOWHERE_PATH)
     realpath = RealPaths()  # test modules are imported before any test runs
 
     def get_cache_dir(file_path: "Path") -> "Path":
@@ -255,7 +289,13 @@ def route_rewrite_cache(workdir: str, cache_root: str) -> "Callable[[], None] | 
                     for older in folder.iterdir():  # bytecode of earlier versions of the file
                         if older.name != digest:
                             shutil.rmtree(older, ignore_errors=True)
-                return folder / digest
+                kept = folder / digest
+                if not kept.is_dir():  # made once the source is known to compile quietly
+                    if _warns(data, os.fspath(file_path)):
+                        return NOWHERE  # pytest can neither read nor write bytecode there
+                    with contextlib.suppress(OSError):
+                        kept.mkdir(parents=True, exist_ok=True)
+                return kept
         return Path(original(file_path))
 
     setattr(rewrite, "get_cache_dir", get_cache_dir)  # noqa: B010

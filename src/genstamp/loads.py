@@ -880,7 +880,7 @@ def start(folders: "Sequence[str] | None" = None) -> None:
             if run.cache_root is not None:
                 from genstamp import loader
 
-                loader.install_loader(run.workdir, os.path.join(run.cache_root, "compiled"))
+                loader.install_loader(run.workdir, os.path.join(run.cache_root, loader.COMPILED))
             activate(run)
     except Exception:  # never break the user's process
         pass
