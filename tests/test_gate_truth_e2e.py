@@ -225,6 +225,61 @@ def test_code_the_tests_make_is_theirs(
         assert "will refuse" not in out, out
 
 
+TOUCHES = """\
+import importlib, os, pathlib, shutil, subprocess, sys
+
+MOD = pathlib.Path(__file__).resolve().parent.parent / "build" / "gen" / "gen_mod.py"
+
+
+def test_generated_code(tmp_path):
+    HOW
+    sys.path.insert(0, str(MOD.parent))
+    try:
+        assert importlib.import_module("gen_mod").VALUE == 7
+    finally:
+        sys.path.remove(str(MOD.parent))
+"""
+IN_A_CHILD = "subprocess.run([sys.executable, '-c', f'import os; os.utime({str(MOD)!r})'])"
+
+
+@pytest.mark.parametrize(
+    ("how", "made"),
+    [
+        ("MOD.touch(exist_ok=True)", False),
+        ("os.chmod(MOD, 0o644)", False),
+        (IN_A_CHILD, False),
+        (
+            "(tmp_path / 'm.py').write_text('VALUE = 7')\n    shutil.copy(tmp_path / 'm.py', MOD)",
+            True,
+        ),
+        ("MOD.write_text('VALUE = 7')\n    os.chmod(MOD, 0o644)", True),
+    ],
+    ids=["touched", "chmod", "touched-in-a-child", "copied-over", "written-then-chmod"],
+)
+def test_code_the_tests_only_touch_is_not_theirs(
+    repo: Path, genstamp: RunGenstamp, how: str, made: bool
+) -> None:
+    """A git-ignored module left by an earlier session, whose time or mode the tests set
+    (``Path.touch``, ``os.chmod``) before they import it: the bytes that ran were not the run's
+    (a clean clone's touch makes an empty file), so it is ignored code; written over by the
+    tests (a copy, a write), it is theirs."""
+    write_calc(
+        repo, tests=TOUCHES.replace("HOW", how), gitignore="__pycache__/\n*.py[co]\nbuild/\n"
+    )
+    commit_all(repo, "a test that touches an ignored module")
+    (repo / "build" / "gen").mkdir(parents=True)
+    (repo / "build" / "gen" / "gen_mod.py").write_text("VALUE = 7\n")
+    out = green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    if made:
+        assert (code, rules(data)) == (0, []), data
+        assert "will refuse" not in out, out
+    else:
+        assert (code, rules(data)) == (1, ["ignored-code"]), data
+        assert "build/gen/gen_mod.py" in message(data, "ignored-code")
+        assert "will refuse: ignored-code" in out, out
+
+
 def test_code_the_project_declares_generated_is_accepted(repo: Path, genstamp: RunGenstamp) -> None:
     _ignored_lib(repo, generated=True)
     out = green(genstamp, repo)

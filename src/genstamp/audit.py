@@ -350,6 +350,12 @@ def judge(
     made: dict[str, None] = {}
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
     own = _Own(root)
+    loads = list(loads)
+    # Files the run touched (Path.touch, os.chmod) and never wrote: a change of their time is
+    # no proof that the run made the bytes that ran.
+    touched = {ld.path for ld in loads if ld.via == loads_.TOUCHED}
+    if touched:
+        touched -= {ld.path for ld in loads if ld.via == loads_.WROTE}
     for ld in loads:
         name = ld.module or module_name(ld.path, folders)
         if inside(ld.path, root_s) and not installed(ld.path):
@@ -382,7 +388,8 @@ def judge(
             elif ld.via in (loads_.SOURCE, loads_.BYTECODE) and ld.blob:
                 loaded.setdefault(rel, {})[ld.blob] = None
                 if ld.via == loads_.SOURCE and ld.detail == loads_.MADE:
-                    made[rel] = None
+                    if ld.path not in touched:
+                        made[rel] = None
                 if ld.via == loads_.BYTECODE and ld.detail:
                     flags[Flag(STALE, name, rel, ld.detail)] = None
             continue

@@ -51,6 +51,10 @@ NAMESPACE = "namespace"  # a namespace package's folder
 # that is none of the checkout's roots: another clone's, perhaps (``audit.judge`` asks git).
 ELSEWHERE = "elsewhere"
 READ = "read"  # a file of the work tree (not code) opened to read
+# A file of the work tree opened to write, and one whose times, mode or owner were set: the
+# gate tells code the run wrote from code it only touched (``Path.touch``, ``os.chmod``).
+WROTE = "wrote"
+TOUCHED = "touched"
 
 
 if TYPE_CHECKING:
@@ -449,8 +453,14 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 _STATE.compiled = None
             elif isinstance(path, (str, bytes)):
                 name = os.fsdecode(path)
+                if _writing(args[1], args[2]):
+                    _changed(name, WROTE)
                 if not name.endswith(_CODE):
                     _opened(name, args[1], args[2])
+        elif event in _SET:  # os.utime, os.chmod, os.chown: (path, ..., dir_fd)
+            path = args[0]
+            if isinstance(path, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
+                _changed(os.fsdecode(os.fspath(path)), TOUCHED)
         else:  # ctypes.dlopen: native code loaded by path, as an extension module is
             name = args[0]  # as the caller gave it: str, bytes, (3.11) a path object or None
             if name is not None and not isinstance(name, str):
@@ -463,11 +473,37 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
         _STATE.busy = False
 
 
-_EVENTS = frozenset({"exec", "compile", "open", "ctypes.dlopen"})
+_SET = frozenset({"os.utime", "os.chmod", "os.chown"})
+_EVENTS = frozenset({"exec", "compile", "open", "ctypes.dlopen", *_SET})
 # Opened to be loaded (the import system opens every source it imports: the loads say those;
 # a source read as data is not told apart).
 _CODE = (".py", ".so", ".pyd", ".pth")
 _READ: set[str] = set()  # the paths of the work tree this process opened to read, once each
+
+
+def _writing(mode: object, flags: object) -> bool:
+    """Whether an ``open`` event's file is opened to write (``builtins.open``'s mode, or
+    ``os.open``'s flags)."""
+    if isinstance(mode, str):
+        return any(c in mode for c in "wax+")
+    return isinstance(flags, int) and flags & os.O_ACCMODE != os.O_RDONLY
+
+
+_CHANGED: set[tuple[str, str]] = set()  # (path, WROTE or TOUCHED) this process recorded
+
+
+def _changed(path: str, via: str) -> None:
+    """A file of the work tree opened to write (``WROTE``), or its times, mode or owner set
+    (``TOUCHED``): recorded once each, where the work tree holds it."""
+    full = os.path.abspath(path)
+    if (full, via) in _CHANGED:
+        return
+    _CHANGED.add((full, via))
+    for where in dict.fromkeys((full, _where(full))):
+        if any(inside(where, a.run.workdir) and not installed(where) for a in _RUNS):
+            parts = where.split(os.sep)
+            if ".git" not in parts and "__pycache__" not in parts:
+                record(Load(where, "", "", via))
 
 
 def _opened(path: str, mode: object, flags: object) -> None:

@@ -697,7 +697,7 @@ class Session:
             self.began_ns,
             start.settings.built,
         )
-        seen = {ld.path for ld in recorded}
+        seen = {ld.path for ld in recorded if ld.via not in (loads.WROTE, loads.TOUCHED)}
         unseen = {name: m for name, m in self.earlier().items() if _origin(m) not in seen}
         swept = audit.audit_modules(
             workdir,
