@@ -9,6 +9,8 @@ with the rows that must stay full. The end-to-end stories are in test_suite_e2e.
 from __future__ import annotations
 
 import ast
+import base64
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -325,6 +327,17 @@ def test_coverage_round_trips_and_refuses_other_versions() -> None:
     cov = coverage.new(["tests/test_a\nb.py"], [odd], {odd: "passed"}, [odd + "2"])
     assert '"version":2' in cov.to_json()  # only then: an earlier genstamp reads the rest
     assert coverage.from_json(cov.to_json()) == cov
+
+
+@pytest.mark.parametrize("field", ["outcomes", "unran"])
+def test_a_packed_field_edited_by_hand_is_a_value_error(field: str) -> None:
+    """Base64 of what is no zlib data (a field edited by hand): ValueError, which the gate
+    turns into one line, never zlib's own error and a traceback."""
+    cov = coverage.new(["tests/a.py"], [A1], {A1: "passed"}, [B2])
+    data = json.loads(cov.to_json())
+    data[field] = base64.b64encode(b"notzlib").decode()
+    with pytest.raises(ValueError, match="not a packed list"):
+        coverage.from_json(json.dumps(data))
 
 
 def test_coverage_of_the_format_before_reads() -> None:

@@ -106,7 +106,11 @@ def _pack(text: str) -> str:
 
 
 def _unpack(text: str, sep: str) -> list[str]:
-    raw = zlib.decompress(base64.b64decode(text.encode("ascii"), validate=True))
+    """Raises ValueError on anything ``_pack`` did not make (a field edited by hand)."""
+    try:
+        raw = zlib.decompress(base64.b64decode(text.encode("ascii"), validate=True))
+    except zlib.error as exc:
+        raise ValueError(f"not a packed list: {exc}") from exc
     decoded = raw.decode("utf-8", "surrogateescape")
     return decoded.split(sep) if decoded else []
 
