@@ -323,6 +323,10 @@ def test_warns():
         (("-p", "no:skipping"), "", True),
         (("--noconftest",), "", True),  # the project's conftest.py files never load
         (("--confcutdir", "tests"), "", True),  # nor the one above tests/
+        (("-c", "OUTSIDE/empty.ini"), "", True),  # no settings, the rootdir outside the tree
+        (("-c", "/dev/null", "--rootdir", "OUTSIDE"), "", True),
+        (("--rootdir", "OUTSIDE", "-W", "ignore::DeprecationWarning"), "", True),
+        (("--rootdir", "OUTSIDE"), "", False),  # the suite's configuration all the same
     ],
 )
 def test_options_that_change_what_the_files_yield_or_how_warnings_count(
@@ -349,6 +353,10 @@ def test_options_that_change_what_the_files_yield_or_how_warnings_count(
             "tests/test_w.py": EXPECTS_THE_ERROR,
         },
     )
+    outside = tmp_path / "outside"  # a folder out of the work tree: pytest's rootdir there
+    outside.mkdir()
+    (outside / "empty.ini").write_text("")
+    args = tuple(a.replace("OUTSIDE", str(outside)) for a in args)
     proc = run_pytest(root, "-p", "no:cacheprovider", *args, env=subprocess_env(PYTEST_ADDOPTS=env))
     code, data, _ = verify(root)
     if partial:  # foretold at the end of the run, with why; the gate says why too

@@ -1088,7 +1088,10 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     rel = tally.tree_path(cfg.rootpath)
     own = None if rel is None else tally.config_at("" if rel == "." else rel)
     suite = tally.suite_config("" if rel in (None, ".") else rel)
-    errors = _warning_errors(cfg, own.warning_errors if own is not None else ())
+    # the configuration the run's rootdir would have, or (a rootdir outside the work tree: `-c`
+    # of a file there, `--rootdir`) the one the suite is judged by
+    expected = own if own is not None else suite
+    errors = _warning_errors(cfg, expected.warning_errors)
     # a marker's filters apply after every other (pytest's catch_warnings_for_item): only
     # turning the warnings plugin off makes its error lenient
     marked = [*errors, *tally.all_marked_errors()]
@@ -1102,10 +1105,10 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         for f, v in _valued(words)
     ]
     for flag, value in valued:
-        if flag == "-c" and own is not None:
+        if flag == "-c":
             # another configuration than the suite's (the one pytest finds by itself)
             chosen = tally.tree_path(cfg.invocation_params.dir / value)
-            if chosen != own.source:
+            if chosen != expected.source:
                 out.append(f"-c {value}")
         elif flag == "-o":
             key = _canonical(cfg, value.partition("=")[0].strip())
