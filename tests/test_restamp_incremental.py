@@ -34,6 +34,7 @@ A, B = "a" * 40, "b" * 40
         ("post-checkout", (A, A, "1"), {}, ((A, A),), ""),  # checkout -b: nothing written
         ("post-checkout", (A, A, "0"), {}, (), "a file checkout"),
         ("post-checkout", ("0" * 40, B, "1"), {}, (), "no previous HEAD"),
+        ("post-checkout", (A, "0" * 40, "1"), {}, (), "no new HEAD"),  # switch --orphan
         (
             "post-checkout",
             (),
@@ -325,6 +326,31 @@ def test_a_branch_switch_scrubs_what_git_wrote_and_nothing_else(branches: Path) 
     gen = generation.current(open_checkout(branches))
     assert gen is not None and gen.id == raw["pending"]["next"]["id"]
     assert gen.tree == git_tree(branches) and stamp(branches)["pending"] is None
+
+
+def test_a_switch_to_an_orphan_branch_scrubs_the_whole_tree(branches: Path) -> None:
+    """`git switch --orphan` removes every tracked file, and git names no new HEAD: the hook
+    scrubs as after an unknown change, and no folder is left holding only bytecode."""
+    proc = subprocess.run(
+        ["git", "switch", "-q", "--orphan", "fresh"], cwd=branches, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "git changed no file" not in proc.stderr, proc.stderr
+    assert not (branches / "gone").exists(), proc.stderr
+    assert not list(branches.rglob("*.pyc")), proc.stderr
+
+
+def test_the_full_hook_scrubs_bytecode_the_project_does_not_ignore(repo: Path) -> None:
+    """No ``__pycache__/`` in any ignore file: the bytecode is untracked, and the identity the
+    hook takes first counts it in the work tree's tree; git does not track it, so the scrub
+    that follows removes it."""
+    touch(repo / "pkg" / "mod.py", b"X = 1\n")
+    commit_all(repo, "pkg")
+    restamp.begin(open_checkout(repo))
+    touch(repo / "pkg" / "__pycache__" / f"mod.{TAG}.pyc")
+    after = restamp.after_hook(open_checkout(repo), "post-checkout")
+    assert not (repo / "pkg" / "__pycache__").exists()
+    assert after.scrub.files == 1
 
 
 @pytest.mark.parametrize("reader", ["verify", "status"])

@@ -240,6 +240,8 @@ def operation(
             return _unknown(trigger, "a file checkout writes paths the hook is not told")
         if not old or set(old) == {"0"} or not new:
             return _unknown(trigger, "there is no previous HEAD")
+        if set(new) == {"0"}:  # `git switch --orphan`: every tracked file removed
+            return _unknown(trigger, "there is no new HEAD")
         return Operation(trigger, ((old, new),), None, "")
     if trigger == "post-merge":
         squash = args[0] if args else env.get("PRE_COMMIT_IS_SQUASH_MERGE", "")

@@ -132,6 +132,7 @@ def cmd_stamp(args: argparse.Namespace, checkout: Checkout) -> int:
 
 
 def cmd_scrub(args: argparse.Namespace, checkout: Checkout) -> int:
+    from genstamp.identity import tracked_index
     from genstamp.scrub import scrub
 
     settings = config.load(checkout.workdir)
@@ -139,7 +140,7 @@ def cmd_scrub(args: argparse.Namespace, checkout: Checkout) -> int:
         checkout.workdir,
         dry_run=args.dry_run,
         venvs=args.venvs or settings.scrub_venvs,
-        tracked=checkout.repo.index,
+        tracked=tracked_index(checkout),
         nested=nested_index,
     )
     if args.json:

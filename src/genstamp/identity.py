@@ -921,6 +921,17 @@ def _diff_paths(
     return list(Diff.from_c(bytes(ffi.buffer(out)[:]), repo).deltas)
 
 
+def tracked_index(checkout: Checkout) -> pygit2.Index:
+    """The checkout's index as git holds it: an identity taken with this handle added the work
+    tree's untracked paths to its copy in memory (scrub keeps what git tracks, and untracked
+    bytecode in a project that does not ignore it is no such thing)."""
+    repo = checkout.repo
+    index: pygit2.Index = repo.index
+    index.read(force=repo in _CHANGED)
+    _CHANGED.discard(repo)
+    return index
+
+
 def split_plan(checkout: Checkout, jobs: int) -> list[list[str]] | None:
     """The parts a walk in ``jobs`` threads would walk (each a list of literal work-tree paths,
     a folder standing for what is under it), or None when it would not be split."""

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 from genstamp import config, evidence, generation
 from genstamp.errors import GenstampError
-from genstamp.identity import tree_identity
+from genstamp.identity import tracked_index, tree_identity
 from genstamp.repo import Checkout, Place, head_id, nested_index, open_checkout
 from genstamp.scrub import ScrubResult, scrub
 
@@ -42,7 +42,7 @@ def begin(
         history = _history(checkout)
     # Before the identity is computed: the index still holds only what git tracks.
     result = (
-        scrub(checkout.workdir, venvs=venvs, tracked=checkout.repo.index, nested=nested_index)
+        scrub(checkout.workdir, venvs=venvs, tracked=tracked_index(checkout), nested=nested_index)
         if do_scrub
         else None
     )
@@ -93,7 +93,9 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
     else:
         why = "the work tree changed"
         return _began(checkout, trigger, venvs, why, gen.history, generation.retiring(gen))
-    result = scrub(checkout.workdir, venvs=venvs, tracked=checkout.repo.index, nested=nested_index)
+    result = scrub(
+        checkout.workdir, venvs=venvs, tracked=tracked_index(checkout), nested=nested_index
+    )
     return AfterHook(generation.kept(checkout, gen, trigger, why), result, True, why)
 
 
