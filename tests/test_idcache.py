@@ -242,6 +242,33 @@ def test_monitor_not_trusted_with_submodules(watched: Path) -> None:
     assert known(watched).how == "kept"  # never "monitor": a submodule's HEAD moves unseen
 
 
+def test_monitor_not_trusted_with_a_gitlink(watched: Path) -> None:
+    """A repository added with plain ``git add`` (no ``.gitmodules``) is a gitlink all the
+    same: its HEAD can move where Watchman does not look (a git dir kept elsewhere)."""
+    lib, elsewhere = watched / "lib", watched.parent / "lib.git"
+    lib.mkdir()
+    git(lib, "-c", "init.defaultBranch=main", "init", "-q", "--separate-git-dir", str(elsewhere))
+    (lib / "f.txt").write_text("f\n")
+    commit_all(lib, "one")
+    git(lib, "commit", "-q", "--allow-empty", "-m", "two: the same files")
+    git(watched, "add", "lib")
+    commit_all(watched, "a gitlink")
+    known(watched)
+    known(watched)
+    git(lib, "checkout", "-q", "HEAD~1")  # writes no file of the work tree
+    assert known(watched).how != "monitor"  # and the tree is git's (known checks it)
+
+
+def test_monitor_not_trusted_where_its_watch_leaves_folders_out(watched: Path) -> None:
+    """A ``.watchmanconfig`` whose ``ignore_dirs`` names a folder of the work tree: Watchman
+    never names what changes there, so its silence stands for no walk."""
+    (watched / ".watchmanconfig").write_text('{"ignore_dirs": ["pkg"]}\n')
+    known(watched)
+    assert known(watched).how == "kept"
+    (watched / "pkg" / "mod.py").write_text("X = 9\n")
+    assert known(watched).how == "walk"  # the edit is seen (and the tree is git's)
+
+
 def test_status_with_the_monitor_is_git_tree(watched: Path, genstamp: RunGenstamp) -> None:
     for _ in range(3):
         settle()

@@ -18,9 +18,10 @@ moves with no change to the folder) or goes through git's own conversion (an ext
 driver) keeps no differing paths at all. A differing path written less than ``_RACY_NS`` before
 it was looked at marks the record ``racy``: a second write in the same timestamp tick would not
 change its ``lstat``, so only the monitor (which sees every write) may vouch for it. The
-monitor's answer is not taken in a checkout with ``.gitmodules`` (a submodule's HEAD can live
-outside the work tree). A record of another format or version, or one that cannot be read, is
-no record: the walk is made whole, as without one.
+monitor's answer is not taken in a checkout with ``.gitmodules`` or a gitlink (a submodule's
+HEAD can live outside the work tree), nor from a watch whose configuration leaves folders out.
+A record of another format or version, or one that cannot be read, is no record: the walk is
+made whole, as without one.
 """
 
 from __future__ import annotations

@@ -452,7 +452,8 @@ def scan(
             racy,
             clock,
             monitor_ok=dirty is not None
-            and not os.path.lexists(os.path.join(workdir, ".gitmodules")),
+            and not os.path.lexists(os.path.join(workdir, ".gitmodules"))
+            and not _gitlinks(repo),
         )
         idcache.store(checkout, record, last)
     return Scan(tree, tuple(bytecode), "walk" if reused is None else "kept")
@@ -531,6 +532,22 @@ def _pairs(deltas: Iterable[pygit2.DiffDelta]) -> list[tuple[str, int]]:
 def _differing(changes: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
     """The paths the walk found differing from the index, and how (ignored ones aside)."""
     return [(path, status) for path, status in changes if status != DeltaStatus.IGNORED]
+
+
+_GITLINK_MODE = FileMode.COMMIT.to_bytes(4, "big")  # an index entry's mode, as stored
+
+
+def _gitlinks(repo: pygit2.Repository) -> bool:
+    """Whether the index holds a gitlink (a submodule, with a ``.gitmodules`` or not): its
+    HEAD can move where a monitor does not look (a git dir outside the work tree). The index
+    file is searched for the mode's bytes first; only where they occur are entries read."""
+    try:
+        with open(os.path.join(repo.path, "index"), "rb") as fh:
+            if _GITLINK_MODE not in fh.read():
+                return False
+    except OSError:
+        return True
+    return any(entry.mode == FileMode.COMMIT for entry in repo.index)
 
 
 def _has_tree(repo: pygit2.Repository, tree: str) -> bool:

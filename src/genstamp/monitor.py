@@ -68,11 +68,22 @@ def clock(workdir: str, sock: str = "") -> Clock | None:
         return None
 
 
+# What Watchman leaves out of every answer by default (ignore_vcs): git's own folder, and those
+# of other version-control systems, which hold no file of a git work tree.
+_VCS = frozenset({".git", ".svn", ".hg"})
+
+
 def _clock(client: Any, workdir: str) -> Clock:
     try:
         watch = client.query("watch-project", workdir)
         root = str(watch["watch"])
         relative = str(watch.get("relative_path") or "")
+        # A watch whose configuration (.watchmanconfig) leaves folders out never names what
+        # changes in them: its silence cannot stand for a walk.
+        config = client.query("get-config", root).get("config") or {}
+        left_out = [*(config.get("ignore_dirs") or ()), *(config.get("ignore_vcs") or ())]
+        if set(left_out) - _VCS:
+            raise ValueError(f"the watch of {root} leaves out {sorted(set(left_out) - _VCS)}")
         now = client.query("clock", root, {"sync_timeout": int(_TIMEOUT * 1000)})
         return Clock(root, relative, str(now["clock"]), _sock(client))
     finally:
