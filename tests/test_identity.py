@@ -205,6 +205,18 @@ def test_a_negation_below_re_includes_a_folder_a_parent_ignores(
     assert assert_same(base) != head_tree(base)
 
 
+@pytest.mark.parametrize("where", [".gitignore", "pkg/.gitignore"])
+def test_a_gitignore_that_is_a_symbolic_link_is_not_followed(base: Path, where: str) -> None:
+    """git (2.32 and later) does not follow a ``.gitignore`` that is a symbolic link, so the
+    files its target names are untracked, not ignored, and ``git add -A`` takes them; libgit2
+    follows the link, and git's own list decides."""
+    (base / "ignore-rules.txt").write_text("data.json\n")
+    os.symlink(os.path.relpath(base / "ignore-rules.txt", (base / where).parent), base / where)
+    commit_all(base, "ignore rules through a link")
+    (base / "pkg" / "data.json").write_text("{}\n")
+    assert assert_same(base) != head_tree(base)
+
+
 def test_tracked_file_that_matches_an_ignore_rule(base: Path) -> None:
     (base / ".gitignore").write_text("a.txt\n")
     (base / "a.txt").write_text("changed but ignored: still tracked\n")

@@ -460,11 +460,12 @@ def scan(
 
 
 def _negations(repo: pygit2.Repository, workdir: str) -> bool:
-    """Whether an ignore rule of this repository is a negation (``!lib/``): there libgit2's
-    ignore rules can part from git's (a deeper ``.gitignore`` re-including a folder a parent's
-    rule ignores), and git's own list of untracked files decides. The rule files: the tracked
-    ``.gitignore`` files (git lists them from the index), ``info/exclude`` and
-    ``core.excludesFile``."""
+    """Whether an ignore rule of this repository is a negation (``!lib/``), or a tracked
+    ``.gitignore`` is a symbolic link (git 2.32 and later do not follow it; libgit2 does):
+    there libgit2's ignore rules can part from git's (a deeper ``.gitignore`` re-including a
+    folder a parent's rule ignores), and git's own list of untracked files decides. The rule
+    files: the tracked ``.gitignore`` files (git lists them from the index), ``info/exclude``
+    and ``core.excludesFile``."""
     import subprocess
 
     files = [str(common_gitdir(Path(repo.path)) / "info" / "exclude")]  # a worktree's is shared
@@ -484,7 +485,10 @@ def _negations(repo: pygit2.Repository, workdir: str) -> bool:
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         listed = b""
-    files += [os.path.join(workdir, os.fsdecode(p)) for p in listed.split(b"\0") if p]
+    tracked = [os.path.join(workdir, os.fsdecode(p)) for p in listed.split(b"\0") if p]
+    if any(os.path.islink(name) for name in tracked):
+        return True
+    files += tracked
     for name in files:
         try:
             with open(name, "rb") as fh:
