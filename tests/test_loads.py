@@ -487,12 +487,13 @@ def test_a_package_the_tree_dropped_from_an_install_of_this_project(
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("link", ["ignored", "untracked", "control"])
+@pytest.mark.parametrize("link", ["ignored", "untracked", "committed", "control"])
 def test_a_package_reached_through_a_link_in_the_work_tree(tmp_path: Path, link: str) -> None:
     """``src/helper`` is a symbolic link to a folder outside the repository: the tests import
-    ``helper`` through it, a clean clone has no such link (ignored) or a link to nowhere
-    (untracked, never committed). The code is judged where it lies in the work tree: refused.
-    Control: the same package as a folder of the tree."""
+    ``helper`` through it, a clean clone has no such link (ignored), or the link and nothing
+    where it leads (untracked, committed). The code is judged where it lies in the work tree:
+    refused, and the run's own forecast says so. Control: the same package as a folder of the
+    tree."""
     repo, _ = project(tmp_path, "")
     outside = tmp_path / "ext" / "helper"
     outside.mkdir(parents=True)
@@ -500,24 +501,28 @@ def test_a_package_reached_through_a_link_in_the_work_tree(tmp_path: Path, link:
     if link == "control":
         (repo / "src" / "helper").mkdir()
         (repo / "src" / "helper" / "__init__.py").write_text("X = 1\n")
+    elif link == "committed":
+        (repo / "src" / "helper").symlink_to(outside, target_is_directory=True)
     test = "import helper\n\n\ndef test_helper():\n    assert helper.X == 1\n"
     (repo / "tests" / "test_it.py").write_text(test)
-    commit_all(repo, "the test, and the package when it is the tree's")
-    if link != "control":  # made after the commit: never in it
+    commit_all(repo, "the test, and the package (or the link) when it is the tree's")
+    if link in ("ignored", "untracked"):  # made after the commit: never in it
         (repo / "src" / "helper").symlink_to(outside, target_is_directory=True)
         if link == "ignored":
             (repo / ".git" / "info").mkdir(exist_ok=True)
             (repo / ".git" / "info" / "exclude").write_text("src/helper\n")
     restamp.begin(open_checkout(repo))
-    run(repo, PYTHONPATH=str(repo / "src"))
+    out = run(repo, PYTHONPATH=str(repo / "src"))
     found = failures(repo)
     if link == "ignored":
         assert list(found) == ["ignored-code"] and "src/helper/__init__.py" in found["ignored-code"]
-    elif link == "untracked":
-        assert list(found) == ["loaded-not-tested"], found
-        assert "src/helper/__init__.py" in found["loaded-not-tested"]
-    else:
+    elif link == "control":
         assert found == {}
+    else:
+        assert list(found) == ["loaded-not-tested"], found
+        assert "where a symbolic link of the tested tree leads" in found["loaded-not-tested"]
+        assert "src/helper/__init__.py" in found["loaded-not-tested"]
+        assert "will refuse: loaded-not-tested" in out, out
 
 
 CLONES_ITSELF = """

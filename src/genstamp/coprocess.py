@@ -409,30 +409,41 @@ def differing(checkout: Checkout, tree: str, loaded: dict[str, list[str]]) -> li
     """Of the files ``loaded`` (path -> the blob ids of the bytes the tests loaded) that
     ``tree`` holds, those loaded with bytes that are not its blob, as ``git add`` would store
     them (what the gate refuses as ``loaded-not-tested``: a file changed and changed back
-    while the tests ran, an edit ``--skip-worktree`` hides from git)."""
+    while the tests ran, an edit ``--skip-worktree`` hides from git), and those the tree holds
+    only as a symbolic link above them, which leads out of the work tree."""
     import pygit2
 
     top = checkout.repo.get(tree)
     if not isinstance(top, pygit2.Tree):
         return []
+    from genstamp import placed
+
     blobs: dict[str, str] = {}
     odd: dict[str, list[str]] = {}
+    linked: list[str] = []
     for rel, raws in loaded.items():
         try:
             blob = str(top[rel].id)
         except (KeyError, TypeError, ValueError):
+            if placed.through_link(checkout.workdir, rel):
+                linked.append(rel)  # the tree holds a link above it: loaded-not-tested
             continue  # not in the tree's own folders: the gate places it
         if any(raw != blob for raw in raws):
             blobs[rel], odd[rel] = blob, [str(raw) for raw in raws]
     if not odd:
-        return []
+        return sorted(linked)
     from genstamp.facts import converted  # a file loaded as no tree has it: rare, and heavy
 
     added = converted(checkout, tree, blobs, odd)
     return sorted(
-        rel
-        for rel, raws in odd.items()
-        if any(raw != blobs[rel] and added.get((rel, raw)) != blobs[rel] for raw in raws)
+        [
+            *linked,
+            *(
+                rel
+                for rel, raws in odd.items()
+                if any(raw != blobs[rel] and added.get((rel, raw)) != blobs[rel] for raw in raws)
+            ),
+        ]
     )
 
 

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 INSTALLED = "installed"  # in a Python environment or a site-packages: the installer's
 IGNORED = "ignored"  # git-ignored: a clean clone will not have it
 UNTRACKED = "untracked"  # neither (the tree holds every other file: it was not tested)
+# Below a symbolic link of the work tree that leads out of it: the tree holds the link, and a
+# clean clone has the link, not the files it leads to.
+LINKED = "linked"
 
 # Folders whose content an installer put there, wherever they are: never the checkout's code.
 INSTALLER_FOLDERS = frozenset(("site-packages", "dist-packages", "__pypackages__"))
@@ -45,11 +48,18 @@ def installed(root: Path, rel: str, venvs: dict[str, bool]) -> bool:
     return False
 
 
+def through_link(root: Path, rel: str) -> bool:
+    """Whether a folder above the work-tree path ``rel`` is a symbolic link (the loads of a
+    file reached through a link that leads out of the work tree keep the link's path)."""
+    parts = rel.split("/")
+    return any((root / "/".join(parts[:n])).is_symlink() for n in range(1, len(parts)))
+
+
 def placement(
     checkout: Checkout, paths: Iterable[str], blobs: Mapping[str, str], venvs: dict[str, bool]
 ) -> dict[str, str]:
     """Where each of ``paths`` that the tree (its blobs by path: ``blobs``) does not hold lies:
-    INSTALLED, IGNORED or UNTRACKED."""
+    INSTALLED, IGNORED, LINKED or UNTRACKED."""
     import pygit2  # the caller holds a repository: pygit2 is loaded already
 
     out: dict[str, str] = {}
@@ -71,7 +81,10 @@ def placement(
                     )
             except pygit2.GitError:
                 ignored = False
-            out[rel] = IGNORED if ignored else UNTRACKED
+            if ignored:
+                out[rel] = IGNORED
+            else:
+                out[rel] = LINKED if through_link(checkout.workdir, rel) else UNTRACKED
     return out
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from genstamp import __version__, audit, binding, bytecode, coverage, suite
 from genstamp.binding import Counts, Report
 from genstamp.paths import generated
-from genstamp.placed import IGNORED, INSTALLED
+from genstamp.placed import IGNORED, INSTALLED, LINKED
 
 if TYPE_CHECKING:
     from genstamp.cleanrecord import CleanRoom
@@ -77,7 +77,8 @@ class Facts(NamedTuple):
     # `git add` would store for those bytes at that path (autocrlf, eol, filters), or None when
     # that cannot be known (the file changed since): the raw blob is then what counts.
     added: Mapping[tuple[str, str], str | None] = _EMPTY
-    # For loaded or flagged paths the tested tree does not hold: INSTALLED, IGNORED or UNTRACKED.
+    # For loaded or flagged paths the tested tree does not hold: INSTALLED, IGNORED, LINKED or
+    # UNTRACKED.
     placed: Mapping[str, str] = _EMPTY
     submodules: tuple[Submodule, ...] = ()  # the submodules with changes in their work trees
     # Loaded paths the tested tree holds only inside a gitlink no .gitmodules gives a URL:
@@ -509,16 +510,26 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
         return
     differ: list[str] = []
     absent: list[str] = []
+    linked: list[str] = []
     for rel, loads in loaded.loaded.items():
         if rel in blobs:
             if any(not _tested_blob(facts, rel, raw, blobs[rel]) for raw in loads):
                 differ.append(rel)
+        elif facts.placed.get(rel) == LINKED and rel not in loaded.made:
+            linked.append(rel)
         elif facts.placed.get(rel) not in (INSTALLED, IGNORED) and rel not in loaded.made:
             absent.append(rel)  # ignored files are ignored-code's; unknown is not tested
     if differ:
         yield listed("code loaded by the tests differs from the tested tree: ", differ, PATH_LIMIT)
     if absent:
         yield listed("code loaded by the tests is not in the tested tree: ", absent, PATH_LIMIT)
+    if linked:
+        yield listed(
+            "code loaded by the tests lies where a symbolic link of the tested tree leads, out "
+            "of the work tree (a clean clone has the link, not the files; commit them instead): ",
+            linked,
+            PATH_LIMIT,
+        )
     folders = [
         rel for rel in loaded.namespaces if rel not in blobs and facts.placed.get(rel) != INSTALLED
     ]
