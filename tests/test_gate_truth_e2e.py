@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -985,6 +986,8 @@ def test_a_copy_of_calc(tmp_path):
             shutil.copytree(ROOT / "src" / "calc", target / "calc")
         elif HOW == "stale":  # unpacked now from an artifact built at an older commit
             shutil.copytree(ROOT / "dist" / "old" / "calc", target / "calc")
+        elif HOW == "archived":  # an old release the tree keeps (a compatibility test's)
+            zipfile.ZipFile(ROOT / "tests" / "data" / "old.zip").extractall(target)
         run = [sys.executable, "-c", "import calc; print(calc.add(2, 3))"]
     env = dict(os.environ, PYTHONPATH=str(target))
     out = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
@@ -992,7 +995,7 @@ def test_a_copy_of_calc(tmp_path):
 """
 
 
-@pytest.mark.parametrize("how", ["zipapp", "copy", "earlier", "stale", "fake"])
+@pytest.mark.parametrize("how", ["zipapp", "copy", "earlier", "stale", "archived", "fake"])
 def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
     repo: Path, genstamp: RunGenstamp, tmp_path: Path, how: str
 ) -> None:
@@ -1002,7 +1005,8 @@ def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
     before the run (left by an earlier one, another clone's), and a copy the test makes now of
     a stale artifact (a git-ignored build of an older commit: its bytes are a past version's).
     A stand-in package the test writes, whose bytes the history holds only at another path
-    (an empty `__init__.py`, as `py.typed`), is no past version of the module: accepted."""
+    (an empty `__init__.py`, as `py.typed`), is no past version of the module: accepted; so is
+    a past version unpacked from an archive the tree tracks (every clone unpacks the same)."""
     write_calc(
         repo,
         tests=MADE_BY_THE_TEST.replace("HOW", repr(how)),
@@ -1011,8 +1015,11 @@ def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
     (repo / "src" / "calc" / "py.typed").write_text("")  # the empty blob is in history
     commit_all(repo, "a test that runs a copy of calc")
     shutil.copytree(repo / "src" / "calc", repo / "dist" / "old" / "calc")
+    (repo / "tests" / "data").mkdir()
+    with zipfile.ZipFile(repo / "tests" / "data" / "old.zip", "w") as archive:
+        archive.write(repo / CALC, "calc/__init__.py")
     (repo / CALC).write_text("def add(a, b):\n    return b + a\n")
-    commit_all(repo, "calc, later")
+    commit_all(repo, "calc, later; the old release kept in the tests' data")
     elsewhere = tmp_path / "earlier"
     shutil.copytree(repo / "src" / "calc", elsewhere / "calc")
     stamp(genstamp, repo)

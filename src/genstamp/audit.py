@@ -356,6 +356,7 @@ def judge(
     touched = {ld.path for ld in loads if ld.via == loads_.TOUCHED}
     if touched:
         touched -= {ld.path for ld in loads if ld.via == loads_.WROTE}
+    opened = frozenset(ld.path for ld in loads if ld.via == loads_.READ)
     for ld in loads:
         name = ld.module or module_name(ld.path, folders)
         if inside(ld.path, root_s) and not installed(ld.path):
@@ -466,7 +467,7 @@ def judge(
             continue  # the build writes the installed file: not the tree's bytes, nor foreign
         if not same or other is None:
             if not made_by_the_tests(ld.path, began_ns) and not _the_runs_own(
-                ld, began_ns, root, bases
+                ld, began_ns, root, bases, opened
             ):
                 why = (
                     "installed, and the tested tree has no such module"
@@ -568,10 +569,18 @@ def _toml(text: str) -> dict[str, Any]:
     return data
 
 
-def _the_runs_own(ld: Load, began_ns: int | None, root: Path, bases: Sequence[str]) -> bool:
+def _the_runs_own(
+    ld: Load,
+    began_ns: int | None,
+    root: Path,
+    bases: Sequence[str],
+    opened: frozenset[str] = frozenset(),
+) -> bool:
     """Whether ``ld`` loaded code the run itself made of the checkout's (``_made_during``) that
-    is not stale: the tree's own bytes (a copy, a zipapp of the tree), or bytes no version of
-    the checkout ever held (a module a test writes under a root's name). A past version's
+    is not stale: the tree's own bytes (a copy, a zipapp of the tree), bytes no version of the
+    checkout ever held (a module a test writes under a root's name), or a past version that an
+    archive the tree tracks holds and the run read (``opened``: an old release a compatibility
+    test unpacks from ``tests/data/``; every clone unpacks the same). Any other past version's
     bytes came from a stale artifact (a wheel built at an older commit, unpacked by a test)."""
     if not _made_during(ld, began_ns):
         return False
@@ -584,7 +593,52 @@ def _the_runs_own(ld: Load, began_ns: int | None, root: Path, bases: Sequence[st
                 return True
         except OSError:
             pass
-    return not _in_history(root, ld.blob, other)
+    if not _in_history(root, ld.blob, other):
+        return True
+    return bool(opened) and ld.blob in _archived_blobs(str(root), opened)
+
+
+_ARCHIVES = ("*.whl", "*.zip", "*.pyz", "*.egg", "*.tar", "*.tar.gz", "*.tgz", "*.tar.bz2")
+_ARCHIVE_MOST = 64 << 20  # bytes of one archive read for its members
+
+
+def _archived_blobs(root: str, opened: frozenset[str]) -> frozenset[str]:
+    """The blob ids of the members of the archives git tracks in the work tree at ``root``
+    that the run read (``opened``: absolute paths), each up to ``_ARCHIVE_MOST`` bytes (one
+    that cannot be read is passed over)."""
+    import subprocess
+    import tarfile
+    import zipfile
+
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--", *_ARCHIVES], cwd=root, capture_output=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return frozenset()
+    found: set[str] = set()
+    for rel in (os.fsdecode(p) for p in listed.split(b"\0") if p):
+        path = os.path.join(root, rel)
+        if path not in opened:
+            continue
+        try:
+            if os.path.getsize(path) > _ARCHIVE_MOST:
+                continue
+            if zipfile.is_zipfile(path):
+                with zipfile.ZipFile(path) as archive:
+                    members = [archive.read(i) for i in archive.infolist() if not i.is_dir()]
+            else:
+                with tarfile.open(path) as tar:
+                    files = (tar.extractfile(m) for m in tar.getmembers() if m.isfile())
+                    members = [f.read() for f in files if f is not None]
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, tarfile.TarError):
+            continue
+        found.update(_blob_of(data) for data in members)
+    return frozenset(found)
+
+
+def _blob_of(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def _in_history(root: Path, blob: str, path: str | None = None) -> bool:
@@ -1118,8 +1172,7 @@ def blob_id(path: str) -> str:
     """The id git gives the file's bytes as a blob (``git hash-object``, no filters), in pure
     Python: the pytest process never needs libgit2 for it."""
     with open(path, "rb") as fh:
-        data = fh.read()
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        return _blob_of(fh.read())
 
 
 def _checks_hashes() -> bool:
