@@ -727,6 +727,44 @@ def test_two_parts_that_disagree_are_refused_naming_the_test(tmp_path: Path) -> 
     assert verify(root)[0] == 0
 
 
+WARNS = "import warnings\n\n\ndef test_warns():\n    warnings.warn('old', DeprecationWarning)\n"
+
+
+@pytest.mark.parametrize(
+    "lenient",
+    [("-W", "ignore::DeprecationWarning"), ("-p", "no:warnings"), ("--noconftest",)],
+    ids=["W-ignore", "no-warnings", "noconftest"],
+)
+@pytest.mark.parametrize("first", ["lenient", "selection"])
+def test_a_part_run_under_its_own_options_counts_no_test_as_run(
+    tmp_path: Path, lenient: tuple[str, ...], first: str
+) -> None:
+    """A run whose own options change what its tests mean (a warning the configuration makes
+    an error let through, the project's conftest left out) is refused alone; merged with a
+    run that left those tests out, its tests do not stand for runs of the suite's: the parts
+    stay partial, in either order. The control: the same tests run as configured fail."""
+    guard = (
+        "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef guard(request):\n"
+        "    yield\n    assert 'warns' not in request.node.name\n"
+    )
+    files = {
+        "tests/test_a.py": cases("a1"),
+        "tests/test_w.py": WARNS,
+        "pytest.ini": "[pytest]\nfilterwarnings =\n    error::DeprecationWarning\n",
+    }
+    if lenient == ("--noconftest",):
+        files["tests/test_w.py"] = cases("warns")
+        files["tests/conftest.py"] = guard
+    root = make(tmp_path / "p", files)
+    runs = [(*lenient, "tests/test_w.py"), ("-k", "not warns")]
+    for args in runs if first == "lenient" else runs[::-1]:
+        assert pytest_in(root, *args).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1 and list(rules(data)) == ["partial-run"], data
+    assert "tests/test_w.py::test_warns" in rules(data)["partial-run"]
+    assert pytest_in(root, "tests/test_w.py").returncode == 1  # as configured: it fails
+
+
 def test_xdist_inside_a_part(tmp_path: Path) -> None:
     files = {f"tests/test_{i}.py": cases(f"x{i}") for i in range(4)}
     files["tests/more/test_m.py"] = cases("m")

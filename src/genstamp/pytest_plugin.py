@@ -521,15 +521,19 @@ class Tally:
         (``--setup-only``, ``--setup-plan``) did not run."""
         return {n for n in self.outcomes if n in self.executed}
 
-    def coverage(self, node_args: list[Path], partly: set[str]) -> coverage.Coverage:
+    def coverage(
+        self, node_args: list[Path], partly: set[str], *, credited: bool = True
+    ) -> coverage.Coverage:
         """What the run covered: a file named with a ``::`` argument, or one a plugin
-        dropped items from, was collected in part."""
+        dropped items from, was collected in part. Not ``credited`` (the run's own options
+        changed what its tests mean: a warning the configuration makes an error let through),
+        its tests ran as no run of the suite runs them: none counts as run when parts merge."""
         from genstamp import coverage
 
         partly = partly | {
             self.tree_path(Path(str(a).partition("::")[0]).resolve()) or "" for a in node_args
         }
-        done = self.ran()
+        done = self.ran() if credited else set()
         ran = {self.tree_id(n): self.outcomes[n] for n in done}
         unran = [self.tree_id(n) for n in self.selected if n not in done]
         return coverage.new(
@@ -791,7 +795,9 @@ class Session:
             partly = self.tally.all_partly() | lf_skipped
             if facts.overrides:  # each file may have yielded fewer tests than the suite's
                 partly |= self.tally.all_files()
-            covered = self.tally.coverage([here / a for a in facts.node_ids], partly)
+            covered = self.tally.coverage(
+                [here / a for a in facts.node_ids], partly, credited=not facts.overrides
+            )
             if dest.feed is not None:
                 dest.feed.render()
         except Exception as exc:  # raised below, once the tree at the end is taken
