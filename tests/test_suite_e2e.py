@@ -765,6 +765,22 @@ def test_a_part_run_under_its_own_options_counts_no_test_as_run(
     assert pytest_in(root, "tests/test_w.py").returncode == 1  # as configured: it fails
 
 
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
+@pytest.mark.parametrize("rootdir", ["..", "../sibling"], ids=["above", "beside"])
+def test_parts_run_with_the_rootdir_outside_the_tree_merge(
+    tmp_path: Path, rootdir: str, xdist: tuple[str, ...]
+) -> None:
+    """pytest's rootdir above or beside the work tree gives node ids of another shape
+    (``p/tests/test_a.py::test_a1``): the evidence names each test by its tree path all the
+    same, so two parts that together run the suite merge into a complete run."""
+    root = make(tmp_path / "p", SIMPLE)
+    (tmp_path / "sibling").mkdir()
+    assert pytest_in(root, *xdist, "--rootdir", rootdir, "-k", "a1 or b1").returncode == 0
+    assert pytest_in(root, "-k", "not (a1 or b1)").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
 def test_xdist_inside_a_part(tmp_path: Path) -> None:
     files = {f"tests/test_{i}.py": cases(f"x{i}") for i in range(4)}
     files["tests/more/test_m.py"] = cases("m")

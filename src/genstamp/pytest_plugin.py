@@ -242,6 +242,10 @@ class Tally:
         self._items: dict[str, Path] = {}  # node id -> file, of every item collected
         self.texts: dict[str, str] = {}  # collected text files (doctests) -> their blob
         self.marked_errors: set[str] = set()  # categories a filterwarnings marker makes errors
+        # the node id of each file and folder collected -> its tree path: what a node id names
+        # whatever the rootdir (one outside the work tree gives ids `../repo/tests/...`)
+        self._paths: dict[str, str] = {}
+        self._root: Path | None = None  # pytest's rootdir, where it lies outside the work tree
 
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -249,12 +253,20 @@ class Tally:
             rel = self.tree_path(Path(os.path.realpath(config.rootpath)))  # through a link too
             if rel is None:  # a rootdir above the work tree
                 rel = os.path.relpath(config.rootpath, self.workdir).replace(os.sep, "/")
+                self._root = config.rootpath
             self.prefix = "" if rel == "." else rel
 
     def tree_id(self, nodeid: str) -> str:
+        path, sep, rest = nodeid.partition("::")
+        known = self._paths.get(path)
+        if known is not None:
+            return known + sep + rest
         if not self.prefix:
             return nodeid
-        path, sep, rest = nodeid.partition("::")
+        if self._root is not None:  # not collected here (an xdist worker's): from the rootdir
+            found = self.tree_path(self._root / path)
+            if found is not None:
+                return found + sep + rest
         return posixpath.normpath(f"{self.prefix}/{path}") + sep + rest
 
     def tree_path(self, path: Path) -> str | None:
@@ -274,6 +286,10 @@ class Tally:
 
     @pytest.hookimpl
     def pytest_collectstart(self, collector: pytest.Collector) -> None:
+        if self._root is not None and "::" not in collector.nodeid:
+            where = self.tree_path(collector.path)
+            if where is not None and collector.nodeid:
+                self._paths[collector.nodeid] = where
         if isinstance(collector, pytest.File):
             rel = self.tree_path(collector.path)
             if rel is not None:
@@ -429,7 +445,15 @@ class Tally:
         output = getattr(node, "workeroutput", {}).get(_KEY)
         if isinstance(output, str):
             with contextlib.suppress(ValueError):
-                self.workers.append(json.loads(output))
+                data = json.loads(output)
+                self.workers.append(data)
+                paths = data.get("paths") if isinstance(data, dict) else None
+                if isinstance(paths, dict):  # what the worker's node ids name in the tree
+                    self._paths.update(
+                        (k, v)
+                        for k, v in paths.items()
+                        if isinstance(k, str) and isinstance(v, str)
+                    )
 
     def worker_output(self) -> dict[str, Any]:
         return {
@@ -438,6 +462,7 @@ class Tally:
             "files": sorted(self.files),
             "partly": sorted(self.partly),
             "marked_errors": sorted(self.marked_errors),
+            "paths": self._paths,
         }
 
     def all_files(self) -> set[str]:
