@@ -644,6 +644,38 @@ ROWS: dict[str, Row] = {
         ),
         [],
     ),
+    # a part whose own options changed the suite (an older plugin still credited its tests)
+    "partial-a-lenient-part-fills-in-nothing": Row(
+        facts(
+            report=report(coverage=COV_AB_LEFT),
+            suites=SUITE_AB,
+            others=(
+                (
+                    "b.xml",
+                    report(
+                        coverage=COV_B,
+                        selection="partial",
+                        selection_reasons=binding.OPTIONS_REASON + ": -W ignore::UserWarning",
+                    ),
+                ),
+            ),
+        ),
+        ["partial-run"],
+        "1 collected tests did not run: tests/test_b.py::test_2",
+    ),
+    "control-a-part-with-other-reasons-fills-in": Row(
+        facts(
+            report=report(coverage=COV_AB_LEFT),
+            suites=SUITE_AB,
+            others=(
+                (
+                    "b.xml",
+                    report(coverage=COV_B, selection="partial", selection_reasons="node ids given"),
+                ),
+            ),
+        ),
+        [],
+    ),
     "parts-disagree-on-a-test": Row(
         facts(
             report=report(coverage=COV_AB),

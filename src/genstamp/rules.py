@@ -266,14 +266,24 @@ def merged(facts: Facts) -> coverage.Merge | None:
     own, _ = read_coverage(bound.props)
     if own is None:
         return None
-    parts = [coverage.Part(facts.evidence, own)]
+    parts = [coverage.Part(facts.evidence, _credited(bound.props, own))]
     for path, report in facts.others:
         if binding_problem(report):
             continue
         cov, _ = read_coverage(report.properties)
         if cov is not None:
-            parts.append(coverage.Part(path, cov))
+            parts.append(coverage.Part(path, _credited(report.properties, cov)))
     return coverage.merge(parts, facts.suites)
+
+
+def _credited(props: Mapping[str, str], cov: coverage.Coverage) -> coverage.Coverage:
+    """``cov`` as the merge may count it: a run whose own options changed the suite (a
+    warning the configuration makes an error let through) ran its tests as no run of the suite
+    runs them, and stands for none of them, whichever genstamp wrote its record."""
+    said = props.get(binding.P_SELECTION_REASONS, "").removeprefix("not checked: ")
+    if not cov.outcomes or not any(r.startswith(binding.OPTIONS_REASON) for r in said.split("; ")):
+        return cov
+    return cov._replace(outcomes={}, unran=tuple(sorted({*cov.unran, *cov.outcomes})))
 
 
 def mismatching(
