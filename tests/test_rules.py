@@ -180,6 +180,12 @@ ROWS: dict[str, Row] = {
         ["unbound-evidence"],
         "is evidence format '1' written by genstamp 9.9; this genstamp",
     ),
+    # format 3: a session that failed though no test did (a reader of 2 would accept it)
+    "tests-failed-the-session-in-format-3": Row(
+        facts(report=report(format="3", session_failed="--cov-fail-under")),
+        ["tests-failed"],
+        "the session failed: --cov-fail-under",
+    ),
     "unbound-lacking-properties": Row(
         facts(report=report(tree_end=None, selection="")),
         ["unbound-evidence"],

@@ -24,6 +24,9 @@ from conftest import (
     subprocess_env,
 )
 
+from genstamp import evidence
+from genstamp.repo import open_checkout
+
 pytestmark = pytest.mark.e2e
 
 PASS = "def test_{n}():\n    pass\n"
@@ -488,13 +491,17 @@ def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> 
     root = make(tmp_path / "p", {**SIMPLE, "conftest.py": conftest})
     proc = pytest_in(root)
     code, data, _ = verify(root)
+    report = evidence.read_report(evidence.default_path(open_checkout(root).state))
     if check == "fails":
         assert proc.returncode == 1
         assert code == 1 and "the session failed" in rules(data)["tests-failed"], data
         assert "tests-failed" in proc.stdout
+        # a format a genstamp that passes over genstamp.session.failed refuses to read
+        assert report.properties[evidence.P_FORMAT] == evidence.FORMAT_SESSION
     else:
         assert proc.returncode == 0, proc.stdout
         assert code == 0, data
+        assert report.properties[evidence.P_FORMAT] == evidence.FORMAT
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,10 @@ from typing import NamedTuple
 
 PREFIX = "genstamp."
 FORMAT = "2"  # 2: genstamp.coverage; xfailed/xpassed counted apart
+# 3: format 2 with genstamp.session.failed, which a reader of 2 would pass over (it would accept
+# a session that failed). Written only for such a run, so that every other stays readable there.
+FORMAT_SESSION = "3"
+READS = (FORMAT, FORMAT_SESSION)
 NONE = "none"
 UNAVAILABLE = "unavailable"
 

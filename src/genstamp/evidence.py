@@ -17,6 +17,7 @@ from genstamp import __version__
 from genstamp.atomic import write_atomic
 from genstamp.binding import (  # re-exported: the plugin, run and the tests name them here
     FORMAT,
+    FORMAT_SESSION,
     NONE,
     P_AUDIT,
     P_CHECKOUT,
@@ -31,6 +32,7 @@ from genstamp.binding import (  # re-exported: the plugin, run and the tests nam
     P_SEAL,
     P_SELECTION,
     P_SELECTION_REASONS,
+    P_SESSION_FAILED,
     P_TREE_END,
     P_TREE_START,
     P_VERSION,
@@ -228,7 +230,7 @@ def binding(properties: dict[str, str], key: str, report: Report) -> dict[str, s
     """The properties a bound file carries, in order: format, version, ``properties``, and
     the seal over them and ``report`` (the testcases and declared counts as read back)."""
     properties = {
-        P_FORMAT: FORMAT,
+        P_FORMAT: FORMAT_SESSION if properties.get(P_SESSION_FAILED) else FORMAT,
         P_VERSION: __version__,
         **{xml_text(k): xml_text(v) for k, v in properties.items()},
     }

@@ -203,11 +203,12 @@ def binding_problem(report: Report) -> str:
     if not props:
         return "carries no genstamp binding (no genstamp.* properties)"
     fmt = props.get(binding.P_FORMAT)
-    if fmt != binding.FORMAT:
+    if fmt not in binding.READS:
         return (
             f"is evidence format {fmt!r} written by genstamp "
-            f"{props.get(binding.P_VERSION, '?')}; this genstamp {__version__} reads format "
-            f"{binding.FORMAT} (use one genstamp version in pre-commit and the test env)"
+            f"{props.get(binding.P_VERSION, '?')}; this genstamp {__version__} reads formats "
+            f"{' and '.join(binding.READS)} (use one genstamp version in pre-commit and the "
+            "test env)"
         )
     missing = [name for name in REQUIRED if not props.get(name)]
     if missing:
