@@ -8,7 +8,7 @@ TYPE_CHECKING = False  # not typing's: a run's child processes import this packa
 if TYPE_CHECKING:
     from genstamp.errors import GenstampError
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["GenstampError", "__version__"]
 
