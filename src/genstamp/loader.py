@@ -122,35 +122,59 @@ class CheckoutLoader(SourceFileLoader):
                         return code
             except (OSError, EOFError, ValueError, TypeError):
                 pass  # no usable bytecode: compile
-        import warnings  # a compile: tens of times the cost of this import
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            code = self.source_to_code(source, source_path)
-        if caught:
-            # Compiled again under the filters in force, which see its warnings as a plain
-            # import's (and may make them errors); never kept: bytecode read from the cache
-            # would compile nothing, and a clean clone's run would warn where this one did not.
-            code = self.source_to_code(source, source_path)
+        quiet = _quietly(lambda: self.source_to_code(source, source_path))
+        # One that warns is compiled again under the filters in force, which see its warnings
+        # as a plain import's (and may make them errors), and never kept: bytecode read from
+        # the cache would compile nothing, and a clean clone's run would warn where this did not.
+        code = quiet if quiet is not None else self.source_to_code(source, source_path)
         loads.loaded_source(source_path, source, fullname)
-        if cached is not None and not caught and not sys.dont_write_bytecode:
+        if cached is not None and quiet is not None and not sys.dont_write_bytecode:
             write_pyc(cached, header + marshal.dumps(code))
         return code
 
 
-def _warns(source: bytes, path: str) -> bool:
-    """Whether compiling ``source`` issues a warning (an invalid escape sequence, ``is`` with a
-    literal, an assert that is always true) or fails: such a module's bytecode is never kept,
-    so that each run compiles it and its warnings meet the filters in force then."""
-    import warnings
+def _quietly(compile_: "Callable[[], CodeType]") -> "CodeType | None":
+    """``compile_()``'s code when compiling issues no warning (an invalid escape sequence,
+    ``is`` with a literal, an assert that is always true); None when it warns or fails. Each
+    warning is an error for that one compile, through the filters the interpreter's own
+    warnings code reads: a followed child that never imported the warnings module does not
+    import it here."""
+    import _warnings
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            compile(source, path, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError):
-            return True
-    return bool(caught)
+    mutated = getattr(_warnings, "_filters_mutated", None)  # 3.10-3.12
+    if mutated is None:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                return compile_()
+            except (SyntaxError, ValueError, Warning):
+                return None
+    module = sys.modules.get("warnings")
+    filters = getattr(module, "filters", None)  # what the interpreter reads, once imported
+    if not isinstance(filters, list):
+        filters = _warnings.filters
+    entry = ("error", None, Warning, None, 0)
+    filters.insert(0, entry)
+    mutated()
+    try:
+        return compile_()
+    except (SyntaxError, ValueError, Warning):
+        return None
+    finally:
+        try:  # noqa: SIM105 (contextlib costs a child's start-up)
+            filters.remove(entry)
+        except ValueError:
+            pass
+        mutated()
+
+
+def _warns(source: bytes, path: str) -> bool:
+    """Whether compiling ``source`` issues a warning or fails (``_quietly``): such a module's
+    bytecode is never kept, so that each run compiles it and its warnings meet the filters in
+    force then."""
+    return _quietly(lambda: compile(source, path, "exec", dont_inherit=True)) is None
 
 
 def write_pyc(path: str, data: bytes) -> None:
