@@ -51,8 +51,9 @@ NAMESPACE = "namespace"  # a namespace package's folder
 # that is none of the checkout's roots: another clone's, perhaps (``audit.judge`` asks git).
 ELSEWHERE = "elsewhere"
 READ = "read"  # a file of the work tree (not code) opened to read
-# A file of the work tree opened to write, and one whose times, mode or owner were set: the
-# gate tells code the run wrote from code it only touched (``Path.touch``, ``os.chmod``).
+# A Python source of the work tree opened to write, and one whose times, mode or owner were
+# set: the gate tells code the run wrote from code it only touched (``Path.touch``,
+# ``os.chmod``). Other files are not recorded (a test writing data costs nothing more).
 WROTE = "wrote"
 TOUCHED = "touched"
 
@@ -453,14 +454,16 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 _STATE.compiled = None
             elif isinstance(path, (str, bytes)):
                 name = os.fsdecode(path)
-                if _writing(args[1], args[2]):
+                if name.endswith(_SOURCES) and _writing(args[1], args[2]):
                     _changed(name, WROTE)
                 if not name.endswith(_CODE):
                     _opened(name, args[1], args[2])
         elif event in _SET:  # os.utime, os.chmod, os.chown: (path, ..., dir_fd)
             path = args[0]
             if isinstance(path, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
-                _changed(os.fsdecode(os.fspath(path)), TOUCHED)
+                name = os.fsdecode(os.fspath(path))
+                if name.endswith(_SOURCES):
+                    _changed(name, TOUCHED)
         else:  # ctypes.dlopen: native code loaded by path, as an extension module is
             name = args[0]  # as the caller gave it: str, bytes, (3.11) a path object or None
             if name is not None and not isinstance(name, str):
@@ -493,7 +496,7 @@ _CHANGED: set[tuple[str, str]] = set()  # (path, WROTE or TOUCHED) this process 
 
 
 def _changed(path: str, via: str) -> None:
-    """A file of the work tree opened to write (``WROTE``), or its times, mode or owner set
+    """A source of the work tree opened to write (``WROTE``), or its times, mode or owner set
     (``TOUCHED``): recorded once each, where the work tree holds it."""
     full = os.path.abspath(path)
     if (full, via) in _CHANGED:
