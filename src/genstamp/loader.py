@@ -122,7 +122,7 @@ class CheckoutLoader(SourceFileLoader):
                         return code
             except (OSError, EOFError, ValueError, TypeError):
                 pass  # no usable bytecode: compile
-        quiet = _quietly(lambda: self.source_to_code(source, source_path))
+        quiet = _quietly(lambda: self.source_to_code(source, source_path), source_path)
         # One that warns is compiled again under the filters in force, which see its warnings
         # as a plain import's (and may make them errors), and never kept: bytecode read from
         # the cache would compile nothing, and a clean clone's run would warn where this did not.
@@ -133,29 +133,32 @@ class CheckoutLoader(SourceFileLoader):
         return code
 
 
-def _quietly(compile_: "Callable[[], CodeType]") -> "CodeType | None":
-    """``compile_()``'s code when compiling issues no warning (an invalid escape sequence,
-    ``is`` with a literal, an assert that is always true); None when it warns or fails. Each
-    warning is an error for that one compile, through the filters the interpreter's own
-    warnings code reads: a followed child that never imported the warnings module does not
-    import it here."""
+def _quietly(compile_: "Callable[[], CodeType]", path: str) -> "CodeType | None":
+    """``compile_()``'s code when compiling ``path`` issues no warning (an invalid escape
+    sequence, ``is`` with a literal, an assert that is always true); None when it warns or
+    fails. For that one compile, a first filter makes an error of every warning the compiler
+    attributes to ``path`` (it names the module by the file's path without ``.py``), and of no
+    other: a warning another thread issues meanwhile meets the filters as before. It goes in
+    the list the interpreter reads, so a followed child that never imported the warnings
+    module does not import it here."""
     import _warnings
 
+    module_name = path[:-3] if path.endswith(".py") else path
     mutated = getattr(_warnings, "_filters_mutated", None)  # 3.10-3.12
     if mutated is None:
         import warnings
 
         with warnings.catch_warnings():
-            warnings.simplefilter("error")
+            warnings.filterwarnings("error", module=_escaped(module_name) + r"\Z")
             try:
                 return compile_()
             except (SyntaxError, ValueError, Warning):
                 return None
-    module = sys.modules.get("warnings")
-    filters = getattr(module, "filters", None)  # what the interpreter reads, once imported
+    warnings_module = sys.modules.get("warnings")
+    filters = getattr(warnings_module, "filters", None)  # what the interpreter reads then
     if not isinstance(filters, list):
         filters = _warnings.filters
-    entry = ("error", None, Warning, None, 0)
+    entry = ("error", None, Warning, module_name, 0)  # a plain text module: matched exactly
     filters.insert(0, entry)
     mutated()
     try:
@@ -170,11 +173,17 @@ def _quietly(compile_: "Callable[[], CodeType]") -> "CodeType | None":
         mutated()
 
 
+def _escaped(text: str) -> str:
+    import re
+
+    return re.escape(text)
+
+
 def _warns(source: bytes, path: str) -> bool:
     """Whether compiling ``source`` issues a warning or fails (``_quietly``): such a module's
     bytecode is never kept, so that each run compiles it and its warnings meet the filters in
     force then."""
-    return _quietly(lambda: compile(source, path, "exec", dont_inherit=True)) is None
+    return _quietly(lambda: compile(source, path, "exec", dont_inherit=True), path) is None
 
 
 def write_pyc(path: str, data: bytes) -> None:
