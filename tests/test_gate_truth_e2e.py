@@ -241,6 +241,18 @@ def test_generated_code(tmp_path):
         sys.path.remove(str(MOD.parent))
 """
 IN_A_CHILD = "subprocess.run([sys.executable, '-c', f'import os; os.utime({str(MOD)!r})'])"
+# a generator's atomic write (a temporary file in the folder, renamed over the module), then
+# the mode mkstemp leaves (0600) made readable
+ATOMIC = (
+    "import tempfile\n    fd, tmp = tempfile.mkstemp(dir=MOD.parent, suffix='.tmp')\n"
+    "    os.write(fd, b'VALUE = 7\\n'); os.close(fd)\n    os.replace(tmp, MOD)\n"
+    "    os.chmod(MOD, 0o644)"
+)
+# a copy that keeps the source's old time (its bytes are the run's all the same)
+COPY2 = (
+    "old = tmp_path / 'old.py'\n    old.write_text('VALUE = 7\\n')\n"
+    "    os.utime(old, (0, 0))\n    shutil.copy2(old, MOD)"
+)
 
 
 @pytest.mark.parametrize(
@@ -254,8 +266,18 @@ IN_A_CHILD = "subprocess.run([sys.executable, '-c', f'import os; os.utime({str(M
             True,
         ),
         ("MOD.write_text('VALUE = 7')\n    os.chmod(MOD, 0o644)", True),
+        (ATOMIC, True),
+        (COPY2, True),
     ],
-    ids=["touched", "chmod", "touched-in-a-child", "copied-over", "written-then-chmod"],
+    ids=[
+        "touched",
+        "chmod",
+        "touched-in-a-child",
+        "copied-over",
+        "written-then-chmod",
+        "replaced-atomically-then-chmod",
+        "copy2-of-an-old-file",
+    ],
 )
 def test_code_the_tests_only_touch_is_not_theirs(
     repo: Path, genstamp: RunGenstamp, how: str, made: bool

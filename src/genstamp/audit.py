@@ -351,11 +351,10 @@ def judge(
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
     own = _Own(root)
     loads = list(loads)
-    # Files the run touched (Path.touch, os.chmod) and never wrote: a change of their time is
-    # no proof that the run made the bytes that ran.
-    touched = {ld.path for ld in loads if ld.via == loads_.TOUCHED}
-    if touched:
-        touched -= {ld.path for ld in loads if ld.via == loads_.WROTE}
+    # Files a process of the run wrote, and those it touched (Path.touch) and never wrote: a
+    # new time is no proof that the run made the bytes that ran.
+    wrote = {ld.path for ld in loads if ld.via == loads_.WROTE}
+    touched = {ld.path for ld in loads if ld.via == loads_.TOUCHED} - wrote
     opened = frozenset(ld.path for ld in loads if ld.via == loads_.READ)
     for ld in loads:
         name = ld.module or module_name(ld.path, folders)
@@ -390,6 +389,9 @@ def judge(
                 loaded.setdefault(rel, {})[ld.blob] = None
                 if ld.via == loads_.SOURCE and ld.detail == loads_.MADE:
                     if ld.path not in touched:
+                        made[rel] = None
+                elif ld.via == loads_.SOURCE and ld.detail == loads_.CHANGED:
+                    if ld.path in wrote:  # written with its old time put back (copy2, cp -p)
                         made[rel] = None
                 if ld.via == loads_.BYTECODE and ld.detail:
                     flags[Flag(STALE, name, rel, ld.detail)] = None

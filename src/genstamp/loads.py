@@ -51,9 +51,9 @@ NAMESPACE = "namespace"  # a namespace package's folder
 # that is none of the checkout's roots: another clone's, perhaps (``audit.judge`` asks git).
 ELSEWHERE = "elsewhere"
 READ = "read"  # a file of the work tree (not code) opened to read
-# A Python source of the work tree opened to write, and one whose times, mode or owner were
-# set: the gate tells code the run wrote from code it only touched (``Path.touch``,
-# ``os.chmod``). Other files are not recorded (a test writing data costs nothing more).
+# A Python source of the work tree opened to write (or renamed into place), and one whose
+# times were set: the gate tells code the run wrote from code it only touched (``Path.touch``).
+# Other files are not recorded (a test writing data costs nothing more).
 WROTE = "wrote"
 TOUCHED = "touched"
 
@@ -418,15 +418,24 @@ def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None
 
 
 MADE = "made"  # a SOURCE load's detail: the file was made (written) after the run began
+# A SOURCE load's detail: the file changed after the run began (its ctime), but not its mtime:
+# a chmod, or bytes written with their old time put back (`cp -p`). Made by the run only where
+# one of its processes opened it to write (``WROTE``).
+CHANGED = "changed"
 
 
 def _made(real: str) -> str:
     """``MADE`` when the file at ``real`` was written after the run began (the tests made it:
-    generated code, a pytester project), else ""."""
+    generated code, a pytester project), ``CHANGED`` when only its change time says so, else
+    ""."""
     try:
-        return MADE if os.stat(real).st_ctime_ns >= _began() > 0 else ""
+        st = os.stat(real)
     except OSError:
         return ""
+    began = _began()
+    if began <= 0 or st.st_ctime_ns < began:
+        return ""
+    return MADE if st.st_mtime_ns >= began else CHANGED
 
 
 # -- everything else: the audit hook and the meta path finder ------------------------------------
@@ -447,6 +456,12 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             if isinstance(source, bytes) and isinstance(filename, str):
                 _STATE.compiled = (filename, source)
                 _STATE.pyc = None
+        elif event == "os.rename":  # os.rename, os.replace: (src, dst, src_dir_fd, dst_dir_fd)
+            dst = args[1]
+            if isinstance(dst, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
+                name = os.fsdecode(os.fspath(dst))
+                if name.endswith(_SOURCES):
+                    _changed(name, WROTE)  # written elsewhere, put in place now
         elif event == "open":
             path = args[0]
             if isinstance(path, str) and path.endswith(".pyc"):
@@ -458,7 +473,7 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                     _changed(name, WROTE)
                 if not name.endswith(_CODE):
                     _opened(name, args[1], args[2])
-        elif event in _SET:  # os.utime, os.chmod, os.chown: (path, ..., dir_fd)
+        elif event in _SET:  # os.utime: (path, times, ns, dir_fd)
             path = args[0]
             if isinstance(path, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
                 name = os.fsdecode(os.fspath(path))
@@ -476,8 +491,8 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
         _STATE.busy = False
 
 
-_SET = frozenset({"os.utime", "os.chmod", "os.chown"})
-_EVENTS = frozenset({"exec", "compile", "open", "ctypes.dlopen", *_SET})
+_SET = frozenset({"os.utime"})  # a time set: a touch (a mode set keeps the mtime: ``_made``)
+_EVENTS = frozenset({"exec", "compile", "open", "ctypes.dlopen", "os.rename", *_SET})
 # Opened to be loaded (the import system opens every source it imports: the loads say those;
 # a source read as data is not told apart).
 _CODE = (".py", ".so", ".pyd", ".pth")
@@ -496,8 +511,8 @@ _CHANGED: set[tuple[str, str]] = set()  # (path, WROTE or TOUCHED) this process 
 
 
 def _changed(path: str, via: str) -> None:
-    """A source of the work tree opened to write (``WROTE``), or its times, mode or owner set
-    (``TOUCHED``): recorded once each, where the work tree holds it."""
+    """A source of the work tree opened to write or renamed into place (``WROTE``), or its
+    times set (``TOUCHED``): recorded once each, where the work tree holds it."""
     full = os.path.abspath(path)
     if (full, via) in _CHANGED:
         return
