@@ -525,6 +525,38 @@ def test_a_package_reached_through_a_link_in_the_work_tree(tmp_path: Path, link:
         assert "will refuse: loaded-not-tested" in out, out
 
 
+LINKS_WHAT_IT_MAKES = """
+import os, pathlib, sys
+
+
+def test_made_through_a_link(tmp_path):
+    made = tmp_path / "made"
+    made.mkdir()
+    (made / "myplug.py").write_text("X = 1\\n")
+    link = pathlib.Path(__file__).resolve().parent.parent / "plugins"
+    os.symlink(made, link)
+    sys.path.insert(0, str(link))
+    try:
+        import myplug
+        assert myplug.X == 1
+    finally:
+        sys.path.remove(str(link))  # the link stays, git-ignored, as the session ends
+"""
+
+
+@pytest.mark.e2e
+def test_code_the_tests_make_and_reach_through_a_link_they_make_is_theirs(tmp_path: Path) -> None:
+    """A test makes a module outside the tree and links an ignored folder of the tree to it:
+    code the run made, accepted, and the run's own forecast says so (the link's loads are not
+    taken for the tree's own files)."""
+    repo, _ = project(tmp_path, "")
+    with (repo / ".gitignore").open("a") as fh:
+        fh.write("plugins\n")
+    found, out = scenario_told(repo, LINKS_WHAT_IT_MAKES)
+    assert failures(repo) == {}, found
+    assert "will refuse" not in out, out
+
+
 CLONES_ITSELF = """
 import subprocess, sys
 

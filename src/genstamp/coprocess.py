@@ -373,11 +373,12 @@ def main(argv: list[str]) -> int:
                 asked = json.loads(rest)
                 paths = [p for p in asked.get("paths", ()) if isinstance(p, str)]
                 loaded = asked.get("loaded", {})
+                ignored = placed.ignored(end, paths)
                 _say(
                     {
-                        "ignored": placed.ignored(end, paths),
+                        "ignored": ignored,
                         "unregistered": unregistered(end, tree, paths),
-                        "differ": differing(end, tree, loaded),
+                        "differ": differing(end, tree, loaded, set(paths) - set(ignored)),
                     }
                 )
                 break
@@ -405,12 +406,16 @@ def unregistered(checkout: Checkout, tree: str, paths: list[str]) -> dict[str, s
     return found
 
 
-def differing(checkout: Checkout, tree: str, loaded: dict[str, list[str]]) -> list[str]:
+def differing(
+    checkout: Checkout, tree: str, loaded: dict[str, list[str]], linkable: set[str] | None = None
+) -> list[str]:
     """Of the files ``loaded`` (path -> the blob ids of the bytes the tests loaded) that
     ``tree`` holds, those loaded with bytes that are not its blob, as ``git add`` would store
     them (what the gate refuses as ``loaded-not-tested``: a file changed and changed back
-    while the tests ran, an edit ``--skip-worktree`` hides from git), and those the tree holds
-    only as a symbolic link above them, which leads out of the work tree."""
+    while the tests ran, an edit ``--skip-worktree`` hides from git), and those of
+    ``linkable`` (the loaded files the gate would not accept otherwise: not made by the run,
+    not declared generated, not ignored) that the tree holds only as a symbolic link above
+    them, which leads out of the work tree."""
     import pygit2
 
     top = checkout.repo.get(tree)
@@ -425,7 +430,7 @@ def differing(checkout: Checkout, tree: str, loaded: dict[str, list[str]]) -> li
         try:
             blob = str(top[rel].id)
         except (KeyError, TypeError, ValueError):
-            if placed.through_link(checkout.workdir, rel):
+            if (linkable is None or rel in linkable) and placed.through_link(checkout.workdir, rel):
                 linked.append(rel)  # the tree holds a link above it: loaded-not-tested
             continue  # not in the tree's own folders: the gate places it
         if any(raw != blob for raw in raws):

@@ -8,6 +8,7 @@ rules take its names.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,10 +50,13 @@ def installed(root: Path, rel: str, venvs: dict[str, bool]) -> bool:
 
 
 def through_link(root: Path, rel: str) -> bool:
-    """Whether a folder above the work-tree path ``rel`` is a symbolic link (the loads of a
-    file reached through a link that leads out of the work tree keep the link's path)."""
+    """Whether the work-tree path ``rel`` lies below a symbolic link of the work tree that
+    leads out of it (the loads of a file reached so keep the link's path)."""
     parts = rel.split("/")
-    return any((root / "/".join(parts[:n])).is_symlink() for n in range(1, len(parts)))
+    if not any((root / "/".join(parts[:n])).is_symlink() for n in range(1, len(parts))):
+        return False
+    real, top = os.path.realpath(root / rel), os.path.realpath(root)
+    return not (real == top or real.startswith(top.rstrip(os.sep) + os.sep))
 
 
 def placement(
