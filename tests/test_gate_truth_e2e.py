@@ -248,6 +248,14 @@ ATOMIC = (
     "    os.write(fd, b'VALUE = 7\\n'); os.close(fd)\n    os.replace(tmp, MOD)\n"
     "    os.chmod(MOD, 0o644)"
 )
+# a package the tests make, its `__init__.py` by a touch: left by an earlier run, a touch only
+# sets its time, and its bytes (none) are what a clean clone's run makes
+EMPTY_INIT = (
+    "(MOD.parent / '__init__.py').touch()\n    MOD.write_text('VALUE = 7')\n"
+    "    sys.path.insert(0, str(MOD.parent.parent))\n"
+    "    importlib.import_module('gen')  # its empty __init__.py runs\n"
+    "    sys.path.remove(str(MOD.parent.parent))"
+)
 # a copy that keeps the source's old time (its bytes are the run's all the same)
 COPY2 = (
     "old = tmp_path / 'old.py'\n    old.write_text('VALUE = 7\\n')\n"
@@ -268,6 +276,8 @@ COPY2 = (
         ("MOD.write_text('VALUE = 7')\n    os.chmod(MOD, 0o644)", True),
         (ATOMIC, True),
         (COPY2, True),
+        ("MOD.write_text('')\n    MOD.touch()\n    MOD.write_text('VALUE = 7')", True),
+        (EMPTY_INIT, True),
     ],
     ids=[
         "touched",
@@ -277,6 +287,8 @@ COPY2 = (
         "written-then-chmod",
         "replaced-atomically-then-chmod",
         "copy2-of-an-old-file",
+        "touched-then-written",
+        "an-empty-init-a-touch-makes",
     ],
 )
 def test_code_the_tests_only_touch_is_not_theirs(
@@ -285,13 +297,15 @@ def test_code_the_tests_only_touch_is_not_theirs(
     """A git-ignored module left by an earlier session, whose time or mode the tests set
     (``Path.touch``, ``os.chmod``) before they import it: the bytes that ran were not the run's
     (a clean clone's touch makes an empty file), so it is ignored code; written over by the
-    tests (a copy, a write), it is theirs."""
+    tests (a copy, a write), it is theirs, and so is an empty file a touch leaves as it was (a
+    package's ``__init__.py``: a clean clone's touch makes the same)."""
     write_calc(
         repo, tests=TOUCHES.replace("HOW", how), gitignore="__pycache__/\n*.py[co]\nbuild/\n"
     )
     commit_all(repo, "a test that touches an ignored module")
     (repo / "build" / "gen").mkdir(parents=True)
     (repo / "build" / "gen" / "gen_mod.py").write_text("VALUE = 7\n")
+    (repo / "build" / "gen" / "__init__.py").write_text("")  # an earlier run's touch made it
     out = green(genstamp, repo)
     code, data = verdict(genstamp, repo)
     if made:

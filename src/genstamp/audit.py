@@ -388,7 +388,8 @@ def judge(
             elif ld.via in (loads_.SOURCE, loads_.BYTECODE) and ld.blob:
                 loaded.setdefault(rel, {})[ld.blob] = None
                 if ld.via == loads_.SOURCE and ld.detail == loads_.MADE:
-                    if ld.path not in touched:
+                    # an empty file only touched is what a touch makes in a clean clone too
+                    if ld.path not in touched or ld.blob == _EMPTY_BLOB:
                         made[rel] = None
                 elif ld.via == loads_.SOURCE and ld.detail == loads_.CHANGED:
                     if ld.path in wrote:  # written with its old time put back (copy2, cp -p)
@@ -600,6 +601,7 @@ def _the_runs_own(
     return bool(opened) and ld.blob in _archived_blobs(str(root), opened)
 
 
+_EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # git's id of no bytes
 _ARCHIVES = ("*.whl", "*.zip", "*.pyz", "*.egg", "*.tar", "*.tar.gz", "*.tgz", "*.tar.bz2")
 _ARCHIVE_MOST = 64 << 20  # bytes of one archive read for its members
 
