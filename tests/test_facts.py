@@ -366,6 +366,24 @@ def test_verdicts_are_kept_bounded_oldest_first(stamped: Path) -> None:
     assert list(verified.trees(gitdir))[-1] == trees[5]
 
 
+@pytest.mark.parametrize("writer", ["version-1", "another-genstamp", "this-genstamp"])
+def test_only_this_genstamps_verdicts_are_taken(stamped: Path, writer: str) -> None:
+    """A verdict names the genstamp whose gate judged: one of another genstamp (pre-commit's
+    hook environment at another rev, whose rules may accept what these refuse), or of a store
+    that named none (version 1), is forgotten and the tree judged again."""
+    gitdir = stamped / ".git"
+    tree = "ab" * 20
+    verified.remember(gitdir, [tree], now=1)
+    data = json.loads(verified.path_of(gitdir).read_text())
+    if writer == "version-1":
+        data["version"] = 1
+        del data["genstamp"]
+    elif writer == "another-genstamp":
+        data["genstamp"] = "0.0.1"
+    verified.path_of(gitdir).write_text(json.dumps(data))
+    assert verified.trees(gitdir) == ({tree: 1} if writer == "this-genstamp" else {})
+
+
 def test_a_gitmodules_section_is_read_as_git_reads_it(tmp_path: Path) -> None:
     """git's section names are case-insensitive and its values may be quoted, escaped and
     followed by a comment: `[Submodule "v"]` with a quoted url names a URL."""

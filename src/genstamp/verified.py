@@ -16,14 +16,16 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from genstamp import checkout_id, versioned
+from genstamp import __version__, checkout_id, versioned
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 from genstamp.repo import STATE_DIR, common_gitdir
 
 FILE = "verified.json"
 FORMAT = "genstamp-verified"
-VERSION = 1
+# 2 names the genstamp whose gate judged (``genstamp``): only this genstamp's own verdicts are
+# taken, for another's rules may have accepted what these refuse. Version 1's are forgotten.
+VERSION = 2
 LIMIT = 200  # trees kept; the oldest verdicts are dropped first
 
 
@@ -36,11 +38,24 @@ def trees(gitdir: Path) -> dict[str, int]:
     epoch), oldest first; empty when nothing is remembered here."""
     path = path_of(gitdir)
     remedy = f"delete {path} (only earlier verdicts are forgotten)"
-    data = versioned.read(path, FORMAT, VERSION, "verdict store", remedy)
-    if data is None:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
         return {}
+    except OSError as exc:
+        raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    with contextlib.suppress(ValueError):
+        earlier = json.loads(raw)
+        if isinstance(earlier, dict) and (earlier.get("format"), earlier.get("version")) == (
+            FORMAT,
+            1,
+        ):
+            return {}  # verdicts of a genstamp that did not say which it was: judged again
+    data = versioned.parse(raw, path, FORMAT, VERSION, "verdict store", remedy)
     if data.get("checkout") != checkout_id.current(gitdir):
         return {}  # verdicts of the checkout this one was copied from
+    if data.get("genstamp") != __version__:
+        return {}  # another genstamp's verdicts (pre-commit's at another rev): judged again
     return versioned.tree_times(data, path, remedy)
 
 
@@ -57,7 +72,13 @@ def remember(gitdir: Path, accepted: Iterable[str], *, now: int | None = None) -
 def _write(gitdir: Path, kept: dict[str, int]) -> None:
     entries = [[tree, when] for tree, when in kept.items()][-LIMIT:]
     here = checkout_id.current(gitdir, create=True)
-    data = {"format": FORMAT, "version": VERSION, "checkout": here, "trees": entries}
+    data = {
+        "format": FORMAT,
+        "version": VERSION,
+        "genstamp": __version__,
+        "checkout": here,
+        "trees": entries,
+    }
     path = path_of(gitdir)
     try:
         write_atomic(path, json.dumps(data, separators=(",", ":")).encode())
