@@ -250,9 +250,16 @@ default_install_hook_types: [pre-commit, pre-push]  # my types
         "    skip: []\n",
     ],
 )
-def test_edit_config_keeps_every_line_and_adds_what_is_needed(text: str) -> None:
+@pytest.mark.parametrize("pyyaml", [True, False], ids=["pyyaml", "no-pyyaml"])
+def test_edit_config_keeps_every_line_and_adds_what_is_needed(
+    text: str, pyyaml: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With PyYAML or without it (a genstamp whose environment has none reads the text)."""
+    if not pyyaml:
+        monkeypatch.setattr(install, "_yaml", lambda: None)
     new = install.edit_config(text, "https://example.invalid/genstamp", "abc123")
     data = yaml.safe_load(new)
+    assert sum(line.startswith("default_install_hook_types:") for line in new.splitlines()) == 1
     kept = [line for line in text.splitlines() if "default_install_hook_types" not in line]
     for line in kept:
         if line.strip() != "repos: []":

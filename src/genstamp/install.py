@@ -308,6 +308,8 @@ def _put_hook(hooks_dir: Path, hook: str, command: str | None) -> None:
 
 _TOP_KEY = re.compile(r"^[^\s#-]")
 _ITEM = re.compile(r"^(\s*)- ")
+_TYPES_KEY = "default_install_hook_types:"
+_FLOW = re.compile(r"^default_install_hook_types:\s*\[(.*)\]\s*(#.*)?$")
 
 
 def _yaml() -> Any:
@@ -324,7 +326,7 @@ def config_facts(text: str) -> tuple[list[str] | None, set[str]]:
     yaml = _yaml()
     if yaml is None:
         found = set(re.findall(r"id:\s*['\"]?([\w.-]+)", text))
-        return None, found
+        return _types_in_text(text), found
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
@@ -340,6 +342,24 @@ def config_facts(text: str) -> tuple[list[str] | None, set[str]]:
         if isinstance(h, dict)
     }
     return (list(map(str, types)) if isinstance(types, list) else None), ids
+
+
+def _types_in_text(text: str) -> list[str] | None:
+    """``default_install_hook_types`` read from the text itself (no PyYAML), in either form
+    ``_add_types`` edits: a flow list on its line, or a block of ``- item`` lines after it."""
+    lines = text.splitlines()
+    at = next((i for i, line in enumerate(lines) if line.startswith(_TYPES_KEY)), None)
+    if at is None:
+        return None
+    flow = _FLOW.match(lines[at])
+    if flow:
+        return [s.strip().strip("'\"") for s in flow.group(1).split(",") if s.strip()]
+    items = []
+    for line in lines[at + 1 :]:
+        if not _ITEM.match(line):
+            break
+        items.append(line.split("- ", 1)[1].split("#", 1)[0].strip().strip("'\""))
+    return items
 
 
 def edit_config(text: str, repo: str, rev: str) -> str:
@@ -361,8 +381,8 @@ def _add_types(lines: list[str], present: bool, missing: list[str]) -> list[str]
     note = "  # genstamp install: the hook types genstamp's hooks need\n"
     if not present:
         return [f"default_install_hook_types: [{', '.join(missing)}]{note}", *lines]
-    at = next(i for i, line in enumerate(lines) if line.startswith("default_install_hook_types:"))
-    flow = re.match(r"^default_install_hook_types:\s*\[(.*)\]\s*(#.*)?$", lines[at].rstrip("\n"))
+    at = next(i for i, line in enumerate(lines) if line.startswith(_TYPES_KEY))
+    flow = _FLOW.match(lines[at].rstrip("\n"))
     if flow:
         items = [s.strip() for s in flow.group(1).split(",") if s.strip()]
         comment = f"  {flow.group(2)}" if flow.group(2) else ""
