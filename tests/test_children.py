@@ -7,6 +7,7 @@ Real pytest runs whose tests start ``sys.executable``, a console script of the p
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ import pytest
 from conftest import commit_all, committed, git, init_repo, run_pytest, subprocess_env
 from test_loads import CALC, audit_of, failures, project, scenario
 
-from genstamp import audit, loads, restamp
+from genstamp import audit, child, loads, restamp
 from genstamp.repo import open_checkout
 
 CHILD_ONLY = "WHO = 'child'\n"
@@ -920,6 +921,30 @@ def test_a_header_of_a_submodule_is_a_native_source(tmp_path: Path) -> None:
     flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
     assert [f.module for f in flags] == ["calc._speed"]
     assert "vendor/speed.h" in flags[0].detail
+
+
+def test_a_killed_runs_pth_and_folder_are_removed_by_the_next(tmp_path: Path) -> None:
+    """A run killed before its end (a CI timeout) leaves its ``.pth`` and its folder in the
+    temporary folder: the next run removes both; a live run's stay."""
+    import tempfile
+
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    made = []
+    for pid in (2**22 + 12345, os.getpid()):  # a pid no process has; this very process
+        folder = Path(tempfile.mkdtemp(prefix=child.RUN_FOLDER_PREFIX))
+        (folder / loads.RUN_FILE).write_text("")
+        pth = site / f"{child.PTH_PREFIX}{pid}-{loads.started(pid) or 0}-{folder.name}.pth"
+        pth.write_text("")
+        made.append((folder, pth))
+    try:
+        child.remove_leftovers(site)
+        (dead_folder, dead_pth), (live_folder, live_pth) = made
+        assert not dead_pth.exists() and not dead_folder.exists()
+        assert live_pth.exists() and live_folder.exists()
+    finally:
+        for folder, _ in made:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_the_hook_goes_where_site_reads_pth_files() -> None:

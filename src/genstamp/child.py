@@ -27,6 +27,7 @@ from typing import NamedTuple
 from genstamp import loads
 
 PTH_PREFIX = "genstamp-run-"
+RUN_FOLDER_PREFIX = "genstamp-run-"  # a run's folder (the load log), in the temporary folder
 
 
 def pth_line(owner: int, started: str, folder: str) -> str:
@@ -101,17 +102,25 @@ def uninstall(hook: Hook) -> None:
 
 def remove_leftovers(site: Path) -> None:
     """The ``.pth`` files of runs whose process is gone (its pid free, or another process's
-    now: one that started at another time)."""
+    now: one that started at another time), and those runs' folders (a killed run's load
+    log), where they are in the temporary folder this process has too."""
+    import shutil
+    import tempfile
+
     with contextlib.suppress(OSError):
         for pth in site.glob(f"{PTH_PREFIX}*.pth"):
             pid, _, rest = pth.name[len(PTH_PREFIX) :].partition("-")
-            started = rest.partition("-")[0]
+            started, _, folder = rest.partition("-")
             if not pid.isdigit():
                 continue
             reused = started.isdigit() and started != "0" and loads.started(int(pid)) != started
             if reused or not _alive(int(pid)):
                 with contextlib.suppress(OSError):
                     pth.unlink()
+                name = folder.removesuffix(".pth")
+                run = Path(tempfile.gettempdir(), name)
+                if name.startswith(RUN_FOLDER_PREFIX) and (run / loads.RUN_FILE).is_file():
+                    shutil.rmtree(run, ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:
@@ -152,7 +161,7 @@ def open_run(
                 return Recording(run, None, False, None, earlier)
     import tempfile
 
-    folder = tempfile.mkdtemp(prefix="genstamp-run-")
+    folder = tempfile.mkdtemp(prefix=RUN_FOLDER_PREFIX)
     run = loads.Run(folder, workdir, roots, cache_root, generation_ns)
     Path(folder, loads.RUN_FILE).write_text(loads.run_text(run), encoding="utf-8")
     loads.activate(run)
