@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import marshal
 import os
@@ -614,6 +613,8 @@ def _archived_blobs(root: str, opened: frozenset[str]) -> frozenset[str]:
     import tarfile
     import zipfile
 
+    from genstamp.loads import blob_of
+
     try:
         listed = subprocess.run(
             ["git", "ls-files", "-z", "--", *_ARCHIVES], cwd=root, capture_output=True, check=True
@@ -637,12 +638,8 @@ def _archived_blobs(root: str, opened: frozenset[str]) -> frozenset[str]:
                     members = [f.read() for f in files if f is not None]
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, tarfile.TarError):
             continue
-        found.update(_blob_of(data) for data in members)
+        found.update(blob_of(data) for data in members)
     return frozenset(found)
-
-
-def _blob_of(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def _in_history(root: Path, blob: str, path: str | None = None) -> bool:
@@ -1175,8 +1172,10 @@ def installed_from(path: str) -> str | None:
 def blob_id(path: str) -> str:
     """The id git gives the file's bytes as a blob (``git hash-object``, no filters), in pure
     Python: the pytest process never needs libgit2 for it."""
+    from genstamp.loads import blob_of
+
     with open(path, "rb") as fh:
-        return _blob_of(fh.read())
+        return blob_of(fh.read())
 
 
 def _checks_hashes() -> bool:
