@@ -367,6 +367,20 @@ def test_install_refuses_an_unknown_rev(project: Path, tmp_path: Path) -> None:
     assert (project / ".pre-commit-config.yaml").read_text() == "repos: []\n"
 
 
+def test_install_refuses_a_rev_the_config_does_not_pin(project: Path) -> None:
+    """genstamp's hooks pinned already at one revision, and --rev another: refused, naming the
+    revision, instead of a silent "nothing changed" that leaves two genstamps in use."""
+    hooks = "".join(f"      - id: {h}\n" for h in install.PRE_COMMIT_HOOK_IDS)
+    text = (
+        f"repos:\n  - repo: https://example.invalid/genstamp\n    rev: v0.1.0\n    hooks:\n{hooks}"
+    )
+    config = project / ".pre-commit-config.yaml"
+    config.write_text(text)
+    out = refused(run_genstamp(project, "install", "--repo", str(project), "--rev", "v0.2.0"))
+    assert "pinned at another revision than v0.2.0" in out, out
+    assert config.read_text() == text
+
+
 def test_the_old_core_hooks_path_set_up_is_refused_with_its_fix(
     project: Path, genstamp_snapshot: Path
 ) -> None:

@@ -642,6 +642,13 @@ def _install_pre_commit(
     config = where.workdir / CONFIG
     text = config.read_text(encoding="utf-8") if config.exists() else ""
     _types, ids = config_facts(text)
+    if set(PRE_COMMIT_HOOK_IDS) <= ids and rev is not None and rev not in text:
+        # the hooks are pinned already, at another revision: never a silent "nothing changed"
+        raise GenstampError(
+            f"{CONFIG} has genstamp's hooks already, pinned at another revision than {rev}",
+            f"edit the rev: line of genstamp's repository in {CONFIG} (pre-commit's hooks then "
+            "run that genstamp), then run `genstamp install --pre-commit` again",
+        )
     if not set(PRE_COMMIT_HOOK_IDS) <= ids:
         if repo is None and rev is None:
             source = installed_from()
