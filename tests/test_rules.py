@@ -137,6 +137,13 @@ def facts(**changes: Any) -> Facts:
     return base._replace(**changes)
 
 
+def part_b_partial(reasons: str) -> Facts:
+    """A run that left tests/test_b.py::test_2 out, and a part that ran test_b.py, partial
+    for ``reasons``."""
+    part = report(coverage=COV_B, selection="partial", selection_reasons=reasons)
+    return facts(report=report(coverage=COV_AB_LEFT), suites=SUITE_AB, others=(("b.xml", part),))
+
+
 def mismatch(*paths: str, tree: str = OTHER, label: str = "work tree") -> dict[str, Any]:
     return {"targets": (Target(label, tree),), "diffs": {(TESTED, tree): paths}}
 
@@ -652,36 +659,11 @@ ROWS: dict[str, Row] = {
     ),
     # a part whose own options changed the suite (an older plugin still credited its tests)
     "partial-a-lenient-part-fills-in-nothing": Row(
-        facts(
-            report=report(coverage=COV_AB_LEFT),
-            suites=SUITE_AB,
-            others=(
-                (
-                    "b.xml",
-                    report(
-                        coverage=COV_B,
-                        selection="partial",
-                        selection_reasons=binding.OPTIONS_REASON + ": -W ignore::UserWarning",
-                    ),
-                ),
-            ),
-        ),
+        part_b_partial(binding.OPTIONS_REASON + ": -W ignore::UserWarning"),
         ["partial-run"],
         "1 collected tests did not run: tests/test_b.py::test_2",
     ),
-    "control-a-part-with-other-reasons-fills-in": Row(
-        facts(
-            report=report(coverage=COV_AB_LEFT),
-            suites=SUITE_AB,
-            others=(
-                (
-                    "b.xml",
-                    report(coverage=COV_B, selection="partial", selection_reasons="node ids given"),
-                ),
-            ),
-        ),
-        [],
-    ),
+    "control-a-part-with-other-reasons-fills-in": Row(part_b_partial("node ids given"), []),
     "parts-disagree-on-a-test": Row(
         facts(
             report=report(coverage=COV_AB),

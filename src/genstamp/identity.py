@@ -956,11 +956,7 @@ def tracked_index(checkout: Checkout) -> pygit2.Index:
 def split_plan(checkout: Checkout, jobs: int) -> list[list[str]] | None:
     """The parts a walk in ``jobs`` threads would walk (each a list of literal work-tree paths,
     a folder standing for what is under it), or None when it would not be split."""
-    repo = checkout.repo
-    index = repo.index
-    index.read(force=repo in _CHANGED)
-    _CHANGED.discard(repo)
-    parts = _plan(repo, index, jobs)
+    parts = _plan(checkout.repo, tracked_index(checkout), jobs)
     return None if parts is None else [[os.fsdecode(p) for p in part] for part in parts]
 
 
