@@ -994,3 +994,48 @@ def test_an_extension_the_tests_copy_is_judged_by_its_sources(tmp_path: Path, ca
         assert said == {}, said
     else:
         assert list(said) == ["stale-extension"] and "build_foo.py" in said["stale-extension"]
+
+
+STRANGER_TEST = """
+import os, subprocess, sys
+
+def test_cli():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([{first!r}, "src"]))
+    out = subprocess.run([sys.executable, "-c", "import calc; print(calc.VALUE)"],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "1", out
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("first", ["another-genstamp", "no-recorder", "this-genstamp"])
+def test_a_child_that_finds_another_genstamp_first_is_noted(tmp_path: Path, first: str) -> None:
+    """A child given an import path with another genstamp first (an old copy, a vendored one
+    without the recorder) runs unobserved by this run: the audit says so, and names the process,
+    where before it passed in silence. The same genstamp reached by another path says nothing."""
+    here = Path(loads.__file__).parent
+    if first == "this-genstamp":
+        where = tmp_path / "link"
+        where.symlink_to(here.parent)  # this run's own genstamp, under another name
+    else:
+        where = tmp_path / first
+        (where / "genstamp").mkdir(parents=True)
+        (where / "genstamp" / "__init__.py").write_text("")
+        if first == "another-genstamp":
+            (where / "genstamp" / "loads.py").write_text("def start(folders=None):\n    pass\n")
+    repo, _ = project(tmp_path, STRANGER_TEST.format(first=str(where)))
+    proc = run_pytest(repo, "-p", "no:cacheprovider", env=subprocess_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    notes = [n for n in audit_of(repo).notes if "was not followed" in n]
+    if first == "this-genstamp":
+        assert notes == [], notes
+        return
+    assert len(notes) == 1, notes
+    assert str(here) in notes[0]
+    detail = (
+        f"imported genstamp from {where / 'genstamp'}"
+        if first == "another-genstamp"
+        else ("failed: ModuleNotFoundError")
+    )
+    assert detail in notes[0], notes[0]
+    assert f"genstamp: {notes[0]}" in proc.stdout

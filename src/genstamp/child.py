@@ -16,6 +16,7 @@ its pid is another process's now) and the next run removes it. coverage's own ``
 
 from __future__ import annotations
 
+import ast
 import atexit
 import contextlib
 import os
@@ -35,13 +36,32 @@ def pth_line(owner: int, started: str, folder: str) -> str:
     ``started``: ``loads.started``). It never raises (site would print the error in every
     process of the interpreter: a leftover of a run whose genstamp is gone, or another
     version's), imports nothing in a process that is not followed unless the run's folder is
-    there, and is ASCII only (site reads it in the locale's encoding)."""
+    there, and is ASCII only (site reads it in the locale's encoding). A process given the
+    variable that finds another genstamp first on its import path (or none) says so in the
+    run's folder (``STRANGERS``): the run cannot vouch for what such a process loaded."""
     run_file = os.path.join(folder, loads.RUN_FILE)
+    home = os.path.dirname(os.path.abspath(loads.__file__))
+    strangers = os.path.join(folder, STRANGERS)
     code = (
         "try:\n"
         " r = os.environ.get('GENSTAMP_RUN')\n"
         " if r:\n"
-        "  __import__('genstamp.loads', fromlist=['start']).start()\n"
+        "  m = f = None\n"
+        "  try:\n"
+        "   m = __import__('genstamp.loads', fromlist=['start'])\n"
+        "   f = os.path.dirname(os.path.abspath(m.__file__))\n"
+        "  except Exception as e:\n"
+        "   f = e\n"
+        f"  if f != {home!a} and {folder!a} in r.split(os.pathsep):\n"
+        "   try:\n"
+        f"    s = os.path.samefile(f, {home!a})\n"
+        "   except Exception:\n"
+        "    s = False\n"
+        "   if not s:\n"
+        f"    with open({strangers!a}, 'a') as h:\n"
+        "     h.write('%d %a\\n' % (os.getpid(), f if isinstance(f, str) else repr(f)))\n"
+        "  if m is not None:\n"
+        "   m.start()\n"
         f" elif r is None and os.path.isfile({run_file!a}):\n"
         "  __import__('genstamp.loads', fromlist=['adopt'])"
         f".adopt({owner}, {started!a}, {folder!a})\n"
@@ -49,6 +69,38 @@ def pth_line(owner: int, started: str, folder: str) -> str:
         " pass\n"
     )
     return f"import os; exec({code!a})\n"
+
+
+STRANGERS = "strangers.txt"  # in a run's folder: the processes that found another genstamp
+
+
+def strangers(folder: str) -> list[str]:
+    """What the run's processes that found another genstamp first (``pth_line``) leave
+    unobserved, one note each (at most a few, then how many more)."""
+    try:
+        with open(os.path.join(folder, STRANGERS), encoding="ascii", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    home = os.path.dirname(os.path.abspath(loads.__file__))
+    notes = []
+    for line in lines:
+        pid, _, found = line.partition(" ")
+        try:
+            where = ast.literal_eval(found)
+        except (ValueError, SyntaxError):
+            continue
+        if not isinstance(where, str):
+            continue
+        found = f"imported genstamp from {where}" if os.path.isabs(where) else f"failed: {where}"
+        notes.append(
+            f"a process the tests started (pid {pid}) was not followed by this run's genstamp"
+            f" ({home}): its import {found}; what it loaded may be missing from the audit"
+            " (put this genstamp first on its import path)"
+        )
+    if len(notes) > 3:
+        notes[3:] = [f"and {len(notes) - 3} more such processes"]
+    return notes
 
 
 class Hook(NamedTuple):

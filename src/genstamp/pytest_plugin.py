@@ -717,6 +717,7 @@ class Session:
         notes = []
         if rec.hook is not None and rec.hook.problem:
             notes.append(f"child processes were not followed: {rec.hook.problem}")
+        notes += child.strangers(rec.run.folder)
         judged = audit.judge(
             recorded,
             workdir,
