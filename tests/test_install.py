@@ -359,6 +359,50 @@ def test_re_running_pre_commit_install_keeps_every_ref_judged(
     doctor = run_genstamp(project, "doctor")
     assert "ok: pre-push" in doctor.stdout, doctor.stdout
 
+    # uninstalled: genstamp's hook leaves pre-commit's .legacy place (it judged every push on)
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert "changed since" not in out, out
+    assert ".git/hooks/post-checkout is pre-commit's (its install ran since)" in out, out
+    assert install.is_pre_commit_hook(hooks / "pre-push")
+    assert not (hooks / "pre-push.legacy").exists()
+    assert not (hooks / f"pre-push{install.CHAINED}").exists()
+    commit_all(project, "genstamp uninstalled")  # the config as it was (pre-commit checks it)
+    ok(run_git(project, "push", "origin", "b2"))  # genstamp judges no more; pre-commit's hooks run
+
+
+@pytest.mark.e2e
+def test_uninstall_after_pre_commit_install_ran_again_gives_the_users_hook_back(
+    project: Path, tmp_path: Path, genstamp_snapshot: Path, user_log: Path
+) -> None:
+    """The user's own pre-push (no pre-commit hook for it), genstamp's install, then
+    `pre-commit install --hook-type pre-push` (genstamp's hook becomes pre-push.legacy):
+    uninstall puts the user's hook in that place, byte for byte, where pre-commit runs it."""
+    (project / ".pre-commit-config.yaml").write_text("repos: []\n")
+    add_user_hook(project, "pre-push", user_log)
+    hooks = project / ".git" / "hooks"
+    mine = hooks_state(project)["pre-push"]
+    rev = git(genstamp_snapshot, "rev-parse", "HEAD")
+    ok(run_genstamp(project, "install", "--repo", snapshot_url(genstamp_snapshot), "--rev", rev))
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "pre_commit", "install", "--hook-type", "pre-push"]
+    proc = subprocess.run(argv, cwd=project, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert install.is_genstamp_hook(hooks / "pre-push.legacy")
+    commit_all(project, "config")
+    with_remote(project, tmp_path)
+    broken_branch(project, "b2")
+    refused(run_git(project, "push", "origin", "b2"))  # genstamp's hook, run as the legacy
+
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert "changed since" not in out, out
+    assert install.is_pre_commit_hook(hooks / "pre-push")
+    assert hooks_state(project)["pre-push.legacy"] == mine
+    assert not (hooks / f"pre-push{install.CHAINED}").exists()
+    ok(run_git(project, "push", "origin", "b2"))
+    assert "user pre-push origin" in user_log.read_text()
+
 
 def test_install_refuses_an_unknown_rev(project: Path, tmp_path: Path) -> None:
     (project / ".pre-commit-config.yaml").write_text("repos: []\n")

@@ -713,15 +713,22 @@ def uninstall(checkout: Checkout) -> Report:
     notes: list[str] = []
     restored = []
     # a hook the user edited since is left as it is, and so is the hook it runs (their own)
-    kept = {
+    edited = {
         name
         for name in record.before
         if Path(name).parent == where.hooks_dir
         and Path(name).name in PLAIN_HOOKS
         and _edited(Path(name), record)
     }
+    aside = {name for name in edited if _set_aside(Path(name), record)}
+    for name in sorted(aside):
+        restored.append(_take_back(where, Path(name), record.before[name]))
+    kept = edited - aside
     for name in sorted(kept):
         hook = _show(where, Path(name))
+        if is_pre_commit_hook(Path(name)) and not is_genstamp_hook(Path(name)):
+            notes.append(f"{hook} is pre-commit's (its install ran since): left as it is")
+            continue
         notes.append(
             f"{hook} changed since `genstamp install`: left as it is, with "
             f"{Path(name).name}{CHAINED} if there is one (take genstamp's lines out of {hook} "
@@ -731,7 +738,7 @@ def uninstall(checkout: Checkout) -> Report:
     for name, entry in sorted(record.before.items()):
         path = Path(name)
         now = snapshot(path)
-        if now == entry or name in kept:
+        if now == entry or name in kept or name in aside:
             continue
         if _digest(now) != record.after.get(name) and path.name == CONFIG:
             notes.append(
@@ -749,6 +756,31 @@ def uninstall(checkout: Checkout) -> Report:
         restored.append(_show(where, path))
     _record_path(where).unlink()
     return Report("uninstall", tuple(restored), tuple(notes))
+
+
+LEGACY = ".legacy"  # where `pre-commit install` keeps the hook it found (hook_impl's own name)
+
+
+def _set_aside(hook: Path, record: Record) -> bool:
+    """Whether ``pre-commit install`` ran again since genstamp's: its hook is at ``hook`` now,
+    and genstamp's, unedited, is what it kept as ``hook.legacy`` (and runs first)."""
+    legacy = hook.with_name(hook.name + LEGACY)
+    return (
+        str(legacy) not in record.before
+        and is_pre_commit_hook(hook)
+        and _digest(snapshot(legacy)) == record.after.get(str(hook))
+    )
+
+
+def _take_back(where: Layout, hook: Path, before: Entry) -> str:
+    """genstamp's hook out of pre-commit's ``.legacy`` place: what was at ``hook`` before
+    genstamp's install goes there instead (pre-commit runs it as it runs any hook it found),
+    or nothing when that was pre-commit's own hook or nothing at all. The copy genstamp kept
+    as ``hook.genstamp-chained`` goes as any file it made does."""
+    legacy = hook.with_name(hook.name + LEGACY)
+    theirs = before.kind == "file" and PRE_COMMIT_MARKER.encode() in before.data
+    restore(legacy, Entry("absent") if theirs else before)
+    return _show(where, legacy)
 
 
 def _show(where: Layout, path: Path) -> str:
