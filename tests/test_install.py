@@ -10,9 +10,20 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import commit_all, git, ok, refused, run_genstamp, run_git, run_pytest, snapshot_url
+from conftest import (
+    commit_all,
+    git,
+    init_repo,
+    ok,
+    refused,
+    run_genstamp,
+    run_git,
+    run_pytest,
+    snapshot_url,
+)
 
 from genstamp import install
+from genstamp.errors import GenstampError
 
 USER_HOOK = '#!/bin/sh\necho "user {name} $*" >> "{log}"\n'
 
@@ -490,3 +501,33 @@ def test_a_hook_the_user_edited_since_install_is_never_lost(project: Path, tmp_p
     assert (hooks / "post-merge").read_bytes() == edited
     assert (hooks / "post-merge.genstamp-chained").read_bytes() == original
     assert not install.is_genstamp_hook(hooks / "post-checkout")  # the rest undone
+
+
+def test_a_clone_installed_from_is_pinned_at_the_commit_that_was_installed(tmp_path: Path) -> None:
+    """pip records a clone's folder, not its commit: the pin is a commit whose package is the
+    running genstamp's code, not wherever the clone's HEAD has moved since; code no commit
+    holds is refused, never pinned at a commit of other code."""
+    import shutil
+
+    here = Path(install.__file__).parent
+    clone = init_repo(tmp_path / "clone")
+    package = clone / "src" / "genstamp"
+    shutil.copytree(here, package, ignore=shutil.ignore_patterns("__pycache__"))
+    installed = commit_all(clone, "the genstamp that runs here")
+    (clone / "README.md").write_text("genstamp\n")
+    docs = commit_all(clone, "docs only: the package is the same")
+    assert install._built_from(clone) == docs  # HEAD's package is the running code
+
+    (package / "rules.py").write_text((package / "rules.py").read_text() + "# moved on\n")
+    commit_all(clone, "the clone moves on (a pull)")
+    (clone / "CHANGES").write_text("later\n")
+    commit_all(clone, "and on")
+    assert install._built_from(clone) == installed
+
+    other = init_repo(tmp_path / "other")  # a history of other code only
+    (other / "src" / "genstamp").mkdir(parents=True)
+    (other / "src" / "genstamp" / "__init__.py").write_text("# another genstamp\n")
+    commit_all(other, "another")
+    with pytest.raises(GenstampError) as raised:
+        install._built_from(other)
+    assert "not the code of any of the last" in str(raised.value)

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from genstamp import __version__
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
+from genstamp.loads import blob_of
 from genstamp.repo import Checkout
 
 PLAIN_HOOKS = ("post-checkout", "post-merge", "post-rewrite", "pre-push")
@@ -449,10 +450,48 @@ def installed_from() -> tuple[str, str] | None:
         from urllib.parse import unquote, urlparse
 
         path = Path(unquote(urlparse(url).path))
-        head = _git(path, "rev-parse", "HEAD") if path.is_dir() else None
-        if head is not None and head.returncode == 0:
-            return str(path), head.stdout.strip()
+        if path.is_dir():
+            commit = _built_from(path)
+            if commit is not None:
+                return str(path), commit
     return None
+
+
+_PACKAGE = "src/genstamp"  # where genstamp's repository keeps the package
+_HISTORY = 300  # how many of the clone's changes to the package are searched
+
+
+def _built_from(clone: Path) -> str | None:
+    """The newest commit of ``clone`` whose package sources are the running genstamp's: pip
+    records a clone's folder but not its commit, and the clone may have moved on since (a
+    pull, a checkout). HEAD when the package is not where genstamp's repository keeps it."""
+    head = _git(clone, "rev-parse", "HEAD")
+    if head.returncode != 0:
+        return None
+    here = Path(__file__).resolve().parent
+    mine = {
+        p.relative_to(here).as_posix(): blob_of(p.read_bytes())
+        for p in here.rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
+    changes = _git(clone, "log", f"-{_HISTORY}", "--format=%H", "HEAD", "--", _PACKAGE)
+    for commit in [head.stdout.strip(), *changes.stdout.split()]:
+        listed = _git(clone, "ls-tree", "-r", commit, "--", f"{_PACKAGE}/")
+        theirs = {}
+        for line in listed.stdout.splitlines():
+            info, _, name = line.partition("\t")
+            if name.endswith(".py"):
+                theirs[name.removeprefix(f"{_PACKAGE}/")] = info.split()[2]
+        if not theirs:
+            return head.stdout.strip()  # not genstamp's layout: the clone's HEAD, as pip saw it
+        if theirs == mine:
+            return commit
+    raise GenstampError(
+        f"the genstamp running here is not the code of any of the last {_HISTORY} commits"
+        f" of {clone} that it was installed from (edited since, or installed before the"
+        " clone's history was rewritten): pinning one would run another genstamp in the hooks",
+        f"commit it, or `pip install {clone}` again, or give --repo and --rev yourself",
+    )
 
 
 def check_rev(repo: str, rev: str) -> None:
