@@ -93,6 +93,14 @@ IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
         ),
         ({"pyproject.toml": '[tool.pytest]\ntestpaths = ["src"]\n'}, ["src/pkg/test_in_src.py"]),
         ({"tox.ini": "[pytest]\ntestpaths = src\n"}, ["src/pkg/test_in_src.py"]),
+        (  # iniconfig has no [DEFAULT] that every section inherits (configparser has)
+            {"tox.ini": "[DEFAULT]\ntestpaths = src\n\n[pytest]\nminversion = 7\n"},
+            ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        (  # a value continues past a blank line, and a comment line, as iniconfig reads it
+            {"setup.cfg": "[tool:pytest]\ntestpaths =\n\n# unit\n  tests/sub\n"},
+            ["tests/sub/b_test.py"],
+        ),
         (
             {"tox.ini": "[tox]\n", "setup.cfg": "[tool:pytest]\ntestpaths = src\n"},
             ["src/pkg/test_in_src.py"],
@@ -481,19 +489,20 @@ def test_missing_files_are_described_by_folder() -> None:
 
 
 def test_the_decisions_do_no_io() -> None:
-    """selection, suite and coverage read no file and start no process: they are handed data."""
+    """selection, suite, ini and coverage read no file and start no process: handed data."""
     import genstamp.coverage
+    import genstamp.ini
     import genstamp.selection
     import genstamp.suite
 
     allowed = {
-        "__future__", "annotations", "typing", "Any", "NamedTuple", "ast", "configparser",
+        "__future__", "annotations", "typing", "Any", "NamedTuple", "ast", "ini",
         "fnmatch", "hashlib", "posixpath", "shlex", "sys", "tomllib", "tomli", "collections.abc",
         "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "base64", "json", "zlib",
         "genstamp", "suite", "_pytest.mark.expression", "Expression", "re", "binding",
         "TYPE_CHECKING", "genstamp.suite", "describe_missing",
     }  # fmt: skip
-    for module in (genstamp.selection, genstamp.suite, genstamp.coverage):
+    for module in (genstamp.selection, genstamp.suite, genstamp.coverage, genstamp.ini):
         tree_ = ast.parse(Path(str(module.__file__)).read_text())
         imported = {
             alias.name
@@ -603,3 +612,42 @@ def test_a_collected_path_is_named_as_the_tree_names_it(
     (workdir / "tests").mkdir(parents=True)
     tally = Tally(workdir)
     assert tally.tree_path(Path(f"{workdir}/{given}")) == expected
+
+
+INI_TEXTS = [
+    "[pytest]\naddopts = -q\n",
+    "[DEFAULT]\naddopts = -x\n[pytest]\ntestpaths = a\n",
+    "[pytest] # mine\naddopts = -q # kept, as pytest keeps it\n",
+    "[pytest]\ntestpaths =\n    a\n\n    b\n# c\n  ; d\n    e\n",
+    "[pytest]\nkey: value = x\nurl = http://x:1\nKey = Case\n",
+    "\ufeff[pytest]\na=1\n",
+    "[pytest]\n[unclosed\n",
+    "[pytest]\na = 1\n[broken\n",
+    "[pytest]\na = 1\na = 2\n",
+    "[pytest]\n[pytest]\n",
+    "a = 1\n[pytest]\n",
+    "  continued\n[pytest]\n",
+    "[pytest]\njust a line\n",
+    "[]\n",
+    "[pytest]\nempty =\n  then\n",
+    "[tool:pytest]\n  \n\t\ntestpaths=x\n",
+]
+
+
+@pytest.mark.parametrize("text", INI_TEXTS)
+def test_ini_files_read_as_iniconfig_reads_them(text: str, tmp_path: Path) -> None:
+    """pytest's own parser is the oracle: the same sections and values, or an error for both."""
+    import iniconfig
+
+    from genstamp import ini
+
+    path = tmp_path / "tox.ini"
+    path.write_text(text, encoding="utf-8")
+    try:
+        parsed = iniconfig.IniConfig(str(path))  # as pytest calls it
+    except iniconfig.ParseError:
+        with pytest.raises(ValueError):
+            ini.parse(text)
+        return
+    expected = {name: dict(parsed[name].items()) for name in parsed.sections}
+    assert ini.parse(text) == expected

@@ -551,14 +551,13 @@ def _configures_pytest(path: str) -> bool:
         tool = data.get("tool")
         return "pytest" in data or (isinstance(tool, dict) and "pytest" in tool)
     if name in ("setup.cfg", "tox.ini"):
-        import configparser
+        from genstamp import ini
 
-        parser = configparser.ConfigParser(interpolation=None)
         try:
-            parser.read_string(text)
-        except configparser.Error:
+            sections = ini.parse(text)
+        except ValueError:
             return True
-        return parser.has_section("tool:pytest" if name == "setup.cfg" else "pytest")
+        return ("tool:pytest" if name == "setup.cfg" else "pytest") in sections
     return True  # pytest.ini, .pytest.ini, or a file named with -c
 
 
