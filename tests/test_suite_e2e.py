@@ -1224,6 +1224,19 @@ def pytest_collectstart(collector):
             "    collect_ignore.append('tests/other')\n"
         },
         {"conftest.py": "def pytest_configure(config):\n    " + IGNORED_OTHER},
+        # the nearest conftest that sets the name rules: pytest's _rget_with_confmod
+        {"conftest.py": IGNORED_OTHER, "tests/conftest.py": "collect_ignore = []\n"},
+        {"conftest.py": IGNORED_OTHER, "tests/conftest.py": "collect_ignore_glob = []\n"},
+        {"conftest.py": IGNORED_OTHER, "tests/build/conftest.py": "collect_ignore = []\n"},
+        {
+            "conftest.py": 'collect_ignore_glob = ["*/test_o.py", "*/test_a.py"]\n',
+            "tests/other/conftest.py": 'collect_ignore_glob = ["nothing"]\n',
+        },
+        {"tests/conftest.py": 'collect_ignore = ["other"]\n', "tests/other/conftest.py": "x = 1\n"},
+        {
+            "tests/conftest.py": 'collect_ignore = ["other"]\n',
+            "tests/other/conftest.py": "collect_ignore = []\n",  # not asked of its own folder
+        },
         {"conftest.py": "class Settings:\n    " + IGNORED_OTHER},
     ],
     ids=lambda files: " ".join(f"{k}:{v!r}"[:60] for k, v in files.items()),

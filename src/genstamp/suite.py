@@ -378,6 +378,8 @@ class _Ignores(NamedTuple):
     paths: tuple[str, ...]  # tree paths: a file, or a folder and all below it
     globs: tuple[str, ...]  # tree-path patterns
     problems: tuple[str, ...]
+    # the names the conftest sets at all (an empty list too: it hides a farther conftest's)
+    defines: frozenset[str] = frozenset()
 
 
 def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
@@ -397,10 +399,12 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
         return _Ignores((), (), (f"{conftest} cannot be parsed",))
     found: dict[str, dict[str, None]] = {"collect_ignore": {}, "collect_ignore_glob": {}}
     problems: list[str] = []
+    defines: set[str] = set()
     for node in _module_level(module.body):
         target, value, how = _assignment(node)
         if target not in found:
             continue
+        defines.add(target)
         try:
             items = ast.literal_eval(value) if value is not None else None
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -427,6 +431,7 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
         tuple(join(here, p) for p in found["collect_ignore"]),
         tuple(join(here, p) for p in found["collect_ignore_glob"]),
         tuple(problems),
+        frozenset(defines),
     )
 
 
@@ -703,15 +708,34 @@ def _glob_ignored(path: str, top: str, globs: Sequence[str]) -> bool:
 
 
 def _conftest_ignored(path: str, root: str, conftests: dict[str, _Ignores]) -> bool:
-    folder = posixpath.dirname(path)
-    while True:
-        ign = conftests.get(folder)
-        if ign is not None and (
-            any(_under(path, p) for p in ign.paths) or _glob_ignored(path, folder, ign.globs)
-        ):
+    """pytest asks ``pytest_ignore_collect`` of each folder it enters and of the file: one is
+    ignored when it is in the ``collect_ignore`` (or matches the ``collect_ignore_glob``) of
+    the nearest conftest at or above its own folder that sets that name. A nearer conftest's
+    list hides a farther one's, an empty list too (pytest's ``_rget_with_confmod``)."""
+    if not conftests:
+        return False
+    part = path
+    while part and part != root:
+        folder = posixpath.dirname(part)
+        paths = _nearest(conftests, folder, root, "collect_ignore")
+        if paths is not None and part in paths.paths:
             return True
+        globs = _nearest(conftests, folder, root, "collect_ignore_glob")
+        if globs is not None and any(fnmatch.fnmatch(part, g) for g in globs.globs):
+            return True
+        part = folder
+    return False
+
+
+def _nearest(conftests: dict[str, _Ignores], folder: str, root: str, name: str) -> _Ignores | None:
+    """The ignores of the nearest conftest at or above ``folder`` (up to ``root``) that sets
+    ``name``."""
+    while True:
+        found = conftests.get(folder)
+        if found is not None and name in found.defines:
+            return found
         if folder == root or not folder:
-            return False
+            return None
         folder = posixpath.dirname(folder)
 
 
