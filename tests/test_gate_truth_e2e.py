@@ -1330,6 +1330,33 @@ def test_a_report_the_tests_load_as_code_is_not_left_out(
     assert code == 1 and "tree-mismatch" in rules(data), data
 
 
+@pytest.mark.parametrize("read", [True, False], ids=["read-by-the-tests", "not-read"])
+def test_a_tracked_report_the_tests_read_is_not_left_out(
+    project: Path, genstamp: RunGenstamp, read: bool
+) -> None:
+    """--junitxml naming a tracked data file the tests parse (a sample report): the tests read
+    the committed bytes, pytest overwrites them at the end, and a commit of the overwritten
+    file is not what was tested. A tracked report no test reads stays the run's output."""
+    (project / "report.xml").write_text('<?xml version="1.0"?>\n<testsuites name="sample"/>\n')
+    if read:
+        (project / "tests" / "test_sample.py").write_text(
+            "from pathlib import Path\n\n\ndef test_sample():\n"
+            "    text = Path(__file__).parent.parent.joinpath('report.xml').read_text()\n"
+            "    assert 'sample' in text\n"
+        )
+    commit_all(project, "a sample report")
+    out = green(genstamp, project, "--junitxml=report.xml")
+    commit_all(project, "git commit -a takes the overwritten report along")
+    code, data = verdict(genstamp, project, "--rev", "HEAD")
+    if not read:
+        assert (code, rules(data)) == (0, []), data
+        return
+    assert code == 1 and "tree-moved" in rules(data), data
+    said = message(data, "tree-moved")
+    assert "report.xml is the run's own --junitxml, which the tests read" in said, said
+    assert "will refuse: tree-moved" in out, out
+
+
 # -- which checkout: moved, copied, linked ---------------------------------------------------------
 
 

@@ -504,10 +504,15 @@ def _tree_moved(facts: Facts, settings: Config) -> Iterator[str]:
     tested = bound.tested
     start = str(bound.props.get(binding.P_TREE_START))
     if _view(facts, start) != _view(facts, tested):
-        yield (
-            f"the tree changed while the tests ran ({start[:12]} -> {tested[:12]}): "
-            f"{_differing_paths(facts, start, tested)}"
-        )
+        said = _differing_paths(facts, start, tested)
+        output = output_path(bound.props)
+        if output and output in (facts.diffs[(_view(facts, start), _view(facts, tested))] or ()):
+            # left in the trees compared because the tests read it (or loaded it)
+            said += (
+                f" ({output} is the run's own --junitxml, which the tests read before pytest"
+                " overwrote it: write the report outside the tree, or at an ignored path)"
+            )
+        yield f"the tree changed while the tests ran ({start[:12]} -> {tested[:12]}): {said}"
 
 
 def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]:
