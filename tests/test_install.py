@@ -187,6 +187,39 @@ def test_core_hooks_path_is_honoured_and_said(project: Path, tmp_path: Path) -> 
     assert "core.hooksPath" in out
 
 
+@pytest.mark.parametrize("scope", ["global", "command"])
+def test_a_shared_core_hooks_path_is_refused_with_its_fix(
+    project: Path, tmp_path: Path, scope: str
+) -> None:
+    """A hooks folder the user's global config (or the command) names serves every repository:
+    genstamp's pre-push there would refuse the pushes of repositories it was never installed
+    in. The install refuses and changes nothing; the repository's own folder then works."""
+    from conftest import subprocess_env
+
+    shared = tmp_path / "shared-hooks"
+    shared.mkdir()
+    config = tmp_path / "gitconfig"
+    env = subprocess_env()
+    if scope == "global":
+        config.write_text(f"[core]\n\thooksPath = {shared}\n")
+        env["GIT_CONFIG_GLOBAL"] = str(config)
+    else:
+        env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="core.hooksPath")
+        env["GIT_CONFIG_VALUE_0"] = str(shared)
+    before = hooks_state(project)
+    out = refused(run_genstamp(project, "install", env=env))
+    said = "your global git config" if scope == "global" else "git's command line or its GIT_"
+    assert f"core.hooksPath is set in {said}" in out and str(shared) in out, out
+    assert "git config --local core.hooksPath" in out and "Traceback" not in out, out
+    assert list(shared.iterdir()) == [] and hooks_state(project) == before
+    if scope == "command":
+        return  # it outranks any config file: the repository's own folder needs it unset
+    git(project, "config", "--local", "core.hooksPath", ".git/hooks")  # the remedy
+    ok(run_genstamp(project, "install", env=env))
+    assert install.is_genstamp_hook(project / ".git" / "hooks" / "pre-push")
+    assert list(shared.iterdir()) == []
+
+
 def test_a_hooks_folder_in_the_work_tree_keeps_genstamps_hooks_out_of_every_tree(
     project: Path, tmp_path: Path
 ) -> None:

@@ -90,6 +90,14 @@ def layout(checkout: Checkout) -> Layout:
     return Layout(work, Path(common.stdout.strip()), Path(hooks.stdout.strip()), hooks_path or None)
 
 
+def _hooks_path_scope(where: Layout) -> str:
+    """Which git config sets ``core.hooksPath`` (the last value, as git takes it): "local",
+    "worktree", "global", "system" or "command" (``git -c``, ``GIT_CONFIG_*``)."""
+    shown = _git(where.workdir, "config", "--show-scope", "--get", "core.hooksPath")
+    scope = shown.stdout.partition("\t")[0].strip() if shown.returncode == 0 else ""
+    return scope or "unknown"
+
+
 # -- files as they were --------------------------------------------------------------------------
 
 
@@ -558,6 +566,22 @@ def install(
                 f"core.hooksPath is set ({where.hooks_path}): pre-commit refuses to install "
                 "hooks then",
                 "`git config --unset-all core.hooksPath`, or `genstamp install --plain`",
+            )
+        scope = _hooks_path_scope(where)
+        if scope not in ("local", "worktree"):
+            # every repository of the user (of the machine) runs the hooks of that folder
+            where_set = {
+                "global": "your global git config",
+                "system": "the system's git config",
+                "command": "git's command line or its GIT_CONFIG_* variables",
+            }.get(scope, "a git config shared with other repositories")
+            raise GenstampError(
+                f"core.hooksPath is set in {where_set} ({where.hooks_path}): "
+                "genstamp's hooks there would run in every repository that uses it, and "
+                "refuse the pushes of those where its tests never ran",
+                "give this repository a hooks folder of its own (`git config --local "
+                'core.hooksPath "$(git rev-parse --git-common-dir)/hooks"`; chain your shared '
+                "hooks from there if you need them), then run `genstamp install` again",
             )
         if (where.hooks_dir / "genstamp-hook").exists():
             raise GenstampError(
