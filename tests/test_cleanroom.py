@@ -217,6 +217,36 @@ def test_the_incident_green_warm_red_clean_refused_by_the_divergence_rule(
     assert "clean-room-diverged: tree " in text
 
 
+def test_a_remembered_verdict_does_not_outlive_a_clean_room_failure_of_its_tree(
+    calc: Path,
+) -> None:
+    """A tree the gate accepted (and remembers), then refused by the clean room (a test reads
+    an ignored file the warm checkout has): once the generation has ended, a push of that
+    tree is judged again, and the clean room's evidence refuses it. The project does not
+    ignore what its install writes (``build/``, ``*.egg-info``): the clean checkout's run
+    then tested another tree id, and refuted nothing the gate remembers."""
+    (calc / ".gitignore").write_text("__pycache__/\n*.py[co]\nlocal.json\n")
+    (calc / "tests" / "test_local.py").write_text(
+        "from pathlib import Path\n\n\ndef test_local():\n"
+        "    assert Path(__file__).parent.parent.joinpath('local.json').exists()\n"
+    )
+    (calc / "local.json").write_text("{}\n")
+    commit_all(calc, "a test that reads an ignored file")
+    git(calc, "branch", "feature")
+    assert warm_run(calc, PYTHONPATH=str(calc / "src")).returncode == 0
+    accepted = genstamp(calc, "verify", "--rev", "feature")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr  # and remembered
+    assert clean_run(calc).returncode == 1  # red clean: the clone has no local.json
+    git(calc, "checkout", "-q", "-b", "elsewhere")
+    (calc / "README").write_text("another tree\n")
+    commit_all(calc, "elsewhere")
+    assert genstamp(calc, "stamp").returncode == 0  # a new generation (as the hooks begin)
+    verdict = genstamp(calc, "verify", "--rev", "feature", "--json")
+    assert verdict.returncode == 1, verdict.stdout
+    rules = [f["rule"] for f in json.loads(verdict.stdout)["failures"]]
+    assert "clean-room-diverged" in rules, rules
+
+
 def test_stale_bytecode_green_warm_red_clean(calc: Path) -> None:
     # the previous commit's bytecode left in the warm checkout (ignored by *.py[co])
     ops = calc / "src" / "calc" / "ops.py"

@@ -42,6 +42,18 @@ __all__ = [
 ]
 
 
+def _failed_clean(tree: str, gitdirs: Iterable[Path]) -> bool:
+    """Whether a clean room of one of ``gitdirs`` refused its run of ``tree``."""
+    for gitdir in gitdirs:
+        try:
+            record = cleanrecord.read(gitdir, tree)
+        except GenstampError:
+            continue  # unreadable: the clean-room rules say so where it is judged
+        if record is not None and not record.ok:
+            return True
+    return False
+
+
 def verify(
     checkout: Checkout,
     *,
@@ -69,6 +81,13 @@ def verify(
     remembered = verified.everywhere(checkout.gitdir, failed) if revs else {}
     if settings.require_clean_room:  # an earlier verdict stands only with a clean room's
         remembered = {t: g for t, g in remembered.items() if cleanrecord.passing(g, t)}
+    # nor against a clean room's failure of that very tree (whenever the run was): the tree
+    # is judged again, where the clean room's evidence is weighed
+    remembered = {
+        t: g
+        for t, g in remembered.items()
+        if not _failed_clean(t, dict.fromkeys([checkout.gitdir, g]))
+    }
     # Evidence of this generation on a target's very tree is the newest verdict on it: a run
     # that fails now is not outvoted by an older acceptance.
     fresh = fresh_tree(facts)
