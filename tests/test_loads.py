@@ -446,7 +446,9 @@ def test_a_data_file_of_an_install_inside_the_standard_librarys_folder(tmp_path:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("case", ["stale-install", "in-a-child", "not-imported", "other-project"])
+@pytest.mark.parametrize(
+    "case", ["stale-install", "in-a-child", "renamed-project", "not-imported", "other-project"]
+)
 def test_a_package_the_tree_dropped_from_an_install_of_this_project(
     tmp_path: Path, case: str
 ) -> None:
@@ -454,19 +456,25 @@ def test_a_package_the_tree_dropped_from_an_install_of_this_project(
     tree renamed it away and left an import behind. The installed copy still provides it: warm
     green, a clean install fails at import. ``calc_util`` is none of the tree's import roots,
     but the installed distribution of this very project (by its name) provides it: its loads
-    are recorded, in the tests' process and in a child, and refused. Controls: the stale
-    install present but never imported, and the same module installed by another project (a
-    dependency)."""
+    are recorded, in the tests' process and in a child, and refused; so is an install the
+    installer recorded as made from this folder under the project's old name (renamed since).
+    Controls: the stale install present but never imported, and the same module installed by
+    another project (a dependency, from a folder of its own)."""
     files = {"src/calc_util.py": UTIL, "pyproject.toml": NAMED, ".gitignore": BUILT}
     repo, _ = project(tmp_path, "", files)
     (repo / "src" / "calc" / "__init__.py").write_text(USES_UTIL)
     commit_all(repo, "calc uses calc_util")
     site = tmp_path / "env" / "site-packages"
     if case == "other-project":
-        (repo / "pyproject.toml").write_text(NAMED.replace('"calc"', '"calc-tools"'))
-    pip_install(repo, site)
+        dependency = tmp_path / "calc-tools"
+        shutil.copytree(repo, dependency, ignore=shutil.ignore_patterns(".git"))
+        (dependency / "pyproject.toml").write_text(NAMED.replace('"calc"', '"calc-tools"'))
+        pip_install(dependency, site)
+    else:
+        pip_install(repo, site)
     assert (site / "calc_util.py").is_file()
-    git(repo, "checkout", "-q", "--", "pyproject.toml")
+    if case == "renamed-project":
+        (repo / "pyproject.toml").write_text(NAMED.replace('"calc"', '"calc-renamed"'))
     (repo / "src" / "calc_util.py").unlink()
     if case == "not-imported":
         (repo / "src" / "calc" / "__init__.py").write_text(CALC)

@@ -282,12 +282,52 @@ def own_installed_files(workdir: Path) -> dict[str, str] | None:
 
 
 def _own_files(workdir: Path) -> list[str]:
-    """The files (``/``-separated) of this project's installed, not editable, distribution."""
-    dist = _own_distribution(workdir)
-    try:
-        return ["/".join(f.parts) for f in (dist.files or [] if dist is not None else [])]
-    except Exception:  # a damaged RECORD: as if none
-        return []
+    """The files (``/``-separated) of this project's installed, not editable, distributions:
+    the one of its name, and any the installer recorded as installed from this very folder
+    (a ``pip install .`` made before the project was renamed)."""
+    files: list[str] = []
+    for dist in [_own_distribution(workdir), *_installed_from_here(workdir)]:
+        try:
+            files += ["/".join(f.parts) for f in (dist.files or [] if dist is not None else [])]
+        except Exception:  # a damaged RECORD: as if none
+            continue
+    return files
+
+
+def _installed_from_here(workdir: Path) -> list[Any]:
+    """The installed, not editable, distributions whose installer's record (PEP 610
+    ``direct_url.json``) names this folder, whatever their name; each ``.dist-info`` folder of
+    the import path is asked directly (one open each), not through ``importlib.metadata``."""
+    import json
+
+    root = os.path.realpath(workdir)
+    found: list[Any] = []
+    seen: set[str] = set()
+    for entry in sys.path:
+        if not entry or not installed(entry) or entry in seen:
+            continue
+        seen.add(entry)
+        for e in _listing(Path(entry)):
+            if not e.name.endswith(".dist-info"):
+                continue
+            try:
+                with open(os.path.join(e.path, "direct_url.json"), "rb") as fh:
+                    data = json.loads(fh.read())
+            except (OSError, ValueError):
+                continue
+            url = data.get("url") if isinstance(data, dict) else None
+            if not isinstance(url, str) or not url.startswith("file://"):
+                continue
+            from urllib.parse import unquote, urlparse
+
+            if os.path.realpath(unquote(urlparse(url).path)) != root:
+                continue
+            if _editable(json.dumps(data)):
+                continue
+            from importlib.metadata import PathDistribution
+
+            found.append(PathDistribution(Path(e.path)))
+    return found
 
 
 def _own_distribution(workdir: Path) -> Any:
