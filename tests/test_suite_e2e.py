@@ -1112,6 +1112,34 @@ def test_allow_partial_counts_only_where_the_judged_tree_holds_it(tmp_path: Path
     assert verify(root, "--rev", "HEAD~2", "--rev", "HEAD")[0] == 0
 
 
+@pytest.mark.parametrize("hidden", [True, False], ids=["skip-worktree", "committed"])
+def test_the_suite_folders_are_the_tested_trees_own(tmp_path: Path, hidden: bool) -> None:
+    """``[tool.genstamp] suites`` narrows what must run only where the tested tree declares
+    it: a local edit hidden by ``--skip-worktree`` (the tree keeps the committed file) leaves
+    the whole repository the suite. Control: the same declaration committed."""
+    files = {
+        "pyproject.toml": "[project]\nname = 'p'\nversion = '0'\n",
+        "svc_a/tests/test_a.py": cases("a1"),
+        "svc_b/tests/test_b.py": cases("b1"),
+    }
+    root = make(tmp_path / "p", files)
+    narrowed = files["pyproject.toml"] + '[tool.genstamp]\nsuites = ["svc_a"]\n'
+    if hidden:
+        git(root, "update-index", "--skip-worktree", "pyproject.toml")
+        (root / "pyproject.toml").write_text(narrowed)
+        assert git(root, "status", "--porcelain") == ""
+    else:
+        (root / "pyproject.toml").write_text(narrowed)
+        commit_all(root, "one suite")
+        stamp(root)
+    assert pytest_in(root, "svc_a").returncode == 0
+    code, data, _ = verify(root, "--rev", "HEAD")
+    if hidden:
+        assert code == 1 and "svc_b/tests/test_b.py" in rules(data)["partial-run"], data
+    else:
+        assert code == 0, data
+
+
 @pytest.mark.parametrize(
     ("first", "report"), [("green", ()), ("red", ()), ("green", ("--junitxml=report.xml",))]
 )

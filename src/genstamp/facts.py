@@ -24,6 +24,7 @@ from genstamp import (
     binding,
     checkout_id,
     cleanrecord,
+    config,
     coverage,
     evidence,
     generation,
@@ -141,6 +142,11 @@ def with_report(
     if report is not None and not binding_problem(report):
         props = report.properties
         known = binding.options_of(props)
+        # the suite folders the tested tree itself declares, not a local edit's (one hidden
+        # by --skip-worktree, which the tree leaves out, narrows nothing)
+        held = committed_settings(checkout, props[binding.P_TREE_END])
+        if held is not None:
+            suites = held.suites
         suites_found = tree_suites(repo, props[binding.P_TREE_END], suites, known)
         loaded, _ = read_audit(props)
         output = output_path(props)
@@ -768,6 +774,24 @@ def _tree(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:
     except (ValueError, pygit2.GitError):
         return None
     return obj if isinstance(obj, pygit2.Tree) else None
+
+
+def committed_settings(checkout: Checkout, tree_id: str) -> config.Config | None:
+    """The settings the tree ``tree_id`` holds in its own ``pyproject.toml`` (the defaults when
+    it holds none, or one genstamp cannot read: the strictest); None when the tree is not in
+    the object store."""
+    tree = _tree(checkout.repo, tree_id)
+    if tree is None:
+        return None
+    try:
+        blob = tree["pyproject.toml"]
+        data = blob.data if isinstance(blob, pygit2.Blob) else b""
+    except KeyError:
+        data = b""
+    try:
+        return config.from_bytes(data, checkout.workdir, checkout.workdir / "pyproject.toml")
+    except GenstampError:
+        return config.Config()
 
 
 # -- the suite, listed from a tree in the object store ------------------------------------------

@@ -10,7 +10,14 @@ from pathlib import Path
 
 from genstamp import cleanrecord, config, evidence, refuted, verified
 from genstamp.errors import GenstampError
-from genstamp.facts import gather_parts, rev_tree, testable, vouching, workspace
+from genstamp.facts import (
+    committed_settings,
+    gather_parts,
+    rev_tree,
+    testable,
+    vouching,
+    workspace,
+)
 from genstamp.repo import Checkout, common_gitdir, open_checkout
 from genstamp.rules import (
     FLAG_LIMIT,
@@ -250,23 +257,9 @@ def as_committed(checkout: Checkout, settings: config.Config, tree_id: str) -> c
     own ``pyproject.toml``: a local ``allow-partial`` the tree does not hold (uncommitted and
     pushed, hidden by ``--skip-worktree``, an untracked file) allows nothing for it. A tree
     not in the object store keeps the work tree's."""
-    import pygit2
-
-    try:
-        tree = checkout.repo.get(tree_id)
-    except (ValueError, pygit2.GitError):
+    held = committed_settings(checkout, tree_id)
+    if held is None:
         return settings
-    if not isinstance(tree, pygit2.Tree):
-        return settings
-    try:
-        blob = tree["pyproject.toml"]
-        data = blob.data if isinstance(blob, pygit2.Blob) else b""
-    except KeyError:
-        data = b""
-    try:
-        held = config.from_bytes(data, checkout.workdir, checkout.workdir / "pyproject.toml")
-    except GenstampError:
-        held = config.Config()  # not genstamp's to read: its defaults, the strictest
     return settings._replace(
         allow_partial=settings.allow_partial and held.allow_partial,
         require_clean_room=settings.require_clean_room or held.require_clean_room,
