@@ -451,6 +451,70 @@ def test_an_ignored_build_the_tree_holds_no_source_for(
     assert (why is not None) == stale, why
 
 
+SO = ".cpython-311-x86_64-linux-gnu.so"
+
+
+@pytest.mark.parametrize(
+    ("beside", "files", "stale"),
+    [
+        # a module beside it: its source only where the project compiles Python modules
+        (True, {}, True),
+        (
+            True,
+            {
+                "setup.py": "from mypyc.build import mypycify\n"
+                "setup(ext_modules=mypycify(['pkg/a.py']))\n"
+            },
+            False,
+        ),
+        (
+            True,
+            {"pyproject.toml": '[build-system]\nrequires = ["hatchling", "hatch-mypyc"]\n'},
+            False,
+        ),
+        (True, {"setup.py": "from Cython.Build import cythonize\n"}, False),
+        (
+            True,
+            {"pyproject.toml": "# pkg.a was compiled with mypyc once\n[project]\nname = 'p'\n"},
+            True,
+        ),
+        (
+            True,
+            {
+                "pyproject.toml": "[project]\nname = 'p'\n"
+                "description = 'no longer built with mypyc'\n"
+            },
+            True,
+        ),
+        # none beside it: a build file must name it in what the build reads
+        (False, {"pyproject.toml": "[project]\nname = 'p'\ndescription = 'a, dropped'\n"}, True),
+        (False, {"pyproject.toml": "# 0.2: the extension pkg.a was dropped\n"}, True),
+        (False, {"setup.py": "setup()  # pkg.a was dropped\n"}, True),
+        (False, {"CMakeLists.txt": "# add_library(a MODULE a.c)\n"}, True),
+        (False, {"setup.py": "setup(ext_modules=[Extension('pkg.a', ['csrc/a.c'])])\n"}, False),
+        (False, {"pyproject.toml": '[[tool.setuptools.ext-modules]]\nname = "pkg.a"\n'}, False),
+        (False, {"meson.build": "py.extension_module('a', 'a.c')\n"}, False),
+    ],
+)
+def test_what_builds_an_ignored_extension_is_read_as_the_build_reads_it(
+    tmp_path: Path, beside: bool, files: dict[str, str], stale: bool
+) -> None:
+    """A git-ignored extension module newer than everything in the tree is the tree's build
+    only where the tree can build it: a module of its name beside it counts as its source only
+    in a project that compiles Python modules (mypyc, Cython), and a build file names it only
+    outside its comments and its descriptive text (a changelog line in ``description``)."""
+    tree = {".gitignore": "*.so\n", "pkg/__init__.py": "", **files}
+    if beside:
+        tree["pkg/a.py"] = "X = 1\n"
+    repo = committed(tmp_path / "repo", tree)
+    built = repo / "pkg" / f"a{SO}"
+    built.write_bytes(b"\x7fELF")
+    later = time.time_ns() + 10**9  # built after every file of the tree
+    os.utime(built, ns=(later, later))
+    why = audit.stale_extension(str(built), later, [], str(repo), "make")
+    assert (why is not None) == stale, why
+
+
 CFFI_BUILD = """from cffi import FFI
 
 ffibuilder = FFI()

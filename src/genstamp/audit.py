@@ -8,7 +8,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -1011,9 +1011,11 @@ def stale_extension(
         # for a module imported by name: no native source of its name nor any build file that
         # names it; for a library ctypes loads (named by whatever builds it: a Makefile), no
         # native source at all (the git commands only where the cheap checks leave it open)
+        # a module beside it is its source only where the project compiles Python modules
+        # (mypyc, Cython's pure-Python mode); else the build came from elsewhere
         if (
             committed
-            and beside is None
+            and (beside is None or not _in_build_files(root, _COMPILERS, "mypyc", "cython"))
             and not helper
             and (module or not natives)
             and _git_ignored(root, path)
@@ -1060,9 +1062,11 @@ def _named(root: str, stem: str, natives: Sequence[str]) -> bool:
     # a build file naming it; a native source defining its module (``PyInit_fast``, or by
     # its name: pybind11's ``PYBIND11_MODULE(fast, m)``, pyo3's ``fn fast``); or a cffi build
     # script naming it (its name in a variable: ``set_source(NAME, …)``)
+    if _in_build_files(root, re.compile(rf"(?<!\w){re.escape(stem)}(?!\w)"), stem):
+        return True
     sources = [f":(glob)**/*{ext}" for ext in EXTENSION_SOURCES]
     for how, where in (
-        (["-w", "-e", stem], [*_BUILD_FILES, *sources]),
+        (["-w", "-e", stem], sources),
         (["-e", f"PyInit_{stem}"], sources),
         (["-w", "--all-match", "-e", "set_source", "-e", stem], [":(glob)**/*.py"]),
     ):
@@ -1077,6 +1081,72 @@ def _named(root: str, stem: str, natives: Sequence[str]) -> bool:
         if found.returncode != 1:  # 0: named; an error: not known, so not refused
             return True
     return False
+
+
+# what a build configuration that compiles Python modules into extensions names
+_COMPILERS = re.compile(r"(?<![\w.])(mypyc|mypycify|cythonize|cython)(?!\w)", re.IGNORECASE)
+# a project's words about itself, not its build: pyproject's and Cargo's metadata text
+_PROSE = frozenset(
+    {"description", "keywords", "classifiers", "urls", "readme", "authors", "maintainers"}
+    | {"license", "categories", "homepage", "documentation", "repository"}
+)
+
+
+def _in_build_files(root: str, word: re.Pattern[str], *fixed: str) -> bool:
+    """Whether a build file of the tree (``_BUILD_FILES``: setuptools', meson's, CMake's,
+    cargo's, tracked or not) names ``word`` in what the build reads: not in a comment, nor
+    in a TOML file's descriptive text (a changelog line in ``description``). ``fixed``: the
+    strings (any case) one of which every match holds, for git to find the candidate files."""
+    import subprocess
+
+    how = ["-i", "-F", *(a for f in fixed for a in ("-e", f))]
+    try:
+        found = subprocess.run(
+            ["git", "grep", "-l", "--untracked", *how, "--", *_BUILD_FILES],
+            cwd=root,
+            capture_output=True,
+        )
+    except OSError:
+        return True
+    if found.returncode not in (0, 1):
+        return True  # not known: not refused
+    for rel in os.fsdecode(found.stdout).splitlines():
+        try:
+            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            return True
+        if _names(rel, text, word):
+            return True
+    return False
+
+
+def _names(rel: str, text: str, word: re.Pattern[str]) -> bool:
+    """Whether the build file ``rel`` holding ``text`` names ``word`` outside its comments
+    (``#`` in all of them) and, in a TOML file, outside its descriptive text."""
+    if rel.endswith(".toml"):
+        try:
+            data = _toml(text)
+        except ValueError:
+            pass
+        else:
+            return any(word.search(s) for s in _strings(data))
+    return any(word.search(line.partition("#")[0]) for line in text.splitlines())
+
+
+def _strings(value: object, key: str = "") -> Iterator[str]:
+    """The keys and string values of a TOML document, but the descriptive ones (``_PROSE``)."""
+    if key in _PROSE:
+        return
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v, k)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v, key)
 
 
 def _git_ignored(root: str, path: str) -> bool:
