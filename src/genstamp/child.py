@@ -49,7 +49,7 @@ def pth_line(owner: int, started: str, folder: str) -> str:
         "  m = f = None\n"
         "  try:\n"
         "   m = __import__('genstamp.loads', fromlist=['start'])\n"
-        "   f = os.path.dirname(os.path.abspath(m.__file__))\n"
+        "   f = os.path.dirname(m.__file__)\n"
         "  except Exception as e:\n"
         "   f = e\n"
         f"  if f != {home!a} and {folder!a} in r.split(os.pathsep):\n"
