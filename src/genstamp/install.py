@@ -470,9 +470,10 @@ _HISTORY = 300  # how many of the clone's changes to the package are searched
 
 
 def _built_from(clone: Path) -> str | None:
-    """The newest commit of ``clone`` whose package sources are the running genstamp's: pip
-    records a clone's folder but not its commit, and the clone may have moved on since (a
-    pull, a checkout). HEAD when the package is not where genstamp's repository keeps it."""
+    """A commit of ``clone`` whose package sources are the running genstamp's (HEAD, else
+    the newest of the commits that changed the package to them): pip records a clone's folder
+    but not its commit, and the clone may have moved on since (a pull, a checkout). HEAD when
+    the package is not where genstamp's repository keeps it."""
     head = _git(clone, "rev-parse", "HEAD")
     if head.returncode != 0:
         return None
