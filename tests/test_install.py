@@ -139,6 +139,25 @@ def test_plain_install_keeps_the_users_hook_is_idempotent_and_uninstalls(
     assert not (project / ".git" / "genstamp" / "install.json").exists()
 
 
+def test_install_begins_a_generation_in_a_worktree_made_before_it(
+    project: Path, tmp_path: Path
+) -> None:
+    """The hooks serve every worktree, so a worktree made before the install gets its own
+    generation from it: a branch tested there is accepted when pushed from the main one."""
+    feature = tmp_path / "feature"
+    git(project, "worktree", "add", "-q", "-b", "feature", str(feature))
+    out = ok(run_genstamp(project, "install"))
+    assert f"begun in the worktree {feature}" in out, out
+    (feature / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return b + a\n")
+    commit_all(feature, "commute")
+    proc = run_pytest(feature)
+    assert proc.returncode == 0 and "will refuse" not in proc.stdout, proc.stdout
+    with_remote(project, tmp_path)
+    ok(run_git(project, "push", "origin", "feature"))
+    again = ok(run_genstamp(project, "install"))
+    assert "begun in the worktree" not in again, again  # kept, as this worktree's is
+
+
 def test_plain_install_without_any_hook_and_uninstall_leaves_none(project: Path) -> None:
     before = hooks_state(project)
     ok(run_genstamp(project, "install", "--plain"))

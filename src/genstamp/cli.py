@@ -512,7 +512,31 @@ def cmd_install(args: argparse.Namespace, checkout: Checkout) -> int:
             print(f"generation {gen.id[:12]} begun: tree {gen.tree[:12]}; {scrubbed}")
         else:
             print(f"generation {gen.id[:12]} kept (tree {gen.tree[:12]})")
+        _begin_other_worktrees(checkout)
     return EXIT_OK
+
+
+def _begin_other_worktrees(checkout: Checkout) -> None:
+    """The hooks serve every worktree of the repository: one made before the install has no
+    generation yet (a later ``git worktree add`` begins one through post-checkout), so its
+    runs would bind to nothing. Each such worktree gets its own, as this one did."""
+    from genstamp import restamp
+    from genstamp.repo import other_worktrees
+
+    for other in other_worktrees(checkout):
+        try:
+            if generation.current(other) is not None:
+                continue
+            settings = config.load(other.workdir)
+            gen, result = restamp.begin(other, venvs=settings.scrub_venvs, why="genstamp install")
+        except (GenstampError, OSError) as exc:
+            print(f"note: no generation begun in the worktree {other.workdir}: {exc}")
+            continue
+        scrubbed = _scrub_line(result) if result is not None else ""
+        print(
+            f"generation {gen.id[:12]} begun in the worktree {other.workdir}: "
+            f"tree {gen.tree[:12]}; {scrubbed}"
+        )
 
 
 def cmd_doctor(args: argparse.Namespace, checkout: Checkout) -> int:

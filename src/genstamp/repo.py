@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -260,3 +260,25 @@ def nested_index(folder: str) -> Container[str] | None:
     except (pygit2.GitError, OSError, ValueError):
         return None
     return index
+
+
+def other_worktrees(checkout: Checkout) -> Iterator[Checkout]:
+    """The repository's other worktrees: the main one, then the linked ones."""
+    import contextlib
+
+    import pygit2
+
+    common = common_gitdir(checkout.gitdir)
+    paths: list[str] = []
+    with contextlib.suppress(pygit2.GitError, OSError):
+        repo = pygit2.Repository(str(common))
+        if not repo.is_bare and repo.workdir:
+            paths.append(repo.workdir)
+        paths += [repo.lookup_worktree(name).path for name in repo.list_worktrees()]
+    here = checkout.workdir.resolve()
+    for path in paths:
+        try:
+            if Path(path).resolve() != here and Path(path).is_dir():
+                yield open_checkout(path)
+        except (GenstampError, OSError):
+            continue

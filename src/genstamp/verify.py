@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from genstamp import cleanrecord, config, evidence, refuted, verified
@@ -18,7 +18,7 @@ from genstamp.facts import (
     vouching,
     workspace,
 )
-from genstamp.repo import Checkout, common_gitdir, open_checkout
+from genstamp.repo import Checkout, other_worktrees
 from genstamp.rules import (
     FLAG_LIMIT,
     LABEL_LIMIT,
@@ -182,7 +182,7 @@ def _vouched(
     refused: dict[Target, Verdict] = {}
     if not targets:
         return accepted, refused
-    for where in itertools.chain([checkout], _other_worktrees(checkout)):
+    for where in itertools.chain([checkout], other_worktrees(checkout)):
         mine = where is checkout
         try:
             facts = base if mine else workspace(where)
@@ -230,26 +230,6 @@ def _refuted(verdict: Verdict, target: Target, failed: Mapping[str, int]) -> Ver
     when = _iso(failed[target.tree])
     why = f"a later run of tree {target.tree[:12]} ({target.label}) failed, at {when}"
     return verdict._replace(failures=(Failure("tests-failed", why),))  # the word that counts
-
-
-def _other_worktrees(checkout: Checkout) -> Iterator[Checkout]:
-    """The repository's other worktrees: the main one, then the linked ones."""
-    import pygit2
-
-    common = common_gitdir(checkout.gitdir)
-    paths: list[str] = []
-    with contextlib.suppress(pygit2.GitError, OSError):
-        repo = pygit2.Repository(str(common))
-        if not repo.is_bare and repo.workdir:
-            paths.append(repo.workdir)
-        paths += [repo.lookup_worktree(name).path for name in repo.list_worktrees()]
-    here = checkout.workdir.resolve()
-    for path in paths:
-        try:
-            if Path(path).resolve() != here and Path(path).is_dir():
-                yield open_checkout(path)
-        except (GenstampError, OSError):
-            continue
 
 
 def as_committed(checkout: Checkout, settings: config.Config, tree_id: str) -> config.Config:
