@@ -556,6 +556,19 @@ def test_two_of_three_parts_are_refused_naming_the_missing_one(
     assert "collected tests did not run" in said or "not collected" in said, said
 
 
+def test_a_local_allow_partial_the_judged_tree_does_not_hold_allows_nothing(
+    world: World, judge: Path, genstamp: RunGenstamp
+) -> None:
+    """The judging clone's pyproject.toml edited, not committed (a CI step, a hidden local
+    edit): ``allow-partial`` there does not waive the missing parts of a tree whose own file
+    does not allow them, as ``verify --rev`` holds each tree to its own file."""
+    with (judge / "pyproject.toml").open("a") as fh:
+        fh.write("allow-partial = true\n")
+    args = ["--attestation", str(world.parts[0])]
+    code, data = verdict(genstamp, judge, *args)
+    assert code == 1 and rules(data) == ["attestation-partial"], data
+
+
 def test_one_part_given_twice_is_still_partial(
     world: World, judge: Path, genstamp: RunGenstamp
 ) -> None:

@@ -271,6 +271,7 @@ def verify_attestations(
     if settings is None:
         settings = config.load(checkout.workdir)
     targets = [rev_tree(checkout, rev) for rev in revs or ["HEAD"]]
+    settings = _as_judged(checkout, settings, [t.tree for t in targets])
     sources = [(str(p), read_file(p)) for p in files]
     where = ", ".join(str(p) for p in files)
     if from_notes:
@@ -293,6 +294,21 @@ def verify_attestations(
         grown=from_notes and not files,
     )
     return decide_attestations(facts, settings), facts
+
+
+def _as_judged(checkout: Checkout, settings: config.Config, trees: Sequence[str]) -> config.Config:
+    """``settings`` held to what the judged trees hold themselves, as ``verify`` holds each
+    tree: no more lenient than any of them (``allow-partial``, ``require-clean-room``), and
+    the suite folders the judged tree declares (one tree judged: most pushes and merges)."""
+    from genstamp.facts import committed_settings
+    from genstamp.verify import as_committed
+
+    for tree in trees:
+        settings = as_committed(checkout, settings, tree)
+    held = [committed_settings(checkout, tree) for tree in dict.fromkeys(trees)]
+    if len(held) == 1 and held[0] is not None:
+        settings = settings._replace(suites=held[0].suites)
+    return settings
 
 
 def attestations_json(facts: AttestationFacts) -> list[dict[str, Any]]:
