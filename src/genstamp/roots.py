@@ -270,15 +270,15 @@ def own_installed_files(workdir: Path) -> dict[str, str] | None:
     the project names itself nowhere genstamp reads (then none can be told apart)."""
     if project_name(workdir) is None:
         return None
-    dist = _own_distribution(workdir)
-    try:
-        return {
-            "/".join(f.parts): os.path.realpath(str(dist.locate_file(f)))
-            for f in (dist.files or [] if dist is not None else [])
-            if f.parts
-        }
-    except Exception:  # a damaged RECORD, a distribution of another kind: none known
-        return {}
+    files: dict[str, str] = {}
+    for dist in [_own_distribution(workdir), *_installed_from_here(workdir)]:
+        try:
+            for f in dist.files or [] if dist is not None else []:
+                if f.parts:
+                    files.setdefault("/".join(f.parts), os.path.realpath(str(dist.locate_file(f))))
+        except Exception:  # a damaged RECORD, a distribution of another kind: none known
+            continue
+    return files
 
 
 def _own_files(workdir: Path) -> list[str]:
