@@ -327,6 +327,36 @@ def test_a_signature_by_a_key_not_in_allowed_signers_is_refused(
     assert verdict(genstamp, judge, "--attestation", rogue)[0] == 0
 
 
+def test_signers_from_a_revision_are_its_own_not_the_judged_checkouts(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """``--signers-from REV``: the allowed signers file as REV holds it decides (the branch a
+    change merges into), whatever the checked-out change's own file says: a change cannot
+    add its author's key. Without it, the checkout's file decides, as before."""
+    judged = git(judge, "rev-parse", "HEAD")
+    by_rogue = _signed_by(world, "rogue", tmp_path / "by-rogue.json")
+    by_ci2 = _signed_by(world, "ci2", tmp_path / "by-ci2.json")
+    # another revision whose file lists the rogue key and not ci2
+    git(judge, "checkout", "-q", "-b", "other")
+    _allowed(world, judge / "allowed_signers", rogue="genstamp")
+    commit_all(judge, "another allowed signers file")
+    git(judge, "checkout", "-q", judged)
+    code, data = verdict(genstamp, judge, "--attestation", by_rogue)
+    assert code == 1 and rules(data) == ["attestation-signature"], data  # the checkout's file
+    args = ("--signers-from", "other")
+    assert verdict(genstamp, judge, "--attestation", by_rogue, *args)[0] == 0
+    code, data = verdict(genstamp, judge, "--attestation", by_ci2, *args)
+    assert code == 1 and rules(data) == ["attestation-signature"], data
+    assert verdict(genstamp, judge, "--attestation", by_ci2)[0] == 0
+    # a revision that declares no allowed signers file: one line, the usage error's code
+    (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
+    commit_all(judge, "no signers")
+    code, _out, err = genstamp(
+        "-C", judge, "verify", "--attestation", by_ci2, "--signers-from", "HEAD"
+    )
+    assert code == 2 and "HEAD declares no attestation-signers" in err and "Traceback" not in err
+
+
 def _signed_by(world: World, key: str, out: Path) -> Path:
     """The whole-suite statement, signed by ``key`` alone."""
     env = envelope(world.unsigned)

@@ -8,6 +8,8 @@ Gathering lives here (files, signatures, the suite listed from the tree); the de
 from __future__ import annotations
 
 import os
+import posixpath
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -264,14 +266,29 @@ def verify_attestations(
     from_notes: bool = False,
     summary: Path | None = None,
     settings: config.Config | None = None,
+    signers_from: str | None = None,
 ) -> tuple[Verdict, AttestationFacts]:
-    """Judge each of ``revs`` from attestations alone: files given, or the notes on them."""
+    """Judge each of ``revs`` from attestations alone: files given, or the notes on them.
+    ``signers_from``: a revision (the branch a change would merge into) whose own allowed
+    signers file decides whose signatures count, so that the change judged cannot add a key."""
     from genstamp import notes
 
     if settings is None:
         settings = config.load(checkout.workdir)
     targets = [rev_tree(checkout, rev) for rev in revs or ["HEAD"]]
     settings = _as_judged(checkout, settings, [t.tree for t in targets])
+    if signers_from is not None:
+        named = "".join(c if c.isalnum() or c in "._~^-" else "_" for c in signers_from)[:40]
+        with tempfile.TemporaryDirectory(prefix=f"genstamp-signers-of-{named}-") as tmp:
+            trusted = _signers_at(checkout, signers_from, Path(tmp))
+            return verify_attestations(
+                checkout,
+                revs,
+                files=files,
+                from_notes=from_notes,
+                summary=summary,
+                settings=settings._replace(attestation_signers=trusted),
+            )
     sources = [(str(p), read_file(p)) for p in files]
     where = ", ".join(str(p) for p in files)
     if from_notes:
@@ -294,6 +311,33 @@ def verify_attestations(
         grown=from_notes and not files,
     )
     return decide_attestations(facts, settings), facts
+
+
+def _signers_at(checkout: Checkout, rev: str, folder: Path) -> Path:
+    """The allowed signers file that ``rev`` declares (its pyproject's ``attestation-signers``)
+    as ``rev`` holds it, copied into ``folder`` for ssh-keygen to read."""
+    from genstamp.facts import committed_settings
+
+    tree = rev_tree(checkout, rev).tree
+    held = committed_settings(checkout, tree)
+    declared = held.attestation_signers if held is not None else None
+    remedy = (
+        "give --signers-from a revision whose [tool.genstamp] attestation-signers names the"
+        " allowed signers file it holds (the branch the change would merge into)"
+    )
+    if declared is None:
+        raise GenstampError(f"{rev} declares no attestation-signers", remedy)
+    rel = declared.relative_to(checkout.workdir).as_posix()
+    found = checkout.repo.get(tree)
+    try:
+        blob = found[rel] if isinstance(found, pygit2.Tree) else None
+    except (KeyError, ValueError, pygit2.GitError):
+        blob = None
+    if not isinstance(blob, pygit2.Blob):
+        raise GenstampError(f"{rev} holds no allowed signers file at {rel}", remedy)
+    path = folder / posixpath.basename(rel)
+    path.write_bytes(blob.data)
+    return path
 
 
 def _as_judged(checkout: Checkout, settings: config.Config, trees: Sequence[str]) -> config.Config:

@@ -250,6 +250,7 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
             from_notes=args.from_notes,
             summary=args.summary,
             settings=settings,
+            signers_from=args.signers_from,
         )
         if args.json:
             _print_json(verdict.to_json() | {"attestations": attestations_json(facts)})
@@ -356,7 +357,11 @@ def cmd_summary(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp import attest, summary
 
     verdict, facts = attest.verify_attestations(
-        checkout, [args.rev], files=args.attestation or (), from_notes=args.from_notes
+        checkout,
+        [args.rev],
+        files=args.attestation or (),
+        from_notes=args.from_notes,
+        signers_from=args.signers_from,
     )
     if not verdict.ok:
         for failure in verdict.failures:
@@ -925,6 +930,12 @@ def _attestation_sources(p: argparse.ArgumentParser) -> None:
         "--from-notes",
         action="store_true",
         help="judge from the attestations in refs/notes/genstamp on each --rev",
+    )
+    p.add_argument(
+        "--signers-from",
+        metavar="REV",
+        help="the allowed signers file as REV holds it (the branch a change merges into), not "
+        "the judged checkout's: a change under review cannot add its own key",
     )
 
 
