@@ -338,7 +338,7 @@ def test_the_clean_environment_drops_the_users() -> None:
     env = envcache.clean_environ(
         Path("/e"),
         {"PATH": "/usr/bin", "PYTHONPATH": "/x", "VIRTUAL_ENV": "/v", "PIP_INDEX_URL": "i",
-         "GIT_DIR": "/g", "HOME": "/h"},
+         "GIT_DIR": "/g", "HOME": "/h", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
     )  # fmt: skip
     assert env == {
         "PATH": f"/e/bin{os.pathsep}/usr/bin",

@@ -83,6 +83,7 @@ DROPPED = (
     "CONDA_PREFIX",
     "PYTEST_ADDOPTS",
     "PYTEST_PLUGINS",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",  # the clean run needs genstamp's plugin, loaded as installed
     "GENSTAMP_RUN",
     "GIT_DIR",
     "GIT_WORK_TREE",
