@@ -247,6 +247,49 @@ def test_a_remembered_verdict_does_not_outlive_a_clean_room_failure_of_its_tree(
     assert "clean-room-diverged" in rules, rules
 
 
+def test_the_clean_checkout_is_whole_in_a_sparse_checkout(calc: Path) -> None:
+    """git gives a new worktree the sparse-checkout settings of the one it is added from: the
+    clean checkout holds the whole tree all the same, so a test that skips where a file is
+    left out (green warm) fails clean, as on a fresh clone; the user's checkout stays sparse."""
+    (calc / "data").mkdir()
+    (calc / "data" / "blob.txt").write_text("old\n")
+    (calc / "tests" / "test_data.py").write_text(
+        "import os, pytest\n\nP = os.path.join(os.path.dirname(__file__), '..', 'data', "
+        "'blob.txt')\n\n\ndef test_data():\n    if not os.path.exists(P):\n"
+        "        pytest.skip('data not checked out')\n    assert open(P).read() == 'new\\n'\n"
+    )
+    commit_all(calc, "a test of a data file")
+    git(calc, "sparse-checkout", "set", "src", "tests")
+    assert not (calc / "data").exists()
+    assert warm_run(calc, PYTHONPATH=str(calc / "src")).returncode == 0  # skipped warm
+    proc = clean_run(calc, "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    outcomes = json.loads(proc.stdout)["record"]["outcomes"]
+    assert outcomes["tests/test_data.py::test_data"] == "failed", outcomes
+    assert not (calc / "data").exists()  # still sparse here
+    assert git(calc, "sparse-checkout", "list") == "src\ntests"
+
+
+def test_a_git_lfs_repository_gets_its_clean_checkout(calc: Path) -> None:
+    """git-lfs's filter writes its hooks into the hooks folder git is told of while the clean
+    checkout is made: the checkout goes on, with the large files in it."""
+    if shutil.which("git-lfs") is None:
+        pytest.fail("git-lfs is missing: .ci/run installs it (apt-get install git-lfs)")
+    git(calc, "lfs", "install", "--local")
+    git(calc, "lfs", "track", "*.bin")
+    (calc / "tests" / "blob.bin").write_bytes(b"\x00large\n")
+    (calc / "tests" / "test_blob.py").write_text(
+        "from pathlib import Path\n\n\ndef test_blob():\n"
+        "    assert Path(__file__).with_name('blob.bin').read_bytes() == b'\\x00large\\n'\n"
+    )
+    commit_all(calc, "a large file")
+    proc = clean_run(calc, "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (
+        json.loads(proc.stdout)["record"]["outcomes"]["tests/test_blob.py::test_blob"] == "passed"
+    )
+
+
 def test_stale_bytecode_green_warm_red_clean(calc: Path) -> None:
     # the previous commit's bytecode left in the warm checkout (ignored by *.py[co])
     ops = calc / "src" / "calc" / "ops.py"

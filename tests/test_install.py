@@ -425,7 +425,6 @@ def test_re_running_pre_commit_install_keeps_every_ref_judged(
     # uninstalled: genstamp's hook leaves pre-commit's .legacy place (it judged every push on)
     out = ok(run_genstamp(project, "install", "--uninstall"))
     assert "changed since" not in out, out
-    assert ".git/hooks/post-checkout is pre-commit's (its install ran since)" in out, out
     assert install.is_pre_commit_hook(hooks / "pre-push")
     assert not (hooks / "pre-push.legacy").exists()
     assert not (hooks / f"pre-push{install.CHAINED}").exists()
@@ -453,6 +452,12 @@ def test_uninstall_after_pre_commit_install_ran_again_gives_the_users_hook_back(
     proc = subprocess.run(argv, cwd=project, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert install.is_genstamp_hook(hooks / "pre-push.legacy")
+    # pre-commit's post-checkout, installed again by another pre-commit (pipx's interpreter)
+    theirs = hooks / "post-checkout"
+    lines = theirs.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("INSTALL_PYTHON="))
+    lines[at] = "INSTALL_PYTHON=/opt/pipx/venvs/pre-commit/bin/python\n"
+    theirs.write_text("".join(lines))
     commit_all(project, "config")
     with_remote(project, tmp_path)
     broken_branch(project, "b2")
@@ -462,6 +467,8 @@ def test_uninstall_after_pre_commit_install_ran_again_gives_the_users_hook_back(
     assert "changed since" not in out, out
     assert install.is_pre_commit_hook(hooks / "pre-push")
     assert hooks_state(project)["pre-push.legacy"] == mine
+    assert ".git/hooks/post-checkout is pre-commit's (its install ran since)" in out, out
+    assert install.is_pre_commit_hook(theirs)  # left as it is: not genstamp's to remove
     assert not (hooks / f"pre-push{install.CHAINED}").exists()
     ok(run_git(project, "push", "origin", "b2"))
     assert "user pre-push origin" in user_log.read_text()

@@ -228,24 +228,41 @@ def linked_checkout(checkout: Checkout, commit: str, log: IO[str], keep: bool) -
     no_hooks.mkdir()
     added = False
     try:
-        _git(
-            checkout.workdir,
-            "-c",
-            f"core.hooksPath={no_hooks}",
-            "worktree",
-            "add",
-            "--detach",
-            "--quiet",
-            str(work),
-            commit,
-            log=log,
-        )
+        # no files yet: git (2.36 and later) gives a new worktree the sparse-checkout settings
+        # of the one it is added from, and a clean checkout holds the whole tree
+        hooks = ("-c", f"core.hooksPath={no_hooks}")
+        _git(checkout.workdir, *hooks, "worktree", "add", "--detach", "--quiet", "--no-checkout",
+             str(work), commit, log=log)  # fmt: skip
         added = True
-        no_hooks.rmdir()
+        _not_sparse(work, log)
+        _git(work, *hooks, "-c", "core.sparseCheckout=false", "reset", "-q", "--hard", commit,
+             log=log)  # fmt: skip
+        # git-lfs's filter writes its hooks into the hooks folder git names: none of them count
+        shutil.rmtree(no_hooks, ignore_errors=True)
         yield work
     finally:
         if not keep:
             remove_checkout(checkout, tmp, work if added else None)
+
+
+def _not_sparse(work: Path, log: IO[str]) -> None:
+    """The new worktree ``work`` without the sparse-checkout settings it was given: its own
+    patterns file, and its own config's keys where the repository keeps config per worktree
+    (else they are the repository's: the checkout sets them aside on its command line)."""
+    patterns = Path(_git(work, "rev-parse", "--path-format=absolute", "--git-path",
+                         "info/sparse-checkout"))  # fmt: skip
+    patterns.unlink(missing_ok=True)
+    shared = subprocess.run(
+        ["git", "config", "--bool", "extensions.worktreeConfig"],
+        cwd=work,
+        env=envcache.clean_environ(None),
+        capture_output=True,
+        text=True,
+    )
+    if shared.stdout.strip() == "true":
+        for key in ("core.sparseCheckout", "core.sparseCheckoutCone"):
+            with contextlib.suppress(envcache.StepFailed):  # (5: no such key)
+                _git(work, "config", "--worktree", "--unset-all", key, log=log)
 
 
 def remove_checkout(checkout: Checkout, tmp: Path, work: Path | None) -> None:
