@@ -178,12 +178,15 @@ def test_a_summary_of_two_commits_is_checked_against_each(summary: str, refused:
         ({"ok": True, "complete": True}, "passed"),  # written before `narrowed` was kept
         ({"ok": False, "complete": True, "narrowed": False}, "failed"),
         ({"ok": True, "complete": False, "narrowed": False}, "incomplete"),
-        ({"ok": True, "complete": True, "narrowed": True}, "incomplete"),
+        # given pytest arguments (`clean-run -- -x -q`), complete as its own gate judged it:
+        # passing, as the local gate's no-clean-room takes the same record
+        ({"ok": True, "complete": True, "narrowed": True}, "passed"),
+        ({"ok": True, "complete": False, "narrowed": True}, "incomplete"),
     ],
 )
 def test_an_attestation_says_what_its_clean_room_run_said(room: object, said: str) -> None:
     """The clean-room record a statement carries (signed with it) is read back as the gate
-    judges it: only a complete, passing clean run that pytest arguments did not narrow."""
+    judges it: only a passing clean run that its own gate judged complete."""
     import json
 
     from genstamp import statement

@@ -207,14 +207,15 @@ def read(payload: bytes, label: str) -> Attested:
 
 
 def _clean_room_said(room: object) -> str:
-    """What an attestation's ``cleanRoom`` record says: "passed" (complete, not narrowed by
-    pytest arguments, and passing), "failed", "incomplete", or "" when it carries none."""
+    """What an attestation's ``cleanRoom`` record says: "passed" (passing, and complete as the
+    clean checkout's own gate judged it: pytest arguments given that left tests out or made the
+    run lenient are what made it incomplete, as ``cleanrecord.passing`` takes it locally),
+    "failed", "incomplete", or "" when it carries none."""
     if not isinstance(room, dict):
         return ""
     if room.get("ok") is not True:
         return "failed"
-    whole = room.get("complete") is True and not room.get("narrowed")
-    return "passed" if whole else "incomplete"
+    return "passed" if room.get("complete") is True else "incomplete"
 
 
 def _tampered(
