@@ -651,3 +651,29 @@ def test_a_part_that_is_not_i_of_n_is_unreadable(
     code, data = verdict(genstamp, judge, "--attestation", bad)
     assert code == 1 and rules(data) == ["attestation-unreadable"], data
     assert "is not I/N" in data["failures"][0]["message"]
+
+
+def test_a_partial_run_accepted_from_attestations_says_so(tmp_path: Path) -> None:
+    """allow-partial committed, one of two test files run and attested: the gate accepts it
+    from the attestation as it accepts the local evidence, saying PARTIAL, and the summary
+    says "part of the suite"."""
+    repo = init_repo(tmp_path / "p")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_a.py").write_text("def test_a():\n    pass\n")
+    (repo / "tests" / "test_b.py").write_text("def test_b():\n    assert False\n")
+    (repo / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n'
+        "[tool.genstamp]\nallow-partial = true\n"
+    )
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    commit_all(repo, "two files, partial runs allowed")
+    assert run_genstamp(repo, "stamp").returncode == 0
+    assert run_pytest(repo, "tests/test_a.py").returncode == 0
+    made = run_genstamp(repo, "attest", "-o", str(tmp_path / "a.json"))
+    assert made.returncode == 0, made.stderr
+    judged = run_genstamp(repo, "verify", "--attestation", str(tmp_path / "a.json"))
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    assert "accepted as a PARTIAL run (allow-partial): " in judged.stderr, judged.stderr
+    assert "tests/test_b.py" in judged.stderr
+    said = run_genstamp(repo, "summary", "--attestation", str(tmp_path / "a.json"))
+    assert said.returncode == 0 and "part of the suite" in said.stdout, said.stdout

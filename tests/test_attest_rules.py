@@ -233,3 +233,25 @@ def test_notes_that_only_grow_are_judged_by_what_can_speak_for_the_tree(
         )
         verdict = decide_attestations(facts, SIGNED)
         assert list(dict.fromkeys(f.rule for f in verdict.failures)) == expected, grown
+
+
+@pytest.mark.parametrize("given", ["both-parts", "one-part-allowed", "one-file-twice"])
+def test_the_summary_states_the_suite_and_parts_as_verified(given: str) -> None:
+    """The summary says "the whole suite" only of a complete merge; a partial run accepted
+    under ``allow-partial`` is "part of the suite"; one attestation named twice is one part."""
+    from genstamp import summary
+
+    attested = {
+        "both-parts": GOOD,
+        "one-part-allowed": GOOD[:1],
+        "one-file-twice": (GOOD[0], GOOD[0], GOOD[1]),
+    }[given]
+    facts = AttestationFacts((Target("HEAD", TREE),), attested, {TREE: SUITE}, "files", "")
+    settings = SIGNED._replace(allow_partial=given == "one-part-allowed")
+    verdict = decide_attestations(facts, settings)
+    assert verdict.ok, verdict.failures
+    text = summary.render(verdict, attested)
+    if given == "one-part-allowed":
+        assert "part of the suite (accepted as partial: allow-partial), 1 parts" in text, text
+    else:
+        assert "the whole suite, 2 parts" in text, text

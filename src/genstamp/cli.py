@@ -261,6 +261,7 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
             if verdict.ok:
                 line = accepted_line(verdict, facts)
                 print(f"genstamp: {_paint(line, GREEN, sys.stderr)}", file=sys.stderr)
+                _say_partial(verdict)
             return EXIT_OK if verdict.ok else EXIT_REFUSED
     else:
         settings = config.load(checkout.workdir)
@@ -279,13 +280,16 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
             print(_refusal(failure, sys.stdout))
         if verdict.ok:
             print(f"genstamp: {_paint(_accepted(verdict), GREEN, sys.stderr)}", file=sys.stderr)
-            if verdict.partial:
-                print(
-                    "genstamp: accepted as a PARTIAL run (allow-partial): "
-                    + "; ".join(verdict.partial),
-                    file=sys.stderr,
-                )
+            _say_partial(verdict)
     return EXIT_OK if verdict.ok else EXIT_REFUSED
+
+
+def _say_partial(verdict: Verdict) -> None:
+    if verdict.partial:
+        print(
+            "genstamp: accepted as a PARTIAL run (allow-partial): " + "; ".join(verdict.partial),
+            file=sys.stderr,
+        )
 
 
 def _accepted(verdict: Verdict) -> str:

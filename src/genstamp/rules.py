@@ -1050,11 +1050,13 @@ def _for_tree(facts: AttestationFacts, tree: str) -> list[Attested]:
 
 def attestation_merge(facts: AttestationFacts, tree: str) -> coverage.Merge | None:
     """The parts attested for ``tree`` merged as local parts merge (``coverage.merge``)."""
-    parts = [
-        coverage.Part(_part_label(a), a.coverage)
+    # one attestation given twice (the same file named twice) is one part
+    unique = {
+        (a.digest, a.part, a.label) if a.digest else id(a): a
         for a in _for_tree(facts, tree)
         if a.coverage is not None
-    ]
+    }
+    parts = [coverage.Part(_part_label(a), a.coverage) for a in unique.values() if a.coverage]
     listed_suites = facts.suites.get(tree)
     if not parts or listed_suites is None:
         return None

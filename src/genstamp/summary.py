@@ -25,7 +25,12 @@ def render(verdict: Verdict, attested: Sequence[Attested]) -> str:
         counts = f"{f['passed']} passed, {f['failed']} failed, {f['skipped']} skipped"
         if f["xfailed"] or f["xpassed"]:
             counts += f", {f['xfailed']} xfailed, {f['xpassed']} xpassed"
-        lines.append(f"- {f['test']} tests: {counts}; the whole suite, {f['part']} parts")
+        whole = (
+            "the whole suite"
+            if merge.complete and not verdict.partial
+            else ("part of the suite (accepted as partial: allow-partial)")
+        )
+        lines.append(f"- {f['test']} tests: {counts}; {whole}, {f['part']} parts")
     lines += ["- attestations (sha256 of the evidence):"]
     lines += [f"  - `{a.digest}` commit `{a.commit}`" for a in attested]
     lines += ["", f"<!-- genstamp-summary version {VERSION} -->", ""]
