@@ -299,3 +299,19 @@ def test_monitor_kept_socket_gone_asks_watchman_where_it_is(watched: Path) -> No
     data["clock"][3] = str(watched / "gone.sock")
     where.write_text(json.dumps(data))
     assert known(watched).how == "monitor"
+
+
+def test_monitor_sees_an_edit_of_a_relative_excludes_file_from_a_subfolder(
+    watched: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``core.excludesFile`` relative names a file at the top of the work tree (git runs
+    there): asked from a subfolder, its edit still changes the settings, and the tree is
+    walked again, as git's oracle says it changed."""
+    git(watched, "config", "core.excludesFile", ".myignore")
+    (watched / ".myignore").write_text(".myignore\n")
+    monkeypatch.chdir(watched / "pkg")
+    known(watched)
+    assert known(watched).how == "monitor"
+    with open(watched / ".myignore", "a") as fh:
+        fh.write("new.py\n")  # an untracked file of the tree is now ignored: another tree
+    assert known(watched).how == "walk"

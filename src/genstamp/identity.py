@@ -471,7 +471,9 @@ def _negations(repo: pygit2.Repository, workdir: str) -> bool:
     files = [str(common_gitdir(Path(repo.path)) / "info" / "exclude")]  # a worktree's is shared
     excludes = _config_str(repo, "core.excludesFile")
     if excludes:
-        files.append(os.path.expanduser(excludes))
+        from genstamp.paths import config_path
+
+        files.append(config_path(excludes, workdir))
     else:
         home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
         files.append(os.path.join(home, "git", "ignore"))

@@ -79,3 +79,10 @@ def _glob(pattern: str) -> "re.Pattern[str]":
             )
         compiled = _GLOBS[pattern] = re.compile("".join(out))
     return compiled
+
+
+def config_path(value: str, workdir: str) -> str:
+    """A file a git setting names (``core.excludesFile``): ``~`` expanded, and a relative one
+    taken from the top of the work tree, where git runs, not from this process's folder."""
+    path = os.path.expanduser(value)
+    return path if os.path.isabs(path) else os.path.join(workdir, path)

@@ -30,6 +30,7 @@ from typing import NamedTuple
 import pygit2
 
 from genstamp.identity import IndexView, file_stamp
+from genstamp.paths import config_path
 from genstamp.repo import Checkout, common_gitdir
 
 IN_MODIFY = 0x2
@@ -119,13 +120,12 @@ def settings(checkout: Checkout) -> Settings:
     common = str(common_gitdir(checkout.gitdir))
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     named = dict(config)
+    top = str(checkout.workdir)
     paths = [
         os.path.join(common, "info", "exclude"),
         os.path.join(common, "info", "attributes"),
-        os.path.expanduser(named.get("core.excludesfile", os.path.join(xdg, "git", "ignore"))),
-        os.path.expanduser(
-            named.get("core.attributesfile", os.path.join(xdg, "git", "attributes"))
-        ),
+        config_path(named.get("core.excludesfile", os.path.join(xdg, "git", "ignore")), top),
+        config_path(named.get("core.attributesfile", os.path.join(xdg, "git", "attributes")), top),
     ]
     return Settings(
         file_stamp(os.path.join(gitdir, "index")),
