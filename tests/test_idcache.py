@@ -269,6 +269,20 @@ def test_monitor_not_trusted_where_its_watch_leaves_folders_out(watched: Path) -
     assert known(watched).how == "walk"  # the edit is seen (and the tree is git's)
 
 
+@pytest.mark.parametrize("vcs", [".hg", ".svn"])
+def test_monitor_not_trusted_with_another_vcs_folder_at_the_top(watched: Path, vcs: str) -> None:
+    """Watchman leaves the version-control folders at the root of its watch out (ignore_vcs):
+    a Mercurial or Subversion folder git tracks at the top of the work tree (fixtures, a
+    repository kept in both systems) changes unseen, so its silence stands for no walk."""
+    (watched / vcs / "store").mkdir(parents=True)
+    (watched / vcs / "store" / "data.i").write_text("revision 1\n")
+    commit_all(watched, f"a {vcs} fixture")
+    known(watched)
+    assert known(watched).how == "kept"
+    (watched / vcs / "store" / "data.i").write_text("revision 2\n")
+    assert known(watched).how == "walk"  # the edit is seen (and the tree is git's)
+
+
 def test_status_with_the_monitor_is_git_tree(watched: Path, genstamp: RunGenstamp) -> None:
     for _ in range(3):
         settle()

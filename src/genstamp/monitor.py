@@ -84,6 +84,12 @@ def _clock(client: Any, workdir: str) -> Clock:
         left_out = [*(config.get("ignore_dirs") or ()), *(config.get("ignore_vcs") or ())]
         if set(left_out) - _VCS:
             raise ValueError(f"the watch of {root} leaves out {sorted(set(left_out) - _VCS)}")
+        # ... and the version-control folders at its root (ignore_vcs), which lie in the work
+        # tree where the watch is the work tree's: a Mercurial or Subversion folder there
+        # (fixtures, a repository kept in two systems) changes unseen
+        others = [] if relative else [v for v in _VCS - {".git"} if os.path.lexists(f"{root}/{v}")]
+        if others:
+            raise ValueError(f"the watch of {root} leaves out {sorted(others)}")
         now = client.query("clock", root, {"sync_timeout": int(_TIMEOUT * 1000)})
         return Clock(root, relative, str(now["clock"]), _sock(client))
     finally:
