@@ -127,6 +127,21 @@ def test_every_change_that_shapes_the_tree_is_walked(base: Path, change) -> None
     assert known(base).how == "walk"
 
 
+@pytest.mark.parametrize("name", [".gitattributes", ".gitignore"])
+def test_an_edit_of_an_ignored_rule_file_at_the_top_is_walked(base: Path, name: str) -> None:
+    """A local ``.gitattributes`` (or ``.gitignore``) that git ignores (listed in
+    info/exclude): no walk names its edit, which changes how other files convert (or which
+    are ignored); the kept tree is not given, and the walk is git's tree."""
+    (base / "crlf.txt").write_bytes(b"a\r\nb\r\n")  # untracked: converted as the rules say
+    exclude(base, name)
+    (base / name).write_text("# nothing yet\n")
+    known(base)
+    assert known(base).how == "kept"
+    rule = "*.txt text eol=lf\n" if name == ".gitattributes" else "new.py\n"
+    (base / name).write_text(rule)
+    assert known(base).how == "walk"
+
+
 def test_a_record_of_another_version_or_not_json_is_no_record(base: Path) -> None:
     checkout = open_checkout(base)
     known(base)

@@ -126,6 +126,10 @@ def settings(checkout: Checkout) -> Settings:
         os.path.join(common, "info", "attributes"),
         config_path(named.get("core.excludesfile", os.path.join(xdg, "git", "ignore")), top),
         config_path(named.get("core.attributesfile", os.path.join(xdg, "git", "attributes")), top),
+        # the top's rule files, which git may ignore (a local .gitattributes listed in
+        # info/exclude): then no walk names their edit, which changes how others convert
+        os.path.join(top, ".gitattributes"),
+        os.path.join(top, ".gitignore"),
     ]
     return Settings(
         file_stamp(os.path.join(gitdir, "index")),
