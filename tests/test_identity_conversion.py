@@ -235,6 +235,18 @@ def test_attributes_changed_since_the_index_are_read_from_the_work_tree_only(
     assert_same(repo)
 
 
+@pytest.mark.parametrize("where", ["committed", "untracked"])
+def test_a_gitattributes_that_is_a_symbolic_link_applies_no_rule(repo: Path, where: str) -> None:
+    """git (2.32 and later) does not follow a .gitattributes that is a symbolic link and
+    applies none of its rules; libgit2 follows it: git makes the blobs."""
+    write(repo, {"shared-attributes": b"*.txt text eol=lf\n"})
+    (repo / ".gitattributes").symlink_to("shared-attributes")
+    if where == "committed":
+        commit_all(repo, "attributes through a link")
+    write(repo, {"data.txt": b"a\r\nb\r\n"})  # CRLF kept: no rule applies
+    assert_same(repo)
+
+
 @pytest.mark.parametrize(
     ("attributes", "autocrlf", "indexed"),
     [

@@ -105,11 +105,17 @@ def _conversion(repo: pygit2.Repository, changed: Iterable[tuple[str, int]]) -> 
             driver, _, key = name[len("filter.") :].rpartition(".")
             if driver and key in ("clean", "process", "required"):
                 drivers.add(driver)
+    changed = list(changed)
     attributes = any(
         status in (DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE)
         and ("/" + path).endswith("/.gitattributes")
         for path, status in changed
     )
+    # a .gitattributes that is a symbolic link: git (2.32 and later) does not follow it, and
+    # applies none of its rules; libgit2 does
+    workdir = repo.workdir or ""
+    linked = [".gitattributes", *(p for p, _ in changed if ("/" + p).endswith("/.gitattributes"))]
+    attributes = attributes or any(os.path.islink(os.path.join(workdir, p)) for p in linked)
     autocrlf = repo.config.get_multivar("core.autocrlf")
     values = [str(v).lower() for v in autocrlf]
     auto_default = bool(values) and values[-1] in ("true", "input", "yes", "on", "1")
