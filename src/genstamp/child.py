@@ -59,7 +59,7 @@ def pth_line(owner: int, started: str, folder: str) -> str:
         "    s = False\n"
         "   if not s:\n"
         f"    with open({strangers!a}, 'a') as h:\n"
-        "     h.write('%d %a\\n' % (os.getpid(), f if isinstance(f, str) else repr(f)))\n"
+        "     h.write('%d %a\\n' % (os.getpid(), f if isinstance(f, str) else '!' + repr(f)))\n"
         "  if m is not None:\n"
         "   m.start()\n"
         f" elif r is None and os.path.isfile({run_file!a}):\n"
@@ -92,7 +92,8 @@ def strangers(folder: str) -> list[str]:
             continue
         if not isinstance(where, str):
             continue
-        found = f"imported genstamp from {where}" if os.path.isabs(where) else f"failed: {where}"
+        failed = where.startswith("!")  # the import's error, not where it found genstamp
+        found = f"failed: {where[1:]}" if failed else f"imported genstamp from {where}"
         notes.append(
             f"a process the tests started (pid {pid}) was not followed by this run's genstamp"
             f" ({home}): its import {found}; what it loaded may be missing from the audit"
