@@ -322,8 +322,9 @@ def _installed_from_here(workdir: Path) -> list[Any]:
 
             if os.path.realpath(unquote(urlparse(url).path)) != root:
                 continue
-            if _editable(json.dumps(data)):
-                continue
+            info = data.get("dir_info")
+            if isinstance(info, dict) and info.get("editable") is True:
+                continue  # an editable install's code is the tree's
             from importlib.metadata import PathDistribution
 
             found.append(PathDistribution(Path(e.path)))
