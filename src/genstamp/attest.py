@@ -327,7 +327,10 @@ def _signers_at(checkout: Checkout, rev: str, folder: Path) -> Path:
     )
     if declared is None:
         raise GenstampError(f"{rev} declares no attestation-signers", remedy)
-    rel = declared.relative_to(checkout.workdir).as_posix()
+    try:
+        rel = declared.relative_to(checkout.workdir).as_posix()
+    except ValueError:  # an absolute path: no revision holds it
+        raise GenstampError(f"{rev} names {declared}, outside the repository", remedy) from None
     found = checkout.repo.get(tree)
     try:
         blob = found[rel] if isinstance(found, pygit2.Tree) else None
