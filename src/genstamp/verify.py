@@ -90,10 +90,11 @@ def verify(
         remembered = {t: g for t, g in remembered.items() if cleanrecord.passing(g, t)}
     # nor against a clean room's failure of that very tree (whenever the run was): the tree
     # is judged again, where the clean room's evidence is weighed
+    target_trees = {t.tree for t in facts.targets}
     remembered = {
         t: g
         for t, g in remembered.items()
-        if not _failed_clean(t, dict.fromkeys([checkout.gitdir, g]))
+        if t not in target_trees or not _failed_clean(t, dict.fromkeys([checkout.gitdir, g]))
     }
     # Evidence of this generation on a target's very tree is the newest verdict on it: a run
     # that fails now is not outvoted by an older acceptance.
