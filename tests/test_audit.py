@@ -932,3 +932,28 @@ def test_what_can_build_an_extension_module_is_read_from_the_tree(
     commit_all(repo, "sources")
     natives = audit.native_sources(repo)
     assert audit._named(str(repo), "_core", natives) is named
+
+
+@pytest.mark.parametrize("optimize", [0, 2])
+@pytest.mark.parametrize(
+    "mode",
+    [py_compile.PycInvalidationMode.CHECKED_HASH, py_compile.PycInvalidationMode.UNCHECKED_HASH],
+)
+def test_a_hash_based_pyc_vouches_for_its_source_not_its_code(
+    tmp_path: Path, optimize: int, mode: py_compile.PycInvalidationMode
+) -> None:
+    """A hash-based pyc (PEP 552) whose hash is the current source's but whose code is not
+    what the source compiles to (compiled with asserts stripped, under the plain name) ran
+    other code than the source's; the control, compiled as CPython compiles it, is the
+    source's own."""
+    source = tmp_path / "mod.py"
+    source.write_text("def check(x):\n    assert x > 0\n    return x\n")
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    py_compile.compile(
+        str(source), cfile=str(cached), optimize=optimize, invalidation_mode=mode, doraise=True
+    )
+    why = audit._stale_cache(str(source), str(cached), str(tmp_path), None)
+    if optimize:
+        assert why is not None and "not compiled from the current source" in why, why
+    else:
+        assert why is None, why

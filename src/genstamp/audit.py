@@ -1268,21 +1268,24 @@ def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None)
     if header is None:
         return None
     if header.hash_based:
-        if header.checked and _checks_hashes():
-            return None  # CPython ran it only if it hashes to the source (or recompiled)
-        try:
-            with open(source, "rb") as fh:
-                matches = importlib.util.source_hash(fh.read()) == header.source_hash
-        except OSError:
-            return None
-        if not matches:
-            kind = "a checked pyc CPython did not check" if header.checked else "an unchecked pyc"
-            return f"loaded from {cached}, {kind} not compiled from the current source"
-        return None
-    if not bytecode.matches_stat(header, st.st_mtime, st.st_size):
+        # CPython ran it only if it hashes to the source (or recompiled) where it checks; the
+        # hash vouches for the source the pyc names, not for the code it holds (a pyc compiled
+        # with another optimisation, or edited, under a source's hash): compared below
+        if not (header.checked and _checks_hashes()):
+            try:
+                with open(source, "rb") as fh:
+                    matches = importlib.util.source_hash(fh.read()) == header.source_hash
+            except OSError:
+                return None
+            if not matches:
+                kind = (
+                    "a checked pyc CPython did not check" if header.checked else "an unchecked pyc"
+                )
+                return f"loaded from {cached}, {kind} not compiled from the current source"
+    elif not bytecode.matches_stat(header, st.st_mtime, st.st_size):
         return None  # CPython would have recompiled from the source
     # CPython would have loaded this bytecode. Is it the source's own?
-    if inside(os.path.realpath(cached), root) and generation_ns is not None:
+    elif inside(os.path.realpath(cached), root) and generation_ns is not None:
         if cst.st_mtime_ns < generation_ns:
             return f"loaded from {os.path.relpath(cached, root)}, older than the generation"
     if bytecode.transformed(cached):

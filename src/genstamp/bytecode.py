@@ -46,10 +46,12 @@ def is_bytecode_file(name: str) -> bool:
 
 def transformed(path: str) -> bool:
     """Whether the bytecode at ``path`` is an import hook's own compile of its source, cached
-    under an optimization tag CPython never writes (typeguard's
-    ``mod.cpython-311.opt-typeguard461.pyc``): not what ``compile`` makes of the source, but
-    its header is checked against the source as CPython checks its own."""
+    under a tag CPython never writes (typeguard's ``mod.cpython-311.opt-typeguard461.pyc``,
+    pytest's rewritten test modules): not what ``compile`` makes of the source, but its
+    header is checked against the source as CPython checks its own."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    if "-pytest-" in name:
+        return True  # pytest's assertion rewriting (``mod.cpython-311-pytest-9.2.0.pyc``)
     tag = name.rpartition(".opt-")[2] if ".opt-" in name else ""
     return bool(tag) and tag.rpartition(".")[0] not in ("1", "2")
 
