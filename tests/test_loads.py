@@ -447,7 +447,15 @@ def test_a_data_file_of_an_install_inside_the_standard_librarys_folder(tmp_path:
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
-    "case", ["stale-install", "in-a-child", "renamed-project", "not-imported", "other-project"]
+    "case",
+    [
+        "stale-install",
+        "in-a-child",
+        "renamed-project",
+        "renamed-from-its-wheel",
+        "not-imported",
+        "other-project",
+    ],
 )
 def test_a_package_the_tree_dropped_from_an_install_of_this_project(
     tmp_path: Path, case: str
@@ -470,10 +478,18 @@ def test_a_package_the_tree_dropped_from_an_install_of_this_project(
         shutil.copytree(repo, dependency, ignore=shutil.ignore_patterns(".git"))
         (dependency / "pyproject.toml").write_text(NAMED.replace('"calc"', '"calc-tools"'))
         pip_install(dependency, site)
+    elif case == "renamed-from-its-wheel":  # `pip wheel . -w dist`, then that wheel installed
+        with open(repo / ".gitignore", "a") as fh:
+            fh.write("dist/\n")
+        commit_all(repo, "dist/ ignored")
+        pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
+        built = subprocess.run([*pip, "-w", str(repo / "dist"), str(repo)], capture_output=True)
+        assert built.returncode == 0, built.stderr
+        pip_install(next((repo / "dist").glob("*.whl")), site)
     else:
         pip_install(repo, site)
     assert (site / "calc_util.py").is_file()
-    if case == "renamed-project":
+    if case in ("renamed-project", "renamed-from-its-wheel"):
         (repo / "pyproject.toml").write_text(NAMED.replace('"calc"', '"calc-renamed"'))
     (repo / "src" / "calc_util.py").unlink()
     if case == "not-imported":

@@ -296,8 +296,9 @@ def _own_files(workdir: Path) -> list[str]:
 
 def _installed_from_here(workdir: Path) -> list[Any]:
     """The installed, not editable, distributions whose installer's record (PEP 610
-    ``direct_url.json``) names this folder, whatever their name; each ``.dist-info`` folder of
-    the import path is asked directly (one open each), not through ``importlib.metadata``."""
+    ``direct_url.json``) names this folder or an archive in it, whatever their name; each
+    ``.dist-info`` folder of the import path is asked directly (one open each), not through
+    ``importlib.metadata``."""
     import json
 
     root = os.path.realpath(workdir)
@@ -320,7 +321,8 @@ def _installed_from_here(workdir: Path) -> list[Any]:
                 continue
             from urllib.parse import unquote, urlparse
 
-            if os.path.realpath(unquote(urlparse(url).path)) != root:
+            # this folder, or an archive built in it (`pip wheel . -w dist`, then installed)
+            if not inside(os.path.realpath(unquote(urlparse(url).path)), root):
                 continue
             info = data.get("dir_info")
             if isinstance(info, dict) and info.get("editable") is True:
