@@ -1103,3 +1103,65 @@ def test_a_child_that_finds_another_genstamp_first_is_noted(tmp_path: Path, firs
     )
     assert detail in notes[0], notes[0]
     assert f"genstamp: {notes[0]}" in proc.stdout
+
+
+OLD_PYPROJECT = """\
+[project]
+name = "proj"
+version = "0.1"
+
+[build-system]
+requires = ["setuptools>=70.1"]
+build-backend = "setuptools.build_meta"
+
+[tool.setuptools]
+packages = ["old"]
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["an-export-of-it", "this-tree"])
+def test_an_editable_install_of_another_copy_serves_no_module_the_tree_dropped(
+    tmp_path: Path, case: str
+) -> None:
+    """`pip install -e` of a copy of the project without .git (`git archive`, a CI cache),
+    then the package renamed in the tree with one import of the old name left behind: the
+    copy still provides it, warm green, and a clean clone fails at import. Its code is the
+    copy's, judged as a module the tree dropped. Control: the editable install of this tree."""
+    from test_audit import make_venv
+
+    files = {
+        "old/__init__.py": "def f():\n    return 1\n",
+        "tests/test_f.py": "from old import f\n\n\ndef test_f():\n    assert f() == 1\n",
+        "pyproject.toml": OLD_PYPROJECT,
+        ".gitignore": "__pycache__/\n*.egg-info/\nbuild/\n",
+    }
+    repo = committed(tmp_path / "work", files, "v1")
+    python, _ = make_venv(tmp_path / "venv")
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps"]
+    if case == "an-export-of-it":
+        export = tmp_path / "export"
+        export.mkdir()
+        archive = subprocess.run(["git", "archive", "HEAD"], cwd=repo, capture_output=True)
+        subprocess.run(["tar", "-x", "-C", str(export)], input=archive.stdout, check=True)
+        succeeds([*pip, "--no-build-isolation", "--no-index", "-e", str(export)], tmp_path)
+        git(repo, "mv", "old", "new")
+        (repo / "pyproject.toml").write_text(OLD_PYPROJECT.replace('["old"]', '["new"]'))
+        (repo / "new" / "compat.py").write_text("from old import f as g  # left behind\n")
+        (repo / "tests" / "test_f.py").write_text(
+            "from new import f\nfrom new.compat import g\n\n\ndef test_f():\n"
+            "    assert f() == g() == 1\n"
+        )
+        commit_all(repo, "old is new now")
+    else:
+        succeeds([*pip, "--no-build-isolation", "--no-index", "-e", str(repo)], tmp_path)
+    restamp.begin(open_checkout(repo))
+    succeeds([str(python), "-m", "pytest", "-q"], repo)  # green warm, either way
+    found = failures(repo)
+    if case == "this-tree":
+        assert found == {}, found
+        return
+    assert "foreign-origin" in found and "old" in found["foreign-origin"], found

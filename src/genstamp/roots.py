@@ -238,12 +238,45 @@ def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
             tops.add(first[: -len(".py")])  # a module (calc.py)
     # setuptools' editable finder (``__editable___calc_0_1_finder``) is the installer's own
     tops = {t for t in tops - set(found) if t.isidentifier() and not t.startswith("__editable__")}
+    # an editable install of this project made from another copy of it (an export, a copy
+    # without .git): its code is that copy's, not the tree's
+    elsewhere = _editable_elsewhere(workdir)
+    if elsewhere is not None:
+        tops |= {t for t in find(elsewhere) if t not in found}
     tops = {t for t in tops if _ever_held(workdir, t)}
     if not tops:
         return {}
     dirs = package_dirs(workdir)
     home = str(dirs[0]) if dirs else str(workdir)
     return dict.fromkeys(sorted(tops), home)
+
+
+def _editable_elsewhere(workdir: Path) -> Path | None:
+    """The folder an editable install of this project (by its name) was made from, when that
+    is not this work tree (PEP 610 ``direct_url.json``); None otherwise."""
+    import json
+
+    name = project_name(workdir)
+    if name is None:
+        return None
+    try:
+        from importlib.metadata import distributions
+        from urllib.parse import unquote, urlparse
+
+        for dist in distributions(name=name):
+            data = json.loads(dist.read_text("direct_url.json") or "{}")
+            info = data.get("dir_info") if isinstance(data, dict) else None
+            url = data.get("url") if isinstance(data, dict) else None
+            if not (isinstance(info, dict) and info.get("editable") is True):
+                continue
+            if not isinstance(url, str) or not url.startswith("file://"):
+                continue
+            folder = Path(os.path.realpath(unquote(urlparse(url).path)))
+            if not inside(str(folder), os.path.realpath(workdir)) and folder.is_dir():
+                return folder
+    except Exception:  # metadata that cannot be read: none known
+        return None
+    return None
 
 
 def _ever_held(workdir: Path, top: str) -> bool:
