@@ -1105,21 +1105,11 @@ def test_a_child_that_finds_another_genstamp_first_is_noted(tmp_path: Path, firs
     assert f"genstamp: {notes[0]}" in proc.stdout
 
 
-OLD_PYPROJECT = """\
-[project]
-name = "proj"
-version = "0.1"
-
-[build-system]
-requires = ["setuptools>=70.1"]
-build-backend = "setuptools.build_meta"
-
-[tool.setuptools]
-packages = ["old"]
-
-[tool.pytest.ini_options]
-testpaths = ["tests"]
-"""
+# EDITABLE_PYPROJECT's project, named proj, whose package is ``old``
+OLD_PYPROJECT = (
+    EDITABLE_PYPROJECT.replace('"flat"', '"proj"', 1).replace('["flat"]', '["old"]')
+    + '\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+)
 
 
 @pytest.mark.e2e
