@@ -62,8 +62,9 @@ def lines(run: Run) -> list[str]:
     if run.differ:
         refusals.append(
             f"loaded-not-tested: {_named(list(run.differ))} (the tests loaded bytes the tested "
-            "tree does not hold: a file changed and changed back while they ran, or an edit "
-            "git does not see, as under `git update-index --skip-worktree`)"
+            "tree does not hold: a file changed and changed back while they ran, an edit git "
+            "does not see, as under `git update-index --skip-worktree`, or code a test compiled "
+            "under the file's name from other text)"
         )
     by_rule: dict[str, list[str]] = {}
     for flag in run.flags:

@@ -864,7 +864,8 @@ TABLE = (
     Rule(
         "loaded-not-tested",
         "the tests ran code the tested tree does not hold (a file changed or was added during "
-        "the run?): keep the tree still, then rerun",
+        "the run? a test's exec(compile(text, path)) of changed text: compile it under a name "
+        "that is no file, such as '<path>'): keep the tree still, then rerun",
         _loaded_not_tested,
     ),
     Rule(
