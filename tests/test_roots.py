@@ -236,7 +236,10 @@ def test_roots_only_an_install_of_this_project_provides(
         NAMED.replace("Calc", "calc-tools") if how == "another-project" else NAMED
     )
     site = tmp_path / "env" / "site-packages"
-    editable = '{"url": "file:///work", "dir_info": {"editable": true}}'
+    # as pip records an install of this very tree (an editable one's code is the tree's); the
+    # other project's, of its own folder
+    editable = f'{{"url": "{work.as_uri()}", "dir_info": {{"editable": true}}}}'
+    origin = tmp_path / "calc-tools" if how == "another-project" else work
     install(
         site,
         [
@@ -248,7 +251,7 @@ def test_roots_only_an_install_of_this_project_provides(
             "calc.pth",
             "../../bin/calc",
         ],
-        editable if how == "editable" else '{"url": "file:///work", "dir_info": {}}',
+        editable if how == "editable" else f'{{"url": "{origin.as_uri()}", "dir_info": {{}}}}',
     )
     monkeypatch.syspath_prepend(str(site))
     found = roots.find(work)

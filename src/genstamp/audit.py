@@ -1268,20 +1268,20 @@ def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None)
     if header is None:
         return None
     if header.hash_based:
-        # CPython ran it only if it hashes to the source (or recompiled) where it checks; the
-        # hash vouches for the source the pyc names, not for the code it holds (a pyc compiled
-        # with another optimisation, or edited, under a source's hash): compared below
-        if not (header.checked and _checks_hashes()):
-            try:
-                with open(source, "rb") as fh:
-                    matches = importlib.util.source_hash(fh.read()) == header.source_hash
-            except OSError:
-                return None
-            if not matches:
-                kind = (
-                    "a checked pyc CPython did not check" if header.checked else "an unchecked pyc"
-                )
-                return f"loaded from {cached}, {kind} not compiled from the current source"
+        # The hash vouches for the source the pyc names, not for the code it holds (a pyc
+        # compiled with another optimisation, or edited, under a source's hash): compared below
+        try:
+            with open(source, "rb") as fh:
+                matches = importlib.util.source_hash(fh.read()) == header.source_hash
+        except OSError:
+            return None
+        if not matches:
+            if header.checked and _checks_hashes():
+                return None  # CPython checked it and compiled the source instead
+            kind = "an unchecked pyc"
+            if header.checked:
+                kind = "a checked pyc CPython did not check"
+            return f"loaded from {cached}, {kind} not compiled from the current source"
     elif not bytecode.matches_stat(header, st.st_mtime, st.st_size):
         return None  # CPython would have recompiled from the source
     # CPython would have loaded this bytecode. Is it the source's own?
