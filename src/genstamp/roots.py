@@ -264,11 +264,11 @@ def _editable_elsewhere(workdir: Path) -> Path | None:
         from urllib.parse import unquote, urlparse
 
         for dist in distributions(name=name):
-            data = json.loads(dist.read_text("direct_url.json") or "{}")
-            info = data.get("dir_info") if isinstance(data, dict) else None
-            url = data.get("url") if isinstance(data, dict) else None
-            if not (isinstance(info, dict) and info.get("editable") is True):
+            record = dist.read_text("direct_url.json")
+            if not _editable(record):
                 continue
+            data = json.loads(record or "{}")
+            url = data.get("url") if isinstance(data, dict) else None
             if not isinstance(url, str) or not url.startswith("file://"):
                 continue
             folder = Path(os.path.realpath(unquote(urlparse(url).path)))
