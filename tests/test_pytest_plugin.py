@@ -804,3 +804,67 @@ def test_genstamps_own_modules_load_without_assertion_rewriting(
     kinds = dict(ast.literal_eval(out.read_text()))
     assert {"genstamp.loads", "genstamp.evidence", "genstamp.roots"} <= set(kinds)
     assert set(kinds.values()) == {"SourceFileLoader"}, kinds
+
+
+ARGUMENT_FORMS = [
+    ["-o", "a=b"],
+    ["-oa=b"],
+    ["-o=a=b"],
+    ["--override-ini=a=b"],
+    ["--override-ini", "a=b", "-o=c=d"],
+    ["-qo", "a=b"],
+    ["-qoa=b"],
+    ["-qo=a=b"],  # argparse keeps the "=" of a bundled option's own value
+    ["-vvo=a=b"],
+    ["-ra", "-o=a=b"],
+    ["-W=error", "-Wignore::UserWarning", "--pythonwarnings=default"],
+    ["-qW=error"],
+    ["-c=x.ini"],
+    ["-cx.ini"],
+    ["--config-file=x.ini"],
+    ["--import-mode=importlib"],
+    ["--import-mode", "append"],
+    ["--log-level=DEBUG", "--log-cli-level", "INFO"],
+    ["--", "-o=a=b", "-W=error"],  # after "--": files, not options
+    ["tests", "-o=a=b", "tests/test_x.py::test_y"],
+]
+
+
+@pytest.mark.parametrize("words", ARGUMENT_FORMS)
+def test_the_run_s_options_read_as_pytest_s_own_parser_reads_them(words: list[str]) -> None:
+    """However an option is written, the plugin reads the value pytest's argument parser
+    (argparse) takes from it: the oracle is pytest's own parser, with its options."""
+    from _pytest.config import get_config
+
+    from genstamp import pytest_plugin
+
+    parser = get_config()._parser
+    ns = parser.parse_known_args(words)
+    found: dict[str, list[str]] = {}
+    for flag, value in pytest_plugin._valued(words):
+        found.setdefault(flag, []).append(value)
+    assert found.get("-o", []) == (ns.override_ini or [])
+    assert found.get("-W", []) == (ns.pythonwarnings or [])
+    assert found.get("-c", [None])[-1] == ns.inifilename
+    assert found.get("--import-mode", ["prepend"])[-1] == ns.importmode
+    for flag, dest in (("--log-level", "log_level"), ("--log-cli-level", "log_cli_level")):
+        assert found.get(flag, [None])[-1] == getattr(ns, dest)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [["-p", "no:x"], ["-pno:x"], ["-p=no:x"], ["-qp", "no:x"], ["--", "-p", "no:x"], ["-p", "y"]],
+)
+def test_a_plugin_option_read_as_pytest_s_plugin_manager_reads_it(words: list[str]) -> None:
+    """``-p`` is read by pytest's plugin manager before any parsing (``consider_preparse``):
+    the oracle is that reading, as what it blocks."""
+    from _pytest.config import PytestPluginManager
+
+    from genstamp import pytest_plugin
+
+    manager = PytestPluginManager()
+    manager.consider_preparse(words, exclude_only=True)
+    read = [v for flag, v in pytest_plugin._valued(words) if flag == "-p"]
+    blocked = [v[3:] for v in read if v.startswith("no:")]
+    for name in ("x", "=no:x", "y"):
+        assert manager.is_blocked(name) == (name in blocked), (name, read)

@@ -651,3 +651,47 @@ def test_ini_files_read_as_iniconfig_reads_them(text: str, tmp_path: Path) -> No
         return
     expected = {name: dict(parsed[name].items()) for name in parsed.sections}
     assert ini.parse(text) == expected
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-m", "not slow", "-k", "a or b"],
+        ["-m=not slow", "-k=a"],
+        ["-mnot slow", "-ka"],
+        ["-qm", "not slow"],
+        ["-qm=not slow"],  # argparse keeps the "=" of a bundled option's own value
+        ["-o=python_files=check_*.py", "--override-ini=a=b", "-oc=d"],
+        ["-W=error", "--pythonwarnings=ignore"],
+        ["--deselect=tests/test_a.py::t", "--ignore=tests/x", "--ignore-glob=*_y.py"],
+        ["tests", "--", "-m=not slow", "-k", "other"],  # after "--": paths
+    ],
+)
+def test_addopts_values_are_read_as_pytest_s_own_parser_reads_them(args: list[str]) -> None:
+    """The suite's ``addopts`` are read as pytest's argument parser reads them: the oracle is
+    that parser, with pytest's options (``-p`` is the plugin manager's: its own test)."""
+    from _pytest.config import get_config
+
+    ns = get_config()._parser.parse_known_args(args)
+    taken = suite._options(args)
+    assert taken.get("-m", [""])[-1] == ns.markexpr
+    assert taken.get("-k", [""])[-1] == ns.keyword
+    assert taken.get("-o", []) == (ns.override_ini or [])
+    assert taken.get("-W", []) == (ns.pythonwarnings or [])
+    assert taken.get("--deselect", []) == (ns.deselect or [])
+    assert taken.get("--ignore", []) == (ns.ignore or [])
+    assert taken.get("--ignore-glob", []) == (ns.ignore_glob or [])
+    assert taken.get("", []) == ns.file_or_dir
+
+
+@pytest.mark.parametrize("args", [["-p", "no:x"], ["-pno:x"], ["-p=no:x"], ["-qp", "no:x"]])
+def test_addopts_plugin_options_are_read_as_pytest_s_plugin_manager_reads_them(
+    args: list[str],
+) -> None:
+    from _pytest.config import PytestPluginManager
+
+    manager = PytestPluginManager()
+    manager.consider_preparse(args, exclude_only=True)
+    blocked = [v[3:] for v in suite._options(args).get("-p", []) if v.startswith("no:")]
+    for name in ("x", "=no:x"):
+        assert manager.is_blocked(name) == (name in blocked), name

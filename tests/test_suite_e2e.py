@@ -289,6 +289,9 @@ def test_warns():
         (("-o", "python_functions=check_*"), "", True),  # test_* functions are not
         (("-qo", "python_functions=check_*"), "", True),  # short flags bundled, as argparse takes
         (("-vqW", "ignore::DeprecationWarning"), "", True),
+        (("-o=python_functions=check_*",), "", True),  # argparse's own split of -o=K=V
+        (("-W=ignore::DeprecationWarning",), "", True),
+        (("-c=lenient.ini",), "", True),
         (("-qx",), "", False),  # bundled flags that change nothing
         ((), "-o python_classes=Nothing", True),  # PYTEST_ADDOPTS: the run's own too
         (("-W", "ignore::DeprecationWarning"), "", True),  # the configured error made lenient

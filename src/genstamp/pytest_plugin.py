@@ -1397,25 +1397,36 @@ _BARE_SHORT = frozenset("qvsxlhV")  # pytest's short flags that take no value: -
 
 def _valued(words: list[str]) -> Iterator[tuple[str, str]]:
     """(flag, value) for each ``-o``, ``-p``, ``-W``, ``-c`` and ``--import-mode`` in ``words``,
-    however written."""
+    however written: as pytest's argument parser (argparse) reads them, and ``-p`` as pytest's
+    plugin manager reads it before any parsing (``-p NAME`` or ``-pNAME``, anywhere)."""
     names = {"-o": "-o", "--override-ini": "-o", "-p": "-p", "-W": "-W", "--pythonwarnings": "-W"}
     names |= {"-c": "-c", "--config-file": "-c", "--import-mode": "--import-mode"}
     names |= {flag: flag for flag in SETTING_FLAGS}
     words = list(words)
+    options = True  # argparse takes every word after ``--`` for a file
+    bundled = False
     i = 0
     while i < len(words):
         word = words[i]
-        if len(word) > 2 and word[0] == "-" and word[1] in _BARE_SHORT:
+        if options and len(word) > 2 and word[0] == "-" and word[1] in _BARE_SHORT:
             words[i] = "-" + word[2:]  # short flags bundled, as argparse takes them: -qo K=V
+            bundled = True
+            if words[i][:2] == "-p":  # no plugin option to the plugin manager (-qp NAME)
+                i += 1 if len(words[i]) > 2 else 2
+                bundled = False
             continue
+        if word == "--":
+            options = False
         flag, eq, value = word.partition("=")
-        if word in names and i + 1 < len(words):
+        short = word[:2]
+        if word in names and i + 1 < len(words) and (options or word == "-p"):
             yield names[word], words[i + 1]
             i += 1
-        elif eq and flag in names and flag.startswith("--"):
-            yield names[flag], value
-        elif word[:2] in ("-o", "-p", "-W", "-c") and len(word) > 2:
-            yield word[:2], word[2:]
+        elif eq and flag in names and options and flag != "-p" and not bundled:
+            yield names[flag], value  # --override-ini=K=V, and -o=K=V (argparse's own split)
+        elif short in ("-o", "-p", "-W", "-c") and len(word) > 2 and (options or short == "-p"):
+            yield short, word[2:]  # -oK=V; -qo=K=V keeps its "=" (argparse); -p=X is "=X"
+        bundled = False
         i += 1
 
 

@@ -336,11 +336,22 @@ def _options(args: Sequence[str], known: Mapping[str, str] | None = None) -> dic
     i = 0
     while i < len(args):
         arg = args[i]
+        if arg == "--":  # argparse takes every word after it for a path
+            out.setdefault("", []).extend(args[i + 1 :])
+            break
+        bundled = False
         if len(arg) > 2 and arg[0] == "-" and arg[1] in BARE_SHORT:
             # bundled short flags: what follows the bare ones is an option of its own
             rest = arg[1:].lstrip(BARE_SHORT)
             arg = f"-{rest}" if rest else "-q"
+            bundled = bool(rest)
+            if arg[:2] == "-p":  # the plugin manager reads no bundled -p (argparse takes it)
+                i += 1 if len(arg) > 2 else 2
+                continue
         flag, eq, value = arg.partition("=")
+        if eq and len(flag) == 2 and flag in wanted and flag != "-p" and not bundled:
+            arg = flag + value  # argparse's own split of -m=EXPR: the value after "="
+            flag, eq, value = arg.partition("=")
         if flag in aliases:
             arg = aliases[flag] if not eq else f"{aliases[flag]}{value}"
             flag, eq, value = arg, "", ""
