@@ -663,6 +663,54 @@ def test_stale_library_loaded_by_ctypes(tmp_path: Path, case: str, given: str) -
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("case", ["unnamed", "linked", "made-by-make", "made-by-cmake"])
+def test_an_ignored_library_the_tree_holds_nothing_to_build_from(tmp_path: Path, case: str) -> None:
+    """A git-ignored library ctypes loads, built from a source the tree does not hold (a
+    vendor's build), is refused though the tree holds other native sources; reached through
+    a link in the work tree to a build elsewhere, it is judged where the work tree holds it.
+    The controls: a build file of the tree that names it (make's, CMake's) builds it."""
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    files = {
+        ".gitignore": "__pycache__/\n*.so\nlibs/\n",
+        "native/helper.c": "int helper(void) { return 1; }\n",
+    }
+    if case == "made-by-make":
+        files["native/magic.c"] = LIB_C
+        files["Makefile"] = "libs/libmagic.so: native/magic.c\n\tcc -shared -o $@ $<\n"
+    if case == "made-by-cmake":
+        files["native/vendored.c"] = LIB_C
+        files["CMakeLists.txt"] = "add_library(magic SHARED native/vendored.c)\n"
+    repo, _ = project(
+        tmp_path,
+        "import ctypes, pathlib\n\n\ndef test_answer():\n"
+        "    lib = pathlib.Path(__file__).parent.parent / 'libs' / 'libmagic.so'\n"
+        "    assert ctypes.CDLL(str(lib)).answer() == 42\n",
+        files,
+    )
+    elsewhere = tmp_path / "vendor"
+    elsewhere.mkdir()
+    (elsewhere / "m.c").write_text(LIB_C)
+    built = elsewhere / "libmagic.so"
+    subprocess.run([compiler, "-shared", "-fPIC", str(elsewhere / "m.c"), "-o", str(built)])
+    (repo / "libs").mkdir()
+    if case == "linked":
+        (repo / "libs" / "libmagic.so").symlink_to(built)
+    else:
+        shutil.copy2(built, repo / "libs" / "libmagic.so")
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = failures(repo)
+    if case.startswith("made-by"):
+        assert said == {}, said
+        return
+    assert list(said) == ["stale-extension"], said
+    assert "libmagic.so is built from no source the tree holds" in said["stale-extension"]
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree", None])
 def test_a_committed_library_rebuilt_and_hidden_from_git(tmp_path: Path, flag: str | None) -> None:
     """A shared library the tree holds, rebuilt here from an edit and hidden from git by the

@@ -1017,9 +1017,12 @@ def stale_extension(
             committed
             and (beside is None or not _in_build_files(root, _COMPILERS, "mypyc", "cython"))
             and not helper
-            and (module or not natives)
             and _git_ignored(root, path)
-            and (not module or not _named(root, stem, natives))
+            and (
+                not _named(root, stem, natives)
+                if module
+                else not natives or not _library_named(root, stem, natives)
+            )
         ):
             return (
                 f"{os.path.basename(path)} is built from no source the tree holds (a clean "
@@ -1083,6 +1086,41 @@ def _named(root: str, stem: str, natives: Sequence[str]) -> bool:
     return False
 
 
+# The files that may build a shared library a test loads with ctypes, beside the build files
+# of extension modules: make's, a build script's, a task runner's, a conftest's (a fixture
+# that builds it; the tests that load it name it too, and are not among these)
+_LIBRARY_BUILD_FILES = (
+    *_BUILD_FILES,
+    ":(glob)**/[Mm]akefile",
+    ":(glob)**/GNUmakefile",
+    ":(glob)**/*.mk",
+    ":(glob)**/build.rs",
+    ":(glob)**/*.sh",
+    ":(glob)**/SConstruct",
+    ":(glob)**/BUILD",
+    ":(glob)**/BUILD.bazel",
+    ":(glob)**/justfile",
+    ":(glob)**/[Tt]askfile.yml",
+    ":(glob)**/noxfile.py",
+    ":(glob)**/tox.ini",
+    ":(glob)**/conftest.py",
+)
+
+
+def _library_named(root: str, stem: str, natives: Sequence[str]) -> bool:
+    """Whether anything in the tree can build the shared library ``stem`` (``libfast`` of
+    ``libfast.so.1``) that ctypes loads: a native source of its name or of its link name
+    (``fast.c``, ``fast/``'s ``Cargo.toml`` naming ``fast``), or a build file naming either
+    (``gcc -shared -o libfast.so``, ``add_library(fast SHARED …)``)."""
+    names = {stem}
+    if stem.startswith("lib") and len(stem) > 3:
+        names.add(stem[3:])  # the name a linker takes (-lfast), and CMake's or cargo's
+    if any(os.path.basename(n).partition(".")[0] in names for n in natives):
+        return True
+    word = re.compile("|".join(rf"(?<!\w){re.escape(n)}(?!\w)" for n in sorted(names)))
+    return _in_build_files(root, word, *sorted(names), files=_LIBRARY_BUILD_FILES)
+
+
 # what a build configuration that compiles Python modules into extensions names
 _COMPILERS = re.compile(r"(?<![\w.])(mypyc|mypycify|cythonize|cython)(?!\w)", re.IGNORECASE)
 # a project's words about itself, not its build: pyproject's and Cargo's metadata text
@@ -1092,7 +1130,9 @@ _PROSE = frozenset(
 )
 
 
-def _in_build_files(root: str, word: re.Pattern[str], *fixed: str) -> bool:
+def _in_build_files(
+    root: str, word: re.Pattern[str], *fixed: str, files: Sequence[str] = _BUILD_FILES
+) -> bool:
     """Whether a build file of the tree (``_BUILD_FILES``: setuptools', meson's, CMake's,
     cargo's, tracked or not) names ``word`` in what the build reads: not in a comment, nor
     in a TOML file's descriptive text (a changelog line in ``description``). ``fixed``: the
@@ -1102,7 +1142,7 @@ def _in_build_files(root: str, word: re.Pattern[str], *fixed: str) -> bool:
     how = ["-i", "-F", *(a for f in fixed for a in ("-e", f))]
     try:
         found = subprocess.run(
-            ["git", "grep", "-l", "--untracked", *how, "--", *_BUILD_FILES],
+            ["git", "grep", "-l", "--untracked", *how, "--", *files],
             cwd=root,
             capture_output=True,
         )

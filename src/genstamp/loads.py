@@ -636,8 +636,9 @@ def _extension_created(spec: "ModuleSpec") -> None:
 
 def _library(name: str) -> None:
     """A shared library ``ctypes`` loads by path: of the checkout, it is judged as an extension
-    module is (built from the native sources now in the tree, or stale)."""
-    real = real_path(os.path.abspath(name))
+    module is (built from the native sources now in the tree, or stale). One reached through a
+    link in the work tree is judged where the work tree holds it, as code is (``_where``)."""
+    real = _where(os.path.abspath(name))
     if any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
         try:  # noqa: SIM105 (contextlib costs a child's start-up)
             record(Load(real, "", "", EXTENSION, str(os.stat(real).st_mtime_ns)))
