@@ -1099,3 +1099,58 @@ def test_the_audit_hook_holds_no_module_once_no_run_is_active(tmp_path: Path) ->
     active, ended = (line.split()[1:] for line in proc.stdout.splitlines())
     assert "os" in active  # while a run is active it reaches loads' globals, os among them
     assert ended == []
+
+
+# -- copies of the project kept inside the work tree by an installer --------------------------
+
+USES_CALC = "import calc\n\n\ndef test_value():\n    assert calc.VALUE in (1, 2)\n"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("copy", ["stale", "identical"])
+def test_a_copy_of_the_project_in_pep_582_packages(tmp_path: Path, copy: str) -> None:
+    """PEP 582's ``__pypackages__/X.Y/lib`` (pdm's) is a site-packages: a copy of the project
+    installed there is judged as one in site-packages is, byte for byte the tree's or
+    foreign. The control: the copy ``pip install .`` leaves, the tree's own bytes."""
+    repo, _ = project(tmp_path, "", {".gitignore": "__pycache__/\n__pypackages__/\n"})
+    lib = repo / "__pypackages__" / "3.11" / "lib"
+    (lib / "calc").mkdir(parents=True)
+    (lib / "calc" / "__init__.py").write_text(OTHER if copy == "stale" else CALC)
+    scenario(repo, USES_CALC, PYTHONPATH=str(lib))
+    said = failures(repo)
+    if copy == "identical":
+        assert said == {}, said
+        return
+    assert list(said) == ["foreign-origin"], said
+    assert "__pypackages__/3.11/lib/calc/__init__.py" in said["foreign-origin"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("kept", ["clone-of-this", "another-project", "no-environment"])
+def test_a_clone_kept_in_an_environment_of_the_work_tree(tmp_path: Path, kept: str) -> None:
+    """pip keeps an editable install from a repository in ``<venv>/src/NAME``: a clone of this
+    repository there is another clone, as outside the work tree, though the environment is
+    the installer's. The controls: a clone of another project there is a dependency, and a
+    nested work tree outside any environment is the tree's own business (a submodule's)."""
+    repo, _ = project(tmp_path, "", {".gitignore": "__pycache__/\n.venv/\n"})
+    env = repo / ".venv"
+    env.mkdir()
+    if kept != "no-environment":
+        (env / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    nested = env / "src" / "calc"
+    if kept == "another-project":
+        init_repo(nested)
+        (nested / "src" / "calc").mkdir(parents=True)
+        (nested / "src" / "calc" / "__init__.py").write_text(CALC)
+        commit_all(nested, "another project's calc")
+    else:
+        git(tmp_path, "clone", "-q", str(repo), str(nested))
+    scenario(repo, USES_CALC, PYTHONPATH=str(nested / "src"))
+    said = failures(repo)
+    if kept == "clone-of-this":
+        assert list(said) == ["foreign-origin"], said
+        assert ".venv/src/calc/src/calc/__init__.py" in said["foreign-origin"]
+    elif kept == "another-project":
+        assert said == {}, said
+    else:  # git-ignored code of the work tree, as before
+        assert list(said) == ["ignored-code"], said

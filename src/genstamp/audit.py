@@ -356,6 +356,9 @@ def judge(
     touched = {ld.path for ld in loads if ld.via == loads_.TOUCHED} - wrote
     opened = frozenset(ld.path for ld in loads if ld.via == loads_.READ)
     for ld in loads:
+        if ld.via == loads_.ELSEWHERE:  # (a clone kept in an environment of the tree too)
+            elsewhere.setdefault(ld.detail, []).append(ld)
+            continue
         name = ld.module or module_name(ld.path, folders)
         if inside(ld.path, root_s) and not installed(ld.path):
             rel = os.path.relpath(ld.path, root_s).replace(os.sep, "/")
@@ -395,9 +398,6 @@ def judge(
                         made[rel] = None
                 if ld.via == loads_.BYTECODE and ld.detail:
                     flags[Flag(STALE, name, rel, ld.detail)] = None
-            continue
-        if ld.via == loads_.ELSEWHERE:
-            elsewhere.setdefault(ld.detail, []).append(ld)
             continue
         if ld.via == loads_.READ:
             stale = _installed_data(ld, root, roots)

@@ -296,6 +296,27 @@ def work_tree_of(path: str) -> str:
     return found
 
 
+def _kept_clone(path: str) -> str:
+    """The git work tree holding ``path`` when that is another than a run's own, kept inside
+    a Python environment of its work tree (pip's ``.venv/src/NAME`` of an editable install
+    from a repository, another clone of this one perhaps): its code is that clone's, as if it
+    lay outside. "" otherwise (a submodule's code is the work tree's own)."""
+    for a in _RUNS:
+        workdir = a.run.workdir
+        if not inside(path, workdir) or installed(path):
+            continue
+        tree = work_tree_of(path)
+        if tree and tree != workdir and inside(tree, workdir):
+            folder = os.path.dirname(tree)
+            while folder != workdir and inside(folder, workdir):
+                if os.path.lexists(os.path.join(folder, "pyvenv.cfg")) or os.path.lexists(
+                    os.path.join(folder, "conda-meta")
+                ):
+                    return tree
+                folder = os.path.dirname(folder)
+    return ""
+
+
 def _named_like_a_root(path: str) -> bool:
     """Some folder of ``path``, or its file's stem, is named like an import root of a run (a
     cheap test before the module's name is looked up)."""
@@ -413,7 +434,11 @@ def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None
     if not _RUNS:
         return
     real = _where(path)
-    record(Load(real, blob_of(data), module, SOURCE, detail or _made(real)))
+    clone = _kept_clone(real)
+    if clone:
+        record(Load(real, blob_of(data), module, ELSEWHERE, clone))
+    else:
+        record(Load(real, blob_of(data), module, SOURCE, detail or _made(real)))
     _expected[path] = _expected.get(path, 0) + 1
 
 
@@ -683,8 +708,10 @@ def _executed(code: CodeType) -> None:
             return
     real = _where(filename)
     module = ""
-    elsewhere = ""
-    if not any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
+    elsewhere = _kept_clone(real)
+    if elsewhere:
+        module = _module_executing(filename)
+    elif not any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
         # Outside the checkout: a module of one of its import roots concerns the run, and so
         # does any code of another git work tree (another clone of this one, perhaps).
         if _named_like_a_root(real):

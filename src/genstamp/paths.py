@@ -19,19 +19,27 @@ def inside(path: str, root: str) -> bool:
 
 
 def installed(path: str) -> bool:
-    """Installed code (a site-packages, even inside the work tree) is the installer's. (A
-    Python environment inside the work tree is told by its folder: ``environment``.)"""
+    """Installed code (a site-packages, even inside the work tree, or PEP 582's
+    ``__pypackages__``, as pdm keeps one) is the installer's. (A Python environment inside the
+    work tree is told by its folder: ``environment``.)"""
     parts = path.split(os.sep)
-    return "site-packages" in parts or "dist-packages" in parts
+    return "site-packages" in parts or "dist-packages" in parts or PYPACKAGES in parts
+
+
+PYPACKAGES = "__pypackages__"  # PEP 582: __pypackages__/3.11/lib is a site-packages
 
 
 def site_relative(path: str) -> str | None:
-    """``path`` below the last ``site-packages`` (or ``dist-packages``) folder holding it,
-    ``/``-separated (``pkg/data/cfg.json``); None when it is not installed code."""
+    """``path`` below the last ``site-packages`` (or ``dist-packages``, or ``lib`` of a PEP
+    582 ``__pypackages__/X.Y``) folder holding it, ``/``-separated (``pkg/data/cfg.json``);
+    None when it is not installed code."""
     parts = path.split(os.sep)
     for n in range(len(parts) - 1, -1, -1):
         if parts[n] in ("site-packages", "dist-packages"):
             return "/".join(parts[n + 1 :]) or None
+        if parts[n] == PYPACKAGES:
+            lib = parts[n + 2 : n + 3] == ["lib"]
+            return ("/".join(parts[n + 3 :]) or None) if lib else None
     return None
 
 
