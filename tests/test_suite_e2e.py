@@ -300,6 +300,9 @@ def test_warns():
         (("-W", "error::UserWarning"), "", False),  # stricter: the suite as configured, and more
         (("-W", "ignore::UserWarning"), "", False),  # no warning the configuration makes an error
         (("-W", "ignore::pytest.PytestDeprecationWarning"), "", True),  # a DeprecationWarning
+        (("-W", "ignore::DeprecationWarning:elsewhere"), "", True),  # lenient in that module
+        (("-o", "filterwarnings=error:no such text:DeprecationWarning"), "", True),  # narrowed
+        (("-o", "filterwarnings=error::DeprecationWarning\nignore:old"), "", True),  # undone
         (("-p", "no:cacheprovider", "-o", "console_output_style=classic"), "", False),
         (("-c", "lenient.ini"), "", True),  # a tracked configuration, not the suite's
         (("-c", "pytest.ini"), "", False),  # the suite's own, named
@@ -412,6 +415,31 @@ def test_a_run_that_undoes_what_the_configurations_addopts_set_is_partial(
 
 
 WARNS = "import warnings\n\n\ndef test_w():\n    warnings.warn('old', DeprecationWarning)\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "partial"),
+    [(("-W", "ignore::DeprecationWarning"), False), (("-W", "ignore::UserWarning"), True)],
+)
+def test_a_filter_the_configuration_already_applies_changes_nothing(
+    tmp_path: Path, args: tuple[str, ...], partial: bool
+) -> None:
+    """Every warning an error but DeprecationWarning: a run that ignores DeprecationWarning
+    too leaves every error of the suite's filters one (Python applies the filters in order,
+    the last first); a run that ignores UserWarning does not."""
+    files = {
+        "pytest.ini": "[pytest]\nfilterwarnings =\n    error\n    ignore::DeprecationWarning\n",
+        "tests/test_a.py": PASS.format(n="a"),
+        "tests/test_w.py": WARNS,
+    }
+    root = make(tmp_path / "p", files)
+    proc = run_pytest(root, "-p", "no:cacheprovider", *args)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    if partial:
+        assert code == 1 and "partial-run" in rules(data), data
+    else:
+        assert code == 0, data
 
 
 @pytest.mark.parametrize(

@@ -1127,6 +1127,9 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     # of a file there, `--rootdir`) the one the suite is judged by
     expected = own if own is not None else suite
     errors = _warning_errors(cfg, expected.warning_errors)
+    # whether the run's filters make a warning lenient that the suite's make an error, asked
+    # as Python applies them (None: a filter pytest cannot read; its categories are compared)
+    loosened = _lenient_warnings(cfg, expected.values, words)
     # a marker's filters apply after every other (pytest's catch_warnings_for_item): only
     # turning the warnings plugin off makes its error lenient
     marked = [*errors, *tally.all_marked_errors()]
@@ -1148,9 +1151,12 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         elif flag == "-o":
             key = _canonical(cfg, value.partition("=")[0].strip())
             given = value.partition("=")[2]
-            if key in SHAPING_INI or (key == "filterwarnings" and _lenient(given, errors)):
+            if key == "filterwarnings":
+                if loosened if loosened is not None else _lenient(given, errors):
+                    out.append(f"-o {value}")
+            elif key in SHAPING_INI:
                 out.append(f"-o {value}")
-            elif key not in SHOWING_INI and key != "filterwarnings":
+            elif key not in SHOWING_INI:
                 configured = _configured(cfg, suite.values, key)
                 if configured is None and key in STRICTER and key != "strict":
                     # pytest 9: unset, the strict_* settings follow `strict`
@@ -1176,7 +1182,11 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         elif flag == "-W":
             from genstamp.suite import is_error, warning_category
 
-            if not is_error(value) and any(_overlap(warning_category(value), e) for e in errors):
+            if not is_error(value) and (
+                loosened
+                if loosened is not None
+                else any(_overlap(warning_category(value), e) for e in errors)
+            ):
                 out.append(f"-W {value}")
     for flag in ("--runxfail", "--doctest-ignore-import-errors"):
         if flag in words and flag not in _addopts(suite.values):
@@ -1194,6 +1204,53 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
                 out.append(f"the configuration {ran or '(none)'}, not {source}")
     out += [f"{c} not loaded" for c in tally.unloaded_conftests(_conftest_paths(cfg))]
     return tuple(out)
+
+
+def _lenient_warnings(
+    cfg: pytest.Config, configured: Mapping[str, str], words: list[str]
+) -> bool | None:
+    """Whether the run's warnings filters (its ``filterwarnings``, which ``-o`` may replace,
+    and every ``-W``) leave no error some warning the suite's make one (the configuration's
+    ``filterwarnings`` and the ``-W`` of its ``addopts``; both with the lines conftests add),
+    as pytest applies them: ``-W`` after the configuration's, each later one first. None when
+    pytest cannot read a filter here."""
+    from _pytest.config import parse_warning_filter
+
+    from genstamp import warnfilters
+
+    def lines(text: str) -> list[str]:  # an ini "linelist"
+        return [t.strip() for t in text.split("\n") if t.strip()]
+
+    try:
+        applied = [str(f) for f in cfg.getini("filterwarnings")]
+        run_cmdline = [str(w) for w in (cfg.option.pythonwarnings or [])]
+    except (ValueError, TypeError, AttributeError):
+        return None
+    given = [
+        v.partition("=")[2]
+        for f, v in _valued(words)
+        if f == "-o" and _canonical(cfg, v.partition("=")[0].strip()) == "filterwarnings"
+    ]
+    suite_ini = lines(configured.get("filterwarnings", ""))
+    run_ini = lines(given[-1]) if given else suite_ini
+    added = applied[len(run_ini) :] if applied[: len(run_ini)] == run_ini else []
+    suite_cmdline = [v for f, v in _valued(_addopts(configured)) if f == "-W"]
+
+    def parsed(config: list[str], cmdline: list[str]) -> list[warnfilters.Filter]:
+        out = []
+        for line, escape in [*((c, False) for c in config), *((c, True) for c in cmdline)]:
+            try:
+                out.append(warnfilters.Filter(*parse_warning_filter(line, escape=escape)))
+            except ImportError:
+                continue  # pytest applies no filter of a category it cannot import
+        return out[::-1]  # the last applied comes first
+
+    try:
+        suite_filters = parsed([*suite_ini, *added], suite_cmdline)
+        run_filters = parsed(applied, run_cmdline)
+    except Exception:  # pytest's UsageError: a filter it refuses (the run said so)
+        return None
+    return bool(warnfilters.lenient(suite_filters, run_filters))
 
 
 def _lenient(filters: str, errors: Sequence[str]) -> bool:
