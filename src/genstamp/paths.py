@@ -18,15 +18,15 @@ def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+PYPACKAGES = "__pypackages__"  # PEP 582: __pypackages__/3.11/lib is a site-packages
+
+
 def installed(path: str) -> bool:
     """Installed code (a site-packages, even inside the work tree, or PEP 582's
     ``__pypackages__``, as pdm keeps one) is the installer's. (A Python environment inside the
     work tree is told by its folder: ``environment``.)"""
     parts = path.split(os.sep)
     return "site-packages" in parts or "dist-packages" in parts or PYPACKAGES in parts
-
-
-PYPACKAGES = "__pypackages__"  # PEP 582: __pypackages__/3.11/lib is a site-packages
 
 
 def site_relative(path: str) -> str | None:
