@@ -663,7 +663,9 @@ def test_stale_library_loaded_by_ctypes(tmp_path: Path, case: str, given: str) -
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("case", ["unnamed", "linked", "made-by-make", "made-by-cmake"])
+@pytest.mark.parametrize(
+    "case", ["unnamed", "linked", "made-by-make", "made-by-cmake", "made-by-a-script"]
+)
 def test_an_ignored_library_the_tree_holds_nothing_to_build_from(tmp_path: Path, case: str) -> None:
     """A git-ignored library ctypes loads, built from a source the tree does not hold (a
     vendor's build), is refused though the tree holds other native sources; reached through
@@ -682,6 +684,9 @@ def test_an_ignored_library_the_tree_holds_nothing_to_build_from(tmp_path: Path,
     if case == "made-by-cmake":
         files["native/vendored.c"] = LIB_C
         files["CMakeLists.txt"] = "add_library(magic SHARED native/vendored.c)\n"
+    if case == "made-by-a-script":
+        files["native/vendored.c"] = LIB_C
+        files["tools/build_native.py"] = "OUT = 'libs/libmagic.so'  # from native/vendored.c\n"
     repo, _ = project(
         tmp_path,
         "import ctypes, pathlib\n\n\ndef test_answer():\n"

@@ -1087,8 +1087,8 @@ def _named(root: str, stem: str, natives: Sequence[str]) -> bool:
 
 
 # The files that may build a shared library a test loads with ctypes, beside the build files
-# of extension modules: make's, a build script's, a task runner's, a conftest's (a fixture
-# that builds it; the tests that load it name it too, and are not among these)
+# of extension modules: make's, a shell's, a task runner's, a Python build script's or a
+# conftest's (a fixture that builds it); not a test module (the test that loads it names it)
 _LIBRARY_BUILD_FILES = (
     *_BUILD_FILES,
     ":(glob)**/[Mm]akefile",
@@ -1096,14 +1096,18 @@ _LIBRARY_BUILD_FILES = (
     ":(glob)**/*.mk",
     ":(glob)**/build.rs",
     ":(glob)**/*.sh",
+    ":(glob)**/*.bat",
+    ":(glob)**/*.cmd",
+    ":(glob)**/*.ps1",
     ":(glob)**/SConstruct",
     ":(glob)**/BUILD",
     ":(glob)**/BUILD.bazel",
     ":(glob)**/justfile",
     ":(glob)**/[Tt]askfile.yml",
-    ":(glob)**/noxfile.py",
     ":(glob)**/tox.ini",
-    ":(glob)**/conftest.py",
+    ":(glob)**/*.py",
+    ":(exclude,glob)**/test_*.py",
+    ":(exclude,glob)**/*_test.py",
 )
 
 
