@@ -48,6 +48,8 @@ def test_verify_help_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> Non
         (["verify", "--bogus"], "genstamp verify --help"),
         (["stamp", "--trigger", "nonsense"], "genstamp stamp --help"),
         (["hook", "nope"], "genstamp hook --help"),
+        (["run", "--bogus", "--", "true"], "genstamp run --help"),  # run's own COMMAND words
+        (["run", "--bogus"], "genstamp run --help"),
         (["nope"], "genstamp --help"),
         (["--bogus"], "genstamp --help"),
     ],

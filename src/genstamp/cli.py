@@ -669,7 +669,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="colour the output: auto (on a terminal, unless NO_COLOR is set), always, never",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="subcommand", metavar="COMMAND", required=True)
 
     json_help = "print the result as JSON on stdout (fields: see README)"
     with_json: list[argparse.ArgumentParser] = []  # --json comes last in their help
@@ -949,7 +949,7 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
     args, extra = parser.parse_known_args(argv)
     if extra:
         subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-        owner = subs.get(getattr(args, "command", None) or "", parser)
+        owner = subs.get(getattr(args, "subcommand", None) or "", parser)
         owner.error(f"unrecognized arguments: {' '.join(extra)}")
     return args
 
