@@ -4,6 +4,7 @@ byte; after it every pushed ref is judged (real git, real pre-commit, a bare rem
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -590,3 +591,49 @@ def test_a_clone_installed_from_is_pinned_at_the_commit_that_was_installed(tmp_p
     with pytest.raises(GenstampError) as raised:
         install._built_from(other)
     assert "not the code of any of the last" in str(raised.value)
+
+
+@pytest.mark.parametrize("recorded", ["where-it-was", "nothing"])
+def test_uninstall_in_a_moved_repository_touches_no_other(
+    project: Path, tmp_path: Path, recorded: str
+) -> None:
+    """A repository moved (``mv``) after ``genstamp install``: uninstalling there restores its
+    own hooks, never the files at the old paths, where another repository now lives. A record
+    that does not say where the repository was (an older genstamp's) is refused for any path
+    outside this repository, and nothing is touched."""
+    log = tmp_path / "user.log"
+    add_user_hook(project, "post-checkout", log)
+    before = hooks_state(project)
+    ok(run_genstamp(project, "install"))
+    record = project / ".git" / "genstamp" / "install.json"
+    if recorded == "nothing":
+        data = json.loads(record.read_text())
+        del data["roots"]
+        record.write_text(json.dumps(data))
+    moved = tmp_path / "moved"
+    project.rename(moved)
+    other = init_repo(project)  # another repository at the old path, with hooks of its own
+    add_user_hook(other, "pre-push", log)
+    others = hooks_state(other)
+    proc = run_genstamp(moved, "install", "--uninstall")
+    assert hooks_state(other) == others
+    if recorded == "nothing":
+        assert proc.returncode != 0 and "outside this repository" in proc.stderr, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+        assert (moved / ".git" / "genstamp" / "install.json").is_file()
+        return
+    ok(proc)
+    assert hooks_state(moved) == before
+    assert not (moved / ".git" / "genstamp" / "install.json").exists()
+
+
+def test_a_hook_chains_only_to_an_executable_file_and_names_no_placeholder_path() -> None:
+    """A hook that is not to chain (pre-commit runs it as its ``.legacy``; the plain hooks
+    installed into .git/hooks itself) must not point at a stand-in path: one such as
+    ``/nonexistent`` (Debian's home of ``nobody``) may exist, and a folder there is "-x"."""
+    plain = (Path(__file__).parent.parent / "hooks" / "genstamp-hook").read_text()
+    for text in (install.HOOK_TEMPLATE, plain):
+        assert "/nonexistent" not in text
+        for tested in ("$chained", "$own"):
+            checks = text.count(f'[ -x "{tested}" ]')
+            assert text.count(f'[ -f "{tested}" ] && [ -x "{tested}" ]') == checks, tested

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -164,11 +164,46 @@ def read_record(where: Layout) -> Record | None:
             f"{STATE_VERSION}",
             "uninstall with the genstamp that installed, or remove the file",
         )
+    moved = _moved(where, data.get("roots"))
     before = {
-        p: Entry(e["kind"], base64.b64decode(e["data"]), int(e["mode"]))
+        moved(p): Entry(e["kind"], base64.b64decode(e["data"]), int(e["mode"]))
         for p, e in data["before"].items()
     }
-    return Record(str(data["mode"]), before, dict(data["after"]))
+    mine = (where.workdir, where.common_dir, where.hooks_dir)
+    for name in before:
+        if not any(Path(name).is_relative_to(folder) for folder in mine):
+            raise GenstampError(
+                f"{path} names {name}, outside this repository (it was moved since "
+                "`genstamp install`, by a genstamp that did not record where it was): "
+                "genstamp touches no other repository's files",
+                f"remove genstamp's hooks from {where.hooks_dir} yourself, then {path}",
+            )
+    return Record(str(data["mode"]), before, {moved(p): d for p, d in data["after"].items()})
+
+
+def _roots(where: Layout) -> dict[str, str]:
+    """The folders the record's paths lie in, as the install saw them."""
+    return {
+        "hooks": str(where.hooks_dir),
+        "common": str(where.common_dir),
+        "work": str(where.workdir),
+    }
+
+
+def _moved(where: Layout, then: object) -> Callable[[str], str]:
+    """A recorded path where it is now: the repository may have moved since the install
+    (``mv``), and the record's paths with it (the hooks' folder first: it lies in the others)."""
+    now = _roots(where)
+    was = then if isinstance(then, dict) else {}
+    pairs = [(old, new) for key, new in now.items() if isinstance(old := was.get(key), str)]
+
+    def moved(name: str) -> str:
+        for old, new in pairs:
+            if name == old or name.startswith(old.rstrip(os.sep) + os.sep):
+                return new + name[len(old) :]
+        return name
+
+    return moved
 
 
 def _write_record(where: Layout, record: Record) -> None:
@@ -176,6 +211,7 @@ def _write_record(where: Layout, record: Record) -> None:
         "version": STATE_VERSION,
         "genstamp": __version__,
         "mode": record.mode,
+        "roots": _roots(where),
         "before": {p: e.public() for p, e in sorted(record.before.items())},
         "after": dict(sorted(record.after.items())),
     }
@@ -239,7 +275,7 @@ command -v "$genstamp" >/dev/null 2>&1 || genstamp=genstamp
 case $0 in */*) chained=${{0%/*}}/$hook{chained} ;; *) chained=./$hook{chained} ;; esac
 if [ -n "$PRE_COMMIT_RUNNING_LEGACY" ] && grep -q "{pre_commit}" "$chained" 2>/dev/null; then
     # pre-commit runs this hook as its .legacy and then its own hooks: not from here too.
-    chained=/nonexistent
+    chained=
 fi
 {run_hook}
 if ! command -v "$genstamp" >/dev/null 2>&1; then
@@ -252,7 +288,7 @@ if ! command -v "$genstamp" >/dev/null 2>&1; then
 elif [ "$hook" = pre-push ]; then
     refs=$(cat)
     printf '%s\\n' "$refs" | "$genstamp" hook pre-push "$@" || exit $?
-    if [ -x "$chained" ]; then
+    if [ -f "$chained" ] && [ -x "$chained" ]; then
         printf '%s\\n' "$refs" | "$chained" "$@"
         exit $?
     fi
@@ -261,7 +297,7 @@ elif ! run_hook "$hook" "$@"; then
     # A post-* hook never fails git's command: git has done it and cannot undo it.
     echo "genstamp: warning: the $hook hook failed (hint: run genstamp verify)" >&2
 fi
-if [ -x "$chained" ]; then
+if [ -f "$chained" ] && [ -x "$chained" ]; then
     exec "$chained" "$@"
 fi
 exit 0
