@@ -240,13 +240,22 @@ def test_pre_push_annotated_tag_is_judged_by_its_commit(
     assert "src/calc/__init__.py" in err
 
 
-def test_pre_push_ref_to_a_non_commit_is_refused(
+def test_pre_push_ref_to_a_tree_is_refused_and_to_a_file_passes(
     tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    blob = git(tested, "hash-object", "-w", "pyproject.toml")
-    stdin = f"refs/tags/blob {blob} refs/tags/blob {Z40}\n"
-    err = refused(genstamp, monkeypatch, tested, stdin)
+    """A tag of a tree is code no commit holds; a tag of a blob (git.git keeps its signing key
+    so) holds no code: with the tested branch, the push passes."""
+    tree = git(tested, "rev-parse", "old^{tree}")
+    err = refused(genstamp, monkeypatch, tested, f"refs/tags/tree {tree} refs/tags/tree {Z40}\n")
     assert "does not point at a commit" in err
+    blob = git(tested, "hash-object", "-w", "pyproject.toml")
+    git(tested, "tag", "-a", "key", "-m", "a signing key", blob)
+    stdin = push_line(tested, "refs/tags/key") + push_line(tested, "refs/heads/main")
+    code, _, err = pre_push(genstamp, monkeypatch, tested, stdin)
+    assert code == 0, err
+    lightweight = f"refs/tags/blob {blob} refs/tags/blob {Z40}\n"
+    code, _, err = pre_push(genstamp, monkeypatch, tested, lightweight)
+    assert code == 0, err
 
 
 def test_pre_push_deleting_a_remote_ref_passes(

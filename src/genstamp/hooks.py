@@ -83,8 +83,10 @@ def _is_sha(text: str) -> bool:
 
 def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> dict[str, str]:
     """The commit each pushed ref points at (tags peeled), each once, with a label naming the
-    refs that point at it; deletions and notes (``refs/notes/*``: what is said about commits,
-    genstamp's own attestations among them, not code) judged by nothing."""
+    refs that point at it; deletions, notes (``refs/notes/*``: what is said about commits,
+    genstamp's own attestations among them, not code) and tags of a blob (a file kept as a
+    tag, git.git's signing key: no tree, nothing to test) judged by nothing. A tag of a tree
+    is refused: code no commit holds, that no evidence can speak for."""
     import pygit2
 
     out: dict[str, list[str]] = {}
@@ -95,11 +97,16 @@ def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> dict
             obj = repo.get(ref.local_sha)
             if obj is None:
                 raise KeyError(ref.local_sha)
+            target = obj
+            while isinstance(target, pygit2.Tag):
+                target = target.get_object()
+            if isinstance(target, pygit2.Blob):
+                continue
             commit = obj.peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
             raise GenstampError(
                 f"{ref.local_ref} ({ref.local_sha[:12]}) does not point at a commit",
-                "genstamp judges branches and tags that point at commits",
+                "genstamp judges branches and tags that point at commits (a tag of a file passes)",
                 code=EXIT_REFUSED,
             ) from None
         out.setdefault(str(commit.id), []).append(ref_name(ref.local_ref, ref.remote_ref))
