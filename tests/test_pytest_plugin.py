@@ -19,6 +19,7 @@ from conftest import (
     git,
     git_tree,
     init_repo,
+    run_genstamp,
     run_pytest,
     skip_if_writable,
     subprocess_env,
@@ -676,6 +677,28 @@ def test_git_dir_in_the_environment_opens_the_repository_in_process(fresh: Path)
     assert props[evidence.P_TREE_START] == props[evidence.P_TREE_END] == git_tree(fresh)
     assert props[evidence.P_HEAD] == git(fresh, "rev-parse", "HEAD")
     assert rules(fresh) == []
+
+
+@pytest.mark.parametrize("how", ["core.worktree", "GIT_WORK_TREE"])
+def test_a_git_dir_kept_apart_from_its_work_tree_in_the_environment(
+    fresh: Path, tmp_path: Path, how: str
+) -> None:
+    """The git dir kept apart, named by GIT_DIR, the work tree by ``core.worktree`` or
+    GIT_WORK_TREE (a dotfiles set-up): no ``.git`` in the work tree, and pytest run there
+    binds its evidence as git reads that environment, which the gate accepts."""
+    store = tmp_path / "store.git"
+    (fresh / ".git").rename(store)
+    env = {"GIT_DIR": str(store)}
+    if how == "core.worktree":
+        git(store, "config", "core.worktree", str(fresh))  # in the git dir itself
+    else:
+        env["GIT_WORK_TREE"] = "."
+    proc = run_pytest(fresh, env=subprocess_env(**env))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert genstamp_lines(proc) == [], proc.stdout
+    assert (store / "genstamp" / "evidence.xml").is_file()
+    verdict = run_genstamp(fresh, "verify", env=subprocess_env(**env))
+    assert verdict.returncode == 0, verdict.stdout + verdict.stderr
 
 
 def test_index_changed_by_a_test_is_read_for_the_tree_at_the_end(fresh: Path) -> None:

@@ -12,10 +12,6 @@ from genstamp import warnfilters
 from genstamp.warnfilters import Filter, Sample
 
 
-class LocalWarning(UserWarning):
-    pass
-
-
 def made(config: list[str], cmdline: list[str] = ()) -> list[Filter]:  # type: ignore[assignment]
     """The filters pytest applies for ``config`` lines and ``-W`` options, first first."""
     out = [Filter(*parse_warning_filter(c, escape=False)) for c in config]
@@ -47,7 +43,7 @@ CASES = [
     (["error::UserWarning"], ["ignore:boom"]),
     (["error:boom:UserWarning"], ["ignore::UserWarning:pkg.mod"]),
     (["error::DeprecationWarning:pkg.*"], ["default::DeprecationWarning:pkg.mod"]),
-    (["error::tests.test_warnfilters.LocalWarning", "ignore:quiet"], ["error::UserWarning:x:7"]),
+    (["error::pytest.PytestCollectionWarning", "ignore:quiet"], ["error::UserWarning:x:7"]),
 ]
 
 
@@ -86,7 +82,11 @@ def test_the_action_is_pythons(config: list[str], cmdline: list[str]) -> None:
             (["error::DeprecationWarning"], ["ignore::PendingDeprecationWarning"]),
             False,
         ),
-        ((["error::Warning"], []), (["error::Warning"], ["ignore::LocalWarning"]), True),
+        (
+            (["error::Warning"], []),
+            (["error::Warning"], ["ignore::pytest.PytestCollectionWarning"]),
+            True,
+        ),
         (([], ["error::UserWarning"]), ([], []), True),  # addopts' -W, dropped
     ],
 )
@@ -94,10 +94,7 @@ def test_lenient_is_what_python_would_let_pass(
     suite: tuple[list[str], list[str]], run: tuple[list[str], list[str]], lenient: bool
 ) -> None:
     """Whether some warning the suite's filters make an error is none under the run's."""
-    resolved = [
-        [c.replace("LocalWarning", "tests.test_warnfilters.LocalWarning") for c in part]
-        for part in (*suite, *run)
-    ]
+    resolved = [*suite, *run]
     found = warnfilters.lenient(made(*resolved[:2]), made(*resolved[2:]))
     assert bool(found) == lenient, found
     for (

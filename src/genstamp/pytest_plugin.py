@@ -1617,7 +1617,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     place: Place | Checkout | None
     try:
         if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
-            place = open_checkout(where)  # git's environment: libgit2 decides, in-process
+            # git's environment, read as git reads it in the folder pytest started in:
+            # libgit2 decides, in-process
+            place = open_checkout(where, environment=True)
         else:
             place = find_place(where)  # confirmed by the co-process (libgit2) before any test
     except GenstampError:

@@ -104,11 +104,15 @@ def follow_git_environment() -> None:
     _FOLLOWED[:] = [want, base]
 
 
-def open_checkout(start: str | os.PathLike[str] | None = None) -> Checkout:
+def open_checkout(
+    start: str | os.PathLike[str] | None = None, *, environment: bool = False
+) -> Checkout:
     """Open the work tree containing ``start`` (default: the current directory).
 
-    Honours ``GIT_DIR`` / ``GIT_WORK_TREE`` as git does inside hooks: both relative to the
-    current folder, which is the top of the work tree when ``GIT_DIR`` comes alone.
+    Without ``start`` (or with ``environment``), honours ``GIT_DIR`` / ``GIT_WORK_TREE`` as
+    git does inside hooks: both relative to the folder (the current one, or ``start``: where
+    the process that reads them began), which is the top of the work tree when ``GIT_DIR``
+    comes alone.
     """
     import pygit2
     from pygit2.enums import RepositoryOpenFlag
@@ -117,14 +121,17 @@ def open_checkout(start: str | os.PathLike[str] | None = None) -> Checkout:
     path = os.fspath(start) if start is not None else os.getcwd()
     if not os.path.isdir(path):
         raise GenstampError(f"{path} is not a folder", "run genstamp inside a git work tree")
-    git_dir = os.environ.get("GIT_DIR") if start is None else None
-    work_tree = os.environ.get("GIT_WORK_TREE") if start is None else None
+    from_env = start is None or environment
+    git_dir = os.environ.get("GIT_DIR") if from_env else None
+    work_tree = os.environ.get("GIT_WORK_TREE") if from_env else None
     top = None
     try:
         if git_dir:
             # libgit2's FROM_ENV reads GIT_DIR only without a start path, and takes a relative
             # GIT_WORK_TREE from the git dir, not from the current folder as git does.
-            repo = pygit2.Repository(os.path.abspath(git_dir), flags=RepositoryOpenFlag.NO_SEARCH)
+            repo = pygit2.Repository(
+                os.path.abspath(os.path.join(path, git_dir)), flags=RepositoryOpenFlag.NO_SEARCH
+            )
         else:
             top = _dotgit_top(path)
             found = pygit2.discover_repository(path)
@@ -136,7 +143,7 @@ def open_checkout(start: str | os.PathLike[str] | None = None) -> Checkout:
             if top is not None and (top / ".git").is_file() and _separate(repo, top):
                 repo.workdir = str(top)  # as git: the folder whose .git file names the git dir
         if work_tree:
-            repo.workdir = os.path.abspath(work_tree)
+            repo.workdir = os.path.abspath(os.path.join(path, work_tree))
         elif git_dir and "core.worktree" not in repo.config and not _config_true(repo, "core.bare"):
             repo.workdir = os.path.abspath(path)
     except pygit2.GitError as exc:

@@ -175,7 +175,7 @@ class InProcess:
         from genstamp.identity import tree_identity
 
         try:
-            side = open_checkout(self.where)
+            side = open_checkout(self.where, environment=True)
             if side.gitdir != self.repo.gitdir or side.workdir != self.repo.workdir:
                 return  # not the same checkout after all: taken in the main thread instead
             self.side = side
