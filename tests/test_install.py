@@ -312,6 +312,8 @@ default_install_hook_types: [pre-commit, pre-push]  # my types
         "default_install_hook_types:\n  - pre-push\nrepos:\n  - repo: local\n    hooks: []\n",
         "minimum_pre_commit_version: '3.2.0'\nrepos:\n    - repo: local\n      hooks: []\nci:\n"
         "    skip: []\n",
+        "---\nrepos:\n- repo: local\n  hooks: []\n",  # the document's start (yamllint's rule)
+        "# the team's hooks\n%YAML 1.2\n---\nrepos:\n- repo: local\n  hooks: []\n",
     ],
 )
 @pytest.mark.parametrize("pyyaml", [True, False], ids=["pyyaml", "no-pyyaml"])

@@ -425,7 +425,16 @@ def edit_config(text: str, repo: str, rev: str) -> str:
 def _add_types(lines: list[str], present: bool, missing: list[str]) -> list[str]:
     note = "  # genstamp install: the hook types genstamp's hooks need\n"
     if not present:
-        return [f"default_install_hook_types: [{', '.join(missing)}]{note}", *lines]
+        # after the YAML directives and the document's start (`%YAML 1.2`, `---`), if any
+        start = 0
+        for n, line in enumerate(lines):
+            if line.startswith("---"):
+                start = n + 1
+                break
+            if not (line.startswith(("%", "#")) or not line.strip()):
+                break
+        added = f"default_install_hook_types: [{', '.join(missing)}]{note}"
+        return [*lines[:start], added, *lines[start:]]
     at = next(i for i, line in enumerate(lines) if line.startswith(_TYPES_KEY))
     flow = _FLOW.match(lines[at].rstrip("\n"))
     if flow:
@@ -780,7 +789,15 @@ def _validate(where: Layout, runner: list[str], text: str) -> None:
     """The edited config parses and pre-commit accepts it, before it replaces the user's."""
     yaml = _yaml()
     if yaml is not None:
-        yaml.safe_load(text)
+        try:
+            yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            problem = " ".join(str(exc).split())
+            raise GenstampError(
+                f"{CONFIG} would not parse once edited ({problem[:200]})",
+                f"add genstamp's repository and hook types to {CONFIG} yourself (see the "
+                "README), then run `genstamp install` again",
+            ) from exc
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=where.common_dir, delete=False) as fh:
         fh.write(text)
     try:
