@@ -639,3 +639,26 @@ def test_a_hook_chains_only_to_an_executable_file_and_names_no_placeholder_path(
         for tested in ("$chained", "$own"):
             checks = text.count(f'[ -x "{tested}" ]')
             assert text.count(f'[ -f "{tested}" ] && [ -x "{tested}" ]') == checks, tested
+
+
+def test_a_config_with_a_byte_order_mark_keeps_it_first() -> None:
+    """pre-commit reads a config that begins with a UTF-8 byte order mark: genstamp's lines
+    go after it, never before (a mark inside YAML text is no mark)."""
+    text = "\ufeff# the team's hooks\nrepos: []\n"
+    new = install.edit_config(text, "https://example.invalid/genstamp", "abc123")
+    assert new.startswith("\ufeff") and new.count("\ufeff") == 1
+    data = yaml.safe_load(new[1:])
+    assert set(install.PRE_COMMIT_TYPES) <= set(data["default_install_hook_types"])
+    assert "# the team's hooks" in new.splitlines()
+    assert install.edit_config(new, "https://example.invalid/genstamp", "abc123") == new
+
+
+def test_an_install_record_of_another_shape_is_one_line(project: Path) -> None:
+    ok(run_genstamp(project, "install", "--plain"))
+    record = project / ".git" / "genstamp" / "install.json"
+    data = json.loads(record.read_text())
+    data["before"] = []
+    record.write_text(json.dumps(data))
+    proc = run_genstamp(project, "install", "--uninstall")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "is not a genstamp install record" in proc.stderr

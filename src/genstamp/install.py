@@ -165,10 +165,19 @@ def read_record(where: Layout) -> Record | None:
             "uninstall with the genstamp that installed, or remove the file",
         )
     moved = _moved(where, data.get("roots"))
-    before = {
-        moved(p): Entry(e["kind"], base64.b64decode(e["data"]), int(e["mode"]))
-        for p, e in data["before"].items()
-    }
+    try:
+        before = {
+            moved(p): Entry(str(e["kind"]), base64.b64decode(e["data"]), int(e["mode"]))
+            for p, e in data["before"].items()
+        }
+        after = {moved(p): str(d) for p, d in data["after"].items()}
+        mode = str(data["mode"])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise GenstampError(
+            f"{path} is not a genstamp install record (version {version}, but "
+            f"{type(exc).__name__}: {exc})",
+            "remove it and reinstall",
+        ) from exc
     mine = (where.workdir, where.common_dir, where.hooks_dir)
     for name in before:
         if not any(Path(name).is_relative_to(folder) for folder in mine):
@@ -178,7 +187,7 @@ def read_record(where: Layout) -> Record | None:
                 "genstamp touches no other repository's files",
                 f"remove genstamp's hooks from {where.hooks_dir} yourself, then {path}",
             )
-    return Record(str(data["mode"]), before, {moved(p): d for p, d in data["after"].items()})
+    return Record(mode, before, after)
 
 
 def _roots(where: Layout) -> dict[str, str]:
@@ -375,7 +384,8 @@ def config_facts(text: str) -> tuple[list[str] | None, set[str]]:
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        raise GenstampError(f"{CONFIG} is not valid YAML: {exc}", "fix it first") from None
+        problem = " ".join(str(exc).split())
+        raise GenstampError(f"{CONFIG} is not valid YAML: {problem}", "fix it first") from None
     if not isinstance(data, dict):
         raise GenstampError(f"{CONFIG} is not a mapping", "fix it first (see pre-commit.com)")
     types = data.get("default_install_hook_types")
@@ -408,7 +418,10 @@ def _types_in_text(text: str) -> list[str] | None:
 
 
 def edit_config(text: str, repo: str, rev: str) -> str:
-    """``text`` with genstamp's hooks and hook types added, every other line as it was."""
+    """``text`` with genstamp's hooks and hook types added, every other line as it was (a
+    byte order mark stays first)."""
+    if text.startswith("\ufeff"):
+        return "\ufeff" + edit_config(text[1:], repo, rev)
     types, ids = config_facts(text)
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
@@ -749,7 +762,13 @@ def _install_pre_commit(
             "pre-commit is not installed", "pip install pre-commit, or `genstamp install --plain`"
         )
     config = where.workdir / CONFIG
-    text = config.read_text(encoding="utf-8") if config.exists() else ""
+    try:
+        text = config.read_text(encoding="utf-8") if config.exists() else ""
+    except UnicodeDecodeError as exc:
+        raise GenstampError(
+            f"{CONFIG} is not UTF-8 text ({exc.reason} at byte {exc.start}), which YAML is",
+            f"save {CONFIG} as UTF-8, then run `genstamp install` again",
+        ) from exc
     _types, ids = config_facts(text)
     if set(PRE_COMMIT_HOOK_IDS) <= ids and rev is not None and rev not in text:
         # the hooks are pinned already, at another revision: never a silent "nothing changed"
