@@ -286,6 +286,16 @@ def test_missing_junit(repo: Path, tmp_path: Path, status: int, expected: int) -
     assert "Traceback" not in proc.stderr
 
 
+def test_a_command_killed_by_a_signal_exits_as_a_shell_says(repo: Path, tmp_path: Path) -> None:
+    """A runner killed by a signal (the OOM killer's SIGKILL): genstamp exits 128 + N, the
+    status a shell gives it, not a negative number the system truncates."""
+    junit = tmp_path / "never.xml"
+    kill = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    proc = genstamp_run(repo, "--junit", str(junit), "--", sys.executable, "-c", kill)
+    assert proc.returncode == 137, proc.stderr
+    assert "exit status 137" in genstamp_lines(proc)[0]
+
+
 def test_junit_left_over_from_an_earlier_run_is_not_taken(repo: Path, tmp_path: Path) -> None:
     junit = tmp_path / "old.xml"
     junit.write_text('<testsuite tests="1"><testcase classname="c" name="old"/></testsuite>')

@@ -44,6 +44,8 @@ def run(
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         status = subprocess.call(list(command), env=env, cwd=cwd)
+        if status < 0:  # killed by a signal: its status as a shell gives it (SIGKILL: 137)
+            status = 128 - status
     except OSError as exc:
         raise GenstampError(f"cannot run {command[0]}: {exc.strerror or exc}") from exc
     end = tree_identity(checkout)
