@@ -662,3 +662,27 @@ def test_an_install_record_of_another_shape_is_one_line(project: Path) -> None:
     proc = run_genstamp(project, "install", "--uninstall")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and "is not a genstamp install record" in proc.stderr
+
+
+def test_uninstall_gives_back_the_chained_hook_the_user_edited_or_made(
+    project: Path, tmp_path: Path
+) -> None:
+    """After install, the user's hook runs as ``HOOK.genstamp-chained``, where install's own
+    hint tells them to put their lines: edited there, or made there for a hook they had none
+    of, it is theirs, and uninstall puts it in the hook's place, saying so."""
+    log = tmp_path / "user.log"
+    add_user_hook(project, "post-checkout", log)
+    ok(run_genstamp(project, "install", "--plain"))
+    hooks = project / ".git" / "hooks"
+    edited = hooks / "post-checkout.genstamp-chained"
+    edited.write_text(edited.read_text() + 'echo "a line added since" >> "$0.log"\n')
+    made = hooks / "post-merge.genstamp-chained"
+    made.write_text("#!/bin/sh\necho merged\n")
+    made.chmod(0o755)
+    mine = {p.name: p.read_bytes() for p in (edited, made)}
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert (hooks / "post-checkout").read_bytes() == mine[edited.name]
+    assert (hooks / "post-merge").read_bytes() == mine[made.name]
+    assert not edited.exists() and not made.exists()
+    assert out.count("changed since `genstamp install`") == 2, out
+    assert not install.is_genstamp_hook(hooks / "pre-push")

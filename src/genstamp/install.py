@@ -871,6 +871,25 @@ def uninstall(checkout: Checkout) -> Report:
             "yourself)"
         )
     kept |= {name + CHAINED for name in kept}
+    # the hook genstamp's runs (the user's, moved aside), edited since or made since: it is
+    # the user's hook now, and goes back in its place (with their lines), never away
+    for hook in PLAIN_HOOKS:
+        name = str(where.hooks_dir / hook)
+        chained = Path(name + CHAINED)
+        if name not in record.before or name in kept or name in aside:
+            continue
+        now = snapshot(chained)
+        was = record.after.get(str(chained))
+        if now.kind == "absent" or (was is not None and _digest(now) == was):
+            continue
+        restore(Path(name), now)
+        restore(chained, Entry("absent"))
+        kept |= {name, str(chained)}
+        restored.append(_show(where, Path(name)))
+        notes.append(
+            f"{_show(where, chained)} changed since `genstamp install`: it is "
+            f"{_show(where, Path(name))} again, as you left it"
+        )
     for name, entry in sorted(record.before.items()):
         path = Path(name)
         now = snapshot(path)
