@@ -93,3 +93,10 @@ def test_no_summary_of_what_the_gate_refuses(
     code, out, _err = genstamp("-C", judge, "summary", "--attestation", world.parts[0])
     assert code == 1 and out.startswith("attestation-partial: "), out
     assert "## genstamp" not in out
+
+
+def test_a_summary_of_no_source_says_where_to_look(judge: Path, genstamp: RunGenstamp) -> None:
+    """Neither ``--attestation`` nor ``--from-notes``: the refusal names both."""
+    code, out, _err = genstamp("-C", judge, "summary")
+    assert code == 1 and out.startswith("no-attestation: "), out
+    assert "--attestation FILE" in out and "--from-notes" in out, out

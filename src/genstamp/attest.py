@@ -298,6 +298,8 @@ def verify_attestations(
             if note:
                 sources.append((f"{notes.REF} on {commit[:12]}", note))
         where = f"{where + ' and ' if where else ''}{notes.REF}"
+    if not where:  # nothing named: neither a file nor the notes (which only --from-notes reads)
+        where = f"(no source given: --attestation FILE, or --from-notes for {notes.REF})"
     text = read_file(summary) if summary is not None else None
     facts = gather(
         checkout.repo,
