@@ -686,3 +686,26 @@ def test_uninstall_gives_back_the_chained_hook_the_user_edited_or_made(
     assert not edited.exists() and not made.exists()
     assert out.count("changed since `genstamp install`") == 2, out
     assert not install.is_genstamp_hook(hooks / "pre-push")
+
+
+@pytest.mark.parametrize("shebang", ["#!/usr/bin/env sh", "#!/bin/bash", "#!/usr/bin/env python3"])
+def test_the_hook_that_was_here_runs_under_its_own_name(
+    project: Path, tmp_path: Path, shebang: str
+) -> None:
+    """husky's hooks find the script to run by their own name (``basename "$0"``): kept as
+    ``HOOK.genstamp-chained``, a shell script still runs as ``HOOK`` (its shell reads it under
+    that name), and any other program runs as it is."""
+    log = tmp_path / "names.log"
+    hook = project / ".git" / "hooks" / "post-checkout"
+    hook.parent.mkdir(exist_ok=True)
+    if "python" in shebang:
+        body = f"import os, sys\nopen({str(log)!r}, 'a').write(os.path.basename(sys.argv[0]))\n"
+    else:
+        body = f'printf %s "$(basename "$0")" >> "{log}"\n'
+    hook.write_text(f"{shebang}\n{body}")
+    hook.chmod(0o755)
+    ok(run_genstamp(project, "install", "--plain"))
+    ok(run_git(project, "checkout", "-q", "-b", "side"))
+    ran = log.read_text()
+    chained = "post-checkout.genstamp-chained"
+    assert ran == (chained if "python" in shebang else "post-checkout"), ran

@@ -287,6 +287,23 @@ if [ -n "$PRE_COMMIT_RUNNING_LEGACY" ] && grep -q "{pre_commit}" "$chained" 2>/d
     chained=
 fi
 {run_hook}
+run_chained() {{
+    # The hook that was here, started as git started this one: a shell script is read by its
+    # shell under this hook's own name ($0: husky finds its own script by that name), any
+    # other program run as it is.
+    first=
+    IFS= read -r first <"$chained" 2>/dev/null
+    case $first in
+        '#!/bin/sh' | '#!/usr/bin/sh' | '#!/usr/bin/env sh') shell=sh ;;
+        '#!/bin/bash' | '#!/usr/bin/bash' | '#!/usr/bin/env bash') shell=bash ;;
+        *) shell= ;;
+    esac
+    if [ -n "$shell" ] && command -v "$shell" >/dev/null 2>&1; then
+        GENSTAMP_CHAINED=$chained "$shell" -c '. "$GENSTAMP_CHAINED"' "$0" "$@"
+    else
+        "$chained" "$@"
+    fi
+}}
 if ! command -v "$genstamp" >/dev/null 2>&1; then
     # A checkout must not fail for want of genstamp; a push must not pass unjudged.
     if [ "$hook" = pre-push ]; then
@@ -298,7 +315,7 @@ elif [ "$hook" = pre-push ]; then
     refs=$(cat)
     printf '%s\\n' "$refs" | "$genstamp" hook pre-push "$@" || exit $?
     if [ -f "$chained" ] && [ -x "$chained" ]; then
-        printf '%s\\n' "$refs" | "$chained" "$@"
+        printf '%s\\n' "$refs" | run_chained "$@"
         exit $?
     fi
     exit 0
@@ -307,7 +324,8 @@ elif ! run_hook "$hook" "$@"; then
     echo "genstamp: warning: the $hook hook failed (hint: run genstamp verify)" >&2
 fi
 if [ -f "$chained" ] && [ -x "$chained" ]; then
-    exec "$chained" "$@"
+    run_chained "$@"
+    exit $?
 fi
 exit 0
 """
