@@ -891,3 +891,27 @@ def test_a_plugin_option_read_as_pytest_s_plugin_manager_reads_it(words: list[st
     blocked = [v[3:] for v in read if v.startswith("no:")]
     for name in ("x", "=no:x", "y"):
         assert manager.is_blocked(name) == (name in blocked), (name, read)
+
+
+@pytest.mark.parametrize("there", ["notes", "junit", "nothing"])
+def test_a_configured_evidence_path_never_replaces_another_file(tmp_path: Path, there: str) -> None:
+    """The configured path is the repository's to choose and may name any file of this
+    machine: evidence replaces a JUnit report there (an earlier run's), never another file."""
+    target = tmp_path / "outside" / "notes.txt"
+    target.parent.mkdir()
+    if there == "notes":
+        target.write_text("my notes, no test report\n")
+    elif there == "junit":
+        target.write_text('<?xml version="1.0"?>\n<testsuites><testsuite name="p"/></testsuites>\n')
+    repo = build(
+        tmp_path / "repo", pyproject_extra=f'\n[tool.genstamp]\nevidence = "{target.as_posix()}"\n'
+    )
+    proc = run_pytest(repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    no_traceback(proc)
+    if there == "notes":
+        assert target.read_text() == "my notes, no test report\n"
+        lines = genstamp_lines(proc)
+        assert len(lines) == 1 and "holds a file that is no JUnit report" in lines[0], lines
+    else:
+        assert evidence.read_report(target).properties[evidence.P_TREE_END] == git_tree(repo)

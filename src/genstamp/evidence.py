@@ -277,6 +277,21 @@ def copy_to(src: Path, dest: Path) -> None:
         write_atomic(dest, src.read_bytes())
 
 
+def _replaceable(path: Path) -> bool:
+    """Whether evidence may be written at ``path``: nothing is there, or a JUnit report (the
+    evidence of an earlier run, a report pytest wrote), never any other file (a configured
+    path is the repository's to choose, and may name anything on this machine)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return True  # a folder, or unreadable: writing it fails, and says why
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return text.startswith((b"<?xml", b"<testsuite")) and b"<testsuite" in head
+
+
 def location(checkout: Checkout | Place, configured: Path | None) -> Path:
     """Where evidence goes: the configured path, else inside the git dir.
 
@@ -286,6 +301,12 @@ def location(checkout: Checkout | Place, configured: Path | None) -> Path:
         return default_path(checkout.state)
     workdir = checkout.workdir
     path = configured.resolve() if configured.is_absolute() else (workdir / configured).resolve()
+    if not _replaceable(path):
+        raise GenstampError(
+            f"the evidence path {path} holds a file that is no JUnit report: genstamp "
+            "replaces no other file",
+            "name another path in tool.genstamp.evidence, or remove that file",
+        )
     if path == workdir or workdir in path.parents:
         rel = path.relative_to(workdir).as_posix()
         # The pytest plugin knows only the place; asking git opens the repository (rare).
