@@ -638,9 +638,22 @@ def test_hostile_and_mistaken_input_is_one_line_never_a_traceback(
     assert code == 2 and err.count("\n") == 1 and "give one of them" in err, err
 
 
-@pytest.mark.parametrize("part", [{"index": 0, "count": 3}, {"index": 4, "count": 3}])
+@pytest.mark.parametrize(
+    ("part", "says"),
+    [
+        ({"index": 0, "count": 3}, "is not I/N"),
+        ({"index": 4, "count": 3}, "is not I/N"),
+        ({"index": 1, "count": 10**12}, "more than 1000 parts"),  # no list of 10**12 parts
+        ({"index": 1, "count": float("inf")}, "infinity"),  # JSON's Infinity, as json reads it
+    ],
+)
 def test_a_part_that_is_not_i_of_n_is_unreadable(
-    part: dict[str, int], world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+    part: dict[str, Any],
+    says: str,
+    world: World,
+    judge: Path,
+    genstamp: RunGenstamp,
+    tmp_path: Path,
 ) -> None:
     def change(body: dict[str, Any]) -> None:
         body["predicate"]["genstamp"]["part"] = part
@@ -650,7 +663,7 @@ def test_a_part_that_is_not_i_of_n_is_unreadable(
     (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
     code, data = verdict(genstamp, judge, "--attestation", bad)
     assert code == 1 and rules(data) == ["attestation-unreadable"], data
-    assert "is not I/N" in data["failures"][0]["message"]
+    assert says in data["failures"][0]["message"]
 
 
 def test_a_partial_run_accepted_from_attestations_says_so(tmp_path: Path) -> None:

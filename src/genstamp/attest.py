@@ -48,8 +48,11 @@ def parse_part(text: str) -> tuple[int, int]:
         part = (int(index), int(count))
     except ValueError:
         part = (0, 0)
-    if not 1 <= part[0] <= part[1]:
-        raise GenstampError(f"--part {text!r} is not I/N", "give the group and the splits: 2/3")
+    if not 1 <= part[0] <= part[1] or part[1] > statement.MOST_PARTS:
+        raise GenstampError(
+            f"--part {text!r} is not I/N (N at most {statement.MOST_PARTS})",
+            "give the group and the splits: 2/3",
+        )
     return part
 
 

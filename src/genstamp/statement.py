@@ -30,6 +30,7 @@ STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://in-toto.io/attestation/test-result/v0.1"
 EXTENSION = "genstamp"
 EXTENSION_VERSION = 1
+MOST_PARTS = 1000  # the parts a suite may be split in (pytest-split's --splits)
 EVIDENCE_SUBJECT = "genstamp-evidence"
 RESULTS = ("PASSED", "WARNED", "FAILED")
 # How a test's outcome (genstamp.coverage) is told in the predicate's three lists.
@@ -189,7 +190,9 @@ def read(payload: bytes, label: str) -> Attested:
         where = (int(part["index"]), int(part["count"])) if part else None
         if where is not None and not 1 <= where[0] <= where[1]:
             raise ValueError(f"part {where[0]}/{where[1]} is not I/N")
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        if where is not None and where[1] > MOST_PARTS:
+            raise ValueError(f"part {where[0]}/{where[1]}: a suite in more than {MOST_PARTS} parts")
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError) as exc:
         raise StatementError(f"its predicate.{EXTENSION} cannot be read ({exc})") from None
     return Attested(
         label,
