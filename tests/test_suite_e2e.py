@@ -1331,3 +1331,35 @@ def test_the_suite_is_what_pytest_collects(tmp_path: Path, files: dict[str, str]
         return None if text is None else text.encode()
 
     assert set(suite.collect(sorted(tree), read).files) == collected
+
+
+@pytest.mark.parametrize(
+    ("addopts", "args", "partial"),
+    [
+        ("", ("--reruns", "2"), True),
+        ("", ("--reruns=1",), True),
+        ("", ("--reruns", "0"), False),  # no retry at all
+        ("--reruns 2", ("--reruns", "2"), False),  # the suite's own: a clean run retries too
+    ],
+)
+def test_a_run_that_retries_failing_tests_is_not_the_suites(
+    tmp_path: Path, addopts: str, args: tuple[str, ...], partial: bool
+) -> None:
+    """pytest-rerunfailures' ``--reruns`` given for the run turns a failing test into a pass
+    that a clean run of the suite does not give (here a conftest declares the option, as the
+    installed plugin does)."""
+    conftest = "def pytest_addoption(parser):\n    parser.addoption('--reruns', default='0')\n"
+    files = {
+        "pytest.ini": f"[pytest]\naddopts = {addopts}\n",
+        "conftest.py": conftest,
+        "tests/test_a.py": PASS.format(n="a"),
+    }
+    root = make(tmp_path / "p", files)
+    proc = run_pytest(root, "-p", "no:cacheprovider", *args)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    if partial:
+        assert code == 1 and "partial-run" in rules(data), data
+        assert "--reruns" in rules(data)["partial-run"]
+    else:
+        assert code == 0, data

@@ -1063,6 +1063,8 @@ def _facts(
 # tests or decide their outcome (skip and xfail markers)
 SHAPING_INI = ("python_classes", "python_functions")
 COLLECTING = ("unittest", "skipping")
+# the options of installed plugins that run a failing test again until it passes
+RETRYING = ("--reruns", "--force-flaky")
 # pytest 8.2 reads arguments from an @FILE
 _ARGS_FILES = tuple(int(p) for p in pytest.__version__.split(".")[:2] if p.isdigit()) >= (8, 2)
 # command-line options that set a setting (the level a logger records at: what caplog sees)
@@ -1191,6 +1193,18 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     for flag in ("--runxfail", "--doctest-ignore-import-errors"):
         if flag in words and flag not in _addopts(suite.values):
             out.append(flag)
+    # a failing test run again until it passes (pytest-rerunfailures, flaky): a pass the
+    # suite's own configuration does not give it
+    suite_opts = _addopts(suite.values)
+    for flag in RETRYING:
+        if any(w == flag or w.startswith(flag + "=") for w in suite_opts):
+            continue  # the suite's own: a clean run retries as this one did
+        for n, word in enumerate(words):
+            if word == flag or word.startswith(flag + "="):
+                value = word.partition("=")[2] or (words[n + 1] if n + 1 < len(words) else "")
+                if value.strip() != "0":
+                    out.append(f"{flag} {value}".strip())
+                break
     if sys.flags.optimize:  # the asserts of the code under test are gone
         out.append("python -" + "O" * sys.flags.optimize)
     if not any(flag == "-c" for flag, _ in valued):
