@@ -842,7 +842,7 @@ def test_a_submodule_of_a_submodule_its_gitmodules_tells_git_to_ignore(
 
 
 @pytest.mark.parametrize("option", ["--skip-worktree", "--assume-unchanged"])
-@pytest.mark.parametrize("kind", ["code", "config", "data", "unread"])
+@pytest.mark.parametrize("kind", ["code", "config", "data", "data-by-fileio", "unread"])
 def test_an_edit_the_index_hides_from_git_is_refused_and_told(
     project: Path, tmp_path: Path, genstamp: RunGenstamp, option: str, kind: str
 ) -> None:
@@ -852,10 +852,13 @@ def test_an_edit_the_index_hides_from_git_is_refused_and_told(
     the tests load, the configuration that lets them import it, or data a test reads (the
     run's forecast tells the first two). A hidden edit no test opens (an editor's settings)
     is the user's own. Control: the flag lifted, the edit is in the tree and accepted."""
+    read = "Path(__file__).with_name('expected.txt').read_text() == 'ok\\n'"
+    if kind == "data-by-fileio":  # the audit event carries the path object itself
+        read = "io.FileIO(Path(__file__).with_name('expected.txt')).read() == b'ok\\n'"
+        kind = "data"
     (project / "tests" / "test_flag.py").write_text(
-        "import calc\nfrom pathlib import Path\n\n\ndef test_flag():\n"
-        "    assert calc.BROKEN is False\n"
-        "    assert Path(__file__).with_name('expected.txt').read_text() == 'ok\\n'\n"
+        "import io\n\nimport calc\nfrom pathlib import Path\n\n\ndef test_flag():\n"
+        f"    assert calc.BROKEN is False\n    assert {read}\n"
     )
     calc = project / "src" / "calc" / "__init__.py"
     config = project / "pyproject.toml"

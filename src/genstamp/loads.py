@@ -489,6 +489,8 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                     _changed(name, WROTE)  # written elsewhere, put in place now
         elif event == "open":
             path = args[0]
+            if not isinstance(path, (str, bytes, int)) and hasattr(path, "__fspath__"):
+                path = os.fspath(path)  # io.FileIO(Path(...)) raises it with the path object
             if isinstance(path, str) and path.endswith(".pyc"):
                 _STATE.pyc = path
                 _STATE.compiled = None
