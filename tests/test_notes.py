@@ -103,3 +103,22 @@ def test_publishing_what_is_not_an_attestation_is_one_line(
     code, _out, err = genstamp("-C", m, "publish", junk)
     assert code == 2 and err.count("\n") == 1 and "payloadType" in err, err
     assert git(m, "notes", f"--ref={notes.REF}", "list", check=False) == ""
+
+
+def test_a_pretty_printed_envelope_is_noted_on_one_line(
+    world: World, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    """An envelope laid out over many lines (``python -m json.tool``), which ``verify
+    --attestation`` reads, is one line in the note: its signatures cover the payload, not the
+    spacing, and the gate reads the note as ``verify --from-notes`` does."""
+    import json
+
+    m = clone(remote_copy(world, tmp_path), tmp_path / "m")
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps(json.loads(Path(world.full).read_text()), indent=2) + "\n")
+    code, _out, err = genstamp("-C", m, "publish", pretty)
+    assert code == 0, err
+    note = git(m, "notes", f"--ref={notes.REF}", "show", world.commit)
+    assert len(note.split("\n")) == 1, note
+    code, data = verdict(genstamp, m, "--from-notes")
+    assert code == 0, data

@@ -7,6 +7,7 @@ Gathering lives here (files, signatures, the suite listed from the tree); the de
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import tempfile
@@ -393,7 +394,10 @@ def note_files(checkout: Checkout, paths: Sequence[Path]) -> list[tuple[Path, st
             found = read_envelope(label, line, None)
             if found.problem:
                 raise GenstampError(f"{label}: {found.problem}", "publish genstamp attestations")
-            by_commit.setdefault(found.commit, []).append(line)
+            # one line in the note, however the file lays it out (a pretty-printed envelope:
+            # the signatures cover its payload, not its spacing)
+            compact = json.dumps(json.loads(line), separators=(",", ":"), ensure_ascii=False)
+            by_commit.setdefault(found.commit, []).append(compact)
         for commit, lines in by_commit.items():
             notes.add(checkout.workdir, checkout.repo, commit, lines)
             done.append((path, commit))
