@@ -247,6 +247,33 @@ def test_a_remembered_verdict_does_not_outlive_a_clean_room_failure_of_its_tree(
     assert "clean-room-diverged" in rules, rules
 
 
+def test_a_clean_room_of_the_checkout_that_judges_weighs_on_another_worktrees_run(
+    calc: Path, tmp_path: Path
+) -> None:
+    """A branch tested green in a linked worktree, its clean run made in the main worktree:
+    red clean, the gate there refuses the other worktree's run (clean-room-diverged) as it
+    would its own."""
+    (calc / ".gitignore").write_text("__pycache__/\n*.py[co]\nlocal.json\n")
+    (calc / "tests" / "test_local.py").write_text(
+        "from pathlib import Path\n\n\ndef test_local():\n"
+        "    assert Path(__file__).parent.parent.joinpath('local.json').exists()\n"
+    )
+    commit_all(calc, "a test that reads an ignored file")
+    git(calc, "branch", "feature")
+    other = tmp_path / "other"
+    git(calc, "worktree", "add", "-q", str(other), "feature")
+    (other / "local.json").write_text("{}\n")
+    assert genstamp(other, "stamp").returncode == 0
+    assert warm_run(other, PYTHONPATH=str(other / "src")).returncode == 0
+    accepted = genstamp(calc, "verify", "--rev", "feature")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr  # vouched by the other
+    assert clean_run(calc, "--rev", "feature").returncode == 1  # red clean: no local.json
+    verdict = genstamp(calc, "verify", "--rev", "feature", "--json")
+    assert verdict.returncode == 1, verdict.stdout
+    rules = [f["rule"] for f in json.loads(verdict.stdout)["failures"]]
+    assert rules == ["clean-room-diverged"], rules
+
+
 def test_the_clean_checkout_is_whole_in_a_sparse_checkout(calc: Path) -> None:
     """git gives a new worktree the sparse-checkout settings of the one it is added from: the
     clean checkout holds the whole tree all the same, so a test that skips where a file is

@@ -191,6 +191,8 @@ def _vouched(
                 if target in accepted:
                     continue
                 found = vouching(where, facts, target, settings.suites, current=not mine)
+                if not mine:  # the clean rooms of the checkout that judges weigh too
+                    found = ((when, [_with_rooms(p, base) for p in runs]) for when, runs in found)
                 verdict = _newest_word(checkout, settings, target, found, failed)
                 if verdict is not None and verdict.ok:
                     accepted.append(target)
@@ -201,6 +203,21 @@ def _vouched(
         if len(accepted) == len(targets):
             break
     return accepted, {t: v for t, v in refused.items() if t not in accepted}
+
+
+def _with_rooms(judged: Facts, here: Facts) -> Facts:
+    """``judged`` (a run of another worktree) with the clean-room records of the checkout that
+    judges it: a clean run of the tree there, failed or passed, is weighed as that worktree's
+    own would be (the judging checkout's record of a tree first)."""
+    if not here.clean_rooms and not here.clean_room_problems:
+        return judged
+    return judged._replace(
+        clean_rooms={**judged.clean_rooms, **here.clean_rooms},
+        clean_room_problems=tuple(
+            dict.fromkeys([*here.clean_room_problems, *judged.clean_room_problems])
+        ),
+        clean_room_latest=here.clean_room_latest or judged.clean_room_latest,
+    )
 
 
 def _newest_word(
