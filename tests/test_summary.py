@@ -100,3 +100,25 @@ def test_a_summary_of_no_source_says_where_to_look(judge: Path, genstamp: RunGen
     code, out, _err = genstamp("-C", judge, "summary")
     assert code == 1 and out.startswith("no-attestation: "), out
     assert "--attestation FILE" in out and "--from-notes" in out, out
+
+
+@pytest.mark.parametrize("rev", ["release-20240115", "commit-id"])
+def test_a_summary_of_a_rev_named_by_hex_digits_is_its_own(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path, rev: str
+) -> None:
+    """genstamp's own summary of the commit it judged passes its own check, whatever names
+    that commit: a branch whose name holds digits (a date), or the commit's id."""
+    if rev == "commit-id":
+        rev = git(judge, "rev-parse", "HEAD")
+    else:
+        git(judge, "branch", rev)
+    code, out, err = genstamp("-C", judge, "summary", "--rev", rev, *parts(world))
+    assert code == 0, out + err
+    summary = tmp_path / "summary.md"
+    summary.write_text(out)
+    code, data = verdict(genstamp, judge, *parts(world), "--summary", summary, rev=rev)
+    assert code == 0, data
+    forged = tmp_path / "forged.md"
+    forged.write_text(out + "\nAlso verified: deadbeefcafe1234\n")
+    code, data = verdict(genstamp, judge, *parts(world), "--summary", forged, rev=rev)
+    assert code == 1 and "summary-unverified" in rules(data), data

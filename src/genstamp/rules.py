@@ -1216,6 +1216,9 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
             found = " or ".join(str(figures.get(key)) for figures in said)
             yield f"the summary says {number} {word}; the attestations say {found}"
     known = [t.tree for t in facts.targets] + [x for a in attested for x in (a.commit, a.digest)]
+    # what the gate judged, as it was named (a commit of the attested tree, a rev's name that
+    # holds digits: `release-20240115`)
+    known += [h.lower() for t in facts.targets for h in _HEXES.findall(t.label)]
     for hexes in _HEXES.findall(text):
         if not any(k.startswith(hexes.lower()) for k in known if k):
             yield f"the summary names {hexes}, which is no commit, tree or digest attested"
