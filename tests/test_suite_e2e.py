@@ -417,6 +417,14 @@ def test_a_run_that_undoes_what_the_configurations_addopts_set_is_partial(
 WARNS = "import warnings\n\n\ndef test_w():\n    warnings.warn('old', DeprecationWarning)\n"
 
 
+def judged_after_a_green_run(root: Path, *args: str) -> tuple[int, dict[str, object]]:
+    """pytest run green in ``root`` with ``args``, then the gate's code and JSON verdict."""
+    proc = run_pytest(root, "-p", "no:cacheprovider", *args)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    return code, data
+
+
 @pytest.mark.parametrize(
     ("args", "partial"),
     [(("-W", "ignore::DeprecationWarning"), False), (("-W", "ignore::UserWarning"), True)],
@@ -432,10 +440,7 @@ def test_a_filter_the_configuration_already_applies_changes_nothing(
         "tests/test_a.py": PASS.format(n="a"),
         "tests/test_w.py": WARNS,
     }
-    root = make(tmp_path / "p", files)
-    proc = run_pytest(root, "-p", "no:cacheprovider", *args)
-    assert proc.returncode == 0, proc.stdout
-    code, data, _ = verify(root)
+    code, data = judged_after_a_green_run(make(tmp_path / "p", files), *args)
     if partial:
         assert code == 1 and "partial-run" in rules(data), data
     else:
@@ -1354,10 +1359,7 @@ def test_a_run_that_retries_failing_tests_is_not_the_suites(
         "conftest.py": conftest,
         "tests/test_a.py": PASS.format(n="a"),
     }
-    root = make(tmp_path / "p", files)
-    proc = run_pytest(root, "-p", "no:cacheprovider", *args)
-    assert proc.returncode == 0, proc.stdout
-    code, data, _ = verify(root)
+    code, data = judged_after_a_green_run(make(tmp_path / "p", files), *args)
     if partial:
         assert code == 1 and "partial-run" in rules(data), data
         assert "--reruns" in rules(data)["partial-run"]

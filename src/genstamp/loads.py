@@ -27,7 +27,7 @@ import sys
 # importlib.machinery imports importlib and warnings too)
 from _frozen_importlib_external import ExtensionFileLoader, SourceFileLoader, cache_from_source
 
-from genstamp.paths import inside, installed, site_relative
+from genstamp.paths import environment, inside, installed, site_relative
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every child process ~5 ms
 if TYPE_CHECKING:
@@ -309,9 +309,7 @@ def _kept_clone(path: str) -> str:
         if tree and tree != workdir and inside(tree, workdir):
             folder = os.path.dirname(tree)
             while folder != workdir and inside(folder, workdir):
-                if os.path.lexists(os.path.join(folder, "pyvenv.cfg")) or os.path.lexists(
-                    os.path.join(folder, "conda-meta")
-                ):
+                if environment(folder):
                     return tree
                 folder = os.path.dirname(folder)
     return ""
