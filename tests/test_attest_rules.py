@@ -199,9 +199,18 @@ def test_an_attestation_says_what_its_clean_room_run_said(room: object, said: st
     assert statement.read(payload, "x").clean_room == said
 
 
+XFAIL = {**A, "tests/test_b.py::t": "xfailed"}
+WHOLE = part("whole", XFAIL, 1, part=None, digest="e" * 64)
+WHOLE_XPASS = part("whole-xpass", {**A, "tests/test_b.py::t": "xpassed"}, 1, part=None,
+                   digest="f" * 64)  # fmt: skip
+WHOLE_FAILED = part("whole-failed", {**A, "tests/test_b.py::t": "failed"}, 1, part=None,
+                    digest="9" * 64, result="FAILED", failed=("tests/test_b.py::t",))  # fmt: skip
+FAILED_DISAGREE = ["attestation-failed", "attestation-parts-disagree"]
+FAILED_PARTIAL = ["attestation-failed", "attestation-partial", "attestation-parts-disagree"]
 THIRDS = tuple(
     part(f"t{i}", {**A, **B} if i == 1 else {}, i)._replace(part=(i, 3)) for i in (1, 2, 3)
 )
+_FAILED_THIRD = THIRDS[0]._replace(result="FAILED", failed=("x",))
 
 
 @pytest.mark.parametrize(
@@ -219,14 +228,33 @@ THIRDS = tuple(
             ["attestation-unsigned"],
         ),
         ((GOOD[0], THIRDS[0]), ["attestation-partial"], ["attestation-partial"]),
+        # a whole unsplit rerun after a split that never finished (Q01)
+        ((WHOLE, GOOD[0]), ["attestation-partial"], []),
+        # a line git copied from the amended commit's note (notes.rewriteRef, Q02)
+        ((*GOOD, GOOD[0]._replace(tree=OTHER)), ["attestation-other-tree"], []),
+        # two whole runs of one commit: a non-strict xfail xfailed in one, xpassed in the other
+        ((WHOLE, WHOLE_XPASS), ["attestation-parts-disagree"], []),
+        # ... but a trusted word that a test failed is never set aside
+        ((WHOLE, WHOLE_FAILED), FAILED_DISAGREE, FAILED_DISAGREE),
+        ((*GOOD, WHOLE_FAILED), FAILED_DISAGREE, FAILED_DISAGREE),
+        ((WHOLE, _FAILED_THIRD), FAILED_PARTIAL, FAILED_PARTIAL),
+        # a split whose own parts disagree is judged with the other complete run
+        (
+            (WHOLE, GOOD[0], part("p2", {"tests/test_a.py::t": "xfailed", **B}, 2)),
+            ["attestation-parts-disagree"],
+            ["attestation-parts-disagree"],
+        ),
+        # nothing complete: all the trusted parts are judged together
+        ((GOOD[0], THIRDS[1]), ["attestation-partial"], ["attestation-partial"]),
     ],
 )
 def test_notes_that_only_grow_are_judged_by_what_can_speak_for_the_tree(
     attested: tuple[Attested, ...], from_files: list[str], from_notes: list[str]
 ) -> None:
     """Attestations given as files are judged all together; those of git notes, which only
-    grow, by the trusted ones and the largest complete split among them: a stray line or an
-    abandoned split must not refuse the commit for good."""
+    grow, by the trusted ones and one complete run among them: a stray line, an abandoned
+    split, a copied line of the amended commit or a second whole run must not refuse the
+    commit for good; a trusted failure, or parts of one run that disagree, still do."""
     for grown, expected in ((False, from_files), (True, from_notes)):
         facts = AttestationFacts(
             (Target("HEAD", TREE),), attested, {TREE: SUITE}, "notes", "", None, grown

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import RunGenstamp, git, subprocess_env
-from test_attest import World, rules, shared_world, verdict
+from test_attest import World, payload, rules, shared_world, verdict
 
 from genstamp import notes
 
@@ -76,6 +76,29 @@ def test_publishing_again_adds_nothing_and_two_parts_stay_partial(
     code, data = verdict(genstamp, m, "--from-notes")
     assert code == 1 and rules(data) == ["attestation-partial"], data
     assert "missing part 3/3" in data["failures"][0]["message"]
+
+
+def test_a_whole_rerun_stands_for_the_commit_over_a_split_that_never_finished(
+    world: World, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    """Part 1/3 published, the other jobs dead, then the whole suite attested and published:
+    notes only grow, so the whole run stands for the commit, and the verdict, its line and
+    the summary (which ``verify --summary`` checks) name only it (Q01)."""
+    origin = remote_copy(world, tmp_path)
+    m = clone(origin, tmp_path / "m")
+    for published in (world.parts[0], world.full):
+        code, _out, err = genstamp("-C", m, "publish", str(published), "--remote", "origin")
+        assert code == 0, err
+    code, data = verdict(genstamp, m, "--from-notes")
+    assert code == 0, data
+    assert [a["part"] for a in data["attestations"]] == [None], data
+    code, out, err = genstamp("-C", m, "summary", "--from-notes", "--rev", "HEAD")
+    assert code == 0, err
+    digest = payload(world.full)["subject"][0]["digest"]["sha256"]
+    assert digest in out, out
+    (tmp_path / "s.md").write_text(out)
+    code, data = verdict(genstamp, m, "--from-notes", "--summary", tmp_path / "s.md")
+    assert code == 0, data
 
 
 def test_a_note_fanned_out_is_read() -> None:

@@ -28,6 +28,7 @@ from genstamp.rules import (
     Verdict,
     decide_attestations,
     read_audit,
+    settled,
 )
 
 WORKSPACE = "warm"  # a reused checkout; a clean-room run would say "clean-room"
@@ -316,7 +317,8 @@ def verify_attestations(
         summary=text,
         grown=from_notes and not files,
     )
-    return decide_attestations(facts, settings), facts
+    # what stands for each tree (``settled``) is what the verdict, its line and --json speak of
+    return decide_attestations(facts, settings), settled(facts, settings)
 
 
 def _signers_at(checkout: Checkout, rev: str, folder: Path) -> Path:

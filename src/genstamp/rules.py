@@ -1320,11 +1320,15 @@ def _trusted(a: Attested, settings: Config) -> bool:
 
 def settled(facts: AttestationFacts, settings: Config) -> AttestationFacts:
     """What notes say of each tree once what cannot speak for it is set aside: notes only
-    grow, and an untrusted line (unsigned, tampered, unreadable) or the parts of a split that
-    a complete split replaced would otherwise refuse the commit for good. Of a tree that has
-    a trusted attestation, only trusted ones count, and of those, where some split count N
-    has all its parts, the parts of the largest such N (with any unsplit ones). A tree with
-    none trusted keeps them all: the rules then say why each cannot speak."""
+    grow, so an untrusted line (unsigned, tampered, unreadable), a line of another tree (a note
+    git copied on amend or rebase, ``notes.rewriteRef``), the parts of a split that never
+    finished, or a second whole run of the same tree would otherwise refuse the commit for
+    good. Of a tree that has a trusted attestation, only trusted ones count; where trusted
+    runs of it are complete (an unsplit one whose coverage is the whole suite, or a split
+    count N with all its parts), one complete run stands for the tree, unless one's parts
+    disagree: then all the complete runs are judged together. A trusted attestation that a
+    test failed is never set aside. A tree with none trusted keeps them all: the rules then
+    say why each cannot speak."""
     if not facts.grown:
         return facts
     kept: list[Attested] = []
@@ -1336,16 +1340,56 @@ def settled(facts: AttestationFacts, settings: Config) -> AttestationFacts:
             kept += mine
             spoken = False
             continue
-        have = {a.part for a in trusted if a.part}
-        counts = sorted({n for _, n in have})
-        whole = [n for n in counts if all((i, n) in have for i in range(1, n + 1))]
-        if whole:
-            trusted = [a for a in trusted if a.part is None or a.part[1] == whole[-1]]
-        kept += trusted
-    judged = {t.tree for t in facts.targets}
-    # what is of no tree judged (another commit's, or unreadable) speaks for none of them
-    kept += [a for a in facts.attested if a.tree not in judged and not (spoken and not a.tree)]
+        kept += _standing(trusted, facts.suites.get(tree))
+    if not spoken:  # lines of no tree judged (another commit's, or unreadable) say why
+        judged = {t.tree for t in facts.targets}
+        kept += [a for a in facts.attested if a.tree not in judged]
     return facts._replace(attested=tuple(kept))
+
+
+def _standing(trusted: list[Attested], suites: Sequence[suite.Suite] | None) -> list[Attested]:
+    """The trusted attestations of one tree that stand for it (``settled``)."""
+    if any(a.result == "FAILED" or a.failed for a in trusted):
+        return trusted  # a trusted word that a test of the tree failed is never set aside
+    runs = [[a] for a in trusted if a.part is None]
+    runs += [[a for a in trusted if a.part and a.part[1] == n] for n in _counts(trusted)]
+    complete = [run for run in runs if _complete(run, suites)]
+    if not complete:
+        return trusted
+    if len(complete) > 1 and any(_disagrees(run, suites) for run in complete):
+        return [a for run in complete for a in run]
+    # one of several complete passing runs: one that its clean room passed, then the most parts
+    return max(
+        complete,
+        key=lambda run: (
+            any(a.clean_room == "passed" for a in run),
+            len(run),
+            sorted((a.digest, a.label) for a in run),
+        ),
+    )
+
+
+def _counts(attested: Sequence[Attested]) -> list[int]:
+    return sorted({a.part[1] for a in attested if a.part})
+
+
+def _run_merge(run: Sequence[Attested], suites: Sequence[suite.Suite]) -> coverage.Merge:
+    return coverage.merge(
+        [coverage.Part(_part_label(a), a.coverage) for a in run if a.coverage], suites
+    )
+
+
+def _complete(run: Sequence[Attested], suites: Sequence[suite.Suite] | None) -> bool:
+    """Whether ``run`` covers the whole suite: every part of its split, and every test file
+    and test (an attestation that records no coverage cannot say otherwise)."""
+    if missing_parts(run) or suites is None:
+        return False
+    return not any(a.coverage for a in run) or _run_merge(run, suites).complete
+
+
+def _disagrees(run: Sequence[Attested], suites: Sequence[suite.Suite] | None) -> bool:
+    """Whether the parts of ``run`` disagree on a test's outcome (a flaky test)."""
+    return suites is not None and bool(_run_merge(run, suites).conflicts)
 
 
 def decide_attestations(facts: AttestationFacts, settings: Config) -> Verdict:
