@@ -377,6 +377,60 @@ def test_options_that_change_what_the_files_yield_or_how_warnings_count(
         assert code == 0, data
 
 
+LIMIT_PLUGIN = """\
+def pytest_addoption(parser):
+    parser.addoption("--limit", help="overrides the limit setting")
+    parser.addini("limit", "seconds a test may take", default="")
+    parser.addoption("--lenient", dest="lenient_mode", action="store_true")
+    parser.addini("lenient_mode", "count a failure as a pass", type="bool", default=False)
+
+
+def pytest_configure(config):
+    config.limit = config.getoption("limit") or config.getini("limit")
+"""
+
+
+@pytest.mark.parametrize(
+    ("addopts", "args", "env", "partial"),
+    [
+        ("", (), {}, False),  # the control: the plugin reads the configured limit
+        ("", ("--limit", "0"), {}, True),  # the plugin's own flag for the configured setting
+        ("", ("--limit=0",), {}, True),
+        ("", ("-q", "--limit", "1"), {}, False),  # the configured value itself
+        ("", ("--limit", "1.0"), {}, False),  # ... however the number is written
+        ("", ("--lenient",), {}, True),  # a flag that stores a setting's value
+        ("", ("-p", "no:limitplug"), {}, True),  # the plugin off: its setting unread
+        ("", ("-p", "genstamp.pytest_plugin"), {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, True),
+        ("", ("-p", "no:cacheprovider"), {}, False),  # a plugin none of whose settings is set
+        ("--limit 5", ("--limit", "5"), {}, False),  # what the suite's addopts give
+        ("--limit 5", ("--limit", "1"), {}, True),  # ... which win over its setting
+    ],
+)
+def test_a_plugins_flag_or_its_absence_overrides_the_setting_the_configuration_sets(
+    tmp_path: Path, addopts: str, args: tuple[str, ...], env: dict[str, str], partial: bool
+) -> None:
+    """An installed plugin's own option for its setting (pytest-timeout's ``--timeout 0``
+    against ``timeout = 1``), or the plugin not loaded (``-p no:timeout``, plugin autoload
+    off), runs the suite under another setting than its configuration's (P02)."""
+    site = tmp_path / "site"  # the plugin, installed where Python finds it (an entry point)
+    meta = site / "limitplug-1.0.dist-info"
+    meta.mkdir(parents=True)
+    (site / "limitplug.py").write_text(LIMIT_PLUGIN)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: limitplug\nVersion: 1.0\n")
+    (meta / "entry_points.txt").write_text("[pytest11]\nlimitplug = limitplug\n")
+    ini = f"[pytest]\naddopts = {addopts}\nlimit = 1\n"
+    root = make(tmp_path / "p", {"pytest.ini": ini, "tests/test_a.py": PASS.format(n="a")})
+    run_env = subprocess_env(PYTHONPATH=str(site), **env)
+    proc = run_pytest(root, "-p", "no:cacheprovider", *args, env=run_env)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    if partial:
+        assert code == 1 and "partial-run" in rules(data), (data, proc.stdout)
+        assert "(the run's own options change the suite: " in rules(data)["partial-run"]
+    else:
+        assert code == 0, data
+
+
 @pytest.mark.parametrize(
     ("addopts", "args", "partial"),
     [

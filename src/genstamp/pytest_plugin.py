@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
+import functools
 import importlib.machinery
 import json
 import os
@@ -23,7 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
@@ -1073,6 +1074,125 @@ SETTING_FLAGS = {
     "--log-cli-level": "log_cli_level",
     "--log-file-level": "log_file_level",
 }
+# the kinds of setting that hold a list (a flag of the same name only shows it: --markers)
+_LIST_INI = frozenset({"linelist", "args", "paths", "pathlist"})
+
+
+class Setting(NamedTuple):
+    """A command-line option that sets a setting: pytest's ``--log-level`` (``log_level``),
+    pytest-timeout's ``--timeout`` (``timeout``), pytest-asyncio's ``--asyncio-mode``."""
+
+    key: str  # the ini key: the option's destination
+    bare: str | None  # what a flag that takes no value stores, as text (None: it takes one)
+
+
+def _setting_options(cfg: pytest.Config) -> dict[str, Setting]:
+    """Each option of this run's parser (pytest's and its plugins') whose destination is a
+    setting of the same name, by each of its option strings: plugins read such an option
+    before the setting, so the option given for a run overrides the configured setting."""
+    parser = getattr(cfg, "_parser", None)
+    known = getattr(parser, "_inidict", None)
+    if not isinstance(known, dict):
+        return {}
+    out: dict[str, Setting] = {}
+    for group in [*getattr(parser, "_groups", ()), getattr(parser, "_anonymous", None)]:
+        for option in getattr(group, "options", ()):
+            with contextlib.suppress(Exception):  # pytest's private shapes, across versions
+                attrs = option.attrs()
+                key = attrs.get("dest")
+                entry = known.get(key)
+                kinds = entry[1] if isinstance(entry, tuple) and len(entry) > 1 else None
+                kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+                if entry is None or key in SHOWING_INI or _LIST_INI.intersection(kinds):
+                    continue
+                action, nargs = attrs.get("action"), attrs.get("nargs")
+                if action in ("store_true", "store_false") or nargs == 0:
+                    const = attrs.get("const") if nargs == 0 else action == "store_true"
+                    if isinstance(const, (bool, str, int, float)):
+                        stored = str(const).lower() if isinstance(const, bool) else str(const)
+                        out.update((n, Setting(key, stored)) for n in option.names())
+                elif nargs in (None, "?") and action in (None, "store"):
+                    out.update((n, Setting(key, None)) for n in option.names())
+    return out
+
+
+def _unread_settings(
+    cfg: pytest.Config, values: Mapping[str, str], words: list[str]
+) -> Iterator[str]:
+    """Installed plugins this run does not load (``-p no:NAME``, ``PYTEST_DISABLE_PLUGIN_
+    AUTOLOAD``) of which the suite's configuration sets a setting: a run of the suite loads
+    them, and reads it (pytest-timeout's ``timeout``)."""
+    known = getattr(getattr(cfg, "_parser", None), "_inidict", None)
+    if not isinstance(known, dict):
+        return
+    unread = {
+        key: value
+        for key, value in values.items()
+        if _canonical(cfg, key) not in known and key not in SHOWING_INI
+    }
+    if not unread:  # every setting configured is read: the usual run pays nothing here
+        return
+    blocked = {v[len("no:") :] for f, v in _valued(words) if f == "-p" and v.startswith("no:")}
+    for name, load in _unloaded_plugins(cfg):
+        defaults = _plugin_settings(cfg, load)
+        for key, value in unread.items():
+            if key in defaults and not _same_or_stricter(key, value, defaults[key] or ""):
+                if name in blocked or f"pytest_{name}" in blocked:
+                    why = f"-p no:{name}"
+                elif os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+                    why = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD (the plugin {name} not loaded)"
+                else:
+                    why = f"the plugin {name} not loaded"
+                yield f"{why}: its setting {key} = {value} unread"
+
+
+def _unloaded_plugins(cfg: pytest.Config) -> Iterator[tuple[str, Callable[[], object]]]:
+    """(name, loader) of each installed plugin (a ``pytest11`` entry point) and each of
+    pytest's own that this run did not load."""
+    import importlib
+    from importlib import metadata
+
+    manager = cfg.pluginmanager
+    with contextlib.suppress(Exception):
+        for point in metadata.entry_points(group="pytest11"):
+            if manager.get_plugin(point.name) is None:
+                yield point.name, point.load
+    from _pytest.config import default_plugins
+
+    for name in default_plugins:
+        if manager.is_blocked(name):
+            yield name, functools.partial(importlib.import_module, f"_pytest.{name}")
+
+
+def _plugin_settings(cfg: pytest.Config, load: Callable[[], object]) -> dict[str, str | None]:
+    """The settings a plugin registers (its ``pytest_addoption`` given a parser of its own),
+    each with its default as text (None: unknown); empty when it cannot be asked."""
+    import inspect
+
+    from _pytest.config.argparsing import Parser
+
+    with contextlib.suppress(Exception):  # a plugin's own code: whatever it raises
+        hook = getattr(load(), "pytest_addoption", None)
+        if hook is None:
+            return {}
+        parser = Parser(_ispytest=True)
+        given = {"parser": parser, "pluginmanager": cfg.pluginmanager}
+        hook(**{p: given[p] for p in inspect.signature(hook).parameters if p in given})
+        return {
+            key: _as_text(entry[2] if isinstance(entry, tuple) and len(entry) > 2 else None)
+            for key, entry in parser._inidict.items()
+        }
+    return {}
+
+
+def _as_text(default: object) -> str | None:
+    if isinstance(default, bool):
+        return "true" if default else "false"
+    if isinstance(default, (list, tuple)):
+        return " ".join(str(d) for d in default)
+    return str(default) if isinstance(default, (str, int, float)) else None
+
+
 # pytest's plugins that report what a test leaves behind as a warning (an error where the
 # suite's filters make it one), and that warning's category
 UNHANDLED = {
@@ -1139,11 +1259,17 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     # PYTEST_PLUGINS: plugins the run loads, as -p does
     for plugin in os.environ.get("PYTEST_PLUGINS", "").split(","):
         words += ["-p", plugin.strip()] if plugin.strip() else []
-    # a command-line option that sets a setting is an -o of it
-    valued = [
-        ("-o", f"{SETTING_FLAGS[f]}={v}") if f in SETTING_FLAGS else (f, v)
-        for f, v in _valued(words)
-    ]
+    # a command-line option that sets a setting is an -o of it, and the suite's addopts set
+    # what its configuration sets: `addopts = --timeout 5` over `timeout = 1`
+    settings = {**{f: Setting(k, None) for f, k in SETTING_FLAGS.items()}, **_setting_options(cfg)}
+    set_by_suite = {
+        settings[f].key: v for f, v in _valued(_addopts(suite.values), settings) if f in settings
+    }
+    valued, said = [], {}
+    for f, v in _valued(words, settings):
+        if f in settings:
+            said["-o", f"{settings[f].key}={v}"] = f"{f} {v}"
+        valued.append(("-o", f"{settings[f].key}={v}") if f in settings else (f, v))
     for flag, value in valued:
         if flag == "-c":
             # another configuration than the suite's (the one pytest finds by itself)
@@ -1159,7 +1285,7 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             elif key in SHAPING_INI:
                 out.append(f"-o {value}")
             elif key not in SHOWING_INI:
-                configured = _configured(cfg, suite.values, key)
+                configured = set_by_suite.get(key) or _configured(cfg, suite.values, key)
                 if configured is None and key in STRICTER and key != "strict":
                     # pytest 9: unset, the strict_* settings follow `strict`
                     configured = _configured(cfg, suite.values, "strict")
@@ -1167,7 +1293,8 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
                     configured = _default(cfg, key)
                 # unknown (a plugin's setting with no default): not taken for an override
                 if configured is not None and not _same_or_stricter(key, given, configured):
-                    out.append(f"-o {value}")  # not what the suite's configuration runs with
+                    # not what the suite's configuration runs with
+                    out.append(said.get((flag, value), f"-o {value}"))
         elif flag == "-p" and value.startswith("no:"):
             name = value[len("no:") :]
             lenient = (name == "warnings" and marked) or (
@@ -1190,6 +1317,7 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
                 else any(_overlap(warning_category(value), e) for e in errors)
             ):
                 out.append(f"-W {value}")
+    out += _unread_settings(cfg, suite.values, words)
     for flag in ("--runxfail", "--doctest-ignore-import-errors"):
         if flag in words and flag not in _addopts(suite.values):
             out.append(flag)
@@ -1313,16 +1441,15 @@ def _default(cfg: pytest.Config, key: str) -> str | None:
         default = False  # pytest 9's strict_* settings: unset, `strict`'s default
     if default is None and key in SETTING_FLAGS.values():
         default = ""  # a logging level, unset: the root logger's own
-    if isinstance(default, bool):
-        return "true" if default else "false"
-    if isinstance(default, (list, tuple)):
-        return " ".join(str(d) for d in default)
-    return default if isinstance(default, str) else None
+    return _as_text(default)
 
 
 def _same_or_stricter(key: str, given: str, configured: str) -> bool:
     """Whether ``-o key=given`` keeps what the configuration sets, or only makes it stricter."""
     norm = " ".join(given.split()).lower()
+    with contextlib.suppress(ValueError):  # a number, however written: 1 and 1.0
+        if float(given) == float(configured):
+            return True
     return norm == " ".join(configured.split()).lower() or STRICTER.get(key) == norm
 
 
@@ -1466,13 +1593,19 @@ def _warning_class(name: str) -> type | None:
 _BARE_SHORT = frozenset("qvsxlhV")  # pytest's short flags that take no value: -q, -v, -s, -x, ...
 
 
-def _valued(words: list[str]) -> Iterator[tuple[str, str]]:
-    """(flag, value) for each ``-o``, ``-p``, ``-W``, ``-c`` and ``--import-mode`` in ``words``,
-    however written: as pytest's argument parser (argparse) reads them, and ``-p`` as pytest's
-    plugin manager reads it before any parsing (``-p NAME`` or ``-pNAME``, anywhere)."""
+def _valued(
+    words: list[str], settings: Mapping[str, Setting] = MappingProxyType({})
+) -> Iterator[tuple[str, str]]:
+    """(flag, value) for each ``-o``, ``-p``, ``-W``, ``-c``, ``--import-mode`` and option of
+    ``settings`` (``_setting_options``) in ``words``, however written: as pytest's argument
+    parser (argparse) reads them, and ``-p`` as pytest's plugin manager reads it before any
+    parsing (``-p NAME`` or ``-pNAME``, anywhere). A flag that takes no value gives the value
+    it stores."""
     names = {"-o": "-o", "--override-ini": "-o", "-p": "-p", "-W": "-W", "--pythonwarnings": "-W"}
     names |= {"-c": "-c", "--config-file": "-c", "--import-mode": "--import-mode"}
     names |= {flag: flag for flag in SETTING_FLAGS}
+    names |= {flag: flag for flag, setting in settings.items() if setting.bare is None}
+    bare = {flag: setting.bare for flag, setting in settings.items() if setting.bare is not None}
     words = list(words)
     options = True  # argparse takes every word after ``--`` for a file
     bundled = False
@@ -1490,7 +1623,9 @@ def _valued(words: list[str]) -> Iterator[tuple[str, str]]:
             options = False
         flag, eq, value = word.partition("=")
         short = word[:2]
-        if word in names and i + 1 < len(words) and (options or word == "-p"):
+        if options and word in bare:
+            yield word, bare[word]
+        elif word in names and i + 1 < len(words) and (options or word == "-p"):
             yield names[word], words[i + 1]
             i += 1
         elif eq and flag in names and options and flag != "-p" and not bundled:
