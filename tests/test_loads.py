@@ -649,6 +649,43 @@ def test_the_files_the_tests_read_are_recorded(tmp_path: Path) -> None:
     assert ".vscode" not in found_now["hidden-change"]
 
 
+READ_AFTER = """
+import os
+from pathlib import Path
+
+def test_reads():
+    data = Path(__file__).parent / "data.txt"
+    {before}
+    assert data.read_text() == {expected!r}
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("before", "recorded"),
+    [
+        ("os.chmod(data, 0o644)", True),  # a mode set moves the change time alone
+        ("data.touch()", True),  # a new time, the old bytes
+        ("os.utime(data, None)", True),
+        ("data.write_text('edited\\n')", False),  # bytes the run itself wrote
+        ("data.write_text('edited\\n'); os.chmod(data, 0o644)", False),
+    ],
+)
+def test_a_file_whose_mode_or_times_the_tests_set_before_reading_it_is_read(
+    tmp_path: Path, before: str, recorded: bool
+) -> None:
+    """A chmod or a touch of a data file is no write: what the test then reads is the work
+    tree's bytes, and a change git does not see in them is refused (P05); bytes the run
+    wrote are its own."""
+    repo, _ = project(tmp_path, "", {"tests/data.txt": "committed\n"})
+    git(repo, "update-index", "--skip-worktree", "tests/data.txt")
+    (repo / "tests" / "data.txt").write_text("edited\n")  # what git does not see
+    found = scenario(repo, READ_AFTER.format(before=before, expected="edited\n"))
+    assert ("tests/data.txt" in found.read) is recorded, found.read
+    found_now = failures(repo)
+    assert list(found_now) == (["hidden-change"] if recorded else []), found_now
+
+
 def test_the_work_tree_holding_a_file(tmp_path: Path) -> None:
     """The nearest folder with a ``.git`` (a folder, or a worktree's file); never for the
     interpreter's own files, installed code or genstamp's own source."""

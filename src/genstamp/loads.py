@@ -188,6 +188,8 @@ def activate(run: Run) -> None:
         _real_cache.clear()
         _RESOLVE.forget()
         _READ.clear()  # what an earlier run in this process saw is not this one's
+        _WRITTEN.clear()
+        _TOUCHED.clear()
         _WORK_TREES.clear()
         _TARGET[0] = _hook
         _TARGET[1] = _extension_created
@@ -494,7 +496,10 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 _STATE.compiled = None
             elif isinstance(path, (str, bytes)):
                 name = os.fsdecode(path)
-                if name.endswith(_SOURCES) and _writing(args[1], args[2]):
+                writing = _writing(args[1], args[2])
+                if writing:
+                    _within(_WRITTEN, name)
+                if name.endswith(_SOURCES) and writing:
                     _changed(name, WROTE)
                 if not name.endswith(_CODE):
                     _opened(name, args[1], args[2])
@@ -502,6 +507,7 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             path = args[0]
             if isinstance(path, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
                 name = os.fsdecode(os.fspath(path))
+                _within(_TOUCHED, name)
                 if name.endswith(_SOURCES):
                     _changed(name, TOUCHED)
         else:  # ctypes.dlopen: native code loaded by path, as an extension module is
@@ -572,11 +578,33 @@ def _opened(path: str, mode: object, flags: object) -> None:
         if ".git" in parts or "__pycache__" in parts:
             continue
         try:  # a file the run itself wrote (after it began) is no checkout's
-            if os.stat(where).st_ctime_ns >= _began():
+            if _written_in_the_run(full, where, os.stat(where)):
                 continue
         except OSError:
             continue
         record(Load(where, "", "", READ))
+
+
+_WRITTEN: set[str] = set()  # the paths of a work tree this process opened to write
+_TOUCHED: set[str] = set()  # ... and set the times of (os.utime, Path.touch)
+
+
+def _within(paths: set[str], name: str) -> None:
+    full = os.path.abspath(name)
+    if any(inside(full, a.run.workdir) for a in _RUNS):
+        paths.add(full)
+
+
+def _written_in_the_run(full: str, where: str, st: os.stat_result) -> bool:
+    """Whether the bytes of the file opened as ``full`` (at ``where``) were written after the
+    run began: not only its mode set (a chmod moves its change time alone), nor only its times
+    (a touch, here, of a file this process never wrote)."""
+    began = _began()
+    if st.st_ctime_ns < began or st.st_mtime_ns < began:
+        return False
+    if {full, where} & _TOUCHED:
+        return bool({full, where} & _WRITTEN)
+    return True
 
 
 def _installed_read(path: str) -> None:
@@ -591,7 +619,7 @@ def _installed_read(path: str) -> None:
         return
     try:
         st = os.stat(path)
-        if st.st_ctime_ns >= _began():
+        if _written_in_the_run(path, path, st):
             return  # installed during the run: the tests' own
         blob = ""  # too large to hash in the tests' time: recorded, not compared
         if st.st_size <= _HASHED_MOST:
