@@ -762,28 +762,37 @@ LEFT_BEHIND = """
 import importlib
 
 def test_plugins():
-    assert importlib.import_module("calc.plugins").__name__ == "calc.plugins"
+    assert importlib.import_module({module!r}).__name__ == {module!r}
 """
 
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("tracked", [False, True], ids=["left-behind", "control"])
+@pytest.mark.parametrize(
+    ("folder", "module", "path"),
+    [
+        ("src/calc/plugins", "calc.plugins", "src"),  # below an import root of the tree
+        ("extras_ns", "extras_ns", "."),  # at the top: no root of the tree names it (P09)
+        ("src/extras_ns", "extras_ns", "src"),
+    ],
+)
 def test_a_namespace_package_from_a_folder_the_tree_does_not_hold(
-    tmp_path: Path, tracked: bool
+    tmp_path: Path, tracked: bool, folder: str, module: str, path: str
 ) -> None:
     """``src/calc/plugins/`` holds only an ignored log (left behind by a branch switch): it
     imports as a namespace package here, and a clean clone has no such folder. Holding a
-    tracked file, the same folder is the tree's."""
-    files = {"src/calc/plugins/data.txt": "tracked\n"} if tracked else {}
+    tracked file, the same folder is the tree's. A top-level one too, which no import root
+    of the tree names."""
+    files = {f"{folder}/data.txt": "tracked\n"} if tracked else {}
     repo, _ = project(tmp_path, "", {".gitignore": "__pycache__/\n*.log\n", **files})
-    (repo / "src" / "calc" / "plugins").mkdir(exist_ok=True)
-    (repo / "src" / "calc" / "plugins" / "run.log").write_text("debug\n")
-    found = scenario(repo, LEFT_BEHIND, PYTHONPATH=str(repo / "src"))
-    assert found.namespaces == ("src/calc/plugins",)
+    (repo / folder).mkdir(exist_ok=True)
+    (repo / folder / "run.log").write_text("debug\n")
+    found = scenario(repo, LEFT_BEHIND.format(module=module), PYTHONPATH=str(repo / path))
+    assert found.namespaces == (folder,)
     if tracked:
         assert failures(repo) == {}
     else:
-        assert "src/calc/plugins" in failures(repo).get("loaded-not-tested", "")
+        assert folder in failures(repo).get("loaded-not-tested", "")
 
 
 def from_other_clone(

@@ -188,6 +188,7 @@ def activate(run: Run) -> None:
         _real_cache.clear()
         _RESOLVE.forget()
         _READ.clear()  # what an earlier run in this process saw is not this one's
+        _ENTRIES[:] = [(), False, "", None]
         _WRITTEN.clear()
         _TOUCHED.clear()
         _WORK_TREES.clear()
@@ -882,8 +883,13 @@ class RootFinder:
         self, name: str, path: "Sequence[str] | None", target: "ModuleType | None" = None
     ) -> "ModuleSpec | None":
         top = name.partition(".")[0]
-        if not any(top in a.run.roots for a in _RUNS) or getattr(self._busy, "on", False):
+        if getattr(self._busy, "on", False):
             return None
+        if not any(top in a.run.roots for a in _RUNS):
+            # a folder of the work tree that the tree defines no root for (empty, or holding
+            # only ignored files) imports as a namespace package: one a clean clone lacks
+            if path is not None or not _in_tree_entry(name):
+                return None
         self._busy.on = True
         try:
             spec = _find_rest(self, name, path, target)
@@ -895,6 +901,34 @@ class RootFinder:
 
     def invalidate_caches(self) -> None:
         pass
+
+
+# sys.path as last seen, whether it holds relative entries, the folder they were taken in, and
+# its entries in a work tree
+_ENTRIES: "list[Any]" = [(), False, "", None]
+
+
+def _in_tree_entry(name: str) -> bool:
+    """Whether an entry of ``sys.path`` in an active run's work tree holds ``name`` (as the
+    path finder's listing of it has it, else as a folder)."""
+    seen = tuple(sys.path)
+    if seen != _ENTRIES[0]:
+        relative = any(not os.path.isabs(e) for e in seen if isinstance(e, str))
+        _ENTRIES[:] = [seen, relative, "", None]
+    # "" and relative entries: the folder the process is in now
+    here = os.getcwd() if _ENTRIES[1] else ""
+    if here != _ENTRIES[2] or _ENTRIES[3] is None:
+        full = dict.fromkeys(os.path.abspath(e) for e in seen if isinstance(e, str))
+        mine = [e for e in full if any(inside(e, a.run.workdir) for a in _RUNS)]
+        _ENTRIES[2:] = [here, [e for e in mine if not installed(e)]]  # no .venv's site-packages
+    for entry in _ENTRIES[3]:
+        listed = getattr(sys.path_importer_cache.get(entry), "_path_cache", None)
+        if listed:  # FileFinder's listing of the folder: no system call
+            if name in listed:
+                return True
+        elif os.path.isdir(os.path.join(entry, name)):
+            return True
+    return False
 
 
 def _find_rest(
