@@ -686,6 +686,37 @@ def test_a_file_whose_mode_or_times_the_tests_set_before_reading_it_is_read(
     assert list(found_now) == (["hidden-change"] if recorded else []), found_now
 
 
+EARLY_PLUGIN = """
+from pathlib import Path
+
+SETTINGS = {read}
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("reads", [True, False])
+def test_what_a_plugin_of_the_checkout_read_before_the_recording_began_counts(
+    tmp_path: Path, reads: bool
+) -> None:
+    """``-p localplug`` of the checkout is imported as pytest reads its arguments, before
+    any hook of genstamp's runs: what it read then is unseen, so every change hidden from
+    git counts as read (P08). A hidden change stays the user's own where no code of the work
+    tree ran before the recording."""
+    read = "(Path(__file__).parent / 'tests' / 'data.txt').read_text()" if reads else "None"
+    files = {
+        "tests/data.txt": "committed\n",
+        "localplug.py": EARLY_PLUGIN.format(read=read),
+        "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+        + ('addopts = "-p localplug"\n' if reads else ""),
+    }
+    repo, _ = project(tmp_path, "", files)
+    git(repo, "update-index", "--skip-worktree", "tests/data.txt")
+    (repo / "tests" / "data.txt").write_text("edited\n")  # what git does not see
+    scenario(repo, "def test_nothing_read():\n    pass\n", PYTHONPATH=str(repo))
+    found = failures(repo)
+    assert list(found) == (["hidden-change"] if reads else []), found
+
+
 def test_the_work_tree_holding_a_file(tmp_path: Path) -> None:
     """The nearest folder with a ``.git`` (a folder, or a worktree's file); never for the
     interpreter's own files, installed code or genstamp's own source."""

@@ -90,6 +90,7 @@ from genstamp import (  # noqa: E402 - after the co-process has started
     loads,
     roots,
 )
+from genstamp.paths import inside, installed  # noqa: E402
 from genstamp.trees import FromCoProcess, InProcess, Trees  # noqa: E402
 
 if TYPE_CHECKING:
@@ -738,7 +739,15 @@ class Session:
             trusted_cache=start.guard.cache_dir if start.guard else None,
             bases=rec.run.roots,
         )
-        return audit.merge([judged, swept, shaped])
+        # code of the work tree that ran before the recording began (a `-p` plugin of the
+        # checkout, imported as pytest reads its arguments): what it read is unseen, so every
+        # change hidden from git counts as read
+        ran_early = any(
+            inside(origin, str(workdir)) and not installed(origin)
+            for origin in map(_origin, self.earlier().values())
+        )
+        unseen_reads = audit.Audit((), {}, (), read=("*",) if ran_early else ())
+        return audit.merge([judged, swept, shaped, unseen_reads])
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
