@@ -717,6 +717,59 @@ def test_what_a_plugin_of_the_checkout_read_before_the_recording_began_counts(
     assert list(found) == (["hidden-change"] if reads else []), found
 
 
+USES_FOLDERS = """
+import os
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent.parent
+
+
+@pytest.mark.parametrize("name", sorted(os.listdir(HERE / "plugins")))
+def test_plugin(name):
+    pass
+
+
+def test_out():
+    {write}
+"""
+
+
+OUT = "(HERE / 'out' / 'r').write_text('x'); (HERE / 'out' / 'r').unlink()"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("empty", "write", "recorded", "refused"),
+    [
+        # an empty folder written into (and left empty), one listed, and what it showed
+        (("out", "plugins/alpha"), OUT, ["out", "plugins/alpha"], True),
+        (("plugins/alpha", "plugins/beta"), "pass", ["plugins/alpha", "plugins/beta"], True),
+        # the controls: a folder the test makes (even one that is there), one git ignores,
+        # one only pytest's collection listed (tests/empty), a listing of files only
+        (("out", "tests/empty"), f"os.makedirs(HERE / 'out', exist_ok=True); {OUT}", [], False),
+        (("build",), OUT.replace("out", "build"), ["build"], False),
+        ((), "pass", [], False),
+    ],
+)
+def test_a_folder_that_holds_no_file_is_in_no_clean_clone(
+    tmp_path: Path, empty: tuple[str, ...], write: str, recorded: list[str], refused: bool
+) -> None:
+    """git keeps no empty folder: a test that writes into ``out/`` or parametrizes over the
+    folders of ``plugins/`` runs otherwise in a clean clone, which has none (P07)."""
+    files = {"plugins/one/plugin.txt": "1\n", ".gitignore": "__pycache__/\n*.py[co]\nbuild/\n"}
+    repo, _ = project(tmp_path, "", files)
+    for rel in empty:
+        (repo / rel).mkdir(parents=True)
+    found = scenario(repo, USES_FOLDERS.format(write=write))
+    assert list(found.folders) == recorded, found.folders
+    found_now = failures(repo)
+    assert list(found_now) == (["empty-folder"] if refused else []), found_now
+    for rel in recorded if refused else ():
+        assert rel in found_now["empty-folder"], found_now
+
+
 def test_the_work_tree_holding_a_file(tmp_path: Path) -> None:
     """The nearest folder with a ``.git`` (a folder, or a worktree's file); never for the
     interpreter's own files, installed code or genstamp's own source."""

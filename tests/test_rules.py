@@ -474,6 +474,27 @@ ROWS: dict[str, Row] = {
         ["no-evidence", "hidden-change"],
         "no JUnit file",
     ),
+    # empty-folder
+    "empty-folder-the-tests-wrote-into-or-listed": Row(
+        facts(
+            report=report(
+                audit=audit.Audit(("calc",), {CALC: (BLOB,)}, (), folders=("out", "p/a")).to_json()
+            ),
+            placed={"out": UNTRACKED, "p/a": UNTRACKED},
+        ),
+        ["empty-folder"],
+        "the tests wrote into or listed folders that hold no file, which git does not keep (a "
+        "clean clone has none): out, p/a",
+    ),
+    "control-empty-folder-git-ignores": Row(
+        facts(
+            report=report(
+                audit=audit.Audit(("calc",), {CALC: (BLOB,)}, (), folders=("build",)).to_json()
+            ),
+            placed={"build": IGNORED},
+        ),
+        [],
+    ),
     # unregistered-submodule
     "unregistered-submodule-loaded-through-a-gitlink-without-url": Row(
         facts(unregistered={CALC: "src", "src/calc/b.py": "src"}),
@@ -742,6 +763,7 @@ def test_the_table_is_the_documented_rules_in_order() -> None:
         "ignored-code",
         "dirty-submodule",
         "hidden-change",
+        "empty-folder",
         "unregistered-submodule",
         "stale-bytecode",
         "stale-extension",

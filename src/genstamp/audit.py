@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import marshal
 import os
@@ -61,6 +62,9 @@ class Audit(NamedTuple):
     read: tuple[str, ...] = ()
     # work-tree-relative files of code the run itself made (written after it began) and loaded
     made: tuple[str, ...] = ()
+    # work-tree-relative folders the tests wrote into or listed that hold no file (git keeps
+    # no empty folder: a clean clone has none) and that the run did not make
+    folders: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
@@ -76,6 +80,8 @@ class Audit(NamedTuple):
             data["read"] = list(self.read)
         if self.made:
             data["made"] = list(self.made)
+        if self.folders:
+            data["folders"] = list(self.folders)
         return json_dumps(data)
 
 
@@ -99,6 +105,7 @@ def from_json(text: str) -> Audit:
         tuple(str(n) for n in data.get("namespaces", ())),
         tuple(str(n) for n in data.get("read", ())),
         tuple(str(n) for n in data.get("made", ())),
+        tuple(str(n) for n in data.get("folders", ())),
     )
 
 
@@ -118,10 +125,12 @@ def merge(audits: Iterable[Audit]) -> Audit:
     namespaces: dict[str, None] = {}
     read: dict[str, None] = {}
     made: dict[str, None] = {}
+    folders: dict[str, None] = {}
     for a in audits:
         packages.update(a.packages)
         read.update(dict.fromkeys(a.read))
         made.update(dict.fromkeys(a.made))
+        folders.update(dict.fromkeys(a.folders))
         for path, blobs in a.loaded.items():
             loaded.setdefault(path, {}).update(dict.fromkeys(blobs))
         flags.update(dict.fromkeys(a.flags))
@@ -135,6 +144,7 @@ def merge(audits: Iterable[Audit]) -> Audit:
         tuple(sorted(namespaces)),
         _reads(read),
         tuple(sorted(made)),
+        tuple(sorted(folders)),
     )
 
 
@@ -355,7 +365,15 @@ def judge(
     wrote = {ld.path for ld in loads if ld.via == loads_.WROTE}
     touched = {ld.path for ld in loads if ld.via == loads_.TOUCHED} - wrote
     opened = frozenset(ld.path for ld in loads if ld.via == loads_.READ)
+    # folders the tests wrote into or listed, and those the run made
+    used: dict[str, bool] = {}  # folder -> whether a listing showed its folders too
     for ld in loads:
+        if ld.via in (loads_.FOLDER, loads_.LISTED):
+            used[ld.path] = used.get(ld.path, False) or ld.via == loads_.LISTED
+    made_dirs = {ld.path for ld in loads if ld.via == loads_.MKDIR}
+    for ld in loads:
+        if ld.via in (loads_.FOLDER, loads_.LISTED, loads_.MKDIR):
+            continue
         if ld.via == loads_.ELSEWHERE:  # (a clone kept in an environment of the tree too)
             elsewhere.setdefault(ld.detail, []).append(ld)
             continue
@@ -497,7 +515,51 @@ def judge(
         tuple(sorted(namespaces)),
         _reads(r for r in read if r not in loaded),
         tuple(sorted(made)),
+        _empty_folders(used, made_dirs, root_s),
     )
+
+
+def _empty_folders(used: Mapping[str, bool], made: set[str], root: str) -> tuple[str, ...]:
+    """Of the folders the tests wrote into or listed (``loads.FOLDER``, ``LISTED``: and the
+    folders a listing showed them), those that hold no file now, as work-tree-relative paths:
+    none the run made, nor any below one it made."""
+    found: set[str] = set()
+    for path, listed in used.items():
+        shown = [path]
+        if listed:
+            with contextlib.suppress(OSError), os.scandir(path) as listing:
+                shown += [e.path for e in listing if e.is_dir(follow_symlinks=False)]
+        for folder in shown:
+            if not inside(folder, root) or folder == root or _below_made(folder, made, root):
+                continue
+            if os.path.basename(folder) in (".git", "__pycache__"):
+                continue
+            if _holds_no_file(folder):
+                found.add(os.path.relpath(folder, root).replace(os.sep, "/"))
+    return tuple(sorted(found))[:READ_LIMIT]
+
+
+def _below_made(folder: str, made: set[str], root: str) -> bool:
+    while inside(folder, root) and folder != root:
+        if folder in made:
+            return True
+        folder = os.path.dirname(folder)
+    return False
+
+
+def _holds_no_file(folder: str) -> bool:
+    """Whether ``folder`` holds no file (nor a link), in it or below it (bytecode caches
+    aside); False when it cannot be read or is no folder."""
+    try:
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                if not entry.is_dir(follow_symlinks=False):
+                    return False
+                if entry.name != "__pycache__" and not _holds_no_file(entry.path):
+                    return False
+    except OSError:
+        return False
+    return True
 
 
 def configuration(ini: str | None, conftests: Iterable[str], root: Path) -> Audit:

@@ -169,7 +169,7 @@ def with_report(
             if blobs is not None:
                 added = converted(checkout, props[binding.P_TREE_END], blobs, wanted)
                 flagged = [f.path for f in loaded.flags if not os.path.isabs(f.path)]
-                paths = [*loaded.loaded, *flagged, *loaded.namespaces]
+                paths = [*loaded.loaded, *flagged, *loaded.namespaces, *loaded.folders]
                 placed = placement(checkout, paths, blobs, venvs)
 
     hidden: dict[str, str] = {}

@@ -56,6 +56,11 @@ READ = "read"  # a file of the work tree (not code) opened to read
 # Other files are not recorded (a test writing data costs nothing more).
 WROTE = "wrote"
 TOUCHED = "touched"
+# A folder of the work tree as the tests found it: one they wrote a file into that was there
+# before the run (its change time says so), or one they listed (not pytest's own collection).
+FOLDER = "folder"
+LISTED = "listed"
+MKDIR = "mkdir"  # a folder a process of the run made (or asked to make: makedirs(exist_ok))
 
 
 if TYPE_CHECKING:
@@ -191,6 +196,7 @@ def activate(run: Run) -> None:
         _ENTRIES[:] = [(), False, "", None]
         _WRITTEN.clear()
         _TOUCHED.clear()
+        _SEEN_FOLDERS.clear()
         _WORK_TREES.clear()
         _TARGET[0] = _hook
         _TARGET[1] = _extension_created
@@ -500,6 +506,7 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 writing = _writing(args[1], args[2])
                 if writing:
                     _within(_WRITTEN, name)
+                    _folder(os.path.dirname(os.path.abspath(name)), FOLDER)
                 if name.endswith(_SOURCES) and writing:
                     _changed(name, WROTE)
                 if not name.endswith(_CODE):
@@ -511,6 +518,17 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 _within(_TOUCHED, name)
                 if name.endswith(_SOURCES):
                     _changed(name, TOUCHED)
+        elif event in _FOLDERS:  # os.listdir, os.scandir: (path,); os.mkdir: (path, mode, fd)
+            path = args[0]
+            if path is None:
+                path = "."
+            at = args[2] if len(args) > 2 else None  # mkdir's dir_fd
+            if isinstance(path, (str, bytes, os.PathLike)) and at in (None, -1):
+                name = os.path.abspath(os.fsdecode(os.fspath(path)))
+                if event == "os.mkdir":
+                    _folder(name, MKDIR)
+                elif (name, LISTED) not in _SEEN_FOLDERS and _the_tests_listing():
+                    _folder(name, LISTED)
         else:  # ctypes.dlopen: native code loaded by path, as an extension module is
             name = args[0]  # as the caller gave it: str, bytes, (3.11) a path object or None
             if name is not None and not isinstance(name, str):
@@ -524,7 +542,8 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
 
 
 _SET = frozenset({"os.utime"})  # a time set: a touch (a mode set keeps the mtime: ``_made``)
-_EVENTS = frozenset({"exec", "compile", "open", "ctypes.dlopen", "os.rename", *_SET})
+_FOLDERS = frozenset({"os.listdir", "os.scandir", "os.mkdir"})
+_EVENTS = frozenset({"exec", "compile", "open", "ctypes.dlopen", "os.rename", *_SET, *_FOLDERS})
 # Opened to be loaded (the import system opens every source it imports: the loads say those;
 # a source read as data is not told apart).
 _CODE = (".py", ".so", ".pyd", ".pth")
@@ -584,6 +603,49 @@ def _opened(path: str, mode: object, flags: object) -> None:
         except OSError:
             continue
         record(Load(where, "", "", READ))
+
+
+_SEEN_FOLDERS: set[tuple[str, str]] = set()  # (folder, FOLDER, LISTED or MKDIR) recorded
+
+
+def _folder(path: str, via: str) -> None:
+    """A folder of the work tree written into (``FOLDER``: only one that was there before the
+    run began), listed or made: recorded once each."""
+    if (path, via) in _SEEN_FOLDERS:
+        return
+    _SEEN_FOLDERS.add((path, via))
+    if not any(inside(path, a.run.workdir) for a in _RUNS) or installed(path):
+        return
+    parts = path.split(os.sep)
+    if ".git" in parts or "__pycache__" in parts:
+        return
+    if via == FOLDER:
+        try:
+            if os.stat(path).st_ctime_ns >= _began():
+                return  # made (or written into) since the run began: the run's doing
+        except OSError:
+            return
+    record(Load(path, "", "", via))
+
+
+# pytest's own listings (collection), and those of the test runner's machinery
+_RUNNER = ("_pytest.", "pluggy.", "xdist.", "execnet.", "genstamp.", "py.")
+
+
+def _the_tests_listing() -> bool:
+    """Whether the code that lists a folder is the tests' (a test, a conftest, a library they
+    call): the first frame outside the standard library is not the test runner's."""
+    frame: FrameType | None = sys._getframe(3)  # os.listdir's caller (past _hook, _audit)
+    while frame is not None and frame.f_code.co_filename.startswith((_SYSTEM, "<frozen ")):
+        if str(frame.f_globals.get("__name__", "")).startswith("importlib"):
+            return False  # the import system's listing of a folder (its finders' caches)
+        if _PACKAGES in frame.f_code.co_filename:
+            break  # site-packages inside the standard library's folder: installed code
+        frame = frame.f_back
+    if frame is None:
+        return False
+    module = f"{frame.f_globals.get('__name__', '')}."
+    return not module.startswith(_RUNNER)
 
 
 _WRITTEN: set[str] = set()  # the paths of a work tree this process opened to write

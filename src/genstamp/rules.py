@@ -558,6 +558,21 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
         )
 
 
+def _empty_folder(facts: Facts, settings: Config) -> Iterator[str | Listed]:
+    bound = _bound(facts)
+    loaded = read_audit(bound.props)[0] if bound is not None else None
+    if loaded is None or facts.tested_blobs is None:
+        return
+    empty = [rel for rel in loaded.folders if facts.placed.get(rel) not in (INSTALLED, IGNORED)]
+    if empty:
+        yield listed(
+            "the tests wrote into or listed folders that hold no file, which git does not keep "
+            "(a clean clone has none): ",
+            empty,
+            PATH_LIMIT,
+        )
+
+
 def _tested_blob(facts: Facts, rel: str, raw: str, tested: str) -> bool:
     """Whether the bytes loaded (raw blob id ``raw``) are what the tree holds, as ``git add``
     would store them at ``rel``; where that cannot be known the raw blob must match."""
@@ -884,6 +899,12 @@ TABLE = (
         "lift the flag (`git update-index --no-assume-unchanged --no-skip-worktree PATH`), "
         "commit or revert the change, then rerun",
         _hidden_change,
+    ),
+    Rule(
+        "empty-folder",
+        "remove a folder left behind (rmdir), commit a file in one the project needs (a "
+        ".gitkeep), or have the tests make it (os.makedirs(path, exist_ok=True)); then rerun",
+        _empty_folder,
     ),
     Rule(
         "unregistered-submodule",
