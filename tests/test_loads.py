@@ -770,6 +770,32 @@ def test_a_folder_that_holds_no_file_is_in_no_clean_clone(
         assert rel in found_now["empty-folder"], found_now
 
 
+LISTS_THE_TOP = """
+import os
+from pathlib import Path
+
+def test_top():
+    assert "vendor" in os.listdir(Path(__file__).parent.parent)
+"""
+
+
+@pytest.mark.e2e
+def test_the_folder_of_a_submodule_not_checked_out_is_the_trees(tmp_path: Path) -> None:
+    """A submodule that is not checked out is an empty folder here and in every clone (the
+    tree holds it, as a gitlink): a listing that shows it is no ``empty-folder``."""
+    lib = init_repo(tmp_path / "lib")
+    (lib / "lib.py").write_text("X = 1\n")
+    commit_all(lib)
+    repo, _ = project(tmp_path, "")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor")
+    commit_all(repo, "vendor")
+    git(repo, "submodule", "deinit", "-q", "-f", "vendor")
+    assert not any((repo / "vendor").iterdir())
+    found = scenario(repo, LISTS_THE_TOP)
+    assert "vendor" in found.folders, found.folders
+    assert failures(repo) == {}
+
+
 def test_the_work_tree_holding_a_file(tmp_path: Path) -> None:
     """The nearest folder with a ``.git`` (a folder, or a worktree's file); never for the
     interpreter's own files, installed code or genstamp's own source."""

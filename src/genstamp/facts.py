@@ -163,8 +163,9 @@ def with_report(
                 for rel, loads in loaded.loaded.items()
                 if not installed(checkout.workdir, rel, venvs)
             }
-            # the folders of namespace packages too: a tree's id where the tree holds one
-            asked = {**dict.fromkeys(loaded.namespaces, ()), **wanted}
+            # the folders of namespace packages too, and those the tests used: a tree's (or a
+            # submodule's) id where the tree holds one
+            asked = {**dict.fromkeys([*loaded.namespaces, *loaded.folders], ()), **wanted}
             blobs = loaded_blobs(checkout, props[binding.P_TREE_END], asked, unregistered)
             if blobs is not None:
                 added = converted(checkout, props[binding.P_TREE_END], blobs, wanted)

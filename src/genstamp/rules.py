@@ -563,7 +563,12 @@ def _empty_folder(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     loaded = read_audit(bound.props)[0] if bound is not None else None
     if loaded is None or facts.tested_blobs is None:
         return
-    empty = [rel for rel in loaded.folders if facts.placed.get(rel) not in (INSTALLED, IGNORED)]
+    held = facts.tested_blobs  # a submodule not checked out: an empty folder in every clone
+    empty = [
+        rel
+        for rel in loaded.folders
+        if rel not in held and facts.placed.get(rel) not in (INSTALLED, IGNORED)
+    ]
     if empty:
         yield listed(
             "the tests wrote into or listed folders that hold no file, which git does not keep "
