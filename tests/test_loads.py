@@ -779,6 +779,31 @@ def test_top():
 """
 
 
+LISTED_BY_A_LIBRARY = """
+from pathlib import Path
+
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+def test_examples():
+    database = DirectoryBasedExampleDatabase(Path(__file__).parent.parent / "examples")
+    assert list(database.fetch(b"key")) == []  # it lists the key's folder
+"""
+
+
+@pytest.mark.e2e
+def test_a_listing_by_installed_code_is_not_the_tests(tmp_path: Path) -> None:
+    """Installed code that lists folders (pytest's collection, coverage's search for files it
+    did not run, hypothesis' example database a test reads) is the environment's: only a
+    listing by code of the work tree shows the tests an empty folder."""
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    repo, _ = project(tmp_path, "")
+    DirectoryBasedExampleDatabase(repo / "examples")._key_path(b"key").mkdir(parents=True)
+    found = scenario(repo, LISTED_BY_A_LIBRARY)
+    assert found.folders == (), found.folders
+    assert failures(repo) == {}
+
+
 @pytest.mark.e2e
 def test_the_folder_of_a_submodule_not_checked_out_is_the_trees(tmp_path: Path) -> None:
     """A submodule that is not checked out is an empty folder here and in every clone (the

@@ -628,24 +628,22 @@ def _folder(path: str, via: str) -> None:
     record(Load(path, "", "", via))
 
 
-# pytest's own listings (collection), and those of the test runner's machinery
-_RUNNER = ("_pytest.", "pluggy.", "xdist.", "execnet.", "genstamp.", "py.")
-
-
 def _the_tests_listing() -> bool:
-    """Whether the code that lists a folder is the tests' (a test, a conftest, a library they
-    call): the first frame outside the standard library is not the test runner's."""
+    """Whether the code that lists a folder is the tests' own: the first frame outside the
+    standard library is code of the work tree (a test, a conftest, the project's module), not
+    installed code (pytest's collection, coverage's search for unexecuted files, hypothesis'
+    database) nor the import system's finders."""
     frame: FrameType | None = sys._getframe(3)  # os.listdir's caller (past _hook, _audit)
     while frame is not None and frame.f_code.co_filename.startswith((_SYSTEM, "<frozen ")):
         if str(frame.f_globals.get("__name__", "")).startswith("importlib"):
             return False  # the import system's listing of a folder (its finders' caches)
         if _PACKAGES in frame.f_code.co_filename:
-            break  # site-packages inside the standard library's folder: installed code
+            return False  # site-packages inside the standard library's folder: installed code
         frame = frame.f_back
-    if frame is None:
+    if frame is None or str(frame.f_globals.get("__name__", "")).startswith("genstamp."):
         return False
-    module = f"{frame.f_globals.get('__name__', '')}."
-    return not module.startswith(_RUNNER)
+    where = os.path.abspath(frame.f_code.co_filename)
+    return any(inside(where, a.run.workdir) for a in _RUNS) and not installed(where)
 
 
 _WRITTEN: set[str] = set()  # the paths of a work tree this process opened to write
