@@ -746,6 +746,17 @@ OUT = "(HERE / 'out' / 'r').write_text('x'); (HERE / 'out' / 'r').unlink()"
         # an empty folder written into (and left empty), one listed, and what it showed
         (("out", "plugins/alpha"), OUT, ["out", "plugins/alpha"], True),
         (("plugins/alpha", "plugins/beta"), "pass", ["plugins/alpha", "plugins/beta"], True),
+        # as the tests found it: a file the run leaves there (git-ignored) does not fill it
+        (("out",), "(HERE / 'out' / 'r.log').write_text('x')", ["out"], True),
+        (("out",), "os.mkdir(HERE / 'out' / 'run1')", ["out"], True),  # a plain mkdir needs it
+        (("out",), "list(os.fwalk(HERE / 'out'))", ["out"], True),  # listed through its fd
+        (
+            ("out",),
+            "import _pytest._py.path as p; p.LocalPath(HERE / 'out').listdir()",
+            ["out"],
+            True,
+        ),  # through a library the test calls
+        (("out",), "(HERE / 'out' / 'run1').mkdir(parents=True)", [], False),  # makes its parents
         # the controls: a folder the test makes (even one that is there), one git ignores,
         # one only pytest's collection listed (tests/empty), a listing of files only
         (("out", "tests/empty"), f"os.makedirs(HERE / 'out', exist_ok=True); {OUT}", [], False),
@@ -758,8 +769,8 @@ def test_a_folder_that_holds_no_file_is_in_no_clean_clone(
 ) -> None:
     """git keeps no empty folder: a test that writes into ``out/`` or parametrizes over the
     folders of ``plugins/`` runs otherwise in a clean clone, which has none (P07)."""
-    files = {"plugins/one/plugin.txt": "1\n", ".gitignore": "__pycache__/\n*.py[co]\nbuild/\n"}
-    repo, _ = project(tmp_path, "", files)
+    ignore = "__pycache__/\n*.py[co]\nbuild/\n*.log\n"
+    repo, _ = project(tmp_path, "", {"plugins/one/plugin.txt": "1\n", ".gitignore": ignore})
     for rel in empty:
         (repo / rel).mkdir(parents=True)
     found = scenario(repo, USES_FOLDERS.format(write=write))
@@ -779,27 +790,29 @@ def test_top():
 """
 
 
-LISTED_BY_A_LIBRARY = """
-from pathlib import Path
+LISTING_PLUGIN = """
+import os
 
-from hypothesis.database import DirectoryBasedExampleDatabase
 
-def test_examples():
-    database = DirectoryBasedExampleDatabase(Path(__file__).parent.parent / "examples")
-    assert list(database.fetch(b"key")) == []  # it lists the key's folder
+def pytest_collection_finish(session):
+    session.config.listed = os.listdir(session.config.rootpath / "plugins")
 """
 
 
 @pytest.mark.e2e
-def test_a_listing_by_installed_code_is_not_the_tests(tmp_path: Path) -> None:
-    """Installed code that lists folders (pytest's collection, coverage's search for files it
-    did not run, hypothesis' example database a test reads) is the environment's: only a
-    listing by code of the work tree shows the tests an empty folder."""
-    from hypothesis.database import DirectoryBasedExampleDatabase
-
-    repo, _ = project(tmp_path, "")
-    DirectoryBasedExampleDatabase(repo / "examples")._key_path(b"key").mkdir(parents=True)
-    found = scenario(repo, LISTED_BY_A_LIBRARY)
+def test_a_listing_by_installed_code_on_its_own_is_not_the_tests(tmp_path: Path) -> None:
+    """Installed code that lists folders on its own (pytest's collection, coverage's search for
+    files it did not run, a plugin's hook) is the environment's: a listing shows the tests an
+    empty folder only where code of the work tree asked for it."""
+    site = tmp_path / "site"  # the plugin, installed where Python finds it (an entry point)
+    meta = site / "listplug-1.0.dist-info"
+    meta.mkdir(parents=True)
+    (site / "listplug.py").write_text(LISTING_PLUGIN)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: listplug\nVersion: 1.0\n")
+    (meta / "entry_points.txt").write_text("[pytest11]\nlistplug = listplug\n")
+    repo, _ = project(tmp_path, "", {"plugins/one/plugin.txt": "1\n"})
+    (repo / "plugins" / "alpha").mkdir()
+    found = scenario(repo, "def test_nothing():\n    pass\n", PYTHONPATH=str(site))
     assert found.folders == (), found.folders
     assert failures(repo) == {}
 

@@ -483,8 +483,8 @@ ROWS: dict[str, Row] = {
             placed={"out": UNTRACKED, "p/a": UNTRACKED},
         ),
         ["empty-folder"],
-        "the tests wrote into or listed folders that hold no file, which git does not keep (a "
-        "clean clone has none): out, p/a",
+        "the tests used folders that held no file (wrote into them, made a folder in them, or "
+        "listed them), which git does not keep (a clean clone has none): out, p/a",
     ),
     "control-empty-folder-git-ignores": Row(
         facts(

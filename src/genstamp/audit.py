@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import marshal
 import os
@@ -366,13 +365,10 @@ def judge(
     touched = {ld.path for ld in loads if ld.via == loads_.TOUCHED} - wrote
     opened = frozenset(ld.path for ld in loads if ld.via == loads_.READ)
     # folders the tests wrote into or listed, and those the run made
-    used: dict[str, bool] = {}  # folder -> whether a listing showed its folders too
-    for ld in loads:
-        if ld.via in (loads_.FOLDER, loads_.LISTED):
-            used[ld.path] = used.get(ld.path, False) or ld.via == loads_.LISTED
+    used = {ld.path for ld in loads if ld.via == loads_.FOLDER}
     made_dirs = {ld.path for ld in loads if ld.via == loads_.MKDIR}
     for ld in loads:
-        if ld.via in (loads_.FOLDER, loads_.LISTED, loads_.MKDIR):
+        if ld.via in (loads_.FOLDER, loads_.MKDIR):
             continue
         if ld.via == loads_.ELSEWHERE:  # (a clone kept in an environment of the tree too)
             elsewhere.setdefault(ld.detail, []).append(ld)
@@ -519,23 +515,14 @@ def judge(
     )
 
 
-def _empty_folders(used: Mapping[str, bool], made: set[str], root: str) -> tuple[str, ...]:
-    """Of the folders the tests wrote into or listed (``loads.FOLDER``, ``LISTED``: and the
-    folders a listing showed them), those that hold no file now, as work-tree-relative paths:
-    none the run made, nor any below one it made."""
-    found: set[str] = set()
-    for path, listed in used.items():
-        shown = [path]
-        if listed:
-            with contextlib.suppress(OSError), os.scandir(path) as listing:
-                shown += [e.path for e in listing if e.is_dir(follow_symlinks=False)]
-        for folder in shown:
-            if not inside(folder, root) or folder == root or _below_made(folder, made, root):
-                continue
-            if os.path.basename(folder) in (".git", "__pycache__"):
-                continue
-            if _holds_no_file(folder):
-                found.add(os.path.relpath(folder, root).replace(os.sep, "/"))
+def _empty_folders(used: set[str], made: set[str], root: str) -> tuple[str, ...]:
+    """The folders that held no file when the tests used them (``loads.FOLDER``), as
+    work-tree-relative paths: none the run made, nor any below one it made."""
+    found = {
+        os.path.relpath(folder, root).replace(os.sep, "/")
+        for folder in used
+        if inside(folder, root) and folder != root and not _below_made(folder, made, root)
+    }
     return tuple(sorted(found))[:READ_LIMIT]
 
 
@@ -545,21 +532,6 @@ def _below_made(folder: str, made: set[str], root: str) -> bool:
             return True
         folder = os.path.dirname(folder)
     return False
-
-
-def _holds_no_file(folder: str) -> bool:
-    """Whether ``folder`` holds no file (nor a link), in it or below it (bytecode caches
-    aside); False when it cannot be read or is no folder."""
-    try:
-        with os.scandir(folder) as listing:
-            for entry in listing:
-                if not entry.is_dir(follow_symlinks=False):
-                    return False
-                if entry.name != "__pycache__" and not _holds_no_file(entry.path):
-                    return False
-    except OSError:
-        return False
-    return True
 
 
 def configuration(ini: str | None, conftests: Iterable[str], root: Path) -> Audit:

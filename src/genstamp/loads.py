@@ -56,10 +56,10 @@ READ = "read"  # a file of the work tree (not code) opened to read
 # Other files are not recorded (a test writing data costs nothing more).
 WROTE = "wrote"
 TOUCHED = "touched"
-# A folder of the work tree as the tests found it: one they wrote a file into that was there
-# before the run (its change time says so), or one they listed (not pytest's own collection).
+# A folder of the work tree that held no file when the tests used it, and was there before
+# the run: they wrote a file into it, made a folder in it (a plain mkdir, which needs it), or
+# listed it or the folder holding it (the tests' own listing, not pytest's collection).
 FOLDER = "folder"
-LISTED = "listed"
 MKDIR = "mkdir"  # a folder a process of the run made (or asked to make: makedirs(exist_ok))
 
 
@@ -197,6 +197,8 @@ def activate(run: Run) -> None:
         _WRITTEN.clear()
         _TOUCHED.clear()
         _SEEN_FOLDERS.clear()
+        _LISTED.clear()
+        _CODE_IN_TREE.clear()
         _WORK_TREES.clear()
         _TARGET[0] = _hook
         _TARGET[1] = _extension_created
@@ -506,7 +508,7 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 writing = _writing(args[1], args[2])
                 if writing:
                     _within(_WRITTEN, name)
-                    _folder(os.path.dirname(os.path.abspath(name)), FOLDER)
+                    _used(os.path.dirname(os.path.abspath(name)))
                 if name.endswith(_SOURCES) and writing:
                     _changed(name, WROTE)
                 if not name.endswith(_CODE):
@@ -522,13 +524,15 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             path = args[0]
             if path is None:
                 path = "."
+            elif isinstance(path, int):  # a folder's descriptor: os.fwalk, os.scandir(fd)
+                path = os.readlink(f"/proc/self/fd/{path}")
             at = args[2] if len(args) > 2 else None  # mkdir's dir_fd
             if isinstance(path, (str, bytes, os.PathLike)) and at in (None, -1):
                 name = os.path.abspath(os.fsdecode(os.fspath(path)))
                 if event == "os.mkdir":
-                    _folder(name, MKDIR)
-                elif (name, LISTED) not in _SEEN_FOLDERS and _the_tests_listing():
-                    _folder(name, LISTED)
+                    _made_folder(name)
+                elif name not in _LISTED and _the_tests_listing():
+                    _listed(name)
         else:  # ctypes.dlopen: native code loaded by path, as an extension module is
             name = args[0]  # as the caller gave it: str, bytes, (3.11) a path object or None
             if name is not None and not isinstance(name, str):
@@ -605,45 +609,106 @@ def _opened(path: str, mode: object, flags: object) -> None:
         record(Load(where, "", "", READ))
 
 
-_SEEN_FOLDERS: set[tuple[str, str]] = set()  # (folder, FOLDER, LISTED or MKDIR) recorded
+_SEEN_FOLDERS: set[str] = set()  # the folders written into or listed, once each
+_LISTED: set[str] = set()  # the folders the tests listed, once each
 
 
-def _folder(path: str, via: str) -> None:
-    """A folder of the work tree written into (``FOLDER``: only one that was there before the
-    run began), listed or made: recorded once each."""
-    if (path, via) in _SEEN_FOLDERS:
+def _used(folder: str) -> None:
+    """A folder of the work tree that the tests wrote a file into: recorded (``FOLDER``)
+    when it holds no file, as it was before the run."""
+    if folder in _SEEN_FOLDERS:
         return
-    _SEEN_FOLDERS.add((path, via))
-    if not any(inside(path, a.run.workdir) for a in _RUNS) or installed(path):
+    _SEEN_FOLDERS.add(folder)
+    if not any(inside(folder, a.run.workdir) for a in _RUNS) or installed(folder):
         return
-    parts = path.split(os.sep)
+    parts = folder.split(os.sep)
     if ".git" in parts or "__pycache__" in parts:
         return
-    if via == FOLDER:
-        try:
-            if os.stat(path).st_ctime_ns >= _began():
-                return  # made (or written into) since the run began: the run's doing
-        except OSError:
-            return
-    record(Load(path, "", "", via))
+    try:
+        if os.stat(folder).st_ctime_ns >= _began():
+            return  # made (or changed) since the run began: the run's doing
+    except OSError:
+        return
+    if holds_no_file(folder):
+        record(Load(folder, "", "", FOLDER))
+
+
+def _listed(folder: str) -> None:
+    """A folder the tests listed: it, and each folder it holds, used as the listing shows it."""
+    _LISTED.add(folder)
+    if not any(inside(folder, a.run.workdir) for a in _RUNS):
+        return
+    _used(folder)
+    try:
+        with os.scandir(folder) as listing:
+            held = [e.path for e in listing if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for path in held:
+        if not path.endswith(f"{os.sep}__pycache__"):
+            _used(path)
+
+
+def _made_folder(folder: str) -> None:
+    """A folder a process of the run made (``MKDIR``); a plain mkdir needs the folder above
+    it, which is then used as a file written into it uses it."""
+    if any(inside(folder, a.run.workdir) for a in _RUNS) and not installed(folder):
+        record(Load(folder, "", "", MKDIR))
+        if not _makes_parents():
+            _used(os.path.dirname(folder))
+
+
+def _makes_parents() -> bool:
+    """Whether the os.mkdir being made is one of ``os.makedirs`` or ``Path.mkdir(parents=
+    True)``, which make the folders above too where they are missing."""
+    frame: FrameType | None = sys._getframe(4)  # os.mkdir's caller (past these, _audit)
+    if frame is None:
+        return False
+    module, function = frame.f_globals.get("__name__"), frame.f_code.co_name
+    if module == "os" and function == "makedirs":
+        return True
+    return module == "pathlib" and function == "mkdir" and bool(frame.f_locals.get("parents"))
+
+
+def holds_no_file(folder: str) -> bool:
+    """Whether ``folder`` holds no file (nor a link), in it or below it (bytecode caches
+    aside); False when it cannot be read or is no folder."""
+    try:
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                if not entry.is_dir(follow_symlinks=False):
+                    return False
+                if entry.name != "__pycache__" and not holds_no_file(entry.path):
+                    return False
+    except OSError:
+        return False
+    return True
+
+
+_CODE_IN_TREE: dict[str, bool] = {}  # a code object's file -> whether it is the work tree's
 
 
 def _the_tests_listing() -> bool:
-    """Whether the code that lists a folder is the tests' own: the first frame outside the
-    standard library is code of the work tree (a test, a conftest, the project's module), not
-    installed code (pytest's collection, coverage's search for unexecuted files, hypothesis'
-    database) nor the import system's finders."""
+    """Whether the tests asked for a listing: code of the work tree (a test, a conftest, the
+    project's module) is on the stack, directly or through a library it calls, and neither
+    the import system's finders nor genstamp made it. pytest's collection, coverage's search
+    for files it did not run and other installed code on their own are the environment's."""
     frame: FrameType | None = sys._getframe(3)  # os.listdir's caller (past _hook, _audit)
-    while frame is not None and frame.f_code.co_filename.startswith((_SYSTEM, "<frozen ")):
-        if str(frame.f_globals.get("__name__", "")).startswith("importlib"):
-            return False  # the import system's listing of a folder (its finders' caches)
-        if _PACKAGES in frame.f_code.co_filename:
-            return False  # site-packages inside the standard library's folder: installed code
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if module.startswith(("importlib._bootstrap", "_frozen_importlib", "genstamp.")):
+            return False
+        name = frame.f_code.co_filename
+        mine = _CODE_IN_TREE.get(name)
+        if mine is None:
+            where = os.path.abspath(name)
+            mine = _CODE_IN_TREE[name] = not name.startswith("<") and (
+                any(inside(where, a.run.workdir) for a in _RUNS) and not installed(where)
+            )
+        if mine:
+            return True
         frame = frame.f_back
-    if frame is None or str(frame.f_globals.get("__name__", "")).startswith("genstamp."):
-        return False
-    where = os.path.abspath(frame.f_code.co_filename)
-    return any(inside(where, a.run.workdir) for a in _RUNS) and not installed(where)
+    return False
 
 
 _WRITTEN: set[str] = set()  # the paths of a work tree this process opened to write

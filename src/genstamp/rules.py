@@ -571,8 +571,8 @@ def _empty_folder(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     ]
     if empty:
         yield listed(
-            "the tests wrote into or listed folders that hold no file, which git does not keep "
-            "(a clean clone has none): ",
+            "the tests used folders that held no file (wrote into them, made a folder in them, "
+            "or listed them), which git does not keep (a clean clone has none): ",
             empty,
             PATH_LIMIT,
         )
