@@ -251,6 +251,18 @@ def genstamp_here(*args: str | os.PathLike[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def installed_plugin(site: Path, name: str, text: str) -> Path:
+    """A pytest plugin module ``name`` holding ``text``, installed in the folder ``site`` with
+    its distribution's metadata and entry point (``pytest11``): a real installed plugin once
+    ``site`` is on ``PYTHONPATH``. Returns ``site``."""
+    meta = site / f"{name}-1.0.dist-info"
+    meta.mkdir(parents=True)
+    (site / f"{name}.py").write_text(text)
+    (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (meta / "entry_points.txt").write_text(f"[pytest11]\n{name} = {name}\n")
+    return site
+
+
 def subprocess_env(bytecode: bool = False, **extra: str) -> dict[str, str]:
     """The environment for a process a test starts. ``bytecode=True`` lets it write .pyc files
     (this machine and CI export PYTHONDONTWRITEBYTECODE=1)."""

@@ -15,7 +15,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, committed, git, init_repo, run_pytest, subprocess_env
+from conftest import (
+    commit_all,
+    committed,
+    git,
+    init_repo,
+    installed_plugin,
+    run_pytest,
+    subprocess_env,
+)
 
 from genstamp import audit, evidence, loads, restamp
 from genstamp.repo import open_checkout
@@ -804,12 +812,7 @@ def test_a_listing_by_installed_code_on_its_own_is_not_the_tests(tmp_path: Path)
     """Installed code that lists folders on its own (pytest's collection, coverage's search for
     files it did not run, a plugin's hook) is the environment's: a listing shows the tests an
     empty folder only where code of the work tree asked for it."""
-    site = tmp_path / "site"  # the plugin, installed where Python finds it (an entry point)
-    meta = site / "listplug-1.0.dist-info"
-    meta.mkdir(parents=True)
-    (site / "listplug.py").write_text(LISTING_PLUGIN)
-    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: listplug\nVersion: 1.0\n")
-    (meta / "entry_points.txt").write_text("[pytest11]\nlistplug = listplug\n")
+    site = installed_plugin(tmp_path / "site", "listplug", LISTING_PLUGIN)
     repo, _ = project(tmp_path, "", {"plugins/one/plugin.txt": "1\n"})
     (repo / "plugins" / "alpha").mkdir()
     found = scenario(repo, "def test_nothing():\n    pass\n", PYTHONPATH=str(site))

@@ -19,6 +19,7 @@ from conftest import (
     genstamp_here,
     git,
     init_repo,
+    installed_plugin,
     run_genstamp,
     run_pytest,
     subprocess_env,
@@ -412,12 +413,7 @@ def test_a_plugins_flag_or_its_absence_overrides_the_setting_the_configuration_s
     """An installed plugin's own option for its setting (pytest-timeout's ``--timeout 0``
     against ``timeout = 1``), or the plugin not loaded (``-p no:timeout``, plugin autoload
     off), runs the suite under another setting than its configuration's (P02)."""
-    site = tmp_path / "site"  # the plugin, installed where Python finds it (an entry point)
-    meta = site / "limitplug-1.0.dist-info"
-    meta.mkdir(parents=True)
-    (site / "limitplug.py").write_text(LIMIT_PLUGIN)
-    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: limitplug\nVersion: 1.0\n")
-    (meta / "entry_points.txt").write_text("[pytest11]\nlimitplug = limitplug\n")
+    site = installed_plugin(tmp_path / "site", "limitplug", LIMIT_PLUGIN)
     ini = f"[pytest]\naddopts = {addopts}\nlimit = 1\n"
     root = make(tmp_path / "p", {"pytest.ini": ini, "tests/test_a.py": PASS.format(n="a")})
     run_env = subprocess_env(PYTHONPATH=str(site), **env)
