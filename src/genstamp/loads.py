@@ -1012,8 +1012,9 @@ class RootFinder:
             return None
         if not any(top in a.run.roots for a in _RUNS):
             # a folder of the work tree that the tree defines no root for (empty, or holding
-            # only ignored files) imports as a namespace package: one a clean clone lacks
-            if path is not None or not _in_tree_entry(name):
+            # only ignored files) imports as a namespace package: one a clean clone lacks; so
+            # does one inside a package of the work tree that is no root (`extras.sub`)
+            if not (_in_tree_entry(name) if path is None else _in_tree_package(path)):
                 return None
         self._busy.on = True
         try:
@@ -1053,6 +1054,15 @@ def _in_tree_entry(name: str) -> bool:
                 return True
         elif os.path.isdir(os.path.join(entry, name)):
             return True
+    return False
+
+
+def _in_tree_package(path: "Sequence[str]") -> bool:
+    """Whether a package's search locations (a submodule's ``path``) lie in a work tree."""
+    for location in path:
+        if isinstance(location, str) and any(inside(location, a.run.workdir) for a in _RUNS):
+            if not installed(location):
+                return True
     return False
 
 
