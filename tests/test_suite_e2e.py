@@ -403,6 +403,8 @@ def pytest_configure(config):
         ("", ("-p", "no:limitplug"), {}, True),  # the plugin off: its setting unread
         ("", ("-p", "genstamp.pytest_plugin"), {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, True),
         ("", ("-p", "no:cacheprovider"), {}, False),  # a plugin none of whose settings is set
+        ("", (), {"PYTEST_LIMIT": "0"}, True),  # the setting's variable (PYTEST_TIMEOUT's kind)
+        ("", (), {"PYTEST_LIMIT": "1"}, False),
         ("--limit 5", ("--limit", "5"), {}, False),  # what the suite's addopts give
         ("--limit 5", ("--limit", "1"), {}, True),  # ... which win over its setting
     ],

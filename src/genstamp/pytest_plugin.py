@@ -1125,6 +1125,23 @@ def _setting_options(cfg: pytest.Config) -> dict[str, Setting]:
     return out
 
 
+def _setting_variables(cfg: pytest.Config) -> dict[str, str]:
+    """The environment variables that may hold a setting, each with the setting's key:
+    ``PYTEST_KEY`` for each setting of one value, and the setting's own name where it is all
+    capitals (``DJANGO_SETTINGS_MODULE``)."""
+    known = getattr(getattr(cfg, "_parser", None), "_inidict", None)
+    out: dict[str, str] = {}
+    for key, entry in known.items() if isinstance(known, dict) else ():
+        kinds = entry[1] if isinstance(entry, tuple) and len(entry) > 1 else None
+        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+        if not isinstance(key, str) or key in SHOWING_INI or _LIST_INI.intersection(kinds):
+            continue
+        out[f"PYTEST_{key.upper()}"] = key
+        if key.isupper():
+            out[key] = key
+    return out
+
+
 def _unread_settings(
     cfg: pytest.Config, values: Mapping[str, str], words: list[str]
 ) -> Iterator[str]:
@@ -1326,6 +1343,17 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
                 else any(_overlap(warning_category(value), e) for e in errors)
             ):
                 out.append(f"-W {value}")
+    # a plugin's environment variable for its setting (pytest-timeout's PYTEST_TIMEOUT, which
+    # it reads before the setting; pytest-django's DJANGO_SETTINGS_MODULE)
+    for variable, key in _setting_variables(cfg).items():
+        held = os.environ.get(variable)
+        if held is None or key == "addopts":
+            continue
+        configured = set_by_suite.get(key) or _configured(cfg, suite.values, key)
+        if configured is None:
+            configured = _default(cfg, key)
+        if configured is not None and not _same_or_stricter(key, held, configured):
+            out.append(f"{variable}={held}")
     out += _unread_settings(cfg, suite.values, words)
     for flag in ("--runxfail", "--doctest-ignore-import-errors"):
         if flag in words and flag not in _addopts(suite.values):
