@@ -659,6 +659,8 @@ def test_the_files_the_tests_read_are_recorded(tmp_path: Path) -> None:
 
 READ_AFTER = """
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 def test_reads():
@@ -666,6 +668,10 @@ def test_reads():
     {before}
     assert data.read_text() == {expected!r}
 """
+
+
+CHILD = "import os; p = 'tests/data.txt'; {act}"  # run where pytest runs: the top
+WRITES = "open(p, 'w').write('edited\\n')"
 
 
 @pytest.mark.e2e
@@ -677,6 +683,9 @@ def test_reads():
         ("os.utime(data, None)", True),
         ("data.write_text('edited\\n')", False),  # bytes the run itself wrote
         ("data.write_text('edited\\n'); os.chmod(data, 0o644)", False),
+        # another process of the run: one that touched it (M07), one that wrote it
+        (f"subprocess.run([sys.executable, '-c', {CHILD.format(act='os.utime(p)')!r}])", True),
+        (f"subprocess.run([sys.executable, '-c', {CHILD.format(act=WRITES)!r}])", False),
     ],
 )
 def test_a_file_whose_mode_or_times_the_tests_set_before_reading_it_is_read(

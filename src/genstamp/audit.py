@@ -381,7 +381,10 @@ def judge(
                     namespaces[rel] = None
                 continue
             if ld.via == loads_.READ:
-                read[rel] = None
+                # bytes after the run began that another process wrote are the run's own;
+                # those it only touched (os.utime, Path.touch) are the work tree's
+                if ld.detail != loads_.AFTER or ld.path in touched:
+                    read[rel] = None
                 continue
             if ld.via == loads_.SOURCELESS:
                 flags[Flag(SOURCELESS, name, rel, _sourceless(ld.path, root_s))] = None

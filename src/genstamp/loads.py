@@ -51,9 +51,13 @@ NAMESPACE = "namespace"  # a namespace package's folder
 # that is none of the checkout's roots: another clone's, perhaps (``audit.judge`` asks git).
 ELSEWHERE = "elsewhere"
 READ = "read"  # a file of the work tree (not code) opened to read
-# A Python source of the work tree opened to write (or renamed into place), and one whose
-# times were set: the gate tells code the run wrote from code it only touched (``Path.touch``).
-# Other files are not recorded (a test writing data costs nothing more).
+# A READ's detail: the file's times were after the run began and this process did not write it
+# (another process of the run wrote it, or only set its times: ``TOUCHED`` says which)
+AFTER = "after"
+# A Python source of the work tree opened to write (or renamed into place), and a file of the
+# work tree whose times were set: the gate tells code the run wrote from code it only touched
+# (``Path.touch``), and a data file another process wrote from one it only touched. Other
+# writes are not recorded (a test writing data costs nothing more).
 WROTE = "wrote"
 TOUCHED = "touched"
 # A folder of the work tree that held no file when the tests used it, and was there before
@@ -518,8 +522,7 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             if isinstance(path, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
                 name = os.fsdecode(os.fspath(path))
                 _within(_TOUCHED, name)
-                if name.endswith(_SOURCES):
-                    _changed(name, TOUCHED)
+                _changed(name, TOUCHED)  # a data file's too: another process may read it
         elif event in _FOLDERS:  # os.listdir, os.scandir: (path,); os.mkdir: (path, mode, fd)
             path = args[0]
             if path is None:
@@ -603,6 +606,11 @@ def _opened(path: str, mode: object, flags: object) -> None:
             continue
         try:  # a file the run itself wrote (after it began) is no checkout's
             if _written_in_the_run(full, where, os.stat(where)):
+                if {full, where} & _WRITTEN:
+                    continue
+                # new times, and not written here: another process of the run wrote it, or
+                # only set its times (the audit asks whether one did: ``AFTER``)
+                record(Load(where, "", "", READ, AFTER))
                 continue
         except OSError:
             continue
