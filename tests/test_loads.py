@@ -807,6 +807,52 @@ def test_top():
 """
 
 
+MAKES_IT_WHERE_MISSING = """
+import os
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).parent.parent
+
+
+def test_out():
+    out = HERE / "out"
+    if not out.exists():
+        out.mkdir()
+    (out / "r").write_text("x")
+    (out / "r").unlink()
+
+
+def test_tool():
+    subprocess.run(["mkdir", "-p", str(HERE / "work" / "cache")], check=True)
+    assert os.listdir(HERE / "work") == ["cache"]
+"""
+
+
+@pytest.mark.e2e
+def test_a_folder_an_earlier_run_made_is_the_runs(tmp_path: Path) -> None:
+    """A test that makes a folder only where it is missing, and a tool that makes one in a
+    shell: later runs find them there, empty, as a run left them (after a branch switch too).
+    A clean clone's run makes them too: no ``empty-folder`` (K01, K03). One made again by
+    hand is no run's."""
+    repo, _ = project(tmp_path, "")
+    scenario(repo, MAKES_IT_WHERE_MISSING)
+    assert failures(repo) == {}
+    assert not any((repo / "out").iterdir())
+    run(repo)  # the same generation, the folders there
+    assert audit_of(repo).folders == ()
+    assert failures(repo) == {}
+    restamp.begin(open_checkout(repo))  # a new generation (a branch switch): still the runs'
+    run(repo)
+    assert audit_of(repo).folders == ()
+    assert failures(repo) == {}
+    (repo / "out").rmdir()  # made again by hand: no run's
+    (repo / "out").mkdir()
+    run(repo)
+    assert audit_of(repo).folders == ("out",), audit_of(repo).folders
+    assert list(failures(repo)) == ["empty-folder"]
+
+
 LISTING_PLUGIN = """
 import os
 

@@ -335,12 +335,14 @@ def judge(
     notes: Iterable[str] = (),
     began_ns: int | None = None,
     made_by_the_build: Sequence[str] = (),
+    folders_made: Iterable[str] = (),
 ) -> Audit:
     """The audit of the loads every process of a run recorded, as they happened. A work tree
     made after ``began_ns`` (a clone the tests made, to run a release check in, say) is the
     tests' own, not another clone. ``made_by_the_build``: the version files the project's
     build writes (an installed copy of one is the build's: versioneer rewrites
-    ``_version.py`` in the package it installs)."""
+    ``_version.py`` in the package it installs). ``folders_made``: the folders earlier runs
+    made (``madefolders``)."""
     from genstamp import loads as loads_  # the gate's rules import this module: no I/O there
 
     root_s = str(root)
@@ -366,7 +368,7 @@ def judge(
     opened = frozenset(ld.path for ld in loads if ld.via == loads_.READ)
     # folders the tests wrote into or listed, and those the run made
     used = {ld.path for ld in loads if ld.via == loads_.FOLDER}
-    made_dirs = {ld.path for ld in loads if ld.via == loads_.MKDIR}
+    made_dirs = {ld.path for ld in loads if ld.via == loads_.MKDIR} | set(folders_made)
     for ld in loads:
         if ld.via in (loads_.FOLDER, loads_.MKDIR):
             continue

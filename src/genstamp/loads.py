@@ -633,12 +633,16 @@ def _used(folder: str) -> None:
     if ".git" in parts or "__pycache__" in parts:
         return
     try:
-        if os.stat(folder).st_ctime_ns >= _began():
-            return  # made (or changed) since the run began: the run's doing
+        st = os.stat(folder)
     except OSError:
         return
-    if holds_no_file(folder):
-        record(Load(folder, "", "", FOLDER))
+    if st.st_ctime_ns >= _began():
+        # made (or changed) since the run began: the run's doing, by a process that is no
+        # Python one perhaps (`mkdir -p` in a shell), kept as made for the next runs
+        record(Load(folder, "", "", MKDIR))
+    elif holds_no_file(folder):
+        # as the tests found it: ``madefolders.stamp``, to tell one an earlier run left
+        record(Load(folder, "", "", FOLDER, f"{st.st_ino}:{st.st_ctime_ns}"))
 
 
 def _listed(folder: str) -> None:

@@ -88,6 +88,7 @@ from genstamp import (  # noqa: E402 - after the co-process has started
     junit,
     loader,
     loads,
+    madefolders,
     roots,
 )
 from genstamp.paths import inside, installed  # noqa: E402
@@ -720,6 +721,16 @@ class Session:
         if rec.hook is not None and rec.hook.problem:
             notes.append(f"child processes were not followed: {rec.hook.problem}")
         notes += child.strangers(rec.run.folder)
+        # the folders earlier runs made, found as a run left them: a test that makes one only
+        # where it is missing writes into it on its next run
+        before = madefolders.made(start.checkout.gitdir)
+        found = {
+            ld.path
+            for ld in recorded
+            if ld.via == loads.FOLDER and before.get(ld.path) == ld.detail
+        }
+        made_now = {ld.path for ld in recorded if ld.via == loads.MKDIR}
+        madefolders.keep(start.checkout.gitdir, before, made_now, found)
         judged = audit.judge(
             recorded,
             workdir,
@@ -728,6 +739,7 @@ class Session:
             notes,
             self.began_ns,
             start.settings.built,
+            found,
         )
         seen = {ld.path for ld in recorded if ld.via not in (loads.WROTE, loads.TOUCHED)}
         unseen = {name: m for name, m in self.earlier().items() if _origin(m) not in seen}
@@ -1163,6 +1175,7 @@ def _unread_settings(
         defaults = _plugin_settings(cfg, load)
         for key, value in unread.items():
             if key in defaults and not _same_or_stricter(key, value, defaults[key] or ""):
+                value = " ".join(value.split())
                 if name in blocked or f"pytest_{name}" in blocked:
                     why = f"-p no:{name}"
                 elif os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
@@ -1204,10 +1217,13 @@ def _plugin_settings(cfg: pytest.Config, load: Callable[[], object]) -> dict[str
         parser = Parser(_ispytest=True)
         given = {"parser": parser, "pluginmanager": cfg.pluginmanager}
         hook(**{p: given[p] for p in inspect.signature(hook).parameters if p in given})
-        return {
-            key: _as_text(entry[2] if isinstance(entry, tuple) and len(entry) > 2 else None)
-            for key, entry in parser._inidict.items()
-        }
+        out = {}
+        for key, entry in parser._inidict.items():
+            kinds = entry[1] if isinstance(entry, tuple) and len(entry) > 1 else None
+            if _LIST_INI.intersection(kinds if isinstance(kinds, tuple) else (kinds,)):
+                continue  # a list of folders or flags (xdist's rsyncdirs): nothing one decides
+            out[key] = _as_text(entry[2] if isinstance(entry, tuple) and len(entry) > 2 else None)
+        return out
     return {}
 
 
@@ -1476,8 +1492,10 @@ def _default(cfg: pytest.Config, key: str) -> str | None:
     default = entry[2]
     if default is None and key in STRICTER:
         default = False  # pytest 9's strict_* settings: unset, `strict`'s default
-    if default is None and key in SETTING_FLAGS.values():
-        default = ""  # a logging level, unset: the root logger's own
+    if key in SETTING_FLAGS.values():
+        return "" if default in (None, "") else _as_text(default)  # unset: the root logger's
+    if default == "" and entry[1] in (None, "string"):
+        return None  # a text setting registered with no default (pytest 9 gives it "")
     return _as_text(default)
 
 

@@ -1,0 +1,73 @@
+"""The folders that runs made in the work tree, kept in the git dir.
+
+A test that makes a folder only where it is missing (``if not out.exists(): out.mkdir()``, or
+``mkdir -p`` in a shell) makes it in its first run; later runs find it there, empty, and write
+into it as a clean clone's run would after making it. ``empty-folder`` must not refuse those
+runs, so each run adds the folders its processes made to ``<git dir>/genstamp/folders.json``,
+each as it left it (its inode and change time, ``stamp``). A later run's use of the folder
+counts as a run's only while the folder is as a run left it: one removed and made again, or
+changed by hand since, is no run's (and leaves the list)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from genstamp.atomic import write_atomic
+
+VERSION = 1
+FILE = "folders.json"
+
+
+def stamp(st: os.stat_result) -> str:
+    """What tells a folder apart from one made again in its place, or changed since."""
+    return f"{st.st_ino}:{st.st_ctime_ns}"
+
+
+def made(gitdir: Path) -> dict[str, str]:
+    """The folders (absolute paths) runs made, each with its ``stamp`` as a run left it; what
+    cannot be read (another version's file, a torn one) adds nothing: the folder is then
+    judged as the run found it."""
+    try:
+        data = json.loads((gitdir / "genstamp" / FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return {}
+    folders = data.get("folders")
+    if not isinstance(folders, dict):
+        return {}
+    return {k: v for k, v in folders.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def keep(
+    gitdir: Path, before: Mapping[str, str], made_now: Iterable[str], found: Iterable[str]
+) -> None:
+    """What runs made, after this one: ``before`` (as read when it began judging) less what
+    this run ``found`` otherwise than a run left it, and the folders it made or found as a run
+    left them (``made_now``), each as it leaves them and only while it holds no file (the only
+    ones a later run can find empty). Never raises: the list only spares a later run a
+    refusal."""
+    from genstamp.loads import holds_no_file
+
+    kept = {}
+    for folder, was in before.items():
+        try:
+            if stamp(os.stat(folder)) == was:  # untouched since a run left it
+                kept[folder] = was
+        except OSError:
+            continue
+    for folder in {*made_now, *found}:
+        try:
+            if holds_no_file(folder):
+                kept[folder] = stamp(os.stat(folder))
+        except OSError:
+            continue
+    if kept == dict(before):
+        return
+    data = {"version": VERSION, "folders": dict(sorted(kept.items()))}
+    with contextlib.suppress(OSError):
+        write_atomic(gitdir / "genstamp" / FILE, json.dumps(data).encode(), sync=False)
