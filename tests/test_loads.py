@@ -853,6 +853,33 @@ def test_a_folder_an_earlier_run_made_is_the_runs(tmp_path: Path) -> None:
     assert list(failures(repo)) == ["empty-folder"]
 
 
+TWO_WRITE = """
+from pathlib import Path
+
+import pytest
+
+OUT = Path(__file__).parent.parent / "out"
+
+
+@pytest.mark.parametrize("n", range(4))
+def test_out(n):
+    (OUT / f"r{n}").write_text("x")
+    (OUT / f"r{n}").unlink()
+"""
+
+
+@pytest.mark.e2e
+def test_a_folder_one_process_found_empty_stays_found_by_the_others(tmp_path: Path) -> None:
+    """Two xdist workers write into an empty ``out/`` that was there before the run: the one
+    that comes second finds it changed since the run began, which the first worker's writes
+    did; the folder is not the run's for that."""
+    repo, _ = project(tmp_path, "")
+    (repo / "out").mkdir()
+    found = scenario(repo, TWO_WRITE, "-n", "2")
+    assert found.folders == ("out",), found.folders
+    assert list(failures(repo)) == ["empty-folder"]
+
+
 LISTING_PLUGIN = """
 import os
 

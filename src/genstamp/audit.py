@@ -368,9 +368,9 @@ def judge(
     opened = frozenset(ld.path for ld in loads if ld.via == loads_.READ)
     # folders the tests wrote into or listed, and those the run made
     used = {ld.path for ld in loads if ld.via == loads_.FOLDER}
-    made_dirs = {ld.path for ld in loads if ld.via == loads_.MKDIR} | set(folders_made)
+    made_dirs = made_folders(loads) | set(folders_made)
     for ld in loads:
-        if ld.via in (loads_.FOLDER, loads_.MKDIR):
+        if ld.via in (loads_.FOLDER, loads_.MKDIR, loads_.NEW):
             continue
         if ld.via == loads_.ELSEWHERE:  # (a clone kept in an environment of the tree too)
             elsewhere.setdefault(ld.detail, []).append(ld)
@@ -518,6 +518,18 @@ def judge(
         tuple(sorted(made)),
         _empty_folders(used, made_dirs, root_s),
     )
+
+
+def made_folders(loads: Iterable[Load]) -> set[str]:
+    """The folders the run made: those a process made (os.mkdir), and those newer than the run
+    when a process used them that no process found there before it (another process of the run
+    may have changed a folder it found)."""
+    from genstamp import loads as loads_
+
+    loads = list(loads)
+    found = {ld.path for ld in loads if ld.via == loads_.FOLDER}
+    made = {ld.path for ld in loads if ld.via == loads_.MKDIR}
+    return made | {ld.path for ld in loads if ld.via == loads_.NEW and ld.path not in found}
 
 
 def _empty_folders(used: set[str], made: set[str], root: str) -> tuple[str, ...]:

@@ -65,6 +65,9 @@ TOUCHED = "touched"
 # listed it or the folder holding it (the tests' own listing, not pytest's collection).
 FOLDER = "folder"
 MKDIR = "mkdir"  # a folder a process of the run made (or asked to make: makedirs(exist_ok))
+# A folder whose change time was after the run began when a process first used it: made by the
+# run (a shell's `mkdir -p`), unless another process found it there before (``FOLDER``)
+NEW = "new"
 
 
 if TYPE_CHECKING:
@@ -622,8 +625,9 @@ _LISTED: set[str] = set()  # the folders the tests listed, once each
 
 
 def _used(folder: str) -> None:
-    """A folder of the work tree that the tests wrote a file into: recorded (``FOLDER``)
-    when it holds no file, as it was before the run."""
+    """A folder of the work tree that the tests used (wrote a file into, made a folder in, or
+    listed): recorded (``FOLDER``) when it holds no file and was there before the run began,
+    as ``NEW`` when it is newer than that."""
     if folder in _SEEN_FOLDERS:
         return
     _SEEN_FOLDERS.add(folder)
@@ -638,8 +642,8 @@ def _used(folder: str) -> None:
         return
     if st.st_ctime_ns >= _began():
         # made (or changed) since the run began: the run's doing, by a process that is no
-        # Python one perhaps (`mkdir -p` in a shell), kept as made for the next runs
-        record(Load(folder, "", "", MKDIR))
+        # Python one perhaps (`mkdir -p` in a shell)
+        record(Load(folder, "", "", NEW))
     elif holds_no_file(folder):
         # as the tests found it: ``madefolders.stamp``, to tell one an earlier run left
         record(Load(folder, "", "", FOLDER, f"{st.st_ino}:{st.st_ctime_ns}"))

@@ -729,7 +729,7 @@ class Session:
             for ld in recorded
             if ld.via == loads.FOLDER and before.get(ld.path) == ld.detail
         }
-        made_now = {ld.path for ld in recorded if ld.via == loads.MKDIR}
+        made_now = audit.made_folders(recorded)
         madefolders.keep(start.checkout.gitdir, before, made_now, found)
         judged = audit.judge(
             recorded,
