@@ -1327,12 +1327,7 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             elif key in SHAPING_INI:
                 out.append(f"-o {value}")
             elif key not in SHOWING_INI:
-                configured = set_by_suite.get(key) or _configured(cfg, suite.values, key)
-                if configured is None and key in STRICTER and key != "strict":
-                    # pytest 9: unset, the strict_* settings follow `strict`
-                    configured = _configured(cfg, suite.values, "strict")
-                if configured is None:
-                    configured = _default(cfg, key)
+                configured = _runs_with(cfg, suite.values, set_by_suite, key)
                 # unknown (a plugin's setting with no default): not taken for an override
                 if configured is not None and not _same_or_stricter(key, given, configured):
                     # not what the suite's configuration runs with
@@ -1365,9 +1360,7 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         held = os.environ.get(variable)
         if held is None or key == "addopts":
             continue
-        configured = set_by_suite.get(key) or _configured(cfg, suite.values, key)
-        if configured is None:
-            configured = _default(cfg, key)
+        configured = _runs_with(cfg, suite.values, set_by_suite, key)
         if configured is not None and not _same_or_stricter(key, held, configured):
             out.append(f"{variable}={held}")
     out += _unread_settings(cfg, suite.values, words)
@@ -1481,6 +1474,17 @@ def _configured(cfg: pytest.Config, values: Mapping[str, str], key: str) -> str 
         if _canonical(cfg, name) == key:
             return value
     return None
+
+
+def _runs_with(
+    cfg: pytest.Config, values: Mapping[str, str], set_by_suite: Mapping[str, str], key: str
+) -> str | None:
+    """What a run of the suite takes the setting ``key`` to be, as text: what its ``addopts``
+    give the setting's option, else its configuration file, else the default (None: unknown)."""
+    configured = set_by_suite.get(key) or _configured(cfg, values, key)
+    if configured is None and key in STRICTER and key != "strict":
+        configured = _configured(cfg, values, "strict")  # pytest 9: unset, they follow `strict`
+    return configured if configured is not None else _default(cfg, key)
 
 
 def _default(cfg: pytest.Config, key: str) -> str | None:
