@@ -683,9 +683,11 @@ WRITES = "open(p, 'w').write('edited\\n')"
         ("os.utime(data, None)", True),
         ("data.write_text('edited\\n')", False),  # bytes the run itself wrote
         ("data.write_text('edited\\n'); os.chmod(data, 0o644)", False),
-        # another process of the run: one that touched it (M07), one that wrote it
+        # another process of the run: one that touched it (M07), a shell's touch (M209); what
+        # another process writes counts too (this one cannot tell a write from a touch there)
         (f"subprocess.run([sys.executable, '-c', {CHILD.format(act='os.utime(p)')!r}])", True),
-        (f"subprocess.run([sys.executable, '-c', {CHILD.format(act=WRITES)!r}])", False),
+        ("subprocess.run(['touch', str(data)], check=True)", True),
+        (f"subprocess.run([sys.executable, '-c', {CHILD.format(act=WRITES)!r}])", True),
     ],
 )
 def test_a_file_whose_mode_or_times_the_tests_set_before_reading_it_is_read(
@@ -753,7 +755,8 @@ def test_out():
 """
 
 
-OUT = "(HERE / 'out' / 'r').write_text('x'); (HERE / 'out' / 'r').unlink()"
+UNLINK = "(HERE / 'out' / 'r').unlink()"
+OUT = f"(HERE / 'out' / 'r').write_text('x'); {UNLINK}"
 
 
 @pytest.mark.e2e
@@ -774,6 +777,15 @@ OUT = "(HERE / 'out' / 'r').write_text('x'); (HERE / 'out' / 'r').unlink()"
             True,
         ),  # through a library the test calls
         (("out",), "(HERE / 'out' / 'run1').mkdir(parents=True)", [], False),  # makes its parents
+        (
+            ("out",),
+            f"(HERE / 't').write_text('x'); os.rename(HERE / 't', HERE / 'out' / 'r'); {UNLINK}",
+            ["out"],
+            True,
+        ),  # a file put there by name (M202)
+        (("out",), f"os.symlink('../pyproject.toml', HERE / 'out' / 'r'); {UNLINK}", ["out"], True),
+        (("out",), f"os.chmod(HERE / 'out', 0o755); {OUT}", ["out"], True),  # no write (M205)
+        (("plugins/alpha/__pycache__",), "pass", [], False),  # bytecode alone: shown, not empty
         # the controls: a folder the test makes (even one that is there), one git ignores,
         # one only pytest's collection listed (tests/empty), a listing of files only
         (("out", "tests/empty"), f"os.makedirs(HERE / 'out', exist_ok=True); {OUT}", [], False),
@@ -830,26 +842,42 @@ def test_tool():
 
 
 @pytest.mark.e2e
-def test_a_folder_an_earlier_run_made_is_the_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("args", [(), ("-n", "2")])
+def test_a_folder_an_earlier_run_made_is_the_runs(tmp_path: Path, args: tuple[str, ...]) -> None:
     """A test that makes a folder only where it is missing, and a tool that makes one in a
     shell: later runs find them there, empty, as a run left them (after a branch switch too).
     A clean clone's run makes them too: no ``empty-folder`` (K01, K03). One made again by
     hand is no run's."""
     repo, _ = project(tmp_path, "")
-    scenario(repo, MAKES_IT_WHERE_MISSING)
+    scenario(repo, MAKES_IT_WHERE_MISSING, *args)
     assert failures(repo) == {}
     assert not any((repo / "out").iterdir())
-    run(repo)  # the same generation, the folders there
+    run(repo, *args)  # the same generation, the folders there (xdist's workers judge too: K201)
     assert audit_of(repo).folders == ()
     assert failures(repo) == {}
     restamp.begin(open_checkout(repo))  # a new generation (a branch switch): still the runs'
-    run(repo)
+    run(repo, *args)
     assert audit_of(repo).folders == ()
     assert failures(repo) == {}
     (repo / "out").rmdir()  # made again by hand: no run's
     (repo / "out").mkdir()
-    run(repo)
+    run(repo, *args)
     assert audit_of(repo).folders == ("out",), audit_of(repo).folders
+    assert list(failures(repo)) == ["empty-folder"]
+
+
+ASKS_FOR_IT = "import os\n\ndef test_makes():\n    os.makedirs('out', exist_ok=True)\n"
+
+
+@pytest.mark.e2e
+def test_a_run_that_asks_for_a_folder_there_already_made_none(tmp_path: Path) -> None:
+    """``makedirs(exist_ok=True)`` of a stray empty folder makes nothing: a later run that
+    relies on the folder without making it is refused (M207)."""
+    repo, _ = project(tmp_path, "")
+    (repo / "out").mkdir()
+    scenario(repo, ASKS_FOR_IT)
+    assert failures(repo) == {}  # this run made it where it is missing
+    scenario(repo, USES_FOLDERS.format(write=OUT).replace("plugins", "out"))
     assert list(failures(repo)) == ["empty-folder"]
 
 

@@ -330,6 +330,8 @@ def test_warns():
         (("-o", "log_cli_level=DEBUG"), "", True),
         (("@args.txt",), "", True),  # pytest reads the run's arguments from the file
         (("--doctest-ignore-import-errors",), "", True),  # an import error becomes a skip
+        (("--assert", "plain"), "", True),  # a failing assert's message is another
+        (("--log-format=%(message)s",), "", True),  # what caplog.text holds
         (("-p", "no:skipping"), "", True),
         (("--noconftest",), "", True),  # the project's conftest.py files never load
         (("--confcutdir", "tests"), "", True),  # nor the one above tests/

@@ -383,11 +383,8 @@ def judge(
                     namespaces[rel] = None
                 continue
             if ld.via == loads_.READ:
-                # bytes after the run began that another process wrote are the run's own;
-                # those it only touched (os.utime, Path.touch) are the work tree's
-                if ld.detail != loads_.AFTER or ld.path in touched:
-                    read[rel] = None
-                continue
+                read[rel] = None  # bytes newer than the run that no process of it is seen to
+                continue  # have written (a shell's `touch`) are the work tree's too
             if ld.via == loads_.SOURCELESS:
                 flags[Flag(SOURCELESS, name, rel, _sourceless(ld.path, root_s))] = None
             elif ld.via == loads_.EXTENSION:
@@ -520,15 +517,18 @@ def judge(
     )
 
 
-def made_folders(loads: Iterable[Load]) -> set[str]:
-    """The folders the run made: those a process made (os.mkdir), and those newer than the run
+def made_folders(loads: Iterable[Load], *, asked: bool = True) -> set[str]:
+    """The folders the run made: those a process made (os.mkdir; ``asked``: or asked to make
+    where they were already, as ``makedirs(exist_ok=True)`` does), and those newer than the run
     when a process used them that no process found there before it (another process of the run
     may have changed a folder it found)."""
     from genstamp import loads as loads_
 
     loads = list(loads)
     found = {ld.path for ld in loads if ld.via == loads_.FOLDER}
-    made = {ld.path for ld in loads if ld.via == loads_.MKDIR}
+    made = {
+        ld.path for ld in loads if ld.via == loads_.MKDIR and (asked or ld.detail != loads_.THERE)
+    }
     return made | {ld.path for ld in loads if ld.via == loads_.NEW and ld.path not in found}
 
 

@@ -52,12 +52,11 @@ NAMESPACE = "namespace"  # a namespace package's folder
 ELSEWHERE = "elsewhere"
 READ = "read"  # a file of the work tree (not code) opened to read
 # A READ's detail: the file's times were after the run began and this process did not write it
-# (another process of the run wrote it, or only set its times: ``TOUCHED`` says which)
+# (another process of the run wrote it, or only set its times: its bytes count all the same)
 AFTER = "after"
-# A Python source of the work tree opened to write (or renamed into place), and a file of the
-# work tree whose times were set: the gate tells code the run wrote from code it only touched
-# (``Path.touch``), and a data file another process wrote from one it only touched. Other
-# writes are not recorded (a test writing data costs nothing more).
+# A Python source of the work tree opened to write (or renamed into place), and one whose
+# times were set: the gate tells code the run wrote from code it only touched (``Path.touch``).
+# Other files are not recorded (a test writing data costs nothing more).
 WROTE = "wrote"
 TOUCHED = "touched"
 # A folder of the work tree that held no file when the tests used it, and was there before
@@ -68,6 +67,7 @@ MKDIR = "mkdir"  # a folder a process of the run made (or asked to make: makedir
 # A folder whose change time was after the run began when a process first used it: made by the
 # run (a shell's `mkdir -p`), unless another process found it there before (``FOLDER``)
 NEW = "new"
+THERE = "there"  # a MKDIR's detail: the folder was there already
 
 
 if TYPE_CHECKING:
@@ -497,12 +497,13 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             if isinstance(source, bytes) and isinstance(filename, str):
                 _STATE.compiled = (filename, source)
                 _STATE.pyc = None
-        elif event == "os.rename":  # os.rename, os.replace: (src, dst, src_dir_fd, dst_dir_fd)
-            dst = args[1]
+        elif event in _PLACED:  # os.rename, os.replace, os.link: (src, dst, ..., dst_dir_fd);
+            dst = args[1]  # os.symlink: (src, dst, dir_fd)
             if isinstance(dst, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
                 name = os.fsdecode(os.fspath(dst))
-                if name.endswith(_SOURCES):
+                if name.endswith(_SOURCES) and event == "os.rename":
                     _changed(name, WROTE)  # written elsewhere, put in place now
+                _used(os.path.dirname(os.path.abspath(name)))  # a file put in that folder
         elif event == "open":
             path = args[0]
             if not isinstance(path, (str, bytes, int)) and hasattr(path, "__fspath__"):
@@ -525,7 +526,8 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             if isinstance(path, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
                 name = os.fsdecode(os.fspath(path))
                 _within(_TOUCHED, name)
-                _changed(name, TOUCHED)  # a data file's too: another process may read it
+                if name.endswith(_SOURCES):
+                    _changed(name, TOUCHED)
         elif event in _FOLDERS:  # os.listdir, os.scandir: (path,); os.mkdir: (path, mode, fd)
             path = args[0]
             if path is None:
@@ -553,7 +555,8 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
 
 _SET = frozenset({"os.utime"})  # a time set: a touch (a mode set keeps the mtime: ``_made``)
 _FOLDERS = frozenset({"os.listdir", "os.scandir", "os.mkdir"})
-_EVENTS = frozenset({"exec", "compile", "open", "ctypes.dlopen", "os.rename", *_SET, *_FOLDERS})
+_PLACED = frozenset({"os.rename", "os.link", "os.symlink"})  # a file put in place by name
+_EVENTS = frozenset({"exec", "compile", "open", "ctypes.dlopen", *_PLACED, *_SET, *_FOLDERS})
 # Opened to be loaded (the import system opens every source it imports: the loads say those;
 # a source read as data is not told apart).
 _CODE = (".py", ".so", ".pyd", ".pth")
@@ -612,7 +615,7 @@ def _opened(path: str, mode: object, flags: object) -> None:
                 if {full, where} & _WRITTEN:
                     continue
                 # new times, and not written here: another process of the run wrote it, or
-                # only set its times (the audit asks whether one did: ``AFTER``)
+                # only set its times (a shell's `touch`): read all the same (``AFTER``)
                 record(Load(where, "", "", READ, AFTER))
                 continue
         except OSError:
@@ -624,10 +627,11 @@ _SEEN_FOLDERS: set[str] = set()  # the folders written into or listed, once each
 _LISTED: set[str] = set()  # the folders the tests listed, once each
 
 
-def _used(folder: str) -> None:
+def _used(folder: str, listed: bool = False) -> None:
     """A folder of the work tree that the tests used (wrote a file into, made a folder in, or
-    listed): recorded (``FOLDER``) when it holds no file and was there before the run began,
-    as ``NEW`` when it is newer than that."""
+    ``listed`` it or the folder holding it): recorded (``FOLDER``) when it holds no file
+    (``listed``: nothing at all) and was there before the run began, as ``NEW`` when it is
+    newer than that."""
     if folder in _SEEN_FOLDERS:
         return
     _SEEN_FOLDERS.add(folder)
@@ -640,11 +644,11 @@ def _used(folder: str) -> None:
         st = os.stat(folder)
     except OSError:
         return
-    if st.st_ctime_ns >= _began():
-        # made (or changed) since the run began: the run's doing, by a process that is no
-        # Python one perhaps (`mkdir -p` in a shell)
+    if st.st_mtime_ns >= _began():
+        # made (or an entry added or removed) since the run began: the run's doing, by a
+        # process that is no Python one perhaps (`mkdir -p` in a shell); not a chmod's
         record(Load(folder, "", "", NEW))
-    elif holds_no_file(folder):
+    elif _holds_nothing(folder) if listed else holds_no_file(folder):
         # as the tests found it: ``madefolders.stamp``, to tell one an earlier run left
         record(Load(folder, "", "", FOLDER, f"{st.st_ino}:{st.st_ctime_ns}"))
 
@@ -654,22 +658,26 @@ def _listed(folder: str) -> None:
     _LISTED.add(folder)
     if not any(inside(folder, a.run.workdir) for a in _RUNS):
         return
-    _used(folder)
     try:
         with os.scandir(folder) as listing:
             held = [e.path for e in listing if e.is_dir(follow_symlinks=False)]
     except OSError:
         return
-    for path in held:
+    # a listing shows what a folder holds: one holding nothing at all counts (not one holding
+    # bytecode alone, as `git stash` or `reset --hard` leave a package's folder: most listings
+    # look for files, and a clean clone differs there in a folder nobody asks for)
+    for path in [folder, *held]:
         if not path.endswith(f"{os.sep}__pycache__"):
-            _used(path)
+            _used(path, listed=True)
 
 
 def _made_folder(folder: str) -> None:
     """A folder a process of the run made (``MKDIR``); a plain mkdir needs the folder above
     it, which is then used as a file written into it uses it."""
     if any(inside(folder, a.run.workdir) for a in _RUNS) and not installed(folder):
-        record(Load(folder, "", "", MKDIR))
+        # asked to make where it is there already (makedirs(exist_ok=True)): this run makes it
+        # where it is missing, as a clean clone's does; no later run's, for that (``THERE``)
+        record(Load(folder, "", "", MKDIR, THERE if os.path.isdir(folder) else ""))
         if not _makes_parents():
             _used(os.path.dirname(folder))
 
@@ -684,6 +692,14 @@ def _makes_parents() -> bool:
     if module == "os" and function == "makedirs":
         return True
     return module == "pathlib" and function == "mkdir" and bool(frame.f_locals.get("parents"))
+
+
+def _holds_nothing(folder: str) -> bool:
+    try:
+        with os.scandir(folder) as listing:
+            return next(listing, None) is None
+    except OSError:
+        return False
 
 
 def holds_no_file(folder: str) -> bool:

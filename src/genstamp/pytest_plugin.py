@@ -729,8 +729,9 @@ class Session:
             for ld in recorded
             if ld.via == loads.FOLDER and before.get(ld.path) == ld.detail
         }
-        made_now = audit.made_folders(recorded)
-        madefolders.keep(start.checkout.gitdir, before, made_now, found)
+        if not _is_worker(self.config):  # the controller, once the workers have judged
+            made_now = audit.made_folders(recorded, asked=False)
+            madefolders.keep(start.checkout.gitdir, before, made_now, found)
         judged = audit.judge(
             recorded,
             workdir,
@@ -1252,16 +1253,13 @@ SHOWING_INI = frozenset(
         "junit_logging",
         "junit_log_passing_tests",
         "junit_duration_report",
-        "log_auto_indent",
         "log_cli",
         "log_cli_format",
         "log_cli_date_format",
-        "log_date_format",
         "log_file",
         "log_file_format",
         "log_file_date_format",
         "log_file_mode",
-        "log_format",
         "verbosity_assertions",
         "verbosity_test_cases",
         "verbosity_subtests",
@@ -1364,9 +1362,11 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         if configured is not None and not _same_or_stricter(key, held, configured):
             out.append(f"{variable}={held}")
     out += _unread_settings(cfg, suite.values, words)
-    for flag in ("--runxfail", "--doctest-ignore-import-errors"):
-        if flag in words and flag not in _addopts(suite.values):
-            out.append(flag)
+    run_flags = _spelled(words, "--assert")
+    suite_flags = _spelled(_addopts(suite.values), "--assert")
+    for flag in ("--runxfail", "--doctest-ignore-import-errors", "--assert=plain"):
+        if flag in run_flags and flag not in suite_flags:
+            out.append(flag)  # (plain asserts: a failing assert's message is another)
     # a failing test run again until it passes (pytest-rerunfailures, flaky): a pass the
     # suite's own configuration does not give it
     suite_opts = _addopts(suite.values)
@@ -1474,6 +1474,16 @@ def _configured(cfg: pytest.Config, values: Mapping[str, str], key: str) -> str 
         if _canonical(cfg, name) == key:
             return value
     return None
+
+
+def _spelled(words: list[str], valued: str) -> list[str]:
+    """``words`` with the option ``valued`` and its value as one word (``--assert plain`` as
+    ``--assert=plain``)."""
+    out = list(words)
+    for n, word in enumerate(words[:-1]):
+        if word == valued:
+            out[n] = f"{word}={words[n + 1]}"
+    return out
 
 
 def _runs_with(
