@@ -802,8 +802,9 @@ def test_a_folder_that_holds_no_file_is_in_no_clean_clone(
     repo, _ = project(tmp_path, "", {"plugins/one/plugin.txt": "1\n", ".gitignore": ignore})
     for rel in empty:
         (repo / rel).mkdir(parents=True)
-    found = scenario(repo, USES_FOLDERS.format(write=write))
+    found, told = scenario_told(repo, USES_FOLDERS.format(write=write))
     assert list(found.folders) == recorded, found.folders
+    assert ("will refuse: empty-folder" in told) is refused, told  # learnt at test time
     found_now = failures(repo)
     assert list(found_now) == (["empty-folder"] if refused else []), found_now
     for rel in recorded if refused else ():
@@ -942,9 +943,10 @@ def test_the_folder_of_a_submodule_not_checked_out_is_the_trees(tmp_path: Path) 
     commit_all(repo, "vendor")
     git(repo, "submodule", "deinit", "-q", "-f", "vendor")
     assert not any((repo / "vendor").iterdir())
-    found = scenario(repo, LISTS_THE_TOP)
+    found, told = scenario_told(repo, LISTS_THE_TOP)
     assert "vendor" in found.folders, found.folders
     assert failures(repo) == {}
+    assert "will refuse" not in told, told
 
 
 def test_the_work_tree_holding_a_file(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ class Run(NamedTuple):
     # Loaded files in a repository the tree records without a .gitmodules URL: (path, gitlink).
     unregistered: tuple[tuple[str, str], ...] = ()
     differ: tuple[str, ...] = ()  # files the tests loaded as the tree at the end does not hold
+    empty: tuple[str, ...] = ()  # folders the tests used that held no file (not ignored)
 
 
 # The audit's flag kinds, as the rule that refuses them.
@@ -79,6 +80,11 @@ def lines(run: Run) -> list[str]:
         refusals.append(
             f"ignored-code: {_named(list(run.ignored))} (git ignores them: a clean clone does "
             "not have them)"
+        )
+    if run.empty:
+        refusals.append(
+            f"empty-folder: {_named(list(run.empty))} (they held no file when the tests used "
+            "them: git keeps no empty folder, so a clean clone has none)"
         )
     if run.unregistered:
         links = sorted({link for _, link in run.unregistered})

@@ -929,7 +929,8 @@ class Session:
             reasons=tuple(reasons),
             flags=merged.flags,
             failed=failed,
-            ignored=tuple(misplaced.ignored),
+            ignored=tuple(f for f in misplaced.ignored if f not in merged.folders),
+            empty=_empty_folders(merged.folders, misplaced.ignored, start.checkout.workdir),
             unregistered=tuple(sorted(misplaced.unregistered.items())),
             differ=misplaced.differ,
             moved=moved,
@@ -947,7 +948,8 @@ class Session:
         globs = self.start.settings.generated
         made = set(merged.made)  # the run's own code: a clean clone's run makes it too
         candidates = [rel for rel in merged.loaded if not generated(rel, globs) and rel not in made]
-        if not merged.loaded:
+        candidates += merged.folders  # an ignored one is no empty folder the gate refuses
+        if not candidates:
             return Misplaced([], {})
         try:
             found = trees.misplaced(candidates, merged.loaded)
@@ -1849,6 +1851,25 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     session = Session(early_config, begin(place, _pythonpath(early_config)))
     early_config.pluginmanager.register(session, _SESSION_PLUGIN)
     early_config.pluginmanager.register(session.tally, _TALLY_PLUGIN)
+
+
+def _empty_folders(
+    folders: Sequence[str], ignored: Sequence[str], workdir: Path
+) -> tuple[str, ...]:
+    """The folders the audit found empty that the gate refuses: not ignored, nor at or above
+    a submodule's path (``.gitmodules``: one not checked out is empty in every clone)."""
+    if not folders:
+        return ()
+    try:
+        modules = (workdir / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        modules = ""
+    links = re.findall(r"^\s*path\s*=\s*(.+?)\s*$", modules, re.M)
+    return tuple(
+        f
+        for f in folders
+        if f not in ignored and not any(link == f or link.startswith(f"{f}/") for link in links)
+    )
 
 
 def _pythonpath(cfg: pytest.Config) -> list[Path]:
