@@ -61,8 +61,9 @@ class Audit(NamedTuple):
     read: tuple[str, ...] = ()
     # work-tree-relative files of code the run itself made (written after it began) and loaded
     made: tuple[str, ...] = ()
-    # work-tree-relative folders the tests wrote into or listed that hold no file (git keeps
-    # no empty folder: a clean clone has none) and that the run did not make
+    # work-tree-relative folders the tests used (wrote into, made a folder in, listed) that
+    # held no file when they used them (git keeps no empty folder: a clean clone has none) and
+    # that no run made
     folders: tuple[str, ...] = ()
 
     def to_json(self) -> str:
@@ -366,7 +367,7 @@ def judge(
     wrote = {ld.path for ld in loads if ld.via == loads_.WROTE}
     touched = {ld.path for ld in loads if ld.via == loads_.TOUCHED} - wrote
     opened = frozenset(ld.path for ld in loads if ld.via == loads_.READ)
-    # folders the tests wrote into or listed, and those the run made
+    # folders the tests used as they found them, and those this run or an earlier one made
     used = {ld.path for ld in loads if ld.via == loads_.FOLDER}
     made_dirs = made_folders(loads) | set(folders_made)
     for ld in loads:
@@ -383,8 +384,10 @@ def judge(
                     namespaces[rel] = None
                 continue
             if ld.via == loads_.READ:
-                read[rel] = None  # bytes newer than the run that no process of it is seen to
-                continue  # have written (a shell's `touch`) are the work tree's too
+                # (one `after` the run began too: another process, a shell's `touch` perhaps,
+                # wrote or touched it, and the reading process cannot tell which)
+                read[rel] = None
+                continue
             if ld.via == loads_.SOURCELESS:
                 flags[Flag(SOURCELESS, name, rel, _sourceless(ld.path, root_s))] = None
             elif ld.via == loads_.EXTENSION:
