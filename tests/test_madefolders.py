@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from genstamp import madefolders
+from genstamp import loads, madefolders
 
 
 def test_a_folder_stays_the_runs_only_as_a_run_left_it(tmp_path: Path) -> None:
@@ -17,7 +17,7 @@ def test_a_folder_stays_the_runs_only_as_a_run_left_it(tmp_path: Path) -> None:
     (full / "f").write_text("x")
     madefolders.keep(gitdir, {}, [str(out), str(full)], [])
     kept = madefolders.made(gitdir)
-    assert kept == {str(out): madefolders.stamp(os.stat(out))}  # full holds a file
+    assert kept == {str(out): loads.folder_stamp(os.stat(out))}  # full holds a file
     madefolders.keep(gitdir, kept, [], [])
     assert madefolders.made(gitdir) == kept  # untouched: still the runs'
     (out / "f").write_text("x")  # changed by hand since

@@ -649,8 +649,8 @@ def _used(folder: str, listed: bool = False) -> None:
         # process that is no Python one perhaps (`mkdir -p` in a shell); not a chmod's
         record(Load(folder, "", "", NEW))
     elif _holds_nothing(folder) if listed else holds_no_file(folder):
-        # as the tests found it: ``madefolders.stamp``, to tell one an earlier run left
-        record(Load(folder, "", "", FOLDER, f"{st.st_ino}:{st.st_ctime_ns}"))
+        # as the tests found it, to tell one an earlier run left (``madefolders``)
+        record(Load(folder, "", "", FOLDER, folder_stamp(st)))
 
 
 def _listed(folder: str) -> None:
@@ -692,6 +692,11 @@ def _makes_parents() -> bool:
     if module == "os" and function == "makedirs":
         return True
     return module == "pathlib" and function == "mkdir" and bool(frame.f_locals.get("parents"))
+
+
+def folder_stamp(st: os.stat_result) -> str:
+    """What tells a folder apart from one made again in its place, or changed since."""
+    return f"{st.st_ino}:{st.st_ctime_ns}"
 
 
 def _holds_nothing(folder: str) -> bool:

@@ -4,9 +4,9 @@ A test that makes a folder only where it is missing (``if not out.exists(): out.
 ``mkdir -p`` in a shell) makes it in its first run; later runs find it there, empty, and write
 into it as a clean clone's run would after making it. ``empty-folder`` must not refuse those
 runs, so each run adds the folders its processes made to ``<git dir>/genstamp/folders.json``,
-each as it left it (its inode and change time, ``stamp``). A later run's use of the folder
-counts as a run's only while the folder is as a run left it: one removed and made again, or
-changed by hand since, is no run's (and leaves the list)."""
+each as it left it (its inode and change time, ``loads.folder_stamp``). A later run's use of
+the folder counts as a run's only while the folder is as a run left it: one removed and made
+again, or changed by hand since, is no run's (and leaves the list)."""
 
 from __future__ import annotations
 
@@ -17,20 +17,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from genstamp.atomic import write_atomic
+from genstamp.loads import folder_stamp, holds_no_file
 
 VERSION = 1
 FILE = "folders.json"
 
 
-def stamp(st: os.stat_result) -> str:
-    """What tells a folder apart from one made again in its place, or changed since."""
-    return f"{st.st_ino}:{st.st_ctime_ns}"
-
-
 def made(gitdir: Path) -> dict[str, str]:
-    """The folders (absolute paths) runs made, each with its ``stamp`` as a run left it; what
-    cannot be read (another version's file, a torn one) adds nothing: the folder is then
-    judged as the run found it."""
+    """The folders (absolute paths) runs made, each with its ``loads.folder_stamp`` as a run
+    left it; what cannot be read (another version's file, a torn one) adds nothing: the
+    folder is then judged as the run found it."""
     try:
         data = json.loads((gitdir / "genstamp" / FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -51,19 +47,17 @@ def keep(
     left them (``made_now``), each as it leaves them and only while it holds no file (the only
     ones a later run can find empty). Never raises: the list only spares a later run a
     refusal."""
-    from genstamp.loads import holds_no_file
-
     kept = {}
     for folder, was in before.items():
         try:
-            if stamp(os.stat(folder)) == was:  # untouched since a run left it
+            if folder_stamp(os.stat(folder)) == was:  # untouched since a run left it
                 kept[folder] = was
         except OSError:
             continue
     for folder in {*made_now, *found}:
         try:
             if holds_no_file(folder):
-                kept[folder] = stamp(os.stat(folder))
+                kept[folder] = folder_stamp(os.stat(folder))
         except OSError:
             continue
     if kept == dict(before):
