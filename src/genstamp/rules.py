@@ -907,8 +907,9 @@ TABLE = (
     ),
     Rule(
         "empty-folder",
-        "remove a folder left behind (rmdir), commit a file in one the project needs (a "
-        ".gitkeep), or have the tests make it (os.makedirs(path, exist_ok=True)); then rerun",
+        "remove a folder left behind (`rm -r`: it holds no file), commit a file in one the "
+        "project needs (a .gitkeep), or have the tests make it (os.makedirs(path, "
+        "exist_ok=True)); then rerun",
         _empty_folder,
     ),
     Rule(
