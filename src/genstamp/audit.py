@@ -384,8 +384,6 @@ def judge(
                     namespaces[rel] = None
                 continue
             if ld.via == loads_.READ:
-                # (one `after` the run began too: another process, a shell's `touch` perhaps,
-                # wrote or touched it, and the reading process cannot tell which)
                 read[rel] = None
                 continue
             if ld.via == loads_.SOURCELESS:

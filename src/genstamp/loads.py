@@ -51,9 +51,6 @@ NAMESPACE = "namespace"  # a namespace package's folder
 # that is none of the checkout's roots: another clone's, perhaps (``audit.judge`` asks git).
 ELSEWHERE = "elsewhere"
 READ = "read"  # a file of the work tree (not code) opened to read
-# A READ's detail: the file's times were after the run began and this process did not write it
-# (another process of the run wrote it, or only set its times: its bytes count all the same)
-AFTER = "after"
 # A Python source of the work tree opened to write (or renamed into place), and one whose
 # times were set: the gate tells code the run wrote from code it only touched (``Path.touch``).
 # Other files are not recorded (a test writing data costs nothing more).
@@ -611,12 +608,9 @@ def _opened(path: str, mode: object, flags: object) -> None:
         if ".git" in parts or "__pycache__" in parts:
             continue
         try:  # a file the run itself wrote (after it began) is no checkout's
-            if _written_in_the_run(full, where, os.stat(where)):
-                if {full, where} & _WRITTEN:
-                    continue
-                # new times, and not written here: another process of the run wrote it, or
-                # only set its times (a shell's `touch`): read all the same (``AFTER``)
-                record(Load(where, "", "", READ, AFTER))
+            # new times, and not written here: another process of the run wrote it, or only
+            # set its times (a shell's `touch`): this one cannot tell which, so it is read
+            if _written_in_the_run(full, where, os.stat(where)) and {full, where} & _WRITTEN:
                 continue
         except OSError:
             continue
