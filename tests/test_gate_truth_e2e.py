@@ -144,6 +144,37 @@ def test_a_clean_filter_repository_edit_test_commit_push_is_accepted(
     )
 
 
+@pytest.mark.parametrize("where", ["this-clone-alone", "control-round-trip"])
+def test_a_clean_filter_that_hides_an_edit_is_refused(
+    repo: Path, genstamp: RunGenstamp, where: str
+) -> None:
+    """A clean driver of this clone alone (``.git/info/attributes``, ``.git/config``) stores
+    ``a + b`` of a work tree holding ``a - b``: git sees no change, the tests run the edit, a
+    clean clone checks out ``a + b`` (S02). The control: a driver whose smudge side gives
+    the work tree's bytes back (git-lfs's shape) runs what a checkout writes."""
+    write_calc(repo, tests="from calc import add\n\n\ndef test_add():\n    assert add(3, 1) == 2\n")
+    (repo / CALC).write_text("def add(a, b):\n    return a - b\n")
+    if where == "this-clone-alone":
+        (repo / ".git" / "info").mkdir(exist_ok=True)
+        (repo / ".git" / "info" / "attributes").write_text("*.py filter=hide\n")
+        git(repo, "config", "filter.hide.clean", "sed -e 's/a - b/a + b/'")
+        git(repo, "config", "filter.hide.smudge", "cat")
+    else:
+        (repo / ".gitattributes").write_text("*.py filter=swap\n")
+        git(repo, "config", "filter.swap.clean", "sed -e 's/a - b/a + b  # swapped/'")
+        git(repo, "config", "filter.swap.smudge", "sed -e 's/a + b  # swapped/a - b/'")
+    commit_all(repo, "calc")
+    assert "return a - b" not in git(repo, "show", f"HEAD:{CALC.as_posix()}")
+    assert git(repo, "status", "--porcelain") == ""
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    if where == "this-clone-alone":
+        assert (code, rules(data)) == (1, ["loaded-not-tested"]), data
+        assert CALC.as_posix() in message(data, "loaded-not-tested")
+    else:
+        assert (code, rules(data)) == (0, []), data
+
+
 # -- code the clean clone will not have -----------------------------------------------------------
 
 
@@ -407,6 +438,33 @@ def test_an_in_project_venv_is_accepted_after_a_green_run_and_refused_after_an_e
     code, data = verdict(genstamp, repo)
     assert (code, rules(data)) == (1, ["tree-mismatch"])
     (repo / CALC).write_text("def add(a, b):\n    return a + b\n")
+
+
+def test_an_in_project_venv_git_does_not_ignore_is_accepted_after_a_green_run(
+    venv_project: Path, genstamp: RunGenstamp
+) -> None:
+    """``python -m venv .venv`` of Python 3.11 writes no .gitignore into it: a project that
+    ignores only bytecode holds the environment in its tree. The run's own start-up hook
+    (``genstamp-run-….pth`` in its site-packages, there while the run lasts) is the run's, as
+    its report is: rerunning could never bring it back (R01). The control: a file the run did
+    not write there is the tree's."""
+    repo = venv_project
+    ignore = repo / ".gitignore"
+    before = ignore.read_text()
+    stray = next((repo / ".venv" / "lib").glob("python3*/site-packages")) / "stray.pth"
+    ignore.write_text("__pycache__/\n*.py[co]\n")
+    try:
+        stamp(genstamp, repo)
+        green_in_venv(repo, [str(repo / ".venv/bin/python"), "-m", "pytest", "-q"])
+        code, data = verdict(genstamp, repo)
+        assert (code, rules(data)) == (0, []), data
+        stray.write_text("\n")
+        code, data = verdict(genstamp, repo)
+        assert (code, rules(data)) == (1, ["tree-mismatch"]), data
+        assert "stray.pth" in message(data, "tree-mismatch")
+    finally:
+        ignore.write_text(before)
+        stray.unlink(missing_ok=True)
 
 
 @pytest.mark.parametrize("stale", [False, True])

@@ -51,8 +51,8 @@ ROWS = {
         [
             "will refuse: loaded-not-tested: src/calc/__init__.py (the tests loaded bytes the "
             "tested tree does not hold: a file changed and changed back while they ran, an "
-            "edit git does not see (`--skip-worktree`), or code compiled under its name from "
-            "other text)"
+            "edit git does not see (`--skip-worktree`, a filter's clean side), or code "
+            "compiled under its name from other text)"
         ],
     ),
     # an installed package's bytecode is the installer's business, as the gate judges it

@@ -33,7 +33,7 @@ from genstamp import (
 )
 from genstamp.bytecode import PYCACHE, is_bytecode_file
 from genstamp.errors import GenstampError
-from genstamp.identity import added_blobs, hidden_changes, scan, sparse_leaves
+from genstamp.identity import added_blobs, filter_driven, hidden_changes, scan, sparse_leaves
 from genstamp.placed import installed, placement
 from genstamp.repo import Checkout
 from genstamp.rules import (
@@ -152,9 +152,13 @@ def with_report(
         output = output_path(props)
         # unless the tests loaded it as code, or read it (a tracked sample report they parse,
         # overwritten by the run's --junitxml: what they read is not what a commit carries)
+        left_out = []
         if output and (loaded is None or output not in {*loaded.loaded, *loaded.read}):
-            trees = {props[binding.P_TREE_START], props[binding.P_TREE_END]}
-            views = without(repo, trees | {t.tree for t in targets}, output)
+            left_out.append(output)
+        trees = {props[binding.P_TREE_START], props[binding.P_TREE_END]}
+        left_out += run_hooks(repo, trees, {t.tree for t in targets})
+        if left_out:
+            views = without(repo, trees | {t.tree for t in targets}, *left_out)
         for a, b in diff_pairs(report, targets, views):
             diffs[(a, b)] = differing_paths(repo, a, b)
         if loaded is not None:
@@ -317,9 +321,13 @@ def converted(
     would store for those bytes at that path, or None when that cannot be known. Asked only
     for the files that differ raw, so a checkout without conversion pays nothing.
 
-    A file changed since the run cannot be converted (its bytes are gone); then the bytes
-    loaded count as tested when they are exactly what checking out the tested blob writes
-    (git's smudge side: what a clean clone of the tested tree runs)."""
+    A file changed since the run cannot be converted (its bytes are gone), and a filter
+    driver's clean side proves nothing of what a clone checks out (a driver configured in this
+    clone alone, a ``sed`` that hides an edit, has no smudge side to give the edit back); then
+    the bytes loaded count as tested when they are exactly what checking out the tested blob
+    writes (git's smudge side: what a clean clone of the tested tree runs; git-lfs's), or, for
+    a Python source a filter driver converts, still in the file and of the same syntax tree
+    as what checking it out writes (the filter dropped a local note or spacing, not code)."""
     differ = [
         (rel, raw)
         for rel, loads in loaded.items()
@@ -328,6 +336,7 @@ def converted(
         if raw != blobs[rel]
     ]
     out: dict[tuple[str, str], str | None] = {}
+    driven: set[str] = set()  # paths a filter driver converts
     while differ:
         # One raw blob per path in each call: a path loaded twice is asked twice.
         batch: dict[str, str] = {}
@@ -339,25 +348,52 @@ def converted(
                 batch[rel] = raw
         for (owner, prefix), part in _by_repository(checkout, batch).items():
             found = added_blobs(owner, {rel[len(prefix) :]: raw for rel, raw in part.items()})
+            for rel in filter_driven(owner, found):
+                found[rel] = None  # what a filter driver stores: its clean side, not a clone's
+                driven.add(prefix + rel)
             out.update(((prefix + rel, batch[prefix + rel]), blob) for rel, blob in found.items())
         differ = rest
     unknown = [key for key, blob in out.items() if blob is None]
     if unknown:
         written = checkout_forms(checkout, tested, sorted({rel for rel, _ in unknown}))
         for rel, raw in unknown:
-            if written.get(rel) == raw:
+            form = written.get(rel)
+            if form is None:
+                continue
+            if str(pygit2.hash(form)) == raw or (
+                rel in driven and rel.endswith(_PY) and _same_code(checkout, rel, raw, form)
+            ):
                 out[(rel, raw)] = blobs[rel]
     return out
 
 
-def checkout_forms(checkout: Checkout, tree: str, paths: Sequence[str]) -> dict[str, str]:
-    """For each of ``paths`` in ``tree``: the blob id of the bytes a checkout writes for it
+_PY = (".py", ".pyw")
+
+
+def _same_code(checkout: Checkout, rel: str, raw: str, form: bytes) -> bool:
+    """Whether the Python source ``rel``, which still holds the loaded bytes ``raw``, parses to
+    the same syntax tree as ``form`` (what checking it out writes): the filter's clean side
+    dropped comments or spacing (a local note, a formatter's), not code."""
+    import ast
+
+    try:
+        with open(checkout.workdir / rel, "rb") as fh:
+            data = fh.read()
+        if str(pygit2.hash(data)) != raw:
+            return False
+        return ast.dump(ast.parse(data)) == ast.dump(ast.parse(form))
+    except (OSError, SyntaxError, ValueError):
+        return False
+
+
+def checkout_forms(checkout: Checkout, tree: str, paths: Sequence[str]) -> dict[str, bytes]:
+    """For each of ``paths`` in ``tree``: the bytes a checkout writes for it
     (``git cat-file --filters``: eol, ident and smudge filters as git applies them); paths
     git cannot give are left out. One git process per path: asked only for files that changed
     after the run."""
     env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
     repo = checkout.repo
-    out: dict[str, str] = {}
+    out: dict[str, bytes] = {}
     for path in paths:
         try:
             blob = str(repo.revparse_single(f"{tree}:{path}").id)
@@ -373,7 +409,7 @@ def checkout_forms(checkout: Checkout, tree: str, paths: Sequence[str]) -> dict[
         except (KeyError, ValueError, pygit2.GitError, OSError):
             continue
         if proc.returncode == 0:
-            out[path] = str(pygit2.hash(proc.stdout))
+            out[path] = proc.stdout
     return out
 
 
@@ -483,16 +519,41 @@ def _moved_gitlinks(checkout: Checkout, subs: Iterable[str]) -> list[str]:
     return moved
 
 
-def without(repo: pygit2.Repository, trees: Iterable[str], path: str) -> dict[str, str]:
-    """Each of ``trees`` with the file ``path`` left out (as git would write it: a folder
+def without(repo: pygit2.Repository, trees: Iterable[str], *paths: str) -> dict[str, str]:
+    """Each of ``trees`` with the files ``paths`` left out (as git would write it: a folder
     left empty goes too); trees not in the object store are left out."""
-    parts = path.split("/")
     out = {}
     for tree in trees:
         found = _tree(repo, tree)
         if found is not None:
-            out[tree] = str(_without(repo, found, parts))
+            oid = found.id
+            for path in paths:
+                now = repo.get(oid)
+                if isinstance(now, pygit2.Tree):
+                    oid = _without(repo, now, path.split("/"))
+            out[tree] = str(oid)
     return out
+
+
+def run_hooks(repo: pygit2.Repository, tested: Iterable[str], others: Iterable[str]) -> list[str]:
+    """The start-up hooks of genstamp's runs (``child``'s ``.pth``, there while a run lasts)
+    that a tested tree holds and a tree it is compared with does not: written into the
+    site-packages of a Python environment the work tree holds and git does not ignore, they
+    are the run's own, as its report is."""
+    from genstamp.child import PTH_PREFIX
+
+    found: set[str] = set()
+    for a in tested:
+        for b in others:
+            for path in differing_paths(repo, a, b) or () if a != b else ():
+                folder, _, name = path.rpartition("/")
+                if (
+                    name.startswith(PTH_PREFIX)
+                    and name.endswith(".pth")
+                    and (folder.endswith(("/site-packages", "/dist-packages")))
+                ):
+                    found.add(path)
+    return sorted(found)
 
 
 def _without(repo: pygit2.Repository, tree: pygit2.Tree, parts: Sequence[str]) -> pygit2.Oid:

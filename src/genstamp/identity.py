@@ -122,6 +122,17 @@ def _conversion(repo: pygit2.Repository, changed: Iterable[tuple[str, int]]) -> 
     return _Conversion(frozenset(drivers), attributes, auto_default)
 
 
+def filter_driven(checkout: Checkout, paths: Iterable[str]) -> set[str]:
+    """Those of ``paths`` (relative to the work tree) that a filter driver configured for the
+    repository converts: ``filter=NAME`` with ``filter.NAME.clean``, ``.process`` or
+    ``.required`` set."""
+    repo = checkout.repo
+    drivers = _conversion(repo, ()).drivers
+    if not drivers:
+        return set()
+    return {p for p in paths if repo.get_attr(os.fsencode(p), "filter") in drivers}
+
+
 def _by_git(repo: pygit2.Repository, path: str, conversion: _Conversion) -> bool:
     """Whether git, not libgit2, must make the blob of ``path`` (the checkin attributes: the
     work tree's .gitattributes first, as ``git add`` reads them)."""

@@ -64,7 +64,8 @@ def lines(run: Run) -> list[str]:
         refusals.append(
             f"loaded-not-tested: {_named(list(run.differ))} (the tests loaded bytes the tested "
             "tree does not hold: a file changed and changed back while they ran, an edit git "
-            "does not see (`--skip-worktree`), or code compiled under its name from other text)"
+            "does not see (`--skip-worktree`, a filter's clean side), or code compiled under "
+            "its name from other text)"
         )
     by_rule: dict[str, list[str]] = {}
     for flag in run.flags:
