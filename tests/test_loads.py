@@ -1465,3 +1465,224 @@ def test_a_clone_kept_in_an_environment_of_the_work_tree(tmp_path: Path, kept: s
         assert said == {}, said
     else:  # git-ignored code of the work tree, as before
         assert list(said) == ["ignored-code"], said
+
+
+# -- code that ran under a file's name, compiled from no bytes the file holds --------------------
+
+RUNS_CODE_OF = """
+import ast, marshal, os, types
+from pathlib import Path
+
+PATH = str(Path(__file__).parent.parent / "src" / "calc" / "__init__.py")
+
+
+def load(code):
+    module = types.ModuleType("calc")
+    module.__file__ = PATH
+    exec(code, module.__dict__)
+    return module
+
+
+def test_value():
+    {body}
+    assert load(code).VALUE == {value}
+"""
+# ``TEXT``: the text the code is made of; in between, another module's code runs (a loader
+# compiles a batch, then executes each)
+COMPILED_EARLIER = 'code = compile(TEXT, PATH, "exec"); exec(compile("", "<batch>", "exec"), {})'
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("body", "text", "refused"),
+    [
+        (COMPILED_EARLIER, OTHER, True),  # S06
+        ("code = marshal.loads(marshal.dumps(compile(TEXT, PATH, 'exec')))", OTHER, False),
+        ("code = compile(ast.parse(TEXT), PATH, 'exec')", OTHER, True),  # S04
+        # the controls: the file's own text, however it was compiled and kept
+        (COMPILED_EARLIER, CALC, False),
+        ("code = compile(ast.parse(TEXT), PATH, 'exec')", CALC, False),
+        # an import hook that reads the file and compiles its AST, changed (typeguard's)
+        (
+            "tree = ast.parse(open(PATH).read()); "
+            "tree.body.append(ast.parse('VALUE = 2').body[0]); "
+            "code = compile(tree, PATH, 'exec')",
+            CALC,
+            False,
+        ),
+    ],
+    ids=["earlier", "marshal", "ast", "earlier-own", "ast-own", "instrumented"],
+)
+def test_code_not_compiled_from_its_file_is_not_its_file(
+    tmp_path: Path, body: str, text: str, refused: bool
+) -> None:
+    """Module code that runs under a source's name is that file's only when it was compiled
+    from the file's bytes (as the recorder saw them compiled, or as compiling the file gives):
+    code compiled from other text earlier, or from the AST of other text, is not (S04, S06)."""
+    repo, _ = project(tmp_path, "")
+    value = 2 if text == OTHER or "VALUE = 2" in body else 1
+    test = RUNS_CODE_OF.format(body=body, value=value).replace("TEXT", repr(text))
+    found = scenario(repo, test)
+    flagged = [(f.kind, f.path, f.detail) for f in found.flags]
+    found_now = failures(repo)
+    if refused:
+        assert flagged == [(audit.STALE, "src/calc/__init__.py", loads.NOT_COMPILED)], flagged
+        assert list(found_now) == ["stale-bytecode"], found_now
+    elif text == OTHER:  # compiled from bytes the recorder saw: their blob, not the tree's
+        assert flagged == [], flagged
+        assert list(found_now) == ["loaded-not-tested"], found_now
+    else:
+        assert flagged == [] and found_now == {}, (flagged, found_now)
+
+
+CACHING_LOADER = """
+import importlib.abc, importlib.util, marshal, os, sys
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+CACHE = os.path.join(ROOT, ".codecache")
+
+
+class Loader(importlib.abc.Loader):
+    def __init__(self, path):
+        self.path = path
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        kept = os.path.join(CACHE, module.__name__)
+        if os.path.exists(kept):
+            with open(kept, "rb") as fh:
+                code = marshal.loads(fh.read())
+        else:
+            with open(self.path, "rb") as fh:
+                code = compile(fh.read(), self.path, "exec")
+            os.makedirs(CACHE, exist_ok=True)
+            with open(kept, "wb") as fh:
+                fh.write(marshal.dumps(code))
+        exec(code, module.__dict__)
+
+
+class Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "calc":
+            return None
+        where = os.path.join(ROOT, "src", "calc", "__init__.py")
+        return importlib.util.spec_from_file_location(name, where, loader=Loader(where))
+
+
+sys.meta_path.insert(0, Finder())
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("edited", [True, False])
+def test_a_loaders_own_code_cache_of_an_earlier_version(tmp_path: Path, edited: bool) -> None:
+    """A conftest's loader keeps the code it compiled in a git-ignored cache of its own and
+    never checks it against the source (S01): after an edit, the warm run executes the old
+    code and passes, where a clean clone compiles the edit and fails."""
+    files = {"conftest.py": CACHING_LOADER, ".gitignore": "__pycache__/\n.codecache/\n"}
+    repo, _ = project(
+        tmp_path, "import calc\n\n\ndef test_value():\n    assert calc.VALUE == 1\n", files
+    )
+    run(repo)  # fills the cache
+    if edited:
+        (repo / "src" / "calc" / "__init__.py").write_text(OTHER)
+        commit_all(repo, "a regression")
+    restamp.begin(open_checkout(repo))
+    told = run(repo)
+    found_now = failures(repo)
+    if not edited:
+        assert found_now == {}, found_now
+        return
+    assert "will refuse: stale-bytecode: calc" in told, told
+    assert list(found_now) == ["stale-bytecode"], found_now
+    assert loads.NOT_COMPILED in found_now["stale-bytecode"]
+    clone = repo.parent / "clean"
+    git(repo.parent, "clone", "-q", str(repo), str(clone))
+    proc = run_pytest(clone, "-p", "no:genstamp", env=subprocess_env())
+    assert proc.returncode == 1, proc.stdout
+
+
+# -- a module of the work tree's name, from a plain folder elsewhere -----------------------------
+
+USES_HELPER = "from helpers import expected\n\n\ndef test_expected():\n    assert expected() == 1\n"
+APPENDED = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\naddopts = "--import-mode=append"\n'
+MAKES_ITS_HELPER = """
+import sys
+
+
+def test_expected(tmp_path, monkeypatch):
+    (tmp_path / "helpers.py").write_text("def expected():\\n    return 1\\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("helpers", None)
+    from helpers import expected
+
+    assert expected() == 1
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("old", ["stale", "identical", "made-by-the-test"])
+def test_a_test_helper_of_the_tree_loaded_from_a_plain_folder(tmp_path: Path, old: str) -> None:
+    """``tests/helpers.py`` is on the import path through ``tests/`` (pytest puts it there),
+    and an old copy in a folder on ``PYTHONPATH`` (no git work tree) comes first: the warm
+    run tests the copy, a clean clone the tree's helper (S03)."""
+    tree_helper = "def expected():\n    return 2\n"
+    files = {"tests/helpers.py": tree_helper, "pyproject.toml": APPENDED}
+    repo, _ = project(tmp_path, USES_HELPER, files)
+    folder = tmp_path / "old"
+    folder.mkdir()
+    copy = "def expected():\n    return 1\n" if old == "stale" else tree_helper
+    (folder / "helpers.py").write_text(copy)
+    if old != "stale":  # the tree's own bytes (or the test's own module): the tree's test
+        (repo / "tests" / "test_it.py").write_text(
+            MAKES_ITS_HELPER if old == "made-by-the-test" else USES_HELPER.replace("1", "2")
+        )
+        commit_all(repo, "test")
+    restamp.begin(open_checkout(repo))
+    told = run(repo, PYTHONPATH=str(folder))
+    found = audit_of(repo)
+    found_now = failures(repo)
+    if old != "stale":
+        assert found.flags == () and found_now == {}, (found.flags, found_now)
+        return
+    assert [(f.kind, f.module) for f in found.flags] == [(audit.FOREIGN, "helpers")], found
+    assert "tests/helpers.py" in found.flags[0].detail
+    assert "will refuse: foreign-origin: helpers" in told, told
+    assert list(found_now) == ["foreign-origin"], found_now
+    clone = repo.parent / "clean"
+    git(repo.parent, "clone", "-q", str(repo), str(clone))
+    assert run_pytest(clone, "-p", "no:genstamp", env=subprocess_env()).returncode == 1
+
+
+LOADS_CALC_FROM = """
+import importlib.util, os, sys
+
+spec = importlib.util.spec_from_file_location("calc", os.environ["CALC_FROM"])
+calc = importlib.util.module_from_spec(spec)
+sys.modules["calc"] = calc
+spec.loader.exec_module(calc)
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("where", ["outside", "the-tree"])
+def test_a_root_loaded_by_path_from_a_file_named_like_no_root(tmp_path: Path, where: str) -> None:
+    """A conftest loads the import root ``calc`` from a file outside the checkout whose path
+    names no root (``legacy/impl.py``): the module is the checkout's, its code another's (S07)."""
+    files = {"conftest.py": LOADS_CALC_FROM}
+    repo, _ = project(
+        tmp_path, "import calc\n\n\ndef test_value():\n    assert calc.VALUE\n", files
+    )
+    legacy = tmp_path / "legacy" / "impl.py"
+    legacy.parent.mkdir()
+    legacy.write_text(OTHER)
+    source = legacy if where == "outside" else repo / "src" / "calc" / "__init__.py"
+    run(repo, CALC_FROM=str(source))
+    found_now = failures(repo)
+    if where == "the-tree":
+        assert found_now == {}, found_now
+    else:
+        assert list(found_now) == ["foreign-origin"], found_now
+        assert "calc from " + str(legacy) in found_now["foreign-origin"]

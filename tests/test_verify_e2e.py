@@ -87,7 +87,8 @@ PINNED = (
     '        "src/legacy.pyc is sourceless bytecode (no legacy.py)"\n'
     "      ],\n"
     '      "message": "src/legacy.pyc is sourceless bytecode (no legacy.py)",\n'
-    '      "remedy": "run `genstamp stamp` to scrub bytecode, then rerun the tests",\n'
+    '      "remedy": "run `genstamp stamp` to scrub bytecode (and clear a cache of code a '
+    'loader keeps itself), then rerun the tests",\n'
     '      "rule": "stale-bytecode"\n'
     "    },\n"
     "    {\n"

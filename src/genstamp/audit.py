@@ -421,6 +421,18 @@ def judge(
             if stale is not None:
                 flags[Flag(FOREIGN, ld.module, ld.path, stale)] = None
             continue
+        if ld.via == loads_.SHADOW:  # in place of the module a folder of the work tree gives
+            rel = os.path.relpath(ld.detail, root_s).replace(os.sep, "/")
+            try:
+                same = blob_id(ld.detail) == ld.blob
+            except OSError:
+                same = False
+            if same:
+                loaded.setdefault(rel, {})[ld.blob] = None  # byte for byte the tree's file
+            elif not (made_by_the_tests(ld.path, began_ns) or _made_during(ld, began_ns)):
+                why = f"loaded from outside the checkout in place of {rel}"
+                flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
+            continue
         if not ld.module:
             continue
         if ld.via == loads_.NAMESPACE:

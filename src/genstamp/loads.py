@@ -47,6 +47,9 @@ BYTECODE = "bytecode"  # executed from a pyc; ``detail`` says why it is not the 
 SOURCELESS = "sourceless"  # executed from a pyc with no source beside it
 EXTENSION = "extension"  # a .so/.pyd; ``detail`` is its mtime in ns
 NAMESPACE = "namespace"  # a namespace package's folder
+# A module loaded from a plain folder outside the checkout, of a name that a folder of the work
+# tree on the import path gives (``detail``: that file of the work tree)
+SHADOW = "shadow"
 # Code outside the checkout, in another git work tree (``detail``: that work tree), of a module
 # that is none of the checkout's roots: another clone's, perhaps (``audit.judge`` asks git).
 ELSEWHERE = "elsewhere"
@@ -267,7 +270,7 @@ def record(load: Load) -> None:
 def _concerns(run: Run, path: str, module: str, via: str) -> bool:
     if inside(path, run.workdir) and not installed(path):
         return True
-    if via == ELSEWHERE:
+    if via in (ELSEWHERE, SHADOW):
         return True
     return bool(module) and module.partition(".")[0] in run.roots
 
@@ -511,6 +514,8 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             elif isinstance(path, (str, bytes)):
                 name = os.fsdecode(path)
                 writing = _writing(args[1], args[2])
+                if name.endswith(_SOURCES) and not writing:
+                    _STATE.source = name  # a source read: an import hook may compile its AST
                 if writing:
                     _within(_WRITTEN, name)
                     _used(os.path.dirname(os.path.abspath(name)))
@@ -860,7 +865,8 @@ def _executed(code: CodeType) -> None:
     filename = code.co_filename
     compiled = getattr(_STATE, "compiled", None)
     pyc = getattr(_STATE, "pyc", None)
-    _STATE.compiled = _STATE.pyc = None
+    source = getattr(_STATE, "source", None)
+    _STATE.compiled = _STATE.pyc = _STATE.source = None
     pending = _expected.get(filename)
     if pending:
         if pending == 1:
@@ -898,32 +904,47 @@ def _executed(code: CodeType) -> None:
         module = _module_executing(filename)
     elif not any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
         # Outside the checkout: a module of one of its import roots concerns the run, and so
-        # does any code of another git work tree (another clone of this one, perhaps).
-        if _named_like_a_root(real):
+        # does any code of another git work tree (another clone of this one, perhaps), and a
+        # module of a name a folder of the work tree on the import path gives (a test helper).
+        plain = not (installed(real) or real.startswith(_SYSTEM) or real.startswith(_OWN))
+        if plain or _named_like_a_root(real):
             module = _module_executing(filename)
         if not any(module.partition(".")[0] in a.run.roots for a in _RUNS):
             elsewhere = work_tree_of(real)
+            if not elsewhere and plain and module:
+                mine = _tree_module(module)
+                if mine and _made(real) != MADE:  # a module the tests wrote is theirs
+                    known = (
+                        compiled[1] if compiled is not None and compiled[0] == filename else None
+                    )
+                    data = known if known is not None else _bytes(real)
+                    record(Load(real, blob_of(data), module, SHADOW, mine))
+                return
             if not elsewhere or any(a.run.workdir == elsewhere for a in _RUNS):
                 return
             module = module or _module_executing(filename)
     if elsewhere:
-        data = compiled[1] if compiled is not None and compiled[0] == filename else None
-        if data is None:
-            try:
-                with open(real, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                data = b""
+        data = compiled[1] if compiled is not None and compiled[0] == filename else _bytes(real)
         record(Load(real, blob_of(data) if data else "", module, ELSEWHERE, elsewhere))
         return
     if compiled is not None and compiled[0] == filename:
         record(Load(real, blob_of(compiled[1]), module, SOURCE, _made(real)))
         return
+    data = None
     try:
         with open(real, "rb") as fh:
-            current = blob_of(fh.read())
+            data = fh.read()
+        current = blob_of(data)
     except OSError:
         current = ""
+    if pyc is None and data is not None and filename.endswith(_SOURCES):
+        # Neither compiled here from bytes of this name nor read from its bytecode: code kept
+        # elsewhere (marshal'ed into a cache of a conftest's loader) or compiled from the AST
+        # of some text. It is the file's when it is what compiling the file gives, or when an
+        # import hook read the file just before compiling (typeguard's, beartype's AST).
+        if source not in (filename, real) and not _compiled_from(code, data):
+            record(Load(real, current, module, BYTECODE, NOT_COMPILED))
+            return
     if pyc is not None and not (_cache_of(pyc, filename) or _cache_of(pyc, real)):
         # bytecode opened just before, kept elsewhere than the source's cache (a build's .pyc
         # that runpy ran): its code names the source, but nothing checked it against it
@@ -938,6 +959,54 @@ def _executed(code: CodeType) -> None:
         record(Load(real, current, module, BYTECODE, _stale_reason(real, pyc)))
         return
     record(Load(real, current, module, SOURCE, _made(real)))
+
+
+# A BYTECODE load's detail: code that ran under a source's name, compiled from no bytes it has
+NOT_COMPILED = "code not compiled from the file (kept from an earlier version, or other text)"
+_COMPILED: dict[int, CodeType] = {}  # code objects found to be what their file compiles to
+
+
+def _compiled_from(code: CodeType, data: bytes) -> bool:
+    """Whether compiling ``data`` gives ``code`` (code objects compare by their bytecode,
+    constants, names and line table; not by the file name), under the code's own future
+    flags and the interpreter's optimisation level, as the import system compiles."""
+    if _COMPILED.get(id(code)) is code:
+        return True
+    import __future__
+
+    futures = 0
+    for feature in __future__.all_feature_names:
+        futures |= getattr(__future__, feature).compiler_flag
+    try:
+        made = compile(data, code.co_filename, "exec", code.co_flags & futures, True)
+        same = bool(made == code)
+    except Exception:  # SyntaxError, ValueError: what ran is no compilation of the file
+        return False
+    if same:
+        _COMPILED[id(code)] = code  # kept alive: its id names no other code
+    return same
+
+
+def _bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def _tree_module(module: str) -> str:
+    """The file of the work tree that ``module`` is, found through an entry of ``sys.path``
+    in an active run's work tree (``tests/`` holding ``helpers.py``); "" when none holds it."""
+    if not _in_tree_entry(module.partition(".")[0], files=True):
+        return ""
+    rest = module.replace(".", os.sep)
+    for entry in _ENTRIES[3]:
+        for name in (rest + ".py", os.path.join(rest, "__init__.py")):
+            found = os.path.join(entry, name)
+            if os.path.isfile(found):
+                return found
+    return ""
 
 
 def _bytecode_of(pyc: str, source: str) -> bool:
@@ -1065,9 +1134,9 @@ class RootFinder:
 _ENTRIES: "list[Any]" = [(), False, "", None]
 
 
-def _in_tree_entry(name: str) -> bool:
+def _in_tree_entry(name: str, files: bool = False) -> bool:
     """Whether an entry of ``sys.path`` in an active run's work tree holds ``name`` (as the
-    path finder's listing of it has it, else as a folder)."""
+    path finder's listing of it has it, else as a folder; with ``files``, ``name.py`` too)."""
     seen = tuple(sys.path)
     if seen != _ENTRIES[0]:
         relative = any(not os.path.isabs(e) for e in seen if isinstance(e, str))
@@ -1081,9 +1150,11 @@ def _in_tree_entry(name: str) -> bool:
     for entry in _ENTRIES[3]:
         listed = getattr(sys.path_importer_cache.get(entry), "_path_cache", None)
         if listed:  # FileFinder's listing of the folder: no system call
-            if name in listed:
+            if name in listed or (files and name + ".py" in listed):
                 return True
-        elif os.path.isdir(os.path.join(entry, name)):
+        elif os.path.isdir(os.path.join(entry, name)) or (
+            files and os.path.isfile(os.path.join(entry, name + ".py"))
+        ):
             return True
     return False
 

@@ -920,7 +920,8 @@ TABLE = (
     ),
     Rule(
         "stale-bytecode",
-        "run `genstamp stamp` to scrub bytecode, then rerun the tests",
+        "run `genstamp stamp` to scrub bytecode (and clear a cache of code a loader keeps itself), "
+        "then rerun the tests",
         _stale_bytecode,
     ),
     Rule(
