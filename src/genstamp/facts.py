@@ -535,6 +535,9 @@ def without(repo: pygit2.Repository, trees: Iterable[str], *paths: str) -> dict[
     return out
 
 
+HOOK_TREES = 3  # the trees compared that ``run_hooks`` looks for hooks against
+
+
 def run_hooks(repo: pygit2.Repository, tested: Iterable[str], others: Iterable[str]) -> list[str]:
     """The start-up hooks of genstamp's runs (``child``'s ``.pth``, there while a run lasts)
     that a tested tree holds and a tree it is compared with does not: written into the
@@ -542,18 +545,28 @@ def run_hooks(repo: pygit2.Repository, tested: Iterable[str], others: Iterable[s
     are the run's own, as its report is."""
     from genstamp.child import PTH_PREFIX
 
+    tested = list(dict.fromkeys(tested))
+    # a hook is in the tested tree only: a few of the trees compared show it (a push of
+    # thousands of refs compares thousands)
+    compared = [b for b in dict.fromkeys(others) if b not in tested][:HOOK_TREES]
     found: set[str] = set()
     for a in tested:
-        for b in others:
-            for path in differing_paths(repo, a, b) or () if a != b else ():
+        for b in compared:
+            for path in differing_paths(repo, a, b) or ():
                 folder, _, name = path.rpartition("/")
-                if (
-                    name.startswith(PTH_PREFIX)
-                    and name.endswith(".pth")
-                    and (folder.endswith(("/site-packages", "/dist-packages")))
-                ):
-                    found.add(path)
+                if name.startswith(PTH_PREFIX) and name.endswith(".pth"):
+                    if folder.endswith(("/site-packages", "/dist-packages")):
+                        if _holds(repo, a, path) and not _holds(repo, b, path):
+                            found.add(path)
     return sorted(found)
+
+
+def _holds(repo: pygit2.Repository, tree_id: str, path: str) -> bool:
+    tree = _tree(repo, tree_id)
+    try:
+        return tree is not None and isinstance(tree[path], pygit2.Blob)
+    except (KeyError, TypeError, ValueError):
+        return False
 
 
 def _without(repo: pygit2.Repository, tree: pygit2.Tree, parts: Sequence[str]) -> pygit2.Oid:
