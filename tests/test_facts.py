@@ -399,3 +399,34 @@ def test_a_gitmodules_section_is_read_as_git_reads_it(tmp_path: Path) -> None:
     assert _submodule_name(tree, "v") == "v" and _submodule_url(tree, "v")
     assert _submodule_name(tree, "w") == "w" and not _submodule_url(tree, "w")  # no url
     assert _submodule_name(tree, "x") is None and not _submodule_url(tree, "x")
+
+
+def test_the_runs_own_hook_is_left_out_only_where_the_tested_tree_alone_holds_it(
+    tmp_path: Path,
+) -> None:
+    """A genstamp-run-*.pth in a site-packages folder that the tested tree holds and a judged
+    tree does not is the run's (R01); one the judged tree holds too, or one elsewhere, is not."""
+    from genstamp.facts import run_hooks
+
+    repo = init_repo(tmp_path / "repo")
+    site = "env/lib/python3.11/site-packages"
+    hook = f"{site}/genstamp-run-1-2-genstamp-run-x.pth"
+
+    def tree(files: dict[str, str]) -> str:
+        for rel in [p for p in (repo / "env").rglob("*") if p.is_file()] + [repo / "a.pth"]:
+            rel.unlink(missing_ok=True)
+        for rel, text in files.items():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            (repo / rel).write_text(text)
+        git(repo, "add", "-A")
+        return git(repo, "write-tree").strip()
+
+    plain = tree({f"{site}/x.py": "X = 1\n"})
+    tested = tree({f"{site}/x.py": "X = 1\n", hook: "import os\n"})
+    other_hook = tree({f"{site}/x.py": "X = 1\n", hook: "import sys\n"})
+    elsewhere = tree({f"{site}/x.py": "X = 1\n", "a.pth": "", "genstamp-run-1.pth": "\n"})
+    checkout = open_checkout(repo)
+    assert run_hooks(checkout.repo, [tested], [plain]) == [hook]
+    assert run_hooks(checkout.repo, [tested], [tested]) == []
+    assert run_hooks(checkout.repo, [tested], [other_hook]) == []  # the judged tree holds one
+    assert run_hooks(checkout.repo, [elsewhere], [plain]) == []  # not in a site-packages
