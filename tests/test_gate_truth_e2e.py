@@ -144,15 +144,21 @@ def test_a_clean_filter_repository_edit_test_commit_push_is_accepted(
     )
 
 
-@pytest.mark.parametrize("where", ["this-clone-alone", "control-round-trip"])
+@pytest.mark.parametrize(
+    "where", ["this-clone-alone", "round-trip-of-this-clone", "round-trip", "project-declared"]
+)
 def test_a_clean_filter_that_hides_an_edit_is_refused(
     repo: Path, genstamp: RunGenstamp, where: str
 ) -> None:
     """A clean driver of this clone alone (``.git/info/attributes``, ``.git/config``) stores
     ``a + b`` of a work tree holding ``a - b``: git sees no change, the tests run the edit, a
-    clean clone checks out ``a + b`` (S02). The control: a driver whose smudge side gives
-    the work tree's bytes back (git-lfs's shape) runs what a checkout writes."""
-    write_calc(repo, tests="from calc import add\n\n\ndef test_add():\n    assert add(3, 1) == 2\n")
+    clean clone checks out ``a + b`` (S02); a smudge side in this clone's config alone gives
+    the edit back here and nowhere else (U01). The controls: a driver every clone on this
+    machine has (the user's global config, as `git lfs install` writes it), or one the
+    project's own .gitattributes names (`git lfs install --local`, T14), whose smudge side
+    gives the work tree's bytes back runs what a checkout writes."""
+    tests = "from calc import add\n\n\ndef test_add():\n    assert add(3, 1) == 2\n"
+    write_calc(repo, tests=tests)
     (repo / CALC).write_text("def add(a, b):\n    return a - b\n")
     if where == "this-clone-alone":
         (repo / ".git" / "info").mkdir(exist_ok=True)
@@ -160,19 +166,28 @@ def test_a_clean_filter_that_hides_an_edit_is_refused(
         git(repo, "config", "filter.hide.clean", "sed -e 's/a - b/a + b/'")
         git(repo, "config", "filter.hide.smudge", "cat")
     else:
-        (repo / ".gitattributes").write_text("*.py filter=swap\n")
-        git(repo, "config", "filter.swap.clean", "sed -e 's/a - b/a + b  # swapped/'")
-        git(repo, "config", "filter.swap.smudge", "sed -e 's/a + b  # swapped/a - b/'")
-    commit_all(repo, "calc")
-    assert "return a - b" not in git(repo, "show", f"HEAD:{CALC.as_posix()}")
-    assert git(repo, "status", "--porcelain") == ""
-    green(genstamp, repo)
-    code, data = verdict(genstamp, repo, "--rev", "HEAD")
-    if where == "this-clone-alone":
+        scope = "--global" if where == "round-trip" else "--local"
+        if where == "round-trip-of-this-clone":
+            (repo / ".git" / "info").mkdir(exist_ok=True)
+            (repo / ".git" / "info" / "attributes").write_text("*.py filter=swap9\n")
+        else:
+            (repo / ".gitattributes").write_text("*.py filter=swap9\n")
+        git(repo, "config", scope, "filter.swap9.clean", "sed -e 's/a - b/a + b  # swapped/'")
+        git(repo, "config", scope, "filter.swap9.smudge", "sed -e 's/a + b  # swapped/a - b/'")
+    try:
+        commit_all(repo, "calc")
+        assert "return a - b" not in git(repo, "show", f"HEAD:{CALC.as_posix()}")
+        assert git(repo, "status", "--porcelain") == ""
+        green(genstamp, repo)
+        code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    finally:
+        if where == "round-trip":
+            git(repo, "config", "--global", "--remove-section", "filter.swap9")
+    if where in ("round-trip", "project-declared"):
+        assert (code, rules(data)) == (0, []), data
+    else:
         assert (code, rules(data)) == (1, ["loaded-not-tested"]), data
         assert CALC.as_posix() in message(data, "loaded-not-tested")
-    else:
-        assert (code, rules(data)) == (0, []), data
 
 
 # -- code the clean clone will not have -----------------------------------------------------------

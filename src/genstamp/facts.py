@@ -321,13 +321,13 @@ def converted(
     would store for those bytes at that path, or None when that cannot be known. Asked only
     for the files that differ raw, so a checkout without conversion pays nothing.
 
-    A file changed since the run cannot be converted (its bytes are gone), and a filter
-    driver's clean side proves nothing of what a clone checks out (a driver configured in this
-    clone alone, a ``sed`` that hides an edit, has no smudge side to give the edit back); then
-    the bytes loaded count as tested when they are exactly what checking out the tested blob
-    writes (git's smudge side: what a clean clone of the tested tree runs; git-lfs's), or, for
-    a Python source a filter driver converts, still in the file and of the same syntax tree
-    as what checking it out writes (the filter dropped a local note or spacing, not code)."""
+    A file changed since the run cannot be converted (its bytes are gone); then the bytes
+    loaded count as tested when they are exactly what checking out the tested blob writes
+    (git's smudge side: what a clean clone of the tested tree runs; git-lfs's). A filter
+    driver configured in this clone's own config alone is in no fresh clone, which checks the
+    blob out as it is: what it stores proves nothing (a ``sed`` that hides an edit), and the
+    bytes loaded count as tested when they are the blob's, or, for a Python source, still in
+    the file and of the same syntax tree as the blob (the driver dropped a local note)."""
     differ = [
         (rel, raw)
         for rel, loads in loaded.items()
@@ -336,7 +336,7 @@ def converted(
         if raw != blobs[rel]
     ]
     out: dict[tuple[str, str], str | None] = {}
-    driven: set[str] = set()  # paths a filter driver converts
+    driven: dict[str, bool] = {}  # paths a filter driver of this clone alone converts
     while differ:
         # One raw blob per path in each call: a path loaded twice is asked twice.
         batch: dict[str, str] = {}
@@ -348,14 +348,18 @@ def converted(
                 batch[rel] = raw
         for (owner, prefix), part in _by_repository(checkout, batch).items():
             found = added_blobs(owner, {rel[len(prefix) :]: raw for rel, raw in part.items()})
-            for rel in filter_driven(owner, found):
-                found[rel] = None  # what a filter driver stores: its clean side, not a clone's
-                driven.add(prefix + rel)
+            for rel, alone in filter_driven(owner, found).items():
+                if alone:  # what a driver of this clone alone stores proves nothing of a clone
+                    found[rel] = None
+                    driven[prefix + rel] = alone
             out.update(((prefix + rel, batch[prefix + rel]), blob) for rel, blob in found.items())
         differ = rest
     unknown = [key for key, blob in out.items() if blob is None]
     if unknown:
         written = checkout_forms(checkout, tested, sorted({rel for rel, _ in unknown}))
+        for rel in [rel for rel in driven if rel in written]:
+            blob = checkout.repo.get(blobs[rel])  # a fresh clone has no such driver
+            written[rel] = blob.data if isinstance(blob, pygit2.Blob) else b""
         for rel, raw in unknown:
             form = written.get(rel)
             if form is None:

@@ -122,15 +122,47 @@ def _conversion(repo: pygit2.Repository, changed: Iterable[tuple[str, int]]) -> 
     return _Conversion(frozenset(drivers), attributes, auto_default)
 
 
-def filter_driven(checkout: Checkout, paths: Iterable[str]) -> set[str]:
+def filter_driven(checkout: Checkout, paths: Iterable[str]) -> dict[str, bool]:
     """Those of ``paths`` (relative to the work tree) that a filter driver configured for the
-    repository converts: ``filter=NAME`` with ``filter.NAME.clean``, ``.process`` or
-    ``.required`` set."""
+    repository converts (``filter=NAME`` with ``filter.NAME.clean``, ``.process`` or
+    ``.required`` set), each with whether the driver is this clone's alone: configured in its
+    own config file only, and named by no .gitattributes git tracks (a fresh clone of it
+    checks the blob out as it is)."""
     repo = checkout.repo
     drivers = _conversion(repo, ()).drivers
     if not drivers:
-        return set()
-    return {p for p in paths if repo.get_attr(os.fsencode(p), "filter") in drivers}
+        return {}
+    shared = set()
+    for entry in repo.config:
+        driver, _, key = entry.name[len("filter.") :].rpartition(".")
+        if entry.name.startswith("filter.") and key in ("clean", "smudge", "process"):
+            if entry.level not in (ConfigLevel.LOCAL, ConfigLevel.WORKTREE):
+                shared.add(driver)
+    out = {}
+    for p in paths:
+        name = repo.get_attr(os.fsencode(p), "filter")
+        if isinstance(name, str) and name in drivers:
+            out[p] = name not in shared and not _declared(repo, p, name)
+    return out
+
+
+def _declared(repo: pygit2.Repository, path: str, driver: str) -> bool:
+    """Whether a .gitattributes git tracks in a folder above ``path`` names ``driver``: the
+    project asks every clone for it (git-lfs's ``filter=lfs``), where ``.git/info/attributes``
+    asks this clone alone."""
+    folders = path.split("/")[:-1]
+    wanted = f"filter={driver}".encode()
+    for depth in range(len(folders) + 1):
+        rel = "/".join([*folders[:depth], ".gitattributes"])
+        try:
+            blob = repo[repo.index[rel].id]
+        except (KeyError, ValueError):
+            continue
+        if isinstance(blob, pygit2.Blob) and any(
+            wanted in line.split() for line in blob.data.splitlines()
+        ):
+            return True
+    return False
 
 
 def _by_git(repo: pygit2.Repository, path: str, conversion: _Conversion) -> bool:
