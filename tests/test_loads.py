@@ -1497,6 +1497,10 @@ COMPILED_EARLIER = 'code = compile(TEXT, PATH, "exec"); exec(compile("", "<batch
     ("body", "text", "refused"),
     [
         (COMPILED_EARLIER, OTHER, True),  # S06
+        # the file read just before (no syntax tree compiled): not an import hook's (U04)
+        (COMPILED_EARLIER + "; open(PATH).read()", OTHER, True),
+        # the file's own bytes compiled just before: not what runs (U09)
+        (COMPILED_EARLIER + "; compile(open(PATH, 'rb').read(), PATH, 'exec')", OTHER, True),
         ("code = marshal.loads(marshal.dumps(compile(TEXT, PATH, 'exec')))", OTHER, False),
         ("code = compile(ast.parse(TEXT), PATH, 'exec')", OTHER, True),  # S04
         # the controls: the file's own text, however it was compiled and kept
@@ -1511,7 +1515,7 @@ COMPILED_EARLIER = 'code = compile(TEXT, PATH, "exec"); exec(compile("", "<batch
             False,
         ),
     ],
-    ids=["earlier", "marshal", "ast", "earlier-own", "ast-own", "instrumented"],
+    ids=["earlier", "read", "own-compiled", "marshal", "ast", "earlier-own", "ast-own", "hook"],
 )
 def test_code_not_compiled_from_its_file_is_not_its_file(
     tmp_path: Path, body: str, text: str, refused: bool
@@ -1575,16 +1579,35 @@ sys.meta_path.insert(0, Finder())
 """
 
 
+COMPILES_FIRST = """
+import importlib.machinery
+from pathlib import Path
+
+
+def test_compiles():  # the checkout's loader compiles calc, and nothing runs it
+    src = str(Path(__file__).parent.parent / "src")
+    assert importlib.machinery.PathFinder.find_spec("calc", [src]).loader.get_code("calc")
+
+
+def test_value():
+    import calc
+
+    assert calc.VALUE == 1
+"""
+USES_CALC = "import calc\n\n\ndef test_value():\n    assert calc.VALUE == 1\n"
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("edited", [True, False])
-def test_a_loaders_own_code_cache_of_an_earlier_version(tmp_path: Path, edited: bool) -> None:
+@pytest.mark.parametrize(("edited", "first"), [(True, False), (True, True), (False, False)])
+def test_a_loaders_own_code_cache_of_an_earlier_version(
+    tmp_path: Path, edited: bool, first: bool
+) -> None:
     """A conftest's loader keeps the code it compiled in a git-ignored cache of its own and
     never checks it against the source (S01): after an edit, the warm run executes the old
-    code and passes, where a clean clone compiles the edit and fails."""
+    code and passes, where a clean clone compiles the edit and fails. A test that has the
+    checkout's loader compile calc first, and never runs that code, changes nothing (U07)."""
     files = {"conftest.py": CACHING_LOADER, ".gitignore": "__pycache__/\n.codecache/\n"}
-    repo, _ = project(
-        tmp_path, "import calc\n\n\ndef test_value():\n    assert calc.VALUE == 1\n", files
-    )
+    repo, _ = project(tmp_path, COMPILES_FIRST if first else USES_CALC, files)
     run(repo)  # fills the cache
     if edited:
         (repo / "src" / "calc" / "__init__.py").write_text(OTHER)
@@ -1623,7 +1646,9 @@ def test_expected(tmp_path, monkeypatch):
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("old", ["stale", "identical", "made-by-the-test"])
+@pytest.mark.parametrize(
+    "old", ["stale", "stale-in-a-work-tree", "stale-sourceless", "identical", "made-by-the-test"]
+)
 def test_a_test_helper_of_the_tree_loaded_from_a_plain_folder(tmp_path: Path, old: str) -> None:
     """``tests/helpers.py`` is on the import path through ``tests/`` (pytest puts it there),
     and an old copy in a folder on ``PYTHONPATH`` (no git work tree) comes first: the warm
@@ -1632,10 +1657,19 @@ def test_a_test_helper_of_the_tree_loaded_from_a_plain_folder(tmp_path: Path, ol
     files = {"tests/helpers.py": tree_helper, "pyproject.toml": APPENDED}
     repo, _ = project(tmp_path, USES_HELPER, files)
     folder = tmp_path / "old"
+    if old == "stale-in-a-work-tree":  # an unrelated repository's (dotfiles in $HOME)
+        init_repo(tmp_path / "dotfiles")
+        folder = tmp_path / "dotfiles" / "old"
     folder.mkdir()
-    copy = "def expected():\n    return 1\n" if old == "stale" else tree_helper
+    stale = old.startswith("stale")
+    copy = "def expected():\n    return 1\n" if stale else tree_helper
     (folder / "helpers.py").write_text(copy)
-    if old != "stale":  # the tree's own bytes (or the test's own module): the tree's test
+    if old == "stale-sourceless":  # `compileall -b`, the source removed
+        import py_compile
+
+        py_compile.compile(str(folder / "helpers.py"), str(folder / "helpers.pyc"), doraise=True)
+        (folder / "helpers.py").unlink()
+    if not stale:  # the tree's own bytes (or the test's own module): the tree's test
         (repo / "tests" / "test_it.py").write_text(
             MAKES_ITS_HELPER if old == "made-by-the-test" else USES_HELPER.replace("1", "2")
         )
@@ -1644,7 +1678,7 @@ def test_a_test_helper_of_the_tree_loaded_from_a_plain_folder(tmp_path: Path, ol
     told = run(repo, PYTHONPATH=str(folder))
     found = audit_of(repo)
     found_now = failures(repo)
-    if old != "stale":
+    if not stale:
         assert found.flags == () and found_now == {}, (found.flags, found_now)
         return
     assert [(f.kind, f.module) for f in found.flags] == [(audit.FOREIGN, "helpers")], found
@@ -1686,3 +1720,31 @@ def test_a_root_loaded_by_path_from_a_file_named_like_no_root(tmp_path: Path, wh
     else:
         assert list(found_now) == ["foreign-origin"], found_now
         assert "calc from " + str(legacy) in found_now["foreign-origin"]
+
+
+RUNS_A_TOOL = """
+import os, subprocess, sys
+
+
+def test_tool():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, os.environ["TOOL"]], env=env, capture_output=True)
+    assert out.stdout == b"report\\n", out
+"""
+
+
+@pytest.mark.e2e
+def test_a_scripts_own_module_beside_it_is_the_scripts(tmp_path: Path) -> None:
+    """A test runs the user's tool (``~/bin/report.py``) handing it the run's import path;
+    the tool imports ``helpers`` from its own folder, first on its path, while the tree's
+    ``tests/helpers.py`` is on it too: the script's own module, not a copy of the tree's
+    (T22)."""
+    files = {"tests/helpers.py": "def banner():\n    return 'tree'\n", "pyproject.toml": APPENDED}
+    repo, _ = project(tmp_path, RUNS_A_TOOL, files)
+    tool = tmp_path / "bin"
+    tool.mkdir()
+    (tool / "helpers.py").write_text("def banner():\n    return 'report'\n")
+    (tool / "report.py").write_text("import helpers\nprint(helpers.banner())\n")
+    run(repo, TOOL=str(tool / "report.py"))
+    found = audit_of(repo)
+    assert found.flags == () and failures(repo) == {}, (found.flags, failures(repo))

@@ -118,7 +118,7 @@ class CheckoutLoader(SourceFileLoader):
                 if data[: bytecode.HEADER_SIZE] == header:
                     code = marshal.loads(data[bytecode.HEADER_SIZE :])
                     if isinstance(code, CodeType) and code.co_filename == source_path:
-                        loads.loaded_source(source_path, source, fullname)
+                        loads.loaded_source(source_path, source, fullname, code=code)
                         return code
             except (OSError, EOFError, ValueError, TypeError):
                 pass  # no usable bytecode: compile
@@ -127,7 +127,7 @@ class CheckoutLoader(SourceFileLoader):
         # as a plain import's (and may make them errors), and never kept: bytecode read from
         # the cache would compile nothing, and a clean clone's run would warn where this did not.
         code = quiet if quiet is not None else self.source_to_code(source, source_path)
-        loads.loaded_source(source_path, source, fullname)
+        loads.loaded_source(source_path, source, fullname, code=code)
         if cached is not None and quiet is not None and not sys.dont_write_bytecode:
             write_pyc(cached, header + marshal.dumps(code))
         return code

@@ -443,10 +443,16 @@ def read_logs(folder: str) -> list[Load]:
 # -- where the bytes are known: the loaders ------------------------------------------------------
 
 _expected: dict[str, int] = {}  # filename -> loads its loader recorded, not yet executed
+# the code objects genstamp's loader recorded, not yet executed: id -> code (kept alive)
+_EXPECTED_CODE: "dict[int, CodeType]" = {}
 
 
-def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None:
-    """A loader compiled ``data`` (or ran bytecode checked against it) for ``path``."""
+def loaded_source(
+    path: str, data: bytes, module: str, detail: str = "", code: "CodeType | None" = None
+) -> None:
+    """A loader compiled ``data`` (or ran bytecode checked against it) for ``path``: ``code``,
+    when it says which code that made (only that code's execution is then this load's; a
+    ``get_code`` that is never executed leaves no credit to another code of that name)."""
     if not _RUNS:
         return
     real = _where(path)
@@ -455,7 +461,10 @@ def loaded_source(path: str, data: bytes, module: str, detail: str = "") -> None
         record(Load(real, blob_of(data), module, ELSEWHERE, clone))
     else:
         record(Load(real, blob_of(data), module, SOURCE, detail or _made(real)))
-    _expected[path] = _expected.get(path, 0) + 1
+    if code is not None:
+        _EXPECTED_CODE[id(code)] = code
+    else:
+        _expected[path] = _expected.get(path, 0) + 1
 
 
 MADE = "made"  # a SOURCE load's detail: the file was made (written) after the run began
@@ -497,6 +506,9 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             if isinstance(source, bytes) and isinstance(filename, str):
                 _STATE.compiled = (filename, source)
                 _STATE.pyc = None
+                _STATE.tree = False
+            elif not isinstance(source, (bytes, str)):
+                _STATE.tree = True  # a syntax tree compiled (an import hook's, changed or not)
         elif event in _PLACED:  # os.rename, os.replace, os.link: (src, dst, ..., dst_dir_fd);
             dst = args[1]  # os.symlink: (src, dst, dir_fd)
             if isinstance(dst, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
@@ -866,7 +878,11 @@ def _executed(code: CodeType) -> None:
     compiled = getattr(_STATE, "compiled", None)
     pyc = getattr(_STATE, "pyc", None)
     source = getattr(_STATE, "source", None)
+    tree = getattr(_STATE, "tree", False)
     _STATE.compiled = _STATE.pyc = _STATE.source = None
+    _STATE.tree = False
+    if _EXPECTED_CODE.pop(id(code), None) is code:
+        return
     pending = _expected.get(filename)
     if pending:
         if pending == 1:
@@ -876,6 +892,14 @@ def _executed(code: CodeType) -> None:
         return
     if filename.startswith("<"):
         return
+    if (
+        compiled is not None
+        and compiled[0] == filename
+        and not tree
+        and not _by_the_import_system()
+        and not _compiled_from(code, compiled[1])
+    ):
+        compiled = None  # compiled here, but what runs is other code: judged as such below
     if compiled is None and _may_concern(filename):
         found = _bytecode_origin(filename)
         if found is not None:
@@ -909,17 +933,21 @@ def _executed(code: CodeType) -> None:
         plain = not (installed(real) or real.startswith(_SYSTEM) or real.startswith(_OWN))
         if plain or _named_like_a_root(real):
             module = _module_executing(filename)
+            if not module and pyc is not None:  # sourceless: the module's file is the .pyc
+                module = _module_executing(pyc)
         if not any(module.partition(".")[0] in a.run.roots for a in _RUNS):
             elsewhere = work_tree_of(real)
-            if not elsewhere and plain and module:
-                mine = _tree_module(module)
-                if mine and _made(real) != MADE:  # a module the tests wrote is theirs
+            if plain and module and not any(a.run.workdir == elsewhere for a in _RUNS):
+                mine = _tree_module(module) if not _beside_the_script(real) else ""
+                ran = real if os.path.isfile(real) or pyc is None else real_path(pyc)
+                if mine and _made(ran) != MADE:  # a module the tests wrote is theirs
                     known = (
                         compiled[1] if compiled is not None and compiled[0] == filename else None
                     )
                     data = known if known is not None else _bytes(real)
-                    record(Load(real, blob_of(data), module, SHADOW, mine))
-                return
+                    record(Load(ran, blob_of(data) if data else "", module, SHADOW, mine))
+                    if not elsewhere:
+                        return
             if not elsewhere or any(a.run.workdir == elsewhere for a in _RUNS):
                 return
             module = module or _module_executing(filename)
@@ -942,7 +970,7 @@ def _executed(code: CodeType) -> None:
         # elsewhere (marshal'ed into a cache of a conftest's loader) or compiled from the AST
         # of some text. It is the file's when it is what compiling the file gives, or when an
         # import hook read the file just before compiling (typeguard's, beartype's AST).
-        if source not in (filename, real) and not _compiled_from(code, data):
+        if not (tree and source in (filename, real)) and not _compiled_from(code, data):
             record(Load(real, current, module, BYTECODE, NOT_COMPILED))
             return
     if pyc is not None and not (_cache_of(pyc, filename) or _cache_of(pyc, real)):
@@ -985,6 +1013,33 @@ def _compiled_from(code: CodeType, data: bytes) -> bool:
     if same:
         _COMPILED[id(code)] = code  # kept alive: its id names no other code
     return same
+
+
+def _by_the_import_system() -> bool:
+    """Whether the module code about to run is executed by the import system's own
+    ``exec_module`` from the code its own ``get_code`` compiled (``SourceLoader``'s, not one a
+    custom loader overrides): that code is what the bytes compiled just before gave."""
+    frame: FrameType | None = sys._getframe(4)  # exec's caller (past _executed, _hook, _audit)
+    if frame is None or frame.f_code.co_name != "_call_with_frames_removed":
+        return False
+    frame = frame.f_back
+    loader = frame.f_locals.get("self") if frame is not None else None
+    get_code = getattr(type(loader), "get_code", None)
+    return (
+        frame is not None
+        and frame.f_code.co_name == "exec_module"
+        and (get_code is _SOURCE_GET_CODE)
+    )
+
+
+_SOURCE_GET_CODE = SourceFileLoader.get_code  # SourceLoader's, which SourceFileLoader keeps
+
+
+def _beside_the_script(path: str) -> bool:
+    """Whether ``path`` lies in the folder of the script this process runs (``python
+    tool.py``, which puts that folder first on its path): its modules are the script's own."""
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    return isinstance(main, str) and os.path.dirname(real_path(main)) == os.path.dirname(path)
 
 
 def _bytes(path: str) -> bytes:
