@@ -1019,7 +1019,10 @@ def _by_the_import_system() -> bool:
     """Whether the module code about to run is executed by the import system's own
     ``exec_module`` from the code its own ``get_code`` compiled (``SourceLoader``'s, not one a
     custom loader overrides): that code is what the bytes compiled just before gave."""
-    frame: FrameType | None = sys._getframe(4)  # exec's caller (past _executed, _hook, _audit)
+    try:
+        frame: FrameType | None = sys._getframe(4)  # exec's caller (past _executed, _hook, _audit)
+    except ValueError:  # executed from C (a script's own code): no loader's
+        return False
     if frame is None or frame.f_code.co_name != "_call_with_frames_removed":
         return False
     frame = frame.f_back
