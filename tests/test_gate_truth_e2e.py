@@ -190,6 +190,38 @@ def test_a_clean_filter_that_hides_an_edit_is_refused(
         assert CALC.as_posix() in message(data, "loaded-not-tested")
 
 
+@pytest.mark.parametrize("where", ["this-clone-alone", "project-declared"])
+def test_a_working_tree_encoding_of_this_clone_alone_is_not_a_clones(
+    repo: Path, genstamp: RunGenstamp, where: str
+) -> None:
+    """``working-tree-encoding`` set in ``.git/info/attributes`` re-encodes a latin-1 module
+    here; git stores UTF-8, and a fresh clone checks those bytes out under the module's
+    latin-1 coding line, so its string is another (U02). The control: the project's own
+    .gitattributes asks every clone for the encoding."""
+    tests = "from calc.sign import SIGN\n\n\ndef test_sign():\n    assert SIGN == '\\xa7'\n"
+    write_calc(repo, tests=tests)
+    line = "src/calc/sign.py working-tree-encoding=ISO-8859-1\n"
+    if where == "this-clone-alone":
+        (repo / ".git" / "info").mkdir(exist_ok=True)
+        (repo / ".git" / "info" / "attributes").write_text(line)
+    else:
+        (repo / ".gitattributes").write_text(line)
+    (repo / "src" / "calc" / "sign.py").write_bytes(b"# -*- coding: latin-1 -*-\nSIGN = '\xa7'\n")
+    commit_all(repo, "calc")
+    assert b"\xc2\xa7" in git_bytes(repo, "show", "HEAD:src/calc/sign.py")
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    if where == "project-declared":
+        assert (code, rules(data)) == (0, []), data
+    else:
+        assert (code, rules(data)) == (1, ["loaded-not-tested"]), data
+        assert "src/calc/sign.py" in message(data, "loaded-not-tested")
+
+
+def git_bytes(repo: Path, *args: str) -> bytes:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, check=True).stdout
+
+
 # -- code the clean clone will not have -----------------------------------------------------------
 
 

@@ -33,7 +33,7 @@ from genstamp import (
 )
 from genstamp.bytecode import PYCACHE, is_bytecode_file
 from genstamp.errors import GenstampError
-from genstamp.identity import added_blobs, filter_driven, hidden_changes, scan, sparse_leaves
+from genstamp.identity import added_blobs, clone_conversions, hidden_changes, scan, sparse_leaves
 from genstamp.placed import installed, placement
 from genstamp.repo import Checkout
 from genstamp.rules import (
@@ -348,7 +348,7 @@ def converted(
                 batch[rel] = raw
         for (owner, prefix), part in _by_repository(checkout, batch).items():
             found = added_blobs(owner, {rel[len(prefix) :]: raw for rel, raw in part.items()})
-            for rel, alone in filter_driven(owner, found).items():
+            for rel, alone in clone_conversions(owner, found).items():
                 if alone:  # what a driver of this clone alone stores proves nothing of a clone
                     found[rel] = None
                     driven[prefix + rel] = alone

@@ -122,46 +122,50 @@ def _conversion(repo: pygit2.Repository, changed: Iterable[tuple[str, int]]) -> 
     return _Conversion(frozenset(drivers), attributes, auto_default)
 
 
-def filter_driven(checkout: Checkout, paths: Iterable[str]) -> dict[str, bool]:
+def clone_conversions(checkout: Checkout, paths: Iterable[str]) -> dict[str, bool]:
     """Those of ``paths`` (relative to the work tree) that a filter driver configured for the
     repository converts (``filter=NAME`` with ``filter.NAME.clean``, ``.process`` or
-    ``.required`` set), each with whether the driver is this clone's alone: configured in its
-    own config file only, and named by no .gitattributes git tracks (a fresh clone of it
-    checks the blob out as it is)."""
+    ``.required`` set), or a ``working-tree-encoding`` re-encodes, each with whether that
+    conversion is this clone's alone: named by no .gitattributes git tracks (only by
+    ``.git/info/attributes``), and for a driver, configured in this clone's own config file
+    only. A fresh clone checks such a path's blob out as it is."""
     repo = checkout.repo
     drivers = _conversion(repo, ()).drivers
-    if not drivers:
-        return {}
     shared = set()
-    for entry in repo.config:
+    for entry in repo.config if drivers else ():
         driver, _, key = entry.name[len("filter.") :].rpartition(".")
         if entry.name.startswith("filter.") and key in ("clean", "smudge", "process"):
             if entry.level not in (ConfigLevel.LOCAL, ConfigLevel.WORKTREE):
                 shared.add(driver)
     out = {}
     for p in paths:
-        name = repo.get_attr(os.fsencode(p), "filter")
+        raw = os.fsencode(p)
+        name = repo.get_attr(raw, "filter")
         if isinstance(name, str) and name in drivers:
-            out[p] = name not in shared and not _declared(repo, p, name)
+            out[p] = name not in shared and not _declared(repo, p, f"filter={name}")
+        encoding = repo.get_attr(raw, "working-tree-encoding")
+        if isinstance(encoding, str) and not _declared(repo, p, "working-tree-encoding="):
+            out[p] = True
     return out
 
 
-def _declared(repo: pygit2.Repository, path: str, driver: str) -> bool:
-    """Whether a .gitattributes git tracks in a folder above ``path`` names ``driver``: the
-    project asks every clone for it (git-lfs's ``filter=lfs``), where ``.git/info/attributes``
-    asks this clone alone."""
+def _declared(repo: pygit2.Repository, path: str, attribute: str) -> bool:
+    """Whether a .gitattributes git tracks in a folder above ``path`` sets ``attribute``
+    (``filter=lfs``; a prefix ending in ``=``, any value): the project asks every clone for it,
+    where ``.git/info/attributes`` asks this clone alone."""
     folders = path.split("/")[:-1]
-    wanted = f"filter={driver}".encode()
+    wanted = attribute.encode()
     for depth in range(len(folders) + 1):
         rel = "/".join([*folders[:depth], ".gitattributes"])
         try:
             blob = repo[repo.index[rel].id]
         except (KeyError, ValueError):
             continue
-        if isinstance(blob, pygit2.Blob) and any(
-            wanted in line.split() for line in blob.data.splitlines()
-        ):
-            return True
+        if isinstance(blob, pygit2.Blob):
+            for line in blob.data.splitlines():
+                for word in line.split()[1:]:
+                    if word == wanted or (wanted.endswith(b"=") and word.startswith(wanted)):
+                        return True
     return False
 
 
