@@ -1594,7 +1594,7 @@ def test_value():
 
     assert calc.VALUE == 1
 """
-USES_CALC = "import calc\n\n\ndef test_value():\n    assert calc.VALUE == 1\n"
+VALUE_IS_1 = "import calc\n\n\ndef test_value():\n    assert calc.VALUE == 1\n"
 
 
 @pytest.mark.e2e
@@ -1607,7 +1607,7 @@ def test_a_loaders_own_code_cache_of_an_earlier_version(
     code and passes, where a clean clone compiles the edit and fails. A test that has the
     checkout's loader compile calc first, and never runs that code, changes nothing (U07)."""
     files = {"conftest.py": CACHING_LOADER, ".gitignore": "__pycache__/\n.codecache/\n"}
-    repo, _ = project(tmp_path, COMPILES_FIRST if first else USES_CALC, files)
+    repo, _ = project(tmp_path, COMPILES_FIRST if first else VALUE_IS_1, files)
     run(repo)  # fills the cache
     if edited:
         (repo / "src" / "calc" / "__init__.py").write_text(OTHER)
