@@ -1490,15 +1490,18 @@ def test_value():
 # ``TEXT``: the text the code is made of; in between, another module's code runs (a loader
 # compiles a batch, then executes each)
 COMPILED_EARLIER = 'code = compile(TEXT, PATH, "exec"); exec(compile("", "<batch>", "exec"), {})'
+# code compiled under no file's name, then named after the file (as a cache keeps it)
+KEPT = 'code = compile(TEXT, "<kept>", "exec").replace(co_filename=PATH)'
 
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
     ("body", "text", "refused"),
     [
-        (COMPILED_EARLIER, OTHER, True),  # S06
-        # the file read just before (no syntax tree compiled): not an import hook's (U04)
-        (COMPILED_EARLIER + "; open(PATH).read()", OTHER, True),
+        (COMPILED_EARLIER, OTHER, False),  # S06: the text the recorder saw compiled
+        # code kept under no compile of this name, the file read just before (no syntax
+        # tree compiled after it): not an import hook's (U04)
+        (KEPT + "; open(PATH).read()", OTHER, True),
         # the file's own bytes compiled just before: not what runs (U09)
         (COMPILED_EARLIER + "; compile(open(PATH, 'rb').read(), PATH, 'exec')", OTHER, True),
         ("code = marshal.loads(marshal.dumps(compile(TEXT, PATH, 'exec')))", OTHER, False),
@@ -1514,15 +1517,29 @@ COMPILED_EARLIER = 'code = compile(TEXT, PATH, "exec"); exec(compile("", "<batch
             CALC,
             False,
         ),
+        # the same hook, running other code between its parse and its compile (V01: it
+        # imports its transformer on first use)
+        (
+            "tree = ast.parse(open(PATH, 'rb').read(), PATH); "
+            "exec(compile('', '<transformer>', 'exec'), {}); "
+            "tree.body.append(ast.parse('VALUE = 2').body[0]); "
+            "code = compile(tree, PATH, 'exec')",
+            CALC,
+            False,
+        ),
     ],
-    ids=["earlier", "read", "own-compiled", "marshal", "ast", "earlier-own", "ast-own", "hook"],
+    ids=[
+        *("earlier", "read", "own-compiled", "marshal", "ast", "earlier-own", "ast-own"),
+        *("hook", "hook-importing"),
+    ],
 )
 def test_code_not_compiled_from_its_file_is_not_its_file(
     tmp_path: Path, body: str, text: str, refused: bool
 ) -> None:
     """Module code that runs under a source's name is that file's only when it was compiled
     from the file's bytes (as the recorder saw them compiled, or as compiling the file gives):
-    code compiled from other text earlier, or from the AST of other text, is not (S04, S06)."""
+    code compiled from other text earlier (S06: that text ran), or from the AST of other text
+    (S04), or kept from elsewhere, is not."""
     repo, _ = project(tmp_path, "")
     value = 2 if text == OTHER or "VALUE = 2" in body else 1
     test = RUNS_CODE_OF.format(body=body, value=value).replace("TEXT", repr(text))
@@ -1748,3 +1765,42 @@ def test_a_scripts_own_module_beside_it_is_the_scripts(tmp_path: Path) -> None:
     run(repo, TOOL=str(tool / "report.py"))
     found = audit_of(repo)
     assert found.flags == () and failures(repo) == {}, (found.flags, failures(repo))
+
+
+AST_HOOK = """
+import ast, importlib.machinery, sys
+
+
+class Loader(importlib.machinery.SourceFileLoader):
+    def source_to_code(self, data, path, *, _optimize=-1):
+        tree = ast.parse(data, path)
+        tree.body.append(ast.parse("HOOKED = True").body[0])
+        return compile(ast.fix_missing_locations(tree), path, "exec", dont_inherit=True)
+
+
+class Finder:
+    def find_spec(self, name, path=None, target=None):
+        if name != "calc":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        spec.loader = Loader(name, spec.origin)
+        return spec
+
+
+sys.meta_path.insert(0, Finder())
+"""
+
+
+@pytest.mark.e2e
+def test_an_ast_hooks_compile_cpython_caches_under_the_standard_name(tmp_path: Path) -> None:
+    """An import hook that overrides only ``source_to_code`` (a ``SourceFileLoader`` subclass)
+    gets its compile cached by CPython in ``__pycache__`` under the standard name: the next
+    run of the same generation reads it through the hook, and it is the hook's, judged by its
+    header, as typeguard's own tag is (V02)."""
+    tests = "import calc\n\n\ndef test_hooked():\n    assert calc.HOOKED and calc.VALUE == 1\n"
+    repo, _ = project(tmp_path, tests, {"conftest.py": AST_HOOK})
+    for _ in range(2):
+        proc = run_pytest(repo, env=subprocess_env(bytecode=True, PYTHONPATH="src"))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert failures(repo) == {}, failures(repo)
+    assert list((repo / "src" / "calc" / "__pycache__").glob("__init__.cpython-*.pyc"))

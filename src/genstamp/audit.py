@@ -1363,8 +1363,11 @@ def _checks_hashes() -> bool:
     return str(getattr(_imp, "check_hash_based_pycs", "default")) != "never"
 
 
-def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None) -> str | None:
-    """Why the bytecode CPython would have used for ``source`` is not that source's, if it is."""
+def _stale_cache(
+    source: str, cached: str, root: str, generation_ns: int | None, transformed: bool = False
+) -> str | None:
+    """Why the bytecode CPython would have used for ``source`` is not that source's, if it is.
+    ``transformed``: an import hook's own compile loaded it (judged by its header and age)."""
     try:
         with open(cached, "rb") as fh:
             data = fh.read()
@@ -1396,7 +1399,7 @@ def _stale_cache(source: str, cached: str, root: str, generation_ns: int | None)
     elif inside(os.path.realpath(cached), root) and generation_ns is not None:
         if cst.st_mtime_ns < generation_ns:
             return f"loaded from {os.path.relpath(cached, root)}, older than the generation"
-    if bytecode.transformed(cached):
+    if transformed or bytecode.transformed(cached):
         return None  # an import hook compiled it (typeguard): its header vouches, as above
     try:
         with open(source, "rb") as fh:

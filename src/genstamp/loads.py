@@ -507,8 +507,15 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 _STATE.compiled = (filename, source)
                 _STATE.pyc = None
                 _STATE.tree = False
+                if not filename.startswith("<"):  # kept until code of that name runs
+                    stack = _STATE.__dict__.setdefault("stack", [])
+                    stack.append([filename, source, False])
+                    del stack[:-_PENDING]
             elif not isinstance(source, (bytes, str)):
                 _STATE.tree = True  # a syntax tree compiled (an import hook's, changed or not)
+                stack = getattr(_STATE, "stack", None)
+                if stack:  # of the text parsed last (what it imported meanwhile has run)
+                    stack[-1][2] = True
         elif event in _PLACED:  # os.rename, os.replace, os.link: (src, dst, ..., dst_dir_fd);
             dst = args[1]  # os.symlink: (src, dst, dir_fd)
             if isinstance(dst, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
@@ -567,6 +574,7 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
         _STATE.busy = False
 
 
+_PENDING = 8  # compiles a thread keeps until code of their name runs (an import hook's nest)
 _SET = frozenset({"os.utime"})  # a time set: a touch (a mode set keeps the mtime: ``_made``)
 _FOLDERS = frozenset({"os.listdir", "os.scandir", "os.mkdir"})
 _PLACED = frozenset({"os.rename", "os.link", "os.symlink"})  # a file put in place by name
@@ -881,6 +889,13 @@ def _executed(code: CodeType) -> None:
     tree = getattr(_STATE, "tree", False)
     _STATE.compiled = _STATE.pyc = _STATE.source = None
     _STATE.tree = False
+    stack: list[list[Any]] = getattr(_STATE, "stack", None) or []
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i][0] == filename:  # compiled of this name, before other code ran
+            name, data, made_from_tree = stack.pop(i)
+            if pyc is None and (compiled is None or compiled[0] != filename):
+                compiled, tree = (name, data), made_from_tree
+            break
     if _EXPECTED_CODE.pop(id(code), None) is code:
         return
     pending = _expected.get(filename)
@@ -984,7 +999,8 @@ def _executed(code: CodeType) -> None:
         if not current:
             record(Load(real_path(pyc), "", module, SOURCELESS, pyc))
             return
-        record(Load(real, current, module, BYTECODE, _stale_reason(real, pyc)))
+        hooked = _hooks_own_compile()
+        record(Load(real, current, module, BYTECODE, _stale_reason(real, pyc, hooked)))
         return
     record(Load(real, current, module, SOURCE, _made(real)))
 
@@ -1019,23 +1035,40 @@ def _by_the_import_system() -> bool:
     """Whether the module code about to run is executed by the import system's own
     ``exec_module`` from the code its own ``get_code`` compiled (``SourceLoader``'s, not one a
     custom loader overrides): that code is what the bytes compiled just before gave."""
+    return _import_system_loader() is not None
+
+
+def _hooks_own_compile() -> bool:
+    """Whether the bytecode about to run is an AST import hook's own compile, which CPython
+    cached for it under the standard name: the hook's ``exec_module`` runs it."""
+    return _import_system_loader(own_compile=True) is not None
+
+
+def _import_system_loader(own_compile: bool = False) -> object:
+    """The loader whose ``exec_module`` (the import system's) executes the module code about
+    to run, when its ``get_code`` is ``SourceLoader``'s; None otherwise. ``own_compile``: only
+    one that compiles in a way of its own (an AST import hook overriding ``source_to_code``,
+    whose compile CPython then caches in ``__pycache__`` under its standard name)."""
     try:
-        frame: FrameType | None = sys._getframe(4)  # exec's caller (past _executed, _hook, _audit)
+        # exec's caller: past this, the asking function, _executed, _hook and _audit
+        frame: FrameType | None = sys._getframe(5)
     except ValueError:  # executed from C (a script's own code): no loader's
-        return False
+        return None
     if frame is None or frame.f_code.co_name != "_call_with_frames_removed":
-        return False
+        return None
     frame = frame.f_back
-    loader = frame.f_locals.get("self") if frame is not None else None
-    get_code = getattr(type(loader), "get_code", None)
-    return (
-        frame is not None
-        and frame.f_code.co_name == "exec_module"
-        and (get_code is _SOURCE_GET_CODE)
-    )
+    if frame is None or frame.f_code.co_name != "exec_module":
+        return None
+    loader = frame.f_locals.get("self")
+    if getattr(type(loader), "get_code", None) is not _SOURCE_GET_CODE:
+        return None
+    if own_compile and getattr(type(loader), "source_to_code", None) is _SOURCE_TO_CODE:
+        return None
+    return loader
 
 
 _SOURCE_GET_CODE = SourceFileLoader.get_code  # SourceLoader's, which SourceFileLoader keeps
+_SOURCE_TO_CODE = SourceFileLoader.source_to_code
 
 
 def _beside_the_script(path: str) -> bool:
@@ -1085,7 +1118,7 @@ def _cache_of(pyc: str, source: str) -> bool:
     return any(a.run.cache_root and inside(pyc, a.run.cache_root) for a in _RUNS)
 
 
-def _stale_reason(source: str, pyc: str) -> str:
+def _stale_reason(source: str, pyc: str, hooked: bool = False) -> str:
     from genstamp import audit  # only when bytecode ran outside genstamp's loader
 
     for a in _RUNS:
@@ -1096,7 +1129,7 @@ def _stale_reason(source: str, pyc: str) -> str:
     mine = [a.run for a in _RUNS if inside(source, a.run.workdir) and not installed(source)]
     gen = next((r.generation_ns for r in mine), None)
     root = next((r.workdir for r in mine), "/")
-    return audit._stale_cache(source, pyc, root, gen) or ""
+    return audit._stale_cache(source, pyc, root, gen, transformed=hooked) or ""
 
 
 def _where(path: str) -> str:
