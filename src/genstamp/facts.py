@@ -323,11 +323,13 @@ def converted(
 
     A file changed since the run cannot be converted (its bytes are gone); then the bytes
     loaded count as tested when they are exactly what checking out the tested blob writes
-    (git's smudge side: what a clean clone of the tested tree runs; git-lfs's). A filter
-    driver configured in this clone's own config alone is in no fresh clone, which checks the
-    blob out as it is: what it stores proves nothing (a ``sed`` that hides an edit), and the
-    bytes loaded count as tested when they are the blob's, or, for a Python source, still in
-    the file and of the same syntax tree as the blob (the driver dropped a local note)."""
+    (git's smudge side: what a clean clone of the tested tree runs; git-lfs's). A conversion
+    of this clone alone (``identity.clone_conversions``: a filter driver configured in its own
+    config and named only by ``.git/info/attributes``, or a ``working-tree-encoding`` set
+    there) is in no fresh clone, which checks the blob out as it is: what it stores proves
+    nothing (a ``sed`` that hides an edit), and the bytes loaded count as tested when they are
+    the blob's, or, for a Python source, still in the file and of the same syntax tree as the
+    blob (the driver dropped a local note)."""
     differ = [
         (rel, raw)
         for rel, loads in loaded.items()
@@ -336,7 +338,7 @@ def converted(
         if raw != blobs[rel]
     ]
     out: dict[tuple[str, str], str | None] = {}
-    driven: dict[str, bool] = {}  # paths a filter driver of this clone alone converts
+    alone: set[str] = set()  # paths a conversion of this clone alone converts
     while differ:
         # One raw blob per path in each call: a path loaded twice is asked twice.
         batch: dict[str, str] = {}
@@ -348,16 +350,16 @@ def converted(
                 batch[rel] = raw
         for (owner, prefix), part in _by_repository(checkout, batch).items():
             found = added_blobs(owner, {rel[len(prefix) :]: raw for rel, raw in part.items()})
-            for rel, alone in clone_conversions(owner, found).items():
-                if alone:  # what a driver of this clone alone stores proves nothing of a clone
+            for rel, mine in clone_conversions(owner, found).items():
+                if mine:  # what a conversion of this clone alone stores proves nothing
                     found[rel] = None
-                    driven[prefix + rel] = alone
+                    alone.add(prefix + rel)
             out.update(((prefix + rel, batch[prefix + rel]), blob) for rel, blob in found.items())
         differ = rest
     unknown = [key for key, blob in out.items() if blob is None]
     if unknown:
         written = checkout_forms(checkout, tested, sorted({rel for rel, _ in unknown}))
-        for rel in [rel for rel in driven if rel in written]:
+        for rel in [rel for rel in alone if rel in written]:
             blob = checkout.repo.get(blobs[rel])  # a fresh clone has no such driver
             written[rel] = blob.data if isinstance(blob, pygit2.Blob) else b""
         for rel, raw in unknown:
@@ -365,7 +367,7 @@ def converted(
             if form is None:
                 continue
             if str(pygit2.hash(form)) == raw or (
-                rel in driven and rel.endswith(_PY) and _same_code(checkout, rel, raw, form)
+                rel in alone and rel.endswith(_PY) and _same_code(checkout, rel, raw, form)
             ):
                 out[(rel, raw)] = blobs[rel]
     return out
@@ -376,8 +378,8 @@ _PY = (".py", ".pyw")
 
 def _same_code(checkout: Checkout, rel: str, raw: str, form: bytes) -> bool:
     """Whether the Python source ``rel``, which still holds the loaded bytes ``raw``, parses to
-    the same syntax tree as ``form`` (what checking it out writes): the filter's clean side
-    dropped comments or spacing (a local note, a formatter's), not code."""
+    the same syntax tree as ``form`` (what a fresh clone checks out): the conversion dropped
+    comments or spacing (a local note, a formatter's), not code."""
     import ast
 
     try:
