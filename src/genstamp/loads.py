@@ -956,10 +956,7 @@ def _executed(code: CodeType) -> None:
                 mine = _tree_module(module) if not _beside_the_script(real) else ""
                 ran = real if os.path.isfile(real) or pyc is None else real_path(pyc)
                 if mine and _made(ran) != MADE:  # a module the tests wrote is theirs
-                    known = (
-                        compiled[1] if compiled is not None and compiled[0] == filename else None
-                    )
-                    data = known if known is not None else _bytes(real)
+                    data = _ran_bytes(compiled, filename, real)
                     record(Load(ran, blob_of(data) if data else "", module, SHADOW, mine))
                     if not elsewhere:
                         return
@@ -967,7 +964,7 @@ def _executed(code: CodeType) -> None:
                 return
             module = module or _module_executing(filename)
     if elsewhere:
-        data = compiled[1] if compiled is not None and compiled[0] == filename else _bytes(real)
+        data = _ran_bytes(compiled, filename, real)
         record(Load(real, blob_of(data) if data else "", module, ELSEWHERE, elsewhere))
         return
     if compiled is not None and compiled[0] == filename:
@@ -1008,6 +1005,7 @@ def _executed(code: CodeType) -> None:
 # A BYTECODE load's detail: code that ran under a source's name, compiled from no bytes it has
 NOT_COMPILED = "code not compiled from the file (kept from an earlier version, or other text)"
 _COMPILED: dict[int, CodeType] = {}  # code objects found to be what their file compiles to
+_FUTURES: list[int] = []  # the compiler flags of every __future__ feature (once, when needed)
 
 
 def _compiled_from(code: CodeType, data: bytes) -> bool:
@@ -1016,13 +1014,15 @@ def _compiled_from(code: CodeType, data: bytes) -> bool:
     flags and the interpreter's optimisation level, as the import system compiles."""
     if _COMPILED.get(id(code)) is code:
         return True
-    import __future__
+    if not _FUTURES:
+        import __future__
 
-    futures = 0
-    for feature in __future__.all_feature_names:
-        futures |= getattr(__future__, feature).compiler_flag
+        flags = 0
+        for name in __future__.all_feature_names:
+            flags |= getattr(__future__, name).compiler_flag
+        _FUTURES.append(flags)
     try:
-        made = compile(data, code.co_filename, "exec", code.co_flags & futures, True)
+        made = compile(data, code.co_filename, "exec", code.co_flags & _FUTURES[0], True)
         same = bool(made == code)
     except Exception:  # SyntaxError, ValueError: what ran is no compilation of the file
         return False
@@ -1076,6 +1076,14 @@ def _beside_the_script(path: str) -> bool:
     tool.py``, which puts that folder first on its path): its modules are the script's own."""
     main = getattr(sys.modules.get("__main__"), "__file__", None)
     return isinstance(main, str) and os.path.dirname(real_path(main)) == os.path.dirname(path)
+
+
+def _ran_bytes(compiled: "tuple[str, bytes] | None", filename: str, real: str) -> bytes:
+    """The bytes the code of ``filename`` ran from, as known: those compiled under its name
+    just before, else the file's now (b"" where it cannot be read)."""
+    if compiled is not None and compiled[0] == filename:
+        return compiled[1]
+    return _bytes(real)
 
 
 def _bytes(path: str) -> bytes:
