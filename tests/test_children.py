@@ -211,6 +211,35 @@ def test_the_pth_line_never_breaks_a_process(tmp_path: Path, variable: str | Non
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "ran\n", "")
 
 
+PTH_COMPILES = """\
+import sys
+compiled = []
+sys.addaudithook(lambda event, args: compiled.append(1) if event == "compile" else None)
+exec({line!r})
+print(len(compiled))
+"""
+
+
+@pytest.mark.parametrize(("variable", "compiles"), [("", 1), ("set", 2)])
+def test_the_pth_line_compiles_its_work_only_for_a_followed_process(
+    tmp_path: Path, variable: str, compiles: int
+) -> None:
+    """Every process of the interpreter reads the line while a run is open: one that opts out
+    (the variable empty, as genstamp's own co-process) compiles the line and nothing more; a
+    followed one compiles the line's work too (and pays for it: its size is its cost)."""
+    from genstamp import child
+
+    folder = a_run_folder(tmp_path)
+    line = child.pth_line(os.getpid(), loads.started(os.getpid()), str(folder)).strip()
+    env = {"PATH": os.environ["PATH"], "GENSTAMP_RUN": str(folder) if variable else ""}
+    code = PTH_COMPILES.format(line=line)
+    proc = subprocess.run(
+        [sys.executable, "-S", "-I", "-c", code], env=env, capture_output=True, text=True
+    )
+    assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
+    assert proc.stdout.split() == [str(compiles)]
+
+
 def test_an_unwritable_site_packages_is_noted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

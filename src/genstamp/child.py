@@ -3,11 +3,12 @@
 The parent (the pytest plugin) writes a ``.pth`` file into the running interpreter's
 site-packages, named for the run, and sets ``GENSTAMP_RUN`` to the run's folder. Every Python
 process started with that interpreter reads the ``.pth`` at start-up. Its one line calls
-``loads.start`` when the variable names runs (the child's side, kept in that light module: it
-runs in every such process at start-up): the process then imports the checkout through the same
-loader (never a stale ``__pycache__``) and appends its loads to the run's log (``loads``). A
-process started without the variable (a test gave its child an environment of its own) calls
-``loads.adopt``: followed all the same when it descends from the process that opened the run.
+``loads.follow`` (the child's side, kept in that light module: it runs in every such process at
+start-up), which starts recording when the variable names runs: the process then imports the
+checkout through the same loader (never a stale ``__pycache__``) and appends its loads to the
+run's log (``loads``). A process started without the variable (a test gave its child an
+environment of its own) is adopted (``loads.adopt``): followed all the same when it descends
+from the process that opened the run.
 The variable set but empty opts a process out (genstamp's own co-process). The parent removes
 the ``.pth`` when the run ends; a leftover of a killed run is inert (its process is gone, or
 its pid is another process's now) and the next run removes it. coverage's own ``.pth``
@@ -36,42 +37,36 @@ def pth_line(owner: int, started: str, folder: str) -> str:
     ``started``: ``loads.started``). It never raises (site would print the error in every
     process of the interpreter: a leftover of a run whose genstamp is gone, or another
     version's), imports nothing in a process that is not followed unless the run's folder is
-    there, and is ASCII only (site reads it in the locale's encoding). A process given the
-    variable that finds another genstamp first on its import path (or none) says so in the
-    run's folder (``STRANGERS``): the run cannot vouch for what such a process loaded."""
+    there, compiles nothing more than itself in a process started with the variable empty, and
+    is ASCII only (site reads it in the locale's encoding). What a followed process does is
+    ``loads.follow``'s: the line only imports it, and when that fails, or finds a genstamp
+    without it, says so in the run's folder (``STRANGERS``): the run cannot vouch for what
+    such a process loaded."""
     run_file = os.path.join(folder, loads.RUN_FILE)
     home = os.path.dirname(os.path.abspath(loads.__file__))
     strangers = os.path.join(folder, STRANGERS)
+    # compiled in every followed process at start-up: kept short (its size is its cost)
     code = (
         "try:\n"
-        " r = os.environ.get('GENSTAMP_RUN')\n"
-        " if r:\n"
-        "  m = f = None\n"
-        "  try:\n"
-        "   m = __import__('genstamp.loads', fromlist=['start'])\n"
-        "   f = os.path.dirname(m.__file__)\n"
-        "  except Exception as e:\n"
-        "   f = e\n"
-        f"  if f != {home!a} and {folder!a} in r.split(os.pathsep):\n"
-        "   try:\n"
-        f"    s = os.path.samefile(f, {home!a})\n"
-        "   except Exception:\n"
-        "    s = False\n"
-        "   if not s:\n"
-        f"    with open({strangers!a}, 'a') as h:\n"
-        "     h.write('%d %a\\n' % (os.getpid(), f if isinstance(f, str) else '!' + repr(f)))\n"
-        "  if m is not None:\n"
-        "   m.start()\n"
-        f" elif r is None and os.path.isfile({run_file!a}):\n"
-        "  __import__('genstamp.loads', fromlist=['adopt'])"
-        f".adopt({owner}, {started!a}, {folder!a})\n"
+        " w = None\n"
+        " try:\n"
+        "  import genstamp.loads as m\n"
+        "  w = os.path.dirname(m.__file__)\n"
+        f"  m.follow({owner}, {started!a}, {folder!a}, {home!a})\n"
+        " except Exception as e:\n"
+        f"  if r and {folder!a} in r.split(os.pathsep):\n"
+        f"   with open({strangers!a}, 'a') as h:\n"
+        "    h.write('%d %a\\n' % (os.getpid(), w or '!' + repr(e)))\n"
         "except Exception:\n"
         " pass\n"
     )
-    return f"import os; exec({code!a})\n"
+    return (
+        "import os; r = os.environ.get('GENSTAMP_RUN');"
+        f" (r or r is None and os.path.isfile({run_file!a})) and exec({code!a})\n"
+    )
 
 
-STRANGERS = "strangers.txt"  # in a run's folder: the processes that found another genstamp
+STRANGERS = loads.STRANGERS  # in a run's folder: the processes that found another genstamp
 
 
 def strangers(folder: str) -> list[str]:

@@ -1298,6 +1298,36 @@ def _spec_found(name: str, spec: "ModuleSpec") -> None:
             record(Load(real_path(location), "", name, NAMESPACE))
 
 
+STRANGERS = "strangers.txt"  # in a run's folder: the processes that found another genstamp
+
+
+def follow(owner: int, started_at: str, folder: str, home: str) -> None:
+    """What a process does at start-up while the run in ``folder`` is open (the ``.pth`` line
+    of ``child.pth_line``, written by the genstamp in ``home``): record into the runs that
+    ``GENSTAMP_RUN`` names (``start``), or, started without the variable, ``adopt`` the run.
+    A genstamp other than ``home``'s (another copy first on the process's import path) notes
+    itself in the run's folder: it records by its own rules, which the run cannot vouch for."""
+    try:
+        runs = os.environ.get(RUN_ENV)
+        if runs:
+            here = os.path.dirname(os.path.abspath(__file__))
+            if here != home and folder in runs.split(os.pathsep) and not _same(here, home):
+                with open(os.path.join(folder, STRANGERS), "a", encoding="ascii") as fh:
+                    fh.write(f"{os.getpid()} {here!a}\n")
+            start()
+        elif runs is None:
+            adopt(owner, started_at, folder)
+    except Exception:  # never break the user's process
+        pass
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def adopt(owner: int, started_at: str, folder: str) -> None:
     """In a process started without ``GENSTAMP_RUN`` while the run in ``folder`` is open (its
     ``.pth`` hook): a test gave its child an environment of its own. The process is followed
