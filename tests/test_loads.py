@@ -1664,7 +1664,15 @@ def test_expected(tmp_path, monkeypatch):
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
-    "old", ["stale", "stale-in-a-work-tree", "stale-sourceless", "identical", "made-by-the-test"]
+    "old",
+    [
+        "stale",
+        "stale-in-a-work-tree",
+        "stale-sourceless",
+        "stale-compiled-here",
+        "identical",
+        "made-by-the-test",
+    ],
 )
 def test_a_test_helper_of_the_tree_loaded_from_a_plain_folder(tmp_path: Path, old: str) -> None:
     """``tests/helpers.py`` is on the import path through ``tests/`` (pytest puts it there),
@@ -1686,6 +1694,13 @@ def test_a_test_helper_of_the_tree_loaded_from_a_plain_folder(tmp_path: Path, ol
 
         py_compile.compile(str(folder / "helpers.py"), str(folder / "helpers.pyc"), doraise=True)
         (folder / "helpers.py").unlink()
+    elif old == "stale-compiled-here":  # compiled in the tree once, under a relative name
+        (folder / "helpers.py").unlink()
+        (repo / "tests" / "helpers.py").write_text(copy)
+        target = str(folder / "helpers.pyc")
+        code = f"import py_compile; py_compile.compile('tests/helpers.py', {target!r})"
+        subprocess.run([sys.executable, "-c", code], cwd=repo, check=True)
+        (repo / "tests" / "helpers.py").write_text(tree_helper)
     if not stale:  # the tree's own bytes (or the test's own module): the tree's test
         (repo / "tests" / "test_it.py").write_text(
             MAKES_ITS_HELPER if old == "made-by-the-test" else USES_HELPER.replace("1", "2")
@@ -1705,6 +1720,52 @@ def test_a_test_helper_of_the_tree_loaded_from_a_plain_folder(tmp_path: Path, ol
     clone = repo.parent / "clean"
     git(repo.parent, "clone", "-q", str(repo), str(clone))
     assert run_pytest(clone, "-p", "no:genstamp", env=subprocess_env()).returncode == 1
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("old", ["folder", "zip", "sourceless", "never-held", "held-still"])
+def test_a_module_the_tree_dropped_loaded_from_a_plain_folder(tmp_path: Path, old: str) -> None:
+    """``tests/helpers.py`` removed with its import left behind, and an old copy outside any
+    git work tree on ``PYTHONPATH`` (an export, a zip, its bytecode alone, compiled under
+    py_compile's relative name): the warm run passes, a clean clone fails at import (Y7 01-03).
+    Controls: a plain folder's module of a name the tree never held is the environment's; the
+    tree still holding the helper, its own copy comes first."""
+    files = {"tests/helpers.py": "def expected():\n    return 1\n", "pyproject.toml": APPENDED}
+    repo, _ = project(tmp_path, USES_HELPER, files)
+    folder = tmp_path / "old"
+    folder.mkdir()
+    name = "support" if old == "never-held" else "helpers"
+    if old == "zip":
+        with zipfile.ZipFile(folder / "old.zip", "w") as archive:
+            archive.write(repo / "tests" / "helpers.py", "helpers.py")
+        folder = folder / "old.zip"
+    elif old == "sourceless":  # compiled in the tree before the removal, under a relative name
+        target = str(folder / "helpers.pyc")
+        code = f"import py_compile; py_compile.compile('tests/helpers.py', {target!r})"
+        subprocess.run([sys.executable, "-c", code], cwd=repo, check=True)
+    else:
+        shutil.copy(repo / "tests" / "helpers.py", folder / f"{name}.py")
+    if old != "held-still":
+        git(repo, "rm", "-q", "tests/helpers.py")
+    (repo / "tests" / "test_it.py").write_text(USES_HELPER.replace("helpers", name))
+    commit_all(repo, "the helper dropped, its import left behind")
+    restamp.begin(open_checkout(repo))
+    told = run(repo, PYTHONPATH=str(folder))
+    found_now = failures(repo)
+    if old in ("never-held", "held-still"):
+        assert found_now == {}, found_now
+        return
+    assert list(found_now) == ["foreign-origin"], found_now
+    assert f"helpers from {folder}" in found_now["foreign-origin"], found_now
+    assert [f.detail for f in audit_of(repo).flags] == [
+        "loaded from outside the checkout in place of tests/helpers.py, which the tested tree"
+        " dropped"
+    ]
+    assert "will refuse: foreign-origin: helpers" in told, told
+    clone = repo.parent / "clean"
+    git(repo.parent, "clone", "-q", str(repo), str(clone))
+    proc = run_pytest(clone, "-p", "no:genstamp", env=subprocess_env())
+    assert proc.returncode != 0 and "helpers" in proc.stdout, proc.stdout
 
 
 LOADS_CALC_FROM = """

@@ -357,6 +357,7 @@ def judge(
     flags: dict[Flag, None] = {}
     namespaces: dict[str, None] = {}
     elsewhere: dict[str, list[Load]] = {}  # another git work tree -> the code loaded from it
+    gone: list[Load] = []  # from a plain folder outside, of a name the tree gives nowhere now
     read: dict[str, None] = {}
     made: dict[str, None] = {}
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
@@ -375,6 +376,10 @@ def judge(
             continue
         if ld.via == loads_.ELSEWHERE:  # (a clone kept in an environment of the tree too)
             elsewhere.setdefault(ld.detail, []).append(ld)
+            continue
+        if ld.via == loads_.GONE:
+            if not (made_by_the_tests(ld.path, began_ns) or _made_during(ld, began_ns)):
+                gone.append(ld)
             continue
         name = ld.module or module_name(ld.path, folders)
         if inside(ld.path, root_s) and not installed(ld.path):
@@ -510,6 +515,9 @@ def judge(
             flags[Flag(STALE, ld.module, ld.path, f"bytecode not compiled from {other}")] = None
         else:
             loaded.setdefault(other, {})[ld.blob] = None  # byte for byte the checkout's
+    for ld, rel in _dropped(gone, root):
+        why = f"loaded from outside the checkout in place of {rel}, which the tested tree dropped"
+        flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
     for tree, found in elsewhere.items():
         if began_ns is not None and _made_since(tree, began_ns):
             continue
@@ -528,6 +536,49 @@ def judge(
         tuple(sorted(made)),
         _empty_folders(used, made_dirs, root_s),
     )
+
+
+def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:
+    """Of the modules loaded from plain folders outside the checkout under names no folder of
+    the work tree on their process's import path gives (``loads.GONE``), those whose file a
+    commit of HEAD's history held below one of those folders (``helpers.py``, removed by ``git
+    rm`` while a test still imports it from an old copy on ``PYTHONPATH``), each with that
+    file's work-tree-relative path. One git command asks for all of them first."""
+    import subprocess
+
+    wanted: dict[Load, list[str]] = {}
+    for ld in gone:
+        parts = ld.module.split(".")
+        files = []
+        for entry in ld.detail.split(os.pathsep):
+            if not inside(entry, str(root)):
+                continue
+            base = os.path.relpath(entry, root).replace(os.sep, "/")
+            stem = "/".join(p for p in (base if base != "." else "", *parts) if p)
+            files += [f"{stem}.py", f"{stem}/__init__.py"]
+        if files:
+            wanted[ld] = files
+
+    def held(paths: Sequence[str]) -> str:
+        """The first of ``paths`` a commit of HEAD's history held, "" when none ("" when git
+        cannot say: judged as the load of an unrelated module, which it is unless git says)."""
+        try:
+            log = ["git", "--literal-pathspecs", "log", "-z", "--format=", "--name-only"]
+            out = subprocess.run(
+                [*log, "HEAD", "--", *paths],
+                cwd=root,
+                capture_output=True,
+                check=True,
+            ).stdout.decode("utf-8", "surrogateescape")
+        except (OSError, subprocess.CalledProcessError):
+            return ""
+        found = {name.strip("\n") for name in out.split("\0")}
+        return next((p for p in paths if p in found), "")
+
+    every = sorted({p for files in wanted.values() for p in files})
+    if not every or not held(every):
+        return []
+    return [(ld, rel) for ld, files in wanted.items() if (rel := held(files))]
 
 
 def made_folders(loads: Iterable[Load], *, asked: bool = True) -> set[str]:

@@ -50,6 +50,10 @@ NAMESPACE = "namespace"  # a namespace package's folder
 # A module loaded from a plain folder outside the checkout, of a name that a folder of the work
 # tree on the import path gives (``detail``: that file of the work tree)
 SHADOW = "shadow"
+# A module loaded from a plain folder outside the checkout, of a name that no folder of the work
+# tree on the import path gives now (``detail``: those folders, os.pathsep-separated): one the
+# tree dropped, perhaps, that an old copy still serves (``audit.judge`` asks git's history).
+GONE = "gone"
 # Code outside the checkout, in another git work tree (``detail``: that work tree), of a module
 # that is none of the checkout's roots: another clone's, perhaps (``audit.judge`` asks git).
 ELSEWHERE = "elsewhere"
@@ -270,7 +274,7 @@ def record(load: Load) -> None:
 def _concerns(run: Run, path: str, module: str, via: str) -> bool:
     if inside(path, run.workdir) and not installed(path):
         return True
-    if via in (ELSEWHERE, SHADOW):
+    if via in (ELSEWHERE, SHADOW, GONE):
         return True
     return bool(module) and module.partition(".")[0] in run.roots
 
@@ -936,6 +940,15 @@ def _executed(code: CodeType) -> None:
         if any(inside(placed, a.run.workdir) and not installed(placed) for a in _RUNS):
             record(Load(placed, "", _module_executing(pyc), SOURCELESS, pyc))
             return
+        if _may_concern(_where(filename)):
+            filename = pyc  # compiled from a file of the work tree not there now: ran outside
+    elif pyc is not None and compiled is None:
+        placed, named = _where(pyc), _where(filename)
+        cached = _cache_of(pyc, filename) or _cache_of(pyc, named)
+        if not cached and _may_concern(named) and not _may_concern(placed):
+            # Bytecode alone outside the work tree whose code names a file of it (compiled
+            # there, or under a relative name: py_compile's) ran instead of that file.
+            filename = pyc
     real = _where(filename)
     module = ""
     elsewhere = _kept_clone(real)
@@ -952,15 +965,23 @@ def _executed(code: CodeType) -> None:
                 module = _module_executing(pyc)
         if not any(module.partition(".")[0] in a.run.roots for a in _RUNS):
             elsewhere = work_tree_of(real)
-            if plain and module and not any(a.run.workdir == elsewhere for a in _RUNS):
-                mine = _tree_module(module) if not _beside_the_script(real) else ""
+            here = any(a.run.workdir == elsewhere for a in _RUNS)
+            if plain and module not in ("", "__main__") and not here:
+                beside = _beside_the_script(real)  # the script's own module, not the tree's
+                mine = _tree_module(module) if not beside else ""
                 ran = real if os.path.isfile(real) or pyc is None else real_path(pyc)
-                if mine and _made(ran) != MADE:  # a module the tests wrote is theirs
+                if beside or _made(ran) == MADE:  # a module the tests wrote is theirs
+                    pass
+                elif mine:
                     data = _ran_bytes(compiled, filename, real)
                     record(Load(ran, blob_of(data) if data else "", module, SHADOW, mine))
                     if not elsewhere:
                         return
-            if not elsewhere or any(a.run.workdir == elsewhere for a in _RUNS):
+                elif _ENTRIES[3] and not elsewhere:
+                    # A name the tree gives nowhere now: had it once? (Code of another git
+                    # work tree is judged as another clone's, or a library's: ELSEWHERE.)
+                    record(Load(ran, "", module, GONE, os.pathsep.join(_ENTRIES[3])))
+            if not elsewhere or here:
                 return
             module = module or _module_executing(filename)
     if elsewhere:
