@@ -1722,29 +1722,43 @@ def test_a_test_helper_of_the_tree_loaded_from_a_plain_folder(tmp_path: Path, ol
     assert run_pytest(clone, "-p", "no:genstamp", env=subprocess_env()).returncode == 1
 
 
+NAMED_APPENDED = '[project]\nname = "calc"\nversion = "0"\n' + APPENDED
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("old", ["folder", "zip", "sourceless", "never-held", "held-still"])
-def test_a_module_the_tree_dropped_loaded_from_a_plain_folder(tmp_path: Path, old: str) -> None:
-    """``tests/helpers.py`` removed with its import left behind, and an old copy outside any
-    git work tree on ``PYTHONPATH`` (an export, a zip, its bytecode alone, compiled under
-    py_compile's relative name): the warm run passes, a clean clone fails at import (Y7 01-03).
-    Controls: a plain folder's module of a name the tree never held is the environment's; the
-    tree still holding the helper, its own copy comes first."""
-    files = {"tests/helpers.py": "def expected():\n    return 1\n", "pyproject.toml": APPENDED}
+@pytest.mark.parametrize(
+    "old", ["export", "deeper-export", "plain-copy", "another-project", "never-held", "held-still"]
+)
+def test_a_module_the_tree_dropped_loaded_from_an_export_of_the_project(
+    tmp_path: Path, old: str
+) -> None:
+    """``tests/helpers.py`` removed with its import left behind, and an export of an earlier
+    commit (``git archive``: no git work tree, its ``pyproject.toml`` names this project) on
+    ``PYTHONPATH``: the warm run passes, a clean clone fails at import (Y7 01). Controls: the
+    same bytes in a folder of no project, or of another project (a shared ``helpers.py``, a
+    library's), are the environment's: nothing tells them from a module the environment gives
+    under a name the project once used (A8); so is a name the tree never held; and while the
+    tree holds the helper, its own copy comes first."""
+    helper = "def expected():\n    return 1\n"
+    files = {"tests/helpers.py": helper, "pyproject.toml": NAMED_APPENDED}
     repo, _ = project(tmp_path, USES_HELPER, files)
-    folder = tmp_path / "old"
-    folder.mkdir()
+    export = tmp_path / "export"
+    export.mkdir()
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=repo, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(export)], input=archive.stdout, check=True)
+    folder = export / "tests"
+    (folder / "test_it.py").unlink()  # the export's tests are not the run's
+    if old == "deeper-export":  # the project's metadata two folders above the helper's
+        (export / "lib").mkdir()
+        shutil.move(str(export / "tests"), str(export / "lib" / "tests"))
+        folder = export / "lib" / "tests"
+    elif old == "plain-copy":
+        (export / "pyproject.toml").unlink()
+    elif old == "another-project":
+        (export / "pyproject.toml").write_text(NAMED_APPENDED.replace('"calc"', '"tools"'))
     name = "support" if old == "never-held" else "helpers"
-    if old == "zip":
-        with zipfile.ZipFile(folder / "old.zip", "w") as archive:
-            archive.write(repo / "tests" / "helpers.py", "helpers.py")
-        folder = folder / "old.zip"
-    elif old == "sourceless":  # compiled in the tree before the removal, under a relative name
-        target = str(folder / "helpers.pyc")
-        code = f"import py_compile; py_compile.compile('tests/helpers.py', {target!r})"
-        subprocess.run([sys.executable, "-c", code], cwd=repo, check=True)
-    else:
-        shutil.copy(repo / "tests" / "helpers.py", folder / f"{name}.py")
+    if name != "helpers":
+        (folder / "helpers.py").rename(folder / f"{name}.py")
     if old != "held-still":
         git(repo, "rm", "-q", "tests/helpers.py")
     (repo / "tests" / "test_it.py").write_text(USES_HELPER.replace("helpers", name))
@@ -1752,7 +1766,7 @@ def test_a_module_the_tree_dropped_loaded_from_a_plain_folder(tmp_path: Path, ol
     restamp.begin(open_checkout(repo))
     told = run(repo, PYTHONPATH=str(folder))
     found_now = failures(repo)
-    if old in ("never-held", "held-still"):
+    if old not in ("export", "deeper-export"):
         assert found_now == {}, found_now
         return
     assert list(found_now) == ["foreign-origin"], found_now

@@ -540,15 +540,26 @@ def judge(
 
 def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:
     """Of the modules loaded from plain folders outside the checkout under names no folder of
-    the work tree on their process's import path gives (``loads.GONE``), those whose file a
-    commit of HEAD's history held below one of those folders (``helpers.py``, removed by ``git
-    rm`` while a test still imports it from an old copy on ``PYTHONPATH``), each with that
-    file's work-tree-relative path. One git command asks for all of them first."""
+    the work tree on their process's import path gives (``loads.GONE``), the old copies of a
+    file the tree dropped, each with that file's work-tree-relative path: a module of a copy of
+    this project that is no git work tree (a ``git archive`` export, an unpacked sdist: its
+    ``pyproject.toml`` or ``setup.cfg`` names this project) whose file a commit of HEAD's
+    history held below one of those folders (``helpers.py``, removed by ``git rm`` while a test
+    still imports it). A module of that name from anywhere else (a shared ``utils.py`` on
+    ``PYTHONPATH``, a ``local_settings.py`` kept outside, code generated outside the tree) is
+    the environment's: nothing tells it from an old copy. git is asked once for all of them."""
     import subprocess
 
+    from genstamp.roots import project_name
+
+    mine = project_name(root)
+    if mine is None or not gone:
+        return []
     wanted: dict[Load, list[str]] = {}
     for ld in gone:
         parts = ld.module.split(".")
+        if _project_above(ld.path, len(parts), mine) is None:
+            continue
         files = []
         for entry in ld.detail.split(os.pathsep):
             if not inside(entry, str(root)):
@@ -560,8 +571,8 @@ def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:
             wanted[ld] = files
 
     def held(paths: Sequence[str]) -> str:
-        """The first of ``paths`` a commit of HEAD's history held, "" when none ("" when git
-        cannot say: judged as the load of an unrelated module, which it is unless git says)."""
+        """The first of ``paths`` a commit of HEAD's history held, "" when none (or when git
+        cannot say)."""
         try:
             log = ["git", "--literal-pathspecs", "log", "-z", "--format=", "--name-only"]
             out = subprocess.run(
@@ -579,6 +590,28 @@ def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:
     if not every or not held(every):
         return []
     return [(ld, rel) for ld, files in wanted.items() if (rel := held(files))]
+
+
+def _project_above(path: str, depth: int, name: str) -> str | None:
+    """The folder holding the import-path folder of a module ``depth`` names deep at ``path``
+    (its file, a member of an archive, or its bytecode), or one of the two above it, whose
+    ``pyproject.toml`` or ``setup.cfg`` names the project ``name``; None when the first of
+    those folders that holds either names another project or none does."""
+    from genstamp.roots import project_name
+
+    folder = os.path.dirname(path)
+    if os.path.basename(path).startswith("__init__."):
+        folder = os.path.dirname(folder)
+    for _ in range(depth - 1):
+        folder = os.path.dirname(folder)
+    while not os.path.isdir(folder) and folder != os.path.dirname(folder):
+        folder = os.path.dirname(folder)  # an archive on the path: the folder holding it
+    for _ in range(3):
+        here = Path(folder)
+        if (here / "pyproject.toml").is_file() or (here / "setup.cfg").is_file():
+            return folder if project_name(here) == name else None
+        folder = os.path.dirname(folder)
+    return None
 
 
 def made_folders(loads: Iterable[Load], *, asked: bool = True) -> set[str]:
