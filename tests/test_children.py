@@ -881,6 +881,72 @@ def test_installed_extension(tmp_path: Path, case: str) -> None:
         assert kinds == [(audit.FOREIGN, "calc._a")]
 
 
+HEADER_SETUP_PY = """\
+from setuptools import Extension, setup
+
+setup(name="calc", package_dir={"": "src"}, packages=["calc"],
+      ext_modules=[Extension("calc._a", ["src/calc/a.c"])])
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["header-edited", "old-wheel", "built-anew"])
+def test_an_installed_extension_built_before_its_sources_changed(tmp_path: Path, case: str) -> None:
+    """`pip install .` again after a header the build does not list changed (setuptools reuses
+    its build folder's binary, seeing no newer source), or `pip install dist/*.whl` of a wheel
+    built before a source changed: the installer writes the old binary with a new time; the
+    build folder's or the wheel's copy of the same bytes tells when it was built (Z8 27, 28).
+    Control: installed from a build made after the change."""
+    import shutil
+
+    if shutil.which("gcc") is None and shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    expected = 2 if case == "built-anew" else 1
+    repo, _ = project(
+        tmp_path,
+        f"from calc import _a\n\n\ndef test_value():\n    assert _a.VALUE == {expected}\n",
+        {
+            "setup.py": HEADER_SETUP_PY,
+            "src/calc/val.h": "#define VAL 1\n",
+            "src/calc/a.c": ext_c("_a", 1)
+            .replace("#include <Python.h>", '#include <Python.h>\n#include "val.h"')
+            .replace(", 1);", ", VAL);"),
+            ".gitignore": "__pycache__/\n*.so\nbuild/\ndist/\n*.egg-info/\n",
+        },
+    )
+    from test_audit import make_venv
+
+    python, _ = make_venv(tmp_path / "venv")
+    pip = [sys.executable, "-m", "pip", "--python", str(python)]
+    quiet = ["-q", "--no-deps", "--no-build-isolation", "--no-index"]
+    if case == "old-wheel":
+        succeeds([*pip, "wheel", *quiet, "-w", "dist", "."], repo)
+    else:
+        succeeds([*pip, "install", *quiet, "."], repo)
+    for path in [*(repo / "build").rglob("*"), *(repo / "dist").rglob("*")]:
+        earlier = path.stat().st_mtime_ns - 10 * 10**9  # built ten seconds ago
+        os.utime(path, ns=(earlier, earlier))
+    source = repo / "src" / "calc" / "a.c"  # written before that build
+    earlier = source.stat().st_mtime_ns - 20 * 10**9
+    os.utime(source, ns=(earlier, earlier))
+    (repo / "src" / "calc" / "val.h").write_text("#define VAL 2\n")
+    commit_all(repo, "VAL is 2")
+    if case == "built-anew":
+        shutil.rmtree(repo / "build")
+    wheel = [str(w) for w in (repo / "dist").glob("*.whl")]
+    succeeds([*pip, "install", *quiet, "--force-reinstall", *(wheel or ["."])], repo)
+    restamp.begin(open_checkout(repo))
+    succeeds([str(python), "-m", "pytest", "-q"], repo)
+    flags = audit_of(repo).flags
+    if case == "built-anew":
+        assert flags == ()
+        assert failures(repo) == {}
+        return
+    assert [(f.kind, f.module) for f in flags] == [(audit.STALE_EXT, "calc._a")]
+    assert "older than src/calc/val.h" in flags[0].detail, flags[0].detail
+    assert "rm -rf build && pip install ." in flags[0].detail, flags[0].detail
+
+
 SUBPROJECT_SETUP_PY = """\
 from setuptools import Extension, setup
 
