@@ -458,7 +458,7 @@ def judge(
             if natives is None:
                 natives, builders = native_sources(root), cffi_builders(root)
             built_ns = int(ld.detail or 0)
-            if _PYXIMPORT not in ld.path.split(os.sep):
+            if built_on_import and _PYXIMPORT not in ld.path.split(os.sep):
                 built_ns = _built_at(ld.path, built_ns, root_s)
             stale = stale_extension(
                 ld.path,
@@ -871,47 +871,36 @@ def _environment_made_since(path: str, since_ns: int) -> bool:
 
 
 def _built_at(path: str, mtime_ns: int, root: str) -> int:
-    """When the extension at ``path`` was built, where a copy's own time says only when it was
-    copied (one the run made; one an installer wrote from this checkout): the newest of the
-    builds in the work tree holding the same bytes gives it, an in-place build, a build
-    folder's (``build/lib…``, setuptools' own, which it reuses where it sees no source newer)
-    or a wheel's (``dist/*.whl``: the wheel's time); with none there, the file's own time."""
+    """When the extension at ``path``, which the run made, was built: a copy's own time is when
+    it was copied, so the build in the work tree holding the same bytes gives it (the newest,
+    if several do); with none there, the file's own time (a build the tests made)."""
     import subprocess
-    import zipfile
     from importlib.machinery import EXTENSION_SUFFIXES
 
-    base = os.path.basename(path)
-    stem = base.partition(".")[0]
-    specs = ["--", f":(glob)**/{stem}.*", ":(glob)**/*.whl"]
+    stem = os.path.basename(path).partition(".")[0]
     try:
-        listed = b"\0".join(
-            subprocess.run(
-                ["git", "ls-files", "-z", *how, *specs], cwd=root, capture_output=True, check=True
-            ).stdout
-            for how in (("--cached", "--others"), ("--others", "--ignored", "--exclude-standard"))
-        )
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--", f":(glob)**/{stem}.*"],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        ).stdout
         with open(path, "rb") as fh:
             data = fh.read()
-        own = os.stat(path)
     except (OSError, subprocess.CalledProcessError):
         return mtime_ns
     found = []
-    for name in dict.fromkeys(os.fsdecode(listed).split("\0")):
+    for name in os.fsdecode(listed).split("\0"):
+        if not name.endswith(tuple(EXTENSION_SUFFIXES)):
+            continue
         original = os.path.join(root, name)
         try:
             st = os.stat(original)
-            if os.path.samestat(st, own) or installed(original):
-                continue  # the file itself, or another installed copy
-            if name.endswith(".whl"):
-                with zipfile.ZipFile(original) as wheel:
-                    members = [m for m in wheel.infolist() if m.filename.endswith("/" + base)]
-                    if any(m.file_size == len(data) and wheel.read(m) == data for m in members):
-                        found.append(st.st_mtime_ns)
-            elif name.endswith(tuple(EXTENSION_SUFFIXES)) and st.st_size == len(data):
+            if st.st_size == len(data):
                 with open(original, "rb") as fh:
                     if fh.read() == data:
                         found.append(st.st_mtime_ns)
-        except (OSError, zipfile.BadZipFile, ValueError):
+        except OSError:
             continue
     return max(found, default=mtime_ns)
 
@@ -1402,7 +1391,7 @@ def newer_sources(path: str, mtime_ns: int, natives: Iterable[str]) -> list[str]
 
 
 SETUP_PY_REBUILD = "python setup.py build_ext --inplace --force"
-REINSTALL = "rm -rf build && pip install ."  # installed from the checkout: again, from a new build
+REINSTALL = "pip install ."  # an extension installed from the checkout: install it again
 # pyximport's build folder (``pyximport.install(build_dir=...)``, default ``~/.pyxbld``)
 _PYXIMPORT = ".pyxbld"
 PYXIMPORT_REBUILD = "rm -r ~/.pyxbld (pyximport builds it again as the tests import it)"
