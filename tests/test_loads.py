@@ -1738,7 +1738,7 @@ def test_a_module_the_tree_dropped_loaded_from_an_export_of_the_project(
     same bytes in a folder of no project, or of another project (a shared ``helpers.py``, a
     library's), are the environment's: nothing tells them from a module the environment gives
     under a name the project once used (A8); so is a name the tree never held; and while the
-    tree holds the helper, its own copy comes first."""
+    tree holds the helper, the export's byte-identical copy stands for it."""
     helper = "def expected():\n    return 1\n"
     files = {"tests/helpers.py": helper, "pyproject.toml": NAMED_APPENDED}
     repo, _ = project(tmp_path, USES_HELPER, files)
