@@ -547,7 +547,7 @@ def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:
     history held below one of those folders (``helpers.py``, removed by ``git rm`` while a test
     still imports it). A module of that name from anywhere else (a shared ``utils.py`` on
     ``PYTHONPATH``, a ``local_settings.py`` kept outside, code generated outside the tree) is
-    the environment's: nothing tells it from an old copy. git is asked once for all of them."""
+    the environment's: nothing tells it from an old copy. git is asked once, for all of them."""
     import subprocess
 
     from genstamp.roots import project_name
@@ -558,7 +558,7 @@ def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:
     wanted: dict[Load, list[str]] = {}
     for ld in gone:
         parts = ld.module.split(".")
-        if _project_above(ld.path, len(parts), mine) is None:
+        if not _of_this_project(ld.path, len(parts), mine):
             continue
         files = []
         for entry in ld.detail.split(os.pathsep):
@@ -570,33 +570,26 @@ def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:
         if files:
             wanted[ld] = files
 
-    def held(paths: Sequence[str]) -> str:
-        """The first of ``paths`` a commit of HEAD's history held, "" when none (or when git
-        cannot say)."""
-        try:
-            log = ["git", "--literal-pathspecs", "log", "-z", "--format=", "--name-only"]
-            out = subprocess.run(
-                [*log, "HEAD", "--", *paths],
-                cwd=root,
-                capture_output=True,
-                check=True,
-            ).stdout.decode("utf-8", "surrogateescape")
-        except (OSError, subprocess.CalledProcessError):
-            return ""
-        found = {name.strip("\n") for name in out.split("\0")}
-        return next((p for p in paths if p in found), "")
-
     every = sorted({p for files in wanted.values() for p in files})
-    if not every or not held(every):
+    if not every:
         return []
-    return [(ld, rel) for ld, files in wanted.items() if (rel := held(files))]
+    try:
+        log = ["git", "--literal-pathspecs", "log", "-z", "--format=", "--name-only", "HEAD"]
+        out = subprocess.run([*log, "--", *every], cwd=root, capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return []  # git cannot say: judged as the environment's
+    held = {name.strip("\n") for name in out.stdout.decode("utf-8", "surrogateescape").split("\0")}
+    return [
+        (ld, rel)
+        for ld, files in wanted.items()
+        if (rel := next((p for p in files if p in held), ""))
+    ]
 
 
-def _project_above(path: str, depth: int, name: str) -> str | None:
-    """The folder holding the import-path folder of a module ``depth`` names deep at ``path``
-    (its file, a member of an archive, or its bytecode), or one of the two above it, whose
-    ``pyproject.toml`` or ``setup.cfg`` names the project ``name``; None when the first of
-    those folders that holds either names another project or none does."""
+def _of_this_project(path: str, depth: int, name: str) -> bool:
+    """Whether the module ``depth`` names deep at ``path`` (its file, a member of an archive, or
+    its bytecode) comes from a copy of the project ``name``: the first of its import-path
+    folder and the two above it that holds a ``pyproject.toml`` or ``setup.cfg`` names it."""
     from genstamp.roots import project_name
 
     folder = os.path.dirname(path)
@@ -609,9 +602,9 @@ def _project_above(path: str, depth: int, name: str) -> str | None:
     for _ in range(3):
         here = Path(folder)
         if (here / "pyproject.toml").is_file() or (here / "setup.cfg").is_file():
-            return folder if project_name(here) == name else None
+            return project_name(here) == name
         folder = os.path.dirname(folder)
-    return None
+    return False
 
 
 def made_folders(loads: Iterable[Load], *, asked: bool = True) -> set[str]:
