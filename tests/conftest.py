@@ -33,6 +33,26 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield home
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compiled_genstamp(request: pytest.FixtureRequest) -> None:
+    """Bytecode of the genstamp under test, written once, when it is this checkout's source.
+
+    The hundreds of processes the tests start (pytest with genstamp's plugin and co-process,
+    ``python -m genstamp``) import genstamp from ``src/``; with PYTHONDONTWRITEBYTECODE=1 (this
+    machine and CI) each of them would compile its 23,000 lines again. Compiled here from the
+    source as it is now (``force``: each session's bytecode is newer than the generation the
+    run is bound to, so genstamp's own gate never sees it older than the stamp), in the
+    ``__pycache__`` git ignores; Python reads it only while its header matches the source.
+    """
+    import compileall
+
+    import genstamp as under_test
+
+    package = Path(under_test.__file__).resolve().parent
+    if package.is_relative_to(request.config.rootpath.resolve()):
+        compileall.compile_dir(package, force=True, quiet=2)
+
+
 def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> str:
     """Run real git; its output, stripped of the final newline."""
     proc = subprocess.run(
