@@ -72,6 +72,62 @@ def test_a_forged_figure_is_refused(
     assert new.translate(str.maketrans("", "", "*`_")) in data["failures"][0]["message"]
 
 
+TABLE = "| tests | passed | failed |\n| ---: | ---: | ---: |\n| {} | {} | 0 |\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "forged"),
+    [
+        # a count however it is written: the word first, another form of the word, HTML
+        # markup between, a table's column, no word at all
+        ("- Passed: {}", True),
+        ("- 0 failures, {} passes", True),
+        ("- <b>{}</b> passed", True),
+        (TABLE.format(12, "{}"), True),
+        ("All {} green.", True),
+        # the attestations' own numbers under each other's words
+        ("| passed | failed |\n| --- | --- |\n| 0 | 12 |\n", True),
+        # the same lines with the attestations' own figure
+        ("- Passed: {}", False),
+        ("- 0 failures, {} passes", False),
+        ("- <b>{}</b> passed", False),
+        (TABLE.format(12, "{}"), False),
+    ],
+)
+def test_a_count_in_any_form_is_the_attestations_or_refused(
+    line: str,
+    forged: bool,
+    world: World,
+    judge: Path,
+    genstamp: RunGenstamp,
+    tmp_path: Path,
+) -> None:
+    """Every number a summary states is one of the gate's figures, and a count its own figure
+    (12 tests, 12 passed, 0 failed, 3 parts): the forged 13 is refused however it is written,
+    and so are true figures under each other's words; the true 12 is accepted in the same
+    forms."""
+    path = summarize(genstamp, judge, world, tmp_path)
+    path.write_text(path.read_text() + "\n" + line.format(13 if forged else 12) + "\n")
+    code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
+    if forged:
+        assert code == 1 and set(rules(data)) == {"summary-unverified"}, data
+        said = "13" if "{}" in line else "0 passed"
+        assert said in data["failures"][0]["message"], data
+    else:
+        assert code == 0, data
+
+
+@pytest.mark.parametrize("mark", ["_", "__", "*", "**"])
+def test_an_object_id_in_emphasis_is_an_object_id(
+    mark: str, world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    other = "5ffcc79b8373a2f9a5355cbecce869faecfeb292"
+    path = summarize(genstamp, judge, world, tmp_path)
+    path.write_text(path.read_text() + f"\nmerged as {mark}{other}{mark}\n")
+    code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
+    assert code == 1 and other in data["failures"][0]["message"], data
+
+
 def test_a_summary_without_the_attestation_or_naming_other_objects_is_refused(
     world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:

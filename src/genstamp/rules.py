@@ -1199,14 +1199,26 @@ def _attestation_parts_disagree(facts: AttestationFacts, settings: Config) -> It
             )
 
 
-_FIGURE = re.compile(
-    r"(\d+)\s+(passed|failed|errors?|skipped|xfailed|xpassed|tests?|parts?)\b", re.I
+# A count as people write it: a number and the word it counts, either way round, with
+# punctuation or markup between (`12 passed`, `Passed: 12`, `**12** tests`, `0 failures`); a
+# number with a word after it is that word's (`12 tests: 12 passed, 0 failed`)
+_WORDS = (
+    r"(?:pass(?:ed|es|ing)?|fail(?:ed|s|ures?|ing)?|errors?|skipped|skips?|xfailed|xpassed"
+    r"|tests?|parts?)"
 )
+_FIGURE = re.compile(rf"(\d+)[^\w\n]*({_WORDS})\b", re.I)
+_FIGURE_AFTER = re.compile(rf"\b({_WORDS})[^\w\n]*(\d+)\b(?![^\w\n]*{_WORDS}\b)", re.I)
+# a number standing as one (not a part of a word: `sha256`, `py311`)
+_NUMBER = re.compile(r"(?<![^\W_])\d+(?![^\W_])")
+_KEYS = {"pass": "passed", "fail": "failed", "erro": "error", "skip": "skipped", "test": "test"}
 # An object id as people quote it: 7 to 64 hex digits, at least one a digit (not a word), in
-# either case.
-_HEXES = re.compile(r"\b(?=[0-9a-f]*[0-9])[0-9a-f]{7,64}\b", re.I)
-# markdown's emphasis and code marks, which may stand between a count and its word
-_MARKUP = re.compile(r"[*_`~]")
+# either case, with no letter or digit either side (markdown's `_id_` is an id)
+_HEXES = re.compile(r"(?<![0-9a-z])(?=[0-9a-f]*[0-9])[0-9a-f]{7,64}(?![0-9a-z])", re.I)
+# markup that may stand between a count and its word: markdown's emphasis and code marks,
+# HTML tags (`<b>12</b> passed`)
+_MARKUP = re.compile(r"<[^<>\n]*>|[*_`~]")
+# what genstamp's own summary says of its format (not a figure)
+_VERSION_MARK = re.compile(r"<!-- genstamp-summary version \d+ -->")
 
 
 def summary_figures(merge: coverage.Merge) -> dict[str, int]:
@@ -1224,9 +1236,38 @@ def summary_figures(merge: coverage.Merge) -> dict[str, int]:
     }
 
 
+def _figure_key(word: str) -> str:
+    w = word.lower()
+    return w if w in ("xfailed", "xpassed") else _KEYS.get(w[:4], "part")
+
+
+def _table_counts(text: str) -> list[tuple[str, str]]:
+    """(number, word) of markdown tables: a row's numbers under its header's words."""
+    out: list[tuple[str, str]] = []
+    header: list[str] = []
+    for line in text.splitlines():
+        if not line.lstrip().startswith("|"):
+            header = []
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if all(re.fullmatch(r":?-+:?", c) for c in cells if c):
+            continue  # the separator row
+        if not any(re.search(r"\d", c) for c in cells):
+            header = cells
+            continue
+        for word, cell in zip(header, cells, strict=False):
+            number = re.fullmatch(r"\D*?(\d+)\D*", cell)
+            named = re.search(rf"\b{_WORDS}\b", word, re.I)
+            if number and named:
+                out.append((number.group(1), named.group(0)))
+    return out
+
+
 def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[str]:
     """A summary must quote a verified attestation of the commit (its digest) and nothing it
-    does not say: every count and every object id it names is checked."""
+    does not say: every object id it names is checked, every count (a number and the word it
+    counts, either way round, or under its word in a table) must be the attestations', and no
+    other number may stand in it but one of their figures."""
     if facts.summary is None:
         return
     trees = _trees(facts)
@@ -1234,15 +1275,6 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
     text = facts.summary
     if not any(a.digest and a.digest in text for a in attested):
         yield "the summary quotes no attestation of the commit judged (no evidence digest of it)"
-    # each tree judged has its own figures: a count must be one of them (markdown's emphasis,
-    # `**7** passed`, read through)
-    merges = [attestation_merge(facts, t) for t in trees]
-    said = [summary_figures(m) for m in merges if m is not None]
-    for number, word in _FIGURE.findall(_MARKUP.sub("", text)) if said else ():
-        key = word.lower()[:-1] if word.lower().endswith("s") else word.lower()
-        if not any(figures.get(key) == int(number) for figures in said):
-            found = " or ".join(str(figures.get(key)) for figures in said)
-            yield f"the summary says {number} {word}; the attestations say {found}"
     known = [t.tree for t in facts.targets] + [x for a in attested for x in (a.commit, a.digest)]
     # what the gate judged, as it was named (a commit of the attested tree, a rev's name that
     # holds digits: `release-20240115`)
@@ -1250,6 +1282,33 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
     for hexes in _HEXES.findall(text):
         if not any(k.startswith(hexes.lower()) for k in known if k):
             yield f"the summary names {hexes}, which is no commit, tree or digest attested"
+    # each tree judged has its own figures: a count must be one of them
+    merges = [attestation_merge(facts, t) for t in trees]
+    said = [summary_figures(m) for m in merges if m is not None]
+    if not said:
+        return
+    rest = _VERSION_MARK.sub("", _HEXES.sub("", text))
+    for label in sorted({t.label for t in facts.targets}, key=len, reverse=True):
+        rest = rest.replace(label, "")
+    plain = _MARKUP.sub("", rest)
+    counts = _FIGURE.findall(plain) + [(n, w) for w, n in _FIGURE_AFTER.findall(plain)]
+    seen: set[tuple[str, str]] = set()
+    for number, word in counts + _table_counts(rest):
+        key = _figure_key(word)
+        if (number, key) in seen:
+            continue
+        seen.add((number, key))
+        if not any(figures.get(key) == int(number) for figures in said):
+            found = " or ".join(str(figures.get(key)) for figures in said)
+            yield f"the summary says {number} {word}; the attestations say {found}"
+    values = {v for figures in said for v in figures.values()} | {int(n) for n, _ in seen}
+    stray = sorted({n for n in _NUMBER.findall(plain) if int(n) not in values}, key=int)
+    if stray:
+        figures = ", ".join(f"{v} {k}" for k, v in said[0].items())
+        yield (
+            f"the summary says {', '.join(stray)}, which no attestation says "
+            f"(a summary states only the gate's figures: {figures})"
+        )
 
 
 def _attested_without_clean_room(facts: AttestationFacts, settings: Config) -> Iterator[str]:
