@@ -61,6 +61,32 @@ def test_concurrent_publishes_from_three_clones_all_survive(
     assert len(data["parts"]) == 3
 
 
+@pytest.mark.parametrize("language", ["", "de"])
+def test_a_first_publish_is_one_whatever_language_git_speaks(
+    language: str, world: World, tmp_path: Path
+) -> None:
+    """The remote holds no notes yet: the first publish pushes them, whether git says so in
+    English or German (``LANGUAGE=de``, this machine's git has its translation); a remote that
+    cannot be read is still refused."""
+    origin = remote_copy(world, tmp_path)
+    m = clone(origin, tmp_path / "m")
+    env = subprocess_env(LANGUAGE=language, LANG="C.UTF-8")
+    publish = [sys.executable, "-m", "genstamp", "publish", str(world.parts[0])]
+    proc = subprocess.run(
+        [*publish, "--remote", "origin"], cwd=m, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert git(origin, "notes", f"--ref={notes.REF}", "list", world.commit)
+    git(m, "remote", "add", "gone", str(tmp_path / "gone.git"))
+    proc = subprocess.run(
+        [*publish, "--remote", "gone"], cwd=m, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 2, proc.stderr
+    last = proc.stderr.splitlines()[-1]
+    assert last.startswith(f"genstamp: cannot fetch {notes.REF} from gone: "), proc.stderr
+    assert "gone.git" in last, proc.stderr  # git's own line, naming what it could not read
+
+
 def test_publishing_again_adds_nothing_and_two_parts_stay_partial(
     world: World, tmp_path: Path, genstamp: RunGenstamp
 ) -> None:

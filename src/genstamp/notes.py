@@ -68,7 +68,10 @@ def _git(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.Complete
 
 
 def _fail(what: str, proc: subprocess.CompletedProcess[str], remedy: str) -> GenstampError:
-    why = (proc.stderr.strip().splitlines() or ["no reason given"])[-1]
+    # git's first lines say what failed (its last are advice: `hint:`, "Please make sure you
+    # have the correct access rights / and the repository exists.")
+    said = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+    why = " ".join([ln for ln in said if not ln.startswith("hint:")][:2]) or "no reason given"
     return GenstampError(f"{what}: {why}", remedy)
 
 
@@ -79,6 +82,12 @@ def add(workdir: Path, repo: pygit2.Repository, commit: str, lines: Sequence[str
     if proc.returncode != 0:
         raise _fail(f"cannot write the note on {commit[:12]}", proc, "check `git notes` works")
     return text
+
+
+def _absent(workdir: Path, remote: str) -> bool:
+    """Whether ``remote`` holds no ``REF`` (a first publish), as ``git ls-remote --exit-code``
+    says it (2: no such ref), not as git's message says it in the user's language."""
+    return _git(workdir, "ls-remote", "--exit-code", remote, REF).returncode == 2
 
 
 def publish(workdir: Path, remote: str) -> int:
@@ -92,7 +101,7 @@ def publish(workdir: Path, remote: str) -> int:
             )
             if merged.returncode != 0:
                 raise _fail("cannot merge the remote's notes", merged, "run `git notes merge`")
-        elif "couldn't find remote ref" not in fetched.stderr.lower():
+        elif not _absent(workdir, remote):
             raise _fail(f"cannot fetch {REF} from {remote}", fetched, "check the remote")
         pushed = _git(workdir, "push", "-q", remote, f"{REF}:{REF}")
         if pushed.returncode == 0:
