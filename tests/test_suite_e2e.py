@@ -109,6 +109,22 @@ def test_running_from_a_subfolder_is_full(tmp_path: Path) -> None:
     assert verify(root)[0] == 0
 
 
+def test_a_node_id_beside_a_folder_holding_its_file_is_the_whole_file(tmp_path: Path) -> None:
+    """``pytest tests/test_a.py::test_a1 tests`` (a test named, then the suite, as IDEs and
+    rerun scripts write it): pytest runs every test of ``test_a.py``, so the run is whole; a
+    node id whose file no other argument holds still narrows it."""
+    root = make(tmp_path / "p", SIMPLE)
+    assert pytest_in(root, "tests/test_a.py::test_a1", "tests").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    stamp(root)
+    named = ("tests/test_a.py::test_a1", "tests/deep", "tests/test_b.py")
+    assert pytest_in(root, *named).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1
+    assert "tests/test_a.py" in rules(data)["partial-run"], data
+
+
 def test_a_folder_argument_that_leaves_files_out_is_partial_naming_them(tmp_path: Path) -> None:
     root = make(tmp_path / "p", SIMPLE)
     assert pytest_in(root, "tests/deep").returncode == 0

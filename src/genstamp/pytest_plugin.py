@@ -1063,6 +1063,20 @@ def _output(start: Start, written: Path | None) -> str:
     return "" if output.split(os.sep)[0] == ".." else output.replace(os.sep, "/")
 
 
+def _narrowing(args: list[str], here: str) -> list[str]:
+    """The arguments naming tests inside a file (``::``) whose file no other argument collects
+    whole: ``pytest tests/a/test_a.py::test_a1 tests`` runs every test of ``test_a.py``,
+    as ``tests`` names the folder holding it."""
+    whole = [os.path.realpath(os.path.join(here, a)) for a in args if "::" not in a]
+    out = []
+    for arg in args:
+        if "::" in arg:
+            file = os.path.realpath(os.path.join(here, arg.partition("::")[0]))
+            if not any(file == w or file.startswith(w.rstrip(os.sep) + os.sep) for w in whole):
+                out.append(arg)
+    return out
+
+
 def _facts(
     cfg: pytest.Config, session: pytest.Session, exitstatus: int, tally: Tally
 ) -> selection.Facts:
@@ -1071,7 +1085,7 @@ def _facts(
 
     node_ids: list[str] = []
     if cfg.args_source == pytest.Config.ArgsSource.ARGS:
-        node_ids = [a for a in cfg.args if "::" in a]
+        node_ids = _narrowing(cfg.args, str(cfg.invocation_params.dir))
     return selection.Facts(
         overrides=_overrides(cfg, tally),
         node_ids=tuple(node_ids),
