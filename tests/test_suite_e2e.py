@@ -665,7 +665,8 @@ ADDOPTS_OPTIONS = (
         ("--golden-dir tests/golden", "", False),
         # a conftest's flag: the word after it is the path pytest collects
         ("--slow-mode tests/deep", "tests/deep/test_c.py", False),
-        ("--slow-mode tests/deep", "tests/deep/test_c.py::test_c1", True),
+        # (a node id in that folder is its whole file: the folder collects it; -k narrows)
+        ("--slow-mode tests/deep", "-kc1", True),
         # short flags bundled as argparse takes them
         ('-qm "not slow"', "", False),
         ('-qm "not slow"', "tests/test_b.py", True),
@@ -694,6 +695,7 @@ def test_options_in_addopts_are_read_as_the_runs_pytest_reads_them(
         **SIMPLE,
         "tests/golden/expected.txt": "42\n",
         "tests/test_slow.py": "import pytest\n\n\n@pytest.mark.slow\ndef test_s():\n    pass\n",
+        "tests/deep/test_d.py": cases("d1"),
         "conftest.py": ADDOPTS_OPTIONS,
         "pytest.ini": f"[pytest]\naddopts = {addopts}\nmarkers = slow\n",
     }
