@@ -216,6 +216,23 @@ IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
             {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -p no:doctest\n", **DOCS},
             ["tests/sub/b_test.py", "tests/test_a.py"],
         ),
+        # a text file testpaths names (or globs) is collected when a doctest glob takes it
+        (
+            {
+                "pytest.ini": "[pytest]\ntestpaths = tests README.md docs/*.md\n"
+                "addopts = --doctest-glob=*.md\n",
+                "README.md": ">>> 1\n1\n",
+                "docs/guide.md": ">>> 1\n1\n",
+            },
+            ["README.md", "docs/guide.md", "tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        (  # and not without one
+            {
+                "pytest.ini": "[pytest]\ntestpaths = tests README.md\n",
+                "README.md": ">>> 1\n1\n",
+            },
+            ["tests/sub/b_test.py", "tests/test_a.py"],
+        ),
         (
             {
                 "pytest.ini": "[pytest]\naddopts = --doctest-modules\nnorecursedirs = build .*\n",

@@ -544,10 +544,17 @@ def collect(
     by_name = any_of([p for p in config.python_files if "/" not in p])
     by_path = [p for p in config.python_files if "/" in p]
     texts = config.doctest_globs
+    # a file named as a path is collected when it is Python, or (doctest on) a text file
+    # pytest's doctest takes named (`.txt`, `.rst`) or globbed (`--doctest-glob='*.md'`)
     chosen: list[str] = [
         p
         for p in inside
-        if p in explicit and (p.endswith(".py") or (texts and p.endswith((".txt", ".rst"))))
+        if p in explicit
+        and (
+            p.endswith(".py")
+            or (texts and p.endswith((".txt", ".rst")))
+            or any(_matches(p, p.rpartition("/")[2], pat) for pat in texts)
+        )
     ]
     for path in inside:
         if path in explicit:
