@@ -280,19 +280,22 @@ def test_no_walk_ahead_where_the_checkout_cannot_be_found(
     assert not gitwalk._STARTED
 
 
-def test_core_ignorecase_walks_with_libgit2(base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_core_ignorecase_is_gits_own_tree(base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git matches names without regard to case; libgit2's walk does not: git makes the tree
+    (a file renamed in case alone leaves neither name behind in libgit2's)."""
     git(base, "config", "core.ignorecase", "true")
     spy = WalkSpy(monkeypatch)
-    assert known(base).how == "walk"
-    assert spy.walks == 1
+    seen = known(base)
+    assert seen.how == "git" and seen.tree == git_tree(base)
+    assert spy.walks == 0
 
 
-def test_a_global_config_only_git_reads_walks_with_libgit2(
+def test_a_global_config_only_git_reads_is_gits_own_tree(
     base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """GIT_CONFIG_GLOBAL names a config whose excludesFile hides an untracked file: git reads
-    it, libgit2 ignores the variable. status must give the tree verify's walk gives, kept
-    record or not."""
+    it, libgit2 ignores the variable. status and verify give git's tree, kept record or not:
+    git makes it."""
     assert known(base).how == "walk"
     assert known(base).how == "kept"
     (base / "secret.txt").write_text("s\n")
@@ -305,8 +308,9 @@ def test_a_global_config_only_git_reads_walks_with_libgit2(
     settle()
     cached = scan(open_checkout(base), cache=True)
     walked = scan(open_checkout(base), cache=False)
-    assert cached.tree == walked.tree
-    assert spy.walks == 2  # git's list, resting on the other config, was not taken
+    assert cached.tree == walked.tree == git_tree(base)
+    assert (cached.how, walked.how) == ("git", "git")
+    assert spy.walks == 0  # neither git's list nor libgit2's walk, resting on other config
 
 
 @pytest.mark.parametrize("variable", ["GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"])

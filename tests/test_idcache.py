@@ -124,7 +124,8 @@ def test_every_change_that_shapes_the_tree_is_walked(base: Path, change) -> None
     known(base)
     assert known(base).how == "kept"
     change(base)
-    assert known(base).how == "walk"
+    # made again: by libgit2's walk, or by git itself where its conversion by content decides
+    assert known(base).how in ("walk", "git")
 
 
 @pytest.mark.parametrize("name", [".gitattributes", ".gitignore"])
@@ -139,7 +140,7 @@ def test_an_edit_of_an_ignored_rule_file_at_the_top_is_walked(base: Path, name: 
     assert known(base).how == "kept"
     rule = "*.txt text eol=lf\n" if name == ".gitattributes" else "new.py\n"
     (base / name).write_text(rule)
-    assert known(base).how == "walk"
+    assert known(base).how == ("git" if name == ".gitattributes" else "walk")
 
 
 def test_a_record_of_another_version_or_not_json_is_no_record(base: Path) -> None:

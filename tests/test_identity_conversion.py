@@ -209,11 +209,10 @@ def test_added_blobs_under_autocrlf_and_a_clean_filter(repo: Path, tools: Path) 
     assert got["f.up"] == str(pygit2.hash(b"SHOUT\n"))
 
 
-@pytest.mark.xfail(strict=True, reason="git's racy-entry check is by the second, libgit2's not")
 def test_same_second_racy_entry_after_new_attributes(repo: Path) -> None:
-    """Known difference: a file committed with CRLF in the same second as the index, then
-    `*.py text` added: git reads it again (racily clean by the second) and normalizes it,
-    libgit2 (nanoseconds) keeps the index blob. A second later both keep it."""
+    """A file committed with CRLF in the same second as the index, then `*.py text eol=crlf`
+    added: git reads it again (racily clean by the second) and normalizes it, where libgit2
+    (nanoseconds) would keep the index blob. An `eol` rule has git make the tree: git's."""
     write(repo, {"c.py": b"seed\r\n"})
     commit_all(repo, "seed")
     write(repo, {".gitattributes": b"*.py text eol=crlf\n"})
@@ -323,3 +322,70 @@ def test_random_edits_under_conversions_match_git(ops: list[Op]) -> None:
         write_old(root, {"d/c.py": b"seed\r\n", "b.txt": b"seed\n"})
         commit_all(root, "seed")
         replay(root, ops, _apply, assert_same)
+
+
+# -- where git, not libgit2, makes the tree (probe D10) -------------------------------------------
+
+# A CRLF file holding a vertical tab: text to libgit2, binary to git (convert.c counts \v as
+# non-printable), so text=auto or core.autocrlf converts it in libgit2 and keeps it in git.
+VTAB = b"a\x0bb\r\nc\x0bd\r\n"
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        pytest.param(lambda r: git(r, "config", "core.autocrlf", "true"), id="autocrlf"),
+        pytest.param(lambda r: write(r, {".gitattributes": b"* text=auto\n"}), id="text-auto"),
+        pytest.param(lambda r: write(r, {".gitattributes": b"*.txt eol=lf\n"}), id="eol"),
+    ],
+)
+def test_binary_by_git_s_own_test_under_a_conversion_by_content(
+    repo: Path, setup: Callable[[Path], None]
+) -> None:
+    setup(repo)
+    write(repo, {"fixture.txt": VTAB})
+    assert_same(repo)
+    commit_all(repo, "fixture")
+    write(repo, {"fixture.txt": VTAB.replace(b"\r\n", b"\n")})
+    assert_same(repo)
+
+
+def test_a_negative_attributes_pattern_is_ignored_as_git_ignores_it(repo: Path) -> None:
+    """git ignores `!*.md text` (with a warning); libgit2 applies it to every other file."""
+    write(repo, {".gitattributes": b"!*.md text\n", "data.csv": b"a,b\r\n1,2\r\n"})
+    assert_same(repo)
+    commit_all(repo, "data")
+    write(repo, {"data.csv": b"a,b\n1,2\n"})
+    assert_same(repo)
+
+
+def test_autocrlf_in_the_file_git_config_global_names(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README's place for such settings: a global config file under any name (libgit2 reads
+    only a `.gitconfig` in a folder it searches)."""
+    named = tmp_path / "globalcfg"
+    named.write_text("[core]\n\tautocrlf = true\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(named))
+    write(repo, CRLF_FILES)
+    assert_same(repo)
+
+
+def test_an_include_if_hasconfig_section_applies(repo: Path, tmp_path: Path) -> None:
+    """`[includeIf "hasconfig:remote.*.url:…"]` (git 2.36): libgit2 does not apply it."""
+    included = tmp_path / "crlf.inc"
+    included.write_text("[core]\n\tautocrlf = true\n")
+    git(repo, "remote", "add", "origin", "https://example.com/p.git")
+    with open(repo / ".git" / "config", "a") as out:
+        out.write('[includeIf "hasconfig:remote.*.url:https://example.com/**"]\n')
+        out.write(f"\tpath = {included}\n")
+    write(repo, CRLF_FILES)
+    assert_same(repo)
+
+
+def test_a_rename_in_case_alone_under_core_ignorecase(repo: Path) -> None:
+    git(repo, "config", "core.ignorecase", "true")
+    write(repo, {"Readme.txt": b"r\n", "a.py": b"x\n"})
+    commit_all(repo, "files")
+    (repo / "Readme.txt").rename(repo / "README.txt")
+    assert_same(repo)

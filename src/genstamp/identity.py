@@ -32,7 +32,7 @@ import os
 import stat
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -227,6 +227,25 @@ def _git_binary(data: bytes) -> bool:
     return (printable >> 7) < nonprintable
 
 
+@contextlib.contextmanager
+def _scratch_index(
+    repo: pygit2.Repository, workdir: str, *, keep_mtime: bool = False, config: Sequence[str] = ()
+) -> Iterator[tuple[str, list[str]]]:
+    """A scratch copy of the index (removed after) and the git command line that works on it
+    with no side effect in the git dir (no shared index, no fsmonitor token written)."""
+    import shutil  # here: the pytest co-process imports this module, and rarely needs these
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="genstamp-index-") as scratch:
+        index = os.path.join(scratch, "index")
+        copy = shutil.copy2 if keep_mtime else shutil.copyfile
+        with contextlib.suppress(FileNotFoundError):  # an unborn branch may have none yet
+            copy(os.path.join(repo.path, "index"), index)
+        args = ["git", f"--git-dir={repo.path}", f"--work-tree={workdir}"]
+        args += ["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false", *config]
+        yield index, args
+
+
 def git_blobs(repo: pygit2.Repository, paths: Sequence[str]) -> list[str]:
     """The blobs ``git add`` makes of the work-tree files ``paths`` — ``git add`` itself, into
     a scratch copy of the index, so that all of git's conversion applies as it would: clean and
@@ -239,18 +258,10 @@ def git_blobs(repo: pygit2.Repository, paths: Sequence[str]) -> list[str]:
     workdir = repo.workdir
     env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
     env["GIT_LITERAL_PATHSPECS"] = "1"
-    import shutil  # here: the pytest co-process imports this module, and rarely needs these
     import subprocess
-    import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="genstamp-index-") as scratch:
-        index = os.path.join(scratch, "index")
-        with contextlib.suppress(FileNotFoundError):  # an unborn branch may have none yet
-            shutil.copyfile(os.path.join(repo.path, "index"), index)
+    with _scratch_index(repo, workdir) as (index, args):
         env["GIT_INDEX_FILE"] = index
-        # no side effect in the git dir: no shared index, no fsmonitor token written
-        args = ["git", f"--git-dir={repo.path}", f"--work-tree={workdir}"]
-        args += ["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false"]
         args += ["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul", "--"]
         feed = b"".join(os.fsencode(p) + b"\0" for p in paths)
         try:
@@ -295,6 +306,8 @@ def added_blobs(checkout: Checkout, loaded: Mapping[str, str]) -> dict[str, str 
     index = repo.index
     index.read(force=False)
     conversion = _conversion(repo, _pairs(index.diff_to_workdir().deltas))
+    if loaded and _git_decides(repo, workdir):  # the tree is git's: so is every blob of it
+        conversion = conversion._replace(all_by_git=True)
     out: dict[str, str | None] = {}
     by_git: list[str] = []
 
@@ -367,6 +380,20 @@ def scan(
             asked.append(_negations(repo, workdir))
         return asked[0]
 
+    if want_tree:
+        why = _git_decides(repo, workdir)
+        if why:
+            made = _tree_by_git(repo, workdir, why)
+            bytecode: tuple[str, ...] = ()
+            if want_bytecode:
+                bytecode = scan(
+                    checkout,
+                    want_tree=False,
+                    want_bytecode=True,
+                    jobs=jobs,
+                    split_above=split_above,
+                ).bytecode
+            return Scan(made, bytecode, "git")
     try:
         last: idcache.Record | None = None
         clock: Clock | None = None
@@ -424,7 +451,7 @@ def scan(
             changes = _pairs(deltas)
             if want_tree and negations():
                 changes = _untracked_as_git(repo, workdir, changes)
-        bytecode: list[str] = []
+        found_bytecode: list[str] = []
         conflicts = index.conflicts
         trust = _Trust(_config_bool(repo, "core.filemode"), _config_bool(repo, "core.symlinks"))
         parents: dict[str, bool] = {}
@@ -454,12 +481,12 @@ def scan(
         for path, status in changes:
             if status == DeltaStatus.IGNORED:
                 if is_bytecode_path(path):
-                    bytecode.append(path.rstrip("/"))
+                    found_bytecode.append(path.rstrip("/"))
                 continue
             if status == DeltaStatus.DELETED and _skip_worktree(index, path):
                 continue  # outside a sparse checkout's cone: git keeps the indexed entry
             if want_bytecode and status == DeltaStatus.UNTRACKED and is_bytecode_path(path):
-                bytecode.append(path)
+                found_bytecode.append(path)
             if not want_tree:
                 continue
             # Where the disk cannot be trusted git keeps the index's mode (stage 0, else 2, 1, 3).
@@ -499,7 +526,7 @@ def scan(
     if cache and tree is not None:
         record = idcache.Record(
             tree,
-            tuple(bytecode) if want_bytecode else None,
+            tuple(found_bytecode) if want_bytecode else None,
             key,
             dirty,
             racy,
@@ -509,7 +536,166 @@ def scan(
             and not _gitlinks(repo),
         )
         idcache.store(checkout, record, last)
-    return Scan(tree, tuple(bytecode), "walk" if reused is None else "kept")
+    return Scan(tree, tuple(found_bytecode), "walk" if reused is None else "kept")
+
+
+# Words of an attributes line that ask for a line-end conversion whose outcome depends on the
+# content (``text=auto``, ``eol``, the legacy ``crlf``): git's test for binary content
+# (convert.c's ``gather_stats``) is not libgit2's (a vertical tab is text to libgit2).
+_AUTO_WORDS = (b"text=auto", b"eol=", b"crlf")
+
+
+def _git_decides(repo: pygit2.Repository, workdir: str) -> str:
+    """Why git itself must make this work tree's tree (``git add -A`` into a scratch index),
+    where libgit2 would make another: "" when libgit2's walk makes git's. Where git reads
+    config libgit2 does not (the file GIT_CONFIG_GLOBAL or GIT_CONFIG_SYSTEM names, an
+    ``includeIf "hasconfig:…"`` section), matches names without regard to case
+    (``core.ignorecase``), converts line ends by what a file holds (``core.autocrlf``,
+    ``text=auto``, ``eol``), or ignores an attributes line libgit2 applies (a negative
+    pattern, ``!*.md text``)."""
+    if _git_reads_other_config():
+        return "git reads config files libgit2 does not (GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM)"
+    if any(e.name.lower().startswith("includeif.hasconfig:") for e in repo.config):
+        return 'an includeIf "hasconfig:…" section, which libgit2 does not apply'
+    if _ignorecase(repo):
+        return "core.ignorecase"
+    values = [str(v).lower() for v in repo.config.get_multivar("core.autocrlf")]
+    if values and values[-1] in ("true", "input", "yes", "on", "1"):
+        return "core.autocrlf"
+    for name in _attribute_files(repo, workdir):
+        try:
+            with open(name, "rb") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            words = line.split()
+            if words and words[0].startswith(b"!"):
+                return f"a negative pattern in {name}, which git ignores"
+            if any(w in word for word in words[1:] for w in _AUTO_WORDS):
+                return f"a line-end conversion by content in {name}"
+    return ""
+
+
+def _rule_sources(repo: pygit2.Repository, workdir: str, info: str, key: str) -> list[str]:
+    """The rule files git reads beside the work tree's own: ``info/<info>`` (a worktree's is
+    shared) and the file config ``key`` names, or its XDG default (``exclude``: ``ignore``)."""
+    files = [str(common_gitdir(Path(repo.path)) / "info" / info)]
+    named = _config_str(repo, key)
+    if named:
+        from genstamp.paths import config_path
+
+        files.append(config_path(named, workdir))
+    else:
+        home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        files.append(os.path.join(home, "git", "ignore" if info == "exclude" else info))
+    return files
+
+
+def _attribute_files(repo: pygit2.Repository, workdir: str) -> list[str]:
+    """The attributes files git reads for this work tree: the ``.gitattributes`` files the
+    index holds and the top one (tracked or not yet), ``info/attributes`` and
+    ``core.attributesFile`` (or the XDG default)."""
+    files = _rule_sources(repo, workdir, "attributes", "core.attributesFile")
+    top = os.path.join(workdir, ".gitattributes")  # the top one, tracked or not yet
+    tracked = _tracked_rule_files(repo, workdir)[1] if _index_names(repo, b".gitattributes") else []
+    return [*files, *tracked, *([top] if top not in tracked else [])]
+
+
+def _index_names(repo: pygit2.Repository, name: bytes) -> bool:
+    """Whether the index file may hold an entry whose name ends in ``name``: its bytes hold
+    the name and its NUL (each entry's path ends so, the part index v4 does not share with the
+    entry before included); a split index's shared part is not looked into (True)."""
+    try:
+        with open(os.path.join(repo.path, "index"), "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        if any(n.startswith("sharedindex.") for n in os.listdir(repo.path)):
+            return True
+    return name + b"\0" in data
+
+
+_RULE_GLOBS = (":(glob)**/.gitignore", ":(glob)**/.gitattributes")
+# (work tree, index stamp) -> the tracked .gitignore and .gitattributes files, as git lists them
+_TRACKED_RULES: dict[tuple[str, object], tuple[list[str], list[str]]] = {}
+
+
+def _tracked_rule_files(repo: pygit2.Repository, workdir: str) -> tuple[list[str], list[str]]:
+    """The ``.gitignore`` and the ``.gitattributes`` files the index holds (full paths), from
+    one ``git ls-files``, asked again only when the index file changes."""
+    import subprocess
+
+    key = (workdir, file_stamp(os.path.join(repo.path, "index")))
+    known = _TRACKED_RULES.get(key)
+    if known is not None:
+        return known
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--", *_RULE_GLOBS],
+            cwd=workdir,
+            env=gitwalk._env(os.environ),
+            capture_output=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        listed = b""
+    paths = [os.path.join(workdir, os.fsdecode(p)) for p in listed.split(b"\0") if p]
+    found = (
+        [p for p in paths if p.endswith(".gitignore")],
+        [p for p in paths if p.endswith(".gitattributes")],
+    )
+    if key[1] is not None:
+        _TRACKED_RULES.clear()
+        _TRACKED_RULES[key] = found
+    return found
+
+
+def _tree_by_git(repo: pygit2.Repository, workdir: str, why: str) -> str:
+    """The tree ``git add -A && git write-tree`` writes, from a scratch copy of the index
+    (the index file, the work tree and the refs are left as they are). A submodule's
+    ``ignore = all`` is set aside: the commit checked out is what the tests ran."""
+    import subprocess
+
+    env = gitwalk._env(os.environ)
+    env.pop("GIT_OPTIONAL_LOCKS", None)
+    overrides = []
+    for entry in repo.config:
+        if entry.name.startswith("submodule.") and entry.name.endswith(".ignore"):
+            overrides += ["-c", f"{entry.name}=none"]
+    modules = os.path.join(workdir, ".gitmodules")
+    if os.path.isfile(modules):
+        with contextlib.suppress(OSError, ValueError, pygit2.GitError):
+            for entry in pygit2.Config(modules):
+                if entry.name.startswith("submodule.") and entry.name.endswith(".ignore"):
+                    overrides += ["-c", f"{entry.name}=none"]
+    # with the index's mtime: git's racy-entry check (an entry as new as the index is read
+    # again) is then the one `git add -A` makes on the index itself
+    with _scratch_index(repo, workdir, keep_mtime=True, config=overrides) as (index, base):
+        env["GIT_INDEX_FILE"] = index
+        try:
+            added = subprocess.run([*base, "add", "-A"], cwd=workdir, env=env, capture_output=True)
+            written = subprocess.run(
+                [*base, "write-tree"], cwd=workdir, env=env, capture_output=True
+            )
+        except OSError as exc:
+            raise GenstampError(
+                f"cannot run git to take the tree of {workdir} ({why}): {exc.strerror or exc}",
+                "install git, or put it on PATH",
+            ) from exc
+    if added.returncode != 0:  # named as the walk's own refusal names it: the path git names
+        index = repo.index
+        index.read(force=False)
+        changed = [path for path, _ in _differing(_pairs(_diff_paths(repo, index, (), _FLAGS)))]
+        raise _refused(repo, changed or ["."], added.stderr)
+    if written.returncode != 0:
+        said = written.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GenstampError(
+            f"git write-tree fails in {workdir}: {said[-1] if said else 'no reason given'}",
+            "check that `git add -A && git write-tree` works here",
+        )
+    return written.stdout.decode().strip()
 
 
 def _negations(repo: pygit2.Repository, workdir: str) -> bool:
@@ -519,28 +705,9 @@ def _negations(repo: pygit2.Repository, workdir: str) -> bool:
     folder a parent's rule ignores), and git's own list of untracked files decides. The rule
     files: the tracked ``.gitignore`` files (git lists them from the index), ``info/exclude``
     and ``core.excludesFile``."""
-    import subprocess
 
-    files = [str(common_gitdir(Path(repo.path)) / "info" / "exclude")]  # a worktree's is shared
-    excludes = _config_str(repo, "core.excludesFile")
-    if excludes:
-        from genstamp.paths import config_path
-
-        files.append(config_path(excludes, workdir))
-    else:
-        home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-        files.append(os.path.join(home, "git", "ignore"))
-    try:
-        listed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--", ":(glob)**/.gitignore"],
-            cwd=workdir,
-            env=gitwalk._env(os.environ),
-            capture_output=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        listed = b""
-    tracked = [os.path.join(workdir, os.fsdecode(p)) for p in listed.split(b"\0") if p]
+    files = _rule_sources(repo, workdir, "exclude", "core.excludesFile")
+    tracked = _tracked_rule_files(repo, workdir)[0]
     if any(os.path.islink(name) for name in tracked):
         return True
     files += tracked
