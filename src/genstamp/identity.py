@@ -13,7 +13,9 @@ does not run external clean or process filters), paths with ``ident`` or
 ``working-tree-encoding``, and paths where the "safer autocrlf" rule reads the index blob
 differently. Their blobs come from one ``git add`` per walk into a scratch copy of the index
 (``git add`` is the oracle itself, index included), so a walk without such paths costs what it
-did.
+did. Where libgit2 would make another tree altogether (``_git_decides``: config it does not
+read, ``core.ignorecase``, a line-end conversion by content, a negative attributes pattern),
+git makes the whole tree: ``git add -A && git write-tree`` on a scratch copy of the index.
 
 The same walk also reports where bytecode lives, so a gate needs one walk of the tree, not two.
 
