@@ -287,6 +287,35 @@ def test_symlink_to_folder_replacing_folder(base: Path) -> None:
     assert assert_same(base) != head_tree(base)
 
 
+@pytest.mark.parametrize("rule", ["out/", "out/\nbuild\n"])
+def test_a_link_a_folder_only_pattern_names_is_not_ignored(base: Path, rule: str) -> None:
+    """git matches a folder-only pattern (``out/``) against folders, not a symbolic link to
+    one (a ``.venv`` or ``build`` kept elsewhere): ``git add -A`` adds the link; libgit2
+    ignores it."""
+    (base / "real").mkdir()
+    (base / "real" / "f.txt").write_text("f\n")
+    (base / "out").symlink_to("real")
+    (base / ".gitignore").write_text(rule)
+    tree = assert_same(base)
+    assert git(base, "ls-tree", "--name-only", tree, "out") == "out"
+
+
+@pytest.mark.parametrize("dotgit", ["stale-gitfile", "empty-folder"])
+def test_a_folder_whose_git_is_no_repository_is_a_folder(base: Path, dotgit: str) -> None:
+    """A copied submodule's ``.git`` file naming a git dir that is gone, or an empty ``.git``
+    folder: git takes the folder for a plain one and adds its files; libgit2 for a
+    repository."""
+    vendored = base / "vendor" / "lib"
+    vendored.mkdir(parents=True)
+    (vendored / "mod.py").write_text("x = 1\n")
+    if dotgit == "stale-gitfile":
+        (vendored / ".git").write_text("gitdir: ../../.git/modules/lib\n")
+    else:
+        (vendored / ".git").mkdir()
+    tree = assert_same(base)
+    assert git(base, "ls-tree", "-r", "--name-only", tree, "vendor") == "vendor/lib/mod.py"
+
+
 def test_tracked_folder_replaced_by_symlink(base: Path) -> None:
     """git never looks through a link in the leading path, even when the file is there."""
     (base / "pkg" / "sub").rename(base / "elsewhere")

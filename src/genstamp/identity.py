@@ -14,7 +14,8 @@ does not run external clean or process filters), paths with ``ident`` or
 differently. Their blobs come from one ``git add`` per walk into a scratch copy of the index
 (``git add`` is the oracle itself, index included), so a walk without such paths costs what it
 did. Where libgit2 would make another tree altogether (``_git_decides``: config it does not
-read, ``core.ignorecase``, a line-end conversion by content, a negative attributes pattern),
+read, ``core.ignorecase``, a line-end conversion by content, a negative attributes pattern;
+``_walk_parts_from_git``: an ignored symbolic link, a folder whose ``.git`` is no repository),
 git makes the whole tree: ``git add -A && git write-tree`` on a scratch copy of the index.
 
 The same walk also reports where bytecode lives, so a gate needs one walk of the tree, not two.
@@ -382,20 +383,20 @@ def scan(
             asked.append(_negations(repo, workdir))
         return asked[0]
 
+    def gits_own(why: str) -> Scan:
+        """git's own tree, and the walk's bytecode when asked for."""
+        made = _tree_by_git(repo, workdir, why)
+        bytecode: tuple[str, ...] = ()
+        if want_bytecode:
+            bytecode = scan(
+                checkout, want_tree=False, want_bytecode=True, jobs=jobs, split_above=split_above
+            ).bytecode
+        return Scan(made, bytecode, "git")
+
     if want_tree:
         why = _git_decides(repo, workdir)
         if why:
-            made = _tree_by_git(repo, workdir, why)
-            bytecode: tuple[str, ...] = ()
-            if want_bytecode:
-                bytecode = scan(
-                    checkout,
-                    want_tree=False,
-                    want_bytecode=True,
-                    jobs=jobs,
-                    split_above=split_above,
-                ).bytecode
-            return Scan(made, bytecode, "git")
+            return gits_own(why)
     try:
         last: idcache.Record | None = None
         clock: Clock | None = None
@@ -444,13 +445,16 @@ def scan(
             if before == walk.index_stamp == file_stamp(index_path):
                 changes = found  # what differs from this very index: git saw it throughout
         if changes is None:
-            flags = _FLAGS | DiffOption.INCLUDE_IGNORED if want_bytecode else _FLAGS
+            flags = _FLAGS | DiffOption.INCLUDE_IGNORED  # (bytecode, and links: below)
             deltas: Sequence[pygit2.DiffDelta] | None = None
             if jobs > 1 and len(index) > split_above and before is not None:
                 deltas = _split_walk(repo, index, index_path, before, flags, jobs)
             if deltas is None:
                 deltas = _diff_paths(repo, index, (), flags)
             changes = _pairs(deltas)
+            why = _walk_parts_from_git(workdir, changes) if want_tree else ""
+            if why:
+                return gits_own(why)
             if want_tree and negations():
                 changes = _untracked_as_git(repo, workdir, changes)
         found_bytecode: list[str] = []
@@ -482,7 +486,7 @@ def scan(
         unreadable: list[str] = []
         for path, status in changes:
             if status == DeltaStatus.IGNORED:
-                if is_bytecode_path(path):
+                if want_bytecode and is_bytecode_path(path):
                     found_bytecode.append(path.rstrip("/"))
                 continue
             if status == DeltaStatus.DELETED and _skip_worktree(index, path):
@@ -592,6 +596,32 @@ def _rule_sources(repo: pygit2.Repository, workdir: str, info: str, key: str) ->
         home = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
         files.append(os.path.join(home, "git", "ignore" if info == "exclude" else info))
     return files
+
+
+def _walk_parts_from_git(workdir: str, changes: Iterable[tuple[str, int]]) -> str:
+    """Why libgit2's walk (``changes``) is not what ``git add -A`` adds: an ignored entry that
+    is a symbolic link (a folder-only pattern, ``out/``, matches no link in git, which adds
+    it), or an untracked folder libgit2 took for a repository whose ``.git`` is none (a stale
+    gitfile of a copied submodule, an empty ``.git`` folder: git adds its files)."""
+    for path, status in changes:
+        full = os.path.join(workdir, path.rstrip("/"))
+        if status == DeltaStatus.IGNORED and not path.endswith("/") and os.path.islink(full):
+            return f"{path} is a symbolic link that git does not ignore as libgit2 does"
+        if status == DeltaStatus.UNTRACKED and path.endswith("/"):
+            dotgit = os.path.join(full, ".git")
+            if os.path.lexists(dotgit) and not _a_repository(full):
+                return f"{path} holds a .git that is no repository"
+    return ""
+
+
+def _a_repository(folder: str) -> bool:
+    from pygit2.enums import RepositoryOpenFlag
+
+    try:
+        pygit2.Repository(folder, RepositoryOpenFlag.NO_SEARCH)
+    except (pygit2.GitError, OSError, KeyError, ValueError):
+        return False
+    return True
 
 
 def _attribute_files(repo: pygit2.Repository, workdir: str) -> list[str]:
