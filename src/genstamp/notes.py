@@ -84,12 +84,6 @@ def add(workdir: Path, repo: pygit2.Repository, commit: str, lines: Sequence[str
     return text
 
 
-def _absent(workdir: Path, remote: str) -> bool:
-    """Whether ``remote`` holds no ``REF`` (a first publish), as ``git ls-remote --exit-code``
-    says it (2: no such ref), not as git's message says it in the user's language."""
-    return _git(workdir, "ls-remote", "--exit-code", remote, REF).returncode == 2
-
-
 def publish(workdir: Path, remote: str) -> int:
     """Push ``REF`` to ``remote``, merging the remote's notes first (union), and again when a
     concurrent publish moved it; the number of attempts it took."""
@@ -101,8 +95,15 @@ def publish(workdir: Path, remote: str) -> int:
             )
             if merged.returncode != 0:
                 raise _fail("cannot merge the remote's notes", merged, "run `git notes merge`")
-        elif not _absent(workdir, remote):
-            raise _fail(f"cannot fetch {REF} from {remote}", fetched, "check the remote")
+        else:
+            # As ``git ls-remote --exit-code`` says it, not as git's message says it in the
+            # user's language: 2, the remote holds no notes (a first publish); 0, a concurrent
+            # publish made them since (fetch them again); else the remote failed.
+            listed = _git(workdir, "ls-remote", "--exit-code", remote, REF).returncode
+            if listed == 0 and attempt < ATTEMPTS:
+                continue
+            if listed != 2:
+                raise _fail(f"cannot fetch {REF} from {remote}", fetched, "check the remote")
         pushed = _git(workdir, "push", "-q", remote, f"{REF}:{REF}")
         if pushed.returncode == 0:
             return attempt
