@@ -737,7 +737,6 @@ def _negations(repo: pygit2.Repository, workdir: str) -> bool:
     folder a parent's rule ignores), and git's own list of untracked files decides. The rule
     files: the tracked ``.gitignore`` files (git lists them from the index), ``info/exclude``
     and ``core.excludesFile``."""
-
     files = _rule_sources(repo, workdir, "exclude", "core.excludesFile")
     tracked = _tracked_rule_files(repo, workdir)[0]
     if any(os.path.islink(name) for name in tracked):
