@@ -389,3 +389,23 @@ def test_a_rename_in_case_alone_under_core_ignorecase(repo: Path) -> None:
     commit_all(repo, "files")
     (repo / "Readme.txt").rename(repo / "README.txt")
     assert_same(repo)
+
+
+@pytest.mark.parametrize("rule", [b"* text=auto\n", b"!*.md text\n"])
+def test_an_untracked_attributes_file_below_the_top(repo: Path, rule: bytes) -> None:
+    """A `.gitattributes` not yet added, in a folder: git and libgit2 both apply it, and it
+    parts them as the top one would."""
+    write(repo, {"a.py": b"x = 1\n"})
+    commit_all(repo, "a")
+    write(repo, {"assets/.gitattributes": rule, "assets/v.txt": VTAB, "assets/c.txt": b"c\r\n"})
+    assert_same(repo)
+
+
+def test_a_tracked_attributes_file_in_an_index_v4(repo: Path) -> None:
+    """Index v4 stores of each path what the entry before does not share: after
+    `docs/.editorconfig`, `docs/.gitattributes` is stored as `gitattributes`."""
+    git(repo, "config", "index.version", "4")
+    write(repo, {"docs/.editorconfig": b"root = true\n", "docs/.gitattributes": b"!*.md text\n"})
+    commit_all(repo, "docs")
+    write(repo, {"docs/keep.txt": b"k\r\n"})
+    assert_same(repo)

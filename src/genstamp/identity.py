@@ -452,11 +452,11 @@ def scan(
             if deltas is None:
                 deltas = _diff_paths(repo, index, (), flags)
             changes = _pairs(deltas)
-            why = _walk_parts_from_git(workdir, changes) if want_tree else ""
-            if why:
-                return gits_own(why)
             if want_tree and negations():
                 changes = _untracked_as_git(repo, workdir, changes)
+        why = _walk_parts_from_git(workdir, changes) if want_tree else ""
+        if why:
+            return gits_own(why)
         found_bytecode: list[str] = []
         conflicts = index.conflicts
         trust = _Trust(_config_bool(repo, "core.filemode"), _config_bool(repo, "core.symlinks"))
@@ -569,17 +569,26 @@ def _git_decides(repo: pygit2.Repository, workdir: str) -> str:
     if values and values[-1] in ("true", "input", "yes", "on", "1"):
         return "core.autocrlf"
     for name in _attribute_files(repo, workdir):
-        try:
-            with open(name, "rb") as fh:
-                lines = fh.read().splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            words = line.split()
-            if words and words[0].startswith(b"!"):
-                return f"a negative pattern in {name}, which git ignores"
-            if any(w in word for word in words[1:] for w in _AUTO_WORDS):
-                return f"a line-end conversion by content in {name}"
+        why = _parting_rules(name)
+        if why:
+            return why
+    return ""
+
+
+def _parting_rules(name: str) -> str:
+    """Why the attributes file ``name`` has git and libgit2 convert apart: a negative
+    pattern (git ignores the line), or a line-end conversion by content; "" if neither."""
+    try:
+        with open(name, "rb") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return ""
+    for line in lines:
+        words = line.split()
+        if words and words[0].startswith(b"!"):
+            return f"a negative pattern in {name}, which git ignores"
+        if any(w in word for word in words[1:] for w in _AUTO_WORDS):
+            return f"a line-end conversion by content in {name}"
     return ""
 
 
@@ -601,10 +610,15 @@ def _rule_sources(repo: pygit2.Repository, workdir: str, info: str, key: str) ->
 def _walk_parts_from_git(workdir: str, changes: Iterable[tuple[str, int]]) -> str:
     """Why libgit2's walk (``changes``) is not what ``git add -A`` adds: an ignored entry that
     is a symbolic link (a folder-only pattern, ``out/``, matches no link in git, which adds
-    it), or an untracked folder libgit2 took for a repository whose ``.git`` is none (a stale
-    gitfile of a copied submodule, an empty ``.git`` folder: git adds its files)."""
+    it), an untracked folder libgit2 took for a repository whose ``.git`` is none (a stale
+    gitfile of a copied submodule, an empty ``.git`` folder: git adds its files), or an
+    untracked ``.gitattributes`` below the top whose rules part them (``_parting_rules``)."""
     for path, status in changes:
         full = os.path.join(workdir, path.rstrip("/"))
+        if status == DeltaStatus.UNTRACKED and path.endswith("/.gitattributes"):
+            why = _parting_rules(full)
+            if why:
+                return why
         if status == DeltaStatus.IGNORED and not path.endswith("/") and os.path.islink(full):
             return f"{path} is a symbolic link that git does not ignore as libgit2 does"
         if status == DeltaStatus.UNTRACKED and path.endswith("/"):
@@ -630,14 +644,16 @@ def _attribute_files(repo: pygit2.Repository, workdir: str) -> list[str]:
     ``core.attributesFile`` (or the XDG default)."""
     files = _rule_sources(repo, workdir, "attributes", "core.attributesFile")
     top = os.path.join(workdir, ".gitattributes")  # the top one, tracked or not yet
-    tracked = _tracked_rule_files(repo, workdir)[1] if _index_names(repo, b".gitattributes") else []
+    # (index v4 keeps of each name what the entry before does not share: `.editorconfig`
+    # before `.gitattributes` leaves `gitattributes`, `.git-blame-ignore-revs` `attributes`)
+    tracked = _tracked_rule_files(repo, workdir)[1] if _index_names(repo, b"attributes") else []
     return [*files, *tracked, *([top] if top not in tracked else [])]
 
 
 def _index_names(repo: pygit2.Repository, name: bytes) -> bool:
     """Whether the index file may hold an entry whose name ends in ``name``: its bytes hold
-    the name and its NUL (each entry's path ends so, the part index v4 does not share with the
-    entry before included); a split index's shared part is not looked into (True)."""
+    the name and its NUL (each entry's path ends so, and so does the part of it index v4
+    stores); a split index's shared part is not looked into (True)."""
     try:
         with open(os.path.join(repo.path, "index"), "rb") as fh:
             data = fh.read()
