@@ -1502,10 +1502,14 @@ def test_a_linked_worktree_is_accepted_and_moving_it_keeps_its_evidence(
     moved = tmp_path / "linked-moved"
     git(project, "worktree", "move", str(linked), str(moved))
     assert verdict(genstamp, moved)[0] == 0
-    # its evidence, copied to the main worktree (same commit), does not vouch for that one
+    # its evidence, copied to the main worktree (same commit), does not vouch for that one:
+    # the linked worktree's own run of the tree does, as it does for a push
     stamp(genstamp, project)
     state = Path(git(moved, "rev-parse", "--absolute-git-dir")) / "genstamp"
     shutil.copy(state / "evidence.xml", project / ".git" / "genstamp" / "evidence.xml")
+    code, data = verdict(genstamp, project)
+    assert (code, data["vouched"]) == (0, [data["targets"][0]["tree"]]), data
+    git(project, "worktree", "remove", "--force", str(moved))  # the run gone, the copy stays
     code, data = verdict(genstamp, project)
     assert code == 1 and "stale-generation" in rules(data), data
 
@@ -1626,6 +1630,65 @@ def test_a_branch_tested_then_left_is_pushed_from_main(
     stamp(genstamp, project)
     proc = push(project, "stamped", "stamped")
     assert proc.returncode == 1 and "stale-generation" in proc.stderr, proc.stderr
+
+
+def test_the_work_tree_come_back_to_is_judged_on_the_run_that_tested_it(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """Tested, then another branch looked at and left (`git switch other; git switch main`), or
+    a tested branch merged fast-forward into main: the work tree holds a tested tree again, and
+    the run of the generation the checkouts ended speaks for it, as it does for a push. Not
+    for a tree no run tested, nor when that run failed, nor with bytecode older than the
+    current generation in the work tree, nor once `genstamp stamp` began one."""
+    can_fail(project)
+    assert run_genstamp(project, "install", "--plain").returncode == 0
+    git(project, "switch", "-q", "-c", "other")
+    (project / "src" / "calc" / "other.py").write_text("OTHER = 1\n")
+    commit_all(project, "other")
+    git(project, "switch", "-q", "main")
+    assert run_pytest(project).returncode == 0
+    git(project, "switch", "-q", "other")
+    git(project, "switch", "-q", "main")
+    code, data = verdict(genstamp, project)
+    assert (code, data["vouched"]) == (0, [data["targets"][0]["tree"]]), data
+    # a branch tested, then merged fast-forward into main
+    git(project, "switch", "-q", "-c", "feature")
+    (project / "src" / "calc" / "more.py").write_text("MORE = 1\n")
+    commit_all(project, "feature")
+    assert run_pytest(project).returncode == 0
+    git(project, "switch", "-q", "main")
+    git(project, "merge", "-q", "--ff-only", "feature")
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (0, []), data
+    # control: bytecode older than the current generation in the work tree
+    cache = project / "src" / "calc" / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    old = cache / f"old.{sys.implementation.cache_tag}.pyc"
+    old.write_bytes(b"")
+    (project / "src" / "calc" / "old.py").write_text("")
+    os.utime(old, (1_000_000_000, 1_000_000_000))
+    code, data = verdict(genstamp, project)
+    assert code == 1 and "stale-bytecode" in rules(data), data
+    old.unlink()
+    (project / "src" / "calc" / "old.py").unlink()
+    assert verdict(genstamp, project)[0] == 0
+    # control: a tree no run tested
+    git(project, "switch", "-q", "other")
+    code, data = verdict(genstamp, project)
+    assert code == 1 and "stale-generation" in rules(data), data
+    # control: the run that tested the tree failed (its own reason is told)
+    git(project, "switch", "-q", "main")
+    assert run_pytest(project, env=subprocess_env(BREAK_IT="1")).returncode == 1
+    git(project, "switch", "-q", "other")
+    git(project, "switch", "-q", "main")
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["tests-failed"]), data
+    # control: `genstamp stamp` vouches for nothing before it
+    assert run_pytest(project).returncode == 0
+    assert verdict(genstamp, project)[0] == 0
+    stamp(genstamp, project)
+    code, data = verdict(genstamp, project)
+    assert code == 1 and "stale-generation" in rules(data), data
 
 
 def test_a_newer_failing_run_of_a_tree_leaves_no_older_pass_to_answer_for_it(

@@ -653,6 +653,15 @@ def _stale_bytecode(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     bound = _bound(facts)
     if bound is None:
         return
+    found = work_tree_bytecode(facts)
+    found += _flagged(facts, bound, (audit.STALE, audit.SOURCELESS))
+    if found:
+        yield listed("", found, FLAG_LIMIT)
+
+
+def work_tree_bytecode(facts: Facts) -> list[str]:
+    """The bytecode files in the work tree that no run of the current generation vouches for:
+    sourceless legacy ``.pyc`` files, and bytecode older than the generation."""
     gen = facts.generation
     found: list[str] = []
     for pyc in facts.bytecode:
@@ -661,9 +670,7 @@ def _stale_bytecode(facts: Facts, settings: Config) -> Iterator[str | Listed]:
             found.append(f"{pyc.path} is sourceless bytecode (no {source})")
         elif gen is not None and pyc.mtime_ns < gen.created_ns:
             found.append(f"{pyc.path} is older than the generation")
-    found += _flagged(facts, bound, (audit.STALE, audit.SOURCELESS))
-    if found:
-        yield listed("", found, FLAG_LIMIT)
+    return found
 
 
 def _flagged(facts: Facts, bound: _Bound, kinds: Sequence[str]) -> list[str]:

@@ -32,6 +32,7 @@ from genstamp.rules import (
     decide,
     fresh_tree,
     printable,
+    work_tree_bytecode,
 )
 
 __all__ = [
@@ -82,9 +83,17 @@ def verify(
         paths = [junit] if isinstance(junit, Path) else list(junit)
     judged = gather_parts(checkout, paths, revs, labels, suites=settings.suites, kept=junit is None)
     facts = judged[0]
-    # Commits (a push, --rev) may be vouched for by an earlier verdict on their tree; the work
-    # tree is judged by the evidence of now, so its bytecode and stamp are checked as they are.
-    failed = refuted.trees(checkout.gitdir) if revs else {}
+    # Commits (a push, --rev) may be vouched for by an earlier verdict on their tree. So may
+    # the work tree when no run of this generation tested it (a branch left and come back to,
+    # a fast-forward onto the tested commit): by a run of an ended generation on that very
+    # tree, its bytecode checked as it is now (``work_tree_bytecode``).
+    fresh = fresh_tree(facts)
+    earlier = bool(revs) or (
+        junit is None
+        and not work_tree_bytecode(facts)
+        and any(facts.views.get(t.tree, t.tree) != fresh for t in facts.targets)
+    )
+    failed = refuted.trees(checkout.gitdir) if earlier else {}
     remembered = verified.everywhere(checkout.gitdir, failed) if revs else {}
     if settings.require_clean_room:  # an earlier verdict stands only with a clean room's
         remembered = {t: g for t, g in remembered.items() if cleanrecord.passing(g, t)}
@@ -98,7 +107,6 @@ def verify(
     }
     # Evidence of this generation on a target's very tree is the newest verdict on it: a run
     # that fails now is not outvoted by an older acceptance.
-    fresh = fresh_tree(facts)
     pending = tuple(
         t
         for t in facts.targets
@@ -117,7 +125,7 @@ def verify(
     # as the gate would have given it then, stands for it.
     vouched_trees: tuple[str, ...] = ()
     refused: dict[Target, Verdict] = {}  # the run that tested the tree then, refused
-    if revs:
+    if earlier:
         then = [t for t in pending if facts.views.get(t.tree, t.tree) != fresh]
         vouched, refused = _vouched(
             checkout, facts._replace(others=(), primary=True), then, settings, failed
