@@ -276,6 +276,9 @@ def test_pushing_notes_is_not_judged(installed: Project) -> None:
     ok(p.git("update-ref", "refs/notes/smuggled", "HEAD"))
     refused(p.git("push", "origin", "refs/notes/smuggled:refs/heads/main"))
     assert remote_has(p.remote, "refs/heads/main") != p.rev("HEAD")
+    # and what a commit holds decides: code sent to a notes ref is judged as a branch is
+    refused(p.git("push", "origin", "HEAD:refs/notes/smuggled"))
+    assert remote_has(p.remote, "refs/notes/smuggled") is None
 
 
 def test_merge_restamps(installed: Project) -> None:

@@ -17,7 +17,7 @@ from conftest import RunGenstamp, commit_all, git, run_genstamp, run_pytest, sub
 from genstamp import verified
 from genstamp.errors import EXIT_REFUSED, GenstampError
 from genstamp.generation import current
-from genstamp.hooks import SKIP_ENV, Z40, PushedRef, parse_pre_push
+from genstamp.hooks import SKIP_ENV, Z40, PushedRef, holds_notes, parse_pre_push
 from genstamp.repo import open_checkout
 
 STAMP = Path(".git", "genstamp", "generation.json")
@@ -256,6 +256,80 @@ def test_pre_push_ref_to_a_tree_is_refused_and_to_a_file_passes(
     lightweight = f"refs/tags/blob {blob} refs/tags/blob {Z40}\n"
     code, _, err = pre_push(genstamp, monkeypatch, tested, lightweight)
     assert code == 0, err
+
+
+def notes_commit(repo: Path, entries: dict[str, bytes]) -> str:
+    """A commit (on no ref) whose tree holds ``entries`` (paths -> contents), as git notes
+    keeps notes: made with git's own plumbing in a scratch index."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(repo / ".git" / "scratch-index")}
+    for path, data in entries.items():
+        blob = (
+            subprocess.run(
+                ["git", "hash-object", "-w", "--stdin"],
+                cwd=repo,
+                input=data,
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .strip()
+        )
+        subprocess.run(
+            ["git", "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}"],
+            cwd=repo,
+            env=env,
+            check=True,
+        )
+    tree = (
+        subprocess.run(["git", "write-tree"], cwd=repo, env=env, capture_output=True, check=True)
+        .stdout.decode()
+        .strip()
+    )
+    (repo / ".git" / "scratch-index").unlink(missing_ok=True)
+    return git(repo, "commit-tree", tree, "-m", "notes")
+
+
+@pytest.mark.parametrize("via", ["plain", "pre-commit"])
+def test_a_push_to_a_notes_ref_passes_only_with_notes_in_it(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch, via: str
+) -> None:
+    """Notes are about commits, not code to test: a commit of notes (files named by object
+    ids, flat or in git's fan-out folders) goes to refs/notes/* untested; a commit of code sent
+    there is judged as a branch is (`git push origin old:refs/notes/x`)."""
+    head = git(tested, "rev-parse", "HEAD")
+    git(tested, "notes", "add", "-m", "Reviewed-by: someone", "HEAD")
+    notes = git(tested, "rev-parse", "refs/notes/commits")
+    fanned = notes_commit(tested, {f"{head[:2]}/{head[2:4]}/{head[4:]}": b"a note\n"})
+    smuggled = {head: b"n\n", "tests/test_x.py": b"def test_x():\n    assert False\n"}
+    not_notes = [git(tested, "rev-parse", "old"), notes_commit(tested, smuggled)]
+
+    def push(sha: str) -> int:
+        if via == "plain":
+            return pre_push(genstamp, monkeypatch, tested, f"x {sha} refs/notes/x {Z40}\n")[0]
+        monkeypatch.setenv("PRE_COMMIT_TO_REF", sha)
+        monkeypatch.setenv("PRE_COMMIT_LOCAL_BRANCH", "refs/notes/x")
+        monkeypatch.setenv("PRE_COMMIT_REMOTE_BRANCH", "refs/notes/x")
+        return pre_commit_push(genstamp, tested)[0]
+
+    assert [push(notes), push(fanned)] == [0, 0]
+    assert [push(sha) for sha in not_notes] == [1, 1]
+
+
+def test_what_holds_notes_is_a_tree_of_object_ids(project: Path) -> None:
+    head = git(project, "rev-parse", "HEAD")
+    repo = open_checkout(project).repo
+    shapes = {
+        "flat": ({head: b"n\n"}, True),
+        "fanned out": ({f"{head[:2]}/{head[2:]}": b"n\n"}, True),
+        "fanned out twice": ({f"{head[:2]}/{head[2:4]}/{head[4:]}": b"n\n"}, True),
+        "a file of another name": ({head: b"n\n", "README": b"r\n"}, False),
+        "a folder git does not fan out": ({f"{head[:3]}/{head[3:]}": b"n\n"}, False),
+        "a name short of an id": ({head[:-1]: b"n\n"}, False),
+        "an id in capitals": ({head.upper(): b"n\n"}, False),
+    }
+    got = {name: holds_notes(repo, notes_commit(project, e)) for name, (e, _) in shapes.items()}
+    assert got == {name: want for name, (_, want) in shapes.items()}
+    assert not holds_notes(repo, git(project, "rev-parse", "HEAD^{tree}"))  # not a commit
 
 
 def test_pre_push_deleting_a_remote_ref_passes(

@@ -461,9 +461,9 @@ def _pre_push_hook(args: argparse.Namespace, checkout: Checkout) -> int:
     labels: dict[str, str] = {}
     if args.pre_commit:
         local, remote = (os.environ.get(n, "") for n in hooks.PRE_COMMIT_REFS)
-        if hooks.pushed_to_notes(local, remote):
-            return EXIT_OK  # notes: nothing to judge (``hooks.is_notes``)
         revs = [hooks.pre_commit_rev(os.environ)]
+        if hooks.pushed_to_notes(local, remote) and hooks.holds_notes(checkout.repo, revs[0]):
+            return EXIT_OK  # notes: nothing to judge (``hooks.is_notes``)
         labels = {revs[0]: hooks.pre_commit_label(os.environ, revs[0])}
     else:
         if len(args.git_args) not in hooks.ARG_COUNTS["pre-push"]:

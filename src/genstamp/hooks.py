@@ -91,7 +91,7 @@ def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> dict
 
     out: dict[str, list[str]] = {}
     for ref in refs:
-        if ref.is_delete or is_notes(ref):
+        if ref.is_delete or (is_notes(ref) and holds_notes(repo, ref.local_sha)):
             continue
         try:
             obj = repo.get(ref.local_sha)
@@ -127,6 +127,37 @@ def pushed_to_notes(local: str, remote: str) -> bool:
 
 def notes_ref(name: str) -> bool:
     return name.startswith("refs/notes/")
+
+
+def holds_notes(repo: pygit2.Repository, rev: str) -> bool:
+    """Whether ``rev`` is a commit of notes: its tree names only objects (each file named by an
+    object id, split over fan-out folders of two hex digits as git notes spreads them). A
+    commit of code pushed to a notes ref is code all the same: it is judged, as a branch is."""
+    import pygit2
+
+    try:
+        tree = repo.revparse_single(rev).peel(pygit2.Commit).tree
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        return False
+    width = len(str(tree.id))
+    folders: list[tuple[pygit2.Tree, str]] = [(tree, "")]
+    while folders:
+        folder, prefix = folders.pop()
+        for entry in folder:
+            name = prefix + (entry.name or "")
+            if not _is_hex(name):
+                return False
+            if isinstance(entry, pygit2.Tree):
+                if len(name) >= width or len(entry.name or "") != 2:
+                    return False
+                folders.append((entry, name))
+            elif not isinstance(entry, pygit2.Blob) or len(name) != width:
+                return False
+    return True
+
+
+def _is_hex(text: str) -> bool:
+    return bool(text) and all(c in "0123456789abcdef" for c in text)
 
 
 def ref_name(local: str, remote: str) -> str:
