@@ -22,6 +22,8 @@ ROWS = {
     "failed": (CLEAN._replace(failed=True), ["will refuse: tests-failed"]),
     "moved": (CLEAN._replace(tree_end=OTHER), ["will refuse: tree-moved"]),
     "partial": (CLEAN._replace(reasons=("-k add",)), ["will refuse: partial-run, unless"]),
+    "no-tests": (CLEAN._replace(executed=0), ["will refuse: no-tests, unless"]),
+    "tests-ran": (CLEAN._replace(executed=3), [f"bound to tree {TREE[:12]}"]),
     "foreign": (
         CLEAN._replace(flags=(flag(audit.FOREIGN, "/elsewhere/calc/__init__.py"),)),
         ["will refuse: foreign-origin: calc (/elsewhere/calc/__init__.py)"],

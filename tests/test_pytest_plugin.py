@@ -314,6 +314,24 @@ def test_partial_run_is_recorded_and_refused(
     assert "genstamp gate: bound to tree" not in proc.stdout
 
 
+@pytest.mark.parametrize("how", ["every test skips", "no test at all"])
+def test_a_run_that_executes_no_test_is_told_the_gate_refuses_it(fresh: Path, how: str) -> None:
+    """pytest ends green (every test skipped) or with nothing collected: the gate refuses
+    `no-tests`, and the plugin says so at test time rather than that the gate accepts."""
+    if how == "every test skips":
+        (fresh / "tests" / "conftest.py").write_text(
+            "import pytest\n\n\ndef pytest_runtest_setup(item):\n    pytest.skip('not here')\n"
+        )
+    else:
+        for test in (fresh / "tests").glob("test_*.py"):
+            test.write_text("")
+    proc = run_pytest(fresh)
+    assert proc.returncode == (0 if how == "every test skips" else 5), proc.stdout
+    assert rules(fresh) == ["no-tests"]
+    assert "genstamp gate: will refuse: no-tests" in proc.stdout, proc.stdout
+    assert "genstamp gate: bound to tree" not in proc.stdout
+
+
 def test_full_paths_are_not_partial(shared: Path) -> None:
     """Naming the configured test path (or the root) is the whole suite."""
     for args in (["tests"], ["."]):

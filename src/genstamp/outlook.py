@@ -34,6 +34,7 @@ class Run(NamedTuple):
     unregistered: tuple[tuple[str, str], ...] = ()
     differ: tuple[str, ...] = ()  # files the tests loaded as the tree at the end does not hold
     empty: tuple[str, ...] = ()  # folders the tests used that held no file (not ignored)
+    executed: int | None = None  # tests that ran (passed, failed or errored); None: unknown
 
 
 # The audit's flag kinds, as the rule that refuses them.
@@ -92,6 +93,11 @@ def lines(run: Run) -> list[str]:
         refusals.append(
             f"unregistered-submodule: {_named([path for path, _ in run.unregistered])} (in "
             f"{_named(links)}, which .gitmodules gives no URL: a clean clone cannot fetch it)"
+        )
+    if run.executed == 0:
+        refusals.append(
+            "no-tests, unless other parts of this generation ran tests: no test executed (none "
+            "collected, or every one skipped) — run the suite so that tests execute"
         )
     if run.reasons:
         refusals.append(

@@ -578,6 +578,9 @@ class Tally:
 _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 1, "failed": 2, "error": 3}
 
 
+_NOT_EXECUTED = frozenset({"skipped", "xfailed"})  # as the JUnit file counts them: skipped
+
+
 def _outcome(report: pytest.TestReport) -> str:
     xfail = hasattr(report, "wasxfail")
     if report.failed:
@@ -934,6 +937,7 @@ class Session:
             unregistered=tuple(sorted(misplaced.unregistered.items())),
             differ=misplaced.differ,
             moved=moved,
+            executed=sum(o not in _NOT_EXECUTED for o in self.tally.outcomes.values()),
         )
         for line in outlook.lines(run):
             self._say(line)
