@@ -117,6 +117,37 @@ def test_a_count_in_any_form_is_the_attestations_or_refused(
         assert code == 0, data
 
 
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        # counts spelled out, forged: refused, the figure told in digits
+        ("Thirteen tests passed.", "13 passed"),
+        ("- Passed: thirteen", "13"),
+        ("- Failures: two", "2"),
+        ("One test failed.", "1 failed"),
+        ("- twenty-one passed", "21 passed"),
+        # the attestations' own figures, spelled out; a stray `one` in prose is no figure
+        ("Twelve tests passed, none failed, in three parts.", None),
+        ("- Failures: none", None),
+        ("- twelve passed, zero failed", None),
+        ("One more step to the release.", None),
+    ],
+)
+def test_a_count_spelled_out_is_the_attestations_or_refused(
+    line: str, said: str | None, world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """A count in words is a count (12 tests, 12 passed, 0 failed, 3 parts): `3 tests passed`
+    counts passes, not tests."""
+    path = summarize(genstamp, judge, world, tmp_path)
+    path.write_text(path.read_text() + "\n" + line + "\n")
+    code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
+    if said is not None:
+        assert code == 1 and set(rules(data)) == {"summary-unverified"}, data
+        assert f"the summary says {said}" in data["failures"][0]["message"], data
+    else:
+        assert code == 0, data
+
+
 @pytest.mark.parametrize("mark", ["_", "__", "*", "**"])
 def test_an_object_id_in_emphasis_is_an_object_id(
     mark: str, world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path

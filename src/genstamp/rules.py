@@ -1213,10 +1213,36 @@ _WORDS = (
     r"(?:pass(?:ed|es|ing)?|fail(?:ed|s|ures?|ing)?|errors?|skipped|skips?|xfailed|xpassed"
     r"|tests?|parts?)"
 )
-_FIGURE = re.compile(rf"(\d+)[^\w\n]*({_WORDS})\b", re.I)
-_FIGURE_AFTER = re.compile(rf"\b({_WORDS})[^\w\n]*(\d+)\b(?![^\w\n]*{_WORDS}\b)", re.I)
 # a number standing as one (not a part of a word: `sha256`, `py311`)
 _NUMBER = re.compile(r"(?<![^\W_])\d+(?![^\W_])")
+# a count spelled out (`Three tests passed`, `Failures: none`, `twenty-one passed`): read
+# only beside its word, where it counts (a stray `one` in prose is no figure)
+_UNITS = {
+    **{
+        word: n
+        for n, word in enumerate(
+            [
+                *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight"),
+                *("nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen"),
+                *("sixteen", "seventeen", "eighteen", "nineteen"),
+            ]
+        )
+    },
+    "none": 0,
+}
+_TENS = {
+    word: 20 + 10 * n
+    for n, word in enumerate(
+        ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+    )
+}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1000000}
+_SPELLED_WORD = "|".join([*_UNITS, *_TENS, *_SCALES])
+_SPELLED = rf"\b(?:{_SPELLED_WORD})(?:[\s-]+(?:and[\s-]+)?(?:{_SPELLED_WORD}))*\b"
+# what tests did, after the count of them (`3 tests passed`: a count of passes)
+_OUTCOME = r"(?:pass(?:ed|es)?|fail(?:ed|s)?|errored|skipped|xfailed|xpassed)"
+_FIGURE = re.compile(rf"(\d+|{_SPELLED})[^\w\n]*({_WORDS})\b(?:[^\w\n]*({_OUTCOME})\b)?", re.I)
+_FIGURE_AFTER = re.compile(rf"\b({_WORDS})[^\w\n]*(\d+|{_SPELLED})\b(?![^\w\n]*{_WORDS}\b)", re.I)
 _KEYS = {"pass": "passed", "fail": "failed", "erro": "error", "skip": "skipped", "test": "test"}
 # An object id as people quote it: 7 to 64 hex digits, at least one a digit (not a word), in
 # either case, with no letter or digit either side (markdown's `_id_` is an id)
@@ -1226,6 +1252,24 @@ _HEXES = re.compile(r"(?<![0-9a-z])(?=[0-9a-f]*[0-9])[0-9a-f]{7,64}(?![0-9a-z])"
 _MARKUP = re.compile(r"<[^<>\n]*>|[*_`~]")
 # what genstamp's own summary says of its format (not a figure)
 _VERSION_MARK = re.compile(r"<!-- genstamp-summary version \d+ -->")
+
+
+def spelled_number(text: str) -> int:
+    """The value of a count in digits or spelled out in English words (``twenty-one``, ``one
+    hundred and five``, ``none``)."""
+    if text.isdigit():
+        return int(text)
+    total = current = 0
+    for word in re.split(r"[\s-]+", text.lower()):
+        if word in _SCALES:
+            current = max(current, 1) * _SCALES[word]
+            if _SCALES[word] >= 1000:
+                total, current = total + current, 0
+        elif word in _TENS:
+            current += _TENS[word]
+        elif word in _UNITS:
+            current += _UNITS[word]
+    return total + current
 
 
 def summary_figures(merge: coverage.Merge) -> dict[str, int]:
@@ -1298,7 +1342,11 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
     for label in sorted({t.label for t in facts.targets}, key=len, reverse=True):
         rest = rest.replace(label, "")
     plain = _MARKUP.sub("", rest)
-    counts = _FIGURE.findall(plain) + [(n, w) for w, n in _FIGURE_AFTER.findall(plain)]
+    counts = [
+        (str(spelled_number(n)), outcome if outcome and _figure_key(w) == "test" else w)
+        for n, w, outcome in _FIGURE.findall(plain)
+    ]
+    counts += [(str(spelled_number(n)), w) for w, n in _FIGURE_AFTER.findall(plain)]
     seen: set[tuple[str, str]] = set()
     for number, word in counts + _table_counts(rest):
         key = _figure_key(word)
