@@ -1632,6 +1632,15 @@ def test_a_branch_tested_then_left_is_pushed_from_main(
     assert proc.returncode == 1 and "stale-generation" in proc.stderr, proc.stderr
 
 
+def hooks_and_another_branch(project: Path) -> None:
+    """The plain hooks installed, and a branch ``other`` one commit past main (main checked out)."""
+    assert run_genstamp(project, "install", "--plain").returncode == 0
+    git(project, "switch", "-q", "-c", "other")
+    (project / "src" / "calc" / "other.py").write_text("OTHER = 1\n")
+    commit_all(project, "other")
+    git(project, "switch", "-q", "main")
+
+
 def test_the_work_tree_come_back_to_is_judged_on_the_run_that_tested_it(
     project: Path, genstamp: RunGenstamp
 ) -> None:
@@ -1641,11 +1650,7 @@ def test_the_work_tree_come_back_to_is_judged_on_the_run_that_tested_it(
     for a tree no run tested, nor when that run failed, nor with bytecode older than the
     current generation in the work tree, nor once `genstamp stamp` began one."""
     can_fail(project)
-    assert run_genstamp(project, "install", "--plain").returncode == 0
-    git(project, "switch", "-q", "-c", "other")
-    (project / "src" / "calc" / "other.py").write_text("OTHER = 1\n")
-    commit_all(project, "other")
-    git(project, "switch", "-q", "main")
+    hooks_and_another_branch(project)
     assert run_pytest(project).returncode == 0
     git(project, "switch", "-q", "other")
     git(project, "switch", "-q", "main")
@@ -1689,6 +1694,56 @@ def test_the_work_tree_come_back_to_is_judged_on_the_run_that_tested_it(
     stamp(genstamp, project)
     code, data = verdict(genstamp, project)
     assert code == 1 and "stale-generation" in rules(data), data
+
+
+def test_a_later_failing_run_in_another_worktree_refutes_the_work_tree_too(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """The work tree tested green in its current generation, then the same tree fails in a
+    linked worktree: the work tree is refused as its commit is, until it passes again."""
+    can_fail(project)
+    stamp(genstamp, project)
+    assert run_pytest(project).returncode == 0
+    assert verdict(genstamp, project)[0] == 0
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "--detach", str(linked), "main")
+    stamp(genstamp, linked)
+    assert run_pytest(linked, env=subprocess_env(BREAK_IT="1")).returncode == 1
+    for args in ((), ("--rev", "HEAD")):
+        code, data = verdict(genstamp, project, *args)
+        assert (code, rules(data)) == (1, ["tests-failed"]), data
+    assert run_pytest(project).returncode == 0
+    assert verdict(genstamp, project)[0] == 0
+
+
+def test_a_run_that_dies_importing_a_conftest_is_the_newest_word_on_its_tree(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """A conftest of the tree that fails to import ends pytest (exit 4) before any test and
+    before any session binds evidence: that run failed, and neither the run of the generation
+    a checkout ended nor the verdict remembered from it answers for the tree any more. A usage
+    error (an option pytest does not know) says nothing of the tree."""
+    (project / "tests" / "conftest.py").write_text(
+        "import os\n\nif os.environ.get('BREAK_IT'):\n    raise ImportError('broken here')\n"
+    )
+    commit_all(project, "a conftest that can fail to import")
+    hooks_and_another_branch(project)
+    assert run_pytest(project).returncode == 0
+    assert verdict(genstamp, project, "--rev", "HEAD")[0] == 0  # remembered
+    git(project, "switch", "-q", "other")
+    git(project, "switch", "-q", "main")
+    assert run_pytest(project, "--no-such-option").returncode == 4  # a usage error
+    assert verdict(genstamp, project)[0] == 0
+    proc = run_pytest(project, env=subprocess_env(BREAK_IT="1"))
+    assert proc.returncode == 4 and "broken here" in proc.stdout + proc.stderr, proc.stderr
+    for args in ((), ("--rev", "HEAD")):
+        code, data = verdict(genstamp, project, *args)
+        assert (code, rules(data)) == (1, ["tests-failed"]), data
+        assert "a later run of tree" in data["failures"][0]["message"], data
+    proc = push(project, "main", "main")
+    assert proc.returncode == 1 and "tests-failed" in proc.stderr, proc.stderr
+    assert run_pytest(project).returncode == 0  # green again: the newest word
+    assert verdict(genstamp, project)[0] == 0
 
 
 def test_a_newer_failing_run_of_a_tree_leaves_no_older_pass_to_answer_for_it(

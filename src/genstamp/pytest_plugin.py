@@ -1819,6 +1819,38 @@ class _Early:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.close()
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_load_initial_conftests(self) -> Generator[None, object, object]:
+        """A conftest of the work tree that fails to import ends the run before any test (pytest
+        exits 4, and no session ends to bind evidence): the newest run of the tree failed, as a
+        run whose tests fail does (``genstamp.refuted``), so no earlier pass answers for it."""
+        try:
+            return (yield)
+        except Exception as exc:
+            if type(exc).__name__ == "ConftestImportFailure":
+                self.refute(str(getattr(exc, "path", "")))
+            raise
+
+    def refute(self, conftest: str) -> None:
+        """Record the tree at the start as failed, when ``conftest`` lies in its work tree."""
+        coprocess, self.coprocess = self.coprocess, None
+        atexit.unregister(self.close)
+        if coprocess is None:
+            return
+        try:
+            place = find_place(self.where)
+            if place is not None and inside(os.path.realpath(conftest), str(place.workdir)):
+                trees = FromCoProcess(place, self.where, coprocess)
+                trees.await_start()
+                if trees.start is not None:
+                    from genstamp import refuted
+
+                    refuted.record(place.gitdir, trees.start)
+        except Exception:  # never a traceback from the plugin (pytest says what failed)
+            pass
+        finally:
+            coprocess.close(abandon=True)
+
 
 def _find_early(pluginmanager: pytest.PytestPluginManager) -> _Early | None:
     early = pluginmanager.get_plugin(_EARLY_PLUGIN)
