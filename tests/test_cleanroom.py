@@ -512,6 +512,20 @@ def test_pytest_arguments_narrow_the_clean_run(calc: Path) -> None:
     assert "did not pass" in message and "partial-run: " in message
 
 
+def test_the_clean_checkout_is_judged_on_its_own_run_alone(calc: Path) -> None:
+    """The clean checkout is a worktree of the same repository: the warm worktree's green run
+    of the tree must not vouch for it. A clean run without the plugin binds no evidence, and
+    its gate says why (a rule, not an empty list)."""
+    assert warm_run(calc, PYTHONPATH=str(calc / "src")).returncode == 0
+    assert genstamp(calc, "verify").returncode == 0
+    proc = clean_run(calc, "--json", "--", "-p", "no:genstamp")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    record = json.loads(proc.stdout)["record"]
+    assert record["failures"] and not record.get("ok"), record
+    verdict = json.loads(genstamp(calc, "verify", "--clean-room", "--json").stdout)
+    assert [f["rule"] for f in verdict["failures"]] == ["no-clean-room"], verdict
+
+
 def test_a_rev_that_names_no_commit(calc: Path) -> None:
     proc = clean_run(calc, "--rev", "no-such-branch")
     assert proc.returncode == 2

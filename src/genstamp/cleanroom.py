@@ -430,7 +430,7 @@ def _run(
     restamp.begin(clean, trigger="ci", do_scrub=False, why="genstamp clean-run")
     environ = envcache.clean_environ(env.path)
     code = envcache.call([str(env.python), "-m", "pytest", *pytest_args], environ, log, work)
-    verdict = verify(clean).to_json()
+    verdict = verify(clean, others=False).to_json()  # its own run alone: not the warm one's
     log.write(f"pytest exited with {code}; the clean checkout's gate:\n")
     log.write(json.dumps(verdict, indent=2, sort_keys=True) + "\n")
     return verdict, _outcomes(clean)

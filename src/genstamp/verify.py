@@ -69,11 +69,14 @@ def verify(
     revs: Sequence[str] = (),
     labels: Mapping[str, str] | None = None,
     settings: config.Config | None = None,
+    others: bool = True,
 ) -> Verdict:
     """Judge the evidence against the work tree, or against each of ``revs`` (commits, shown
     as ``labels[rev]`` when given: the refs a push names). A commit whose tree the gate accepted
     before in this checkout is accepted again (unless evidence of this generation tested that
-    tree since); every tree it accepts now is remembered."""
+    tree since); every tree it accepts now is remembered. Without ``others`` the work tree is
+    judged on this checkout's evidence alone: no other run vouches for it, no other refutes it
+    (a clean room's own gate)."""
     if settings is None:
         settings = config.load(checkout.workdir)
     settings = config.with_projects_below(settings, checkout.workdir)
@@ -89,13 +92,14 @@ def verify(
     # tree, its bytecode checked as it is now (``work_tree_bytecode``).
     fresh = fresh_tree(facts)
     earlier = bool(revs) or (
-        junit is None
+        others
+        and junit is None
         and not work_tree_bytecode(facts)
         and any(facts.views.get(t.tree, t.tree) != fresh for t in facts.targets)
     )
     # the newest failing run of each tree anywhere in the repository: a later one than the
     # evidence is the newer word on the tree, the work tree's too (``_refuted``)
-    failed = refuted.trees(checkout.gitdir) if earlier or junit is None else {}
+    failed = refuted.trees(checkout.gitdir) if earlier or (others and junit is None) else {}
     remembered = verified.everywhere(checkout.gitdir, failed) if revs else {}
     if settings.require_clean_room:  # an earlier verdict stands only with a clean room's
         remembered = {t: g for t, g in remembered.items() if cleanrecord.passing(g, t)}
