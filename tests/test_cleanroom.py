@@ -217,6 +217,51 @@ def test_the_incident_green_warm_red_clean_refused_by_the_divergence_rule(
     assert "clean-room-diverged: tree " in text
 
 
+RUNNER = """
+import sys
+from calc import add
+passed = add(2, 3) == 5
+with open(sys.argv[1], "w") as fh:
+    fh.write('<testsuite name="runner" tests="1" failures="%d">' % (not passed))
+    fh.write('<testcase classname="runner" name="test_add">')
+    fh.write("" if passed else '<failure message="add"/>')
+    fh.write("</testcase></testsuite>")
+"""
+
+
+def test_a_red_clean_room_refuses_a_warm_run_with_no_outcome_of_each_test(
+    calc: Path, tmp_path: Path
+) -> None:
+    """The incident again, the warm evidence from another runner (`genstamp run`): it records
+    no outcome of each test to compare with the clean room's, and the clean room's failure of
+    the tree still stands against its pass."""
+    other = tmp_path / "other"
+    git(calc, "worktree", "add", "--detach", "--quiet", str(other), "HEAD")
+    (calc / "src" / "calc" / "__init__.py").write_text("from calc.arith import add\n")
+    commit_all(calc, "the patch")
+    assert clean_run(calc).returncode == 1  # red in the clean room
+    runner = tmp_path / "runner.py"
+    runner.write_text(RUNNER)
+    report = tmp_path / "runner.xml"
+    assert genstamp(calc, "stamp").returncode == 0
+    env = {**subprocess_env(), "PYTHONPATH": str(other / "src")}
+    warm = run_genstamp(
+        calc,
+        "run",
+        "--junit",
+        str(report),
+        "--",
+        sys.executable,
+        str(runner),
+        str(report),
+        env=env,
+    )
+    assert warm.returncode == 0, warm.stdout + warm.stderr  # green since: the other checkout's
+    verdict = json.loads(genstamp(calc, "verify", "--json").stdout)
+    assert [f["rule"] for f in verdict["failures"]] == ["clean-room-diverged"], verdict
+    assert "records no outcome of each test" in verdict["failures"][0]["message"]
+
+
 def test_a_remembered_verdict_does_not_outlive_a_clean_room_failure_of_its_tree(
     calc: Path,
 ) -> None:

@@ -802,6 +802,9 @@ def diverging(warm: Mapping[str, str], clean: CleanRoom) -> list[str]:
     return out
 
 
+_RED = frozenset({"failed", "error"})
+
+
 def _clean_room_diverged(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     bound = _bound(facts)
     if bound is None or not facts.primary:
@@ -812,8 +815,22 @@ def _clean_room_diverged(facts: Facts, settings: Config) -> Iterator[str | Liste
     seen = _view(facts, bound.tested)
     trees = [bound.tested, *(t.tree for t in facts.targets if _view(facts, t.tree) == seen)]
     record = next((facts.clean_rooms[t] for t in trees if t in facts.clean_rooms), None)
+    if record is None:
+        return
     warm = warm_outcomes(facts)
-    if record is None or warm is None:
+    if warm is None:
+        # no outcome of each test to compare (`genstamp run`'s evidence): a clean room whose
+        # tests failed is a divergence from a warm run that passed, whichever tests they were
+        red = [n for n, outcome in sorted(record.outcomes.items()) if outcome in _RED]
+        failing = record.counts.get("failed", 0) + record.counts.get("errors", 0)
+        if (red or failing) and bound.report.counts.failed + bound.report.counts.errors == 0:
+            yield listed(
+                f"tree {record.tree[:12]} failed in the clean room ({record.when}), and this "
+                "checkout's evidence records no outcome of each test to compare (a `genstamp "
+                "run`): ",
+                red or [f"{failing} failed or errored"],
+                PATH_LIMIT,
+            )
         return
     found = diverging(warm, record)
     if found:
