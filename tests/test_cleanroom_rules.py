@@ -274,6 +274,31 @@ def test_the_environment_key_follows_dependency_inputs(tmp_path: Path) -> None:
     assert envcache.key(tmp_path, ["."], uv, {}) != second
 
 
+def test_the_environment_key_follows_the_installers_configuration(tmp_path: Path) -> None:
+    """An edit to a constraint file the environment or pip's configuration names, or to that
+    configuration, decides what an install resolves: another environment, its name unchanged."""
+    uv = envcache.Installer("uv", "uv")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "1"\n')
+    home = tmp_path / "home"
+    (home / ".config" / "pip").mkdir(parents=True)
+    pins = tmp_path / "pins.txt"
+    pins.write_text("six==1.16.0\n")
+    environ = {"HOME": str(home), "XDG_CONFIG_DIRS": str(tmp_path / "none")}
+    first = envcache.key(tmp_path, ["."], uv, {**environ, "PIP_CONSTRAINT": str(pins)})
+    pins.write_text("six==1.17.0\n")
+    assert envcache.key(tmp_path, ["."], uv, {**environ, "PIP_CONSTRAINT": str(pins)}) != first
+    # pip's own configuration, and the constraint file it names
+    plain = envcache.key(tmp_path, ["."], uv, environ)
+    conf = home / ".config" / "pip" / "pip.conf"
+    conf.write_text(f"[global]\nconstraint = {pins}\n")
+    named = envcache.key(tmp_path, ["."], uv, environ)
+    assert named != plain
+    pins.write_text("six==1.16.0\n")
+    assert envcache.key(tmp_path, ["."], uv, environ) != named
+    again = envcache.key(tmp_path, ["."], uv, environ)
+    assert envcache.key(tmp_path, ["."], uv, environ) == again  # nothing else moves it
+
+
 @pytest.mark.parametrize(
     ("files", "args", "edited"),
     [
@@ -332,6 +357,43 @@ def test_an_environment_an_earlier_run_installed_into_is_not_reused(tmp_path: Pa
     assert envcache._ready(env, digest, "calc")  # the project's version moved: still it
     (site / "six-1.16.0.dist-info").mkdir()
     assert not envcache._ready(env, digest, "calc")
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["a loose module", "an installed file edited", "a package folder", "bytecode", "its own"],
+)
+def test_an_environment_a_test_wrote_into_is_not_reused(tmp_path: Path, change: str) -> None:
+    """What a test writes into the clean environment's site-packages (a module, an edit of an
+    installed file) makes it another one; bytecode, and the project's own files (reinstalled
+    on every run), do not."""
+    env = tmp_path / "env"
+    site = env / "lib" / "python3.11" / "site-packages"
+    (site / "six-1.16.0.dist-info").mkdir(parents=True)
+    (site / "six.py").write_text("X = 1\n")
+    (site / "calc").mkdir()
+    (site / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    (site / "calc-1.dist-info").mkdir()
+    (site / "calc-1.dist-info" / "RECORD").write_text("calc/__init__.py,sha256=x,40\n")
+    (env / "bin").mkdir()
+    (env / "bin" / "python").write_text("")
+    digest = "ab" * 32
+    meta = {"format": envcache.FORMAT, "version": envcache.VERSION, "key": digest}
+    (env / "genstamp-env.json").write_text(json.dumps(meta))
+    envcache.remember_contents(env, "calc")
+    assert envcache._ready(env, digest, "calc")
+    if change == "a loose module":
+        (site / "poison.py").write_text("")
+    elif change == "an installed file edited":
+        (site / "six.py").write_text("X = 2\n")
+    elif change == "a package folder":
+        (site / "calc" / "extra").mkdir()
+    elif change == "bytecode":
+        (site / "__pycache__").mkdir()
+        (site / "__pycache__" / "six.cpython-311.pyc").write_bytes(b"")
+    else:
+        (site / "calc" / "__init__.py").write_text("def add(a, b):\n    return b + a\n")
+    assert envcache._ready(env, digest, "calc") == (change in ("bytecode", "its own"))
 
 
 def test_the_clean_environment_drops_the_users() -> None:

@@ -174,8 +174,46 @@ def key(
             add(f"missing:{rel}", b"")
     index = {k: v for k, v in environ.items() if INDEX_VARIABLES.match(k)}
     add("index", json.dumps(index, sort_keys=True).encode())
+    for path in installer_inputs(environ):
+        try:
+            add(f"config:{path}", Path(path).read_bytes())
+        except OSError:
+            add(f"missing:{path}", b"")
     add("genstamp", genstamp_digest().encode())
     return h.hexdigest()
+
+
+# pip's configuration files (global, user) and uv's, where they are looked for
+PIP_CONFIGS = ("/etc/pip.conf", "~/.pip/pip.conf", "~/.config/pip/pip.conf")
+UV_CONFIGS = ("/etc/uv/uv.toml", "~/.config/uv/uv.toml")
+
+
+def installer_inputs(environ: Mapping[str, str]) -> list[str]:
+    """The files whose contents decide what an install resolves besides the project's own:
+    pip's and uv's configuration files, and the constraint files they or the environment
+    name (``PIP_CONSTRAINT``, ``UV_CONSTRAINT``, pip's ``constraint``): editing one changes
+    the environment, its name unchanged."""
+    import configparser
+
+    home = environ.get("HOME", os.path.expanduser("~"))
+    xdg = environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    dirs = (environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep)
+    configs = [os.path.join(d, "pip", "pip.conf") for d in dirs if d]
+    configs += [c.replace("~/.config", xdg).replace("~", home) for c in PIP_CONFIGS]
+    configs += [environ[v] for v in ("PIP_CONFIG_FILE",) if environ.get(v)]
+    uv = [c.replace("~/.config", xdg).replace("~", home) for c in UV_CONFIGS]
+    uv += [environ[v] for v in ("UV_CONFIG_FILE",) if environ.get(v)]
+    found = [c for c in [*configs, *uv] if os.path.isfile(c)]
+    named = [n for v in ("PIP_CONSTRAINT", "UV_CONSTRAINT") for n in environ.get(v, "").split()]
+    for conf in (c for c in found if c.endswith(".conf") or c in configs):
+        parser = configparser.RawConfigParser()
+        with contextlib.suppress(configparser.Error, OSError, UnicodeDecodeError):
+            parser.read(conf, encoding="utf-8")
+            for section in ("global", "install"):
+                if parser.has_option(section, "constraint"):
+                    named += parser.get(section, "constraint").split()
+    local = [n.removeprefix("file://") for n in named if "://" not in n or n.startswith("file://")]
+    return sorted(dict.fromkeys([*found, *(os.path.abspath(n) for n in local)]))
 
 
 def _pyproject_inputs(path: Path) -> bytes:
@@ -293,7 +331,7 @@ def _ready(env: Path, digest: str, project: str = "") -> bool:
         kept = json.loads(_contents_path(env).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(kept, list) and kept == contents(env, project)
+    return isinstance(kept, str) and kept == contents_digest(env, project)
 
 
 def _contents_path(env: Path) -> Path:
@@ -301,27 +339,53 @@ def _contents_path(env: Path) -> Path:
 
 
 def contents(env: Path, project: str) -> list[str]:
-    """What is installed in ``env``: its distributions' metadata folders and path files, those
-    of ``project`` (reinstalled on every run, its version may move) left out."""
+    """What is installed in ``env``: every file of its site-packages with its size and
+    modification time (a loose module a test wrote there, an installed file it edited, a
+    distribution it installed or removed), but bytecode and ``project``'s own files (its
+    distribution's metadata and the files its ``RECORD`` lists: reinstalled on every run, its
+    version may move)."""
     from genstamp.roots import normalised
 
     own = normalised(project) if project else ""
     out = []
     for site in env.glob("lib/python*/site-packages"):
+        mine: set[str] = set()
         for entry in site.iterdir():
             name = entry.name
             if not name.endswith((".dist-info", ".egg-info", ".egg-link", ".pth")):
                 continue
             dist = normalised(name.removeprefix("__editable__.").partition("-")[0])
             if own and dist == own:  # both PEP 503-normalised (`_` and `.` are `-`)
-                continue
-            out.append(name)
+                mine.add(name)
+                with contextlib.suppress(OSError):
+                    for line in (entry / "RECORD").read_text(encoding="utf-8").splitlines():
+                        mine.add(posixpath.normpath(line.rpartition(",")[0].rpartition(",")[0]))
+        for folder, dirs, files in os.walk(site):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            base = Path(folder).relative_to(site).as_posix()
+            for name in dirs:  # (an empty folder too: a package's, a distribution's metadata)
+                rel = name if base == "." else f"{base}/{name}"
+                if rel.split("/")[0] not in mine:
+                    out.append(f"{rel}/")
+            for name in files:
+                rel = name if base == "." else f"{base}/{name}"
+                if rel.split("/")[0] in mine or rel in mine or name.endswith((".pyc", ".pyo")):
+                    continue
+                with contextlib.suppress(OSError):
+                    st = os.lstat(os.path.join(folder, name))
+                    out.append(f"{rel}\t{st.st_size}\t{st.st_mtime_ns}")
     return sorted(out)
+
+
+def contents_digest(env: Path, project: str) -> str:
+    return hashlib.sha256(
+        "\n".join(contents(env, project)).encode("utf-8", "surrogateescape")
+    ).hexdigest()
 
 
 def remember_contents(env: Path, project: str) -> None:
     """Keep what ``env`` holds once the install step is done: a reuse must find it so."""
-    write_atomic(_contents_path(env), json.dumps(contents(env, project)).encode())
+    write_atomic(_contents_path(env), json.dumps(contents_digest(env, project)).encode())
 
 
 @contextlib.contextmanager
