@@ -64,6 +64,21 @@ def test_a_missing_restamp_hook_fails(installed: Path, genstamp: RunGenstamp) ->
     assert "post-merge" in found["hooks"]["what"]
 
 
+@pytest.mark.parametrize("hook", ["pre-push", "post-checkout"])
+def test_a_hook_git_will_not_run_fails_and_names_chmod(
+    installed: Path, genstamp: RunGenstamp, hook: str
+) -> None:
+    """git skips a hook that is not executable: the push, or the new generation, never comes."""
+    path = installed / ".git" / "hooks" / hook
+    path.chmod(0o644)
+    code, found = checks(genstamp, installed)
+    check = found["pre-push" if hook == "pre-push" else "hooks"]
+    assert code == 1 and check["status"] == "fail", check
+    assert "not executable" in check["what"] and check["remedy"] == f"chmod +x {path}"
+    path.chmod(0o755)
+    assert checks(genstamp, installed)[1][check["name"]]["status"] == "ok"
+
+
 def test_pre_commits_own_pre_push_is_a_warning(project: Path, genstamp: RunGenstamp) -> None:
     (project / ".pre-commit-config.yaml").write_text(
         "default_install_hook_types: [pre-push]\nrepos:\n- repo: local\n  hooks:\n"

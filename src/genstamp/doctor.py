@@ -6,6 +6,7 @@ its own: the environment the user's tests run in is not necessarily this one."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -68,6 +69,21 @@ def _uses_pre_commit_scrub(workdir: Path) -> bool:
     return "genstamp-scrub" in ids
 
 
+def _not_runnable(*paths: Path) -> Check | None:
+    """A failed check naming the hooks git will not run: it skips one that is not executable
+    (saying so only in a hint), and pre-commit its legacy hook the same way."""
+    idle = [str(p) for p in paths if p.exists() and not os.access(p, os.X_OK)]
+    if not idle:
+        return None
+    return Check(
+        "hooks",
+        "fail",
+        f"{', '.join(idle)} {'is' if len(idle) == 1 else 'are'} not executable: git does not "
+        "run it, and the push or checkout goes unjudged",
+        f"chmod +x {' '.join(idle)}",
+    )
+
+
 def check_hooks(where: install.Layout) -> Check:
     through_pre_commit = _uses_pre_commit_scrub(where.workdir)
     missing = []
@@ -78,6 +94,9 @@ def check_hooks(where: install.Layout) -> Check:
         if through_pre_commit and install.is_pre_commit_hook(path):
             continue
         missing.append(hook)
+    idle = _not_runnable(*(where.hooks_dir / hook for hook in RESTAMP_HOOKS))
+    if idle is not None and not missing:
+        return idle
     if missing:
         return Check(
             "hooks",
@@ -94,9 +113,13 @@ def check_pre_push(where: install.Layout) -> Check:
     path = where.hooks_dir / "pre-push"
     legacy = where.hooks_dir / "pre-push.legacy"
     if install.is_genstamp_hook(path):
+        if (idle := _not_runnable(path)) is not None:
+            return idle._replace(name="pre-push")
         return Check("pre-push", "ok", f"{path} is genstamp's: it judges every pushed ref")
     if install.is_pre_commit_hook(path):
         if install.is_genstamp_hook(legacy):
+            if (idle := _not_runnable(path, legacy)) is not None:
+                return idle._replace(name="pre-push")
             return Check(
                 "pre-push",
                 "ok",
