@@ -8,6 +8,7 @@ writes its own JUnit XML to ``$GENSTAMP_JUNIT``.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,7 @@ pytestmark = pytest.mark.e2e
 UNITTEST_RUNNER = '''\
 """Run the unittest suite and write JUnit XML to argv[1], else to $GENSTAMP_JUNIT."""
 import os
+import shutil
 import sys
 import unittest
 from xml.etree import ElementTree as ET
@@ -81,6 +83,7 @@ sys.exit(0 if result.wasSuccessful() else 1)
 
 UNIT_CALC = """\
 import os
+import shutil
 import unittest
 
 from calc import add
@@ -96,6 +99,7 @@ class CalcTest(unittest.TestCase):
 
 TEST_CALC = """\
 import os
+import shutil
 
 from calc import add
 
@@ -354,6 +358,29 @@ def test_command_that_cannot_start(repo: Path) -> None:
     assert proc.returncode == 2
     lines = genstamp_lines(proc)
     assert len(lines) == 1 and "cannot run no-such-command-genstamp-test" in lines[0]
+    assert "(hint: name a program on PATH" in lines[0]
+
+
+def test_a_state_file_that_is_no_file_names_what_to_remove(tmp_path: Path) -> None:
+    """genstamp's own state damaged (a folder where its JUnit file goes, a file where its
+    folder goes): one line, with the remedy, whichever command meets it."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / "a.txt").write_text("a\n")
+    commit_all(repo, "a")
+    state = repo / ".git" / "genstamp"
+    shutil.rmtree(state, ignore_errors=True)
+    (state / "evidence.xml").mkdir(parents=True)
+    proc = genstamp_run(repo, "--", sys.executable, "-c", "pass")
+    lines = genstamp_lines(proc)
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert f"(hint: remove {state / 'evidence.xml'}" in lines[0], lines
+    shutil.rmtree(state)
+    state.write_text("")  # a file where genstamp's folder goes
+    for args in (["verify"], ["status"]):
+        proc = run_genstamp(repo, *args)
+        lines = genstamp_lines(proc)
+        assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+        assert "(hint: " in lines[0] and "git status" not in lines[0], lines
 
 
 def test_no_command(repo: Path) -> None:

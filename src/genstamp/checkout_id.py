@@ -38,7 +38,10 @@ def current(gitdir: Path, *, create: bool = False) -> str:
             return ""
         raw = _create(path)
     except OSError as exc:
-        raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise GenstampError(
+            f"cannot read {path}: {exc.strerror or exc}",
+            f"remove {path} (genstamp makes it anew; then rerun the tests)",
+        ) from exc
     ident = parse(raw, path)
     try:
         st = os.stat(gitdir)

@@ -17,7 +17,7 @@ from genstamp import __version__, config, generation, hooks
 from genstamp.atomic import write_atomic
 from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
-from genstamp.repo import Checkout, head_id, nested_index, open_checkout
+from genstamp.repo import STATE_DIR, Checkout, head_id, nested_index, open_checkout
 
 # A subcommand's modules are imported by the subcommand: each process pays only its own.
 if TYPE_CHECKING:
@@ -449,6 +449,17 @@ def full_restamp_hook(name: str, directory: Path | None, checkout: Checkout | No
     )
     _scrub_errors(result)
     return EXIT_OK
+
+
+def _os_hint(exc: Exception) -> str:
+    """The remedy for a failure of the file system or libgit2 that genstamp did not expect."""
+    name = exc.filename if isinstance(exc, OSError) and exc.filename else None
+    if name is None:
+        return "check that `git status` works here"
+    parts = Path(os.fsdecode(name)).parts
+    if STATE_DIR in parts and any(p == ".git" or p.endswith(".git") for p in parts):
+        return f"remove {os.fsdecode(name)}: genstamp's own state, made anew (then rerun the tests)"
+    return f"check that {os.fsdecode(name)} can be read and written, and its folder too"
 
 
 def _hook_warning(message: str, remedy: str) -> None:
@@ -983,7 +994,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
         from genstamp.errors import unreadable_index
 
-        hint = unreadable_index(exc) or "check that `git status` works here"
+        hint = unreadable_index(exc) or _os_hint(exc)
         print(f"genstamp: {reason}{where} (hint: {hint})", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

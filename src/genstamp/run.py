@@ -47,7 +47,10 @@ def run(
         if status < 0:  # killed by a signal: its status as a shell gives it (SIGKILL: 137)
             status = 128 - status
     except OSError as exc:
-        raise GenstampError(f"cannot run {command[0]}: {exc.strerror or exc}") from exc
+        raise GenstampError(
+            f"cannot run {command[0]}: {exc.strerror or exc}",
+            "name a program on PATH, or the path to one, after `--`",
+        ) from exc
     end = tree_identity(checkout)
     if not path.is_file() or (stale_before is not None and path.stat().st_mtime_ns == stale_before):
         raise GenstampError(
@@ -108,7 +111,10 @@ def _own_copy(path: Path) -> None:
     except FileNotFoundError:
         pass
     except OSError as exc:
-        raise GenstampError(f"cannot prepare {path}: {exc.strerror or exc}") from exc
+        raise GenstampError(
+            f"cannot prepare {path}: {exc.strerror or exc}",
+            f"remove {path}, or pass --junit with another path",
+        ) from exc
 
 
 # The attributes pytest's junitxml writes on its <testsuite> (pytest 5.1 and later).
