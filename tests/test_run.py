@@ -264,6 +264,23 @@ def test_unittest_with_explicit_junit_path(repo: Path, tmp_path: Path) -> None:
     assert rules(repo, junit=junit) == []
 
 
+def test_a_junit_file_in_the_work_tree_is_the_runs_output(repo: Path) -> None:
+    """`--junit report.xml` in the work tree (not ignored): the run's own output, left out of
+    the trees the gate compares as the plugin's --junitxml is, the work tree's included."""
+    junit = repo / "report.xml"
+    try:
+        proc = genstamp_run(
+            repo, "--junit", "report.xml", "--", sys.executable, "run_unittests.py", str(junit)
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        report = evidence.read_report(junit)  # (bound after the tree at the end was taken)
+        assert report.properties[evidence.P_OUTPUT] == "report.xml"
+        assert rules(repo) == []
+        assert rules(repo, junit=junit) == []
+    finally:
+        junit.unlink(missing_ok=True)
+
+
 def test_command_sees_the_junit_path(repo: Path, tmp_path: Path) -> None:
     junit = tmp_path / "seen.xml"
     xml = '<testsuite tests="1"><testcase classname="c" name="n"/></testsuite>'

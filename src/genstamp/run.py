@@ -86,6 +86,7 @@ def run(
         selection_checked=unseen[0] == PYTEST_UNSEEN,
         audit="unavailable",
         checkout_id=checkout_id.current(checkout.gitdir, create=True),
+        output=_inside(path, checkout.workdir),
     )
     try:
         evidence.bind(path, bound.properties(), gen.key if gen else "")
@@ -99,6 +100,14 @@ def run(
     if problem:
         print(f"genstamp: evidence written but unbound: {problem}", file=sys.stderr)
     return status
+
+
+def _inside(path: Path, workdir: Path) -> str:
+    """``path`` (the JUnit file the command wrote) relative to the work tree, "" when outside
+    it: the run's own output, which the gate leaves out of the trees it compares, as it does
+    the plugin's ``--junitxml``."""
+    output = os.path.relpath(os.path.realpath(path), os.path.realpath(workdir))
+    return "" if output.split(os.sep)[0] == ".." else output.replace(os.sep, "/")
 
 
 def _own_copy(path: Path) -> None:
