@@ -78,7 +78,7 @@ def stdin_lines(
 
 
 def _is_sha(text: str) -> bool:
-    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+    return len(text) in (40, 64) and _is_hex(text)
 
 
 def commits_to_judge(repo: pygit2.Repository, refs: Sequence[PushedRef]) -> dict[str, str]:
