@@ -300,6 +300,26 @@ def test_a_followed_child_imports_only_the_light_modules(tmp_path: Path) -> None
     assert [load.module for load in loads.read_logs(str(folder))] == ["calc"]  # it did record
 
 
+def test_the_processes_of_a_run_append_to_its_one_log(tmp_path: Path) -> None:
+    """Processes writing at once append whole lines to the log the run made; none makes a log
+    of its own (creating a file costs each process far more than opening one)."""
+    repo, _ = project(tmp_path, "")
+    recording = child.open_run(str(repo), {"calc": str(repo / "src")}, None, None, follow=False)
+    folder = recording.run.folder
+    try:
+        env = subprocess_env(PYTHONPATH=str(repo / "src"), GENSTAMP_RUN=folder)
+        code = "from genstamp import loads; loads.start(); import calc"
+        argv = [sys.executable, "-c", code]
+        procs = [subprocess.Popen(argv, cwd=repo, env=env) for _ in range(8)]
+        assert [p.wait() for p in procs] == [0] * 8
+        assert sorted(os.listdir(folder)) == [loads.LOG_FILE, loads.RUN_FILE]
+        calc = str(repo / "src" / "calc" / "__init__.py")
+        found = [load for load in loads.read_logs(folder) if load.path == calc]
+        assert [load.via for load in found] == [loads.SOURCE] * 8
+    finally:
+        child.close_run(recording)
+
+
 # -- extension modules built in place -----------------------------------------------------------
 
 SPEED_C = """

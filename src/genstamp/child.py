@@ -212,6 +212,7 @@ def open_run(
     folder = tempfile.mkdtemp(prefix=RUN_FOLDER_PREFIX)
     run = loads.Run(folder, workdir, roots, cache_root, generation_ns)
     Path(folder, loads.RUN_FILE).write_text(loads.run_text(run), encoding="utf-8")
+    Path(folder, loads.LOG_FILE).touch(0o600)
     loads.activate(run)
     before = os.environ.get(loads.RUN_ENV)
     hook = None

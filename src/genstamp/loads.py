@@ -1,8 +1,11 @@
 """The load log: every module of the checkout recorded as it loads, in every process of a run.
 
 A run (``Run``) is a work tree, its import roots and a folder: each process appends one line per
-load (tab-separated fields) to ``<folder>/<pid>.log`` as it happens (an unbuffered append: a
-crash or an ``os._exit`` loses nothing recorded). Loads are recorded where the bytes are known
+load (tab-separated fields) to the run's log ``<folder>/loads.log`` as it happens (an unbuffered
+append, one ``write`` a line: a crash or an ``os._exit`` loses nothing recorded, and the lines
+of processes writing at once do not mix). The process that opens the run makes that file:
+creating a file costs a process several times what opening one does (``<folder>/<pid>.log``
+where it is missing). Loads are recorded where the bytes are known
 (the checkout's loader, pytest's assertion rewriter), by a meta path finder for the checkout's
 import roots wherever they load from, and by an audit hook (``sys.addaudithook``) that sees
 every module body executed, whatever finder, ``sys.modules`` reset or ``importlib.reload``
@@ -40,6 +43,7 @@ else:
 
 RUN_ENV = "GENSTAMP_RUN"  # the run folders (os.pathsep-separated) a process records into
 RUN_FILE = "run.txt"
+LOG_FILE = "loads.log"  # every process's loads (``record``), made by ``child.open_run``
 RUN_VERSION = "1"
 
 SOURCE = "source"  # compiled from the bytes whose blob is recorded
@@ -259,16 +263,23 @@ def record(load: Load) -> None:
         fd = a.fds.get(pid)
         try:
             if fd is None:
-                fd = os.open(
-                    os.path.join(a.run.folder, f"{pid}.log"),
-                    os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                    0o600,
-                )
-                a.fds.clear()  # a forked child must not write into its parent's log
+                fd = _open_log(a.run.folder, pid)
+                a.fds.clear()  # a forked child opens the log anew (its own where it is its own)
                 a.fds[pid] = fd
             os.write(fd, line)
         except OSError:
             continue
+
+
+def _open_log(folder: str, pid: int) -> int:
+    """The run's log, opened to append; this process's own where the run has none (a run
+    folder of another genstamp)."""
+    try:
+        return os.open(os.path.join(folder, LOG_FILE), os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        return os.open(
+            os.path.join(folder, f"{pid}.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600
+        )
 
 
 def _concerns(run: Run, path: str, module: str, via: str) -> bool:
