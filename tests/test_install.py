@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -281,6 +282,45 @@ def test_a_committed_hook_genstamp_needs_is_not_moved_aside(project: Path) -> No
     assert ".husky/post-checkout is committed" in out and 'genstamp hook post-checkout "$@"' in out
     assert sorted(p.name for p in hooks.iterdir()) == ["post-checkout"]
     assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+@pytest.mark.parametrize("hook", ["post-checkout", "pre-push"])
+def test_a_committed_hook_that_runs_genstamps_is_kept_and_the_rest_installed(
+    project: Path, tmp_path: Path, hook: str
+) -> None:
+    """The remedy install names, followed: the committed hook calls `genstamp hook NAME "$@"`.
+    install then keeps it as it is (not moved aside, not rewritten), installs the other hooks,
+    and doctor counts it; its call runs genstamp's hook. uninstall leaves it."""
+    hooks = project / ".husky"
+    hooks.mkdir()
+    committed = hooks / hook
+    call = f'"{sys.executable}" -m genstamp hook {hook} "$@" || exit 1'
+    committed.write_text(f"#!/bin/sh\necho team >> /dev/null\n{call}\n")
+    committed.chmod(0o755)
+    commit_all(project, "husky calls genstamp")
+    text = committed.read_bytes()
+    git(project, "config", "core.hooksPath", ".husky")
+    with_remote(project, tmp_path)
+    out = ok(run_genstamp(project, "install"))
+    assert f"{hooks / hook} is committed and runs genstamp's hook" in out, out
+    assert committed.read_bytes() == text
+    assert not (hooks / (hook + install.CHAINED)).exists()
+    others = sorted(set(install.PLAIN_HOOKS) - {hook})
+    assert all(install.is_genstamp_hook(hooks / other) for other in others)
+    assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
+    doctor = run_genstamp(project, "doctor")
+    assert "ok: pre-push" in doctor.stdout and "ok: hooks" in doctor.stdout, doctor.stdout
+    ok(run_genstamp(project, "install"))  # again: the same
+    assert committed.read_bytes() == text
+    # the committed hook's call is genstamp's hook: an untested commit is refused
+    assert run_pytest(project).returncode == 0
+    assert run_git(project, "push", "-q", "origin", "main").returncode == 0
+    (project / "late.txt").write_text("untested\n")
+    commit_all(project, "untested")
+    assert run_git(project, "push", "-q", "origin", "main").returncode != 0
+    ok(run_genstamp(project, "install", "--uninstall"))
+    assert sorted(p.name for p in hooks.iterdir()) == [hook]
+    assert committed.read_bytes() == text
 
 
 # -- the config edit -----------------------------------------------------------------------------

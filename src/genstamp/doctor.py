@@ -89,7 +89,7 @@ def check_hooks(where: install.Layout) -> Check:
     missing = []
     for hook in RESTAMP_HOOKS:
         path = where.hooks_dir / hook
-        if install.is_genstamp_hook(path):
+        if install.calls_genstamp(path, hook):
             continue
         if through_pre_commit and install.is_pre_commit_hook(path):
             continue
@@ -112,10 +112,11 @@ def check_hooks(where: install.Layout) -> Check:
 def check_pre_push(where: install.Layout) -> Check:
     path = where.hooks_dir / "pre-push"
     legacy = where.hooks_dir / "pre-push.legacy"
-    if install.is_genstamp_hook(path):
+    if install.calls_genstamp(path, "pre-push"):
         if (idle := _not_runnable(path)) is not None:
             return idle._replace(name="pre-push")
-        return Check("pre-push", "ok", f"{path} is genstamp's: it judges every pushed ref")
+        whose = "genstamp's" if install.is_genstamp_hook(path) else "runs genstamp's"
+        return Check("pre-push", "ok", f"{path} {whose}: it judges every pushed ref")
     if install.is_pre_commit_hook(path):
         if install.is_genstamp_hook(legacy):
             if (idle := _not_runnable(path, legacy)) is not None:

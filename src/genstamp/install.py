@@ -347,6 +347,23 @@ def is_genstamp_hook(path: Path) -> bool:
     return _holds(path, MARKER)
 
 
+def calls_genstamp(path: Path, hook: str) -> bool:
+    """Whether the hook at ``path`` is genstamp's or runs ``genstamp hook HOOK`` itself (a
+    hook the repository commits, which the user made call genstamp)."""
+    if is_genstamp_hook(path):
+        return True
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    quote = "[\"']"
+    call = re.compile(
+        rf"(?:^|[\s;&|(`]|{quote}|[\w./-]/)genstamp{quote}?\s+hook\s+{re.escape(hook)}"
+        rf"(?:{quote}|[\s;]|$)"
+    )
+    return any(call.search(line) for line in text.splitlines() if not line.lstrip().startswith("#"))
+
+
 def is_pre_commit_hook(path: Path) -> bool:
     return _holds(path, PRE_COMMIT_MARKER)
 
@@ -671,8 +688,7 @@ def install(
             f"({where.hooks_dir}), the folder git runs hooks from"
         )
     folder = tree_folder(where) if mode == "plain" else None
-    if folder is not None:
-        _check_untracked(where, folder)
+    committed = _committed(where, folder) if folder is not None else set()
     record = read_record(where)
     if record is not None and record.mode != mode:
         raise GenstampError(
@@ -681,7 +697,8 @@ def install(
         )
     if mode == "plain" and record is not None:
         for hook in PLAIN_HOOKS:
-            _check_unedited(where.hooks_dir / hook, record, hook_script(hook, command))
+            if hook not in committed:
+                _check_unedited(where.hooks_dir / hook, record, hook_script(hook, command))
     before = _all(
         where, [where.hooks_dir / (h + CHAINED) for h in PLAIN_HOOKS] + [exclude_file(where)]
     )
@@ -690,9 +707,12 @@ def install(
             _install_pre_commit(where, repo, rev, command, notes)
         else:
             for hook in PLAIN_HOOKS:
-                _put_hook(where.hooks_dir, hook, command)
+                if hook in committed:
+                    notes.append(f"{where.hooks_dir / hook} is committed and runs genstamp's hook")
+                else:
+                    _put_hook(where.hooks_dir, hook, command)
             if folder is not None:
-                _exclude(where, folder)
+                _exclude(where, folder, committed)
                 notes.append(
                     f"core.hooksPath is a folder of the work tree: genstamp's hooks there are "
                     f"listed in {exclude_file(where)}, so git ignores them and no tested tree "
@@ -725,28 +745,38 @@ def exclude_file(where: Layout) -> Path:
     return where.common_dir / "info" / "exclude"
 
 
-def _ours(where: Layout, folder: str) -> list[str]:
-    """The paths genstamp's hooks take in the work tree's hooks folder (and hooks it chains)."""
+def _ours(where: Layout, folder: str, committed: set[str]) -> list[str]:
+    """The paths genstamp's hooks take in the work tree's hooks folder (and hooks it chains),
+    not the ``committed`` hooks (the repository's, which run genstamp's themselves)."""
     names = [*PLAIN_HOOKS, *(h + CHAINED for h in PLAIN_HOOKS)]
-    return [f"{folder}/{n}" for n in names if n in PLAIN_HOOKS or (where.hooks_dir / n).exists()]
+    return [
+        f"{folder}/{n}"
+        for n in names
+        if n not in committed and (n in PLAIN_HOOKS or (where.hooks_dir / n).exists())
+    ]
 
 
-def _check_untracked(where: Layout, folder: str) -> None:
-    """A hook the repository commits is the team's: genstamp does not move it aside."""
+def _committed(where: Layout, folder: str) -> set[str]:
+    """The hooks genstamp installs that the repository commits in the work tree's hooks
+    folder: the team's, which genstamp never moves aside or writes. Each must run genstamp's
+    hook itself (``genstamp hook NAME "$@"``), else install refuses, saying so."""
     paths = [f"{folder}/{h}" for h in PLAIN_HOOKS]
     listed = _git(where.workdir, "ls-files", "-z", "--full-name", "--", *paths)
+    committed = set()
     for rel in sorted(filter(None, listed.stdout.split("\0"))):
-        if not is_genstamp_hook(where.workdir / rel):
-            hook = rel.rpartition("/")[2]
+        hook = rel.rpartition("/")[2]
+        if not calls_genstamp(where.workdir / rel, hook):
             raise GenstampError(
                 f"core.hooksPath is {where.hooks_path}, a folder of the work tree, and {rel} "
                 "is committed: genstamp will not move a committed hook aside",
                 f'call `genstamp hook {hook} "$@"` from it yourself (and commit that), or '
                 "point core.hooksPath outside the work tree",
             )
+        committed.add(hook)
+    return committed
 
 
-def _exclude(where: Layout, folder: str) -> None:
+def _exclude(where: Layout, folder: str, committed: set[str]) -> None:
     """List genstamp's hooks in the repository's own exclude file (never committed), once."""
     path = exclude_file(where)
     try:
@@ -754,7 +784,7 @@ def _exclude(where: Layout, folder: str) -> None:
     except FileNotFoundError:
         text = ""
     have = set(text.splitlines())
-    wanted = [f"/{_glob_escaped(rel)}" for rel in _ours(where, folder)]
+    wanted = [f"/{_glob_escaped(rel)}" for rel in _ours(where, folder, committed)]
     lines = [w for w in wanted if w not in have]
     if not lines:
         return
