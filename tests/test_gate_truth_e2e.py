@@ -688,16 +688,19 @@ def edit_vendor_then_commit(repo: Path, genstamp: RunGenstamp, text: str) -> Non
     """An edit of the vendored module the tests import is refused; once committed inside the
     submodule and recorded here, accepted."""
     (repo / "vendor" / "vendorlib" / "__init__.py").write_text(text)
-    found, data = judged(genstamp, repo)
+    out, data = told_and_judged(genstamp, repo)
+    found = rules(data)
     # the tree records the submodule's commit, which does not hold what the tests loaded
     assert found == ["loaded-not-tested", "dirty-submodule"], data
     assert "vendor/vendorlib/__init__.py" in message(data, "loaded-not-tested")
     assert "submodule vendor has changes" in message(data, "dirty-submodule")
+    assert "will refuse: dirty-submodule: vendor (" in out, out  # told at test time
     # the remedy: commit inside it, add it here, test again
     git(repo / "vendor", "commit", "-qam", "edit")
     commit_all(repo, "bump vendor")
-    found, data = judged(genstamp, repo)
-    assert found == [], data
+    out, data = told_and_judged(genstamp, repo)
+    assert rules(data) == [], data
+    assert "will refuse" not in out, out
 
 
 def test_an_untracked_file_in_a_submodule_is_refused_though_not_imported(
@@ -705,14 +708,17 @@ def test_an_untracked_file_in_a_submodule_is_refused_though_not_imported(
 ) -> None:
     repo = with_submodule
     (repo / "vendor" / "data.txt").write_text("not in the submodule's commit\n")
-    found, data = judged(genstamp, repo)
-    assert found == ["dirty-submodule"], data
+    out, data = told_and_judged(genstamp, repo)
+    assert rules(data) == ["dirty-submodule"], data
     assert "vendor/data.txt" in message(data, "dirty-submodule")
+    assert "will refuse: dirty-submodule: vendor (" in out, out  # told at test time
     # control: an ignored file inside it is not a change
     (repo / "vendor" / "data.txt").unlink()
     exclude(repo / "vendor", "*.log")
     (repo / "vendor" / "run.log").write_text("ignored\n")
-    assert verdict(genstamp, repo)[0] == 0
+    out, data = told_and_judged(genstamp, repo)
+    assert rules(data) == [], data
+    assert "will refuse" not in out, out
 
 
 @pytest.mark.parametrize("option", ["--skip-worktree", "--assume-unchanged"])
@@ -992,9 +998,11 @@ def test_an_edit_the_index_hides_from_git_is_refused_and_told(
     found = rules(data_)
     if kind == "unread":
         assert found == [], data_
+        assert "will refuse" not in out, out
         return
     assert "hidden-change" in found, data_
     assert f"{flagged} ({option})" in message(data_, "hidden-change")
+    assert f"will refuse: hidden-change: {flagged} ({option})" in out, out  # told at test time
     if kind == "data":
         assert found == ["hidden-change"], data_
     else:  # the module, or pytest's configuration file, counts as loaded

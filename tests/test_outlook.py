@@ -57,6 +57,14 @@ ROWS = {
             "compiled under its name from other text)"
         ],
     ),
+    "hidden-change": (
+        CLEAN._replace(hidden=(("data.txt", "--assume-unchanged"),)),
+        ["will refuse: hidden-change: data.txt (--assume-unchanged) (the tests used a change"],
+    ),
+    "dirty-submodule": (
+        CLEAN._replace(dirty=("vendor", "vendor/nested")),
+        ["will refuse: dirty-submodule: vendor, vendor/nested (changes the commit recorded"],
+    ),
     # an installed package's bytecode is the installer's business, as the gate judges it
     "control-installed-bytecode": (
         CLEAN._replace(flags=(flag(audit.STALE, ".venv/lib/site-packages/x/__init__.py"),)),

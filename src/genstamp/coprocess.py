@@ -86,11 +86,29 @@ def _finds_itself(here: str, path: tuple[str, ...]) -> bool:
 
 
 class Misplaced(NamedTuple):
-    """Loaded files a clean clone will not have."""
+    """Loaded files a clean clone will not have, and changes git does not see."""
 
     ignored: list[str]  # git ignores them
     unregistered: dict[str, str]  # path -> the gitlink it lies in, which has no URL
     differ: tuple[str, ...] = ()  # loaded as the tree does not hold them
+    # of the files the tests used, those changed while the index tells git not to look at
+    # them: path -> the option (``--assume-unchanged``, ``--skip-worktree``)
+    hidden: dict[str, str] = {}  # noqa: RUF012 - never mutated
+    # submodules whose work tree holds changes their recorded commit does not: path -> them
+    dirty: dict[str, list[str]] = {}  # noqa: RUF012 - never mutated
+
+
+def unseen(
+    checkout: Checkout, used: list[str] | None
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """What the tree leaves out and the gate refuses (``hidden-change``, ``dirty-submodule``):
+    the hidden changes among the files ``used`` (of every file: None), and each submodule
+    with changes its recorded commit does not hold."""
+    from genstamp.facts import dirty_submodules
+    from genstamp.identity import hidden_changes
+
+    dirty = {sub.path: list(sub.changes) for sub in dirty_submodules(checkout)}
+    return hidden_changes(checkout, used), dirty
 
 
 class End(NamedTuple):
@@ -192,17 +210,25 @@ class CoProcess:
         return End(tree, head if isinstance(head, str) else None, answer.get("moved") is True)
 
     def misplaced(
-        self, paths: list[str], loaded: Mapping[str, Sequence[str]] | None = None
+        self,
+        paths: list[str],
+        loaded: Mapping[str, Sequence[str]] | None = None,
+        used: list[str] | None = None,
     ) -> Misplaced:
         """Which of ``paths`` (relative to the work tree) git ignores, leaving them out of the
-        tree, which lie in a repository a clone cannot fetch, and which of the files ``loaded``
-        (path -> blob ids loaded) were loaded as the tree does not hold them (after
-        ``tree_end``; the co-process ends once it has answered)."""
+        tree, which lie in a repository a clone cannot fetch, which of the files ``loaded``
+        (path -> blob ids loaded) were loaded as the tree does not hold them, which of the
+        files ``used`` (every file: None) hold changes hidden from git, and which submodules
+        hold changes (after ``tree_end``; the co-process ends once it has answered)."""
         stdin: IO[str] | None = self.proc.stdin if self.proc is not None else None
         if stdin is None:
             raise GenstampError("genstamp's co-process is gone")
         try:
-            asked = {"paths": paths, "loaded": {k: list(v) for k, v in (loaded or {}).items()}}
+            asked = {
+                "paths": paths,
+                "loaded": {k: list(v) for k, v in (loaded or {}).items()},
+                "used": used,
+            }
             stdin.write(f"{IGNORED}\t{json.dumps(asked)}\n")
             stdin.flush()
         except (OSError, ValueError) as exc:
@@ -211,11 +237,15 @@ class CoProcess:
         found = answer.get("ignored")
         links = answer.get("unregistered", {})
         differ = answer.get("differ", [])
+        hidden = answer.get("hidden", {})
+        dirty = answer.get("dirty", {})
         if (
             "error" in answer
             or not isinstance(found, list)
             or not isinstance(links, dict)
             or not isinstance(differ, list)
+            or not isinstance(hidden, dict)
+            or not isinstance(dirty, dict)
         ):
             raise GenstampError(
                 f"which loaded files git ignores is unknown: {answer.get('error', 'no answer')}"
@@ -224,6 +254,8 @@ class CoProcess:
             [str(p) for p in found],
             {str(p): str(g) for p, g in links.items()},
             tuple(str(p) for p in differ),
+            {str(p): str(o) for p, o in hidden.items()},
+            {str(p): [str(c) for c in changes] for p, changes in dirty.items()},
         )
 
     def close(self, *, abandon: bool = False) -> None:
@@ -373,12 +405,16 @@ def main(argv: list[str]) -> int:
                 asked = json.loads(rest)
                 paths = [p for p in asked.get("paths", ()) if isinstance(p, str)]
                 loaded = asked.get("loaded", {})
+                used = asked.get("used")
                 ignored = placed.ignored(end, paths)
+                hidden, dirty = unseen(end, used if isinstance(used, list) else None)
                 _say(
                     {
                         "ignored": ignored,
                         "unregistered": unregistered(end, tree, paths),
                         "differ": differing(end, tree, loaded, set(paths) - set(ignored)),
+                        "hidden": hidden,
+                        "dirty": dirty,
                     }
                 )
                 break

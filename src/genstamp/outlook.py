@@ -35,6 +35,9 @@ class Run(NamedTuple):
     differ: tuple[str, ...] = ()  # files the tests loaded as the tree at the end does not hold
     empty: tuple[str, ...] = ()  # folders the tests used that held no file (not ignored)
     executed: int | None = None  # tests that ran (passed, failed or errored); None: unknown
+    # files the tests used whose change the index hides from git: (path, option)
+    hidden: tuple[tuple[str, str], ...] = ()
+    dirty: tuple[str, ...] = ()  # submodules whose work tree holds changes
 
 
 # The audit's flag kinds, as the rule that refuses them.
@@ -87,6 +90,17 @@ def lines(run: Run) -> list[str]:
         refusals.append(
             f"empty-folder: {_named(list(run.empty))} (they held no file when the tests used "
             "them: git keeps no empty folder, so a clean clone has none)"
+        )
+    if run.dirty:
+        refusals.append(
+            f"dirty-submodule: {_named(list(run.dirty))} (changes the commit recorded for it "
+            "does not hold: commit inside it and `git add` it here, or stash them)"
+        )
+    if run.hidden:
+        refusals.append(
+            f"hidden-change: {_named([f'{path} ({option})' for path, option in run.hidden])} "
+            "(the tests used a change the index tells git not to look at: lift the flag with "
+            "`git update-index --no-assume-unchanged --no-skip-worktree PATH`)"
         )
     if run.unregistered:
         links = sorted({link for _, link in run.unregistered})

@@ -936,6 +936,8 @@ class Session:
             empty=_empty_folders(merged.folders, misplaced.ignored, start.checkout.workdir),
             unregistered=tuple(sorted(misplaced.unregistered.items())),
             differ=misplaced.differ,
+            hidden=tuple(sorted(misplaced.hidden.items())),
+            dirty=tuple(sorted(misplaced.dirty)),
             moved=moved,
             executed=sum(o not in _NOT_EXECUTED for o in self.tally.outcomes.values()),
         )
@@ -944,19 +946,28 @@ class Session:
 
     def _misplaced(self, trees: Trees, merged: Audit) -> Misplaced:
         """The loaded files of the work tree that git ignores (and the project does not declare
-        generated), and those in a repository a clone cannot fetch: the gate refuses them, so
+        generated), those in a repository a clone cannot fetch, the changes hidden from git in
+        the files the tests used, and the submodules with changes: the gate refuses them, so
         the forecast must say so. Unknown is none: the forecast never unbinds the evidence."""
-        from genstamp import config
+        from genstamp import config, suite
         from genstamp.paths import generated
 
         globs = self.start.settings.generated
         made = set(merged.made)  # the run's own code: a clean clone's run makes it too
         candidates = [rel for rel in merged.loaded if not generated(rel, globs) and rel not in made]
         candidates += merged.folders  # an ignored one is no empty folder the gate refuses
-        if not candidates:
-            return Misplaced([], {})
+        used: list[str] | None = None  # what the gate asks of hidden changes (every file: None)
+        if "*" not in merged.read:
+            # as the gate: the files loaded or read, and pytest's configuration files
+            settings = {posixpath.join(self.tally.prefix, name) for name in suite.CONFIG_NAMES}
+            ini = getattr(self.config, "inipath", None)
+            rel_ini = self.tally.tree_path(Path(ini)) if ini else None
+            settings.update([rel_ini] if rel_ini else [])
+            used = sorted(
+                {*merged.loaded, *merged.read, *(posixpath.normpath(s) for s in settings)}
+            )
         try:
-            found = trees.misplaced(candidates, merged.loaded)
+            found = trees.misplaced(candidates, merged.loaded, used)
         except GenstampError:
             return Misplaced([], {})
         if found.ignored:  # a version file a project below the top declares is the build's

@@ -124,13 +124,17 @@ class FromCoProcess:
         return self.coprocess.tree_end()
 
     def misplaced(
-        self, paths: list[str], loaded: Mapping[str, Sequence[str]] | None = None
+        self,
+        paths: list[str],
+        loaded: Mapping[str, Sequence[str]] | None = None,
+        used: list[str] | None = None,
     ) -> Misplaced:
         """Which of ``paths`` git ignores, leaving them out of the tree, which lie in a
-        repository a clone cannot fetch, and which of ``loaded`` were loaded as the tree does
-        not hold them (after ``end``)."""
+        repository a clone cannot fetch, which of ``loaded`` were loaded as the tree does not
+        hold them, the changes hidden from git in ``used`` (in every file: None), and the
+        submodules with changes (after ``end``)."""
         assert self.coprocess is not None
-        return self.coprocess.misplaced(paths, loaded)
+        return self.coprocess.misplaced(paths, loaded, used)
 
     def close(self) -> None:
         self.await_start()
@@ -222,19 +226,25 @@ class InProcess:
         return End(task.result, head_id(self.repo.repo), moved)
 
     def misplaced(
-        self, paths: list[str], loaded: Mapping[str, Sequence[str]] | None = None
+        self,
+        paths: list[str],
+        loaded: Mapping[str, Sequence[str]] | None = None,
+        used: list[str] | None = None,
     ) -> Misplaced:
         """As ``FromCoProcess.misplaced``, here (after ``end``)."""
         from genstamp import placed
-        from genstamp.coprocess import differing, unregistered
+        from genstamp.coprocess import differing, unregistered, unseen
 
         checkout = self.side or self.repo
         tree = self._tree_end
         assert tree is not None
+        hidden, dirty = unseen(checkout, used)
         return Misplaced(
             placed.ignored(checkout, paths),
             unregistered(checkout, tree, paths),
             tuple(differing(checkout, tree, {k: list(v) for k, v in (loaded or {}).items()})),
+            hidden,
+            dirty,
         )
 
     def begin_tests(self) -> None:
