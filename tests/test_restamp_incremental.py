@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from importlib.util import MAGIC_NUMBER as MAGIC
 from pathlib import Path
 from typing import Any
 
@@ -135,16 +136,17 @@ def test_bytecode_of_a_path_is_every_kind_and_nothing_else(tmp_path: Path) -> No
         touch(cache / f"m.{TAG}.opt-2.pyc"),
         touch(cache / "m.cpython-39.pyc"),  # another interpreter's
         touch(cache / f"m.{TAG}.pyc.4711"),  # a killed compile's temporary
-        touch(tmp_path / "pkg" / "m.pyc"),  # legacy, beside the source
-        touch(tmp_path / "pkg" / "m.pyo"),
+        touch(tmp_path / "pkg" / "m.pyc", MAGIC),  # legacy, beside the source
+        touch(tmp_path / "pkg" / "m.pyo", MAGIC),
     ]
     others = [
         touch(cache / f"mx.{TAG}.pyc"),  # another module
         touch(cache / "m.notes.txt"),  # not bytecode
-        touch(tmp_path / "pkg" / "mx.pyc"),
+        touch(tmp_path / "pkg" / "mx.pyc", MAGIC),
+        touch(tmp_path / "data" / "m.pyc", b"a data file named like bytecode\n"),
         touch(tmp_path / "other" / "__pycache__" / f"m.{TAG}.pyc"),  # another folder
     ]
-    found = scrub.bytecode_of(tmp_path, ["pkg/m.py"])
+    found = scrub.bytecode_of(tmp_path, ["pkg/m.py", "data/m.py"])
     assert sorted(found) == sorted(map(str, mine))
     result = scrub.scrub_files(tmp_path, found)
     assert result.files == len(mine) and result.clean
@@ -166,7 +168,7 @@ def test_a_folder_left_with_only_bytecode_goes_with_it(tmp_path: Path) -> None:
 
 
 def test_tracked_bytecode_and_virtual_environments_are_kept(tmp_path: Path) -> None:
-    tracked = touch(tmp_path / "fixtures" / "m.pyc")
+    tracked = touch(tmp_path / "fixtures" / "m.pyc", MAGIC)
     venv = tmp_path / "venv"
     touch(venv / "pyvenv.cfg", b"home = /usr\n")
     in_venv = touch(venv / "lib" / "__pycache__" / f"m.{TAG}.pyc")

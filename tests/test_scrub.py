@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import io
 import json
 import os
@@ -123,7 +124,8 @@ def test_removes_legacy_pyc_and_pyo_that_python_would_import(tree: Path) -> None
     proc = python(tree, "import py_compile; py_compile.compile('legacy.py', cfile='legacy.pyc')")
     assert proc.returncode == 0, proc.stderr
     (tree / "legacy.py").unlink()
-    (tree / "old.pyo").write_bytes(b"\x00" * 7)
+    (tree / "old.pyo").write_bytes(MAGIC + b"\x00" * 3)
+    (tree / "data.pyc").write_text("a data file named like bytecode: someone's\n")
     before = python(tree, "import legacy; print(legacy.VALUE)")
     assert before.returncode == 0 and "from legacy bytecode" in before.stdout, before.stderr
     size = (tree / "legacy.pyc").stat().st_size
@@ -131,7 +133,7 @@ def test_removes_legacy_pyc_and_pyo_that_python_would_import(tree: Path) -> None
     result = scrub(tree)
 
     assert result.files == 2 and result.folders == 0 and result.bytes == size + 7
-    assert files_under(tree) == set()
+    assert files_under(tree) == {"data.pyc"}
     after = python(tree, "import legacy")
     assert after.returncode != 0 and "ModuleNotFoundError" in after.stderr
 
@@ -225,14 +227,18 @@ def test_pycache_symlink_is_unlinked_target_intact(tree: Path, tmp_path: Path) -
     (tree / "pkg").mkdir()
     (tree / "pkg" / "mod.py").write_text("")
     (tree / "pkg" / "__pycache__").symlink_to(outside)
-    (tree / "dangling.pyc").symlink_to(tmp_path / "nowhere.pyc")
+    (tree / "dangling.pyc").symlink_to(tmp_path / "nowhere.pyc")  # no bytecode: kept
+    (outside / "legacy.pyc").write_bytes(MAGIC + b"bytecode elsewhere")
+    (tree / "linked.pyc").symlink_to(outside / "legacy.pyc")  # bytecode: the link goes
 
     result = scrub(tree)
 
     assert result.clean
     assert not os.path.lexists(tree / "pkg" / "__pycache__")
-    assert not os.path.lexists(tree / "dangling.pyc")
+    assert os.path.islink(tree / "dangling.pyc")
+    assert not os.path.lexists(tree / "linked.pyc")
     assert (outside / "keep.cpython-311.pyc").read_bytes() == b"not ours"
+    assert (outside / "legacy.pyc").read_bytes() == MAGIC + b"bytecode elsewhere"
     assert result.files == 2 and result.folders == 0
     assert (tree / "pkg" / "mod.py").exists()
 
@@ -365,7 +371,7 @@ def _warm_tree(tree: Path) -> None:
     (tree / "a" / "b" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"1234")
     (tree / "gone" / "__pycache__").mkdir(parents=True)
     (tree / "gone" / "__pycache__" / "g.cpython-311.pyc").write_bytes(b"12")
-    (tree / "x.pyc").write_bytes(b"123")
+    (tree / "x.pyc").write_bytes(b"\x00\x00\r\n123")
 
 
 def test_dry_run_lists_without_deleting(tree: Path) -> None:
@@ -376,7 +382,7 @@ def test_dry_run_lists_without_deleting(tree: Path) -> None:
 
     assert files_under(tree) == before
     assert dry.dry_run and dry.clean
-    assert (dry.folders, dry.files, dry.bytes) == (3, 3, 9)
+    assert (dry.folders, dry.files, dry.bytes) == (3, 3, 13)
     real = scrub(tree)
     assert not real.dry_run
     assert (real.folders, real.files, real.bytes) == (dry.folders, dry.files, dry.bytes)
@@ -426,6 +432,29 @@ def test_scrub_in_a_real_checkout_keeps_git_status(project: Path) -> None:
     assert git(project, "status", "--porcelain", "--ignored") == ""
 
 
+def test_a_data_file_named_like_bytecode_is_kept_and_not_judged(project: Path) -> None:
+    """An ignored data file ``table.pyc`` (no magic number) older than the generation: scrub
+    and a checkout's hook keep it, and the gate takes it for no bytecode (nothing imports it),
+    where real legacy bytecode of that age is refused."""
+    data = project / "data"
+    data.mkdir()
+    (project / ".gitignore").write_text("__pycache__/\n*.py[co]\n")
+    commit_all(project, "ignore bytecode")
+    table = data / "table.pyc"
+    table.write_text("a table some tool writes, named like bytecode\n")
+    assert run_genstamp(project, "stamp").returncode == 0
+    assert table.exists()
+    os.utime(table, (1_000_000_000, 1_000_000_000))  # older than the generation
+    assert run_pytest(project).returncode == 0
+    verdict = run_genstamp(project, "verify")
+    assert verdict.returncode == 0, verdict.stdout + verdict.stderr
+    # the control: bytecode of that age is refused
+    table.write_bytes(MAGIC + b"\x00" * 12)
+    os.utime(table, (1_000_000_000, 1_000_000_000))
+    verdict = run_genstamp(project, "verify")
+    assert verdict.returncode == 1 and "stale-bytecode" in verdict.stdout, verdict.stdout
+
+
 def test_bytecode_git_tracks_is_kept(project: Path, genstamp: RunGenstamp) -> None:
     """A .pyc committed on purpose (a test fixture) is git's, not scrub's; its untracked
     neighbour is removed."""
@@ -436,7 +465,7 @@ def test_bytecode_git_tracks_is_kept(project: Path, genstamp: RunGenstamp) -> No
     (fixtures / "__pycache__" / "kept.cpython-311.pyc").write_bytes(b"also committed")
     git(project, "add", "-f", "tests/fixtures")
     commit_all(project, "fixtures")
-    (fixtures / "stray.pyc").write_bytes(b"left behind")
+    (fixtures / "stray.pyc").write_bytes(MAGIC + b"left behind")
     for command in (["scrub"], ["stamp"]):
         code, _, err = genstamp("-C", project, *command)
         assert code == 0, err
@@ -457,6 +486,7 @@ def test_bytecode_git_tracks_is_kept(project: Path, genstamp: RunGenstamp) -> No
 
 
 PYC = "m{}.cpython-311.pyc"
+MAGIC = importlib.util.MAGIC_NUMBER
 
 # Names that merely contain "pyc" or "__pycache__": data, never bytecode.
 DATA_NAMES = [
@@ -506,16 +536,25 @@ def snapshot(root: Path, *, times: bool = False) -> Snapshot:
             st_ = entry.stat(follow_symlinks=False)
             when = (st_.st_mtime_ns,) if times else ()
             if stat.S_ISLNK(st_.st_mode):
-                out[rel] = ("link", os.readlink(full), *when)
+                out[rel] = ("link", os.readlink(full), head(full), *when)
             elif stat.S_ISDIR(st_.st_mode):
                 out[rel] = ("dir", stat.S_IMODE(st_.st_mode), *when)
                 walk(full)
             else:
                 digest = hashlib.sha256(full.read_bytes()).hexdigest()
-                out[rel] = ("file", stat.S_IMODE(st_.st_mode), digest, *when)
+                out[rel] = ("file", stat.S_IMODE(st_.st_mode), digest, head(full), *when)
 
     walk(root)
     return out
+
+
+def head(path: Path) -> bytes:
+    """The first four bytes of the file at ``path`` (through a link), b"" when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4)
+    except OSError:
+        return b""
 
 
 def is_bytecode(rel: str, before: Snapshot) -> bool:
@@ -532,7 +571,14 @@ def is_bytecode(rel: str, before: Snapshot) -> bool:
         return True
     if kind not in ("file", "link"):
         return False
-    return name.endswith((".pyc", ".pyo"))
+    if not name.endswith((".pyc", ".pyo")):
+        return False
+    if len(parts) > 1 and parts[-2] == "__pycache__":
+        return True  # Python's own folder: what is named as bytecode there is bytecode
+    # elsewhere only a file that begins as bytecode does (a magic number ending in \r\n): a
+    # data file named like bytecode is someone's
+    found = before[rel][3 if kind == "file" else 2]
+    return isinstance(found, bytes) and len(found) == 4 and found[2:] == b"\r\n"
 
 
 def expected_after(before: Snapshot) -> Snapshot:
@@ -557,7 +603,8 @@ def build_outside(base: Path) -> Path:
     (out / "pkg" / "mod.py").write_text("X = 1\n")
     (out / "cache").mkdir()
     (out / "cache" / PYC.format("c")).write_bytes(b"a cache someone links to")
-    (out / "legacy.pyc").write_bytes(b"outside legacy bytecode")
+    (out / "legacy.pyc").write_bytes(MAGIC + b"outside legacy bytecode")
+    (out / "data.pyc").write_bytes(b"outside data named like bytecode")
     (out / "data.txt").write_text("outside data\n")
     return out
 
@@ -590,13 +637,15 @@ def place(root: Path, outside: Path, folder: str, kind: str, n: int, name: str) 
         if kind == "pycache-with-notes":
             (cache / "notes.txt").write_text("someone's notes in a cache folder\n")
     elif kind in ("legacy-pyc", "legacy-pyo") and (p := fresh(f"legacy{n}.{kind[-3:]}")):
-        p.write_bytes(b"legacy bytecode")
+        # bytecode (a magic number), or a data file named like it: kept
+        p.write_bytes((MAGIC if n % 2 == 0 else b"") + b"legacy bytecode")
     elif kind == "link-to-outside-folder":
         for i, target in enumerate((outside / "pkg", outside / "cache")):
             if p := fresh(f"linked{n}_{i}"):
                 p.symlink_to(target, target_is_directory=True)
     elif kind == "link-to-outside-file":
-        for link, target in ((f"linked{n}.pyc", "legacy.pyc"), (name, "data.txt")):
+        links = ((f"linked{n}.pyc", "legacy.pyc"), (f"data{n}.pyc", "data.pyc"), (name, "data.txt"))
+        for link, target in links:
             if p := fresh(link):
                 p.symlink_to(outside / target)
     elif kind == "pycache-link" and (p := fresh("__pycache__")):
@@ -736,7 +785,9 @@ def test_the_specification_sees_what_the_property_relies_on(tmp_path: Path) -> N
         assert all(before[r][0] == "link" for r in bytecode if r.endswith("/__pycache__"))
         assert "f2/__pycache__/m2_0.cpython-311.pyc" in bytecode
         assert "f8/__pycache__" in bytecode  # the link, not what it points to
-        assert "f4/legacy4.pyc" in bytecode and "f5/legacy5.pyo" in bytecode
+        assert "f4/legacy4.pyc" in bytecode  # a magic number
+        assert "f5/legacy5.pyo" not in bytecode  # a data file named like bytecode
+        assert "f7/linked7.pyc" in bytecode and "f7/data7.pyc" not in bytecode
         assert not any(".git/" in rel or "venv" in rel for rel in bytecode)
         expected = expected_after(before)
         assert "f2" not in expected  # emptied by the scrub: goes

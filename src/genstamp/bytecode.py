@@ -1,7 +1,8 @@
 """Python bytecode as genstamp speaks of it: where CPython keeps it, what its files are named,
 and what a pyc's header (PEP 552) says about the source it was compiled from.
 
-Pure: no I/O but what a caller hands in (names, bytes).
+Pure: no I/O but what a caller hands in (names, bytes), and the four first bytes of a file
+``holds_bytecode`` reads.
 
 PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, before pytest
 would rewrite it (it asserts nothing)
@@ -42,6 +43,18 @@ def is_bytecode_file(name: str) -> bool:
         return True
     head, dot, tail = name.rpartition(".")
     return bool(dot) and tail.isdigit() and head.endswith(".pyc")
+
+
+def holds_bytecode(path: str) -> bool:
+    """Whether the file at ``path`` begins as bytecode does, of any Python (a magic number
+    whose last two bytes are ``\\r\\n``): a legacy ``x.pyc`` outside ``__pycache__`` may be
+    someone's data file of that name, which is no bytecode to remove or judge."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except OSError:
+        return False
+    return len(head) == 4 and head[2:] == b"\r\n"
 
 
 def transformed(path: str) -> bool:

@@ -31,7 +31,7 @@ from genstamp import (
     parts,
     suite,
 )
-from genstamp.bytecode import PYCACHE, is_bytecode_file
+from genstamp.bytecode import PYCACHE, holds_bytecode, is_bytecode_file
 from genstamp.errors import GenstampError
 from genstamp.identity import added_blobs, clone_conversions, hidden_changes, scan, sparse_leaves
 from genstamp.placed import installed, placement
@@ -764,6 +764,8 @@ def bytecode_listing(root: Path, found: Sequence[str]) -> tuple[Bytecode, ...]:
                 if is_bytecode_file(name)
             )
         else:
+            if not holds_bytecode(str(full)):
+                continue  # a data file named like bytecode: scrub keeps it, nothing imports it
             try:
                 mtime = full.lstat().st_mtime_ns
             except OSError:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 
-from genstamp.bytecode import PYCACHE, SUFFIXES, is_bytecode_file
+from genstamp.bytecode import PYCACHE, SUFFIXES, holds_bytecode, is_bytecode_file
 from genstamp.paths import environment
 
 # The post-* hooks scrub in a process that must start fast (issue 16): no typing at run time
@@ -210,13 +210,22 @@ def _scrub_entries(
                 continue
             if is_link and tally.unlink(entry.path, entry):
                 left -= 1
-        # Outside __pycache__ only what Python imports: "x.pyc.1" there is someone's file.
+        # Outside __pycache__ only what Python imports: "x.pyc.1" there is someone's file, and
+        # so is an "x.pyc" that holds no bytecode (a data file of that name).
         elif name.endswith(SUFFIXES) and (kind := _file_kind(entry)) is not None:
-            if kind == _GONE or tally.unlink(entry.path, entry):
+            if kind == _GONE or _legacy_removed(entry, tally):
                 left -= 1
     if is_root or left > 0 or left == total:
         return False
     return tally.rmdir(path)
+
+
+def _legacy_removed(entry: os.DirEntry[str], tally: _Tally) -> bool:
+    """A legacy ``x.pyc``/``x.pyo`` (or a link to one) removed, or gone already (a racing
+    scrub); one that holds no bytecode is someone's file of that name, and stays."""
+    if holds_bytecode(entry.path):
+        return tally.unlink(entry.path, entry)
+    return not os.path.lexists(entry.path)
 
 
 def _worth_a_look(entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
@@ -287,7 +296,7 @@ def bytecode_of(root: str | os.PathLike[str], paths: Iterable[str]) -> list[str]
         for stem in names:
             for suffix in SUFFIXES:
                 legacy = os.path.join(base, stem + suffix)
-                if os.path.isfile(legacy) or os.path.islink(legacy):
+                if holds_bytecode(legacy):  # a file, or a link to one, that is bytecode
                     found.append(legacy)
         cache = os.path.join(base, PYCACHE)
         if os.path.islink(cache) or not os.path.isdir(cache):
