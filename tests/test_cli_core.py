@@ -38,7 +38,7 @@ def warm(project: Path) -> list[Path]:
     for cache in caches:
         cache.mkdir()
         (cache / "x.cpython-311.pyc").write_bytes(b"12345678")
-    (project / "src" / "stray.pyc").write_bytes(b"1234")
+    (project / "src" / "stray.pyc").write_bytes(b"\0\0\r\n")  # legacy bytecode: a magic number
     return caches
 
 
@@ -385,7 +385,7 @@ def test_non_utf8_names_scrub_and_check_bytecode(latin1: Path) -> None:
     cache = latin1 / LATIN1 / "__pycache__"
     cache.mkdir()
     (cache / f"{LATIN1}.cpython-311.pyc").write_bytes(b"bytecode")
-    (latin1 / LATIN1 / f"{LATIN1}.pyc").write_bytes(b"legacy bytecode")
+    (latin1 / LATIN1 / f"{LATIN1}.pyc").write_bytes(b"\0\0\r\n legacy bytecode")
     (latin1 / LATIN1 / f"{LATIN1}.pyc.txt").write_text("data\n")
 
     proc = genstamp(latin1, "scrub", "--dry-run", **STRICT)
@@ -435,7 +435,7 @@ def test_a_newline_in_a_name_cannot_split_or_forge_a_line(tmp_path: Path) -> Non
 
     (repo / "sub\ndir" / "__pycache__").mkdir()
     (repo / "sub\ndir" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"x")
-    (repo / "legacy\n.pyc").write_bytes(b"x")
+    (repo / "legacy\n.pyc").write_bytes(b"\0\0\r\n")
     proc = genstamp(repo, "scrub", "--dry-run")
     out, _ = clean(proc)
     assert sorted(out.splitlines()) == sorted(

@@ -87,7 +87,7 @@ def test_scrub_keeps_bytecode_a_submodule_tracks(
     commit_all(lib, "lib")
     git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
     commit_all(project, "submodule")
-    (project / "lib" / "stray.pyc").write_bytes(b"untracked")
+    (project / "lib" / "stray.pyc").write_bytes(b"\0\0\r\nuntracked")
     for command in (["scrub"], ["stamp"]):
         code, _, err = genstamp("-C", project, *command)
         assert code == 0, err

@@ -167,7 +167,9 @@ def test_verify_json_is_byte_identical_to_the_pinned_output(
     proc = run_pytest(project, "-k", "add")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     (project / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return b + a\n")
-    (project / "src" / "legacy.pyc").write_bytes(b"\0" * 16)
+    (project / "src" / "legacy.pyc").write_bytes(
+        b"\0\0\r\n" + b"\0" * 12
+    )  # bytecode: a magic number
     code, out, _ = genstamp("-C", project, "verify", "--json")
     assert code == 1
     evidence = str(project / STATE / "evidence.xml")
