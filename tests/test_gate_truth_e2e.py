@@ -1772,6 +1772,26 @@ def test_a_newer_failing_run_of_a_tree_leaves_no_older_pass_to_answer_for_it(
     assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
 
 
+def test_a_failing_run_that_cannot_be_recorded_leaves_no_older_verdict_to_answer(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """A tree passed and was accepted (the verdict remembered), then failed in the same
+    generation, and the record of failed trees cannot be written (a full disk, a file made
+    immutable; here its lock is a folder). The run says so, and the remembered verdict is
+    forgotten: after `genstamp stamp` the push is refused, not accepted on the older pass."""
+    can_fail(project)
+    assert run_genstamp(project, "install", "--plain").returncode == 0
+    assert run_pytest(project).returncode == 0
+    assert verdict(genstamp, project)[0] == 0  # remembered
+    (project / ".git" / "genstamp" / "refuted.json.lock").mkdir(parents=True)
+    proc = run_pytest(project, env=subprocess_env(BREAK_IT="1"))
+    assert proc.returncode == 1
+    assert "and the failure could not be recorded" in proc.stdout, proc.stdout
+    stamp(genstamp, project)
+    proc = push(project, "main", "main")
+    assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
+
+
 def test_the_newest_run_of_a_tree_anywhere_speaks_for_it(
     project: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:

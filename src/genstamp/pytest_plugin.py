@@ -918,8 +918,9 @@ class Session:
         if failed or not self.tally.passing():
             from genstamp import refuted  # the newest word on this tree, in every worktree
 
-            with contextlib.suppress(GenstampError):
-                refuted.record(start.checkout.gitdir, tree_end)
+            unrecorded = refuted.record_failure(start.checkout.gitdir, tree_end)
+            if unrecorded:
+                self._say(f"genstamp: {unrecorded}")
         if start.problem:
             state = "written but unbound" if start.gen is None else "written"
             self._say(f"genstamp: evidence {state}: {start.problem}")
@@ -1856,7 +1857,9 @@ class _Early:
                 if trees.start is not None:
                     from genstamp import refuted
 
-                    refuted.record(place.gitdir, trees.start)
+                    unrecorded = refuted.record_failure(place.gitdir, trees.start)
+                    if unrecorded:
+                        sys.stderr.write(f"genstamp: {unrecorded}\n")
         except Exception:  # never a traceback from the plugin (pytest says what failed)
             pass
         finally:

@@ -11,8 +11,10 @@ only makes the gate stricter.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from genstamp import versioned
@@ -41,15 +43,60 @@ def trees(gitdir: Path) -> dict[str, int]:
 
 
 def record(gitdir: Path, tree: str, *, now_ns: int | None = None) -> None:
-    """``tree`` failed now (the most recent)."""
-    kept = trees(gitdir)
-    kept.pop(tree, None)
-    kept[tree] = time.time_ns() if now_ns is None else now_ns
-    entries = [[t, when] for t, when in kept.items()][-LIMIT:]
-    data = {"format": FORMAT, "version": VERSION, "trees": entries}
+    """``tree`` failed now (the most recent). The record is read, changed and written by one
+    process at a time (the worktrees of a repository run their tests at once: a failure
+    written between another's read and write would be lost)."""
     path = path_of(gitdir)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(data, separators=(",", ":")).encode())
+        with _locked(path):
+            kept = trees(gitdir)
+            kept.pop(tree, None)
+            kept[tree] = time.time_ns() if now_ns is None else now_ns
+            entries = [[t, when] for t, when in kept.items()][-LIMIT:]
+            data = {"format": FORMAT, "version": VERSION, "trees": entries}
+            write_atomic(path, json.dumps(data, separators=(",", ":")).encode())
     except OSError as exc:
         raise GenstampError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+LOCK_WAIT = 30.0  # seconds a writer waits for another before it gives up
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Held by one process at a time: an exclusive ``flock`` on ``<path>.lock``."""
+    import fcntl
+
+    with open(path.with_name(path.name + ".lock"), "ab") as fh:
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise GenstampError(
+                        f"another process has held {fh.name} for {LOCK_WAIT:.0f} s",
+                        "end the genstamp process that holds it, then rerun",
+                    ) from None
+                time.sleep(0.01)
+        yield  # closing the file releases the lock
+
+
+def record_failure(gitdir: Path, tree: str) -> str | None:
+    """``record``; where it cannot be, no remembered verdict of the repository's worktrees
+    accepts ``tree`` any longer, and the line returned says so (None: recorded)."""
+    try:
+        record(gitdir, tree)
+        return None
+    except GenstampError as exc:
+        problem = exc
+    from genstamp import verified
+
+    forgotten = verified.forget_everywhere(gitdir, tree)
+    kept = "" if forgotten else "; an earlier pass of that tree may still be taken for it"
+    return (
+        f"this run failed on tree {tree[:12]}, and the failure could not be recorded "
+        f"({problem}){kept} — make {path_of(gitdir)} writable, then rerun the tests"
+    )

@@ -69,6 +69,26 @@ def remember(gitdir: Path, accepted: Iterable[str], *, now: int | None = None) -
     _write(gitdir, kept)
 
 
+def forget_everywhere(gitdir: Path, tree: str) -> bool:
+    """No worktree of the repository remembers ``tree`` as accepted any longer (a failing run
+    of it that could not be recorded must not be overruled by an older pass); False when a
+    store that holds it could not be rewritten."""
+    common = common_gitdir(gitdir)
+    places = [common]
+    with contextlib.suppress(OSError):
+        places += sorted(p for p in (common / "worktrees").iterdir() if p.is_dir())
+    done = True
+    for where in places:
+        try:
+            kept = trees(where)
+            if tree in kept:
+                del kept[tree]
+                _write(where, kept)
+        except GenstampError:
+            done = False
+    return done
+
+
 def _write(gitdir: Path, kept: dict[str, int]) -> None:
     entries = [[tree, when] for tree, when in kept.items()][-LIMIT:]
     here = checkout_id.current(gitdir, create=True)
