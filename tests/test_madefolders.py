@@ -15,24 +15,46 @@ def test_a_folder_stays_the_runs_only_as_a_run_left_it(tmp_path: Path) -> None:
     out.mkdir()
     full.mkdir()
     (full / "f").write_text("x")
-    madefolders.keep(gitdir, {}, [str(out), str(full)], [])
+    madefolders.keep(gitdir, madefolders.Made({}), [str(out), str(full)], [])
     kept = madefolders.made(gitdir)
-    assert kept == {str(out): loads.folder_stamp(os.stat(out))}  # full holds a file
+    assert kept == ({str(out): loads.folder_stamp(os.stat(out))}, None)  # full holds a file
     madefolders.keep(gitdir, kept, [], [])
     assert madefolders.made(gitdir) == kept  # untouched: still the runs'
     (out / "f").write_text("x")  # changed by hand since
     (out / "f").unlink()
     madefolders.keep(gitdir, kept, [], [])
-    assert madefolders.made(gitdir) == {}
+    assert madefolders.made(gitdir) == ({}, None)
 
 
-def test_another_version_or_a_torn_file_adds_nothing(tmp_path: Path) -> None:
-    gitdir = tmp_path / ".git"
+def test_a_torn_file_adds_nothing_and_is_written_anew(tmp_path: Path) -> None:
+    gitdir, out = tmp_path / ".git", tmp_path / "out"
     (gitdir / "genstamp").mkdir(parents=True)
+    out.mkdir()
     path = gitdir / "genstamp" / madefolders.FILE
-    path.write_text(json.dumps({"version": 99, "folders": {str(tmp_path): "1:2"}}))
-    assert madefolders.made(gitdir) == {}
-    path.write_text('{"version": 1, "folders": {')
-    assert madefolders.made(gitdir) == {}
-    path.write_text("[1]")
-    assert madefolders.made(gitdir) == {}
+    for torn in ('{"version": 1, "folders": {', "[1]", '{"version": 1, "folders": [1]}'):
+        path.write_text(torn)
+        assert madefolders.made(gitdir) == ({}, None)
+    madefolders.keep(gitdir, madefolders.made(gitdir), [str(out)], [])
+    assert set(madefolders.made(gitdir).folders) == {str(out)}
+
+
+def test_another_versions_file_adds_nothing_says_which_and_is_left_as_it_is(
+    tmp_path: Path,
+) -> None:
+    gitdir, out = tmp_path / ".git", tmp_path / "out"
+    (gitdir / "genstamp").mkdir(parents=True)
+    out.mkdir()
+    path = gitdir / "genstamp" / madefolders.FILE
+    other = json.dumps({"format": "genstamp-folders", "version": 2, "folders": {}})
+    path.write_text(other)
+    before = madefolders.made(gitdir)
+    assert before.folders == {}
+    assert before.problem is not None
+    assert "genstamp-folders version 2; this genstamp reads genstamp-folders version 1" in (
+        before.problem
+    )
+    madefolders.keep(gitdir, before, [str(out)], [])
+    assert path.read_text() == other  # the other genstamp's
+    # genstamp 0.2.0's version 1 named no format: read as this version
+    path.write_text(json.dumps({"version": 1, "folders": {str(out): "1:2"}}))
+    assert madefolders.made(gitdir) == ({str(out): "1:2"}, None)

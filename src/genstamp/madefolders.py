@@ -13,42 +13,61 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from genstamp.atomic import write_atomic
 from genstamp.loads import folder_stamp, holds_no_file
 
+FORMAT = "genstamp-folders"  # genstamp 0.2.0 wrote version 1 without the name: read alike
 VERSION = 1
 FILE = "folders.json"
 
 
-def made(gitdir: Path) -> dict[str, str]:
+class Made(NamedTuple):
     """The folders (absolute paths) runs made, each with its ``loads.folder_stamp`` as a run
-    left it; what cannot be read (another version's file, a torn one) adds nothing: the
-    folder is then judged as the run found it."""
+    left it, and why none are known when the file is another genstamp's."""
+
+    folders: dict[str, str]
+    problem: str | None = None
+
+
+def made(gitdir: Path) -> Made:
+    """What runs made; a torn file adds nothing (the folder is then judged as the run found
+    it, and the file written anew), another version's adds nothing and says so."""
+    path = gitdir / "genstamp" / FILE
     try:
-        data = json.loads((gitdir / "genstamp" / FILE).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != VERSION:
-        return {}
+        return Made({})
+    if not isinstance(data, dict):
+        return Made({})
+    if data.get("format", FORMAT) != FORMAT or data.get("version") != VERSION:
+        found = f"{data.get('format', FORMAT)} version {data.get('version')!r}"
+        return Made(
+            {},
+            f"{path} is {found}; this genstamp reads {FORMAT} version {VERSION}: the folders "
+            "earlier runs made are unknown to this run, and one a test makes only where it is "
+            "missing is refused as empty-folder (use one genstamp version in pre-commit and "
+            f"the test env, or delete {path})",
+        )
     folders = data.get("folders")
     if not isinstance(folders, dict):
-        return {}
-    return {k: v for k, v in folders.items() if isinstance(k, str) and isinstance(v, str)}
+        return Made({})
+    return Made({k: v for k, v in folders.items() if isinstance(k, str) and isinstance(v, str)})
 
 
-def keep(
-    gitdir: Path, before: Mapping[str, str], made_now: Iterable[str], found: Iterable[str]
-) -> None:
+def keep(gitdir: Path, before: Made, made_now: Iterable[str], found: Iterable[str]) -> None:
     """What runs made, after this one: ``before`` (as read when it began judging) less what
     this run ``found`` otherwise than a run left it, and the folders it made or found as a run
     left them (``made_now``), each as it leaves them and only while it holds no file (the only
-    ones a later run can find empty). Never raises: the list only spares a later run a
-    refusal."""
+    ones a later run can find empty). Another genstamp's file is left as it is. Never raises:
+    the list only spares a later run a refusal."""
+    if before.problem is not None:
+        return
     kept = {}
-    for folder, was in before.items():
+    for folder, was in before.folders.items():
         try:
             if folder_stamp(os.stat(folder)) == was:  # untouched since a run left it
                 kept[folder] = was
@@ -60,8 +79,8 @@ def keep(
                 kept[folder] = folder_stamp(os.stat(folder))
         except OSError:
             continue
-    if kept == dict(before):
+    if kept == before.folders:
         return
-    data = {"version": VERSION, "folders": dict(sorted(kept.items()))}
+    data = {"format": FORMAT, "version": VERSION, "folders": dict(sorted(kept.items()))}
     with contextlib.suppress(OSError):
         write_atomic(gitdir / "genstamp" / FILE, json.dumps(data).encode(), sync=False)

@@ -727,10 +727,12 @@ class Session:
         # the folders earlier runs made, found as a run left them: a test that makes one only
         # where it is missing writes into it on its next run
         before = madefolders.made(start.checkout.gitdir)
+        if before.problem:
+            notes.append(before.problem)
         found = {
             ld.path
             for ld in recorded
-            if ld.via == loads.FOLDER and before.get(ld.path) == ld.detail
+            if ld.via == loads.FOLDER and before.folders.get(ld.path) == ld.detail
         }
         if not _is_worker(self.config):  # the controller, once the workers have judged
             made_now = audit.made_folders(recorded, asked=False)
