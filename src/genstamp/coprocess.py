@@ -104,10 +104,10 @@ def unseen(
     """What the tree leaves out and the gate refuses (``hidden-change``, ``dirty-submodule``):
     the hidden changes among the files ``used`` (of every file: None), and each submodule
     with changes its recorded commit does not hold."""
-    from genstamp.facts import dirty_submodules
+    from genstamp import submodules  # not the gate's facts: their import costs tens of ms
     from genstamp.identity import hidden_changes
 
-    dirty = {sub.path: list(sub.changes) for sub in dirty_submodules(checkout)}
+    dirty = {path: list(changes) for path, changes in submodules.dirty(checkout)}
     return hidden_changes(checkout, used), dirty
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import FileMode, FileStatus
+from pygit2.enums import FileMode
 
 from genstamp import (
     binding,
@@ -29,11 +29,12 @@ from genstamp import (
     evidence,
     generation,
     parts,
+    submodules,
     suite,
 )
 from genstamp.bytecode import PYCACHE, holds_bytecode, is_bytecode_file
 from genstamp.errors import GenstampError
-from genstamp.identity import added_blobs, clone_conversions, hidden_changes, scan, sparse_leaves
+from genstamp.identity import added_blobs, clone_conversions, hidden_changes, scan
 from genstamp.placed import installed, placement
 from genstamp.repo import Checkout
 from genstamp.rules import (
@@ -424,7 +425,7 @@ def _by_repository(
 ) -> dict[tuple[Checkout, str], dict[str, str]]:
     """``paths`` split by the repository whose work tree holds them: a path inside a
     submodule's work tree is converted by the submodule's own attributes and filters."""
-    subs = {sub: _open_nested(checkout, sub) for sub in _submodule_paths(checkout)}
+    subs = {sub: submodules.open_nested(checkout, sub) for sub in submodules.paths(checkout)}
     out: dict[tuple[Checkout, str], dict[str, str]] = {}
     for rel, raw in paths.items():
         owner, prefix = checkout, ""
@@ -436,93 +437,9 @@ def _by_repository(
     return out
 
 
-def _submodule_paths(checkout: Checkout) -> list[str]:
-    """The submodules: those ``.gitmodules`` names and every gitlink of the index or HEAD (a
-    repository added inside another without ``git submodule add`` has no ``.gitmodules``
-    entry, and its work tree is tested all the same)."""
-    try:
-        return sorted(checkout.repo.listall_submodules(), key=len, reverse=True)
-    except pygit2.GitError:
-        return []
-
-
-def _open_nested(checkout: Checkout, sub: str) -> Checkout | None:
-    folder = checkout.workdir / sub
-    try:
-        nested = pygit2.Repository(str(folder), flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
-    except pygit2.GitError:
-        return None  # not checked out (git submodule update not run)
-    return Checkout(nested, folder.resolve(), Path(nested.path).resolve())
-
-
-def dirty_submodules(checkout: Checkout, prefix: str = "") -> tuple[Submodule, ...]:
-    """The submodules whose work tree holds a change (modified, staged, or untracked and not
-    ignored) that the commit the superproject records for them does not, at any depth: an
-    edit git is told not to look at (``--skip-worktree``, ``--assume-unchanged``), a submodule
-    of theirs at another commit than they record, or with changes of its own (whatever their
-    ``.gitmodules`` tells git status to ignore), and a submodule's folder that holds files but
-    no checkout of it (filled by hand: no clone has that content). ``prefix``: where
-    ``checkout`` lies in the superproject."""
-    out = []
-    for sub in sorted(_submodule_paths(checkout)):
-        name = f"{prefix}{sub}"
-        nested = _open_nested(checkout, sub)
-        if nested is None:
-            if _holds_files(checkout.workdir / sub):
-                told = (
-                    f"{name}/ holds files but no checkout of it (move them away, then "
-                    f"`git submodule update --init {name}`)"
-                )
-                out.append(Submodule(name, (told,)))
-            continue
-        inner = _submodule_paths(nested)  # told below, each as precisely as its own
-        try:
-            status = nested.repo.status(untracked_files="all")
-            hidden = hidden_changes(nested)
-            moved = _moved_gitlinks(nested, inner)
-        except pygit2.GitError as exc:
-            out.append(Submodule(name, (f"its status cannot be read ({exc})",)))
-            continue
-        changes = {
-            f"{name}/{path}"
-            for path, flags in status.items()
-            if flags not in (FileStatus.CURRENT, FileStatus.IGNORED)
-            and path not in inner
-            and not (flags == FileStatus.WT_DELETED and sparse_leaves(nested.repo, path))
-        }
-        changes.update(f"{name}/{path} (hidden by {option})" for path, option in hidden.items())
-        changes.update(f"{name}/{path} (at another commit)" for path in moved)
-        if changes:
-            out.append(Submodule(name, tuple(sorted(changes))))
-        out.extend(dirty_submodules(nested, f"{name}/"))
-    return tuple(out)
-
-
-def _holds_files(folder: Path) -> bool:
-    try:
-        with os.scandir(folder) as it:
-            return any(True for _ in it)
-    except OSError:
-        return False
-
-
-def _moved_gitlinks(checkout: Checkout, subs: Iterable[str]) -> list[str]:
-    """Of ``checkout``'s submodules ``subs``, those checked out at another commit than its
-    index records (what its status leaves out where its ``.gitmodules`` says ``ignore =
-    all``)."""
-    moved = []
-    index = checkout.repo.index
-    for sub in subs:
-        inner = _open_nested(checkout, sub)
-        if inner is None or sub not in index:
-            continue
-        try:
-            head = str(inner.repo.head.target)
-        except pygit2.GitError:
-            continue  # no commit checked out: its files, if any, are the status's
-        if head != str(index[sub].id):
-            moved.append(sub)
-    return moved
+def dirty_submodules(checkout: Checkout) -> tuple[Submodule, ...]:
+    """``submodules.dirty`` as the rules' records."""
+    return tuple(Submodule(path, changes) for path, changes in submodules.dirty(checkout))
 
 
 def without(repo: pygit2.Repository, trees: Iterable[str], *paths: str) -> dict[str, str]:

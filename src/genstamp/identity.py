@@ -1201,7 +1201,7 @@ def _diff_paths(
     check_error(C.git_diff_options_init(opts, 1))
     opts.flags = int(flags | DiffOption.DISABLE_PATHSPEC_MATCH)
     # Only the commit counts here; what a submodule's work tree holds beyond it is judged
-    # apart (facts.dirty_submodules), so its files are not walked.
+    # apart (submodules.dirty), so its files are not walked.
     opts.ignore_submodules = C.GIT_SUBMODULE_IGNORE_DIRTY
     array = ffi.new("char *[]", owned)
     opts.pathspec.strings = array

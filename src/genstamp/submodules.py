@@ -1,0 +1,105 @@
+"""The submodules of a checkout and the changes their work trees hold that the commits the
+superproject records for them do not (what ``dirty-submodule`` refuses). Apart from the
+gate's facts: the plugin's co-process asks it at the end of every run, and must not pay for
+importing the rules."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FileStatus
+
+from genstamp.identity import hidden_changes, sparse_leaves
+from genstamp.repo import Checkout
+
+
+def paths(checkout: Checkout) -> list[str]:
+    """The submodules: those ``.gitmodules`` names and every gitlink of the index or HEAD (a
+    repository added inside another without ``git submodule add`` has no ``.gitmodules``
+    entry, and its work tree is tested all the same)."""
+    try:
+        return sorted(checkout.repo.listall_submodules(), key=len, reverse=True)
+    except pygit2.GitError:
+        return []
+
+
+def open_nested(checkout: Checkout, sub: str) -> Checkout | None:
+    folder = checkout.workdir / sub
+    try:
+        nested = pygit2.Repository(str(folder), flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    except pygit2.GitError:
+        return None  # not checked out (git submodule update not run)
+    return Checkout(nested, folder.resolve(), Path(nested.path).resolve())
+
+
+def dirty(checkout: Checkout, prefix: str = "") -> list[tuple[str, tuple[str, ...]]]:
+    """The submodules whose work tree holds a change (modified, staged, or untracked and not
+    ignored) that the commit the superproject records for them does not, at any depth: an
+    edit git is told not to look at (``--skip-worktree``, ``--assume-unchanged``), a submodule
+    of theirs at another commit than they record, or with changes of its own (whatever their
+    ``.gitmodules`` tells git status to ignore), and a submodule's folder that holds files but
+    no checkout of it (filled by hand: no clone has that content). ``prefix``: where
+    ``checkout`` lies in the superproject."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for sub in sorted(paths(checkout)):
+        name = f"{prefix}{sub}"
+        nested = open_nested(checkout, sub)
+        if nested is None:
+            if _holds_files(checkout.workdir / sub):
+                told = (
+                    f"{name}/ holds files but no checkout of it (move them away, then "
+                    f"`git submodule update --init {name}`)"
+                )
+                out.append((name, (told,)))
+            continue
+        inner = paths(nested)  # told below, each as precisely as its own
+        try:
+            status = nested.repo.status(untracked_files="all")
+            hidden = hidden_changes(nested)
+            moved = _moved_gitlinks(nested, inner)
+        except pygit2.GitError as exc:
+            out.append((name, (f"its status cannot be read ({exc})",)))
+            continue
+        changes = {
+            f"{name}/{path}"
+            for path, flags in status.items()
+            if flags not in (FileStatus.CURRENT, FileStatus.IGNORED)
+            and path not in inner
+            and not (flags == FileStatus.WT_DELETED and sparse_leaves(nested.repo, path))
+        }
+        changes.update(f"{name}/{path} (hidden by {option})" for path, option in hidden.items())
+        changes.update(f"{name}/{path} (at another commit)" for path in moved)
+        if changes:
+            out.append((name, tuple(sorted(changes))))
+        out.extend(dirty(nested, f"{name}/"))
+    return out
+
+
+def _holds_files(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as it:
+            return any(True for _ in it)
+    except OSError:
+        return False
+
+
+def _moved_gitlinks(checkout: Checkout, subs: Iterable[str]) -> list[str]:
+    """Of ``checkout``'s submodules ``subs``, those checked out at another commit than its
+    index records (what its status leaves out where its ``.gitmodules`` says ``ignore =
+    all``)."""
+    moved = []
+    index = checkout.repo.index
+    for sub in subs:
+        inner = open_nested(checkout, sub)
+        if inner is None or sub not in index:
+            continue
+        try:
+            head = str(inner.repo.head.target)
+        except pygit2.GitError:
+            continue  # no commit checked out: its files, if any, are the status's
+        if head != str(index[sub].id):
+            moved.append(sub)
+    return moved
