@@ -24,6 +24,11 @@ ROWS = {
     "partial": (CLEAN._replace(reasons=("-k add",)), ["will refuse: partial-run, unless"]),
     "no-tests": (CLEAN._replace(executed=0), ["will refuse: no-tests, unless"]),
     "tests-ran": (CLEAN._replace(executed=3), [f"bound to tree {TREE[:12]}"]),
+    # a collection error: no test ran, the error is what the gate counts (as JUnit does)
+    "collection-error": (
+        CLEAN._replace(executed=0, failed=True, reasons=("1 error",)),
+        ["will refuse: tests-failed", "will refuse: partial-run, unless"],
+    ),
     "foreign": (
         CLEAN._replace(flags=(flag(audit.FOREIGN, "/elsewhere/calc/__init__.py"),)),
         ["will refuse: foreign-origin: calc (/elsewhere/calc/__init__.py)"],
