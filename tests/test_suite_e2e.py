@@ -311,6 +311,8 @@ def test_warns():
         (("-c=lenient.ini",), "", True),
         (("-qx",), "", False),  # bundled flags that change nothing
         ((), "-o python_classes=Nothing", True),  # PYTEST_ADDOPTS: the run's own too
+        (("-o", "python_functions=test"), "", False),  # pytest's default, as configured
+        (("-o", "python_classes=Test"), "", False),  # likewise
         (("-W", "ignore::DeprecationWarning"), "", True),  # the configured error made lenient
         (("-p", "no:warnings"), "", True),
         (("-o", "filterwarnings=default"), "", True),

@@ -1357,7 +1357,11 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
                 if loosened if loosened is not None else _lenient(given, errors):
                     out.append(f"-o {value}")
             elif key in SHAPING_INI:
-                out.append(f"-o {value}")
+                configured = _runs_with(cfg, suite.values, set_by_suite, key)
+                # the same patterns the suite collects with (pytest's default where it sets
+                # none), in any order, change nothing
+                if configured is None or set(given.split()) != set(configured.split()):
+                    out.append(f"-o {value}")
             elif key not in SHOWING_INI:
                 configured = _runs_with(cfg, suite.values, set_by_suite, key)
                 # unknown (a plugin's setting with no default): not taken for an override
