@@ -314,6 +314,36 @@ def test_partial_run_is_recorded_and_refused(
     assert "genstamp gate: bound to tree" not in proc.stdout
 
 
+@pytest.mark.parametrize(
+    ("args", "where", "partial"),
+    [
+        (["tests/test_calc.py"], "", True),
+        (["-o", "python_files=test_calc.py"], "", True),
+        (["--ignore", "tests/test_more.py"], "", True),
+        (["test_calc.py"], "tests", True),  # run from a folder below the rootdir
+        (["tests"], "", False),  # the suite's own folder: the whole suite
+        (["tests/test_more.py", "tests/test_calc.py"], "", False),  # every file named
+        ([], "tests", False),  # a folder that is the whole suite
+    ],
+    ids=["a-file", "python-files", "ignore", "from-tests", "the-folder", "every-file", "in-it"],
+)
+def test_a_run_of_its_own_paths_is_told_partial_where_it_leaves_files_out(
+    shared: Path, args: list[str], where: str, partial: bool
+) -> None:
+    """A run that names its own paths (or options that narrow collection) and leaves a file of
+    the suite uncollected: the forecast says partial-run, as the gate then does (judged
+    alone). Naming paths that hold the whole suite is told accepted."""
+    proc = run_pytest(shared / where if where else shared, *args)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    alone = evidence_path(shared)
+    assert rules(shared, junit=alone) == (["partial-run"] if partial else [])
+    if partial:
+        told = "genstamp gate: will refuse: partial-run, unless other parts of this generation"
+        assert told in proc.stdout and "of the suite not collected" in proc.stdout, proc.stdout
+    else:
+        assert "genstamp gate: bound to tree" in proc.stdout, proc.stdout
+
+
 @pytest.mark.parametrize("how", ["every test skips", "no test at all"])
 def test_a_run_that_executes_no_test_is_told_the_gate_refuses_it(fresh: Path, how: str) -> None:
     """pytest ends green (every test skipped) or with nothing collected: the gate refuses

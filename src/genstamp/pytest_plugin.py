@@ -129,6 +129,73 @@ _FEED_PLUGIN = "genstamp-recorder"
 _EARLY_PLUGIN = "genstamp-early"
 
 
+# Files of the work tree listed at most to find one the run's named paths left out of the suite
+UNCOLLECTED_LIMIT = 20_000
+# The run's own options that may leave files of the suite uncollected (``-o python_files``,
+# ``--ignore``, ``-p no:doctest``, another configuration or rootdir), by their beginnings
+NARROWING: tuple[str, ...] = ("--ignore", "-o", "--override-ini", "-p", "-c", "--rootdir")
+NARROWING += ("--confcutdir", "--noconftest", "--pyargs", "--config-file", "--inifile")
+
+
+def _uncollected(cfg: pytest.Config, tally: Tally) -> str | None:
+    """A test file of the suite, as the work tree holds it, that a run naming its own paths
+    (``pytest tests/test_a.py``, or run from a folder below the rootdir) did not collect: the
+    forecast says such a run is partial (the gate lists the suite from the tree, by the same
+    ``suite.collect``). None when the run collected by the configuration, named every file
+    its suite's folders hold, or those folders hold more than ``UNCOLLECTED_LIMIT`` files."""
+    named = cfg.args_source == pytest.Config.ArgsSource.ARGS
+    below = cfg.args_source == pytest.Config.ArgsSource.INVOCATION_DIR and (
+        cfg.invocation_params.dir != cfg.rootpath
+    )
+    narrowing = any(w.startswith(NARROWING) for w in _run_words(cfg))
+    collected = tally.all_files()
+    if not (named or below or narrowing) or tally.workdir is None or not collected:
+        return None
+    from genstamp import suite
+
+    workdir = tally.workdir
+    for root in sorted({tally.suite_folder(f) for f in collected}):
+        config = tally.config_at(root)
+        starts = [suite.join(root, s) for s in config.starts()] or [root]
+        listing = _listing_on_disk(workdir, root, starts, config.norecursedirs)
+        if listing is None:
+            return None
+        found = suite.collect(listing, tally._read, root)
+        missing = [f for f in found.files if f not in collected]
+        if missing:
+            return missing[0]
+    return None
+
+
+def _listing_on_disk(
+    workdir: Path, root: str, starts: Sequence[str], norecurse: Sequence[str]
+) -> list[str] | None:
+    """The files below ``starts`` (work-tree paths) that pytest would enter, and the
+    ``conftest.py`` files between ``root`` and each start, sorted; None past the limit."""
+    from genstamp import suite
+
+    pruned = suite.any_of([*norecurse, "__pycache__", ".git"])
+    out: set[str] = set()
+    for start in starts:
+        folder = start
+        while folder and folder != root:
+            folder = posixpath.dirname(folder)
+            if (workdir / folder / "conftest.py").is_file():
+                out.add(suite.join(folder, "conftest.py"))
+        top = workdir / start if start else workdir
+        if top.is_file():
+            out.add(start)
+            continue
+        for here, dirs, files in os.walk(top):
+            rel = Path(here).relative_to(workdir).as_posix()
+            lead = "" if rel == "." else f"{rel}/"
+            dirs[:] = [d for d in dirs if not pruned(d)]
+            out.update(lead + name for name in files)
+            if len(out) > UNCOLLECTED_LIMIT:
+                return None
+    return sorted(out)
+
+
 class Start(NamedTuple):
     """What the plugin knows once it has found the checkout."""
 
@@ -928,11 +995,16 @@ class Session:
             self._say(f"genstamp: evidence {state}: {start.problem}")
         for note in merged.notes:
             self._say(f"genstamp: {note}")
+        forecast = list(reasons)
+        if not forecast:  # a run that named paths: whether they hold the whole suite
+            left = _uncollected(self.config, self.tally)
+            if left is not None:
+                forecast.append(f"{left} of the suite not collected (the run named its paths)")
         run = outlook.Run(
             generation=start.gen.id if start.gen else None,
             tree_start=trees.start,
             tree_end=tree_end,
-            reasons=tuple(reasons),
+            reasons=tuple(forecast),
             flags=merged.flags,
             failed=failed,
             ignored=tuple(f for f in misplaced.ignored if f not in merged.folders),
