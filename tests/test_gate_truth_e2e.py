@@ -695,6 +695,7 @@ def edit_vendor_then_commit(repo: Path, genstamp: RunGenstamp, text: str) -> Non
     assert "vendor/vendorlib/__init__.py" in message(data, "loaded-not-tested")
     assert "submodule vendor has changes" in message(data, "dirty-submodule")
     assert "will refuse: dirty-submodule: vendor (" in out, out  # told at test time
+    assert "will refuse: loaded-not-tested: vendor/vendorlib/__init__.py" in out, out
     # the remedy: commit inside it, add it here, test again
     git(repo / "vendor", "commit", "-qam", "edit")
     commit_all(repo, "bump vendor")

@@ -462,15 +462,27 @@ def differing(
     blobs: dict[str, str] = {}
     odd: dict[str, list[str]] = {}
     linked: list[str] = []
+    in_submodules: dict[str, list[str]] = {}
+    index = checkout.repo.index
     for rel, raws in loaded.items():
         try:
             blob = str(top[rel].id)
         except (KeyError, TypeError, ValueError):
             if (linkable is None or rel in linkable) and placed.through_link(checkout.workdir, rel):
                 linked.append(rel)  # the tree holds a link above it: loaded-not-tested
+            elif rel not in index and _in_gitlink(index, rel):
+                in_submodules[rel] = raws  # judged on the commit the tree records for it
             continue  # not in the tree's own folders: the gate places it
         if any(raw != blob for raw in raws):
             blobs[rel], odd[rel] = blob, [str(raw) for raw in raws]
+    if in_submodules:
+        from genstamp.facts import loaded_blobs  # files of a submodule: rare, and a heavy import
+
+        held = loaded_blobs(checkout, tree, dict.fromkeys(in_submodules)) or {}
+        for rel, raws in in_submodules.items():
+            recorded = held.get(rel)
+            if recorded is not None and any(raw != recorded for raw in raws):
+                blobs[rel], odd[rel] = recorded, [str(raw) for raw in raws]
     if not odd:
         return sorted(linked)
     from genstamp.facts import converted  # a file loaded as no tree has it: rare, and heavy
