@@ -344,6 +344,42 @@ def test_a_run_of_its_own_paths_is_told_partial_where_it_leaves_files_out(
         assert "genstamp gate: bound to tree" in proc.stdout, proc.stdout
 
 
+LATE_FAILURES = {
+    "terminal-summary": "def pytest_terminal_summary(terminalreporter):\n    raise {error}\n",
+    "trylast-sessionfinish": (
+        "import pytest\n\n\n@pytest.hookimpl(trylast=True)\n"
+        "def pytest_sessionfinish(session, exitstatus):\n    raise {error}\n"
+    ),
+    "unconfigure": "def pytest_unconfigure(config):\n    raise {error}\n",
+    "pytest-exit": (
+        "import pytest\n\n\ndef pytest_terminal_summary(terminalreporter):\n"
+        "    pytest.exit('leaks found', returncode=3)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("late", [*LATE_FAILURES, "control"])
+def test_a_session_that_fails_after_its_evidence_is_bound_is_refused(
+    fresh: Path, late: str
+) -> None:
+    """Every test passed, then a hook of the project's conftest that runs after genstamp has
+    bound the evidence fails the session (a leak check in the terminal summary, a trylast
+    session finish, an unconfigure, pytest.exit with a status): pytest exits non-zero, as a
+    clean clone's run does, and the gate refuses the tree. The control: a hook that only
+    reports."""
+    error = 'RuntimeError("leak check failed")'
+    hook = LATE_FAILURES.get(late, "def pytest_terminal_summary(terminalreporter):\n    pass\n")
+    (fresh / "conftest.py").write_text(hook.format(error=error))
+    proc = run_pytest(fresh)
+    if late == "control":
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert rules(fresh) == []
+        return
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert "genstamp: pytest failed after the evidence was bound" in proc.stderr, proc.stderr
+    assert rules(fresh) == ["tests-failed"]
+
+
 @pytest.mark.parametrize("how", ["every test skips", "no test at all"])
 def test_a_run_that_executes_no_test_is_told_the_gate_refuses_it(fresh: Path, how: str) -> None:
     """pytest ends green (every test skipped) or with nothing collected: the gate refuses

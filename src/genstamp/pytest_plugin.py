@@ -711,6 +711,9 @@ class Session:
         self.pending: list[str] = []  # lines for the user, shown once
         self._earlier: dict[str, Any] | None = None  # see ``earlier``
         self.began_ns = time.time_ns()  # a work tree made after this is the tests' own
+        # Evidence bound green, until the process ends: (git dir, tree, the session, its exit
+        # status then). pytest may still fail after it is bound (``_watch_the_end``).
+        self.green: tuple[Path, str, pytest.Session, int] | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -990,6 +993,9 @@ class Session:
             unrecorded = refuted.record_failure(start.checkout.gitdir, tree_end)
             if unrecorded:
                 self._say(f"genstamp: {unrecorded}")
+        else:
+            self.green = (start.checkout.gitdir, tree_end, session, int(status))
+            self._watch_the_end()
         if start.problem:
             state = "written but unbound" if start.gen is None else "written"
             self._say(f"genstamp: evidence {state}: {start.problem}")
@@ -1060,6 +1066,55 @@ class Session:
         for line in self.pending:
             terminalreporter.write_line(line, yellow=True)
         self.pending.clear()
+
+    def _watch_the_end(self) -> None:
+        """pytest can still fail once the evidence is bound: a hook of a conftest or a plugin
+        that runs later (a terminal summary's, a trylast session finish's, an unconfigure's)
+        raises, and the exception ends pytest with status 1; or it calls ``pytest.exit`` with
+        a status. A clean clone's run fails so too. Either way the run failed on its tree:
+        ``late_failure`` records it (an exception that ends the process, through
+        ``sys.excepthook``; the others, when pytest unconfigures)."""
+        previous = sys.excepthook
+
+        def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+            if not issubclass(kind, KeyboardInterrupt):  # the user's, not a failure
+                self.late_failure(f"{kind.__name__}: {value}")
+            previous(kind, value, tb)
+
+        sys.excepthook = hook
+
+    def late_failure(self, why: str) -> None:
+        """The session failed after its evidence was bound green (``why``): its tree is
+        recorded as failed (``refuted``), so no pass of it, this one's included, answers for
+        it. Once."""
+        if self.green is None:
+            return
+        gitdir, tree, _, _ = self.green
+        self.green = None
+        from genstamp import refuted
+
+        unrecorded = refuted.record_failure(gitdir, tree)
+        told = unrecorded or (
+            f"pytest failed after the evidence was bound ({why}): tree {tree[:12]} is "
+            "recorded as failed, and the gate refuses it — fix what failed, then rerun"
+        )
+        print(f"genstamp: {told}", file=sys.stderr)
+
+    def check_the_end(self) -> None:
+        """At pytest's unconfigure: whether the session failed since its evidence was bound
+        (an exception on its way out of pytest, or another exit status)."""
+        if self.green is None:
+            return
+        in_flight = sys.exc_info()[1]
+        _, _, session, bound = self.green
+        status = int(getattr(session, "exitstatus", bound))
+        quiet = (KeyboardInterrupt, pytest.exit.Exception)  # the user's; a status of its own
+        if isinstance(in_flight, SystemExit) and in_flight.code in (None, 0):
+            in_flight = None
+        if in_flight is not None and not isinstance(in_flight, quiet):
+            self.late_failure(f"{type(in_flight).__name__}: {in_flight}")
+        elif status != bound and status != pytest.ExitCode.OK:
+            self.late_failure(f"pytest exits with status {status}")
 
     def restore(self) -> None:
         if self.trees is not None:
@@ -2040,5 +2095,6 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.pluginmanager.get_plugin(_SESSION_PLUGIN)
     if isinstance(session, Session):
+        session.check_the_end()
         session.restore()
         session.flush()
