@@ -380,6 +380,55 @@ def test_a_session_that_fails_after_its_evidence_is_bound_is_refused(
     assert rules(fresh) == ["tests-failed"]
 
 
+SHADOWS = ("shlex", "hmac", "tomllib", "fcntl")
+FLAT_TEST = """\
+import os
+
+import calc
+
+
+def test_add():
+    assert calc.add(1, 2) == (4 if os.environ.get("CALC_FAIL") else 3)
+
+
+def test_mine():
+    import {name}
+
+    assert {name}.MINE
+"""
+
+
+@pytest.mark.parametrize("shadowed", [True, False], ids=["stdlib-names", "control"])
+def test_modules_of_the_checkout_named_like_the_standard_librarys(
+    tmp_path: Path, shadowed: bool
+) -> None:
+    """A project's own shlex.py, hmac.py, tomllib.py and fcntl.py at its top, first on the
+    import path under ``python -m pytest`` (a configuration that pytest itself can read
+    then: no pyproject.toml, no list settings it splits with shlex): genstamp uses the
+    standard library's, binds the evidence and records a failing run; the tests import the
+    project's own."""
+    repo = init_repo(tmp_path / "flat")
+    names = SHADOWS if shadowed else tuple(f"my{n}" for n in SHADOWS)
+    for name in names:
+        (repo / f"{name}.py").write_text("MINE = True\n")
+    (repo / "calc.py").write_text(CALC)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_calc.py").write_text(FLAT_TEST.format(name=names[0]))
+    (repo / "pytest.ini").write_text("[pytest]\n")
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    commit_all(repo, "flat")
+    restamp.begin(open_checkout(repo))
+    env = {k: v for k, v in subprocess_env().items() if k != "PYTEST_ADDOPTS"}
+    proc = run_pytest(repo, "-p", "no:hypothesispytest", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "genstamp: evidence not written" not in proc.stdout + proc.stderr
+    assert "genstamp gate: bound to tree" in proc.stdout, proc.stdout
+    assert rules(repo) == []
+    failing = {**env, "CALC_FAIL": "1"}
+    assert run_pytest(repo, "-p", "no:hypothesispytest", env=failing).returncode == 1
+    assert rules(repo) == ["tests-failed"]
+
+
 @pytest.mark.parametrize("how", ["every test skips", "no test at all"])
 def test_a_run_that_executes_no_test_is_told_the_gate_refuses_it(fresh: Path, how: str) -> None:
     """pytest ends green (every test skipped) or with nothing collected: the gate refuses

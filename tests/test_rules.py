@@ -851,6 +851,7 @@ PURE = {
     "genstamp.audit",
     "genstamp.bytecode",
     "genstamp.records",  # namedtuple without typing: no I/O
+    "genstamp.stdlib",  # the standard library's modules, found as the import system finds them
     "genstamp.rules",
     "genstamp.suite",
     "genstamp.coverage",

@@ -703,10 +703,12 @@ def _configures_pytest(path: str) -> bool:
 
 
 def _toml(text: str) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
+    if sys.version_info < (3, 11):  # pragma: no cover
         import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+    else:  # the standard library's, whatever the checkout under test names its own
+        from genstamp import stdlib
+
+        tomllib = stdlib.module("tomllib")
     data: dict[str, Any] = tomllib.loads(text)
     return data
 

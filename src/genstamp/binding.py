@@ -103,9 +103,12 @@ def seal(key: str, properties: dict[str, str], report: Report) -> str:
         },
         sort_keys=True,
     )
-    import hmac  # when evidence is sealed or checked: the plugin imports this module early
+    from genstamp import stdlib  # the standard library's hmac, not a checkout's hmac.py
 
-    return hmac.new(bytes.fromhex(key) if key else b"", body.encode(), hashlib.sha256).hexdigest()
+    hmac = stdlib.module("hmac")
+    mac = hmac.new(bytes.fromhex(key) if key else b"", body.encode(), hashlib.sha256)
+    digest: str = mac.hexdigest()
+    return digest
 
 
 class Binding(NamedTuple):

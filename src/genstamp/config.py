@@ -6,15 +6,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from genstamp import stdlib
 from genstamp.errors import GenstampError
 
 if TYPE_CHECKING:
     import configparser
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
+if sys.version_info < (3, 11):  # pragma: no cover
     import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+elif TYPE_CHECKING:
+    import tomllib
+else:  # the standard library's, whatever the checkout under test names its own
+    tomllib = stdlib.module("tomllib")
 
 
 class Config(NamedTuple):

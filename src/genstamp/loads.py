@@ -506,6 +506,14 @@ def _made(real: str) -> str:
 # -- everything else: the audit hook and the meta path finder ------------------------------------
 
 
+def hush(on: bool) -> bool:
+    """Hush the hook in this thread (``on``), or let it record again; whether it was hushed.
+    genstamp's own loading (``stdlib.module``) is none of the tests' doing."""
+    was = bool(getattr(_STATE, "busy", False))
+    _STATE.busy = on
+    return was
+
+
 def _hook(event: str, args: "tuple[Any, ...]") -> None:
     """One of ``_EVENTS`` (``_AUDIT`` passes no other)."""
     if not _RUNS or getattr(_STATE, "busy", False):

@@ -1690,7 +1690,9 @@ def _same_or_stricter(key: str, given: str, configured: str) -> bool:
 def _run_words(cfg: pytest.Config) -> list[str]:
     """The run's own options: its command line and ``PYTEST_ADDOPTS`` (the configuration's
     ``addopts`` are the suite's)."""
-    import shlex
+    from genstamp import stdlib
+
+    shlex = stdlib.module("shlex")  # not a checkout's shlex.py (pytest imports that one)
 
     words = []
     for arg in (str(a) for a in cfg.invocation_params.args):
@@ -1747,12 +1749,15 @@ def _in_addopts(values: Mapping[str, str], option: tuple[str, str]) -> bool:
 
 
 def _addopts(values: Mapping[str, str]) -> list[str]:
-    import shlex
+    from genstamp import stdlib
+
+    shlex = stdlib.module("shlex")  # not a checkout's shlex.py (pytest imports that one)
 
     try:
-        return shlex.split(values.get("addopts", ""))
+        words: list[str] = shlex.split(values.get("addopts", ""))
     except ValueError:  # the suite names that problem
         return []
+    return words
 
 
 def _default_import_mode(values: Mapping[str, str]) -> str:

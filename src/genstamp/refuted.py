@@ -66,7 +66,9 @@ LOCK_WAIT = 30.0  # seconds a writer waits for another before it gives up
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """Held by one process at a time: an exclusive ``flock`` on ``<path>.lock``."""
-    import fcntl
+    from genstamp import stdlib
+
+    fcntl = stdlib.module("fcntl")  # not a checkout's fcntl.py
 
     with open(path.with_name(path.name + ".lock"), "ab") as fh:
         deadline = time.monotonic() + LOCK_WAIT

@@ -14,15 +14,18 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from genstamp import stdlib
 from genstamp.config import read_setup_cfg
 from genstamp.paths import environment, inside, installed
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
+if sys.version_info < (3, 11):  # pragma: no cover
     import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+elif TYPE_CHECKING:
+    import tomllib
+else:  # the standard library's, whatever the checkout under test names its own
+    tomllib = stdlib.module("tomllib")
 
 # Folders of tests, documentation, build output and environments: no project's code.
 _NOT_CODE = frozenset(

@@ -8,8 +8,10 @@ Every rule is a hard stop with a stable name, a remedy, and a check in ``TABLE``
 from __future__ import annotations
 
 import functools
-import hmac
 import re
+
+# hmac.compare_digest itself, from a built-in module (no checkout names its own hmac.py for it)
+from _operator import _compare_digest as compare_digest
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
 from types import MappingProxyType
@@ -348,7 +350,7 @@ def _same_checkout(facts: Facts, props: Mapping[str, str]) -> bool:
     evidence records them (a move keeps both, a copy only the id), else the git dir's path."""
     recorded = props.get(binding.P_CHECKOUT_ID)
     if recorded:
-        return hmac.compare_digest(recorded, facts.checkout_id)
+        return compare_digest(recorded, facts.checkout_id)
     return props.get(binding.P_CHECKOUT) == facts.gitdir
 
 
@@ -433,7 +435,7 @@ def _unbound_evidence(facts: Facts, settings: Config) -> Iterator[str]:
     if (
         gen is not None
         and _same_generation(facts, bound)
-        and not hmac.compare_digest(
+        and not compare_digest(
             binding.seal(gen.key, dict(bound.props), bound.report).encode(),
             bound.props.get(binding.P_SEAL, "").encode("utf-8", "surrogateescape"),
         )

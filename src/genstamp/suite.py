@@ -15,17 +15,22 @@ import ast
 import fnmatch
 import posixpath
 import re
-import shlex
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from genstamp import binding
+from genstamp import binding, stdlib
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
+if sys.version_info < (3, 11):  # pragma: no cover
     import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+elif TYPE_CHECKING:
+    import tomllib
+else:  # the standard library's, whatever the checkout under test names its own
+    tomllib = stdlib.module("tomllib")
+if TYPE_CHECKING:
+    import shlex
+else:
+    shlex = stdlib.module("shlex")
 
 Reader = Callable[[str], "bytes | None"]  # a tree path ("a/b.py") -> its bytes, None if absent
 
