@@ -200,6 +200,34 @@ def test_status_text(project: Path, genstamp: RunGenstamp) -> None:
     assert "the tree changed since" in genstamp("-C", project, "status")[1]
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "bad"),
+    [
+        ("pytest.ini", "[pytest\ntestpaths = tests\n", True),
+        ("pytest.ini", "[pytest]\n[pytest]\n", True),
+        ("pytest.ini", "; caf\xe9\n[pytest]\n", True),
+        ("pytest.ini", "[pytest]\ntestpaths = tests\n", False),  # read as pytest reads it
+    ],
+    ids=["no-bracket", "twice", "latin-1", "control"],
+)
+def test_status_names_a_pytest_configuration_pytest_cannot_read(
+    project: Path, genstamp: RunGenstamp, name: str, text: str, bad: bool
+) -> None:
+    """pytest stops on the file (a usage error, a decode error): status says which and why."""
+    (project / name).write_bytes(text.encode("latin-1"))
+    code, out, _ = genstamp("-C", project, "status")
+    assert code == 0
+    told = [line.strip() for line in out.splitlines() if "cannot be read" in line]
+    data = json.loads(genstamp("-C", project, "status", "--json")[1])
+    problems = [p for s in data["selection"]["suites"] for p in s["problems"]]
+    if not bad:
+        assert told == [] and problems == [], out
+        return
+    assert told and told[0].startswith(f"{name} cannot be read ("), out
+    assert told[0].endswith("— fix it: pytest stops on it"), out
+    assert problems and problems[0].startswith(f"{name} cannot be read ("), data
+
+
 def test_status_unborn_repository(repo: Path, genstamp: RunGenstamp) -> None:
     (repo / "f.txt").write_text("f\n")
     code, out, err = genstamp("-C", repo, "status", "--json")

@@ -1136,6 +1136,7 @@ def parts_status(
             "files": len(s.files),
             "digest": s.digest,
             "missing": len([f for f in s.files if f in set(merge.missing)]),
+            "problems": list(s.problems),  # what genstamp (and pytest) could not read
         }
         for s in suites
     ]
