@@ -21,6 +21,7 @@ from conftest import (
     init_repo,
     run_genstamp,
     run_pytest,
+    run_python,
     skip_if_writable,
     subprocess_env,
 )
@@ -378,6 +379,21 @@ def test_a_session_that_fails_after_its_evidence_is_bound_is_refused(
     assert proc.returncode != 0, proc.stdout + proc.stderr
     assert "genstamp: pytest failed after the evidence was bound" in proc.stderr, proc.stderr
     assert rules(fresh) == ["tests-failed"]
+
+
+def test_pytest_main_called_while_the_caller_handles_an_exception_is_no_late_failure(
+    fresh: Path,
+) -> None:
+    """A script runs pytest.main() inside an except clause: the exception it handles is its
+    own, not a failure of the session (the evidence stays accepted)."""
+    script = (
+        "import sys\nimport pytest\n\ntry:\n    raise ValueError('the caller handles this')\n"
+        "except ValueError:\n    sys.exit(pytest.main(['-q']))\n"
+    )
+    proc = run_python(fresh, "-c", script, env=subprocess_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "pytest failed after the evidence was bound" not in proc.stderr, proc.stderr
+    assert rules(fresh) == []
 
 
 SHADOWS = ("shlex", "hmac", "tomllib", "fcntl")

@@ -698,6 +698,29 @@ class Feed:
         self.recorder.render()
 
 
+_WATCHED: list[Session] = []  # the sessions whose green evidence a later failure refutes
+
+
+def _watch_the_end(session: Session) -> None:
+    """pytest can still fail once the evidence is bound: a hook of a conftest or a plugin that
+    runs later (a terminal summary's, a trylast session finish's, an unconfigure's) raises,
+    and the exception ends pytest with status 1; or it calls ``pytest.exit`` with a status. A
+    clean clone's run fails so too. Either way the run failed on its tree: ``late_failure``
+    records it (an exception that ends the process, through ``sys.excepthook``, installed once
+    per process; the others, when pytest unconfigures: ``check_the_end``)."""
+    if not _WATCHED:
+        previous = sys.excepthook
+
+        def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+            if not issubclass(kind, KeyboardInterrupt):  # the user's, not a failure
+                for watched in _WATCHED:
+                    watched.late_failure(f"{kind.__name__}: {value}")
+            previous(kind, value, tb)
+
+        sys.excepthook = hook
+    _WATCHED.append(session)
+
+
 class Session:
     """One pytest process's plugin object (``genstamp-session``): it binds the evidence when
     the session ends, and tells the user why when it cannot."""
@@ -712,8 +735,9 @@ class Session:
         self._earlier: dict[str, Any] | None = None  # see ``earlier``
         self.began_ns = time.time_ns()  # a work tree made after this is the tests' own
         # Evidence bound green, until the process ends: (git dir, tree, the session, its exit
-        # status then). pytest may still fail after it is bound (``_watch_the_end``).
-        self.green: tuple[Path, str, pytest.Session, int] | None = None
+        # status then, the exception being handled then, if any: a caller's). pytest may still
+        # fail after it is bound (``_watch_the_end``).
+        self.green: tuple[Path, str, pytest.Session, int, BaseException | None] | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -994,8 +1018,8 @@ class Session:
             if unrecorded:
                 self._say(f"genstamp: {unrecorded}")
         else:
-            self.green = (start.checkout.gitdir, tree_end, session, int(status))
-            self._watch_the_end()
+            self.green = (start.checkout.gitdir, tree_end, session, int(status), sys.exc_info()[1])
+            _watch_the_end(self)
         if start.problem:
             state = "written but unbound" if start.gen is None else "written"
             self._say(f"genstamp: evidence {state}: {start.problem}")
@@ -1067,29 +1091,13 @@ class Session:
             terminalreporter.write_line(line, yellow=True)
         self.pending.clear()
 
-    def _watch_the_end(self) -> None:
-        """pytest can still fail once the evidence is bound: a hook of a conftest or a plugin
-        that runs later (a terminal summary's, a trylast session finish's, an unconfigure's)
-        raises, and the exception ends pytest with status 1; or it calls ``pytest.exit`` with
-        a status. A clean clone's run fails so too. Either way the run failed on its tree:
-        ``late_failure`` records it (an exception that ends the process, through
-        ``sys.excepthook``; the others, when pytest unconfigures)."""
-        previous = sys.excepthook
-
-        def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
-            if not issubclass(kind, KeyboardInterrupt):  # the user's, not a failure
-                self.late_failure(f"{kind.__name__}: {value}")
-            previous(kind, value, tb)
-
-        sys.excepthook = hook
-
     def late_failure(self, why: str) -> None:
         """The session failed after its evidence was bound green (``why``): its tree is
         recorded as failed (``refuted``), so no pass of it, this one's included, answers for
         it. Once."""
         if self.green is None:
             return
-        gitdir, tree, _, _ = self.green
+        gitdir, tree, _, _, _ = self.green
         self.green = None
         from genstamp import refuted
 
@@ -1106,11 +1114,13 @@ class Session:
         if self.green is None:
             return
         in_flight = sys.exc_info()[1]
-        _, _, session, bound = self.green
+        _, _, session, bound, handled = self.green
         status = int(getattr(session, "exitstatus", bound))
         quiet = (KeyboardInterrupt, pytest.exit.Exception)  # the user's; a status of its own
-        if isinstance(in_flight, SystemExit) and in_flight.code in (None, 0):
-            in_flight = None
+        if in_flight is handled or (
+            isinstance(in_flight, SystemExit) and in_flight.code in (None, 0)
+        ):
+            in_flight = None  # the caller's (pytest.main in an except clause), or no failure
         if in_flight is not None and not isinstance(in_flight, quiet):
             self.late_failure(f"{type(in_flight).__name__}: {in_flight}")
         elif status != bound and status != pytest.ExitCode.OK:

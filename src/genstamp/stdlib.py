@@ -61,6 +61,7 @@ def _ours(found: ModuleType) -> bool:
     origin = getattr(spec, "origin", None)
     if origin in ("built-in", "frozen"):
         return True
-    if not isinstance(origin, str) or "site-packages" in origin.split(os.sep):
+    parts = origin.split(os.sep) if isinstance(origin, str) else ["site-packages"]
+    if "site-packages" in parts or "dist-packages" in parts:
         return False  # an installed package is no module of the standard library's
-    return os.path.dirname(origin).startswith(tuple(_FOLDERS))
+    return os.path.dirname(str(origin)).startswith(tuple(_FOLDERS))
