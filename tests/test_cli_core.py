@@ -213,16 +213,23 @@ def test_status_text(project: Path, genstamp: RunGenstamp) -> None:
 def test_status_names_a_pytest_configuration_pytest_cannot_read(
     project: Path, genstamp: RunGenstamp, name: str, text: str, bad: bool
 ) -> None:
-    """pytest stops on the file (a usage error, a decode error): status says which and why."""
+    """pytest stops on the file (a usage error, a decode error): status says which and why,
+    and so does verify's refusal for want of evidence."""
     (project / name).write_bytes(text.encode("latin-1"))
     code, out, _ = genstamp("-C", project, "status")
     assert code == 0
     told = [line.strip() for line in out.splitlines() if "cannot be read" in line]
     data = json.loads(genstamp("-C", project, "status", "--json")[1])
     problems = [p for s in data["selection"]["suites"] for p in s["problems"]]
+    genstamp("-C", project, "stamp")
+    code, out, err = genstamp("-C", project, "verify")  # no evidence: pytest could not run
+    assert code == 1 and "no-evidence" in out + err
+    stops = f"pytest stops before any test: {name} cannot be read ("
     if not bad:
         assert told == [] and problems == [], out
+        assert stops not in out + err
         return
+    assert stops in out + err, out + err
     assert told and told[0].startswith(f"{name} cannot be read ("), out
     assert told[0].endswith("— fix it: pytest stops on it"), out
     assert problems and problems[0].startswith(f"{name} cannot be read ("), data

@@ -195,6 +195,7 @@ def with_report(
         clean_rooms=rooms,
         clean_room_problems=problems,
         clean_room_latest=latest,
+        config_problems=() if report is not None else unreadable_configs(checkout, suites),
         evidence=str(evidence_path),
         report=report,
         unreadable=unreadable,
@@ -208,6 +209,21 @@ def with_report(
         views=views,
         suites=suites_found,
     )
+
+
+def unreadable_configs(checkout: Checkout, suites: Sequence[str]) -> tuple[str, ...]:
+    """Why the pytest configuration of each of the work tree's ``suites`` (its top: none
+    declared) cannot be read as pytest reads it, if it cannot."""
+    workdir = checkout.workdir
+
+    def read(rel: str) -> bytes | None:
+        try:
+            return (workdir / rel).read_bytes()
+        except OSError:
+            return None
+
+    found = (suite.read_config(read, root.strip("/")) for root in (suites or [""]))
+    return tuple(problem for config in found for problem in config.problems)
 
 
 def gather_parts(

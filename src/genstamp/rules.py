@@ -103,6 +103,9 @@ class Facts(NamedTuple):
     clean_rooms: Mapping[str, CleanRoom] = _EMPTY
     clean_room_problems: tuple[str, ...] = ()
     clean_room_latest: str = ""
+    # pytest configuration files of the work tree's suites that cannot be read as pytest
+    # reads them (asked when there is no evidence: pytest stops on them too)
+    config_problems: tuple[str, ...] = ()
 
 
 class Failure(NamedTuple):
@@ -417,7 +420,9 @@ def _no_stamp(facts: Facts, settings: Config) -> Iterator[str]:
 
 def _no_evidence(facts: Facts, settings: Config) -> Iterator[str]:
     if facts.report is None and not facts.unreadable:
-        yield f"no JUnit file at {facts.evidence}"
+        note = "; ".join(facts.config_problems)
+        stops = f" (and pytest stops before any test: {note} — fix it first)" if note else ""
+        yield f"no JUnit file at {facts.evidence}{stops}"
 
 
 def _unbound_evidence(facts: Facts, settings: Config) -> Iterator[str]:
