@@ -392,3 +392,23 @@ def test_the_co_process_imports_nothing_it_rarely_needs() -> None:
     loaded = set(proc.stdout.decode().split())
     assert "pygit2" in loaded and "genstamp.watch" in loaded
     assert not loaded & set(SPARED), sorted(loaded & set(SPARED))
+
+
+def test_a_checkout_that_may_have_submodules_is_told_by_its_index(tmp_path: Path) -> None:
+    """The co-process asks libgit2 about submodules (its first look at a large tree costs
+    ~10 ms) only where the checkout may have one: a .gitmodules, or a gitlink in the index
+    (one added without .gitmodules too)."""
+    from genstamp import submodules
+    from genstamp.repo import open_checkout
+
+    repo = init_repo(tmp_path / "repo")
+    assert not submodules.may_have(open_checkout(repo))
+    inner = init_repo(tmp_path / "inner")
+    commit_all(inner, "inner")
+    head = git(inner, "rev-parse", "HEAD")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{head},vendor")
+    assert submodules.may_have(open_checkout(repo))  # a gitlink, no .gitmodules
+    git(repo, "rm", "-q", "--cached", "vendor")
+    assert not submodules.may_have(open_checkout(repo))
+    (repo / ".gitmodules").write_text('[submodule "x"]\n\tpath = x\n\turl = ../x\n')
+    assert submodules.may_have(open_checkout(repo))

@@ -107,7 +107,8 @@ def unseen(
     from genstamp import submodules  # not the gate's facts: their import costs tens of ms
     from genstamp.identity import hidden_changes
 
-    dirty = {path: list(changes) for path, changes in submodules.dirty(checkout)}
+    found = submodules.dirty(checkout) if submodules.may_have(checkout) else []
+    dirty = {path: list(changes) for path, changes in found}
     return hidden_changes(checkout, used), dirty
 
 

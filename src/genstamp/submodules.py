@@ -15,6 +15,22 @@ from pygit2.enums import FileStatus
 from genstamp.identity import hidden_changes, sparse_leaves
 from genstamp.repo import Checkout
 
+_GITLINK_MODE = b"\x00\x00\xe0\x00"  # an index entry's mode field for a gitlink (160000)
+
+
+def may_have(checkout: Checkout) -> bool:
+    """Whether the checkout may have a submodule: a ``.gitmodules`` file, or an index that
+    holds a gitlink entry's mode (a byte search: a false alarm costs only the full look,
+    libgit2's first ``listall_submodules`` of a large tree ~10 ms)."""
+    if os.environ.get("GIT_INDEX_FILE") or (checkout.workdir / ".gitmodules").exists():
+        return True
+    try:
+        return _GITLINK_MODE in (checkout.gitdir / "index").read_bytes()
+    except FileNotFoundError:
+        return False  # no index: no entry
+    except OSError:
+        return True
+
 
 def paths(checkout: Checkout) -> list[str]:
     """The submodules: those ``.gitmodules`` names and every gitlink of the index or HEAD (a
