@@ -464,14 +464,16 @@ def differing(
     odd: dict[str, list[str]] = {}
     linked: list[str] = []
     in_submodules: dict[str, list[str]] = {}
-    index = checkout.repo.index
+    index: pygit2.Index | None = None  # read when a loaded file is not in the tree's folders
     for rel, raws in loaded.items():
         try:
             blob = str(top[rel].id)
         except (KeyError, TypeError, ValueError):
             if (linkable is None or rel in linkable) and placed.through_link(checkout.workdir, rel):
                 linked.append(rel)  # the tree holds a link above it: loaded-not-tested
-            elif rel not in index and _in_gitlink(index, rel):
+                continue
+            index = index if index is not None else checkout.repo.index
+            if rel not in index and _in_gitlink(index, rel):
                 in_submodules[rel] = raws  # judged on the commit the tree records for it
             continue  # not in the tree's own folders: the gate places it
         if any(raw != blob for raw in raws):

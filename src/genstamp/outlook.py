@@ -108,9 +108,8 @@ def lines(run: Run) -> list[str]:
             f"unregistered-submodule: {_named([path for path, _ in run.unregistered])} (in "
             f"{_named(links)}, which .gitmodules gives no URL: a clean clone cannot fetch it)"
         )
-    if (
-        run.executed == 0 and not run.failed
-    ):  # a collection error counts as run, as the gate counts it
+    # (a collection error counts as run, as the gate counts it)
+    if run.executed == 0 and not run.failed:
         refusals.append(
             "no-tests, unless other parts of this generation ran tests: no test executed (none "
             "collected, or every one skipped) — run the suite so that tests execute"

@@ -73,12 +73,8 @@ def forget_everywhere(gitdir: Path, tree: str) -> bool:
     """No worktree of the repository remembers ``tree`` as accepted any longer (a failing run
     of it that could not be recorded must not be overruled by an older pass); False when a
     store that holds it could not be rewritten."""
-    common = common_gitdir(gitdir)
-    places = [common]
-    with contextlib.suppress(OSError):
-        places += sorted(p for p in (common / "worktrees").iterdir() if p.is_dir())
     done = True
-    for where in places:
+    for where in _worktrees(gitdir):
         try:
             kept = trees(where)
             if tree in kept:
@@ -87,6 +83,15 @@ def forget_everywhere(gitdir: Path, tree: str) -> bool:
         except GenstampError:
             done = False
     return done
+
+
+def _worktrees(gitdir: Path) -> list[Path]:
+    """The git dirs of the repository's worktrees: the main one's, then the linked ones'."""
+    common = common_gitdir(gitdir)
+    found = [common]
+    with contextlib.suppress(OSError):
+        found += sorted(p for p in (common / "worktrees").iterdir() if p.is_dir())
+    return found
 
 
 def _write(gitdir: Path, kept: dict[str, int]) -> None:
@@ -112,10 +117,7 @@ def everywhere(gitdir: Path, refuted: Mapping[str, int] | None = None) -> dict[s
     store of another worktree that cannot be read is passed over (it is that worktree's to
     mend); each is bound to its own worktree, so a copy's verdicts still do not count. A
     verdict older than a failing run of its tree (``refuted``: tree -> ns) no longer stands."""
-    common = common_gitdir(gitdir)
-    others = [common]
-    with contextlib.suppress(OSError):
-        others += sorted(p for p in (common / "worktrees").iterdir() if p.is_dir())
+    others = _worktrees(gitdir)
     failed = refuted or {}
     found: dict[str, Path] = {}
     for where in [gitdir, *others]:
