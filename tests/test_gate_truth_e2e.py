@@ -304,6 +304,73 @@ def test_code_the_tests_make_is_theirs(
         assert "will refuse" not in out, out
 
 
+ZIPPED = """\
+import importlib, os, pathlib, sys, zipfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+ZIP = ROOT / "build" / "gen.zip"
+FROM = pathlib.Path(os.environ.get("CALC_FROM", ROOT))  # the package the test zips
+
+
+def test_zipped_code():
+    if MAKE:
+        ZIP.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(ZIP, "w") as archive:
+            archive.writestr("gen_pkg/__init__.py", "VALUE = 7\\n")
+            archive.write(FROM / "src" / "calc" / "__init__.py", "calc/__init__.py")
+    saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k.split(".")[0] == "calc"}
+    sys.path.insert(0, str(ZIP))
+    try:
+        assert importlib.import_module("gen_pkg").VALUE == 7
+        assert importlib.import_module("calc").__file__.startswith(str(ZIP))
+        assert importlib.import_module("calc").VALUE == 2
+    finally:
+        sys.path.remove(str(ZIP))
+        sys.modules.update(saved)
+"""
+
+
+@pytest.mark.parametrize("case", ["made", "before", "another clone"])
+def test_code_the_tests_zip_is_theirs(
+    repo: Path, genstamp: RunGenstamp, case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Modules imported from a zip the run itself wrote into a git-ignored folder (a zipapp or
+    an egg a test builds) are the run's own, as the same modules written as plain files are:
+    their paths (``build/gen.zip/calc/__init__.py``) name no file, and the archive's times
+    tell when it was made. Its copy of an import root's module is judged by its bytes: the
+    tree's are accepted, a past version's (zipped from another clone, which still has it) are
+    a stale artifact's, refused. The control: the zip left there before the run is refused."""
+    write_calc(
+        repo,
+        tests=ZIPPED.replace("MAKE", str(case != "before")),
+        gitignore="__pycache__/\n*.py[co]\nbuild/\n",
+    )
+    (repo / "src" / "calc" / "__init__.py").write_text("VALUE = 2\n")
+    commit_all(repo, "a test that imports from a zip")
+    if case == "another clone":  # cloned at this commit; the tree then moves on
+        other = tmp_path / "other"
+        subprocess.run(["git", "clone", "-q", str(repo), str(other)], check=True)
+        monkeypatch.setenv("CALC_FROM", str(other))
+        (repo / "src" / "calc" / "__init__.py").write_text("VALUE = 3\n")
+        commit_all(repo, "calc moves on")
+    if case == "before":  # left there by an earlier session, git-ignored
+        (repo / "build").mkdir()
+        with zipfile.ZipFile(repo / "build" / "gen.zip", "w") as archive:
+            archive.writestr("gen_pkg/__init__.py", "VALUE = 7\n")
+            archive.writestr("calc/__init__.py", "VALUE = 2\n")
+    out = green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    if case == "made":
+        assert code == 0, data
+        assert "will refuse" not in out, out
+    elif case == "before":
+        assert (code, rules(data)) == (1, ["ignored-code"]), data
+        assert "build/gen.zip/gen_pkg/__init__.py" in message(data, "ignored-code")
+    else:
+        assert (code, rules(data)) == (1, ["foreign-origin"]), data
+        assert "build/gen.zip/calc/__init__.py" in message(data, "foreign-origin")
+
+
 TOUCHES = """\
 import importlib, os, pathlib, shutil, subprocess, sys
 

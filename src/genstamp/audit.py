@@ -415,6 +415,17 @@ def judge(
                     # an empty file only touched is what a touch makes in a clean clone too
                     if ld.path not in touched or ld.blob == _EMPTY_BLOB:
                         made[rel] = None
+                    top = ld.module.partition(".")[0]
+                    bases = [roots[top]] if top in roots else []
+                    if (
+                        bases
+                        and counterpart(ld.module, ld.path, root, bases) not in (None, rel)
+                        and not _not_a_past_version(ld, root, bases, opened)
+                    ):
+                        # a module of an import root the run made in the tree (a copy, a zip
+                        # in build/) from a past version: a stale artifact's bytes ran
+                        why = "made by the run from a past version of the checkout's module"
+                        flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
                 elif ld.via == loads_.SOURCE and ld.detail == loads_.CHANGED:
                     if ld.path in wrote:  # written with its old time put back (copy2, cp -p)
                         made[rel] = None
@@ -728,6 +739,15 @@ def _the_runs_own(
     bytes came from a stale artifact (a wheel built at an older commit, unpacked by a test)."""
     if not _made_during(ld, began_ns):
         return False
+    return _not_a_past_version(ld, root, bases, opened)
+
+
+def _not_a_past_version(
+    ld: Load, root: Path, bases: Sequence[str], opened: frozenset[str] = frozenset()
+) -> bool:
+    """Whether the bytes of ``ld``, code the run made of the checkout's, are the tree's own,
+    bytes no version of the checkout ever held, or a past version an archive the tree tracks
+    holds and the run read (``_the_runs_own``), not a stale artifact's."""
     if not ld.blob or not ld.module:
         return True  # no bytes to compare
     other = counterpart(ld.module, ld.path, root, bases)

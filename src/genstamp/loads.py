@@ -496,11 +496,29 @@ def _made(real: str) -> str:
     try:
         st = os.stat(real)
     except OSError:
-        return ""
+        # a member of an archive on the import path (zipimport: ``build/app.zip/pkg/m.py``)
+        # was made when the archive was
+        st = _archive_stat(real)
+        if st is None:
+            return ""
     began = _began()
     if began <= 0 or st.st_ctime_ns < began:
         return ""
     return MADE if st.st_mtime_ns >= began else CHANGED
+
+
+def _archive_stat(path: str) -> "os.stat_result | None":
+    """The status of the file that holds ``path`` as an archive's member (the nearest folder
+    above it that is a file), None when there is none."""
+    folder = os.path.dirname(path)
+    while folder != os.path.dirname(folder):
+        try:
+            st = os.stat(folder)
+        except OSError:
+            folder = os.path.dirname(folder)
+            continue
+        return st if st.st_mode & 0o170000 == 0o100000 else None  # S_ISREG
+    return None
 
 
 # -- everything else: the audit hook and the meta path finder ------------------------------------
@@ -1008,7 +1026,10 @@ def _executed(code: CodeType) -> None:
         record(Load(real, blob_of(data) if data else "", module, ELSEWHERE, elsewhere))
         return
     if compiled is not None and compiled[0] == filename:
-        record(Load(real, blob_of(compiled[1]), module, SOURCE, _made(real)))
+        made = _made(real)
+        # a module the run made (a copy, a zip in build/): its name, to judge its bytes by
+        module = module or (_module_executing(filename) if made else "")
+        record(Load(real, blob_of(compiled[1]), module, SOURCE, made))
         return
     data = None
     try:
@@ -1039,7 +1060,9 @@ def _executed(code: CodeType) -> None:
         hooked = _hooks_own_compile()
         record(Load(real, current, module, BYTECODE, _stale_reason(real, pyc, hooked)))
         return
-    record(Load(real, current, module, SOURCE, _made(real)))
+    made = _made(real)
+    module = module or (_module_executing(filename) if made else "")
+    record(Load(real, current, module, SOURCE, made))
 
 
 # A BYTECODE load's detail: code that ran under a source's name, compiled from no bytes it has
