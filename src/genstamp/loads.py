@@ -493,14 +493,15 @@ def _made(real: str) -> str:
     """``MADE`` when the file at ``real`` was written after the run began (the tests made it:
     generated code, a pytester project), ``CHANGED`` when only its change time says so, else
     ""."""
+    st: os.stat_result | None
     try:
         st = os.stat(real)
     except OSError:
         # a member of an archive on the import path (zipimport: ``build/app.zip/pkg/m.py``)
         # was made when the archive was
         st = _archive_stat(real)
-        if st is None:
-            return ""
+    if st is None:
+        return ""
     began = _began()
     if began <= 0 or st.st_ctime_ns < began:
         return ""
