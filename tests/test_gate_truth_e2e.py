@@ -371,6 +371,59 @@ def test_code_the_tests_zip_is_theirs(
         assert "build/gen.zip/calc/__init__.py" in message(data, "foreign-origin")
 
 
+SOURCELESS = """\
+import importlib.machinery, importlib.util, os, pathlib, py_compile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FROM = pathlib.Path(os.environ.get("CALC_FROM", ROOT))  # the package the test compiles
+
+
+def test_sourceless(tmp_path):
+    pyc = str(tmp_path / "calc.pyc")
+    source = str(FROM / "src" / "calc" / "__init__.py")
+    py_compile.compile(source, cfile=pyc, doraise=True, optimize=OPTIMIZE)
+    loader = importlib.machinery.SourcelessFileLoader("calc", pyc)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("calc", loader))
+    loader.exec_module(module)
+    assert module.VALUE == 2
+"""
+
+
+@pytest.mark.parametrize(
+    ("case", "optimize"), [("the tree", -1), ("the tree", 2), ("another clone", -1)]
+)
+def test_bytecode_the_tests_compile_is_judged_by_its_code(
+    repo: Path,
+    genstamp: RunGenstamp,
+    case: str,
+    optimize: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A test that compiles an import root's module into bytecode outside the tree and runs
+    it with no source beside it (a sourceless distribution's check): the code the tree's file
+    compiles to is the run's own; another clone's older file compiled so is not, though the
+    run made the ``.pyc`` (it carries no source to compare, its code does). Compiled at any
+    optimisation level (``compileall -o 2``)."""
+    write_calc(repo, tests=SOURCELESS.replace("OPTIMIZE", str(optimize)))
+    (repo / "src" / "calc" / "__init__.py").write_text('"""calc."""\nVALUE = 2\n')
+    commit_all(repo, "a test that compiles calc")
+    if case == "another clone":  # cloned at this commit; the tree then moves on
+        other = tmp_path / "other"
+        subprocess.run(["git", "clone", "-q", str(repo), str(other)], check=True)
+        monkeypatch.setenv("CALC_FROM", str(other))
+        (repo / "src" / "calc" / "__init__.py").write_text("VALUE = 3\n")
+        commit_all(repo, "calc moves on")
+    out = green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    if case == "the tree":
+        assert code == 0, data
+        assert "will refuse" not in out, out
+    else:
+        assert (code, rules(data)) == (1, ["foreign-origin"]), data
+        assert "calc.pyc" in message(data, "foreign-origin")
+
+
 TOUCHES = """\
 import importlib, os, pathlib, shutil, subprocess, sys
 

@@ -10,7 +10,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp import bytecode
@@ -748,8 +748,12 @@ def _not_a_past_version(
     """Whether the bytes of ``ld``, code the run made of the checkout's, are the tree's own,
     bytes no version of the checkout ever held, or a past version an archive the tree tracks
     holds and the run read (``_the_runs_own``), not a stale artifact's."""
-    if not ld.blob or not ld.module:
-        return True  # no bytes to compare
+    if not ld.module:
+        return True  # no module to compare with
+    if not ld.blob:
+        # bytecode with no source (compiled by the test, from whatever text): the tree's own
+        # code only when it is what compiling the tree's file gives
+        return _compiled_from_the_tree(ld, root, bases) is not False
     other = counterpart(ld.module, ld.path, root, bases)
     if other is not None:
         try:
@@ -760,6 +764,36 @@ def _not_a_past_version(
     if not _in_history(root, ld.blob, other):
         return True
     return bool(opened) and ld.blob in _archived_blobs(str(root), opened)
+
+
+def _compiled_from_the_tree(ld: Load, root: Path, bases: Sequence[str]) -> bool | None:
+    """Whether the sourceless bytecode ``ld`` ran (its ``.pyc``) holds the code that compiling
+    the tree's file of its module gives; None when the tree has no such file, or either file
+    cannot be read now."""
+    from genstamp import loads as loads_
+
+    pyc = ld.detail or ld.path
+    # the module's file, or its package's (bytecode named after either runs as either)
+    package = os.path.join(os.path.dirname(pyc), "__init__.py")
+    other = counterpart(ld.module, pyc, root, bases) or counterpart(ld.module, package, root, bases)
+    if other is None:
+        return None
+    try:
+        with open(pyc, "rb") as fh:
+            data = fh.read()
+        source = (root / other).read_bytes()
+    except OSError:
+        return None
+    if data[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    try:
+        code = marshal.loads(data[16:])
+    except (EOFError, ValueError, TypeError):
+        return False
+    # at any optimisation level (compileall -o 2 builds a sourceless distribution so)
+    return isinstance(code, CodeType) and any(
+        loads_.compiled_from(code, source, level) for level in (-1, 1, 2)
+    )
 
 
 _EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # git's id of no bytes

@@ -954,7 +954,7 @@ def _executed(code: CodeType) -> None:
         and compiled[0] == filename
         and not tree
         and not _by_the_import_system()
-        and not _compiled_from(code, compiled[1])
+        and not compiled_from(code, compiled[1])
     ):
         compiled = None  # compiled here, but what runs is other code: judged as such below
     if compiled is None and _may_concern(filename):
@@ -1044,7 +1044,7 @@ def _executed(code: CodeType) -> None:
         # elsewhere (marshal'ed into a cache of a conftest's loader) or compiled from the AST
         # of some text. It is the file's when it is what compiling the file gives, or when an
         # import hook read the file just before compiling (typeguard's, beartype's AST).
-        if not (tree and source in (filename, real)) and not _compiled_from(code, data):
+        if not (tree and source in (filename, real)) and not compiled_from(code, data):
             record(Load(real, current, module, BYTECODE, NOT_COMPILED))
             return
     if pyc is not None and not (_cache_of(pyc, filename) or _cache_of(pyc, real)):
@@ -1072,10 +1072,11 @@ _COMPILED: dict[int, CodeType] = {}  # code objects found to be what their file 
 _FUTURES: list[int] = []  # the compiler flags of every __future__ feature (once, when needed)
 
 
-def _compiled_from(code: CodeType, data: bytes) -> bool:
+def compiled_from(code: CodeType, data: bytes, optimize: int = -1) -> bool:
     """Whether compiling ``data`` gives ``code`` (code objects compare by their bytecode,
     constants, names and line table; not by the file name), under the code's own future
-    flags and the interpreter's optimisation level, as the import system compiles."""
+    flags and the interpreter's optimisation level (or ``optimize``), as the import system
+    compiles."""
     if _COMPILED.get(id(code)) is code:
         return True
     if not _FUTURES:
@@ -1086,7 +1087,8 @@ def _compiled_from(code: CodeType, data: bytes) -> bool:
             flags |= getattr(__future__, name).compiler_flag
         _FUTURES.append(flags)
     try:
-        made = compile(data, code.co_filename, "exec", code.co_flags & _FUTURES[0], True)
+        flags = code.co_flags & _FUTURES[0]
+        made = compile(data, code.co_filename, "exec", flags, True, optimize)
         same = bool(made == code)
     except Exception:  # SyntaxError, ValueError: what ran is no compilation of the file
         return False
