@@ -304,6 +304,15 @@ def test_code_the_tests_make_is_theirs(
         assert "will refuse" not in out, out
 
 
+def calc_from_another_clone(repo: Path, other: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``other``, a clone of ``repo`` at its commit, named to the tests by ``CALC_FROM``; then
+    calc moves on in ``repo`` (committed): the clone holds a past version of it."""
+    subprocess.run(["git", "clone", "-q", str(repo), str(other)], check=True)
+    monkeypatch.setenv("CALC_FROM", str(other))
+    (repo / "src" / "calc" / "__init__.py").write_text("VALUE = 3\n")
+    commit_all(repo, "calc moves on")
+
+
 ZIPPED = """\
 import importlib, os, pathlib, sys, zipfile
 
@@ -347,12 +356,8 @@ def test_code_the_tests_zip_is_theirs(
     )
     (repo / "src" / "calc" / "__init__.py").write_text("VALUE = 2\n")
     commit_all(repo, "a test that imports from a zip")
-    if case == "another clone":  # cloned at this commit; the tree then moves on
-        other = tmp_path / "other"
-        subprocess.run(["git", "clone", "-q", str(repo), str(other)], check=True)
-        monkeypatch.setenv("CALC_FROM", str(other))
-        (repo / "src" / "calc" / "__init__.py").write_text("VALUE = 3\n")
-        commit_all(repo, "calc moves on")
+    if case == "another clone":
+        calc_from_another_clone(repo, tmp_path / "other", monkeypatch)
     if case == "before":  # left there by an earlier session, git-ignored
         (repo / "build").mkdir()
         with zipfile.ZipFile(repo / "build" / "gen.zip", "w") as archive:
@@ -408,12 +413,8 @@ def test_bytecode_the_tests_compile_is_judged_by_its_code(
     write_calc(repo, tests=SOURCELESS.replace("OPTIMIZE", str(optimize)))
     (repo / "src" / "calc" / "__init__.py").write_text('"""calc."""\nVALUE = 2\n')
     commit_all(repo, "a test that compiles calc")
-    if case == "another clone":  # cloned at this commit; the tree then moves on
-        other = tmp_path / "other"
-        subprocess.run(["git", "clone", "-q", str(repo), str(other)], check=True)
-        monkeypatch.setenv("CALC_FROM", str(other))
-        (repo / "src" / "calc" / "__init__.py").write_text("VALUE = 3\n")
-        commit_all(repo, "calc moves on")
+    if case == "another clone":
+        calc_from_another_clone(repo, tmp_path / "other", monkeypatch)
     out = green(genstamp, repo)
     code, data = verdict(genstamp, repo)
     if case == "the tree":
