@@ -190,6 +190,33 @@ def test_a_damaged_stamp_begins_a_new_generation_without_failing(work: Path) -> 
     assert "could not be read" in stamp(work)["history"][-1]["why"]
 
 
+@pytest.mark.parametrize("command", [("checkout", "-q", "-b", "feature"), ("merge", "-q", "side")])
+def test_a_later_genstamps_stamp_is_left_as_it_is(work: Path, command: tuple[str, ...]) -> None:
+    """A stamp of a later format version (the test environment's newer genstamp beside
+    pre-commit's older hooks): the hook cannot read it, so it does not end it. It scrubs the
+    bytecode, leaves the stamp byte for byte, and says so in one line naming both versions."""
+    git(work, "checkout", "-q", "-b", "side")
+    (work / "b.py").write_text("B = 2\n")
+    commit_all(work, "side")
+    git(work, "checkout", "-q", "main")
+    path = work / ".git" / "genstamp" / "generation.json"
+    data = json.loads(path.read_text())
+    data["version"] = 99
+    path.write_text(json.dumps(data))
+    before = path.read_bytes()
+    cache = work / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    (cache / "a.cpython-311.pyc").write_bytes(b"\xa7\r\r\n" + bytes(12))
+    proc = run_git(work, *command)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("genstamp: warning: "), proc.stderr
+    assert "format version 99" in lines[0] and "reads version 3" in lines[0], lines
+    assert "left as it is" in lines[0] and "(hint: " in lines[0], lines
+    assert path.read_bytes() == before
+    assert not cache.exists()
+
+
 def test_genstamp_missing_warns_and_never_fails_the_checkout(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

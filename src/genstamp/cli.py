@@ -430,7 +430,15 @@ def full_restamp_hook(name: str, directory: Path | None, checkout: Checkout | No
         from genstamp import restamp
 
         settings = config.load(checkout.workdir)
-        gen, result, kept, why = restamp.after_hook(checkout, trigger, venvs=settings.scrub_venvs)
+        try:
+            gen, result, kept, why = restamp.after_hook(
+                checkout, trigger, venvs=settings.scrub_venvs
+            )
+        except generation.NewerStamp as exc:
+            result = restamp.scrub_all(checkout, venvs=settings.scrub_venvs)
+            _hook_warning(f"{exc.message}: left as it is; {_scrub_line(result)}", exc.remedy)
+            _scrub_errors(result)
+            return EXIT_OK
     except GenstampError as exc:
         _hook_warning(exc.message, exc.remedy or "run `genstamp stamp` once the cause is fixed")
         return EXIT_OK

@@ -235,6 +235,11 @@ def stored(checkout: Checkout | Place) -> Generation | None:
     return read(checkout)[0]
 
 
+class NewerStamp(GenstampError):
+    """A stamp of a later format version than this genstamp reads: another genstamp's (the
+    test environment's newer one, beside pre-commit's older hooks), left as it is."""
+
+
 def read(checkout: Checkout | Place) -> tuple[Generation | None, bytes]:
     """The stamp as written and its bytes (what a settler compares before it writes back)."""
     return read_at(stamp_path(checkout))
@@ -269,7 +274,8 @@ def parse(raw: bytes, path: str | os.PathLike[str]) -> Generation:
         raise GenstampError(f"{path} is not a genstamp generation stamp", remedy)
     version = data.get("version")
     if version not in READS:
-        raise GenstampError(
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
+        raise (NewerStamp if newer else GenstampError)(
             f"the generation stamp {path} is format version {version!r}, written by genstamp "
             f"{data.get('writer', '?')}; this genstamp {__version__} reads version {VERSION}",
             "use the same genstamp version in pre-commit and in the test environment, "

@@ -78,6 +78,8 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
     environment may lack them) and for every hook."""
     try:
         gen = generation.current(checkout)
+    except generation.NewerStamp:
+        raise  # a later genstamp's: not this one's to end (``scrub_all``)
     except GenstampError as exc:
         gen, damaged = None, exc.message
     else:
@@ -97,6 +99,15 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
         checkout.workdir, venvs=venvs, tracked=tracked_index(checkout), nested=nested_index
     )
     return AfterHook(generation.kept(checkout, gen, trigger, why), result, True, why)
+
+
+def scrub_all(checkout: Checkout, *, venvs: bool = False) -> ScrubResult:
+    """The full scrub a hook does when it keeps or begins a generation, alone: what a hook does
+    when the stamp is a later genstamp's, which it leaves as it is (the bytecode of what git
+    changed is gone all the same)."""
+    return scrub(
+        checkout.workdir, venvs=venvs, tracked=tracked_index(checkout), nested=nested_index
+    )
 
 
 def _began(
