@@ -199,6 +199,16 @@ def test_a_rev_that_names_nothing_is_an_error(bound: Path) -> None:
     with pytest.raises(GenstampError, match="'no-such-branch' does not name a commit") as info:
         facts_of(bound, revs=("no-such-branch",))
     assert "--rev" in info.value.remedy
+    assert info.value.message.count("no-such-branch") == 1  # not libgit2's text again
+
+
+@pytest.mark.parametrize(
+    ("rev", "kind"), [("HEAD:pyproject.toml", "blob"), ("HEAD^{tree}", "tree")]
+)
+def test_a_rev_that_names_no_commit_says_what_it_names(bound: Path, rev: str, kind: str) -> None:
+    with pytest.raises(GenstampError) as info:
+        facts_of(bound, revs=(rev,))
+    assert info.value.message == f"{rev!r} names a {kind}, not a commit"
 
 
 def test_a_rev_beyond_a_shallow_clone_says_so(bound: Path, tmp_path: Path) -> None:

@@ -662,18 +662,26 @@ def testable(repo: pygit2.Repository, tree_id: str) -> bool:
 
 def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:
     """The tree of the commit ``rev`` names (tags peeled to their commit)."""
+    obj = None
     try:
         obj = checkout.repo.revparse_single(rev)
         commit = obj.peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        if obj is not None:  # a blob or a tree (`HEAD:pyproject.toml`, `HEAD^{tree}`)
+            raise GenstampError(
+                f"{rev!r} names a {obj.type_str}, not a commit",
+                "pass a branch, tag or commit id to --rev",
+            ) from None
         if checkout.repo.is_shallow:
             raise GenstampError(
                 f"{rev!r} does not name a commit here: this is a shallow clone, "
                 "whose history stops at its shallow boundary",
                 "judge a commit the clone has, or deepen it (git fetch --unshallow)",
             ) from None
+        # (a KeyError's text is the rev itself)
+        why = "" if isinstance(exc, KeyError) else f" ({exc})"
         raise GenstampError(
-            f"{rev!r} does not name a commit in this repository ({exc})",
+            f"{rev!r} does not name a commit in this repository{why}",
             "pass a branch, tag or commit id to --rev",
         ) from None
     return Target(label or rev, str(commit.tree_id))
