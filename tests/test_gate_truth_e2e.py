@@ -425,6 +425,69 @@ def test_bytecode_the_tests_compile_is_judged_by_its_code(
         assert "calc.pyc" in message(data, "foreign-origin")
 
 
+PSEUDO = """\
+import importlib.abc, importlib.util, os, pathlib, sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FROM = pathlib.Path(os.environ.get("CALC_FROM", ROOT))  # the package the loader reads
+
+
+class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path=None, target=None):
+        if name in ("calc", "calc.made"):
+            return importlib.util.spec_from_loader(name, self, is_package=name == "calc")
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        if module.__name__ == "calc":
+            text = (FROM / "src" / "calc" / "__init__.py").read_text()
+        else:  # a module the tree has no file for: the loader's own making
+            text = "MADE = True\\n"
+        exec(compile(text, f"<gen {module.__name__}>", "exec"), module.__dict__)
+
+
+def test_loaded_by_a_finder():
+    saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k.split(".")[0] == "calc"}
+    sys.meta_path.insert(0, Finder())
+    try:
+        import calc.made
+
+        assert calc.VALUE == 2 and calc.made.MADE
+    finally:
+        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, Finder)]
+        for k in [k for k in sys.modules if k.split(".")[0] == "calc"]:
+            del sys.modules[k]
+        sys.modules.update(saved)
+"""
+
+
+@pytest.mark.parametrize("case", ["the tree", "another clone"])
+def test_a_module_compiled_under_a_name_of_no_file_is_judged_by_its_text(
+    repo: Path, genstamp: RunGenstamp, case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A finder first on ``sys.meta_path`` (ahead of genstamp's) whose loader compiles a
+    module's text under a name of no file (``<gen calc>``): the module is recorded by its
+    text. The tree's text is the tree's module; another clone's older text is foreign,
+    though no file names it. A module the tree has no file for (``calc.made``) is the
+    loader's own."""
+    write_calc(repo, tests=PSEUDO)
+    (repo / "src" / "calc" / "__init__.py").write_text("VALUE = 2\n")
+    commit_all(repo, "a test with its own finder")
+    if case == "another clone":
+        calc_from_another_clone(repo, tmp_path / "other", monkeypatch)
+    out = green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    if case == "the tree":
+        assert code == 0, data
+        assert "will refuse" not in out, out
+    else:
+        assert (code, rules(data)) == (1, ["foreign-origin"]), data
+        assert "<gen calc>" in message(data, "foreign-origin")
+        assert "calc.made" not in message(data, "foreign-origin")
+
+
 TOUCHES = """\
 import importlib, os, pathlib, shutil, subprocess, sys
 

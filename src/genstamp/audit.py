@@ -451,6 +451,9 @@ def judge(
             continue
         if not ld.module:
             continue
+        if ld.path.startswith("<"):  # module code compiled under a name of no file
+            _pseudo(ld, root, roots, loaded, flags)
+            continue
         if ld.via == loads_.NAMESPACE:
             if not installed(ld.path):  # an installed portion is a dependency's (google.*)
                 flags[Flag(FOREIGN, ld.module, ld.path, "namespace outside the checkout")] = None
@@ -547,6 +550,36 @@ def judge(
         tuple(sorted(made)),
         _empty_folders(used, made_dirs, root_s),
     )
+
+
+def _pseudo(
+    ld: Load,
+    root: Path,
+    roots: Mapping[str, str],
+    loaded: dict[str, dict[str, None]],
+    flags: dict[Flag, None],
+) -> None:
+    """A module of an import root whose body a loader compiled from text under a name of no
+    file (``<gen pkg.mod>``, ``loads._pseudo_module``): the tree's file of that module when the
+    text is its bytes; another text (another clone's file, a past version) is foreign. A module
+    the tree has no file for is the loader's own making (a plugin generated under the
+    package's name), as a module a test writes is."""
+    top = ld.module.partition(".")[0]
+    bases = [roots[top]] if top in roots else []
+    other = counterpart(ld.module, "module.py", root, bases) or counterpart(
+        ld.module, "__init__.py", root, bases
+    )
+    if other is None:
+        return
+    try:
+        same = bool(ld.blob) and blob_id(str(root / other)) == ld.blob
+    except OSError:
+        same = False
+    if same:
+        loaded.setdefault(other, {})[ld.blob] = None
+    else:
+        why = f"compiled under {ld.path} from text that is not the tree's {other}"
+        flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
 
 
 def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:

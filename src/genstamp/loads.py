@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from typing import Any, NamedTuple
 else:
     CodeType = type((lambda: 0).__code__)  # types' own definition, without importing types
+    ModuleType = type(sys)  # and types' own ModuleType
 
 RUN_ENV = "GENSTAMP_RUN"  # the run folders (os.pathsep-separated) a process records into
 RUN_FILE = "run.txt"
@@ -553,6 +554,9 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                     stack = _STATE.__dict__.setdefault("stack", [])
                     stack.append([filename, source, False])
                     del stack[:-_PENDING]
+            elif isinstance(source, str) and isinstance(filename, str):
+                if filename.startswith("<"):  # a custom loader's text (``_pseudo_module``)
+                    _STATE.pseudo = (filename, source)
             elif not isinstance(source, (bytes, str)):
                 _STATE.tree = True  # a syntax tree compiled (an import hook's, changed or not)
                 stack = getattr(_STATE, "stack", None)
@@ -923,6 +927,40 @@ def _library(name: str) -> None:
             pass
 
 
+_LOADERS = frozenset({"exec_module", "load_module", "_exec", "_load_unlocked"})
+
+
+def _pseudo_module(filename: str, compiled: "tuple[str, bytes] | None") -> None:
+    """Module code compiled under a name of no file (``<gen pkg.mod>``) that a loader runs as
+    the body of a module of an import root (a custom finder that reads another clone's text):
+    recorded under that name, with the blob of the text compiled, for the audit to compare
+    with the tree's file of that module. Code that module code runs (an ``exec`` in a module's
+    body, a namedtuple's, a loader's helper) is none: only an ``exec`` called by a loader's
+    ``exec_module`` (or the import system's own frames) holding the module counts."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and (
+        frame.f_code.co_filename == __file__ or frame.f_code.co_name == "_call_with_frames_removed"
+    ):
+        frame = frame.f_back  # this module's own frames (the hook's), importlib's trampoline
+    if frame is None or frame.f_code.co_name not in _LOADERS:
+        return  # exec's caller is no loader (module code, a namedtuple's, a helper's)
+    name = ""
+    for value in frame.f_locals.values():
+        if isinstance(value, ModuleType) and isinstance(value.__name__, str):
+            name = value.__name__
+            break
+    if not name or not any(name.partition(".")[0] in a.run.roots for a in _RUNS):
+        return
+    data: bytes | None = None
+    pseudo = getattr(_STATE, "pseudo", None)
+    _STATE.pseudo = None
+    if compiled is not None and compiled[0] == filename:
+        data = compiled[1]
+    elif pseudo is not None and pseudo[0] == filename:
+        data = pseudo[1].encode("utf-8", "surrogateescape")
+    record(Load(filename, blob_of(data) if data is not None else "", name, SOURCE, ""))
+
+
 def _executed(code: CodeType) -> None:
     filename = code.co_filename
     compiled = getattr(_STATE, "compiled", None)
@@ -948,6 +986,7 @@ def _executed(code: CodeType) -> None:
             _expected[filename] = pending - 1
         return
     if filename.startswith("<"):
+        _pseudo_module(filename, compiled)
         return
     if (
         compiled is not None
