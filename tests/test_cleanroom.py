@@ -574,10 +574,10 @@ def test_the_clean_checkout_is_judged_on_its_own_run_alone(calc: Path) -> None:
 def test_a_rev_that_names_no_commit(calc: Path) -> None:
     proc = clean_run(calc, "--rev", "no-such-branch")
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines()[-1] == (
-        "genstamp: --rev no-such-branch names no commit here "
-        "(hint: name a branch, a tag or a commit id)"
-    )
+    assert proc.stderr.strip().splitlines() == [  # one line, before any step
+        "genstamp: 'no-such-branch' does not name a commit in this repository "
+        "(hint: pass a branch, tag or commit id to --rev)"
+    ]
     assert git(calc, "worktree", "list", "--porcelain").count("worktree ") == 1
 
 

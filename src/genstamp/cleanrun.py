@@ -74,6 +74,10 @@ def command(args: argparse.Namespace, checkout: Checkout) -> int:
         pytest_args = pytest_args[1:]
     from genstamp.cleanroom import clean_run
 
+    if args.rev is not None:  # one line, before any step: a rev that names no commit
+        from genstamp.facts import rev_tree
+
+        rev_tree(checkout, args.rev)
     progress = printer(sys.stderr, quiet=args.json)
     result = clean_run(
         checkout,
