@@ -122,3 +122,26 @@ def check_verify_judged_fresh_evidence(quick: dict[str, Any]) -> None:
     figures = {f["key"]: f for f in quick["figures"]}
     assert figures["verify-vs-pygit2"]["note"].startswith("verdict: accepted")
     assert "equals" in figures["identity-vs-pygit2"]["note"]
+
+
+def test_phases_marks_each_phase_both_ways(repo: Path) -> None:
+    """bench/phases.py keeps running: one run each way of a one-test suite, every mark printed
+    with a time on both sides."""
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_one.py").write_text("def test_one():\n    assert True\n")
+    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "phases.py"), str(repo), "--runs", "1"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        check=True,
+    )
+    rows = {
+        line[:34].strip(): line[34:].split()
+        for line in proc.stdout.splitlines()[1:]
+        if line and not line.startswith("1 runs")
+    }
+    for mark in ("configure (first)", "first test setup", "sessionfinish (last)", "process end"):
+        plugin, without, _added = rows[mark]
+        assert float(plugin) > 0 and float(without) > 0, proc.stdout
