@@ -572,11 +572,18 @@ def _pseudo(
     if other is None:
         return
     try:
-        same = bool(ld.blob) and blob_id(str(root / other)) == ld.blob
+        data = (root / other).read_bytes()
     except OSError:
-        same = False
-    if same:
-        loaded.setdefault(other, {})[ld.blob] = None
+        data = None
+    from genstamp.loads import blob_of
+
+    # the file's bytes, or its text as a text-mode read gives it (universal newlines)
+    same = data is not None and ld.blob in (
+        blob_of(data),
+        blob_of(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")),
+    )
+    if same and data is not None:
+        loaded.setdefault(other, {})[blob_of(data)] = None  # the file's own bytes ran
     else:
         why = f"compiled under {ld.path} from text that is not the tree's {other}"
         flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
