@@ -406,7 +406,9 @@ FROM = pathlib.Path(os.environ.get("CALC_FROM", ROOT))  # the package the test c
 
 
 def test_sourceless(tmp_path):
-    pyc = str(tmp_path / "calc.pyc")
+    where = WHERE
+    where.mkdir(exist_ok=True)
+    pyc = str(where / "calc.pyc")
     source = str(FROM / "src" / "calc" / "__init__.py")
     py_compile.compile(source, cfile=pyc, doraise=True, optimize=OPTIMIZE)
     loader = importlib.machinery.SourcelessFileLoader("calc", pyc)
@@ -417,13 +419,20 @@ def test_sourceless(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("case", "optimize"), [("the tree", -1), ("the tree", 2), ("another clone", -1)]
+    ("case", "optimize", "where"),
+    [
+        ("the tree", -1, "tmp_path"),
+        ("the tree", 2, "tmp_path"),
+        ("the tree", -1, "ROOT / 'build'"),
+        ("another clone", -1, "tmp_path"),
+    ],
 )
 def test_bytecode_the_tests_compile_is_judged_by_its_code(
     repo: Path,
     genstamp: RunGenstamp,
     case: str,
     optimize: int,
+    where: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -431,8 +440,9 @@ def test_bytecode_the_tests_compile_is_judged_by_its_code(
     it with no source beside it (a sourceless distribution's check): the code the tree's file
     compiles to is the run's own; another clone's older file compiled so is not, though the
     run made the ``.pyc`` (it carries no source to compare, its code does). Compiled at any
-    optimisation level (``compileall -o 2``)."""
-    write_calc(repo, tests=SOURCELESS.replace("OPTIMIZE", str(optimize)))
+    optimisation level (``compileall -o 2``), outside the tree or in its git-ignored build/."""
+    tests = SOURCELESS.replace("OPTIMIZE", str(optimize)).replace("WHERE", where)
+    write_calc(repo, tests=tests, gitignore="__pycache__/\n*.py[co]\nbuild/\n")
     (repo / "src" / "calc" / "__init__.py").write_text('"""calc."""\nVALUE = 2\n')
     commit_all(repo, "a test that compiles calc")
     foreign = calc_judged(genstamp, repo, case, tmp_path / "other", monkeypatch)
@@ -440,13 +450,15 @@ def test_bytecode_the_tests_compile_is_judged_by_its_code(
 
 
 PSEUDO = """\
-import importlib.abc, importlib.util, os, pathlib, sys
+import importlib, importlib.abc, importlib.util, os, pathlib, sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FROM = pathlib.Path(os.environ.get("CALC_FROM", ROOT))  # the package the loader reads
 
 
 class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    codes = {}  # compiled once, run again by importlib.reload
+
     def find_spec(self, name, path=None, target=None):
         if name in ("calc", "calc.made"):
             return importlib.util.spec_from_loader(name, self, is_package=name == "calc")
@@ -455,11 +467,15 @@ class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def exec_module(self, module):
-        if module.__name__ == "calc":
-            text = (FROM / "src" / "calc" / "__init__.py").read_text()
-        else:  # a module the tree has no file for: the loader's own making
-            text = "MADE = True\\n"
-        exec(compile(text, f"<gen {module.__name__}>", "exec"), module.__dict__)
+        exec(compile("scratch = True\\n", "<string>", "exec"), {})  # the loader's own
+        name = module.__name__
+        if name not in self.codes:
+            if name == "calc":
+                text = READ(FROM / "src" / "calc" / "__init__.py")
+            else:  # a module the tree has no file for: the loader's own making
+                text = "MADE = True\\n"
+            self.codes[name] = compile(text, f"<gen {name}>", "exec")
+        exec(self.codes[name], module.__dict__)
 
 
 def test_loaded_by_a_finder():
@@ -469,6 +485,7 @@ def test_loaded_by_a_finder():
         import calc.made
 
         assert calc.VALUE == 2 and calc.made.MADE
+        assert importlib.reload(calc).VALUE == 2
     finally:
         sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, Finder)]
         for k in [k for k in sys.modules if k.split(".")[0] == "calc"]:
@@ -477,7 +494,9 @@ def test_loaded_by_a_finder():
 """
 
 
-@pytest.mark.parametrize("case", ["the tree", "the tree, CRLF", "another clone"])
+@pytest.mark.parametrize(
+    "case", ["the tree", "the tree, CRLF", "the tree, latin-1", "another clone"]
+)
 def test_a_module_compiled_under_a_name_of_no_file_is_judged_by_its_text(
     repo: Path, genstamp: RunGenstamp, case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -487,9 +506,18 @@ def test_a_module_compiled_under_a_name_of_no_file_is_judged_by_its_text(
     though no file names it. A module the tree has no file for (``calc.made``) is the
     loader's own. A file with CRLF line ends that the loader reads in text mode (universal
     newlines) is the tree's text too."""
-    write_calc(repo, tests=PSEUDO)
+    latin = case.endswith("latin-1")  # decoded as the import system decodes a source
+    read = (
+        "(lambda p: importlib.util.decode_source(p.read_bytes()))"
+        if latin
+        else "pathlib.Path.read_text"
+    )
+    write_calc(repo, tests=PSEUDO.replace("READ", read))
     newline = "\r\n" if case.endswith("CRLF") else "\n"
-    (repo / "src" / "calc" / "__init__.py").write_bytes(f"VALUE = 2{newline}".encode())
+    text = f"# -*- coding: latin-1 -*-\nNAME = 'caf\xe9'{newline}" if latin else ""
+    (repo / "src" / "calc" / "__init__.py").write_bytes(
+        text.encode("latin-1") + f"VALUE = 2{newline}".encode()
+    )
     commit_all(repo, "a test with its own finder")
     foreign = calc_judged(genstamp, repo, case, tmp_path / "other", monkeypatch)
     assert foreign is None or ("<gen calc>" in foreign and "calc.made" not in foreign)

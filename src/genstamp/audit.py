@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import marshal
 import os
@@ -392,6 +393,13 @@ def judge(
                 read[rel] = None
                 continue
             if ld.via == loads_.SOURCELESS:
+                top = ld.module.partition(".")[0]
+                if (
+                    top in roots
+                    and _made_during(ld, began_ns)
+                    and _compiled_from_the_tree(ld, root, [roots[top]])
+                ):
+                    continue  # the tree's own code the run compiled (compileall into build/)
                 flags[Flag(SOURCELESS, name, rel, _sourceless(ld.path, root_s))] = None
             elif ld.via == loads_.EXTENSION:
                 if _in_environment(ld.path, root_s):
@@ -552,6 +560,20 @@ def judge(
     )
 
 
+def _as_text(data: bytes) -> frozenset[str]:
+    """The blob ids of a source file's bytes as a loader may compile them: as they are, with
+    universal newlines (a text-mode read, zipimport), and as the import system decodes them
+    (``decode_source``: its coding declaration or byte-order mark, universal newlines) in
+    UTF-8."""
+    from genstamp.loads import blob_of
+
+    blobs = {blob_of(data), blob_of(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))}
+    # (not Python source text: its bytes alone)
+    with contextlib.suppress(SyntaxError, LookupError, UnicodeError, ValueError):
+        blobs.add(blob_of(importlib.util.decode_source(data).encode("utf-8")))
+    return frozenset(blobs)
+
+
 def _pseudo(
     ld: Load,
     root: Path,
@@ -575,14 +597,9 @@ def _pseudo(
         data = (root / other).read_bytes()
     except OSError:
         data = None
-    from genstamp.loads import blob_of
+    if data is not None and ld.blob in _as_text(data):
+        from genstamp.loads import blob_of
 
-    # the file's bytes, or its text as a text-mode read gives it (universal newlines)
-    same = data is not None and ld.blob in (
-        blob_of(data),
-        blob_of(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")),
-    )
-    if same and data is not None:
         loaded.setdefault(other, {})[blob_of(data)] = None  # the file's own bytes ran
     else:
         why = f"compiled under {ld.path} from text that is not the tree's {other}"
@@ -788,8 +805,8 @@ def _not_a_past_version(
     """Whether the bytes of ``ld``, code the run made of the checkout's, are the tree's own,
     bytes no version of the checkout ever held, or a past version an archive the tree tracks
     holds and the run read (``_the_runs_own``), not a stale artifact's."""
-    if not ld.module:
-        return True  # no module to compare with
+    if not ld.module or ld.blob == _EMPTY_BLOB:
+        return True  # no module to compare with; an empty file (a test's package) is anyone's
     if not ld.blob:
         # bytecode with no source (compiled by the test, from whatever text): the tree's own
         # code only when it is what compiling the tree's file gives
@@ -797,8 +814,8 @@ def _not_a_past_version(
     other = counterpart(ld.module, ld.path, root, bases)
     if other is not None:
         try:
-            if blob_id(str(root / other)) == ld.blob:
-                return True
+            if ld.blob in _as_text(Path(root, other).read_bytes()):
+                return True  # the file's bytes (or its text: zipimport's universal newlines)
         except OSError:
             pass
     if not _in_history(root, ld.blob, other):

@@ -546,6 +546,8 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 _executed(code)
         elif event == "compile":
             source, filename = args[0], args[1]
+            if isinstance(filename, str) and filename.startswith("<"):
+                _keep_text(filename, source)  # a custom loader's text (``_pseudo_module``)
             if isinstance(source, bytes) and isinstance(filename, str):
                 _STATE.compiled = (filename, source)
                 _STATE.pyc = None
@@ -554,9 +556,6 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                     stack = _STATE.__dict__.setdefault("stack", [])
                     stack.append([filename, source, False])
                     del stack[:-_PENDING]
-            elif isinstance(source, str) and isinstance(filename, str):
-                if filename.startswith("<"):  # a custom loader's text (``_pseudo_module``)
-                    _STATE.pseudo = (filename, source)
             elif not isinstance(source, (bytes, str)):
                 _STATE.tree = True  # a syntax tree compiled (an import hook's, changed or not)
                 stack = getattr(_STATE, "stack", None)
@@ -930,13 +929,15 @@ def _library(name: str) -> None:
 _LOADERS = frozenset({"exec_module", "load_module", "_exec", "_load_unlocked"})
 
 
-def _pseudo_module(filename: str, compiled: "tuple[str, bytes] | None") -> None:
+def _pseudo_module(filename: str) -> None:
     """Module code compiled under a name of no file (``<gen pkg.mod>``) that a loader runs as
     the body of a module of an import root (a custom finder that reads another clone's text):
     recorded under that name, with the blob of the text compiled, for the audit to compare
     with the tree's file of that module. Code that module code runs (an ``exec`` in a module's
     body, a namedtuple's, a loader's helper) is none: only an ``exec`` called by a loader's
-    ``exec_module`` (or the import system's own frames) holding the module counts."""
+    ``exec_module`` (or the import system's own frames) holding the module counts, of code
+    whose name names that module (``pkg.mod`` or ``pkg/mod``: a loader's own scratch code,
+    ``<string>``, is not its body)."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None and (
         frame.f_code.co_filename == __file__ or frame.f_code.co_name == "_call_with_frames_removed"
@@ -951,14 +952,25 @@ def _pseudo_module(filename: str, compiled: "tuple[str, bytes] | None") -> None:
             break
     if not name or not any(name.partition(".")[0] in a.run.roots for a in _RUNS):
         return
-    data: bytes | None = None
-    pseudo = getattr(_STATE, "pseudo", None)
-    _STATE.pseudo = None
-    if compiled is not None and compiled[0] == filename:
-        data = compiled[1]
-    elif pseudo is not None and pseudo[0] == filename:
-        data = pseudo[1].encode("utf-8", "surrogateescape")
+    if name not in filename and name.replace(".", "/") not in filename:
+        return  # a name that is not the module's: a loader's scratch code (``<string>``)
+    text = _TEXTS.get(filename)
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     record(Load(filename, blob_of(data) if data is not None else "", name, SOURCE, ""))
+
+
+_TEXTS: "dict[str, str | bytes]" = {}  # the text last compiled under each name of no file
+_TEXTS_MOST = 64
+
+
+def _keep_text(filename: str, source: object) -> None:
+    """Keep the text compiled under ``filename`` (a name of no file), for the code of that name
+    a loader runs later: right after, or kept and run again (``importlib.reload``)."""
+    if isinstance(source, (str, bytes)):
+        _TEXTS.pop(filename, None)
+        _TEXTS[filename] = source
+        if len(_TEXTS) > _TEXTS_MOST:
+            del _TEXTS[next(iter(_TEXTS))]
 
 
 def _executed(code: CodeType) -> None:
@@ -986,7 +998,7 @@ def _executed(code: CodeType) -> None:
             _expected[filename] = pending - 1
         return
     if filename.startswith("<"):
-        _pseudo_module(filename, compiled)
+        _pseudo_module(filename)
         return
     if (
         compiled is not None
