@@ -583,7 +583,8 @@ def _pseudo(
 ) -> None:
     """A module of an import root whose body a loader compiled from text under a name of no
     file (``<gen pkg.mod>``, ``loads._pseudo_module``): the tree's file of that module when the
-    text is its bytes; another text (another clone's file, a past version) is foreign. A module
+    text is its bytes or its text as decoded (``_as_text``); another text (another clone's
+    file, a past version) is foreign. A module
     the tree has no file for is the loader's own making (a plugin generated under the
     package's name), as a module a test writes is."""
     top = ld.module.partition(".")[0]

@@ -216,6 +216,7 @@ def activate(run: Run) -> None:
         _LISTED.clear()
         _CODE_IN_TREE.clear()
         _WORK_TREES.clear()
+        _TEXTS.clear()
         _TARGET[0] = _hook
         _TARGET[1] = _extension_created
         if not _HOOKED:
