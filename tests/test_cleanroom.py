@@ -421,7 +421,8 @@ def test_a_failing_install_names_the_step(calc: Path, tmp_path: Path) -> None:
     assert line.startswith("genstamp: clean-run: the install step failed: ")
     assert "hint: fix the project's install" in line
     log = Path(line.split("its log: ")[1].split(" (hint")[0])
-    assert log == calc / ".git" / "genstamp" / "clean-room" / "logs" / "install.log"
+    assert log.parent.parent == calc / ".git" / "genstamp" / "clean-room" / "logs"
+    assert log.name == "install.log"
     assert "no-such-folder" in log.read_text()
     assert leftovers(tmp_path / "tmp") == []  # removed on failure too
     assert state(calc) == before
@@ -478,11 +479,12 @@ def test_ctrl_c_removes_the_clean_checkout(calc: Path, tmp_path: Path) -> None:
         # and a child inherits that (Python then sets no handler of its own)
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    log = calc / ".git" / "genstamp" / "clean-room" / "logs" / "run.log"
+    logs = calc / ".git" / "genstamp" / "clean-room" / "logs"
     try:
         # wait (bounded by the test's own guard, not timed) until pytest runs in the checkout
         for _ in range(1200):
-            if log.is_file() and "-m pytest" in log.read_text(errors="replace"):
+            ran = (log.read_text(errors="replace") for log in logs.glob("*/run.log"))
+            if any("-m pytest" in text for text in ran):
                 break
             try:
                 proc.wait(timeout=0.1)

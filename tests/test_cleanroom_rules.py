@@ -419,6 +419,30 @@ def test_where_the_clean_checkout_goes(tmp_path: Path) -> None:
     assert cleanroom.temp_base({}, tmp_path) == (str(tmp_path) if room else None)
 
 
+def test_a_clean_run_started_beside_another_leaves_its_logs(tmp_path: Path) -> None:
+    """Two clean runs of one repository at once (another terminal, another rev): the second's
+    start neither removes nor overwrites the log the first's error line names; the newest
+    runs' logs are kept, older ones and an earlier genstamp's loose logs are removed."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "install.log").write_text("an earlier genstamp's\n")
+    for n in range(cleanroom.KEPT_LOGS + 2):
+        (logs / f"20260101T0000{n:02d}-1").mkdir()
+    first = cleanroom._Steps(logs, lambda step, event, seconds: None)
+    with first.step("install") as log:
+        log.write("the first run's install\n")
+    second = cleanroom._Steps(logs, lambda step, event, seconds: None)
+    assert second.logs != first.logs
+    with second.step("install") as log:
+        log.write("the second run's install\n")
+    assert (first.logs / "install.log").read_text() == "the first run's install\n"
+    assert (second.logs / "install.log").read_text() == "the second run's install\n"
+    kept = sorted(p.name for p in logs.iterdir())
+    assert len(kept) == cleanroom.KEPT_LOGS
+    assert first.logs.name in kept and second.logs.name in kept
+    assert "install.log" not in kept
+
+
 def test_the_readme_documents_the_clean_room() -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     for rule in ("clean-room-diverged", "no-clean-room"):

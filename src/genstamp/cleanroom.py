@@ -278,16 +278,31 @@ def remove_checkout(checkout: Checkout, tmp: Path, work: Path | None) -> None:
 # -- the run ------------------------------------------------------------------------------------
 
 
+KEPT_LOGS = 10  # the newest clean runs whose step logs are kept
+
+
+def _run_logs(logs: Path) -> Path:
+    """A folder of this run's own for its step logs, under ``logs``: a clean run started beside
+    it (another terminal, another rev) neither removes nor overwrites the log its error names.
+    The ``KEPT_LOGS`` newest runs' folders are kept (names sort by start time), and the loose
+    logs an earlier genstamp wrote are removed."""
+    logs.mkdir(parents=True, exist_ok=True)
+    for loose in logs.glob("*.log"):
+        loose.unlink(missing_ok=True)
+    runs = sorted(p for p in logs.iterdir() if p.is_dir() and not p.is_symlink())
+    for old in runs[: max(0, len(runs) - (KEPT_LOGS - 1))]:
+        shutil.rmtree(old, ignore_errors=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    return Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=logs))
+
+
 class _Steps:
     """Times each step, keeps its log, and turns a failure into one line naming the step."""
 
     def __init__(self, logs: Path, progress: Progress) -> None:
-        self.logs = logs
+        self.logs = _run_logs(logs)
         self.progress = progress
         self.done: list[StepTime] = []
-        logs.mkdir(parents=True, exist_ok=True)
-        for old in logs.glob("*.log"):
-            old.unlink(missing_ok=True)
 
     @contextmanager
     def step(self, name: str) -> Iterator[IO[str]]:
