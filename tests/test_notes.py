@@ -171,3 +171,59 @@ def test_a_pretty_printed_envelope_is_noted_on_one_line(
     assert len(note.split("\n")) == 1, note
     code, data = verdict(genstamp, m, "--from-notes")
     assert code == 0, data
+
+
+def test_a_remote_that_refuses_the_notes_is_told_at_once(
+    world: World, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    """A remote whose pre-receive hook declines the push: no concurrent publish is to blame and
+    pushing again fails again. One attempt, one line with the remote's reason; the note stays
+    in the clone."""
+    origin = remote_copy(world, tmp_path)
+    tries = tmp_path / "tries"
+    hook = origin / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f"#!/bin/sh\necho x >> '{tries}'\necho 'notes are not accepted here' >&2\n")
+    hook.write_text(hook.read_text() + "exit 1\n")
+    hook.chmod(0o755)
+    m = clone(origin, tmp_path / "m")
+    code, _out, err = genstamp("-C", m, "publish", world.parts[0], "--remote", "origin")
+    noted, refused = err.strip().splitlines()  # the note written here, then why not there
+    assert code == 2 and "noted on" in noted, err
+    assert f"origin refused {notes.REF}" in refused, err
+    assert "notes are not accepted here" in refused and "other jobs" not in refused, err
+    assert tries.read_text().count("x") == 1
+    assert git(m, "notes", f"--ref={notes.REF}", "show", world.commit)
+
+
+@pytest.mark.parametrize(
+    ("porcelain", "raced"),
+    [
+        ("!\trefs/notes/genstamp:refs/notes/genstamp\t[rejected] (fetch first)", True),
+        ("!\trefs/notes/genstamp:refs/notes/genstamp\t[rejected] (non-fast-forward)", True),
+        (
+            "!\trefs/notes/genstamp:refs/notes/genstamp\t[remote rejected] "
+            "(cannot lock ref 'refs/notes/genstamp': is at 1 but expected 2)",
+            True,
+        ),
+        ("!\trefs/notes/genstamp:refs/notes/genstamp\t[remote rejected] (failed to lock)", True),
+        (
+            "!\trefs/notes/genstamp:refs/notes/genstamp\t[remote rejected] (failed to update ref)",
+            True,
+        ),
+        (
+            "!\trefs/notes/genstamp:refs/notes/genstamp\t[remote rejected] "
+            "(pre-receive hook declined)",
+            False,
+        ),
+        (
+            "!\trefs/notes/genstamp:refs/notes/genstamp\t[remote rejected] "
+            "(deny updating a hidden ref)",
+            False,
+        ),
+        ("", False),  # no connection: git printed nothing for the ref
+        ("!\trefs/heads/x:refs/heads/x\t[rejected] (fetch first)", False),
+    ],
+)
+def test_only_a_lost_race_is_tried_again(porcelain: str, raced: bool) -> None:
+    assert notes._raced(f"To origin\n{porcelain}\nDone\n") is raced

@@ -84,6 +84,26 @@ def add(workdir: Path, repo: pygit2.Repository, commit: str, lines: Sequence[str
     return text
 
 
+def _raced(porcelain: str) -> bool:
+    """Whether ``git push --porcelain`` leaves room for a lost race, so that fetching, merging
+    and pushing again can succeed: the remote's ref moved since it was fetched (``[rejected]``),
+    or the remote failed to update it (another push held its lock). Not when a hook of the
+    remote declined it or the remote denies it, nor when git printed no status for the ref (no
+    connection, no access): pushing again fails again. (The status words are git's own, never
+    translated.)"""
+    for line in porcelain.splitlines():
+        flag, _, rest = line.partition("\t")
+        ref, _, summary = rest.partition("\t")
+        if flag != "!" or not ref.endswith(f":{REF}"):
+            continue
+        reason = summary.partition("(")[2].lower()
+        return not (
+            summary.startswith("[remote rejected]")
+            and ("hook declined" in reason or reason.startswith("deny"))
+        )
+    return False
+
+
 def publish(workdir: Path, remote: str) -> int:
     """Push ``REF`` to ``remote``, merging the remote's notes first (union), and again when a
     concurrent publish moved it; the number of attempts it took."""
@@ -104,9 +124,15 @@ def publish(workdir: Path, remote: str) -> int:
                 continue
             if listed != 2:
                 raise _fail(f"cannot fetch {REF} from {remote}", fetched, "check the remote")
-        pushed = _git(workdir, "push", "-q", remote, f"{REF}:{REF}")
+        pushed = _git(workdir, "push", "--porcelain", "-q", remote, f"{REF}:{REF}")
         if pushed.returncode == 0:
             return attempt
+        if not _raced(pushed.stdout):
+            raise _fail(
+                f"{remote} refused {REF}",
+                pushed,
+                f"see the remote's reason; publish to a remote that accepts pushes of {REF}",
+            )
         # A concurrent publish moved the ref (a non-fast-forward), or holds its lock on the
         # remote as we push: fetch, merge and push again, a little later each time.
         time.sleep(random.uniform(0, 0.2 * attempt))
