@@ -227,3 +227,20 @@ def test_a_remote_that_refuses_the_notes_is_told_at_once(
 )
 def test_only_a_lost_race_is_tried_again(porcelain: str, raced: bool) -> None:
     assert notes._raced(f"To origin\n{porcelain}\nDone\n") is raced
+
+
+def test_from_notes_judges_a_commit_by_its_tree(
+    world: World, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    """An empty commit on top of the attested one has no note of its own, and the attested
+    tree: the note on the tree's commit counts for it. The control: a commit of another tree
+    has none."""
+    m = clone(remote_copy(world, tmp_path), tmp_path / "m")
+    git(m, "notes", f"--ref={notes.REF}", "add", "-F", str(world.full), world.commit)
+    git(m, "commit", "-q", "--allow-empty", "-m", "release notes only")
+    code, data = verdict(genstamp, m, "--from-notes")
+    assert code == 0, data
+    (m / "tests" / "test_0.py").write_text("def test_x0():\n    assert False\n")
+    git(m, "commit", "-qam", "red")
+    code, data = verdict(genstamp, m, "--from-notes")
+    assert code == 1 and rules(data) == ["no-attestation"], data

@@ -96,3 +96,28 @@ def test_protected_refs_are_patterns() -> None:
     assert not prereceive.protected("refs/heads/feature", ["refs/heads/main"])
     ups = prereceive.parse("0" * 40 + " " + "a" * 40 + " refs/heads/main\n")
     assert ups == [prereceive.Update("0" * 40, "a" * 40, "refs/heads/main")]
+
+
+def test_a_commit_of_an_attested_tree_passes_and_no_notes_ref_is_judged(
+    world: World, server: Path, tmp_path: Path
+) -> None:
+    """The server protects every ref (``refs/*``): the notes pushed with a branch are
+    attestations, not a commit to attest. A commit made of the attested tree (an empty commit
+    on top, as a merge of a branch rebased on the target makes its branch's tree) is what was
+    tested: its own commit has no note, the tree's commit has. The control: a commit of another
+    tree is refused."""
+    git(server, "config", "genstamp.protect", "refs/*")
+    dev = developer(world, server, tmp_path)
+    git(dev, "notes", f"--ref={NOTES}", "add", "-F", str(world.full), world.commit)
+    code, out = push(dev, "--atomic", "main", NOTES)
+    assert code == 0, out
+    code, out = push(dev, NOTES)  # the notes alone
+    assert code == 0, out
+    git(dev, "commit", "-q", "--allow-empty", "-m", "release notes only")
+    code, out = push(dev, "main")
+    assert code == 0, out
+    assert git(server, "rev-parse", "main") == git(dev, "rev-parse", "HEAD")
+    (dev / "tests" / "test_0.py").write_text("def test_x0():\n    assert False\n")
+    commit_all(dev, "red")
+    code, out = push(dev, "main")
+    assert code != 0 and "no-attestation" in out, out

@@ -299,9 +299,8 @@ def verify_attestations(
     if from_notes:
         for rev in revs or ["HEAD"]:
             commit = commit_of(checkout.repo, rev)
-            note = notes.read(checkout.repo, commit)
-            if note:
-                sources.append((f"{notes.REF} on {commit[:12]}", note))
+            for annotated, note in notes.of_tree(checkout.repo, commit):
+                sources.append((f"{notes.REF} on {annotated[:12]}", note))
         where = f"{where + ' and ' if where else ''}{notes.REF}"
     if not where:  # nothing named: neither a file nor the notes (which only --from-notes reads)
         where = f"(no source given: --attestation FILE, or --from-notes for {notes.REF})"

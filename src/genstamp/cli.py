@@ -954,7 +954,7 @@ def _attestation_sources(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--from-notes",
         action="store_true",
-        help="judge from the attestations in refs/notes/genstamp on each --rev",
+        help="judge from the notes in refs/notes/genstamp on each --rev or a commit of its tree",
     )
     p.add_argument(
         "--signers-from",

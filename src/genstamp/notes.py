@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pygit2
@@ -46,6 +46,45 @@ def read(repo: pygit2.Repository, commit: str, notes_commit: str | None = None) 
             return ""
         tree, rest = sub, rest[2:]
     return ""
+
+
+def of_tree(
+    repo: pygit2.Repository, commit: str, notes_commit: str | None = None
+) -> list[tuple[str, str]]:
+    """(annotated commit, note) for ``commit``'s note and for the note on every other commit
+    of the same tree, ``commit``'s first: an attestation is of a tree, and a commit made of an
+    attested tree (an empty commit on top, a merge whose tree is its branch's, a cherry-pick
+    elsewhere) is what was tested. The statements still name the tree they judged."""
+    if notes_commit is None:
+        ref = repo.references.get(REF)
+        if ref is None:
+            return []
+        notes_commit = str(ref.resolve().target)
+    try:
+        tree = repo[notes_commit].peel(pygit2.Tree)
+        wanted = repo[commit].peel(pygit2.Commit).tree_id
+    except (KeyError, ValueError, pygit2.GitError):
+        return []
+    own = read(repo, commit, notes_commit)
+    out = [(commit, own)] if own else []
+    for annotated, blob in _notes(tree, ""):
+        if annotated == commit:
+            continue
+        other = repo.get(annotated)
+        if isinstance(other, pygit2.Commit) and other.tree_id == wanted:
+            out.append((annotated, blob.data.decode("utf-8", "surrogateescape")))
+    return out
+
+
+def _notes(tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, pygit2.Blob]]:
+    """Every note of a notes tree, fanned out (``ab/cdef…``) or not: (commit, blob)."""
+    for entry in tree:
+        name = prefix + (entry.name or "")
+        obj = tree[entry.name or ""]
+        if isinstance(obj, pygit2.Blob) and len(name) in (40, 64):
+            yield name, obj
+        elif isinstance(obj, pygit2.Tree) and len(name) < 64:
+            yield from _notes(obj, name)
 
 
 def _entry(tree: pygit2.Tree, name: str) -> pygit2.Object | None:

@@ -88,7 +88,9 @@ def judge(
         notes_tip = ""  # the push deletes the notes: nothing attests anything
     out: list[tuple[str, Failure]] = []
     for update in updates:
-        if update.new == Z40 or not protected(update.ref, patterns):
+        if update.new == Z40 or update.ref.startswith("refs/notes/"):
+            continue  # a notes ref holds attestations, not code (refs/* protects no note)
+        if not protected(update.ref, patterns):
             continue
         try:
             commit = repo[update.new].peel(pygit2.Commit)
@@ -99,8 +101,8 @@ def judge(
                 code=EXIT_REFUSED,
             ) from None
         target = Target(update.ref, str(commit.tree_id))
-        text = notes.read(repo, str(commit.id), notes_tip) if notes_tip != "" else ""
-        sources = [(f"the note on {str(commit.id)[:12]}", text)] if text else []
+        noted = notes.of_tree(repo, str(commit.id), notes_tip) if notes_tip != "" else []
+        sources = [(f"the note on {annotated[:12]}", text) for annotated, text in noted]
         facts = gather(
             repo,
             [target],
