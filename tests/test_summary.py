@@ -49,6 +49,18 @@ def test_the_summary_states_what_was_verified_and_quotes_the_digests(
     assert code == 0, data
 
 
+def test_one_part_is_said_so_and_verified(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    code, out, err = genstamp("-C", judge, "summary", "--attestation", str(world.full))
+    assert code == 0, out + err
+    assert "; the whole suite, 1 part\n" in out, out
+    (tmp_path / "summary.md").write_text(out)
+    args = ("--attestation", str(world.full), "--summary", str(tmp_path / "summary.md"))
+    code, data = verdict(genstamp, judge, *args)
+    assert code == 0, data
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [

@@ -30,8 +30,13 @@ def render(verdict: Verdict, attested: Sequence[Attested]) -> str:
             if merge.complete and not verdict.partial
             else ("part of the suite (accepted as partial: allow-partial)")
         )
-        lines.append(f"- {f['test']} tests: {counts}; {whole}, {f['part']} parts")
+        tests, parts = _counted(f["test"], "test"), _counted(f["part"], "part")
+        lines.append(f"- {tests}: {counts}; {whole}, {parts}")
     lines += ["- attestations (sha256 of the evidence):"]
     lines += [f"  - `{a.digest}` commit `{a.commit}`" for a in attested]
     lines += ["", f"<!-- genstamp-summary version {VERSION} -->", ""]
     return "\n".join(lines)
+
+
+def _counted(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
