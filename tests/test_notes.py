@@ -143,6 +143,38 @@ def test_a_note_fanned_out_is_read() -> None:
     assert notes.read(repo, "cd" * 20, str(tip)) == ""
 
 
+def test_the_notes_of_a_tree_are_its_commits_notes_in_any_layout(tmp_path: Path) -> None:
+    """``of_tree``: the note on the commit first, then the notes on other commits of its tree,
+    fanned out or not; a note on a commit of another tree, on no commit, or under a name that
+    is no object id (a notes commit anyone may push to a server) is passed over."""
+    import pygit2
+
+    repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
+    sig = pygit2.Signature("a", "a@example")
+    empty = repo.TreeBuilder().write()
+    other = repo.TreeBuilder()
+    other.insert("f", repo.create_blob(b"f\n"), pygit2.GIT_FILEMODE_BLOB)
+    first = str(repo.create_commit(None, sig, sig, "first", empty, []))
+    same = str(repo.create_commit(None, sig, sig, "same tree", empty, [pygit2.Oid(hex=first)]))
+    elsewhere = str(repo.create_commit(None, sig, sig, "other", other.write(), []))
+    outer = repo.TreeBuilder()
+    fanned = repo.TreeBuilder()
+    fanned.insert(same[2:], repo.create_blob(b"same\n"), pygit2.GIT_FILEMODE_BLOB)
+    outer.insert(same[:2], fanned.write(), pygit2.GIT_FILEMODE_TREE)
+    for name, text in (
+        (first, b"first\n"),
+        (elsewhere, b"elsewhere\n"),
+        ("ef" * 20, b"no such object\n"),
+        ("zz" * 20, b"no object id\n"),
+        ("ab" * 32, b"too long here\n"),
+    ):
+        outer.insert(name, repo.create_blob(text), pygit2.GIT_FILEMODE_BLOB)
+    tip = str(repo.create_commit(None, sig, sig, "notes", outer.write(), []))
+    assert notes.of_tree(repo, same, tip) == [(same, "same\n"), (first, "first\n")]
+    assert notes.of_tree(repo, first, tip) == [(first, "first\n"), (same, "same\n")]
+    assert notes.of_tree(repo, elsewhere, tip) == [(elsewhere, "elsewhere\n")]
+
+
 def test_publishing_what_is_not_an_attestation_is_one_line(
     world: World, tmp_path: Path, genstamp: RunGenstamp
 ) -> None:

@@ -70,7 +70,10 @@ def of_tree(
     for annotated, blob in _notes(tree, ""):
         if annotated == commit:
             continue
-        other = repo.get(annotated)
+        try:
+            other = repo.get(annotated)
+        except (ValueError, pygit2.GitError):
+            continue  # a name that is no object id here (pushed by anyone: a server reads it)
         if isinstance(other, pygit2.Commit) and other.tree_id == wanted:
             out.append((annotated, blob.data.decode("utf-8", "surrogateescape")))
     return out

