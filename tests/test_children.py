@@ -1207,6 +1207,55 @@ def test_a_child_that_finds_another_genstamp_first_is_noted(tmp_path: Path, firs
     assert f"genstamp: {notes[0]}" in proc.stdout
 
 
+LATER_PTH_TEST = """
+import os, subprocess, sys
+
+def test_cli():
+    env = dict(os.environ, PYTHONPATH={where!r})
+    out = subprocess.run([sys.executable, "-c", "import calc; print(calc.VALUE)"],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() in ("1", "2"), out
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_a_child_that_reaches_genstamp_only_through_a_later_pth_is_followed(
+    tmp_path: Path, foreign: bool
+) -> None:
+    """An environment that reaches genstamp (and pytest) only through a ``.pth`` that site
+    reads after the run's own (``tools.pth`` naming their folders): a child does not find
+    genstamp when the run's line runs, and was left unobserved (a note), so a module of
+    another clone it imported went unseen. It imports the run's genstamp from where it lies
+    and is followed as any child is."""
+    repo, other = project(tmp_path, "")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    reach = [str(Path(loads.__file__).parents[1])]
+    reach += [p for p in sys.path if p.endswith("-packages")]  # pytest, pygit2
+    (site / "tools.pth").write_text("\n".join(reach) + "\n")
+    where = (other if foreign else repo) / "src"
+    (repo / "tests" / "test_it.py").write_text(LATER_PTH_TEST.format(where=str(where)))
+    commit_all(repo, "test")
+    restamp.begin(open_checkout(repo))
+    proc = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=repo,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = audit_of(repo)
+    assert [n for n in found.notes if "was not followed" in n] == [], found.notes
+    modules = [f.module for f in found.flags if f.kind == audit.FOREIGN]
+    if foreign:
+        assert "calc" in modules, found
+    else:
+        assert modules == [] and "src/calc/__init__.py" in found.loaded, found
+
+
 # EDITABLE_PYPROJECT's project, named proj, whose package is ``old``
 OLD_PYPROJECT = (
     EDITABLE_PYPROJECT.replace('"flat"', '"proj"', 1).replace('["flat"]', '["old"]')

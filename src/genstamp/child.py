@@ -39,18 +39,28 @@ def pth_line(owner: int, started: str, folder: str) -> str:
     version's), imports nothing in a process that is not followed unless the run's folder is
     there, compiles nothing more than itself in a process started with the variable empty, and
     is ASCII only (site reads it in the locale's encoding). What a followed process does is
-    ``loads.follow``'s: the line only imports it, and when that fails, or finds a genstamp
-    without it, says so in the run's folder (``STRANGERS``): the run cannot vouch for what
-    such a process loaded."""
+    ``loads.follow``'s: the line only imports it (from where this genstamp lies, for the
+    import alone, when the process's path does not reach genstamp yet: a ``.pth`` that site
+    reads after this one names it, or only the parent's ``PYTHONPATH`` did), and when that
+    fails, or finds a genstamp without it, says so in the run's folder (``STRANGERS``): the
+    run cannot vouch for what such a process loaded."""
     run_file = os.path.join(folder, loads.RUN_FILE)
     home = os.path.dirname(os.path.abspath(loads.__file__))
+    top = os.path.dirname(home)  # where this genstamp is imported from
     strangers = os.path.join(folder, STRANGERS)
     # compiled in every followed process at start-up: kept short (its size is its cost)
     code = (
         "try:\n"
         " w = None\n"
         " try:\n"
-        "  import genstamp.loads as m\n"
+        "  try:\n"
+        "   import genstamp.loads as m\n"
+        "  except ImportError:\n"
+        f"   sys.path.append({top!a})\n"
+        "   try:\n"
+        "    import genstamp.loads as m\n"
+        "   finally:\n"
+        f"    sys.path.remove({top!a})\n"
         "  w = os.path.dirname(m.__file__)\n"
         f"  m.follow({owner}, {started!a}, {folder!a}, {home!a})\n"
         " except Exception as e:\n"
