@@ -481,6 +481,44 @@ def test_a_rebase_that_ends_where_it_began_keeps(branches: Path) -> None:
     assert proc.stderr.count("paths changed") == 2  # both hooks took the light path
 
 
+@pytest.mark.parametrize("how", ["pull-rebase", "rebase-kept-every-commit"])
+def test_a_rebase_by_another_action_or_leaving_the_branch_takes_the_light_path(
+    branches: Path, how: str
+) -> None:
+    """``git pull --rebase`` names its rebase ``pull --rebase …`` in the reflogs, and a
+    ``rebase -i`` that keeps every commit as it was leaves the branch where it was (its last
+    move is older): both are rebases git says all of, and take the light path, not a full
+    scrub and walk."""
+    git(branches, "checkout", "-q", "-b", "feat", "main")
+    (branches / "feat.py").write_text("F = 1\n")
+    commit_all(branches, "feat")
+    gen = generation.current(open_checkout(branches))
+    assert gen is not None
+    if how == "pull-rebase":
+        proc = subprocess.run(
+            ["git", "pull", "-q", "--rebase", ".", "other"],
+            cwd=branches,
+            capture_output=True,
+            text=True,
+        )
+    else:
+        # reword, the message kept: git makes no new commit, and the branch does not move
+        env = {**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i 1s/^pick/reword/", "GIT_EDITOR": "true"}
+        proc = subprocess.run(
+            ["git", "rebase", "-i", "HEAD~1"], cwd=branches, capture_output=True, text=True, env=env
+        )
+        assert git(branches, "rev-parse", "HEAD") == git(branches, "rev-parse", "ORIG_HEAD")
+    assert proc.returncode == 0, proc.stderr
+    pending = stamp(branches)["pending"]
+    assert pending is not None and pending["next"]["trigger"] == "post-rewrite", proc.stderr
+    after = generation.current(open_checkout(branches))
+    assert after is not None and stamp(branches)["tree"] == git_tree(branches)
+    if how == "pull-rebase":
+        assert after.id != gen.id  # other's changes arrived
+    else:
+        assert after.id == gen.id and after.history[-1]["action"] == "kept"
+
+
 def test_a_squashing_rebase_is_decided_on_its_result(branches: Path) -> None:
     """``rebase -i`` squashing two commits amends one as it goes, and git runs post-rewrite
     ``amend`` for it: a step of the rebase, not a claim of its own. Tests of the last commit

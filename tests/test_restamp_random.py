@@ -62,6 +62,8 @@ steps = st.lists(
         st.tuples(st.just("commit"), st.sampled_from(FILES)),
         st.tuples(st.just("merge"), st.sampled_from(BRANCHES)),
         st.tuples(st.just("rebase"), st.sampled_from(BRANCHES)),
+        st.tuples(st.just("pull-rebase"), st.sampled_from(BRANCHES)),
+        st.tuples(st.just("reword"), st.just("")),
         st.tuples(st.just("amend"), st.sampled_from(["message", "content"])),
     ),
     min_size=3,
@@ -156,6 +158,21 @@ def apply(root: Path, op: tuple[str, str], counter: list[int], compiled: dict[Pa
             return False
     elif kind == "rebase":
         if run(root, "rebase", "-q", "-X", "theirs", arg).returncode:
+            run(root, "rebase", "--abort")
+            return False
+    elif kind == "pull-rebase":  # its reflogs name the action "pull --rebase …"
+        if run(root, "pull", "-q", "--rebase", "-X", "theirs", ".", arg).returncode:
+            run(root, "rebase", "--abort")
+            return False
+    elif kind == "reword":  # the message kept: a rebase that leaves the branch where it was
+        env = {**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i 1s/^pick/reword/", "GIT_EDITOR": "true"}
+        reworded = subprocess.run(
+            ["git", "-c", "commit.gpgsign=false", "rebase", "-q", "-i", "HEAD~1"],
+            cwd=root,
+            capture_output=True,
+            env=env,
+        )
+        if reworded.returncode:
             run(root, "rebase", "--abort")
             return False
     elif kind == "amend":

@@ -259,11 +259,17 @@ def operation(
     if command != "rebase":
         return _unknown(trigger, f"git rewrote by {command!r}")
     last = _last_move(os.path.join(gitdir, "logs", "HEAD"))
-    prefix = "rebase (finish): returning to "
-    if last is None or not last[2].startswith(prefix):
+    # "<action> (finish): returning to <branch>": the action is GIT_REFLOG_ACTION's, "rebase"
+    # or "rebase -i", "pull --rebase origin main" (git pull --rebase), a tool's own
+    _, finished, ref = last[2].rpartition(" (finish): returning to ") if last else ("", "", "")
+    if last is None or not finished:
         return _unknown(trigger, "HEAD's reflog does not show the rebase")
-    branch = _last_move(os.path.join(_common(gitdir), "logs", last[2][len(prefix) :]))
+    branch = _last_move(os.path.join(_common(gitdir), "logs", ref))
     orig = _read_ref(os.path.join(gitdir, "ORIG_HEAD"))
+    if branch is not None and orig is not None and branch[1] == orig == last[1]:
+        # the rebase left the branch where it began (every commit kept as it was): its last
+        # move is older than the rebase, and the work tree is the branch's as before
+        return Operation(trigger, ((orig, orig),), (orig, orig), "")
     if branch is None or branch[0] != orig or branch[1] != last[1]:
         return _unknown(trigger, "ORIG_HEAD is not where the rebase began")
     return Operation(trigger, ((branch[0], branch[1]),), (branch[0], branch[1]), "")
