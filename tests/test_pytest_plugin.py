@@ -1081,3 +1081,28 @@ def test_a_configured_evidence_path_never_replaces_another_file(tmp_path: Path, 
         assert len(lines) == 1 and "holds a file that is no JUnit report" in lines[0], lines
     else:
         assert evidence.read_report(target).properties[evidence.P_TREE_END] == git_tree(repo)
+
+
+@pytest.mark.e2e
+def test_the_oldest_pytest_the_extra_allows_binds_evidence(fresh: Path, tmp_path: Path) -> None:
+    """genstamp's ``pytest`` extra allows pytest 7.4: under 7.4.4 (installed beside this
+    environment's with ``pip install --target``, first on the path) a run from the top and one
+    from a folder below bind evidence the gate accepts (7.4 names the invocation folder's
+    source ``INCOVATION_DIR``: no evidence at all was written). The control: a partial run
+    under 7.4.4 is refused."""
+    target = tmp_path / "pytest-7.4"
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--target", str(target)]
+    installed = subprocess.run([*pip, "pytest==7.4.4"], capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    env = subprocess_env(PYTHONPATH=str(target))
+    for where in (fresh, fresh / "tests"):
+        proc = run_pytest(where, "-p", "no:cacheprovider", env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        version = run_python(where, "-m", "pytest", "--version", env=env)
+        assert "7.4.4" in version.stdout + version.stderr
+        assert "evidence not written" not in proc.stdout + proc.stderr, proc.stdout
+        assert rules(fresh) == [], proc.stdout
+    restamp.begin(open_checkout(fresh))  # a generation of its own: no earlier part covers
+    proc = run_pytest(fresh / "tests", "test_calc.py", "-p", "no:cacheprovider", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert rules(fresh) == ["partial-run"]

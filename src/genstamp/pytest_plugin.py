@@ -158,8 +158,11 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> str | None:
     forecast says such a run is partial (the gate lists the suite from the tree, by the same
     ``suite.collect``). None when the run collected by the configuration, named every file
     its suite's folders hold, or those folders hold more than ``UNCOLLECTED_LIMIT`` files."""
-    named = cfg.args_source == pytest.Config.ArgsSource.ARGS
-    below = cfg.args_source == pytest.Config.ArgsSource.INVOCATION_DIR and (
+    sources = pytest.Config.ArgsSource
+    named = cfg.args_source == sources.ARGS
+    # the invocation folder (pytest 7.4 spells its member INCOVATION_DIR): neither args given
+    # nor the configuration's testpaths
+    below = cfg.args_source not in (sources.ARGS, sources.TESTPATHS) and (
         cfg.invocation_params.dir != cfg.rootpath
     )
     narrowing = any(w.startswith(NARROWING) for w in _run_words(cfg))
