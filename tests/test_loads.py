@@ -290,16 +290,26 @@ namespaces = true
 """
 
 
+# a namespace package as zope.*, the older way: every portion holds this same __init__.py
+PKGUTIL_NS = '__path__ = __import__("pkgutil").extend_path(__path__, __name__)\n'
+
+
 @pytest.mark.e2e
+@pytest.mark.parametrize("style", ["pep420", "pkgutil"])
 @pytest.mark.parametrize("case", ["a-dependencys-portion", "this-projects-dropped-portion"])
-def test_a_namespace_package_shared_with_installed_code(tmp_path: Path, case: str) -> None:
+def test_a_namespace_package_shared_with_installed_code(
+    tmp_path: Path, case: str, style: str
+) -> None:
     """``ns`` is a namespace package: the tree holds ``ns/a``; an installed dependency adds
-    ``ns/b`` (as google.*, azure.* do). Its portion is the dependency's, not code of another
-    checkout. A portion this project's own stale install still provides (``ns/c``, dropped from
-    the tree since) is refused."""
+    ``ns/b`` (as google.*, azure.* do; zope.* with an ``__init__.py`` that ``pkgutil`` or
+    ``pkg_resources`` extends). Its portion is the dependency's, not code of another checkout.
+    A portion this project's own stale install still provides (``ns/c``, dropped from the tree
+    since) is refused."""
     site = tmp_path / "env" / "site-packages"
+    init = {"ns/__init__.py": PKGUTIL_NS} if style == "pkgutil" else {}
     dependency = committed(
-        tmp_path / "nsb", {"ns/b/__init__.py": "B = 1\n", "pyproject.toml": NS_DEPENDENCY}
+        tmp_path / "nsb",
+        {"ns/b/__init__.py": "B = 1\n", "pyproject.toml": NS_DEPENDENCY, **init},
     )
     pip_install(dependency, site)
     own = (
@@ -313,6 +323,7 @@ def test_a_namespace_package_shared_with_installed_code(tmp_path: Path, case: st
         "tests/test_it.py": "",
         "pyproject.toml": own,
         ".gitignore": BUILT,
+        **{f"src/{rel}": text for rel, text in init.items()},
     }
     repo = committed(tmp_path / "work", files, "ns.a and ns.c")
     mine = tmp_path / "env2" / "site-packages"  # pip --target does not merge into a folder
@@ -1879,3 +1890,78 @@ def test_an_ast_hooks_compile_cpython_caches_under_the_standard_name(tmp_path: P
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert failures(repo) == {}, failures(repo)
     assert list((repo / "src" / "calc" / "__pycache__").glob("__init__.cpython-*.pyc"))
+
+
+# -- what an editable install of a namespace project puts in its __path__ (Z17) -----------------
+
+EDITABLE_NAMESPACE_CONFTEST = """
+import importlib.machinery, os, sys
+
+# as setuptools' editable finder of a namespace package: a key on sys.path for its path hook,
+# whose finder gives the namespace's folders and the key itself (so __path__ is never empty)
+KEY = "__editable__.acme_calc-1.finder.__path_hook__"
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "acme")
+
+
+class NamespaceFinder:
+    @classmethod
+    def find_spec(cls, fullname, target=None):
+        if fullname != "acme":
+            return None
+        spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+        spec.submodule_search_locations = [HERE, KEY]
+        return spec
+
+
+def hook(entry):
+    if entry != KEY:
+        raise ImportError(entry)
+    return NamespaceFinder
+
+
+sys.path_hooks.append(hook)
+sys.path.append(KEY)
+"""
+EDITABLE_NAMESPACE_TEST = """
+def test_it():
+    from acme import calc
+    assert calc.VALUE == 1
+"""
+
+
+@pytest.mark.e2e
+def test_an_editable_namespace_finders_key_in_path_is_no_folder(tmp_path: Path) -> None:
+    """setuptools' editable install of a flat namespace project (``acme/calc.py``, no
+    ``acme/__init__.py``) puts its path hook's key in the namespace's ``__path__``: no folder,
+    nothing imported from it, not a folder the tested tree lacks (refused before)."""
+    repo, _ = project(
+        tmp_path,
+        "",
+        {"acme/calc.py": "VALUE = 1\n", "conftest.py": EDITABLE_NAMESPACE_CONFTEST},
+    )
+    found = scenario(repo, EDITABLE_NAMESPACE_TEST)
+    assert "acme/calc.py" in found.loaded, found
+    assert failures(repo) == {}
+
+
+# -- text compiled under a relative name that names no file (Z17: setuptools-scm's tests) -------
+
+RELATIVE_NAME_TEST = """
+import os
+
+def test_exec():
+    path = os.path.join(os.path.dirname(__file__), "..", "src", "calc", "__init__.py")
+    ns = {}
+    exec(compile(open(path).read(), "__init__.py", "exec"), ns)
+    assert ns["VALUE"] == 1
+"""
+
+
+@pytest.mark.e2e
+def test_text_compiled_under_a_relative_name_of_no_file_is_no_file(tmp_path: Path) -> None:
+    """A test execs a module's text compiled under ``"__init__.py"``, which names no file from
+    the run's folder: code of a name of no file, as ``<string>``, not a file the tested tree
+    lacks (refused ``loaded-not-tested`` before)."""
+    repo, _ = project(tmp_path, "")
+    scenario(repo, RELATIVE_NAME_TEST)
+    assert failures(repo) == {}

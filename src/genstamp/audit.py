@@ -249,15 +249,29 @@ class _Own:
         return self.files is not None and os.path.normcase(path) not in self.files
 
 
+# what an ``__init__.py`` of a namespace package of the older kind says (zope's, repoze's):
+# ``pkgutil.extend_path(__path__, __name__)`` or ``pkg_resources.declare_namespace(__name__)``
+_EXTENDS = (b"extend_path(", b"declare_namespace(")
+
+
 def _namespace_root(top: str, roots: Mapping[str, str]) -> bool:
-    """Whether the checkout holds import root ``top`` as a namespace package (a folder with no
-    ``__init__.py``), which installed distributions may add portions to."""
-    folder = os.path.join(roots.get(top, ""), top)
-    return (
-        bool(roots.get(top))
-        and os.path.isdir(folder)
-        and not os.path.isfile(os.path.join(folder, "__init__.py"))
-    )
+    """Whether the checkout holds import root ``top`` as a namespace package, which installed
+    distributions may add portions to: a folder with no ``__init__.py``, or one whose
+    ``__init__.py`` extends its ``__path__`` as ``pkgutil`` or ``pkg_resources`` do."""
+    if not roots.get(top):
+        return False
+    folder = os.path.join(roots[top], top)
+    init = os.path.join(folder, "__init__.py")
+    if not os.path.isdir(folder):
+        return False
+    try:
+        with open(init, "rb") as fh:
+            text = fh.read(1 << 16)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return any(marker in text for marker in _EXTENDS)
 
 
 def _identical_copy(

@@ -547,7 +547,7 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 _executed(code)
         elif event == "compile":
             source, filename = args[0], args[1]
-            if isinstance(filename, str) and filename.startswith("<"):
+            if isinstance(filename, str) and _no_file(filename):
                 _keep_text(filename, source)  # a custom loader's text (``_pseudo_module``)
             if isinstance(source, bytes) and isinstance(filename, str):
                 _STATE.compiled = (filename, source)
@@ -930,6 +930,15 @@ def _library(name: str) -> None:
 _LOADERS = frozenset({"exec_module", "load_module", "_exec", "_load_unlocked"})
 
 
+def _no_file(filename: str) -> bool:
+    """Whether code compiled under ``filename`` names no file: ``<string>``, ``<gen x>``, or a
+    relative name that names none from here (``"__main__.py"`` for text a test read from
+    ``src/pkg/__main__.py``): what runs is the text compiled, as under ``<string>``."""
+    return filename.startswith("<") or (
+        not os.path.isabs(filename) and not os.path.lexists(filename)
+    )
+
+
 def _pseudo_module(filename: str) -> None:
     """Module code compiled under a name of no file (``<gen pkg.mod>``) that a loader runs as
     the body of a module of an import root (a custom finder that reads another clone's text):
@@ -998,7 +1007,7 @@ def _executed(code: CodeType) -> None:
         else:
             _expected[filename] = pending - 1
         return
-    if filename.startswith("<"):
+    if filename.startswith("<") or (pyc is None and _no_file(filename)):
         _pseudo_module(filename)
         return
     if (
@@ -1412,8 +1421,11 @@ def _spec_found(name: str, spec: "ModuleSpec") -> None:
     if spec.origin in (None, "namespace") and spec.submodule_search_locations:
         for location in spec.submodule_search_locations:
             # Outside the checkout it is foreign; inside, a folder the tested tree must hold
-            # (one left behind holding no tracked file is in no clean clone).
-            record(Load(real_path(location), "", name, NAMESPACE))
+            # (one left behind holding no tracked file is in no clean clone). Not a name of
+            # no folder: setuptools' editable finder puts a key for its path hook there
+            # (``__editable__.NAME.finder.__path_hook__``), which no import reads files from.
+            if isinstance(location, str) and os.path.isdir(location):
+                record(Load(real_path(location), "", name, NAMESPACE))
 
 
 STRANGERS = "strangers.txt"  # in a run's folder: the processes that found another genstamp
