@@ -1050,7 +1050,10 @@ class Session:
         if not forecast:  # a run that named paths: whether they hold the whole suite
             left = _uncollected(self.config, self.tally)
             if left is not None:
-                forecast.append(f"{left} of the suite not collected (the run named its paths)")
+                forecast.append(
+                    f"{left} of the suite not collected (the run chose what to collect: its"
+                    " paths, the folder it ran in, or an option such as -p, --ignore, -o)"
+                )
         run = outlook.Run(
             generation=start.gen.id if start.gen else None,
             tree_start=trees.start,
