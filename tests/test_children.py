@@ -1166,10 +1166,16 @@ STRANGER_TEST = """
 import os, subprocess, sys
 
 def test_cli():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([{first!r}, "src"]))
-    out = subprocess.run([sys.executable, "-c", "import calc; print(calc.VALUE)"],
+    # this run's genstamp on the path too, after the one found first
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([{first!r}, {top!r}, "src"]))
+    code = "import calc, sys; print(calc.VALUE); print(sys.path)"
+    out = subprocess.run([sys.executable, "-c", code],
                          env=env, capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "1", out
+    assert out.splitlines()[0] == "1", out
+    # the run's start-up line leaves the child's import path as it was
+    alone = subprocess.run([sys.executable, "-c", code], env=dict(env, GENSTAMP_RUN=""),
+                           capture_output=True, text=True, check=True).stdout
+    assert out == alone, (out, alone)
 """
 
 
@@ -1189,7 +1195,7 @@ def test_a_child_that_finds_another_genstamp_first_is_noted(tmp_path: Path, firs
         (where / "genstamp" / "__init__.py").write_text("")
         if first == "another-genstamp":
             (where / "genstamp" / "loads.py").write_text("def start(folders=None):\n    pass\n")
-    repo, _ = project(tmp_path, STRANGER_TEST.format(first=str(where)))
+    repo, _ = project(tmp_path, STRANGER_TEST.format(first=str(where), top=str(here.parent)))
     proc = run_pytest(repo, "-p", "no:cacheprovider", env=subprocess_env())
     assert proc.returncode == 0, proc.stdout + proc.stderr
     notes = [n for n in audit_of(repo).notes if "was not followed" in n]

@@ -56,6 +56,7 @@ def pth_line(owner: int, started: str, folder: str) -> str:
         "  try:\n"
         "   import genstamp.loads as m\n"
         "  except ImportError:\n"
+        f"   if {top!a} in sys.path: raise\n"  # on the path, and still not importable
         f"   sys.path.append({top!a})\n"
         "   try:\n"
         "    import genstamp.loads as m\n"
