@@ -758,6 +758,94 @@ def test_a_configuration_only_the_tests_folder_keeps_is_the_projects(
         assert "tests/check_x.py" in said and "not tests/pytest.ini" in said, said
 
 
+@pytest.mark.parametrize(
+    ("cwd", "accepted"), [("tests", True), ("tests/unit", False)], ids=["cd-tests", "cd-unit"]
+)
+def test_a_folders_configuration_is_the_projects_when_the_defaults_collect_nothing(
+    tmp_path: Path, cwd: str, accepted: bool
+) -> None:
+    """No configuration at the top, and pytest's defaults collect no file of the tree: the
+    tests are named as tests/pytest.ini's python_files says. Its folder holds the suite. The
+    suite read from the top was empty, so a run of tests/unit alone was accepted (probe B18)."""
+    files = {
+        "tests/pytest.ini": "[pytest]\npython_files = t_*.py\n",
+        "tests/t_a.py": cases("a1"),
+        "tests/unit/t_u.py": cases("u1"),
+    }
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root / cwd).returncode == 0
+    code, data, _ = verify(root)
+    assert code == (0 if accepted else 1), data
+    if not accepted:
+        assert "tests/t_a.py" in rules(data)["partial-run"], data
+
+
+FORECASTS = {
+    # testpaths globbed as pytest globs them: a run of one of the folders leaves the other out
+    "testpaths-glob": (
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests/*_suite\n",
+            "tests/unit_suite/test_u.py": cases("u1"),
+            "tests/int_suite/test_i.py": cases("i1"),
+        },
+        "",
+        ("tests/unit_suite",),
+        "tests/int_suite/test_i.py",
+    ),
+    # a folder its conftest skips whole ran, skipped, as the gate counts it
+    "skipped-folder": (
+        {
+            "tests/test_a.py": cases("a1"),
+            "tests/optional/conftest.py": (
+                "import pytest\n\npytest.importorskip('genstamp_no_such_module')\n"
+            ),
+            "tests/optional/test_o.py": cases("o1"),
+        },
+        "",
+        ("tests",),
+        None,
+    ),
+    # no configuration file: pytest makes the folder it runs in the rootdir
+    "no-configuration-from-a-subfolder": (
+        {"tests/test_a.py": cases("a1"), "tests/sub/test_s.py": cases("s1")},
+        "tests/sub",
+        (),
+        "tests/test_a.py",
+    ),
+    # the project accepts a partial run: the forecast says so, as the gate does
+    "allow-partial": (
+        {
+            "pyproject.toml": "[tool.genstamp]\nallow-partial = true\n",
+            "tests/test_a.py": cases("a1", "a2"),
+        },
+        "",
+        ("-k", "a1"),
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORECASTS))
+def test_the_forecast_says_what_the_gate_then_says(tmp_path: Path, case: str) -> None:
+    """The plugin's line at the end of a run agrees with `genstamp verify` of its evidence: it
+    lists the suite as the gate does (testpaths globbed, a folder skipped whole counted, a run
+    below the top of a project without configuration) and reads `allow-partial` (probe B18)."""
+    files, cwd, args, left_out = FORECASTS[case]
+    root = make(tmp_path / "p", files)
+    proc = pytest_in(root / cwd, *args)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, data, _ = verify(root)
+    told = [line for line in proc.stdout.splitlines() if line.startswith("genstamp gate:")]
+    if left_out is None:
+        assert code == 0, data
+        assert len(told) == 1 and "`genstamp verify` accepts it" in told[0], proc.stdout
+    else:
+        assert left_out in rules(data)["partial-run"], data
+        assert len(told) == 1 and "will refuse: partial-run" in told[0], proc.stdout
+        assert f"1 file of the suite not collected ({left_out})" in told[0], told
+    assert ("PARTIAL run (allow-partial)" in proc.stdout) == (case == "allow-partial")
+
+
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     files = {
         "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',

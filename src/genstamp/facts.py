@@ -865,7 +865,7 @@ def tree_suites(
                 if read(suite.join(folder, "conftest.py")) is not None:
                     listing.append(suite.join(folder, "conftest.py"))
         found = suite.collect(sorted(set(listing)), read, root, known)
-        kept = "" if roots else suite.kept_by_tests(found, read)
+        kept = "" if roots else suite.kept_by_tests(found, read, listing)
         if kept:  # the configuration the tests keep is the project's
             found = suite.collect(sorted(set(listing)), read, kept, known)
         out.append(found)

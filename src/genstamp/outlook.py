@@ -38,6 +38,7 @@ class Run(NamedTuple):
     # files the tests used whose change the index hides from git: (path, option)
     hidden: tuple[tuple[str, str], ...] = ()
     dirty: tuple[str, ...] = ()  # submodules whose work tree holds changes
+    allow_partial: bool = False  # the project's ``allow-partial``: a partial run is accepted
 
 
 # The audit's flag kinds, as the rule that refuses them.
@@ -66,7 +67,7 @@ def lines(run: Run) -> list[str]:
         )
     if run.differ:
         refusals.append(
-            f"loaded-not-tested: {_named(list(run.differ))} (the tests loaded bytes the tested "
+            f"loaded-not-tested: {named(list(run.differ))} (the tests loaded bytes the tested "
             "tree does not hold: a file changed and changed back while they ran, an edit git "
             "does not see (`--skip-worktree`, a filter's clean side), or code compiled under "
             "its name from other text)"
@@ -80,33 +81,33 @@ def lines(run: Run) -> list[str]:
         if rule is not None and not (rule != "foreign-origin" and in_env):
             by_rule.setdefault(rule, []).append(f"{flag.module} ({flag.path})")
     for rule, found in by_rule.items():
-        refusals.append(f"{rule}: {_named(found)}")
+        refusals.append(f"{rule}: {named(found)}")
     if run.ignored:
         refusals.append(
-            f"ignored-code: {_named(list(run.ignored))} (git ignores them: a clean clone does "
+            f"ignored-code: {named(list(run.ignored))} (git ignores them: a clean clone does "
             "not have them)"
         )
     if run.empty:
         refusals.append(
-            f"empty-folder: {_named(list(run.empty))} (they held no file when the tests used "
+            f"empty-folder: {named(list(run.empty))} (they held no file when the tests used "
             "them: git keeps no empty folder, so a clean clone has none)"
         )
     if run.dirty:
         refusals.append(
-            f"dirty-submodule: {_named(list(run.dirty))} (changes the commit recorded for it "
+            f"dirty-submodule: {named(list(run.dirty))} (changes the commit recorded for it "
             "does not hold: commit inside it and `git add` it here, or stash them)"
         )
     if run.hidden:
         refusals.append(
-            f"hidden-change: {_named([f'{path} ({option})' for path, option in run.hidden])} "
+            f"hidden-change: {named([f'{path} ({option})' for path, option in run.hidden])} "
             "(the tests used a change the index tells git not to look at: lift the flag with "
             "`git update-index --no-assume-unchanged --no-skip-worktree PATH`)"
         )
     if run.unregistered:
         links = sorted({link for _, link in run.unregistered})
         refusals.append(
-            f"unregistered-submodule: {_named([path for path, _ in run.unregistered])} (in "
-            f"{_named(links)}, which .gitmodules gives no URL: a clean clone cannot fetch it)"
+            f"unregistered-submodule: {named([path for path, _ in run.unregistered])} (in "
+            f"{named(links)}, which .gitmodules gives no URL: a clean clone cannot fetch it)"
         )
     # (a collection error counts as run, as the gate counts it)
     if run.executed == 0 and not run.failed:
@@ -114,21 +115,29 @@ def lines(run: Run) -> list[str]:
             "no-tests, unless other parts of this generation ran tests: no test executed (none "
             "collected, or every one skipped) — run the suite so that tests execute"
         )
-    if run.reasons:
+    if run.reasons and not run.allow_partial:
         refusals.append(
             f"partial-run, unless other parts of this generation cover the suite: "
-            f"{_named(list(run.reasons))}"
+            f"{named(list(run.reasons))}"
         )
     if not refusals:
+        bound = f"{PREFIX} bound to tree {run.tree_end[:12]}, generation {str(run.generation)[:12]}"
+        if run.reasons:  # allow-partial: accepted as what it is
+            return [
+                _bounded(
+                    f"{bound}: every collected test ran and passed; `genstamp verify` accepts "
+                    f"it as a PARTIAL run (allow-partial) while the tree stays as tested: "
+                    f"{named(list(run.reasons))}"
+                )
+            ]
         return [
-            f"{PREFIX} bound to tree {run.tree_end[:12]}, generation {str(run.generation)[:12]}: "
-            "every collected test ran and passed; `genstamp verify` accepts it while the tree "
-            "stays as tested and the run covers the suite"
+            f"{bound}: every collected test ran and passed; `genstamp verify` accepts it while "
+            "the tree stays as tested and the run covers the suite"
         ]
     return [_bounded(f"{PREFIX} will refuse: {refusal}") for refusal in refusals]
 
 
-def _named(items: Sequence[str]) -> str:
+def named(items: Sequence[str]) -> str:
     shown = ", ".join(items[:MOST])
     more = len(items) - MOST
     return f"{shown} and {more} more" if more > 0 else shown

@@ -152,37 +152,47 @@ NARROWING: tuple[str, ...] = ("--ignore", "-o", "--override-ini", "-p", "-c", "-
 NARROWING += ("--confcutdir", "--noconftest", "--pyargs", "--config-file", "--inifile")
 
 
-def _uncollected(cfg: pytest.Config, tally: Tally) -> str | None:
-    """A test file of the suite, as the work tree holds it, that a run naming its own paths
-    (``pytest tests/test_a.py``, or run from a folder below the rootdir) did not collect: the
-    forecast says such a run is partial (the gate lists the suite from the tree, by the same
-    ``suite.collect``). None when the run collected by the configuration, named every file
-    its suite's folders hold, or those folders hold more than ``UNCOLLECTED_LIMIT`` files."""
+def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
+    """The test files of the suite, as the work tree holds them, that a run naming its own
+    paths (``pytest tests/test_a.py``, or run from a folder below the suite's) did not
+    collect: the forecast says such a run is partial (the gate lists the suite from the tree,
+    by the same ``suite.collect``). A folder the run skipped whole (its ``conftest.py`` skips)
+    covers its files, as for the gate. None when the run collected by the configuration, named
+    every file its suite's folders hold, or those folders hold more than ``UNCOLLECTED_LIMIT``
+    files."""
     sources = pytest.Config.ArgsSource
     named = cfg.args_source == sources.ARGS
     # the invocation folder (pytest 7.4 spells its member INCOVATION_DIR): neither args given
-    # nor the configuration's testpaths
+    # nor the configuration's testpaths. Without a configuration file pytest makes the folder
+    # it runs in the rootdir: below the work tree's top, that is below the suite's folder too.
+    here = cfg.invocation_params.dir
     below = cfg.args_source not in (sources.ARGS, sources.TESTPATHS) and (
-        cfg.invocation_params.dir != cfg.rootpath
+        here != cfg.rootpath or (tally.workdir is not None and here != tally.workdir)
     )
     narrowing = any(w.startswith(NARROWING) for w in _run_words(cfg))
     collected = tally.all_files()
     if not (named or below or narrowing) or tally.workdir is None or not collected:
-        return None
+        return []
     from genstamp import suite
 
     workdir = tally.workdir
+    skipped = tally.skipped_folders
+    missing: list[str] = []
     for root in sorted({tally.suite_folder(f) for f in collected}):
         config = tally.config_at(root)
-        starts = [suite.join(root, s) for s in config.starts()] or [root]
+        starts = [suite.join(root, s) for s in config.starts()]
+        if not starts or any(c in s for s in starts for c in "*?["):
+            starts = [root]  # ``suite.collect`` globs testpaths as pytest does, from the listing
         listing = _listing_on_disk(workdir, root, starts, config.norecursedirs)
         if listing is None:
-            return None
+            return []
         found = suite.collect(listing, tally._read, root)
-        missing = [f for f in found.files if f not in collected]
-        if missing:
-            return missing[0]
-    return None
+        missing += [
+            f
+            for f in found.files
+            if f not in collected and not any(s == "." or f.startswith(s + "/") for s in skipped)
+        ]
+    return missing
 
 
 def _listing_on_disk(
@@ -1049,10 +1059,12 @@ class Session:
         forecast = list(reasons)
         if not forecast:  # a run that named paths: whether they hold the whole suite
             left = _uncollected(self.config, self.tally)
-            if left is not None:
+            if left:
+                files = f"{len(left)} files" if len(left) > 1 else "1 file"
                 forecast.append(
-                    f"{left} of the suite not collected (the run chose what to collect: its"
-                    " paths, the folder it ran in, or an option such as -p, --ignore, -o)"
+                    f"{files} of the suite not collected ({outlook.named(left)}): the run"
+                    " chose what to collect (its paths, the folder it ran in, or an option"
+                    " such as -p, --ignore, -o)"
                 )
         run = outlook.Run(
             generation=start.gen.id if start.gen else None,
@@ -1069,6 +1081,7 @@ class Session:
             dirty=tuple(sorted(misplaced.dirty)),
             moved=moved,
             executed=sum(o not in _NOT_EXECUTED for o in self.tally.outcomes.values()),
+            allow_partial=start.settings.allow_partial,
         )
         for line in outlook.lines(run):
             self._say(line)

@@ -617,14 +617,24 @@ def _reach(
     return starts, explicit
 
 
-def kept_by_tests(found: Suite, read: Reader) -> str:
+def kept_by_tests(found: Suite, read: Reader, listing: Sequence[str] = ()) -> str:
     """The folder whose configuration file the suite's tests keep when the suite's own folder
     (the repository's top) has none: every test file lies in that one folder, and it holds a
     pytest configuration (``tests/pytest.ini``, run as ``pytest tests`` or ``cd tests &&
-    pytest``). Then that is the project's configuration, and the suite is that folder's. ""
-    when not so."""
-    if found.root or found.config.source or not found.files:
+    pytest``). Then that is the project's configuration, and the suite is that folder's. Where
+    pytest's defaults collect no file of the tree (its tests are named as only that
+    configuration's ``python_files`` says), the one folder at the top of ``listing`` that holds
+    a configuration is that folder: otherwise the suite would be empty, and any run of it
+    complete. "" when not so."""
+    if found.root or found.config.source:
         return ""
+    if not found.files:
+        holding = [
+            top
+            for top in sorted({p.partition("/")[0] for p in listing if "/" in p})
+            if read_config(read, top).source
+        ]
+        return holding[0] if len(holding) == 1 else ""
     tops = {f.partition("/")[0] for f in found.files}
     if len(tops) != 1 or any("/" not in f for f in found.files):
         return ""
