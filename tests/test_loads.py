@@ -1655,6 +1655,47 @@ def test_a_loaders_own_code_cache_of_an_earlier_version(
     assert proc.returncode == 1, proc.stdout
 
 
+EVALS_ITS_OWN_AST = """
+import ast
+import time
+
+
+def test_evaluates_pieces_of_its_own_file():  # as executing's tests/utils.py does
+    node = ast.parse("1 + 2", mode="eval").body
+    began = time.perf_counter()
+    for _ in range(300):
+        assert eval(compile(ast.Expression(node), __file__, "eval")) == 3
+    assert eval(compile("VALUE + 1", __file__, "eval"), {"VALUE": 1}) == 2
+    print("evaluated in", time.perf_counter() - began)
+"""
+# a module's body compiled under the test file's name from other text: still judged as one
+EXECS_OTHER_TEXT = EVALS_ITS_OWN_AST.replace(
+    "    print(", '    exec(compile("VALUE = 2", __file__, "exec"), {})\n    print('
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("other_text", [False, True], ids=["expressions", "a-body"])
+def test_an_expression_compiled_under_the_tests_own_name_is_no_module(
+    tmp_path: Path, other_text: bool
+) -> None:
+    """A test evaluating expressions compiled from its own file's syntax tree under that
+    file's name (executing's suite, probe A18) ran no module body: it was judged as module
+    code kept from an earlier version (stale-bytecode), and each evaluation recompiled the
+    whole file. A module body compiled from other text under the name is judged as before:
+    the file running bytes the tree does not hold."""
+    repo, _ = project(tmp_path, EXECS_OTHER_TEXT if other_text else EVALS_ITS_OWN_AST)
+    restamp.begin(open_checkout(repo))
+    told = run(repo, "-s")
+    found = failures(repo)
+    if other_text:  # text of no file compiled under a source's name (README: Limitations)
+        assert list(found) == ["loaded-not-tested"], found
+        assert "tests/test_it.py" in found["loaded-not-tested"], found
+    else:
+        assert found == {}, found
+        assert "genstamp gate: bound to tree" in told, told
+
+
 # -- a module of the work tree's name, from a plain folder elsewhere -----------------------------
 
 USES_HELPER = "from helpers import expected\n\n\ndef test_expected():\n    assert expected() == 1\n"

@@ -516,7 +516,7 @@ def test_collection_error_is_partial(fresh: Path) -> None:
     no_traceback(proc)
     props = report_of(fresh).properties
     assert props[evidence.P_SELECTION] == "partial"
-    assert "1 collection errors" in props[evidence.P_SELECTION_REASONS]
+    assert "1 collection error" in props[evidence.P_SELECTION_REASONS]
     assert rules(fresh) == ["tests-failed", "partial-run"]
 
 

@@ -29,6 +29,8 @@ from genstamp.selection import Facts, configured_out, reasons
         (Facts(node_ids=("t.py::a",)), ["node id t.py::a"]),
         (Facts(deselected=("a", "b", "c", "d")), ["4 deselected (a, b, c and 1 more)"]),
         (Facts(collect_errors=2), ["2 collection errors"]),
+        (Facts(collect_errors=1), ["1 collection error"]),
+        (Facts(partly=("a.py",)), ["1 file collected in part (a.py)"]),
         (Facts(interrupted=True), ["interrupted"]),
         (Facts(stopped="stopping after 1 failures"), ["stopped early (stopping after 1 failures)"]),
         (Facts(interrupted=True, stopped="x"), ["interrupted"]),
@@ -496,6 +498,23 @@ def test_merge(
     assert list(merged.missing) == missing
     assert list(merged.unran) == unran
     assert len(merged.conflicts) == conflicts
+
+
+def test_a_file_collected_in_part_is_not_told_uncollected() -> None:
+    """A file some of whose tests ran (``tests/b.py::t1`` named) was collected in part, and
+    the gate says so; a file no part touched was not collected (probe B18: both were told
+    "not collected")."""
+    named = coverage.Part(
+        "p", coverage.new(["tests/a.py"], [A1, B1], {A1: "passed", B1: "passed"}, [])
+    )
+    assert coverage.merge([named], SUITE).left_out() == [
+        "1 file: tests/b.py of the suite collected in part (tests that no part collected did"
+        " not run)"
+    ]
+    alone = coverage.Part("q", coverage.new(["tests/a.py"], [A1], {A1: "passed"}, []))
+    assert coverage.merge([alone], SUITE).left_out() == [
+        "1 file: tests/b.py of the suite not collected"
+    ]
 
 
 def test_missing_files_are_described_by_folder() -> None:

@@ -208,8 +208,22 @@ class Merge(NamedTuple):
         from genstamp.suite import describe_missing
 
         out = []
-        if self.missing:
-            out.append(f"{describe_missing(self.missing)} of the suite not collected")
+        # a file some of whose tests a part collected (named ``file::test``, chosen by --lf or
+        # a plugin) was collected in part, not left out
+        touched = {
+            n.partition("::")[0]
+            for p in self.parts
+            for n in (*p.coverage.outcomes, *p.coverage.unran)
+        }
+        whole = [f for f in self.missing if f not in touched]
+        partly = [f for f in self.missing if f in touched]
+        if whole:
+            out.append(f"{describe_missing(whole)} of the suite not collected")
+        if partly:
+            out.append(
+                f"{describe_missing(partly)} of the suite collected in part (tests that no "
+                "part collected did not run)"
+            )
         if self.unran:
             shown = ", ".join(self.unran[:SHOWN])
             more = len(self.unran) - SHOWN

@@ -1105,7 +1105,11 @@ def _executed(code: CodeType) -> None:
         # elsewhere (marshal'ed into a cache of a conftest's loader) or compiled from the AST
         # of some text. It is the file's when it is what compiling the file gives, or when an
         # import hook read the file just before compiling (typeguard's, beartype's AST).
-        if not (tree and source in (filename, real)) and not compiled_from(code, data):
+        if (
+            not (tree and source in (filename, real))
+            and not _an_expression(code)
+            and not compiled_from(code, data)
+        ):
             record(Load(real, current, module, BYTECODE, NOT_COMPILED))
             return
     if pyc is not None and not (_cache_of(pyc, filename) or _cache_of(pyc, real)):
@@ -1131,6 +1135,30 @@ def _executed(code: CodeType) -> None:
 NOT_COMPILED = "code not compiled from the file (kept from an earlier version, or other text)"
 _COMPILED: dict[int, CodeType] = {}  # code objects found to be what their file compiles to
 _FUTURES: list[int] = []  # the compiler flags of every __future__ feature (once, when needed)
+# What compiling a file's bytes gave, by (name, bytes, flags, optimisation): code that is not
+# the file's own, run again and again under its name, costs one compile of it, not one each.
+_MADE: "dict[tuple[str, bytes, int, int], CodeType]" = {}
+_MADE_KEPT = 8
+
+
+def _an_expression(code: CodeType) -> bool:
+    """Whether ``code`` is an expression's (``compile(..., "eval")``: executing's and
+    pytest-style tools evaluate a piece of a test file's syntax tree under the file's name):
+    it returns a value, where a module's body returns None. It is no module's code, so it is
+    not judged as one (the constant ``None`` alone reads as a module's body, which is what it
+    does)."""
+    import dis  # only here: no process pays for it at start-up
+
+    previous = None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "RETURN_CONST" and ins.argval is not None:
+            return True
+        if ins.opname == "RETURN_VALUE" and not (
+            previous is not None and previous.opname == "LOAD_CONST" and previous.argval is None
+        ):
+            return True
+        previous = ins
+    return False
 
 
 def compiled_from(code: CodeType, data: bytes, optimize: int = -1) -> bool:
@@ -1149,7 +1177,13 @@ def compiled_from(code: CodeType, data: bytes, optimize: int = -1) -> bool:
         _FUTURES.append(flags)
     try:
         flags = code.co_flags & _FUTURES[0]
-        made = compile(data, code.co_filename, "exec", flags, True, optimize)
+        key = (code.co_filename, data, flags, optimize)
+        made = _MADE.get(key)
+        if made is None:
+            made = compile(data, code.co_filename, "exec", flags, True, optimize)
+            while len(_MADE) >= _MADE_KEPT:
+                del _MADE[next(iter(_MADE))]
+            _MADE[key] = made
         same = bool(made == code)
     except Exception:  # SyntaxError, ValueError: what ran is no compilation of the file
         return False

@@ -41,11 +41,13 @@ def reasons(facts: Facts) -> list[str]:
     if facts.deselected:
         out.append(f"{len(facts.deselected)} deselected ({_some(facts.deselected)})")
     if facts.partly:
-        out.append(f"{len(facts.partly)} files collected in part ({_some(facts.partly)})")
+        files = "files" if len(facts.partly) > 1 else "file"
+        out.append(f"{len(facts.partly)} {files} collected in part ({_some(facts.partly)})")
     if facts.overrides:
         out.append(f"{binding.OPTIONS_REASON}: {', '.join(facts.overrides)}")
     if facts.collect_errors:
-        out.append(f"{facts.collect_errors} collection errors")
+        errors = "errors" if facts.collect_errors > 1 else "error"
+        out.append(f"{facts.collect_errors} collection {errors}")
     if facts.interrupted:
         out.append("interrupted")
     elif facts.stopped:
