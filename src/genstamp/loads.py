@@ -1093,6 +1093,9 @@ def _executed(code: CodeType) -> None:
         module = module or (_module_executing(filename) if made else "")
         record(Load(real, blob_of(compiled[1]), module, SOURCE, made))
         return
+    if pyc is None and filename.endswith(_SOURCES) and _an_expression(code):
+        return  # an expression evaluated under the file's name: no module's body (the file's
+        # own module is recorded as it loads)
     data = None
     try:
         with open(real, "rb") as fh:
@@ -1105,11 +1108,7 @@ def _executed(code: CodeType) -> None:
         # elsewhere (marshal'ed into a cache of a conftest's loader) or compiled from the AST
         # of some text. It is the file's when it is what compiling the file gives, or when an
         # import hook read the file just before compiling (typeguard's, beartype's AST).
-        if (
-            not (tree and source in (filename, real))
-            and not _an_expression(code)
-            and not compiled_from(code, data)
-        ):
+        if not (tree and source in (filename, real)) and not compiled_from(code, data):
             record(Load(real, current, module, BYTECODE, NOT_COMPILED))
             return
     if pyc is not None and not (_cache_of(pyc, filename) or _cache_of(pyc, real)):
