@@ -1141,11 +1141,10 @@ _MADE_KEPT = 8
 
 
 def _an_expression(code: CodeType) -> bool:
-    """Whether ``code`` is an expression's (``compile(..., "eval")``: executing's and
-    pytest-style tools evaluate a piece of a test file's syntax tree under the file's name):
-    it returns a value, where a module's body returns None. It is no module's code, so it is
-    not judged as one (the constant ``None`` alone reads as a module's body, which is what it
-    does)."""
+    """Whether ``code`` is an expression's (``compile(..., "eval")``: executing's tests
+    evaluate pieces of a test file's syntax tree under the file's name): it returns a value,
+    where a module's body returns None. It is no module's code, so it is not judged as one
+    (the expression ``None`` alone reads as a module's body: it returns what one returns)."""
     import dis  # only here: no process pays for it at start-up
 
     previous = None

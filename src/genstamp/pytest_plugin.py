@@ -157,9 +157,9 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
     paths (``pytest tests/test_a.py``, or run from a folder below the suite's) did not
     collect: the forecast says such a run is partial (the gate lists the suite from the tree,
     by the same ``suite.collect``). A folder the run skipped whole (its ``conftest.py`` skips)
-    covers its files, as for the gate. None when the run collected by the configuration, named
-    every file its suite's folders hold, or those folders hold more than ``UNCOLLECTED_LIMIT``
-    files."""
+    covers its files, as for the gate. Empty when the run collected by the configuration,
+    named every file its suite's folders hold, or those folders hold more than
+    ``UNCOLLECTED_LIMIT`` files."""
     sources = pytest.Config.ArgsSource
     named = cfg.args_source == sources.ARGS
     # the invocation folder (pytest 7.4 spells its member INCOVATION_DIR): neither args given
