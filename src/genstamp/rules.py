@@ -916,7 +916,9 @@ TABLE = (
         "loaded-not-tested",
         "the tests ran code the tested tree does not hold (a file changed or was added during "
         "the run? a test's exec(compile(text, path)) of changed text: compile it under a name "
-        "that is no file, such as '<path>'): keep the tree still, then rerun",
+        "that is no file, such as '<path>'; a template engine's code from a template named "
+        "*.py: give the template another suffix, such as model.py.j2): keep the tree still, "
+        "then rerun",
         _loaded_not_tested,
     ),
     Rule(
