@@ -129,6 +129,52 @@ def test_multiprocessing_children_are_recorded(tmp_path: Path, method: str, fore
         assert found.loaded["src/calc/child_only.py"] == (loads.blob_of(CHILD_ONLY.encode()),)
 
 
+CLOSES_ITS_DESCRIPTORS = '''
+import subprocess, sys
+
+CHILD = """
+import os, sys
+sys.path.insert(0, {own!r})
+import calc
+os.closerange(3, 4096)  # a daemon's start: every descriptor it inherited or opened, closed
+mine = open({out!r}, "w")  # the number genstamp's log had
+del sys.modules["calc"]
+sys.path.insert(0, {where!r})
+import calc.child_only
+mine.write("mine")
+mine.close()
+print(open({out!r}).read())
+"""
+
+
+def test_daemon():
+    out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "mine", out
+'''
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_a_child_that_closes_its_descriptors_is_still_recorded(
+    tmp_path: Path, foreign: bool
+) -> None:
+    """A child closes every descriptor after its first load of the checkout and opens a file
+    of its own, which gets the number the run's log had: its later loads went into the
+    user's file (the child's output changed, a clean run failed), or were lost (another
+    clone's code accepted; probe C19). The log is opened again, and the file is the user's."""
+    repo, other = project(tmp_path, "", {"src/calc/child_only.py": CHILD_ONLY})
+    where = str((other if foreign else repo) / "src")
+    test = CLOSES_ITS_DESCRIPTORS.format(
+        own=str(repo / "src"), out=str(tmp_path / "out.txt"), where=where
+    )
+    found = scenario(repo, test)
+    modules = [f.module for f in found.flags if f.kind == audit.FOREIGN]
+    if foreign:
+        assert "calc.child_only" in modules, found
+    else:
+        assert modules == [] and "src/calc/child_only.py" in found.loaded, found
+
+
 SCRIPT_TEST = """
 import subprocess
 

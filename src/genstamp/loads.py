@@ -178,7 +178,10 @@ class _Active:
 
     def __init__(self, run: Run) -> None:
         self.run = run
-        self.fds: dict[int, int] = {}  # pid -> the log's descriptor (a forked child opens its own)
+        # pid -> the log's descriptor, with the log's device and inode (a forked child opens
+        # its own; a process that closed it, ``os.closerange``, may hold the number for a file
+        # of its own now)
+        self.fds: dict[int, tuple[int, int, int]] = {}
 
 
 _RUNS: list[_Active] = []
@@ -245,11 +248,12 @@ def deactivate(folder: str) -> None:
     with _LOCK:
         for a in [a for a in _RUNS if a.run.folder == folder]:
             _RUNS.remove(a)
-            for fd in a.fds.values():
-                try:  # noqa: SIM105 (contextlib costs a child's start-up)
-                    os.close(fd)
-                except OSError:
-                    pass
+            for pid, kept in a.fds.items():
+                if pid == os.getpid() and _still_the_log(kept):  # never the user's file
+                    try:  # noqa: SIM105 (contextlib costs a child's start-up)
+                        os.close(kept[0])
+                    except OSError:
+                        pass
         if not _RUNS:
             sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, RootFinder)]
             _TARGET[0] = _TARGET[1] = None
@@ -262,15 +266,28 @@ def record(load: Load) -> None:
     for a in list(_RUNS):
         if not _concerns(a.run, load.path, load.module, load.via):
             continue
-        fd = a.fds.get(pid)
+        kept = a.fds.get(pid)
         try:
-            if fd is None:
+            if kept is None or not _still_the_log(kept):
                 fd = _open_log(a.run.folder, pid)
+                st = os.fstat(fd)
+                kept = (fd, st.st_dev, st.st_ino)
                 a.fds.clear()  # a forked child opens the log anew (its own where it is its own)
-                a.fds[pid] = fd
-            os.write(fd, line)
+                a.fds[pid] = kept
+            os.write(kept[0], line)
         except OSError:
             continue
+
+
+def _still_the_log(kept: "tuple[int, int, int]") -> bool:
+    """Whether the descriptor kept for the log still is the log's: a process may close every
+    descriptor it inherited (a daemon's start, ``os.closerange``) and reuse the number for a
+    file of its own, which a load's line must never reach."""
+    try:
+        st = os.fstat(kept[0])
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == kept[1:]
 
 
 def _open_log(folder: str, pid: int) -> int:
