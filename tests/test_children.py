@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -173,6 +174,43 @@ def test_a_child_that_closes_its_descriptors_is_still_recorded(
         assert "calc.child_only" in modules, found
     else:
         assert modules == [] and "src/calc/child_only.py" in found.loaded, found
+
+
+AS_ANOTHER_USER = """
+import subprocess, sys
+
+
+def test_as_nobody():
+    code = "import sys; sys.path.insert(0, {where!r}); import calc.child_only as c; print(c.WHO)"
+    argv = [*{drop!r}, sys.executable, "-c", code]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "child", out
+"""
+DROP = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]  # nobody
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root starts processes of another user")
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_a_child_running_as_another_user_is_followed(foreign: bool) -> None:
+    """A run of root whose test drops a child to another user (``setpriv``, as a CI job runs
+    its service as an app user): the child could not read the run's folder, went unobserved,
+    and another clone's code it imported was accepted (probe C19)."""
+    if subprocess.run([*DROP, sys.executable, "-c", "import genstamp"], check=False).returncode:
+        pytest.skip("nobody cannot run this interpreter (its environment is root's alone)")
+    base = Path(tempfile.mkdtemp(prefix="genstamp-users-"))  # pytest's own folder is root's
+    try:
+        base.chmod(0o755)
+        repo, other = project(base, "", {"src/calc/child_only.py": CHILD_ONLY})
+        where = str((other if foreign else repo) / "src")
+        found = scenario(repo, AS_ANOTHER_USER.format(where=where, drop=DROP))
+        modules = [f.module for f in found.flags if f.kind == audit.FOREIGN]
+        if foreign:
+            assert "calc.child_only" in modules, found
+        else:
+            assert modules == [] and "src/calc/child_only.py" in found.loaded, found
+    finally:
+        shutil.rmtree(base)
 
 
 SCRIPT_TEST = """

@@ -224,6 +224,8 @@ def open_run(
     run = loads.Run(folder, workdir, roots, cache_root, generation_ns)
     Path(folder, loads.RUN_FILE).write_text(loads.run_text(run), encoding="utf-8")
     Path(folder, loads.LOG_FILE).touch(0o600)
+    if os.geteuid() == 0:
+        _open_to_other_users(folder)
     loads.activate(run)
     before = os.environ.get(loads.RUN_ENV)
     hook = None
@@ -234,6 +236,18 @@ def open_run(
     # pytest can end before a session (--version, a usage error): nothing may stay behind
     atexit.register(close_run, recording)
     return recording
+
+
+def _open_to_other_users(folder: str) -> None:
+    """A run of root may start processes that drop to another user (``setpriv``, ``runuser``,
+    a CI job running its service as an app user): they must read the run's file and append
+    to its log, or they go unobserved, and another clone's code they import is accepted. The
+    folder lets them pass (not list it), the run's file is readable, and the log takes their
+    lines without letting them read it. A run of any other user starts no process of another
+    (no interpreter is set-uid): its folder stays its own."""
+    os.chmod(folder, 0o711)
+    os.chmod(os.path.join(folder, loads.RUN_FILE), 0o644)
+    os.chmod(os.path.join(folder, loads.LOG_FILE), 0o622)
 
 
 def retime(recording: Recording, generation_ns: int) -> Recording:
