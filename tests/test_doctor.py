@@ -97,6 +97,24 @@ def test_pre_commits_own_pre_push_is_a_warning(project: Path, genstamp: RunGenst
     assert "only the first pushed ref" in found["pre-push"]["what"]
 
 
+def test_the_version_is_read_from_any_hook_genstamp_wrote(
+    installed: Path, genstamp: RunGenstamp
+) -> None:
+    """A pre-push that is not genstamp's file (husky's committed hook calling `genstamp hook
+    pre-push`, pre-commit's own before genstamp's .legacy): the version is read from the hooks
+    genstamp did write; where none is, the warning no longer sends the user to an install that
+    changes nothing (probe F19)."""
+    hooks = installed / ".git" / "hooks"
+    (hooks / "pre-push").write_text('#!/bin/sh\nexec genstamp hook pre-push "$@"\n')
+    _code, found = checks(genstamp, installed, "--python", sys.executable)
+    assert found["version"]["status"] == "ok", found["version"]
+    for name in ("post-checkout", "post-merge", "post-rewrite"):
+        (hooks / name).unlink()
+    _code, found = checks(genstamp, installed, "--python", sys.executable)
+    assert found["version"]["status"] == "warn", found["version"]
+    assert "genstamp install" not in found["version"]["remedy"], found["version"]
+
+
 def test_a_test_environment_without_pytest_fails(
     installed: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:

@@ -187,7 +187,9 @@ def test_a_missing_genstamp_never_fails_a_checkout_but_refuses_a_push(
         ["git", "push", "origin", "x"], cwd=project, env=env, capture_output=True, text=True
     )
     assert push.returncode != 0
-    assert "not installed" in push.stderr
+    # the genstamp the hook was told to run, not the PATH fallback it also tried (probe F19)
+    assert f"'{tmp_path / 'no-such-genstamp'}' is not installed" in push.stderr, push.stderr
+    assert "set GENSTAMP to its path" in push.stderr
 
 
 def test_hooks_record_the_genstamp_that_installed_them(project: Path) -> None:

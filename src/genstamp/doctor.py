@@ -142,14 +142,22 @@ def check_pre_push(where: install.Layout) -> Check:
 _COMMAND = re.compile(r"^genstamp=\$\{GENSTAMP:-(.*)\}$", re.M)
 
 
+# The hooks genstamp writes, the pre-push first: the one it chains behind pre-commit's
+# (``.legacy``), or a post-* hook where the pre-push is a committed one (husky's) that calls it.
+_OWN_HOOKS = ("pre-push", "pre-push.legacy", "post-checkout", "post-merge", "post-rewrite")
+
+
 def _hooks_version(hooks_dir: Path) -> str | None:
-    """The version of the genstamp the installed pre-push runs, or None."""
-    try:
-        text = (hooks_dir / "pre-push").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    match = _COMMAND.search(text)
-    if not match or install.MARKER not in text:
+    """The version of the genstamp the hooks genstamp installed run, or None."""
+    for name in _OWN_HOOKS:
+        try:
+            text = (hooks_dir / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        match = _COMMAND.search(text)
+        if match and install.MARKER in text:
+            break
+    else:
         return None
     command = match.group(1).strip("'")
     try:
@@ -197,7 +205,14 @@ def check_plugin(python: Path, hooks_version: str | None) -> list[Check]:
     plugin_version = found.group(1)
     checks = [Check("plugin", "ok", f"genstamp {plugin_version}'s plugin is active in {python}")]
     if hooks_version is None:
-        checks.append(Check("version", "warn", "the hooks' genstamp version is unknown", INSTALL))
+        checks.append(
+            Check(
+                "version",
+                "warn",
+                "the hooks' genstamp version is unknown (no hook genstamp wrote runs it here)",
+                "compare `genstamp --version` where the hooks run it with the tests' genstamp",
+            )
+        )
     elif hooks_version.startswith("missing: "):
         checks.append(
             Check(

@@ -280,6 +280,7 @@ HOOK_TEMPLATE = """\
 # `genstamp install --uninstall` puts back what was here.
 hook={hook}
 genstamp=${{GENSTAMP:-{command}}}
+wanted=$genstamp
 command -v "$genstamp" >/dev/null 2>&1 || genstamp=genstamp
 case $0 in */*) chained=${{0%/*}}/$hook{chained} ;; *) chained=./$hook{chained} ;; esac
 if [ -n "$PRE_COMMIT_RUNNING_LEGACY" ] && grep -q "{pre_commit}" "$chained" 2>/dev/null; then
@@ -306,11 +307,13 @@ run_chained() {{
 }}
 if ! command -v "$genstamp" >/dev/null 2>&1; then
     # A checkout must not fail for want of genstamp; a push must not pass unjudged.
+    missing="'genstamp' is not installed"
+    [ "$wanted" = genstamp ] || missing="'$wanted' is not installed, nor genstamp on PATH"
     if [ "$hook" = pre-push ]; then
-        echo "genstamp: '$genstamp' is not installed (hint: install genstamp, see its README)" >&2
+        echo "genstamp: $missing (hint: install genstamp, or set GENSTAMP to its path)" >&2
         exit 1
     fi
-    echo "genstamp: warning: '$genstamp' is not installed (hint: install genstamp)" >&2
+    echo "genstamp: warning: $missing (hint: install genstamp)" >&2
 elif [ "$hook" = pre-push ]; then
     refs=$(cat)
     printf '%s\\n' "$refs" | "$genstamp" hook pre-push "$@" || exit $?
