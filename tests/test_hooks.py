@@ -215,6 +215,21 @@ def test_pre_push_judges_every_ref(
     assert git(tested, "rev-parse", "old")[:12] in err  # the untested one, by its commit
 
 
+def test_a_refusal_that_names_no_ref_is_followed_by_the_refs_pushed(
+    project: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No evidence refuses every ref alike and its line names none: the last line says what
+    the push held (probe F19); a refusal that names its ref keeps the line as it was."""
+    assert genstamp("-C", project, "stamp")[0] == 0
+    git(project, "tag", "v1")
+    stdin = push_line(project, "refs/heads/main") + push_line(project, "refs/tags/v1")
+    err = refused(genstamp, monkeypatch, project, stdin)
+    last = err.rstrip().splitlines()[-1]
+    assert "no-evidence" in err and last.startswith("genstamp: push refused: "), err
+    assert "refs/heads/main (" in last, last  # one commit, two refs: named once
+    assert "and 1 more ref" in last, last
+
+
 def test_pre_push_judges_the_commit_not_the_work_tree(
     tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -500,8 +500,21 @@ def _pre_push_hook(args: argparse.Namespace, checkout: Checkout) -> int:
     for failure in verdict.failures:
         print(f"genstamp: {_refusal(failure, sys.stderr)}", file=sys.stderr)
     if not verdict.ok:
-        print(f"genstamp: {_paint('push refused', RED, sys.stderr)}", file=sys.stderr)
+        refused = _paint("push refused", RED, sys.stderr)
+        print(f"genstamp: {refused}{_refs_unnamed(verdict.failures, labels)}", file=sys.stderr)
     return EXIT_OK if verdict.ok else EXIT_REFUSED
+
+
+def _refs_unnamed(failures: Sequence[Failure], labels: Mapping[str, str]) -> str:
+    """The pushed refs, when no refusal line names one (``no-evidence``, ``no-stamp``: the
+    work tree's state refuses every ref alike), so that the user sees what the push held."""
+    said = "\n".join(f"{f.message} {f.remedy}" for f in failures)
+    names = [label for label in labels.values() if label.partition(" ")[0] in said]
+    if names or not labels:
+        return ""
+    shown = list(labels.values())[:3]
+    more = len(labels) - len(shown)
+    return ": " + ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
 def cmd_install(args: argparse.Namespace, checkout: Checkout) -> int:
