@@ -815,3 +815,26 @@ def test_property_helpers_really_mutate(tmp_path: Path) -> None:
         op()
         seen.add(assert_same(root))
     assert len(seen) == len(ops) + 1
+
+
+def test_a_name_of_no_utf8_changed_since_the_kept_answer(base: Path) -> None:
+    """A file named in no UTF-8 (`caf\\xe9`), changed after the identity was kept: with the
+    monitor naming it, the rewrite of the kept tree raised UnicodeEncodeError (a traceback
+    from `genstamp status`, probe G20); the tree is walked whole instead."""
+    name = os.fsdecode(b"caf\xe9")
+    (base / name).write_text("one\n")
+    assert_same(base)
+    (base / name).write_text("two, longer\n")
+    (base / "a.txt").write_text("alpha, edited\n")
+    assert_same(base)
+
+
+def test_a_folder_whose_git_is_no_repository_after_the_kept_answer(base: Path) -> None:
+    """`d1/.git` an empty folder: git enters d1 and adds d1/f, libgit2 takes d1 for a nested
+    repository. With the monitor naming d1/f after a change, the rewrite of the kept tree
+    dropped it (a tree without a file the tests could load, probe G20)."""
+    (base / "d1" / ".git").mkdir(parents=True)
+    (base / "d1" / "f").write_text("f\n")
+    assert_same(base)
+    (base / "d1" / "f").write_text("f, edited\n")
+    assert_same(base)

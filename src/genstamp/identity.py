@@ -948,6 +948,11 @@ def _walk_since(
     for name in [*names, *(p for p, _, _ in last.dirty)]:
         if name.rpartition("/")[2] in _RULE_FILES or is_bytecode_path(name):
             raise _Unsure(name)  # it changes what other paths mean, or the bytecode found
+        if not name.isascii():
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:  # a name of no UTF-8 (``caf\xe9``): a tree names bytes
+                raise _Unsure(name) from None
     base = repo[pygit2.Oid(hex=last.tree)]
     assert isinstance(base, pygit2.Tree)
     names = _files_named(workdir, base, names)
@@ -974,6 +979,15 @@ def _walk_since(
             if _extended_flags(index, name) & _INTENT_TO_ADD:
                 raise _Unsure(name)  # `git add -N`: the index holds no blob of it
             entry = _indexed(index, name)  # as the index holds it
+            if (
+                entry is None
+                and delta is None
+                and os.path.lexists(os.path.join(workdir, name))
+                and not repo.path_is_ignored(name)
+            ):
+                # on disk, not ignored, in no index, and the walk saw nothing: a folder git
+                # enters and libgit2 does not (its `.git` is no repository)
+                raise _Unsure(name)
         else:
             kept = None if all(trust) else _indexed_mode(index, name)
             entry = _workdir_entry(repo, workdir, name, trust, kept, parents, conversion)
