@@ -248,8 +248,8 @@ def deactivate(folder: str) -> None:
     with _LOCK:
         for a in [a for a in _RUNS if a.run.folder == folder]:
             _RUNS.remove(a)
-            for pid, kept in a.fds.items():
-                if pid == os.getpid() and _still_the_log(kept):  # never the user's file
+            for kept in a.fds.values():
+                if _still_the_log(kept):  # never the user's file under the log's number
                     try:  # noqa: SIM105 (contextlib costs a child's start-up)
                         os.close(kept[0])
                     except OSError:
