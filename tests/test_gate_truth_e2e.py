@@ -523,6 +523,30 @@ def test_a_module_compiled_under_a_name_of_no_file_is_judged_by_its_text(
     assert foreign is None or ("<gen calc>" in foreign and "calc.made" not in foreign)
 
 
+@pytest.mark.parametrize("name", ["<string>", "/nowhere/cached.py", "/nowhere/calc/__init__.py"])
+@pytest.mark.parametrize("case", ["the tree", "another clone"])
+def test_a_module_run_from_text_under_another_name_is_judged_by_its_text(
+    repo: Path,
+    genstamp: RunGenstamp,
+    case: str,
+    name: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The finder's loader compiles the module's text under a name that is not the module's
+    (``<string>``, as a cache of its text run again) or under a path where no file is: the
+    module's body all the same, judged by its text. The tree's text is the tree's module;
+    another clone's older text is foreign (it was accepted: no load of calc was recorded).
+    The loader's own scratch code under ``<string>`` is not taken for the module's."""
+    tests = PSEUDO.replace("READ", "pathlib.Path.read_text")
+    tests = tests.replace('f"<gen {name}>"', repr(name))
+    write_calc(repo, tests=tests)
+    (repo / "src" / "calc" / "__init__.py").write_text("VALUE = 2\n")
+    commit_all(repo, "a test with its own finder")
+    foreign = calc_judged(genstamp, repo, case, tmp_path / "other", monkeypatch)
+    assert foreign is None or (f"calc from <{name}>" in foreign or f"calc from {name}" in foreign)
+
+
 TOUCHES = """\
 import importlib, os, pathlib, shutil, subprocess, sys
 

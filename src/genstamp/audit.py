@@ -373,6 +373,7 @@ def judge(
     namespaces: dict[str, None] = {}
     elsewhere: dict[str, list[Load]] = {}  # another git work tree -> the code loaded from it
     gone: list[Load] = []  # from a plain folder outside, of a name the tree gives nowhere now
+    unnamed: list[Load] = []  # a loader's code under a name not the module's (loads.UNNAMED)
     read: dict[str, None] = {}
     made: dict[str, None] = {}
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
@@ -474,7 +475,10 @@ def judge(
         if not ld.module:
             continue
         if ld.path.startswith("<"):  # module code compiled under a name of no file
-            _pseudo(ld, root, roots, loaded, flags)
+            if ld.detail == loads_.UNNAMED:
+                unnamed.append(ld)  # judged once every load is known
+            else:
+                _pseudo(ld, root, roots, loaded, flags)
             continue
         if ld.via == loads_.NAMESPACE:
             if not installed(ld.path):  # an installed portion is a dependency's (google.*)
@@ -551,6 +555,20 @@ def judge(
             flags[Flag(STALE, ld.module, ld.path, f"bytecode not compiled from {other}")] = None
         else:
             loaded.setdefault(other, {})[ld.blob] = None  # byte for byte the checkout's
+    # Text a loader ran under a name that is not the module's (``<string>``): the tree's file's
+    # text counts as that file; other text is the module's body, foreign, unless the module's
+    # file (or text named as it) ran: then it was the loader's own scratch code.
+    others = []
+    for ld in unnamed:
+        other, ran = _pseudo_file(ld, root, roots)
+        if ran:
+            loaded.setdefault(other or "", {})[ran] = None
+        elif other is not None:
+            others.append((ld, other))
+    for ld, other in others:
+        if other not in loaded:
+            why = f"run by its loader from text compiled under {ld.path}, not the tree's {other}"
+            flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
     for ld, rel in _dropped(gone, root):
         why = f"loaded from outside the checkout in place of {rel}, which the tested tree dropped"
         flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
@@ -601,24 +619,33 @@ def _pseudo(
     file, a past version) is foreign. A module
     the tree has no file for is the loader's own making (a plugin generated under the
     package's name), as a module a test writes is."""
+    other, ran = _pseudo_file(ld, root, roots)
+    if ran:
+        loaded.setdefault(other or "", {})[ran] = None  # the file's own bytes ran
+    elif other is not None:
+        why = f"compiled under {ld.path} from text that is not the tree's {other}"
+        flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
+
+
+def _pseudo_file(ld: Load, root: Path, roots: Mapping[str, str]) -> tuple[str | None, str]:
+    """The tree's file of the module ``ld`` ran under a name of no file (None: the tree has
+    none), and that file's blob when ``ld``'s text is its (``""`` when not)."""
     top = ld.module.partition(".")[0]
     bases = [roots[top]] if top in roots else []
     other = counterpart(ld.module, "module.py", root, bases) or counterpart(
         ld.module, "__init__.py", root, bases
     )
     if other is None:
-        return
+        return None, ""
     try:
         data = (root / other).read_bytes()
     except OSError:
-        data = None
-    if data is not None and ld.blob in _as_text(data):
-        from genstamp.loads import blob_of
+        return other, ""
+    if ld.blob not in _as_text(data):
+        return other, ""
+    from genstamp.loads import blob_of
 
-        loaded.setdefault(other, {})[blob_of(data)] = None  # the file's own bytes ran
-    else:
-        why = f"compiled under {ld.path} from text that is not the tree's {other}"
-        flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
+    return other, blob_of(data)
 
 
 def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:

@@ -506,6 +506,10 @@ MADE = "made"  # a SOURCE load's detail: the file was made (written) after the r
 # a chmod, or bytes written with their old time put back (`cp -p`). Made by the run only where
 # one of its processes opened it to write (``WROTE``).
 CHANGED = "changed"
+# A SOURCE load's detail: module code of an import root that a loader ran from text compiled
+# under a name of no file that does not name the module (``<string>``, a path of no file):
+# the module's body unless its file, or text named as it, ran in the run (``audit.judge``)
+UNNAMED = "unnamed"
 
 
 def _made(real: str) -> str:
@@ -564,7 +568,9 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 _executed(code)
         elif event == "compile":
             source, filename = args[0], args[1]
-            if isinstance(filename, str) and _no_file(filename):
+            if isinstance(filename, str) and (
+                _no_file(filename) or (os.path.isabs(filename) and not os.path.lexists(filename))
+            ):
                 _keep_text(filename, source)  # a custom loader's text (``_pseudo_module``)
             if isinstance(source, bytes) and isinstance(filename, str):
                 _STATE.compiled = (filename, source)
@@ -956,46 +962,61 @@ def _no_file(filename: str) -> bool:
     )
 
 
-def _pseudo_module(filename: str) -> None:
+def _pseudo_module(code: CodeType, filename: str, shown: str = "") -> bool:
     """Module code compiled under a name of no file (``<gen pkg.mod>``) that a loader runs as
     the body of a module of an import root (a custom finder that reads another clone's text):
-    recorded under that name, with the blob of the text compiled, for the audit to compare
-    with the tree's file of that module. Code that module code runs (an ``exec`` in a module's
-    body, a namedtuple's, a loader's helper) is none: only an ``exec`` called by a loader's
-    ``exec_module`` (or the import system's own frames) holding the module counts, of code
-    whose name names that module (``pkg.mod`` or ``pkg/mod``: a loader's own scratch code,
-    ``<string>``, is not its body)."""
+    recorded under that name (or ``shown``), with the blob of the text compiled, for the audit
+    to compare with the tree's file of that module. Code that module code runs (an ``exec`` in
+    a module's body, a namedtuple's, a loader's helper) is none: only an ``exec`` called by a
+    loader's ``exec_module`` (or the import system's own frames) holding the module counts.
+    Code whose name does not name that module (``pkg.mod`` or ``pkg/mod``) may be a loader's
+    own scratch code or the module's body (a cache of its text run under ``<string>``): it is
+    recorded as ``UNNAMED``, its body unless the module's file ran. Whether it was recorded."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None and (
         frame.f_code.co_filename == __file__ or frame.f_code.co_name == "_call_with_frames_removed"
     ):
         frame = frame.f_back  # this module's own frames (the hook's), importlib's trampoline
     if frame is None or frame.f_code.co_name not in _LOADERS:
-        return  # exec's caller is no loader (module code, a namedtuple's, a helper's)
+        return False  # exec's caller is no loader (module code, a namedtuple's, a helper's)
     name = ""
     for value in frame.f_locals.values():
         if isinstance(value, ModuleType) and isinstance(value.__name__, str):
             name = value.__name__
             break
     if not name or not any(name.partition(".")[0] in a.run.roots for a in _RUNS):
-        return
-    if name not in filename and name.replace(".", "/") not in filename:
-        return  # a name that is not the module's: a loader's scratch code (``<string>``)
-    text = _TEXTS.get(filename)
-    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
-    record(Load(filename, blob_of(data) if data is not None else "", name, SOURCE, ""))
+        return False
+    named = name in filename or name.replace(".", "/") in filename
+    data = None
+    for text in reversed(_TEXTS.get(filename, ())):  # the newest text that compiles to it
+        # a str compiled reaches the audit hook as its UTF-8 bytes, its coding cookie ignored
+        if _compiles_to(code, text) or (
+            isinstance(text, bytes) and _compiles_to(code, text.decode("utf-8", "replace"))
+        ):
+            data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+            break
+    blob = blob_of(data) if data is not None else ""
+    record(Load(shown or filename, blob, name, SOURCE, "" if named else UNNAMED))
+    return True
 
 
-_TEXTS: "dict[str, str | bytes]" = {}  # the text last compiled under each name of no file
+# The texts last compiled under each name of no file (``_TEXTS_EACH`` of each, the newest last)
+_TEXTS: "dict[str, list[str | bytes]]" = {}
 _TEXTS_MOST = 64
+_TEXTS_EACH = 8
 
 
 def _keep_text(filename: str, source: object) -> None:
     """Keep the text compiled under ``filename`` (a name of no file), for the code of that name
-    a loader runs later: right after, or kept and run again (``importlib.reload``)."""
+    a loader runs later: right after, or kept and run again (``importlib.reload``), perhaps
+    after other text was compiled under the same name (a loader's ``<string>``)."""
     if isinstance(source, (str, bytes)):
-        _TEXTS.pop(filename, None)
-        _TEXTS[filename] = source
+        kept = _TEXTS.pop(filename, [])
+        if source in kept:
+            kept.remove(source)
+        kept.append(source)
+        del kept[:-_TEXTS_EACH]
+        _TEXTS[filename] = kept
         if len(_TEXTS) > _TEXTS_MOST:
             del _TEXTS[next(iter(_TEXTS))]
 
@@ -1025,7 +1046,7 @@ def _executed(code: CodeType) -> None:
             _expected[filename] = pending - 1
         return
     if filename.startswith("<") or (pyc is None and _no_file(filename)):
-        _pseudo_module(filename)
+        _pseudo_module(code, filename)
         return
     if (
         compiled is not None
@@ -1066,6 +1087,11 @@ def _executed(code: CodeType) -> None:
             # there, or under a relative name: py_compile's) ran instead of that file.
             filename = pyc
     real = _where(filename)
+    if pyc is None and filename in _TEXTS and not os.path.lexists(real):
+        # text compiled under a path where no file is (``/elsewhere/mod.py``): what a loader
+        # runs from it is judged by that text, as under a name of no file
+        if _pseudo_module(code, filename, f"<{filename}>"):
+            return
     module = ""
     elsewhere = _kept_clone(real)
     if elsewhere:
@@ -1153,7 +1179,7 @@ _COMPILED: dict[int, CodeType] = {}  # code objects found to be what their file 
 _FUTURES: list[int] = []  # the compiler flags of every __future__ feature (once, when needed)
 # What compiling a file's bytes gave, by (name, bytes, flags, optimisation): code that is not
 # the file's own, run again and again under its name, costs one compile of it, not one each.
-_MADE: "dict[tuple[str, bytes, int, int], CodeType]" = {}
+_MADE: "dict[tuple[str, bytes | str, int, int], CodeType]" = {}
 _MADE_KEPT = 8
 
 
@@ -1176,13 +1202,21 @@ def _an_expression(code: CodeType) -> bool:
     return False
 
 
-def compiled_from(code: CodeType, data: bytes, optimize: int = -1) -> bool:
+def compiled_from(code: CodeType, data: "bytes | str", optimize: int = -1) -> bool:
     """Whether compiling ``data`` gives ``code`` (code objects compare by their bytecode,
     constants, names and line table; not by the file name), under the code's own future
     flags and the interpreter's optimisation level (or ``optimize``), as the import system
     compiles."""
     if _COMPILED.get(id(code)) is code:
         return True
+    same = _compiles_to(code, data, optimize)
+    if same:
+        _COMPILED[id(code)] = code  # kept alive: its id names no other code
+    return same
+
+
+def _compiles_to(code: CodeType, data: "bytes | str", optimize: int = -1) -> bool:
+    """Whether compiling ``data`` gives ``code`` (``compiled_from``, for any text)."""
     if not _FUTURES:
         import __future__
 
@@ -1199,12 +1233,9 @@ def compiled_from(code: CodeType, data: bytes, optimize: int = -1) -> bool:
             while len(_MADE) >= _MADE_KEPT:
                 del _MADE[next(iter(_MADE))]
             _MADE[key] = made
-        same = bool(made == code)
+        return bool(made == code)
     except Exception:  # SyntaxError, ValueError: what ran is no compilation of the file
         return False
-    if same:
-        _COMPILED[id(code)] = code  # kept alive: its id names no other code
-    return same
 
 
 def _by_the_import_system() -> bool:
