@@ -109,3 +109,39 @@ def test_the_seal_covers_every_property_but_itself_and_the_testcases() -> None:
     assert binding.seal("00" * 32, props, report) != sealed
     # the names the plugin and the tests use are the same objects through evidence
     assert evidence.seal is binding.seal and evidence.P_SEAL == binding.P_SEAL
+
+
+@pytest.mark.parametrize(
+    ("unseen", "session_failed", "fmt"),
+    [
+        (None, "", "2"),
+        (binding.Unseen({}, {}), "", "2"),  # recorded, nothing found: any reader judges it
+        (binding.Unseen({}, {}), "exit 1", "3"),
+        (binding.Unseen({"data.txt": "--skip-worktree"}, {}), "", "4"),
+        (binding.Unseen({}, {"sub": ["sub/val.txt"]}), "exit 1", "4"),
+    ],
+)
+def test_what_the_run_found_unseen_is_a_format_older_readers_refuse(
+    unseen: binding.Unseen | None, session_failed: str, fmt: str
+) -> None:
+    """``genstamp.unseen`` records what the run found that no tree holds. A reader of format 3
+    would pass it over and judge the work tree as it is when the gate runs, where the change
+    may be gone: evidence that records such a change is format 4; one that records none stays
+    readable by the older readers (they judge the work tree, as they did)."""
+    fields = dict(FIELDS, unseen=unseen.to_json() if unseen else "")
+    if session_failed:
+        fields["session_failed"] = session_failed
+    props = Binding(**fields).properties()
+    bound = evidence.binding(props, "", Report(props, Counts(), Counts(), "d" * 64))
+    assert bound[binding.P_FORMAT] == fmt
+    assert fmt in binding.READS
+    assert binding.unseen_of(bound) == unseen
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["", "[]", "{", '{"version": 2, "hidden": {}, "dirty": {}}', '{"version": 1, "hidden": []}'],
+)
+def test_an_unreadable_record_of_the_unseen_is_none(raw: str) -> None:
+    """Not readably recorded: the gate judges the work tree as it is (as without a record)."""
+    assert binding.unseen_of({binding.P_UNSEEN: raw}) is None

@@ -1524,6 +1524,72 @@ def test_a_builds_pyc_run_by_runpy_is_sourceless_bytecode(
     assert clean_clone_fails(repo, tmp_path)
 
 
+def unseen_project(repo: Path, tmp_path: Path, unseen: str, expected: str) -> Path:
+    """A committed project whose test reads a file holding "1", and asserts it holds
+    ``expected``: ``data.txt`` of the project (``unseen`` "hidden"), or ``val.txt`` of a
+    submodule at ``sub`` ("submodule"). The file, to edit out of git's sight."""
+    if unseen == "submodule":
+        lib = init_repo(tmp_path / "libsrc")
+        (lib / "val.txt").write_text("1\n")
+        commit_all(lib, "lib")
+        git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "sub")
+        read = repo / "sub" / "val.txt"
+    else:
+        read = repo / "data.txt"
+        read.write_text("1\n")
+    write_calc(
+        repo,
+        tests="from pathlib import Path\n\n\ndef test_read():\n"
+        f"    assert Path({str(read)!r}).read_text() == {expected + chr(10)!r}\n",
+    )
+    commit_all(repo, "a test that reads a file")
+    return read
+
+
+def hide(repo: Path, read: Path, text: str) -> None:
+    """``read`` holding ``text``, out of git's sight: hidden by the index (``--skip-worktree``)
+    or inside the submodule."""
+    if read.parent.name != "sub":
+        git(repo, "update-index", "--skip-worktree", read.name)
+    read.write_text(text)
+    assert git(repo, "status", "--porcelain", "--ignore-submodules=all") == ""
+
+
+@pytest.mark.parametrize("unseen", ["hidden", "submodule"])
+def test_a_change_git_does_not_see_is_judged_as_the_run_found_it(
+    repo: Path, tmp_path: Path, genstamp: RunGenstamp, unseen: str
+) -> None:
+    """A change no tree holds (an edit the index hides, a change inside a submodule) is judged
+    as the run found it, not as the work tree holds it when the gate runs. The tests ran
+    green with it, then it was undone, no rerun: the commit is refused, judged as a commit
+    (a push) or as the work tree (it was accepted: the work tree was clean by then). Control:
+    a green run of the committed files, then such a change made: the commit the run tested is
+    accepted (it was refused: no commit pushed holds the change), the work tree refused."""
+    rule = {"hidden": "hidden-change", "submodule": "dirty-submodule"}[unseen]
+    read = unseen_project(repo, tmp_path, unseen, expected="2")
+    hide(repo, read, "2\n")
+    stamp(genstamp, repo)
+    assert "will refuse: " + rule in green(genstamp, repo)
+    read.write_text("1\n")  # undone
+    if unseen == "hidden":
+        git(repo, "update-index", "--no-skip-worktree", read.name)
+        assert clean_clone_fails(repo, tmp_path)
+    for args in ((), ("--rev", "HEAD")):
+        code, data = verdict(genstamp, repo, *args)
+        assert (code, rules(data)) == (1, [rule]), data
+        assert read.name in message(data, rule), data
+
+    control = init_repo(tmp_path / "control")
+    read = unseen_project(control, tmp_path / "c", unseen, expected="1")
+    stamp(genstamp, control)
+    assert "will refuse" not in green(genstamp, control)
+    hide(control, read, "3\n")  # after the run
+    code, data = verdict(genstamp, control, "--rev", "HEAD")
+    assert (code, rules(data)) == (0, []), data
+    code, data = verdict(genstamp, control)
+    assert (code, rules(data)) == (1, [rule]), data
+
+
 def clean_clone_fails(repo: Path, tmp_path: Path) -> bool:
     """The oracle: whether the tests fail in a fresh clone of ``repo`` (without genstamp)."""
     clone = tmp_path / "clone"

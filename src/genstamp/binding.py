@@ -18,7 +18,11 @@ FORMAT = "2"  # 2: genstamp.coverage; xfailed/xpassed counted apart
 # 3: format 2 with genstamp.session.failed, which a reader of 2 would pass over (it would accept
 # a session that failed). Written only for such a run, so that every other stays readable there.
 FORMAT_SESSION = "3"
-READS = (FORMAT, FORMAT_SESSION)
+# 4: format 3 with genstamp.unseen recording changes git does not see that the run found (a
+# reader of 3 would judge them on the work tree as it is then, where they may be gone). Written
+# only for such a run (a run that found none records it in format 2 or 3).
+FORMAT_UNSEEN = "4"
+READS = (FORMAT, FORMAT_SESSION, FORMAT_UNSEEN)
 NONE = "none"
 UNAVAILABLE = "unavailable"
 
@@ -47,6 +51,11 @@ P_SESSION_FAILED = "genstamp.session.failed"
 # value unless the next word is an option, "flag"), as a JSON object; only when there are
 # such options (the gate then reads the addopts as the run did).
 P_OPTIONS = "genstamp.addopts.options"
+# What the run found that no tree holds, as the tests left it (``hidden-change``,
+# ``dirty-submodule``): JSON ``{"version": 1, "hidden": {path: option}, "dirty": {submodule:
+# [paths]}}``; absent when the run could not tell (the gate then looks at the work tree).
+P_UNSEEN = "genstamp.unseen"
+UNSEEN_VERSION = 1
 
 # How a genstamp.selection.reasons entry for the run's own options begins (the gate names them)
 OPTIONS_REASON = "the run's own options change the suite"
@@ -129,6 +138,7 @@ class Binding(NamedTuple):
     coverage: str = UNAVAILABLE  # what the run covered (``genstamp.coverage``) as JSON
     session_failed: str = ""  # why the session failed though no test did ("": it did not)
     options: str = ""  # P_OPTIONS's JSON object, "" when not recorded
+    unseen: str = ""  # P_UNSEEN's JSON object, "" when not recorded
 
     def properties(self) -> dict[str, str]:
         """The ``genstamp.*`` properties, in the order a bound file carries them."""
@@ -148,6 +158,7 @@ class Binding(NamedTuple):
             P_COVERAGE: self.coverage,
             **({P_SESSION_FAILED: self.session_failed} if self.session_failed else {}),
             **({P_OPTIONS: self.options} if self.options else {}),
+            **({P_UNSEEN: self.unseen} if self.unseen else {}),
         }
 
 
@@ -168,6 +179,44 @@ def options_of(props: Mapping[str, str]) -> dict[str, str] | None:
     return found
 
 
+class Unseen(NamedTuple):
+    """``P_UNSEEN``: the changes hidden from git in files the tests used (path -> the index's
+    option) and the submodules whose work tree held changes (path -> those paths)."""
+
+    hidden: dict[str, str]
+    dirty: dict[str, list[str]]
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"version": UNSEEN_VERSION, "hidden": self.hidden, "dirty": self.dirty},
+            sort_keys=True,
+        )
+
+    def found(self) -> bool:
+        return bool(self.hidden or self.dirty)
+
+
+def unseen_of(props: Mapping[str, str]) -> Unseen | None:
+    """What ``P_UNSEEN`` records; None when the run recorded nothing (or not readably: the gate
+    then judges the work tree as it is)."""
+    raw = props.get(P_UNSEEN)
+    if raw is None:
+        return None
+    try:
+        found = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(found, dict) or found.get("version") != UNSEEN_VERSION:
+        return None
+    hidden, dirty = found.get("hidden"), found.get("dirty")
+    if not isinstance(hidden, dict) or not isinstance(dirty, dict):
+        return None
+    return Unseen(
+        {str(k): str(v) for k, v in hidden.items()},
+        {str(k): [str(c) for c in v] for k, v in dirty.items() if isinstance(v, list)},
+    )
+
+
 def new(
     *,
     runner: str,
@@ -184,6 +233,7 @@ def new(
     coverage: str = UNAVAILABLE,
     session_failed: str = "",
     options: str = "",
+    unseen: str = "",
 ) -> Binding:
     """The binding of a run that ended now. ``partial`` holds why the run covered part of the
     suite (nothing: all of it); a runner whose selection genstamp cannot see passes
@@ -208,4 +258,5 @@ def new(
         coverage=coverage,
         session_failed=session_failed,
         options=options,
+        unseen=unseen,
     )

@@ -10,6 +10,7 @@ import hashlib
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from pathlib import Path
 from xml.parsers import expat
 
@@ -18,6 +19,7 @@ from genstamp.atomic import write_atomic
 from genstamp.binding import (  # re-exported: the plugin, run and the tests name them here
     FORMAT,
     FORMAT_SESSION,
+    FORMAT_UNSEEN,
     NONE,
     P_AUDIT,
     P_CHECKOUT,
@@ -41,6 +43,7 @@ from genstamp.binding import (  # re-exported: the plugin, run and the tests nam
     Report,
     case_line,
     seal,
+    unseen_of,
     worse,
 )
 from genstamp.errors import GenstampError
@@ -226,11 +229,19 @@ def xml_text(value: object) -> str:
     return _ILLEGAL.sub(_visual, str(value))
 
 
+def _format(properties: Mapping[str, str]) -> str:
+    """The oldest format that carries ``properties`` whole (older readers refuse it)."""
+    unseen = unseen_of(properties)
+    if unseen is not None and unseen.found():
+        return FORMAT_UNSEEN
+    return FORMAT_SESSION if properties.get(P_SESSION_FAILED) else FORMAT
+
+
 def binding(properties: dict[str, str], key: str, report: Report) -> dict[str, str]:
     """The properties a bound file carries, in order: format, version, ``properties``, and
     the seal over them and ``report`` (the testcases and declared counts as read back)."""
     properties = {
-        P_FORMAT: FORMAT_SESSION if properties.get(P_SESSION_FAILED) else FORMAT,
+        P_FORMAT: _format(properties),
         P_VERSION: __version__,
         **{xml_text(k): xml_text(v) for k, v in properties.items()},
     }

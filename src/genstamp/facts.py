@@ -38,6 +38,7 @@ from genstamp.identity import added_blobs, clone_conversions, hidden_changes, sc
 from genstamp.placed import installed, placement
 from genstamp.repo import Checkout
 from genstamp.rules import (
+    WORK_TREE,
     Bytecode,
     Facts,
     Submodule,
@@ -81,7 +82,7 @@ def workspace(
     walk = scan(checkout, want_tree=claimed or not targets, want_bytecode=True, cache=True)
     if not targets:
         assert walk.tree is not None
-        targets = (Target("work tree", walk.tree),)
+        targets = (Target(WORK_TREE, walk.tree),)
 
     gen: generation.Generation | None = None
     stamp_problem = ""

@@ -1014,6 +1014,7 @@ class Session:
             written,
             session_failed,
             _options_in_addopts(self.config),
+            misplaced,
         )
         key = start.gen.key if start.gen else ""
         if written is None:
@@ -1111,7 +1112,7 @@ class Session:
         try:
             found = trees.misplaced(candidates, merged.loaded, used)
         except GenstampError:
-            return Misplaced([], {})
+            return Misplaced([], {}, known=False)
         if found.ignored:  # a version file a project below the top declares is the build's
             below = config.with_projects_below(self.start.settings, self.start.checkout.workdir)
             ignored = [rel for rel in found.ignored if not generated(rel, below.generated)]
@@ -1188,12 +1189,18 @@ def _properties(
     written: Path | None = None,
     session_failed: str = "",
     options: str = "",
+    misplaced: Misplaced | None = None,
 ) -> dict[str, str]:
     """The ``genstamp.*`` properties that bind this run's evidence; ``written``: the user's
     --junitxml, recorded when inside the work tree (the gate leaves it out of the trees);
     ``session_failed``: why the session failed though no test did; ``options``:
-    ``binding.P_OPTIONS``."""
+    ``binding.P_OPTIONS``; ``misplaced``: what the run found that no tree holds
+    (``binding.P_UNSEEN``, when it could tell)."""
     from genstamp import binding, checkout_id
+
+    unseen = ""
+    if misplaced is not None and misplaced.known:
+        unseen = binding.Unseen(dict(misplaced.hidden), dict(misplaced.dirty)).to_json()
 
     return binding.new(
         runner="pytest",
@@ -1209,6 +1216,7 @@ def _properties(
         coverage=covered.to_json(),
         session_failed=session_failed,
         options=options,
+        unseen=unseen,
     ).properties()
 
 

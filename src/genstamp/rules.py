@@ -33,6 +33,9 @@ TREE_LIMIT = 3  # mismatching trees given a line (and a diff) each before one li
 LABEL_LIMIT = 3  # labels (revs, refs) named per tree
 
 
+WORK_TREE = "work tree"  # the label of the target that is the work tree as it is
+
+
 class Target(NamedTuple):
     label: str  # "work tree", or the rev as given
     tree: str
@@ -612,8 +615,34 @@ def _ignored_code(facts: Facts, settings: Config) -> Iterator[str | Listed]:
         )
 
 
+def _unseen(facts: Facts) -> binding.Unseen | None:
+    """What the run found that no tree holds (``binding.P_UNSEEN``), None when its evidence
+    does not say (none, or an older genstamp's)."""
+    bound = _bound(facts)
+    return binding.unseen_of(bound.props) if bound is not None else None
+
+
+def _now_too(facts: Facts, recorded: binding.Unseen | None) -> bool:
+    """Whether the work tree as it is now counts: where the evidence does not say what the run
+    found, or where the work tree itself is judged (a commit is judged by what it holds: a
+    change made after the run is in no commit pushed)."""
+    return recorded is None or any(t.label == WORK_TREE for t in facts.targets)
+
+
 def _dirty_submodule(facts: Facts, settings: Config) -> Iterator[str | Listed]:
-    for sub in facts.submodules:
+    """The submodules whose work tree held changes when the tests ran (as the run found them),
+    and those that hold changes now where that counts (``_now_too``)."""
+    recorded = _unseen(facts)
+    now = facts.submodules if _now_too(facts, recorded) else ()
+    for path, changes in sorted((recorded.dirty if recorded else {}).items()):
+        if not any(sub.path == path for sub in now):
+            yield listed(
+                f"submodule {path} held changes its recorded commit does not hold when the "
+                "tests ran: ",
+                changes,
+                PATH_LIMIT,
+            )
+    for sub in now:
         yield listed(
             f"submodule {sub.path} has changes its recorded commit does not hold: ",
             sub.changes,
@@ -623,10 +652,13 @@ def _dirty_submodule(facts: Facts, settings: Config) -> Iterator[str | Listed]:
 
 def _hidden_change(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     """The hidden changes the tests loaded or read (all of them, when the audit cannot say:
-    no audit, or more files read than it lists)."""
+    no audit, or more files read than it lists): as the run found them, and as the work tree
+    holds them now where that counts (``_now_too``)."""
     bound = _bound(facts)
     loaded = read_audit(bound.props)[0] if bound is not None else None
-    hidden = facts.hidden
+    recorded = _unseen(facts)
+    hidden = dict(facts.hidden) if _now_too(facts, recorded) else {}
+    hidden.update(recorded.hidden if recorded is not None else {})
     if loaded is not None and "*" not in loaded.read:
         used = set(loaded.loaded) | set(loaded.read) | suite.settings_files(facts.suites or ())
         hidden = {rel: option for rel, option in hidden.items() if rel in used}
