@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 PREFIX = "genstamp."
 FORMAT = "2"  # 2: genstamp.coverage; xfailed/xpassed counted apart
@@ -162,17 +162,23 @@ class Binding(NamedTuple):
         }
 
 
-def options_of(props: Mapping[str, str]) -> dict[str, str] | None:
-    """The options P_OPTIONS records (name -> "value", "optional" or "flag"), None when the
-    run recorded none (or not readably)."""
-    raw = props.get(P_OPTIONS)
+def _object(props: Mapping[str, str], name: str) -> dict[str, Any] | None:
+    """The JSON object the property ``name`` holds; None when absent or not one."""
+    raw = props.get(name)
     if raw is None:
         return None
     try:
         found = json.loads(raw)
     except ValueError:
         return None
-    if not isinstance(found, dict) or not all(
+    return found if isinstance(found, dict) else None
+
+
+def options_of(props: Mapping[str, str]) -> dict[str, str] | None:
+    """The options P_OPTIONS records (name -> "value", "optional" or "flag"), None when the
+    run recorded none (or not readably)."""
+    found = _object(props, P_OPTIONS)
+    if found is None or not all(
         isinstance(k, str) and v in ("value", "optional", "flag") for k, v in found.items()
     ):
         return None
@@ -199,14 +205,8 @@ class Unseen(NamedTuple):
 def unseen_of(props: Mapping[str, str]) -> Unseen | None:
     """What ``P_UNSEEN`` records; None when the run recorded nothing (or not readably: the gate
     then judges the work tree as it is)."""
-    raw = props.get(P_UNSEEN)
-    if raw is None:
-        return None
-    try:
-        found = json.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(found, dict) or found.get("version") != UNSEEN_VERSION:
+    found = _object(props, P_UNSEEN)
+    if found is None or found.get("version") != UNSEEN_VERSION:
         return None
     hidden, dirty = found.get("hidden"), found.get("dirty")
     if not isinstance(hidden, dict) or not isinstance(dirty, dict):
