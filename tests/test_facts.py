@@ -14,7 +14,7 @@ import pygit2
 import pytest
 from conftest import commit_all, git, git_tree, init_repo
 
-from genstamp import audit, binding, checkout_id, evidence, generation, restamp, verified
+from genstamp import audit, binding, build, checkout_id, evidence, generation, restamp, verified
 from genstamp.config import Config
 from genstamp.errors import GenstampError
 from genstamp.facts import gather
@@ -376,11 +376,14 @@ def test_verdicts_are_kept_bounded_oldest_first(stamped: Path) -> None:
     assert list(verified.trees(gitdir))[-1] == trees[5]
 
 
-@pytest.mark.parametrize("writer", ["version-1", "another-genstamp", "this-genstamp"])
+@pytest.mark.parametrize(
+    "writer", ["version-1", "another-genstamp", "another-build", "this-genstamp"]
+)
 def test_only_this_genstamps_verdicts_are_taken(stamped: Path, writer: str) -> None:
     """A verdict names the genstamp whose gate judged: one of another genstamp (pre-commit's
-    hook environment at another rev, whose rules may accept what these refuse), or of a store
-    that named none (version 1), is forgotten and the tree judged again."""
+    hook environment at another rev, whose rules may accept what these refuse), of another
+    build of the same version (a commit between releases: it was taken), or of a store that
+    named none (version 1), is forgotten and the tree judged again."""
     gitdir = stamped / ".git"
     tree = "ab" * 20
     verified.remember(gitdir, [tree], now=1)
@@ -390,6 +393,9 @@ def test_only_this_genstamps_verdicts_are_taken(stamped: Path, writer: str) -> N
         del data["genstamp"]
     elif writer == "another-genstamp":
         data["genstamp"] = "0.0.1"
+    elif writer == "another-build":
+        assert data["build"] == build.digest()
+        data["build"] = "0" * 64
     verified.path_of(gitdir).write_text(json.dumps(data))
     assert verified.trees(gitdir) == ({tree: 1} if writer == "this-genstamp" else {})
 

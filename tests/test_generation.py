@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -10,7 +11,15 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import RunGenstamp, commit_all, git, git_tree, run_genstamp, subprocess_env
+from conftest import (
+    RunGenstamp,
+    commit_all,
+    git,
+    git_tree,
+    run_genstamp,
+    run_pytest,
+    subprocess_env,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -339,6 +348,39 @@ def test_corrupt_stamp_in_a_real_process_has_no_traceback(project: Path) -> None
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("genstamp: ")
     assert str(path) in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["generation.json", "checkout-id", "verified.json"])
+@pytest.mark.parametrize("what", ["fifo", "device"])
+def test_a_kept_file_that_is_no_file_is_one_line_and_no_wait(
+    project: Path, name: str, what: str
+) -> None:
+    """A FIFO, or a link to a device, in place of a file genstamp keeps in the git dir: reading
+    it waited forever (a FIFO: `status`, `verify`, the pytest plugin, git's hooks all hung) or
+    without end (`/dev/zero`). Now one line naming the file, no traceback; the hooks warn and
+    never fail git's command. Control: with the file as it was, the run is accepted."""
+    assert run_genstamp(project, "install", "--plain").returncode == 0
+    assert run_pytest(project).returncode == 0
+    assert run_genstamp(project, "verify", "--rev", "HEAD").returncode == 0
+    path = stamp_file(project).with_name(name)
+    path.unlink()
+    if what == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    # the verdict store is read for a commit (``--rev``), the others for the work tree too
+    proc = run_genstamp(project, "verify", *(["--rev", "HEAD"] if "verified" in name else []))
+    told = proc.stdout + proc.stderr
+    assert proc.returncode in (1, 2) and "Traceback" not in told, told
+    assert f"{path}: not a regular file" in told, told
+    # git's post-checkout hook and a pytest run read it too: neither may wait on it
+    checkout = ["git", "checkout", "-q", "-b", "other"]
+    env = subprocess_env()
+    proc = subprocess.run(
+        checkout, cwd=project, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "Traceback" not in run_pytest(project).stdout
 
 
 # -- the stamp's text, written and read without json (issue 16: the hook's start-up) ----------

@@ -32,7 +32,7 @@ def current(gitdir: Path, *, create: bool = False) -> str:
     id yet (and ``create`` is false). A file of another version is an error naming both."""
     path = path_of(gitdir)
     try:
-        raw = path.read_bytes()
+        raw = versioned.read_kept(path)
     except FileNotFoundError:
         if not create:
             return ""
@@ -77,6 +77,6 @@ def _create(path: Path) -> bytes:
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-        return path.read_bytes()
+        return versioned.read_kept(path)
     except OSError as exc:
         raise GenstampError(f"cannot write {path}: {exc.strerror or exc}") from exc

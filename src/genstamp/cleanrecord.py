@@ -83,7 +83,7 @@ def read(gitdir: Path, tree: str) -> CleanRoom | None:
     versions for a record of another format version."""
     path = path_of(gitdir, tree)
     try:
-        raw = path.read_bytes()
+        raw = versioned.read_kept(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp import stdlib
 from genstamp.errors import GenstampError
+from genstamp.versioned import read_kept
 
 if TYPE_CHECKING:
     import configparser
@@ -57,7 +58,7 @@ _KEYS: dict[str, type] = {
 def load(workdir: Path) -> Config:
     path = workdir / "pyproject.toml"
     try:
-        raw = path.read_bytes()
+        raw = read_kept(path)
     except FileNotFoundError:
         return Config()
     except OSError as exc:

@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from genstamp import __version__, versioned
+from genstamp import __version__, build, versioned
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 
@@ -179,7 +179,7 @@ def key(
             add(f"config:{path}", Path(path).read_bytes())
         except OSError:
             add(f"missing:{path}", b"")
-    add("genstamp", genstamp_digest().encode())
+    add("genstamp", build.digest().encode())
     return h.hexdigest()
 
 
@@ -290,15 +290,6 @@ def _dynamic_files(path: Path) -> list[str]:
         names = [named] if isinstance(named, str) else named if isinstance(named, list) else []
         out += [posixpath.normpath(n) for n in names if isinstance(n, str)]
     return out
-
-
-def genstamp_digest() -> str:
-    """genstamp's version and the digest of its own modules: the environment holds a copy."""
-    here = Path(__file__).resolve().parent
-    h = hashlib.sha256(__version__.encode())
-    for path in sorted(here.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
 
 
 def _base_python() -> str:

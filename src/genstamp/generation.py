@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 
-from genstamp import __version__, jsontext
+from genstamp import __version__, jsontext, versioned
 from genstamp.atomic import new_file, write_atomic
 from genstamp.errors import GenstampError
 
@@ -248,8 +248,7 @@ def read(checkout: Checkout | Place) -> tuple[Generation | None, bytes]:
 def read_at(path: str | os.PathLike[str]) -> tuple[Generation | None, bytes]:
     """``read``, given the stamp's path (a hook knows it without a ``Checkout``)."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = versioned.read_kept(path)
     except FileNotFoundError:
         return None, b""
     except OSError as exc:

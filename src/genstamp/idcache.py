@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 from genstamp.errors import GenstampError
 from genstamp.monitor import Clock, debug
 from genstamp.repo import Checkout, Place
-from genstamp.versioned import parse
+from genstamp.versioned import parse, read_kept
 
 FORMAT = "genstamp-identity-cache"
 VERSION = 1
@@ -108,7 +108,7 @@ def load(checkout: Checkout | Place) -> Record | None:
     """The record kept for ``checkout``, or None (none, unreadable, another version)."""
     where = path(checkout)
     try:
-        raw = where.read_bytes()
+        raw = read_kept(where)
     except OSError:
         return None
     try:

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from genstamp.atomic import write_atomic
 from genstamp.loads import folder_stamp, holds_no_file
+from genstamp.versioned import read_kept
 
 FORMAT = "genstamp-folders"  # genstamp 0.2.0 wrote version 1 without the name: read alike
 VERSION = 1
@@ -38,7 +39,7 @@ def made(gitdir: Path) -> Made:
     it, and the file written anew), another version's adds nothing and says so."""
     path = gitdir / "genstamp" / FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_kept(path).decode("utf-8"))
     except (OSError, ValueError):
         return Made({})
     if not isinstance(data, dict):

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from genstamp import __version__, gitwalk, idcache
 from genstamp.errors import GenstampError
 from genstamp.repo import Place, find_place
+from genstamp.versioned import read_kept
 
 if TYPE_CHECKING:
     from genstamp.repo import Checkout
@@ -299,8 +300,7 @@ def _drop(checkout: Checkout, name: str = NAME) -> None:
 
 def _load(place: Place, name: str = NAME) -> dict[str, Any] | None:
     try:
-        with open(path(place, name), "rb") as fh:
-            data = json.loads(fh.read())
+        data = json.loads(read_kept(path(place, name)))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict):

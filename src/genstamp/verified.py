@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from genstamp import __version__, checkout_id, versioned
+from genstamp import __version__, build, checkout_id, versioned
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 from genstamp.repo import STATE_DIR, common_gitdir
@@ -39,11 +39,11 @@ def trees(gitdir: Path) -> dict[str, int]:
     path = path_of(gitdir)
     remedy = f"delete {path} (only earlier verdicts are forgotten)"
     try:
-        raw = path.read_bytes()
+        raw = versioned.read_kept(path)
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise GenstampError(f"cannot read {path}: {exc.strerror or exc}", remedy) from exc
     with contextlib.suppress(ValueError):
         earlier = json.loads(raw)
         if isinstance(earlier, dict) and (earlier.get("format"), earlier.get("version")) == (
@@ -54,8 +54,10 @@ def trees(gitdir: Path) -> dict[str, int]:
     data = versioned.parse(raw, path, FORMAT, VERSION, "verdict store", remedy)
     if data.get("checkout") != checkout_id.current(gitdir):
         return {}  # verdicts of the checkout this one was copied from
-    if data.get("genstamp") != __version__:
-        return {}  # another genstamp's verdicts (pre-commit's at another rev): judged again
+    if data.get("genstamp") != __version__ or data.get("build") != build.digest():
+        # another genstamp's verdicts (pre-commit's at another rev, or another build of this
+        # version, between releases): judged again
+        return {}
     return versioned.tree_times(data, path, remedy)
 
 
@@ -101,6 +103,7 @@ def _write(gitdir: Path, kept: dict[str, int]) -> None:
         "format": FORMAT,
         "version": VERSION,
         "genstamp": __version__,
+        "build": build.digest(),
         "checkout": here,
         "trees": entries,
     }

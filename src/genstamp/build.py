@@ -1,0 +1,22 @@
+"""Which genstamp this is: its version names a release, the digest of its modules the build.
+
+Builds between releases (a commit pre-commit pins, a clone installed editable) share a version
+and differ in their rules: what one build decided is not another's to reuse."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+
+from genstamp import __version__
+
+
+@functools.cache
+def digest() -> str:
+    """genstamp's version and the digest of its own modules (sha256, hex)."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256(__version__.encode())
+    for path in sorted(here.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
