@@ -1707,6 +1707,30 @@ def test_a_junitxml_report_in_the_work_tree_is_output_not_tested(
     assert (code, rules(data)) == (0, []), data
 
 
+@pytest.mark.parametrize("how", ["removed", "begun"])
+def test_a_stamp_gone_or_begun_during_the_run_is_told(
+    project: Path, genstamp: RunGenstamp, how: str
+) -> None:
+    """A test removes the git dir's genstamp folder (or begins a new generation): the forecast
+    said the gate accepts, the gate refused. It now says what the gate says."""
+    act = (
+        "shutil.rmtree(Path(git_dir, 'genstamp'))"
+        if how == "removed"
+        else "subprocess.run([sys.executable, '-m', 'genstamp', 'stamp'], check=True)"
+    )
+    (project / "tests" / "test_stamp.py").write_text(
+        "import shutil, subprocess, sys\nfrom pathlib import Path\n\n\ndef test_stamp():\n"
+        "    git_dir = subprocess.check_output(['git', 'rev-parse', '--git-dir'], text=True)\n"
+        f"    git_dir = git_dir.strip()\n    {act}\n"
+    )
+    commit_all(project, "a test that ends the generation")
+    out = green(genstamp, project)
+    rule = {"removed": "no-stamp", "begun": "stale-generation"}[how]
+    assert f"will refuse: {rule}" in out, out
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, [rule]), data
+
+
 def test_a_run_that_writes_beside_its_report_moves_the_tree(
     project: Path, genstamp: RunGenstamp
 ) -> None:

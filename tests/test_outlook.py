@@ -20,6 +20,12 @@ ROWS = {
     "clean": (CLEAN, [f"bound to tree {TREE[:12]}, generation {GEN[:12]}"]),
     "no-generation": (CLEAN._replace(generation=None), ["will refuse: no-stamp"]),
     "failed": (CLEAN._replace(failed=True), ["will refuse: tests-failed"]),
+    # the stamp removed while the tests ran (a test deleted .git/genstamp): it said "accepts"
+    "stamp-gone": (CLEAN._replace(stamp_end=None), ["will refuse: no-stamp: the generation"]),
+    "generation-begun": (
+        CLEAN._replace(stamp_end="9f" * 16),
+        [f"will refuse: stale-generation: generation {'9f' * 6} began while the tests ran"],
+    ),
     "moved": (CLEAN._replace(tree_end=OTHER), ["will refuse: tree-moved"]),
     "partial": (CLEAN._replace(reasons=("-k add",)), ["will refuse: partial-run, unless"]),
     "no-tests": (CLEAN._replace(executed=0), ["will refuse: no-tests, unless"]),

@@ -284,9 +284,18 @@ ROWS: dict[str, Row] = {
         f"the evidence was recorded in another checkout ({GITDIR}), not /copy/.git",
     ),
     "stale-same-generation-id-recorded-none-here": Row(
+        # this folder's git dir, its checkout-id removed since: not "another checkout" of the
+        # same path named twice (J21 13)
         facts(report=report(checkout_id=CHECKOUT_ID)),
         ["stale-generation"],
-        "recorded in another checkout",
+        "recorded in this folder under another checkout id (its genstamp/checkout-id was removed",
+        "another checkout (",
+    ),
+    "stale-other-generation-id-recorded-none-here": Row(
+        facts(report=report(generation="e4" * 16, checkout_id=CHECKOUT_ID)),
+        ["stale-generation"],
+        ", in this folder under another checkout id (",
+        "another checkout (",
     ),
     "stale-other-generation-moved-checkout-is-not-another": Row(
         facts(

@@ -39,6 +39,9 @@ class Run(NamedTuple):
     hidden: tuple[tuple[str, str], ...] = ()
     dirty: tuple[str, ...] = ()  # submodules whose work tree holds changes
     allow_partial: bool = False  # the project's ``allow-partial``: a partial run is accepted
+    # the stamp at the end: "" as at the start, None when there is none (or it is unreadable),
+    # else the id of the generation begun while the tests ran
+    stamp_end: str | None = ""
 
 
 # The audit's flag kinds, as the rule that refuses them.
@@ -57,6 +60,16 @@ def lines(run: Run) -> list[str]:
         refusals.append(
             "no-stamp: no generation was begun in this checkout — run `genstamp install` "
             "(or `genstamp stamp`), then rerun the tests"
+        )
+    elif run.stamp_end is None:
+        refusals.append(
+            "no-stamp: the generation stamp is gone (or unreadable) since the tests began — "
+            "run `genstamp stamp` (it scrubs bytecode), then rerun the tests"
+        )
+    elif run.stamp_end:
+        refusals.append(
+            f"stale-generation: generation {run.stamp_end[:12]} began while the tests ran "
+            f"(the evidence is bound to {run.generation[:12]}) — rerun the tests"
         )
     if run.failed:
         refusals.append("tests-failed: fix the failing tests, then rerun")

@@ -280,6 +280,21 @@ def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
     return Start(place, settings, gen, problem, guard, recording, claimed)
 
 
+def _stamp_end(start: Start) -> str | None:
+    """The stamp as the run ends (``outlook.Run.stamp_end``): "" when it is the generation the
+    evidence is bound to (or none was), None when it is gone or unreadable, else the id of
+    the generation begun since."""
+    if start.gen is None:
+        return ""
+    try:
+        now = generation.stored(start.checkout)
+    except GenstampError:
+        return None
+    if now is None:
+        return None
+    return "" if now.id == start.gen.id else now.id
+
+
 def settle(start: Start, tree: str | None) -> Start:
     """``start`` with the hook's claim settled by ``tree``, the work tree's identity the
     co-process took at the start (None: by a walk of its own); the run's processes judge
@@ -1083,6 +1098,7 @@ class Session:
             moved=moved,
             executed=sum(o not in _NOT_EXECUTED for o in self.tally.outcomes.values()),
             allow_partial=start.settings.allow_partial,
+            stamp_end=_stamp_end(start),
         )
         for line in outlook.lines(run):
             self._say(line)

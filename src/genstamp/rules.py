@@ -457,6 +457,13 @@ def _unbound_evidence(facts: Facts, settings: Config) -> Iterator[str]:
         yield f"{facts.evidence}: {unreadable}"
 
 
+# Why one folder's evidence names another checkout id than its git dir holds now
+CHECKOUT_ID_ANEW = (
+    "its genstamp/checkout-id was removed or made anew since, or this folder was copied or "
+    "moved in over another"
+)
+
+
 def _stale_generation(facts: Facts, settings: Config) -> Iterator[str]:
     # The generation is the primary binding. The file's mtime is only a hint (clocks move back).
     bound, gen = _bound(facts), facts.generation
@@ -465,8 +472,10 @@ def _stale_generation(facts: Facts, settings: Config) -> Iterator[str]:
     ev_gen = bound.props.get(binding.P_GENERATION, binding.NONE)
     where = bound.props.get(binding.P_CHECKOUT)
     same = _same_checkout(facts, bound.props)
+    here = where == facts.gitdir  # this folder, under another checkout id: removed, or a copy's
+    anew = f"this folder under another checkout id ({CHECKOUT_ID_ANEW})"
     if ev_gen != gen.id:
-        origin = "" if same else f", in another checkout ({where or ''})"
+        origin = "" if same else f", in {anew}" if here else f", in another checkout ({where})"
         mtime = facts.report_mtime_ns
         hint = (
             "; the JUnit file was written before the current generation began"
@@ -480,7 +489,10 @@ def _stale_generation(facts: Facts, settings: Config) -> Iterator[str]:
     elif not same:
         # The same generation id elsewhere: a copied (cp -r) checkout carries its stamp and
         # evidence along, but not the environment the tests ran in.
-        yield f"the evidence was recorded in another checkout ({where}), not {facts.gitdir}"
+        if here:
+            yield f"the evidence was recorded in {anew}"
+        else:
+            yield f"the evidence was recorded in another checkout ({where}), not {facts.gitdir}"
 
 
 def _tree_mismatch(facts: Facts, settings: Config) -> Iterator[str]:
