@@ -439,7 +439,7 @@ def test_non_utf8_names_scrub_and_check_bytecode(latin1: Path) -> None:
     assert (latin1 / LATIN1 / f"{LATIN1}.pyc.txt").read_text() == "data\n"
 
     # bytecode that is tracked, under such a name: named, escaped
-    (latin1 / LATIN1 / f"{LATIN1}.pyc").write_bytes(b"tracked bytecode")
+    (latin1 / LATIN1 / f"{LATIN1}.pyc").write_bytes(b"\0\0\r\n tracked bytecode")
     git(latin1, "add", "-f", f"{LATIN1}/{LATIN1}.pyc")
     proc = genstamp(latin1, "check-bytecode", **STRICT)
     out, _ = clean(proc)

@@ -455,6 +455,35 @@ def test_a_data_file_named_like_bytecode_is_kept_and_not_judged(project: Path) -
     assert verdict.returncode == 1 and "stale-bytecode" in verdict.stdout, verdict.stdout
 
 
+@pytest.mark.parametrize("named", [False, True], ids=["index", "named"])
+def test_check_bytecode_passes_a_tracked_data_file_named_like_bytecode(
+    project: Path, named: bool
+) -> None:
+    """A tracked ``data/table.pyc`` that holds no bytecode (no magic number): check-bytecode
+    called it "Python bytecode in git" (J21 08), though scrub keeps it and the gate does not
+    judge it. Control: the same name holding bytecode fails, and so does a ``__pycache__``
+    file whatever it holds."""
+    table = project / "data" / "table.pyc"
+    table.parent.mkdir()
+    table.write_text("a table some tool writes, named like bytecode\n")
+    git(project, "add", "-f", "data/table.pyc")
+    args = ["check-bytecode", "data/table.pyc"] if named else ["check-bytecode"]
+    proc = run_genstamp(project, *args)
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stdout + proc.stderr
+    table.write_bytes(MAGIC + b"\x00" * 12)
+    proc = run_genstamp(project, *args)
+    assert proc.returncode == 1 and "data/table.pyc is Python bytecode" in proc.stdout
+    table.write_text("no bytecode\n")
+    cached = project / "src" / "__pycache__" / "x.cpython-311.pyc"
+    cached.parent.mkdir()
+    cached.write_text("no bytecode either\n")
+    git(project, "add", "-f", "src/__pycache__/x.cpython-311.pyc")
+    proc = run_genstamp(
+        project, "check-bytecode", *(["src/__pycache__/x.cpython-311.pyc"] if named else [])
+    )
+    assert proc.returncode == 1 and "x.cpython-311.pyc is Python bytecode" in proc.stdout
+
+
 def test_bytecode_git_tracks_is_kept(project: Path, genstamp: RunGenstamp) -> None:
     """A .pyc committed on purpose (a test fixture) is git's, not scrub's; its untracked
     neighbour is removed."""

@@ -15,7 +15,7 @@ import pygit2
 
 from genstamp import __version__, config, generation, hooks
 from genstamp.atomic import write_atomic
-from genstamp.bytecode import is_bytecode_path
+from genstamp.bytecode import PYCACHE, SUFFIXES, holds_bytecode, is_bytecode_path
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
 from genstamp.repo import STATE_DIR, Checkout, head_id, nested_index, open_checkout
 
@@ -600,15 +600,33 @@ def cmd_doctor(args: argparse.Namespace, checkout: Checkout) -> int:
 
 def cmd_check_bytecode(args: argparse.Namespace, checkout: Checkout | None) -> int:
     files: list[str] = list(args.files)
+    base = Path.cwd()
     if not files and checkout is not None:
         files = [entry.path for entry in checkout.repo.index]
-    found = [f for f in files if is_bytecode_path(f.replace(os.sep, "/"))]
+        base = checkout.workdir
+    found = [
+        f
+        for f in files
+        if is_bytecode_path(f.replace(os.sep, "/")) and not _data_named_like_bytecode(base / f)
+    ]
     for path in found:
         print(
             f"genstamp-bytecode: {printable(path)} is Python bytecode in git — "
             f"`git rm --cached {printable(path)}` and ignore __pycache__/ and *.py[co]"
         )
     return EXIT_REFUSED if found else EXIT_OK
+
+
+def _data_named_like_bytecode(path: Path) -> bool:
+    """A file named like legacy bytecode (``x.pyc``, outside ``__pycache__``) that holds none: a
+    data file of that name, which scrub keeps and the gate does not judge."""
+    name = path.name
+    return (
+        PYCACHE not in path.parts
+        and name.endswith(SUFFIXES)
+        and path.is_file()
+        and not holds_bytecode(str(path))
+    )
 
 
 def cmd_clean_run(args: argparse.Namespace, checkout: Checkout) -> int:
