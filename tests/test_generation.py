@@ -23,6 +23,7 @@ from conftest import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from genstamp import __version__ as genstamp_version
 from genstamp import generation, jsontext, restamp
 from genstamp.errors import GenstampError
 from genstamp.repo import STATE_DIR, open_checkout
@@ -327,6 +328,19 @@ def test_future_version_names_both_versions(project: Path) -> None:
     path.write_bytes(_corrupt("future-version", _valid(project)))
     with pytest.raises(GenstampError, match=rf"version {generation.VERSION + 1}\b.*9\.0"):
         generation.current(open_checkout(project))
+
+
+def test_the_stamp_names_the_genstamp_that_wrote_it_last(project: Path) -> None:
+    """A stamp begun by another genstamp and kept or claimed by this one's hook is written in
+    this one's format: it names this one (J21 07: a line refusing it said "format version 3,
+    written by genstamp 0.1.0", which never wrote version 3)."""
+    assert run_genstamp(project, "stamp").returncode == 0
+    path = stamp_file(project)
+    gen = generation.stored(open_checkout(project))
+    assert gen is not None
+    generation.write_at(path, gen._replace(writer="0.1.0"))
+    assert json.loads(path.read_text())["writer"] == genstamp_version
+    assert generation.stored(open_checkout(project)) == gen
 
 
 def test_unreadable_stamp_is_reported(project: Path, genstamp: RunGenstamp) -> None:

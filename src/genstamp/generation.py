@@ -64,7 +64,7 @@ if TYPE_CHECKING:
         trigger: str
         scrub: dict[str, Any] | None
         key: str  # per-generation secret that seals evidence against hand edits
-        writer: str  # genstamp version that wrote it
+        writer: str  # genstamp version that wrote it last
         # What each recent hook (or stamp) did: {"at", "trigger", "action": "kept"|"began",
         # "why"}
         history: tuple[dict[str, str], ...] = ()
@@ -204,7 +204,9 @@ def write(checkout: Checkout | Place, gen: Generation) -> None:
 def write_at(path: str | os.PathLike[str], gen: Generation, *, sync: bool = True) -> None:
     """``write``, given the stamp's path (a hook knows it without a ``Checkout``); ``sync``
     as ``atomic.write_atomic``'s."""
-    payload = {"format": FORMAT, "version": VERSION, **gen._asdict()}
+    # the genstamp writing this format names it (a stamp kept or claimed by another version's
+    # hook is that version's file: a line refusing it names who wrote it)
+    payload = {"format": FORMAT, "version": VERSION, **gen._asdict(), "writer": __version__}
     payload["history"] = list(gen.history)
     payload["retired"] = list(gen.retired)
     data = (jsontext.dumps(payload) + "\n").encode()
