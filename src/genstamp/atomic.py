@@ -1,11 +1,14 @@
-"""Whole-file writes: a reader sees the old file or the new one, never a torn one.
+"""Whole files genstamp keeps: written so that a reader sees the old file or the new one, never
+a torn one, and read without waiting on what is no such file.
 
 Written with ``os`` alone (no ``tempfile``, ``pathlib`` or ``contextlib``): the post-* hooks
 write the generation stamp with it, in a process that must start fast (issue 16)."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes, *, sync: bool = True) -> None:
@@ -51,3 +54,22 @@ def _mode_for(path: str | os.PathLike[str]) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+# No file genstamp keeps comes near this; a larger one is none of its files.
+KEPT_MOST = 64 << 20
+
+
+def read_kept(path: str | os.PathLike[str], most: int = KEPT_MOST) -> bytes:
+    """The bytes of a file genstamp keeps, read without waiting on anything: a FIFO, a device
+    or a socket in its place (or a link to one) is none of its files, nor is one larger than
+    ``most`` (an OSError saying so). FileNotFoundError when there is none."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        raw = fh.read(most + 1)
+    if len(raw) > most:
+        raise OSError(errno.EFBIG, f"larger than {most} bytes", os.fspath(path))
+    return raw

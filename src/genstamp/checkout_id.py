@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from genstamp import versioned
+from genstamp.atomic import read_kept
 from genstamp.errors import GenstampError
 from genstamp.repo import STATE_DIR
 
@@ -32,7 +33,7 @@ def current(gitdir: Path, *, create: bool = False) -> str:
     id yet (and ``create`` is false). A file of another version is an error naming both."""
     path = path_of(gitdir)
     try:
-        raw = versioned.read_kept(path)
+        raw = read_kept(path)
     except FileNotFoundError:
         if not create:
             return ""
@@ -77,6 +78,6 @@ def _create(path: Path) -> bytes:
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-        return versioned.read_kept(path)
+        return read_kept(path)
     except OSError as exc:
         raise GenstampError(f"cannot write {path}: {exc.strerror or exc}") from exc

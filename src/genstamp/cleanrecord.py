@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from genstamp import __version__, versioned
-from genstamp.atomic import write_atomic
+from genstamp.atomic import read_kept, write_atomic
 from genstamp.errors import GenstampError
 from genstamp.repo import STATE_DIR
 
@@ -83,7 +83,7 @@ def read(gitdir: Path, tree: str) -> CleanRoom | None:
     versions for a record of another format version."""
     path = path_of(gitdir, tree)
     try:
-        raw = versioned.read_kept(path)
+        raw = read_kept(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:

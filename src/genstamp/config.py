@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from genstamp import stdlib
+from genstamp.atomic import read_kept
 from genstamp.errors import GenstampError
-from genstamp.versioned import read_kept
 
 if TYPE_CHECKING:
     import configparser

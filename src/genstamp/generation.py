@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 import time
 
-from genstamp import __version__, jsontext, versioned
-from genstamp.atomic import new_file, write_atomic
+from genstamp import __version__, jsontext
+from genstamp.atomic import new_file, read_kept, write_atomic
 from genstamp.errors import GenstampError
 
 # The post-* hooks read and write the stamp in a process that must start fast (issue 16): no
@@ -250,7 +250,7 @@ def read(checkout: Checkout | Place) -> tuple[Generation | None, bytes]:
 def read_at(path: str | os.PathLike[str]) -> tuple[Generation | None, bytes]:
     """``read``, given the stamp's path (a hook knows it without a ``Checkout``)."""
     try:
-        raw = versioned.read_kept(path)
+        raw = read_kept(path)
     except FileNotFoundError:
         return None, b""
     except OSError as exc:

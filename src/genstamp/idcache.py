@@ -34,10 +34,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from genstamp.atomic import read_kept
 from genstamp.errors import GenstampError
 from genstamp.monitor import Clock, debug
 from genstamp.repo import Checkout, Place
-from genstamp.versioned import parse, read_kept
+from genstamp.versioned import parse
 
 FORMAT = "genstamp-identity-cache"
 VERSION = 1

@@ -33,9 +33,9 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from genstamp import __version__, gitwalk, idcache
+from genstamp.atomic import read_kept
 from genstamp.errors import GenstampError
 from genstamp.repo import Place, find_place
-from genstamp.versioned import read_kept
 
 if TYPE_CHECKING:
     from genstamp.repo import Checkout

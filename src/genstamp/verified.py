@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from genstamp import __version__, build, checkout_id, versioned
-from genstamp.atomic import write_atomic
+from genstamp.atomic import read_kept, write_atomic
 from genstamp.errors import GenstampError
 from genstamp.repo import STATE_DIR, common_gitdir
 
@@ -39,7 +39,7 @@ def trees(gitdir: Path) -> dict[str, int]:
     path = path_of(gitdir)
     remedy = f"delete {path} (only earlier verdicts are forgotten)"
     try:
-        raw = versioned.read_kept(path)
+        raw = read_kept(path)
     except FileNotFoundError:
         return {}
     except OSError as exc:

@@ -2,32 +2,12 @@
 
 from __future__ import annotations
 
-import errno
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
+from genstamp.atomic import read_kept
 from genstamp.errors import GenstampError
-
-# No file genstamp keeps comes near this; a larger one is none of its files.
-KEPT_MOST = 64 << 20
-
-
-def read_kept(path: str | os.PathLike[str], most: int = KEPT_MOST) -> bytes:
-    """The bytes of a file genstamp keeps, read without waiting on anything: a FIFO, a device
-    or a socket in its place (or a link to one) is none of its files, nor is one larger than
-    ``most`` (an OSError saying so). FileNotFoundError when there is none."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with open(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
-        raw = fh.read(most + 1)
-    if len(raw) > most:
-        raise OSError(errno.EFBIG, f"larger than {most} bytes", os.fspath(path))
-    return raw
 
 
 def parse(raw: bytes, path: Path, fmt: str, version: int, what: str, remedy: str) -> dict[str, Any]:
