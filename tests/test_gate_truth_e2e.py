@@ -547,6 +547,80 @@ def test_a_module_run_from_text_under_another_name_is_judged_by_its_text(
     assert foreign is None or (f"calc from <{name}>" in foreign or f"calc from {name}" in foreign)
 
 
+LOADER_MODES = """\
+import importlib.abc, importlib.machinery, os, pathlib, runpy, sys, tempfile, types
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+REAL = ROOT / "src" / "calc" / "__init__.py"
+TEXT = REAL.read_text() if os.environ.get("CALC_TEXT") == "tree" else "VALUE = 2\\n"
+
+
+class Loader(importlib.abc.Loader):
+    def create_module(self, spec):
+        return None
+
+    def _run(self, module):  # a method of the loader's own, called by exec_module
+        exec(compile(TEXT, "<string>", "exec"), module.__dict__)
+
+    def exec_module(self, module):
+        if MODE == "helper":
+            self._run(module)
+        elif MODE == "relative":
+            exec(compile(TEXT, "__init__.py", "exec"), module.__dict__)
+        elif MODE == "function":
+            types.FunctionType(compile(TEXT, "<string>", "exec"), module.__dict__)()
+        else:  # runpy
+            path = pathlib.Path(tempfile.mkdtemp(), "calc.py")
+            path.write_text(TEXT)
+            ran = runpy.run_path(str(path))
+            module.__dict__.update({k: v for k, v in ran.items() if not k.startswith("__")})
+
+
+class Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "calc":
+            return importlib.machinery.ModuleSpec(name, Loader(), origin=str(REAL))
+
+
+def test_loaded_by_a_finder():
+    sys.modules.pop("calc", None)
+    sys.meta_path.insert(0, Finder())
+    try:
+        import calc  # kept imported, as a conftest's loader keeps what it loads
+
+        assert calc.VALUE == 2
+    finally:
+        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, Finder)]
+"""
+
+
+@pytest.mark.parametrize("mode", ["helper", "relative", "function", "runpy"])
+@pytest.mark.parametrize("text", ["tree", "older"])
+def test_a_module_a_loader_runs_out_of_sight_is_never_accepted_for_its_file(
+    repo: Path, genstamp: RunGenstamp, mode: str, text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loader that runs a module of the checkout from text of its own, by an exec in a
+    method of its own (``self._run``), under a relative name of no file, as a function made of
+    the code object, or through runpy's ``run_path`` of a copy: another version's text was
+    accepted (no load of calc was recorded). Older text is refused now. The tree's text run
+    by an exec is accepted; run as a function or by ``run_path`` no audit event shows what
+    ran, and the module's file never ran: refused (what ran is unknown)."""
+    tests = LOADER_MODES.replace("MODE ==", f"{mode!r} ==")
+    write_calc(repo, tests=tests)
+    (repo / "src" / "calc" / "__init__.py").write_text("VALUE = 2\n")
+    if text == "older":  # the loader's text is VALUE = 2, the tree's an edit the test never ran
+        (repo / "src" / "calc" / "__init__.py").write_text("VALUE = 3\n")
+    monkeypatch.setenv("CALC_TEXT", "tree" if text == "tree" else "")
+    commit_all(repo, "a test whose finder runs calc its own way")
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    if text == "tree" and mode in ("helper", "relative"):
+        assert (code, rules(data)) == (0, []), data
+    else:
+        assert (code, rules(data)) == (1, ["foreign-origin"]), data
+        assert "calc from <" in message(data, "foreign-origin"), data
+
+
 TOUCHES = """\
 import importlib, os, pathlib, shutil, subprocess, sys
 

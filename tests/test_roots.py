@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -320,3 +323,20 @@ def test_a_name_the_trees_history_never_held_is_the_builds(
     commit_all(work, "calc_util dropped")
     src = str((work / "src").resolve())
     assert roots.installed_only(work, roots.find(work)) == {"calc_util": src}
+
+
+@pytest.mark.parametrize("what", ["fifo", "device"])
+def test_a_pyproject_that_is_no_file_is_read_without_waiting(tmp_path: Path, what: str) -> None:
+    """A FIFO (or a link to ``/dev/zero``) named pyproject.toml: the plugin's search for the
+    import roots waited on it forever (every pytest run with genstamp hung) or read it without
+    end; it is no configuration now, and the package beside it is still found."""
+    (tmp_path / "calc").mkdir()
+    (tmp_path / "calc" / "__init__.py").write_text("")
+    if what == "fifo":
+        os.mkfifo(tmp_path / "pyproject.toml")
+    else:
+        (tmp_path / "pyproject.toml").symlink_to("/dev/zero")
+    code = f"import pathlib, genstamp.roots as r; print(r.find(pathlib.Path({str(tmp_path)!r})))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "'calc'" in proc.stdout, proc.stdout

@@ -96,7 +96,6 @@ class Misplaced(NamedTuple):
     hidden: dict[str, str] = {}  # noqa: RUF012 - never mutated
     # submodules whose work tree holds changes their recorded commit does not: path -> them
     dirty: dict[str, list[str]] = {}  # noqa: RUF012 - never mutated
-    known: bool = True  # False: the run could not tell (the co-process failed)
 
 
 def unseen(

@@ -951,6 +951,15 @@ def _library(name: str) -> None:
 
 
 _LOADERS = frozenset({"exec_module", "load_module", "_exec", "_load_unlocked"})
+_LOADER_DEPTH = 4  # frames from an exec up to the loader's method that holds the module
+
+
+def _module_held(frame: "FrameType") -> str:
+    """The name of the module a loader's frame holds ("" when none)."""
+    for value in frame.f_locals.values():
+        if isinstance(value, ModuleType) and isinstance(value.__name__, str):
+            return value.__name__
+    return ""
 
 
 def _no_file(filename: str) -> bool:
@@ -962,10 +971,10 @@ def _no_file(filename: str) -> bool:
     )
 
 
-def _pseudo_module(code: CodeType, filename: str, shown: str = "") -> bool:
+def _pseudo_module(code: CodeType, filename: str) -> bool:
     """Module code compiled under a name of no file (``<gen pkg.mod>``) that a loader runs as
     the body of a module of an import root (a custom finder that reads another clone's text):
-    recorded under that name (or ``shown``), with the blob of the text compiled, for the audit
+    recorded under that name (in ``<…>``), with the blob of the text compiled, for the audit
     to compare with the tree's file of that module. Code that module code runs (an ``exec`` in
     a module's body, a namedtuple's, a loader's helper) is none: only an ``exec`` called by a
     loader's ``exec_module`` (or the import system's own frames) holding the module counts.
@@ -977,13 +986,17 @@ def _pseudo_module(code: CodeType, filename: str, shown: str = "") -> bool:
         frame.f_code.co_filename == __file__ or frame.f_code.co_name == "_call_with_frames_removed"
     ):
         frame = frame.f_back  # this module's own frames (the hook's), importlib's trampoline
-    if frame is None or frame.f_code.co_name not in _LOADERS:
-        return False  # exec's caller is no loader (module code, a namedtuple's, a helper's)
+    if frame is None or frame.f_code.co_name == "<module>":
+        return False  # exec's caller is module code (an exec in a module's body)
     name = ""
-    for value in frame.f_locals.values():
-        if isinstance(value, ModuleType) and isinstance(value.__name__, str):
-            name = value.__name__
+    # the loader's exec_module, or a method of its own it called (``self._run(module)``)
+    for _ in range(_LOADER_DEPTH):
+        if frame is None or frame.f_code.co_name == "<module>":
+            return False
+        if frame.f_code.co_name in _LOADERS:
+            name = _module_held(frame)
             break
+        frame = frame.f_back
     if not name or not any(name.partition(".")[0] in a.run.roots for a in _RUNS):
         return False
     named = name in filename or name.replace(".", "/") in filename
@@ -996,7 +1009,9 @@ def _pseudo_module(code: CodeType, filename: str, shown: str = "") -> bool:
             data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
             break
     blob = blob_of(data) if data is not None else ""
-    record(Load(shown or filename, blob, name, SOURCE, "" if named else UNNAMED))
+    # as a name of no file (``<…>``): the audit judges it by its text, never as a path
+    shown = filename if filename.startswith("<") else f"<{filename}>"
+    record(Load(shown, blob, name, SOURCE, "" if named else UNNAMED))
     return True
 
 
@@ -1090,7 +1105,7 @@ def _executed(code: CodeType) -> None:
     if pyc is None and filename in _TEXTS and not os.path.lexists(real):
         # text compiled under a path where no file is (``/elsewhere/mod.py``): what a loader
         # runs from it is judged by that text, as under a name of no file
-        if _pseudo_module(code, filename, f"<{filename}>"):
+        if _pseudo_module(code, filename):
             return
     module = ""
     elsewhere = _kept_clone(real)

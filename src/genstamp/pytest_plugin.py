@@ -905,7 +905,13 @@ class Session:
             for origin in map(_origin, self.earlier().values())
         )
         unseen_reads = audit.Audit((), {}, (), read=("*",) if ran_early else ())
-        return audit.merge([judged, swept, shaped, unseen_reads])
+        # a loader's text counts, as the audit judged it; a module run from text under a name
+        # of no file is judged by that text already
+        ran = seen | {str(workdir / rel) for rel in judged.loaded}
+        ran |= {ld.module for ld in recorded if ld.path.startswith("<")}
+        bodies = _unobserved(sys.modules, rec.earlier, rec.run.roots, str(workdir), ran)
+        unseen_bodies = audit.Audit((), {}, tuple(bodies))
+        return audit.merge([judged, swept, shaped, unseen_reads, unseen_bodies])
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -1006,7 +1012,8 @@ class Session:
         output = _output(start, written)
         if output and output in {*merged.loaded, *merged.read}:
             moved = trees.start != tree_end  # the gate leaves out no report the tests used
-        misplaced = self._misplaced(trees, merged)
+        found = self._misplaced(trees, merged)
+        misplaced = found if found is not None else Misplaced([], {})
         # what pytest exits with: a conftest's session check may have set it since the hook
         # was called, as pytest-cov's --cov-fail-under counts a failure of its own
         status = getattr(session, "exitstatus", exitstatus)
@@ -1029,7 +1036,7 @@ class Session:
             written,
             session_failed,
             _options_in_addopts(self.config),
-            misplaced,
+            found,
         )
         key = start.gen.key if start.gen else ""
         if written is None:
@@ -1103,7 +1110,7 @@ class Session:
         for line in outlook.lines(run):
             self._say(line)
 
-    def _misplaced(self, trees: Trees, merged: Audit) -> Misplaced:
+    def _misplaced(self, trees: Trees, merged: Audit) -> Misplaced | None:
         """The loaded files of the work tree that git ignores (and the project does not declare
         generated), those in a repository a clone cannot fetch, the changes hidden from git in
         the files the tests used, and the submodules with changes: the gate refuses them, so
@@ -1128,7 +1135,7 @@ class Session:
         try:
             found = trees.misplaced(candidates, merged.loaded, used)
         except GenstampError:
-            return Misplaced([], {}, known=False)
+            return None  # unknown: none for the forecast, and not recorded as none
         if found.ignored:  # a version file a project below the top declares is the build's
             below = config.with_projects_below(self.start.settings, self.start.checkout.workdir)
             ignored = [rel for rel in found.ignored if not generated(rel, below.generated)]
@@ -1215,7 +1222,7 @@ def _properties(
     from genstamp import binding, checkout_id
 
     unseen = ""
-    if misplaced is not None and misplaced.known:
+    if misplaced is not None:
         unseen = binding.Unseen(dict(misplaced.hidden), dict(misplaced.dirty)).to_json()
 
     return binding.new(
@@ -1981,6 +1988,50 @@ def _trees(cfg: pytest.Config, place: Place | Checkout) -> Trees:
         problem = f"cannot start genstamp's co-process: {_os_reason(exc)}"
         return FromCoProcess(place, where, None, problem)
     return FromCoProcess(place, where, coprocess)
+
+
+# The flag's detail for a module of the checkout whose file no process was seen to run
+UNOBSERVED = (
+    "imported, but its file was never seen to run: a loader ran other code in its place (a "
+    "function made of a code object, runpy's run_path, an exec outside its exec_module)"
+)
+_OWN_FOLDER = os.path.dirname(os.path.realpath(__file__))  # the recorder's own modules
+
+
+def _unobserved(
+    modules: Mapping[str, Any],
+    earlier: Mapping[str, Any],
+    roots: Iterable[str],
+    workdir: str,
+    seen: set[str],
+) -> list[audit.Flag]:
+    """The modules of the checkout's import roots imported since the recording began whose
+    Python source in the work tree no process was seen to run (``seen``: the paths the
+    recorder saw, and the names of modules it saw run from text under a name of no file):
+    their code ran some way no audit event shows, so what ran is unknown. Not a
+    lazy module not yet loaded (its body has not run), nor genstamp's own (the recorder's
+    imports are not recorded)."""
+    from genstamp import audit
+
+    tops = set(roots)
+    found = []
+    for name, module in list(modules.items()):
+        if module is None or name in earlier or name in seen or name.partition(".")[0] not in tops:
+            continue
+        if type(module).__name__ == "_LazyModule":  # importlib.util.LazyLoader's, not loaded
+            continue
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+        if not isinstance(origin, str) or not origin.endswith(".py"):
+            continue
+        real = os.path.realpath(origin)
+        if real in seen or os.path.abspath(origin) in seen or inside(real, _OWN_FOLDER):
+            continue
+        if inside(real, workdir) and not installed(real) and os.path.isfile(real):
+            rel = os.path.relpath(real, workdir).replace(os.sep, "/")
+            where = f"<code never seen to run from {rel}>"
+            found.append(audit.Flag(audit.FOREIGN, name, where, UNOBSERVED))
+    return found
 
 
 def _origin(module: Any) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from genstamp import stdlib
+from genstamp.atomic import read_kept
 from genstamp.config import read_setup_cfg
 from genstamp.paths import environment, inside, installed
 
@@ -179,7 +180,7 @@ def mapped(workdir: Path) -> dict[str, str]:
     package's name -> that folder, absolute (the folder holds the package's own files)."""
     found: dict[str, str] = {}
     try:
-        data = tomllib.loads((workdir / "pyproject.toml").read_text("utf-8"))
+        data = tomllib.loads(read_kept(workdir / "pyproject.toml").decode("utf-8"))
         setuptools = _table(_table(data.get("tool")).get("setuptools"))
         pairs = [(str(k), v) for k, v in _table(setuptools.get("package-dir")).items()]
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -208,7 +209,7 @@ def _mapped_setup(workdir: Path) -> list[tuple[str, object]]:
         import ast
 
         try:
-            tree = ast.parse(setup.read_bytes())
+            tree = ast.parse(read_kept(setup))
         except (OSError, SyntaxError, ValueError):
             return pairs
         for node in ast.walk(tree):
@@ -413,7 +414,7 @@ def project_name(root: Path) -> str | None:
     or setup.cfg; None when neither names it."""
     name: object = None
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        data = tomllib.loads(read_kept(root / "pyproject.toml").decode("utf-8"))
         project = data.get("project")
         name = project.get("name") if isinstance(project, dict) else None
     except (OSError, UnicodeDecodeError, ValueError):
@@ -538,7 +539,7 @@ def _has_ext(folder: Path, stem: str) -> bool:
 
 def _from_pyproject(path: Path) -> list[str]:
     try:
-        data = tomllib.loads(path.read_text("utf-8"))
+        data = tomllib.loads(read_kept(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return []
     tool = _table(data.get("tool"))
@@ -590,7 +591,7 @@ def _from_setup_py(path: Path) -> list[str]:
     import ast  # only for a project that has a setup.py
 
     try:
-        tree = ast.parse(path.read_bytes())
+        tree = ast.parse(read_kept(path))
     except (OSError, SyntaxError, ValueError):
         return []
     found: list[str | None] = []
