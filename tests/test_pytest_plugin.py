@@ -1107,3 +1107,43 @@ def test_the_oldest_pytest_the_extra_allows_binds_evidence(fresh: Path, tmp_path
     proc = run_pytest(fresh / "tests", "test_calc.py", "-p", "no:cacheprovider", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert rules(fresh) == ["partial-run"]
+
+
+def test_the_modules_never_seen_to_run_are_those_of_the_tree_and_readable(tmp_path: Path) -> None:
+    """The end-of-process check (``_unobserved``): a module of an import root whose source in
+    the work tree no process was seen to run is named; not one seen, one imported before the
+    recording began, a lazy module not yet loaded, a module of no root, one outside the work
+    tree, nor whatever a test put in sys.modules whose attributes raise (it broke the audit)."""
+    import importlib.util
+    import types
+
+    from genstamp.pytest_plugin import _unobserved
+
+    def module(name: str, path: Path) -> types.ModuleType:
+        path.write_text("")
+        made = types.ModuleType(name)
+        made.__file__ = str(path)
+        return made
+
+    class Raises:
+        def __getattr__(self, name: str) -> object:
+            raise RuntimeError(name)
+
+    lazy = module("calc.lazy", tmp_path / "lazy.py")
+    lazy.__class__ = importlib.util._LazyModule  # type: ignore[attr-defined]
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.py"
+    modules = {
+        "calc": module("calc", tmp_path / "calc.py"),
+        "calc.seen": module("calc.seen", tmp_path / "seen.py"),
+        "calc.early": module("calc.early", tmp_path / "early.py"),
+        "calc.lazy": lazy,
+        "calc.proxy": Raises(),
+        "calc.outside": module("calc.outside", outside),
+        "other": module("other", tmp_path / "other.py"),
+    }
+    found = _unobserved(
+        modules, {"calc.early": None}, ["calc"], str(tmp_path), {str(tmp_path / "seen.py")}
+    )
+    assert [(f.kind, f.module, f.path) for f in found] == [
+        (audit.FOREIGN, "calc", "<code never seen to run from calc.py>")
+    ]

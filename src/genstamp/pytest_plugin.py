@@ -2020,8 +2020,11 @@ def _unobserved(
             continue
         if type(module).__name__ == "_LazyModule":  # importlib.util.LazyLoader's, not loaded
             continue
-        spec = getattr(module, "__spec__", None)
-        origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+        try:  # whatever a test put in sys.modules (a proxy whose attributes raise)
+            spec = getattr(module, "__spec__", None)
+            origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+        except Exception:
+            continue
         if not isinstance(origin, str) or not origin.endswith(".py"):
             continue
         real = os.path.realpath(origin)
