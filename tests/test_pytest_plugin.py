@@ -1112,8 +1112,9 @@ def test_the_oldest_pytest_the_extra_allows_binds_evidence(fresh: Path, tmp_path
 def test_the_modules_never_seen_to_run_are_those_of_the_tree_and_readable(tmp_path: Path) -> None:
     """The end-of-process check (``_unobserved``): a module of an import root whose source in
     the work tree no process was seen to run is named; not one seen, one imported before the
-    recording began, a lazy module not yet loaded, a module of no root, one outside the work
-    tree, nor whatever a test put in sys.modules whose attributes raise (it broke the audit)."""
+    recording began, a lazy module or an alias not yet loaded, a module of no root, one
+    outside the work tree, nor whatever a test put in sys.modules whose attributes raise (it
+    broke the audit); and reading them runs none of their code (a module's __getattr__)."""
     import importlib.util
     import types
 
@@ -1131,12 +1132,25 @@ def test_the_modules_never_seen_to_run_are_those_of_the_tree_and_readable(tmp_pa
 
     lazy = module("calc.lazy", tmp_path / "lazy.py")
     lazy.__class__ = importlib.util._LazyModule  # type: ignore[attr-defined]
+    touched: list[str] = []  # what reading the modules ran of their code (none may run)
+
+    class Alias(types.ModuleType):  # apipkg's alias imports its target as it is read
+        def __getattribute__(self, name: str) -> object:
+            touched.append(name)
+            raise AttributeError(name)
+
+    alias = Alias("calc.alias")
+    (tmp_path / "alias.py").write_text("")
+    getter = types.ModuleType("calc.getter")  # a module's own __getattr__ (PEP 562)
+    getter.__getattr__ = touched.append  # type: ignore[method-assign]
     outside = tmp_path.parent / f"{tmp_path.name}-outside.py"
     modules = {
         "calc": module("calc", tmp_path / "calc.py"),
         "calc.seen": module("calc.seen", tmp_path / "seen.py"),
         "calc.early": module("calc.early", tmp_path / "early.py"),
         "calc.lazy": lazy,
+        "calc.alias": alias,
+        "calc.getter": getter,
         "calc.proxy": Raises(),
         "calc.outside": module("calc.outside", outside),
         "other": module("other", tmp_path / "other.py"),
@@ -1147,3 +1161,4 @@ def test_the_modules_never_seen_to_run_are_those_of_the_tree_and_readable(tmp_pa
     assert [(f.kind, f.module, f.path) for f in found] == [
         (audit.FOREIGN, "calc", "<code never seen to run from calc.py>")
     ]
+    assert touched == []  # M22 33: apipkg's alias imported its target, then was refused

@@ -2008,9 +2008,9 @@ def _unobserved(
     """The modules of the checkout's import roots imported since the recording began whose
     Python source in the work tree no process was seen to run (``seen``: the paths the
     recorder saw, and the names of modules it saw run from text under a name of no file):
-    their code ran some way no audit event shows, so what ran is unknown. Not a
-    lazy module not yet loaded (its body has not run), nor genstamp's own (the recorder's
-    imports are not recorded)."""
+    their code ran some way no audit event shows, so what ran is unknown. Only plain modules,
+    read without running any of their code: not a lazy module or an alias not yet loaded (its
+    body has not run), nor genstamp's own (the recorder's imports are not recorded)."""
     from genstamp import audit
 
     tops = set(roots)
@@ -2018,11 +2018,15 @@ def _unobserved(
     for name, module in list(modules.items()):
         if module is None or name in earlier or name in seen or name.partition(".")[0] not in tops:
             continue
-        if type(module).__name__ == "_LazyModule":  # importlib.util.LazyLoader's, not loaded
+        # Only a plain module, read from its own dict: reading a proxy (LazyLoader's module
+        # not yet loaded, apipkg's alias) imports what it stands for, and a module's
+        # ``__getattr__`` may too; whatever a test put in sys.modules may raise.
+        if type(module) is not ModuleType:
             continue
-        try:  # whatever a test put in sys.modules (a proxy whose attributes raise)
-            spec = getattr(module, "__spec__", None)
-            origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+        try:
+            held = object.__getattribute__(module, "__dict__")
+            spec = held.get("__spec__")
+            origin = getattr(spec, "origin", None) or held.get("__file__")
         except Exception:
             continue
         if not isinstance(origin, str) or not origin.endswith(".py"):
