@@ -810,9 +810,11 @@ def left_out(facts: Facts) -> Iterator[str]:
         # run counts every file it collected as collected in part
         said = bound.props.get(binding.P_SELECTION_REASONS, "").split("; ")
         options = [r for r in said if r.startswith(binding.OPTIONS_REASON)]
-        if options and len(merge.parts) == 1:
-            note += f" ({options[0]})"
-        yield f"the run covered part of the suite{parts}: {'; '.join(merge.left_out())}{note}"
+        why = ""
+        if options and len(merge.parts) == 1:  # the reason first: its tests count as none
+            why = f" ({options[0]}: the tests it ran under them count as none of the suite's)"
+        left = "; ".join(merge.left_out())
+        yield f"the run covered part of the suite{parts}{why}: {left}{note}"
 
 
 def _parts_disagree(facts: Facts, settings: Config) -> Iterator[str]:
