@@ -475,7 +475,8 @@ def _stale_generation(facts: Facts, settings: Config) -> Iterator[str]:
     here = where == facts.gitdir  # this folder, under another checkout id: removed, or a copy's
     anew = f"this folder under another checkout id ({CHECKOUT_ID_ANEW})"
     if ev_gen != gen.id:
-        origin = "" if same else f", in {anew}" if here else f", in another checkout ({where})"
+        elsewhere = f"another checkout ({where or ''})"
+        origin = "" if same else f", in {anew if here else elsewhere}"
         mtime = facts.report_mtime_ns
         hint = (
             "; the JUnit file was written before the current generation began"
