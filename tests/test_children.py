@@ -512,7 +512,10 @@ def test_stale_extension(tmp_path: Path, case: str) -> None:
     if case in ("sources-deleted", "its-source-deleted"):
         assert "built from no source the tree holds" in flags[0].detail
         return
-    assert built.name in flags[0].detail and "pip install -e ." in flags[0].detail
+    # no build file at the top (pyproject.toml holds pytest's settings only): no command
+    assert built.name in flags[0].detail and "rebuild it (with the build that made it" in (
+        flags[0].detail
+    )
     assert edited[case].relative_to(repo).as_posix() in flags[0].detail
 
 
@@ -942,6 +945,87 @@ def test_the_named_rebuild_clears_a_stale_extension(tmp_path: Path) -> None:
     proc = run_pytest(repo, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT] == []
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["cffi-script", "makefile-library"])
+def test_the_named_rebuild_is_one_the_project_holds(tmp_path: Path, case: str) -> None:
+    """A stale extension of a project with no packaging file (a cffi build script, a library
+    a Makefile builds for ctypes) was told to rebuild with `pip install -e .`, which fails
+    there: the command named is the project's own, and running it clears the refusal."""
+    import shlex
+
+    if case == "cffi-script":
+        tests = {
+            "tests/test_scale.py": "from _foo import lib\n\n\ndef test_scale():\n"
+            "    assert lib.scale(2) in (4, 6)\n"
+        }
+        repo = cffi_project(tmp_path, tests, "edited")
+        (repo / "pyproject.toml").unlink()  # settings of tools only, or none: no project
+        (repo / "pytest.ini").write_text("[pytest]\ntestpaths = tests\npythonpath = .\n")
+        commit_all(repo, "pytest.ini")
+        env, expected = subprocess_env(), "python build_foo.py"
+    else:
+        repo, source, built, _ = library_project(tmp_path, "> 0", "__pycache__/\n*.so\n")
+        (repo / "Makefile").write_text(
+            "native/libanswer.so: native/answer.c\n\tcc -shared -fPIC -o $@ $<\n"
+        )
+        commit_all(repo, "Makefile")
+        edited_after(built, source, LIB_C.replace("42", "41"))
+        past = time.time_ns() - 60 * 10**9  # built a minute ago, edited a second later
+        os.utime(built, ns=(past, past))
+        os.utime(source, ns=(past + 10**9, past + 10**9))
+        env, expected = subprocess_env(PYTHONPATH=str(repo / "src")), "make"
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
+    assert len(flags) == 1, flags
+    named = flags[0].detail.rpartition("(")[2].rstrip(")")
+    assert named == expected, flags[0].detail
+    argv = shlex.split(named)
+    argv[0] = sys.executable if argv[0] == "python" else argv[0]
+    rebuilt = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True)
+    assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
+    proc = run_pytest(repo, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT] == []
+
+
+@pytest.mark.parametrize(
+    ("files", "module", "expected"),
+    [
+        ({"setup.py": "", "Makefile": ""}, True, audit.SETUP_PY_REBUILD),
+        ({"setup.py": "", "Makefile": ""}, False, "make"),
+        ({"pyproject.toml": "[build-system]\nrequires = []\n"}, True, "pip install -e ."),
+        ({"pyproject.toml": "[project]\nname = 'x'\n"}, False, "pip install -e ."),
+        ({"pyproject.toml": "[tool.ruff]\n", "build_foo.py": ""}, True, "python build_foo.py"),
+        ({"pyproject.toml": "[tool.ruff]\n", "GNUmakefile": ""}, True, "make"),
+        ({"pyproject.toml": "[tool.ruff]\n"}, True, None),
+        ({}, False, None),
+    ],
+    ids=[
+        "setup.py",
+        "library-beside-a-makefile",
+        "build-system",
+        "project",
+        "cffi-script",
+        "makefile",
+        "tool-settings-only",
+        "nothing",
+    ],
+)
+def test_the_rebuild_named_is_chosen_from_what_the_project_holds(
+    tmp_path: Path, files: dict[str, str], module: bool, expected: str | None
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    builders = {"_foo": [str(tmp_path / "build_foo.py")]} if "build_foo.py" in files else {}
+    named = audit.rebuild_command(tmp_path, str(tmp_path / "_foo.so"), builders, module=module)
+    if expected is None:  # words, not a command pip or make would fail to run
+        assert named.startswith("with the build that made it"), named
+    else:
+        assert named == expected
 
 
 @pytest.mark.e2e

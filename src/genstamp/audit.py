@@ -362,9 +362,6 @@ def judge(
     from genstamp import loads as loads_  # the gate's rules import this module: no I/O there
 
     root_s = str(root)
-    # --force: every extension is judged against every native source, and setuptools rebuilds
-    # only one older than its own sources; without it the others would stay refused.
-    rebuild = SETUP_PY_REBUILD if (root / "setup.py").is_file() else "pip install -e ."
     natives: list[str] | None = None  # read once, and only when an extension was loaded
     below: set[str] | None = None  # the roots of projects below the top, when asked
     builders: dict[str, list[str]] = {}
@@ -427,7 +424,7 @@ def judge(
                     int(ld.detail or 0),
                     _sources_of(ld.path, natives, builders),
                     root_s,
-                    rebuild,
+                    rebuild_command(root, ld.path, builders, module=bool(ld.module)),
                     module=bool(ld.module),
                 )
                 if stale:
@@ -1236,6 +1233,48 @@ def cffi_builders(root: Path) -> dict[str, list[str]]:
         for name in dict.fromkeys(_SET_SOURCE.findall(text)):
             found.setdefault(name.rpartition(".")[2], []).append(path)
     return found
+
+
+def rebuild_command(
+    root: Path, path: str, builders: dict[str, list[str]], *, module: bool = True
+) -> str:
+    """How to rebuild the extension module (``module``) or the library ``ctypes`` loads at
+    ``path`` in the work tree ``root``, from what the project holds: setuptools' in-place build
+    for a ``setup.py`` project (``--force``: every extension is judged against every native
+    source, and setuptools alone rebuilds only one older than its own sources), an editable
+    install for a ``pyproject.toml`` one, the cffi build script that defines it, and ``make``
+    for a top-level Makefile (first for a library: a Python build seldom makes one); words, not
+    a command, where the top holds none of them."""
+    make = any((root / name).is_file() for name in _MAKEFILES)
+    if make and not module:
+        return "make"
+    if (root / "setup.py").is_file():
+        return SETUP_PY_REBUILD
+    if _builds_a_project(root / "pyproject.toml"):
+        return "pip install -e ."
+    scripts = builders.get(os.path.basename(path).partition(".")[0], []) if module else []
+    if scripts:
+        return "python " + os.path.relpath(scripts[0], root).replace(os.sep, "/")
+    if make:
+        return "make"
+    return "with the build that made it: the top holds no setup.py, pyproject.toml or Makefile"
+
+
+_MAKEFILES = ("GNUmakefile", "makefile", "Makefile")  # the names make reads, in its order
+
+
+def _builds_a_project(pyproject: Path) -> bool:
+    """Whether ``pyproject`` makes its folder a project pip can install (a ``[build-system]``
+    or a ``[project]`` table), not only the settings of tools (pytest's, ruff's)."""
+    from genstamp.atomic import read_kept
+
+    try:
+        data = _toml(read_kept(pyproject).decode("utf-8"))
+    except FileNotFoundError:
+        return False
+    except (OSError, UnicodeDecodeError, ValueError):
+        return True  # unreadable here: pip will say what is wrong with it
+    return "build-system" in data or "project" in data
 
 
 def _sources_of(path: str, natives: list[str], builders: dict[str, list[str]]) -> list[str]:

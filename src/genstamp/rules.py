@@ -1006,7 +1006,7 @@ TABLE = (
     ),
     Rule(
         "stale-extension",
-        "rebuild the extension module in place with the command named, then rerun the tests",
+        "rebuild (or delete) what each line names, as it says, then rerun the tests",
         _stale_extension,
     ),
     Rule(
