@@ -490,6 +490,31 @@ def test_full_paths_are_not_partial(shared: Path) -> None:
         assert rules(shared) == []
 
 
+@pytest.mark.parametrize("started_in", ["a-plain-folder", "another-repository"])
+def test_a_run_started_outside_the_work_tree_binds_the_checkout_it_collects(
+    fresh: Path, tmp_path: Path, started_in: str
+) -> None:
+    """`cd ~ && pytest ~/proj/tests` tests proj: its evidence is proj's. Found from the folder
+    pytest started in, it was bound nowhere (no-evidence, and the remedy, followed, refused
+    again) or, started in another repository, bound into that one. The control: one file of
+    the suite run from there is a part of it, no more."""
+    elsewhere = tmp_path / "elsewhere"
+    if started_in == "another-repository":
+        init_repo(elsewhere)
+    else:
+        elsewhere.mkdir()
+    proc = run_python(elsewhere, "-m", "pytest", "-q", str(fresh / "tests"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert report_of(fresh).properties[evidence.P_SELECTION] == "full"
+    assert rules(fresh) == []
+    assert not (elsewhere / ".git" / "genstamp").exists()
+    restamp.begin(open_checkout(fresh))
+    proc = run_python(elsewhere, "-m", "pytest", "-q", str(fresh / "tests" / "test_calc.py"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert rules(fresh) == ["partial-run"]
+    assert not (elsewhere / ".git" / "genstamp").exists()
+
+
 @pytest.mark.parametrize("workers", [(), ("-n", "2")])
 def test_last_failed_is_partial(fresh: Path, workers: tuple[str, ...]) -> None:
     """Also under xdist, where each worker's --lf leaves the files out."""

@@ -1975,10 +1975,32 @@ def _destination(cfg: pytest.Config, start: Start) -> Destination:
     return Destination(path, feed=Feed(recorder))
 
 
+def _first_path_given(cfg: pytest.Config) -> Path | None:
+    """The folder of the first path pytest was given to collect that exists (``pytest
+    ~/proj/tests`` run from elsewhere), None when it was given none."""
+    here = cfg.invocation_params.dir
+    for arg in getattr(cfg.known_args_namespace, "file_or_dir", None) or ():
+        path = here / str(arg).partition("::")[0]
+        if path.is_dir():
+            return path
+        if path.exists():
+            return path.parent
+    return None
+
+
+def _inside(folder: Path, place: Place | Checkout) -> Path:
+    """``folder`` when it lies in ``place``'s work tree, else the top of that work tree: the
+    paths pytest collects name the checkout a run tests (``cd ~ && pytest ~/proj/tests``
+    tests ``proj``, not whatever holds the folder it started in)."""
+    if inside(os.path.realpath(folder), os.path.realpath(place.workdir)):
+        return folder
+    return Path(place.workdir)
+
+
 def _trees(cfg: pytest.Config, place: Place | Checkout) -> Trees:
     """Start taking the tree at the start: in-process under git's environment, else by the
     co-process started when pytest registered the plugin (or now)."""
-    where = cfg.invocation_params.dir
+    where = _inside(cfg.invocation_params.dir, place)
     if isinstance(place, Checkout):
         return InProcess(place, where)
     try:
@@ -2173,6 +2195,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
             place = open_checkout(where, environment=True)
         else:
             place = find_place(where)  # confirmed by the co-process (libgit2) before any test
+            given = _first_path_given(early_config)
+            if given is not None and (place is None or _inside(given, place) != given):
+                place = find_place(given) or place
     except GenstampError:
         place = None  # not a git work tree: silent
     if place is None:
