@@ -361,7 +361,14 @@ def test_an_environment_an_earlier_run_installed_into_is_not_reused(tmp_path: Pa
 
 @pytest.mark.parametrize(
     "change",
-    ["a loose module", "an installed file edited", "a package folder", "bytecode", "its own"],
+    [
+        "a loose module",
+        "sourceless bytecode",
+        "an installed file edited",
+        "a package folder",
+        "bytecode",
+        "its own",
+    ],
 )
 def test_an_environment_a_test_wrote_into_is_not_reused(tmp_path: Path, change: str) -> None:
     """What a test writes into the clean environment's site-packages (a module, an edit of an
@@ -384,6 +391,8 @@ def test_an_environment_a_test_wrote_into_is_not_reused(tmp_path: Path, change: 
     assert envcache._ready(env, digest, "calc")
     if change == "a loose module":
         (site / "poison.py").write_text("")
+    elif change == "sourceless bytecode":  # `import poison` runs it (P23 11: it was not seen)
+        (site / "poison.pyc").write_bytes(b"")
     elif change == "an installed file edited":
         (site / "six.py").write_text("X = 2\n")
     elif change == "a package folder":
@@ -458,3 +467,56 @@ def test_without_uv_auto_falls_back_to_pip(monkeypatch: pytest.MonkeyPatch) -> N
     assert envcache.find_installer("pip") == envcache.Installer("pip", None)
     with pytest.raises(GenstampError, match="uv is not installed"):
         envcache.find_installer("uv")
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"pyproject.toml": '[project]\nname = "calc"\n'}, ["."]),
+        (
+            {
+                "pyproject.toml": '[project]\nname = "calc"\n'
+                "[project.optional-dependencies]\ntest = []\n"
+            },
+            [".[test]"],
+        ),
+        ({"setup.py": ""}, ["."]),
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\n',
+                "setup.cfg": "[metadata]\nname = calc\n",
+            },
+            ["."],
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["poetry-core"]\n'
+                'build-backend = "poetry.core.masonry.api"\n[tool.poetry]\nname = "calc"\n'
+            },
+            ["."],
+        ),
+        ({"setup.cfg": "[options]\npackages = find:\n"}, ["."]),
+        ({"setup.cfg": "[tool:pytest]\ntestpaths = tests\n"}, []),
+        ({"pyproject.toml": "[tool.pytest.ini_options]\n"}, []),
+        ({}, []),
+    ],
+    ids=[
+        "project",
+        "project-with-a-test-extra",
+        "setup.py",
+        "setup.cfg-metadata-and-a-build-system",
+        "poetry",
+        "setup.cfg-options-alone",
+        "setup.cfg-of-pytest-alone",
+        "pyproject-of-tools-alone",
+        "nothing",
+    ],
+)
+def test_what_the_clean_room_installs_unless_told(
+    tmp_path: Path, files: dict[str, str], expected: list[str]
+) -> None:
+    """P23 02/16: a project whose metadata is setup.cfg's or poetry's (no `[project]` table, no
+    setup.py) was not installed, and its clean run failed where `pip install .` passes."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert cleanroom.default_install(tmp_path) == expected

@@ -92,9 +92,25 @@ def default_install(root: Path) -> list[str]:
         data = {}
     project = data.get("project")
     if not isinstance(project, dict):
-        return ["."] if (root / "setup.py").is_file() else []
+        return ["."] if _installable(root, data) else []
     extras = project.get("optional-dependencies")
     return [".[test]"] if isinstance(extras, dict) and "test" in extras else ["."]
+
+
+def _installable(root: Path, pyproject: dict[str, object]) -> bool:
+    """Whether pip installs the folder ``root`` as a project though its ``pyproject.toml``
+    has no ``[project]`` table: a ``[build-system]`` table (poetry-core's ``[tool.poetry]``,
+    setuptools' metadata in ``setup.cfg``), a ``setup.py``, or a ``setup.cfg`` that gives
+    setuptools a project (``[metadata]``, ``[options]``)."""
+    if isinstance(pyproject.get("build-system"), dict) or (root / "setup.py").is_file():
+        return True
+    from genstamp import ini
+
+    try:
+        sections = ini.parse((root / "setup.cfg").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return "metadata" in sections or "options" in sections
 
 
 def project_args(args: Sequence[str]) -> list[str]:

@@ -331,8 +331,9 @@ def _contents_path(env: Path) -> Path:
 
 def contents(env: Path, project: str) -> list[str]:
     """What is installed in ``env``: every file of its site-packages with its size and
-    modification time (a loose module a test wrote there, an installed file it edited, a
-    distribution it installed or removed), but bytecode and ``project``'s own files (its
+    modification time (a loose module a test wrote there, sourceless bytecode too, an installed
+    file it edited, a distribution it installed or removed), but the bytecode of
+    ``__pycache__`` (a cache of sources counted here) and ``project``'s own files (its
     distribution's metadata and the files its ``RECORD`` lists: reinstalled on every run, its
     version may move)."""
     from genstamp.roots import normalised
@@ -360,8 +361,8 @@ def contents(env: Path, project: str) -> list[str]:
                     out.append(f"{rel}/")
             for name in files:
                 rel = name if base == "." else f"{base}/{name}"
-                if rel.split("/")[0] in mine or rel in mine or name.endswith((".pyc", ".pyo")):
-                    continue
+                if rel.split("/")[0] in mine or rel in mine:
+                    continue  # (bytecode outside __pycache__ is counted: Python imports it)
                 with contextlib.suppress(OSError):
                     st = os.lstat(os.path.join(folder, name))
                     out.append(f"{rel}\t{st.st_size}\t{st.st_mtime_ns}")
