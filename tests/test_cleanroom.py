@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import (
@@ -187,6 +188,55 @@ def test_fresh_change_green_in_both_and_accepted_with_require_clean_room(
     assert clean_run(calc).returncode == 0
     accepted = genstamp(calc, "verify")
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+
+
+HELPER_PYPROJECT = (  # the template's build system
+    PYPROJECT.partition("[project]")[0]
+    + '[project]\nname = "helper"\nversion = "0"\ndependencies = DEPENDENCIES\n'
+)
+
+
+def test_what_is_installed_from_the_checkout_is_the_trees_in_a_reused_environment(
+    tmp_path: Path,
+) -> None:
+    """P23 14 and 04: an in-repo dependency (`./libs/helper`) was installed only as the cached
+    environment was made: changed since, the reused environment held the old copy (refused,
+    foreign-origin, where a fresh clone passes); and the requirements it states, from a file
+    the environment's key does not cover, dropped `six` that the code still imports: the
+    reused environment still had it (passed, where a fresh clone fails)."""
+    root = write_project(
+        tmp_path / "calc",
+        PYPROJECT + '\n[tool.genstamp]\nclean-install = ["./libs/helper", ".[test]"]\n',
+    )
+    helper = root / "libs" / "helper"
+    (helper / "helper").mkdir(parents=True)
+    (helper / "helper" / "__init__.py").write_text("import six\n\n\ndef f():\n    return 1\n")
+    (helper / "pyproject.toml").write_text(HELPER_PYPROJECT.replace("DEPENDENCIES", '["six"]'))
+    (root / "tests" / "test_helper.py").write_text(
+        "import helper\n\n\ndef test_f():\n    assert helper.f() == 1\n"
+    )
+    commit_all(root, "helper")
+
+    def run() -> dict[str, Any]:
+        proc = clean_run(root, "--installer", "uv", "--json")
+        assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+        out: dict[str, Any] = json.loads(proc.stdout)
+        return out
+
+    first = run()
+    assert first["record"]["ok"] and first["env_reused"] is False
+    (helper / "helper" / "__init__.py").write_text(
+        "import six\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n"
+    )
+    commit_all(root, "helper: g")
+    second = run()  # the same environment, the helper installed again from this tree
+    assert second["env_reused"] is True
+    assert second["record"]["ok"], second["record"]
+    (helper / "pyproject.toml").write_text(HELPER_PYPROJECT.replace("DEPENDENCIES", "[]"))
+    commit_all(root, "helper: six dropped, still imported")
+    third = run()  # a fresh clone's install has no six: neither has the clean room
+    assert third["env_reused"] is False
+    assert not third["record"]["ok"]
 
 
 def test_the_incident_green_warm_red_clean_refused_by_the_divergence_rule(

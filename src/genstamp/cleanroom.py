@@ -372,7 +372,11 @@ def clean_run(
                 project = roots.project_name(work) or ""
                 env = envcache.prepare(cache, digest, chosen, deps, environ, log, project)
             with steps.step("install") as log:
-                _install(env, chosen, args, work, log)
+                if not _install(env, chosen, args, work, log):
+                    log.write("a new environment\n")
+                    envcache.discard(env.path)
+                    env = envcache.prepare(cache, digest, chosen, deps, environ, log, project)
+                    _install(env, chosen, args, work, log)
                 envcache.remember_contents(env.path, project)
                 installed = _with_install_products(work, tree, log)
             with steps.step("run") as log:
@@ -422,18 +426,28 @@ def _with_install_products(work: Path, tree: str, log: IO[str]) -> str | None:
 
 def _install(
     env: envcache.Env, chosen: envcache.Installer, args: Sequence[str], work: Path, log: IO[str]
-) -> None:
+) -> bool:
     """A new environment gets the install arguments whole (dependencies and project); a
-    reused one the project alone, again, from this checkout (no index needed)."""
+    reused one what was installed from the checkout, again, from this checkout (the project,
+    and a folder of it a requirements file names: no index needed). False when that states
+    other requirements than when the environment was made (``setup.py`` read them from a
+    file the environment's key does not cover): the environment is not this tree's."""
     environ = envcache.clean_environ(env.path)
     if not args:
-        return  # not an installable project: its tests import it from the checkout
+        return True  # not an installable project: its tests import it from the checkout
     if not env.reused:
         envcache.install(env.path, chosen, ["--no-build-isolation", *args], environ, log, work)
-        return
+        envcache.remember_local(env.path, work)
+        return True
+    kept = envcache.remembered_local(env.path)
+    if kept is None:
+        return False
     project = project_args(args)
+    for local in kept.values():
+        if local.path != "." and (work / local.path).is_dir():
+            project += ["-e", f"./{local.path}"] if local.editable else [f"./{local.path}"]
     if not project:
-        return
+        return True
     again = "--reinstall" if chosen.tool == "uv" else "--force-reinstall"
     envcache.install(
         env.path,
@@ -443,6 +457,15 @@ def _install(
         log,
         work,
     )
+    now = envcache.local_distributions(env.path, work)
+    changed = sorted(
+        n
+        for n in {*kept, *now}
+        if (n in kept) != (n in now) or (kept[n].requires != now[n].requires)
+    )
+    if changed:
+        log.write(f"the requirements of {', '.join(changed)} differ from the environment's\n")
+    return not changed
 
 
 def _run(

@@ -380,6 +380,73 @@ def remember_contents(env: Path, project: str) -> None:
     write_atomic(_contents_path(env), json.dumps(contents_digest(env, project)).encode())
 
 
+class Local(NamedTuple):
+    """A distribution installed into an environment from a folder of the clean checkout (the
+    project, ``./libs/helper`` that a requirements file names): where, relative to the
+    checkout, whether editable, and the requirements its metadata states (what decides its
+    dependencies, whatever its build read them from: a file ``setup.py`` opens)."""
+
+    path: str
+    editable: bool
+    requires: tuple[str, ...]
+
+
+def local_distributions(env: Path, work: Path) -> dict[str, Local]:
+    """The distributions of ``env`` installed from a folder of ``work`` (PEP 610's
+    ``direct_url.json``), by PEP 503 name."""
+    from urllib.parse import unquote, urlparse
+
+    from genstamp.paths import inside
+    from genstamp.roots import normalised
+
+    top = os.path.realpath(work)
+    out: dict[str, Local] = {}
+    for site in env.glob("lib/python*/site-packages"):
+        for info in sorted(site.glob("*.dist-info")):
+            try:
+                data = json.loads((info / "direct_url.json").read_text(encoding="utf-8"))
+                meta = (info / "METADATA").read_text(encoding="utf-8", errors="replace")
+            except (OSError, ValueError):
+                continue
+            url = data.get("url") if isinstance(data, dict) else None
+            if not isinstance(url, str) or not url.startswith("file://"):
+                continue
+            folder = os.path.realpath(unquote(urlparse(url).path))
+            if not inside(folder, top):
+                continue
+            headers = meta.split("\n\n", 1)[0].splitlines()
+            requires = sorted(
+                h.partition(":")[2].strip() for h in headers if h.startswith("Requires-Dist:")
+            )
+            dir_info = data.get("dir_info")
+            editable = isinstance(dir_info, dict) and dir_info.get("editable") is True
+            rel = os.path.relpath(folder, top).replace(os.sep, "/")
+            out[normalised(info.name.partition("-")[0])] = Local(rel, editable, tuple(requires))
+    return out
+
+
+def _local_path(env: Path) -> Path:
+    return env / "genstamp-env-local.json"
+
+
+def remember_local(env: Path, work: Path) -> None:
+    """Keep what was installed from the checkout as the environment was made."""
+    found = {name: list(local) for name, local in local_distributions(env, work).items()}
+    write_atomic(_local_path(env), json.dumps(found, sort_keys=True).encode())
+
+
+def remembered_local(env: Path) -> dict[str, Local] | None:
+    """What ``remember_local`` kept; None when nothing readable was kept."""
+    try:
+        kept = json.loads(_local_path(env).read_text(encoding="utf-8"))
+        return {
+            str(name): Local(str(path), bool(editable), tuple(str(r) for r in requires))
+            for name, (path, editable, requires) in kept.items()
+        }
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
 @contextlib.contextmanager
 def locked(cache: Path, digest: str) -> Iterator[None]:
     """One clean run at a time per environment: two runs must not install into it at once."""
@@ -428,6 +495,11 @@ def prepare(
     write_atomic(_meta_path(env), json.dumps(meta, sort_keys=True).encode())
     _prune(cache, keep=env)
     return Env(env, digest, False)
+
+
+def discard(env: Path) -> None:
+    """Remove an environment that is not the tree's after all: ``prepare`` makes it anew."""
+    shutil.rmtree(env, ignore_errors=True)
 
 
 def _prune(cache: Path, keep: Path) -> None:
