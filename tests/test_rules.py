@@ -332,6 +332,26 @@ ROWS: dict[str, Row] = {
         f"differs in pkg/__pycache__/m.cpython-311.pyc, {CALC}",
         not_says="only bytecode",
     ),
+    "tree-mismatch-only-files-beside-the-commit": Row(
+        facts(
+            **mismatch(".wt/feature", "src/calc/.__init__.py.swp"),
+            only_in_first={
+                (TESTED, OTHER): frozenset({".wt/feature", "src/calc/.__init__.py.swp"})
+            },
+        ),
+        ["tree-mismatch"],
+        "(only files the tested tree holds and this one does not: the run had them in the work "
+        "tree beside what was committed",
+    ),
+    "tree-mismatch-files-beside-the-commit-and-an-edit": Row(
+        facts(
+            **mismatch(".wt/feature", CALC),
+            only_in_first={(TESTED, OTHER): frozenset({".wt/feature"})},
+        ),
+        ["tree-mismatch"],
+        f"differs in .wt/feature, {CALC}",
+        not_says="only files",
+    ),
     "tree-mismatch-no-paths": Row(
         facts(**mismatch()), ["tree-mismatch"], f"tree {OTHER[:12]}: no paths differ"
     ),

@@ -279,6 +279,27 @@ def test_tree_a_test_that_writes_into_the_tree(project: Path, genstamp: RunGenst
     assert "output.txt" in message(data, "tree-moved")
 
 
+@pytest.mark.parametrize("edited", [False, True], ids=["swap-file-alone", "and-an-edit"])
+def test_tree_files_the_run_had_beside_the_commit_are_named_so(
+    project: Path, genstamp: RunGenstamp, edited: bool
+) -> None:
+    """N23 15b: an editor's swap file beside the tested commit: HEAD is refused, and the
+    message says what the remedy "commit, then test" cannot mend (a rerun with the file there
+    tests the same tree again): they are files the commit does not hold, to commit, remove or
+    ignore. The control: with a tracked file edited too, no such words."""
+    (project / "src" / "calc" / ".__init__.py.swp").write_bytes(b"b0VIM 8.2")
+    if edited:
+        (project / CALC).write_text((project / CALC).read_text() + "\n# edited\n")
+    stamp(genstamp, project)
+    assert run_tests(project).returncode == 0
+    code, data = verdict(genstamp, project, "--rev", "HEAD")
+    assert (code, rules(data)) == (1, ["tree-mismatch"])
+    said = message(data, "tree-mismatch")
+    assert "src/calc/.__init__.py.swp" in said
+    words = "(only files the tested tree holds and this one does not"
+    assert (words in said) is not edited, said
+
+
 def test_audit_the_package_loaded_from_elsewhere(
     project: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:

@@ -133,6 +133,7 @@ def with_report(
     repo = checkout.repo
     targets = base.targets
     diffs: dict[tuple[str, str], tuple[str, ...] | None] = {}
+    only_in_a: dict[tuple[str, str], frozenset[str]] = {}
     blobs: dict[str, str] | None = None
     added: dict[tuple[str, str], str | None] = {}
     placed: dict[str, str] = {}
@@ -163,6 +164,7 @@ def with_report(
             views = without(repo, trees | {t.tree for t in targets}, *left_out)
         for a, b in diff_pairs(report, targets, views):
             diffs[(a, b)] = differing_paths(repo, a, b)
+            only_in_a[(a, b)] = frozenset(only_in_first(repo, a, b))
         if loaded is not None:
             wanted = {
                 rel: loads
@@ -202,6 +204,7 @@ def with_report(
         unreadable=unreadable,
         report_mtime_ns=mtime,
         diffs=diffs,
+        only_in_first=only_in_a,
         tested_blobs=blobs,
         added=added,
         placed=placed,
@@ -791,6 +794,18 @@ def differing_paths(repo: pygit2.Repository, a: str, b: str) -> tuple[str, ...] 
         old, new = delta.old_file.path, delta.new_file.path
         paths.append(old if old == new else f"{old} -> {new}")
     return tuple(paths)
+
+
+def only_in_first(repo: pygit2.Repository, a: str, b: str) -> list[str]:
+    """The paths tree ``a`` holds and tree ``b`` does not (none when either is not in the
+    object store)."""
+    from pygit2.enums import DeltaStatus
+
+    ta, tb = _tree(repo, a), _tree(repo, b)
+    if ta is None or tb is None:
+        return []
+    deltas = ta.diff_to_tree(tb).deltas
+    return [d.old_file.path for d in deltas if d.status == DeltaStatus.DELETED]
 
 
 def _tree(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:

@@ -109,6 +109,8 @@ class Facts(NamedTuple):
     # pytest configuration files of the work tree's suites that cannot be read as pytest
     # reads them (asked when there is no evidence: pytest stops on them too)
     config_problems: tuple[str, ...] = ()
+    # For the pairs of ``diffs``: the paths the first tree holds and the second does not.
+    only_in_first: Mapping[tuple[str, str], frozenset[str]] = _EMPTY
 
 
 class Failure(NamedTuple):
@@ -383,8 +385,11 @@ def _view(facts: Facts, tree: str) -> str:
     return facts.views.get(tree, tree)
 
 
-def _differing_paths(facts: Facts, a: str, b: str) -> str:
-    paths = facts.diffs[(_view(facts, a), _view(facts, b))]
+def _differing_paths(facts: Facts, a: str, b: str, *, judged: bool = False) -> str:
+    """The paths tree ``a`` and tree ``b`` differ in; ``judged``: ``a`` is the tested tree and
+    ``b`` the one judged."""
+    pair = (_view(facts, a), _view(facts, b))
+    paths = facts.diffs[pair]
     if paths is None:
         return "the tested tree is no longer in the object store, so the paths cannot be named"
     if not paths:
@@ -394,6 +399,15 @@ def _differing_paths(facts: Facts, a: str, b: str) -> str:
         # git neither tracks nor ignores them: `git add -A`, and the tree, take them in
         said += " (only bytecode, which git does not ignore here: add __pycache__/ and *.py[co]"
         said += " to .gitignore)"
+    elif judged and set(paths) <= facts.only_in_first.get(pair, frozenset()):
+        # untracked files beside the commit (an editor's swap file, a worktree kept inside):
+        # rerunning with them there tests the same tree again
+        said += (
+            " (only files the tested tree holds and this one does not: the run had them in the"
+            " work tree beside what was committed, which git neither tracks nor ignores here, "
+            "such as an editor's swap file or a worktree kept inside: commit them, or remove "
+            "them or have git ignore them (.gitignore, .git/info/exclude), then rerun)"
+        )
     return said
 
 
@@ -508,7 +522,7 @@ def _tree_mismatch(facts: Facts, settings: Config) -> Iterator[str]:
         verb = "is" if len(labels) == 1 else "are"
         yield (
             f"the tests ran on tree {tested[:12]}, {limit(labels, LABEL_LIMIT)} {verb} tree "
-            f"{tree[:12]}: {_differing_paths(facts, tested, tree)}"
+            f"{tree[:12]}: {_differing_paths(facts, tested, tree, judged=True)}"
         )
     rest = [labels for _, labels in trees[TREE_LIMIT:]]
     if rest:
