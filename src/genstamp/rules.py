@@ -959,7 +959,8 @@ TABLE = (
     ),
     Rule(
         "stale-generation",
-        "rerun the tests in this checkout's current generation",
+        "rerun the tests in this checkout's current generation, on the commit judged (check it "
+        "out first when it is not the one checked out)",
         _stale_generation,
     ),
     Rule(
