@@ -239,6 +239,29 @@ def test_what_is_installed_from_the_checkout_is_the_trees_in_a_reused_environmen
     assert not third["record"]["ok"]
 
 
+@pytest.mark.parametrize("declared", [False, True], ids=["undeclared", "declared"])
+def test_what_the_build_needs_is_not_the_tests(tmp_path: Path, declared: bool) -> None:
+    """P23 01: the build requirements were installed into the tests' environment (so that
+    the project builds there without an index), and a module the code imports without
+    declaring it, which only the build backend brings, passed the clean room where a fresh
+    `pip install .` fails. The control: declared, it is there."""
+    pyproject = PYPROJECT.replace(
+        'requires = ["setuptools>=61"]', 'requires = ["setuptools>=61", "wheel"]'
+    )
+    if declared:
+        pyproject = pyproject.replace(
+            'version = "0"\n', 'version = "0"\ndependencies = ["wheel"]\n'
+        )
+    root = write_project(tmp_path / "calc", pyproject)
+    ops = root / "src" / "calc" / "ops.py"
+    ops.write_text("import wheel  # the build's\n\n\n" + ops.read_text())
+    commit_all(root, "calc imports wheel")
+    proc = clean_run(root, "--installer", "uv", "--json")
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    record = json.loads(proc.stdout)["record"]
+    assert record["ok"] is declared, record
+
+
 def test_the_incident_green_warm_red_clean_refused_by_the_divergence_rule(
     calc: Path, tmp_path: Path
 ) -> None:

@@ -130,7 +130,7 @@ def project_args(args: Sequence[str]) -> list[str]:
 
 
 def build_requirements(root: Path) -> list[str]:
-    """What building the project needs (installed once, with the dependencies, so that the
+    """What building the project needs (installed once, beside the environment, so that the
     project's own install on each run needs no index: ``--no-build-isolation``)."""
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
@@ -366,16 +366,19 @@ def clean_run(
         cache = env_cache(checkout)
         with envcache.locked(cache, digest):
             with steps.step("environment") as log:
-                deps = [*build_requirements(work), genstamp_requirement(), "pytest"]
+                deps = [genstamp_requirement(), "pytest"]
+                build = build_requirements(work)
                 if chosen.tool == "pip":
-                    deps.append("wheel")  # setuptools before 70.1 builds wheels with it
+                    build.append("wheel")  # setuptools before 70.1 builds wheels with it
                 project = roots.project_name(work) or ""
-                env = envcache.prepare(cache, digest, chosen, deps, environ, log, project)
+                env = envcache.prepare(cache, digest, chosen, deps, environ, log, project, build)
             with steps.step("install") as log:
                 if not _install(env, chosen, args, work, log):
                     log.write("a new environment\n")
                     envcache.discard(env.path)
-                    env = envcache.prepare(cache, digest, chosen, deps, environ, log, project)
+                    env = envcache.prepare(
+                        cache, digest, chosen, deps, environ, log, project, build
+                    )
                     _install(env, chosen, args, work, log)
                 envcache.remember_contents(env.path, project)
                 installed = _with_install_products(work, tree, log)
@@ -432,7 +435,7 @@ def _install(
     and a folder of it a requirements file names: no index needed). False when that states
     other requirements than when the environment was made (``setup.py`` read them from a
     file the environment's key does not cover): the environment is not this tree's."""
-    environ = envcache.clean_environ(env.path)
+    environ = envcache.build_environ(env.path)
     if not args:
         return True  # not an installable project: its tests import it from the checkout
     if not env.reused:

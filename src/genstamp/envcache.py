@@ -467,11 +467,14 @@ def prepare(
     environ: Mapping[str, str],
     log: IO[str],
     project: str = "",
+    build: Sequence[str] = (),
 ) -> Env:
     """The environment for ``digest``: the cached one, unless something was installed into
     it or taken from it since its install step (``remember_contents``; ``project``'s own
-    distribution aside), or a new one with ``dependencies`` installed (the caller holds
-    ``locked``). A failure leaves no environment behind."""
+    distribution aside), or a new one with ``dependencies`` installed, and what building the
+    project needs (``build``) kept apart from them (``build_environ``: a fresh install builds
+    in an environment of its own, and the tests never see it). The caller holds ``locked``. A
+    failure leaves no environment behind."""
     env = cache / digest[:16]
     if _ready(env, digest, project):
         os.utime(_meta_path(env))  # recently used: pruned last
@@ -480,6 +483,9 @@ def prepare(
     try:
         create(env, installer, environ, log)
         install(env, installer, dependencies, environ, log, cwd=None)
+        if build:
+            target = ["--target", str(env / BUILD_FOLDER)]
+            install(env, installer, [*target, *build], environ, log, cwd=None)
     except BaseException:
         shutil.rmtree(env, ignore_errors=True)
         raise
@@ -495,6 +501,19 @@ def prepare(
     write_atomic(_meta_path(env), json.dumps(meta, sort_keys=True).encode())
     _prune(cache, keep=env)
     return Env(env, digest, False)
+
+
+BUILD_FOLDER = "genstamp-build"  # in an environment: what building the project needs
+
+
+def build_environ(env: Path) -> dict[str, str]:
+    """The clean environment for the steps that build the project (``--no-build-isolation``):
+    its build requirements on the import path, as pip's isolated build has them; the tests'
+    environment (``clean_environ``) has no such path: a module the project imports without
+    declaring it (``pathspec``, which hatchling brings) fails there as after a fresh install."""
+    environ = clean_environ(env)
+    environ["PYTHONPATH"] = str(env / BUILD_FOLDER)
+    return environ
 
 
 def discard(env: Path) -> None:
