@@ -530,13 +530,15 @@ def test_a_package_the_tree_dropped_from_an_install_of_this_project(
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("link", ["ignored", "untracked", "committed", "control"])
+@pytest.mark.parametrize("link", ["ignored", "untracked", "committed", "committed-file", "control"])
 def test_a_package_reached_through_a_link_in_the_work_tree(tmp_path: Path, link: str) -> None:
     """``src/helper`` is a symbolic link to a folder outside the repository: the tests import
     ``helper`` through it, a clean clone has no such link (ignored), or the link and nothing
     where it leads (untracked, committed). The code is judged where it lies in the work tree:
-    refused, and the run's own forecast says so. Control: the same package as a folder of the
-    tree."""
+    refused, and the run's own forecast says so. A module that is itself a committed link out
+    of the tree (``src/helper.py``) was refused as code that differs from the tree's, with
+    words for a file changed during the run (P23 10): it is named as a link too. Control: the
+    same package as a folder of the tree."""
     repo, _ = project(tmp_path, "")
     outside = tmp_path / "ext" / "helper"
     outside.mkdir(parents=True)
@@ -546,6 +548,8 @@ def test_a_package_reached_through_a_link_in_the_work_tree(tmp_path: Path, link:
         (repo / "src" / "helper" / "__init__.py").write_text("X = 1\n")
     elif link == "committed":
         (repo / "src" / "helper").symlink_to(outside, target_is_directory=True)
+    elif link == "committed-file":
+        (repo / "src" / "helper.py").symlink_to(outside / "__init__.py")
     test = "import helper\n\n\ndef test_helper():\n    assert helper.X == 1\n"
     (repo / "tests" / "test_it.py").write_text(test)
     commit_all(repo, "the test, and the package (or the link) when it is the tree's")
@@ -564,7 +568,9 @@ def test_a_package_reached_through_a_link_in_the_work_tree(tmp_path: Path, link:
     else:
         assert list(found) == ["loaded-not-tested"], found
         assert "where a symbolic link of the tested tree leads" in found["loaded-not-tested"]
-        assert "src/helper/__init__.py" in found["loaded-not-tested"]
+        module = "src/helper.py" if link == "committed-file" else "src/helper/__init__.py"
+        assert module in found["loaded-not-tested"]
+        assert "differs from the tested tree" not in found["loaded-not-tested"]
         assert "will refuse: loaded-not-tested" in out, out
 
 

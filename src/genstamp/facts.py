@@ -35,6 +35,7 @@ from genstamp import (
 from genstamp.bytecode import PYCACHE, holds_bytecode, is_bytecode_file
 from genstamp.errors import GenstampError
 from genstamp.identity import added_blobs, clone_conversions, hidden_changes, scan
+from genstamp.paths import inside
 from genstamp.placed import installed, placement
 from genstamp.repo import Checkout
 from genstamp.rules import (
@@ -180,6 +181,7 @@ def with_report(
                 flagged = [f.path for f in loaded.flags if not os.path.isabs(f.path)]
                 paths = [*loaded.loaded, *flagged, *loaded.namespaces, *loaded.folders]
                 placed = placement(checkout, paths, blobs, venvs)
+                placed.update(links_out(checkout, props[binding.P_TREE_END], wanted))
 
     hidden: dict[str, str] = {}
     if report is not None and not binding_problem(report):
@@ -718,6 +720,26 @@ def bytecode_listing(root: Path, found: Sequence[str]) -> tuple[Bytecode, ...]:
             sourceless = PYCACHE not in full.parts and not full.with_suffix(".py").exists()
             out.append(Bytecode(rel, mtime, sourceless))
     return tuple(out)
+
+
+def links_out(checkout: Checkout, tested: str, paths: Iterable[str]) -> dict[str, str]:
+    """Those of ``paths`` the tree ``tested`` holds as a symbolic link that leads out of the
+    work tree (a clean clone has the link, not the file it reaches): ``LINKED``."""
+    from genstamp.placed import LINKED
+
+    tree = _tree(checkout.repo, tested)
+    if tree is None:
+        return {}
+    top = os.path.realpath(checkout.workdir)
+    out: dict[str, str] = {}
+    for rel in paths:
+        try:
+            link = tree[rel].filemode == pygit2.enums.FileMode.LINK
+        except (KeyError, ValueError):
+            continue
+        if link and not inside(os.path.realpath(checkout.workdir / rel), top):
+            out[rel] = LINKED
+    return out
 
 
 def loaded_blobs(

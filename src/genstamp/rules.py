@@ -83,7 +83,7 @@ class Facts(NamedTuple):
     # that cannot be known (the file changed since): the raw blob is then what counts.
     added: Mapping[tuple[str, str], str | None] = _EMPTY
     # For loaded or flagged paths the tested tree does not hold: INSTALLED, IGNORED, LINKED or
-    # UNTRACKED.
+    # UNTRACKED; LINKED too for a file it holds as a symbolic link leading out of the work tree.
     placed: Mapping[str, str] = _EMPTY
     submodules: tuple[Submodule, ...] = ()  # the submodules with changes in their work trees
     # Loaded paths the tested tree holds only inside a gitlink no .gitmodules gives a URL:
@@ -565,11 +565,11 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
     absent: list[str] = []
     linked: list[str] = []
     for rel, loads in loaded.loaded.items():
-        if rel in blobs:
+        if facts.placed.get(rel) == LINKED and rel not in loaded.made:
+            linked.append(rel)  # (the tree may hold the link itself: a file that leads out)
+        elif rel in blobs:
             if any(not _tested_blob(facts, rel, raw, blobs[rel]) for raw in loads):
                 differ.append(rel)
-        elif facts.placed.get(rel) == LINKED and rel not in loaded.made:
-            linked.append(rel)
         elif facts.placed.get(rel) not in (INSTALLED, IGNORED) and rel not in loaded.made:
             absent.append(rel)  # ignored files are ignored-code's; unknown is not tested
     if differ:
