@@ -1981,10 +1981,13 @@ def _first_path_given(cfg: pytest.Config) -> Path | None:
     here = cfg.invocation_params.dir
     for arg in getattr(cfg.known_args_namespace, "file_or_dir", None) or ():
         path = here / str(arg).partition("::")[0]
-        if path.is_dir():
-            return path
-        if path.exists():
-            return path.parent
+        try:
+            if path.is_dir():
+                return path
+            if path.exists():
+                return path.parent
+        except (OSError, ValueError):  # (a NUL byte in it: pytest says what is wrong)
+            continue
     return None
 
 
