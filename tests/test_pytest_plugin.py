@@ -490,17 +490,28 @@ def test_full_paths_are_not_partial(shared: Path) -> None:
         assert rules(shared) == []
 
 
-@pytest.mark.parametrize("started_in", ["a-plain-folder", "another-repository"])
+@pytest.mark.parametrize(
+    "started_in",
+    ["a-plain-folder", "another-repository", "a-repository-holding-it", "a-repository-inside-it"],
+)
 def test_a_run_started_outside_the_work_tree_binds_the_checkout_it_collects(
     fresh: Path, tmp_path: Path, started_in: str
 ) -> None:
     """`cd ~ && pytest ~/proj/tests` tests proj: its evidence is proj's. Found from the folder
     pytest started in, it was bound nowhere (no-evidence, and the remedy, followed, refused
-    again) or, started in another repository, bound into that one. The control: one file of
-    the suite run from there is a part of it, no more."""
+    again) or, started in another repository, bound into that one; so too where that one
+    holds proj (`~` a repository of dotfiles) or proj holds it (a nested repository, a
+    submodule: libgit2 opened the one pytest started in, and no evidence was written). The
+    control: one file of the suite run from there is a part of it, no more."""
     elsewhere = tmp_path / "elsewhere"
     if started_in == "another-repository":
         init_repo(elsewhere)
+    elif started_in == "a-repository-holding-it":
+        elsewhere = init_repo(tmp_path)  # fresh is tmp_path/repo: a repository inside it
+    elif started_in == "a-repository-inside-it":
+        elsewhere = init_repo(fresh / "vendor" / "lib")
+        (fresh / ".git" / "info").mkdir(exist_ok=True)
+        (fresh / ".git" / "info" / "exclude").write_text("vendor/\n")
     else:
         elsewhere.mkdir()
     proc = run_python(elsewhere, "-m", "pytest", "-q", str(fresh / "tests"))

@@ -1991,13 +1991,20 @@ def _first_path_given(cfg: pytest.Config) -> Path | None:
     return None
 
 
+def _same_top(one: Place | Checkout, other: Place | Checkout) -> bool:
+    return os.path.realpath(one.workdir) == os.path.realpath(other.workdir)
+
+
 def _inside(folder: Path, place: Place | Checkout) -> Path:
-    """``folder`` when it lies in ``place``'s work tree, else the top of that work tree: the
-    paths pytest collects name the checkout a run tests (``cd ~ && pytest ~/proj/tests``
-    tests ``proj``, not whatever holds the folder it started in)."""
-    if inside(os.path.realpath(folder), os.path.realpath(place.workdir)):
-        return folder
-    return Path(place.workdir)
+    """``folder`` when ``place``'s work tree is the one that holds it (not one nested in it,
+    nor one it is nested in), else the top of that work tree: the paths pytest collects name
+    the checkout a run tests (``cd ~ && pytest ~/proj/tests`` tests ``proj``, not whatever
+    holds the folder it started in)."""
+    try:
+        holder = find_place(folder)
+    except GenstampError:
+        holder = None
+    return folder if holder is not None and _same_top(holder, place) else Path(place.workdir)
 
 
 def _trees(cfg: pytest.Config, place: Place | Checkout) -> Trees:
@@ -2199,8 +2206,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         else:
             place = find_place(where)  # confirmed by the co-process (libgit2) before any test
             given = _first_path_given(early_config)
-            if given is not None and (place is None or _inside(given, place) != given):
-                place = find_place(given) or place
+            other = find_place(given) if given is not None else None
+            if other is not None and (place is None or not _same_top(other, place)):
+                place = other  # (a repository nested in the other, a submodule, either way)
     except GenstampError:
         place = None  # not a git work tree: silent
     if place is None:
