@@ -435,13 +435,17 @@ def _install(
     and a folder of it a requirements file names: no index needed). False when that states
     other requirements than when the environment was made (``setup.py`` read them from a
     file the environment's key does not cover): the environment is not this tree's."""
-    environ = envcache.build_environ(env.path)
     if not args:
         return True  # not an installable project: its tests import it from the checkout
     if not env.reused:
-        envcache.install(env.path, chosen, ["--no-build-isolation", *args], environ, log, work)
+        # as a fresh clone's `pip install`: the index is at hand, the build isolated (with its
+        # requirements on the path, pip would count them installed and leave out a dependency
+        # the build backend brings too: pathspec, through hatchling)
+        environ = envcache.clean_environ(env.path)
+        envcache.install(env.path, chosen, list(args), environ, log, work)
         envcache.remember_local(env.path, work)
         return True
+    environ = envcache.build_environ(env.path)
     kept = envcache.remembered_local(env.path)
     if kept is None:
         return False

@@ -507,10 +507,11 @@ BUILD_FOLDER = "genstamp-build"  # in an environment: what building the project 
 
 
 def build_environ(env: Path) -> dict[str, str]:
-    """The clean environment for the steps that build the project (``--no-build-isolation``):
-    its build requirements on the import path, as pip's isolated build has them; the tests'
-    environment (``clean_environ``) has no such path: a module the project imports without
-    declaring it (``pathspec``, which hatchling brings) fails there as after a fresh install."""
+    """The clean environment for the steps that rebuild the project in a reused environment
+    (``--no-deps --no-build-isolation``: no index): its build requirements on the import
+    path, as pip's isolated build has them; the tests' environment (``clean_environ``) has no
+    such path: a module the project imports without declaring it (``pathspec``, which
+    hatchling brings) fails there as after a fresh install."""
     environ = clean_environ(env)
     environ["PYTHONPATH"] = str(env / BUILD_FOLDER)
     return environ
@@ -599,15 +600,10 @@ def must(
 
 
 def create(env: Path, installer: Installer, environ: Mapping[str, str], log: IO[str]) -> None:
-    if installer.uv is not None:
-        must(
-            [installer.uv, "venv", "--quiet", "--python", _base_python(), str(env)],
-            environ,
-            log,
-            None,
-        )
-    else:
-        must([_base_python(), "-m", "venv", str(env)], environ, log, None)
+    """A new virtual environment, made by ``python -m venv`` whichever installer fills it: it
+    holds what a fresh clone's ``python -m venv`` holds (setuptools, before Python 3.12, which
+    a project's tests may import undeclared), so both installers give the same verdict."""
+    must([_base_python(), "-m", "venv", str(env)], environ, log, None)
 
 
 def install(
