@@ -520,3 +520,32 @@ def test_what_the_clean_room_installs_unless_told(
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     assert cleanroom.default_install(tmp_path) == expected
+
+
+@pytest.mark.parametrize("venv_works", [True, False], ids=["python-m-venv", "no-venv-module"])
+def test_a_new_environment_is_what_venv_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, venv_works: bool
+) -> None:
+    """Made by `python -m venv` whichever installer fills it (S23 21: uv's own held no
+    setuptools, and uv and pip disagreed on tests importing it undeclared); an interpreter
+    without its `venv` package (a system Python) gets uv's own, seeded as venv seeds one."""
+    import shutil
+    import stat
+    import sys
+
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not installed")
+    real = str(getattr(sys, "_base_executable", sys.executable))
+    python = tmp_path / "python3"
+    refuse = "" if venv_works else '[ "$1 $2" = "-m venv" ] && exit 1\n'
+    python.write_text(f'#!/bin/sh\n{refuse}exec "{real}" "$@"\n')
+    python.chmod(python.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(envcache, "_base_python", lambda: str(python))
+    env = tmp_path / "env"
+    with (tmp_path / "log").open("w+") as log:  # (the commands write into it: a real file)
+        envcache.create(env, envcache.Installer("uv", uv), dict(os.environ), log)
+    said = (tmp_path / "log").read_text()
+    site = next(env.glob("lib/python*/site-packages"))
+    assert (site / "pip").is_dir() and (site / "setuptools").is_dir(), sorted(site.iterdir())
+    assert ("`python -m venv` failed here" in said) is not venv_works, said

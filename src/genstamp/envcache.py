@@ -602,8 +602,19 @@ def must(
 def create(env: Path, installer: Installer, environ: Mapping[str, str], log: IO[str]) -> None:
     """A new virtual environment, made by ``python -m venv`` whichever installer fills it: it
     holds what a fresh clone's ``python -m venv`` holds (setuptools, before Python 3.12, which
-    a project's tests may import undeclared), so both installers give the same verdict."""
-    must([_base_python(), "-m", "venv", str(env)], environ, log, None)
+    a project's tests may import undeclared), so both installers give the same verdict. With
+    uv, an interpreter that cannot (a system Python without its ``venv`` package) gets uv's
+    own, seeded with what ``venv`` would put there."""
+    venv = [_base_python(), "-m", "venv", str(env)]
+    if installer.uv is None:
+        must(venv, environ, log, None)
+        return
+    if call(venv, environ, log, None) == 0:
+        return
+    shutil.rmtree(env, ignore_errors=True)
+    log.write("`python -m venv` failed here: uv's own environment, seeded as venv seeds one\n")
+    uv = [installer.uv, "venv", "--quiet", "--seed", "--python", _base_python(), str(env)]
+    must(uv, environ, log, None)
 
 
 def install(
