@@ -2010,9 +2010,10 @@ def _inside(folder: Path, place: Place | Checkout) -> Path:
 def _trees(cfg: pytest.Config, place: Place | Checkout) -> Trees:
     """Start taking the tree at the start: in-process under git's environment, else by the
     co-process started when pytest registered the plugin (or now)."""
-    where = _inside(cfg.invocation_params.dir, place)
-    if isinstance(place, Checkout):
+    where = cfg.invocation_params.dir
+    if isinstance(place, Checkout):  # git's environment decides, wherever pytest started
         return InProcess(place, where)
+    where = _inside(where, place)
     try:
         early = _find_early(cfg.pluginmanager)
         coprocess = (early and early.claim(where)) or CoProcess(where)
