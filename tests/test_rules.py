@@ -27,6 +27,7 @@ from genstamp.rules import (
     RULES,
     TABLE,
     TREE_LIMIT,
+    WORK_TREE,
     Bytecode,
     Facts,
     Failure,
@@ -334,18 +335,27 @@ ROWS: dict[str, Row] = {
     ),
     "tree-mismatch-only-files-beside-the-commit": Row(
         facts(
-            **mismatch(".wt/feature", "src/calc/.__init__.py.swp"),
+            **mismatch(".wt/feature", "src/calc/.__init__.py.swp", label="refs/heads/main"),
             only_in_first={
                 (TESTED, OTHER): frozenset({".wt/feature", "src/calc/.__init__.py.swp"})
             },
         ),
         ["tree-mismatch"],
-        "(only files the tested tree holds and this one does not: the run had them in the work "
-        "tree beside what was committed",
+        "(only files the tested tree holds and this one does not, such as untracked files the "
+        "run had beside the commit",
+    ),
+    "tree-mismatch-files-gone-from-the-work-tree-since": Row(
+        facts(
+            **mismatch(".wt/feature", label=WORK_TREE),
+            only_in_first={(TESTED, OTHER): frozenset({".wt/feature"})},
+        ),
+        ["tree-mismatch"],
+        "differs in .wt/feature",
+        not_says="only files",
     ),
     "tree-mismatch-files-beside-the-commit-and-an-edit": Row(
         facts(
-            **mismatch(".wt/feature", CALC),
+            **mismatch(".wt/feature", CALC, label="refs/heads/main"),
             only_in_first={(TESTED, OTHER): frozenset({".wt/feature"})},
         ),
         ["tree-mismatch"],

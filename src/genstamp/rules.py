@@ -387,7 +387,7 @@ def _view(facts: Facts, tree: str) -> str:
 
 def _differing_paths(facts: Facts, a: str, b: str, *, judged: bool = False) -> str:
     """The paths tree ``a`` and tree ``b`` differ in; ``judged``: ``a`` is the tested tree and
-    ``b`` the one judged."""
+    ``b`` a commit's tree judged (not the work tree's, where such paths were removed since)."""
     pair = (_view(facts, a), _view(facts, b))
     paths = facts.diffs[pair]
     if paths is None:
@@ -403,10 +403,10 @@ def _differing_paths(facts: Facts, a: str, b: str, *, judged: bool = False) -> s
         # untracked files beside the commit (an editor's swap file, a worktree kept inside):
         # rerunning with them there tests the same tree again
         said += (
-            " (only files the tested tree holds and this one does not: the run had them in the"
-            " work tree beside what was committed, which git neither tracks nor ignores here, "
-            "such as an editor's swap file or a worktree kept inside: commit them, or remove "
-            "them or have git ignore them (.gitignore, .git/info/exclude), then rerun)"
+            " (only files the tested tree holds and this one does not, such as untracked files"
+            " the run had beside the commit, an editor's swap file or a worktree kept inside "
+            "the work tree: commit them, or remove them or have git ignore them (.gitignore, "
+            ".git/info/exclude), then rerun)"
         )
     return said
 
@@ -522,7 +522,7 @@ def _tree_mismatch(facts: Facts, settings: Config) -> Iterator[str]:
         verb = "is" if len(labels) == 1 else "are"
         yield (
             f"the tests ran on tree {tested[:12]}, {limit(labels, LABEL_LIMIT)} {verb} tree "
-            f"{tree[:12]}: {_differing_paths(facts, tested, tree, judged=True)}"
+            f"{tree[:12]}: {_differing_paths(facts, tested, tree, judged=WORK_TREE not in labels)}"
         )
     rest = [labels for _, labels in trees[TREE_LIMIT:]]
     if rest:
