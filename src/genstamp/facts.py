@@ -164,8 +164,7 @@ def with_report(
         if left_out:
             views = without(repo, trees | {t.tree for t in targets}, *left_out)
         for a, b in diff_pairs(report, targets, views):
-            diffs[(a, b)] = differing_paths(repo, a, b)
-            only_in_a[(a, b)] = frozenset(only_in_first(repo, a, b))
+            diffs[(a, b)], only_in_a[(a, b)] = tree_diff(repo, a, b)
         if loaded is not None:
             wanted = {
                 rel: loads
@@ -808,26 +807,26 @@ def _archive_member(
 def differing_paths(repo: pygit2.Repository, a: str, b: str) -> tuple[str, ...] | None:
     """The paths that differ from tree ``a`` to tree ``b`` (renames as ``old -> new``); None
     when either is not in the object store."""
-    ta, tb = _tree(repo, a), _tree(repo, b)
-    if ta is None or tb is None:
-        return None
-    paths = []
-    for delta in ta.diff_to_tree(tb).deltas:
-        old, new = delta.old_file.path, delta.new_file.path
-        paths.append(old if old == new else f"{old} -> {new}")
-    return tuple(paths)
+    return tree_diff(repo, a, b)[0]
 
 
-def only_in_first(repo: pygit2.Repository, a: str, b: str) -> list[str]:
-    """The paths tree ``a`` holds and tree ``b`` does not (none when either is not in the
-    object store)."""
+def tree_diff(
+    repo: pygit2.Repository, a: str, b: str
+) -> tuple[tuple[str, ...] | None, frozenset[str]]:
+    """``differing_paths``, and of them those tree ``a`` holds and tree ``b`` does not (none
+    when either tree is not in the object store)."""
     from pygit2.enums import DeltaStatus
 
     ta, tb = _tree(repo, a), _tree(repo, b)
     if ta is None or tb is None:
-        return []
-    deltas = ta.diff_to_tree(tb).deltas
-    return [d.old_file.path for d in deltas if d.status == DeltaStatus.DELETED]
+        return None, frozenset()
+    paths, gone = [], []
+    for delta in ta.diff_to_tree(tb).deltas:
+        old, new = delta.old_file.path, delta.new_file.path
+        paths.append(old if old == new else f"{old} -> {new}")
+        if delta.status == DeltaStatus.DELETED:
+            gone.append(old)
+    return tuple(paths), frozenset(gone)
 
 
 def _tree(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:

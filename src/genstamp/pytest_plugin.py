@@ -1995,7 +1995,7 @@ def _same_top(one: Place | Checkout, other: Place | Checkout) -> bool:
     return os.path.realpath(one.workdir) == os.path.realpath(other.workdir)
 
 
-def _inside(folder: Path, place: Place | Checkout) -> Path:
+def _start_folder(folder: Path, place: Place | Checkout) -> Path:
     """``folder`` when ``place``'s work tree is the one that holds it (not one nested in it,
     nor one it is nested in), else the top of that work tree: the paths pytest collects name
     the checkout a run tests (``cd ~ && pytest ~/proj/tests`` tests ``proj``, not whatever
@@ -2013,7 +2013,7 @@ def _trees(cfg: pytest.Config, place: Place | Checkout) -> Trees:
     where = cfg.invocation_params.dir
     if isinstance(place, Checkout):  # git's environment decides, wherever pytest started
         return InProcess(place, where)
-    where = _inside(where, place)
+    where = _start_folder(where, place)
     try:
         early = _find_early(cfg.pluginmanager)
         coprocess = (early and early.claim(where)) or CoProcess(where)
