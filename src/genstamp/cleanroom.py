@@ -100,10 +100,13 @@ def default_install(root: Path) -> list[str]:
 def _installable(root: Path, pyproject: dict[str, object]) -> bool:
     """Whether pip installs the folder ``root`` as a project though its ``pyproject.toml``
     has no ``[project]`` table: a ``[build-system]`` table (poetry-core's ``[tool.poetry]``,
-    setuptools' metadata in ``setup.cfg``), a ``setup.py``, or a ``setup.cfg`` that gives
-    setuptools a project (``[metadata]``, ``[options]``)."""
+    setuptools' metadata in ``setup.cfg``), a ``setup.py``, or, beside a ``pyproject.toml``
+    (pip installs no folder that has neither file), a ``setup.cfg`` that gives setuptools a
+    project (``[metadata]``, ``[options]``)."""
     if isinstance(pyproject.get("build-system"), dict) or (root / "setup.py").is_file():
         return True
+    if not (root / "pyproject.toml").is_file():
+        return False
     from genstamp import ini
 
     try:
