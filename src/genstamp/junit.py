@@ -19,6 +19,7 @@ import hashlib
 import platform
 import re
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -83,20 +84,27 @@ def mangle(nodeid: str, prefix: str | None = None) -> tuple[str, str]:
     return xml_text(prefix or ""), xml_text(name)
 
 
+_Child = tuple[str, dict[str, str], str | None]
+
+
 class _Case:
+    """One testcase. A passing test's has no children and no properties: both stay the shared
+    empty tuple, so a suite of thousands adds one object per test for every garbage
+    collection to walk, not three."""
+
     __slots__ = ("call_failed", "children", "duration", "nodeid", "properties", "ran")
 
     def __init__(self, nodeid: str) -> None:
         self.nodeid = nodeid
         self.duration = 0.0
-        self.children: list[tuple[str, dict[str, str], str | None]] = []
-        self.properties: list[tuple[str, str]] = []
+        self.children: list[_Child] | tuple[_Child, ...] = ()
+        self.properties: list[tuple[str, str]] | tuple[tuple[str, str], ...] = ()
         self.ran = False  # a call report, or a failure or skip of any phase
         self.call_failed = False
 
     def add(self, tag: str, text: str | None = None, **attrs: str) -> None:
         self.ran = True
-        self.children.append((tag, attrs, text))
+        self.children = [*self.children, (tag, attrs, text)]
 
     def outcome(self) -> str:
         """As ``evidence.read_report`` recounts it: the worst child."""
@@ -179,10 +187,8 @@ class Recorder:
                     message=xml_text(shorten(reason)),
                 )
         if when == "teardown":
-            case.properties = [
-                (xml_text(name), xml_text(value))
-                for name, value in getattr(report, "user_properties", ()) or ()
-            ]
+            given = getattr(report, "user_properties", ()) or ()
+            case.properties = [(xml_text(name), xml_text(value)) for name, value in given] or ()
             self._open.pop(key, None)
 
     def collect_report(self, report: Any) -> None:
@@ -283,7 +289,7 @@ def _attr(text: str) -> str:
     return text.translate(_ATTR)
 
 
-def _properties(items: list[tuple[str, str]]) -> str:
+def _properties(items: Sequence[tuple[str, str]]) -> str:
     props = "".join(f'<property name="{_attr(k)}" value="{_attr(v)}" />' for k, v in items)
     return f"<properties>{props}</properties>"
 
