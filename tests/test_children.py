@@ -1480,3 +1480,36 @@ def test_an_editable_install_of_another_copy_serves_no_module_the_tree_dropped(
         assert found == {}, found
         return
     assert "foreign-origin" in found and "old" in found["foreign-origin"], found
+
+
+EARLY_PTH_TEST = """\
+import os, subprocess, sys
+
+
+def test_child():
+    env = dict(os.environ, PYTHONPATH={where!r}, CALC_EARLY="1")
+    subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_a_pth_read_before_the_runs_own_loads_nothing_unseen(tmp_path: Path, foreign: bool) -> None:
+    """site reads a folder's ``.pth`` files in the order of their names: one named to come
+    early (``calc_early.pth``, as coverage's ``a1_coverage.pth``) that imports the project in
+    a child, here from another clone, runs after the run's own hook, which follows the
+    process first, so the load is judged (T24 01)."""
+    from test_audit import make_venv
+
+    repo, other = project(tmp_path, "")
+    python, site_dir = make_venv(tmp_path / "venv")
+    early = "import os; os.environ.get('CALC_EARLY') and __import__('calc')\n"
+    (site_dir / "calc_early.pth").write_text(early)
+    where = str(other / "src") if foreign else str(repo / "src")
+    (repo / "tests" / "test_it.py").write_text(EARLY_PTH_TEST.format(where=where))
+    commit_all(repo, "test")
+    restamp.begin(open_checkout(repo))
+    succeeds([str(python), "-m", "pytest", "-q"], repo)
+    flagged = [(f.kind, f.module) for f in audit_of(repo).flags]
+    assert flagged == ([(audit.FOREIGN, "calc")] if foreign else [])
+    assert ("foreign-origin" in failures(repo)) is foreign

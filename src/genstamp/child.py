@@ -28,7 +28,13 @@ from typing import NamedTuple
 
 from genstamp import loads
 
-PTH_PREFIX = "genstamp-run-"
+# site reads a folder's .pth files in the order of their names, and one may import code (a
+# project that `calc_early.pth` imports, as coverage's `a1_coverage.pth` starts coverage):
+# the run's own sorts before any usual name ('!' is the first printable character a file
+# name takes), so that the process is followed before such code loads.
+PTH_PREFIX = "!genstamp-run-"
+# the name an earlier genstamp gave it: another environment's genstamp may still write it
+PTH_PREFIXES = (PTH_PREFIX, "genstamp-run-")
 RUN_FOLDER_PREFIX = "genstamp-run-"  # a run's folder (the load log), in the temporary folder
 
 
@@ -167,8 +173,11 @@ def remove_leftovers(site: Path) -> None:
     import tempfile
 
     with contextlib.suppress(OSError):
-        for pth in site.glob(f"{PTH_PREFIX}*.pth"):
-            pid, _, rest = pth.name[len(PTH_PREFIX) :].partition("-")
+        for pth in site.glob("*genstamp-run-*.pth"):
+            prefix = next((p for p in PTH_PREFIXES if pth.name.startswith(p)), None)
+            if prefix is None:
+                continue
+            pid, _, rest = pth.name[len(prefix) :].partition("-")
             started, _, folder = rest.partition("-")
             if not pid.isdigit():
                 continue

@@ -487,7 +487,7 @@ def run_hooks(repo: pygit2.Repository, tested: Iterable[str], others: Iterable[s
     that a tested tree holds and a tree it is compared with does not: written into the
     site-packages of a Python environment the work tree holds and git does not ignore, they
     are the run's own, as its report is."""
-    from genstamp.child import PTH_PREFIX
+    from genstamp.child import PTH_PREFIXES
 
     tested = list(dict.fromkeys(tested))
     # a hook is in the tested tree only: a few of the trees compared show it (a push of
@@ -498,7 +498,7 @@ def run_hooks(repo: pygit2.Repository, tested: Iterable[str], others: Iterable[s
         for b in compared:
             for path in differing_paths(repo, a, b) or ():
                 folder, _, name = path.rpartition("/")
-                if name.startswith(PTH_PREFIX) and name.endswith(".pth"):
+                if name.startswith(PTH_PREFIXES) and name.endswith(".pth"):
                     if folder.endswith(("/site-packages", "/dist-packages")):
                         if _holds(repo, a, path) and not _holds(repo, b, path):
                             found.add(path)
