@@ -625,6 +625,14 @@ ROWS: dict[str, Row] = {
         ["foreign-origin"],
         "calc from /elsewhere/calc.py",
     ),
+    "foreign-origin-one-file-named-once": Row(  # flagged in two processes, for two reasons
+        facts(
+            report=audited(flag(audit.FOREIGN), flag(audit.FOREIGN)._replace(detail="in a child"))
+        ),
+        ["foreign-origin"],
+        "calc from /elsewhere/calc.py",
+        ", calc",
+    ),
     "control-foreign-flag-is-not-stale-bytecode": Row(
         facts(report=audited(flag(audit.FOREIGN))),
         ["foreign-origin"],

@@ -764,7 +764,12 @@ def _foreign_origin(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     bound = _bound(facts)
     loaded = read_audit(bound.props)[0] if bound is not None else None
     if loaded is not None:
-        foreign = [f"{f.module} from {f.path}" for f in loaded.flags if f.kind == audit.FOREIGN]
+        # one line per module and file, though several processes flagged it (T24 06)
+        foreign = list(
+            dict.fromkeys(
+                f"{f.module} from {f.path}" for f in loaded.flags if f.kind == audit.FOREIGN
+            )
+        )
         if foreign:
             yield listed("", foreign, FLAG_LIMIT)
 
