@@ -1513,3 +1513,27 @@ def test_a_pth_read_before_the_runs_own_loads_nothing_unseen(tmp_path: Path, for
     flagged = [(f.kind, f.module) for f in audit_of(repo).flags]
     assert flagged == ([(audit.FOREIGN, "calc")] if foreign else [])
     assert ("foreign-origin" in failures(repo)) is foreign
+
+
+@pytest.mark.e2e
+def test_a_leftover_genstamp_folder_does_not_keep_a_child_unfollowed(tmp_path: Path) -> None:
+    """An uninstalled genstamp can leave `site-packages/genstamp/__pycache__` behind: read
+    before the folder that holds this genstamp is on the path, the run's `.pth` imports that
+    folder as a namespace package first. It still imports this genstamp, so a child is
+    followed (here it loads another clone's calc, which the run flags) and an xdist worker,
+    which imports the plugin through that package, starts (the CI run of 1e69647 crashed
+    them all)."""
+    from test_audit import make_venv
+
+    repo, other = project(tmp_path, "")
+    python, site_dir = make_venv(tmp_path / "venv")
+    (site_dir / "genstamp" / "__pycache__").mkdir(parents=True)
+    (repo / "tests" / "test_it.py").write_text(EARLY_PTH_TEST.format(where=str(other / "src")))
+    (site_dir / "calc_early.pth").write_text(
+        "import os; os.environ.get('CALC_EARLY') and __import__('calc')\n"
+    )
+    commit_all(repo, "test")
+    restamp.begin(open_checkout(repo))
+    succeeds([str(python), "-m", "pytest", "-q", "-p", "xdist", "-n", "2"], repo)
+    flagged = [(f.kind, f.module) for f in audit_of(repo).flags]
+    assert flagged == [(audit.FOREIGN, "calc")]

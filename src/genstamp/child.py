@@ -63,6 +63,10 @@ def pth_line(owner: int, started: str, folder: str) -> str:
         "   import genstamp.loads as m\n"
         "  except ImportError:\n"
         f"   if {top!a} in sys.path: raise\n"  # on the path, and still not importable
+        # a namespace package that attempt made of a folder named genstamp holding no
+        # __init__.py (a leftover `__pycache__` of an uninstalled genstamp): not this one
+        "   if not getattr(sys.modules.get('genstamp'), '__file__', 1):\n"
+        "    del sys.modules['genstamp']\n"
         f"   sys.path.append({top!a})\n"
         "   try:\n"
         "    import genstamp.loads as m\n"
