@@ -276,3 +276,26 @@ def test_from_notes_judges_a_commit_by_its_tree(
     git(m, "commit", "-qam", "red")
     code, data = verdict(genstamp, m, "--from-notes")
     assert code == 1 and rules(data) == ["no-attestation"], data
+
+
+def test_a_note_on_a_commit_not_at_hand_counts_for_its_tree(
+    world: World, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    """The attested commit is gone from this clone (a shallow clone, a squash-merged branch
+    deleted since, an amend of a commit published but never pushed: V24 02, 07, 25): its
+    note's statement names the tree, and a commit of that tree is judged by it. The control:
+    a commit of another tree is not."""
+    m = clone(remote_copy(world, tmp_path), tmp_path / "m")
+    git(m, "notes", f"--ref={notes.REF}", "add", "-F", str(world.full), world.commit)
+    git(m, "commit", "-q", "--amend", "-m", "reworded: the same tree, another commit")
+    n = tmp_path / "n"  # through the transport: only what main reaches, not the amended commit
+    git(tmp_path, "clone", "-q", "--single-branch", (m / ".git").as_uri(), str(n))
+    git(n, "fetch", "-q", "origin", f"{notes.REF}:{notes.REF}")
+    missing = subprocess.run(["git", "cat-file", "-e", world.commit], cwd=n, check=False)
+    assert missing.returncode != 0, "the attested commit is not in this clone"
+    code, data = verdict(genstamp, n, "--from-notes")
+    assert code == 0, data
+    (n / "tests" / "test_0.py").write_text("def test_x0():\n    assert False\n")
+    git(n, "commit", "-qam", "red")
+    code, data = verdict(genstamp, n, "--from-notes")
+    assert code == 1 and rules(data) == ["no-attestation"], data

@@ -54,7 +54,10 @@ def of_tree(
     """(annotated commit, note) for ``commit``'s note and for the note on every other commit
     of the same tree, ``commit``'s first: an attestation is of a tree, and a commit made of an
     attested tree (an empty commit on top, a merge whose tree is its branch's, a cherry-pick
-    elsewhere) is what was tested. The statements still name the tree they judged."""
+    elsewhere) is what was tested. The statements still name the tree they judged. A note on
+    a commit this repository does not hold (a shallow clone, a squash-merged branch deleted
+    since, a commit attested and published but never pushed) counts when one of its
+    statements names the tree: the gate then reads them as any other."""
     if notes_commit is None:
         ref = repo.references.get(REF)
         if ref is None:
@@ -74,9 +77,27 @@ def of_tree(
             other = repo.get(annotated)
         except (ValueError, pygit2.GitError):
             continue  # a name that is no object id here (pushed by anyone: a server reads it)
-        if isinstance(other, pygit2.Commit) and other.tree_id == wanted:
+        if other is None:  # not at hand: its statements say which tree they judged
+            same = _names_tree(blob.data, str(wanted))
+        else:
+            same = isinstance(other, pygit2.Commit) and other.tree_id == wanted
+        if same:
             out.append((annotated, blob.data.decode("utf-8", "surrogateescape")))
     return out
+
+
+def _names_tree(note: bytes, tree: str) -> bool:
+    """Whether a statement of ``note`` (DSSE envelopes, one a line) names ``tree`` at all: the
+    notes of commits not at hand worth reading."""
+    from genstamp import dsse
+
+    for line in note.splitlines():
+        try:
+            if tree.encode("ascii") in dsse.from_json(line.decode("utf-8")).payload:
+                return True
+        except (ValueError, UnicodeDecodeError):
+            continue  # not an envelope: the gate says so where it reads the note
+    return False
 
 
 def _notes(tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, pygit2.Blob]]:
