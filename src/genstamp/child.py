@@ -30,8 +30,8 @@ from genstamp import loads
 
 # site reads a folder's .pth files in the order of their names, and one may import code (a
 # project that `calc_early.pth` imports, as coverage's `a1_coverage.pth` starts coverage):
-# the run's own sorts before any usual name ('!' is the first printable character a file
-# name takes), so that the process is followed before such code loads.
+# the run's own sorts before any usual name ('!' comes before digits, letters, '_' and '-'),
+# so that the process is followed before such code loads.
 PTH_PREFIX = "!genstamp-run-"
 # the name an earlier genstamp gave it: another environment's genstamp may still write it
 PTH_PREFIXES = (PTH_PREFIX, "genstamp-run-")
