@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -690,3 +691,25 @@ def test_a_partial_run_accepted_from_attestations_says_so(tmp_path: Path) -> Non
     assert "tests/test_b.py" in judged.stderr
     said = run_genstamp(repo, "summary", "--attestation", str(tmp_path / "a.json"))
     assert said.returncode == 0 and "part of the suite" in said.stdout, said.stdout
+
+
+@pytest.mark.parametrize("option", ["--attestation", "--summary"])
+def test_a_device_that_never_ends_is_read_to_the_limit_and_refused(
+    world: World, judge: Path, genstamp: RunGenstamp, option: str
+) -> None:
+    """`/dev/zero` says size 0: the read stops past the limit, one line, never a traceback
+    (V24 06: read whole, it was a MemoryError). A pipe, which says 0 too, is still read."""
+    given = ["--attestation", str(world.full)] if option == "--summary" else []
+    code, _out, err = genstamp("-C", judge, "verify", *given, option, "/dev/zero")
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("genstamp: /dev/zero is over 64 MiB"), err
+    piped = subprocess.run(
+        f"{sys.executable} -m genstamp -C {judge} verify --attestation <(cat {world.full})",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        check=False,
+    )
+    assert piped.returncode == 0, piped.stdout + piped.stderr

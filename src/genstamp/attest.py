@@ -217,10 +217,18 @@ def bundle_lines(label: str, text: str) -> list[tuple[str, str]]:
 
 
 def read_file(path: Path) -> str:
+    """The text of an attestation (or a summary), read to at most ``MAX_BYTES``: a size the
+    file system gives (a device, ``/dev/zero``, or a pipe, ``<(cat a.json)``, says 0) does not
+    bound the read."""
+    over = GenstampError(f"{path} is over {MAX_BYTES >> 20} MiB", "pass an attestation")
     try:
         if path.stat().st_size > MAX_BYTES:
-            raise GenstampError(f"{path} is over {MAX_BYTES >> 20} MiB", "pass an attestation")
-        return path.read_text(encoding="utf-8", errors="surrogateescape")
+            raise over
+        with path.open(encoding="utf-8", errors="surrogateescape") as fh:
+            text = fh.read(MAX_BYTES + 1)  # characters: at least as many bytes
+        if len(text) > MAX_BYTES:
+            raise over
+        return text
     except OSError as exc:
         raise GenstampError(
             f"cannot read the attestation {path}: {exc.strerror or exc}", "pass a file that exists"
