@@ -12,6 +12,7 @@ from genstamp import coverage, suite
 from genstamp.config import Config
 from genstamp.rules import (
     ATTESTATION_RULES,
+    FLAG_LIMIT,
     REMEDY,
     AttestationFacts,
     Attested,
@@ -283,3 +284,27 @@ def test_the_summary_states_the_suite_and_parts_as_verified(given: str) -> None:
         assert "part of the suite (accepted as partial: allow-partial), 1 part\n" in text, text
     else:
         assert "the whole suite, 2 parts" in text, text
+
+
+@pytest.mark.parametrize(
+    ("bad", "rule", "rest"),
+    [
+        ({"problem": "not JSON"}, "attestation-unreadable", "lines that are no attestation"),
+        (
+            {"tampered": "its digest is not its evidence's"},
+            "attestation-tampered",
+            "attestations so altered",
+        ),
+        ({"tree": "f" * 40}, "attestation-other-tree", "attestations of other trees"),
+    ],
+)
+def test_a_note_of_thousands_of_bad_lines_says_the_first_few(
+    bad: dict[str, str], rule: str, rest: str
+) -> None:
+    """Notes only grow, and anyone who can push fills one: 5,000 bad lines beside a genuine
+    run give the first ten and one line for the rest (V24 04: one refusal line each)."""
+    junk = tuple(part(f"note:{n}", A, 1)._replace(**bad) for n in range(5000))  # type: ignore[arg-type]
+    facts = AttestationFacts((Target("HEAD", TREE),), (*junk, *GOOD), {TREE: SUITE}, "notes", "")
+    said = [f.message for f in decide_attestations(facts, SIGNED).failures if f.rule == rule]
+    assert len(said) == FLAG_LIMIT + 1, len(said)
+    assert said[-1] == f"and {5000 - FLAG_LIMIT} more {rest}", said[-1]

@@ -67,7 +67,7 @@ def from_json(text: str) -> Envelope:
     except (ValueError, RecursionError):  # RecursionError: arrays nested past the stack
         raise ValueError("not JSON") from None
     if not isinstance(data, dict) or not {"payload", "payloadType"} <= set(data):
-        raise ValueError("not a DSSE envelope (payload and payloadType are required)")
+        raise ValueError("payload and payloadType are required")
     signatures = data.get("signatures") or []
     if not isinstance(signatures, list) or not all(isinstance(s, dict) for s in signatures):
         raise ValueError("its signatures are not a list of objects")

@@ -12,7 +12,7 @@ import re
 
 # hmac.compare_digest itself, from a built-in module (no checkout names its own hmac.py for it)
 from _operator import _compare_digest as compare_digest
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -1206,10 +1206,22 @@ def _no_attestation(facts: AttestationFacts, settings: Config) -> Iterator[str]:
         yield f"no attestation of {limit(labels, LABEL_LIMIT)} in {facts.source}"
 
 
+def _at_most(lines: Iterable[str], what: str) -> Iterator[str]:
+    """The first ``FLAG_LIMIT`` of ``lines``, then one line for the rest: notes only grow, and
+    a pusher can fill one with thousands of lines (V24 04: 200,000 refusal lines)."""
+    more = 0
+    for n, line in enumerate(lines):
+        if n < FLAG_LIMIT:
+            yield line
+        else:
+            more += 1
+    if more:
+        yield f"and {more} more {what}"
+
+
 def _attestation_unreadable(facts: AttestationFacts, settings: Config) -> Iterator[str]:
-    for a in facts.attested:
-        if a.problem:
-            yield f"{a.label}: {a.problem}"
+    found = (f"{a.label}: {a.problem}" for a in facts.attested if a.problem)
+    yield from _at_most(found, "lines that are no attestation")
 
 
 def _attestation_unsigned(facts: AttestationFacts, settings: Config) -> Iterator[str]:
@@ -1225,24 +1237,25 @@ def _attestation_unsigned(facts: AttestationFacts, settings: Config) -> Iterator
 
 
 def _attestation_signature(facts: AttestationFacts, settings: Config) -> Iterator[str]:
-    for a in _readable(facts):
-        if a.bad_signature:
-            yield f"{a.label}: {a.bad_signature}"
+    found = (f"{a.label}: {a.bad_signature}" for a in _readable(facts) if a.bad_signature)
+    yield from _at_most(found, "attestations with such a signature")
 
 
 def _attestation_tampered(facts: AttestationFacts, settings: Config) -> Iterator[str]:
-    for a in _readable(facts):
-        if a.tampered:
-            yield f"{a.label}: {a.tampered}"
+    found = (f"{a.label}: {a.tampered}" for a in _readable(facts) if a.tampered)
+    yield from _at_most(found, "attestations so altered")
 
 
 def _attestation_other_tree(facts: AttestationFacts, settings: Config) -> Iterator[str]:
     trees = _trees(facts)
     readable = _readable(facts)
-    for a in readable:
-        if a.tree not in trees:
-            judged = ", ".join(f"{t.label} is tree {t.tree[:12]}" for t in facts.targets[:3])
-            yield f"{a.label} attests tree {a.tree[:12]} (commit {a.commit[:12]}); {judged}"
+    judged = ", ".join(f"{t.label} is tree {t.tree[:12]}" for t in facts.targets[:3])
+    others = (
+        f"{a.label} attests tree {a.tree[:12]} (commit {a.commit[:12]}); {judged}"
+        for a in readable
+        if a.tree not in trees
+    )
+    yield from _at_most(others, "attestations of other trees")
     if not readable:
         return
     for target in facts.targets:
