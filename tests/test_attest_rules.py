@@ -152,6 +152,8 @@ def test_missing_parts_are_named_from_the_declared_split() -> None:
         (f"{'d' * 64} {'e' * 64}: 999 passed", True),
         (f"{'d' * 64} {'e' * 64}: 2 passed, 7 failed", True),
         (f"{'d' * 64} {'e' * 64}: 2 passed, also commit deadbeef12345", True),
+        (f"{'d' * 64}: 2 passed, 2 tests, 2 parts", True),  # HEAD's run never quoted (V24 15)
+        (f"{'e' * 64}: 2 passed, 2 tests, 2 parts", True),
     ],
 )
 def test_a_summary_of_two_commits_is_checked_against_each(summary: str, refused: bool) -> None:

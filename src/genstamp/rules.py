@@ -1430,8 +1430,15 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
     trees = _trees(facts)
     attested = [a for t in trees for a in _for_tree(facts, t)]
     text = facts.summary
-    if not any(a.digest and a.digest in text for a in attested):
+    # each tree judged must be quoted: one quoted does not vouch for another (V24 15)
+    unquoted = [
+        t for t in trees if not any(a.digest in text for a in _for_tree(facts, t) if a.digest)
+    ]
+    if len(unquoted) == len(trees) == 1:
         yield "the summary quotes no attestation of the commit judged (no evidence digest of it)"
+    elif unquoted:
+        names = ", ".join(dict.fromkeys(t.label for t in facts.targets if t.tree in unquoted))
+        yield f"the summary quotes no attestation of {names} (no evidence digest of it)"
     known = [t.tree for t in facts.targets] + [x for a in attested for x in (a.commit, a.digest)]
     # what the gate judged, as it was named (a commit of the attested tree, a rev's name that
     # holds digits: `release-20240115`)
