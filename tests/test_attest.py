@@ -713,3 +713,25 @@ def test_a_device_that_never_ends_is_read_to_the_limit_and_refused(
         check=False,
     )
     assert piped.returncode == 0, piped.stdout + piped.stderr
+
+
+def test_a_branch_tested_then_left_is_attested_from_its_kept_run(
+    world: World, judge: Path, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    """Tested, then another branch checked out: the gate accepts the tested commit on the run
+    of the generation that checkout ended, and attest states that run (V24 11: it refused,
+    finding no run of the tree in the new generation's evidence)."""
+    clone = fresh_clone(world, tmp_path / "c")
+    machine(clone, world.keys / "ci1")
+    ok(run_pytest(clone, "-p", "no:cacheprovider"))
+    git(clone, "switch", "-q", "-c", "other")
+    (clone / "notes.txt").write_text("another tree\n")
+    git(clone, "add", "notes.txt")
+    git(clone, "commit", "-qm", "another tree")
+    new = git(clone, "rev-parse", "HEAD")
+    ok(run_genstamp(clone, "hook", "post-checkout", world.commit, new, "1"))
+    made = tmp_path / "a.json"
+    ok(run_genstamp(clone, "attest", "--rev", world.commit, "--sign", "-o", str(made)))
+    assert payload(made)["predicate"]["genstamp"]["commit"] == world.commit
+    code, data = verdict(genstamp, judge, "--attestation", made)
+    assert code == 0 and data["tests"]["passed"] == TESTS, data

@@ -83,8 +83,12 @@ def attest(
     waived = {"partial-run"} if part else set()
     if any(f.rule not in waived for f in verdict.failures):
         return Made(None, verdict, None)
-    merge = verdict.merge
-    if merge is None or verdict.counts is None:
+    # a branch tested, then left: the run of the ended generation that vouches for its tree
+    judged = verdict
+    if verdict.merge is None and len(verdict.vouching) == 1:
+        judged = verdict.vouching[0]
+    merge = judged.merge
+    if merge is None or judged.counts is None:
         raise GenstampError(
             f"no evidence of tree {target.tree[:12]} records what ran (it was accepted earlier, "
             "or by a runner without coverage)",
@@ -97,12 +101,12 @@ def attest(
         tree=target.tree,
         commit=commit,
         coverage=ran,
-        generation=verdict.generation or "",
+        generation=judged.generation or "",
         part=part,
         suites=tuple(
             {"root": s.label, "files": len(s.files), "digest": s.digest} for s in merge.suites
         ),
-        audit=_audit_summary(Path(verdict.evidence)),
+        audit=_audit_summary(Path(judged.evidence)),
         workspace=WORKSPACE,
         genstamp=__version__,
         configuration=_configuration(checkout.repo, target.tree, merge),

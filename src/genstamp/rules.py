@@ -139,6 +139,8 @@ class Verdict(NamedTuple):
     nothing_to_test: tuple[str, ...] = ()  # trees judged that hold no project and no tests
     # trees accepted on a run of an ended generation or of another worktree (``facts.vouching``)
     vouched: tuple[str, ...] = ()
+    # those runs' own verdicts, what they ran (``genstamp attest`` states it); not in --json
+    vouching: tuple[Verdict, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -130,12 +130,14 @@ def verify(
     # checkout, merge or rewrite ended since (a branch tested, then left): that run's verdict,
     # as the gate would have given it then, stands for it.
     vouched_trees: tuple[str, ...] = ()
+    vouching: dict[Target, Verdict] = {}  # the run that tested the tree then, accepted
     refused: dict[Target, Verdict] = {}  # the run that tested the tree then, refused
     if earlier:
         then = [t for t in pending if facts.views.get(t.tree, t.tree) != fresh]
-        vouched, refused = _vouched(
+        vouching, refused = _vouched(
             checkout, facts._replace(others=(), primary=True), then, settings, failed
         )
+        vouched = list(vouching)
         vouched_trees = tuple(t.tree for t in vouched)
         pending = tuple(t for t in pending if t not in vouched and t not in refused)
         if vouched:
@@ -152,6 +154,7 @@ def verify(
             None,
             nothing_to_test=nothing_to_test,
             vouched=vouched_trees,
+            vouching=tuple(vouching.values()),
         )
     # each tree judged by its own settings, as strict as the work tree's (one group, mostly)
     groups: dict[config.Config, list[Target]] = {}
@@ -166,7 +169,12 @@ def verify(
             ),
             *refused.values(),  # its own reasons, not those of the newest evidence
         ]
-    )._replace(targets=facts.targets, nothing_to_test=nothing_to_test, vouched=vouched_trees)
+    )._replace(
+        targets=facts.targets,
+        nothing_to_test=nothing_to_test,
+        vouched=vouched_trees,
+        vouching=tuple(vouching.values()),
+    )
     # a run of the same tree that failed after the evidence did (in another worktree) is the
     # newer word on it
     ran_at = facts.report_mtime_ns or 0
@@ -187,13 +195,14 @@ def _vouched(
     targets: Sequence[Target],
     settings: config.Config,
     failed: Mapping[str, int],
-) -> tuple[list[Target], dict[Target, Verdict]]:
+) -> tuple[dict[Target, Verdict], dict[Target, Verdict]]:
     """The ``targets`` whose tree a run of an earlier generation of this checkout, or of a
-    generation of another worktree of the repository, vouches for: a run the gate accepts, run
-    after the newest run of that tree that failed anywhere (``failed``, ``genstamp.refuted``).
-    A newer run of part of the suite says nothing against an older whole one. For the targets
-    none vouches for, the newest refused judgment (its reasons are the ones to tell)."""
-    accepted: list[Target] = []
+    generation of another worktree of the repository, vouches for, with that run's verdict: a
+    run the gate accepts, run after the newest run of that tree that failed anywhere
+    (``failed``, ``genstamp.refuted``). A newer run of part of the suite says nothing against
+    an older whole one. For the targets none vouches for, the newest refused judgment (its
+    reasons are the ones to tell)."""
+    accepted: dict[Target, Verdict] = {}
     refused: dict[Target, Verdict] = {}
     if not targets:
         return accepted, refused
@@ -209,7 +218,7 @@ def _vouched(
                     found = ((when, [_with_rooms(p, base) for p in runs]) for when, runs in found)
                 verdict = _newest_word(checkout, settings, target, found, failed)
                 if verdict is not None and verdict.ok:
-                    accepted.append(target)
+                    accepted[target] = verdict
                 elif verdict is not None:
                     refused.setdefault(target, verdict)
         except GenstampError:
