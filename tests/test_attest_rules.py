@@ -114,6 +114,12 @@ ROWS = {
         GOOD, ["summary-unverified"], "says 3 passed", summary=f"{'d' * 64}: 3 passed"
     ),
     "control-summary": Row(GOOD, [], summary=f"{'d' * 64}: 2 passed, 2 tests, 2 parts"),
+    "summary-scaled-count": Row(  # V24 01: a number with a suffix read as a word's
+        GOOD, ["summary-unverified"], "says 3k, 2K+", summary=f"{'d' * 64}: 3k tests, 2K+ passed"
+    ),
+    "control-summary-digits-in-words": Row(
+        GOOD, [], summary=f"{'d' * 64}: 2 passed (sha256, utf8, x86_64, py3)"
+    ),
 }
 
 

@@ -1323,6 +1323,9 @@ _WORDS = (
 )
 # a number standing as one (not a part of a word: `sha256`, `py311`)
 _NUMBER = re.compile(r"(?<![^\W_])\d+(?![^\W_])")
+# a count with a magnitude suffix (`3k tests`, `2K+ passed`, `1.5M`): never one of the gate's
+# exact figures, where a number inside a word (`sha256`) is the word's (V24 01)
+_SCALED = re.compile(r"(?<![^\W_])\d+(?:[.,]\d+)?[kKmMbB]\+?(?![^\W_])")
 # a count spelled out (`Three tests passed`, `Failures: none`, `twenty-one passed`): read
 # only beside its word, where it counts (a stray `one` in prose is no figure)
 _UNITS = {
@@ -1473,6 +1476,7 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
             yield f"the summary says {number} {word}; the attestations say {found}"
     values = {v for figures in said for v in figures.values()} | {int(n) for n, _ in seen}
     stray = sorted({n for n in _NUMBER.findall(plain) if int(n) not in values}, key=int)
+    stray += list(dict.fromkeys(_SCALED.findall(plain)))
     if stray:
         figures = ", ".join(f"{v} {k}" for k, v in said[0].items())
         yield (
