@@ -356,6 +356,12 @@ def test_signers_from_a_revision_are_its_own_not_the_judged_checkouts(
         "-C", judge, "verify", "--attestation", by_ci2, "--signers-from", "HEAD"
     )
     assert code == 2 and "HEAD declares no attestation-signers" in err and "Traceback" not in err
+    # a base branch not fetched: the remedy names the option that gave it (V24 18)
+    code, _out, err = genstamp(
+        "-C", judge, "verify", "--attestation", by_ci2, "--signers-from", "origin/base"
+    )
+    assert code == 2 and err.count("\n") == 1, err
+    assert "to --signers-from" in err and "git fetch origin" in err and "--rev" not in err, err
 
 
 def _signed_by(world: World, key: str, out: Path) -> Path:

@@ -337,7 +337,7 @@ def _signers_at(checkout: Checkout, rev: str, folder: Path) -> Path:
     as ``rev`` holds it, copied into ``folder`` for ssh-keygen to read."""
     from genstamp.facts import committed_settings
 
-    tree = rev_tree(checkout, rev).tree
+    tree = rev_tree(checkout, rev, option="--signers-from").tree
     held = committed_settings(checkout, tree)
     declared = held.attestation_signers if held is not None else None
     remedy = (

@@ -665,8 +665,14 @@ def testable(repo: pygit2.Repository, tree_id: str) -> bool:
     return sources and not site
 
 
-def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:
-    """The tree of the commit ``rev`` names (tags peeled to their commit)."""
+def rev_tree(
+    checkout: Checkout, rev: str, label: str | None = None, *, option: str = "--rev"
+) -> Target:
+    """The tree of the commit ``rev`` names (tags peeled to their commit); ``option``: the
+    command-line option that gave it, which the remedy names."""
+    remedy = f"pass a branch, tag or commit id to {option}"
+    if option != "--rev":  # a base branch named for what it holds, often not fetched yet
+        remedy += " (a remote's branch fetched first: git fetch origin BRANCH)"
     obj = None
     try:
         obj = checkout.repo.revparse_single(rev)
@@ -675,7 +681,7 @@ def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:
         if obj is not None:  # a blob or a tree (`HEAD:pyproject.toml`, `HEAD^{tree}`)
             raise GenstampError(
                 f"{rev!r} names a {obj.type_str}, not a commit",
-                "pass a branch, tag or commit id to --rev",
+                remedy,
             ) from None
         if checkout.repo.is_shallow:
             raise GenstampError(
@@ -687,7 +693,7 @@ def rev_tree(checkout: Checkout, rev: str, label: str | None = None) -> Target:
         why = "" if isinstance(exc, KeyError) else f" ({exc})"
         raise GenstampError(
             f"{rev!r} does not name a commit in this repository{why}",
-            "pass a branch, tag or commit id to --rev",
+            remedy,
         ) from None
     return Target(label or rev, str(commit.tree_id))
 
