@@ -415,6 +415,23 @@ def test_a_signer_allowed_only_for_git_s_namespace_is_refused(
     assert verdict(genstamp, judge, "--attestation", by_ci1)[0] == 0
 
 
+def test_a_signer_whose_dates_have_passed_is_told_so(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """A key the allowed signers file lists with a `valid-before` date that has passed: refused,
+    and the message does not say the key is missing from the file (V24 03)."""
+    by_ci1 = _signed_by(world, "ci1", tmp_path / "by-ci1.json")
+    signers = _allowed(world, judge / "allowed_signers", ci1="genstamp")
+    signers.write_text(
+        signers.read_text().replace('"genstamp"', '"genstamp",valid-before="20200101"')
+    )
+    code, data = verdict(genstamp, judge, "--attestation", by_ci1)
+    assert code == 1 and rules(data) == ["attestation-signature"], data
+    assert "valid-after/valid-before" in data["failures"][0]["message"], data
+    _allowed(world, judge / "allowed_signers", ci1="genstamp")  # the control: no dates
+    assert verdict(genstamp, judge, "--attestation", by_ci1)[0] == 0
+
+
 def test_a_key_held_by_an_ssh_agent_signs(
     world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:

@@ -96,7 +96,11 @@ def verify(data: bytes, signature: bytes, allowed: Path) -> Checked:
         found = _ssh_keygen(["-Y", "find-principals", "-s", str(sig), "-f", str(allowed)], b"")
         principals = found.stdout.decode("utf-8", "replace").split()
         if found.returncode != 0 or not principals:
-            return Checked("", f"signed by a key that is not in {allowed}")
+            return Checked(
+                "",
+                f"signed by a key that {allowed} does not allow (not listed there, or outside"
+                " the valid-after/valid-before dates it gives the key)",
+            )
         for principal in principals:
             args = ["-Y", "verify", "-f", str(allowed), "-I", principal, "-n", NAMESPACE]
             proc = _ssh_keygen([*args, "-s", str(sig)], data)
