@@ -758,3 +758,25 @@ def test_a_branch_tested_then_left_is_attested_from_its_kept_run(
     assert payload(made)["predicate"]["genstamp"]["commit"] == world.commit
     code, data = verdict(genstamp, judge, "--attestation", made)
     assert code == 0 and data["tests"]["passed"] == TESTS, data
+
+
+def test_an_envelope_of_thousands_of_signatures_is_checked_in_bounded_time(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """Each signature costs an ssh-keygen: the genuine one given 3,000 times is checked once
+    and accepted; more distinct signatures than genstamp checks are refused unchecked (V24 24:
+    3,000 took 20 s, and 64 MiB holds 150,000)."""
+    env = envelope(world.full)
+    genuine = env["signatures"][0]
+    env["signatures"] = [genuine] * 3000
+    repeated = tmp_path / "repeated.json"
+    repeated.write_text(json.dumps(env))
+    code, data = verdict(genstamp, judge, "--attestation", repeated)
+    assert code == 0, data
+    junk = [{"keyid": "", "sig": base64.b64encode(bytes([n]) * 64).decode()} for n in range(16)]
+    env["signatures"] = [*junk, genuine]
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps(env))
+    code, data = verdict(genstamp, judge, "--attestation", many)
+    assert code == 1 and rules(data) == ["attestation-signature"], data
+    assert "holds 17 signatures" in data["failures"][0]["message"], data
