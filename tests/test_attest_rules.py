@@ -292,6 +292,14 @@ def test_the_summary_states_the_suite_and_parts_as_verified(given: str) -> None:
         assert "part of the suite (accepted as partial: allow-partial), 1 part\n" in text, text
     else:
         assert "the whole suite, 2 parts" in text, text
+    # what the summary says is checked against what was verified, the words on the suite too
+    told = decide_attestations(facts._replace(summary=text), settings)
+    assert told.ok, told.failures
+    claimed = text.replace("part of the suite", "the whole suite")
+    told = decide_attestations(facts._replace(summary=claimed), settings)
+    assert [f.rule for f in told.failures] == (
+        ["summary-unverified"] if given == "one-part-allowed" else []
+    ), told.failures
 
 
 @pytest.mark.parametrize(

@@ -1453,6 +1453,12 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
             yield f"the summary names {hexes}, which is no commit, tree or digest attested"
     # each tree judged has its own figures: a count must be one of them
     merges = [attestation_merge(facts, t) for t in trees]
+    # "the whole suite" is the gate's word on a complete merge (``genstamp summary``), never
+    # of a part accepted under allow-partial (V24 21)
+    if "whole suite" in " ".join(text.lower().split()) and any(
+        m is not None and not m.complete for m in merges
+    ):
+        yield "the summary says the whole suite ran; the attestations cover part of it"
     said = [summary_figures(m) for m in merges if m is not None]
     if not said:
         return
