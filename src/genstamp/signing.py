@@ -98,8 +98,8 @@ def verify(data: bytes, signature: bytes, allowed: Path) -> Checked:
         if found.returncode != 0 or not principals:
             return Checked(
                 "",
-                f"signed by a key that {allowed} does not allow (not listed there, or outside"
-                " the valid-after/valid-before dates it gives the key)",
+                f"signed by a key that is not in {allowed}, or is listed there with"
+                " valid-after/valid-before dates that leave out the present",
             )
         for principal in principals:
             args = ["-Y", "verify", "-f", str(allowed), "-I", principal, "-n", NAMESPACE]
