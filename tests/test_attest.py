@@ -738,15 +738,20 @@ def test_a_device_that_never_ends_is_read_to_the_limit_and_refused(
     assert piped.returncode == 0, piped.stdout + piped.stderr
 
 
+@pytest.mark.parametrize("parts", [1, 2])
 def test_a_branch_tested_then_left_is_attested_from_its_kept_run(
-    world: World, judge: Path, tmp_path: Path, genstamp: RunGenstamp
+    world: World, judge: Path, tmp_path: Path, genstamp: RunGenstamp, parts: int
 ) -> None:
-    """Tested, then another branch checked out: the gate accepts the tested commit on the run
-    of the generation that checkout ended, and attest states that run (V24 11: it refused,
-    finding no run of the tree in the new generation's evidence)."""
+    """Tested (whole, or in two parts), verified, then another branch checked out: the gate
+    accepts the tested commit on its remembered verdict or on the run of the generation that
+    checkout ended, and attest states that run (V24 11, Y24 08: it refused, finding no run of
+    the tree in the new generation's evidence)."""
     clone = fresh_clone(world, tmp_path / "c")
     machine(clone, world.keys / "ci1")
-    ok(run_pytest(clone, "-p", "no:cacheprovider"))
+    for group in range(1, parts + 1):
+        split = ["--splits", str(parts), "--group", str(group)] if parts > 1 else []
+        ok(run_pytest(clone, "-p", "no:cacheprovider", *split))
+    ok(run_genstamp(clone, "verify"))  # the tree's verdict, remembered
     git(clone, "switch", "-q", "-c", "other")
     (clone / "notes.txt").write_text("another tree\n")
     git(clone, "add", "notes.txt")

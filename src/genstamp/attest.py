@@ -80,9 +80,12 @@ def attest(
 
     commit = commit_of(checkout.repo, rev)
     target = rev_tree(checkout, commit, rev)
-    verdict = verify(checkout, revs=[commit], labels={commit: rev})
+    # judged on a run of its tree, not on a remembered verdict: the statement says what ran
+    verdict = verify(checkout, revs=[commit], labels={commit: rev}, runs=True)
     waived = {"partial-run"} if part else set()
     if any(f.rule not in waived for f in verdict.failures):
+        if verify(checkout, revs=[commit], labels={commit: rev}).ok:
+            raise _unrecorded(target.tree)  # accepted before, on a run no longer kept
         return Made(None, verdict, None)
     # a branch tested, then left: the run of the ended generation that vouches for its tree
     judged = verdict
@@ -90,11 +93,7 @@ def attest(
         judged = verdict.vouching[0]
     merge = judged.merge
     if merge is None or judged.counts is None:
-        raise GenstampError(
-            f"no evidence of tree {target.tree[:12]} records what ran (it was accepted earlier, "
-            "or by a runner without coverage)",
-            "rerun the tests with pytest and genstamp, then attest",
-        )
+        raise _unrecorded(target.tree)
     outcomes = merge.outcomes()
     files = sorted({f for p in merge.parts for f in p.coverage.files})
     ran = coverage.new(files, sorted({*outcomes, *merge.unran}), outcomes, merge.unran)
@@ -122,6 +121,14 @@ def attest(
         signed = signing.sign(dsse.pae(dsse.PAYLOAD_TYPE, payload), key)
         signatures = (dsse.Signature(signed.fingerprint, signed.signature),)
     return Made(dsse.Envelope(dsse.PAYLOAD_TYPE, payload, signatures), verdict, made)
+
+
+def _unrecorded(tree: str) -> GenstampError:
+    return GenstampError(
+        f"no evidence of tree {tree[:12]} records what ran (it was accepted earlier, "
+        "or by a runner without coverage)",
+        "rerun the tests with pytest and genstamp, then attest",
+    )
 
 
 def _audit_summary(path: Path) -> dict[str, Any]:

@@ -70,13 +70,15 @@ def verify(
     labels: Mapping[str, str] | None = None,
     settings: config.Config | None = None,
     others: bool = True,
+    runs: bool = False,
 ) -> Verdict:
     """Judge the evidence against the work tree, or against each of ``revs`` (commits, shown
     as ``labels[rev]`` when given: the refs a push names). A commit whose tree the gate accepted
     before in this checkout is accepted again (unless evidence of this generation tested that
     tree since); every tree it accepts now is remembered. Without ``others`` the work tree is
     judged on this checkout's evidence alone: no other run vouches for it, no other refutes it
-    (a clean room's own gate)."""
+    (a clean room's own gate). ``runs``: a commit is judged on a run of its tree, never on a
+    remembered verdict alone (``attest`` states what the run ran)."""
     if settings is None:
         settings = config.load(checkout.workdir)
     settings = config.with_projects_below(settings, checkout.workdir)
@@ -100,7 +102,7 @@ def verify(
     # the newest failing run of each tree anywhere in the repository: a later one than the
     # evidence is the newer word on the tree, the work tree's too (``_refuted``)
     failed = refuted.trees(checkout.gitdir) if revs or (others and junit is None) else {}
-    remembered = verified.everywhere(checkout.gitdir, failed) if revs else {}
+    remembered = verified.everywhere(checkout.gitdir, failed) if revs and not runs else {}
     if settings.require_clean_room:  # an earlier verdict stands only with a clean room's
         remembered = {t: g for t, g in remembered.items() if cleanrecord.passing(g, t)}
     # nor against a clean room's failure of that very tree (whenever the run was): the tree
