@@ -785,3 +785,41 @@ def test_an_envelope_of_thousands_of_signatures_is_checked_in_bounded_time(
     code, data = verdict(genstamp, judge, "--attestation", many)
     assert code == 1 and rules(data) == ["attestation-signature"], data
     assert "holds 17 signatures" in data["failures"][0]["message"], data
+
+
+def test_a_note_of_many_lines_checks_each_signature_once(
+    world: World, judge: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines of a note that repeat signatures (200 lines, the same 16 junk ones) cost one
+    ssh-keygen each signature, not each line; the genuine line beside them still speaks
+    (Y24 10: 26 s)."""
+    from genstamp import attest
+    from genstamp.config import Config
+    from genstamp.repo import open_checkout
+
+    env = envelope(world.full)
+    genuine = json.dumps(env)
+    junk = [{"keyid": "", "sig": base64.b64encode(bytes([n]) * 64).decode()} for n in range(16)]
+    lines = [json.dumps({**env, "signatures": junk, "pad": n}) for n in range(200)]
+    allowed = _allowed(world, tmp_path / "allowed", ci1="genstamp")
+    calls: list[bytes] = []
+    real = signing.verify
+
+    def counted(data: bytes, signature: bytes, path: Path) -> signing.Checked:
+        calls.append(signature)
+        return real(data, signature, path)
+
+    monkeypatch.setattr(signing, "verify", counted)
+    checkout = open_checkout(judge)
+    targets = [attest.rev_tree(checkout, "HEAD")]
+    facts = attest.gather(
+        checkout.repo,
+        targets,
+        [("note", "\n".join([*lines, genuine]))],
+        Config(attestation_signers=allowed),
+        source="notes",
+        allowed=allowed,
+        grown=True,
+    )
+    assert len(calls) == 17, len(calls)  # the 16 junk signatures, then the genuine one
+    assert [a.signer for a in facts.attested][-1] == "ci1@example"
