@@ -117,6 +117,9 @@ ROWS = {
     "summary-scaled-count": Row(  # V24 01: a number with a suffix read as a word's
         GOOD, ["summary-unverified"], "says 3k, 2K+", summary=f"{'d' * 64}: 3k tests, 2K+ passed"
     ),
+    "summary-scaled-count-spaced": Row(  # Y24 06
+        GOOD, ["summary-unverified"], "says 2 k, 10³", summary=f"{'d' * 64}: 2 k passed, 10³ tests"
+    ),
     "control-summary-digits-in-words": Row(
         GOOD, [], summary=f"{'d' * 64}: 2 passed (sha256, utf8, x86_64, py3)"
     ),
@@ -295,11 +298,23 @@ def test_the_summary_states_the_suite_and_parts_as_verified(given: str) -> None:
     # what the summary says is checked against what was verified, the words on the suite too
     told = decide_attestations(facts._replace(summary=text), settings)
     assert told.ok, told.failures
-    claimed = text.replace("part of the suite", "the whole suite")
-    told = decide_attestations(facts._replace(summary=claimed), settings)
-    assert [f.rule for f in told.failures] == (
-        ["summary-unverified"] if given == "one-part-allowed" else []
-    ), told.failures
+    for whole in WHOLE_SUITE:
+        claimed = text.replace("part of the suite", whole)
+        told = decide_attestations(facts._replace(summary=claimed), settings)
+        assert [f.rule for f in told.failures] == (
+            ["summary-unverified"] if given == "one-part-allowed" else []
+        ), (whole, told.failures)
+
+
+# what a summary edited to claim the whole suite says (Y24 06: only the first was refused)
+WHOLE_SUITE = (
+    "the whole suite",
+    "the whole test suite",
+    "the full suite",
+    "the **entire** suite",
+    "all tests ran",
+    "the complete suite",
+)
 
 
 @pytest.mark.parametrize(

@@ -1325,7 +1325,15 @@ _WORDS = (
 _NUMBER = re.compile(r"(?<![^\W_])\d+(?![^\W_])")
 # a count with a magnitude suffix (`3k tests`, `2K+ passed`, `1.5M`): never one of the gate's
 # exact figures, where a number inside a word (`sha256`) is the word's (V24 01)
-_SCALED = re.compile(r"(?<![^\W_])\d+(?:[.,]\d+)?[kKmMbB]\+?(?![^\W_])")
+_SCALED = re.compile(
+    r"(?<![^\W_])\d+(?:[.,]\d+)?(?: ?[kKmMbB]\+?|[\u00b2\u00b3\u00b9\u2070-\u2079]+)(?![^\W_])"
+)
+# a claim that the whole suite ran, in the words a summary would use (Y24 06)
+_WHOLE = re.compile(
+    r"\b(?:whole|full|entire|complete)\s+(?:test\s+)?suite\b|\b(?:all|every)\s+(?:the\s+)?"
+    r"tests?\s+ran\b",
+    re.I,
+)
 # a count spelled out (`Three tests passed`, `Failures: none`, `twenty-one passed`): read
 # only beside its word, where it counts (a stray `one` in prose is no figure)
 _UNITS = {
@@ -1455,7 +1463,7 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
     merges = [attestation_merge(facts, t) for t in trees]
     # "the whole suite" is the gate's word on a complete merge (``genstamp summary``), never
     # of a part accepted under allow-partial (V24 21)
-    if "whole suite" in " ".join(text.lower().split()) and any(
+    if _WHOLE.search(_MARKUP.sub("", text)) and any(
         m is not None and not m.complete for m in merges
     ):
         yield "the summary says the whole suite ran; the attestations cover part of it"
