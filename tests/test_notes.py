@@ -300,3 +300,21 @@ def judged_by_its_tree(genstamp: RunGenstamp, repo: Path) -> None:
     git(repo, "commit", "-qam", "red")
     code, data = verdict(genstamp, repo, "--from-notes")
     assert code == 1 and rules(data) == ["no-attestation"], data
+
+
+@pytest.mark.parametrize("spec", ["blob:none", "tree:0"])
+def test_a_partial_clone_reads_the_notes_git_left_out(
+    world: World, tmp_path: Path, genstamp: RunGenstamp, spec: str
+) -> None:
+    """`git clone --filter`: the notes' blobs (or trees) are fetched on demand by git, never by
+    libgit2, so genstamp has git fetch them (Y24 04: a bare object id, exit 2, or a
+    no-attestation with the notes fetched)."""
+    origin = remote_copy(world, tmp_path)
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    m = clone(origin, tmp_path / "m")
+    git(m, "notes", f"--ref={notes.REF}", "add", "-F", str(world.full), world.commit)
+    git(m, "push", "-q", "origin", notes.REF)
+    n = tmp_path / "n"
+    git(tmp_path, "clone", "-q", f"--filter={spec}", origin.as_uri(), str(n))
+    git(n, "fetch", "-q", "origin", f"{notes.REF}:{notes.REF}")
+    judged_by_its_tree(genstamp, n)
