@@ -348,6 +348,8 @@ def test_signers_from_a_revision_are_its_own_not_the_judged_checkouts(
     assert verdict(genstamp, judge, "--attestation", by_rogue, *args)[0] == 0
     code, data = verdict(genstamp, judge, "--attestation", by_ci2, *args)
     assert code == 1 and rules(data) == ["attestation-signature"], data
+    said = data["failures"][0]["message"]  # the file as the revision holds it (Y24 09)
+    assert "not in other:allowed_signers" in said and "genstamp-signers-of" not in said, said
     assert verdict(genstamp, judge, "--attestation", by_ci2)[0] == 0
     # a revision that declares no allowed signers file: one line, the usage error's code
     (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
@@ -411,6 +413,7 @@ def test_a_signer_allowed_only_for_git_s_namespace_is_refused(
     _allowed(world, judge / "allowed_signers", ci1="git", ci2="genstamp")
     code, data = verdict(genstamp, judge, "--attestation", by_ci1)
     assert code == 1 and rules(data) == ["attestation-signature"], data
+    assert "allows only for other namespaces" in data["failures"][0]["message"], data
     _allowed(world, judge / "allowed_signers", ci1="git,genstamp", ci2="genstamp")
     assert verdict(genstamp, judge, "--attestation", by_ci1)[0] == 0
 

@@ -337,8 +337,8 @@ def verify_attestations(
     if signers_from is not None:
         named = "".join(c if c.isalnum() or c in "._~^-" else "_" for c in signers_from)[:40]
         with tempfile.TemporaryDirectory(prefix=f"genstamp-signers-of-{named}-") as tmp:
-            trusted = _signers_at(checkout, signers_from, Path(tmp))
-            return verify_attestations(
+            trusted, rel = _signers_at(checkout, signers_from, Path(tmp))
+            verdict, facts = verify_attestations(
                 checkout,
                 revs,
                 files=files,
@@ -346,6 +346,8 @@ def verify_attestations(
                 summary=summary,
                 settings=settings._replace(attestation_signers=trusted),
             )
+        # named as the revision holds it, not as the copy ssh-keygen read (gone now; Y24 09)
+        return _named(verdict, str(trusted), f"{signers_from}:{rel}"), facts
     sources = [(str(p), read_file(p)) for p in files]
     where = ", ".join(str(p) for p in files)
     if from_notes:
@@ -372,9 +374,23 @@ def verify_attestations(
     return decide_attestations(facts, settings), settled(facts, settings)
 
 
-def _signers_at(checkout: Checkout, rev: str, folder: Path) -> Path:
+def _named(verdict: Verdict, path: str, name: str) -> Verdict:
+    """``verdict`` with ``path`` called ``name`` in what its failures say."""
+    return verdict._replace(
+        failures=tuple(
+            f._replace(
+                message=f.message.replace(path, name),
+                items=tuple(i.replace(path, name) for i in f.items),
+            )
+            for f in verdict.failures
+        )
+    )
+
+
+def _signers_at(checkout: Checkout, rev: str, folder: Path) -> tuple[Path, str]:
     """The allowed signers file that ``rev`` declares (its pyproject's ``attestation-signers``)
-    as ``rev`` holds it, copied into ``folder`` for ssh-keygen to read."""
+    as ``rev`` holds it, copied into ``folder`` for ssh-keygen to read, and its path in
+    ``rev``."""
     from genstamp.facts import committed_settings
 
     tree = rev_tree(checkout, rev, option="--signers-from").tree
@@ -399,7 +415,7 @@ def _signers_at(checkout: Checkout, rev: str, folder: Path) -> Path:
         raise GenstampError(f"{rev} holds no allowed signers file at {rel}", remedy)
     path = folder / posixpath.basename(rel)
     path.write_bytes(blob.data)
-    return path
+    return path, rel
 
 
 def _as_judged(checkout: Checkout, settings: config.Config, trees: Sequence[str]) -> config.Config:

@@ -106,4 +106,8 @@ def verify(data: bytes, signature: bytes, allowed: Path) -> Checked:
             proc = _ssh_keygen([*args, "-s", str(sig)], data)
             if proc.returncode == 0:
                 return Checked(principal, "", _fingerprint(proc.stdout + proc.stderr))
-    return Checked("", f"the signature does not verify (by {principals[0]}, namespace {NAMESPACE})")
+    return Checked(
+        "",
+        f"the signature does not verify for namespace {NAMESPACE} (by {principals[0]}: a key"
+        " the file allows only for other namespaces, or a signature of other data)",
+    )
