@@ -1537,3 +1537,51 @@ def test_a_leftover_genstamp_folder_does_not_keep_a_child_unfollowed(tmp_path: P
     succeeds([str(python), "-m", "pytest", "-q", "-p", "xdist", "-n", "2"], repo)
     flagged = [(f.kind, f.module) for f in audit_of(repo).flags]
     assert flagged == [(audit.FOREIGN, "calc")]
+
+
+@pytest.mark.parametrize("written", ["before-the-process", "after-the-process"])
+def test_a_leftover_of_the_first_name_is_removed_once_its_pid_is_anothers(
+    tmp_path: Path, written: str
+) -> None:
+    """The first `.pth` name held no start time (`genstamp-run-<pid>-<folder>.pth`): when its pid
+    is a process that started after the file was written, the run is gone and its line would
+    raise in every followed child (X24 13); written after that process started, it stands."""
+    site = tmp_path / "site"
+    site.mkdir()
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        leftover = site / f"genstamp-run-{other.pid}-genstamp-run-old.pth"
+        leftover.write_text("import os\n")
+        now = time.time()
+        when = now - 3600 if written == "before-the-process" else now + 3600
+        os.utime(leftover, (when, when))
+        child.remove_leftovers(site)
+        assert leftover.exists() is (written == "after-the-process")
+    finally:
+        other.kill()
+        other.wait()
+
+
+@pytest.mark.parametrize("parent", ["the-test-process", "another"])
+def test_a_child_without_the_variable_that_finds_another_genstamp_is_noted(
+    tmp_path: Path, parent: str
+) -> None:
+    """A child given an environment of its own imports, at the run's line, a genstamp without
+    the recorder (an older copy installed in the environment): the run cannot vouch for what
+    it loaded, and says so when the child is the test process's own (X24 15)."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / loads.RUN_FILE).write_text("")
+    older = tmp_path / "older" / "genstamp"
+    older.mkdir(parents=True)
+    (older / "__init__.py").write_text("")
+    (older / "loads.py").write_text("")  # no follow
+    owner = os.getpid() if parent == "the-test-process" else 1
+    line = child.pth_line(owner, "", str(folder))
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(older.parent)}
+    subprocess.run([sys.executable, "-S", "-c", f"import sys\n{line}"], env=env, check=True)
+    noted = folder / child.STRANGERS
+    if parent == "another":
+        assert not noted.exists()
+        return
+    assert str(older) in noted.read_text(), noted.read_text()
