@@ -2007,3 +2007,70 @@ def test_text_compiled_under_a_relative_name_of_no_file_is_no_file(tmp_path: Pat
     repo, _ = project(tmp_path, "")
     scenario(repo, RELATIVE_NAME_TEST)
     assert failures(repo) == {}
+
+
+# -- bytecode run by what does not check it against its source ---------------------------------
+
+UNCHECKED_TEST = """
+import importlib.machinery, importlib.util, marshal, os, runpy, types
+
+SRC = os.path.abspath("src/calc/__init__.py")
+PYC = importlib.util.cache_from_source(SRC)
+
+
+def load(how):
+    if how == "sourceless-loader":
+        loader = importlib.machinery.SourcelessFileLoader("calc", PYC)
+        spec = importlib.util.spec_from_loader("calc", loader, origin=SRC)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.add
+    if how == "runpy":
+        return runpy.run_path(PYC)["add"]
+    module = types.ModuleType("calc")
+    module.__file__ = SRC
+    with open(PYC, "rb") as fh:
+        exec(marshal.loads(fh.read()[16:]), module.__dict__)
+    return module.add
+
+
+def test_add():
+    assert load({how!r})(2, 3) == 5
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", ["sourceless-loader", "runpy", "marshal"])
+@pytest.mark.parametrize("case", ["stale", "control"])
+def test_bytecode_no_loader_checked_is_judged_by_its_code(
+    tmp_path: Path, how: str, case: str
+) -> None:
+    """A pyc in the source's own `__pycache__`, run by what never compares its header with the
+    source (a `SourcelessFileLoader` given the source as origin, `runpy.run_path`, `marshal`):
+    compiled from an older text, it is stale though CPython's own import would have recompiled
+    it (Z24 01: accepted); compiled from the current one, it is the tree's."""
+    import importlib.util
+    import py_compile
+    import shutil
+
+    repo, _ = project(tmp_path, "")
+    source = repo / "src" / "calc" / "__init__.py"
+    old = tmp_path / "old.pyc"
+    py_compile.compile(str(source), cfile=str(old), doraise=True)  # of the committed text
+    if case == "stale":  # the same size, a later second: CPython's import would recompile
+        source.write_text(CALC.replace("a + b", "a - b"))
+        later = source.stat().st_mtime + 10
+        os.utime(source, (later, later))
+    (repo / "tests" / "test_it.py").write_text(UNCHECKED_TEST.format(how=how))
+    commit_all(repo, "the test")
+    restamp.begin(open_checkout(repo))  # (which scrubs bytecode: put in place after it)
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    cached.parent.mkdir(exist_ok=True)
+    shutil.copy(old, cached)
+    run(repo)
+    flagged = [(f.kind, f.module) for f in audit_of(repo).flags]
+    if case == "control":
+        assert flagged == [] and failures(repo) == {}, (flagged, failures(repo))
+        return
+    assert [kind for kind, _ in flagged] == [audit.STALE], flagged
+    assert "stale-bytecode" in failures(repo)

@@ -1635,10 +1635,18 @@ def _checks_hashes() -> bool:
 
 
 def _stale_cache(
-    source: str, cached: str, root: str, generation_ns: int | None, transformed: bool = False
+    source: str,
+    cached: str,
+    root: str,
+    generation_ns: int | None,
+    transformed: bool = False,
+    checked: bool = True,
 ) -> str | None:
     """Why the bytecode CPython would have used for ``source`` is not that source's, if it is.
-    ``transformed``: an import hook's own compile loaded it (judged by its header and age)."""
+    ``transformed``: an import hook's own compile loaded it (judged by its header and age).
+    ``checked``: what ran it compared its header with the source (the import system's own
+    loader); otherwise a header that does not vouch for the source vouches for nothing, and
+    the code is compared (Z24 01: a ``SourcelessFileLoader``, ``runpy.run_path`` of the pyc)."""
     try:
         with open(cached, "rb") as fh:
             data = fh.read()
@@ -1657,15 +1665,17 @@ def _stale_cache(
                 matches = importlib.util.source_hash(fh.read()) == header.source_hash
         except OSError:
             return None
-        if not matches:
+        if not matches and checked:
             if header.checked and _checks_hashes():
                 return None  # CPython checked it and compiled the source instead
             kind = "an unchecked pyc"
             if header.checked:
                 kind = "a checked pyc CPython did not check"
             return f"loaded from {cached}, {kind} not compiled from the current source"
+        # not matching, and run by what checks nothing: its code is compared below
     elif not bytecode.matches_stat(header, st.st_mtime, st.st_size):
-        return None  # CPython would have recompiled from the source
+        if checked:
+            return None  # CPython would have recompiled from the source
     # CPython would have loaded this bytecode. Is it the source's own?
     elif inside(os.path.realpath(cached), root) and generation_ns is not None:
         if cst.st_mtime_ns < generation_ns:

@@ -1181,7 +1181,8 @@ def _executed(code: CodeType) -> None:
             record(Load(real_path(pyc), "", module, SOURCELESS, pyc))
             return
         hooked = _hooks_own_compile()
-        record(Load(real, current, module, BYTECODE, _stale_reason(real, pyc, hooked)))
+        checked = _by_the_import_system()
+        record(Load(real, current, module, BYTECODE, _stale_reason(real, pyc, hooked, checked)))
         return
     made = _made(real)
     module = module or (_module_executing(filename) if made else "")
@@ -1348,7 +1349,10 @@ def _cache_of(pyc: str, source: str) -> bool:
     return any(a.run.cache_root and inside(pyc, a.run.cache_root) for a in _RUNS)
 
 
-def _stale_reason(source: str, pyc: str, hooked: bool = False) -> str:
+def _stale_reason(source: str, pyc: str, hooked: bool = False, checked: bool = True) -> str:
+    """Why bytecode ``pyc`` that ran for ``source`` is not that source's ("" when it is);
+    ``checked``: the import system's own loader ran it, which compares its header with the
+    source first (a ``SourcelessFileLoader``, ``runpy.run_path`` or ``marshal`` checks nothing)."""
     from genstamp import audit  # only when bytecode ran outside genstamp's loader
 
     for a in _RUNS:
@@ -1359,7 +1363,7 @@ def _stale_reason(source: str, pyc: str, hooked: bool = False) -> str:
     mine = [a.run for a in _RUNS if inside(source, a.run.workdir) and not installed(source)]
     gen = next((r.generation_ns for r in mine), None)
     root = next((r.workdir for r in mine), "/")
-    return audit._stale_cache(source, pyc, root, gen, transformed=hooked) or ""
+    return audit._stale_cache(source, pyc, root, gen, transformed=hooked, checked=checked) or ""
 
 
 def _where(path: str) -> str:
