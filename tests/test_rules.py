@@ -633,6 +633,15 @@ ROWS: dict[str, Row] = {
         "calc from /elsewhere/calc.py",
         ", calc",
     ),
+    "foreign-origin-code-never-seen-says-how": Row(  # Z24 05: the remedy alone misled
+        facts(
+            report=audited(
+                audit.Flag(audit.FOREIGN, "calc", "<code never seen to run from c.py>", "why")
+            )
+        ),
+        ["foreign-origin"],
+        "calc from <code never seen to run from c.py>: why",
+    ),
     "control-foreign-flag-is-not-stale-bytecode": Row(
         facts(report=audited(flag(audit.FOREIGN))),
         ["foreign-origin"],

@@ -767,9 +767,12 @@ def _foreign_origin(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     loaded = read_audit(bound.props)[0] if bound is not None else None
     if loaded is not None:
         # one line per module and file, though several processes flagged it (T24 06)
+        # a module whose file never ran (its code came from elsewhere) says how (Z24 05)
         foreign = list(
             dict.fromkeys(
-                f"{f.module} from {f.path}" for f in loaded.flags if f.kind == audit.FOREIGN
+                f"{f.module} from {f.path}" + (f": {f.detail}" if f.path.startswith("<") else "")
+                for f in loaded.flags
+                if f.kind == audit.FOREIGN
             )
         )
         if foreign:
