@@ -37,6 +37,11 @@ def read(repo: pygit2.Repository, commit: str, notes_commit: str | None = None) 
         tree = repo[notes_commit].peel(pygit2.Tree)
     except (KeyError, ValueError, pygit2.GitError):
         return ""
+    return _note_in(tree, commit)
+
+
+def _note_in(tree: pygit2.Tree, commit: str) -> str:
+    """The note on ``commit`` in a notes tree, fanned out or not ("" when none)."""
     rest = commit
     while rest:
         entry = _entry(tree, rest)
@@ -70,7 +75,7 @@ def of_tree(
         wanted = repo[commit].peel(pygit2.Commit).tree_id
     except (KeyError, ValueError, pygit2.GitError):
         return []
-    own = read(repo, commit, notes_commit)
+    own = _note_in(tree, commit)  # the objects at hand already (``at_hand`` above)
     out = [(commit, own)] if own else []
     for annotated, blob in _notes(tree, ""):
         if annotated == commit:
