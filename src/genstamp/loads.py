@@ -1180,8 +1180,7 @@ def _executed(code: CodeType) -> None:
         if not current:
             record(Load(real_path(pyc), "", module, SOURCELESS, pyc))
             return
-        hooked = _hooks_own_compile()
-        checked = _by_the_import_system()
+        checked, hooked = _run_by_the_import_system()
         record(Load(real, current, module, BYTECODE, _stale_reason(real, pyc, hooked, checked)))
         return
     made = _made(real)
@@ -1261,17 +1260,21 @@ def _by_the_import_system() -> bool:
     return _import_system_loader() is not None
 
 
-def _hooks_own_compile() -> bool:
-    """Whether the bytecode about to run is an AST import hook's own compile, which CPython
-    cached for it under the standard name: the hook's ``exec_module`` runs it."""
-    return _import_system_loader(own_compile=True) is not None
+def _run_by_the_import_system() -> tuple[bool, bool]:
+    """(``_by_the_import_system()``, and whether the bytecode about to run is then an AST
+    import hook's own compile, which CPython cached for it under the standard name: the hook's
+    ``exec_module`` runs it), from one look at the frames."""
+    loader = _import_system_loader()
+    if loader is None:
+        return False, False
+    return True, getattr(type(loader), "source_to_code", None) is not _SOURCE_TO_CODE
 
 
-def _import_system_loader(own_compile: bool = False) -> object:
+def _import_system_loader() -> object:
     """The loader whose ``exec_module`` (the import system's) executes the module code about
-    to run, when its ``get_code`` is ``SourceLoader``'s; None otherwise. ``own_compile``: only
-    one that compiles in a way of its own (an AST import hook overriding ``source_to_code``,
-    whose compile CPython then caches in ``__pycache__`` under its standard name)."""
+    to run, when its ``get_code`` is ``SourceLoader``'s; None otherwise. One that compiles in
+    a way of its own (an AST import hook overriding ``source_to_code``) has CPython cache its
+    compile in ``__pycache__`` under the standard name."""
     try:
         # exec's caller: past this, the asking function, _executed, _hook and _audit
         frame: FrameType | None = sys._getframe(5)
@@ -1284,8 +1287,6 @@ def _import_system_loader(own_compile: bool = False) -> object:
         return None
     loader = frame.f_locals.get("self")
     if getattr(type(loader), "get_code", None) is not _SOURCE_GET_CODE:
-        return None
-    if own_compile and getattr(type(loader), "source_to_code", None) is _SOURCE_TO_CODE:
         return None
     return loader
 
