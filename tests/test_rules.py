@@ -907,6 +907,7 @@ PURE = {
     "genstamp.audit",
     "genstamp.bytecode",
     "genstamp.records",  # namedtuple without typing: no I/O
+    "genstamp.typedtuple",  # typing's NamedTuple at collections' cost: no I/O
     "genstamp.stdlib",  # the standard library's modules, found as the import system finds them
     "genstamp.rules",
     "genstamp.suite",

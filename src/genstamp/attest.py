@@ -13,7 +13,7 @@ import posixpath
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pygit2
 
@@ -30,6 +30,7 @@ from genstamp.rules import (
     read_audit,
     settled,
 )
+from genstamp.typedtuple import NamedTuple
 
 WORKSPACE = "warm"  # a reused checkout; a clean-room run would say "clean-room"
 MAX_BYTES = 64 * 1024 * 1024  # an attestation file larger than this is refused unread

@@ -12,10 +12,11 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import CodeType, ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from genstamp import bytecode
 from genstamp.paths import environment, generated, inside, installed, site_relative
+from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:
     from genstamp.loads import Load
@@ -1205,7 +1206,7 @@ def native_sources(root: Path) -> list[str]:
     ]
 
 
-_SET_SOURCE = re.compile(r"""set_source\s*\(\s*[rRuU]?["']([A-Za-z_][\w.]*)["']""")
+_SET_SOURCE = r"""set_source\s*\(\s*[rRuU]?["']([A-Za-z_][\w.]*)["']"""
 
 
 def cffi_builders(root: Path) -> dict[str, list[str]]:
@@ -1230,7 +1231,7 @@ def cffi_builders(root: Path) -> dict[str, list[str]]:
             text = Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        for name in dict.fromkeys(_SET_SOURCE.findall(text)):
+        for name in dict.fromkeys(re.findall(_SET_SOURCE, text)):
             found.setdefault(name.rpartition(".")[2], []).append(path)
     return found
 
@@ -1350,7 +1351,10 @@ def stale_extension(
         # (mypyc, Cython's pure-Python mode); else the build came from elsewhere
         if (
             committed
-            and (beside is None or not _in_build_files(root, _COMPILERS, "mypyc", "cython"))
+            and (
+                beside is None
+                or not _in_build_files(root, re.compile(_COMPILERS), "mypyc", "cython")
+            )
             and not helper
             and _git_ignored(root, path)
             and (
@@ -1461,7 +1465,7 @@ def _library_named(root: str, stem: str, natives: Sequence[str]) -> bool:
 
 
 # what a build configuration that compiles Python modules into extensions names
-_COMPILERS = re.compile(r"(?<![\w.])(mypyc|mypycify|cythonize|cython)(?!\w)", re.IGNORECASE)
+_COMPILERS = r"(?i)(?<![\w.])(mypyc|mypycify|cythonize|cython)(?!\w)"
 # a project's words about itself, not its build: pyproject's and Cargo's metadata text
 _PROSE = frozenset(
     {"description", "keywords", "classifiers", "urls", "readme", "authors", "maintainers"}

@@ -11,7 +11,9 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any, NamedTuple
+from typing import Any
+
+from genstamp.typedtuple import NamedTuple
 
 PREFIX = "genstamp."
 FORMAT = "2"  # 2: genstamp.coverage; xfailed/xpassed counted apart

@@ -24,9 +24,9 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import NamedTuple
 
 from genstamp import loads
+from genstamp.typedtuple import NamedTuple
 
 # site reads a folder's .pth files in the order of their names, and one may import code (a
 # project that `calc_early.pth` imports, as coverage's `a1_coverage.pth` starts coverage):

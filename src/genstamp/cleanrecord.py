@@ -12,12 +12,13 @@ import json
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from genstamp import __version__, versioned
 from genstamp.atomic import read_kept, write_atomic
 from genstamp.errors import GenstampError
 from genstamp.repo import STATE_DIR
+from genstamp.typedtuple import NamedTuple
 
 FOLDER = "clean-room"
 FORMAT = "genstamp-clean-room"

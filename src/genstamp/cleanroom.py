@@ -25,12 +25,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any
 
 from genstamp import __version__, cleanrecord, config, envcache, evidence, roots, rules
 from genstamp.errors import EXIT_USAGE, GenstampError
 from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, open_checkout
+from genstamp.typedtuple import NamedTuple
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from genstamp import stdlib
 from genstamp.atomic import read_kept
 from genstamp.errors import GenstampError
+from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:
     import configparser

@@ -34,9 +34,10 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, Any
 
 from genstamp.errors import GenstampError
+from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:  # the test process's side never imports pygit2
     import subprocess

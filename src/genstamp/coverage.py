@@ -13,9 +13,10 @@ import base64
 import json
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from genstamp import binding
+from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:  # the plugin imports this module; the suite is the gate's to list
     from genstamp import suite

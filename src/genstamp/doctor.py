@@ -11,11 +11,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import NamedTuple
 
 from genstamp import config, generation, install
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout
+from genstamp.typedtuple import NamedTuple
 
 RESTAMP_HOOKS = ("post-checkout", "post-merge", "post-rewrite")
 INSTALL = "run `genstamp install`"

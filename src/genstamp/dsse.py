@@ -10,7 +10,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import NamedTuple
+
+from genstamp.typedtuple import NamedTuple
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 

@@ -26,11 +26,12 @@ import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any
 
 from genstamp import __version__, build, versioned
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
+from genstamp.typedtuple import NamedTuple
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -22,7 +22,9 @@ from __future__ import annotations
 import atexit
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:  # imported where a walk starts: the pytest co-process imports this module
     import subprocess

@@ -32,12 +32,13 @@ import stat
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from genstamp.atomic import read_kept
 from genstamp.errors import GenstampError
 from genstamp.monitor import Clock, debug
 from genstamp.repo import Checkout, Place
+from genstamp.typedtuple import NamedTuple
 from genstamp.versioned import parse
 
 FORMAT = "genstamp-identity-cache"

@@ -37,7 +37,6 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 import pygit2
 from pygit2.enums import ConfigLevel, DeltaStatus, DiffOption, FileMode
@@ -48,6 +47,7 @@ from genstamp.errors import GenstampError, unreadable_index
 from genstamp.gitwalk import file_stamp as file_stamp  # where it was, for its callers
 from genstamp.monitor import Clock
 from genstamp.repo import Checkout, common_gitdir
+from genstamp.typedtuple import NamedTuple
 
 # Repositories whose shared in-memory index a scan has changed: reloaded before the next scan
 # (one index parse per scan, instead of a reload before and another after).

@@ -23,13 +23,14 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from genstamp import __version__
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 from genstamp.loads import blob_of
 from genstamp.repo import Checkout
+from genstamp.typedtuple import NamedTuple
 
 PLAIN_HOOKS = ("post-checkout", "post-merge", "post-rewrite", "pre-push")
 # What pre-commit must install for genstamp's hooks in the config (pre-commit: the bytecode

@@ -15,10 +15,10 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
 
 from genstamp.atomic import read_kept, write_atomic
 from genstamp.loads import folder_stamp, holds_no_file
+from genstamp.typedtuple import NamedTuple
 
 FORMAT = "genstamp-folders"  # genstamp 0.2.0 wrote version 1 without the name: read alike
 VERSION = 1

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any, NamedTuple
+from typing import Any
+
+from genstamp.typedtuple import NamedTuple
 
 CONFIG = "genstamp.monitor"  # git config key: "watchman" turns the monitor on
 WATCHMAN = "watchman"

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from genstamp import audit, paths
+from genstamp.typedtuple import NamedTuple
 
 PREFIX = "genstamp gate:"
 MOST = 3  # items named in one line before a count

@@ -15,7 +15,6 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 import pygit2
 
@@ -25,6 +24,7 @@ from genstamp.errors import EXIT_REFUSED, GenstampError
 from genstamp.hooks import Z40, stdin_lines
 from genstamp.repo import follow_git_environment
 from genstamp.rules import Failure, Target, decide_attestations
+from genstamp.typedtuple import NamedTuple
 
 DEFAULT_PROTECTED = ("refs/heads/main",)
 

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -66,6 +66,7 @@ if not any(isinstance(f, _OwnModules) for f in sys.meta_path):
 from genstamp.coprocess import CoProcess, Misplaced  # noqa: E402 - after the finder
 from genstamp.errors import GenstampError  # noqa: E402
 from genstamp.repo import Checkout, Place, find_place, open_checkout  # noqa: E402
+from genstamp.typedtuple import NamedTuple  # noqa: E402
 
 
 def _in_worker() -> bool:

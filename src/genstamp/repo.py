@@ -6,9 +6,10 @@ import os
 import re
 from collections.abc import Container, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from genstamp.errors import GenstampError
+from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:  # pygit2 is imported where it is used: the pytest plugin runs without it
     import pygit2

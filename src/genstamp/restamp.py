@@ -4,13 +4,14 @@ post-rewrite hooks do when content can have changed (``after_hook``)."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from genstamp import config, evidence, generation
 from genstamp.errors import GenstampError
 from genstamp.identity import tracked_index, tree_identity
 from genstamp.repo import Checkout, Place, head_id, nested_index, open_checkout
 from genstamp.scrub import ScrubResult, scrub
+from genstamp.typedtuple import NamedTuple
 
 
 class Begun(NamedTuple):

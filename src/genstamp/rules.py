@@ -15,12 +15,13 @@ from _operator import _compare_digest as compare_digest
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from genstamp import __version__, audit, binding, bytecode, coverage, suite
 from genstamp.binding import Counts, Report
 from genstamp.paths import generated
 from genstamp.placed import IGNORED, INSTALLED, LINKED
+from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:
     from genstamp.cleanrecord import CleanRoom

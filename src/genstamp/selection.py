@@ -12,9 +12,10 @@ run that change which tests a file yields or turn a configured warning error len
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from genstamp import binding
+from genstamp.typedtuple import NamedTuple
 
 SHOWN = 3  # node ids named in a reason before a count
 

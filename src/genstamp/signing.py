@@ -13,9 +13,9 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from genstamp.errors import GenstampError
+from genstamp.typedtuple import NamedTuple
 
 NAMESPACE = "genstamp"
 

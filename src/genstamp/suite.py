@@ -17,9 +17,10 @@ import posixpath
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from genstamp import binding, stdlib
+from genstamp.typedtuple import NamedTuple
 
 if sys.version_info < (3, 11):  # pragma: no cover
     import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]

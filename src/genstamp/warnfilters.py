@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+
+from genstamp.typedtuple import NamedTuple
 
 
 class Filter(NamedTuple):

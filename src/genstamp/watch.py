@@ -25,13 +25,13 @@ import os
 import re
 import struct
 import sys
-from typing import NamedTuple
 
 import pygit2
 
 from genstamp.identity import IndexView, file_stamp
 from genstamp.paths import config_path
 from genstamp.repo import Checkout, common_gitdir
+from genstamp.typedtuple import NamedTuple
 
 IN_MODIFY = 0x2
 IN_ATTRIB = 0x4
