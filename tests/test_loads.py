@@ -983,6 +983,47 @@ def test_the_work_tree_holding_a_file(tmp_path: Path) -> None:
     assert loads.work_tree_of(os.path.realpath(loads.__file__)) == ""
 
 
+# -- code a conftest's trylast session finish runs, after the tests ------------------------------
+
+LATE_CONFTEST = """
+import sys
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    sys.path.insert(0, {where!r})
+    for name in [m for m in sys.modules if m == "calc" or m.startswith("calc.")]:
+        del sys.modules[name]
+    import calc
+    if calc.VALUE != 1:
+        session.exitstatus = 1
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_a_trylast_session_finish_of_a_conftest_is_audited(tmp_path: Path, foreign: bool) -> None:
+    """A conftest's ``trylast`` session finish runs after every test, and may import code and
+    decide the session's status: here the other clone's calc makes it pass where the tree's
+    would fail it. genstamp binds after it (C25 02: it bound before, and accepted)."""
+    repo, other = project(tmp_path, "def test_nothing():\n    pass\n")
+    (repo / "src" / "calc" / "__init__.py").write_text(OTHER.replace("VALUE = 2", "VALUE = 3"))
+    where = str(other / "src") if foreign else str(repo / "src")
+    (other / "src" / "calc" / "__init__.py").write_text(CALC)  # the other clone: VALUE = 1
+    (repo / "conftest.py").write_text(LATE_CONFTEST.format(where=where))
+    commit_all(repo, "late check")
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, env=subprocess_env())
+    if foreign:
+        assert proc.returncode == 0, proc.stdout + proc.stderr  # the other clone's calc passes
+        flagged = [(f.kind, f.module) for f in audit_of(repo).flags]
+        assert flagged == [(audit.FOREIGN, "calc")]
+        assert list(failures(repo)) == ["foreign-origin"]
+    else:  # the tree's calc fails the session: so does the evidence
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "tests-failed" in failures(repo)
+
+
 # -- a forked child that exits normally ----------------------------------------------------------
 
 FORKING = """

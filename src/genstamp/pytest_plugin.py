@@ -914,8 +914,19 @@ class Session:
         unseen_bodies = audit.Audit((), {}, tuple(bodies))
         return audit.merge([judged, swept, shaped, unseen_reads, unseen_bodies])
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_sessionfinish(
+        self, session: pytest.Session, exitstatus: int
+    ) -> Generator[None, object, object]:
+        """Binds once every session finish but the wrappers' has run: a conftest's ``trylast``
+        one too, which may import code and set the session's status (what it loads is audited,
+        the status it sets is bound)."""
+        try:
+            return (yield)
+        finally:
+            self._finish(session, exitstatus)
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         if _is_worker(self.config):
             tally = self.tally
             data: dict[str, Any] = tally.worker_output()
