@@ -1261,6 +1261,30 @@ def test_a_folder_reached_through_a_tracked_link_is_in_the_suite(tmp_path: Path)
     assert data["selection"]["suites"][0]["files"] == 4  # type: ignore[index]
 
 
+@pytest.mark.parametrize("dangling", [True, False], ids=["dangling", "control"])
+def test_a_link_named_like_a_test_file_that_leads_to_no_file_is_no_file_of_the_suite(
+    tmp_path: Path, dangling: bool
+) -> None:
+    """pytest collects a link as what it leads to (``DirEntry.is_file()``): links named like
+    test files that lead to nothing (in the tree, or out of it) are not in the suite (A25 14: a
+    complete green run was refused as partial-run, and so was every push). The control: the
+    link in the tree leads to a test file, which is the suite's."""
+    root = make(tmp_path / "p", {"pytest.ini": "[pytest]\ntestpaths = tests\n", **SIMPLE})
+    if not dangling:
+        (root / "tests" / "near.py").write_text(cases("n1"))
+    (root / "tests" / "test_near.py").symlink_to("near.py")
+    (root / "tests" / "test_far.py").symlink_to(tmp_path / "away" / "test_far.py")
+    commit_all(root)
+    stamp(root)
+    run = pytest_in(root, "tests")  # a run naming its paths: the forecast lists the suite too
+    assert run.returncode == 0, run.stdout
+    assert "not collected" not in run.stdout, run.stdout
+    code, data, _ = verify(root)
+    assert code == 0, data
+    files = data["selection"]["suites"][0]["files"]  # type: ignore[index]
+    assert files == (3 if dangling else 4), data
+
+
 def test_parts_written_in_place_by_junitxml_at_the_evidence_path_merge(tmp_path: Path) -> None:
     """pytest's ``--junitxml`` naming the configured evidence path writes that file in place
     on every run: each run's kept part must keep its own bytes."""

@@ -948,11 +948,22 @@ def _list(
         lead = f"{prefix}/" if prefix else ""
         for entry in current:
             name = entry.name or ""
-            if entry.filemode == FileMode.LINK and not pruned(name):
-                linked = _linked_folder(repo, tree, where, entry, lead + name, opened)
-                if linked is not None:
-                    stack.append((lead + name, *linked))
-                    continue
+            if entry.filemode == FileMode.LINK:
+                if not pruned(name):
+                    linked = _linked_folder(repo, tree, where, entry, lead + name, opened)
+                    if linked is not None:
+                        stack.append((lead + name, *linked))
+                        continue
+                # pytest collects a link as what it leads to (``DirEntry.is_file()``): one to
+                # nothing, or to a folder it does not enter, is no file of the suite
+                target = _link_target(where[0], entry, lead + name)
+                if target is None:
+                    if not _file_out_of_tree(repo, where[0], entry, lead + name):
+                        continue
+                else:
+                    led = _lookup(repo, tree, target, opened)
+                    if led is None or not isinstance(led[0], pygit2.Blob):
+                        continue
             if entry.type == pygit2.enums.ObjectType.BLOB:
                 out.append(lead + name)
             elif pruned(name):
@@ -988,6 +999,19 @@ def _linked_folder(
 
 
 _MAX_DEPTH = 64  # folders deep a listing goes through links (two links leading to each other)
+
+
+def _file_out_of_tree(
+    repo: pygit2.Repository, holder: pygit2.Repository, entry: pygit2.Object, path: str
+) -> bool:
+    """Whether the symbolic link ``entry`` (of ``holder``) at ``path``, which leads out of the
+    tree, leads to a file: on this machine, where the run took it."""
+    try:
+        text = os.fsdecode(holder[entry.id].data)  # type: ignore[attr-defined]
+    except (KeyError, ValueError, AttributeError):
+        return False
+    top = repo.workdir or ""
+    return bool(top) and os.path.isfile(os.path.join(top, posixpath.dirname(path), text))
 
 
 def _lookup(

@@ -219,7 +219,8 @@ def _listing_on_disk(
             rel = Path(here).relative_to(workdir).as_posix()
             lead = "" if rel == "." else f"{rel}/"
             dirs[:] = [d for d in dirs if not pruned(d)]
-            out.update(lead + name for name in files)
+            # what pytest collects: a file, or a link to one (not a link to nothing)
+            out.update(lead + n for n in files if os.path.isfile(os.path.join(here, n)))
             if len(out) > UNCOLLECTED_LIMIT:
                 return None
     return sorted(out)
