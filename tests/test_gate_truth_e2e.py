@@ -144,6 +144,59 @@ def test_a_clean_filter_repository_edit_test_commit_push_is_accepted(
     )
 
 
+CONVERTED = {
+    # core.autocrlf=input: the file saved with CRLF is stored with LF; checking the blob out
+    # writes LF (no bytes of the work tree's shape), so the gate cannot find them again
+    "autocrlf-input": (
+        b"def add(a, b):\r\n    return a + b\r\n",
+        b"def add(a, b):\n    return a + b\n",  # saved again with LF: the same tree
+    ),
+    # a clean filter that drops a local line: checking out writes the blob without it
+    "clean-filter": (
+        b"def add(a, b):\n    # local note\n    return a + b\n",
+        b"def add(a, b):\n    # local note\n    # local note\n    return a + b\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("edit", ["same-tree", "control"])
+@pytest.mark.parametrize("conversion", list(CONVERTED))
+def test_loaded_bytes_git_converts_to_the_tested_blob_stay_tested_after_an_edit(
+    repo: Path, genstamp: RunGenstamp, conversion: str, edit: str
+) -> None:
+    """The tests load a file whose bytes git converts to the tested blob (CRLF under
+    autocrlf=input, a line a clean filter drops); then the file is edited once the run is
+    over (B25 02/04: saved again, the next edit begun). Those bytes are gone from the file,
+    and checking out the blob never writes them: the run's end found what ``git add`` stores
+    for them, and the evidence keeps it, so the tested commit (and, for the same tree, the
+    work tree) stays accepted and can be pushed. The control: an edit of the code after the
+    run is refused in the work tree, while the tested commit stays accepted."""
+    write_calc(repo)
+    if conversion == "autocrlf-input":
+        git(repo, "config", "core.autocrlf", "input")
+    else:
+        (repo / ".gitattributes").write_text("*.py filter=notes\n")
+        git(repo, "config", "filter.notes.clean", "sed -e '/# local note/d'")
+        git(repo, "config", "filter.notes.smudge", "cat")
+    loaded, after = CONVERTED[conversion]
+    (repo / CALC).write_bytes(loaded)
+    commit_all(repo, "calc")
+    assert git(repo, "status", "--porcelain") == ""
+    green(genstamp, repo)
+    if edit == "control":
+        after = b"def add(a, b):\n    return b + a\n"
+    (repo / CALC).write_bytes(after)
+    code, data = verdict(genstamp, repo)
+    if edit == "control":
+        assert (code, rules(data)) == (1, ["tree-mismatch"]), data
+    else:
+        assert (code, rules(data)) == (0, []), data
+    code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    assert (code, rules(data)) == (0, []), data
+    proc = push(repo, "main", "main")
+    assert proc.returncode == 0, proc.stderr
+
+
 @pytest.mark.parametrize(
     "where", ["this-clone-alone", "round-trip-of-this-clone", "round-trip", "project-declared"]
 )

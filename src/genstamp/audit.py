@@ -67,6 +67,10 @@ class Audit(NamedTuple):
     # held no file when they used them (git keeps no empty folder: a clean clone has none) and
     # that no run made
     folders: tuple[str, ...] = ()
+    # work-tree-relative path -> {git blob id of bytes loaded: the blob ``git add`` stored for
+    # them at the run's end}, where that is the tested tree's blob (autocrlf, a clean filter):
+    # the gate needs no longer find those bytes in the file (an edit since)
+    converted: dict[str, dict[str, str]] = {}  # noqa: RUF012 - never mutated
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
@@ -84,6 +88,8 @@ class Audit(NamedTuple):
             data["made"] = list(self.made)
         if self.folders:
             data["folders"] = list(self.folders)
+        if self.converted:
+            data["converted"] = self.converted
         return json_dumps(data)
 
 
@@ -108,6 +114,10 @@ def from_json(text: str) -> Audit:
         tuple(str(n) for n in data.get("read", ())),
         tuple(str(n) for n in data.get("made", ())),
         tuple(str(n) for n in data.get("folders", ())),
+        {
+            str(path): {str(raw): str(blob) for raw, blob in forms.items()}
+            for path, forms in data.get("converted", {}).items()
+        },
     )
 
 
@@ -128,8 +138,11 @@ def merge(audits: Iterable[Audit]) -> Audit:
     read: dict[str, None] = {}
     made: dict[str, None] = {}
     folders: dict[str, None] = {}
+    converted: dict[str, dict[str, str]] = {}
     for a in audits:
         packages.update(a.packages)
+        for path, forms in a.converted.items():
+            converted.setdefault(path, {}).update(forms)
         read.update(dict.fromkeys(a.read))
         made.update(dict.fromkeys(a.made))
         folders.update(dict.fromkeys(a.folders))
@@ -147,6 +160,7 @@ def merge(audits: Iterable[Audit]) -> Audit:
         _reads(read),
         tuple(sorted(made)),
         tuple(sorted(folders)),
+        converted,
     )
 
 

@@ -97,6 +97,8 @@ class Misplaced(NamedTuple):
     hidden: dict[str, str] = {}  # noqa: RUF012 - never mutated
     # submodules whose work tree holds changes their recorded commit does not: path -> them
     dirty: dict[str, list[str]] = {}  # noqa: RUF012 - never mutated
+    # loaded bytes that git's conversion makes the tree's blob: path -> {raw blob: blob}
+    converted: dict[str, dict[str, str]] = {}  # noqa: RUF012 - never mutated
 
 
 def unseen(
@@ -241,6 +243,7 @@ class CoProcess:
         differ = answer.get("differ", [])
         hidden = answer.get("hidden", {})
         dirty = answer.get("dirty", {})
+        forms = answer.get("converted", {})
         if (
             "error" in answer
             or not isinstance(found, list)
@@ -248,6 +251,7 @@ class CoProcess:
             or not isinstance(differ, list)
             or not isinstance(hidden, dict)
             or not isinstance(dirty, dict)
+            or not isinstance(forms, dict)
         ):
             raise GenstampError(
                 f"which loaded files git ignores is unknown: {answer.get('error', 'no answer')}"
@@ -258,6 +262,7 @@ class CoProcess:
             tuple(str(p) for p in differ),
             {str(p): str(o) for p, o in hidden.items()},
             {str(p): [str(c) for c in changes] for p, changes in dirty.items()},
+            {str(p): {str(r): str(b) for r, b in f.items()} for p, f in forms.items()},
         )
 
     def close(self, *, abandon: bool = False) -> None:
@@ -410,13 +415,16 @@ def main(argv: list[str]) -> int:
                 used = asked.get("used")
                 ignored = placed.ignored(end, paths)
                 hidden, dirty = unseen(end, used if isinstance(used, list) else None)
+                forms: dict[str, dict[str, str]] = {}
+                differ = differing(end, tree, loaded, set(paths) - set(ignored), forms)
                 _say(
                     {
                         "ignored": ignored,
                         "unregistered": unregistered(end, tree, paths),
-                        "differ": differing(end, tree, loaded, set(paths) - set(ignored)),
+                        "differ": differ,
                         "hidden": hidden,
                         "dirty": dirty,
+                        "converted": forms,
                     }
                 )
                 break
@@ -445,7 +453,11 @@ def unregistered(checkout: Checkout, tree: str, paths: list[str]) -> dict[str, s
 
 
 def differing(
-    checkout: Checkout, tree: str, loaded: dict[str, list[str]], linkable: set[str] | None = None
+    checkout: Checkout,
+    tree: str,
+    loaded: dict[str, list[str]],
+    linkable: set[str] | None = None,
+    forms: dict[str, dict[str, str]] | None = None,
 ) -> list[str]:
     """Of the files ``loaded`` (path -> the blob ids of the bytes the tests loaded) that
     ``tree`` holds, those loaded with bytes that are not its blob, as ``git add`` would store
@@ -453,7 +465,9 @@ def differing(
     while the tests ran, an edit ``--skip-worktree`` hides from git), and those of
     ``linkable`` (the loaded files the gate would not accept otherwise: not made by the run,
     not declared generated, not ignored) that the tree holds only as a symbolic link above
-    them, which leads out of the work tree."""
+    them, which leads out of the work tree. ``forms`` receives the loaded bytes that git's
+    conversion makes the tree's blob (path -> {raw blob: blob}): the evidence keeps them, for
+    the file may change once the run is over."""
     import pygit2
 
     top = checkout.repo.get(tree)
@@ -492,6 +506,10 @@ def differing(
     from genstamp.facts import converted  # a file loaded as no tree has it: rare, and heavy
 
     added = converted(checkout, tree, blobs, odd)
+    if forms is not None:
+        for (rel, raw), made in added.items():
+            if made is not None and made == blobs[rel]:
+                forms.setdefault(rel, {})[raw] = made
     return sorted(
         [
             *linked,

@@ -176,7 +176,9 @@ def with_report(
             asked = {**dict.fromkeys([*loaded.namespaces, *loaded.folders], ()), **wanted}
             blobs = loaded_blobs(checkout, props[binding.P_TREE_END], asked, unregistered)
             if blobs is not None:
-                added = converted(checkout, props[binding.P_TREE_END], blobs, wanted)
+                added = converted(
+                    checkout, props[binding.P_TREE_END], blobs, wanted, loaded.converted
+                )
                 flagged = [f.path for f in loaded.flags if not os.path.isabs(f.path)]
                 paths = [*loaded.loaded, *flagged, *loaded.namespaces, *loaded.folders]
                 placed = placement(checkout, paths, blobs, venvs)
@@ -338,6 +340,7 @@ def converted(
     tested: str,
     blobs: Mapping[str, str],
     loaded: Mapping[str, Sequence[str]],
+    known: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[tuple[str, str], str | None]:
     """For each loaded (path, raw blob) that is not the tested blob: the blob ``git add``
     would store for those bytes at that path, or None when that cannot be known. Asked only
@@ -351,15 +354,22 @@ def converted(
     there) is in no fresh clone, which checks the blob out as it is: what it stores proves
     nothing (a ``sed`` that hides an edit), and the bytes loaded count as tested when they are
     the blob's, or, for a Python source, still in the file and of the same syntax tree as the
-    blob (the driver dropped a local note)."""
-    differ = [
-        (rel, raw)
-        for rel, loads in loaded.items()
-        if rel in blobs
-        for raw in loads
-        if raw != blobs[rel]
-    ]
+    blob (the driver dropped a local note).
+
+    ``known``: what the run's end found (path -> {raw blob: blob}, ``Audit.converted``), while
+    the bytes were still in the file: where it gives the tested blob, that is the answer."""
     out: dict[tuple[str, str], str | None] = {}
+    differ = []
+    for rel, loads in loaded.items():
+        if rel not in blobs:
+            continue
+        for raw in loads:
+            if raw == blobs[rel]:
+                continue
+            if known is not None and known.get(rel, {}).get(raw) == blobs[rel]:
+                out[(rel, raw)] = blobs[rel]
+            else:
+                differ.append((rel, raw))
     alone: set[str] = set()  # paths a conversion of this clone alone converts
     while differ:
         # One raw blob per path in each call: a path loaded twice is asked twice.

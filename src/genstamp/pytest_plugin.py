@@ -1027,6 +1027,8 @@ class Session:
             moved = trees.start != tree_end  # the gate leaves out no report the tests used
         found = self._misplaced(trees, merged)
         misplaced = found if found is not None else Misplaced([], {})
+        if misplaced.converted:  # bytes the gate may no longer find in the file (B25 04)
+            merged = merged._replace(converted=misplaced.converted)
         # what pytest exits with: a conftest's session check may have set it since the hook
         # was called, as pytest-cov's --cov-fail-under counts a failure of its own
         status = getattr(session, "exitstatus", exitstatus)

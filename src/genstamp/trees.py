@@ -239,12 +239,15 @@ class InProcess:
         tree = self._tree_end
         assert tree is not None
         hidden, dirty = unseen(checkout, used)
+        forms: dict[str, dict[str, str]] = {}
+        asked = {k: list(v) for k, v in (loaded or {}).items()}
         return Misplaced(
             placed.ignored(checkout, paths),
             unregistered(checkout, tree, paths),
-            tuple(differing(checkout, tree, {k: list(v) for k, v in (loaded or {}).items()})),
+            tuple(differing(checkout, tree, asked, None, forms)),
             hidden,
             dirty,
+            forms,
         )
 
     def begin_tests(self) -> None:
