@@ -176,6 +176,54 @@ def test_a_child_that_closes_its_descriptors_is_still_recorded(
         assert modules == [] and "src/calc/child_only.py" in found.loaded, found
 
 
+AT_FINALISATION = r'''
+import subprocess, sys
+
+CHILD = """
+class Last:
+    def __del__(self, path={path!r}, open=open, compile=compile, exec=exec, print=print):
+        space = {{"__name__": "calc"}}
+        exec(compile(open(path).read(), path, "exec"), space)
+        print(space["VALUE"], flush=True)
+
+
+last = Last()
+"""
+
+
+def test_last():
+    out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() in ("1", "2"), out
+'''
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_code_a_child_runs_as_it_ends_is_recorded(tmp_path: Path, foreign: bool) -> None:
+    """A child runs a module's code in a ``__del__`` at the interpreter's finalisation (no
+    import system left): the recording imported what it compares with there, failed, and
+    dropped the load (C25 04: the other clone's code accepted). It needs no import."""
+    repo, other = project(tmp_path, "")
+    path = str((other if foreign else repo) / "src" / "calc" / "__init__.py")
+    found = scenario(repo, AT_FINALISATION.format(path=path))
+    flagged = [(f.kind, f.module) for f in found.flags]
+    if foreign:  # named by its path in the other clone: no module runs it by name
+        assert [kind for kind, module in flagged if module.endswith("calc")] == [audit.FOREIGN]
+    else:
+        assert flagged == [] and "src/calc/__init__.py" in found.loaded, found
+
+
+def test_the_future_flags_are_those_of_this_interpreter() -> None:
+    """``loads`` holds the compiler flags of every ``__future__`` feature as a constant (it
+    cannot import ``__future__`` in a process that is ending)."""
+    import __future__
+
+    flags = 0
+    for name in __future__.all_feature_names:
+        flags |= getattr(__future__, name).compiler_flag
+    assert flags == loads._FUTURES
+
+
 AS_ANOTHER_USER = """
 import subprocess, sys
 

@@ -159,15 +159,27 @@ def _unescape(text: str) -> str:
 
 def blob_of(data: bytes) -> str:
     """The id git gives ``data`` as a blob (no filters)."""
+    sha1 = _SHA1[0] if _SHA1 else _load_sha1()
+    digest: str = sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return digest
+
+
+_SHA1: "list[Any]" = []  # sha1's constructor, once imported (``_sha1``)
+
+
+def _load_sha1() -> "Any":
+    """sha1's constructor: imported when a run begins recording (``activate``), for code a
+    process runs as it ends (a ``__del__`` at finalisation) can import nothing."""
     try:
         import _sha1  # type: ignore[import-not-found,unused-ignore]  # what hashlib gives, without importing OpenSSL at start-up
 
-        digest: str = _sha1.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        made = _sha1.sha1
     except ImportError:  # pragma: no cover
         import hashlib
 
-        digest = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-    return digest
+        made = hashlib.sha1
+    _SHA1[:] = [made]
+    return made
 
 
 # -- the active runs of this process -----------------------------------------------------------
@@ -222,6 +234,8 @@ def activate(run: Run) -> None:
         _TEXTS.clear()
         _TARGET[0] = _hook
         _TARGET[1] = _extension_created
+        if not _SHA1:
+            _load_sha1()
         if not _HOOKED:
             sys.addaudithook(_AUDIT)
             # an extension module runs no module code the audit hook sees: its loader says it
@@ -1191,7 +1205,11 @@ def _executed(code: CodeType) -> None:
 # A BYTECODE load's detail: code that ran under a source's name, compiled from no bytes it has
 NOT_COMPILED = "code not compiled from the file (kept from an earlier version, or other text)"
 _COMPILED: dict[int, CodeType] = {}  # code objects found to be what their file compiles to
-_FUTURES: list[int] = []  # the compiler flags of every __future__ feature (once, when needed)
+# The compiler flags of every ``__future__`` feature (CPython 3.10-3.13; a test holds it to
+# ``__future__``'s): a constant, as importing ``__future__`` when first needed fails in code a
+# process runs while it ends (a ``__del__`` at finalisation: no import system), and the load
+# would go unrecorded (C25 04).
+_FUTURES = 0x1FE0010
 # What compiling a file's bytes gave, by (name, bytes, flags, optimisation): code that is not
 # the file's own, run again and again under its name, costs one compile of it, not one each.
 _MADE: "dict[tuple[str, bytes | str, int, int], CodeType]" = {}
@@ -1203,7 +1221,10 @@ def _an_expression(code: CodeType) -> bool:
     evaluate pieces of a test file's syntax tree under the file's name): it returns a value,
     where a module's body returns None. It is no module's code, so it is not judged as one
     (the expression ``None`` alone reads as a module's body: it returns what one returns)."""
-    import dis  # only here: no process pays for it at start-up
+    try:
+        import dis  # only here: no process pays for it at start-up
+    except ImportError:  # the process is ending (no import system): judged as a module's body
+        return False
 
     previous = None
     for ins in dis.get_instructions(code):
@@ -1232,15 +1253,8 @@ def compiled_from(code: CodeType, data: "bytes | str", optimize: int = -1) -> bo
 
 def _compiles_to(code: CodeType, data: "bytes | str", optimize: int = -1) -> bool:
     """Whether compiling ``data`` gives ``code`` (``compiled_from``, for any text)."""
-    if not _FUTURES:
-        import __future__
-
-        flags = 0
-        for name in __future__.all_feature_names:
-            flags |= getattr(__future__, name).compiler_flag
-        _FUTURES.append(flags)
     try:
-        flags = code.co_flags & _FUTURES[0]
+        flags = code.co_flags & _FUTURES
         key = (code.co_filename, data, flags, optimize)
         made = _MADE.get(key)
         if made is None:
@@ -1354,8 +1368,10 @@ def _stale_reason(source: str, pyc: str, hooked: bool = False, checked: bool = T
     """Why bytecode ``pyc`` that ran for ``source`` is not that source's ("" when it is);
     ``checked``: the import system's own loader ran it, which compares its header with the
     source first (a ``SourcelessFileLoader``, ``runpy.run_path`` or ``marshal`` checks nothing)."""
-    from genstamp import audit  # only when bytecode ran outside genstamp's loader
-
+    try:
+        from genstamp import audit  # only when bytecode ran outside genstamp's loader
+    except ImportError:  # the process is ending (no import system): it cannot be checked
+        return "bytecode run as the process ended, not checked against its source"
     for a in _RUNS:
         if a.run.cache_root and inside(pyc, a.run.cache_root):
             return ""
