@@ -235,6 +235,20 @@ def test_status_names_a_pytest_configuration_pytest_cannot_read(
     assert problems and problems[0].startswith(f"{name} cannot be read ("), data
 
 
+def test_status_tells_a_computed_collect_ignore_as_genstamp_s_note(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """A conftest's computed ``collect_ignore`` is genstamp's limit, not pytest's: pytest runs
+    on (A25 06: status said "pytest stops on it"); the note says how to write it instead."""
+    (project / "tests" / "conftest.py").write_text(
+        "import os\n\ncollect_ignore = [os.path.join('sub', 'test_old.py')]\n"
+    )
+    code, out, _ = genstamp("-C", project, "status")
+    assert code == 0
+    (told,) = [line.strip() for line in out.splitlines() if "computes collect_ignore" in line]
+    assert "write it so" in told and "pytest stops" not in told, out
+
+
 def test_status_unborn_repository(repo: Path, genstamp: RunGenstamp) -> None:
     (repo / "f.txt").write_text("f\n")
     code, out, err = genstamp("-C", repo, "status", "--json")

@@ -149,6 +149,15 @@ def mismatch(*paths: str, tree: str = OTHER, label: str = "work tree") -> dict[s
     return {"targets": (Target(label, tree),), "diffs": {(TESTED, tree): paths}}
 
 
+def lacking(*paths: str, label: str, **changes: Any) -> Facts:
+    """Facts of a tree judged (``label``) that lacks ``paths``, which the tested tree holds."""
+    return facts(
+        **mismatch(*paths, label=label),
+        only_in_first={(TESTED, OTHER): frozenset(paths)},
+        **changes,
+    )
+
+
 class Row(NamedTuple):
     facts: Facts
     rules: list[str]  # the verdict's rules, exactly (empty: accepted)
@@ -334,21 +343,37 @@ ROWS: dict[str, Row] = {
         not_says="only bytecode",
     ),
     "tree-mismatch-only-files-beside-the-commit": Row(
-        facts(
-            **mismatch(".wt/feature", "src/calc/.__init__.py.swp", label="refs/heads/main"),
-            only_in_first={
-                (TESTED, OTHER): frozenset({".wt/feature", "src/calc/.__init__.py.swp"})
-            },
-        ),
+        lacking(".wt/feature", "src/calc/.__init__.py.swp", label="refs/heads/main"),
         ["tree-mismatch"],
         "(only files the tested tree holds and this one does not, such as untracked files the "
         "run had beside the commit",
     ),
-    "tree-mismatch-files-gone-from-the-work-tree-since": Row(
-        facts(
-            **mismatch(".wt/feature", label=WORK_TREE),
-            only_in_first={(TESTED, OTHER): frozenset({".wt/feature"})},
+    # B25 11b: a commit older than the tested one (``git push origin HEAD~1:main``)
+    "tree-mismatch-files-committed-later": Row(
+        lacking("pkg/y.py", label="HEAD~1:refs/heads/main", tracked=frozenset({"pkg/y.py"})),
+        ["tree-mismatch"],
+        "(files git tracks, which this commit does not hold yet: the tests ran on a later"
+        " commit's tree, or with them staged: judge the commit tested, or check this one out",
+        not_says="untracked files",
+    ),
+    # C25 06: ignoring a file the tests read leaves a commit whose clean clone fails
+    "tree-mismatch-files-the-tests-read": Row(
+        lacking(
+            "src/calc/table.json",
+            label="HEAD:refs/heads/main",
+            report=report(
+                audit=audit.Audit(
+                    ("calc",), {CALC: (BLOB,)}, (), read=("src/calc/table.json",)
+                ).to_json()
+            ),
         ),
+        ["tree-mismatch"],
+        "(files the tests used, which the commit does not hold: src/calc/table.json: commit"
+        " them, then rerun)",
+        not_says="ignore",
+    ),
+    "tree-mismatch-files-gone-from-the-work-tree-since": Row(
+        lacking(".wt/feature", label=WORK_TREE),
         ["tree-mismatch"],
         "differs in .wt/feature",
         not_says="only files",

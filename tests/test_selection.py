@@ -263,7 +263,9 @@ def test_a_computed_collect_ignore_is_named() -> None:
     listing, read = tree({**BASE, "conftest.py": "collect_ignore = compute()\n"})
     found = suite.collect(listing, read)
     assert found.problems == (
-        "conftest.py computes collect_ignore: its files are taken as in the suite",
+        "conftest.py computes collect_ignore: its files are taken as in the suite (genstamp"
+        " reads collect_ignore as a list of literal strings: write it so, or ignore those"
+        " files with --ignore in the configuration's addopts)",
     )
 
 

@@ -205,8 +205,13 @@ def _selection_lines(status: dict[str, Any]) -> list[str]:
     for s in status["suites"]:
         config_file = s["config"] or "pytest's defaults"
         out.append(f"suite       {s['root']}: {s['files']} test files ({config_file})")
-        # a configuration file pytest cannot read either: it stops there, and says why
-        out += [f"            {problem} — fix it: pytest stops on it" for problem in s["problems"]]
+        # a configuration file pytest cannot read either: it stops there, and says why (the
+        # others are genstamp's notes, each with its remedy: a conftest's computed list)
+        for problem in s["problems"]:
+            stops = bool(s["config"]) and problem.startswith(s["config"])
+            out.append(
+                f"            {problem}" + (" — fix it: pytest stops on it" if stops else "")
+            )
     current = [p for p in status["parts"] if p["current_tree"]]
     earlier = len(status["parts"]) - len(current)
     for p in current:

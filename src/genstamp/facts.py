@@ -135,6 +135,7 @@ def with_report(
     targets = base.targets
     diffs: dict[tuple[str, str], tuple[str, ...] | None] = {}
     only_in_a: dict[tuple[str, str], frozenset[str]] = {}
+    tracked: frozenset[str] = frozenset()
     blobs: dict[str, str] | None = None
     added: dict[tuple[str, str], str | None] = {}
     placed: dict[str, str] = {}
@@ -165,6 +166,9 @@ def with_report(
             views = without(repo, trees | {t.tree for t in targets}, *left_out)
         for a, b in diff_pairs(report, targets, views):
             diffs[(a, b)], only_in_a[(a, b)] = tree_diff(repo, a, b)
+        if any(only_in_a.values()):  # which of them git tracks: the judged commit is older
+            index = repo.index
+            tracked = frozenset(p for gone in only_in_a.values() for p in gone if p in index)
         if loaded is not None:
             wanted = {
                 rel: loads
@@ -208,6 +212,7 @@ def with_report(
         report_mtime_ns=mtime,
         diffs=diffs,
         only_in_first=only_in_a,
+        tracked=tracked,
         tested_blobs=blobs,
         added=added,
         placed=placed,

@@ -112,6 +112,8 @@ class Facts(NamedTuple):
     config_problems: tuple[str, ...] = ()
     # For the pairs of ``diffs``: the paths the first tree holds and the second does not.
     only_in_first: Mapping[tuple[str, str], frozenset[str]] = _EMPTY
+    # Of those, the ones git tracks (the index holds them): a commit older than the tested one
+    tracked: frozenset[str] = frozenset()
 
 
 class Failure(NamedTuple):
@@ -403,6 +405,20 @@ def _differing_paths(facts: Facts, a: str, b: str, *, judged: bool = False) -> s
         said += " (only bytecode, which git does not ignore here: add __pycache__/ and *.py[co]"
         said += " to .gitignore)"
     elif judged and set(paths) <= facts.only_in_first.get(pair, frozenset()):
+        bound = facts.report.properties if facts.report is not None else {}
+        audited = read_audit(bound)[0]
+        used = {*audited.loaded, *audited.read} if audited is not None else set()
+        if used & set(paths):  # a clean clone of the commit lacks what the tests used
+            return said + (
+                f" (files the tests used, which the commit does not hold:"
+                f" {limit(sorted(used & set(paths)), PATH_LIMIT)}: commit them, then rerun)"
+            )
+        if set(paths) <= facts.tracked:  # committed later, or staged: a newer commit's
+            return said + (
+                " (files git tracks, which this commit does not hold yet: the tests ran on a"
+                " later commit's tree, or with them staged: judge the commit tested, or check"
+                " this one out and rerun)"
+            )
         # untracked files beside the commit (an editor's swap file, a worktree kept inside):
         # rerunning with them there tests the same tree again
         said += (

@@ -440,7 +440,11 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
         if how == "set":
             found[target].clear()
         if names is None:
-            problems.append(f"{conftest} computes {target}: its files are taken as in the suite")
+            problems.append(
+                f"{conftest} computes {target}: its files are taken as in the suite"
+                f" (genstamp reads {target} as a list of literal strings: write it so, or"
+                " ignore those files with --ignore in the configuration's addopts)"
+            )
             continue
         found[target].update(dict.fromkeys(names))
     here = posixpath.dirname(conftest)
