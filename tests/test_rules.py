@@ -350,11 +350,19 @@ ROWS: dict[str, Row] = {
     ),
     # B25 11b: a commit older than the tested one (``git push origin HEAD~1:main``)
     "tree-mismatch-files-committed-later": Row(
-        lacking("pkg/y.py", label="HEAD~1:refs/heads/main", tracked=frozenset({"pkg/y.py"})),
+        lacking(
+            "pkg/y.py",
+            label="HEAD~1:refs/heads/main",
+            tracked=frozenset({"pkg/y.py"}),
+            tested_blobs={CALC: BLOB, "pkg/y.py": BLOB},
+            report=report(
+                audit=audit.Audit(("calc", "pkg"), {"pkg/y.py": (BLOB,)}, ()).to_json()
+            ),  # the tests loaded it, and it is committed already: not "commit them"
+        ),
         ["tree-mismatch"],
         "(files git tracks, which this commit does not hold yet: the tests ran on a later"
         " commit's tree, or with them staged: judge the commit tested, or check this one out",
-        not_says="untracked files",
+        not_says="commit them",
     ),
     # C25 06: ignoring a file the tests read leaves a commit whose clean clone fails
     "tree-mismatch-files-the-tests-read": Row(

@@ -405,6 +405,12 @@ def _differing_paths(facts: Facts, a: str, b: str, *, judged: bool = False) -> s
         said += " (only bytecode, which git does not ignore here: add __pycache__/ and *.py[co]"
         said += " to .gitignore)"
     elif judged and set(paths) <= facts.only_in_first.get(pair, frozenset()):
+        if set(paths) <= facts.tracked:  # committed later, or staged: a newer commit's
+            return said + (
+                " (files git tracks, which this commit does not hold yet: the tests ran on a"
+                " later commit's tree, or with them staged: judge the commit tested, or check"
+                " this one out and rerun)"
+            )
         bound = facts.report.properties if facts.report is not None else {}
         audited = read_audit(bound)[0]
         used = {*audited.loaded, *audited.read} if audited is not None else set()
@@ -412,12 +418,6 @@ def _differing_paths(facts: Facts, a: str, b: str, *, judged: bool = False) -> s
             return said + (
                 f" (files the tests used, which the commit does not hold:"
                 f" {limit(sorted(used & set(paths)), PATH_LIMIT)}: commit them, then rerun)"
-            )
-        if set(paths) <= facts.tracked:  # committed later, or staged: a newer commit's
-            return said + (
-                " (files git tracks, which this commit does not hold yet: the tests ran on a"
-                " later commit's tree, or with them staged: judge the commit tested, or check"
-                " this one out and rerun)"
             )
         # untracked files beside the commit (an editor's swap file, a worktree kept inside):
         # rerunning with them there tests the same tree again
