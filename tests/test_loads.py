@@ -983,45 +983,67 @@ def test_the_work_tree_holding_a_file(tmp_path: Path) -> None:
     assert loads.work_tree_of(os.path.realpath(loads.__file__)) == ""
 
 
-# -- code a conftest's trylast session finish runs, after the tests ------------------------------
+# -- code a conftest's session finish runs, after the tests ---------------------------------------
 
 LATE_CONFTEST = """
 import sys
 import pytest
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl({how})
 def pytest_sessionfinish(session, exitstatus):
-    sys.path.insert(0, {where!r})
+    {after}sys.path.insert(0, {where!r})
     for name in [m for m in sys.modules if m == "calc" or m.startswith("calc.")]:
         del sys.modules[name]
     import calc
     if calc.VALUE != 1:
         session.exitstatus = 1
 """
+LATE_HOOKS = {
+    "trylast": ("trylast=True", ""),
+    "wrapper": ("wrapper=True", "result = yield\n    "),
+    "hookwrapper": ("hookwrapper=True, tryfirst=True", "yield\n    "),
+}
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
-def test_a_trylast_session_finish_of_a_conftest_is_audited(tmp_path: Path, foreign: bool) -> None:
-    """A conftest's ``trylast`` session finish runs after every test, and may import code and
-    decide the session's status: here the other clone's calc makes it pass where the tree's
-    would fail it. genstamp binds after it (C25 02: it bound before, and accepted)."""
+@pytest.mark.parametrize("case", ["other-clone", "tree-fails", "tree-passes"])
+@pytest.mark.parametrize("how", list(LATE_HOOKS))
+def test_code_a_conftest_s_session_finish_runs_after_the_tests_is_judged(
+    tmp_path: Path, how: str, case: str
+) -> None:
+    """A conftest's session finish runs after every test, and may import code and decide the
+    session's status: here the other clone's calc makes it pass where the tree's fails it. A
+    ``trylast`` one runs before genstamp binds (C25 02: it bound before, and accepted), and
+    its loads are audited; a wrapper's code after ``yield`` runs after the binding (D25 01:
+    accepted), and refutes the run. The controls: the tree's calc fails the session, or
+    passes it, and nothing is flagged."""
     repo, other = project(tmp_path, "def test_nothing():\n    pass\n")
-    (repo / "src" / "calc" / "__init__.py").write_text(OTHER.replace("VALUE = 2", "VALUE = 3"))
-    where = str(other / "src") if foreign else str(repo / "src")
+    if case != "tree-passes":
+        (repo / "src" / "calc" / "__init__.py").write_text(OTHER.replace("VALUE = 2", "VALUE = 3"))
+    where = str(other / "src") if case == "other-clone" else str(repo / "src")
     (other / "src" / "calc" / "__init__.py").write_text(CALC)  # the other clone: VALUE = 1
-    (repo / "conftest.py").write_text(LATE_CONFTEST.format(where=where))
+    decorator, after = LATE_HOOKS[how]
+    conftest = LATE_CONFTEST.format(how=decorator, after=after, where=where)
+    (repo / "conftest.py").write_text(conftest)
     commit_all(repo, "late check")
     restamp.begin(open_checkout(repo))
     proc = run_pytest(repo, env=subprocess_env())
-    if foreign:
+    if case == "tree-passes":
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert failures(repo) == {}
+    elif case == "tree-fails":  # the tree's calc fails the session: so does the evidence
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "tests-failed" in failures(repo)
+    elif how == "trylast":  # before the binding: the audit names it
         assert proc.returncode == 0, proc.stdout + proc.stderr  # the other clone's calc passes
         flagged = [(f.kind, f.module) for f in audit_of(repo).flags]
         assert flagged == [(audit.FOREIGN, "calc")]
         assert list(failures(repo)) == ["foreign-origin"]
-    else:  # the tree's calc fails the session: so does the evidence
-        assert proc.returncode == 1, proc.stdout + proc.stderr
-        assert "tests-failed" in failures(repo)
+    else:  # after the binding: the run is refuted
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        told = "genstamp: code the gate refuses ran after the evidence was bound (foreign-origin"
+        assert told in proc.stderr, proc.stderr
+        assert list(failures(repo)) == ["tests-failed"]
 
 
 # -- a forked child that exits normally ----------------------------------------------------------

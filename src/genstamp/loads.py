@@ -465,9 +465,9 @@ def _bytecode_origin(filename: str) -> "tuple[str, str] | None":
     return None
 
 
-def read_logs(folder: str) -> list[Load]:
+def read_logs(folder: str, since: "dict[str, int] | None" = None) -> list[Load]:
     """Every process's loads, in the order each recorded them; lines cut by a crash are
-    skipped."""
+    skipped. ``since``: only those recorded after it (``log_sizes``)."""
     loads: list[Load] = []
     try:
         names = sorted(os.listdir(folder))
@@ -477,8 +477,9 @@ def read_logs(folder: str) -> list[Load]:
         if not name.endswith(".log"):
             continue
         try:
-            with open(os.path.join(folder, name), encoding="utf-8", errors="surrogateescape") as fh:
-                lines = fh.read().split("\n")
+            with open(os.path.join(folder, name), "rb") as fh:
+                fh.seek((since or {}).get(name, 0))
+                lines = fh.read().decode("utf-8", "surrogateescape").split("\n")
         except OSError:
             continue
         for line in lines:
@@ -486,6 +487,18 @@ def read_logs(folder: str) -> list[Load]:
             if len(fields) == len(Load._fields):
                 loads.append(Load(*(_unescape(f) for f in fields)))
     return loads
+
+
+def log_sizes(folder: str) -> dict[str, int]:
+    """How much each process's log of the run in ``folder`` holds now (``read_logs``)."""
+    sizes = {}
+    try:
+        for entry in os.scandir(folder):
+            if entry.name.endswith(".log"):
+                sizes[entry.name] = entry.stat().st_size
+    except OSError:
+        pass
+    return sizes
 
 
 # -- where the bytes are known: the loaders ------------------------------------------------------

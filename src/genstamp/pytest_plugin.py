@@ -743,6 +743,8 @@ class Feed:
         self.recorder.render()
 
 
+# what a run records that is no code (``Session.late_loads``)
+_NOT_CODE = frozenset({loads.READ, loads.WROTE, loads.TOUCHED, loads.FOLDER, loads.MKDIR})
 _WATCHED: list[Session] = []  # the sessions whose green evidence a later failure refutes
 # genstamp's sys.excepthook and the one it wraps, until the process's exit (``_leave``)
 _EXCEPTHOOK: list[tuple[Any, Any]] = []
@@ -786,6 +788,9 @@ class Session:
         # status then, the exception being handled then, if any: a caller's). pytest may still
         # fail after it is bound (``_watch_the_end``).
         self.green: tuple[Path, str, pytest.Session, int, BaseException | None] | None = None
+        # how much the run's logs held when it was bound green: what they hold beyond ran
+        # later (a session finish's wrapper, a terminal summary, an unconfigure)
+        self.bound_logs: dict[str, int] | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -955,11 +960,15 @@ class Session:
         except Exception as exc:  # never a traceback, never a changed outcome
             reason = f"{type(exc).__name__}: {exc}"
         finally:
-            # The evidence holds what was recorded until now: nothing later counts, so the
-            # imports of the plugins that report at the end (a terminal summary's) and the
-            # files they open are not recorded at a cost.
-            if self.start.recording is not None:
-                child.close_run(self.start.recording)
+            # The evidence holds what was recorded until now. Bound green, the recording goes
+            # on to pytest's unconfigure: code that runs later (a wrapper of the session
+            # finish, a terminal summary) and that the gate refuses refutes the run there
+            # (``check_the_end``); otherwise nothing later is recorded, at no cost.
+            rec = self.start.recording
+            if rec is not None and self.green is not None and rec.owned:
+                self.bound_logs = loads.log_sizes(rec.run.folder)
+            elif rec is not None:
+                child.close_run(rec)
         self._forget_earlier()
         self._say(f"genstamp: evidence not written: {reason}")
 
@@ -1167,7 +1176,7 @@ class Session:
             terminalreporter.write_line(line, yellow=True)
         self.pending.clear()
 
-    def late_failure(self, why: str) -> None:
+    def late_failure(self, why: str, what: str = "pytest failed") -> None:
         """The session failed after its evidence was bound green (``why``): its tree is
         recorded as failed (``refuted``), so no pass of it, this one's included, answers for
         it. Once."""
@@ -1179,15 +1188,20 @@ class Session:
 
         unrecorded = refuted.record_failure(gitdir, tree)
         told = unrecorded or (
-            f"pytest failed after the evidence was bound ({why}): tree {tree[:12]} is "
+            f"{what} after the evidence was bound ({why}): tree {tree[:12]} is "
             "recorded as failed, and the gate refuses it — fix what failed, then rerun"
         )
         print(f"genstamp: {told}", file=sys.stderr)
 
     def check_the_end(self) -> None:
         """At pytest's unconfigure: whether the session failed since its evidence was bound
-        (an exception on its way out of pytest, or another exit status)."""
+        (an exception on its way out of pytest, or another exit status), or ran code the
+        gate refuses (``late_loads``)."""
         if self.green is None:
+            return
+        late = self.late_loads()
+        if late:
+            self.late_failure(late, "code the gate refuses ran")
             return
         in_flight = sys.exc_info()[1]
         _, _, session, bound, handled = self.green
@@ -1201,6 +1215,25 @@ class Session:
             self.late_failure(f"{type(in_flight).__name__}: {in_flight}")
         elif status != bound and status != pytest.ExitCode.OK:
             self.late_failure(f"pytest exits with status {status}")
+
+    def late_loads(self) -> str:
+        """What the processes of the run loaded once it was bound green that the gate refuses
+        (another clone's code, stale bytecode): a wrapper of the session finish runs after the
+        binding, and its code can decide the session's status (D25 01). "" when nothing."""
+        rec, since = self.start.recording, self.bound_logs
+        if rec is None or since is None:
+            return ""
+        late = [ld for ld in loads.read_logs(rec.run.folder, since) if ld.via not in _NOT_CODE]
+        if not late:
+            return ""
+        from genstamp import audit
+
+        start = self.start
+        gen_ns = start.gen.created_ns if start.gen else None
+        found = audit.judge(
+            late, start.checkout.workdir, rec.run.roots, gen_ns, (), self.began_ns
+        ).flags
+        return ", ".join(sorted({f"{f.kind}: {f.module or f.path}" for f in found}))
 
     def restore(self) -> None:
         if self.trees is not None:
