@@ -243,6 +243,34 @@ def test_a_clean_filter_that_hides_an_edit_is_refused(
         assert CALC.as_posix() in message(data, "loaded-not-tested")
 
 
+@pytest.mark.parametrize("dropped", ["code", "a-comment"])
+def test_a_project_s_filter_this_clone_alone_defines_may_drop_no_code(
+    repo: Path, genstamp: RunGenstamp, dropped: str
+) -> None:
+    """The project's .gitattributes names a clean filter whose driver this clone's config
+    alone defines (its smudge side a plain ``cat``), and it drops a line the tests need: git
+    stores the blob without it, a fresh clone checks that out and fails (D25 04: accepted, as
+    the clean side gave the tested blob). What a checkout writes through the driver must give
+    the loaded bytes back, or their syntax tree. The control: the line dropped is a comment."""
+    expected = 2 if dropped == "code" else 4  # a - b only with the dropped line
+    tests = f"from calc import add\n\n\ndef test_add():\n    assert add(3, 1) == {expected}\n"
+    write_calc(repo, tests=tests)
+    (repo / ".gitattributes").write_text("*.py filter=notes\n")
+    git(repo, "config", "filter.notes.clean", "sed -e '/# local note/d'")
+    git(repo, "config", "filter.notes.smudge", "cat")
+    commit_all(repo, "calc")
+    line = "    b = -b  # local note\n" if dropped == "code" else "    # local note\n"
+    (repo / CALC).write_text("def add(a, b):\n" + line + "    return a + b\n")
+    assert git(repo, "diff") == ""  # git stores the same blob
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    if dropped == "code":
+        assert (code, rules(data)) == (1, ["loaded-not-tested"]), data
+        assert CALC.as_posix() in message(data, "loaded-not-tested")
+    else:
+        assert (code, rules(data)) == (0, []), data
+
+
 @pytest.mark.parametrize("where", ["this-clone-alone", "project-declared"])
 def test_a_working_tree_encoding_of_this_clone_alone_is_not_a_clones(
     repo: Path, genstamp: RunGenstamp, where: str

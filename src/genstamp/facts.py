@@ -34,7 +34,7 @@ from genstamp import (
 )
 from genstamp.bytecode import PYCACHE, holds_bytecode, is_bytecode_file
 from genstamp.errors import GenstampError
-from genstamp.identity import added_blobs, clone_conversions, hidden_changes, scan
+from genstamp.identity import ALONE, added_blobs, clone_conversions, hidden_changes, scan
 from genstamp.paths import inside
 from genstamp.placed import installed, placement
 from genstamp.repo import Checkout
@@ -359,7 +359,10 @@ def converted(
     there) is in no fresh clone, which checks the blob out as it is: what it stores proves
     nothing (a ``sed`` that hides an edit), and the bytes loaded count as tested when they are
     the blob's, or, for a Python source, still in the file and of the same syntax tree as the
-    blob (the driver dropped a local note).
+    blob (the driver dropped a local note). A driver the project names but this clone's own
+    config alone defines (``git lfs install --local``; D25 04: a ``sed`` that drops a line of
+    code) is judged alike, by what a checkout writes through it: its smudge side must give the
+    loaded bytes back (git-lfs does), or, for a Python source, their syntax tree.
 
     ``known``: what the run's end found (path -> {raw blob: blob}, ``Audit.converted``), while
     the bytes were still in the file: where it gives the tested blob, that is the answer."""
@@ -375,7 +378,9 @@ def converted(
                 out[(rel, raw)] = blobs[rel]
             else:
                 differ.append((rel, raw))
-    alone: set[str] = set()  # paths a conversion of this clone alone converts
+    # paths a conversion of this clone converts: no fresh clone has it (ALONE), or only one set
+    # up as this one was (LOCAL): what it stores proves nothing, what a checkout writes may
+    mine: dict[str, str] = {}
     while differ:
         # One raw blob per path in each call: a path loaded twice is asked twice.
         batch: dict[str, str] = {}
@@ -387,16 +392,16 @@ def converted(
                 batch[rel] = raw
         for (owner, prefix), part in _by_repository(checkout, batch).items():
             found = added_blobs(owner, {rel[len(prefix) :]: raw for rel, raw in part.items()})
-            for rel, mine in clone_conversions(owner, found).items():
-                if mine:  # what a conversion of this clone alone stores proves nothing
+            for rel, how in clone_conversions(owner, found).items():
+                if how:
                     found[rel] = None
-                    alone.add(prefix + rel)
+                    mine[prefix + rel] = how
             out.update(((prefix + rel, batch[prefix + rel]), blob) for rel, blob in found.items())
         differ = rest
     unknown = [key for key, blob in out.items() if blob is None]
     if unknown:
         written = checkout_forms(checkout, tested, sorted({rel for rel, _ in unknown}))
-        for rel in [rel for rel in alone if rel in written]:
+        for rel in [rel for rel, how in mine.items() if how == ALONE and rel in written]:
             blob = checkout.repo.get(blobs[rel])  # a fresh clone has no such driver
             written[rel] = blob.data if isinstance(blob, pygit2.Blob) else b""
         for rel, raw in unknown:
@@ -404,7 +409,7 @@ def converted(
             if form is None:
                 continue
             if str(pygit2.hash(form)) == raw or (
-                rel in alone and rel.endswith(_PY) and _same_code(checkout, rel, raw, form)
+                rel in mine and rel.endswith(_PY) and _same_code(checkout, rel, raw, form)
             ):
                 out[(rel, raw)] = blobs[rel]
     return out

@@ -125,13 +125,20 @@ def _conversion(repo: pygit2.Repository, changed: Iterable[tuple[str, int]]) -> 
     return _Conversion(frozenset(drivers), attributes, auto_default)
 
 
-def clone_conversions(checkout: Checkout, paths: Iterable[str]) -> dict[str, bool]:
+ALONE = "alone"  # a conversion no fresh clone makes: it checks the blob out as it is
+LOCAL = "local"  # one the project names, by a driver this clone's own config alone defines
+
+
+def clone_conversions(checkout: Checkout, paths: Iterable[str]) -> dict[str, str]:
     """Those of ``paths`` (relative to the work tree) that a filter driver configured for the
     repository converts (``filter=NAME`` with ``filter.NAME.clean``, ``.process`` or
-    ``.required`` set), or a ``working-tree-encoding`` re-encodes, each with whether that
-    conversion is this clone's alone: named by no .gitattributes git tracks (only by
-    ``.git/info/attributes``), and for a driver, configured in this clone's own config file
-    only. A fresh clone checks such a path's blob out as it is."""
+    ``.required`` set), or a ``working-tree-encoding`` re-encodes, each with how far that
+    conversion is this clone's own: ``ALONE`` when named by no .gitattributes git tracks (only
+    by ``.git/info/attributes``) and, for a driver, configured in this clone's own config file
+    only (a fresh clone checks such a path's blob out as it is); ``LOCAL`` when the project's
+    .gitattributes names a driver this clone's config alone defines (``git lfs install
+    --local``: a fresh clone converts only once it is set up so); "" when every clone here
+    has it (the user's global config)."""
     repo = checkout.repo
     drivers = _conversion(repo, ()).drivers
     shared = set()
@@ -145,10 +152,11 @@ def clone_conversions(checkout: Checkout, paths: Iterable[str]) -> dict[str, boo
         raw = os.fsencode(p)
         name = repo.get_attr(raw, "filter")
         if isinstance(name, str) and name in drivers:
-            out[p] = name not in shared and not _declared(repo, p, f"filter={name}")
+            declared = _declared(repo, p, f"filter={name}")
+            out[p] = "" if name in shared else LOCAL if declared else ALONE
         encoding = repo.get_attr(raw, "working-tree-encoding")
         if isinstance(encoding, str) and not _declared(repo, p, "working-tree-encoding="):
-            out[p] = True
+            out[p] = ALONE
     return out
 
 
