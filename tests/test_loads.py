@@ -1046,6 +1046,45 @@ def test_code_a_conftest_s_session_finish_runs_after_the_tests_is_judged(
         assert list(failures(repo)) == ["tests-failed"]
 
 
+LATE_SUMMARY = """
+import sys
+
+def pytest_terminal_summary(terminalreporter):
+    sys.path.insert(0, {site!r})
+    for name in [m for m in sys.modules if m == "calc" or m.startswith("calc.")]:
+        del sys.modules[name]
+    import calc.{module}
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("module", ["_version", "other"])
+def test_code_loaded_after_the_binding_is_judged_as_the_binding_judges(
+    tmp_path: Path, module: str
+) -> None:
+    """A terminal summary imports the checkout's package from an installed copy: its
+    ``_version.py``, which versioneer's build rewrote there, is the build's, as it is when a
+    test loads it (E25 25: after the binding it was foreign-origin, and the run refuted). The
+    control: another module of that copy, which differs from the tree's, refutes the run."""
+    versioneer = {"setup.cfg": "[versioneer]\nversionfile_source = src/calc/_version.py\n"}
+    files = {"src/calc/_version.py": "VERSION = '0+unknown'\n", "src/calc/other.py": "X = 1\n"}
+    repo, _ = project(tmp_path, "def test_nothing():\n    pass\n", {**files, **versioneer})
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(repo / "src" / "calc", site / "calc")
+    (site / "calc" / f"{module}.py").write_text("VERSION = '1.0'\nX = 2\n")  # the build's
+    (repo / "conftest.py").write_text(LATE_SUMMARY.format(site=str(site), module=module))
+    commit_all(repo, "a late summary")
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, env=subprocess_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    if module == "_version":
+        assert "after the evidence was bound" not in proc.stderr, proc.stderr
+        assert failures(repo) == {}
+    else:
+        assert "(foreign-origin: calc.other)" in proc.stderr, proc.stderr
+        assert list(failures(repo)) == ["tests-failed"]
+
+
 # -- a forked child that exits normally ----------------------------------------------------------
 
 FORKING = """

@@ -1228,12 +1228,30 @@ class Session:
             return ""
         from genstamp import audit
 
+        # judged as the binding judged: with what the whole run read, wrote and made, and the
+        # version files the build writes (E25 25: an installed _version.py), naming the late
+        # code alone
         start = self.start
+        context = [ld for ld in loads.read_logs(rec.run.folder) if ld.via in _NOT_CODE]
         gen_ns = start.gen.created_ns if start.gen else None
+        workdir = start.checkout.workdir
         found = audit.judge(
-            late, start.checkout.workdir, rec.run.roots, gen_ns, (), self.began_ns
+            [*context, *late],
+            workdir,
+            rec.run.roots,
+            gen_ns,
+            (),
+            self.began_ns,
+            start.settings.built,
         ).flags
-        return ", ".join(sorted({f"{f.kind}: {f.module or f.path}" for f in found}))
+        paths = {ld.path for ld in late}
+        modules = {ld.module for ld in late if ld.module}
+        late_flags = {
+            f"{f.kind}: {f.module or f.path}"
+            for f in found
+            if f.module in modules or f.path in paths or str(workdir / f.path) in paths
+        }
+        return ", ".join(sorted(late_flags))
 
     def restore(self) -> None:
         if self.trees is not None:
