@@ -1285,6 +1285,29 @@ def test_a_link_named_like_a_test_file_that_leads_to_no_file_is_no_file_of_the_s
     assert files == (3 if dangling else 4), data
 
 
+@pytest.mark.parametrize("late", [True, False], ids=["first-part-refuted", "control"])
+def test_a_part_refuted_at_its_end_is_not_made_good_by_the_parts_after_it(
+    tmp_path: Path, late: bool
+) -> None:
+    """The first part's terminal summary fails after its evidence is bound green: its tree is
+    recorded as failed. A second part, run after that, completed the suite, and the merge was
+    taken as newer than the failure (E25 24: accepted, and pushed). The oldest part counts.
+    The control: the first part ends well, and the two parts merge."""
+    summary = "import os\n\ndef pytest_terminal_summary(terminalreporter):\n"
+    summary += "    if os.environ.get('LATE'):\n        raise RuntimeError('late')\n"
+    root = make(tmp_path / "p", {**SIMPLE, "conftest.py": summary})
+    stamp(root)
+    env = subprocess_env(LATE="1" if late else "")
+    first = run_pytest(root, "-p", "no:cacheprovider", "tests/test_a.py", env=env)
+    assert (first.returncode != 0) is late, first.stdout + first.stderr
+    assert pytest_in(root, "tests/test_b.py", "tests/deep").returncode == 0
+    code, data, _ = verify(root)
+    if late:
+        assert (code, list(rules(data))) == (1, ["tests-failed"]), data
+    else:
+        assert code == 0, data
+
+
 def test_parts_written_in_place_by_junitxml_at_the_evidence_path_merge(tmp_path: Path) -> None:
     """pytest's ``--junitxml`` naming the configured evidence path writes that file in place
     on every run: each run's kept part must keep its own bytes."""

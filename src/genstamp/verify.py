@@ -177,9 +177,10 @@ def verify(
         vouched=vouched_trees,
         vouching=tuple(vouching.values()),
     )
-    # a run of the same tree that failed after the evidence did (in another worktree) is the
-    # newer word on it
-    ran_at = facts.report_mtime_ns or 0
+    # a run of the same tree that failed after the evidence did (in another worktree, or a
+    # part refuted at its end: its acceptance is refuted, however many parts come after it;
+    # E25 24) is the newer word on it
+    ran_at = min([facts.report_mtime_ns or 0, *(_mtime(Path(f)) for f, _ in facts.others)])
     later = [t for t in pending if failed.get(t.tree, -1) > ran_at]
     if verdict.ok and later:
         verdict = _refuted(verdict, later[0], failed)
@@ -189,6 +190,13 @@ def verify(
         with contextlib.suppress(GenstampError):
             verified.remember(checkout.gitdir, [t.tree for t in pending])
     return verdict
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
 
 
 def _vouched(
