@@ -180,7 +180,8 @@ def verify(
     # a run of the same tree that failed after the evidence did (in another worktree, or a
     # part refuted at its end: its acceptance is refuted, however many parts come after it;
     # E25 24) is the newer word on it
-    ran_at = min([facts.report_mtime_ns or 0, *(_mtime(Path(f)) for f, _ in facts.others)])
+    parts = [t for t in (_mtime(Path(f)) for f, _ in facts.others) if t is not None]
+    ran_at = min([facts.report_mtime_ns or 0, *parts])
     later = [t for t in pending if failed.get(t.tree, -1) > ran_at]
     if verdict.ok and later:
         verdict = _refuted(verdict, later[0], failed)
@@ -192,11 +193,11 @@ def verify(
     return verdict
 
 
-def _mtime(path: Path) -> int:
+def _mtime(path: Path) -> int | None:
     try:
         return path.stat().st_mtime_ns
     except OSError:
-        return 0
+        return None
 
 
 def _vouched(
