@@ -318,12 +318,11 @@ def route_rewrite_cache(workdir: str, cache_root: str) -> "Callable[[], None] | 
                 digest = importlib.util.source_hash(data).hex()
                 loads.loaded_source(os.fspath(file_path), data, "")
                 folder = Path(base, os.path.relpath(real, workdir))
-                with contextlib.suppress(OSError):
-                    for older in folder.iterdir():  # bytecode of earlier versions of the file
-                        if older.name != digest:
-                            shutil.rmtree(older, ignore_errors=True)
                 kept = folder / digest
                 if not kept.is_dir():  # made once the source is known to compile quietly
+                    with contextlib.suppress(OSError):
+                        for older in folder.iterdir():  # bytecode of the file's earlier texts
+                            shutil.rmtree(older, ignore_errors=True)
                     if _warns(data, os.fspath(file_path)):
                         return NOWHERE  # pytest can neither read nor write bytecode there
                     with contextlib.suppress(OSError):
