@@ -2176,3 +2176,78 @@ def test_bytecode_no_loader_checked_is_judged_by_its_code(
         return
     assert [kind for kind, _ in flagged] == [audit.STALE], flagged
     assert "stale-bytecode" in failures(repo)
+
+
+# -- bytecode alone, compiled from another clone's file, under a name of no import root (D26) -----
+
+FOREIGN_PYC_TEST = """
+import importlib.machinery, importlib.util, py_compile
+
+
+def test_copy(tmp_path):
+    pyc = tmp_path / "copy.pyc"
+    py_compile.compile({source!r}, cfile=str(pyc), doraise=True)
+    loader = importlib.machinery.SourcelessFileLoader("calc_copy", str(pyc))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("calc_copy", loader))
+    loader.exec_module(module)
+    assert module.add(2, 3) == 5
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_bytecode_alone_of_another_clones_file_is_that_clones(
+    tmp_path: Path, foreign: bool
+) -> None:
+    """A .pyc compiled (in the test's tmp_path) from the other clone's file and run under a name
+    that is no import root of the checkout (D26 13: accepted, nothing recorded): its code is
+    that clone's. Compiled from the tree's own file, it is the tree's."""
+    repo, other = project(tmp_path, "")
+    source = (other if foreign else repo) / "src" / "calc" / "__init__.py"
+    found = scenario(repo, FOREIGN_PYC_TEST.format(source=str(source)))
+    elsewhere = [f.module for f in found.flags if f.kind == audit.FOREIGN]
+    if foreign:
+        assert elsewhere == ["calc_copy"], found.flags
+        assert "foreign-origin" in failures(repo)
+    else:
+        assert elsewhere == [] and failures(repo) == {}, (found.flags, failures(repo))
+
+
+# -- a .pth file of the work tree that site reads (D26) -------------------------------------------
+
+SITE_DIR_TEST = """
+import os, site, sys
+
+sys.path.insert(0, os.path.abspath("src"))
+import calc
+
+
+def test_site():
+    site.addsitedir(os.path.abspath("tools/site"))
+    assert calc.VALUE == 3
+"""
+PATH_FILE_CODE = "import calc; calc.VALUE = 3\n"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["hidden", "ignored", "control"])
+def test_a_path_file_of_the_work_tree_is_code_the_tests_ran(tmp_path: Path, case: str) -> None:
+    """``site.addsitedir`` of a folder of the work tree runs the ``import`` lines of its .pth
+    files: one whose edit the index hides (``--skip-worktree``), or one git ignores, made the
+    run pass where a clean clone fails (D26 07, 06: accepted); committed, it is the tree's."""
+    files = {"tools/site/zz.pth": PATH_FILE_CODE if case == "control" else "import sys\n"}
+    if case == "ignored":
+        files = {".gitignore": "__pycache__/\n*.py[co]\nzz.pth\n", "tools/site/README": ""}
+    repo, _ = project(tmp_path, "", files)
+    if case == "hidden":
+        git(repo, "update-index", "--skip-worktree", "tools/site/zz.pth")
+    (repo / "tools" / "site" / "zz.pth").write_text(PATH_FILE_CODE)
+    found = scenario(repo, SITE_DIR_TEST)
+    blob = loads.blob_of(PATH_FILE_CODE.encode())
+    assert found.loaded["tools/site/zz.pth"] == (blob,)
+    expected = {
+        "hidden": {"hidden-change", "loaded-not-tested"},
+        "ignored": {"ignored-code"},
+        "control": set(),
+    }
+    assert set(failures(repo)) == expected[case], failures(repo)

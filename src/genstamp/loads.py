@@ -446,6 +446,16 @@ def _may_concern(filename: str) -> bool:
     return any(inside(filename, a.run.workdir) for a in _RUNS) or _named_like_a_root(filename)
 
 
+def _of_another_work_tree(filename: str, ran: str) -> bool:
+    """Whether bytecode run from ``ran``, outside every run's work tree, was compiled from a file
+    of another git work tree (its code names ``filename`` there): that clone's code, judged as
+    its file is (``ELSEWHERE``), where the .pyc itself is no one's (D26 13)."""
+    if _may_concern(_where(ran)):
+        return False
+    other = work_tree_of(_where(filename))
+    return bool(other) and not any(inside(other, a.run.workdir) for a in _RUNS)
+
+
 def _bytecode_origin(filename: str) -> "tuple[str, str] | None":
     """Where the module about to run ``filename``'s code was loaded from, and its name, when
     that is a file other than ``filename`` and no Python source (``module.__file__`` names a
@@ -638,6 +648,8 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                     _changed(name, WROTE)
                 if not name.endswith(_CODE):
                     _opened(name, args[1], args[2])
+                elif name.endswith(".pth") and not writing:
+                    _path_file(name)
         elif event in _SET:  # os.utime: (path, times, ns, dir_fd)
             path = args[0]
             if isinstance(path, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
@@ -736,6 +748,25 @@ def _opened(path: str, mode: object, flags: object) -> None:
         except OSError:
             continue
         record(Load(where, "", "", READ))
+
+
+def _path_file(path: str) -> None:
+    """A ``.pth`` file opened to read (by ``site``, for a folder ``site.addsitedir`` adds): its
+    lines put folders on the import path and its ``import`` lines run as code. One of the work
+    tree is code the tests ran, judged as a module's source is (the tree's blob, ignored,
+    hidden from git); an installed one (a virtual environment's) is the installer's."""
+    full = os.path.abspath(path)
+    if full in _READ:
+        return
+    _READ.add(full)
+    real = _where(full)
+    if any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
+        try:
+            with open(real, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return
+        record(Load(real, blob_of(data), "", SOURCE, _made(real)))
 
 
 _SEEN_FOLDERS: set[str] = set()  # the folders written into or listed, once each
@@ -1100,7 +1131,7 @@ def _executed(code: CodeType) -> None:
         compiled = None  # compiled here, but what runs is other code: judged as such below
     if compiled is None and _may_concern(filename):
         found = _bytecode_origin(filename)
-        if found is not None:
+        if found is not None and not _of_another_work_tree(filename, found[0]):
             # Sourceless bytecode (a .pyc with no source beside it, a zipimported archive's):
             # its code names the file it was once compiled from, not what ran.
             origin, module = found
@@ -1126,8 +1157,9 @@ def _executed(code: CodeType) -> None:
         cached = _cache_of(pyc, filename) or _cache_of(pyc, named)
         if not cached and _may_concern(named) and not _may_concern(placed):
             # Bytecode alone outside the work tree whose code names a file of it (compiled
-            # there, or under a relative name: py_compile's) ran instead of that file.
-            filename = pyc
+            # there, or under a relative name: py_compile's) ran instead of that file
+            if not _of_another_work_tree(filename, pyc):
+                filename = pyc
     real = _where(filename)
     if pyc is None and filename in _TEXTS and not os.path.lexists(real):
         # text compiled under a path where no file is (``/elsewhere/mod.py``): what a loader
@@ -1563,17 +1595,21 @@ STRANGERS = "strangers.txt"  # in a run's folder: the processes that found anoth
 def follow(owner: int, started_at: str, folder: str, home: str) -> None:
     """What a process does at start-up while the run in ``folder`` is open (the ``.pth`` line
     of ``child.pth_line``, written by the genstamp in ``home``): record into the runs that
-    ``GENSTAMP_RUN`` names (``start``), or, started without the variable, ``adopt`` the run.
+    ``GENSTAMP_RUN`` names (``start``); started without the variable, or with one that does
+    not name this run, ``adopt`` it.
     A genstamp other than ``home``'s (another copy first on the process's import path) notes
     itself in the run's folder: it records by its own rules, which the run cannot vouch for."""
     try:
         runs = os.environ.get(RUN_ENV)
         if runs:
             here = os.path.dirname(os.path.abspath(__file__))
-            if here != home and folder in runs.split(os.pathsep) and not _same(here, home):
+            named = folder in runs.split(os.pathsep)
+            if here != home and named and not _same(here, home):
                 with open(os.path.join(folder, STRANGERS), "a", encoding="ascii") as fh:
                     fh.write(f"{os.getpid()} {here!a}\n")
             start()
+            if not named:  # a variable of another run (a test's stale copy, a value made up)
+                adopt(owner, started_at, folder)
         elif runs is None:
             adopt(owner, started_at, folder)
     except Exception:  # never break the user's process
