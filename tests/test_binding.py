@@ -140,8 +140,18 @@ def test_what_the_run_found_unseen_is_a_format_older_readers_refuse(
 
 @pytest.mark.parametrize(
     "raw",
-    ["", "[]", "{", '{"version": 2, "hidden": {}, "dirty": {}}', '{"version": 1, "hidden": []}'],
+    [
+        "",
+        "[]",
+        "{",
+        '{"version": 2, "hidden": {}, "dirty": {}}',
+        '{"version": true, "hidden": {}, "dirty": {}}',
+        '{"version": 1, "hidden": []}',
+    ],
 )
 def test_an_unreadable_record_of_the_unseen_is_none(raw: str) -> None:
-    """Not readably recorded: the gate judges the work tree as it is (as without a record)."""
+    """Not readably recorded: none to the writer choosing its format, an error to the gate
+    (which refuses it as unbound-evidence: test_rules)."""
     assert binding.unseen_of({binding.P_UNSEEN: raw}) is None
+    with pytest.raises((ValueError, TypeError)):
+        binding.unseen_from_json(raw)

@@ -330,6 +330,15 @@ def test_future_version_names_both_versions(project: Path) -> None:
         generation.current(open_checkout(project))
 
 
+@pytest.mark.parametrize("version", [True, 3.0, "3"], ids=["true", "float", "string"])
+def test_a_version_of_another_type_is_refused(project: Path, version: object) -> None:
+    """To Python, JSON's ``true`` equals 1 and ``3.0`` equals 3; neither is a version genstamp
+    writes (B26 02: ``true`` was read as version 1, and the gate accepted)."""
+    stamp_file(project).write_text(json.dumps({**_valid(project), "version": version}))
+    with pytest.raises(GenstampError, match=rf"format version {re.escape(repr(version))},"):
+        generation.current(open_checkout(project))
+
+
 def test_the_stamp_names_the_genstamp_that_wrote_it_last(project: Path) -> None:
     """A stamp begun by another genstamp and kept or claimed by this one's hook is written in
     this one's format: it names this one (J21 07: a line refusing it said "format version 3,

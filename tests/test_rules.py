@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from genstamp import __version__ as genstamp_version
 from genstamp import audit, binding, coverage, suite
 from genstamp.binding import Counts, Report
 from genstamp.config import Config
@@ -236,6 +237,26 @@ ROWS: dict[str, Row] = {
         f"reads audit format {audit.AUDIT_VERSION}",
     ),
     "control-audit-unavailable": Row(facts(report=report(audit="unavailable")), []),
+    # a newer writer's record of what no tree holds is refused, never read as none (B26 04)
+    "unbound-unseen-of-another-format": Row(
+        facts(report=report(unseen='{"dirty": {}, "hidden": {"a.py": "x"}, "version": 99}')),
+        ["unbound-evidence"],
+        f"{EVIDENCE}: its genstamp.unseen cannot be read (unseen format 99); this genstamp "
+        f"{genstamp_version} reads unseen format {binding.UNSEEN_VERSION}",
+    ),
+    "unbound-unseen-version-true": Row(
+        facts(report=report(unseen='{"dirty": {}, "hidden": {}, "version": true}')),
+        ["unbound-evidence"],
+        "its genstamp.unseen cannot be read (unseen format True)",
+    ),
+    "unbound-unseen-damaged": Row(
+        facts(report=report(unseen='{"dirty": [], "hidden": {}, "version": 1}')),
+        ["unbound-evidence"],
+        "its genstamp.unseen cannot be read (its hidden and dirty are not objects)",
+    ),
+    "control-unseen-readable-and-empty": Row(
+        facts(report=report(unseen='{"dirty": {}, "hidden": {}, "version": 1}')), []
+    ),
     # stale-generation
     "stale-earlier-generation": Row(
         facts(report=report(generation="e4" * 16)),
@@ -945,6 +966,7 @@ PURE = {
     "genstamp.rules",
     "genstamp.suite",
     "genstamp.coverage",
+    "genstamp.versioned",  # which versions of genstamp's files are read (reading them: lazily)
 }
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-from genstamp import bytecode
+from genstamp import bytecode, versioned
 from genstamp.paths import environment, generated, inside, installed, site_relative
 from genstamp.typedtuple import NamedTuple
 
@@ -103,7 +103,7 @@ def from_json(text: str) -> Audit:
     import json
 
     data = json.loads(text)
-    if not isinstance(data, dict) or data.get("version") not in READABLE:
+    if not isinstance(data, dict) or not versioned.matches(data.get("version"), *READABLE):
         raise ValueError(f"audit format {data.get('version') if isinstance(data, dict) else '?'}")
     return Audit(
         tuple(data["packages"]),

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from genstamp import versioned
 from genstamp.typedtuple import NamedTuple
 
 PREFIX = "genstamp."
@@ -205,14 +206,25 @@ class Unseen(NamedTuple):
 
 
 def unseen_of(props: Mapping[str, str]) -> Unseen | None:
-    """What ``P_UNSEEN`` records; None when the run recorded nothing (or not readably: the gate
-    then judges the work tree as it is)."""
-    found = _object(props, P_UNSEEN)
-    if found is None or found.get("version") != UNSEEN_VERSION:
+    """What ``P_UNSEEN`` records; None when the run recorded nothing, or not readably (which
+    the gate refuses: ``unseen_from_json``)."""
+    try:
+        return unseen_from_json(props[P_UNSEEN]) if P_UNSEEN in props else None
+    except (ValueError, TypeError):
         return None
+
+
+def unseen_from_json(text: str) -> Unseen:
+    """``P_UNSEEN``'s record; ValueError on anything but this version's."""
+    found = json.loads(text)
+    if not isinstance(found, dict):
+        raise ValueError("not an object")
+    version = found.get("version")
+    if not versioned.matches(version, UNSEEN_VERSION):
+        raise ValueError(f"unseen format {version!r}")
     hidden, dirty = found.get("hidden"), found.get("dirty")
     if not isinstance(hidden, dict) or not isinstance(dirty, dict):
-        return None
+        raise ValueError("its hidden and dirty are not objects")
     return Unseen(
         {str(k): str(v) for k, v in hidden.items()},
         {str(k): [str(c) for c in v] for k, v in dirty.items() if isinstance(v, list)},

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 
-from genstamp import __version__, jsontext
+from genstamp import __version__, jsontext, versioned
 from genstamp.atomic import new_file, read_kept, write_atomic
 from genstamp.errors import GenstampError
 
@@ -274,7 +274,7 @@ def parse(raw: bytes, path: str | os.PathLike[str]) -> Generation:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise GenstampError(f"{path} is not a genstamp generation stamp", remedy)
     version = data.get("version")
-    if version not in READS:
+    if not versioned.matches(version, *READS):
         newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
         raise (NewerStamp if newer else GenstampError)(
             f"the generation stamp {path} is format version {version!r}, written by genstamp "

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from genstamp import __version__
+from genstamp import __version__, versioned
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 from genstamp.loads import blob_of
@@ -159,7 +159,7 @@ def read_record(where: Layout) -> Record | None:
     except (OSError, ValueError) as exc:
         raise GenstampError(f"{path} cannot be read: {exc}", "remove it and reinstall") from exc
     version = data.get("version") if isinstance(data, dict) else None
-    if version != STATE_VERSION:
+    if not versioned.matches(version, STATE_VERSION):
         raise GenstampError(
             f"{path} is install record version {version}; this genstamp reads version "
             f"{STATE_VERSION}",

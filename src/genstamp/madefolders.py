@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from genstamp import versioned
 from genstamp.atomic import read_kept, write_atomic
 from genstamp.loads import folder_stamp, holds_no_file
 from genstamp.typedtuple import NamedTuple
@@ -43,7 +44,7 @@ def made(gitdir: Path) -> Made:
         return Made({})
     if not isinstance(data, dict):
         return Made({})
-    if data.get("format", FORMAT) != FORMAT or data.get("version") != VERSION:
+    if data.get("format", FORMAT) != FORMAT or not versioned.matches(data.get("version"), VERSION):
         found = f"{data.get('format', FORMAT)} version {data.get('version')!r}"
         return Made(
             {},

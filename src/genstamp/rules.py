@@ -252,6 +252,17 @@ def _read_coverage(text: str) -> tuple[coverage.Coverage | None, str]:
     return _read_record(text, coverage.from_json, "coverage", versions)
 
 
+def read_unseen(props: Mapping[str, str]) -> tuple[binding.Unseen | None, str]:
+    """What the run found that no tree holds, None when its evidence does not say (none, or an
+    older genstamp's); and why it cannot be read."""
+    return _read_record(
+        props.get(binding.P_UNSEEN, binding.UNAVAILABLE),
+        binding.unseen_from_json,
+        "unseen",
+        binding.UNSEEN_VERSION,
+    )
+
+
 _R = TypeVar("_R")
 
 
@@ -488,6 +499,9 @@ def _unbound_evidence(facts: Facts, settings: Config) -> Iterator[str]:
     _, unreadable = read_coverage(bound.props)
     if unreadable:
         yield f"{facts.evidence}: {unreadable}"
+    _, unreadable = read_unseen(bound.props)
+    if unreadable:
+        yield f"{facts.evidence}: {unreadable}"
 
 
 # Why one folder's evidence names another checkout id than its git dir holds now
@@ -665,7 +679,7 @@ def _unseen(facts: Facts) -> binding.Unseen | None:
     """What the run found that no tree holds (``binding.P_UNSEEN``), None when its evidence
     does not say (none, or an older genstamp's)."""
     bound = _bound(facts)
-    return binding.unseen_of(bound.props) if bound is not None else None
+    return read_unseen(bound.props)[0] if bound is not None else None
 
 
 def _now_too(facts: Facts, recorded: binding.Unseen | None) -> bool:

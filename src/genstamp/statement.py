@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from genstamp import coverage
+from genstamp import coverage, versioned
 from genstamp.rules import Attested
 from genstamp.typedtuple import NamedTuple
 
@@ -179,7 +179,7 @@ def read(payload: bytes, label: str) -> Attested:
     ext = predicate.get(EXTENSION)
     if not isinstance(ext, dict):
         raise StatementError(f"it carries no predicate.{EXTENSION} (not written by genstamp)")
-    if ext.get("version") != EXTENSION_VERSION:
+    if not versioned.matches(ext.get("version"), EXTENSION_VERSION):
         raise StatementError(
             f"its predicate.{EXTENSION} is version {ext.get('version')!r}; this genstamp reads "
             f"version {EXTENSION_VERSION}"

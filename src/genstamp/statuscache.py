@@ -32,7 +32,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from genstamp import __version__, gitwalk, idcache
+from genstamp import __version__, gitwalk, idcache, versioned
 from genstamp.atomic import read_kept
 from genstamp.errors import GenstampError
 from genstamp.repo import Place, find_place
@@ -305,11 +305,8 @@ def _load(place: Place, name: str = NAME) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict):
         return None
-    same = (data.get("format"), data.get("version"), data.get("genstamp")) == (
-        FORMAT,
-        VERSION,
-        __version__,
-    )
+    same = (data.get("format"), data.get("genstamp")) == (FORMAT, __version__)
+    same = same and versioned.matches(data.get("version"), VERSION)
     where = (data.get("workdir"), data.get("gitdir")) == (str(place.workdir), str(place.gitdir))
     return data if same and where else None
 

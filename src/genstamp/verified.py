@@ -46,9 +46,10 @@ def trees(gitdir: Path) -> dict[str, int]:
         raise GenstampError(f"cannot read {path}: {exc.strerror or exc}", remedy) from exc
     with contextlib.suppress(ValueError):
         earlier = json.loads(raw)
-        if isinstance(earlier, dict) and (earlier.get("format"), earlier.get("version")) == (
-            FORMAT,
-            1,
+        if (
+            isinstance(earlier, dict)
+            and earlier.get("format") == FORMAT
+            and versioned.matches(earlier.get("version"), 1)
         ):
             return {}  # verdicts of a genstamp that did not say which it was: judged again
     data = versioned.parse(raw, path, FORMAT, VERSION, "verdict store", remedy)

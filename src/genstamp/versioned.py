@@ -6,8 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from genstamp.atomic import read_kept
 from genstamp.errors import GenstampError
+
+
+def matches(found: object, *versions: object) -> bool:
+    """Whether ``found`` (a file's version field) is one of ``versions``, of its very type: to
+    Python, JSON's ``true`` equals 1 and ``3.0`` equals 3, and neither is a version written."""
+    return any(type(found) is type(version) and found == version for version in versions)
 
 
 def parse(raw: bytes, path: Path, fmt: str, version: int, what: str, remedy: str) -> dict[str, Any]:
@@ -19,7 +24,7 @@ def parse(raw: bytes, path: Path, fmt: str, version: int, what: str, remedy: str
         raise GenstampError(f"{path} is not a genstamp {what} (not JSON)", remedy) from None
     if not isinstance(data, dict) or data.get("format") != fmt:
         raise GenstampError(f"{path} is not a genstamp {what}", remedy)
-    if data.get("version") != version:
+    if not matches(data.get("version"), version):
         raise GenstampError(
             f"{path} is {fmt} version {data.get('version')!r}; this genstamp reads "
             f"version {version}",
@@ -30,7 +35,9 @@ def parse(raw: bytes, path: Path, fmt: str, version: int, what: str, remedy: str
 
 def read(path: Path, fmt: str, version: int, what: str, remedy: str) -> dict[str, Any] | None:
     """``parse`` of the file ``path``; None when there is none, an error when it cannot be
-    read."""
+    read (the rules judge versions and read nothing: the file's I/O is imported here)."""
+    from genstamp.atomic import read_kept
+
     try:
         raw = read_kept(path)
     except FileNotFoundError:
