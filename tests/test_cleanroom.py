@@ -493,6 +493,30 @@ def test_keep_and_rev(calc: Path, tmp_path: Path) -> None:
     git(calc, "worktree", "remove", "--force", str(kept))
 
 
+@pytest.mark.parametrize("edited", [False, True], ids=["committed", "uncommitted-edit"])
+def test_the_clean_checkout_has_the_history_of_a_commit_of_the_tree(
+    calc: Path, tmp_path: Path, edited: bool
+) -> None:
+    """setuptools-scm and hatch-vcs take the version from the last tag (`git describe`): the
+    clean checkout of a parentless commit made a tagged project's version 0.1.dev1 and failed
+    its version test (A26 12). The work tree as HEAD holds it is checked out as HEAD; with an
+    edit, as a commit of it on top of HEAD."""
+    git(calc, "tag", "v1.2.0")
+    if edited:
+        (calc / "README").write_text("uncommitted\n")
+    proc = clean_run(calc, "--keep", "--json", tmp=tmp_path / "tmp")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    kept = Path(json.loads(proc.stdout)["kept"])
+    head = git(calc, "rev-parse", "HEAD")
+    if edited:
+        assert git(kept, "rev-parse", "HEAD^") == head
+        assert git(kept, "describe", "--tags").startswith("v1.2.0-1-g")
+    else:
+        assert git(kept, "rev-parse", "HEAD") == head
+        assert git(kept, "describe", "--tags") == "v1.2.0"
+    git(calc, "worktree", "remove", "--force", str(kept))
+
+
 def test_a_failing_install_names_the_step(calc: Path, tmp_path: Path) -> None:
     with (calc / "pyproject.toml").open("a") as fh:
         fh.write('\n[tool.genstamp]\nclean-install = ["./no-such-folder"]\n')
@@ -512,6 +536,32 @@ def test_a_failing_install_names_the_step(calc: Path, tmp_path: Path) -> None:
     assert "no-such-folder" in log.read_text()
     assert leftovers(tmp_path / "tmp") == []  # removed on failure too
     assert state(calc) == before
+
+
+def test_pytests_usage_error_is_a_step_that_failed(calc: Path, tmp_path: Path) -> None:
+    """pytest refusing its arguments ran nothing to judge: the run step failed (exit 2, naming
+    pytest's exit), not a gate refusing a run with no evidence (A26 04)."""
+    proc = clean_run(calc, "--", "--no-such-option", tmp=tmp_path / "tmp")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith("genstamp: clean-run: the run step failed: `python -m pytest ")
+    assert "--no-such-option` exited with 4 (a usage error); its log: " in line
+    log = Path(line.split("its log: ")[1].split(" (hint")[0])
+    assert "unrecognized arguments: --no-such-option" in log.read_text()
+    assert "no-evidence" not in proc.stdout + proc.stderr
+    assert leftovers(tmp_path / "tmp") == []
+
+
+def test_a_broken_configuration_is_named_as_the_judged_trees(calc: Path, tmp_path: Path) -> None:
+    """Not as the temporary clean checkout's file, gone once the line is read (A26 04)."""
+    with (calc / "pyproject.toml").open("a") as fh:
+        fh.write("\nthis is = = not toml\n")
+    proc = clean_run(calc, tmp=tmp_path / "tmp")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith("genstamp: the judged tree's pyproject.toml is not valid TOML"), line
+    assert "genstamp-clean-" not in line and str(tmp_path / "tmp") not in line
+    assert leftovers(tmp_path / "tmp") == []
 
 
 def test_without_uv_the_same_verdict(calc: Path) -> None:

@@ -54,8 +54,11 @@ REMEDY = {
     "uv venv with genstamp[clean])",
     "install": "fix the project's install (`clean-install` in [tool.genstamp]) or the package "
     "index settings (pip.conf, PIP_*/UV_*)",
-    "run": "run `genstamp stamp` and pytest in a fresh clone by hand to see what fails",
+    "run": "run `genstamp stamp` and pytest in a fresh clone by hand to see what fails (pytest's "
+    "own words are at the end of the log)",
 }
+
+USAGE_ERROR = 4  # pytest.ExitCode.USAGE_ERROR (pytest is not imported here)
 
 Progress = Callable[[str, str, float], None]  # (step, "start" | "done" | "failed", seconds)
 
@@ -190,9 +193,11 @@ def _git(
 
 
 def judged_commit(checkout: Checkout, rev: str | None, log: IO[str]) -> tuple[str, str]:
-    """(commit, tree) to check out: ``rev``'s commit, or a commit made for the work tree's
-    identity (uncommitted and untracked files included): a dangling object, on no branch and
-    in no reflog, that ``git gc`` prunes when the run is over."""
+    """(commit, tree) to check out: ``rev``'s commit; HEAD when the work tree's identity is its
+    tree; or a commit made for that identity (uncommitted and untracked files included) on top
+    of HEAD: a dangling object, on no branch and in no reflog, that ``git gc`` prunes when the
+    run is over. Either way the clean checkout has the history a commit of the tree has (``git
+    describe``, setuptools-scm's version from the last tag: A26 12)."""
     if rev is not None:
         try:
             commit = _git(checkout.workdir, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
@@ -202,9 +207,23 @@ def judged_commit(checkout: Checkout, rev: str | None, log: IO[str]) -> tuple[st
             ) from None
         return commit, _git(checkout.workdir, "rev-parse", f"{commit}^{{tree}}")
     tree = tree_identity(checkout)  # writes the tree object to the store
+    try:
+        head = _git(checkout.workdir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    except envcache.StepFailed:
+        head = ""  # no commit yet
+    if head and _git(checkout.workdir, "rev-parse", f"{head}^{{tree}}") == tree:
+        return head, tree
     env = {**envcache.clean_environ(None), **COMMITTER}
+    parent = ["-p", head] if head else []
     commit = _git(
-        checkout.workdir, "commit-tree", tree, "-m", "genstamp clean-run", env=env, log=log
+        checkout.workdir,
+        "commit-tree",
+        tree,
+        *parent,
+        "-m",
+        "genstamp clean-run",
+        env=env,
+        log=log,
     )
     return commit, tree
 
@@ -364,7 +383,7 @@ def clean_run(
         with steps.step("checkout") as log:
             commit, tree = judged_commit(checkout, rev, log)
             work = stack.enter_context(linked_checkout(checkout, commit, log, keep))
-        args = _install_args(work)
+        args = _install_args(work, rev)
         environ = envcache.clean_environ(None)
         digest = envcache.key(work, args, chosen, environ)
         cache = env_cache(checkout)
@@ -403,8 +422,14 @@ def clean_run(
     )
 
 
-def _install_args(work: Path) -> list[str]:
-    settings = config.load(work)
+def _install_args(work: Path, rev: str | None) -> list[str]:
+    try:
+        settings = config.load(work)
+    except GenstampError as exc:  # named as the judged tree's, not the gone clean checkout's
+        whose = f"{rev}'s " if rev is not None else "the judged tree's "
+        raise GenstampError(
+            exc.message.replace(f"{work}{os.sep}", whose), exc.remedy, exc.code
+        ) from None
     return (
         list(settings.clean_install)
         if settings.clean_install is not None
@@ -494,7 +519,10 @@ def _run(
     # a fresh checkout holds no bytecode git did not track (and scrub keeps tracked files)
     restamp.begin(clean, trigger="ci", do_scrub=False, why="genstamp clean-run")
     environ = envcache.clean_environ(env.path)
-    code = envcache.call([str(env.python), "-m", "pytest", *pytest_args], environ, log, work)
+    command = [str(env.python), "-m", "pytest", *pytest_args]
+    code = envcache.call(command, environ, log, work)
+    if code == USAGE_ERROR:  # its arguments or configuration: no run to judge (A26 04)
+        raise envcache.StepFailed(["python", "-m", "pytest", *pytest_args], code, "a usage error")
     verdict = verify(clean, others=False).to_json()  # its own run alone: not the warm one's
     log.write(f"pytest exited with {code}; the clean checkout's gate:\n")
     log.write(json.dumps(verdict, indent=2, sort_keys=True) + "\n")

@@ -534,8 +534,9 @@ def _prune(cache: Path, keep: Path) -> None:
 class StepFailed(Exception):
     """A command of a step failed; its output is in the step's log."""
 
-    def __init__(self, command: Sequence[str], code: int) -> None:
-        super().__init__(f"`{' '.join(command)}` exited with {code}")
+    def __init__(self, command: Sequence[str], code: int, meaning: str = "") -> None:
+        said = f" ({meaning})" if meaning else ""
+        super().__init__(f"`{' '.join(command)}` exited with {code}{said}")
         self.command = tuple(command)
         self.code = code
 
