@@ -990,7 +990,8 @@ TABLE = (
     ),
     Rule(
         "no-evidence",
-        "run the full test suite with genstamp installed (pytest), or `genstamp run`",
+        "run the full test suite with genstamp installed in the environment pytest runs in (a "
+        "tox or nox env: add genstamp to its deps), or `genstamp run`",
         _no_evidence,
     ),
     Rule(
@@ -1020,8 +1021,9 @@ TABLE = (
         "the tests ran code the tested tree does not hold (a file changed or was added during "
         "the run? a test's exec(compile(text, path)) of changed text: compile it under a name "
         "that is no file, such as '<path>'; a template engine's code from a template named "
-        "*.py: give the template another suffix, such as model.py.j2): keep the tree still, "
-        "then rerun",
+        "*.py: give the template another suffix, such as model.py.j2; an edit git does not "
+        "see, its size and mtime kept under core.checkStat=minimal or core.trustctime=false: "
+        "touch the file): keep the tree still, then rerun",
         _loaded_not_tested,
     ),
     Rule(
@@ -1067,8 +1069,10 @@ TABLE = (
     ),
     Rule(
         "foreign-origin",
-        "install this checkout (pip install -e .) or fix sys.path (and keep pytest's "
-        "configuration and conftest.py files in the work tree), then rerun",
+        "install this checkout in the environment the tests ran in (pip install -e ., uv "
+        "sync; a tox or nox env: let it install the package again, no --skip-pkg-install) or "
+        "fix sys.path (and keep pytest's configuration and conftest.py files in the work "
+        "tree), then rerun",
         _foreign_origin,
     ),
     Rule("tests-failed", "fix the failing tests, then rerun", _tests_failed),
@@ -1089,7 +1093,10 @@ TABLE = (
         "clean-room-diverged",
         "the warm checkout ran something a clean one does not (stale bytecode, an editable "
         "install of another checkout, an uncommitted or ignored file?): fix it, then "
-        "`genstamp stamp`, rerun the tests and `genstamp clean-run`",
+        "`genstamp stamp`, rerun the tests and `genstamp clean-run`; or the clean environment "
+        "lacks a test dependency the warm one has (the clean run's log names the error: a "
+        "dependency group or an extra other than `test` goes in `clean-install` in "
+        "[tool.genstamp])",
         _clean_room_diverged,
     ),
     Rule(

@@ -17,7 +17,8 @@ from genstamp.repo import Checkout, head_id
 JUNIT_ENV = "GENSTAMP_JUNIT"
 PYTEST_UNSEEN = (
     "pytest ran without genstamp's plugin, so its selection is unseen; let the plugin load "
-    "(drop -p no:genstamp; with PYTEST_DISABLE_PLUGIN_AUTOLOAD set, add -p genstamp.pytest_plugin)"
+    "(install genstamp in the environment pytest runs in: a tox or nox env's deps; drop "
+    "-p no:genstamp; with PYTEST_DISABLE_PLUGIN_AUTOLOAD set, add -p genstamp.pytest_plugin)"
 )
 
 
