@@ -31,7 +31,7 @@ from conftest import (
     subprocess_env,
 )
 
-from genstamp import envcache
+from genstamp import cleanroom, envcache
 
 pytestmark = pytest.mark.e2e
 
@@ -562,6 +562,52 @@ def test_a_broken_configuration_is_named_as_the_judged_trees(calc: Path, tmp_pat
     assert line.startswith("genstamp: the judged tree's pyproject.toml is not valid TOML"), line
     assert "genstamp-clean-" not in line and str(tmp_path / "tmp") not in line
     assert leftovers(tmp_path / "tmp") == []
+
+
+def test_paths_into_the_warm_checkout_name_the_clean_one(tmp_path: Path) -> None:
+    warm, clean = tmp_path / "warm", tmp_path / "clean"
+    warm.mkdir()
+    (tmp_path / "link").symlink_to(warm)
+    environ = {
+        "DATA_DIR": f"{warm}/data",
+        "ROOT": str(warm),
+        "LINKED": f"{tmp_path / 'link'}/x",
+        "SEARCH": os.pathsep.join(["/usr/share", f"{warm}/lib", "rel/x"]),
+        "NEAR": f"{warm}2/data",  # another folder whose name begins alike
+        "TEXT": "hello",
+    }
+    assert cleanroom.moved_in(environ, tmp_path / "link", clean) == {
+        **environ,
+        "DATA_DIR": f"{clean}/data",
+        "ROOT": str(clean),
+        "LINKED": f"{clean}/x",
+        "SEARCH": os.pathsep.join(["/usr/share", f"{clean}/lib", "rel/x"]),
+    }
+
+
+@pytest.mark.parametrize("committed", [False, True], ids=["ignored-data", "control"])
+def test_a_variable_naming_the_warm_checkout_names_the_clean_one(
+    calc: Path, committed: bool
+) -> None:
+    """A test that reads the folder a variable of your shell names (`DATA_DIR=$PWD/data`):
+    the clean run read the warm checkout's git-ignored data there and passed, though a fresh
+    clone fails (A26 07). It reads the clean checkout's folder, as a fresh clone's run does."""
+    (calc / "data").mkdir()
+    (calc / "data" / "answer.txt").write_text("42\n")
+    if not committed:
+        (calc / ".gitignore").write_text(GITIGNORE + "data/\n")
+    (calc / "tests" / "test_data.py").write_text(
+        "import os\n\n\ndef test_answer():\n"
+        "    with open(os.path.join(os.environ['DATA_DIR'], 'answer.txt')) as fh:\n"
+        "        assert fh.read() == '42\\n'\n"
+    )
+    commit_all(calc, "data")
+    env = env_for_tests()
+    env["DATA_DIR"] = str(calc / "data")
+    proc = run_genstamp(calc, "clean-run", "--json", env=env)
+    assert proc.returncode == (0 if committed else 1), proc.stdout + proc.stderr
+    outcomes = json.loads(proc.stdout)["record"]["outcomes"]
+    assert outcomes["tests/test_data.py::test_answer"] == ("passed" if committed else "failed")
 
 
 def test_without_uv_the_same_verdict(calc: Path) -> None:

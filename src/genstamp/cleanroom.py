@@ -406,7 +406,7 @@ def clean_run(
                 envcache.remember_contents(env.path, project)
                 installed = _with_install_products(work, tree, log)
             with steps.step("run") as log:
-                verdict, outcomes = _run(env, work, pytest_args, log)
+                verdict, outcomes = _run(env, work, pytest_args, log, checkout.workdir)
         install_line = f"{chosen.tool}: {' '.join(args) or '(nothing to install)'}"
         record = cleanrecord.new(
             tree,
@@ -505,7 +505,7 @@ def _install(
 
 
 def _run(
-    env: envcache.Env, work: Path, pytest_args: Sequence[str], log: IO[str]
+    env: envcache.Env, work: Path, pytest_args: Sequence[str], log: IO[str], warm: Path
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """Stamp the clean checkout, run the suite with the plugin in the clean environment, and
     let the clean checkout's own gate judge the run: (its verdict as ``verify --json`` gives
@@ -518,7 +518,7 @@ def _run(
     clean = open_checkout(work)
     # a fresh checkout holds no bytecode git did not track (and scrub keeps tracked files)
     restamp.begin(clean, trigger="ci", do_scrub=False, why="genstamp clean-run")
-    environ = envcache.clean_environ(env.path)
+    environ = moved_in(envcache.clean_environ(env.path), warm, work, log)
     command = [str(env.python), "-m", "pytest", *pytest_args]
     code = envcache.call(command, environ, log, work)
     if code == USAGE_ERROR:  # its arguments or configuration: no run to judge (A26 04)
@@ -527,6 +527,34 @@ def _run(
     log.write(f"pytest exited with {code}; the clean checkout's gate:\n")
     log.write(json.dumps(verdict, indent=2, sort_keys=True) + "\n")
     return verdict, _outcomes(clean)
+
+
+def moved_in(
+    environ: Mapping[str, str], warm: Path, clean: Path, log: IO[str] | None = None
+) -> dict[str, str]:
+    """``environ`` with every path it names in the warm work tree (a variable your shell sets
+    to the checkout, `export DATA_DIR=$PWD/data`) named at the same place of the clean
+    checkout, as a fresh clone's run with the same settings has it: the clean run never reads
+    the warm checkout's files through them (A26 07). Lists of paths (``os.pathsep``) too."""
+    roots = list(dict.fromkeys([str(warm), os.path.realpath(warm)]))
+    out = dict(environ)
+    for name, value in environ.items():
+        parts = value.split(os.pathsep)
+        moved = [_moved(part, roots, str(clean)) for part in parts]
+        if moved != parts:
+            out[name] = os.pathsep.join(moved)
+            if log is not None:
+                log.write(f"{name}: {value} -> {out[name]} (named the warm checkout)\n")
+    return out
+
+
+def _moved(part: str, roots: Sequence[str], clean: str) -> str:
+    if not os.path.isabs(part):
+        return part
+    for root in roots:
+        if part == root or part.startswith(root.rstrip(os.sep) + os.sep):
+            return clean + part[len(root.rstrip(os.sep)) :]
+    return part
 
 
 def _outcomes(clean: Checkout) -> dict[str, str]:
