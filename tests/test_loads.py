@@ -2251,3 +2251,24 @@ def test_a_path_file_of_the_work_tree_is_code_the_tests_ran(tmp_path: Path, case
         "control": set(),
     }
     assert set(failures(repo)) == expected[case], failures(repo)
+
+
+PTH_DATA_TEST = """
+from pathlib import Path
+
+
+def test_weights():
+    assert len(Path("data/model.pth").read_bytes()) == 300
+"""
+
+
+@pytest.mark.e2e
+def test_a_path_file_read_as_data_is_data(tmp_path: Path) -> None:
+    """`.pth` is also PyTorch's suffix for weights: an ignored one a test reads (no `site` runs
+    its lines) is data the tests read, not code (F26 01: refused ignored-code)."""
+    repo, _ = project(tmp_path, "", {".gitignore": "__pycache__/\n*.py[co]\ndata/\n"})
+    (repo / "data").mkdir()
+    (repo / "data" / "model.pth").write_bytes(bytes(range(256)) + bytes(44))
+    found = scenario(repo, PTH_DATA_TEST)
+    assert "data/model.pth" not in found.loaded
+    assert failures(repo) == {}

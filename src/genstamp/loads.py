@@ -649,7 +649,10 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 if not name.endswith(_CODE):
                     _opened(name, args[1], args[2])
                 elif name.endswith(".pth") and not writing:
-                    _path_file(name)
+                    if _read_by_site():
+                        _path_file(name)
+                    else:  # data named so (PyTorch's weights): a file the tests read
+                        _opened(name, args[1], args[2])
         elif event in _SET:  # os.utime: (path, times, ns, dir_fd)
             path = args[0]
             if isinstance(path, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
@@ -748,6 +751,19 @@ def _opened(path: str, mode: object, flags: object) -> None:
         except OSError:
             continue
         record(Load(where, "", "", READ))
+
+
+def _read_by_site() -> bool:
+    """Whether the file being opened is opened by ``site`` to run its lines (``addpackage``, a
+    few frames above this hook)."""
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(3):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "addpackage" and frame.f_globals.get("__name__") == "site":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _path_file(path: str) -> None:
