@@ -1092,11 +1092,9 @@ TABLE = (
     Rule(
         "clean-room-diverged",
         "the warm checkout ran something a clean one does not (stale bytecode, an editable "
-        "install of another checkout, an uncommitted or ignored file?): fix it, then "
-        "`genstamp stamp`, rerun the tests and `genstamp clean-run`; or the clean environment "
-        "lacks a test dependency the warm one has (the clean run's log names the error: a "
-        "dependency group or an extra other than `test` goes in `clean-install` in "
-        "[tool.genstamp])",
+        "install of another checkout, an uncommitted or ignored file?), or the clean one lacks "
+        "a test dependency (its log names it: add it to `clean-install`): fix it, then "
+        "`genstamp stamp`, rerun the tests and `genstamp clean-run`",
         _clean_room_diverged,
     ),
     Rule(
