@@ -98,6 +98,25 @@ def test_protected_refs_are_patterns() -> None:
     assert ups == [prereceive.Update("0" * 40, "a" * 40, "refs/heads/main")]
 
 
+@pytest.mark.parametrize(
+    ("ref", "pattern", "expected"),
+    [
+        ("refs/heads/main", "main", True),  # G26 07: protected nothing
+        ("refs/heads/main", "heads/main", True),
+        ("refs/tags/v1.0", "v*", True),
+        ("refs/heads/release/2", "release/*", True),
+        ("refs/heads/feature", "main", False),
+        ("refs/heads/mainline", "main", False),
+        ("refs/notes/main", "main", False),
+        ("refs/heads/main", "refs/main", False),
+    ],
+)
+def test_a_short_pattern_stands_for_the_refs_git_takes_it_for(
+    ref: str, pattern: str, expected: bool
+) -> None:
+    assert prereceive.protected(ref, [pattern]) is expected
+
+
 def test_a_commit_of_an_attested_tree_passes_and_no_notes_ref_is_judged(
     world: World, server: Path, tmp_path: Path
 ) -> None:

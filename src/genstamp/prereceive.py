@@ -43,7 +43,17 @@ def parse(stdin: str) -> list[Update]:
 
 
 def protected(ref: str, patterns: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatchcase(ref, p) for p in patterns)
+    """Whether ``ref`` matches a pattern as a full ref name, or as git spells a short one
+    (``main``, ``heads/main``, ``v*``: ``refs/heads/main``, ``refs/tags/v1``), which a host's
+    branch protection takes: a short pattern never leaves a ref open unsaid (G26 07)."""
+    return any(fnmatch.fnmatchcase(ref, f) for p in patterns for f in _spellings(p))
+
+
+def _spellings(pattern: str) -> tuple[str, ...]:
+    """The full names a ref pattern stands for, in git's order of a short name's meanings."""
+    if pattern.startswith("refs/"):
+        return (pattern,)
+    return (f"refs/{pattern}", f"refs/tags/{pattern}", f"refs/heads/{pattern}")
 
 
 def _config_all(gitdir: Path, name: str) -> list[str]:
