@@ -1,12 +1,16 @@
-"""Small JSON files genstamp keeps in the git dir, each with a format name and a version."""
+"""Small JSON files genstamp keeps in the git dir, each with a format name and a version.
+
+Light to import (``matches`` is asked where a process starts: a hook, a followed child): what
+reading a file needs is imported when one is read."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 from genstamp.errors import GenstampError
+
+TYPE_CHECKING = False  # not typing's: typing imports re
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 
 def matches(found: object, *versions: object) -> bool:
@@ -18,6 +22,8 @@ def matches(found: object, *versions: object) -> bool:
 def parse(raw: bytes, path: Path, fmt: str, version: int, what: str, remedy: str) -> dict[str, Any]:
     """The fields of the file ``path`` held as ``raw``, when it is ``fmt`` at ``version``; an
     error naming both versions when it is another one."""
+    import json
+
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, ValueError):
