@@ -1633,35 +1633,3 @@ def test_a_child_without_the_variable_that_finds_another_genstamp_is_noted(
         assert not noted.exists()
         return
     assert str(older) in noted.read_text(), noted.read_text()
-
-
-# -- a child given a GENSTAMP_RUN that does not name the run (D26 12) ------------------------------
-
-STALE_RUN_TEST = """
-import os, subprocess, sys
-
-
-def test_cli():
-    env = dict(os.environ, GENSTAMP_RUN={run!r}, PYTHONPATH={where!r})
-    argv = [sys.executable, "-c", "import calc; print(calc.VALUE)"]
-    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
-    assert out.strip() in ("1", "2"), out
-"""
-
-
-@pytest.mark.e2e
-@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
-def test_a_child_given_another_runs_variable_is_followed(tmp_path: Path, foreign: bool) -> None:
-    """A test that hands its child a ``GENSTAMP_RUN`` of no open run (a copy kept from an
-    earlier session, a value made up): the child descends from the test process and is
-    followed as one given no variable is (D26 12: unobserved, the other clone's code accepted)."""
-    repo, other = project(tmp_path, "")
-    where = str((other if foreign else repo) / "src")
-    made_up = str(tmp_path / "genstamp-run-of-an-earlier-session")
-    found = scenario(repo, STALE_RUN_TEST.format(run=made_up, where=where))
-    if foreign:
-        assert "calc" in [f.module for f in found.flags if f.kind == audit.FOREIGN]
-        assert "foreign-origin" in failures(repo)
-    else:
-        assert found.flags == () and failures(repo) == {}, (found.flags, failures(repo))
-        assert found.loaded["src/calc/__init__.py"] == (loads.blob_of(CALC.encode()),)

@@ -75,9 +75,9 @@ def pth_line(owner: int, started: str, folder: str) -> str:
         "  w = os.path.dirname(m.__file__)\n"
         f"  m.follow({owner}, {started!a}, {folder!a}, {home!a})\n"
         " except Exception as e:\n"
-        # a child given an environment of its own (no GENSTAMP_RUN, or one naming other runs)
-        # that the run would adopt, as far as a cheap look tells: the test process's own child
-        f"  if r and {folder!a} in r.split(os.pathsep) or os.getppid() == {owner}:\n"
+        # a child given an environment of its own (no GENSTAMP_RUN) that the run would adopt,
+        # as far as a cheap look tells: the test process's own child (X24 15)
+        f"  if r and {folder!a} in r.split(os.pathsep) or r is None and os.getppid() == {owner}:\n"
         f"   with open({strangers!a}, 'a') as h:\n"
         "    h.write('%d %a\\n' % (os.getpid(), w or '!' + repr(e)))\n"
         "except Exception:\n"

@@ -1626,21 +1626,17 @@ STRANGERS = "strangers.txt"  # in a run's folder: the processes that found anoth
 def follow(owner: int, started_at: str, folder: str, home: str) -> None:
     """What a process does at start-up while the run in ``folder`` is open (the ``.pth`` line
     of ``child.pth_line``, written by the genstamp in ``home``): record into the runs that
-    ``GENSTAMP_RUN`` names (``start``); started without the variable, or with one that does
-    not name this run, ``adopt`` it.
+    ``GENSTAMP_RUN`` names (``start``), or, started without the variable, ``adopt`` the run.
     A genstamp other than ``home``'s (another copy first on the process's import path) notes
     itself in the run's folder: it records by its own rules, which the run cannot vouch for."""
     try:
         runs = os.environ.get(RUN_ENV)
         if runs:
             here = os.path.dirname(os.path.abspath(__file__))
-            named = folder in runs.split(os.pathsep)
-            if here != home and named and not _same(here, home):
+            if here != home and folder in runs.split(os.pathsep) and not _same(here, home):
                 with open(os.path.join(folder, STRANGERS), "a", encoding="ascii") as fh:
                     fh.write(f"{os.getpid()} {here!a}\n")
             start()
-            if not named:  # a variable of another run (a test's stale copy, a value made up)
-                adopt(owner, started_at, folder)
         elif runs is None:
             adopt(owner, started_at, folder)
     except Exception:  # never break the user's process
