@@ -398,7 +398,8 @@ ROWS: dict[str, Row] = {
         ),
         ["tree-mismatch"],
         "(files the tests used, which the commit does not hold: src/calc/table.json: commit"
-        " them, then rerun)",
+        " them, then rerun; or, where you dropped them (a rebase, a reset), rerun the tests on"
+        " this commit)",
         not_says="ignore",
     ),
     "tree-mismatch-files-gone-from-the-work-tree-since": Row(

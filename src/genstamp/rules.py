@@ -428,7 +428,8 @@ def _differing_paths(facts: Facts, a: str, b: str, *, judged: bool = False) -> s
         if used & set(paths):  # a clean clone of the commit lacks what the tests used
             return said + (
                 f" (files the tests used, which the commit does not hold:"
-                f" {limit(sorted(used & set(paths)), PATH_LIMIT)}: commit them, then rerun)"
+                f" {limit(sorted(used & set(paths)), PATH_LIMIT)}: commit them, then rerun; or,"
+                " where you dropped them (a rebase, a reset), rerun the tests on this commit)"
             )
         # untracked files beside the commit (an editor's swap file, a worktree kept inside):
         # rerunning with them there tests the same tree again
