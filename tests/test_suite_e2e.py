@@ -178,7 +178,11 @@ def pytest_collection_finish(session):
         ({}, ("--ignore", "tests/test_b.py")),
         ({}, ("--deselect", "tests/test_b.py::test_b1")),
         ({}, ("-k", "not b1")),
-        ({}, ("tests/test_b.py::test_b1", "tests/test_a.py", "tests/deep")),
+        # (a node id naming a file's only test names all of it: test_b.py holds two here)
+        (
+            {"tests/test_b.py": cases("b1", "b2")},
+            ("tests/test_b.py::test_b1", "tests/test_a.py", "tests/deep"),
+        ),
         ({"tests/sub/conftest.py": ""}, ("--confcutdir", "tests", "tests/test_a.py")),
         ({"conftest.py": QUICK}, ("--quick",)),  # items dropped, never reported deselected
         ({"conftest.py": QUICK_WRAPPER}, ("--quick",)),
@@ -1578,3 +1582,51 @@ def test_a_run_that_retries_failing_tests_is_not_the_suites(
         assert "--reruns" in rules(data)["partial-run"]
     else:
         assert code == 0, data
+
+
+# -- node ids that name every test of their files (H26 21) ----------------------------------------
+
+IDS_SUITE = {
+    "pyproject.toml": "[tool.pytest.ini_options]\n",
+    "tests/test_one.py": "def test_add():\n    assert 1 + 1 == 2\n",
+    "tests/test_two.py": (
+        "import pytest\n\n\ndef test_mul():\n    assert 2 * 3 == 6\n\n\n"
+        "@pytest.mark.parametrize('n', [0, 1])\ndef test_zero(n):\n    assert n * 0 == 0\n\n\n"
+        "class TestInner:\n    def test_in(self):\n        assert True\n"
+    ),
+}
+EVERY_ID = [
+    "tests/test_one.py::test_add",
+    "tests/test_two.py::test_mul",
+    "tests/test_two.py::test_zero[0]",
+    "tests/test_two.py::test_zero[1]",
+    "tests/test_two.py::TestInner::test_in",
+]
+
+
+@pytest.mark.parametrize(
+    ("ids", "whole"),
+    [
+        (EVERY_ID, True),
+        ([*EVERY_ID[:4], "tests/test_two.py::TestInner"], True),
+        (EVERY_ID[:-1], False),  # a class left out: its tests are not known to have run
+        (EVERY_ID[:2] + EVERY_ID[3:], False),  # a parameter left out
+    ],
+    ids=["every-test", "a-class-whole", "control-a-class-left-out", "control-a-parameter-left"],
+)
+def test_node_ids_naming_every_test_of_their_files_are_the_whole_files(
+    tmp_path: Path, ids: list[str], whole: bool
+) -> None:
+    """An IDE's "run all" names each test by its node id: every test of the suite ran, and a
+    complete green run was refused as partial-run (H26 21). The run's own collection of each
+    file (and of each class in it) says whether the ids name all it yields; one left out
+    (a class, a parameter) leaves the file collected in part."""
+    root = make(tmp_path / "repo", IDS_SUITE)
+    proc = pytest_in(root, *ids)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, data, _ = verify(root)
+    if whole:
+        assert code == 0, rules(data)
+    else:
+        assert set(rules(data)) == {"partial-run"}, rules(data)
+        assert "tests/test_two.py" in rules(data)["partial-run"]

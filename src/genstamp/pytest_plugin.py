@@ -352,6 +352,10 @@ class Tally:
         self._configs: dict[str, PytestConfig] = {}
         # a file's node id -> (the items its collector yielded, its tree path)
         self._raw: dict[str, tuple[int, str]] = {}
+        # a file's or class's node id -> what its collector yielded (node id, whether an item);
+        # a file's real path -> its node id: the whole of a file that node ids named (H26 21)
+        self._yielded: dict[str, list[tuple[str, bool]]] = {}
+        self._file_ids: dict[str, str] = {}
         self.partly: set[str] = set()  # files some of whose items a plugin dropped
         self._reported: set[str] = set()  # node ids reported deselected
         self._items: dict[str, Path] = {}  # node id -> file, of every item collected
@@ -424,7 +428,29 @@ class Tally:
             rel = self.tree_path(collector.path)
             if rel is not None:
                 self._raw[collector.nodeid] = (len(report.result), rel)
+            self._file_ids[os.path.realpath(collector.path)] = collector.nodeid
+        if report.result is not None and isinstance(collector, (pytest.File, pytest.Class)):
+            self._yielded.setdefault(collector.nodeid, []).extend(
+                (child.nodeid, isinstance(child, pytest.Item)) for child in report.result
+            )
         return report
+
+    def whole(self, file: str) -> bool:
+        """Whether every test the file at ``file`` (a real path) yields was collected for the
+        run (node ids that name each of them narrow nothing): known only where this process
+        collected the file and every class in it (not an xdist controller's)."""
+        top = self._file_ids.get(file)
+        if top is None:
+            return False
+        pending: list[str] = [top]
+        items: list[str] = []
+        while pending:
+            children = self._yielded.get(pending.pop())
+            if children is None:
+                return False  # a class the node ids did not enter: its tests are unknown
+            for nodeid, item in children:
+                (items if item else pending).append(nodeid)
+        return bool(items) and all(n in self.selected for n in items)
 
     def _dropped(self, report: pytest.CollectReport) -> None:
         raw = self._raw.pop(report.nodeid, None)
@@ -1376,7 +1402,12 @@ def _facts(
 
     node_ids: list[str] = []
     if cfg.args_source == pytest.Config.ArgsSource.ARGS:
-        node_ids = _narrowing(cfg.args, str(cfg.invocation_params.dir))
+        here = str(cfg.invocation_params.dir)
+        node_ids = [
+            arg
+            for arg in _narrowing(cfg.args, here)
+            if not tally.whole(os.path.realpath(os.path.join(here, arg.partition("::")[0])))
+        ]
     return selection.Facts(
         overrides=_overrides(cfg, tally),
         node_ids=tuple(node_ids),
