@@ -2272,35 +2272,3 @@ def test_a_path_file_read_as_data_is_data(tmp_path: Path) -> None:
     found = scenario(repo, PTH_DATA_TEST)
     assert "data/model.pth" not in found.loaded
     assert failures(repo) == {}
-
-
-# -- a file of another clone the tests read (E26 24) ----------------------------------------------
-
-READ_ELSEWHERE_TEST = """
-def test_stub():
-    with open({path!r}) as fh:
-        assert "def add" in fh.read()
-"""
-
-
-@pytest.mark.e2e
-@pytest.mark.parametrize("where", ["other-clone", "unrelated-repository", "control"])
-def test_a_file_another_clone_holds_is_that_clones(tmp_path: Path, where: str) -> None:
-    """A test that reads a file of another clone of this repository (type stubs an editable
-    install of that clone supplies, which mypy reads: E26 24, accepted though a clean clone
-    fails) ran on that clone's data: foreign-origin, as its code is. A file of a git work tree
-    that is no clone of this one (a library checked out beside it) is no checkout's data."""
-    repo, other = project(tmp_path, "", {"stubs/calc.pyi": "def add(a: int, b: int) -> int: ...\n"})
-    if where == "unrelated-repository":
-        other = init_repo(tmp_path / "library")
-        (other / "stubs").mkdir()
-        (other / "stubs" / "calc.pyi").write_text("def add(a: int, b: int) -> str: ...\n")
-        commit_all(other, "library")
-    base = repo if where == "control" else other
-    found = scenario(repo, READ_ELSEWHERE_TEST.format(path=str(base / "stubs" / "calc.pyi")))
-    flagged = [(f.module, f.path) for f in found.flags if f.kind == audit.FOREIGN]
-    if where == "other-clone":
-        assert flagged == [("a file", str(other / "stubs" / "calc.pyi"))], found.flags
-        assert "foreign-origin" in failures(repo)
-    else:
-        assert flagged == [] and failures(repo) == {}, (found.flags, failures(repo))

@@ -402,8 +402,8 @@ def judge(
     for ld in loads:
         if ld.via in (loads_.FOLDER, loads_.MKDIR, loads_.NEW):
             continue
-        if ld.via in (loads_.ELSEWHERE, loads_.READ_ELSEWHERE):  # (a clone kept in an
-            elsewhere.setdefault(ld.detail, []).append(ld)  # environment of the tree too)
+        if ld.via == loads_.ELSEWHERE:  # (a clone kept in an environment of the tree too)
+            elsewhere.setdefault(ld.detail, []).append(ld)
             continue
         if ld.via == loads_.GONE:
             if not (made_by_the_tests(ld.path, began_ns) or _made_during(ld, began_ns)):
@@ -588,12 +588,8 @@ def judge(
         if began_ns is not None and _made_since(tree, began_ns):
             continue
         if clone_of(root, tree):  # another clone of this repository: its code is foreign
+            why = f"loaded from {tree}, another clone of this repository"
             for ld in found:
-                if ld.via == loads_.READ_ELSEWHERE:  # its data too (E26 24: stubs mypy read)
-                    why = f"read from {tree}, another clone of this repository"
-                    flags[Flag(FOREIGN, "a file", ld.path, why)] = None
-                    continue
-                why = f"loaded from {tree}, another clone of this repository"
                 name = ld.module or module_name(ld.path, [tree, os.path.join(tree, "src")])
                 flags[Flag(FOREIGN, name, ld.path, why)] = None
     return Audit(

@@ -63,9 +63,6 @@ GONE = "gone"
 # that is none of the checkout's roots: another clone's, perhaps (``audit.judge`` asks git).
 ELSEWHERE = "elsewhere"
 READ = "read"  # a file of the work tree (not code) opened to read
-# A file of another git work tree opened to read (``detail``: that work tree): data an install
-# of another clone supplies (its type stubs, templates), judged as code loaded from there is
-READ_ELSEWHERE = "read-elsewhere"
 # A Python source of the work tree opened to write (or renamed into place), and one whose
 # times were set: the gate tells code the run wrote from code it only touched (``Path.touch``).
 # Other files are not recorded (a test writing data costs nothing more).
@@ -321,7 +318,7 @@ def _open_log(folder: str, pid: int) -> int:
 def _concerns(run: Run, path: str, module: str, via: str) -> bool:
     if inside(path, run.workdir) and not installed(path):
         return True
-    if via in (ELSEWHERE, SHADOW, GONE, READ_ELSEWHERE):
+    if via in (ELSEWHERE, SHADOW, GONE):
         return True
     return bool(module) and module.partition(".")[0] in run.roots
 
@@ -742,7 +739,6 @@ def _opened(path: str, mode: object, flags: object) -> None:
     for where in dict.fromkeys((full, _where(full))):
         if not any(inside(where, a.run.workdir) and not installed(where) for a in _RUNS):
             _installed_read(where)
-            _read_elsewhere(where)
             continue
         parts = where.split(os.sep)
         if ".git" in parts or "__pycache__" in parts:
@@ -960,17 +956,6 @@ def _installed_read(path: str) -> None:
 
 
 _HASHED_MOST = 16 << 20  # bytes of an installed data file hashed as the tests open it
-
-
-def _read_elsewhere(path: str) -> None:
-    """A file of another git work tree opened to read (not its git dir's): recorded with that
-    work tree (``READ_ELSEWHERE``), which the audit judges as it judges code loaded from
-    there. Not one holding a run's work tree, nor one inside it (a submodule)."""
-    if f"{os.sep}.git{os.sep}" in path:
-        return
-    tree = work_tree_of(path)
-    if tree and not any(inside(tree, a.run.workdir) or inside(a.run.workdir, tree) for a in _RUNS):
-        record(Load(path, "", "", READ_ELSEWHERE, tree))
 
 
 def _began() -> int:

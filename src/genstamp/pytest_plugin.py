@@ -770,9 +770,7 @@ class Feed:
 
 
 # what a run records that is no code (``Session.late_loads``)
-_NOT_CODE = frozenset(
-    {loads.READ, loads.READ_ELSEWHERE, loads.WROTE, loads.TOUCHED, loads.FOLDER, loads.MKDIR}
-)
+_NOT_CODE = frozenset({loads.READ, loads.WROTE, loads.TOUCHED, loads.FOLDER, loads.MKDIR})
 _WATCHED: list[Session] = []  # the sessions whose green evidence a later failure refutes
 # genstamp's sys.excepthook and the one it wraps, until the process's exit (``_leave``)
 _EXCEPTHOOK: list[tuple[Any, Any]] = []
