@@ -356,6 +356,7 @@ class Tally:
         # a file's real path -> its node id: the whole of a file that node ids named (H26 21)
         self._yielded: dict[str, list[tuple[str, bool]]] = {}
         self._file_ids: dict[str, str] = {}
+        self._named_ids = False  # the run's arguments name tests by node id (kept only then)
         self.partly: set[str] = set()  # files some of whose items a plugin dropped
         self._reported: set[str] = set()  # node ids reported deselected
         self._items: dict[str, Path] = {}  # node id -> file, of every item collected
@@ -368,6 +369,7 @@ class Tally:
 
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
+        self._named_ids = any("::" in str(arg) for arg in config.args)
         if self.workdir is not None:
             rel = self.tree_path(Path(os.path.realpath(config.rootpath)))  # through a link too
             if rel is None:  # a rootdir above the work tree
@@ -428,8 +430,13 @@ class Tally:
             rel = self.tree_path(collector.path)
             if rel is not None:
                 self._raw[collector.nodeid] = (len(report.result), rel)
-            self._file_ids[os.path.realpath(collector.path)] = collector.nodeid
-        if report.result is not None and isinstance(collector, (pytest.File, pytest.Class)):
+            if self._named_ids:
+                self._file_ids[os.path.realpath(collector.path)] = collector.nodeid
+        if (
+            self._named_ids
+            and report.result is not None
+            and isinstance(collector, (pytest.File, pytest.Class))
+        ):
             self._yielded.setdefault(collector.nodeid, []).extend(
                 (child.nodeid, isinstance(child, pytest.Item)) for child in report.result
             )
