@@ -322,7 +322,8 @@ def route_rewrite_cache(workdir: str, cache_root: str) -> "Callable[[], None] | 
                 if not kept.is_dir():  # made once the source is known to compile quietly
                     with contextlib.suppress(OSError):
                         for older in folder.iterdir():  # bytecode of the file's earlier texts
-                            shutil.rmtree(older, ignore_errors=True)
+                            if older.name != digest:  # (another xdist worker's, just made)
+                                shutil.rmtree(older, ignore_errors=True)
                     if _warns(data, os.fspath(file_path)):
                         return NOWHERE  # pytest can neither read nor write bytecode there
                     with contextlib.suppress(OSError):
