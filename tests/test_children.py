@@ -372,6 +372,32 @@ def test_the_pth_line_compiles_its_work_only_for_a_followed_process(
     assert proc.stdout.split() == [str(compiles)]
 
 
+PTH_SEARCHES = """\
+import sys
+searched = []
+sys.addaudithook(lambda event, args: searched.append(args[0]) if event == "import" else None)
+exec({line!r})
+print(searched.count("genstamp"), "genstamp.loads" in sys.modules)
+"""
+
+
+def test_the_pth_line_finds_genstamp_in_one_search(tmp_path: Path) -> None:
+    """A followed process whose path does not reach genstamp yet when site reads the line (an
+    editable install's own ``.pth`` comes later): the line imports genstamp from where it lies
+    in one search of the path, not a first one that fails and a second."""
+    from genstamp import child
+
+    folder = a_run_folder(tmp_path)
+    line = child.pth_line(os.getpid(), loads.started(os.getpid()), str(folder)).strip()
+    env = {"PATH": os.environ["PATH"], "GENSTAMP_RUN": str(folder)}
+    code = PTH_SEARCHES.format(line=line)
+    proc = subprocess.run(
+        [sys.executable, "-S", "-I", "-c", code], env=env, capture_output=True, text=True
+    )
+    assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
+    assert proc.stdout.split() == ["1", "True"]
+
+
 def test_an_unwritable_site_packages_is_noted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

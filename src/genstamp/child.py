@@ -45,11 +45,15 @@ def pth_line(owner: int, started: str, folder: str) -> str:
     version's), imports nothing in a process that is not followed unless the run's folder is
     there, compiles nothing more than itself in a process started with the variable empty, and
     is ASCII only (site reads it in the locale's encoding). What a followed process does is
-    ``loads.follow``'s: the line only imports it (from where this genstamp lies, for the
-    import alone, when the process's path does not reach genstamp yet: a ``.pth`` that site
-    reads after this one names it, or only the parent's ``PYTHONPATH`` did), and when that
-    fails, or finds a genstamp without it, says so in the run's folder (``STRANGERS``): the
-    run cannot vouch for what such a process loaded."""
+    ``loads.follow``'s: the line only imports it, with the folder this genstamp lies in at
+    the end of the path for the import alone (the process's path may not reach genstamp yet:
+    a ``.pth`` that site reads after this one names it, as an editable install's does, or only
+    the parent's ``PYTHONPATH`` did; a genstamp earlier on the path comes first, and a regular
+    package comes before a namespace one, such as a leftover ``genstamp/__pycache__`` of an
+    uninstalled genstamp makes: one search, where a first attempt without the folder cost a
+    followed child a search of its whole path), and when that fails, or finds a genstamp
+    without it, says so in the run's folder (``STRANGERS``): the run cannot vouch for what
+    such a process loaded."""
     run_file = os.path.join(folder, loads.RUN_FILE)
     home = os.path.dirname(os.path.abspath(loads.__file__))
     top = os.path.dirname(home)  # where this genstamp is imported from
@@ -59,19 +63,12 @@ def pth_line(owner: int, started: str, folder: str) -> str:
         "try:\n"
         " w = None\n"
         " try:\n"
+        f"  a = {top!a} not in sys.path\n"
+        f"  if a: sys.path.append({top!a})\n"
         "  try:\n"
         "   import genstamp.loads as m\n"
-        "  except ImportError:\n"
-        f"   if {top!a} in sys.path: raise\n"  # on the path, and still not importable
-        # a namespace package that attempt made of a folder named genstamp holding no
-        # __init__.py (a leftover `__pycache__` of an uninstalled genstamp): not this one
-        "   if not getattr(sys.modules.get('genstamp'), '__file__', 1):\n"
-        "    del sys.modules['genstamp']\n"
-        f"   sys.path.append({top!a})\n"
-        "   try:\n"
-        "    import genstamp.loads as m\n"
-        "   finally:\n"
-        f"    sys.path.remove({top!a})\n"
+        "  finally:\n"
+        f"   if a: sys.path.remove({top!a})\n"
         "  w = os.path.dirname(m.__file__)\n"
         f"  m.follow({owner}, {started!a}, {folder!a}, {home!a})\n"
         " except Exception as e:\n"
@@ -84,7 +81,7 @@ def pth_line(owner: int, started: str, folder: str) -> str:
         " pass\n"
     )
     return (
-        "import os; r = os.environ.get('GENSTAMP_RUN');"
+        "import os, sys; r = os.environ.get('GENSTAMP_RUN');"
         f" (r or r is None and os.path.isfile({run_file!a})) and exec({code!a})\n"
     )
 
