@@ -386,7 +386,8 @@ def _named_like_a_root(path: str) -> bool:
     cheap test before the module's name is looked up)."""
     parts = path.split(os.sep)
     parts[-1] = parts[-1].partition(".")[0]
-    return any(part in a.run.roots for a in _RUNS for part in parts)
+    # asked of every module a process runs: one set operation a run, not one test a part
+    return any(not a.run.roots.keys().isdisjoint(parts) for a in _RUNS)
 
 
 def _module_executing(filename: str) -> str:
@@ -1169,9 +1170,12 @@ def _executed(code: CodeType) -> None:
         if _may_concern(_where(filename)):
             filename = pyc  # compiled from a file of the work tree not there now: ran outside
     elif pyc is not None and compiled is None:
-        placed, named = _where(pyc), _where(filename)
-        cached = _cache_of(pyc, filename) or _cache_of(pyc, named)
-        if not cached and _may_concern(named) and not _may_concern(placed):
+        named = _where(filename)  # where the bytecode lies is asked only of code that concerns
+        if (  # a run (most modules a process runs do not: the standard library, installed ones)
+            _may_concern(named)
+            and not (_cache_of(pyc, filename) or _cache_of(pyc, named))
+            and not _may_concern(_where(pyc))
+        ):
             # Bytecode alone outside the work tree whose code names a file of it (compiled
             # there, or under a relative name: py_compile's) ran instead of that file
             if not _of_another_work_tree(filename, pyc):
