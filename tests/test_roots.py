@@ -107,6 +107,19 @@ def test_projects_below_the_top_provide_their_roots(tmp_path: Path) -> None:
     ]
 
 
+def test_projects_at_the_deepest_level_are_told_by_their_metadata_files(tmp_path: Path) -> None:
+    """Three folders down, a project is a folder holding a metadata file (a link to one too);
+    a folder or a dangling link of that name is none."""
+    make(tmp_path, "a/b/toml/pyproject.toml", "a/b/py/setup.py", "a/b/cfg/setup.cfg")
+    (tmp_path / "a/b/folder/pyproject.toml").mkdir(parents=True)
+    (tmp_path / "a/b/dangling").mkdir()
+    (tmp_path / "a/b/dangling/setup.py").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "a/b/linked").mkdir()
+    (tmp_path / "a/b/linked/setup.cfg").symlink_to(tmp_path / "a/b/cfg/setup.cfg")
+    found = [p.relative_to(tmp_path).as_posix() for p in roots.projects(tmp_path)]
+    assert found == ["a/b/cfg", "a/b/linked", "a/b/py", "a/b/toml"]
+
+
 def test_a_folder_python_imports_from_elsewhere_is_no_root(tmp_path: Path) -> None:
     """With no ``__init__.py``, a folder named like a module of the standard library (research
     scripts in ``code/``) or an installed regular package (alembic's ``alembic/``; here

@@ -113,7 +113,7 @@ def projects(workdir: Path) -> list[Path]:
                     continue  # a template's folder (cookiecutter's `{{cookiecutter.slug}}`)
                 seen += 1
                 if depth == _PROJECT_DEPTH:  # the deepest: not listed, three names asked
-                    if any(os.path.isfile(os.path.join(e.path, m)) for m in _METADATA):
+                    if any(_is_file(os.path.join(e.path, m)) for m in _METADATA):
                         if not any(
                             os.path.lexists(os.path.join(e.path, n)) for n in _NOT_A_PROJECT
                         ):
@@ -139,6 +139,12 @@ def _listing(folder: Path) -> list[os.DirEntry[str]]:
             return list(it)
     except OSError:
         return []
+
+
+def _is_file(path: str) -> bool:
+    """``os.path.isfile``, asked first whether anything is there (``os.access`` says no
+    without raising: half the cost, for the hundreds of folders that hold none)."""
+    return os.access(path, os.F_OK, follow_symlinks=True) and os.path.isfile(path)
 
 
 def _is_folder(entry: os.DirEntry[str]) -> bool:
