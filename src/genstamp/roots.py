@@ -143,8 +143,13 @@ def _listing(folder: Path) -> list[os.DirEntry[str]]:
 
 def _is_file(path: str) -> bool:
     """``os.path.isfile``, asked first whether anything is there (``os.access`` says no
-    without raising: half the cost, for the hundreds of folders that hold none)."""
-    return os.access(path, os.F_OK, follow_symlinks=True) and os.path.isfile(path)
+    without raising: half the cost, for the hundreds of folders that hold none); a path the
+    system cannot take (``ValueError``) is no file, as for ``isfile``."""
+    try:
+        there = os.access(path, os.F_OK)
+    except ValueError:
+        return False
+    return there and os.path.isfile(path)
 
 
 def _is_folder(entry: os.DirEntry[str]) -> bool:
