@@ -174,6 +174,27 @@ def test_which_loaded_files_git_ignores(tmp_path: Path) -> None:
         child.close()
 
 
+def test_what_git_ignores_is_asked_before_the_tree_at_the_end_is_read(tmp_path: Path) -> None:
+    """The plugin asks which loaded files git ignores as soon as its audit is done, before it
+    reads the tree at the end: the child answers both, in order, the same as asked one after
+    the other."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text("lib/\n")
+    commit_all(repo, "ignore lib")
+    (repo / "lib").mkdir()
+    (repo / "lib" / "helper.py").write_text("y = 2\n")
+    child = CoProcess(repo)
+    try:
+        assert "workdir" in child.read() and "tree" in child.read()
+        child.ask_end()
+        child.ask_misplaced(["lib/helper.py", "new.py"])
+        assert len(child.tree_end().tree) == 40
+        assert child.misplaced_answer() == (["lib/helper.py"], {}, (), {}, {}, {})
+        assert child.proc is not None and child.proc.wait(timeout=30) == 0
+    finally:
+        child.close()
+
+
 def test_outside_a_repository_the_child_says_why(tmp_path: Path) -> None:
     child = CoProcess(tmp_path)
     try:

@@ -224,6 +224,18 @@ class CoProcess:
         (path -> blob ids loaded) were loaded as the tree does not hold them, which of the
         files ``used`` (every file: None) hold changes hidden from git, and which submodules
         hold changes (after ``tree_end``; the co-process ends once it has answered)."""
+        self.ask_misplaced(paths, loaded, used)
+        return self.misplaced_answer()
+
+    def ask_misplaced(
+        self,
+        paths: list[str],
+        loaded: Mapping[str, Sequence[str]] | None = None,
+        used: list[str] | None = None,
+    ) -> None:
+        """Ask what ``misplaced`` tells (read it with ``misplaced_answer``). Asked once the tree
+        at the end is asked for (``ask_end``), before or after it is read: the co-process
+        answers in order, this right after the tree."""
         stdin: IO[str] | None = self.proc.stdin if self.proc is not None else None
         if stdin is None:
             raise GenstampError("genstamp's co-process is gone")
@@ -237,6 +249,9 @@ class CoProcess:
             stdin.flush()
         except (OSError, ValueError) as exc:
             raise GenstampError(f"genstamp's co-process is gone: {exc}") from exc
+
+    def misplaced_answer(self) -> Misplaced:
+        """The answer to ``ask_misplaced`` (after ``tree_end``)."""
         answer = self.read()
         found = answer.get("ignored")
         links = answer.get("unregistered", {})

@@ -1035,6 +1035,7 @@ class Session:
 
         merged: audit.Audit | None = None
         covered: coverage.Coverage | None = None
+        asked = False
         reasons: list[str] = []
         failure: Exception | None = None
         try:
@@ -1042,6 +1043,7 @@ class Session:
             merged = audit.merge(
                 [self.audit()] + [audit.from_json(o["audit"]) for o in workers if "audit" in o]
             )
+            asked = self._ask_misplaced(trees, merged)  # answered while the rest is gathered
             lf_skipped = self.tally.skipped_by_lf(self.config)
             facts = _facts(self.config, session, exitstatus, self.tally)
             facts = facts._replace(partly=tuple(sorted(self.tally.all_partly() | lf_skipped)))
@@ -1067,7 +1069,7 @@ class Session:
         output = _output(start, written)
         if output and output in {*merged.loaded, *merged.read}:
             moved = trees.start != tree_end  # the gate leaves out no report the tests used
-        found = self._misplaced(trees, merged)
+        found = self._misplaced(trees) if asked else None
         misplaced = found if found is not None else Misplaced([], {})
         if misplaced.converted:  # bytes the gate may no longer find in the file (B25 04)
             merged = merged._replace(converted=misplaced.converted)
@@ -1167,12 +1169,13 @@ class Session:
         for line in outlook.lines(run):
             self._say(line)
 
-    def _misplaced(self, trees: Trees, merged: Audit) -> Misplaced | None:
-        """The loaded files of the work tree that git ignores (and the project does not declare
-        generated), those in a repository a clone cannot fetch, the changes hidden from git in
-        the files the tests used, and the submodules with changes: the gate refuses them, so
-        the forecast must say so. Unknown is none: the forecast never unbinds the evidence."""
-        from genstamp import config, suite
+    def _ask_misplaced(self, trees: Trees, merged: Audit) -> bool:
+        """Ask ``trees`` which loaded files of the work tree git ignores (and the project does
+        not declare generated), which lie in a repository a clone cannot fetch, the changes
+        hidden from git in the files the tests used, and the submodules with changes: the gate
+        refuses them, so the forecast must say so (``_misplaced`` reads the answer). False when
+        it could not be asked."""
+        from genstamp import suite
         from genstamp.paths import generated
 
         globs = self.start.settings.generated
@@ -1190,7 +1193,19 @@ class Session:
                 {*merged.loaded, *merged.read, *(posixpath.normpath(s) for s in settings)}
             )
         try:
-            found = trees.misplaced(candidates, merged.loaded, used)
+            trees.ask_misplaced(candidates, merged.loaded, used)
+        except GenstampError:
+            return False
+        return True
+
+    def _misplaced(self, trees: Trees) -> Misplaced | None:
+        """The answer to ``_ask_misplaced``. Unknown is none: the forecast never unbinds the
+        evidence."""
+        from genstamp import config
+        from genstamp.paths import generated
+
+        try:
+            found = trees.misplaced()
         except GenstampError:
             return None  # unknown: none for the forecast, and not recorded as none
         if found.ignored:  # a version file a project below the top declares is the build's

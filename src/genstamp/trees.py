@@ -123,18 +123,25 @@ class FromCoProcess:
         assert self.coprocess is not None
         return self.coprocess.tree_end()
 
-    def misplaced(
+    def ask_misplaced(
         self,
         paths: list[str],
         loaded: Mapping[str, Sequence[str]] | None = None,
         used: list[str] | None = None,
-    ) -> Misplaced:
-        """Which of ``paths`` git ignores, leaving them out of the tree, which lie in a
+    ) -> None:
+        """Ask which of ``paths`` git ignores, leaving them out of the tree, which lie in a
         repository a clone cannot fetch, which of ``loaded`` were loaded as the tree does not
         hold them, the changes hidden from git in ``used`` (in every file: None), and the
-        submodules with changes (after ``end``)."""
+        submodules with changes (after ``begin_end``; read the answer with ``misplaced`` after
+        ``end``). The co-process answers it as soon as it has said the tree at the end, while
+        this process gathers the rest of what it binds."""
         assert self.coprocess is not None
-        return self.coprocess.misplaced(paths, loaded, used)
+        self.coprocess.ask_misplaced(paths, loaded, used)
+
+    def misplaced(self) -> Misplaced:
+        """The answer to ``ask_misplaced`` (after ``end``)."""
+        assert self.coprocess is not None
+        return self.coprocess.misplaced_answer()
 
     def close(self) -> None:
         self.await_start()
@@ -174,6 +181,10 @@ class InProcess:
         self._end: _Task | None = None
         self._output = ""
         self._tree_end: str | None = None
+        # what ``ask_misplaced`` asked: the paths, the loaded files, the files used
+        self._asked: (
+            tuple[list[str], Mapping[str, Sequence[str]] | None, list[str] | None] | None
+        ) = None
 
     def _take_start(self) -> None:
         from genstamp.identity import tree_identity
@@ -225,16 +236,22 @@ class InProcess:
         self._tree_end = task.result
         return End(task.result, head_id(self.repo.repo), moved)
 
-    def misplaced(
+    def ask_misplaced(
         self,
         paths: list[str],
         loaded: Mapping[str, Sequence[str]] | None = None,
         used: list[str] | None = None,
-    ) -> Misplaced:
+    ) -> None:
+        """As ``FromCoProcess.ask_misplaced``: kept for ``misplaced``, which answers here."""
+        self._asked = (paths, loaded, used)
+
+    def misplaced(self) -> Misplaced:
         """As ``FromCoProcess.misplaced``, here (after ``end``)."""
         from genstamp import placed
         from genstamp.coprocess import differing, unregistered, unseen
 
+        assert self._asked is not None
+        paths, loaded, used = self._asked
         checkout = self.side or self.repo
         tree = self._tree_end
         assert tree is not None
