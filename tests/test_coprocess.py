@@ -168,7 +168,8 @@ def test_which_loaded_files_git_ignores(tmp_path: Path) -> None:
         child.ask_end()
         child.tree_end()
         asked = ["forced.py", "lib/helper.py", ".venv/lib/x.py", "new.py", "lib/gone.py"]
-        assert child.misplaced(asked) == (["lib/gone.py", "lib/helper.py"], {}, (), {}, {}, {})
+        child.ask_misplaced(asked)
+        assert child.misplaced_answer() == (["lib/gone.py", "lib/helper.py"], {}, (), {}, {}, {})
         assert child.proc is not None and child.proc.wait(timeout=30) == 0
     finally:
         child.close()

@@ -213,29 +213,19 @@ class CoProcess:
         head = answer.get("head")
         return End(tree, head if isinstance(head, str) else None, answer.get("moved") is True)
 
-    def misplaced(
-        self,
-        paths: list[str],
-        loaded: Mapping[str, Sequence[str]] | None = None,
-        used: list[str] | None = None,
-    ) -> Misplaced:
-        """Which of ``paths`` (relative to the work tree) git ignores, leaving them out of the
-        tree, which lie in a repository a clone cannot fetch, which of the files ``loaded``
-        (path -> blob ids loaded) were loaded as the tree does not hold them, which of the
-        files ``used`` (every file: None) hold changes hidden from git, and which submodules
-        hold changes (after ``tree_end``; the co-process ends once it has answered)."""
-        self.ask_misplaced(paths, loaded, used)
-        return self.misplaced_answer()
-
     def ask_misplaced(
         self,
         paths: list[str],
         loaded: Mapping[str, Sequence[str]] | None = None,
         used: list[str] | None = None,
     ) -> None:
-        """Ask what ``misplaced`` tells (read it with ``misplaced_answer``). Asked once the tree
-        at the end is asked for (``ask_end``), before or after it is read: the co-process
-        answers in order, this right after the tree."""
+        """Ask which of ``paths`` (relative to the work tree) git ignores, leaving them out of
+        the tree, which lie in a repository a clone cannot fetch, which of the files ``loaded``
+        (path -> blob ids loaded) were loaded as the tree does not hold them, which of the
+        files ``used`` (every file: None) hold changes hidden from git, and which submodules
+        hold changes (read it with ``misplaced_answer``, after ``tree_end``; the co-process
+        ends once it has answered). Asked once the tree at the end is asked for
+        (``ask_end``), before or after that is read: the co-process answers in order."""
         stdin: IO[str] | None = self.proc.stdin if self.proc is not None else None
         if stdin is None:
             raise GenstampError("genstamp's co-process is gone")
