@@ -372,6 +372,42 @@ def test_the_pth_line_compiles_its_work_only_for_a_followed_process(
     assert proc.stdout.split() == [str(compiles)]
 
 
+PTH_ADOPTS = """\
+import sys
+imported = []
+sys.addaudithook(lambda event, args: imported.append(args[0]) if event == "import" else None)
+exec({line!r})
+m = sys.modules.get("genstamp.loads")
+print("genstamp" in imported, len(m.active()) if m else "-")
+"""
+
+
+@pytest.mark.parametrize("owner", ["the-parent", "no-ancestor"])
+def test_a_process_without_the_variable_imports_genstamp_only_when_the_run_is_its_ancestors(
+    tmp_path: Path, owner: str
+) -> None:
+    """While a run is open, every process of the interpreter reads its line: one started
+    without the variable is followed when it descends from the run's process (a test gave
+    its child an environment of its own); any other (another terminal's, an editor's) is
+    told apart by a look at /proc and imports nothing."""
+    folder = a_run_folder(tmp_path)
+    stranger = subprocess.Popen(["sleep", "60"])  # alive, and no ancestor of the child
+    try:
+        pid = os.getpid() if owner == "the-parent" else stranger.pid
+        line = child.pth_line(pid, loads.started(pid), str(folder)).strip()
+        env = {"PATH": os.environ["PATH"]}  # no GENSTAMP_RUN
+        code = PTH_ADOPTS.format(line=line)
+        proc = subprocess.run(
+            [sys.executable, "-S", "-I", "-c", code], env=env, capture_output=True, text=True
+        )
+    finally:
+        stranger.kill()
+        stranger.wait()
+    assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
+    expected = ["True", "1"] if owner == "the-parent" else ["False", "-"]
+    assert proc.stdout.split() == expected
+
+
 PTH_SEARCHES = """\
 import sys
 searched = []

@@ -42,8 +42,10 @@ def pth_line(owner: int, started: str, folder: str) -> str:
     """The ``.pth`` line of the run in ``folder`` opened by process ``owner`` (which started at
     ``started``: ``loads.started``). It never raises (site would print the error in every
     process of the interpreter: a leftover of a run whose genstamp is gone, or another
-    version's), imports nothing in a process that is not followed unless the run's folder is
-    there, compiles nothing more than itself in a process started with the variable empty, and
+    version's), imports nothing in a process that is not followed (one started without the
+    variable that does not descend from ``owner``, where ``/proc`` tells it; any, when the
+    run's folder is gone), compiles nothing more than itself in a process started with the
+    variable empty, and
     is ASCII only (site reads it in the locale's encoding). What a followed process does is
     ``loads.follow``'s: the line only imports it, with the folder this genstamp lies in at
     the end of the path for the import alone (the process's path may not reach genstamp yet:
@@ -80,9 +82,26 @@ def pth_line(owner: int, started: str, folder: str) -> str:
         "except Exception:\n"
         " pass\n"
     )
+    # Started without the variable: a process of the run only if it descends from ``owner``
+    # (``loads.adopt`` decides, by its start time too). This cheap look at /proc first spares
+    # every other process of the interpreter (another terminal's, an editor's) the import
+    # while a run is open; where /proc cannot tell, the import decides.
+    adopt = (
+        "d = 1\n"
+        "try:\n"
+        " p = os.getppid()\n"
+        " for _ in range(64):\n"
+        f"  if p == {owner} or p <= 1: break\n"
+        "  with open('/proc/%d/stat' % p, 'rb') as h:\n"
+        "   p = int(h.read().rpartition(b')')[2].split()[1])\n"
+        f" d = p == {owner}\n"
+        "except Exception:\n"
+        " pass\n"
+    )
     return (
         "import os, sys; r = os.environ.get('GENSTAMP_RUN');"
-        f" (r or r is None and os.path.isfile({run_file!a})) and exec({code!a})\n"
+        f" (r or r is None and os.path.isfile({run_file!a}) and not exec({adopt!a}) and d)"
+        f" and exec({code!a})\n"
     )
 
 
