@@ -113,11 +113,12 @@ def projects(workdir: Path) -> list[Path]:
                     continue  # a template's folder (cookiecutter's `{{cookiecutter.slug}}`)
                 seen += 1
                 if depth == _PROJECT_DEPTH:  # the deepest: not listed, three names asked
-                    if any(_is_file(os.path.join(e.path, m)) for m in _METADATA):
-                        if not any(
-                            os.path.lexists(os.path.join(e.path, n)) for n in _NOT_A_PROJECT
-                        ):
-                            out.append(Path(e.path))
+                    base = e.path + os.sep  # (a listed entry's path: no separator at its end)
+                    for metadata in _METADATA:  # a loop, not a generator: asked of hundreds
+                        if _is_file(base + metadata):
+                            if not any(os.path.lexists(base + n) for n in _NOT_A_PROJECT):
+                                out.append(Path(e.path))
+                            break
                     continue
                 inner = _listing(Path(e.path))
                 names = {c.name for c in inner}
