@@ -109,8 +109,12 @@ def test_projects_below_the_top_provide_their_roots(tmp_path: Path) -> None:
 
 def test_projects_at_the_deepest_level_are_told_by_their_metadata_files(tmp_path: Path) -> None:
     """Three folders down, a project is a folder holding a metadata file (a link to one too);
-    a folder or a dangling link of that name is none."""
+    a folder or a dangling link of that name is none, nor is an environment or a submodule
+    holding one."""
     make(tmp_path, "a/b/toml/pyproject.toml", "a/b/py/setup.py", "a/b/cfg/setup.cfg")
+    make(
+        tmp_path, "a/b/env/pyproject.toml", "a/b/env/pyvenv.cfg", "a/b/sub/setup.py", "a/b/sub/.git"
+    )
     (tmp_path / "a/b/folder/pyproject.toml").mkdir(parents=True)
     (tmp_path / "a/b/dangling").mkdir()
     (tmp_path / "a/b/dangling/setup.py").symlink_to(tmp_path / "nowhere")
