@@ -176,6 +176,29 @@ def test_versioneers_version_file_is_the_builds(
     assert loaded.generated == loaded.built == (("src/calc/_version.py",) if found else ())
 
 
+@pytest.mark.parametrize(
+    ("setup_py", "found"),
+    [
+        ('setup(use_scm_version={"write_to": "calc/_version.py"})\n', ["calc/_version.py"]),
+        ('setup(use_scm_version={"version_file": "./src/calc/_v.py"})\n', ["src/calc/_v.py"]),
+        ("setup(use_scm_version=True)\n", []),
+        ('SCM = {"write_to": "calc/_version.py"}\nsetup(use_scm_version=SCM)\n', []),
+        ('setup(use_scm_version={"write_to": "../calc/_version.py"})\n', []),
+        ("setup(use_scm_version={\n", []),  # not Python: nothing read, nothing raised
+    ],
+)
+@pytest.mark.parametrize("pyproject", [True, False])
+def test_setuptools_scms_version_file_named_in_setup_py_is_generated(
+    tmp_path: Path, setup_py: str, found: list[str], pyproject: bool
+) -> None:
+    """``setup.py``'s ``use_scm_version`` literal names the file setuptools-scm writes (read,
+    never run), with or without a pyproject.toml beside it."""
+    root = write(tmp_path, '[project]\nname = "calc"\n') if pyproject else tmp_path
+    (root / "setup.py").write_text("from setuptools import setup\n\n" + setup_py)
+    loaded = config.load(root)
+    assert loaded.generated == loaded.built == tuple(found)
+
+
 def test_a_subprojects_version_file_is_generated_below_its_folder(tmp_path: Path) -> None:
     root = write(tmp_path, '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n')
     (root / "svc_a").mkdir()

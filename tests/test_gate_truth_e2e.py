@@ -809,15 +809,25 @@ def test_code_the_project_declares_generated_is_accepted(repo: Path, genstamp: R
         ('[tool.hatch.build.hooks.vcs]\nversion-file = "src/calc/_version.py"\n', True),
         ('[tool.setuptools_scm]\nversion_file = "src/calc/_other.py"\n', False),
         ("", False),
+        ('setup.py:setup(use_scm_version={"write_to": "src/calc/_version.py"})\n', True),
+        ("setup.py:setup(use_scm_version=True)\n", False),
     ],
-    ids=["setuptools-scm", "setuptools-scm-write-to", "hatch-vcs", "another-file", "undeclared"],
+    ids=[
+        "setuptools-scm",
+        "setuptools-scm-write-to",
+        "hatch-vcs",
+        "another-file",
+        "undeclared",
+        "setup-py",
+        "setup-py-no-file",
+    ],
 )
 def test_a_version_file_the_build_writes_is_generated(
     repo: Path, genstamp: RunGenstamp, declared: str, accepted: bool
 ) -> None:
     """The version module setuptools-scm or hatch-vcs writes from git, ignored by git: the
-    project declares it in its build settings, which genstamp reads; one it does not declare is
-    ignored code."""
+    project declares it in its build settings (pyproject.toml, or setup.py's literal
+    ``use_scm_version``), which genstamp reads; one it does not declare is ignored code."""
     write_calc(
         repo,
         tests="from calc import __version__\n\n\ndef test_version():\n    assert __version__\n",
@@ -825,8 +835,12 @@ def test_a_version_file_the_build_writes_is_generated(
     )
     (repo / "src" / "calc" / "__init__.py").write_text("from calc._version import __version__\n")
     (repo / "src" / "calc" / "_version.py").write_text("__version__ = '1.0.dev3+g1234567'\n")
-    with (repo / "pyproject.toml").open("a") as fh:
-        fh.write(declared)
+    if declared.startswith("setup.py:"):
+        setup = "from setuptools import setup\n\n" + declared.removeprefix("setup.py:")
+        (repo / "setup.py").write_text(setup)
+    else:
+        with (repo / "pyproject.toml").open("a") as fh:
+            fh.write(declared)
     commit_all(repo, "a version file the build writes")
     judged_as(genstamp, repo, None if accepted else "ignored-code", "src/calc/_version.py")
 

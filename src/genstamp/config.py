@@ -60,8 +60,8 @@ def load(workdir: Path) -> Config:
     path = workdir / "pyproject.toml"
     try:
         raw = read_kept(path)
-    except FileNotFoundError:
-        return Config()
+    except FileNotFoundError:  # the defaults, and the version files setup.py or setup.cfg name
+        raw = b""
     except OSError as exc:
         raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
     return from_bytes(raw, workdir, path)
@@ -78,9 +78,13 @@ def from_bytes(raw: bytes, workdir: Path, path: Path) -> Config:
     if not isinstance(section, dict):
         raise GenstampError(f"{path}: [tool.genstamp] must be a table")
     found = parse(section, workdir, path)
-    versions = version_files(tool) + versioneer_file(tool, workdir)
+    versions = version_files(tool) + setup_py_version_files(workdir)
+    versions += versioneer_file(tool, workdir)
     for folder in found.suites:  # a monorepo's subprojects: each its own build settings
-        versions += [f"{folder}/{v}" for v in version_files(_tool(workdir / folder))]
+        below = workdir / folder
+        versions += [
+            f"{folder}/{v}" for v in version_files(_tool(below)) + setup_py_version_files(below)
+        ]
     found = found._replace(built=tuple(dict.fromkeys(versions)))
     versions = [v for v in dict.fromkeys(versions) if v not in found.generated]
     return found._replace(generated=found.generated + tuple(versions)) if versions else found
@@ -95,7 +99,8 @@ def with_projects_below(settings: Config, workdir: Path) -> Config:
     versions: list[str] = []
     for folder in projects(workdir):
         rel = folder.relative_to(workdir).as_posix()
-        versions += [f"{rel}/{v}" for v in version_files(_tool(folder))]
+        found = version_files(_tool(folder)) + setup_py_version_files(folder)
+        versions += [f"{rel}/{v}" for v in found]
     versions = [v for v in dict.fromkeys(versions) if v not in settings.generated]
     return (
         settings._replace(generated=settings.generated + tuple(versions)) if versions else settings
@@ -130,6 +135,37 @@ def version_files(tool: object) -> list[str]:
         rel = _relative(table.get(key) if isinstance(table, dict) else None)
         if rel is not None and rel not in out:
             out.append(rel)
+    return out
+
+
+def setup_py_version_files(folder: Path) -> list[str]:
+    """setuptools-scm's version file as the project's ``setup.py`` names it (``setup(...,
+    use_scm_version={"write_to": "pkg/_version.py"})``, or ``version_file``), read without
+    running it; a setting that is no literal is not read (declare the file ``generated``)."""
+    try:
+        text = read_kept(folder / "setup.py")
+    except OSError:
+        return []
+    if b"use_scm_version" not in text:
+        return []
+    import ast  # only for a project whose setup.py configures setuptools-scm
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.keyword) and node.arg == "use_scm_version"):
+            continue
+        if not isinstance(node.value, ast.Dict):
+            continue
+        for key, value in zip(node.value.keys, node.value.values, strict=True):
+            name = key.value if isinstance(key, ast.Constant) else None
+            if name in ("version_file", "write_to") and isinstance(value, ast.Constant):
+                rel = _relative(value.value)
+                if rel is not None and rel not in out:
+                    out.append(rel)
     return out
 
 
