@@ -1881,6 +1881,44 @@ NAMED_APPENDED = '[project]\nname = "calc"\nversion = "0"\n' + APPENDED
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("on_path", ["an-export", "the-checkout"])
+def test_a_package_scikit_build_declares_loaded_from_an_export_is_foreign(
+    tmp_path: Path, on_path: str
+) -> None:
+    """A package in ``python/calc`` that scikit-build-core's ``wheel.packages`` declares (not
+    pytest's ``pythonpath``), and an export of an earlier commit (``git archive``: no git work
+    tree) on ``PYTHONPATH``: its ``calc`` ran, the warm run passes, a clean clone fails. The
+    control: the checkout's own ``python/`` there."""
+    repo = init_repo(tmp_path / "work")
+    for rel, text in {
+        "python/calc/__init__.py": CALC,
+        "tests/test_it.py": "import calc\n\n\ndef test_value():\n    assert calc.VALUE == 1\n",
+        "pyproject.toml": '[tool.scikit-build]\nwheel.packages = ["python/calc"]\n',
+        ".gitignore": "__pycache__/\n*.py[co]\n",
+    }.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    commit_all(repo, "project")
+    export = tmp_path / "export"
+    export.mkdir()
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=repo, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(export)], input=archive.stdout, check=True)
+    (repo / "python" / "calc" / "__init__.py").write_text(CALC.replace("VALUE = 1", "VALUE = 0"))
+    commit_all(repo, "the regression")
+    restamp.begin(open_checkout(repo))
+    where = export if on_path == "an-export" else repo
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(where / "python")))
+    if on_path == "the-checkout":
+        assert proc.returncode == 1  # the regression ran, and the evidence says so
+        assert list(failures(repo)) == ["tests-failed"]
+        return
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = failures(repo)
+    assert list(found) == ["foreign-origin"], found
+    assert f"calc from {export / 'python' / 'calc'}" in found["foreign-origin"], found
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "old", ["export", "deeper-export", "plain-copy", "another-project", "never-held", "held-still"]
 )

@@ -146,8 +146,23 @@ def test_a_folder_python_imports_from_elsewhere_is_no_root(tmp_path: Path) -> No
         ("[tool.setuptools.packages.find]\nwhere = ['code']\n", "code"),
         ("[tool.hatch.build.targets.wheel]\npackages = ['python/calc']\n", "python"),
         ('[tool.poetry]\npackages = [{include = "calc", from = "source"}]\n', "source"),
+        ('[tool.scikit-build]\nwheel.packages = ["python/calc"]\n', "python"),
+        ('[tool.scikit-build.wheel.packages]\ncalc = "python/calc"\n', "python"),
+        (
+            '[build-system]\nbuild-backend = "scikit_build_core.build"\n'
+            '[project]\nname = "calc"\n',  # its auto-discovery: src/, python/, the root
+            "python",
+        ),
     ],
-    ids=["setuptools-package-dir", "setuptools-find", "hatch", "poetry"],
+    ids=[
+        "setuptools-package-dir",
+        "setuptools-find",
+        "hatch",
+        "poetry",
+        "scikit-build",
+        "scikit-build-table",
+        "scikit-build-discovered",
+    ],
 )
 def test_declared_package_folders(tmp_path: Path, config: str, folder: str) -> None:
     make(tmp_path, f"{folder}/calc/__init__.py")
@@ -311,6 +326,21 @@ def test_a_package_mapped_to_a_folder_of_another_name(tmp_path: Path, name: str,
     source = str((tmp_path / "source").resolve())
     assert roots.mapped(tmp_path) == {"pkgx": source}
     assert roots.find(tmp_path) == {"pkgx": source, "other": str((tmp_path / "lib").resolve())}
+
+
+def test_scikit_builds_package_mapped_to_a_folder_of_another_name(tmp_path: Path) -> None:
+    """scikit-build-core's table form names a package's folder (``fast`` is ``python/impl``);
+    its auto-discovery is for its own builds only: another project's ``python/`` is a folder
+    like any other."""
+    make(tmp_path, "python/impl/__init__.py")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.scikit-build.wheel.packages]\nfast = "python/impl"\n'
+    )
+    impl = str((tmp_path / "python" / "impl").resolve())
+    assert roots.mapped(tmp_path) == {"fast": impl}
+    assert roots.find(tmp_path)["fast"] == impl
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "impl"\n')
+    assert "impl" not in roots.find(tmp_path)
 
 
 def test_maturins_python_source_holds_packages(tmp_path: Path) -> None:

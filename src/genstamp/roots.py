@@ -195,6 +195,11 @@ def mapped(workdir: Path) -> dict[str, str]:
         data = tomllib.loads(read_kept(workdir / "pyproject.toml").decode("utf-8"))
         setuptools = _table(_table(data.get("tool")).get("setuptools"))
         pairs = [(str(k), v) for k, v in _table(setuptools.get("package-dir")).items()]
+        pairs += [  # (one named as its folder is found in the folder holding it)
+            (name, folder)
+            for name, folder in _scikit_build_packages(data).items()
+            if os.path.basename(folder.rstrip("/")) != name
+        ]
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         pairs = []
     pairs += _mapped_setup(workdir)
@@ -577,7 +582,37 @@ def _from_pyproject(path: Path) -> list[str]:
                 out.append(os.path.join(base, os.path.dirname(include.rstrip("/"))))
     pdm = _table(_table(_table(tool.get("pdm")).get("build")))
     out += [str(d) for d in _strings(pdm.get("package-dir"))]
+    out += _scikit_build_bases(data)
     return out
+
+
+def _scikit_build_packages(data: Mapping[str, Any]) -> dict[str, str]:
+    """scikit-build-core's ``[tool.scikit-build] wheel.packages``: each package's name -> its
+    folder (a list of folders, each named as its package, or a table of name = folder); when
+    none is set, the folder its auto-discovery takes for the project's name (``src/NAME``,
+    ``python/NAME`` or ``NAME`` holding an ``__init__.py``), for a project it builds."""
+    tool = _table(data.get("tool"))
+    packages = _table(_table(tool.get("scikit-build")).get("wheel")).get("packages")
+    if isinstance(packages, dict):
+        return {str(k): v for k, v in packages.items() if isinstance(v, str)}
+    if isinstance(packages, list):
+        return {os.path.basename(p.rstrip("/")): p for p in _strings(packages)}
+    backend = _table(data.get("build-system")).get("build-backend")
+    name = _table(data.get("project")).get("name")
+    if packages is not None or backend != "scikit_build_core.build" or not isinstance(name, str):
+        return {}
+    name = name.replace("-", "_").replace(".", "_")  # as scikit-build-core names it
+    return {name: f"python/{name}"}  # (src/NAME and NAME lie in folders searched anyway)
+
+
+def _scikit_build_bases(data: Mapping[str, Any]) -> list[str]:
+    """The folders holding scikit-build-core's packages (``_scikit_build_packages``) where each
+    is named as its package (a package mapped to a folder of another name is ``mapped``)."""
+    return [
+        os.path.dirname(folder.rstrip("/"))
+        for name, folder in _scikit_build_packages(data).items()
+        if os.path.basename(folder.rstrip("/")) == name
+    ]
 
 
 def _from_setup_cfg(path: Path) -> list[str]:
