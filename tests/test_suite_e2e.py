@@ -800,6 +800,53 @@ FORECASTS = {
         ("tests/unit_suite",),
         "tests/int_suite/test_i.py",
     ),
+    # a glob's match is where pytest starts: a folder named like one of its norecursedirs
+    # (`build`) that the glob spans is collected, and so is one a conftest ignores
+    "testpaths-glob-spans-build": (
+        {
+            "pytest.ini": "[pytest]\ntestpaths = components/*/tests\n",
+            "components/api/tests/test_api.py": cases("a1"),
+            "components/build/tests/test_b.py": cases("b1"),
+        },
+        "",
+        ("components/api/tests",),
+        "components/build/tests/test_b.py",
+    ),
+    "testpaths-glob-ignored-by-a-conftest": (
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests/*/\n",
+            "tests/conftest.py": 'collect_ignore = ["legacy"]\n',
+            "tests/unit/test_u.py": cases("u1"),
+            "tests/legacy/test_l.py": cases("l1"),
+        },
+        "",
+        ("tests/unit",),
+        "tests/legacy/test_l.py",
+    ),
+    # a conftest and a package's __init__.py that `tests/*` names hold no tests: a run of the
+    # folder covers the suite, from the top and from inside it
+    "testpaths-glob-names-a-conftest": (
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests/*\n",
+            "tests/__init__.py": "",
+            "tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef one():\n    return 1\n",
+            "tests/unit/test_u.py": cases("u1"),
+            "tests/integration/test_i.py": cases("i1"),
+        },
+        "",
+        ("tests",),
+        None,
+    ),
+    "testpaths-glob-of-folders": (
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests/*/\n",
+            "tests/conftest.py": "",
+            "tests/unit/test_u.py": cases("u1"),
+        },
+        "",
+        (),
+        None,
+    ),
     # a folder its conftest skips whole ran, skipped, as the gate counts it
     "skipped-folder": (
         {
@@ -1519,6 +1566,17 @@ def pytest_collectstart(collector):
             "tests/other/conftest.py": "collect_ignore = []\n",  # not asked of its own folder
         },
         {"conftest.py": "class Settings:\n    " + IGNORED_OTHER},
+        # testpaths: where pytest starts, as it globs them; what it is told to ignore and its
+        # norecursedirs apply below a start, never to it (`tests/build`, `tests/other`)
+        {"pytest.ini": "[pytest]\ntestpaths = tests/*/\n"},
+        {"pytest.ini": "[pytest]\ntestpaths = tests/*\n", "tests/conftest.py": PASS.format(n="t")},
+        {"pytest.ini": "[pytest]\ntestpaths = tests/build qa\n"},
+        {"pytest.ini": "[pytest]\ntestpaths = */b*\n"},
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests/*/\n",
+            "tests/conftest.py": 'collect_ignore = ["other"]\n',
+        },
+        {"pytest.ini": "[pytest]\ntestpaths = tests/other\naddopts = --ignore=tests/other\n"},
     ],
     ids=lambda files: " ".join(f"{k}:{v!r}"[:60] for k, v in files.items()),
 )

@@ -7,7 +7,6 @@ none of them themselves, so that they can be tested over records in milliseconds
 from __future__ import annotations
 
 import contextlib
-import glob
 import io
 import os
 import posixpath
@@ -910,9 +909,12 @@ def tree_suites(
         config = suite.read_config(read, root, known)
         listing: list[str] = []
         starts = [suite.join(root, t) for t in config.starts()]
+        globbed = suite.glob_bases(starts)
+        for base in globbed:
+            _list(repo, tree, base, (), listing, opened)
         if (
             not starts
-            or any(glob.has_magic(s) for s in starts)
+            or globbed
             or not (config.pyargs or any(_lookup(repo, tree, s, opened) for s in starts))
         ):
             starts = [root]  # as pytest: testpaths naming nothing, and it searches the folder

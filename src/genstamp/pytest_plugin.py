@@ -182,9 +182,10 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
     for root in sorted({tally.suite_folder(f) for f in collected}):
         config = tally.config_at(root)
         starts = [suite.join(root, s) for s in config.starts()]
-        if not starts or any(c in s for s in starts for c in "*?["):
+        globbed = suite.glob_bases(starts)
+        if not starts or globbed:
             starts = [root]  # ``suite.collect`` globs testpaths as pytest does, from the listing
-        listing = _listing_on_disk(workdir, root, starts, config.norecursedirs)
+        listing = _listing_on_disk(workdir, root, starts, config.norecursedirs, globbed)
         if listing is None:
             return []
         found = suite.collect(listing, tally._read, root)
@@ -197,15 +198,23 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
 
 
 def _listing_on_disk(
-    workdir: Path, root: str, starts: Sequence[str], norecurse: Sequence[str]
+    workdir: Path,
+    root: str,
+    starts: Sequence[str],
+    norecurse: Sequence[str],
+    unpruned: Sequence[str] = (),
 ) -> list[str] | None:
-    """The files below ``starts`` (work-tree paths) that pytest would enter, and the
+    """The files below ``starts`` (work-tree paths) that pytest would enter, those below
+    ``unpruned`` (where testpaths' globs are matched: ``suite.glob_bases``), and the
     ``conftest.py`` files between ``root`` and each start, sorted; None past the limit."""
     from genstamp import suite
 
-    pruned = suite.any_of([*norecurse, "__pycache__", ".git"])
     out: set[str] = set()
-    for start in starts:
+    for start in [*starts, *unpruned]:
+        # below a glob's base, what a ``*`` can match: no hidden folder (``.venv``, ``.tox``)
+        pruned = suite.any_of(
+            [".*", "__pycache__"] if start in unpruned else [*norecurse, "__pycache__", ".git"]
+        )
         folder = start
         while folder and folder != root:
             folder = posixpath.dirname(folder)

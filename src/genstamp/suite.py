@@ -525,9 +525,9 @@ def collect(
     ways: the suite is what either reading collects."""
     config = read_config(read, root, known)
     inside = [p for p in listing if _under(p, root)]
-    starts, explicit = _reach(config, config.paths, inside, root)
+    starts, explicit = _reach(config, config.paths, inside, root, read)
     if config.maybe:
-        more = _reach(config, (*config.paths, *config.maybe), inside, root)
+        more = _reach(config, (*config.paths, *config.maybe), inside, root, read)
         starts = [*starts, *(s for s in more[0] if s not in starts)]
         explicit |= more[1]
     # the environments pytest does not enter (its ``_in_venv``), unless told to
@@ -580,9 +580,12 @@ def collect(
         start = next((s for s in starts if _under(path, s)), None)
         if start is None or _pruned(path, start, pruned, venvs, pruned_paths):
             continue
-        if any(_under(path, i) for i in ignored) or _glob_ignored(path, root, globs):
+        # pytest asks whether to ignore what it finds below where it starts, never the start
+        # itself or a folder above it (`pytest tests/legacy` with `--ignore=tests/legacy`, or
+        # a conftest's `collect_ignore = ["legacy"]`, collects it; a testpaths glob too)
+        if any(_under(path, i) and i != start and _under(i, start) for i in ignored):
             continue
-        if _conftest_ignored(path, root, conftests):
+        if _glob_ignored(path, start, globs) or _conftest_ignored(path, root, conftests, start):
             continue
         chosen.append(path)
     return Suite(root, config, tuple(sorted(set(chosen))), tuple(dict.fromkeys(problems)))
@@ -593,7 +596,7 @@ _ENVIRONMENT = ("/pyvenv.cfg", "/conda-meta/history")
 
 
 def _reach(
-    config: PytestConfig, paths: Sequence[str], inside: Sequence[str], root: str
+    config: PytestConfig, paths: Sequence[str], inside: Sequence[str], root: str, read: Reader
 ) -> tuple[list[str], set[str]]:
     """Where pytest starts collecting (folders) and the files it is given, for the addopts
     ``paths``: those that the tree holds, else the testpaths."""
@@ -612,14 +615,48 @@ def _reach(
                 folders.add(f)
         for pattern in config.starts():
             full = join(root, pattern)
-            # testpaths are globbed as pytest globs them: a ``*`` stays within one path part
-            explicit.update(p for p in inside if _glob_match(full, p))
+            # testpaths are globbed as pytest globs them: a ``*`` stays within one path part,
+            # and a pattern ending in ``/`` matches folders only. A file matched is one pytest
+            # is given, and collects whatever its name; a conftest or a package's
+            # ``__init__.py`` that ``tests/*`` names too counts only when it defines a test
+            # (a run of its folder, ``pytest tests``, collects neither).
+            if not pattern.endswith("/"):
+                explicit.update(
+                    p
+                    for p in inside
+                    if _glob_match(full, p)
+                    and (p.rpartition("/")[2] not in _NO_TESTS or _defines_tests(read(p)))
+                )
             starts.extend(sorted(f for f in folders if f and _glob_match(full, f)))
     if not starts and not explicit and not config.pyargs:
         # as pytest: testpaths that match nothing fall back to the folder (module names that
         # name nothing are an error of the run)
         starts = [root]
     return starts, explicit
+
+
+def glob_bases(starts: Sequence[str]) -> list[str]:
+    """For each testpath of ``starts`` that is a glob, the folder above its first wildcard:
+    where its matches are listed from, every folder entered (pytest starts at each match; its
+    norecursedirs prune below a start, not the folders the glob spans: `components/*/tests`
+    reaches `components/build/tests`)."""
+    out: list[str] = []
+    for start in starts:
+        parts = start.split("/")
+        wild = next((i for i, p in enumerate(parts) if _MAGIC.search(p)), None)
+        if wild is not None:
+            out.append("/".join(parts[:wild]))
+    return out
+
+
+_MAGIC = re.compile(r"[*?[]")  # glob's own test for a pattern (``glob.has_magic``)
+_NO_TESTS = ("conftest.py", "__init__.py")  # Python files that define no tests, as a rule
+# a test function or class at the top of a module, as pytest's defaults name them
+_DEFINES_TESTS = re.compile(rb"^(?:async\s+def|def)\s+test|^class\s+Test", re.M)
+
+
+def _defines_tests(data: bytes | None) -> bool:
+    return data is None or _DEFINES_TESTS.search(data) is not None
 
 
 def kept_by_tests(found: Suite, read: Reader, listing: Sequence[str] = ()) -> str:
@@ -745,15 +782,19 @@ def _glob_ignored(path: str, top: str, globs: Sequence[str]) -> bool:
     return False
 
 
-def _conftest_ignored(path: str, root: str, conftests: dict[str, _Ignores]) -> bool:
-    """pytest asks ``pytest_ignore_collect`` of each folder it enters and of the file: one is
-    ignored when it is in the ``collect_ignore`` (or matches the ``collect_ignore_glob``) of
-    the nearest conftest at or above its own folder that sets that name. A nearer conftest's
-    list hides a farther one's, an empty list too (pytest's ``_rget_with_confmod``)."""
+def _conftest_ignored(
+    path: str, root: str, conftests: dict[str, _Ignores], start: str | None = None
+) -> bool:
+    """pytest asks ``pytest_ignore_collect`` of each folder it enters below where it starts
+    (``start``, by default ``root``) and of the file: one is ignored when it is in the
+    ``collect_ignore`` (or matches the ``collect_ignore_glob``) of the nearest conftest at or
+    above its own folder that sets that name. A nearer conftest's list hides a farther one's,
+    an empty list too (pytest's ``_rget_with_confmod``)."""
     if not conftests:
         return False
+    start = root if start is None else start
     part = path
-    while part and part != root:
+    while part and part != start:
         folder = posixpath.dirname(part)
         paths = _nearest(conftests, folder, root, "collect_ignore")
         if paths is not None and part in paths.paths:
