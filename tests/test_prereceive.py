@@ -78,6 +78,29 @@ def test_attested_push_accepted_unattested_and_other_tree_refused(
     assert code == 0, out
 
 
+def test_a_push_through_an_alias_of_a_protected_ref_is_judged(
+    world: World, server: Path, tmp_path: Path
+) -> None:
+    """The server keeps ``master`` as a symbolic ref to ``main`` (an alias kept after renaming
+    the default branch): a push to ``master`` moves ``main``, and is judged as a push to it."""
+    dev = developer(world, server, tmp_path)
+    git(dev, "notes", f"--ref={NOTES}", "add", "-F", str(world.full), world.commit)
+    code, out = push(dev, "main", NOTES)
+    assert code == 0, out
+    git(server, "symbolic-ref", "refs/heads/master", "refs/heads/main")
+    (dev / "tests" / "test_0.py").write_text("def test_x0():\n    assert False\n")
+    later = commit_all(dev, "red, never attested")
+    code, out = push(dev, "HEAD:master")
+    assert code != 0 and "no-attestation" in out, out
+    assert git(server, "rev-parse", "main") == world.commit
+    # the control: an alias of an unprotected ref is not judged
+    git(server, "update-ref", "refs/heads/feature", world.commit)
+    git(server, "symbolic-ref", "refs/heads/topic", "refs/heads/feature")
+    code, out = push(dev, "HEAD:topic")
+    assert code == 0, out
+    assert git(server, "rev-parse", "feature") == later
+
+
 def test_unsigned_where_the_server_requires_signatures(
     world: World, server: Path, tmp_path: Path
 ) -> None:

@@ -85,6 +85,25 @@ def _tree_roots(repo: pygit2.Repository, tree: pygit2.Tree) -> tuple[str, ...]:
         return ()
 
 
+def _updated(repo: pygit2.Repository, ref: str) -> list[str]:
+    """The refs a push to ``ref`` updates: ``ref``, and where it is a symbolic ref the refs it
+    leads to (receive-pack moves the target: a ``master`` kept as an alias of ``main`` moves
+    ``main``)."""
+    names = [ref]
+    for _ in range(10):  # git follows at most a few levels too
+        try:
+            found = repo.references.get(names[-1])
+        except (ValueError, pygit2.GitError):
+            break
+        if found is None or found.type != pygit2.enums.ReferenceType.SYMBOLIC:
+            break
+        target = found.target
+        if not isinstance(target, str) or target in names:
+            break
+        names.append(target)
+    return names
+
+
 def judge(
     repo: pygit2.Repository, updates: Sequence[Update], gitdir: Path
 ) -> list[tuple[str, Failure]]:
@@ -100,7 +119,7 @@ def judge(
     for update in updates:
         if update.new == Z40 or update.ref.startswith("refs/notes/"):
             continue  # a notes ref holds attestations, not code (refs/* protects no note)
-        if not protected(update.ref, patterns):
+        if not any(protected(name, patterns) for name in _updated(repo, update.ref)):
             continue
         try:
             commit = repo[update.new].peel(pygit2.Commit)
