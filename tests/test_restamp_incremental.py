@@ -167,6 +167,35 @@ def test_a_folder_left_with_only_bytecode_goes_with_it(tmp_path: Path) -> None:
     assert result.folders == 2 and result.files == 2
 
 
+@pytest.mark.parametrize("other", [None, "notes.txt", "data.pyc"])
+def test_a_folder_git_emptied_loses_the_bytecode_of_modules_deleted_before(
+    tmp_path: Path, other: str | None
+) -> None:
+    """git deleted pkg/sub/__init__.py: the bytecode of modules an earlier commit deleted (a
+    commit runs no hook) is left there too, below it and beside (legacy), and would keep
+    pkg/sub importable as a namespace package. A folder that holds anything but bytecode (a
+    file of the user's, one named like bytecode that is none) keeps all but the changed
+    path's bytecode."""
+    sub = tmp_path / "pkg" / "sub"
+    changed = touch(sub / "__pycache__" / f"__init__.{TAG}.pyc")
+    orphans = [
+        touch(sub / "__pycache__" / f"old.{TAG}.pyc"),
+        touch(sub / "deeper" / "__pycache__" / f"x.{TAG}.pyc"),
+        touch(sub / "legacy.pyc", MAGIC),
+    ]
+    touch(tmp_path / "pkg" / "keep.py", b"K = 1\n")
+    if other is not None:
+        touch(sub / other, b"the user's\n")
+    found = scrub.bytecode_of(tmp_path, ["pkg/sub/__init__.py"])
+    scrub.scrub_files(tmp_path, found)
+    assert not changed.exists()
+    if other is None:
+        assert not sub.exists()
+    else:
+        assert all(p.exists() for p in orphans) and (sub / other).exists()
+    assert (tmp_path / "pkg" / "keep.py").is_file()
+
+
 def test_tracked_bytecode_and_virtual_environments_are_kept(tmp_path: Path) -> None:
     tracked = touch(tmp_path / "fixtures" / "m.pyc", MAGIC)
     venv = tmp_path / "venv"

@@ -293,6 +293,10 @@ def bytecode_of(root: str | os.PathLike[str], paths: Iterable[str]) -> list[str]
     found = []
     for folder, names in stems.items():
         base = os.path.join(top, *folder.split("/")) if folder else top
+        left = _only_bytecode(base) if folder else None
+        if left is not None:  # git removed every source the folder held
+            found += left
+            continue
         for stem in names:
             for suffix in SUFFIXES:
                 legacy = os.path.join(base, stem + suffix)
@@ -311,6 +315,30 @@ def bytecode_of(root: str | os.PathLike[str], paths: Iterable[str]) -> list[str]
             if is_bytecode_file(entry) and entry.split(".", 1)[0] in names
         ]
     return found
+
+
+def _only_bytecode(folder: str) -> list[str] | None:
+    """Every file below ``folder`` when each is bytecode (in a ``__pycache__``, or a legacy
+    ``.pyc``/``.pyo`` holding bytecode): what git left of a folder whose sources it removed,
+    the bytecode of modules an earlier commit deleted too (a commit runs no hook), which
+    would keep the folder importable as a namespace package. None when the folder holds
+    anything else (a source, a data file, a link), or is no folder."""
+    if os.path.islink(folder) or not os.path.isdir(folder):
+        return None
+    out: list[str] = []
+    for here, dirs, files in os.walk(folder):
+        cache = os.path.basename(here) == PYCACHE
+        if any(os.path.islink(os.path.join(here, d)) for d in dirs):
+            return None
+        for name in files:
+            path = os.path.join(here, name)
+            if os.path.islink(path):
+                return None
+            bytecode = is_bytecode_file(name) if cache else name.endswith(SUFFIXES)
+            if not (bytecode and (cache or holds_bytecode(path))):
+                return None
+            out.append(path)
+    return out
 
 
 def scrub_files(
