@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -307,8 +308,9 @@ def test_a_hook_ends_a_generation_into_the_next_ones_retired_list(project: Path)
     gen = first
     for n in range(generation.RETIRED + 2):
         (project / "n.txt").write_text(str(n))  # the work tree changes: the claim begins anew
+        # (the hook after the change, which its change time says came before it)
         claim = generation.claimed(gen, trigger="post-checkout", changed=True, head=None,
-                                   scrub=None, now_ns=gen.created_ns + 1)  # fmt: skip
+                                   scrub=None, now_ns=time.time_ns())  # fmt: skip
         generation.write(checkout, claim)
         gen = restamp.settle(checkout) or first
         assert gen.retired[-1]["id"] != gen.id

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from importlib.util import MAGIC_NUMBER as MAGIC
 from pathlib import Path
 from typing import Any
@@ -406,6 +407,30 @@ def test_the_reader_settles_a_claim_with_its_own_walk(
     assert json.loads(capsys.readouterr().out)  # the reader said what it found
 
 
+@pytest.mark.parametrize("when", ["after", "before"])
+def test_an_edit_after_a_checkout_that_changed_nothing_keeps_the_generation(
+    branches: Path, when: str
+) -> None:
+    """`git checkout -b fix` changes no file: the full rule, on the work tree the hook found,
+    keeps the generation. An edit made after the hook, before the first reader, is no part of
+    what the hook found (the file's change time is past the hook's): kept, as the full rule
+    keeps. The same edit made before the checkout is part of it: the full rule begins anew."""
+    gen = generation.current(open_checkout(branches))
+    assert gen is not None
+    if when == "before":
+        (branches / "edit.py").write_text("E = 9\n")
+    git(branches, "checkout", "-q", "-b", "fix")
+    assert stamp(branches)["pending"]["may_keep"] is True
+    if when == "after":
+        time.sleep(0.05)  # past the file clock's tick of the hook
+        (branches / "edit.py").write_text("E = 9\n")
+    after = generation.current(open_checkout(branches))
+    assert after is not None and stamp(branches)["pending"] is None
+    assert (after.id == gen.id) == (when == "after"), after.history[-1]
+    if when == "before":
+        assert after.tree == git_tree(branches)
+
+
 def test_merges_and_rebases_take_the_light_path(branches: Path) -> None:
     """No full walk: the stamp records the claim with the number of paths git wrote."""
     git(branches, "merge", "-q", "other")  # fast-forward
@@ -521,8 +546,8 @@ def test_a_rebase_by_another_action_or_leaving_the_branch_takes_the_light_path(
     git(branches, "checkout", "-q", "-b", "feat", "main")
     (branches / "feat.py").write_text("F = 1\n")
     commit_all(branches, "feat")
-    gen = generation.current(open_checkout(branches))
-    assert gen is not None
+    # a generation of feat's tree (the checkout's claim kept main's: feat.py came after it)
+    gen = restamp.begin(open_checkout(branches), do_scrub=False).generation
     if how == "pull-rebase":
         proc = subprocess.run(
             ["git", "pull", "-q", "--rebase", ".", "other"],

@@ -4,12 +4,14 @@ The stamp alone: made (``new``), written (``write``) and read (``current``). Beg
 workspace (scrub, tree identity, write) is ``genstamp.restamp``.
 
 A post-* hook does not walk the work tree (issue 16): it records a *claim* (``pending``) that
-the next reader settles. The claim says "this generation continues if the work tree, when
-first measured, is the content it began with or the content its evidence tested; otherwise
-generation ``next`` begins, of that work tree". The first reader after the hook (verify,
-status, the pre-push hook, the plugin at session start) settles it with one walk and writes
-the decision back: ``current`` returns only settled generations, so no consumer ever sees a
-claim, and a user who switches branches five times before testing pays one walk, not five.
+the next reader settles. The claim says "this generation continues if the work tree, as the
+hook left it, is the content it began with or the content its evidence tested; otherwise
+generation ``next`` begins, of that work tree" (the reader measures it: files it finds
+changed after the hook are taken as the hook left them, ``restamp.settle``). The first reader
+after the hook (verify, status, the pre-push hook, the plugin at session start) settles it
+with one walk and writes the decision back: ``current`` returns only settled generations, so
+no consumer ever sees a claim, and a user who switches branches five times before testing
+pays one walk, not five.
 
 Two hooks without a reader between them compose: one that changed no file in the work tree
 leaves the claim's outcome as it was (the work tree the reader measures is the one the first

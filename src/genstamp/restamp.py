@@ -4,7 +4,11 @@ post-rewrite hooks do when content can have changed (``after_hook``)."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
+
+import pygit2
 
 from genstamp import config, evidence, generation
 from genstamp.errors import GenstampError
@@ -139,10 +143,52 @@ def settle(where: Checkout | Place, measured: str | None = None) -> generation.G
         tree = measured if measured is not None else tree_identity(checkout)
         measured = None  # good for the stamp it was taken against only
         tested = _tested_tree(checkout, gen)
+        tree = _as_at_the_hook(checkout, gen, tree, tested)
         done = generation.settled(gen, tree, tested, head_id(checkout.repo))
         if generation.read(checkout)[1] == raw:
             generation.write(checkout, done)
             return done
+
+
+def _as_at_the_hook(
+    checkout: Checkout, gen: generation.Generation, tree: str, tested: str | None
+) -> str:
+    """The work tree as the claim's hook left it, as far as the reader can tell: ``tree``,
+    or the tree the claim keeps on (the generation's, or the one its evidence tested) when
+    every path where ``tree`` differs from it is a file changed after the hook (an edit made
+    before the first reader, after a `git checkout -b` that changed nothing: the hook's own
+    full rule, on the work tree it found, kept the generation). Such a file's change time is
+    past the hook's; git's own writes precede it."""
+    claim = gen.pending
+    if claim is None or not claim["may_keep"] or tree in (gen.tree, tested):
+        return tree
+    since = claim["next"]["created_ns"]
+    for kept in dict.fromkeys(t for t in (gen.tree, tested) if t):
+        try:
+            paths = _differing(checkout.repo, kept, tree)
+        except (KeyError, ValueError, pygit2.GitError):
+            continue
+        if paths and all(_changed_after(checkout.workdir / p, since) for p in paths):
+            return kept
+    return tree
+
+
+def _differing(repo: pygit2.Repository, old: str, new: str) -> list[str]:
+    """The paths where the trees ``old`` and ``new`` differ (both sides)."""
+    diff = repo[old].peel(pygit2.Tree).diff_to_tree(repo[new].peel(pygit2.Tree))
+    out: set[str] = set()
+    for delta in diff.deltas:
+        out.update(p for p in (delta.old_file.path, delta.new_file.path) if p)
+    return sorted(out)
+
+
+def _changed_after(path: Path, since_ns: int) -> bool:
+    """Whether the file at ``path`` changed after ``since_ns`` (its change time is later); a
+    file that is gone cannot tell when it went (its folder's time moves with any entry)."""
+    try:
+        return os.lstat(path).st_ctime_ns > since_ns
+    except OSError:
+        return False
 
 
 def _history(checkout: Checkout) -> tuple[dict[str, str], ...]:
