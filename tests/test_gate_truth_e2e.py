@@ -2105,6 +2105,10 @@ def test_a_branch_tested_then_left_is_pushed_from_main(
         "from calc.more import MORE\n\n\ndef test_more():\n    assert MORE == 1\n"
     )
     commit_all(project, "feature")
+    # the branch's tree arrives by a checkout, in a generation of its own (made after
+    # `switch -c`, which changed no file, the commit would be tested in main's generation)
+    git(project, "switch", "-q", "main")
+    git(project, "switch", "-q", "feature")
     assert run_pytest(project).returncode == 0
     git(project, "switch", "-q", "main")  # the post-checkout hook: a new generation
     code, _, err = genstamp("-C", project, "verify", "--rev", "feature")
