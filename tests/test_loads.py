@@ -86,6 +86,56 @@ def scenario_told(repo: Path, test: str, *args: str, **env: str) -> tuple[audit.
     return audit_of(repo), out
 
 
+# -- code loaded before the run began recording ----------------------------------------------------
+
+IN_ONE_INTERPRETER = """\
+import subprocess, sys, pytest
+first = {first!r}
+if first == "import":
+    import calc  # a notebook's cell, before the tests
+elif first == "run":
+    assert pytest.main(["-q", "-p", "no:cacheprovider"]) == 0
+if {edit!r}:
+    with open("src/calc/__init__.py", "w") as fh:  # saved, and committed
+        fh.write({text!r})
+subprocess.run(["git", "commit", "-qam", "edit", "--allow-empty"], check=True)
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider"]))
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("first", ["import", "run"])
+@pytest.mark.parametrize("edit", [True, False], ids=["edited", "unchanged"])
+def test_code_loaded_before_the_run_from_a_file_changed_since_is_refused(
+    tmp_path: Path, first: str, edit: bool
+) -> None:
+    """pytest.main() in an interpreter that imported the package earlier (a notebook, a REPL,
+    a second pytest.main()): the tests use the module in memory, whatever the file holds now.
+    Its file changed after the process started: what ran is unknown, and the gate refuses;
+    in the control the file is not touched (unchanged since the process started, it holds
+    what any load of it read) and the run is accepted."""
+    repo, _ = project(tmp_path, "import calc\n\n\ndef test_value():\n    assert calc.VALUE == 1\n")
+    restamp.begin(open_checkout(repo))
+    text = CALC.replace("VALUE = 1", "VALUE = 2")
+    script = IN_ONE_INTERPRETER.format(first=first, edit=edit, text=text)
+    env = subprocess_env(PYTHONPATH=str(repo / "src"))
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=repo, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # the old code passed
+    found = failures(repo)
+    if not edit:
+        assert found == {}, found
+        return
+    assert list(found) == ["foreign-origin"], found
+    assert (
+        "calc from <code loaded before the run from src/calc/__init__.py>"
+        in found["foreign-origin"]
+    ), found
+    fresh = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
+    assert fresh.returncode == 1  # a new process runs the file as it is: the edit fails
+
+
 # -- sys.modules restored after each test ---------------------------------------------------------
 
 RESTORING = """

@@ -429,7 +429,7 @@ def judge(
                     continue  # the tree's own code the run compiled (compileall into build/)
                 flags[Flag(SOURCELESS, name, rel, _sourceless(ld.path, root_s))] = None
             elif ld.via == loads_.EXTENSION:
-                if _in_environment(ld.path, root_s):
+                if in_environment(ld.path, root_s):
                     continue  # a Python environment kept in the work tree: the installer's
                 read[rel] = None  # its bytes ran: a change hidden from git counts (hidden-change)
                 if natives is None:
@@ -1175,7 +1175,7 @@ def _sourceless(path: str, root: str) -> str:
     return "loaded from bytecode with no source"
 
 
-def _in_environment(path: str, root: str) -> bool:
+def in_environment(path: str, root: str) -> bool:
     """Whether ``path`` lies in a Python environment inside the work tree ``root`` (a virtual
     or conda environment, an installation: ``paths.environment``)."""
     folder = os.path.dirname(path)

@@ -959,6 +959,7 @@ class Session:
         ran = seen | {str(workdir / rel) for rel in judged.loaded}
         ran |= {ld.module for ld in recorded if ld.path.startswith("<")}
         bodies = _unobserved(sys.modules, rec.earlier, rec.run.roots, str(workdir), ran)
+        bodies += _changed_since_loaded(unseen, str(workdir))
         unseen_bodies = audit.Audit((), {}, tuple(bodies))
         return audit.merge([judged, swept, shaped, unseen_reads, unseen_bodies])
 
@@ -2157,6 +2158,61 @@ UNOBSERVED = (
     "function made of a code object, runpy's run_path, an exec outside its exec_module)"
 )
 _OWN_FOLDER = os.path.dirname(os.path.realpath(__file__))  # the recorder's own modules
+# The flag's detail for a module of the work tree loaded before the run began recording whose
+# file changed after this process started
+LOADED_BEFORE = (
+    "imported before the run began recording (an earlier pytest.main() in this process, a"
+    " notebook's or a REPL's import), and its file changed after this process started: the code"
+    " that ran may be older than the file (run pytest in a new process)"
+)
+# The process's start is known to a clock tick (10 ms), rounded down, and a file's change time
+# may lag the clock by one tick of the kernel's coarse file clock (1-10 ms). A module loaded
+# after the start was loaded after the interpreter started up (10 ms at the very least), so a
+# change after that load is dated past the start plus this margin; a file changed within the
+# margin before the start (a few milliseconds) is taken as changed since.
+_START_MARGIN_NS = 5_000_000
+
+
+def _changed_since_loaded(modules: Mapping[str, Any], workdir: str) -> list[audit.Flag]:
+    """The modules of the work tree loaded before the recording began (``modules``: none of
+    them seen to load) whose file changed since this process started: judging them by their
+    file as it is now would vouch for code nobody knows ran (a second ``pytest.main()`` in one
+    interpreter, a notebook that imported the package before an edit). A file unchanged since
+    the process started holds what any load of it read. Where ``/proc`` does not tell the
+    process's start, nothing is said."""
+    from genstamp import audit
+
+    started = _process_start_ns()
+    if started is None:
+        return []
+    found = []
+    for name, module in list(modules.items()):
+        origin = _origin(module)
+        if not origin or not inside(origin, workdir) or installed(origin):
+            continue
+        if audit.in_environment(origin, workdir):  # an environment's: the installer's code
+            continue
+        try:
+            changed = os.stat(origin).st_ctime_ns >= started + _START_MARGIN_NS
+        except OSError:
+            continue
+        if changed:
+            rel = os.path.relpath(origin, workdir).replace(os.sep, "/")
+            where = f"<code loaded before the run from {rel}>"
+            found.append(audit.Flag(audit.FOREIGN, name, where, LOADED_BEFORE))
+    return found
+
+
+def _process_start_ns() -> int | None:
+    """When this process started, by the wall clock (from ``/proc``: clock ticks since boot);
+    None where that cannot be told."""
+    ticks = loads.started(os.getpid())
+    try:
+        since_boot = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+        hz = os.sysconf("SC_CLK_TCK")
+        return time.time_ns() - since_boot + int(ticks) * 1_000_000_000 // hz
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _unobserved(
