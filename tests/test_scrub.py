@@ -103,6 +103,43 @@ def test_removes_real_cpython_pycache(tree: Path) -> None:
     assert (again.folders, again.files, again.bytes) == (0, 0, 0)
 
 
+@pytest.mark.parametrize("venvs", [False, True])
+def test_the_work_trees_bytecode_under_a_pycache_prefix_goes_too(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, venvs: bool
+) -> None:
+    """With a pycache prefix (``PYTHONPYCACHEPREFIX``), CPython keeps a module's bytecode at
+    ``<prefix>/<its folder's absolute path>/``, where a stale one runs as one in
+    ``__pycache__`` would: the scrub removes the work tree's bytecode there (of an environment
+    in it only when asked), and nothing else, of the work tree or of other folders."""
+    prefix = tmp_path / "prefix"
+    (tree / "pkg").mkdir()
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "mod.py").write_text("X = 1\n")
+    (tree / "env" / "lib").mkdir(parents=True)
+    (tree / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tree / "env" / "lib" / "dep.py").write_text("D = 1\n")
+    env = subprocess_env(bytecode=True, PYTHONPYCACHEPREFIX=str(prefix))
+    code = "import sys; sys.path.insert(0, 'env/lib'); import pkg.mod, dep"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    mirror = prefix / str(tree.resolve()).lstrip("/")
+    written = sorted(mirror.rglob("*.pyc"))
+    assert {p.parent.name for p in written} == {"pkg", "lib"}, written
+    assert not list(tree.rglob("*.pyc"))  # none in the work tree itself
+    other = prefix / "elsewhere" / f"m.{sys.implementation.cache_tag}.pyc"
+    other.parent.mkdir(parents=True)
+    other.write_bytes(written[0].read_bytes())  # another folder's: not the work tree's
+    notes = mirror / "pkg" / "notes.txt"
+    notes.write_text("not bytecode\n")
+    monkeypatch.setattr(sys, "pycache_prefix", str(prefix))
+    result = scrub(tree, venvs=venvs)
+    tag = sys.implementation.cache_tag
+    assert result.clean and not (mirror / "pkg" / f"mod.{tag}.pyc").exists()
+    assert notes.exists() and other.exists()
+    assert (mirror / "env" / "lib").exists() != venvs
+    assert {p.name for p in mirror.rglob("*.pyc")} == (set() if venvs else {f"dep.{tag}.pyc"})
+
+
 def test_removes_pytest_assertion_rewrite_cache(tree: Path) -> None:
     (tree / "tests").mkdir()
     (tree / "tests" / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")

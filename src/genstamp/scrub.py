@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 from genstamp.bytecode import PYCACHE, SUFFIXES, holds_bytecode, is_bytecode_file
 from genstamp.paths import environment
@@ -139,9 +140,42 @@ def scrub(
     top = os.fspath(root)
     tally = _Tally(dry_run, top, tracked, nested)
     _scrub_dir(top, tally, venvs, is_root=True)
+    _scrub_prefix(top, tally, venvs)
     return ScrubResult(
         tally.folders, tally.files, tally.bytes, tuple(tally.removed), tuple(tally.errors), dry_run
     )
+
+
+def _scrub_prefix(top: str, tally: _Tally, venvs: bool) -> None:
+    """The bytecode CPython keeps for the work tree under this process's pycache prefix
+    (``PYTHONPYCACHEPREFIX``, ``-X pycache_prefix``): ``<prefix>/<a folder's absolute
+    path>/<name>.<tag>.pyc``, which runs as one in ``__pycache__`` would. Every bytecode file
+    of the work tree's folders there goes (of its environments too when ``venvs``), and the
+    folders that leaves empty; nothing else."""
+    prefix = sys.pycache_prefix
+    if not prefix:
+        return
+    absolute = os.path.abspath(top)
+    for base in dict.fromkeys((absolute, os.path.realpath(top))):
+        mirror = os.path.join(os.path.abspath(prefix), base.lstrip(os.sep))
+        if os.path.islink(mirror) or not os.path.isdir(mirror):
+            continue
+        for here, _dirs, files in os.walk(mirror, topdown=False):
+            rel = os.path.relpath(here, mirror)
+            if not venvs and rel != "." and in_venv(base, os.path.join(base, rel)):
+                continue
+            try:
+                with os.scandir(here) as it:
+                    entries = {e.name: e for e in it}
+            except OSError as exc:
+                tally.errors.append(ScrubError(here, exc.strerror or str(exc)))
+                continue
+            for name in files:
+                entry = entries.get(name)
+                if entry is not None and is_bytecode_file(name) and not entry.is_symlink():
+                    tally.unlink(os.path.join(here, name), entry)
+            if not tally.dry_run and not os.listdir(here):
+                tally.rmdir(here)
 
 
 def _listdir(path: str, tally: _Tally) -> list[os.DirEntry[str]] | None:
