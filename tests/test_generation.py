@@ -250,6 +250,14 @@ def _corrupt(kind: str, good: dict[str, object]) -> bytes:
     if kind == "retired-without-key":
         entry = {k: good[k] for k in ("id", "tree", "created", "created_ns", "trigger")}
         return json.dumps({**good, "retired": [entry]}).encode()
+    if kind in ("retired-null-key", "retired-number-id"):
+        entry = {k: good[k] for k in ("id", "tree", "created", "created_ns", "trigger", "key")}
+        entry.update({"key": None} if kind == "retired-null-key" else {"id": 12345})
+        return json.dumps({**good, "retired": [entry]}).encode()
+    if kind == "claim-null-key":
+        nxt = {k: good[k] for k in ("id", "created", "created_ns", "trigger", "head", "scrub")}
+        claim = {"next": {**nxt, "key": None}, "may_keep": True, "notes": []}
+        return json.dumps({**good, "pending": claim}).encode()
     if kind == "future-version":
         return json.dumps({**good, "version": generation.VERSION + 1, "writer": "9.0"}).encode()
     raise AssertionError(kind)
@@ -269,6 +277,9 @@ KINDS = [
     "signed-id",
     "retired-not-a-list",
     "retired-without-key",
+    "retired-null-key",
+    "retired-number-id",
+    "claim-null-key",
     "future-version",
 ]
 

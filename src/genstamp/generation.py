@@ -447,9 +447,10 @@ def _token(size: int) -> str:
     return os.urandom(size).hex()
 
 
-def _is_hex(text: str, *lengths: int) -> bool:
-    """Lowercase hex of one of ``lengths`` (``int(text, 16)`` would take "-1f", " 1f", "1_f")."""
-    return len(text) in lengths and not text.strip("0123456789abcdef")
+def _is_hex(text: object, *lengths: int) -> bool:
+    """Lowercase hex of one of ``lengths`` (``int(text, 16)`` would take "-1f", " 1f", "1_f");
+    a value that is no string (a damaged stamp's null or number) is none."""
+    return isinstance(text, str) and len(text) in lengths and not text.strip("0123456789abcdef")
 
 
 def now_ns(folder: str | os.PathLike[str]) -> int:
