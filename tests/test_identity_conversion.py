@@ -168,6 +168,30 @@ def test_filtered_file_whose_stat_matches_the_index_keeps_its_blob(repo: Path, t
     assert assert_same(repo) != git(repo, "rev-parse", "HEAD^{tree}")
 
 
+def test_a_filtered_file_rewritten_in_the_second_of_its_commit_is_read_again(
+    repo: Path, tools: Path
+) -> None:
+    """A clean-filtered file committed, then rewritten at the same size within the same
+    second (a fixture a script regenerates), and the tree taken a second later: git's stat
+    check cannot tell the files apart, but the entry is as new as the index (racily clean),
+    so `git add` reads it again. So does the identity: its scratch copy of the index keeps the
+    index's time (dated now, the entry looked clean, and the old blob stood for new bytes)."""
+    upper_filter(repo, tools)
+    write(repo, {".gitattributes": b"*.py filter=up\n"})
+    for attempt in range(3):
+        time.sleep(1 - time.time() % 1 + 0.01)  # the start of a second
+        write(repo, {"m.py": b"aaa%d\n" % attempt})
+        commit_all(repo, "fixture")
+        write(repo, {"m.py": b"bbb%d\n" % attempt})  # the same size, the same second
+        index = (repo / ".git" / "index").stat().st_mtime
+        if int((repo / "m.py").stat().st_mtime) == int(index):
+            break
+    else:
+        pytest.skip("each commit and its rewrite fell in two seconds (a slow machine)")
+    time.sleep(1.1)
+    assert assert_same(repo) != git(repo, "rev-parse", "HEAD^{tree}")
+
+
 def test_real_git_lfs(repo: Path) -> None:
     if shutil.which("git-lfs") is None:
         # CI installs Debian's git-lfs (.ci/run): there a missing one is a failure, not a skip.

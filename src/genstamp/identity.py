@@ -271,7 +271,10 @@ def git_blobs(repo: pygit2.Repository, paths: Sequence[str]) -> list[str]:
     env["GIT_LITERAL_PATHSPECS"] = "1"
     import subprocess
 
-    with _scratch_index(repo, workdir) as (index, args):
+    # with the index's mtime: an entry as new as the index (a file changed in the second of
+    # the last commit) is read again, as `git add` on the index itself reads it; a copy dated
+    # now would take it for clean and keep the old blob
+    with _scratch_index(repo, workdir, keep_mtime=True) as (index, args):
         env["GIT_INDEX_FILE"] = index
         args += ["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul", "--"]
         feed = b"".join(os.fsencode(p) + b"\0" for p in paths)
