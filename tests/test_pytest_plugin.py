@@ -11,6 +11,7 @@ import ast
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -644,13 +645,13 @@ def test_a_hooks_claim_is_settled_with_the_co_process_walk(
     before = generation.current(checkout)
     assert before is not None
     head = git(fresh, "rev-parse", "HEAD")
+    if edited:  # by the hook's command, before the hook
+        (fresh / "notes.txt").write_text("not committed, not ignored\n")
     claim = generation.claimed(
-        before, trigger="post-checkout", changed=True, head=head, scrub=None, now_ns=1
+        before, trigger="post-checkout", changed=True, head=head, scrub=None, now_ns=time.time_ns()
     )
     generation.write(checkout, claim)
     assert claim.pending is not None
-    if edited:
-        (fresh / "notes.txt").write_text("not committed, not ignored\n")
     (tmp_path / "spy").mkdir()
     (tmp_path / "spy" / "no_own_walk.py").write_text(NO_OWN_WALK)
     env = subprocess_env(PYTHONPATH=str(tmp_path / "spy"))

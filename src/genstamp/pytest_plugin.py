@@ -826,6 +826,9 @@ class Session:
         self.pending: list[str] = []  # lines for the user, shown once
         self._earlier: dict[str, Any] | None = None  # see ``earlier``
         self.began_ns = time.time_ns()  # a work tree made after this is the tests' own
+        # the session the process was started for (``_started_as_pytest``, its first): what
+        # loaded before the recording began loaded as it started up
+        self.own_process = False
         # Evidence bound green, until the process ends: (git dir, tree, the session, its exit
         # status then, the exception being handled then, if any: a caller's). pytest may still
         # fail after it is bound (``_watch_the_end``).
@@ -959,7 +962,8 @@ class Session:
         ran = seen | {str(workdir / rel) for rel in judged.loaded}
         ran |= {ld.module for ld in recorded if ld.path.startswith("<")}
         bodies = _unobserved(sys.modules, rec.earlier, rec.run.roots, str(workdir), ran)
-        bodies += _changed_since_loaded(unseen, str(workdir))
+        if not self.own_process:
+            bodies += _changed_since_loaded(unseen, str(workdir))
         unseen_bodies = audit.Audit((), {}, tuple(bodies))
         return audit.merge([judged, swept, shaped, unseen_reads, unseen_bodies])
 
@@ -2173,6 +2177,21 @@ LOADED_BEFORE = (
 _START_MARGIN_NS = 5_000_000
 
 
+_SESSIONS = [0]  # the sessions of genstamp's this process has begun
+
+
+def _started_as_pytest() -> bool:
+    """Whether this process's program is pytest (its console script, ``python -m pytest``):
+    what it loaded before the recording began, it loaded as it started up, after the process
+    started. Not so for ``pytest.main()`` called by a script, a REPL or a notebook."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if getattr(spec, "name", None) in ("pytest", "pytest.__main__"):
+        return True
+    file = getattr(main, "__file__", None)
+    return isinstance(file, str) and os.path.basename(file) in ("pytest", "py.test")
+
+
 def _changed_since_loaded(modules: Mapping[str, Any], workdir: str) -> list[audit.Flag]:
     """The modules of the work tree loaded before the recording began (``modules``: none of
     them seen to load) whose file changed since this process started: judging them by their
@@ -2401,6 +2420,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
             early.close()
         return
     session = Session(early_config, begin(place, _pythonpath(early_config)))
+    session.own_process = _SESSIONS[0] == 0 and _started_as_pytest()
+    _SESSIONS[0] += 1
     early_config.pluginmanager.register(session, _SESSION_PLUGIN)
     early_config.pluginmanager.register(session.tally, _TALLY_PLUGIN)
 
