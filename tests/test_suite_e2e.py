@@ -901,6 +901,47 @@ def test_the_forecast_says_what_the_gate_then_says(tmp_path: Path, case: str) ->
     assert ("PARTIAL run (allow-partial)" in proc.stdout) == (case == "allow-partial")
 
 
+INNER_PYTEST = """\
+import os, subprocess, sys
+
+
+def test_the_sample_project_fails_as_it_should():
+    folder = os.path.join(os.path.dirname(__file__), "fixtures", "proj")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=folder)
+    assert done.returncode == 1
+"""
+
+
+@pytest.mark.parametrize("how", ["one-run", "two-parts", "xdist"])
+def test_a_pytest_a_test_starts_in_the_tree_is_no_part(tmp_path: Path, how: str) -> None:
+    """A test runs pytest on a sample project the tree keeps (a CLI's or a plugin's test
+    suite does), whose test fails on purpose: that pytest is followed as the test's child,
+    and is no run of the suite. It bound a part of its own to the checkout's generation, and
+    two parts that cover the suite were refused for a failure no test of the suite had."""
+    files = {
+        "pytest.ini": "[pytest]\nnorecursedirs = fixtures\n",
+        "tests/test_meta.py": INNER_PYTEST,
+        "tests/test_a.py": cases("a1"),
+        "tests/fixtures/proj/pytest.ini": "[pytest]\n",
+        "tests/fixtures/proj/test_fail.py": cases("f1", fail="f1"),
+    }
+    root = make(tmp_path / "p", files)
+    # (under xdist the test's pytest inherits its worker's variables, and is no worker)
+    ways: dict[str, list[tuple[str, ...]]] = {
+        "one-run": [()],
+        "two-parts": [("-k", "a1"), ("-k", "not a1")],
+        "xdist": [("-n", "2")],
+    }
+    runs = ways[how]
+    for args in runs:  # (the test's own pytest inherits the run's variable)
+        proc = run_pytest(root, "-p", "no:cacheprovider", *args)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, data, _ = verify(root)
+    assert (code, rules(data)) == (0, {}), data
+    parts = list((root / ".git" / "genstamp" / "parts").rglob("*.xml"))
+    assert len(parts) == len(runs), parts
+
+
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     files = {
         "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',

@@ -2180,6 +2180,17 @@ _START_MARGIN_NS = 5_000_000
 _SESSIONS = [0]  # the sessions of genstamp's this process has begun
 
 
+def _inside_a_run_of(place: Place | Checkout) -> bool:
+    """Whether this process is followed by a run of ``place``'s own work tree (a test of it
+    started this pytest): evidence it bound would be a part of that checkout's generation.
+    Not an xdist worker of that run (whose program is execnet's, not pytest: one started as
+    pytest inherited a worker's variable from the test that started it)."""
+    if _in_worker() and not _started_as_pytest():
+        return False
+    workdir = os.path.realpath(place.workdir)
+    return any(os.path.realpath(run.workdir) == workdir for run in loads.active())
+
+
 def _started_as_pytest() -> bool:
     """Whether this process's program is pytest (its console script, ``python -m pytest``):
     what it loaded before the recording began, it loaded as it started up, after the process
@@ -2415,7 +2426,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
                 place = other  # (a repository nested in the other, a submodule, either way)
     except GenstampError:
         place = None  # not a git work tree: silent
-    if place is None:
+    if place is None or _inside_a_run_of(place):
+        # not a git work tree (silent), or a pytest that a test of this checkout's own run
+        # started (a test of a CLI, a fixture project in the tree): its tests are no part of
+        # the suite, and what it loads is that run's, which follows it
         if (early := _find_early(early_config.pluginmanager)) is not None:
             early.close()
         return
