@@ -550,6 +550,33 @@ def build_extension(folder: Path, into: Path | None = None) -> Path:
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("built_in", ["another-clone", "this-checkout"])
+def test_a_top_level_extension_built_in_another_clone_is_foreign(
+    tmp_path: Path, built_in: str
+) -> None:
+    """``Extension("_speed", ["_speed.c"])`` in setup.py, built in place: the built file is in
+    no tree, so the name is read from the metadata. Another clone's build on the path (a
+    PYTHONPATH left from working there) ran in place of this checkout's: foreign-origin. The
+    control builds it in this checkout."""
+    setup = (
+        "from setuptools import setup, Extension\n"
+        'setup(ext_modules=[Extension("_speed", ["_speed.c"])])\n'
+    )
+    files = {"_speed.c": SPEED_C, "setup.py": setup, ".gitignore": "__pycache__/\n*.so\n"}
+    test = "import _speed\n\n\ndef test_speed():\n    assert _speed\n"
+    repo, other = project(tmp_path, test, files)
+    where = other if built_in == "another-clone" else repo
+    build_extension(where)
+    found = scenario(repo, test, PYTHONPATH=str(where))
+    foreign = [f for f in found.flags if f.kind == audit.FOREIGN]
+    if built_in == "this-checkout":
+        assert foreign == [] and failures(repo) == {}, found.flags
+        return
+    assert [f.module for f in foreign] == ["_speed"], found.flags
+    assert list(failures(repo)) == ["foreign-origin"]
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "case",
     [

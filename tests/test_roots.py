@@ -343,6 +343,27 @@ def test_scikit_builds_package_mapped_to_a_folder_of_another_name(tmp_path: Path
     assert "impl" not in roots.find(tmp_path)
 
 
+def test_extensions_the_metadata_declares_are_roots_before_they_are_built(tmp_path: Path) -> None:
+    """A top-level extension built in place is in no tree: its name is read from setup.py's
+    ``Extension`` calls (read, never run) and setuptools' ``ext-modules`` table; one inside a
+    package is that package's."""
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup, Extension\n"
+        'NAME = "_computed"\n'
+        'setup(ext_modules=[Extension("_fast", ["fast.c"]), Extension(name="pkg._inner",'
+        ' sources=["i.c"]), Extension(NAME, ["c.c"])])\n'
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        '[[tool.setuptools.ext-modules]]\nname = "_table"\nsources = ["t.c"]\n'
+    )
+    top = str(tmp_path.resolve())
+    found = roots.find(tmp_path)
+    assert {n: found.get(n) for n in ("_fast", "pkg", "_table")} == dict.fromkeys(
+        ("_fast", "pkg", "_table"), top
+    )
+    assert "_computed" not in found
+
+
 def test_maturins_python_source_holds_packages(tmp_path: Path) -> None:
     make(tmp_path, "python/pkgm/__init__.py", "src/lib.rs")
     (tmp_path / "pyproject.toml").write_text('[tool.maturin]\npython-source = "python"\n')

@@ -80,6 +80,8 @@ def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
                     if not top and (name in sys.stdlib_module_names or name in _BUILTIN):
                         continue
                     mine.setdefault(name, str(base))
+        for name in _extension_names(project):  # built in place: a root before it is built
+            mine.setdefault(name, str(project.resolve()))
         for name, folder in mine.items():
             if name in below and found.get(name) != folder:
                 shared.add(name)  # portions of one namespace package: no one folder holds it
@@ -660,6 +662,43 @@ def _from_setup_py(path: Path) -> list[str]:
         if finds and node.args:
             found.append(_string(node.args[0]))
     return [f for f in found if f]
+
+
+def _extension_names(project: Path) -> list[str]:
+    """The top-level import names of the extension modules the project's metadata declares
+    (``Extension("_fast", [...])`` in ``setup.py``, read without running it; setuptools'
+    ``[tool.setuptools] ext-modules`` in pyproject.toml): the checkout's code wherever it is
+    loaded from, as its built file is in no tree (another clone's build on the path runs in
+    its place)."""
+    names: list[str | None] = []
+    try:
+        data = tomllib.loads(read_kept(project / "pyproject.toml").decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = {}
+    modules = _table(_table(data.get("tool")).get("setuptools")).get("ext-modules")
+    for entry in modules if isinstance(modules, list) else []:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        names.append(name if isinstance(name, str) else None)
+    setup = project / "setup.py"
+    if setup.is_file():
+        import ast
+
+        try:
+            tree = ast.parse(read_kept(setup))
+        except (OSError, SyntaxError, ValueError):
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called not in ("Extension", "Pybind11Extension", "CppExtension", "CUDAExtension"):
+                continue
+            given = node.args[0] if node.args else None
+            given = next((kw.value for kw in node.keywords if kw.arg == "name"), given)
+            names.append(_string(given))
+    tops = (n.partition(".")[0] for n in names if n)
+    return list(dict.fromkeys(t for t in tops if t.isidentifier()))
 
 
 def _string(node: object) -> str | None:
