@@ -18,7 +18,13 @@ def flag(kind: str, path: str = "src/calc/__init__.py") -> audit.Flag:
 
 ROWS = {
     "clean": (CLEAN, [f"bound to tree {TREE[:12]}, generation {GEN[:12]}"]),
-    "no-generation": (CLEAN._replace(generation=None), ["will refuse: no-stamp"]),
+    "no-generation": (CLEAN._replace(generation=None), ["will refuse: no-stamp: no generation"]),
+    # a stamp that cannot be read: what is wrong with it, and stamp's remedy (install's does
+    # nothing to a damaged stamp)
+    "unreadable-stamp": (
+        CLEAN._replace(generation=None, stamp_problem="the generation stamp S is empty"),
+        ["will refuse: no-stamp: the generation stamp S is empty — run `genstamp stamp`"],
+    ),
     "failed": (CLEAN._replace(failed=True), ["will refuse: tests-failed"]),
     # the stamp removed while the tests ran (a test deleted .git/genstamp): it said "accepts"
     "stamp-gone": (CLEAN._replace(stamp_end=None), ["will refuse: no-stamp: the generation"]),

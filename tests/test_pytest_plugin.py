@@ -777,7 +777,8 @@ def test_corrupt_stamp(fresh: Path, plain_failing: subprocess.CompletedProcess[s
     lines = genstamp_lines(proc)
     assert len(lines) == 1, proc.stdout + proc.stderr
     assert "unbound" in lines[0] and str(stamp) in lines[0]
-    assert "genstamp gate: will refuse: no-stamp" in proc.stdout, proc.stdout
+    told = f"genstamp gate: will refuse: no-stamp: the generation stamp {stamp} is not valid"
+    assert told in proc.stdout, proc.stdout  # what is wrong with it, not "no generation"
     assert "genstamp gate: will refuse: tests-failed" in proc.stdout, proc.stdout
     props = report_of(fresh).properties
     assert props[evidence.P_GENERATION] == evidence.NONE

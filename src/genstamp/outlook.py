@@ -42,6 +42,7 @@ class Run(NamedTuple):
     # the stamp at the end: "" as at the start, None when there is none (or it is unreadable),
     # else the id of the generation begun while the tests ran
     stamp_end: str | None = ""
+    stamp_problem: str = ""  # why the stamp could not be read at the start ("": it could)
 
 
 # The audit's flag kinds, as the rule that refuses them.
@@ -56,7 +57,12 @@ _RULE = {
 def lines(run: Run) -> list[str]:
     """One line when the gate will accept, else one line per reason it will refuse."""
     refusals: list[str] = []
-    if run.generation is None:
+    if run.generation is None and run.stamp_problem:
+        refusals.append(
+            f"no-stamp: {run.stamp_problem} — run `genstamp stamp` (it scrubs bytecode), "
+            "then rerun the tests"
+        )
+    elif run.generation is None:
         refusals.append(
             "no-stamp: no generation was begun in this checkout — run `genstamp install` "
             "(or `genstamp stamp`), then rerun the tests"

@@ -247,6 +247,7 @@ class Start(NamedTuple):
     # The stamp as a hook left it, with a claim this session settles once the tree at the start
     # is known (``settle``); ``gen`` is None until then.
     claimed: generation.Generation | None = None
+    stamp_problem: str | None = None  # why the stamp could not be read, if it could not
 
 
 def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
@@ -259,6 +260,7 @@ def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
     guard: loader.Guard | None = None
     recording: child.Recording | None = None
     claimed: generation.Generation | None = None
+    stamp_problem: str | None = None
     try:
         try:
             settings = config.load(place.workdir)
@@ -271,7 +273,7 @@ def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
             else:
                 gen = generation.current(place)
         except GenstampError as exc:
-            problem = str(exc)
+            problem, stamp_problem = str(exc), exc.message
         guard = loader.guard(place.workdir, place.state)
         workdir = place.workdir
         found = (
@@ -288,7 +290,7 @@ def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
         )
     except Exception as exc:  # never a traceback from the plugin
         problem = f"{type(exc).__name__}: {exc}"
-    return Start(place, settings, gen, problem, guard, recording, claimed)
+    return Start(place, settings, gen, problem, guard, recording, claimed, stamp_problem)
 
 
 def _stamp_end(start: Start) -> str | None:
@@ -1179,6 +1181,7 @@ class Session:
             executed=sum(o not in _NOT_EXECUTED for o in self.tally.outcomes.values()),
             allow_partial=start.settings.allow_partial,
             stamp_end=_stamp_end(start),
+            stamp_problem=start.stamp_problem or "",
         )
         for line in outlook.lines(run):
             self._say(line)
