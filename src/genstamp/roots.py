@@ -9,6 +9,7 @@ found too). Test folders, virtual environments and build output are not the proj
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -194,7 +195,7 @@ def mapped(workdir: Path) -> dict[str, str]:
     package's name -> that folder, absolute (the folder holds the package's own files)."""
     found: dict[str, str] = {}
     try:
-        data = tomllib.loads(read_kept(workdir / "pyproject.toml").decode("utf-8"))
+        data = _toml(read_kept(workdir / "pyproject.toml"))
         setuptools = _table(_table(data.get("tool")).get("setuptools"))
         pairs = [(str(k), v) for k, v in _table(setuptools.get("package-dir")).items()]
         pairs += [  # (one named as its folder is found in the folder holding it)
@@ -433,7 +434,7 @@ def project_name(root: Path) -> str | None:
     or setup.cfg; None when neither names it."""
     name: object = None
     try:
-        data = tomllib.loads(read_kept(root / "pyproject.toml").decode("utf-8"))
+        data = _toml(read_kept(root / "pyproject.toml"))
         project = data.get("project")
         name = project.get("name") if isinstance(project, dict) else None
     except (OSError, UnicodeDecodeError, ValueError):
@@ -558,7 +559,7 @@ def _has_ext(folder: Path, stem: str) -> bool:
 
 def _from_pyproject(path: Path) -> list[str]:
     try:
-        data = tomllib.loads(read_kept(path).decode("utf-8"))
+        data = _toml(read_kept(path))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return []
     tool = _table(data.get("tool"))
@@ -672,7 +673,7 @@ def _extension_names(project: Path) -> list[str]:
     its place)."""
     names: list[str | None] = []
     try:
-        data = tomllib.loads(read_kept(project / "pyproject.toml").decode("utf-8"))
+        data = _toml(read_kept(project / "pyproject.toml"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         data = {}
     modules = _table(_table(data.get("tool")).get("setuptools")).get("ext-modules")
@@ -699,6 +700,14 @@ def _extension_names(project: Path) -> list[str]:
             names.append(_string(given))
     tops = (n.partition(".")[0] for n in names if n)
     return list(dict.fromkeys(t for t in tops if t.isidentifier()))
+
+
+@functools.lru_cache(maxsize=16)
+def _toml(raw: bytes) -> dict[str, Any]:
+    """A pyproject.toml's data, parsed once for the several readers of one file (callers only
+    read it). UnicodeDecodeError or TOMLDecodeError as ``tomllib`` raises them."""
+    data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
+    return data
 
 
 def _string(node: object) -> str | None:
