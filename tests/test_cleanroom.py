@@ -7,6 +7,7 @@ workers) and copied into each test repository's env cache, where its key finds i
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import pwd
@@ -32,6 +33,7 @@ from conftest import (
 )
 
 from genstamp import cleanroom, envcache
+from genstamp.repo import open_checkout
 
 pytestmark = pytest.mark.e2e
 
@@ -403,6 +405,31 @@ def test_a_clean_room_of_the_checkout_that_judges_weighs_on_another_worktrees_ru
     assert verdict.returncode == 1, verdict.stdout
     rules = [f["rule"] for f in json.loads(verdict.stdout)["failures"]]
     assert rules == ["clean-room-diverged"], rules
+
+
+@pytest.mark.parametrize("removed_by_git", [True, False])
+def test_the_clean_checkout_goes_and_no_other_worktree_with_it(
+    calc: Path, tmp_path: Path, removed_by_git: bool
+) -> None:
+    """The clean checkout's own worktree entry goes, whether `git worktree remove` took it or
+    its folder went first; another worktree whose folder is away for a moment (moved, on a
+    drive not mounted) keeps its entry: its HEAD, its index, its staged work."""
+    other = tmp_path / "other"
+    git(calc, "worktree", "add", "-q", "-b", "feature", str(other))
+    (other / "staged.txt").write_text("staged\n")
+    git(other, "add", "staged.txt")
+    away = tmp_path / "away"
+    other.rename(away)
+    checkout = open_checkout(calc)
+    admin = Path(git(calc, "rev-parse", "--path-format=absolute", "--git-common-dir")) / "worktrees"
+    before = {p.name for p in admin.iterdir()}
+    with cleanroom.linked_checkout(checkout, "HEAD", io.StringIO(), keep=False) as work:
+        assert (work / ".git").is_file() and len(list(admin.iterdir())) == len(before) + 1
+        if not removed_by_git:  # gone before git could remove it: its entry alone is left
+            shutil.rmtree(work)
+    assert {p.name for p in admin.iterdir()} == before
+    away.rename(other)
+    assert git(other, "diff", "--cached", "--name-only") == "staged.txt"
 
 
 def test_the_clean_checkout_is_whole_in_a_sparse_checkout(calc: Path) -> None:

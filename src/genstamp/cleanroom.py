@@ -306,12 +306,31 @@ def _not_sparse(work: Path, log: IO[str]) -> None:
 
 def remove_checkout(checkout: Checkout, tmp: Path, work: Path | None) -> None:
     if work is not None:
-        with contextlib.suppress(envcache.StepFailed):  # pruned below once the folder is gone
+        with contextlib.suppress(envcache.StepFailed):  # its entry alone removed below else
             _git(checkout.workdir, "worktree", "remove", "--force", "--force", str(work))
     shutil.rmtree(tmp, ignore_errors=True)
     if work is not None:
-        with contextlib.suppress(envcache.StepFailed):
-            _git(checkout.workdir, "worktree", "prune")
+        _forget_worktree(checkout, work)
+
+
+def _forget_worktree(checkout: Checkout, work: Path) -> None:
+    """git's record of the clean checkout at ``work``, where `git worktree remove` left it:
+    that one entry, as `git worktree prune` would remove it, never another worktree's (a
+    prune removes every entry whose folder is missing now: a worktree moved for a moment, or
+    on a drive not mounted, would lose its HEAD, index and refs)."""
+    try:
+        common = Path(_git(checkout.workdir, "rev-parse", "--git-common-dir").strip())
+    except envcache.StepFailed:
+        return
+    admin = (checkout.workdir / common if not common.is_absolute() else common) / "worktrees"
+    mine = os.path.realpath(work / ".git")
+    for entry in admin.glob("*/gitdir") if admin.is_dir() else ():
+        try:
+            named = entry.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            continue
+        if os.path.realpath(named) == mine:
+            shutil.rmtree(entry.parent, ignore_errors=True)
 
 
 # -- the run ------------------------------------------------------------------------------------
