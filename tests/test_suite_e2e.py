@@ -907,12 +907,12 @@ import os, subprocess, sys
 
 def test_the_sample_project_fails_as_it_should():
     folder = os.path.join(os.path.dirname(__file__), "fixtures", "proj")
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=folder)
+    done = subprocess.run([sys.executable, *{argv}], cwd=folder)
     assert done.returncode == 1
 """
 
 
-@pytest.mark.parametrize("how", ["one-run", "two-parts", "xdist"])
+@pytest.mark.parametrize("how", ["one-run", "two-parts", "xdist", "xdist-pytest-main"])
 def test_a_pytest_a_test_starts_in_the_tree_is_no_part(tmp_path: Path, how: str) -> None:
     """A test runs pytest on a sample project the tree keeps (a CLI's or a plugin's test
     suite does), whose test fails on purpose: that pytest is followed as the test's child,
@@ -920,7 +920,12 @@ def test_a_pytest_a_test_starts_in_the_tree_is_no_part(tmp_path: Path, how: str)
     two parts that cover the suite were refused for a failure no test of the suite had."""
     files = {
         "pytest.ini": "[pytest]\nnorecursedirs = fixtures\n",
-        "tests/test_meta.py": INNER_PYTEST,
+        # a CLI that calls pytest.main() (its program is not pytest) or pytest itself
+        "tests/test_meta.py": INNER_PYTEST.format(
+            argv=["-c", "import pytest, sys; sys.exit(pytest.main(['-q']))"]
+            if how == "xdist-pytest-main"
+            else ["-m", "pytest", "-q"]
+        ),
         "tests/test_a.py": cases("a1"),
         "tests/fixtures/proj/pytest.ini": "[pytest]\n",
         "tests/fixtures/proj/test_fail.py": cases("f1", fail="f1"),
@@ -931,6 +936,7 @@ def test_a_pytest_a_test_starts_in_the_tree_is_no_part(tmp_path: Path, how: str)
         "one-run": [()],
         "two-parts": [("-k", "a1"), ("-k", "not a1")],
         "xdist": [("-n", "2")],
+        "xdist-pytest-main": [("-n", "2", "-k", "meta"), ("-k", "not meta")],
     }
     runs = ways[how]
     for args in runs:  # (the test's own pytest inherits the run's variable)

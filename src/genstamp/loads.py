@@ -1618,6 +1618,7 @@ def follow(owner: int, started_at: str, folder: str, home: str) -> None:
     ``GENSTAMP_RUN`` names (``start``), or, started without the variable, ``adopt`` the run.
     A genstamp other than ``home``'s (another copy first on the process's import path) notes
     itself in the run's folder: it records by its own rules, which the run cannot vouch for."""
+    OWNERS[folder] = owner
     try:
         runs = os.environ.get(RUN_ENV)
         if runs:
@@ -1630,6 +1631,9 @@ def follow(owner: int, started_at: str, folder: str, home: str) -> None:
             adopt(owner, started_at, folder)
     except Exception:  # never break the user's process
         pass
+
+
+OWNERS: dict[str, int] = {}  # each open run's folder -> the pid of the process that opened it
 
 
 def _same(a: str, b: str) -> bool:

@@ -2186,12 +2186,17 @@ _SESSIONS = [0]  # the sessions of genstamp's this process has begun
 def _inside_a_run_of(place: Place | Checkout) -> bool:
     """Whether this process is followed by a run of ``place``'s own work tree (a test of it
     started this pytest): evidence it bound would be a part of that checkout's generation.
-    Not an xdist worker of that run (whose program is execnet's, not pytest: one started as
-    pytest inherited a worker's variable from the test that started it)."""
-    if _in_worker() and not _started_as_pytest():
-        return False
+    Not an xdist worker of that run: a child of the process that opened it (a process a test
+    starts inherits its worker's variables, and is that worker's child)."""
     workdir = os.path.realpath(place.workdir)
-    return any(os.path.realpath(run.workdir) == workdir for run in loads.active())
+    for run in loads.active():
+        if os.path.realpath(run.workdir) != workdir:
+            continue
+        owner = loads.OWNERS.get(run.folder)
+        worker = owner == os.getppid() if owner is not None else not _started_as_pytest()
+        if not (_in_worker() and worker):
+            return True
+    return False
 
 
 def _started_as_pytest() -> bool:
