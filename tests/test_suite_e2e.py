@@ -1624,6 +1624,10 @@ def pytest_collectstart(collector):
             "tests/conftest.py": 'collect_ignore = ["other"]\n',
         },
         {"pytest.ini": "[pytest]\ntestpaths = tests/other\naddopts = --ignore=tests/other\n"},
+        # a path given inside a folder also given is walked as part of it, pruned as it prunes
+        {"pytest.ini": "[pytest]\ntestpaths = tests/**\n"},
+        {"pytest.ini": "[pytest]\ntestpaths = tests tests/build\n"},
+        {"pytest.ini": "[pytest]\ntestpaths = tests tests/check_c.py tests/build/test_b.py\n"},
     ],
     ids=lambda files: " ".join(f"{k}:{v!r}"[:60] for k, v in files.items()),
 )

@@ -556,18 +556,20 @@ def collect(
     texts = config.doctest_globs
     # a file named as a path is collected when it is Python, or (doctest on) a text file
     # pytest's doctest takes named (`.txt`, `.rst`) or globbed (`--doctest-glob='*.md'`)
-    chosen: list[str] = [
+    # A file given inside a folder also given is no argument of its own (pytest drops such a
+    # duplicate: `tests/**` gives `tests` and all below it): collected as that folder's walk
+    # finds it, by its name, unless the walk prunes or ignores it.
+    given = {
         p
-        for p in inside
-        if p in explicit
-        and (
-            p.endswith(".py")
-            or (texts and p.endswith((".txt", ".rst")))
-            or any(_matches(p, p.rpartition("/")[2], pat) for pat in texts)
-        )
-    ]
+        for p in explicit
+        if p.endswith(".py")
+        or (texts and p.endswith((".txt", ".rst")))
+        or any(_matches(p, p.rpartition("/")[2], pat) for pat in texts)
+    }
+    walked = {p for p in given if any(_under(p, s) for s in starts)}
+    chosen: list[str] = [p for p in inside if p in given and p not in walked]
     for path in inside:
-        if path in explicit:
+        if path in explicit and path not in walked:
             continue
         name = path.rpartition("/")[2]
         # the name first: it rules out nearly every file, cheaply
@@ -632,6 +634,9 @@ def _reach(
         # as pytest: testpaths that match nothing fall back to the folder (module names that
         # name nothing are an error of the run)
         starts = [root]
+    # a folder given inside another given folder is walked as part of it, and pruned as the
+    # walk prunes (pytest collects `tests tests/build` as `tests`: build is in norecursedirs)
+    starts = [s for s in dict.fromkeys(starts) if not any(o != s and _under(s, o) for o in starts)]
     return starts, explicit
 
 
