@@ -305,6 +305,40 @@ def test_the_incident_green_warm_red_clean_refused_by_the_divergence_rule(
     assert "clean-room-diverged: tree " in text
 
 
+LATE_CHECK = """
+import pathlib
+
+
+def pytest_unconfigure(config):
+    if not (pathlib.Path(__file__).parent / "settings.local").is_file():
+        raise RuntimeError("settings.local missing")
+"""
+
+
+@pytest.mark.parametrize("present_in_clone", [False, True])
+def test_a_clean_run_pytest_fails_after_its_evidence_is_bound_fails(
+    calc: Path, present_in_clone: bool
+) -> None:
+    """A committed conftest fails pytest after the tests, at its unconfigure, when a
+    git-ignored file is missing: green warm (the file is there), red in a clean checkout. The
+    clean run exits 1 and its record says it failed, though its evidence was bound green; the
+    control commits the file, and the clean run passes."""
+    (calc / "conftest.py").write_text(LATE_CHECK)
+    (calc / "settings.local").write_text("x = 1\n")
+    if not present_in_clone:
+        (calc / ".gitignore").write_text(GITIGNORE + "settings.local\n")
+    commit_all(calc, "a late check")
+    assert warm_run(calc, PYTHONPATH=str(calc / "src")).returncode == 0
+    proc = clean_run(calc, "--json")
+    record = json.loads(proc.stdout)["record"]
+    if present_in_clone:
+        assert (proc.returncode, record["ok"]) == (0, True), proc.stdout + proc.stderr
+        return
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert not record["ok"] and any("pytest exited with 1" in f for f in record["failures"])
+    assert genstamp(calc, "verify", "--clean-room").returncode == 1
+
+
 RUNNER = """
 import sys
 from calc import add

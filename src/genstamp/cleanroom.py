@@ -543,6 +543,17 @@ def _run(
     if code == USAGE_ERROR:  # its arguments or configuration: no run to judge (A26 04)
         raise envcache.StepFailed(["python", "-m", "pytest", *pytest_args], code, "a usage error")
     verdict = verify(clean, others=False).to_json()  # its own run alone: not the warm one's
+    if code != 0 and verdict["ok"]:
+        # pytest failed where its evidence is green: a hook after the tests (a conftest's
+        # session finish, an unconfigure) raised, or a plugin failed the session. The clean
+        # checkout's run failed, whatever the evidence bound before that says.
+        failure = {
+            "rule": "tests-failed",
+            "message": f"pytest exited with {code} in the clean checkout after its evidence was"
+            " bound green (a hook after the tests failed, or a plugin failed the session)",
+            "remedy": "read the clean run's log, fix what fails in a clean checkout, then rerun",
+        }
+        verdict = {**verdict, "ok": False, "failures": [*verdict["failures"], failure]}
     log.write(f"pytest exited with {code}; the clean checkout's gate:\n")
     log.write(json.dumps(verdict, indent=2, sort_keys=True) + "\n")
     return verdict, _outcomes(clean)
