@@ -72,6 +72,12 @@ def test_one_part_is_said_so_and_verified(
         ("12 passed", "**13** passed"),
         ("0 failed", "`1` failed"),
         ("12 tests", "_120_ tests"),
+        # characters that show nothing between its digits hide nothing either: a reader sees
+        # the number they make (a zero-width space, a word joiner, a soft hyphen)
+        ("0 failed", "1\u200b0 failed"),
+        ("12 passed", "1\u20603 passed"),
+        ("0 failed", "1\u00ad0 failed"),
+        ("12 passed", "\uff11\uff13 passed"),  # fullwidth digits
     ],
 )
 def test_a_forged_figure_is_refused(
@@ -81,7 +87,9 @@ def test_a_forged_figure_is_refused(
     path.write_text(path.read_text().replace(old, new, 1))
     code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
     assert code == 1 and rules(data) == ["summary-unverified"], data
-    assert new.translate(str.maketrans("", "", "*`_")) in data["failures"][0]["message"]
+    shown = new.translate(str.maketrans("", "", "*`_\u200b\u2060\u00ad"))
+    shown = shown.replace("\uff11\uff13", "13")
+    assert shown.split()[0] in data["failures"][0]["message"], data
 
 
 TABLE = "| tests | passed | failed |\n| ---: | ---: | ---: |\n| {} | {} | 0 |\n"

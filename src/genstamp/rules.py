@@ -1413,6 +1413,16 @@ _MARKUP = re.compile(r"<[^<>\n]*>|[*_`~]")
 _VERSION_MARK = re.compile(r"<!-- genstamp-summary version \d+ -->")
 
 
+def _as_seen(text: str) -> str:
+    """``text`` as a reader sees it: the characters that show nothing (a zero-width space, a
+    word joiner, a soft hyphen: Unicode's format characters) left out, so 1, U+200B, 0 is the
+    10 it shows, and compatibility forms as their plain ones (a fullwidth 10 is 10)."""
+    import unicodedata  # only for a summary judged
+
+    shown = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in shown if unicodedata.category(c) != "Cf")
+
+
 def spelled_number(text: str) -> int:
     """The value of a count in digits or spelled out in English words (``twenty-one``, ``one
     hundred and five``, ``none``)."""
@@ -1482,7 +1492,7 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
         return
     trees = _trees(facts)
     attested = [a for t in trees for a in _for_tree(facts, t)]
-    text = facts.summary
+    text = _as_seen(facts.summary)
     # each tree judged must be quoted: one quoted does not vouch for another (V24 15)
     unquoted = [
         t for t in trees if not any(a.digest in text for a in _for_tree(facts, t) if a.digest)
