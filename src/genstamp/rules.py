@@ -1416,11 +1416,11 @@ _VERSION_MARK = re.compile(r"<!-- genstamp-summary version \d+ -->")
 def _as_seen(text: str) -> str:
     """``text`` as a reader sees it: the characters that show nothing (a zero-width space, a
     word joiner, a soft hyphen: Unicode's format characters) left out, so 1, U+200B, 0 is the
-    10 it shows, and compatibility forms as their plain ones (a fullwidth 10 is 10)."""
+    10 it shows. (Other digits than ASCII's, fullwidth ones, are digits to the checks as they
+    are; a superscript stays one, an exponent the checks name as it is written.)"""
     import unicodedata  # only for a summary judged
 
-    shown = unicodedata.normalize("NFKC", text)
-    return "".join(c for c in shown if unicodedata.category(c) != "Cf")
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
 
 
 def spelled_number(text: str) -> int:
