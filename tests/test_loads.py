@@ -65,6 +65,15 @@ def project(base: Path, tests: str, files: dict[str, str] | None = None) -> tupl
     return repo, other
 
 
+def exported(repo: Path, into: Path) -> Path:
+    """HEAD of ``repo`` as `git archive` exports it, unpacked in ``into``: a copy of the
+    project that is no git work tree (an unpacked sdist is alike)."""
+    into.mkdir()
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=repo, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
 def run(repo: Path, *args: str, **env: str) -> str:
     """A green pytest run: its output."""
     proc = run_pytest(repo, *args, env=subprocess_env(**env))
@@ -1939,20 +1948,14 @@ def test_a_package_scikit_build_declares_loaded_from_an_export_is_foreign(
     pytest's ``pythonpath``), and an export of an earlier commit (``git archive``: no git work
     tree) on ``PYTHONPATH``: its ``calc`` ran, the warm run passes, a clean clone fails. The
     control: the checkout's own ``python/`` there."""
-    repo = init_repo(tmp_path / "work")
-    for rel, text in {
+    files = {
         "python/calc/__init__.py": CALC,
         "tests/test_it.py": "import calc\n\n\ndef test_value():\n    assert calc.VALUE == 1\n",
         "pyproject.toml": '[tool.scikit-build]\nwheel.packages = ["python/calc"]\n',
         ".gitignore": "__pycache__/\n*.py[co]\n",
-    }.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    commit_all(repo, "project")
-    export = tmp_path / "export"
-    export.mkdir()
-    archive = subprocess.run(["git", "archive", "HEAD"], cwd=repo, capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(export)], input=archive.stdout, check=True)
+    }
+    repo = committed(tmp_path / "work", files, "project")
+    export = exported(repo, tmp_path / "export")
     (repo / "python" / "calc" / "__init__.py").write_text(CALC.replace("VALUE = 1", "VALUE = 0"))
     commit_all(repo, "the regression")
     restamp.begin(open_checkout(repo))
@@ -1985,10 +1988,7 @@ def test_a_module_the_tree_dropped_loaded_from_an_export_of_the_project(
     helper = "def expected():\n    return 1\n"
     files = {"tests/helpers.py": helper, "pyproject.toml": NAMED_APPENDED}
     repo, _ = project(tmp_path, USES_HELPER, files)
-    export = tmp_path / "export"
-    export.mkdir()
-    archive = subprocess.run(["git", "archive", "HEAD"], cwd=repo, capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(export)], input=archive.stdout, check=True)
+    export = exported(repo, tmp_path / "export")
     folder = export / "tests"
     (folder / "test_it.py").unlink()  # the export's tests are not the run's
     if old == "deeper-export":  # the project's metadata two folders above the helper's

@@ -30,7 +30,7 @@ from typing import IO, Any
 from genstamp import __version__, cleanrecord, config, envcache, evidence, roots, rules
 from genstamp.errors import EXIT_USAGE, GenstampError
 from genstamp.identity import tree_identity
-from genstamp.repo import Checkout, open_checkout
+from genstamp.repo import Checkout, common_gitdir, open_checkout
 from genstamp.typedtuple import NamedTuple
 
 if sys.version_info >= (3, 11):
@@ -318,11 +318,7 @@ def _forget_worktree(checkout: Checkout, work: Path) -> None:
     that one entry, as `git worktree prune` would remove it, never another worktree's (a
     prune removes every entry whose folder is missing now: a worktree moved for a moment, or
     on a drive not mounted, would lose its HEAD, index and refs)."""
-    try:
-        common = Path(_git(checkout.workdir, "rev-parse", "--git-common-dir").strip())
-    except envcache.StepFailed:
-        return
-    admin = (checkout.workdir / common if not common.is_absolute() else common) / "worktrees"
+    admin = common_gitdir(checkout.gitdir) / "worktrees"
     mine = os.path.realpath(work / ".git")
     for entry in admin.glob("*/gitdir") if admin.is_dir() else ():
         try:
