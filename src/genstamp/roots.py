@@ -229,7 +229,7 @@ def _mapped_setup(workdir: Path) -> list[tuple[str, object]]:
         import ast
 
         try:
-            tree = ast.parse(read_kept(setup))
+            tree = _python(read_kept(setup))
         except (OSError, SyntaxError, ValueError):
             return pairs
         for node in ast.walk(tree):
@@ -641,7 +641,7 @@ def _from_setup_py(path: Path) -> list[str]:
     import ast  # only for a project that has a setup.py
 
     try:
-        tree = ast.parse(read_kept(path))
+        tree = _python(read_kept(path))
     except (OSError, SyntaxError, ValueError):
         return []
     found: list[str | None] = []
@@ -685,7 +685,7 @@ def _extension_names(project: Path) -> list[str]:
         import ast
 
         try:
-            tree = ast.parse(read_kept(setup))
+            tree = _python(read_kept(setup))
         except (OSError, SyntaxError, ValueError):
             tree = None
         for node in ast.walk(tree) if tree is not None else ():
@@ -700,6 +700,16 @@ def _extension_names(project: Path) -> list[str]:
             names.append(_string(given))
     tops = (n.partition(".")[0] for n in names if n)
     return list(dict.fromkeys(t for t in tops if t.isidentifier()))
+
+
+@functools.lru_cache(maxsize=8)
+def _python(raw: bytes) -> Any:
+    """A setup.py's syntax tree (``ast.Module``), parsed once for its several readers (package
+    folders, mapped packages, extension names), which only read it. SyntaxError or ValueError
+    as ``ast.parse`` raises them."""
+    import ast  # only for a project that has a setup.py
+
+    return ast.parse(raw)
 
 
 @functools.lru_cache(maxsize=16)
