@@ -159,6 +159,22 @@ def test_required_filter_that_cannot_run_is_one_error_line(repo: Path, configure
     assert "m.py" in proc.stderr and "strict" in proc.stderr
 
 
+def test_a_nested_repository_with_no_commit_is_named_as_git_names_it(repo: Path) -> None:
+    """With the tree taken by `git add -A` (autocrlf), an empty `git init scratch` in the work
+    tree makes git fail ("'scratch/' does not have a commit checked out"): the one line names
+    scratch/ and what to do, not an unrelated changed file and its filter driver."""
+    git(repo, "config", "core.autocrlf", "input")
+    write(repo, {"notes.txt": b"a note\n"})
+    subprocess.run(["git", "init", "-q", str(repo / "scratch")], check=True)
+    assert subprocess.run(["git", "add", "-A"], cwd=repo, capture_output=True).returncode != 0
+    proc = subprocess.run(["genstamp", "-C", str(repo), "status"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "refuses scratch/" in proc.stderr and "notes.txt" not in proc.stderr, proc.stderr
+    assert "commit in scratch/, remove it, or ignore it" in proc.stderr
+    assert "filter" not in proc.stderr
+
+
 def test_filtered_file_whose_stat_matches_the_index_keeps_its_blob(repo: Path, tools: Path) -> None:
     upper_filter(repo, tools)
     write(repo, {".gitattributes": b"*.py filter=up\n", "m.py": b"hello\n"})

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import threading
 import weakref
@@ -295,11 +296,21 @@ def git_blobs(repo: pygit2.Repository, paths: Sequence[str]) -> list[str]:
 
 
 def _refused(repo: pygit2.Repository, paths: Sequence[str], stderr: bytes) -> GenstampError:
-    """git add refused one of ``paths``: the error names the one git's message names."""
+    """git add refused one of ``paths``: the error names the path git's message names (one it
+    quotes, such as a nested repository with no commit, ``'scratch/'``), else the first of
+    ``paths`` the message holds."""
     text = stderr.decode("utf-8", "replace")
-    failed = next((p for p in paths if p in text), paths[0])
-    driver = repo.get_attr(os.fsencode(failed), "filter")
+    workdir = repo.workdir or ""
+    quoted = [q for q in _QUOTED.findall(text) if os.path.lexists(os.path.join(workdir, q))]
+    failed = next((p for p in paths if p in quoted), None)
+    failed = failed or next(iter(quoted), None) or next((p for p in paths if p in text), paths[0])
     why = (text.strip().splitlines() or ["no reason given"])[-1]
+    if _UNBORN in text:  # git init inside the work tree, nothing committed there
+        return GenstampError(
+            f"git add refuses {failed}: a git repository in the work tree with no commit",
+            f"commit in {failed}, remove it, or ignore it (.gitignore): git cannot add it",
+        )
+    driver = repo.get_attr(os.fsencode(failed.rstrip("/")), "filter")
     return GenstampError(
         f"git add would refuse {failed}"
         + (f" (filter driver {driver!r})" if isinstance(driver, str) else "")
@@ -307,6 +318,13 @@ def _refused(repo: pygit2.Repository, paths: Sequence[str], stderr: bytes) -> Ge
         "fix the file, its attributes or its filter driver (git config filter.<driver>.clean"
         " / .process), then check that `git add` works",
     )
+
+
+# git's messages quote the path they refuse: "error: 'sub/' does not have a commit checked
+# out", "error: unable to index file 'sub/'" (a filter's failure quotes its command, which is
+# no path of the work tree, and names the file unquoted: "fatal: a.txt: clean filter ...")
+_QUOTED = re.compile(r"^(?:error|fatal): [^'\n]*'([^'\n]+)'", re.MULTILINE)
+_UNBORN = "does not have a commit checked out"
 
 
 def added_blobs(checkout: Checkout, loaded: Mapping[str, str]) -> dict[str, str | None]:
