@@ -438,6 +438,26 @@ def test_pre_commit_install_judges_every_ref_keeps_the_config_and_uninstalls(
 
 
 @pytest.mark.e2e
+def test_a_config_with_crlf_line_ends_keeps_them(project: Path, genstamp_snapshot: Path) -> None:
+    """A config saved on Windows (or checked out with autocrlf) ends each line with CRLF:
+    install adds genstamp's lines with the same ends and every line of the user's stays byte
+    for byte (read as text, the whole file came back with LF ends: every line a change)."""
+    config = project / ".pre-commit-config.yaml"
+    mine = USER_CONFIG.replace("\n", "\r\n").encode()
+    config.write_bytes(mine)
+    rev = git(genstamp_snapshot, "rev-parse", "HEAD")
+    ok(run_genstamp(project, "install", "--repo", snapshot_url(genstamp_snapshot), "--rev", rev))
+    new = config.read_bytes()
+    assert new != mine and b"\n" not in new.replace(b"\r\n", b""), new
+    kept = new.splitlines(keepends=True)
+    theirs = [ln for ln in mine.splitlines(keepends=True) if not ln.startswith(b"default_install")]
+    assert all(line in kept for line in theirs)  # the hook types' line gains genstamp's types
+    data = yaml.safe_load(new.decode())
+    assert set(install.PRE_COMMIT_TYPES) <= set(data["default_install_hook_types"])
+    assert install.is_genstamp_hook(project / ".git" / "hooks" / "pre-push")
+
+
+@pytest.mark.e2e
 def test_re_running_pre_commit_install_keeps_every_ref_judged(
     project: Path, tmp_path: Path, genstamp_snapshot: Path, user_log: Path
 ) -> None:

@@ -815,12 +815,16 @@ def _install_pre_commit(
         )
     config = where.workdir / CONFIG
     try:
-        text = config.read_text(encoding="utf-8") if config.exists() else ""
+        raw = config.read_bytes().decode("utf-8") if config.exists() else ""
     except UnicodeDecodeError as exc:
         raise GenstampError(
             f"{CONFIG} is not UTF-8 text ({exc.reason} at byte {exc.start}), which YAML is",
             f"save {CONFIG} as UTF-8, then run `genstamp install` again",
         ) from exc
+    # edited as text with \n line ends; a file that ends each line with \r\n keeps them, and
+    # the lines added get them too (a file of mixed line ends gets \n ones throughout)
+    crlf = "\r\n" in raw and "\n" not in raw.replace("\r\n", "")
+    text = raw.replace("\r\n", "\n").replace("\r", "\n")
     _types, ids = config_facts(text)
     if set(PRE_COMMIT_HOOK_IDS) <= ids and rev is not None and rev not in text:
         # the hooks are pinned already, at another revision: never a silent "nothing changed"
@@ -845,7 +849,7 @@ def _install_pre_commit(
     new = edit_config(text, repo or "", rev or "")
     if new != text:
         _validate(where, runner, new)
-        write_atomic(config, new.encode("utf-8"))
+        write_atomic(config, (new.replace("\n", "\r\n") if crlf else new).encode("utf-8"))
     types, _ids = config_facts(new)
     others = [t for t in types or PRE_COMMIT_TYPES if t != "pre-push"]
     _run_pre_commit(where, runner, "install", "--install-hooks", *(f"-t{t}" for t in others))
