@@ -274,6 +274,39 @@ def test_a_hooks_folder_in_the_work_tree_keeps_genstamps_hooks_out_of_every_tree
     assert sorted(p.name for p in hooks.iterdir()) == ["post-merge", "pre-commit"]
 
 
+def test_a_relative_hooks_folder_gets_genstamps_hooks_in_every_worktree(
+    project: Path, tmp_path: Path
+) -> None:
+    """git resolves a relative core.hooksPath at the top of the worktree a hook runs in: a
+    linked worktree runs its own .githooks (the commit's copy). Installed into the main one's
+    alone, a push of an untested, failing commit from the linked worktree was never judged.
+    Each worktree on disk gets the hooks; a tested push from the linked one goes through; and
+    uninstall takes them out of both."""
+    hooks = project / ".githooks"
+    hooks.mkdir()
+    (hooks / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    commit_all(project, "the team's hooks")
+    git(project, "config", "core.hooksPath", ".githooks")
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", str(linked), "-b", "feature")
+    with_remote(project, tmp_path)
+    out = ok(run_genstamp(project, "install"))
+    assert f"the linked worktree {linked} has them" in out and "is relative" in out, out
+    assert install.is_genstamp_hook(linked / ".githooks" / "pre-push")
+    assert git(linked, "status", "--porcelain", "--untracked-files=all") == ""
+    (linked / "tests" / "test_broken.py").write_text("def test_broken():\n    assert False\n")
+    commit_all(linked, "untested and broken")
+    out = refused(run_git(linked, "push", "origin", "feature"))
+    assert "push refused" in out, out
+    (linked / "tests" / "test_broken.py").write_text("def test_fixed():\n    assert True\n")
+    commit_all(linked, "fixed")
+    assert run_pytest(linked).returncode == 0
+    assert run_git(linked, "push", "-q", "origin", "feature").returncode == 0
+    ok(run_genstamp(project, "install", "--uninstall"))
+    for folder in (hooks, linked / ".githooks"):
+        assert sorted(p.name for p in folder.iterdir()) == ["pre-commit"], folder
+
+
 def test_a_committed_hook_genstamp_needs_is_not_moved_aside(project: Path) -> None:
     hooks = project / ".husky"
     hooks.mkdir()

@@ -179,9 +179,17 @@ def read_record(where: Layout) -> Record | None:
             f"{type(exc).__name__}: {exc})",
             "remove it and reinstall",
         ) from exc
-    mine = (where.workdir, where.common_dir, where.hooks_dir)
-    for name in before:
-        if not any(Path(name).is_relative_to(folder) for folder in mine):
+    linked = [lay.hooks_dir for lay in _other_worktrees(where)]
+    then = data.get("roots") if isinstance(data.get("roots"), dict) else {}
+    gone = [
+        top for top in then.get("linked") or [] if isinstance(top, str) and not Path(top).exists()
+    ]
+    mine = (where.workdir, where.common_dir, where.hooks_dir, *linked)
+    for name in list(before):
+        if any(Path(name).is_relative_to(top) for top in gone):
+            del before[name]  # of a linked worktree removed since: nothing there to put back
+            after.pop(name, None)
+        elif not any(Path(name).is_relative_to(folder) for folder in mine):
             raise GenstampError(
                 f"{path} names {name}, outside this repository (it was moved since "
                 "`genstamp install`, by a genstamp that did not record where it was): "
@@ -192,12 +200,23 @@ def read_record(where: Layout) -> Record | None:
 
 
 def _roots(where: Layout) -> dict[str, str]:
-    """The folders the record's paths lie in, as the install saw them."""
+    """The folders the record's paths lie in, as the install saw them: the main worktree's,
+    whichever worktree installs (a linked one's are no move of the repository)."""
+    main = where
+    tops = _worktree_tops(where)
+    if tops and tops[0].resolve() != where.workdir.resolve():
+        hooks = tops[0] / str(where.hooks_path) if _relative(where.hooks_path) else where.hooks_dir
+        main = where._replace(workdir=tops[0], hooks_dir=hooks)
     return {
-        "hooks": str(where.hooks_dir),
-        "common": str(where.common_dir),
-        "work": str(where.workdir),
+        "hooks": str(main.hooks_dir),
+        "common": str(main.common_dir),
+        "work": str(main.workdir),
     }
+
+
+def _linked_roots(where: Layout) -> list[str]:
+    """The linked worktrees whose own hooks folder (a relative core.hooksPath) install wrote."""
+    return [str(top) for top in _worktree_tops(where)[1:]] if _relative(where.hooks_path) else []
 
 
 def _moved(where: Layout, then: object) -> Callable[[str], str]:
@@ -221,7 +240,7 @@ def _write_record(where: Layout, record: Record) -> None:
         "version": STATE_VERSION,
         "genstamp": __version__,
         "mode": record.mode,
-        "roots": _roots(where),
+        "roots": {**_roots(where), "linked": _linked_roots(where)},
         "before": {p: e.public() for p, e in sorted(record.before.items())},
         "after": dict(sorted(record.after.items())),
     }
@@ -692,7 +711,10 @@ def install(
             f"({where.hooks_dir}), the folder git runs hooks from"
         )
     folder = tree_folder(where) if mode == "plain" else None
-    committed = _committed(where, folder) if folder is not None else set()
+    # a relative core.hooksPath is each worktree's own folder: git runs a linked worktree's
+    # hooks from its own copy of it (the commit's), so each gets genstamp's hooks too
+    layouts = [where, *_other_worktrees(where)] if folder is not None else [where]
+    committed = {lay: _committed(lay, folder) if folder is not None else set() for lay in layouts}
     record = read_record(where)
     if record is not None and record.mode != mode:
         raise GenstampError(
@@ -700,23 +722,35 @@ def install(
             "run `genstamp install --uninstall` first to change the way",
         )
     if mode == "plain" and record is not None:
-        for hook in PLAIN_HOOKS:
-            if hook not in committed:
-                _check_unedited(where.hooks_dir / hook, record, hook_script(hook, command))
-    before = _all(
-        where, [where.hooks_dir / (h + CHAINED) for h in PLAIN_HOOKS] + [exclude_file(where)]
-    )
+        for lay in layouts:
+            for hook in PLAIN_HOOKS:
+                if hook not in committed[lay]:
+                    _check_unedited(lay.hooks_dir / hook, record, hook_script(hook, command))
+    hooks = [lay.hooks_dir / (h + c) for lay in layouts for h in PLAIN_HOOKS for c in ("", CHAINED)]
+    before = _all(where, [*hooks, exclude_file(where)])
     try:
         if mode == "pre-commit":
             _install_pre_commit(where, repo, rev, command, notes)
         else:
-            for hook in PLAIN_HOOKS:
-                if hook in committed:
-                    notes.append(f"{where.hooks_dir / hook} is committed and runs genstamp's hook")
-                else:
-                    _put_hook(where.hooks_dir, hook, command)
+            for lay in layouts:
+                for hook in PLAIN_HOOKS:
+                    if hook in committed[lay]:
+                        notes.append(
+                            f"{lay.hooks_dir / hook} is committed and runs genstamp's hook"
+                        )
+                    else:
+                        _put_hook(lay.hooks_dir, hook, command)
+            for lay in layouts[1:]:
+                _exclude(lay, folder or "", committed[lay])
+                notes.append(f"the linked worktree {lay.workdir} has them in {lay.hooks_dir}")
+            if folder is not None and _relative(where.hooks_path):
+                notes.append(
+                    f"core.hooksPath ({where.hooks_path}) is relative: git runs each "
+                    "worktree's own copy of it, so run `genstamp install` in a worktree "
+                    "you add later (`genstamp doctor` there says whether it has them)"
+                )
             if folder is not None:
-                _exclude(where, folder, committed)
+                _exclude(where, folder, committed[where])
                 notes.append(
                     f"core.hooksPath is a folder of the work tree: genstamp's hooks there are "
                     f"listed in {exclude_file(where)}, so git ignores them and no tested tree "
@@ -733,6 +767,37 @@ def install(
                 done[str(p)] = _digest(after[p])
             _write_record(where, Record(mode, kept, done))
     return Report(mode, tuple(_show(where, p) for p in changed), tuple(notes))
+
+
+def _relative(hooks_path: str | None) -> bool:
+    return bool(hooks_path) and not os.path.isabs(os.path.expanduser(hooks_path or ""))
+
+
+def _worktree_tops(where: Layout) -> list[Path]:
+    """The top folder of each worktree of the repository on disk, the main one first (as
+    `git worktree list` gives them; none of a bare main repository)."""
+    listed = _git(where.workdir, "worktree", "list", "--porcelain", "-z")
+    out = []
+    for entry in listed.stdout.split("\0\0") if listed.returncode == 0 else []:
+        fields = entry.strip("\0").split("\0")
+        top = next((f[len("worktree ") :] for f in fields if f.startswith("worktree ")), None)
+        if top is not None and "bare" not in fields and os.path.isdir(top):
+            out.append(Path(top))
+    return out
+
+
+def _other_worktrees(where: Layout) -> list[Layout]:
+    """The other worktrees of the repository that are on disk, each with its hooks folder, when
+    ``core.hooksPath`` is relative (git resolves it at the top of the worktree a hook runs in);
+    none when it is absolute (every worktree shares that one folder)."""
+    if not _relative(where.hooks_path):
+        return []
+    here = where.workdir.resolve()
+    return [
+        where._replace(workdir=top, hooks_dir=top / str(where.hooks_path))
+        for top in _worktree_tops(where)
+        if top.resolve() != here
+    ]
 
 
 def tree_folder(where: Layout) -> str | None:
@@ -905,10 +970,15 @@ def uninstall(checkout: Checkout) -> Report:
     notes: list[str] = []
     restored = []
     # a hook the user edited since is left as it is, and so is the hook it runs (their own)
+    # the hooks folders install wrote (a linked worktree's own, with a relative core.hooksPath)
+    folders = [where.hooks_dir]
+    folders += sorted(
+        {Path(n).parent for n in record.before if Path(n).name in PLAIN_HOOKS} - {where.hooks_dir}
+    )
     edited = {
         name
         for name in record.before
-        if Path(name).parent == where.hooks_dir
+        if Path(name).parent in folders
         and Path(name).name in PLAIN_HOOKS
         and _edited(Path(name), record)
     }
@@ -929,8 +999,8 @@ def uninstall(checkout: Checkout) -> Report:
     kept |= {name + CHAINED for name in kept}
     # the hook genstamp's runs (the user's, moved aside), edited since or made since: it is
     # the user's hook now, and goes back in its place (with their lines), never away
-    for hook in PLAIN_HOOKS:
-        name = str(where.hooks_dir / hook)
+    for folder, hook in ((f, h) for f in folders for h in PLAIN_HOOKS):
+        name = str(folder / hook)
         chained = Path(name + CHAINED)
         if name not in record.before or name in kept or name in aside:
             continue
