@@ -687,6 +687,49 @@ def test_code_of_a_clone_the_tests_make_is_theirs(tmp_path: Path) -> None:
     assert failures(repo) == {}
 
 
+CLONES_AT = """
+import subprocess, sys
+
+def test_release_check(tmp_path):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", {repo!r}, str(clone)], check=True)
+    if {rev!r}:
+        subprocess.run(["git", "checkout", "-q", {rev!r}], cwd=clone, check=True)
+    subprocess.run([sys.executable, "tools/check.py"], cwd=clone, check=True)
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["edited", "older-commit"])
+def test_a_clone_of_head_the_tests_make_is_not_the_tree_they_test(
+    tmp_path: Path, case: str
+) -> None:
+    """The test clones the repository, which checks out HEAD: with calc edited and not yet
+    committed, the check ran the last commit's calc, not the tested tree's, and passed (once
+    committed, the clean clone's check runs the edit). Refused, saying so. A test that checks
+    out another commit in its clone (an upgrade test running the last release) runs that
+    commit on purpose: its own."""
+    check = "import sys\nsys.path.insert(0, 'src')\nimport calc\nassert calc.add(2, 3) == 5\n"
+    repo, _ = project(tmp_path, "", {"tools/check.py": check})
+    first = git(repo, "rev-parse", "HEAD")
+    calc = repo / "src" / "calc" / "__init__.py"
+    calc.write_text(calc.read_text() + "# the release's\n")
+    rev = first if case == "older-commit" else ""
+    (repo / "tests" / "test_it.py").write_text(CLONES_AT.format(repo=str(repo), rev=rev))
+    commit_all(repo, "release")
+    if case == "edited":
+        calc.write_text(calc.read_text() + "# not committed yet\n")
+    restamp.begin(open_checkout(repo))
+    run(repo)
+    found = failures(repo)
+    if case == "edited":
+        assert list(found) == ["foreign-origin"], found
+        assert audit.CLONE_OF_HEAD in found["foreign-origin"], found
+        assert "the last commit's src/calc/__init__.py" in found["foreign-origin"], found
+    else:
+        assert found == {}, found
+
+
 READS = """
 import os
 from pathlib import Path

@@ -388,6 +388,7 @@ def judge(
     unnamed: list[Load] = []  # a loader's code under a name not the module's (loads.UNNAMED)
     read: dict[str, None] = {}
     made: dict[str, None] = {}
+    heads: dict[str, str | None] = {}  # commits checked out, by work tree (asked of git once)
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
     own = _Own(root)
     loads = list(loads)
@@ -478,8 +479,11 @@ def judge(
                 same = blob_id(ld.detail) == ld.blob
             except OSError:
                 same = False
+            head = None if same else _a_clone_of_head(ld, root, began_ns, heads)
             if same:
                 loaded.setdefault(rel, {})[ld.blob] = None  # byte for byte the tree's file
+            elif head is not None:
+                flags[Flag(FOREIGN, ld.module, ld.path, head)] = None
             elif not (made_by_the_tests(ld.path, began_ns) or _made_during(ld, began_ns)):
                 why = f"loaded from outside the checkout in place of {rel}"
                 flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
@@ -554,7 +558,10 @@ def judge(
         if copied and other is not None and not same and generated(other, made_by_the_build):
             continue  # the build writes the installed file: not the tree's bytes, nor foreign
         if not same or other is None:
-            if not made_by_the_tests(ld.path, began_ns) and not _the_runs_own(
+            head = _a_clone_of_head(ld, root, began_ns, heads)
+            if head is not None:
+                flags[Flag(FOREIGN, ld.module, ld.path, head)] = None
+            elif not made_by_the_tests(ld.path, began_ns) and not _the_runs_own(
                 ld, began_ns, root, bases, opened
             ):
                 why = (
@@ -586,6 +593,11 @@ def judge(
         flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
     for tree, found in elsewhere.items():
         if began_ns is not None and _made_since(tree, began_ns):
+            for ld in found:
+                head = _a_clone_of_head(ld, root, began_ns, heads)
+                if head is not None:
+                    name = ld.module or module_name(ld.path, [tree, os.path.join(tree, "src")])
+                    flags[Flag(FOREIGN, name, ld.path, head)] = None
             continue
         if clone_of(root, tree):  # another clone of this repository: its code is foreign
             why = f"loaded from {tree}, another clone of this repository"
@@ -1063,6 +1075,65 @@ def _built_at(path: str, mtime_ns: int, root: str) -> int:
         except OSError:
             continue
     return max(found, default=mtime_ns)
+
+
+def _a_clone_of_head(
+    ld: Load, root: Path, began_ns: int | None, heads: dict[str, str | None]
+) -> str | None:
+    """Why code the run loaded from a work tree the tests made (``git clone ROOT``, ``git
+    worktree add``) is not the tested tree's, when it is not: that work tree has this
+    checkout's HEAD checked out, the file is HEAD's as committed, and the work tree's own file
+    at that path holds other bytes (an edit not committed yet). The tests then ran the last
+    commit's code, not the tree they tested (the clone of that tree, once committed, fails
+    where this passed). None otherwise: a clone of another commit (a release tag an upgrade
+    test checks out) or a file the tests changed there is theirs."""
+    from genstamp.loads import work_tree_of
+
+    if began_ns is None or not ld.blob or ld.path.startswith("<"):
+        return None
+    tree = work_tree_of(ld.path)
+    if not tree or tree == str(root) or not _made_since(tree, began_ns):
+        return None
+    rel = os.path.relpath(ld.path, tree).replace(os.sep, "/")
+    try:
+        if blob_id(str(root / rel)) == ld.blob:
+            return None
+    except OSError:
+        pass  # the work tree has no such file (deleted, not committed yet)
+    for where in (str(root), tree):
+        if where not in heads:
+            heads[where] = _git_rev(where, "HEAD")
+    if heads[tree] is None or heads[tree] != heads[str(root)]:
+        return None
+    if _git_rev(str(root), f"HEAD:{rel}") != ld.blob:
+        return None
+    return (
+        f"{CLONE_OF_HEAD} ({tree}): the last commit's {rel}, not the work tree's, ran (commit "
+        "the change, then rerun)"
+    )
+
+
+CLONE_OF_HEAD = "a clone of HEAD the tests made"  # the flag's detail says how it came about
+
+
+def _git_rev(where: str, rev: str) -> str | None:
+    """``git rev-parse rev`` in ``where`` (read only), None when git cannot tell."""
+    import subprocess
+
+    from genstamp.gitwalk import _env
+
+    try:
+        proc = subprocess.run(
+            ["git", "-c", "safe.directory=*", "rev-parse", "-q", "--verify", rev],
+            cwd=where,
+            env=_env(os.environ),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:
+        return None
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
 
 
 def made_by_the_tests(path: str, began_ns: int | None) -> bool:

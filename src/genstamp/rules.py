@@ -802,13 +802,19 @@ def _foreign_origin(facts: Facts, settings: Config) -> Iterator[str | Listed]:
         # a module whose file never ran (its code came from elsewhere) says how (Z24 05)
         foreign = list(
             dict.fromkeys(
-                f"{f.module} from {f.path}" + (f": {f.detail}" if f.path.startswith("<") else "")
+                f"{f.module} from {f.path}"
+                + (f": {f.detail}" if f.path.startswith("<") or _says_how(f.detail) else "")
                 for f in loaded.flags
                 if f.kind == audit.FOREIGN
             )
         )
         if foreign:
             yield listed("", foreign, FLAG_LIMIT)
+
+
+def _says_how(detail: str) -> bool:
+    """A flag's detail that the line shows: what ran, where the file alone does not say it."""
+    return detail.startswith(audit.CLONE_OF_HEAD)
 
 
 def _tests_failed(facts: Facts, settings: Config) -> Iterator[str]:
