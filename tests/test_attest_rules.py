@@ -120,6 +120,13 @@ ROWS = {
     "summary-scaled-count-spaced": Row(  # Y24 06
         GOOD, ["summary-unverified"], "says 2 k, 10³", summary=f"{'d' * 64}: 2 k passed, 10³ tests"
     ),
+    "summary-other-numerals": Row(  # a count a reader sees that no check of digits reads
+        GOOD,
+        ["summary-unverified"],
+        "says \u2464, \u2075, \u2164",
+        summary=f"{'d' * 64}: 2 passed, \u2464 failed, \u2075 errors, \u2164 skipped",
+    ),
+    "control-summary-ideographs": Row(GOOD, [], summary=f"{'d' * 64}: 2 passed \u4e94\u6708"),
     "control-summary-digits-in-words": Row(
         GOOD, [], summary=f"{'d' * 64}: 2 passed (sha256, utf8, x86_64, py3)"
     ),

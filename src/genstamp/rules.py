@@ -1429,6 +1429,23 @@ def _as_seen(text: str) -> str:
     return "".join(c for c in text if unicodedata.category(c) != "Cf")
 
 
+def _numerals(text: str) -> list[str]:
+    """The numbers ``text`` writes in numerals other than digits (circled ⑤, superscript ⁵,
+    Roman numeral five U+2164, fractions: Unicode's letter-like and other numbers), each run
+    once: a reader sees a count the checks of digits do not read, so none may stand in a
+    summary. (An ideograph that is also a numeral, 五, is a word of its script.)"""
+    import unicodedata
+
+    found: dict[str, None] = {}
+    run = ""
+    for c in f"{text} ":
+        if unicodedata.category(c) in ("Nl", "No"):
+            run += c
+        elif run:
+            found[run], run = None, ""
+    return list(found)
+
+
 def spelled_number(text: str) -> int:
     """The value of a count in digits or spelled out in English words (``twenty-one``, ``one
     hundred and five``, ``none``)."""
@@ -1547,6 +1564,7 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
     values = {v for figures in said for v in figures.values()} | {int(n) for n, _ in seen}
     stray = sorted({n for n in _NUMBER.findall(plain) if int(n) not in values}, key=int)
     stray += list(dict.fromkeys(_SCALED.findall(plain)))
+    stray += _numerals(_SCALED.sub("", plain))
     if stray:
         figures = ", ".join(f"{v} {k}" for k, v in said[0].items())
         yield (
