@@ -1090,6 +1090,43 @@ def test_a_clean_submodule_is_accepted(with_submodule: Path, genstamp: RunGensta
     assert found == [], data
 
 
+FIXED_ADD = "def add(a, b):\n    return a + b\n"
+
+
+@pytest.mark.parametrize("where", ["another-clone", "submodule"])
+def test_a_submodules_project_is_the_checkouts_wherever_it_loads_from(
+    repo: Path, tmp_path: Path, genstamp: RunGenstamp, where: str
+) -> None:
+    """The app records the library depx as the submodule libs/dep, at a commit whose add is
+    wrong; the developer's own clone of the library holds the fix, uncommitted, and the tests
+    import that clone's depx (as an editable install of it would): no tree holds what ran, and
+    a recursive clone fails. depx is an import root of the checkout (the submodule's project,
+    as any project's below the top), so its code from elsewhere is foreign-origin. The
+    control: the fix committed in the library and the submodule, imported from it."""
+    lib = init_repo(tmp_path / "depsrc")
+    (lib / "pyproject.toml").write_text('[project]\nname = "depx"\nversion = "1"\n')
+    (lib / "depx").mkdir()
+    (lib / "depx" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
+    commit_all(lib, "lib")
+    dev = tmp_path / "dep-dev"
+    git(tmp_path, "clone", "-q", str(lib), str(dev))
+    (dev / "depx" / "__init__.py").write_text(FIXED_ADD)  # the fix, committed nowhere
+    if where == "submodule":
+        (lib / "depx" / "__init__.py").write_text(FIXED_ADD)
+        commit_all(lib, "the fix")
+    entry = str(dev) if where == "another-clone" else "libs/dep"
+    test = f"import sys\n\nsys.path.insert(0, {entry!r})\nfrom depx import add\n\n\n"
+    write_calc(repo, tests=test + "def test_add():\n    assert add(1, 2) == 3\n")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "libs/dep")
+    commit_all(repo, "app with the library as a submodule")
+    found, data = judged(genstamp, repo)
+    if where == "submodule":
+        assert found == [], data
+    else:
+        assert found == ["foreign-origin"], data
+        assert f"depx from {dev / 'depx' / '__init__.py'}" in message(data, "foreign-origin")
+
+
 def test_an_edit_inside_a_submodule_the_tests_import_is_refused(
     with_submodule: Path, genstamp: RunGenstamp
 ) -> None:

@@ -107,6 +107,29 @@ def test_projects_below_the_top_provide_their_roots(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("deep", [False, True])
+def test_a_submodules_project_is_the_checkouts_a_nested_clone_is_not(
+    tmp_path: Path, deep: bool
+) -> None:
+    """A folder holding a .git is another repository's: a nested clone (not the checkout's
+    code), unless .gitmodules names it, a submodule, whose commit the tree records."""
+    at = "a/b/" if deep else "libs/"  # the deepest level is asked by name, not listed
+    make(
+        tmp_path,
+        f"{at}dep/.git",
+        f"{at}dep/pyproject.toml",
+        f"{at}dep/depx/__init__.py",
+        f"{at}kept/.git",
+        f"{at}kept/pyproject.toml",
+        f"{at}kept/keptpkg/__init__.py",
+    )
+    assert not {"depx", "keptpkg"} & set(roots.find(tmp_path))
+    (tmp_path / ".gitmodules").write_text(f'[submodule "dep"]\n\tpath = {at}dep\n\turl = x\n')
+    found = roots.find(tmp_path)
+    assert "depx" in found and "keptpkg" not in found, found
+    assert [p.relative_to(tmp_path).as_posix() for p in roots.projects(tmp_path)] == [f"{at}dep"]
+
+
 def test_projects_at_the_deepest_level_are_told_by_their_metadata_files(tmp_path: Path) -> None:
     """Three folders down, a project is a folder holding a metadata file (a link to one too);
     a folder or a dangling link of that name is none, nor is an environment or a submodule

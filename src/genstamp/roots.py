@@ -105,6 +105,9 @@ def projects(workdir: Path) -> list[Path]:
     out: list[Path] = []
     level = [_listing(workdir)]
     seen = 0
+    # a submodule's folder holds a .git too: its projects are the checkout's (the tree records
+    # the commit of each), where a clone merely kept in the work tree is not
+    subs = _submodules(workdir)
     for depth in range(1, _PROJECT_DEPTH + 1):
         below: list[list[os.DirEntry[str]]] = []
         for entries in level:
@@ -119,14 +122,18 @@ def projects(workdir: Path) -> list[Path]:
                     base = e.path + os.sep  # (a listed entry's path: no separator at its end)
                     for metadata in _METADATA:  # a loop, not a generator: asked of hundreds
                         if _is_file(base + metadata):
-                            if not any(os.path.lexists(base + n) for n in _NOT_A_PROJECT):
+                            if not any(
+                                os.path.lexists(base + n)
+                                for n in _NOT_A_PROJECT
+                                if n != ".git" or e.path not in subs
+                            ):
                                 out.append(Path(e.path))
                             break
                     continue
                 inner = _listing(Path(e.path))
                 names = {c.name for c in inner}
-                if names & _NOT_A_PROJECT:
-                    continue  # an environment's (pyvenv.cfg, conda-meta) or a submodule's (.git)
+                if names & _NOT_A_PROJECT - ({".git"} if e.path in subs else set()):
+                    continue  # an environment's (pyvenv.cfg, conda-meta), a nested clone's (.git)
                 if names & set(_METADATA):
                     out.append(Path(e.path))
                 below.append(inner)
@@ -135,6 +142,20 @@ def projects(workdir: Path) -> list[Path]:
 
 
 _NOT_A_PROJECT = frozenset({"pyvenv.cfg", "conda-meta", ".git"})
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
+
+
+def _submodules(workdir: Path) -> frozenset[str]:
+    """The folders of the submodules ``.gitmodules`` names (each ``path =``), as paths below
+    ``workdir`` spelled as ``os.scandir`` spells them."""
+    try:
+        text = (workdir / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    top = str(workdir)
+    return frozenset(
+        os.path.join(top, *p.strip('"').split("/")) for p in _SUBMODULE_PATH.findall(text)
+    )
 
 
 def _listing(folder: Path) -> list[os.DirEntry[str]]:
