@@ -307,6 +307,8 @@ def test_warns():
     ("args", "env", "partial"),
     [
         (("-p", "no:unittest"), "", True),  # the TestCase test is not collected
+        # no test function is: the files yield doctests alone (a DoctestModule each)
+        (("-p", "no:python", "--doctest-modules"), "", True),
         (("-o", "python_functions=check_*"), "", True),  # test_* functions are not
         (("-qo", "python_functions=check_*"), "", True),  # short flags bundled, as argparse takes
         (("-vqW", "ignore::DeprecationWarning"), "", True),
@@ -385,6 +387,7 @@ def test_options_that_change_what_the_files_yield_or_how_warnings_count(
             "args.txt": "-W\nignore::DeprecationWarning\n",
             "tests/test_old.py": UNITTEST,
             "tests/test_w.py": EXPECTS_THE_ERROR,
+            "tests/doc.py": '"""\n>>> 1 + 1\n2\n"""\n',  # a doctest: a run of it alone passes
         },
     )
     outside = tmp_path / "outside"  # a folder out of the work tree: pytest's rootdir there

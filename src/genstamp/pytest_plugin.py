@@ -1460,7 +1460,7 @@ def _facts(
 # ini options that decide which tests a collected file yields, and pytest's plugins that collect
 # tests or decide their outcome (skip and xfail markers)
 SHAPING_INI = ("python_classes", "python_functions")
-COLLECTING = ("unittest", "skipping")
+COLLECTING = ("python", "unittest", "skipping")
 # the options of installed plugins that run a failing test again until it passes
 RETRYING = ("--reruns", "--force-flaky")
 # pytest 8.2 reads arguments from an @FILE
