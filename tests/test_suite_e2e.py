@@ -78,6 +78,22 @@ SIMPLE = {
 }
 
 
+def test_an_absolute_testpath_names_no_folder_of_the_tree(tmp_path: Path) -> None:
+    """`testpaths = tests /srv/app/tests` (a container's path): pytest collects tests/ and
+    nothing where the absolute path is not. The gate's walk up from each start to the suite's
+    folder never ended for it (dirname of "/" is "/"): verify spun for ever. Accepted; and a
+    run of part of tests/ is still partial."""
+    files = {**SIMPLE, "pytest.ini": "[pytest]\ntestpaths = tests /srv/genstamp-absent/tests\n"}
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root).returncode == 0
+    argv = [sys.executable, "-m", "genstamp", "-C", str(root), "verify"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    stamp(root)
+    assert pytest_in(root, "tests/test_a.py").returncode == 0
+    assert "partial-run" in rules(verify(root)[1])
+
+
 def test_the_suite_named_through_a_link_to_the_checkout(tmp_path: Path) -> None:
     """The checkout reached through a linked folder (a projects folder on another disk, /tmp on
     macOS) and the tests named by absolute path through it (``"$PWD/tests"``, as IDE runners

@@ -925,7 +925,7 @@ def tree_suites(
             _list(repo, tree, start, config.norecursedirs, listing, opened)
             # conftests between the suite's folder and the start may ignore files below
             folder = start
-            while folder and folder != root:
+            while folder and folder != root and folder.strip("/."):  # (never past the top)
                 folder = posixpath.dirname(folder)
                 if read(suite.join(folder, "conftest.py")) is not None:
                     listing.append(suite.join(folder, "conftest.py"))

@@ -216,7 +216,7 @@ def _listing_on_disk(
             [".*", "__pycache__"] if start in unpruned else [*norecurse, "__pycache__", ".git"]
         )
         folder = start
-        while folder and folder != root:
+        while folder and folder != root and folder.strip("/."):  # (never past the top)
             folder = posixpath.dirname(folder)
             if (workdir / folder / "conftest.py").is_file():
                 out.add(suite.join(folder, "conftest.py"))

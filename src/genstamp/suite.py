@@ -147,12 +147,15 @@ class PytestConfig(NamedTuple):
 
     def starts(self) -> tuple[str, ...]:
         """Its testpaths as paths: under ``--pyargs`` a dotted name is a package (or module)
-        at the top of the suite's folder or in its ``src/``, as the import finds it there."""
+        at the top of the suite's folder or in its ``src/``, as the import finds it there.
+        An absolute path (a container's ``/srv/app/tests``) names no folder of the tree: pytest
+        collects there, outside the checkout, or nothing when there is nothing."""
+        testpaths = tuple(p for p in self.testpaths if not p.startswith("/"))
         if not self.pyargs:
-            return self.testpaths
+            return testpaths
         out: list[str] = []
         bases = ["", "src/", *(p.strip("/") + "/" for p in self.pythonpath if p.strip("/"))]
-        for path in self.testpaths:
+        for path in testpaths:
             if "/" in path or path.startswith("."):
                 out.append(path)
                 continue
