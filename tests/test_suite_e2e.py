@@ -1590,6 +1590,9 @@ def pytest_collectstart(collector):
         {"pytest.ini": "[pytest]\naddopts = --collect-in-virtualenv\n", "tests/env/pyvenv.cfg": ""},
         {"pytest.ini": "[pytest]\naddopts = --noconftest\n", "conftest.py": IGNORED_OTHER},
         {"pytest.ini": "[pytest]\naddopts = --confcutdir=tests\n", "conftest.py": IGNORED_OTHER},
+        # a folder above the top: every conftest of the tree loads
+        {"pytest.ini": "[pytest]\naddopts = --confcutdir=..\n", "conftest.py": IGNORED_OTHER},
+        {"pytest.ini": "[pytest]\naddopts = --confcutdir=/\n", "conftest.py": IGNORED_OTHER},
         {"pytest.ini": "[pytest]\naddopts = -o 'python_files=test_*.py check_*.py'\n"},
         {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -o 'testpaths=tests qa'\n"},
         {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --override-ini=testpaths=qa\n"},

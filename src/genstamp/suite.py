@@ -546,6 +546,8 @@ def collect(
     # the conftests pytest loads: none with --noconftest, only those in --confcutdir's folder
     # or below it with that
     cut = join(root, config.confcutdir) if config.confcutdir else root
+    if cut.startswith(("../", "/")) or cut == "..":
+        cut = ""  # a folder above the top (`--confcutdir=..`): every conftest of the tree loads
     for p in inside:
         if config.noconftest or not (p == "conftest.py" or p.endswith("/conftest.py")):
             continue
