@@ -145,6 +145,15 @@ def test_cli_names_the_bad_key_in_one_line(project: Path, genstamp: RunGenstamp)
         ),
         ('[tool.setuptools_scm]\nwrite_to = "./calc/_version.py"\n', ["calc/_version.py"]),
         ('[tool.hatch.build.hooks.vcs]\nversion-file = "calc/_v.py"\n', ["calc/_v.py"]),
+        ('[tool.hatch.build.targets.sdist.hooks.vcs]\nversion-file = "c/_v.py"\n', ["c/_v.py"]),
+        ('[tool.vcs-versioning]\nwrite_to = "calc/_v.py"\n', ["calc/_v.py"]),
+        ('[tool.pdm.version]\nsource = "scm"\nwrite_to = "calc/_v.py"\n', ["calc/_v.py"]),
+        (
+            '[tool.pdm.build]\npackage-dir = "lib"\n[tool.pdm.version]\nsource = "scm"\n'
+            'write_to = "calc/_v.py"\n',
+            ["lib/calc/_v.py"],
+        ),
+        ('[tool.pdm.version]\nsource = "file"\npath = "calc/_v.py"\n', []),  # read, not written
         ('[tool.setuptools_scm]\nversion_file = "../elsewhere.py"\n', []),
         ("[tool.setuptools_scm]\n", []),
     ],

@@ -807,6 +807,13 @@ def test_code_the_project_declares_generated_is_accepted(repo: Path, genstamp: R
         ('[tool.setuptools_scm]\nversion_file = "src/calc/_version.py"\n', True),
         ('[tool.setuptools_scm]\nwrite_to = "src/calc/_version.py"\n', True),
         ('[tool.hatch.build.hooks.vcs]\nversion-file = "src/calc/_version.py"\n', True),
+        (
+            '[tool.hatch.build.targets.wheel.hooks.vcs]\nversion-file = "src/calc/_version.py"\n',
+            True,
+        ),
+        ('[tool.vcs-versioning]\nversion_file = "src/calc/_version.py"\n', True),
+        # below pdm-backend's package folder: src/, where there is one
+        ('[tool.pdm.version]\nsource = "scm"\nwrite_to = "calc/_version.py"\n', True),
         ('[tool.setuptools_scm]\nversion_file = "src/calc/_other.py"\n', False),
         ("", False),
         ('setup.py:setup(use_scm_version={"write_to": "src/calc/_version.py"})\n', True),
@@ -816,6 +823,9 @@ def test_code_the_project_declares_generated_is_accepted(repo: Path, genstamp: R
         "setuptools-scm",
         "setuptools-scm-write-to",
         "hatch-vcs",
+        "hatch-vcs-of-a-target",
+        "vcs-versioning",
+        "pdm-backend",
         "another-file",
         "undeclared",
         "setup-py",

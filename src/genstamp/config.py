@@ -78,12 +78,13 @@ def from_bytes(raw: bytes, workdir: Path, path: Path) -> Config:
     if not isinstance(section, dict):
         raise GenstampError(f"{path}: [tool.genstamp] must be a table")
     found = parse(section, workdir, path)
-    versions = version_files(tool) + setup_py_version_files(workdir)
+    versions = version_files(tool, workdir) + setup_py_version_files(workdir)
     versions += versioneer_file(tool, workdir)
     for folder in found.suites:  # a monorepo's subprojects: each its own build settings
         below = workdir / folder
         versions += [
-            f"{folder}/{v}" for v in version_files(_tool(below)) + setup_py_version_files(below)
+            f"{folder}/{v}"
+            for v in version_files(_tool(below), below) + setup_py_version_files(below)
         ]
     found = found._replace(built=tuple(dict.fromkeys(versions)))
     versions = [v for v in dict.fromkeys(versions) if v not in found.generated]
@@ -99,7 +100,7 @@ def with_projects_below(settings: Config, workdir: Path) -> Config:
     versions: list[str] = []
     for folder in projects(workdir):
         rel = folder.relative_to(workdir).as_posix()
-        found = version_files(_tool(folder)) + setup_py_version_files(folder)
+        found = version_files(_tool(folder), folder) + setup_py_version_files(folder)
         versions += [f"{rel}/{v}" for v in found]
     versions = [v for v in dict.fromkeys(versions) if v not in settings.generated]
     return (
@@ -117,25 +118,54 @@ def _tool(folder: Path) -> object:
     return data.get("tool")
 
 
-def version_files(tool: object) -> list[str]:
+def version_files(tool: object, folder: Path | None = None) -> list[str]:
     """The version files the project's build writes from git (and git ignores): setuptools-scm's
-    ``version_file`` (or ``write_to``) and hatch-vcs's ``version-file``. The project declares
-    them generated there already; they count as ``generated`` without a second declaration."""
+    ``version_file`` (or ``write_to``; ``[tool.vcs-versioning]`` too, where setuptools-scm 10
+    reads them), hatch-vcs's ``version-file`` (the build's hook, or a target's), and
+    pdm-backend's ``[tool.pdm.version] write_to`` (below its package folder, as an editable
+    install writes it: ``package-dir``, or ``src`` when ``folder`` has one). The project
+    declares them generated there already; they count as ``generated`` without a second
+    declaration."""
     if not isinstance(tool, dict):
         return []
-    scm = tool.get("setuptools_scm")
-    hatch = tool.get("hatch")
-    vcs = None
-    if isinstance(hatch, dict):
-        build = hatch.get("build")
-        hooks = build.get("hooks") if isinstance(build, dict) else None
-        vcs = hooks.get("vcs") if isinstance(hooks, dict) else None
+    tables: list[tuple[object, str, str]] = []
+    for name in ("setuptools_scm", "vcs-versioning"):
+        table = tool.get(name)
+        tables += [(table, "version_file", ""), (table, "write_to", "")]
+    build = _table(_table(tool.get("hatch")).get("build"))
+    hooks = [_table(build.get("hooks"))]
+    hooks += [_table(_table(t).get("hooks")) for t in _table(build.get("targets")).values()]
+    tables += [(h.get("vcs"), "version-file", "") for h in hooks]
+    pdm = _table(tool.get("pdm"))
+    version = _table(pdm.get("version"))
+    if version.get("source") in ("scm", "call") and folder is not None:
+        tables.append((version, "write_to", _pdm_package_dir(_table(pdm.get("build")), folder)))
     out = []
-    for table, key in ((scm, "version_file"), (scm, "write_to"), (vcs, "version-file")):
+    for table, key, below in tables:
         rel = _relative(table.get(key) if isinstance(table, dict) else None)
+        rel = _relative(f"{below}/{rel}") if rel is not None and below else rel
         if rel is not None and rel not in out:
             out.append(rel)
     return out
+
+
+def _table(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _pdm_package_dir(build: dict[str, Any], folder: Path) -> str:
+    """pdm-backend's package folder: its ``package-dir``, else ``src`` when there is one (and
+    no ``includes`` name a folder out of it), else the project's own."""
+    given = build.get("package-dir")
+    if isinstance(given, str):
+        return given.strip("/")
+    includes = build.get("includes")
+    if (folder / "src").is_dir() and (
+        not includes
+        or any(isinstance(i, str) and i.lstrip("./").startswith("src/") for i in includes)
+    ):
+        return "src"
+    return ""
 
 
 def setup_py_version_files(folder: Path) -> list[str]:
