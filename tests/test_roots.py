@@ -169,6 +169,13 @@ def test_a_folder_python_imports_from_elsewhere_is_no_root(tmp_path: Path) -> No
         ("[tool.setuptools.packages.find]\nwhere = ['code']\n", "code"),
         ("[tool.hatch.build.targets.wheel]\npackages = ['python/calc']\n", "python"),
         ('[tool.poetry]\npackages = [{include = "calc", from = "source"}]\n', "source"),
+        ('[tool.poetry]\npackages = [{include = "calc/**/*.py", from = "source"}]\n', "source"),
+        (  # hatch's sources: a prefix taken off, with only-include naming the package
+            '[tool.hatch.build.targets.wheel]\nonly-include = ["code/calc"]\nsources = ["code"]\n',
+            "code",
+        ),
+        ('[tool.hatch.build.targets.wheel.sources]\n"code" = ""\n', "code"),
+        ('[tool.hatch.build]\nsources = ["code"]\n', "code"),
         ('[tool.scikit-build]\nwheel.packages = ["python/calc"]\n', "python"),
         ('[tool.scikit-build.wheel.packages]\ncalc = "python/calc"\n', "python"),
         (
@@ -182,6 +189,10 @@ def test_a_folder_python_imports_from_elsewhere_is_no_root(tmp_path: Path) -> No
         "setuptools-find",
         "hatch",
         "poetry",
+        "poetry-glob",
+        "hatch-sources",
+        "hatch-sources-table",
+        "hatch-sources-of-the-build",
         "scikit-build",
         "scikit-build-table",
         "scikit-build-discovered",
@@ -349,6 +360,19 @@ def test_a_package_mapped_to_a_folder_of_another_name(tmp_path: Path, name: str,
     source = str((tmp_path / "source").resolve())
     assert roots.mapped(tmp_path) == {"pkgx": source}
     assert roots.find(tmp_path) == {"pkgx": source, "other": str((tmp_path / "lib").resolve())}
+
+
+@pytest.mark.parametrize("key", ["sources", "force-include"])
+def test_a_package_hatch_renames(tmp_path: Path, key: str) -> None:
+    """hatch's wheel puts lib/foo_impl at foo: a ``sources`` rewrite of that prefix, or a
+    ``force-include`` of the folder; foo is the checkout's, in that folder."""
+    make(tmp_path, "lib/foo_impl/__init__.py")
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.hatch.build.targets.wheel.{key}]\n"lib/foo_impl" = "foo"\n'
+    )
+    impl = str((tmp_path / "lib" / "foo_impl").resolve())
+    assert roots.mapped(tmp_path) == {"foo": impl}
+    assert roots.find(tmp_path)["foo"] == impl
 
 
 def test_scikit_builds_package_mapped_to_a_folder_of_another_name(tmp_path: Path) -> None:

@@ -224,6 +224,7 @@ def mapped(workdir: Path) -> dict[str, str]:
             for name, folder in _scikit_build_packages(data).items()
             if os.path.basename(folder.rstrip("/")) != name
         ]
+        pairs += _hatch_renamed(_table(data.get("tool")))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         pairs = []
     pairs += _mapped_setup(workdir)
@@ -592,22 +593,52 @@ def _from_pyproject(path: Path) -> list[str]:
     out += [str(v) for v in (maturin.get("python-source"),) if isinstance(v, str)]
     find = _table(_table(setuptools.get("packages")).get("find"))
     out += [str(w) for w in _strings(find.get("where"))]
-    wheel = _table(
-        _table(_table(_table(tool.get("hatch")).get("build")).get("targets")).get("wheel")
-    )
+    build, wheel = _hatch_wheel(tool)
     for pkg in _strings(wheel.get("packages")):
         out.append(os.path.dirname(pkg.rstrip("/")))
+    # hatch's `sources`: prefixes taken off the paths (a list, or a table of prefix -> ""), so
+    # `sources = ["lib"]` with `only-include = ["lib/foo"]` puts lib/foo at foo
+    for table in (build, wheel):
+        sources = table.get("sources")
+        if isinstance(sources, list):
+            out += [p.strip("/") for p in _strings(sources) if p.strip("/")]
+        elif isinstance(sources, dict):
+            out += [str(k).strip("/") for k, v in sources.items() if v == "" and str(k).strip("/")]
     poetry = _table(tool.get("poetry"))
     for entry in poetry.get("packages", []) if isinstance(poetry.get("packages"), list) else []:
         if isinstance(entry, Mapping):
             base = entry.get("from", "")
             include = entry.get("include", "")
             if isinstance(base, str) and isinstance(include, str):
-                out.append(os.path.join(base, os.path.dirname(include.rstrip("/"))))
+                if any(c in include for c in "*?["):  # a glob: its first part is the package
+                    out.append(base)
+                else:
+                    out.append(os.path.join(base, os.path.dirname(include.rstrip("/"))))
     pdm = _table(_table(_table(tool.get("pdm")).get("build")))
     out += [str(d) for d in _strings(pdm.get("package-dir"))]
     out += _scikit_build_bases(data)
     return out
+
+
+def _hatch_wheel(tool: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """hatch's ``[tool.hatch.build]`` table and its wheel target's."""
+    build = _table(_table(tool.get("hatch")).get("build"))
+    return build, _table(_table(build.get("targets")).get("wheel"))
+
+
+def _hatch_renamed(tool: Mapping[str, Any]) -> list[tuple[str, object]]:
+    """Packages hatch's wheel puts under another name than their folder's: a ``sources``
+    prefix rewritten to a package (``"lib/foo_impl" = "foo"``) and a ``force-include`` of a
+    folder (``"lib/foo_impl" = "foo"``): the package's name -> that folder."""
+    build, wheel = _hatch_wheel(tool)
+    pairs: list[tuple[str, object]] = []
+    for table in (build, wheel):
+        for key in ("sources", "force-include"):
+            given = table.get(key)
+            for folder, dest in given.items() if isinstance(given, dict) else ():
+                if isinstance(dest, str) and dest.strip("/") and "/" not in dest.strip("/"):
+                    pairs.append((dest.strip("/"), str(folder).strip("/")))
+    return pairs
 
 
 def _scikit_build_packages(data: Mapping[str, Any]) -> dict[str, str]:
