@@ -2354,31 +2354,34 @@ import calc
 
 
 def test_site():
-    site.addsitedir(os.path.abspath("tools/site"))
+    {read}site.addsitedir(os.path.abspath("tools/site"))
     assert calc.VALUE == 3
 """
 PATH_FILE_CODE = "import calc; calc.VALUE = 3\n"
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("case", ["hidden", "ignored", "control"])
+@pytest.mark.parametrize("case", ["hidden", "ignored", "ignored-read-first", "control"])
 def test_a_path_file_of_the_work_tree_is_code_the_tests_ran(tmp_path: Path, case: str) -> None:
     """``site.addsitedir`` of a folder of the work tree runs the ``import`` lines of its .pth
     files: one whose edit the index hides (``--skip-worktree``), or one git ignores, made the
-    run pass where a clean clone fails (D26 07, 06: accepted); committed, it is the tree's."""
+    run pass where a clean clone fails (D26 07, 06: accepted); committed, it is the tree's.
+    Read as data first, it is still code once site runs it (a path read once was all)."""
     files = {"tools/site/zz.pth": PATH_FILE_CODE if case == "control" else "import sys\n"}
-    if case == "ignored":
+    if case.startswith("ignored"):
         files = {".gitignore": "__pycache__/\n*.py[co]\nzz.pth\n", "tools/site/README": ""}
     repo, _ = project(tmp_path, "", files)
     if case == "hidden":
         git(repo, "update-index", "--skip-worktree", "tools/site/zz.pth")
     (repo / "tools" / "site" / "zz.pth").write_text(PATH_FILE_CODE)
-    found = scenario(repo, SITE_DIR_TEST)
+    read = 'open("tools/site/zz.pth").read()\n    ' if case == "ignored-read-first" else ""
+    found = scenario(repo, SITE_DIR_TEST.replace("{read}", read))
     blob = loads.blob_of(PATH_FILE_CODE.encode())
     assert found.loaded["tools/site/zz.pth"] == (blob,)
     expected = {
         "hidden": {"hidden-change", "loaded-not-tested"},
         "ignored": {"ignored-code"},
+        "ignored-read-first": {"ignored-code"},
         "control": set(),
     }
     assert set(failures(repo)) == expected[case], failures(repo)

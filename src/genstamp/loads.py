@@ -773,9 +773,6 @@ def _path_file(path: str) -> None:
     tree is code the tests ran, judged as a module's source is (the tree's blob, ignored,
     hidden from git); an installed one (a virtual environment's) is the installer's."""
     full = os.path.abspath(path)
-    if full in _READ:
-        return
-    _READ.add(full)
     real = _where(full)
     if any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
         try:
@@ -783,7 +780,14 @@ def _path_file(path: str) -> None:
                 data = fh.read()
         except OSError:
             return
-        record(Load(real, blob_of(data), "", SOURCE, _made(real)))
+        # each text site runs, once (not once a path: read as data first, or changed since)
+        blob = blob_of(data)
+        if (real, blob) not in _PTH_RUN:
+            _PTH_RUN.add((real, blob))
+            record(Load(real, blob, "", SOURCE, _made(real)))
+
+
+_PTH_RUN: set[tuple[str, str]] = set()  # the .pth files site ran, and the blob of each text
 
 
 _SEEN_FOLDERS: set[str] = set()  # the folders written into or listed, once each
