@@ -431,6 +431,59 @@ def test_a_package_the_project_maps_to_a_folder_of_another_name(tmp_path: Path, 
         assert "pkgx.calc" in failures(repo)["foreign-origin"]
 
 
+FAST = """[project]
+name = "fastpkg"
+version = "0"
+[tool.setuptools]
+packages = ["fastpkg"]
+package-dir = {"" = "lib"}
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
+WITH_FALLBACK = """try:
+    from fastpkg._fast import double
+except ImportError:
+    from fastpkg._slow import double
+try:
+    from fastpkg import _accel  # optional: the tree holds none
+except ImportError:
+    _accel = None
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["stale-install", "fresh-install"])
+def test_an_install_older_than_a_module_the_tree_added(tmp_path: Path, case: str) -> None:
+    """`pip install .` made before the tree added ``lib/fastpkg/_fast.py``: the package imports it
+    with a fallback, the installed copy has none, so the fallback ran and the test passed
+    where the tree's code (a clean install) fails. Every file that loaded is byte for byte
+    the tree's; what is refused is the module the install lacks. A fresh install holds it; an
+    optional module the tree has no file for (``_accel``) is no one's."""
+    files = {
+        "lib/fastpkg/__init__.py": WITH_FALLBACK,
+        "lib/fastpkg/_slow.py": "def double(x):\n    return 2 * x\n",
+        "tests/test_it.py": "from fastpkg import double\n\n\ndef test_double():\n"
+        "    assert double(21) == 42\n",
+        "pyproject.toml": FAST,
+    }
+    if case == "fresh-install":
+        files["lib/fastpkg/_fast.py"] = "def double(x):\n    return x + x\n"
+    repo, site = installed_project(tmp_path, files, "fastpkg")
+    if case == "stale-install":
+        (repo / "lib" / "fastpkg" / "_fast.py").write_text("def double(x):\n    return x * x\n")
+        commit_all(repo, "a fast path, added after the install")
+    restamp.begin(open_checkout(repo))
+    run(repo, PYTHONPATH=str(site))
+    found = failures(repo)
+    if case == "fresh-install":
+        assert found == {}, found
+    else:
+        assert list(found) == ["foreign-origin"], found
+        assert "fastpkg._fast from " in found["foreign-origin"], found
+        assert "the tested tree has it (lib/fastpkg/_fast.py)" in found["foreign-origin"], found
+        assert "_accel" not in found["foreign-origin"], found
+
+
 DATA_PROJECT = """[project]
 name = "limits"
 version = "0"

@@ -389,6 +389,7 @@ def judge(
     read: dict[str, None] = {}
     made: dict[str, None] = {}
     heads: dict[str, str | None] = {}  # commits checked out, by work tree (asked of git once)
+    missing: list[Load] = []  # submodules an installed copy of a root's package did not hold
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
     own = _Own(root)
     loads = list(loads)
@@ -405,6 +406,9 @@ def judge(
             continue
         if ld.via == loads_.ELSEWHERE:  # (a clone kept in an environment of the tree too)
             elsewhere.setdefault(ld.detail, []).append(ld)
+            continue
+        if ld.via == loads_.MISSING:
+            missing.append(ld)
             continue
         if ld.via == loads_.GONE:
             if not (made_by_the_tests(ld.path, began_ns) or _made_during(ld, began_ns)):
@@ -587,6 +591,23 @@ def judge(
     for ld, other in others:
         if other not in loaded:
             why = f"run by its loader from text compiled under {ld.path}, not the tree's {other}"
+            flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
+    for ld in missing:
+        top = ld.module.partition(".")[0]
+        bases = [roots[top]] if top in roots else []
+        if below is None:
+            from genstamp.roots import below_the_top
+
+            below = below_the_top(root, roots)
+        init = os.path.join(ld.path, "__init__.py")
+        if top in below and installed_from(init) is None:
+            continue  # a release of a project below the top, from an index: a dependency
+        held = [counterpart(ld.module, f, root, bases) for f in ("m.py", "__init__.py")]
+        held_rel = next((h for h in held if h is not None), None)
+        if bases and held_rel is not None and held_rel not in made:
+            # an install older than the module: the tests ran its package without it (a
+            # fallback ran where the tree's code would have)
+            why = f"{NOT_INSTALLED}: the tested tree has it ({held_rel}), so the install is stale"
             flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
     for ld, rel in _dropped(gone, root):
         why = f"loaded from outside the checkout in place of {rel}, which the tested tree dropped"
@@ -1114,6 +1135,8 @@ def _a_clone_of_head(
 
 
 CLONE_OF_HEAD = "a clone of HEAD the tests made"  # the flag's detail says how it came about
+NOT_INSTALLED = "not in the installed copy of its package"
+SAYS_HOW = (CLONE_OF_HEAD, NOT_INSTALLED)  # details the refusal shows: the path alone does not
 
 
 def _git_rev(where: str, rev: str) -> str | None:

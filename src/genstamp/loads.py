@@ -77,6 +77,10 @@ MKDIR = "mkdir"  # a folder a process of the run made (or asked to make: makedir
 # run (a shell's `mkdir -p`), unless another process found it there before (``FOLDER``)
 NEW = "new"
 THERE = "there"  # a MKDIR's detail: the folder was there already
+# A submodule of an import root that no finder found, in an installed copy of its package
+# (``path``: the package's folder there): the tree may hold it, a stale install lack it, and
+# the code fall back (``try: from pkg import _fast`` ... ``except ImportError``)
+MISSING = "missing"
 
 
 if TYPE_CHECKING:
@@ -1534,6 +1538,8 @@ class RootFinder:
             self._busy.on = False
         if spec is not None:
             _spec_found(name, spec)
+        elif path is not None and "." in name:
+            _not_found(name, path)
         return spec
 
     def invalidate_caches(self) -> None:
@@ -1592,6 +1598,14 @@ def _find_rest(
         if spec is not None:
             return spec  # type: ignore[no-any-return]
     return None
+
+
+def _not_found(name: str, path: "Sequence[str]") -> None:
+    """A submodule of an import root that no finder found, its package an installed copy."""
+    for location in path:
+        if isinstance(location, str) and installed(location):
+            record(Load(real_path(location), "", name, MISSING, ""))
+            return
 
 
 def _spec_found(name: str, spec: "ModuleSpec") -> None:

@@ -814,7 +814,7 @@ def _foreign_origin(facts: Facts, settings: Config) -> Iterator[str | Listed]:
 
 def _says_how(detail: str) -> bool:
     """A flag's detail that the line shows: what ran, where the file alone does not say it."""
-    return detail.startswith(audit.CLONE_OF_HEAD)
+    return detail.startswith(audit.SAYS_HOW)
 
 
 def _tests_failed(facts: Facts, settings: Config) -> Iterator[str]:
