@@ -197,6 +197,42 @@ def test_a_folder_git_emptied_loses_the_bytecode_of_modules_deleted_before(
     assert (tmp_path / "pkg" / "keep.py").is_file()
 
 
+def test_a_link_to_a_changed_module_loses_its_bytecode_too(tmp_path: Path) -> None:
+    """``pkg/alias.py -> impl.py``: CPython dates alias's bytecode by impl.py, so git changing
+    impl.py makes it stale as well (the full scrub takes it; the hook's must)."""
+    pkg = tmp_path / "pkg"
+    touch(pkg / "impl.py", b"V = 1\n")
+    (pkg / "alias.py").symlink_to("impl.py")
+    (pkg / "elsewhere.py").symlink_to("../lib/impl.py")  # another folder's: not this one
+    mine = [
+        touch(pkg / "__pycache__" / f"impl.{TAG}.pyc"),
+        touch(pkg / "__pycache__" / f"alias.{TAG}.pyc"),
+    ]
+    other = touch(pkg / "__pycache__" / f"elsewhere.{TAG}.pyc")
+    found = scrub.bytecode_of(tmp_path, ["pkg/impl.py"])
+    assert sorted(found) == sorted(map(str, mine))
+    scrub.scrub_files(tmp_path, found)
+    assert other.exists() and not any(p.exists() for p in mine)
+
+
+def test_bytecode_under_the_pycache_prefix_goes_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With PYTHONPYCACHEPREFIX, CPython keeps pkg/m.py's bytecode at
+    ``<prefix>/<the folder's absolute path>/m.<tag>.pyc``: the hook's scrub looks there as the
+    full scrub does."""
+    work, prefix = tmp_path / "work", tmp_path / "prefix"
+    touch(work / "pkg" / "m.py", b"V = 1\n")
+    mirror = prefix / str(work.resolve()).lstrip("/") / "pkg"
+    mine = touch(mirror / f"m.{TAG}.pyc")
+    other = touch(mirror / f"n.{TAG}.pyc")
+    monkeypatch.setattr(sys, "pycache_prefix", str(prefix))
+    found = scrub.bytecode_of(work, ["pkg/m.py"])
+    assert found == [str(mine)]
+    scrub.scrub_files(work, found)
+    assert not mine.exists() and other.exists()
+
+
 def test_tracked_bytecode_and_virtual_environments_are_kept(tmp_path: Path) -> None:
     tracked = touch(tmp_path / "fixtures" / "m.pyc", MAGIC)
     venv = tmp_path / "venv"

@@ -325,30 +325,66 @@ def bytecode_of(root: str | os.PathLike[str], paths: Iterable[str]) -> list[str]
         folder, _, name = path.rpartition("/")
         stems.setdefault(folder, set()).add(name[:-3] if name.endswith(".py") else name)
     found = []
+    # CPython's pycache prefix (PYTHONPYCACHEPREFIX): each folder's bytecode kept under it
+    prefix = sys.pycache_prefix
+    mirrors = (
+        [os.path.join(os.path.abspath(prefix), b.lstrip(os.sep)) for b in _spellings(top)]
+        if prefix
+        else []
+    )
     for folder, names in stems.items():
         base = os.path.join(top, *folder.split("/")) if folder else top
         left = _only_bytecode(base) if folder else None
         if left is not None:  # git removed every source the folder held
             found += left
             continue
+        names = names | _linked_to(base, names)
         for stem in names:
             for suffix in SUFFIXES:
                 legacy = os.path.join(base, stem + suffix)
                 if holds_bytecode(legacy):  # a file, or a link to one, that is bytecode
                     found.append(legacy)
-        cache = os.path.join(base, PYCACHE)
-        if os.path.islink(cache) or not os.path.isdir(cache):
-            continue
+        caches = [os.path.join(base, PYCACHE)]
+        caches += [os.path.join(m, *folder.split("/")) if folder else m for m in mirrors]
+        for cache in caches:
+            if os.path.islink(cache) or not os.path.isdir(cache):
+                continue
+            try:
+                entries = os.listdir(cache)
+            except OSError:
+                continue
+            found += [
+                os.path.join(cache, entry)
+                for entry in entries
+                if is_bytecode_file(entry) and entry.split(".", 1)[0] in names
+            ]
+    return found
+
+
+def _spellings(top: str) -> list[str]:
+    """The work tree's folder as a process may have spelled it: absolute, and real."""
+    return list(dict.fromkeys((os.path.abspath(top), os.path.realpath(top))))
+
+
+def _linked_to(base: str, stems: set[str]) -> set[str]:
+    """The stems of the modules in ``base`` that are symbolic links to one of ``stems``'
+    sources there (``alias.py -> impl.py``): CPython dates their bytecode by the file the link
+    leads to, so a change of that file makes theirs stale too."""
+    try:
+        with os.scandir(base) as it:
+            links = [e for e in it if e.name.endswith(".py") and e.is_symlink()]
+    except OSError:
+        return set()
+    out = set()
+    for link in links:
         try:
-            entries = os.listdir(cache)
+            target = os.readlink(link.path)
         except OSError:
             continue
-        found += [
-            os.path.join(cache, entry)
-            for entry in entries
-            if is_bytecode_file(entry) and entry.split(".", 1)[0] in names
-        ]
-    return found
+        target = os.path.normpath(target)
+        if os.sep not in target and target.endswith(".py") and target[:-3] in stems:
+            out.add(link.name[:-3])
+    return out
 
 
 def _only_bytecode(folder: str) -> list[str] | None:
