@@ -1420,16 +1420,18 @@ def test_zip():
 def test_a_module_from_a_zip_archive_of_the_tree(tmp_path: Path, swap: bool) -> None:
     """zipimport from an archive the tree holds: the member's bytes are judged against the
     archive in the tested tree (accepted as committed; code it held only during the run is
-    refused)."""
+    refused, and the run says so as it ends)."""
     repo, _ = project(tmp_path, "")
     with zipfile.ZipFile(repo / "deps.zip", "w") as z:
         z.writestr("zmod.py", "VALUE = 1\n")
-    found = scenario(repo, ZIP_TEST.format(swap=swap))
+    found, out = scenario_told(repo, ZIP_TEST.format(swap=swap))
     assert "deps.zip/zmod.py" in found.loaded
     if swap:
         assert "deps.zip/zmod.py" in failures(repo)["loaded-not-tested"]
+        assert "will refuse: loaded-not-tested: deps.zip/zmod.py" in out, out
     else:
         assert failures(repo) == {}
+        assert "will refuse" not in out, out
 
 
 @pytest.mark.e2e

@@ -495,6 +495,8 @@ def differing(
             index = index if index is not None else checkout.repo.index
             if rel not in index and _in_gitlink(index, rel):
                 in_submodules[rel] = raws  # judged on the commit the tree records for it
+            elif _in_archive(top, rel):
+                in_submodules[rel] = raws  # a member of a zip of the tree (deps.zip/m.py)
             continue  # not in the tree's own folders: the gate places it
         if any(raw != blob for raw in raws):
             blobs[rel], odd[rel] = blob, [str(raw) for raw in raws]
@@ -525,6 +527,22 @@ def differing(
             ),
         ]
     )
+
+
+def _in_archive(top: pygit2.Tree, rel: str) -> bool:
+    """Whether a file of the tree leading ``rel`` may be an archive holding it (``deps.zip``
+    of ``deps.zip/m.py``): a blob, where the tree has no folder."""
+    import pygit2
+
+    parts = rel.split("/")
+    for n in range(1, len(parts)):
+        try:
+            obj = top["/".join(parts[:n])]
+        except (KeyError, TypeError, ValueError):
+            return False
+        if obj.type == pygit2.enums.ObjectType.BLOB:
+            return True
+    return False
 
 
 def _in_gitlink(index: pygit2.Index, path: str) -> bool:
