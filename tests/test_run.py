@@ -7,6 +7,7 @@ writes its own JUnit XML to ``$GENSTAMP_JUNIT``.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -117,7 +118,11 @@ def test_flaky():
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A stamped project with a pytest suite and a unittest suite (each scenario binds a JUnit
     file; none changes the tree)."""
-    path = init_repo(tmp_path_factory.mktemp("run") / "repo")
+    return calc_project(tmp_path_factory.mktemp("run") / "repo")
+
+
+def calc_project(where: Path) -> Path:
+    path = init_repo(where)
     (path / "src" / "calc").mkdir(parents=True)
     (path / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
     (path / "tests").mkdir()
@@ -464,3 +469,76 @@ def test_parts_are_kept_per_tree_for_the_newest_trees_and_the_named_generations(
     assert len(parts.listing(state, "g1")) == parts.TREES
     parts.keep(state, "g3", trees[0], "k", source, link=False)
     assert parts.listing(state, "g1") == parts.listing(state, "g2") == []
+
+
+# -- a run's verdict among the others: its exit status, refuting, kept as a part ------------------
+
+GREEN_CASES = '<testsuite tests="1"><testcase classname="c" name="n"/></testsuite>'
+
+
+@pytest.mark.parametrize("status", [1, 0])
+def test_a_command_failing_with_every_case_green_fails_its_run(tmp_path: Path, status: int) -> None:
+    """The runner exits 1 though each test case it wrote passed (a browser that crashed after
+    the cases were written, a coverage threshold): the run failed, as pytest's session failing
+    though no test did is refused. Exit 0: accepted."""
+    project = calc_project(tmp_path / "repo")
+    junit = tmp_path / "green.xml"
+    script = (
+        f"import os, pathlib, sys; pathlib.Path(os.environ[{JUNIT_ENV!r}]).write_text("
+        f"{GREEN_CASES!r}); sys.exit({status})"
+    )
+    proc = genstamp_run(project, "--junit", str(junit), "--", sys.executable, "-c", script)
+    assert proc.returncode == status, proc.stderr
+    assert rules(project, junit=junit) == (["tests-failed"] if status else [])
+    if status:
+        failures = verify(open_checkout(project), junit=junit).failures
+        assert "the command exits with status 1 though no test case failed" in failures[0].message
+
+
+def switched(project: Path, branch: str, *args: str) -> None:
+    """``git checkout``, with genstamp's post-checkout as the plain hooks run it: the
+    generation ends (the branch's tree differs)."""
+    old = git(project, "rev-parse", "HEAD")
+    git(project, "checkout", "-q", *args, branch)
+    new = git(project, "rev-parse", "HEAD")
+    proc = run_genstamp(project, "hook", "post-checkout", old, new, "1")
+    assert proc.returncode == 0, proc.stderr
+
+
+def push_judged(project: Path, branch: str) -> list[str]:
+    """The rules the pre-push hook refuses a push of ``branch`` by (none: accepted)."""
+    proc = run_genstamp(project, "verify", "--rev", branch, "--json")
+    return [f["rule"] for f in json.loads(proc.stdout)["failures"]]
+
+
+def test_a_branch_tested_with_genstamp_run_is_vouched_for_once_left(tmp_path: Path) -> None:
+    """Test a branch with another runner, switch back, push the branch: the run was kept as a
+    part of the generation the checkout ended, which vouches for the branch's tree as the
+    plugin's runs do (it was refused as stale-generation)."""
+    project = calc_project(tmp_path / "repo")
+    switched(project, "feat", "-b")
+    (project / "src" / "calc" / "extra.py").write_text("X = 1\n")
+    commit_all(project, "feat")
+    restamp.begin(open_checkout(project))
+    proc = genstamp_run(project, "--", sys.executable, "run_unittests.py")
+    assert proc.returncode == 0, proc.stderr
+    switched(project, "main")
+    assert push_judged(project, "feat") == []
+    assert push_judged(project, "main") != []  # never tested in this generation's line
+
+
+def test_a_failing_run_refutes_an_earlier_pass_of_its_tree(tmp_path: Path) -> None:
+    """pytest passes on the tree, then another runner fails on it: once a checkout ends that
+    generation, the older pass no longer speaks for the tree (the run's failure is recorded,
+    as the plugin's are)."""
+    project = calc_project(tmp_path / "repo")
+    assert run_pytest(project).returncode == 0
+    env = subprocess_env(CALC_FAIL="1")
+    proc = genstamp_run(project, "--", sys.executable, "run_unittests.py", env=env)
+    assert proc.returncode == 1, proc.stderr
+    switched(project, "other", "-b")
+    (project / "README").write_text("other\n")
+    commit_all(project, "other")
+    switched(project, "main")
+    said = push_judged(project, "main")
+    assert said == ["tests-failed"], said

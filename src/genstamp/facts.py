@@ -617,7 +617,8 @@ def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Pat
             and p.get(binding.P_GENERATION) == gen
             and p.get(binding.P_TREE_END) == props[binding.P_TREE_END]
             and p.get(binding.P_SEAL) != props.get(binding.P_SEAL)
-        ):
+            and p.get(binding.P_RUNNER) == props.get(binding.P_RUNNER) == "pytest"
+        ):  # (`genstamp run` keeps its runs as parts too: they merge with none)
             out.append(path)
             cov = read_coverage(p)[0]
             if cov is not None:

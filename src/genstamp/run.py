@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from genstamp import binding, checkout_id, config, evidence, generation
+from genstamp import binding, checkout_id, config, evidence, generation, parts, refuted
 from genstamp.errors import GenstampError
 from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id
@@ -68,6 +69,20 @@ def run(
             f"genstamp: {path} is already bound by genstamp's pytest plugin; kept", file=sys.stderr
         )
         return status
+    try:
+        counts = evidence.read_report(path).counts
+    except GenstampError as exc:
+        raise GenstampError(
+            f"the command's JUnit file cannot be bound: {exc.message}",
+            "make the runner write JUnit XML",
+            code=status or 2,
+        ) from exc
+    failed = status != 0 or counts.failed > 0 or counts.errors > 0
+    session_failed = ""
+    if status != 0 and not (counts.failed or counts.errors):
+        # as pytest's own session failing though no test did (a coverage threshold, a crash
+        # of the runner after its test cases were written)
+        session_failed = f"the command exits with status {status} though no test case failed"
     unseen = ["genstamp run cannot see the runner's selection"]
     if _pytest_without_the_plugin(path):
         # pytest's own JUnit: pytest ran, and genstamp's plugin did not (-p no:genstamp,
@@ -88,6 +103,7 @@ def run(
         audit="unavailable",
         checkout_id=checkout_id.current(checkout.gitdir, create=True),
         output=_inside(path, checkout.workdir),
+        session_failed=session_failed,
     )
     try:
         evidence.bind(path, bound.properties(), gen.key if gen else "")
@@ -98,9 +114,29 @@ def run(
             code=status or 2,
         ) from exc
     evidence.copy_to(path, default)
+    if gen is not None:
+        # a part of its generation, as the plugin's runs are: once a checkout ends the
+        # generation, the run still speaks for the tree it tested (a branch tested, left,
+        # pushed); it merges with no other part (its selection is unseen)
+        digest = hashlib.sha256("\0".join(command).encode()).hexdigest()[:12]
+        parts.keep(
+            checkout.state,
+            gen.id,
+            end,
+            f"{RUN_PART}{digest}",
+            default,
+            also=[old["id"] for old in gen.retired],
+        )
+    if failed:  # the newest word on this tree, in every worktree: no earlier pass stands
+        unrecorded = refuted.record_failure(checkout.gitdir, end)
+        if unrecorded:
+            print(f"genstamp: {unrecorded}", file=sys.stderr)
     if problem:
         print(f"genstamp: evidence written but unbound: {problem}", file=sys.stderr)
     return status
+
+
+RUN_PART = "run-"  # the name of a part `genstamp run` keeps: of the command it ran
 
 
 def _inside(path: Path, workdir: Path) -> str:
