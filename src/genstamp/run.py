@@ -72,11 +72,7 @@ def run(
     try:
         counts = evidence.read_report(path).counts
     except GenstampError as exc:
-        raise GenstampError(
-            f"the command's JUnit file cannot be bound: {exc.message}",
-            "make the runner write JUnit XML",
-            code=status or 2,
-        ) from exc
+        raise _unbindable(exc, status) from exc
     failed = status != 0 or counts.failed > 0 or counts.errors > 0
     session_failed = ""
     if status != 0 and not (counts.failed or counts.errors):
@@ -108,11 +104,7 @@ def run(
     try:
         evidence.bind(path, bound.properties(), gen.key if gen else "")
     except GenstampError as exc:
-        raise GenstampError(
-            f"the command's JUnit file cannot be bound: {exc.message}",
-            "make the runner write JUnit XML",
-            code=status or 2,
-        ) from exc
+        raise _unbindable(exc, status) from exc
     evidence.copy_to(path, default)
     if gen is not None:
         # a part of its generation, as the plugin's runs are: once a checkout ends the
@@ -134,6 +126,14 @@ def run(
     if problem:
         print(f"genstamp: evidence written but unbound: {problem}", file=sys.stderr)
     return status
+
+
+def _unbindable(exc: GenstampError, status: int) -> GenstampError:
+    return GenstampError(
+        f"the command's JUnit file cannot be bound: {exc.message}",
+        "make the runner write JUnit XML",
+        code=status or 2,
+    )
 
 
 RUN_PART = "run-"  # the name of a part `genstamp run` keeps: of the command it ran
