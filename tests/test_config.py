@@ -208,6 +208,32 @@ def test_setuptools_scms_version_file_named_in_setup_py_is_generated(
     assert loaded.generated == loaded.built == tuple(found)
 
 
+@pytest.mark.parametrize(
+    ("given", "folders"),
+    [
+        ('["./svc_a", "svc_b/"]', ("svc_a", "svc_b")),  # as the tree names them
+        ('[".", "svc_a"]', ("", "svc_a")),  # the top's suite and a subproject's
+        ('["svc_a", "./svc_a"]', ("svc_a",)),  # one folder, once
+        ('["/svc_a"]', ("svc_a",)),
+        ('["../elsewhere"]', None),
+        ('["a/../../x"]', None),
+        ('[""]', None),
+        ('"svc_a"', None),  # not a list
+    ],
+)
+def test_suites_are_folders_of_the_tree(
+    tmp_path: Path, given: str, folders: tuple[str, ...] | None
+) -> None:
+    """``suites = ["./svc_a"]`` named no folder the listing of the tree spells so: the suite
+    held no file, and a run of the others was accepted as complete."""
+    root = write(tmp_path, f"[tool.genstamp]\nsuites = {given}\n")
+    if folders is None:
+        with pytest.raises(GenstampError, match=r"tool\.genstamp\.suites must be a list"):
+            config.load(root)
+    else:
+        assert config.load(root).suites == folders
+
+
 def test_a_subprojects_version_file_is_generated_below_its_folder(tmp_path: Path) -> None:
     root = write(tmp_path, '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n')
     (root / "svc_a").mkdir()

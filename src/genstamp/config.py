@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -212,6 +213,15 @@ def versioneer_file(tool: object, workdir: Path) -> list[str]:
     return [rel] if rel is not None else []
 
 
+def _suite_folder(given: str) -> str | None:
+    """A ``suites`` entry as a folder of the tree ("" for the top; a leading ``/`` is the
+    top's, as in a gitignore); None when it leads out of the repository."""
+    folder = posixpath.normpath(given.strip().replace("\\", "/").lstrip("/") or ".")
+    if folder == ".":
+        return ""
+    return None if folder.split("/")[0] == ".." else folder
+
+
 def _relative(value: object) -> str | None:
     """A build setting's path, relative to the project and ``/``-separated; None when it is
     none, absolute or leads out of the project."""
@@ -257,7 +267,14 @@ def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
             f"{path}: tool.genstamp.generated must be a list of globs relative to the work tree"
         )
     suites = section.get("suites", [])
-    if not all(isinstance(p, str) and p.strip("/") and ".." not in p.split("/") for p in suites):
+    if not isinstance(suites, list) or not all(isinstance(p, str) and p.strip() for p in suites):
+        raise GenstampError(
+            f"{path}: tool.genstamp.suites must be a list of folders inside the repository"
+        )
+    # as the tree names its folders: `./svc_a` is svc_a, `.` the top (a project with
+    # subprojects); one leading out of the repository is none of its folders
+    suites = [_suite_folder(p) for p in suites]
+    if not all(p is not None for p in suites):
         raise GenstampError(
             f"{path}: tool.genstamp.suites must be a list of folders inside the repository"
         )
@@ -274,7 +291,7 @@ def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
         allow_partial=section.get("allow-partial", False),
         scrub_venvs=section.get("scrub-venvs", False),
         generated=tuple(generated),
-        suites=tuple(p.strip("/") for p in suites),
+        suites=tuple(dict.fromkeys(p for p in suites if p is not None)),
         attestation_signers=_signers(section, workdir),
         clean_install=tuple(clean_install) if clean_install is not None else None,
         require_clean_room=section.get("require-clean-room", False),
