@@ -186,6 +186,28 @@ def test_a_sparse_checkouts_absent_files_are_no_hidden_change(sparse: Path) -> N
     assert hidden_changes(open_checkout(sparse)) == {"docs/a.py": "--skip-worktree"}
 
 
+@pytest.mark.parametrize("filemode", ["true", "false"])
+@pytest.mark.parametrize("option", ["--skip-worktree", "--assume-unchanged"])
+def test_a_hidden_change_of_the_executable_bit(tmp_path: Path, option: str, filemode: str) -> None:
+    """A committed 100644 script made executable here, the change hidden from git: a clone
+    cannot run it, as the tests here did. With core.fileMode false, git counts no bit."""
+    repo = init_repo(tmp_path / "repo")
+    tool = repo / "bin" / "tool.sh"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho ok\n")
+    (repo / "bin" / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "bin" / "run.sh").chmod(0o755)
+    commit_all(repo, "scripts")
+    git(repo, "config", "core.fileMode", filemode)
+    for rel in ("bin/tool.sh", "bin/run.sh"):
+        git(repo, "update-index", option, rel)
+    assert hidden_changes(open_checkout(repo)) == {}
+    tool.chmod(0o755)
+    (repo / "bin" / "run.sh").chmod(0o644)
+    expected = {"bin/tool.sh": option, "bin/run.sh": option} if filemode == "true" else {}
+    assert hidden_changes(open_checkout(repo)) == expected
+
+
 def test_sparse_checkout_git_oracle_keeps_the_files_outside_the_cone(sparse: Path) -> None:
     """What the xfail above is measured against: git's own `add -A && write-tree` keeps the
     skip-worktree files, so a clean sparse checkout's identity is HEAD's tree."""

@@ -1549,6 +1549,7 @@ def hidden_changes(checkout: Checkout, paths: Iterable[str] | None = None) -> di
     else:
         entries = (C.git_index_get_bypath(raw, os.fsencode(p), 0) for p in paths)
     flagged: list[tuple[str, str, str]] = []
+    executable: set[str] = set()  # of the flagged entries, those of mode 100755
     for entry in entries:
         if entry == ffi.NULL:
             continue
@@ -1558,14 +1559,25 @@ def hidden_changes(checkout: Checkout, paths: Iterable[str] | None = None) -> di
         option = "--skip-worktree" if extended & _SKIP_WORKTREE else "--assume-unchanged"
         path = os.fsdecode(ffi.string(entry.path))
         flagged.append((path, option, bytes(ffi.buffer(entry.id.id, 20)).hex()))
+        if entry.mode == FileMode.BLOB_EXECUTABLE:
+            executable.add(path)
     out: dict[str, str] = {}
     conversion = _conversion(repo, ()) if flagged else None
     sparse = bool(flagged) and _sparse(repo)
+    # the executable bit counts where git's does (core.fileMode, true unless set false)
+    modes = bool(flagged) and _config_bool(repo, "core.filemode")
     by_git: list[tuple[str, str, str]] = []
     for path, option, blob in flagged:
         full = os.path.join(checkout.workdir, path)
         try:
             st = os.lstat(full)
+            if (
+                modes
+                and stat.S_ISREG(st.st_mode)
+                and bool(st.st_mode & 0o111) != (path in executable)
+            ):
+                out[path] = option  # made executable, or no longer: a clone has the entry's
+                continue
             if stat.S_ISLNK(st.st_mode):
                 now = str(pygit2.hash(os.fsencode(os.readlink(full))))
             elif not stat.S_ISREG(st.st_mode):
