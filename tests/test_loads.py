@@ -836,6 +836,39 @@ def test_the_files_the_tests_read_are_recorded(tmp_path: Path) -> None:
     assert ".vscode" not in found_now["hidden-change"]
 
 
+READS_THROUGH_A_LINK = """
+from pathlib import Path
+
+def test_reads():
+    assert Path("data/x.json").read_text() == '{"v": 2}\\n'
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["re-pointed", "as-committed"])
+def test_a_folder_link_the_tests_read_through_is_read(tmp_path: Path, case: str) -> None:
+    """``data`` is a committed link to ``v1/``; here it leads to ``v2/`` and the change is
+    hidden from git. The tests read ``data/x.json``: the file at the path has no index entry
+    and where it leads is committed as it is, so only the link holds the change, and it is
+    read too (hidden-change; a clone reads v1's). Committed so, accepted."""
+    files = {"v1/x.json": '{"v": 1}\n', "v2/x.json": '{"v": 2}\n'}
+    repo, _ = project(tmp_path, "", files)
+    target = "v2" if case == "as-committed" else "v1"
+    (repo / "data").symlink_to(target, target_is_directory=True)
+    commit_all(repo, "the data link")
+    if case == "re-pointed":
+        git(repo, "update-index", "--skip-worktree", "data")
+        (repo / "data").unlink()
+        (repo / "data").symlink_to("v2", target_is_directory=True)
+    scenario(repo, READS_THROUGH_A_LINK)
+    found = failures(repo)
+    if case == "re-pointed":
+        assert list(found) == ["hidden-change"], found
+        assert "data (--skip-worktree)" in found["hidden-change"], found
+    else:
+        assert found == {}, found
+
+
 READ_AFTER = """
 import os
 import subprocess

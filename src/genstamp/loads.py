@@ -740,8 +740,12 @@ def _opened(path: str, mode: object, flags: object) -> None:
     if full in _READ or (full.startswith(_SYSTEM) and _PACKAGES not in full):
         return
     _READ.add(full)
+    real = _where(full)
+    if real != full:  # read through a link: a folder's link of the work tree was read too
+        for link in _links_along(full):  # (`data -> v2/`: its flag is on the link's entry)
+            record(Load(link, "", "", READ))
     # the path as opened (a link of the work tree: its flag is on the link) and where it leads
-    for where in dict.fromkeys((full, _where(full))):
+    for where in dict.fromkeys((full, real)):
         if not any(inside(where, a.run.workdir) and not installed(where) for a in _RUNS):
             _installed_read(where)
             continue
@@ -756,6 +760,22 @@ def _opened(path: str, mode: object, flags: object) -> None:
         except OSError:
             continue
         record(Load(where, "", "", READ))
+
+
+def _links_along(full: str) -> list[str]:
+    """The folders of an active run's work tree along the path ``full`` that are symbolic
+    links (``data`` of ``data/x.json``)."""
+    out = []
+    for a in _RUNS:
+        top = a.run.workdir
+        if not inside(full, top) or full == top:
+            continue
+        here = top
+        for part in os.path.relpath(full, top).split(os.sep)[:-1]:
+            here = os.path.join(here, part)
+            if os.path.islink(here):
+                out.append(here)
+    return out
 
 
 def _read_by_site() -> bool:
