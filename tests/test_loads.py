@@ -869,6 +869,38 @@ def test_a_folder_link_the_tests_read_through_is_read(tmp_path: Path, case: str)
         assert found == {}, found
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["hidden-edit", "as-committed"])
+def test_coverages_settings_read_before_the_recording_are_read(tmp_path: Path, case: str) -> None:
+    """`coverage run -m pytest` (and pytest-cov, in an early hook of its own) reads
+    .coveragerc before genstamp's recording begins: a local edit of it hidden from git
+    (`fail_under = 0` over the committed 100) went unseen. Coverage's own list of the files it
+    read counts as read."""
+    rc = "[run]\nbranch = true\n[report]\nfail_under = 100\n"
+    repo, _ = project(tmp_path, "", {".coveragerc": rc, ".gitignore": "__pycache__/\n.coverage\n"})
+    if case == "hidden-edit":
+        git(repo, "update-index", "--skip-worktree", ".coveragerc")
+        (repo / ".coveragerc").write_text(rc.replace("100", "0"))
+    (repo / "tests" / "test_it.py").write_text("def test_it():\n    assert True\n")
+    commit_all(repo, "test")
+    restamp.begin(open_checkout(repo))
+    proc = subprocess.run(
+        [sys.executable, "-m", "coverage", "run", "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ".coveragerc" in audit_of(repo).read
+    found = failures(repo)
+    if case == "hidden-edit":
+        assert list(found) == ["hidden-change"], found
+        assert ".coveragerc (--skip-worktree)" in found["hidden-change"]
+    else:
+        assert found == {}, found
+
+
 READ_AFTER = """
 import os
 import subprocess

@@ -34,7 +34,7 @@ from genstamp.paths import environment, inside, installed, site_relative
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every child process ~5 ms
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from importlib.machinery import ModuleSpec
     from types import CodeType, FrameType, ModuleType
     from typing import Any, NamedTuple
@@ -760,6 +760,13 @@ def _opened(path: str, mode: object, flags: object) -> None:
         except OSError:
             continue
         record(Load(where, "", "", READ))
+
+
+def read_before(paths: "Iterable[str]") -> None:
+    """Files read before the recording began, by what loaded first (coverage's configuration,
+    which pytest-cov reads as pytest starts): recorded as the tests' reads are."""
+    for path in paths:
+        _opened(os.path.abspath(path), "r", None)
 
 
 def _links_along(full: str) -> list[str]:

@@ -288,9 +288,26 @@ def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
             guard.cache_dir if guard is not None else None,
             stamped.created_ns if (stamped := gen or claimed) else None,
         )
+        loads.read_before(_coverage_settings_read())
     except Exception as exc:  # never a traceback from the plugin
         problem = f"{type(exc).__name__}: {exc}"
     return Start(place, settings, gen, problem, guard, recording, claimed, stamp_problem)
+
+
+def _coverage_settings_read() -> list[str]:
+    """The configuration files coverage read before the recording began (pytest-cov starts it
+    in an early hook of its own; ``coverage run`` before pytest): the run's settings, its
+    ``fail_under`` among them, came from them."""
+    module = sys.modules.get("coverage")
+    current = getattr(getattr(module, "Coverage", None), "current", None)
+    if not callable(current):
+        return []
+    try:
+        cov = current()
+    except Exception:  # another coverage than the one known: nothing to say
+        return []
+    files = getattr(getattr(cov, "config", None), "config_files_read", None)
+    return [f for f in files or [] if isinstance(f, str)]
 
 
 def _stamp_end(start: Start) -> str | None:
