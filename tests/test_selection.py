@@ -280,7 +280,9 @@ def test_a_declared_suite_uses_its_own_configuration() -> None:
     listing, read = tree(files)
     a, b = suite.collect_all(listing, read, ["svc_a", "svc_b/"])
     assert a.files == ("svc_a/tests/test_a.py",) and a.config.source == "svc_a/pytest.ini"
-    assert b.files == ("svc_b/tests/test_b.py",) and b.config.source == ""
+    # svc_b has none: pytest run there finds the top's, whose testpaths are its folder's
+    assert b.files == ("svc_b/tests/test_b.py",) and b.config.source == "pytest.ini"
+    assert b.config.testpaths == ()
 
 
 @pytest.mark.parametrize(

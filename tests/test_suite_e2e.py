@@ -995,6 +995,37 @@ def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     assert "not svc_a/pytest.ini" in reason and "not svc_b/pytest.ini" in reason, reason
 
 
+@pytest.mark.parametrize("top", ["files", "marker"])
+def test_suites_without_a_configuration_of_their_own_take_the_one_above(
+    tmp_path: Path, top: str
+) -> None:
+    """`cd svc_a && pytest` finds the top's pytest.ini, as pytest looks for one in the folders
+    above: its python_files, or its addopts' -m, are the suites' too (read with pytest's
+    defaults, svc_a's check_*.py were no tests, and a run of svc_b alone was accepted; or a
+    slow test the top's -m deselects was one that did not run). Its testpaths are the top's
+    folder's, not theirs."""
+    ini = {
+        "files": "[pytest]\npython_files = check_*.py\ntestpaths = nowhere\n",
+        "marker": '[pytest]\naddopts = -m "not slow"\nmarkers =\n    slow: slow\n',
+    }[top]
+    slow = "import pytest\n\n\n@pytest.mark.slow\ndef test_slow():\n    pass\n"
+    name = "check" if top == "files" else "test"
+    files = {
+        "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',
+        "pytest.ini": ini,
+        f"svc_a/tests/{name}_a.py": cases("a"),
+        f"svc_a/tests/{name}_slow.py": slow,
+        f"svc_b/tests/{name}_b.py": cases("b"),
+    }
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root / "svc_b").returncode == 0
+    said = rules(verify(root)[1])["partial-run"]
+    assert f"svc_a/tests/{name}_a.py" in said, said
+    assert pytest_in(root / "svc_a").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
 def test_a_subprojects_own_ini_without_suites_is_partial(tmp_path: Path) -> None:
     files = {
         "svc_a/pytest.ini": "[pytest]\n",

@@ -187,19 +187,27 @@ def join(root: str, rel: str) -> str:
 def read_config(
     read: Reader, root: str = "", known: Mapping[str, str] | None = None
 ) -> PytestConfig:
-    """The pytest configuration pytest would find in ``root`` (a tree folder)."""
-    for name in CONFIG_NAMES:
-        path = join(root, name)
-        data = read(path)
-        if data is None:
-            continue
-        try:
-            found = _parse(name, data.decode("utf-8-sig"))  # as iniconfig: a BOM is not text
-        except ValueError as exc:  # not UTF-8, not TOML, not an ini file (``_parse``)
-            return PytestConfig(path, problems=(f"{path} cannot be read ({exc})",))
-        if found is not None:
-            return _settings(path, found, known)
-    return PytestConfig("")
+    """The pytest configuration pytest would find in ``root`` (a tree folder): its own, else,
+    as pytest run there looks for one, the nearest folder's above it (a monorepo's top
+    ``pytest.ini`` for a suite folder that has none), whose ``testpaths`` pytest run from
+    ``root`` does not take (they name the tests of its own folder)."""
+    folder = root
+    while True:
+        for name in CONFIG_NAMES:
+            path = join(folder, name)
+            data = read(path)
+            if data is None:
+                continue
+            try:
+                found = _parse(name, data.decode("utf-8-sig"))  # iniconfig: a BOM is no text
+            except ValueError as exc:  # not UTF-8, not TOML, not an ini file (``_parse``)
+                return PytestConfig(path, problems=(f"{path} cannot be read ({exc})",))
+            if found is not None:
+                settings = _settings(path, found, known)
+                return settings if folder == root else settings._replace(testpaths=())
+        if not folder:
+            return PytestConfig("")
+        folder = posixpath.dirname(folder)
 
 
 def _parse(name: str, text: str) -> dict[str, Any] | None:
