@@ -38,6 +38,25 @@ def test_a_damaged_index_is_one_line(project: Path, command: list[str]) -> None:
         assert proc.returncode == 2, proc.stderr
 
 
+def test_check_bytecode_outside_a_repository(tmp_path: Path) -> None:
+    """With no files named it checks every file of the index: outside a repository there is
+    none, and it says so as every command does (it passed, exit 0, with bytecode beside it).
+    Files named (as pre-commit passes them) need no repository; a path is quoted in the
+    remedy as a shell takes it."""
+    pyc = tmp_path / "my dir" / "__pycache__" / "a.cpython-311.pyc"
+    pyc.parent.mkdir(parents=True)
+    pyc.write_bytes(b"bytecode")
+    proc = run_genstamp(tmp_path, "check-bytecode")
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout + proc.stderr
+    assert (
+        proc.stderr.startswith("genstamp: not inside a git work tree")
+        and proc.stderr.count("\n") == 1
+    ), proc.stderr
+    proc = run_genstamp(tmp_path, "check-bytecode", "my dir/__pycache__/a.cpython-311.pyc")
+    assert proc.returncode == 1, proc.stderr
+    assert "`git rm --cached -- 'my dir/__pycache__/a.cpython-311.pyc'`" in proc.stdout
+
+
 def hashed_pyc(tmp_path: Path, mode: py_compile.PycInvalidationMode) -> tuple[Path, Path, Path]:
     """A module's source ``X = 1`` and its hash-based pyc: the work tree, source and pyc."""
     root = tmp_path / "root"

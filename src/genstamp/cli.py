@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -606,7 +607,9 @@ def cmd_doctor(args: argparse.Namespace, checkout: Checkout) -> int:
 def cmd_check_bytecode(args: argparse.Namespace, checkout: Checkout | None) -> int:
     files: list[str] = list(args.files)
     base = Path.cwd()
-    if not files and checkout is not None:
+    if not files:
+        # every file of the index: the files pre-commit names need no repository, this does
+        checkout = checkout if checkout is not None else open_checkout(args.directory)
         files = [entry.path for entry in checkout.repo.index]
         base = checkout.workdir
     found = [
@@ -617,7 +620,8 @@ def cmd_check_bytecode(args: argparse.Namespace, checkout: Checkout | None) -> i
     for path in found:
         print(
             f"genstamp-bytecode: {printable(path)} is Python bytecode in git — "
-            f"`git rm --cached {printable(path)}` and ignore __pycache__/ and *.py[co]"
+            f"`git rm --cached -- {shlex.quote(printable(path))}` and ignore __pycache__/ and "
+            "*.py[co]"
         )
     return EXIT_REFUSED if found else EXIT_OK
 
