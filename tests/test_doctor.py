@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,47 @@ def test_pre_commits_own_pre_push_is_a_warning(project: Path, genstamp: RunGenst
     _code, found = checks(genstamp, project)
     assert found["pre-push"]["status"] == "warn"
     assert "only the first pushed ref" in found["pre-push"]["what"]
+
+
+def test_pre_commits_hooks_that_can_run_no_pre_commit_fail(
+    project: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed through pre-commit, then the environment that held pre-commit went away:
+    its hook scripts find neither their interpreter nor a pre-commit on PATH, fail git's
+    checkout and begin no generation; doctor called them installed."""
+    (project / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: local\n  hooks:\n"
+        "  - {id: genstamp-scrub, name: s, entry: genstamp hook restamp, language: system,"
+        " stages: [post-checkout, post-merge, post-rewrite], always_run: true}\n"
+    )
+    hooks = ("-t", "post-checkout", "-t", "post-merge", "-t", "post-rewrite")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install", *hooks],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert checks(genstamp, project)[1]["hooks"]["status"] == "ok"
+    for name in ("post-checkout", "post-merge", "post-rewrite"):
+        path = project / ".git" / "hooks" / name
+        text = path.read_text()
+        path.write_text(re.sub(r"(?m)^INSTALL_PYTHON=.*$", "INSTALL_PYTHON=/gone/python3", text))
+    assert checks(genstamp, project)[1]["hooks"]["status"] == "ok"  # pre-commit on PATH
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    found = checks(genstamp, project)[1]["hooks"]
+    assert found["status"] == "fail", found
+    assert "no longer installed" in found["what"] and "pip install pre-commit" in found["remedy"]
+
+
+def test_the_plugin_is_asked_for_in_the_work_tree(installed: Path, genstamp: RunGenstamp) -> None:
+    """`genstamp -C DIR doctor` asked pytest in the folder it was started in: a project whose
+    configuration turns the plugin off (`-p no:genstamp`) was reported active. Asked in the
+    work tree, it fails, and says how to let it load (it is installed)."""
+    (installed / "pytest.ini").write_text("[pytest]\naddopts = -p no:genstamp\n")
+    _code, found = checks(genstamp, installed, "--python", sys.executable)
+    assert found["plugin"]["status"] == "fail", found["plugin"]
+    assert "drop `-p no:genstamp`" in found["plugin"]["remedy"], found["plugin"]
 
 
 def test_the_version_is_read_from_any_hook_genstamp_wrote(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +45,7 @@ def run(checkout: Checkout, python: str | None = None) -> list[Check]:
     return [
         check_hooks(where),
         check_pre_push(where),
-        *check_plugin(interpreter, hooks_version),
+        *check_plugin(interpreter, hooks_version, checkout.workdir),
         check_generation(checkout),
         check_environment(checkout.workdir, interpreter),
         check_configuration(checkout.workdir),
@@ -97,6 +98,16 @@ def check_hooks(where: install.Layout) -> Check:
     idle = _not_runnable(*(where.hooks_dir / hook for hook in RESTAMP_HOOKS))
     if idle is not None and not missing:
         return idle
+    gone = [h for h in RESTAMP_HOOKS if _pre_commit_gone(where.hooks_dir / h)]
+    if gone and not missing:
+        return Check(
+            "hooks",
+            "fail",
+            f"{', '.join(gone)} {'runs' if len(gone) == 1 else 'run'} pre-commit, which is no "
+            "longer installed where the hook looks for it: it fails git's command and begins "
+            "no generation",
+            "`pip install pre-commit`, then `pre-commit install` (or `genstamp install --plain`)",
+        )
     if missing:
         return Check(
             "hooks",
@@ -107,6 +118,25 @@ def check_hooks(where: install.Layout) -> Check:
         )
     how = "through pre-commit" if through_pre_commit else "genstamp's own"
     return Check("hooks", "ok", f"{', '.join(RESTAMP_HOOKS)} installed ({how})")
+
+
+_INSTALL_PYTHON = re.compile(r"^INSTALL_PYTHON=(.*)$", re.M)
+
+
+def _pre_commit_gone(hook: Path) -> bool:
+    """Whether ``hook`` is pre-commit's and can run no pre-commit: neither the interpreter it
+    was installed with (``INSTALL_PYTHON``) nor a ``pre-commit`` on PATH (its fallback)."""
+    if not install.is_pre_commit_hook(hook):
+        return False
+    try:
+        text = hook.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    found = _INSTALL_PYTHON.search(text)
+    python = found.group(1).strip().strip("'\"") if found else ""
+    if python and os.access(python, os.X_OK):
+        return False
+    return shutil.which("pre-commit") is None
 
 
 def check_pre_push(where: install.Layout) -> Check:
@@ -169,17 +199,20 @@ def _hooks_version(hooks_dir: Path) -> str | None:
     return proc.stdout.split()[-1] if proc.returncode == 0 and proc.stdout.split() else None
 
 
-def _probe(python: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
+def _probe(
+    python: Path, *args: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str] | None:
     try:
         return subprocess.run(
-            [str(python), *args], capture_output=True, text=True, timeout=120, check=False
+            [str(python), *args], capture_output=True, text=True, timeout=120, check=False, cwd=cwd
         )
     except OSError:
         return None
 
 
-def check_plugin(python: Path, hooks_version: str | None) -> list[Check]:
-    proc = _probe(python, "-m", "pytest", "-VV")
+def check_plugin(python: Path, hooks_version: str | None, workdir: Path) -> list[Check]:
+    # in the work tree, as the tests run: its configuration's addopts count (-p no:genstamp)
+    proc = _probe(python, "-m", "pytest", "-VV", cwd=workdir)
     if proc is None:
         return [Check("plugin", "fail", f"{python} cannot be run", "name it with --python")]
     if proc.returncode != 0:
@@ -194,12 +227,21 @@ def check_plugin(python: Path, hooks_version: str | None) -> list[Check]:
     listing = proc.stdout + proc.stderr
     found = re.search(r"\bgenstamp-(\S+)\s+at\s", listing)
     if found is None:
+        there = _probe(python, "-c", "import genstamp.pytest_plugin", cwd=workdir)
+        remedy = (
+            "let pytest load it: drop `-p no:genstamp` (the configuration's addopts, "
+            "PYTEST_ADDOPTS), or with PYTEST_DISABLE_PLUGIN_AUTOLOAD set add "
+            "`-p genstamp.pytest_plugin`"
+            if there is not None and there.returncode == 0
+            else f"install genstamp there, as it is installed here (`{python} -m pip install "
+            "git+URL@REV` or `pip install /path/to/genstamp`)"
+        )
         return [
             Check(
                 "plugin",
                 "fail",
                 f"genstamp's pytest plugin is not registered in {python}: tests write no evidence",
-                f"install genstamp there: `{python} -m pip install genstamp`",
+                remedy,
             )
         ]
     plugin_version = found.group(1)
