@@ -4,6 +4,7 @@ file) through the commands."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -25,6 +26,8 @@ from conftest import (
     write_calc,
 )
 
+from genstamp import cli as genstamp_cli
+from genstamp import errors
 from genstamp.identity import tree_identity
 from genstamp.repo import open_checkout
 from genstamp.verify import TREE_LIMIT
@@ -685,3 +688,29 @@ def test_a_200_mb_junit_file_through_genstamp_verify(tmp_path: Path) -> None:
     assert proc.stdout.startswith("unbound-evidence: ") and "seal" in proc.stdout
     peak = int(proc.stderr.split("peak-mib ")[1].split()[0])
     assert peak < 128, f"verify of a 200 MB file peaked at {peak} MiB"
+
+
+@pytest.mark.parametrize(
+    ("code", "says"),
+    [
+        (errno.ENOSPC, "free space on the disk that holds"),
+        (errno.EROFS, "is on a read-only file system"),
+        (errno.EACCES, "writable for this user"),
+        (errno.EIO, "can be read and written"),
+    ],
+)
+def test_a_state_file_that_cannot_be_written_names_why(
+    tmp_path: Path, code: int, says: str
+) -> None:
+    """The remedy follows what the system said, not the path alone: a full disk asked to check
+    permissions, and a temporary file never made was to be removed."""
+    state = tmp_path / ".git" / "genstamp"
+    making = state / ".install.json.x1y2.tmp"  # never made: nothing to remove
+    hint = genstamp_cli._os_hint(OSError(code, os.strerror(code), str(making)))
+    assert says in hint and "remove" not in hint, hint
+    if code == errno.EIO:
+        state.mkdir(parents=True)
+        making.write_text("{")  # there, and damaged: genstamp's own, made anew
+        assert genstamp_cli._os_hint(OSError(code, "x", str(making))).startswith(f"remove {making}")
+    said = errors.cannot_write(OSError(code, "x"), "/g")
+    assert said == "" if code == errno.EIO else says in said and "/g" in said, said

@@ -17,7 +17,7 @@ import pygit2
 from genstamp import __version__, config, generation, hooks
 from genstamp.atomic import write_atomic
 from genstamp.bytecode import PYCACHE, SUFFIXES, holds_bytecode, is_bytecode_path
-from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError
+from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError, cannot_write
 from genstamp.repo import STATE_DIR, Checkout, head_id, nested_index, open_checkout
 
 # A subcommand's modules are imported by the subcommand: each process pays only its own.
@@ -470,11 +470,20 @@ def full_restamp_hook(name: str, directory: Path | None, checkout: Checkout | No
 def _os_hint(exc: Exception) -> str:
     """The remedy for a failure of the file system or libgit2 that genstamp did not expect."""
     name = exc.filename if isinstance(exc, OSError) and exc.filename else None
+    if isinstance(exc, OSError):  # a full disk, a read-only one, permissions: whatever the file
+        folder = os.path.dirname(os.fsdecode(name)) if name is not None else "the git dir"
+        said = cannot_write(exc, folder or ".")
+        if said:
+            return said
     if name is None:
         return "check that `git status` works here"
     parts = Path(os.fsdecode(name)).parts
     if STATE_DIR in parts and any(p == ".git" or p.endswith(".git") for p in parts):
-        return f"remove {os.fsdecode(name)}: genstamp's own state, made anew (then rerun the tests)"
+        if os.path.lexists(name):  # (a file being made is no file to remove)
+            return (
+                f"remove {os.fsdecode(name)}: genstamp's own state, made anew (then rerun the "
+                "tests)"
+            )
     return f"check that {os.fsdecode(name)} can be read and written, and its folder too"
 
 

@@ -41,3 +41,20 @@ def unreadable_index(exc: BaseException) -> str:
     found = [fix for ext, fix in _EXTENSIONS.items() if f"'{ext}'" in text]
     fixes = " and ".join(found or _EXTENSIONS.values())
     return f"the index uses an extension libgit2 cannot read: {fixes} writes a plain index"
+
+
+def cannot_write(exc: OSError, folder: str) -> str:
+    """The remedy when genstamp cannot write its state in ``folder``, by what the system
+    said: a full disk, a read-only file system, permissions ("" for another failure)."""
+    import errno  # only on this path: every child process of a run imports this module
+
+    code = exc.errno
+    if code in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return f"free space on the disk that holds {folder} (it is full), then rerun"
+    if code == errno.EROFS:
+        return (
+            f"{folder} is on a read-only file system: run genstamp where it can write its git dir"
+        )
+    if code in (errno.EACCES, errno.EPERM):
+        return f"make {folder} writable for this user (check its permissions and owner)"
+    return ""

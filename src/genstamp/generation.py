@@ -26,7 +26,7 @@ import time
 
 from genstamp import __version__, jsontext, versioned
 from genstamp.atomic import new_file, read_kept, write_atomic
-from genstamp.errors import GenstampError
+from genstamp.errors import GenstampError, cannot_write
 
 # The post-* hooks read and write the stamp in a process that must start fast (issue 16): no
 # json, pathlib, tempfile, datetime or typing here (they import re, enum, random...); the
@@ -136,7 +136,7 @@ def new(
     except OSError as exc:
         raise GenstampError(
             f"cannot write in {checkout.state}: {exc.strerror or exc}",
-            "check the permissions of the git dir",
+            cannot_write(exc, os.fspath(checkout.state)) or "check the permissions of the git dir",
         ) from exc
     return Generation(
         id=_token(16),
@@ -217,7 +217,8 @@ def write_at(path: str | os.PathLike[str], gen: Generation, *, sync: bool = True
     except OSError as exc:
         raise GenstampError(
             f"cannot write {os.fspath(path)}: {exc.strerror or exc}",
-            "check the permissions of the git dir",
+            cannot_write(exc, os.path.dirname(os.fspath(path)))
+            or "check the permissions of the git dir",
         ) from exc
 
 
