@@ -76,6 +76,10 @@ def test_pushed_refs_are_named_by_their_names() -> None:
     env = {"PRE_COMMIT_LOCAL_BRANCH": "refs/heads/b2", "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/b2"}
     assert hooks.pre_commit_label(env, "a" * 40) == f"refs/heads/b2 ({'a' * 12})"
     assert hooks.pre_commit_label({}, "a" * 40) == f"the pushed ref ({'a' * 12})"
+    # a new branch's push: pre-commit hands the local branch itself, a name, not a commit
+    # (it was cut to 12 characters as one: "refs/heads/b2 (refs/heads/b2)" became "(refs/heads/b)")
+    assert hooks.pre_commit_label(env, "refs/heads/b2") == "refs/heads/b2"
+    assert hooks.pre_commit_label({}, "refs/heads/topic") == "the pushed ref (refs/heads/topic)"
 
 
 def test_pre_commit_pre_push_names_the_ref(

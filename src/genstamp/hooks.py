@@ -173,7 +173,10 @@ def pre_commit_label(env: Mapping[str, str], rev: str) -> str:
     """The ref pre-commit's pre-push judges, named as the plain hook names it."""
     local, remote = (env.get(n, "") for n in PRE_COMMIT_REFS)
     name = ref_name(local, remote) if local else remote or "the pushed ref"
-    return f"{name} ({rev[:12]})"
+    # a commit's id, shortened; a ref (a new branch's push, which pre-commit hands by name)
+    # is named as it is
+    is_id = len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev)
+    return f"{name} ({rev[:12]})" if is_id else f"{name} ({rev})" if rev != local else name
 
 
 def _label(commit: str, names: Sequence[str]) -> str:
