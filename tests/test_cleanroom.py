@@ -840,3 +840,66 @@ def test_status_and_the_parser_load_no_clean_room(project: Path) -> None:
     proc = run_python(project, "-c", probe)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["0", "True", "False"]
+
+
+FLAT = PYPROJECT.replace(
+    '[tool.setuptools.packages.find]\nwhere = ["src"]\n', '[tool.setuptools]\npackages = ["calc"]\n'
+)
+
+
+@pytest.mark.parametrize("left_out", [True, False], ids=["left-out", "listed"])
+def test_a_subpackage_the_wheel_leaves_out_fails_in_a_flat_layout(
+    tmp_path: Path, cached_envs: Path, left_out: bool
+) -> None:
+    """`packages = ["calc"]` leaves calc/sub out of the wheel: a clean runner's `pip install .`
+    then `pytest` fails on it. The clean room ran `python -m pytest`, which put the checkout's
+    folder first on the import path, so calc came from the checkout and the run passed. Listed
+    (`calc`, `calc.sub`), it passes."""
+    root = init_repo(tmp_path / "flat")
+    (root / "calc" / "sub").mkdir(parents=True)
+    (root / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "calc" / "sub" / "__init__.py").write_text("def mul(a, b):\n    return a * b\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_calc.py").write_text(
+        "from calc import add\nfrom calc.sub import mul\n\n\ndef test_ops():\n"
+        "    assert add(2, 3) == 5 and mul(2, 3) == 6\n"
+    )
+    listed = FLAT if left_out else FLAT.replace('["calc"]', '["calc", "calc.sub"]')
+    (root / "pyproject.toml").write_text(listed)
+    (root / ".gitignore").write_text(GITIGNORE)
+    commit_all(root, "a flat layout")
+    shutil.copytree(cached_envs, root / ".git" / ENVS, symlinks=True)
+    assert warm_run(root).returncode == 0
+    proc = clean_run(root)
+    assert proc.returncode == (1 if left_out else 0), proc.stdout + proc.stderr
+    said = genstamp(root, "verify", "--clean-room")
+    assert said.returncode == (1 if left_out else 0), said.stdout + said.stderr
+
+
+def test_each_declared_suite_runs_from_its_folder_in_the_clean_room(
+    tmp_path: Path, cached_envs: Path
+) -> None:
+    """`suites = ["svc_a", "svc_b"]`, each with its own pytest.ini: the clean room ran one
+    pytest at the top, which read neither, failed, and refused a tree that passes as its
+    suites run (each from its folder). It runs each from its folder: parts of one run."""
+    root = init_repo(tmp_path / "mono")
+    (root / "pyproject.toml").write_text('[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n')
+    for name in ("a", "b"):
+        svc = root / f"svc_{name}"
+        (svc / "src" / f"lib_{name}").mkdir(parents=True)
+        (svc / "src" / f"lib_{name}" / "__init__.py").write_text("VALUE = 1\n")
+        (svc / "tests").mkdir()
+        (svc / "tests" / f"test_{name}.py").write_text(
+            f"from lib_{name} import VALUE\n\n\ndef test_{name}():\n    assert VALUE == 1\n"
+        )
+        (svc / "pytest.ini").write_text("[pytest]\npythonpath = src\ntestpaths = tests\n")
+    (root / ".gitignore").write_text(GITIGNORE)
+    commit_all(root, "two suites")
+    shutil.copytree(cached_envs, root / ".git" / ENVS, symlinks=True)
+    assert genstamp(root, "stamp").returncode == 0
+    for name in ("a", "b"):
+        assert run_pytest(root / f"svc_{name}").returncode == 0
+    proc = clean_run(root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = genstamp(root, "verify", "--clean-room")
+    assert said.returncode == 0, said.stdout + said.stderr

@@ -421,7 +421,9 @@ def clean_run(
                 envcache.remember_contents(env.path, project)
                 installed = _with_install_products(work, tree, log)
             with steps.step("run") as log:
-                verdict, outcomes = _run(env, work, pytest_args, log, checkout.workdir)
+                verdict, outcomes = _run(
+                    env, work, pytest_args, log, checkout.workdir, _installed_whole(args)
+                )
         install_line = f"{chosen.tool}: {' '.join(args) or '(nothing to install)'}"
         record = cleanrecord.new(
             tree,
@@ -519,14 +521,31 @@ def _install(
     return not changed
 
 
+def _installed_whole(args: Sequence[str]) -> bool:
+    """Whether the install arguments install the checkout itself, not editable (``.``,
+    ``.[test]``): its tests are then to import what was installed, not the checkout's folder."""
+    mine = project_args(args)
+    editable = any(a in ("-e", "--editable") or a.startswith(("-e.", "--editable=")) for a in mine)
+    return bool(mine) and not editable
+
+
 def _run(
-    env: envcache.Env, work: Path, pytest_args: Sequence[str], log: IO[str], warm: Path
+    env: envcache.Env,
+    work: Path,
+    pytest_args: Sequence[str],
+    log: IO[str],
+    warm: Path,
+    installed: bool = False,
 ) -> tuple[dict[str, Any], dict[str, str]]:
-    """Stamp the clean checkout, run the suite with the plugin in the clean environment, and
-    let the clean checkout's own gate judge the run: (its verdict as ``verify --json`` gives
-    it, each test's outcome from its evidence). Stamp and gate run here, in this process: the
-    environment holds a copy of this very genstamp (its digest is in the environment's key),
-    and two interpreter start-ups are saved."""
+    """Stamp the clean checkout, run the suite with the plugin in the clean environment (each
+    declared suite from its folder, as its configuration is found there: parts of one run),
+    and let the clean checkout's own gate judge the run: (its verdict as ``verify --json``
+    gives it, each test's outcome from its evidence). Stamp and gate run here, in this
+    process: the environment holds a copy of this very genstamp (its digest is in the
+    environment's key), and two interpreter start-ups are saved. ``installed``: the project
+    was installed whole, so pytest runs as the ``pytest`` command, which does not put the
+    checkout's folder first on the import path as ``python -m`` does: a module the wheel
+    leaves out fails, as in a clean runner's install."""
     from genstamp import restamp
     from genstamp.verify import verify
 
@@ -534,10 +553,25 @@ def _run(
     # a fresh checkout holds no bytecode git did not track (and scrub keeps tracked files)
     restamp.begin(clean, trigger="ci", do_scrub=False, why="genstamp clean-run")
     environ = moved_in(envcache.clean_environ(env.path), warm, work, log)
-    command = [str(env.python), "-m", "pytest", *pytest_args]
-    code = envcache.call(command, environ, log, work)
-    if code == USAGE_ERROR:  # its arguments or configuration: no run to judge (A26 04)
-        raise envcache.StepFailed(["python", "-m", "pytest", *pytest_args], code, "a usage error")
+    script = env.python.parent / "pytest"
+    if installed and script.is_file() and os.name != "nt":
+        # the console script's file, by the environment's own interpreter (its first line
+        # names the interpreter of the folder it was made in, which may have moved since)
+        command = [str(env.python), str(script), *pytest_args]
+    else:
+        command = [str(env.python), "-m", "pytest", *pytest_args]
+    try:
+        suites = config.load(work).suites
+    except GenstampError:
+        suites = ()
+    code = 0
+    for folder in [work / s for s in suites] if suites else [work]:
+        ran = envcache.call(command, environ, log, folder)
+        if ran == USAGE_ERROR:  # its arguments or configuration: no run to judge (A26 04)
+            raise envcache.StepFailed(
+                ["python", "-m", "pytest", *pytest_args], ran, "a usage error"
+            )
+        code = code or ran
     verdict = verify(clean, others=False).to_json()  # its own run alone: not the warm one's
     if code != 0 and verdict["ok"]:
         # pytest failed where its evidence is green: a hook after the tests (a conftest's
@@ -584,11 +618,24 @@ def _moved(part: str, roots: Sequence[str], clean: str) -> str:
 
 
 def _outcomes(clean: Checkout) -> dict[str, str]:
-    """Each test's outcome as the clean run's evidence records it (empty when it has none)."""
-    path = evidence.location(clean, config.load(clean.workdir).evidence)
+    """Each test's outcome as the clean run's evidence records it, of every part the run kept
+    (a run of each declared suite), the newest last (empty when it has none)."""
+    from genstamp import generation, parts
+
+    paths = [evidence.location(clean, config.load(clean.workdir).evidence)]
     try:
-        report = evidence.read_report(path)
-    except (OSError, GenstampError):
-        return {}
-    recorded, _ = rules.read_coverage(report.properties)
-    return dict(recorded.outcomes) if recorded is not None else {}
+        gen = generation.stored(clean)
+    except GenstampError:
+        gen = None
+    if gen is not None:
+        paths = [*parts.listing(clean.state, gen.id), *paths]
+    out: dict[str, str] = {}
+    for path in paths:
+        try:
+            report = evidence.read_report(path)
+        except (OSError, GenstampError):
+            continue
+        recorded, _ = rules.read_coverage(report.properties)
+        if recorded is not None:
+            out.update(recorded.outcomes)
+    return out
