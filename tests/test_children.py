@@ -1722,3 +1722,35 @@ def test_a_child_without_the_variable_that_finds_another_genstamp_is_noted(
         assert not noted.exists()
         return
     assert str(older) in noted.read_text(), noted.read_text()
+
+
+TOOL_TEST = """
+import subprocess, sys
+
+def test_tool():
+    out = subprocess.run(
+        [sys.executable, "scripts/tool.py", "2", "3"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "= 5"
+"""
+
+
+@pytest.mark.e2e
+def test_a_child_whose_script_folder_names_a_standard_module(tmp_path: Path) -> None:
+    """`python scripts/tool.py`, where scripts/ holds operator.py: sys.path[0] is scripts/.
+    The first run (no bytecode cached) compiled fmt.py and imported tempfile to write its
+    cache, which went through the child's sys.path: collections took the project's
+    operator.py, and the child died where it runs without genstamp."""
+    repo, _ = project(
+        tmp_path,
+        "",
+        {
+            "scripts/operator.py": 'SYMBOLS = {"+": "add"}\n',
+            "scripts/fmt.py": 'def show(n):\n    return f"= {n}"\n',
+            "scripts/tool.py": "import sys\nimport fmt\n\n"
+            "print(fmt.show(int(sys.argv[1]) + int(sys.argv[2])))\n",
+        },
+    )
+    scenario(repo, TOOL_TEST, PYTHONDONTWRITEBYTECODE="")
+    assert failures(repo) == {}

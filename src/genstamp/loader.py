@@ -146,8 +146,9 @@ def _quietly(compile_: "Callable[[], CodeType]", path: str) -> "CodeType | None"
     module_name = path[:-3] if path.endswith(".py") else path
     mutated = getattr(_warnings, "_filters_mutated", None)  # 3.10-3.12
     if mutated is None:
-        import warnings
+        from genstamp.stdlib import module  # the standard library's, whatever sys.path holds
 
+        warnings = module("warnings")
         with warnings.catch_warnings():
             warnings.filterwarnings("error", module=_escaped(module_name) + r"\Z")
             try:
@@ -174,9 +175,9 @@ def _quietly(compile_: "Callable[[], CodeType]", path: str) -> "CodeType | None"
 
 
 def _escaped(text: str) -> str:
-    import re
+    from genstamp.stdlib import module
 
-    return re.escape(text)
+    return str(module("re").escape(text))
 
 
 def _warns(source: bytes, path: str) -> bool:
@@ -187,20 +188,29 @@ def _warns(source: bytes, path: str) -> bool:
 
 
 def write_pyc(path: str, data: bytes) -> None:
-    """Atomically, or not at all (a cache: a failed write costs a compile next time)."""
-    import contextlib
-    import tempfile
-
-    with contextlib.suppress(OSError):
+    """Atomically, or not at all (a cache: a failed write costs a compile next time). With
+    ``os`` alone: a module imported here, as a followed child compiles the checkout's first
+    module, would be looked for on the child's ``sys.path``, whose first folder (its script's)
+    may hold a module named like one of the standard library (``operator.py``)."""
+    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except OSError:
-            os.unlink(tmp)
-            raise
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        _unlink(tmp)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        return
 
 
 def install_loader(workdir: str, cache_root: str) -> "Callable[[str], Any]":
