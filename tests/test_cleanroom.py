@@ -903,3 +903,17 @@ def test_each_declared_suite_runs_from_its_folder_in_the_clean_room(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     said = genstamp(root, "verify", "--clean-room")
     assert said.returncode == 0, said.stdout + said.stderr
+
+
+def test_a_checkout_reached_through_git_dir(calc: Path, tmp_path: Path) -> None:
+    """The repository is a git dir apart from its work tree, reached through GIT_DIR and
+    GIT_WORK_TREE (as genstamp follows them everywhere): the clean room's git commands on it
+    dropped both, found no repository, and failed naming `git worktree add`, or said that
+    `--rev HEAD` names no commit."""
+    gitdir = tmp_path / "apart.git"
+    (calc / ".git").rename(gitdir)
+    env = {**env_for_tests(), "GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(calc)}
+    for args in ((), ("--rev", "HEAD")):
+        proc = run_genstamp(calc, "clean-run", *args, env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "passed in a clean checkout" in proc.stdout, proc.stdout

@@ -192,6 +192,13 @@ def _git(
     return proc.stdout.strip()
 
 
+def _its(checkout: Checkout) -> list[str]:
+    """git's options that name the checkout's repository itself: the processes the clean room
+    starts drop GIT_DIR and GIT_WORK_TREE (the clean checkout is no such repository), which a
+    checkout reached through them needs."""
+    return ["--git-dir", str(checkout.gitdir), "--work-tree", str(checkout.workdir)]
+
+
 def judged_commit(checkout: Checkout, rev: str | None, log: IO[str]) -> tuple[str, str]:
     """(commit, tree) to check out: ``rev``'s commit; HEAD when the work tree's identity is its
     tree; or a commit made for that identity (uncommitted and untracked files included) on top
@@ -200,23 +207,33 @@ def judged_commit(checkout: Checkout, rev: str | None, log: IO[str]) -> tuple[st
     describe``, setuptools-scm's version from the last tag: A26 12)."""
     if rev is not None:
         try:
-            commit = _git(checkout.workdir, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+            commit = _git(
+                checkout.workdir,
+                *_its(checkout),
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                f"{rev}^{{commit}}",
+            )
         except envcache.StepFailed:
             raise GenstampError(
                 f"--rev {rev} names no commit here", "name a branch, a tag or a commit id"
             ) from None
-        return commit, _git(checkout.workdir, "rev-parse", f"{commit}^{{tree}}")
+        return commit, _git(checkout.workdir, *_its(checkout), "rev-parse", f"{commit}^{{tree}}")
     tree = tree_identity(checkout)  # writes the tree object to the store
     try:
-        head = _git(checkout.workdir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+        head = _git(
+            checkout.workdir, *_its(checkout), "rev-parse", "--verify", "--quiet", "HEAD^{commit}"
+        )
     except envcache.StepFailed:
         head = ""  # no commit yet
-    if head and _git(checkout.workdir, "rev-parse", f"{head}^{{tree}}") == tree:
+    if head and _git(checkout.workdir, *_its(checkout), "rev-parse", f"{head}^{{tree}}") == tree:
         return head, tree
     env = {**envcache.clean_environ(None), **COMMITTER}
     parent = ["-p", head] if head else []
     commit = _git(
         checkout.workdir,
+        *_its(checkout),
         "commit-tree",
         tree,
         *parent,
@@ -270,8 +287,8 @@ def linked_checkout(checkout: Checkout, commit: str, log: IO[str], keep: bool) -
         # no files yet: git (2.36 and later) gives a new worktree the sparse-checkout settings
         # of the one it is added from, and a clean checkout holds the whole tree
         hooks = ("-c", f"core.hooksPath={no_hooks}")
-        _git(checkout.workdir, *hooks, "worktree", "add", "--detach", "--quiet", "--no-checkout",
-             str(work), commit, log=log)  # fmt: skip
+        add = ("worktree", "add", "--detach", "--quiet", "--no-checkout", str(work), commit)
+        _git(checkout.workdir, *_its(checkout), *hooks, *add, log=log)
         added = True
         _not_sparse(work, log)
         _git(work, *hooks, "-c", "core.sparseCheckout=false", "reset", "-q", "--hard", commit,
@@ -307,7 +324,15 @@ def _not_sparse(work: Path, log: IO[str]) -> None:
 def remove_checkout(checkout: Checkout, tmp: Path, work: Path | None) -> None:
     if work is not None:
         with contextlib.suppress(envcache.StepFailed):  # its entry alone removed below else
-            _git(checkout.workdir, "worktree", "remove", "--force", "--force", str(work))
+            _git(
+                checkout.workdir,
+                *_its(checkout),
+                "worktree",
+                "remove",
+                "--force",
+                "--force",
+                str(work),
+            )
     shutil.rmtree(tmp, ignore_errors=True)
     if work is not None:
         _forget_worktree(checkout, work)
