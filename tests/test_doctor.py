@@ -39,7 +39,13 @@ def test_a_fresh_repository_fails_and_names_the_fix(project: Path, genstamp: Run
     assert all(line.split(":")[0] in ("ok", "warn", "fail") for line in out.splitlines())
 
 
-def test_after_install_everything_is_ok(installed: Path, genstamp: RunGenstamp) -> None:
+@pytest.mark.parametrize("pre_commit", ["on PATH", "nowhere"])
+def test_after_install_everything_is_ok(
+    installed: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch, pre_commit: str
+) -> None:
+    """genstamp's own hooks run no pre-commit (they name its marker, to tell a .legacy)."""
+    if pre_commit == "nowhere":
+        monkeypatch.setenv("PATH", "/usr/bin:/bin")
     code, found = checks(genstamp, installed, "--python", sys.executable)
     assert code == 0
     for name in ("hooks", "pre-push", "plugin", "version", "generation", "configuration"):

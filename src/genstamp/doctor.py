@@ -126,8 +126,8 @@ _INSTALL_PYTHON = re.compile(r"^INSTALL_PYTHON=(.*)$", re.M)
 def _pre_commit_gone(hook: Path) -> bool:
     """Whether ``hook`` is pre-commit's and can run no pre-commit: neither the interpreter it
     was installed with (``INSTALL_PYTHON``) nor a ``pre-commit`` on PATH (its fallback)."""
-    if not install.is_pre_commit_hook(hook):
-        return False
+    if install.is_genstamp_hook(hook) or not install.is_pre_commit_hook(hook):
+        return False  # (genstamp's own names pre-commit's marker: it tells a .legacy apart)
     try:
         text = hook.read_text(encoding="utf-8", errors="replace")
     except OSError:
