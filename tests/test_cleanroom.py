@@ -11,6 +11,7 @@ import io
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -704,7 +705,10 @@ def test_the_environment_is_clean(calc: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_ctrl_c_removes_the_clean_checkout(calc: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_removes_the_clean_checkout(calc: Path, tmp_path: Path, sent: int) -> None:
+    """Ctrl-C, or a SIGTERM (a CI job cancelled): the run's step ends and the clean checkout
+    goes with its worktree entry (a SIGTERM left both)."""
     (calc / "tests" / "test_slow.py").write_text(
         "import time\n\n\ndef test_slow():\n    time.sleep(120)\n"
     )
@@ -727,8 +731,8 @@ def test_ctrl_c_removes_the_clean_checkout(calc: Path, tmp_path: Path) -> None:
         # wait (bounded by the test's own guard, not timed) until pytest runs in the checkout
         for _ in range(1200):
             ran = (log.read_text(errors="replace") for log in logs.glob("*/run.log"))
-            if any("-m pytest" in text for text in ran):
-                break
+            if any(re.search(r"^\$ .*pytest", text, re.M) for text in ran):
+                break  # (as the pytest command, or python -m pytest)
             try:
                 proc.wait(timeout=0.1)
                 break
@@ -736,7 +740,7 @@ def test_ctrl_c_removes_the_clean_checkout(calc: Path, tmp_path: Path) -> None:
                 continue
         assert proc.poll() is None, proc.communicate()
         assert leftovers(tmp)  # the clean checkout is there while it runs
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sent)
         _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:

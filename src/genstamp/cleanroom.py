@@ -406,6 +406,29 @@ class _Steps:
         self.progress(name, "done", seconds)
 
 
+@contextlib.contextmanager
+def _terminated_as_interrupted() -> Iterator[None]:
+    """A SIGTERM (a CI job cancelled, `timeout`) ends the clean run as Ctrl-C does: its step's
+    process ends, the clean checkout and its worktree entry go. Left as it was where this is
+    no main thread, or the signal has a handler of someone else's."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    taken = signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    if taken:
+        try:
+            signal.signal(signal.SIGTERM, interrupt)
+        except ValueError:  # not the main thread
+            taken = False
+    try:
+        yield
+    finally:
+        if taken:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def clean_run(
     checkout: Checkout,
     *,
@@ -420,6 +443,7 @@ def clean_run(
     steps = _Steps(logs_folder(checkout), progress or (lambda step, event, seconds: None))
     chosen = envcache.find_installer(installer)
     with contextlib.ExitStack() as stack:
+        stack.enter_context(_terminated_as_interrupted())
         with steps.step("checkout") as log:
             commit, tree = judged_commit(checkout, rev, log)
             work = stack.enter_context(linked_checkout(checkout, commit, log, keep))
