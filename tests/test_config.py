@@ -273,3 +273,25 @@ def test_the_version_file_of_a_project_below_the_top_is_generated(tmp_path: Path
 )
 def test_generated_globs(path: str, globs: list[str], found: bool) -> None:
     assert paths.generated(path, globs) is found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'allow-partial = "yes"',
+        "require-clean-room = 1",
+        "evidence = 3",
+        'packages = "calc"',
+        "packages = [1]",
+        'generated = ["/abs/*.py"]',
+        'suites = ["../x"]',
+        'clean-install = [""]',
+    ],
+)
+def test_a_setting_of_the_wrong_shape_is_one_line_with_a_hint(tmp_path: Path, text: str) -> None:
+    """Every refusal of a setting says how to write it (README: every error has a hint)."""
+    root = write(tmp_path, f"[tool.genstamp]\n{text}\n")
+    with pytest.raises(GenstampError) as info:
+        config.load(root)
+    assert info.value.remedy, str(info.value)
+    assert "\n" not in str(info.value)

@@ -64,7 +64,9 @@ def load(workdir: Path) -> Config:
     except FileNotFoundError:  # the defaults, and the version files setup.py or setup.cfg name
         raw = b""
     except OSError as exc:
-        raise GenstampError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise GenstampError(
+            f"cannot read {path}: {exc.strerror or exc}", "make it readable for this user"
+        ) from exc
     return from_bytes(raw, workdir, path)
 
 
@@ -77,7 +79,9 @@ def from_bytes(raw: bytes, workdir: Path, path: Path) -> Config:
     tool = data.get("tool", {})
     section = tool.get("genstamp", {}) if isinstance(tool, dict) else {}
     if not isinstance(section, dict):
-        raise GenstampError(f"{path}: [tool.genstamp] must be a table")
+        raise GenstampError(
+            f"{path}: [tool.genstamp] must be a table", "write its settings under [tool.genstamp]"
+        )
     found = parse(section, workdir, path)
     versions = version_files(tool, workdir) + setup_py_version_files(workdir)
     versions += versioneer_file(tool, workdir)
@@ -246,6 +250,14 @@ def read_setup_cfg(path: Path) -> configparser.ConfigParser | None:
     return parser
 
 
+# how each type of setting is written, for the remedy of one written as another
+_EXAMPLES: dict[type, str] = {
+    bool: "true or false",
+    str: 'a string in quotes ("…")',
+    list: 'a list in brackets (["…"])',
+}
+
+
 def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
     for key, value in section.items():
         if key not in _KEYS:
@@ -256,27 +268,34 @@ def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
         if not isinstance(value, _KEYS[key]):
             raise GenstampError(
                 f"{path}: tool.genstamp.{key} must be a {_KEYS[key].__name__}, "
-                f"not {type(value).__name__}"
+                f"not {type(value).__name__}",
+                f"write it as {_EXAMPLES[_KEYS[key]]} (README: Configuration)",
             )
     packages = section.get("packages")
     if packages is not None and not all(isinstance(p, str) and p for p in packages):
-        raise GenstampError(f"{path}: tool.genstamp.packages must be a list of module names")
+        raise GenstampError(
+            f"{path}: tool.genstamp.packages must be a list of module names",
+            'for example ["calc", "calc_cli"]',
+        )
     generated = section.get("generated", [])
     if not all(isinstance(g, str) and g and not g.startswith("/") for g in generated):
         raise GenstampError(
-            f"{path}: tool.genstamp.generated must be a list of globs relative to the work tree"
+            f"{path}: tool.genstamp.generated must be a list of globs relative to the work tree",
+            'for example ["src/calc/_version.py", "build/**/*.py"]',
         )
     suites = section.get("suites", [])
     if not isinstance(suites, list) or not all(isinstance(p, str) and p.strip() for p in suites):
         raise GenstampError(
-            f"{path}: tool.genstamp.suites must be a list of folders inside the repository"
+            f"{path}: tool.genstamp.suites must be a list of folders inside the repository",
+            'for example ["svc_a", "svc_b"]',
         )
     # as the tree names its folders: `./svc_a` is svc_a, `.` the top (a project with
     # subprojects); one leading out of the repository is none of its folders
     suites = [_suite_folder(p) for p in suites]
     if not all(p is not None for p in suites):
         raise GenstampError(
-            f"{path}: tool.genstamp.suites must be a list of folders inside the repository"
+            f"{path}: tool.genstamp.suites must be a list of folders inside the repository",
+            'for example ["svc_a", "svc_b"]',
         )
     clean_install = section.get("clean-install")
     if clean_install is not None and not all(isinstance(a, str) and a for a in clean_install):
