@@ -2472,11 +2472,7 @@ def _empty_folders(
     a submodule's path (``.gitmodules``: one not checked out is empty in every clone)."""
     if not folders:
         return ()
-    try:
-        modules = (workdir / ".gitmodules").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        modules = ""
-    links = re.findall(r"^\s*path\s*=\s*(.+?)\s*$", modules, re.M)
+    links = roots.submodule_paths(workdir)
     return tuple(
         f
         for f in folders

@@ -145,17 +145,20 @@ _NOT_A_PROJECT = frozenset({"pyvenv.cfg", "conda-meta", ".git"})
 _SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
 
 
-def _submodules(workdir: Path) -> frozenset[str]:
-    """The folders of the submodules ``.gitmodules`` names (each ``path =``), as paths below
-    ``workdir`` spelled as ``os.scandir`` spells them."""
+def submodule_paths(workdir: Path) -> list[str]:
+    """The ``path =`` values of the work tree's ``.gitmodules``, as written there."""
     try:
         text = (workdir / ".gitmodules").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return frozenset()
+        return []
+    return _SUBMODULE_PATH.findall(text)
+
+
+def _submodules(workdir: Path) -> frozenset[str]:
+    """The folders of the submodules ``.gitmodules`` names, as paths below ``workdir``
+    spelled as ``os.scandir`` spells them."""
     top = str(workdir)
-    return frozenset(
-        os.path.join(top, *p.strip('"').split("/")) for p in _SUBMODULE_PATH.findall(text)
-    )
+    return frozenset(os.path.join(top, *p.strip('"').split("/")) for p in submodule_paths(workdir))
 
 
 def _listing(folder: Path) -> list[os.DirEntry[str]]:
