@@ -2123,6 +2123,44 @@ def test_a_branch_tested_in_a_linked_worktree_is_pushed_from_the_main_one(
     commit_all(linked, "side: never tested")
     proc = push(project, "side", "side")
     assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
+    # the main worktree's verdict on the tested commit outlives the worktree that ran it
+    git(project, "branch", "tested", "side~1")
+    git(project, "worktree", "remove", "--force", str(linked))
+    proc = push(project, "tested", "side")
+    assert proc.returncode == 0, proc.stderr
+    proc = push(project, "side", "side")
+    assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
+
+
+def test_a_push_of_two_refs_each_tested_in_this_generation_is_accepted(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """main tested, then `git switch -c feature` (no file changed: the generation goes on), a
+    commit tested there: `git push origin main feature` judges each ref by its own tree's run
+    of this generation, as a push of either alone does. A commit of the branch no run tested
+    is refused, whatever ref comes with it."""
+    green(genstamp, project)
+    git(project, "switch", "-q", "-c", "feature")
+    (project / "src" / "calc" / "more.py").write_text("MORE = 1\n")
+    commit_all(project, "feature")
+    assert run_pytest(project).returncode == 0
+
+    def push_both() -> subprocess.CompletedProcess[str]:
+        lines = "".join(
+            f"refs/heads/{b} {git(project, 'rev-parse', b)} refs/heads/{b} {Z40}\n"
+            for b in ("main", "feature")
+        )
+        return run_genstamp(project, "hook", "pre-push", "origin", "file:///nowhere", stdin=lines)
+
+    proc = push_both()
+    assert proc.returncode == 0, proc.stderr
+    code, data = verdict(genstamp, project, "--rev", "main", "--rev", "feature")
+    assert (code, rules(data)) == (0, []), data
+    (project / "src" / "calc" / "more.py").write_text("MORE = 2\n")
+    commit_all(project, "feature: never tested")
+    proc = push_both()
+    assert proc.returncode == 1 and "tree-mismatch" in proc.stderr, proc.stderr
+    assert push(project, "main", "main").returncode == 0
 
 
 def test_a_newer_failing_run_on_a_verified_tree_is_not_outvoted(
@@ -2458,6 +2496,7 @@ def test_a_pushed_tree_with_no_project_and_no_tests_has_nothing_to_test(
     )
     proc = push(project, "gh-pages", "gh-pages")
     assert proc.returncode == (1 if code else 0), proc.stderr
+    assert ("holds no Python project and no tests" in proc.stderr) == (not code), proc.stderr
     code_, _, err = genstamp("-C", project, "verify", "--rev", "gh-pages")
     assert code_ == (1 if code else 0)
     assert ("holds no Python project and no tests" in err) == (not code), err

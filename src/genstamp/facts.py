@@ -273,21 +273,19 @@ def vouching(
     base: Facts,
     target: Target,
     suites: Sequence[str] = (),
-    *,
-    current: bool = False,
 ) -> Iterator[tuple[int, list[Facts]]]:
     """The facts for judging ``target`` (a commit) as the gate would have at the end of each
-    generation that tested its tree, newest first: those a hook ended (``Generation.retired``),
-    and with ``current`` (another worktree's checkout) the current one before them. Each is
-    the newest part of that generation that tested the target's tree, with the parts of that
-    tree it merges with, and when that part was kept (ns). ``base`` is the checkout's facts;
-    its work tree's bytecode is not looked at (it is another tree's: the audit says what the
-    run loaded)."""
+    generation that tested its tree, newest first: the current one (another worktree's, or this
+    checkout's for a tree its newest run did not test), then those a hook ended
+    (``Generation.retired``). Each is the newest part of that generation that tested the
+    target's tree, with the parts of that tree it merges with, and when that part was kept
+    (ns). ``base`` is the checkout's facts; its work tree's bytecode is not looked at (it is
+    another tree's: the audit says what the run loaded)."""
     gen = base.generation
     if gen is None:
         return
     ended = [generation.as_retired(entry) for entry in reversed(gen.retired)]
-    for then_gen in [gen, *ended] if current else ended:
+    for then_gen in [gen, *ended]:
         path = _newest_part(checkout, then_gen.id, target.tree)
         if path is None:
             continue

@@ -146,6 +146,7 @@ def verify(
             with contextlib.suppress(GenstampError):
                 verified.remember(checkout.gitdir, [t.tree for t in vouched])
     if not pending and not refused:
+        _adopt(checkout, facts.targets, remembered)
         gen = facts.generation
         return Verdict(
             (),
@@ -190,7 +191,17 @@ def verify(
         # another genstamp version): a later push of this tree then needs fresh evidence.
         with contextlib.suppress(GenstampError):
             verified.remember(checkout.gitdir, [t.tree for t in pending])
+        _adopt(checkout, [t for t in facts.targets if t not in pending], remembered)
     return verdict
+
+
+def _adopt(checkout: Checkout, targets: Iterable[Target], remembered: Mapping[str, Path]) -> None:
+    """Every tree accepted is remembered in this checkout: one another worktree remembers too
+    (its verdict stands here when that worktree is removed)."""
+    with contextlib.suppress(GenstampError):
+        verified.adopt(
+            checkout.gitdir, {t.tree: remembered[t.tree] for t in targets if t.tree in remembered}
+        )
 
 
 def _mtime(path: Path) -> int | None:
@@ -207,8 +218,9 @@ def _vouched(
     settings: config.Config,
     failed: Mapping[str, int],
 ) -> tuple[dict[Target, Verdict], dict[Target, Verdict]]:
-    """The ``targets`` whose tree a run of an earlier generation of this checkout, or of a
-    generation of another worktree of the repository, vouches for, with that run's verdict: a
+    """The ``targets`` whose tree a run of a generation of this checkout (an earlier part of
+    the current one, or one a hook ended), or of another worktree of the repository, vouches
+    for, with that run's verdict: a
     run the gate accepts, run after the newest run of that tree that failed anywhere
     (``failed``, ``genstamp.refuted``). A newer run of part of the suite says nothing against
     an older whole one. For the targets none vouches for, the newest refused judgment (its
@@ -224,7 +236,9 @@ def _vouched(
             for target in targets:
                 if target in accepted:
                     continue
-                found = vouching(where, facts, target, settings.suites, current=not mine)
+                # this checkout's current generation too: a push of several refs, one of
+                # them tested before the newest run tested another (main, then feature)
+                found = vouching(where, facts, target, settings.suites)
                 if not mine:  # the clean rooms of the checkout that judges weigh too
                     found = ((when, [_with_rooms(p, base) for p in runs]) for when, runs in found)
                 verdict = _newest_word(checkout, settings, target, found, failed)
