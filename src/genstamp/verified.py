@@ -72,6 +72,24 @@ def remember(gitdir: Path, accepted: Iterable[str], *, now: int | None = None) -
     _write(gitdir, kept)
 
 
+def adopt(gitdir: Path, found: Mapping[str, Path]) -> None:
+    """Remember here, each at the time it was accepted, the trees of ``found`` (``everywhere``)
+    that another worktree remembers: a verdict this checkout gave on them stays when that
+    worktree is removed (``git worktree remove`` deletes its store)."""
+    kept = trees(gitdir)
+    added = False
+    for tree, where in found.items():
+        if tree in kept or where == gitdir:
+            continue
+        with contextlib.suppress(GenstampError):
+            when = trees(where).get(tree)
+            if when is not None:
+                kept[tree] = when
+                added = True
+    if added:
+        _write(gitdir, dict(sorted(kept.items(), key=lambda item: item[1])))
+
+
 def forget_everywhere(gitdir: Path, tree: str) -> bool:
     """No worktree of the repository remembers ``tree`` as accepted any longer (a failing run
     of it that could not be recorded must not be overruled by an older pass); False when a
