@@ -292,6 +292,11 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
     return EXIT_OK if verdict.ok else EXIT_REFUSED
 
 
+def _nothing_to_test(verdict: Verdict) -> str:
+    trees = ", ".join(sorted({t[:12] for t in verdict.nothing_to_test}))
+    return f"tree {trees} holds no Python project and no tests: nothing for the tests to judge"
+
+
 def _say_partial(verdict: Verdict) -> None:
     if verdict.partial:
         print(
@@ -316,10 +321,7 @@ def _accepted(verdict: Verdict) -> str:
                 "of this repository, and its run is judged as it was then"
             )
         if verdict.nothing_to_test:
-            trees = ", ".join(sorted({t[:12] for t in verdict.nothing_to_test}))
-            said.append(
-                f"tree {trees} holds no Python project and no tests: nothing for the tests to judge"
-            )
+            said.append(_nothing_to_test(verdict))
         return "accepted: " + "; ".join(said)
     # As pytest counts them: JUnit writes xfailed and xpassed tests as <skipped> too.
     counts = f"{c.passed} passed, {c.skipped - c.xfailed - c.xpassed} skipped, "
@@ -517,6 +519,8 @@ def _pre_push_hook(args: argparse.Namespace, checkout: Checkout) -> int:
     if not verdict.ok:
         refused = _paint("push refused", RED, sys.stderr)
         print(f"genstamp: {refused}{_refs_unnamed(verdict.failures, labels)}", file=sys.stderr)
+    elif verdict.nothing_to_test:  # accepted without a run: said, as `verify --rev` says it
+        print(f"genstamp: accepted: {_nothing_to_test(verdict)}", file=sys.stderr)
     return EXIT_OK if verdict.ok else EXIT_REFUSED
 
 
