@@ -1529,6 +1529,73 @@ def test_sourceless_bytecode_of_an_older_source_is_refused_naming_where_it_ran_f
     assert clean_clone_fails(repo, tmp_path)
 
 
+VENDORED = {  # how the tests reach a vendored dependency kept in an archive in vendor/
+    "wheel-relative": (
+        "import sys\nsys.path.insert(0, 'vendor/dep-1.0-py3-none-any.whl')\n",
+        "import dep\n\n\ndef test_dep():\n    assert dep.VALUE == 1\n",
+    ),
+    "zipapp-run-path": (
+        "",
+        "import runpy\n\n\ndef test_dep():\n"
+        "    assert runpy.run_path('vendor/tool.pyz')['VALUE'] == 1\n",
+    ),
+    "bytecode-built-elsewhere": (
+        "import os, sys\nsys.path.insert(0, os.path.abspath('vendor/dep.zip'))\n",
+        "import dep\n\n\ndef test_dep():\n    assert dep.VALUE == 1\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("ignored", [True, False], ids=["ignored", "committed"])
+@pytest.mark.parametrize("how", sorted(VENDORED))
+def test_code_zipimported_from_an_archive_the_tree_does_not_hold_is_refused(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path, how: str, ignored: bool
+) -> None:
+    """A vendored dependency in a git-ignored archive of the work tree, which a clean clone
+    does not have: a wheel a relative entry of ``sys.path`` names (its code is named
+    ``vendor/dep.whl/dep.py``, a path of no file), a zipapp run by ``runpy.run_path`` of a
+    relative path, or an archive of bytecode alone compiled on another machine (its code names
+    ``/build/dep.py``). Each ran, and is refused. The control: the archive committed (of
+    source where the tree holds bytecode alone otherwise) is accepted."""
+    import zipfile
+
+    conftest, test = VENDORED[how]
+    write_calc(
+        repo, tests=test, gitignore="__pycache__/\n*.py[co]\n" + ("vendor/\n" if ignored else "")
+    )
+    (repo / "tests" / "conftest.py").write_text(conftest)
+    (repo / "vendor").mkdir()
+    source = "VALUE = 1\n"
+    if how == "wheel-relative":
+        with zipfile.ZipFile(repo / "vendor" / "dep-1.0-py3-none-any.whl", "w") as archive:
+            archive.writestr("dep.py", source)
+    elif how == "zipapp-run-path":
+        with zipfile.ZipFile(repo / "vendor" / "tool.pyz", "w") as archive:
+            archive.writestr("__main__.py", source)
+    else:
+        import importlib.util
+        import marshal
+
+        with zipfile.ZipFile(repo / "vendor" / "dep.zip", "w") as archive:
+            if ignored:
+                code = compile(source, "/build/dep.py", "exec")
+                pyc = importlib.util.MAGIC_NUMBER + bytes(12) + marshal.dumps(code)
+                archive.writestr("dep.pyc", pyc)
+            else:
+                archive.writestr("dep.py", source)
+    commit_all(repo, "a vendored dependency")
+    stamp(genstamp, repo)
+    assert run_tests(repo).returncode == 0
+    data = verdict(genstamp, repo)[1]
+    if not ignored:
+        assert rules(data) == [], data
+        return
+    rule = "stale-bytecode" if how == "bytecode-built-elsewhere" else "ignored-code"
+    assert rules(data) == [rule], data
+    assert "vendor/" in message(data, rule), data
+    assert clean_clone_fails(repo, tmp_path)
+
+
 ENGINE = """\
 import pathlib
 

@@ -1170,6 +1170,14 @@ def _executed(code: CodeType) -> None:
         else:
             _expected[filename] = pending - 1
         return
+    if pyc is None and not filename.startswith("<") and _no_file(filename):
+        member = os.path.abspath(filename)
+        if _archive_stat(member) is not None:
+            # a member of an archive a relative entry of the import path names (zipimport:
+            # ``vendor/dep.whl/dep.py``; ``runpy.run_path("tool.pyz")``): that file ran
+            if compiled is not None and compiled[0] == filename:
+                compiled = (member, compiled[1])
+            filename = member
     if filename.startswith("<") or (pyc is None and _no_file(filename)):
         _pseudo_module(code, filename)
         return
@@ -1181,8 +1189,13 @@ def _executed(code: CodeType) -> None:
         and not compiled_from(code, compiled[1])
     ):
         compiled = None  # compiled here, but what runs is other code: judged as such below
-    if compiled is None and _may_concern(filename):
+    concerns = _may_concern(filename)
+    if compiled is None and (concerns or pyc is None):
+        # (neither compiled nor read from a .pyc: bytecode of an archive's member, whatever
+        # file its code names, ``/build/dep.py`` compiled on another machine)
         found = _bytecode_origin(filename)
+        if found is not None and not concerns and not _may_concern(_where(found[0])):
+            found = None
         if found is not None and not _of_another_work_tree(filename, found[0]):
             # Sourceless bytecode (a .pyc with no source beside it, a zipimported archive's):
             # its code names the file it was once compiled from, not what ran.
