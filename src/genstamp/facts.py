@@ -273,11 +273,13 @@ def vouching(
     base: Facts,
     target: Target,
     suites: Sequence[str] = (),
+    *,
+    current: bool = True,
 ) -> Iterator[tuple[int, list[Facts]]]:
     """The facts for judging ``target`` (a commit) as the gate would have at the end of each
-    generation that tested its tree, newest first: the current one (another worktree's, or this
-    checkout's for a tree its newest run did not test), then those a hook ended
-    (``Generation.retired``). Each is the newest part of that generation that tested the
+    generation that tested its tree, newest first: with ``current`` the current one (another
+    worktree's, or this checkout's for a tree its newest run did not test), then those a hook
+    ended (``Generation.retired``). Each is the newest part of that generation that tested the
     target's tree, with the parts of that tree it merges with, and when that part was kept
     (ns). ``base`` is the checkout's facts; its work tree's bytecode is not looked at (it is
     another tree's: the audit says what the run loaded)."""
@@ -285,7 +287,7 @@ def vouching(
     if gen is None:
         return
     ended = [generation.as_retired(entry) for entry in reversed(gen.retired)]
-    for then_gen in [gen, *ended]:
+    for then_gen in [gen, *ended] if current else ended:
         path = _newest_part(checkout, then_gen.id, target.tree)
         if path is None:
             continue

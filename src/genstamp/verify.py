@@ -236,9 +236,16 @@ def _vouched(
             for target in targets:
                 if target in accepted:
                     continue
-                # this checkout's current generation too: a push of several refs, one of
-                # them tested before the newest run tested another (main, then feature)
-                found = vouching(where, facts, target, settings.suites)
+                # this checkout's current generation too, when its newest run is bound (a
+                # push of several refs, one of them tested before the newest run tested
+                # another: main, then feature); not when a run since could not be
+                found = vouching(
+                    where,
+                    facts,
+                    target,
+                    settings.suites,
+                    current=not mine or facts.report is not None,
+                )
                 if not mine:  # the clean rooms of the checkout that judges weigh too
                     found = ((when, [_with_rooms(p, base) for p in runs]) for when, runs in found)
                 verdict = _newest_word(checkout, settings, target, found, failed)
