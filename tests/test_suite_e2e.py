@@ -425,6 +425,36 @@ def test_options_that_change_what_the_files_yield_or_how_warnings_count(
         assert code == 0, data
 
 
+@pytest.mark.parametrize(
+    ("files", "configured", "partial"),
+    [
+        ("test_a.py", False, True),
+        ("test_a.py", True, True),  # the configuration's --doctest-modules: the same
+        ("test_*.py", False, False),  # no file taken otherwise
+        ("test_*.py check_*.py", True, False),
+    ],
+)
+def test_python_files_given_for_a_run_that_collects_every_module_for_its_doctests(
+    tmp_path: Path, files: str, configured: bool, partial: bool
+) -> None:
+    """With ``--doctest-modules`` (given for the run, or the suite's own) every module is
+    collected, for its doctests: narrowed by ``-o python_files``, a test file yields its
+    doctests alone, its tests none, and was taken for collected (its tests never ran).
+    Patterns that take no file otherwise than the suite's (pytest's default here) change
+    nothing."""
+    ini = "[pytest]\naddopts = --doctest-modules\n" if configured else "[pytest]\n"
+    root = make(tmp_path / "p", {**SIMPLE, "pytest.ini": ini})
+    given = () if configured else ("--doctest-modules",)
+    proc = run_pytest(root, "-p", "no:cacheprovider", "-o", f"python_files={files}", *given)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    if partial:
+        assert code == 1 and "partial-run" in rules(data), data
+        assert f"-o python_files={files}" in rules(data)["partial-run"], data
+    else:
+        assert code == 0, data
+
+
 LIMIT_PLUGIN = """\
 def pytest_addoption(parser):
     parser.addoption("--limit", help="overrides the limit setting")
@@ -1773,8 +1803,20 @@ EVERY_ID = [
         ([*EVERY_ID[:4], "tests/test_two.py::TestInner"], True),
         (EVERY_ID[:-1], False),  # a class left out: its tests are not known to have run
         (EVERY_ID[:2] + EVERY_ID[3:], False),  # a parameter left out
+        # --pyargs: module names, as pytest resolves them by the import path
+        (["--pyargs", "tests.test_one", "tests.test_two::test_mul"], False),
+        (["--pyargs", "tests.test_one", "tests.test_two"], True),
+        (["--pyargs", *(i.replace(".py", "").replace("tests/", "tests.") for i in EVERY_ID)], True),
     ],
-    ids=["every-test", "a-class-whole", "control-a-class-left-out", "control-a-parameter-left"],
+    ids=[
+        "every-test",
+        "a-class-whole",
+        "control-a-class-left-out",
+        "control-a-parameter-left",
+        "control-pyargs-a-test-named",
+        "pyargs-modules",
+        "pyargs-every-test",
+    ],
 )
 def test_node_ids_naming_every_test_of_their_files_are_the_whole_files(
     tmp_path: Path, ids: list[str], whole: bool

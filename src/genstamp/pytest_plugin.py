@@ -725,15 +725,14 @@ class Tally:
     def coverage(
         self, node_args: list[Path], partly: set[str], *, credited: bool = True
     ) -> coverage.Coverage:
-        """What the run covered: a file named with a ``::`` argument, or one a plugin
+        """What the run covered: a file named with a ``::`` argument (``node_args``: their
+        files' real paths), or one a plugin
         dropped items from, was collected in part. Not ``credited`` (the run's own options
         changed what its tests mean: a warning the configuration makes an error let through),
         its tests ran as no run of the suite runs them: none counts as run when parts merge."""
         from genstamp import coverage
 
-        partly = partly | {
-            self.tree_path(Path(str(a).partition("::")[0]).resolve()) or "" for a in node_args
-        }
+        partly = partly | {self.tree_path(a) or "" for a in node_args}
         done = self.ran() if credited else set()
         ran = {self.tree_id(n): self.outcomes[n] for n in done}
         unran = [self.tree_id(n) for n in self.selected if n not in done]
@@ -1081,12 +1080,13 @@ class Session:
             facts = _facts(self.config, session, exitstatus, self.tally)
             facts = facts._replace(partly=tuple(sorted(self.tally.all_partly() | lf_skipped)))
             reasons = selection.reasons(facts)
-            here = self.config.invocation_params.dir
             partly = self.tally.all_partly() | lf_skipped
             if facts.overrides:  # each file may have yielded fewer tests than the suite's
                 partly |= self.tally.all_files()
             covered = self.tally.coverage(
-                [here / a for a in facts.node_ids], partly, credited=not facts.overrides
+                [Path(_arg_path(self.config, a)) for a in facts.node_ids],
+                partly,
+                credited=not facts.overrides,
             )
             if dest.feed is not None:
                 dest.feed.render()
@@ -1434,18 +1434,30 @@ def _output(start: Start, written: Path | None) -> str:
     return "" if output.split(os.sep)[0] == ".." else output.replace(os.sep, "/")
 
 
-def _narrowing(args: list[str], here: str) -> list[str]:
+def _narrowing(args: list[str], where: Callable[[str], str]) -> list[str]:
     """The arguments naming tests inside a file (``::``) whose file no other argument collects
     whole: ``pytest tests/a/test_a.py::test_a1 tests`` runs every test of ``test_a.py``,
-    as ``tests`` names the folder holding it."""
-    whole = [os.path.realpath(os.path.join(here, a)) for a in args if "::" not in a]
+    as ``tests`` names the folder holding it. ``where``: the real path an argument names."""
+    whole = [where(a) for a in args if "::" not in a]
     out = []
     for arg in args:
         if "::" in arg:
-            file = os.path.realpath(os.path.join(here, arg.partition("::")[0]))
+            file = where(arg)
             if not any(file == w or file.startswith(w.rstrip(os.sep) + os.sep) for w in whole):
                 out.append(arg)
     return out
+
+
+def _arg_path(cfg: pytest.Config, arg: str) -> str:
+    """The real path of the file or folder a command-line argument names, as pytest resolves
+    it: under ``--pyargs``, a module's name (``tests.test_a::test_1``) by the import path."""
+    name = arg.partition("::")[0]
+    if cfg.getoption("pyargs", False):
+        from _pytest.main import search_pypath
+
+        with contextlib.suppress(Exception):  # pytest keeps a name it cannot find as a path
+            name = search_pypath(name) or name
+    return os.path.realpath(os.path.join(cfg.invocation_params.dir, name))
 
 
 def _facts(
@@ -1456,12 +1468,8 @@ def _facts(
 
     node_ids: list[str] = []
     if cfg.args_source == pytest.Config.ArgsSource.ARGS:
-        here = str(cfg.invocation_params.dir)
-        node_ids = [
-            arg
-            for arg in _narrowing(cfg.args, here)
-            if not tally.whole(os.path.realpath(os.path.join(here, arg.partition("::")[0])))
-        ]
+        where = functools.partial(_arg_path, cfg)
+        node_ids = [arg for arg in _narrowing(cfg.args, where) if not tally.whole(where(arg))]
     return selection.Facts(
         overrides=_overrides(cfg, tally),
         node_ids=tuple(node_ids),
@@ -1714,6 +1722,10 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             if key == "filterwarnings":
                 if loosened if loosened is not None else _lenient(given, errors):
                     out.append(f"-o {value}")
+            elif key == "python_files":
+                configured = _runs_with(cfg, suite.values, set_by_suite, key)
+                if configured is None or _files_shaped_otherwise(tally, given, configured):
+                    out.append(f"-o {value}")
             elif key in SHAPING_INI:
                 configured = _runs_with(cfg, suite.values, set_by_suite, key)
                 # the same patterns the suite collects with (pytest's default where it sets
@@ -1880,6 +1892,24 @@ def _spelled(words: list[str], valued: str) -> list[str]:
         if word == valued:
             out[n] = f"{word}={words[n + 1]}"
     return out
+
+
+def _files_shaped_otherwise(tally: Tally, given: str, configured: str) -> bool:
+    """Whether ``python_files`` patterns ``given`` for the run take another of the files it
+    collected for a test module than the suite's ``configured`` ones: one it collected for its
+    doctests alone (``--doctest-modules``), or a module that is none of the suite's test files
+    (a file neither collects is the suite's, not collected)."""
+    from _pytest.pathlib import fnmatch_ex
+
+    if tally.workdir is None or set(given.split()) == set(configured.split()):
+        return False
+    for rel in tally.all_files():
+        if rel.endswith(".py"):
+            path = tally.workdir / rel
+            run = any(fnmatch_ex(p, path) for p in given.split())
+            if run != any(fnmatch_ex(p, path) for p in configured.split()):
+                return True
+    return False
 
 
 def _runs_with(
