@@ -1406,6 +1406,21 @@ def test_a_namespace_package_from_a_folder_the_tree_does_not_hold(
         assert folder in failures(repo).get("loaded-not-tested", "")
 
 
+@pytest.mark.e2e
+def test_a_namespace_package_from_an_ignored_folder_is_ignored_code(tmp_path: Path) -> None:
+    """``vendor/`` is git-ignored, and ``vendor/ns/`` holds data alone: it imports as a
+    namespace package here, and a clean clone has no such folder. Refused as ignored code (to
+    stop ignoring it, or declare it generated), not as a folder the tree lost."""
+    repo, _ = project(tmp_path, "", {".gitignore": "__pycache__/\nvendor/\n"})
+    (repo / "vendor" / "ns").mkdir(parents=True)
+    (repo / "vendor" / "ns" / "data.txt").write_text("data\n")
+    found = scenario(repo, LEFT_BEHIND.format(module="ns"), PYTHONPATH=str(repo / "vendor"))
+    assert "vendor/ns" in found.namespaces, found.namespaces
+    failed = failures(repo)
+    assert list(failed) == ["ignored-code"], failed
+    assert "vendor/ns" in failed["ignored-code"], failed
+
+
 def from_other_clone(
     repo: Path, other: Path, foreign: bool, load: tuple[str, str], rel: str, module: str
 ) -> None:

@@ -617,8 +617,10 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
             linked,
             PATH_LIMIT,
         )
-    folders = [
-        rel for rel in loaded.namespaces if rel not in blobs and facts.placed.get(rel) != INSTALLED
+    folders = [  # an ignored one is ignored-code's
+        rel
+        for rel in loaded.namespaces
+        if rel not in blobs and facts.placed.get(rel) not in (INSTALLED, IGNORED)
     ]
     if folders:
         yield listed(
@@ -667,6 +669,15 @@ def _ignored_code(facts: Facts, settings: Config) -> Iterator[str | Listed]:
         and facts.placed.get(rel) == IGNORED
         and not generated(rel, settings.generated)
         and rel not in loaded.made  # code the run made (generated, a pytester project)
+    ]
+    found += [  # a namespace package's git-ignored folder, named when none of its code is
+        rel
+        for rel in loaded.namespaces
+        if rel not in facts.tested_blobs
+        and facts.placed.get(rel) == IGNORED
+        and not generated(rel, settings.generated)
+        and rel not in loaded.made
+        and not any(f.startswith(rel + "/") for f in found)
     ]
     if found:
         yield listed(
