@@ -571,6 +571,39 @@ def test_a_rebase_that_ends_where_it_began_keeps(branches: Path) -> None:
     assert proc.stderr.count("paths changed") == 2  # both hooks took the light path
 
 
+def test_a_rebase_with_exec_that_ends_where_it_began_scrubs_what_its_commits_wrote(
+    branches: Path,
+) -> None:
+    """``rebase -i --exec CMD main`` of a branch already on main keeps every commit: the
+    branch ends where it began. Its sequencer checked out main all the same and came back
+    through the branch's commits, and the exec ran at each: bytecode it wrote of a commit on
+    the way (``edit.py`` at ``step``) is not the branch's code, and is removed; the generation
+    is kept (the tree is as it was)."""
+    git(branches, "checkout", "-q", "-b", "steps", "main")
+    (branches / "edit.py").write_text("E = 3\n")
+    commit_all(branches, "step")
+    (branches / "edit.py").write_text("E = 4\n")
+    commit_all(branches, "last")
+    gen = restamp.begin(open_checkout(branches), do_scrub=False).generation  # of last's tree
+    exec_import = f"{sys.executable} -c 'import edit'"
+    env = {**os.environ, "GIT_SEQUENCE_EDITOR": "true", "PYTHONPATH": str(branches)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    proc = subprocess.run(
+        ["git", "rebase", "-q", "-i", "--exec", exec_import, "main"],
+        cwd=branches,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert git(branches, "rev-parse", "HEAD") == git(branches, "rev-parse", "ORIG_HEAD")
+    op = changed.operation("post-rewrite", ("rebase",), {}, branches / ".git")
+    assert not op.unknown and changed.changed_paths(branches, op) == ["edit.py"]
+    assert not list((branches / "__pycache__").glob("edit.*.pyc")), proc.stderr
+    after = generation.current(open_checkout(branches))
+    assert after is not None and after.id == gen.id and after.history[-1]["action"] == "kept"
+
+
 @pytest.mark.parametrize("how", ["pull-rebase", "rebase-kept-every-commit"])
 def test_a_rebase_by_another_action_or_leaving_the_branch_takes_the_light_path(
     branches: Path, how: str

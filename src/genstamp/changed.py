@@ -268,8 +268,13 @@ def operation(
     orig = _read_ref(os.path.join(gitdir, "ORIG_HEAD"))
     if branch is not None and orig is not None and branch[1] == orig == last[1]:
         # the rebase left the branch where it began (every commit kept as it was): its last
-        # move is older than the rebase, and the work tree is the branch's as before
-        return Operation(trigger, ((orig, orig),), (orig, orig), "")
+        # move is older than the rebase, and the work tree is the branch's as before. It
+        # checked out the commit it began from all the same, and came back through its
+        # commits (an `--exec` between them may have written their bytecode): their paths
+        start = _rebase_start(os.path.join(gitdir, "logs", "HEAD"))
+        if start is None:
+            return _unknown(trigger, "HEAD's reflog does not show where the rebase began")
+        return Operation(trigger, ((orig, orig),), (start, orig), "")
     if branch is None or branch[0] != orig or branch[1] != last[1]:
         return _unknown(trigger, "ORIG_HEAD is not where the rebase began")
     return Operation(trigger, ((branch[0], branch[1]),), (branch[0], branch[1]), "")
@@ -309,19 +314,36 @@ def _read_ref(path: str) -> str | None:
 
 def _last_move(log: str) -> tuple[str, str, str] | None:
     """The last entry of a reflog: (old, new, message)."""
+    entries = _reflog_tail(log, 8192)
+    return entries[-1] if entries and entries[-1][2] else None
+
+
+def _rebase_start(log: str) -> str | None:
+    """The commit the last rebase in HEAD's reflog checked out as it began (its ``<action>
+    (start): checkout <onto>`` entry), when the reflog's tail shows it."""
+    for _, new, message in reversed(_reflog_tail(log, 65536)):
+        if " (start): " in message:
+            return new
+    return None
+
+
+def _reflog_tail(log: str, size: int) -> list[tuple[str, str, str]]:
+    """The entries of the last ``size`` bytes of a reflog, oldest first: (old, new, message)
+    (a line cut at the start is no entry)."""
     try:
         with open(log, "rb") as f:
             f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 8192))
+            f.seek(max(0, f.tell() - size))
             tail = f.read().decode("utf-8", "surrogateescape")
     except OSError:
-        return None
-    lines = tail.rstrip("\n").split("\n")
-    head, _, message = lines[-1].partition("\t")
-    parts = head.split(" ", 2)
-    if len(parts) < 3 or not message:
-        return None
-    return parts[0], parts[1], message
+        return []
+    entries = []
+    for line in tail.rstrip("\n").split("\n"):
+        head, _, message = line.partition("\t")
+        parts = head.split(" ", 2)
+        if len(parts) == 3:
+            entries.append((parts[0], parts[1], message))
+    return entries
 
 
 def changed_paths(workdir: str | os.PathLike[str], op: Operation) -> list[str] | None:
