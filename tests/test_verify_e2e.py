@@ -375,6 +375,27 @@ def test_bytecode_a_sourceless_legacy_pyc_the_tests_load(
     assert "calc.legacy" in text  # the audit saw the tests load it
 
 
+def test_a_pycache_prefix_inside_the_tree_is_a_cache_not_sourceless_bytecode(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """``PYTHONPYCACHEPREFIX=<top>/.pycache`` with ``*.py[co]`` ignored (not the folder):
+    CPython mirrors every source it compiles there, the standard library's too, as
+    ``mod.cpython-311.pyc``, a name no import runs as a module of its own. A complete green
+    run is accepted; the control, a legacy ``mod.pyc`` with no source there, is refused."""
+    prefix = project / ".pycache"
+    env = subprocess_env(bytecode=True, PYTHONPYCACHEPREFIX=str(prefix))
+    genstamp("-C", project, "stamp")
+    assert run_pytest(project, env=env).returncode == 0
+    assert list(prefix.rglob("*.cpython-*.pyc")), "CPython wrote no cache under the prefix"
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (0, []), data
+    legacy = prefix / "legacy.pyc"
+    legacy.write_bytes(next(prefix.rglob("*.cpython-*.pyc")).read_bytes())
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["stale-bytecode"]), data
+    assert ".pycache/legacy.pyc is sourceless" in message(data, "stale-bytecode")
+
+
 def test_bytecode_older_than_the_generation_and_its_remedy(
     project: Path, genstamp: RunGenstamp
 ) -> None:

@@ -742,7 +742,14 @@ def bytecode_listing(root: Path, found: Sequence[str]) -> tuple[Bytecode, ...]:
                 mtime = full.lstat().st_mtime_ns
             except OSError:
                 continue
-            sourceless = PYCACHE not in full.parts and not full.with_suffix(".py").exists()
+            # legacy bytecode a plain import runs with no source (``mod.pyc``): not a cache's
+            # file outside ``__pycache__`` (``mod.cpython-311.pyc``, under the mirror of the
+            # tree that PYTHONPYCACHEPREFIX makes in it), whose name no import gives
+            sourceless = (
+                PYCACHE not in full.parts
+                and full.name.partition(".")[0] == full.stem
+                and not full.with_suffix(".py").exists()
+            )
             out.append(Bytecode(rel, mtime, sourceless))
     return tuple(out)
 
