@@ -2230,6 +2230,39 @@ def test_a_push_of_two_refs_each_tested_in_this_generation_is_accepted(
     assert push(project, "main", "main").returncode == 0
 
 
+@pytest.mark.parametrize("then", ["green-part", "failing-part", "no-whole-run"])
+def test_a_newer_run_of_part_of_the_suite_gives_way_to_an_older_whole_one(
+    project: Path, genstamp: RunGenstamp, then: str
+) -> None:
+    """feature tested whole, left for main, come back to, then one test file run again (green):
+    the older whole run of that very tree stands, for `verify --rev`, a push and the work tree.
+    A part that fails is the newer word on the tree; with no whole run before it, a part is
+    a part."""
+    (project / "tests" / "test_more.py").write_text("def test_more():\n    assert True\n")
+    commit_all(project, "a second test file")
+    feature_tested_then_left(project)
+    if then == "no-whole-run":  # the branch's tree again, never tested whole
+        git(project, "switch", "-q", "-c", "untested", "feature")
+        (project / "src" / "calc" / "more.py").write_text("MORE = 2\n")
+        commit_all(project, "untested")
+        git(project, "switch", "-q", "feature")
+        git(project, "switch", "-q", "untested")
+    else:
+        git(project, "switch", "-q", "feature")
+    env = subprocess_env(BREAK_IT="1") if then == "failing-part" else None
+    part = run_pytest(project, "tests/test_more.py", env=env)
+    assert part.returncode == (1 if then == "failing-part" else 0), part.stdout
+    for args in (("--rev", "HEAD"), ()):
+        code, data = verdict(genstamp, project, *args)
+        if then == "green-part":
+            assert (code, rules(data)) == (0, []), data
+        else:
+            expected = "tests-failed" if then == "failing-part" else "partial-run"
+            assert code == 1 and expected in rules(data), data
+    proc = push(project, "untested" if then == "no-whole-run" else "feature", "feature")
+    assert proc.returncode == (0 if then == "green-part" else 1), proc.stderr
+
+
 def test_a_newer_failing_run_on_a_verified_tree_is_not_outvoted(
     project: Path, genstamp: RunGenstamp
 ) -> None:

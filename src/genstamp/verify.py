@@ -147,18 +147,7 @@ def verify(
                 verified.remember(checkout.gitdir, [t.tree for t in vouched])
     if not pending and not refused:
         _adopt(checkout, facts.targets, remembered)
-        gen = facts.generation
-        return Verdict(
-            (),
-            facts.evidence,
-            gen.id if gen else None,
-            None,
-            facts.targets,
-            None,
-            nothing_to_test=nothing_to_test,
-            vouched=vouched_trees,
-            vouching=tuple(vouching.values()),
-        )
+        return _without_a_run(facts, nothing_to_test, vouching)
     # each tree judged by its own settings, as strict as the work tree's (one group, mostly)
     groups: dict[config.Config, list[Target]] = {}
     for target in pending:
@@ -178,6 +167,21 @@ def verify(
         vouched=vouched_trees,
         vouching=tuple(vouching.values()),
     )
+    if (
+        not refused
+        and {f.rule for f in verdict.failures} == {"partial-run"}
+        and (bool(revs) or (others and junit is None and not work_tree_bytecode(facts)))
+    ):
+        # A newer run of part of the suite gives way to an older whole one of the same tree
+        # (of an ended generation, another worktree's, a verdict remembered): a branch
+        # tested, left, come back to and one file run again is still the branch tested.
+        base = facts._replace(others=(), primary=True)
+        whole, _ = _vouched(checkout, base, pending, settings, failed)
+        if all(t in whole or t.tree in remembered for t in pending):
+            with contextlib.suppress(GenstampError):
+                verified.remember(checkout.gitdir, [t.tree for t in whole])
+            _adopt(checkout, [t for t in facts.targets if t not in whole], remembered)
+            return _without_a_run(facts, nothing_to_test, {**vouching, **whole})
     # a run of the same tree that failed after the evidence did (in another worktree, or a
     # part refuted at its end: its acceptance is refuted, however many parts come after it;
     # E25 24) is the newer word on it
@@ -202,6 +206,25 @@ def _adopt(checkout: Checkout, targets: Iterable[Target], remembered: Mapping[st
         verified.adopt(
             checkout.gitdir, {t.tree: remembered[t.tree] for t in targets if t.tree in remembered}
         )
+
+
+def _without_a_run(
+    facts: Facts, nothing_to_test: tuple[str, ...], vouching: Mapping[Target, Verdict]
+) -> Verdict:
+    """Acceptance of ``facts``' targets with no run of now to count: each has nothing to
+    test, was accepted before, or a run of ``vouching`` (target -> its verdict) stands for it."""
+    gen = facts.generation
+    return Verdict(
+        (),
+        facts.evidence,
+        gen.id if gen else None,
+        None,
+        facts.targets,
+        None,
+        nothing_to_test=nothing_to_test,
+        vouched=tuple(t.tree for t in vouching),
+        vouching=tuple(vouching.values()),
+    )
 
 
 def _mtime(path: Path) -> int | None:
