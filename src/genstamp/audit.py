@@ -1783,7 +1783,7 @@ def _stale_cache(
             kind = "an unchecked pyc"
             if header.checked:
                 kind = "a checked pyc CPython did not check"
-            return f"loaded from {cached}, {kind} not compiled from the current source"
+            return f"loaded from {_prefixed(cached)}, {kind} not compiled from the current source"
         # not matching, and run by what checks nothing: its code is compared below
     elif not bytecode.matches_stat(header, st.st_mtime, st.st_size):
         if checked:
@@ -1798,7 +1798,24 @@ def _stale_cache(
         with open(source, "rb") as fh:
             code = compile(fh.read(), source, "exec", dont_inherit=True)
         if marshal.loads(data[bytecode.HEADER_SIZE :]) != code:
-            return f"loaded from {cached}, which was not compiled from the current source"
+            return (
+                f"loaded from {_prefixed(cached)}, which was not compiled from the current source"
+            )
     except (SyntaxError, ValueError, EOFError, TypeError):
-        return f"loaded from {cached}, which was not compiled from the current source"
+        return f"loaded from {_prefixed(cached)}, which was not compiled from the current source"
     return None
+
+
+def _prefixed(cached: str) -> str:
+    """``cached``, and how to remove it when it lies under this process's bytecode prefix
+    (``PYTHONPYCACHEPREFIX``): a scrub removes a prefix's bytecode only where its own
+    environment names that prefix (a prefix given to the tests alone is not the hooks')."""
+    prefix = sys.pycache_prefix
+    if not prefix or not inside(os.path.abspath(cached), os.path.abspath(prefix)):
+        return cached
+    import shlex
+
+    return (
+        f"{cached} (under the bytecode prefix {prefix}, which `genstamp stamp` scrubs when it"
+        f" is given: PYTHONPYCACHEPREFIX={shlex.quote(prefix)} genstamp stamp)"
+    )
