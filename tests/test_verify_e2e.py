@@ -375,6 +375,15 @@ def test_bytecode_a_sourceless_legacy_pyc_the_tests_load(
     assert "calc.legacy" in text  # the audit saw the tests load it
 
 
+def test_a_rev_given_twice_is_judged_and_named_once(project: Path, genstamp: RunGenstamp) -> None:
+    genstamp("-C", project, "stamp")
+    (project / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return b + a\n")
+    commit_all(project, "untested")
+    code, data = verdict(genstamp, project, "--rev", "HEAD", "--rev", "HEAD")
+    assert code == 1 and [t["label"] for t in data["targets"]] == ["HEAD"], data
+    assert "HEAD, HEAD" not in json.dumps(data), data
+
+
 def test_a_pycache_prefix_inside_the_tree_is_a_cache_not_sourceless_bytecode(
     project: Path, genstamp: RunGenstamp
 ) -> None:

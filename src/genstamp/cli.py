@@ -240,6 +240,8 @@ def _selection_lines(status: dict[str, Any]) -> list[str]:
 def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp.verify import verify
 
+    if args.rev:  # a rev given twice is judged once (and named once)
+        args.rev = list(dict.fromkeys(args.rev))
     if args.attestation or args.from_notes or args.summary:
         from genstamp.attest import accepted_line, attestations_json, verify_attestations
 
