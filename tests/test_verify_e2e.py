@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunGenstamp, commit_all, run_genstamp, run_pytest, subprocess_env
+from conftest import RunGenstamp, commit_all, git, run_genstamp, run_pytest, subprocess_env
 from test_facts import bind
 
 from genstamp import restamp
@@ -382,6 +382,17 @@ def test_a_rev_given_twice_is_judged_and_named_once(project: Path, genstamp: Run
     code, data = verdict(genstamp, project, "--rev", "HEAD", "--rev", "HEAD")
     assert code == 1 and [t["label"] for t in data["targets"]] == ["HEAD"], data
     assert "HEAD, HEAD" not in json.dumps(data), data
+
+
+def test_a_branch_whose_name_is_no_utf_8_is_judged(project: Path, genstamp: RunGenstamp) -> None:
+    """git keeps a ref's name as the bytes it was given (``br\\xff``, which Python reads as
+    ``br\\udcff``): it names the commit all the same."""
+    name = os.fsdecode(b"br\xff")
+    git(project, "branch", name)
+    genstamp("-C", project, "stamp")
+    assert run_tests(project).returncode == 0
+    code, data = verdict(genstamp, project, "--rev", name)
+    assert (code, rules(data)) == (0, []), data
 
 
 def test_a_pycache_prefix_inside_the_tree_is_a_cache_not_sourceless_bytecode(

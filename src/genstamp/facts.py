@@ -695,7 +695,10 @@ def rev_tree(
         remedy += " (a remote's branch fetched first: git fetch origin BRANCH)"
     obj = None
     try:
-        obj = checkout.repo.revparse_single(rev)
+        try:
+            obj = checkout.repo.revparse_single(rev)
+        except UnicodeEncodeError:  # a ref's name git keeps as bytes no UTF-8 (as the OS gave it)
+            obj = checkout.repo.revparse_single(os.fsencode(rev))  # type: ignore[arg-type]
         commit = obj.peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
         if obj is not None:  # a blob or a tree (`HEAD:pyproject.toml`, `HEAD^{tree}`)
