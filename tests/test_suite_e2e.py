@@ -1834,3 +1834,35 @@ def test_node_ids_naming_every_test_of_their_files_are_the_whole_files(
     else:
         assert set(rules(data)) == {"partial-run"}, rules(data)
         assert "tests/test_two.py" in rules(data)["partial-run"]
+
+
+@pytest.mark.parametrize(
+    ("helper", "whole"),
+    [
+        ("class TestHelper:\n    __test__ = False\n\n    def test_no(self):\n        pass\n", True),
+        (
+            "class TestTool:\n    def __init__(self):\n        pass\n\n"
+            "    def test_no(self):\n        pass\n",
+            True,
+        ),
+        ("class TestLater:\n    pass\n", True),
+        ("class TestMore:\n    def test_more(self):\n        pass\n", False),  # one left out
+    ],
+    ids=["not-a-test", "with-init", "empty", "control-a-class-with-a-test"],
+)
+def test_node_ids_naming_every_test_beside_a_class_that_yields_none(
+    tmp_path: Path, helper: str, whole: bool
+) -> None:
+    """A file's test functions all named by node id, beside a ``Test*`` class that yields no
+    test (``__test__ = False``, an ``__init__``, empty): the class is collected at the end, as
+    a run of the whole file collects it, and the file is whole. A class with a test is not."""
+    files = {**IDS_SUITE, "tests/test_one.py": IDS_SUITE["tests/test_one.py"] + "\n\n" + helper}
+    root = make(tmp_path / "repo", files)
+    proc = pytest_in(root, "tests/test_one.py::test_add", "tests/test_two.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PytestCollectionWarning" not in proc.stdout, proc.stdout
+    code, data, _ = verify(root)
+    if whole:
+        assert code == 0, rules(data)
+    else:
+        assert set(rules(data)) == {"partial-run"}, rules(data)

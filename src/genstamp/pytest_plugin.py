@@ -23,6 +23,7 @@ import re
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
@@ -384,6 +385,8 @@ class Tally:
         # a file's real path -> its node id: the whole of a file that node ids named (H26 21)
         self._yielded: dict[str, list[tuple[str, bool]]] = {}
         self._file_ids: dict[str, str] = {}
+        # a class's node id -> its collector, where node ids named tests of its file
+        self._classes: dict[str, pytest.Class] = {}
         self._named_ids = False  # the run's arguments name tests by node id (kept only then)
         self.partly: set[str] = set()  # files some of whose items a plugin dropped
         self._reported: set[str] = set()  # node ids reported deselected
@@ -468,6 +471,9 @@ class Tally:
             self._yielded.setdefault(collector.nodeid, []).extend(
                 (child.nodeid, isinstance(child, pytest.Item)) for child in report.result
             )
+            self._classes.update(
+                (child.nodeid, child) for child in report.result if isinstance(child, pytest.Class)
+            )
         return report
 
     def whole(self, file: str) -> bool:
@@ -480,12 +486,29 @@ class Tally:
         pending: list[str] = [top]
         items: list[str] = []
         while pending:
-            children = self._yielded.get(pending.pop())
+            children = self._yielded_by(pending.pop())
             if children is None:
                 return False  # a class the node ids did not enter: its tests are unknown
             for nodeid, item in children:
                 (items if item else pending).append(nodeid)
         return bool(items) and all(n in self.selected for n in items)
+
+    def _yielded_by(self, nodeid: str) -> list[tuple[str, bool]] | None:
+        """What the collector of ``nodeid`` yielded: a class the node ids did not enter is
+        collected now, as a run of its whole file collects it (``__test__ = False``, a helper
+        class with an ``__init__``, an empty one: it yields none), its warnings unsaid."""
+        children = self._yielded.get(nodeid)
+        node = self._classes.get(nodeid)
+        if children is not None or node is None:
+            return children
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                found = list(node.collect())
+        except Exception:  # unknown, as before: the file counts in part
+            return None
+        children = self._yielded[nodeid] = [(c.nodeid, isinstance(c, pytest.Item)) for c in found]
+        return children
 
     def _dropped(self, report: pytest.CollectReport) -> None:
         raw = self._raw.pop(report.nodeid, None)
