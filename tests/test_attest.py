@@ -258,6 +258,32 @@ def test_a_kept_clean_room_run_of_the_tree_travels_in_the_statement(repo: Path) 
     assert attest._clean_room(checkout, "cd" * 20) is None  # another tree's run says nothing
 
 
+def test_a_folder_a_conftest_skips_whole_travels_as_skipped(
+    repo: Path, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    """``tests/opt/conftest.py`` skips its folder (``pytest.importorskip`` of what is not
+    installed): its files ran, skipped, and the local gate accepts the run. The attestation
+    says so too (its coverage's ``skipped``), so the attested run is whole where it is judged,
+    not missing ``tests/opt/test_opt.py``."""
+    (repo / "tests" / "opt").mkdir(parents=True)
+    (repo / "tests" / "test_a.py").write_text("def test_a():\n    pass\n")
+    (repo / "tests" / "opt" / "conftest.py").write_text(
+        "import pytest\n\npytest.importorskip('genstamp_no_such_module')\n"
+    )
+    (repo / "tests" / "opt" / "test_opt.py").write_text("def test_opt():\n    pass\n")
+    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    commit_all(repo, "a folder skipped whole")
+    ok(run_genstamp(repo, "stamp"))
+    ok(run_pytest(repo, "-p", "no:cacheprovider"))
+    assert genstamp("-C", repo, "verify")[0] == 0
+    made = tmp_path / "a.json"
+    ok(run_genstamp(repo, "attest", "-o", str(made)))
+    assert payload(made)["predicate"]["genstamp"]["coverage"]["skipped"] == ["tests/opt"]
+    code, data = verdict(genstamp, repo, "--attestation", made)
+    assert (code, rules(data)) == (0, []), data
+
+
 def test_pae_is_the_dsse_test_vector() -> None:
     assert (
         dsse.pae("http://example.com/HelloWorld", b"hello world")

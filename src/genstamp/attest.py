@@ -98,7 +98,15 @@ def attest(
         raise _unrecorded(target.tree)
     outcomes = merge.outcomes()
     files = sorted({f for p in merge.parts for f in p.coverage.files})
-    ran = coverage.new(files, sorted({*outcomes, *merge.unran}), outcomes, merge.unran)
+    ran = coverage.new(
+        files,
+        sorted({*outcomes, *merge.unran}),
+        outcomes,
+        merge.unran,
+        errors=[e for p in merge.parts for e in p.coverage.errors],
+        # folders a conftest skipped whole: their files ran, skipped (not "not collected")
+        skipped=[f for p in merge.parts for f in p.coverage.skipped],
+    )
     facts = statement.Facts(
         tree=target.tree,
         commit=commit,
