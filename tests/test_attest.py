@@ -284,6 +284,39 @@ def test_a_folder_a_conftest_skips_whole_travels_as_skipped(
     assert (code, rules(data)) == (0, []), data
 
 
+def test_each_judged_tree_is_held_to_its_own_suites_however_many_are_judged(
+    repo: Path, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    """Two commits of a monorepo that declares no suites, each attested on a run of svc_a
+    alone (``--part 1/1``); the work tree's uncommitted ``suites = ["svc_a"]`` narrows neither
+    tree's suite, judged alone or with the other: svc_b's failing test never ran."""
+    (repo / ".gitignore").write_text("__pycache__/\n*.pyc\n")
+    for svc in ("svc_a", "svc_b"):
+        (repo / svc / "tests").mkdir(parents=True)
+    (repo / "svc_a" / "tests" / "test_a.py").write_text("def test_a():\n    pass\n")
+    (repo / "svc_b" / "tests" / "test_b.py").write_text("def test_b():\n    assert False\n")
+    (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    commit_all(repo, "A")
+    ok(run_genstamp(repo, "stamp"))
+    made = []
+    for i in (1, 2):
+        if i == 2:
+            with (repo / "svc_a" / "tests" / "test_a.py").open("a") as fh:
+                fh.write("\n\ndef test_a2():\n    pass\n")
+            commit_all(repo, "B")
+        run_pytest(repo, "-p", "no:cacheprovider", "svc_a")
+        made.append(tmp_path / f"{i}.json")
+        ok(run_genstamp(repo, "attest", "--part", "1/1", "-o", str(made[-1])))
+    with (repo / "pyproject.toml").open("a") as fh:
+        fh.write('[tool.genstamp]\nsuites = ["svc_a"]\n')
+    for revs, files in ((["HEAD"], made[1:]), (["HEAD~1", "HEAD"], made)):
+        args = [a for rev in revs for a in ("--rev", rev)]
+        code, out, _ = genstamp("-C", repo, "verify", "--json", "--attestation", *files, *args)
+        data = json.loads(out)
+        assert code == 1 and set(rules(data)) == {"attestation-partial"}, data
+        assert "svc_b/tests/test_b.py" in message(data, "attestation-partial"), data
+
+
 def test_pae_is_the_dsse_test_vector() -> None:
     assert (
         dsse.pae("http://example.com/HelloWorld", b"hello world")

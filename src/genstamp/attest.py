@@ -306,19 +306,20 @@ def gather(
     *,
     source: str,
     allowed: Path | None,
-    roots: Sequence[str] = (),
+    roots: Mapping[str, Sequence[str]] | None = None,
     summary: str | None = None,
     grown: bool = False,
 ) -> AttestationFacts:
     """The facts of ``sources`` ((label, text) of each file or note) about ``targets``;
-    ``grown``: all of them read from git notes."""
+    ``roots``: each target tree's declared suite folders; ``grown``: all of them read from
+    git notes."""
     checks = Checks()
     attested = tuple(
         read_envelope(label, line, allowed, checks)
         for name, text in sources
         for label, line in bundle_lines(name, text)
     )
-    suites = {t.tree: tree_suites(repo, t.tree, roots) for t in targets}
+    suites = {t.tree: tree_suites(repo, t.tree, (roots or {}).get(t.tree, ())) for t in targets}
     return AttestationFacts(
         tuple(targets), attested, suites, source, str(allowed or ""), summary, grown
     )
@@ -375,7 +376,7 @@ def verify_attestations(
         settings,
         source=where,
         allowed=signers_file(settings, checkout.workdir),
-        roots=settings.suites,
+        roots={t.tree: _suites_of(checkout, settings, t.tree) for t in targets},
         summary=text,
         grown=from_notes and not files,
     )
@@ -429,17 +430,22 @@ def _signers_at(checkout: Checkout, rev: str, folder: Path) -> tuple[Path, str]:
 
 def _as_judged(checkout: Checkout, settings: config.Config, trees: Sequence[str]) -> config.Config:
     """``settings`` held to what the judged trees hold themselves, as ``verify`` holds each
-    tree: no more lenient than any of them (``allow-partial``, ``require-clean-room``), and
-    the suite folders the judged tree declares (one tree judged: most pushes and merges)."""
-    from genstamp.facts import committed_settings
+    tree: no more lenient than any of them (``allow-partial``, ``require-clean-room``); each
+    tree's suites are its own (``_suites_of``)."""
     from genstamp.verify import as_committed
 
     for tree in trees:
         settings = as_committed(checkout, settings, tree)
-    held = [committed_settings(checkout, tree) for tree in dict.fromkeys(trees)]
-    if len(held) == 1 and held[0] is not None:
-        settings = settings._replace(suites=held[0].suites)
     return settings
+
+
+def _suites_of(checkout: Checkout, settings: config.Config, tree: str) -> tuple[str, ...]:
+    """The suite folders ``tree`` declares in its own ``pyproject.toml`` (whichever other
+    trees are judged with it); the work tree's settings' for a tree not in the object store."""
+    from genstamp.facts import committed_settings
+
+    held = committed_settings(checkout, tree)
+    return tuple(held.suites if held is not None else settings.suites)
 
 
 def attestations_json(facts: AttestationFacts) -> list[dict[str, Any]]:

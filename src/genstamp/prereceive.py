@@ -139,7 +139,7 @@ def judge(
             settings,
             source=f"{notes.REF} as pushed",
             allowed=allowed,
-            roots=_tree_roots(repo, commit.tree),
+            roots={target.tree: _tree_roots(repo, commit.tree)},
             grown=True,
         )
         out += [(update.ref, f) for f in decide_attestations(facts, settings).failures]
