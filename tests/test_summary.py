@@ -3,6 +3,7 @@ that quotes what the attestations do not say."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,10 @@ def test_one_part_is_said_so_and_verified(
         ("12 passed", "1\u20603 passed"),
         ("0 failed", "1\u00ad0 failed"),
         ("12 passed", "\uff11\uff13 passed"),  # fullwidth digits
+        # digits in groups of three are one number, not two (`1` and `012`, the count)
+        ("12 passed", "1,012 passed"),
+        ("12 tests", "12\u202f012 tests"),
+        ("12 passed", "1 012 passed"),
     ],
 )
 def test_a_forged_figure_is_refused(
@@ -88,7 +93,7 @@ def test_a_forged_figure_is_refused(
     code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
     assert code == 1 and rules(data) == ["summary-unverified"], data
     shown = new.translate(str.maketrans("", "", "*`_\u200b\u2060\u00ad"))
-    shown = shown.replace("\uff11\uff13", "13")
+    shown = re.sub(r"(?<=\d)[,\u202f ](?=\d{3}\b)", "", shown.replace("\uff11\uff13", "13"))
     assert shown.split()[0] in data["failures"][0]["message"], data
 
 

@@ -1380,6 +1380,9 @@ _WORDS = (
 )
 # a number standing as one (not a part of a word: `sha256`, `py311`)
 _NUMBER = re.compile(r"(?<![^\W_])\d+(?![^\W_])")
+# a number written in groups of three digits (`1,002`, `1 002`, `1\u202f002`): one number, not
+# two (`1` and `002`, the second read as the count)
+_GROUPED = re.compile(r"(?<![^\W_])\d{1,3}(?:[,\u00a0\u2009\u202f ]\d{3})+(?![^\W_]|[.,]\d)")
 # a count with a magnitude suffix (`3k tests`, `2K+ passed`, `1.5M`): never one of the gate's
 # exact figures, where a number inside a word (`sha256`) is the word's (V24 01)
 _SCALED = re.compile(
@@ -1557,7 +1560,7 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
     rest = _VERSION_MARK.sub("", _HEXES.sub("", text))
     for label in sorted({t.label for t in facts.targets}, key=len, reverse=True):
         rest = rest.replace(label, "")
-    plain = _MARKUP.sub("", rest)
+    plain = _GROUPED.sub(lambda m: re.sub(r"\D", "", m.group()), _MARKUP.sub("", rest))
     counts = [
         (str(spelled_number(n)), outcome if outcome and _figure_key(w) == "test" else w)
         for n, w, outcome in _FIGURE.findall(plain)
