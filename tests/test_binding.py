@@ -139,6 +139,31 @@ def test_what_the_run_found_unseen_is_a_format_older_readers_refuse(
 
 
 @pytest.mark.parametrize(
+    ("audit", "fmt"),
+    [
+        ('{"version":3,"packages":[],"loaded":{},"flags":[],"notes":[]}', "2"),
+        ('{"version":3,"packages":[],"loaded":{},"flags":[],"notes":[],"read":["a"]}', "2"),
+        ('{"version":3,"packages":[],"loaded":{},"flags":[],"notes":[],"namespaces":["ns"]}', "3"),
+        (
+            '{"version":3,"packages":[],"loaded":{},"flags":[],"notes":[],"folders":["plugins"]}',
+            "4",
+        ),
+        ("unavailable", "2"),
+    ],
+)
+def test_audit_findings_an_older_reader_passes_over_are_a_format_it_refuses(
+    audit: str, fmt: str
+) -> None:
+    """An audit that records a folder the tests used empty (known to every reader of format
+    4, not to every reader of 3) or a namespace package's folder (every reader of 3) is
+    written in that format: an older genstamp in the other environment refuses the file,
+    naming both versions, rather than pass over the finding and accept."""
+    props = Binding(**dict(FIELDS, audit=audit)).properties()
+    bound = evidence.binding(props, "", Report(props, Counts(), Counts(), "d" * 64))
+    assert bound[binding.P_FORMAT] == fmt
+
+
+@pytest.mark.parametrize(
     "raw",
     [
         "",

@@ -7,6 +7,7 @@ entity is rejected before anything is expanded and memory stays bounded whatever
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -234,11 +235,28 @@ def xml_text(value: object) -> str:
 
 
 def _format(properties: Mapping[str, str]) -> str:
-    """The oldest format that carries ``properties`` whole (older readers refuse it)."""
+    """The oldest format that carries ``properties`` whole (older readers refuse it): its
+    audit's findings too, where a reader of an older format may be a genstamp that passes over
+    them and accepts (the folders a run used empty came after format 3, a namespace package's
+    folder after format 2; every reader of the next format knows them)."""
     unseen = unseen_of(properties)
-    if unseen is not None and unseen.found():
+    found = _audit_keys(properties.get(P_AUDIT, ""))
+    if (unseen is not None and unseen.found()) or "folders" in found:
         return FORMAT_UNSEEN
-    return FORMAT_SESSION if properties.get(P_SESSION_FAILED) else FORMAT
+    if properties.get(P_SESSION_FAILED) or "namespaces" in found:
+        return FORMAT_SESSION
+    return FORMAT
+
+
+def _audit_keys(text: str) -> frozenset[str]:
+    """The keys of the audit recorded as ``text`` (JSON), none where it is none."""
+    if not text.startswith("{"):
+        return frozenset()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return frozenset()
+    return frozenset(data) if isinstance(data, dict) else frozenset()
 
 
 def binding(properties: dict[str, str], key: str, report: Report) -> dict[str, str]:
