@@ -286,6 +286,14 @@ ROWS: dict[str, Row] = {
         facts(report=report(generation=binding.NONE)),
         ["stale-generation"],
         "the evidence is from generation none,",
+        "the tests ran with genstamp",
+    ),
+    # the test environment's genstamp read no stamp (one of a later format): rerunning there
+    # changes nothing, and the refusal names both versions
+    "stale-no-generation-from-another-genstamp": Row(
+        facts(report=report(generation=binding.NONE, version="0.0.9")),
+        ["stale-generation"],
+        "; the tests ran with genstamp 0.0.9, the stamp was written by genstamp 0 (use one",
     ),
     "stale-from-another-checkout": Row(
         facts(report=report(generation="e4" * 16, checkout="/other/.git")),

@@ -531,6 +531,13 @@ def _stale_generation(facts: Facts, settings: Config) -> Iterator[str]:
             if mtime is not None and mtime < gen.created_ns
             else ""
         )
+        wrote = bound.props.get(binding.P_VERSION, "")
+        if ev_gen == binding.NONE and wrote and wrote != gen.writer:
+            # the test environment's genstamp found no stamp it reads: rerunning changes nothing
+            hint += (
+                f"; the tests ran with genstamp {wrote}, the stamp was written by genstamp "
+                f"{gen.writer or '?'} (use one genstamp version in pre-commit and the test env)"
+            )
         yield (
             f"the evidence is from generation {ev_gen[:12]}{origin}, the current one is "
             f"{gen.id[:12]} (begun {gen.created} by {gen.trigger}){hint}"
