@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -418,6 +419,25 @@ def test_the_clean_environment_drops_the_users() -> None:
         "HOME": "/h",
         "PYTHONNOUSERSITE": "1",
     }
+
+
+def test_the_clean_environment_leaves_python_environments_off_the_path(tmp_path: Path) -> None:
+    """A console script an earlier install left in a warm environment (the active one, one
+    beside a ``pyvenv.cfg`` or ``conda-meta``, genstamp's own) must not answer a command the
+    clean environment lacks; other folders (git's, a tool's) stay, in their order."""
+    warm, conda, tools = tmp_path / "warm", tmp_path / "conda", tmp_path / "tools"
+    for folder in (warm / "bin", conda / "bin", conda / "conda-meta", tools / "bin"):
+        folder.mkdir(parents=True)
+    (warm / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    path = os.pathsep.join(
+        ["/active/bin", str(warm / "bin"), str(tools / "bin"), str(conda / "bin"), "/usr/bin"]
+    )
+    env = envcache.clean_environ(Path("/e"), {"PATH": path, "VIRTUAL_ENV": "/active"})
+    assert env["PATH"].split(os.pathsep) == ["/e/bin", str(tools / "bin"), "/usr/bin"]
+    if sys.prefix != sys.base_prefix:  # genstamp's own environment (these tests run in one)
+        mine = os.path.join(sys.prefix, "bin")
+        env = envcache.clean_environ(Path("/e"), {"PATH": os.pathsep.join([mine, "/usr/bin"])})
+        assert env["PATH"].split(os.pathsep) == ["/e/bin", "/usr/bin"]
 
 
 def test_where_the_clean_checkout_goes(tmp_path: Path) -> None:

@@ -143,8 +143,28 @@ def clean_environ(env_path: Path | None, base: Mapping[str, str] | None = None) 
     env["PYTHONNOUSERSITE"] = "1"
     if env_path is not None:
         env["VIRTUAL_ENV"] = str(env_path)
-        env["PATH"] = os.pathsep.join([str(env_path / "bin"), env.get("PATH", os.defpath)])
+        kept = _without_environments(env.get("PATH", os.defpath), source)
+        env["PATH"] = os.pathsep.join([str(env_path / "bin"), kept])
     return env
+
+
+def _without_environments(path: str, environ: Mapping[str, str]) -> str:
+    """``path`` (a PATH) less the scripts folders of Python environments (the active virtual
+    environment's, genstamp's own, any folder beside a ``pyvenv.cfg`` or conda's
+    ``conda-meta``): a command a test runs that the clean environment lacks (a console script
+    an earlier install left there) must not be answered by the warm one."""
+    active = {environ.get("VIRTUAL_ENV", ""), environ.get("CONDA_PREFIX", "")}
+    if sys.prefix != sys.base_prefix:
+        active.add(sys.prefix)
+    scripts = {os.path.join(p, "bin") for p in active if p}
+
+    def an_environment(entry: str) -> bool:
+        parent = os.path.dirname(os.path.normpath(entry))
+        return entry.rstrip(os.sep) in scripts or any(
+            os.path.exists(os.path.join(parent, marker)) for marker in ("pyvenv.cfg", "conda-meta")
+        )
+
+    return os.pathsep.join(e for e in path.split(os.pathsep) if e and not an_environment(e))
 
 
 # -- the key ------------------------------------------------------------------------------------
