@@ -143,6 +143,25 @@ def test_an_edit_of_an_ignored_rule_file_at_the_top_is_walked(base: Path, name: 
     assert known(base).how == ("git" if name == ".gitattributes" else "walk")
 
 
+def test_an_ignored_rule_file_deeper_in_the_tree_is_seen_after_a_stamp(base: Path) -> None:
+    """An edit of a git-ignored ``.gitattributes`` below the top changes how a file converts,
+    and no kept answer sees it (README, Limitations): `genstamp stamp`, the remedy README gives,
+    forgets every kept answer, so the next identity, the next run's start, is git's tree."""
+    from genstamp import restamp
+
+    (base / "pkg" / "crlf.py").write_bytes(b"A = 1\r\n")
+    (base / "pkg" / ".gitignore").write_text(".gitattributes\n")
+    (base / "pkg" / ".gitattributes").write_text("# nothing yet\n")
+    known(base)
+    assert known(base).how == "kept"
+    (base / "pkg" / ".gitattributes").write_text("*.py text eol=lf\n")
+    settle()
+    assert scan(open_checkout(base), cache=True).tree != git_tree(base)  # the limitation
+    restamp.begin(open_checkout(base), do_scrub=False)
+    assert not idcache.path(open_checkout(base)).exists()
+    assert known(base).how != "kept"
+
+
 def test_a_record_of_another_version_or_not_json_is_no_record(base: Path) -> None:
     checkout = open_checkout(base)
     known(base)

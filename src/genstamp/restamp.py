@@ -10,7 +10,7 @@ from typing import Any
 
 import pygit2
 
-from genstamp import config, evidence, generation
+from genstamp import config, evidence, generation, statuscache
 from genstamp.errors import GenstampError
 from genstamp.identity import tracked_index, tree_identity
 from genstamp.repo import Checkout, Place, head_id, nested_index, open_checkout
@@ -43,6 +43,7 @@ def begin(
     """Scrub (unless told not to), then write a new generation of the tree as it is then
     (carrying the ``retired`` generations whose evidence still vouches for its trees)."""
     generation.check_trigger(trigger)  # before anything is deleted
+    statuscache.forget(checkout)  # a new generation's tree is computed whole, and kept anew
     if history is None:
         history = _history(checkout)
     # Before the identity is computed: the index still holds only what git tracks.

@@ -293,6 +293,16 @@ def _keep(
         _drop(checkout, name)
 
 
+def forget(checkout: Checkout) -> None:
+    """No answer kept any longer, the kept identity's record with them: the next status, run
+    and gate compute the tree whole (``genstamp stamp`` after an edit no kept answer sees: an
+    ignored ``.gitattributes`` deeper in the tree)."""
+    for name in (NAME, START_NAME):
+        _drop(checkout, name)
+    with contextlib.suppress(OSError):
+        os.unlink(idcache.path(checkout))
+
+
 def _drop(checkout: Checkout, name: str = NAME) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path(checkout, name))
