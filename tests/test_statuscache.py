@@ -113,6 +113,17 @@ CHANGES: dict[str, Callable[[Path], object]] = {
     "switch to a new branch": lambda p: git(p, "checkout", "-q", "-b", "other"),
     "move the branch": lambda p: git(p, "update-ref", "refs/heads/other", "HEAD~1"),
     "pack the refs": lambda p: git(p, "pack-refs", "--all"),
+    # a branch kept under its old name after a rename: HEAD -> alias -> other
+    "name the branch through a symbolic ref": lambda p: (
+        git(p, "symbolic-ref", "refs/heads/alias", "refs/heads/other"),
+        git(p, "symbolic-ref", "HEAD", "refs/heads/alias"),
+    ),
+    "move the branch the alias names": lambda p: git(
+        p,
+        "update-ref",
+        "refs/heads/other",
+        git(p, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "x"),
+    ),
     "stamp": _stamp,
     "run the tests": lambda p: run_pytest(p, "-p", "no:cacheprovider"),
     "a clean-room record": _clean_record,

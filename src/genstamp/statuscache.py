@@ -117,19 +117,26 @@ def _stamps(paths: Iterable[str]) -> list[list[Any]]:
     return [[path, _stamp(path)] for path in paths]
 
 
-def _head_ref(gitdir: str) -> str | None:
-    """The ref file HEAD names (None: a detached HEAD), or "" when it cannot be said."""
-    try:
-        with open(os.path.join(gitdir, "HEAD"), "rb") as fh:
-            head = fh.read()
-    except OSError:
-        return ""
-    if not head.startswith(b"ref: "):
-        return None
-    name = os.fsdecode(head[5:].strip())
-    if not name.startswith("refs/") or ".." in name.split("/"):
-        return ""
-    return os.path.join(gitdir, name)
+def _head_refs(gitdir: str) -> list[str] | None:
+    """The ref files HEAD leads through ([] for a detached HEAD): the branch it names and,
+    where that is a symbolic ref itself (``refs/heads/master`` kept naming ``refs/heads/main``
+    after a rename), the ref that one names, and so on; None when it cannot be said."""
+    out: list[str] = []
+    where = os.path.join(gitdir, "HEAD")
+    for _ in range(5):  # git follows as many
+        try:
+            with open(where, "rb") as fh:
+                text = fh.read()
+        except OSError:
+            return out if out else None  # a branch in packed-refs (kept there: no link)
+        if not text.startswith(b"ref: "):
+            return out
+        name = os.fsdecode(text[5:].strip())
+        if not name.startswith("refs/") or ".." in name.split("/"):
+            return None
+        where = os.path.join(gitdir, name)
+        out.append(where)
+    return None
 
 
 def _listed(folder: str) -> list[str]:
@@ -193,10 +200,9 @@ class Inputs:
             from genstamp import cleanrecord, generation, parts
 
             paths += [os.path.join(gitdir, name) for name in _GITDIR_FILES]
-            ref = _head_ref(gitdir)
-            self.ok = self.ok and ref != ""
-            if ref:
-                paths.append(ref)
+            refs = _head_refs(gitdir)
+            self.ok = self.ok and refs is not None
+            paths += refs or []
             paths += [  # (not the state folder's own stamp: keeping an answer writes there)
                 str(idcache.path(checkout)),
                 str(generation.stamp_path(checkout)),
