@@ -510,6 +510,30 @@ def test_a_git_lfs_repository_gets_its_clean_checkout(calc: Path) -> None:
     )
 
 
+def test_a_submodule_is_checked_out_in_the_clean_checkout(calc: Path, tmp_path: Path) -> None:
+    """A committed submodule the tests import (a vendored library): the clean checkout holds
+    it at the commit the tree records, as `git clone --recurse-submodules` does, from this
+    checkout's own clone of it; it was an empty folder, and a green suite failed clean. Its
+    checkout made no change here."""
+    lib = init_repo(tmp_path / "lib")
+    (lib / "helper.py").write_text("V = 3\n")
+    commit_all(lib, "v3")
+    git(calc, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
+    (calc / "tests" / "test_sub.py").write_text(
+        "import pathlib, sys\n\nsys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "
+        "'vendor' / 'lib'))\nimport helper\n\n\ndef test_sub():\n    assert helper.V == 3\n"
+    )
+    commit_all(calc, "a vendored library")
+    (lib / "helper.py").write_text("V = 4\n")  # the library moves on: the tree records v3
+    commit_all(lib, "v4")
+    before = state(calc)
+    proc = clean_run(calc, "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    outcomes = json.loads(proc.stdout)["record"]["outcomes"]
+    assert outcomes["tests/test_sub.py::test_sub"] == "passed", outcomes
+    assert state(calc) == before
+
+
 def test_stale_bytecode_green_warm_red_clean(calc: Path) -> None:
     # the previous commit's bytecode left in the warm checkout (ignored by *.py[co])
     ops = calc / "src" / "calc" / "ops.py"

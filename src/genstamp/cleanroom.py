@@ -293,12 +293,41 @@ def linked_checkout(checkout: Checkout, commit: str, log: IO[str], keep: bool) -
         _not_sparse(work, log)
         _git(work, *hooks, "-c", "core.sparseCheckout=false", "reset", "-q", "--hard", commit,
              log=log)  # fmt: skip
+        _submodules(checkout.workdir, work, no_hooks, log)
         # git-lfs's filter writes its hooks into the hooks folder git names: none of them count
         shutil.rmtree(no_hooks, ignore_errors=True)
         yield work
     finally:
         if not keep:
             remove_checkout(checkout, tmp, work if added else None)
+
+
+def _submodules(source: Path, work: Path, no_hooks: Path, log: IO[str]) -> None:
+    """Each submodule the clean checkout's tree records, checked out at its recorded commit
+    from ``source``'s own clone of it (its objects shared, nothing fetched), and theirs in
+    turn: as ``git clone --recurse-submodules`` of this repository has them. One ``source``
+    has not cloned, or whose clone lacks the commit, stays an empty folder, as a clone without
+    ``--recurse-submodules`` leaves it (the run's log says so)."""
+    listed = _git(work, "ls-files", "--stage", "-z")
+    for entry in listed.split("\0"):
+        meta, _, rel = entry.partition("\t")
+        fields = meta.split()
+        if len(fields) != 3 or fields[0] != "160000":
+            continue
+        sha, mine, into = fields[1], source / rel, work / rel
+        known = subprocess.run(
+            ["git", "-C", str(mine), "cat-file", "-e", f"{sha}^{{commit}}"],
+            env=envcache.clean_environ(None),
+            capture_output=True,
+        )
+        if not (mine / ".git").exists() or known.returncode != 0:
+            log.write(f"submodule {rel}: no clone of {sha} here, left empty\n")
+            continue
+        hooks = ("-c", f"core.hooksPath={no_hooks}")  # and no hook samples in the clone
+        clone = ("clone", "-q", "--shared", "--no-checkout", "--template", str(no_hooks))
+        _git(work, *hooks, *clone, str(mine), str(into), log=log)
+        _git(into, *hooks, "checkout", "-q", "--detach", sha, log=log)
+        _submodules(mine, into, no_hooks, log)
 
 
 def _not_sparse(work: Path, log: IO[str]) -> None:
