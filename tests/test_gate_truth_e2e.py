@@ -2416,6 +2416,58 @@ def test_a_later_failing_run_in_another_worktree_refutes_the_work_tree_too(
     assert verdict(genstamp, project)[0] == 0
 
 
+def test_a_failure_between_the_parts_of_an_ended_generations_run_refutes_it(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """feature's suite run in two parts (test_calc.py, then test_more.py), and between them
+    the same tree failing in a linked worktree: test_calc.py has not passed since it failed.
+    Refused in the run's generation, and once a checkout ended it too (the run dated by its
+    newest part, the older part escaped the failure)."""
+    (project / "tests" / "test_more.py").write_text("def test_more():\n    assert True\n")
+    commit_all(project, "a second test file")
+    can_fail(project)
+    assert run_genstamp(project, "install", "--plain").returncode == 0
+    git(project, "switch", "-q", "-c", "feature")
+    (project / "src" / "calc" / "more.py").write_text("MORE = 1\n")
+    commit_all(project, "feature")
+    git(project, "switch", "-q", "main")  # feature's tree arrives by a checkout: its own
+    git(project, "switch", "-q", "feature")  # generation, which the switch to main ends
+    assert run_pytest(project, "tests/test_calc.py").returncode == 0
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "--detach", str(linked), "feature")
+    assert run_pytest(linked, env=subprocess_env(BREAK_IT="1")).returncode == 1
+    assert run_pytest(project, "tests/test_more.py").returncode == 0
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["tests-failed"]), data
+    git(project, "switch", "-q", "main")
+    proc = push(project, "feature", "feature")
+    assert proc.returncode == 1 and "a later run of tree" in proc.stderr, proc.stderr
+
+
+def test_a_failing_runs_own_report_file_does_not_file_its_failure_under_another_tree(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """A run that fails writing `--junitxml=report.xml` into the work tree (not ignored): the
+    gate compares trees without a run's own report, and so is the failure recorded: it refutes
+    main's earlier green run, in this worktree (`verify --junit` of it too) and for a push."""
+    can_fail(project)
+    stamp(genstamp, project)
+    assert run_pytest(project, "--junitxml=green.xml").returncode == 0
+    (project / "green.xml").rename(tmp_path / "green.xml")
+    assert verdict(genstamp, project)[0] == 0
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "--detach", str(linked), "main")
+    stamp(genstamp, linked)
+    failing = run_pytest(linked, "--junitxml=report.xml", env=subprocess_env(BREAK_IT="1"))
+    assert failing.returncode == 1 and (linked / "report.xml").is_file()
+    for args in ((), ("--rev", "HEAD"), ("--junit", str(tmp_path / "green.xml"))):
+        code, data = verdict(genstamp, project, *args)
+        assert (code, rules(data)) == (1, ["tests-failed"]), (args, data)
+        assert "a later run of tree" in message(data, "tests-failed"), data
+    proc = push(project, "main", "main")
+    assert proc.returncode == 1 and "a later run of tree" in proc.stderr, proc.stderr
+
+
 def test_a_run_that_dies_importing_a_conftest_is_the_newest_word_on_its_tree(
     project: Path, genstamp: RunGenstamp
 ) -> None:

@@ -303,6 +303,11 @@ def vouching(
             merge = merged(first)
             if merge is not None and not merge.complete:
                 others = _kept_parts(checkout, then_gen.id, report)
+        # the run is as old as its oldest part: a failure of the tree after that part and
+        # before a newer one is the newer word on what the older one ran
+        for other in others:
+            with contextlib.suppress(OSError):
+                when = min(when, other.stat().st_mtime_ns)
         yield when, _with_others(then, checkout, first, others, suites)
 
 

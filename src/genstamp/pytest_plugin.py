@@ -873,7 +873,9 @@ class Session:
         # Evidence bound green, until the process ends: (git dir, tree, the session, its exit
         # status then, the exception being handled then, if any: a caller's). pytest may still
         # fail after it is bound (``_watch_the_end``).
-        self.green: tuple[Path, str, pytest.Session, int, BaseException | None] | None = None
+        self.green: (
+            tuple[Path, tuple[str, ...], pytest.Session, int, BaseException | None] | None
+        ) = None
         # how much the run's logs held when it was bound green: what they hold beyond ran
         # later (a session finish's wrapper, a terminal summary, an unconfigure)
         self.bound_logs: dict[str, int] | None = None
@@ -1180,14 +1182,23 @@ class Session:
                 link=not in_place,
                 also=[old["id"] for old in start.gen.retired],
             )
+        # the tree as the gate compares it too: without the run's own report in the work tree
+        # (a failure filed under the tree with report.xml refutes none the gate judges)
+        judged = _without_output(start.checkout, tree_end, output, merged)
         if failed or not self.tally.passing():
             from genstamp import refuted  # the newest word on this tree, in every worktree
 
-            unrecorded = refuted.record_failure(start.checkout.gitdir, tree_end)
+            unrecorded = refuted.record_failure(start.checkout.gitdir, tree_end, *judged)
             if unrecorded:
                 self._say(f"genstamp: {unrecorded}")
         else:
-            self.green = (start.checkout.gitdir, tree_end, session, int(status), sys.exc_info()[1])
+            self.green = (
+                start.checkout.gitdir,
+                (tree_end, *judged),
+                session,
+                int(status),
+                sys.exc_info()[1],
+            )
             _watch_the_end(self)
         if start.problem:
             state = "written but unbound" if start.gen is None else "written"
@@ -1287,11 +1298,11 @@ class Session:
         it. Once."""
         if self.green is None:
             return
-        gitdir, tree, _, _, _ = self.green
+        gitdir, (tree, *judged), _, _, _ = self.green
         self.green = None
         from genstamp import refuted
 
-        unrecorded = refuted.record_failure(gitdir, tree)
+        unrecorded = refuted.record_failure(gitdir, tree, *judged)
         told = unrecorded or (
             f"{what} after the evidence was bound ({why}): tree {tree[:12]} is "
             "recorded as failed, and the gate refuses it — fix what failed, then rerun"
@@ -1447,6 +1458,21 @@ def _options_in_addopts(config: pytest.Config) -> str:
     except AttributeError:  # a pytest whose parser is built otherwise: the tables alone
         return ""
     return json.dumps({o: takes[o] for o in sorted(unknown) if o in takes})
+
+
+def _without_output(where: Place | Checkout, tree: str, output: str, audited: Audit) -> list[str]:
+    """``tree`` without the run's own report file ``output``, as the gate compares trees (not
+    where the tests loaded or read it), when that is another tree; else none."""
+    if not output or output in {*audited.loaded, *audited.read}:
+        return []
+    from genstamp.facts import without
+
+    try:
+        checkout = where if isinstance(where, Checkout) else open_checkout(where.workdir)
+        bare = without(checkout.repo, [tree], output).get(tree)
+    except (GenstampError, OSError):
+        return []  # the tree as the run found it is recorded all the same
+    return [bare] if bare and bare != tree else []
 
 
 def _output(start: Start, written: Path | None) -> str:

@@ -86,17 +86,20 @@ def _locked(path: Path) -> Iterator[None]:
         yield  # closing the file releases the lock
 
 
-def record_failure(gitdir: Path, tree: str) -> str | None:
-    """``record``; where it cannot be, no remembered verdict of the repository's worktrees
-    accepts ``tree`` any longer, and the line returned says so (None: recorded)."""
+def record_failure(gitdir: Path, tree: str, *also: str) -> str | None:
+    """``record`` of ``tree`` (and of the trees ``also``: the same run's tree as the gate
+    compares it, without its own report file); where that cannot be, no remembered verdict of
+    the repository's worktrees accepts them any longer, and the line returned says so (None:
+    recorded)."""
     try:
-        record(gitdir, tree)
+        for each in dict.fromkeys((tree, *also)):
+            record(gitdir, each)
         return None
     except GenstampError as exc:
         problem = exc
     from genstamp import verified
 
-    forgotten = verified.forget_everywhere(gitdir, tree)
+    forgotten = all([verified.forget_everywhere(gitdir, t) for t in dict.fromkeys((tree, *also))])
     kept = "" if forgotten else "; an earlier pass of that tree may still be taken for it"
     return (
         f"this run failed on tree {tree[:12]}, and the failure could not be recorded "

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from genstamp import binding, checkout_id, config, evidence, generation, parts, refuted
 from genstamp.errors import GenstampError
+from genstamp.facts import without
 from genstamp.identity import tree_identity
 from genstamp.repo import Checkout, head_id
 
@@ -120,7 +121,9 @@ def run(
             also=[old["id"] for old in gen.retired],
         )
     if failed:  # the newest word on this tree, in every worktree: no earlier pass stands
-        unrecorded = refuted.record_failure(checkout.gitdir, end)
+        output = _inside(path, checkout.workdir)  # the tree as the gate compares it, too
+        bare = without(checkout.repo, [end], output).get(end) if output else None
+        unrecorded = refuted.record_failure(checkout.gitdir, end, *([bare] if bare else []))
         if unrecorded:
             print(f"genstamp: {unrecorded}", file=sys.stderr)
     if problem:

@@ -101,7 +101,7 @@ def verify(
     )
     # the newest failing run of each tree anywhere in the repository: a later one than the
     # evidence is the newer word on the tree, the work tree's too (``_refuted``)
-    failed = refuted.trees(checkout.gitdir) if revs or (others and junit is None) else {}
+    failed = refuted.trees(checkout.gitdir) if revs or others else {}
     remembered = verified.everywhere(checkout.gitdir, failed) if revs and not runs else {}
     if settings.require_clean_room:  # an earlier verdict stands only with a clean room's
         remembered = {t: g for t, g in remembered.items() if cleanrecord.passing(g, t)}
