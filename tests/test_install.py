@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from conftest import (
     run_genstamp,
     run_git,
     run_pytest,
+    run_python,
     snapshot_url,
 )
 
@@ -168,6 +170,26 @@ def test_plain_install_without_any_hook_and_uninstall_leaves_none(project: Path)
     assert hooks_state(project) == before
     out = ok(run_genstamp(project, "install", "--uninstall"))
     assert "nothing to undo" in out
+
+
+def test_install_doctor_and_uninstall_in_a_folder_whose_name_is_no_utf_8(tmp_path: Path) -> None:
+    """A repository at `caf\\xe9` (Latin-1), where git works: git prints the path as the OS
+    gave it; install read it as UTF-8 and died with a traceback, leaving no pre-push."""
+    repo = init_repo(tmp_path / os.fsdecode(b"caf\xe9"))
+    (repo / "a.txt").write_text("a\n")
+    commit_all(repo, "one")
+
+    def genstamp_bytes(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return run_python(repo, "-m", "genstamp", *args, text=False)  # the path, as bytes
+
+    done = genstamp_bytes("install", "--plain")
+    assert done.returncode == 0, done.stderr
+    assert (repo / ".git" / "hooks" / "pre-push").is_file()
+    doctor = genstamp_bytes("doctor")
+    assert b"Traceback" not in doctor.stderr, doctor.stderr
+    done = genstamp_bytes("install", "--uninstall")
+    assert done.returncode == 0, done.stderr
+    assert not (repo / ".git" / "hooks" / "pre-push").exists()
 
 
 def test_a_missing_genstamp_never_fails_a_checkout_but_refuses_a_push(

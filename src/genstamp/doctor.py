@@ -192,7 +192,12 @@ def _hooks_version(hooks_dir: Path) -> str | None:
     command = match.group(1).strip("'")
     try:
         proc = subprocess.run(
-            [command, "--version"], capture_output=True, text=True, timeout=60, check=False
+            [command, "--version"],
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            timeout=60,
+            check=False,
         )
     except OSError:
         return "missing: " + command
@@ -204,7 +209,13 @@ def _probe(
 ) -> subprocess.CompletedProcess[str] | None:
     try:
         return subprocess.run(
-            [str(python), *args], capture_output=True, text=True, timeout=120, check=False, cwd=cwd
+            [str(python), *args],
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            timeout=120,
+            check=False,
+            cwd=cwd,
         )
     except OSError:
         return None

@@ -71,7 +71,15 @@ class Report(NamedTuple):
 
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    # a path git prints as the OS gave it (no UTF-8: `caf\xe9`) is read as Python names it
+    return subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        errors="surrogateescape",
+        check=False,
+    )
 
 
 def layout(checkout: Checkout) -> Layout:
@@ -647,7 +655,12 @@ def pre_commit_command() -> list[str] | None:
 
 def _run_pre_commit(where: Layout, command: list[str], *args: str) -> None:
     proc = subprocess.run(
-        [*command, *args], cwd=where.workdir, capture_output=True, text=True, check=False
+        [*command, *args],
+        cwd=where.workdir,
+        capture_output=True,
+        text=True,
+        errors="surrogateescape",
+        check=False,
     )
     if proc.returncode != 0:
         out = (proc.stdout + proc.stderr).strip().splitlines()
