@@ -534,6 +534,29 @@ def test_a_submodule_is_checked_out_in_the_clean_checkout(calc: Path, tmp_path: 
     assert state(calc) == before
 
 
+def test_a_project_in_a_subfolder_runs_from_that_folder(tmp_path: Path) -> None:
+    """The only project is `sub/` (its own pyproject.toml, `cd sub && pytest`), the top has
+    no configuration: the gate takes sub/'s configuration for the suite's, and the clean room
+    runs pytest there as well (it ran at the top, where `pkg` imports from nowhere)."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / "sub" / "pkg").mkdir(parents=True)
+    (repo / "sub" / "tests").mkdir()
+    (repo / "sub" / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\ntestpaths = ["tests"]\n'
+    )
+    (repo / "sub" / "pkg" / "__init__.py").write_text("X = 1\n")
+    (repo / "sub" / "tests" / "test_x.py").write_text(
+        "from pkg import X\n\n\ndef test_x():\n    assert X == 1\n"
+    )
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    commit_all(repo, "a project in sub/")
+    proc = clean_run(repo, "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["record"]["outcomes"] == {
+        "sub/tests/test_x.py::test_x": "passed"
+    }
+
+
 def test_stale_bytecode_green_warm_red_clean(calc: Path) -> None:
     # the previous commit's bytecode left in the warm checkout (ignored by *.py[co])
     ops = calc / "src" / "calc" / "ops.py"
