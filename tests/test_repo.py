@@ -465,3 +465,31 @@ def test_the_common_state_is_shared_by_the_worktrees(repo: Path, tmp_path: Path)
     assert main.state == main.common_state == common
     assert linked.state != common and linked.common_state == common
     assert open_checkout(wt).common_state == common
+
+
+def test_a_repository_of_another_user_that_git_trusts_through_its_global_file(
+    project: Path, tmp_path: Path
+) -> None:
+    """The checkout belongs to another user, and the `safe.directory` that lets git work in it
+    is in a global config file not named `.gitconfig` (`GIT_CONFIG_GLOBAL`, as CI sets it),
+    which libgit2 cannot be pointed at: git works, and genstamp opens the repository as git
+    does (it refused it as "not owned by current user"). Without the exception git refuses,
+    and so does genstamp."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.fail("this test changes a folder's owner: run the suite as root, as CI does")
+    assert run_genstamp(project, "stamp").returncode == 0
+    assert run_pytest(project).returncode == 0
+    shutil.chown(project, user=65534)
+    for top, dirs, files in os.walk(project):
+        for name in dirs + files:
+            os.lchown(os.path.join(top, name), 65534, -1)
+    trusted = tmp_path / "ci-gitconfig"
+    trusted.write_text(f"[safe]\n\tdirectory = {project}\n")
+    env = subprocess_env(GIT_CONFIG_GLOBAL=str(trusted))
+    assert subprocess.run(["git", "status"], cwd=project, env=env).returncode == 0
+    proc = run_genstamp(project, "verify", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = run_genstamp(project, "verify", env=subprocess_env(GIT_CONFIG_GLOBAL=os.devnull))
+    assert proc.returncode == 2 and "not owned" in proc.stderr, proc.stderr

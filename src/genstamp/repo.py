@@ -116,7 +116,6 @@ def open_checkout(
     comes alone.
     """
     import pygit2
-    from pygit2.enums import RepositoryOpenFlag
 
     follow_git_environment()
     path = os.fspath(start) if start is not None else os.getcwd()
@@ -126,29 +125,14 @@ def open_checkout(
     git_dir = os.environ.get("GIT_DIR") if from_env else None
     work_tree = os.environ.get("GIT_WORK_TREE") if from_env else None
     top = None
-    try:
-        if git_dir:
-            # libgit2's FROM_ENV reads GIT_DIR only without a start path, and takes a relative
-            # GIT_WORK_TREE from the git dir, not from the current folder as git does.
-            repo = pygit2.Repository(
-                os.path.abspath(os.path.join(path, git_dir)), flags=RepositoryOpenFlag.NO_SEARCH
-            )
-        else:
-            top = _dotgit_top(path)
-            found = pygit2.discover_repository(path)
-            if found is None:
-                raise GenstampError(
-                    f"not inside a git work tree: {path}", "cd into a git checkout, or run git init"
-                )
-            repo = pygit2.Repository(found)
-            if top is not None and (top / ".git").is_file() and _separate(repo, top):
-                repo.workdir = str(top)  # as git: the folder whose .git file names the git dir
-        if work_tree:
-            repo.workdir = os.path.abspath(os.path.join(path, work_tree))
-        elif git_dir and "core.worktree" not in repo.config and not _config_true(repo, "core.bare"):
-            repo.workdir = os.path.abspath(path)
-    except pygit2.GitError as exc:
-        raise _open_error(path, exc) from exc
+    for attempt in (1, 2):
+        try:
+            repo, top = _open(path, git_dir, work_tree)
+            break
+        except pygit2.GitError as exc:
+            if attempt == 1 and _owned_as_git_allows(path, str(exc)):
+                continue  # libgit2's owner check turned off: git itself opens it (below)
+            raise _open_error(path, exc) from exc
     if repo.is_bare or repo.workdir is None:
         raise GenstampError(
             f"{repo.path} is a bare repository: there is no work tree to stamp",
@@ -221,6 +205,61 @@ def _config_true(repo: pygit2.Repository, name: str) -> bool:
         return bool(repo.config.get_bool(name))
     except (KeyError, pygit2.GitError):
         return False
+
+
+def _open(
+    path: str, git_dir: str | None, work_tree: str | None
+) -> tuple[pygit2.Repository, Path | None]:
+    """The repository ``path`` is in, and the folder whose ``.git`` names it (see
+    ``open_checkout``)."""
+    import pygit2
+    from pygit2.enums import RepositoryOpenFlag
+
+    top = None
+    if git_dir:
+        # libgit2's FROM_ENV reads GIT_DIR only without a start path, and takes a relative
+        # GIT_WORK_TREE from the git dir, not from the current folder as git does.
+        repo = pygit2.Repository(
+            os.path.abspath(os.path.join(path, git_dir)), flags=RepositoryOpenFlag.NO_SEARCH
+        )
+    else:
+        top = _dotgit_top(path)
+        found = pygit2.discover_repository(path)
+        if found is None:
+            raise GenstampError(
+                f"not inside a git work tree: {path}", "cd into a git checkout, or run git init"
+            )
+        repo = pygit2.Repository(found)
+        if top is not None and (top / ".git").is_file() and _separate(repo, top):
+            repo.workdir = str(top)  # as git: the folder whose .git file names the git dir
+    if work_tree:
+        repo.workdir = os.path.abspath(os.path.join(path, work_tree))
+    elif git_dir and "core.worktree" not in repo.config and not _config_true(repo, "core.bare"):
+        repo.workdir = os.path.abspath(path)
+    return repo, top
+
+
+def _owned_as_git_allows(path: str, message: str) -> bool:
+    """Whether libgit2 refused the repository at ``path`` as owned by another user where git
+    itself opens it (a ``safe.directory`` in a ``GIT_CONFIG_GLOBAL`` file libgit2 cannot be
+    pointed at): libgit2's own check is then turned off for this process, git's stands."""
+    import subprocess
+
+    import pygit2
+    from pygit2.enums import Option
+
+    if "not owned by current user" not in message:
+        return False
+    try:
+        git = subprocess.run(
+            ["git", "rev-parse", "--git-dir"], cwd=path, capture_output=True, check=False
+        )
+    except OSError:
+        return False
+    if git.returncode != 0:
+        return False
+    pygit2.option(Option.SET_OWNER_VALIDATION, 0)
+    return True
 
 
 def _open_error(path: str, exc: pygit2.GitError) -> GenstampError:
