@@ -400,6 +400,27 @@ default_install_hook_types: [pre-commit, pre-push]  # my types
 
 
 @pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (USER_CONFIG, []),  # its hook names its stages
+        (USER_CONFIG.replace("        stages: [pre-push]\n", ""), ["mine"]),
+        (
+            USER_CONFIG.replace("        stages: [pre-push]\n", "")
+            + "default_stages: [pre-commit]\n",
+            [],
+        ),
+        ("repos:\n- repo: x\n  rev: y\n  hooks:\n  - id: genstamp-scrub\n", []),  # genstamp's
+    ],
+)
+def test_install_names_the_hooks_that_now_run_on_checkout(text: str, said: list[str]) -> None:
+    """pre-commit runs a hook without `stages` (and no `default_stages`) at every stage it is
+    installed for: once genstamp adds post-checkout, post-merge and post-rewrite, the user's
+    lint runs on each checkout, and under fail_fast a failing one fails `git checkout`. The
+    install says which hooks, and how to keep them where they were."""
+    assert install._stageless(text) == said
+
+
+@pytest.mark.parametrize(
     "text",
     [
         USER_CONFIG,

@@ -441,6 +441,28 @@ def _yaml() -> Any:
         return None
 
 
+def _stageless(text: str) -> list[str]:
+    """The ids of the config's hooks (genstamp's aside) that name no ``stages``, where it sets
+    no ``default_stages`` either: pre-commit runs them at every stage, post-checkout's too."""
+    yaml = _yaml()
+    if yaml is None:
+        return []
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return []
+    if not isinstance(data, dict) or "default_stages" in data:
+        return []
+    found = []
+    for repo in data.get("repos") or ():
+        for hook in (repo.get("hooks") or ()) if isinstance(repo, dict) else ():
+            if isinstance(hook, dict) and "stages" not in hook:
+                hook_id = str(hook.get("id", ""))
+                if hook_id and hook_id not in PRE_COMMIT_HOOK_IDS:
+                    found.append(hook_id)
+    return list(dict.fromkeys(found))
+
+
 def config_facts(text: str) -> tuple[list[str] | None, set[str]]:
     """The config's ``default_install_hook_types`` (None when unset) and its hook ids."""
     yaml = _yaml()
@@ -929,6 +951,17 @@ def _install_pre_commit(
         _validate(where, runner, new)
         write_atomic(config, (new.replace("\n", "\r\n") if crlf else new).encode("utf-8"))
     types, _ids = config_facts(new)
+    stageless = _stageless(new)
+    if stageless:
+        named = ", ".join(stageless[:3]) + (
+            f" and {len(stageless) - 3} more" if len(stageless) > 3 else ""
+        )
+        notes.append(
+            f"pre-commit runs a hook without `stages` at every stage it is installed for: {named} "
+            "now run(s) on checkout, merge and rewrite too (and a failing one fails `git "
+            f"checkout` under fail_fast): give them `stages: [pre-commit]`, or set "
+            f"`default_stages: [pre-commit, pre-push]` in {CONFIG}"
+        )
     others = [t for t in types or PRE_COMMIT_TYPES if t != "pre-push"]
     _run_pre_commit(where, runner, "install", "--install-hooks", *(f"-t{t}" for t in others))
     push = where.hooks_dir / "pre-push"
