@@ -1847,8 +1847,19 @@ def test_node_ids_naming_every_test_of_their_files_are_the_whole_files(
         ),
         ("class TestLater:\n    pass\n", True),
         ("class TestMore:\n    def test_more(self):\n        pass\n", False),  # one left out
+        # where warnings are errors, the class's "cannot collect" warning fails its file's
+        # collection in a run of the whole file: not known to yield none
+        ("class TestTool:\n    def __init__(self):\n        pass\n", False),
+        ("class TestOuter:\n    class TestInner:\n        pass\n", True),  # nested, empty
     ],
-    ids=["not-a-test", "with-init", "empty", "control-a-class-with-a-test"],
+    ids=[
+        "not-a-test",
+        "with-init",
+        "empty",
+        "control-a-class-with-a-test",
+        "with-init-where-warnings-are-errors",
+        "nested-empty",
+    ],
 )
 def test_node_ids_naming_every_test_beside_a_class_that_yields_none(
     tmp_path: Path, helper: str, whole: bool
@@ -1857,6 +1868,8 @@ def test_node_ids_naming_every_test_beside_a_class_that_yields_none(
     test (``__test__ = False``, an ``__init__``, empty): the class is collected at the end, as
     a run of the whole file collects it, and the file is whole. A class with a test is not."""
     files = {**IDS_SUITE, "tests/test_one.py": IDS_SUITE["tests/test_one.py"] + "\n\n" + helper}
+    if "__init__" in helper and not whole:
+        files["pyproject.toml"] = '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
     root = make(tmp_path / "repo", files)
     proc = pytest_in(root, "tests/test_one.py::test_add", "tests/test_two.py")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -1866,3 +1879,42 @@ def test_node_ids_naming_every_test_beside_a_class_that_yields_none(
         assert code == 0, rules(data)
     else:
         assert set(rules(data)) == {"partial-run"}, rules(data)
+
+
+def test_node_ids_of_a_file_may_name_a_test_the_configuration_deselects(tmp_path: Path) -> None:
+    """An IDE's "run all" names every test of the file, one the suite's own `addopts = -m "not
+    slow"` deselects too: the run is what a plain `pytest` runs, and is whole."""
+    files = {
+        "pyproject.toml": (
+            '[tool.pytest.ini_options]\naddopts = \'-m "not slow"\'\nmarkers = ["slow"]\n'
+        ),
+        "tests/test_a.py": (
+            "import pytest\n\n\ndef test_1():\n    pass\n\n\n"
+            "@pytest.mark.slow\ndef test_slow():\n    pass\n"
+        ),
+    }
+    root = make(tmp_path / "repo", files)
+    proc = pytest_in(root, "tests/test_a.py::test_1", "tests/test_a.py::test_slow")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, data, _ = verify(root)
+    assert code == 0, rules(data)
+    assert pytest_in(root, "tests/test_a.py::test_1").returncode == 0  # the control: part
+    assert set(rules(verify(root)[1])) == {"partial-run"}
+
+
+def test_pyargs_of_a_namespace_package_resolve_as_pytest_resolves_them(tmp_path: Path) -> None:
+    """With `consider_namespace_packages`, `--pyargs tests` is the first portion of `tests`
+    on the import path (`src/tests`, by `pythonpath`): `tests.test_a::test_1` beside it still
+    narrows `tests/test_a.py`, whose failing test did not run."""
+    files = {
+        "pyproject.toml": (
+            '[tool.pytest.ini_options]\npythonpath = ["src"]\nconsider_namespace_packages = true\n'
+        ),
+        "tests/test_a.py": "def test_1():\n    pass\n\n\ndef test_2():\n    assert 0\n",
+        "src/tests/test_s.py": "def test_s():\n    pass\n",
+    }
+    root = make(tmp_path / "repo", files)
+    proc = pytest_in(root, "--pyargs", "tests", "tests.test_a::test_1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, data, _ = verify(root)
+    assert code == 1 and "partial-run" in rules(data), rules(data)

@@ -387,6 +387,7 @@ class Tally:
         self._file_ids: dict[str, str] = {}
         # a class's node id -> its collector, where node ids named tests of its file
         self._classes: dict[str, pytest.Class] = {}
+        self._configured: set[str] = set()  # node ids the suite's configuration deselects
         self._named_ids = False  # the run's arguments name tests by node id (kept only then)
         self.partly: set[str] = set()  # files some of whose items a plugin dropped
         self._reported: set[str] = set()  # node ids reported deselected
@@ -491,22 +492,31 @@ class Tally:
                 return False  # a class the node ids did not enter: its tests are unknown
             for nodeid, item in children:
                 (items if item else pending).append(nodeid)
-        return bool(items) and all(n in self.selected for n in items)
+        # (a test the suite's own configuration deselects is none of the suite's)
+        return bool(items) and all(n in self.selected or n in self._configured for n in items)
 
     def _yielded_by(self, nodeid: str) -> list[tuple[str, bool]] | None:
         """What the collector of ``nodeid`` yielded: a class the node ids did not enter is
         collected now, as a run of its whole file collects it (``__test__ = False``, a helper
-        class with an ``__init__``, an empty one: it yields none), its warnings unsaid."""
+        class with an ``__init__``, an empty one: it yields none), under the run's warning
+        filters (a warning they make an error fails that collection: unknown), its other
+        warnings unsaid."""
         children = self._yielded.get(nodeid)
         node = self._classes.get(nodeid)
         if children is not None or node is None:
             return children
+        from _pytest.config import apply_warning_filters
+
+        cfg = node.config
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with warnings.catch_warnings(record=True):
+                warnings.simplefilter("always")
+                given = getattr(cfg.known_args_namespace, "pythonwarnings", None) or []
+                apply_warning_filters(cfg.getini("filterwarnings"), given)
                 found = list(node.collect())
         except Exception:  # unknown, as before: the file counts in part
             return None
+        self._classes.update((c.nodeid, c) for c in found if isinstance(c, pytest.Class))
         children = self._yielded[nodeid] = [(c.nodeid, isinstance(c, pytest.Item)) for c in found]
         return children
 
@@ -520,7 +530,9 @@ class Tally:
         self.deselected += len(items)
         for item in items:
             self._reported.add(item.nodeid)
-            if not self._configured_out(item):
+            if self._configured_out(item):
+                self._configured.add(item.nodeid)
+            else:
                 self.unexplained.add(self.tree_id(item.nodeid))
 
     @pytest.hookimpl
@@ -1504,8 +1516,12 @@ def _arg_path(cfg: pytest.Config, arg: str) -> str:
     if cfg.getoption("pyargs", False):
         from _pytest.main import search_pypath
 
+        spaces = bool(cfg.getini("consider_namespace_packages"))
         with contextlib.suppress(Exception):  # pytest keeps a name it cannot find as a path
-            name = search_pypath(name) or name
+            try:  # a namespace package's first portion, where pytest considers them
+                name = search_pypath(name, consider_namespace_packages=spaces) or name
+            except TypeError:  # pytest before 8.1
+                name = search_pypath(name) or name
     return os.path.realpath(os.path.join(cfg.invocation_params.dir, name))
 
 
@@ -1779,7 +1795,7 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
                 configured = _runs_with(cfg, suite.values, set_by_suite, key)
                 # the same patterns the suite collects with (pytest's default where it sets
                 # none), in any order, change nothing
-                if configured is None or set(given.split()) != set(configured.split()):
+                if configured is None or set(_ini_args(given)) != set(_ini_args(configured)):
                     out.append(f"-o {value}")
             elif key not in SHOWING_INI:
                 configured = _runs_with(cfg, suite.values, set_by_suite, key)
@@ -1943,6 +1959,17 @@ def _spelled(words: list[str], valued: str) -> list[str]:
     return out
 
 
+def _ini_args(value: str) -> list[str]:
+    """A setting of pytest's ``args`` kind, split as pytest splits it (shell words)."""
+    from genstamp import stdlib
+
+    shlex = stdlib.module("shlex")  # not a checkout's shlex.py (pytest imports that one)
+    try:
+        return list(shlex.split(value))
+    except ValueError:  # an unclosed quote: pytest itself stops on it
+        return value.split()
+
+
 def _files_shaped_otherwise(tally: Tally, given: str, configured: str) -> bool:
     """Whether ``python_files`` patterns ``given`` for the run take another of the files it
     collected for a test module than the suite's ``configured`` ones: one it collected for its
@@ -1950,13 +1977,14 @@ def _files_shaped_otherwise(tally: Tally, given: str, configured: str) -> bool:
     (a file neither collects is the suite's, not collected)."""
     from _pytest.pathlib import fnmatch_ex
 
-    if tally.workdir is None or set(given.split()) == set(configured.split()):
+    run_patterns, suite_patterns = _ini_args(given), _ini_args(configured)
+    if tally.workdir is None or set(run_patterns) == set(suite_patterns):
         return False
     for rel in tally.all_files():
         if rel.endswith(".py"):
             path = tally.workdir / rel
-            run = any(fnmatch_ex(p, path) for p in given.split())
-            if run != any(fnmatch_ex(p, path) for p in configured.split()):
+            run = any(fnmatch_ex(p, path) for p in run_patterns)
+            if run != any(fnmatch_ex(p, path) for p in suite_patterns):
                 return True
     return False
 
