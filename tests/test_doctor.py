@@ -194,13 +194,20 @@ def test_a_corrupt_stamp_fails(installed: Path, genstamp: RunGenstamp) -> None:
     assert found["generation"]["status"] == "fail"
 
 
-def test_an_in_project_environment_is_found(installed: Path, genstamp: RunGenstamp) -> None:
+def test_an_in_project_environment_is_found(
+    installed: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _code, found = checks(genstamp, installed, "--python", sys.executable)
     assert found["environment"]["status"] == "warn"  # this suite's venv is outside the project
     venv = installed / ".venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     _code, found = checks(genstamp, installed)  # the default: the in-project .venv's python
     assert found["environment"]["status"] == "ok", found["environment"]
+    # a program that prints nothing is no environment in the project (an empty answer was
+    # taken for the current folder)
+    monkeypatch.chdir(installed)
+    _code, found = checks(genstamp, installed, "--python", "/bin/true")
+    assert found["environment"]["status"] == "warn", found["environment"]
 
 
 def test_a_bad_configuration_fails(installed: Path, genstamp: RunGenstamp) -> None:

@@ -301,7 +301,9 @@ def check_generation(checkout: Checkout) -> Check:
 
 def check_environment(workdir: Path, python: Path) -> Check:
     prefix = _probe(python, "-c", "import sys; print(sys.prefix)")
-    where = Path(prefix.stdout.strip()) if prefix and prefix.returncode == 0 else None
+    said = prefix.stdout.strip() if prefix and prefix.returncode == 0 else ""
+    # (an absolute folder, or nothing known: a program that printed nothing is no Python)
+    where = Path(said) if os.path.isabs(said) else None
     if where is not None and where.resolve().is_relative_to(workdir):
         return Check("environment", "ok", f"the test environment is in the project ({where})")
     return Check(
