@@ -913,8 +913,10 @@ def build_parser() -> argparse.ArgumentParser:
         "hook",
         "git hook entry points",
         "The entry points git's hooks (or pre-commit) call. post-checkout, post-merge, "
-        "post-rewrite and restamp scrub and begin a new generation and never fail git's "
-        "command; pre-push judges the pushed commits' trees.",
+        "post-rewrite and restamp scrub the bytecode of what git changed and keep the "
+        "generation when the work tree holds the content it began with (or tested), else "
+        "begin a new one, and never fail git's command; pre-push judges the pushed commits' "
+        "trees.",
         cmd_hook,
         no_checkout_ok=True,  # a post-* hook warns, never fails
     )
