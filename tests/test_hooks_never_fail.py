@@ -224,3 +224,30 @@ def test_genstamp_missing_warns_and_never_fails_the_checkout(
     proc = run_git(work, "checkout", "-q", "-b", "feature")
     assert proc.returncode == 0
     assert proc.stderr.startswith("genstamp: warning: 'no-such-genstamp' is not on PATH")
+
+
+@pytest.mark.parametrize("where", ["_restamp", "_full"])
+def test_ctrl_c_in_a_hook_is_one_line_and_never_fails_the_command(
+    work: Path,
+    where: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Ctrl-C while a post-checkout runs (a large switch's scrub): one line saying what to
+    do, exit 0, the stamp as it was; it was a traceback in git's output."""
+    from genstamp import posthook
+
+    before = generation.current(open_checkout(work))
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(posthook, where, interrupted)
+    if where == "_full":  # reached when the light path cannot say
+        monkeypatch.setattr(posthook, "_restamp", lambda *args: None)
+    head = git(work, "rev-parse", "HEAD")
+    code = posthook.main(str(work), "post-checkout", [head, head, "1"], {})
+    err = capsys.readouterr().err
+    assert code == 0 and err.count("\n") == 1 and "interrupted" in err, err
+    assert "Traceback" not in err and "genstamp stamp" in err
+    assert generation.current(open_checkout(work)) == before

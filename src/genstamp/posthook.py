@@ -50,14 +50,20 @@ def main(
 ) -> int:
     """One restamping hook; never fails git's command (exit 0, a warning line at worst)."""
     try:
-        trigger = hooks.restamp_trigger(name, env)
-        if trigger is None:
-            return EXIT_OK
-        line = _restamp(directory, name, trigger, tuple(git_args), env)
-    except Exception:  # never a traceback in git's output: the full hook meets the same
-        line = None  # trouble (or none) and says what it is, in one line
-    if line is None:
-        return _full(directory, name, git_args)
+        try:
+            trigger = hooks.restamp_trigger(name, env)
+            if trigger is None:
+                return EXIT_OK
+            line = _restamp(directory, name, trigger, tuple(git_args), env)
+        except Exception:  # never a traceback in git's output: the full hook meets the same
+            line = None  # trouble (or none) and says what it is, in one line
+        if line is None:
+            return _full(directory, name, git_args)
+    except KeyboardInterrupt:  # Ctrl-C during git's command: one line, not a traceback
+        line = (
+            f"genstamp: {name} interrupted: the bytecode of what git changed may remain and "
+            "the generation is as it was — run `genstamp stamp`"
+        )
     print(line, file=sys.stderr)
     return EXIT_OK
 
