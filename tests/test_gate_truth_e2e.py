@@ -2468,6 +2468,60 @@ def test_a_failing_runs_own_report_file_does_not_file_its_failure_under_another_
     assert proc.returncode == 1 and "a later run of tree" in proc.stderr, proc.stderr
 
 
+KILL_THE_COPROCESS = """\
+import os, signal
+
+
+def test_zz_fails_and_kills_genstamps_coprocess():
+    if not os.environ.get("BREAK_IT"):
+        return
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                parent = int(fh.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                command = fh.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == os.getpid() and b"genstamp.coprocess" in command:
+            os.kill(int(pid), signal.SIGKILL)
+    assert False, "fails where a clean clone runs it"
+"""
+
+DUMP_ON_FAILURE = """\
+import os
+import pathlib
+
+
+def test_zz_fails_writing_a_dump():
+    if os.environ.get("BREAK_IT"):
+        pathlib.Path("failure-dump.txt").write_text("what failed\\n")
+        assert False, "fails where a clean clone runs it"
+"""
+
+
+@pytest.mark.parametrize("how", ["writes-an-untracked-file", "evidence-not-written"])
+def test_a_failing_run_refutes_the_tree_it_ran_whatever_it_leaves(
+    project: Path, genstamp: RunGenstamp, how: str
+) -> None:
+    """A green run, verified (remembered); then the same commit fails, and either its failing
+    test writes a file git does not ignore (the tree at the end is another), or its evidence
+    cannot be written (genstamp's co-process dies). Either way the tree whose code ran failed
+    last: the push is refused. Both left the remembered pass standing."""
+    text = DUMP_ON_FAILURE if how == "writes-an-untracked-file" else KILL_THE_COPROCESS
+    (project / "tests" / "test_zz.py").write_text(text)
+    commit_all(project, "a test that fails where BREAK_IT is set")
+    stamp(genstamp, project)
+    assert run_pytest(project).returncode == 0
+    assert verdict(genstamp, project, "--rev", "HEAD")[0] == 0  # remembered
+    failing = run_pytest(project, env=subprocess_env(BREAK_IT="1"))
+    assert failing.returncode == 1, failing.stdout
+    if how == "evidence-not-written":
+        assert "evidence not written" in failing.stdout + failing.stderr, failing.stdout
+    proc = push(project, "main", "main")
+    assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
+
+
 def test_a_run_that_dies_importing_a_conftest_is_the_newest_word_on_its_tree(
     project: Path, genstamp: RunGenstamp
 ) -> None:

@@ -1073,6 +1073,22 @@ class Session:
                 child.close_run(rec)
         self._forget_earlier()
         self._say(f"genstamp: evidence not written: {reason}")
+        self._failed_unbound(session, exitstatus)
+
+    def _failed_unbound(self, session: pytest.Session, exitstatus: int) -> None:
+        """A run that failed, its evidence not written (a full disk, a co-process gone): its
+        tree at the start, where known, is recorded as failed all the same, so no earlier
+        pass of it answers for it (where that cannot be written, the verdicts are forgotten)."""
+        status = getattr(session, "exitstatus", exitstatus)
+        failed = status == pytest.ExitCode.TESTS_FAILED or session.testsfailed > 0
+        tree = self.trees.start if self.trees is not None else None
+        if not (failed or not self.tally.passing()) or not tree:
+            return
+        from genstamp import refuted
+
+        unrecorded = refuted.record_failure(self.start.checkout.gitdir, tree)
+        if unrecorded:
+            self._say(f"genstamp: {unrecorded}")
 
     def _forget_earlier(self) -> None:
         """An earlier run's evidence at the default location must not speak for this run (unless
@@ -1197,6 +1213,8 @@ class Session:
         # the tree as the gate compares it too: without the run's own report in the work tree
         # (a failure filed under the tree with report.xml refutes none the gate judges)
         judged = _without_output(start.checkout, tree_end, output, merged)
+        if trees.start and trees.start != tree_end:  # the tree whose code ran: a failing test
+            judged.append(trees.start)  # that writes a file changed the tree at the end
         if failed or not self.tally.passing():
             from genstamp import refuted  # the newest word on this tree, in every worktree
 
