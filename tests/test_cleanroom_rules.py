@@ -422,9 +422,10 @@ def test_the_clean_environment_drops_the_users() -> None:
 
 
 def test_the_clean_environment_leaves_python_environments_off_the_path(tmp_path: Path) -> None:
-    """A console script an earlier install left in a warm environment (the active one, one
-    beside a ``pyvenv.cfg`` or ``conda-meta``, genstamp's own) must not answer a command the
-    clean environment lacks; other folders (git's, a tool's) stay, in their order."""
+    """A console script an earlier install left in a warm virtual environment (the active
+    one, one beside a ``pyvenv.cfg``, genstamp's own) must not answer a command the clean
+    environment lacks; other folders (git's, a tool's, a conda environment's, often where
+    git comes from) stay, in their order."""
     warm, conda, tools = tmp_path / "warm", tmp_path / "conda", tmp_path / "tools"
     for folder in (warm / "bin", conda / "bin", conda / "conda-meta", tools / "bin"):
         folder.mkdir(parents=True)
@@ -433,7 +434,12 @@ def test_the_clean_environment_leaves_python_environments_off_the_path(tmp_path:
         ["/active/bin", str(warm / "bin"), str(tools / "bin"), str(conda / "bin"), "/usr/bin"]
     )
     env = envcache.clean_environ(Path("/e"), {"PATH": path, "VIRTUAL_ENV": "/active"})
-    assert env["PATH"].split(os.pathsep) == ["/e/bin", str(tools / "bin"), "/usr/bin"]
+    assert env["PATH"].split(os.pathsep) == [
+        "/e/bin",
+        str(tools / "bin"),
+        str(conda / "bin"),
+        "/usr/bin",
+    ]
     if sys.prefix != sys.base_prefix:  # genstamp's own environment (these tests run in one)
         mine = os.path.join(sys.prefix, "bin")
         env = envcache.clean_environ(Path("/e"), {"PATH": os.pathsep.join([mine, "/usr/bin"])})

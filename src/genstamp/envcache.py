@@ -149,20 +149,19 @@ def clean_environ(env_path: Path | None, base: Mapping[str, str] | None = None) 
 
 
 def _without_environments(path: str, environ: Mapping[str, str]) -> str:
-    """``path`` (a PATH) less the scripts folders of Python environments (the active virtual
-    environment's, genstamp's own, any folder beside a ``pyvenv.cfg`` or conda's
-    ``conda-meta``): a command a test runs that the clean environment lacks (a console script
-    an earlier install left there) must not be answered by the warm one."""
-    active = {environ.get("VIRTUAL_ENV", ""), environ.get("CONDA_PREFIX", "")}
+    """``path`` (a PATH) less the scripts folders of virtual environments (the active one's,
+    genstamp's own, any folder beside a ``pyvenv.cfg``): a command a test runs that the clean
+    environment lacks (a console script an earlier install left there) must not be answered
+    by the warm one. A conda environment's stays: it is often where git and the compilers
+    come from."""
+    active = {environ.get("VIRTUAL_ENV", "")}
     if sys.prefix != sys.base_prefix:
         active.add(sys.prefix)
     scripts = {os.path.join(p, "bin") for p in active if p}
 
     def an_environment(entry: str) -> bool:
         parent = os.path.dirname(os.path.normpath(entry))
-        return entry.rstrip(os.sep) in scripts or any(
-            os.path.exists(os.path.join(parent, marker)) for marker in ("pyvenv.cfg", "conda-meta")
-        )
+        return entry.rstrip(os.sep) in scripts or os.path.exists(os.path.join(parent, "pyvenv.cfg"))
 
     return os.pathsep.join(e for e in path.split(os.pathsep) if e and not an_environment(e))
 
