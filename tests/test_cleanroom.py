@@ -534,6 +534,28 @@ def test_a_submodule_is_checked_out_in_the_clean_checkout(calc: Path, tmp_path: 
     assert state(calc) == before
 
 
+def test_a_submodule_a_recursive_clone_skips_stays_empty(calc: Path, tmp_path: Path) -> None:
+    """`.gitmodules` sets `update = none` for the vendored library: `git clone
+    --recurse-submodules` leaves its folder empty, and so does the clean checkout, where a
+    test that needs it fails (it passed: the library was cloned all the same). A file whose
+    name is no UTF-8 beside it is checked out as git has it (a traceback before)."""
+    lib = init_repo(tmp_path / "lib")
+    (lib / "helper.py").write_text("V = 3\n")
+    commit_all(lib, "v3")
+    git(calc, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
+    git(calc, "config", "-f", ".gitmodules", "submodule.vendor/lib.update", "none")
+    (calc / os.fsdecode(b"caf\xe9.txt")).write_text("data\n")
+    (calc / "tests" / "test_sub.py").write_text(
+        "import pathlib\n\n\ndef test_sub():\n"
+        "    assert (pathlib.Path(__file__).parents[1] / 'vendor' / 'lib' / 'helper.py').exists()\n"
+    )
+    commit_all(calc, "a library a recursive clone skips")
+    proc = clean_run(calc, "--json")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    outcomes = json.loads(proc.stdout)["record"]["outcomes"]
+    assert outcomes["tests/test_sub.py::test_sub"] == "failed", outcomes
+
+
 def test_a_project_in_a_subfolder_runs_from_that_folder(tmp_path: Path) -> None:
     """The only project is `sub/` (its own pyproject.toml, `cd sub && pytest`), the top has
     no configuration: the gate takes sub/'s configuration for the suite's, and the clean room

@@ -183,6 +183,7 @@ def _git(
         env=environ,
         capture_output=True,
         text=True,
+        errors="surrogateescape",  # paths as the OS gave them (no UTF-8: `caf\xe9`)
         stdin=subprocess.DEVNULL,
     )
     if log is not None:
@@ -309,12 +310,18 @@ def _submodules(source: Path, work: Path, no_hooks: Path, log: IO[str]) -> None:
     has not cloned, or whose clone lacks the commit, stays an empty folder, as a clone without
     ``--recurse-submodules`` leaves it (the run's log says so)."""
     listed = _git(work, "ls-files", "--stage", "-z")
+    gitlinks = {}
     for entry in listed.split("\0"):
         meta, _, rel = entry.partition("\t")
         fields = meta.split()
-        if len(fields) != 3 or fields[0] != "160000":
+        if len(fields) == 3 and fields[0] == "160000":
+            gitlinks[rel] = fields[1]
+    recursed = _cloned_recursively(work) if gitlinks else set()
+    for rel, sha in gitlinks.items():
+        if rel not in recursed:
+            log.write(f"submodule {rel}: a recursive clone skips it, left empty\n")
             continue
-        sha, mine, into = fields[1], source / rel, work / rel
+        mine, into = source / rel, work / rel
         known = subprocess.run(
             ["git", "-C", str(mine), "cat-file", "-e", f"{sha}^{{commit}}"],
             env=envcache.clean_environ(None),
@@ -328,6 +335,36 @@ def _submodules(source: Path, work: Path, no_hooks: Path, log: IO[str]) -> None:
         _git(work, *hooks, *clone, str(mine), str(into), log=log)
         _git(into, *hooks, "checkout", "-q", "--detach", sha, log=log)
         _submodules(mine, into, no_hooks, log)
+
+
+def _cloned_recursively(work: Path) -> set[str]:
+    """The submodule paths ``git clone --recurse-submodules`` checks out: those the tree's
+    ``.gitmodules`` names, less those it sets ``update = none`` or ``active = false``."""
+    gitmodules = work / ".gitmodules"
+    if not gitmodules.is_file():
+        return set()
+    try:
+        listed = _git(work, "config", "-z", "--file", str(gitmodules), "--list")
+    except envcache.StepFailed:
+        return set()
+    values: dict[str, str] = {}
+    for entry in listed.split("\0"):
+        key, _, value = entry.partition("\n")
+        values[key] = value
+    paths = set()
+    for key, value in values.items():
+        if key.startswith("submodule.") and key.endswith(".path"):
+            name = key[len("submodule.") : -len(".path")]
+            skipped = values.get(f"submodule.{name}.update", "").lower() == "none"
+            inactive = values.get(f"submodule.{name}.active", "true").lower() in (
+                "false",
+                "no",
+                "off",
+                "0",
+            )
+            if not skipped and not inactive:
+                paths.add(value)
+    return paths
 
 
 def _not_sparse(work: Path, log: IO[str]) -> None:
