@@ -557,18 +557,17 @@ def test_a_submodule_a_recursive_clone_skips_stays_empty(calc: Path, tmp_path: P
 
 
 def test_a_project_in_a_subfolder_runs_from_that_folder(tmp_path: Path) -> None:
-    """The only project is `sub/` (its own pyproject.toml, `cd sub && pytest`), the top has
-    no configuration: the gate takes sub/'s configuration for the suite's, and the clean room
-    runs pytest there as well (it ran at the top, where `pkg` imports from nowhere)."""
+    """The only project is `sub/` (its own pyproject.toml, `cd sub && pip install . &&
+    pytest`), the top has no configuration: the gate takes sub/'s configuration for the
+    suite's, and the clean room installs the project from there and runs pytest there as well
+    (it installed nothing and ran at the top, where `calc` imports from nowhere)."""
     repo = init_repo(tmp_path / "repo")
-    (repo / "sub" / "pkg").mkdir(parents=True)
+    (repo / "sub" / "src" / "calc").mkdir(parents=True)
     (repo / "sub" / "tests").mkdir()
-    (repo / "sub" / "pyproject.toml").write_text(
-        '[tool.pytest.ini_options]\npythonpath = ["."]\ntestpaths = ["tests"]\n'
-    )
-    (repo / "sub" / "pkg" / "__init__.py").write_text("X = 1\n")
+    (repo / "sub" / "pyproject.toml").write_text(PYPROJECT)
+    (repo / "sub" / "src" / "calc" / "__init__.py").write_text("X = 1\n")
     (repo / "sub" / "tests" / "test_x.py").write_text(
-        "from pkg import X\n\n\ndef test_x():\n    assert X == 1\n"
+        "from calc import X\n\n\ndef test_x():\n    assert X == 1\n"
     )
     (repo / ".gitignore").write_text("__pycache__/\n")
     commit_all(repo, "a project in sub/")

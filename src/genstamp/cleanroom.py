@@ -562,11 +562,31 @@ def _install_args(work: Path, rev: str | None) -> list[str]:
         raise GenstampError(
             exc.message.replace(f"{work}{os.sep}", whose), exc.remedy, exc.code
         ) from None
-    return (
-        list(settings.clean_install)
-        if settings.clean_install is not None
-        else (default_install(work))
-    )
+    if settings.clean_install is not None:
+        return list(settings.clean_install)
+    args = default_install(work)
+    if not args and not settings.suites:
+        # the project in the one configured folder below a top with none of its own (where
+        # its tests run: `_run`), installed from there, as `cd sub && pip install .` does
+        root = _suite_folder(work)
+        if root:
+            args = [f"./{root}{a[1:]}" for a in default_install(work / root)]
+    return args
+
+
+def _suite_folder(work: Path) -> str:
+    """The folder the gate takes the clean checkout's suite from, where it is not the top."""
+    import pygit2
+
+    from genstamp.facts import tree_suites
+
+    try:
+        repo = open_checkout(work).repo
+        found = tree_suites(repo, str(repo.revparse_single("HEAD").peel(pygit2.Tree).id), ())
+    except (GenstampError, pygit2.GitError, KeyError, ValueError):
+        return ""
+    roots = [s.root for s in found or () if s.root]
+    return roots[0] if len(roots) == 1 else ""
 
 
 def _with_install_products(work: Path, tree: str, log: IO[str]) -> str | None:
