@@ -1851,6 +1851,9 @@ def test_node_ids_naming_every_test_of_their_files_are_the_whole_files(
         # collection in a run of the whole file: not known to yield none
         ("class TestTool:\n    def __init__(self):\n        pass\n", False),
         ("class TestOuter:\n    class TestInner:\n        pass\n", True),  # nested, empty
+        # its collection skips (`pytest.skip` in a conftest's pytest_generate_tests): a report
+        # in a run of the file, here unknown: no traceback, the file in part
+        ("class TestDB:\n    def test_q(self, db):\n        pass\n", False),
     ],
     ids=[
         "not-a-test",
@@ -1859,6 +1862,7 @@ def test_node_ids_naming_every_test_of_their_files_are_the_whole_files(
         "control-a-class-with-a-test",
         "with-init-where-warnings-are-errors",
         "nested-empty",
+        "collection-skips",
     ],
 )
 def test_node_ids_naming_every_test_beside_a_class_that_yields_none(
@@ -1870,6 +1874,11 @@ def test_node_ids_naming_every_test_beside_a_class_that_yields_none(
     files = {**IDS_SUITE, "tests/test_one.py": IDS_SUITE["tests/test_one.py"] + "\n\n" + helper}
     if "__init__" in helper and not whole:
         files["pyproject.toml"] = '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
+    if "TestDB" in helper:
+        files["tests/conftest.py"] = (
+            "import pytest\n\n\ndef pytest_generate_tests(metafunc):\n"
+            "    if 'db' in metafunc.fixturenames:\n        pytest.skip('no database here')\n"
+        )
     root = make(tmp_path / "repo", files)
     proc = pytest_in(root, "tests/test_one.py::test_add", "tests/test_two.py")
     assert proc.returncode == 0, proc.stdout + proc.stderr

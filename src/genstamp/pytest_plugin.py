@@ -506,6 +506,7 @@ class Tally:
         if children is not None or node is None:
             return children
         from _pytest.config import apply_warning_filters
+        from _pytest.outcomes import OutcomeException
 
         cfg = node.config
         try:
@@ -514,8 +515,8 @@ class Tally:
                 given = getattr(cfg.known_args_namespace, "pythonwarnings", None) or []
                 apply_warning_filters(cfg.getini("filterwarnings"), given)
                 found = list(node.collect())
-        except Exception:  # unknown, as before: the file counts in part
-            return None
+        except (Exception, OutcomeException):  # unknown, as before: the file counts in part
+            return None  # (a `pytest.skip` or `fail` in its collection: a report there)
         self._classes.update((c.nodeid, c) for c in found if isinstance(c, pytest.Class))
         children = self._yielded[nodeid] = [(c.nodeid, isinstance(c, pytest.Item)) for c in found]
         return children
