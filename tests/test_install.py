@@ -410,6 +410,8 @@ default_install_hook_types: [pre-commit, pre-push]  # my types
             [],
         ),
         ("repos:\n- repo: x\n  rev: y\n  hooks:\n  - id: genstamp-scrub\n", []),  # genstamp's
+        # another repository's hook may set its stages in its own manifest: not named
+        ("repos:\n- repo: https://example.invalid/hooks\n  rev: y\n  hooks:\n  - id: lint\n", []),
     ],
 )
 def test_install_names_the_hooks_that_now_run_on_checkout(text: str, said: list[str]) -> None:

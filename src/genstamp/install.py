@@ -442,8 +442,10 @@ def _yaml() -> Any:
 
 
 def _stageless(text: str) -> list[str]:
-    """The ids of the config's hooks (genstamp's aside) that name no ``stages``, where it sets
-    no ``default_stages`` either: pre-commit runs them at every stage, post-checkout's too."""
+    """The ids of the config's own hooks (``repo: local``, whose config is their manifest)
+    that name no ``stages``, where it sets no ``default_stages`` either: pre-commit runs them
+    at every stage, post-checkout's too. (A hook of another repository may set its stages in
+    that repository's manifest, which is not read here.)"""
     yaml = _yaml()
     if yaml is None:
         return []
@@ -455,7 +457,9 @@ def _stageless(text: str) -> list[str]:
         return []
     found = []
     for repo in data.get("repos") or ():
-        for hook in (repo.get("hooks") or ()) if isinstance(repo, dict) else ():
+        if not isinstance(repo, dict) or repo.get("repo") != "local":
+            continue
+        for hook in repo.get("hooks") or ():
             if isinstance(hook, dict) and "stages" not in hook:
                 hook_id = str(hook.get("id", ""))
                 if hook_id and hook_id not in PRE_COMMIT_HOOK_IDS:
