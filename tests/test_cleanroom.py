@@ -532,6 +532,18 @@ def test_a_submodule_is_checked_out_in_the_clean_checkout(calc: Path, tmp_path: 
     outcomes = json.loads(proc.stdout)["record"]["outcomes"]
     assert outcomes["tests/test_sub.py::test_sub"] == "passed", outcomes
     assert state(calc) == before
+    # a commit made in the submodule here and never pushed: a fresh recursive clone cannot
+    # fetch it, and neither does the clean checkout, where the test fails
+    sub = calc / "vendor" / "lib"
+    (sub / "helper.py").write_text("V = 5\n")
+    commit_all(sub, "v5, never pushed")
+    test = calc / "tests" / "test_sub.py"
+    test.write_text(test.read_text().replace("== 3", "== 5"))
+    commit_all(calc, "the library's unpushed commit")
+    proc = clean_run(calc, "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    outcomes = json.loads(proc.stdout)["record"]["outcomes"]
+    assert outcomes.get("tests/test_sub.py::test_sub") != "passed", outcomes  # (or not collected)
 
 
 def test_a_submodule_a_recursive_clone_skips_stays_empty(calc: Path, tmp_path: Path) -> None:

@@ -307,8 +307,8 @@ def _submodules(source: Path, work: Path, no_hooks: Path, log: IO[str]) -> None:
     """Each submodule the clean checkout's tree records, checked out at its recorded commit
     from ``source``'s own clone of it (its objects shared, nothing fetched), and theirs in
     turn: as ``git clone --recurse-submodules`` of this repository has them. One ``source``
-    has not cloned, or whose clone lacks the commit, stays an empty folder, as a clone without
-    ``--recurse-submodules`` leaves it (the run's log says so)."""
+    has not cloned, or whose commit no remote of its clone has (made here, never pushed: a
+    fresh clone cannot fetch it), stays an empty folder (the run's log says so)."""
     listed = _git(work, "ls-files", "--stage", "-z")
     gitlinks = {}
     for entry in listed.split("\0"):
@@ -322,13 +322,16 @@ def _submodules(source: Path, work: Path, no_hooks: Path, log: IO[str]) -> None:
             log.write(f"submodule {rel}: a recursive clone skips it, left empty\n")
             continue
         mine, into = source / rel, work / rel
+        # a commit a remote of that clone has (what a recursive clone fetches), not one made
+        # here and never pushed: a fresh clone cannot fetch that one
         known = subprocess.run(
-            ["git", "-C", str(mine), "cat-file", "-e", f"{sha}^{{commit}}"],
+            ["git", "-C", str(mine), "for-each-ref", "--contains", sha, "refs/remotes"],
             env=envcache.clean_environ(None),
             capture_output=True,
+            text=True,
         )
-        if not (mine / ".git").exists() or known.returncode != 0:
-            log.write(f"submodule {rel}: no clone of {sha} here, left empty\n")
+        if not (mine / ".git").exists() or known.returncode != 0 or not known.stdout.strip():
+            log.write(f"submodule {rel}: no remote of its clone here has {sha}, left empty\n")
             continue
         hooks = ("-c", f"core.hooksPath={no_hooks}")  # and no hook samples in the clone
         clone = ("clone", "-q", "--shared", "--no-checkout", "--template", str(no_hooks))
