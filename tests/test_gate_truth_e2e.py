@@ -2439,6 +2439,7 @@ def test_a_failure_between_the_parts_of_an_ended_generations_run_refutes_it(
     assert run_pytest(project, "tests/test_more.py").returncode == 0
     code, data = verdict(genstamp, project)
     assert (code, rules(data)) == (1, ["tests-failed"]), data
+    assert "the parts run before it count for nothing" in message(data, "tests-failed"), data
     git(project, "switch", "-q", "main")
     proc = push(project, "feature", "feature")
     assert proc.returncode == 1 and "a later run of tree" in proc.stderr, proc.stderr
@@ -2520,6 +2521,7 @@ def test_a_failing_run_refutes_the_tree_it_ran_whatever_it_leaves(
         assert "evidence not written" in failing.stdout + failing.stderr, failing.stdout
     proc = push(project, "main", "main")
     assert proc.returncode == 1 and "push refused" in proc.stderr, proc.stderr
+    assert "a later run of tree" in proc.stderr, proc.stderr  # what refuses it, said
 
 
 def test_a_run_that_dies_importing_a_conftest_is_the_newest_word_on_its_tree(

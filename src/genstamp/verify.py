@@ -189,7 +189,13 @@ def verify(
     ran_at = min([facts.report_mtime_ns or 0, *parts])
     later = [t for t in pending if failed.get(t.tree, -1) > ran_at]
     if verdict.ok and later:
-        verdict = _refuted(verdict, later[0], failed)
+        verdict = _refuted(verdict, later[0], failed, parts=bool(facts.others))
+    elif {f.rule for f in verdict.failures} <= {"no-evidence", "unbound-evidence"}:
+        # no evidence to judge, where a run of the tree failed (its own evidence unwritten: a
+        # full disk): that failure is the word on the tree, and what to say
+        gone = [t for t in pending if t.tree in failed]
+        if gone and verdict.failures:
+            verdict = _refuted(verdict, gone[0], failed)
     if verdict.ok:
         # The verdict stands whether or not it can be kept (a read-only git dir, a store of
         # another genstamp version): a later push of this tree then needs fresh evidence.
@@ -320,11 +326,15 @@ def _newest_word(
     return refusal
 
 
-def _refuted(verdict: Verdict, target: Target, failed: Mapping[str, int]) -> Verdict:
+def _refuted(
+    verdict: Verdict, target: Target, failed: Mapping[str, int], *, parts: bool = False
+) -> Verdict:
     from genstamp.generation import _iso
 
     when = _iso(failed[target.tree])
     why = f"a later run of tree {target.tree[:12]} ({target.label}) failed, at {when}"
+    if parts:  # a part run since the failure stands for its own tests only
+        why += ": the parts run before it count for nothing (rerun them, or the whole suite)"
     return verdict._replace(failures=(Failure("tests-failed", why),))  # the word that counts
 
 
