@@ -2614,6 +2614,29 @@ def test_the_newest_run_of_a_tree_anywhere_speaks_for_it(
     assert proc.returncode == 1 and "a later run of tree" in proc.stderr, proc.stderr
 
 
+def test_a_newer_passing_run_in_another_worktree_answers_an_older_failure(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """The main worktree's run of a commit fails (a flaky test), then a linked worktree of
+    the same commit runs the suite green: the newest run of the tree speaks for it, here too
+    (the main worktree's own failing evidence refused it). A failure after that green run is
+    the newer word again."""
+    can_fail(project)
+    stamp(genstamp, project)
+    assert run_pytest(project, env=subprocess_env(BREAK_IT="1")).returncode == 1
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "--detach", str(linked), "main")
+    stamp(genstamp, linked)
+    assert run_pytest(linked).returncode == 0
+    for args in (("--rev", "HEAD"), ()):
+        code, data = verdict(genstamp, project, *args)
+        assert (code, rules(data)) == (0, []), (args, data)
+    assert push(project, "main", "main").returncode == 0
+    assert run_pytest(project, env=subprocess_env(BREAK_IT="1")).returncode == 1
+    code, data = verdict(genstamp, project, "--rev", "HEAD")
+    assert code == 1 and "tests-failed" in rules(data), data
+
+
 def test_a_failing_run_of_a_tree_is_not_outvoted_by_another_worktrees_passing_one(
     project: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:

@@ -167,14 +167,25 @@ def verify(
         vouched=vouched_trees,
         vouching=tuple(vouching.values()),
     )
+    parts = [t for t in (_mtime(Path(f)) for f, _ in facts.others) if t is not None]
+    ran_at = min([facts.report_mtime_ns or 0, *parts])
+    said = {f.rule for f in verdict.failures}
+    # the evidence failed, and its failure is recorded: a run of the tree that passed since
+    # (in another worktree) is the newer word, as a failure since would be
+    failed_before = (
+        "tests-failed" in said
+        and said <= {"tests-failed", "partial-run"}
+        and all(failed.get(t.tree, -1) >= ran_at for t in pending)
+    )
     if (
         not refused
-        and {f.rule for f in verdict.failures} == {"partial-run"}
+        and (said == {"partial-run"} or failed_before)
         and (bool(revs) or (others and junit is None and not work_tree_bytecode(facts)))
     ):
         # A newer run of part of the suite gives way to an older whole one of the same tree
         # (of an ended generation, another worktree's, a verdict remembered): a branch
-        # tested, left, come back to and one file run again is still the branch tested.
+        # tested, left, come back to and one file run again is still the branch tested. Any
+        # run that stands for it here passed after the newest failure of the tree.
         base = facts._replace(others=(), primary=True)
         whole, _ = _vouched(checkout, base, pending, settings, failed)
         if all(t in whole or t.tree in remembered for t in pending):
@@ -185,8 +196,6 @@ def verify(
     # a run of the same tree that failed after the evidence did (in another worktree, or a
     # part refuted at its end: its acceptance is refuted, however many parts come after it;
     # E25 24) is the newer word on it
-    parts = [t for t in (_mtime(Path(f)) for f, _ in facts.others) if t is not None]
-    ran_at = min([facts.report_mtime_ns or 0, *parts])
     later = [t for t in pending if failed.get(t.tree, -1) > ran_at]
     if verdict.ok and later:
         verdict = _refuted(verdict, later[0], failed, parts=bool(facts.others))
