@@ -2637,6 +2637,30 @@ def test_a_newer_passing_run_in_another_worktree_answers_an_older_failure(
     assert code == 1 and "tests-failed" in rules(data), data
 
 
+def test_an_older_pass_is_not_made_newer_by_the_time_of_its_files(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """A linked worktree's green run, then this worktree's failing run of the same tree;
+    then the green run's files are touched (a copy, a backup restored, a clock step): the run
+    is as old as it says it bound (its sealed `genstamp.created`), and the failure stands."""
+    import time
+
+    can_fail(project)
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "--detach", str(linked), "main")
+    stamp(genstamp, linked)
+    assert run_pytest(linked).returncode == 0
+    time.sleep(1.1)  # the green run bound a second before (its time is kept to the second)
+    stamp(genstamp, project)
+    assert run_pytest(project, env=subprocess_env(BREAK_IT="1")).returncode == 1
+    state = Path(git(linked, "rev-parse", "--absolute-git-dir")) / "genstamp"
+    later = time.time() + 60
+    for file in [state / "evidence.xml", *state.glob("parts/*/*.xml")]:
+        os.utime(file, (later, later))
+    code, data = verdict(genstamp, project, "--rev", "HEAD")
+    assert code == 1 and "tests-failed" in rules(data), data
+
+
 def test_a_failing_run_of_a_tree_is_not_outvoted_by_another_worktrees_passing_one(
     project: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:
