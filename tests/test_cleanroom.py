@@ -576,18 +576,32 @@ def test_a_project_in_a_subfolder_runs_from_that_folder(tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "repo")
     (repo / "sub" / "src" / "calc").mkdir(parents=True)
     (repo / "sub" / "tests").mkdir()
-    (repo / "sub" / "pyproject.toml").write_text(PYPROJECT)
+    (repo / "sub" / "pyproject.toml").write_text(  # built by hatchling, which the top lacks
+        PYPROJECT.replace('requires = ["setuptools>=61"]', 'requires = ["hatchling"]')
+        .replace("setuptools.build_meta", "hatchling.build")
+        .replace('[tool.setuptools.packages.find]\nwhere = ["src"]\n', "")
+        + '\n[tool.hatch.build.targets.wheel]\npackages = ["src/calc"]\n'
+    )
     (repo / "sub" / "src" / "calc" / "__init__.py").write_text("X = 1\n")
     (repo / "sub" / "tests" / "test_x.py").write_text(
         "from calc import X\n\n\ndef test_x():\n    assert X == 1\n"
     )
     (repo / ".gitignore").write_text("__pycache__/\n")
     commit_all(repo, "a project in sub/")
+    for _ in range(2):  # its environment made, then reused (built without isolation)
+        proc = clean_run(repo, "--json")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outcomes = json.loads(proc.stdout)["record"]["outcomes"]
+        assert outcomes == {"sub/tests/test_x.py::test_x": "passed"}, outcomes
+    # a module of sub/ the wheel leaves out: pytest runs as the installed `pytest` command,
+    # which puts no checkout folder first on the import path, and the test fails clean
+    (repo / "sub" / "helper.py").write_text("Y = 2\n")
+    (repo / "sub" / "tests" / "test_y.py").write_text(
+        "from helper import Y\n\n\ndef test_y():\n    assert Y == 2\n"
+    )
+    commit_all(repo, "a module the wheel leaves out")
     proc = clean_run(repo, "--json")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert json.loads(proc.stdout)["record"]["outcomes"] == {
-        "sub/tests/test_x.py::test_x": "passed"
-    }
+    assert proc.returncode == 1, proc.stdout + proc.stderr
 
 
 def test_stale_bytecode_green_warm_red_clean(calc: Path) -> None:

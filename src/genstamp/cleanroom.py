@@ -517,16 +517,17 @@ def clean_run(
             commit, tree = judged_commit(checkout, rev, log)
             work = stack.enter_context(linked_checkout(checkout, commit, log, keep))
         args = _install_args(work, rev)
+        home = _project_home(work, args)  # the top, or the suite's folder below it
         environ = envcache.clean_environ(None)
-        digest = envcache.key(work, args, chosen, environ)
+        digest = envcache.key(home, args, chosen, environ)
         cache = env_cache(checkout)
         with envcache.locked(cache, digest):
             with steps.step("environment") as log:
                 deps = [genstamp_requirement(), "pytest"]
-                build = build_requirements(work)
+                build = build_requirements(home)
                 if chosen.tool == "pip":
                     build.append("wheel")  # setuptools before 70.1 builds wheels with it
-                project = roots.project_name(work) or ""
+                project = roots.project_name(home) or ""
                 env = envcache.prepare(cache, digest, chosen, deps, environ, log, project, build)
             with steps.step("install") as log:
                 if not _install(env, chosen, args, work, log):
@@ -575,6 +576,21 @@ def _install_args(work: Path, rev: str | None) -> list[str]:
         if root:
             args = [f"./{root}{a[1:]}" for a in default_install(work / root)]
     return args
+
+
+def _project_home(work: Path, args: Sequence[str]) -> Path:
+    """Where the project the install arguments name lives: the top, or the folder below it
+    they install (`./sub[test]`, a top that is no project): what building it needs, and the
+    environment's key, are read there."""
+    if project_args(args):
+        return work
+    for arg in args:
+        target = arg.split("[", 1)[0]
+        if target.startswith("./") and len(target) > 2:
+            folder = work / target
+            if (folder / "pyproject.toml").is_file() or (folder / "setup.py").is_file():
+                return folder
+    return work
 
 
 def _suite_folder(work: Path) -> str:
@@ -663,6 +679,12 @@ def _installed_whole(args: Sequence[str]) -> bool:
     """Whether the install arguments install the checkout itself, not editable (``.``,
     ``.[test]``): its tests are then to import what was installed, not the checkout's folder."""
     mine = project_args(args)
+    if not mine:  # the project of the suite's folder below a top with none: `./sub[test]`
+        items = list(args)
+        below = [i for i, a in enumerate(items) if a.startswith("./") and len(a) > 2]
+        if any(i and items[i - 1] in ("-e", "--editable") for i in below):
+            return False
+        mine = [items[i] for i in below]
     editable = any(a in ("-e", "--editable") or a.startswith(("-e.", "--editable=")) for a in mine)
     return bool(mine) and not editable
 
