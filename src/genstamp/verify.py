@@ -199,9 +199,10 @@ def verify(
     later = [t for t in pending if failed.get(t.tree, -1) > ran_at]
     if verdict.ok and later:
         verdict = _refuted(verdict, later[0], failed, parts=bool(facts.others))
-    elif {f.rule for f in verdict.failures} <= {"no-evidence", "unbound-evidence"}:
+    elif {f.rule for f in verdict.failures} == {"no-evidence"}:
         # no evidence to judge, where a run of the tree failed (its own evidence unwritten: a
-        # full disk): that failure is the word on the tree, and what to say
+        # full disk): that failure is the word on the tree, and what to say (evidence that is
+        # there and unbound, edited by hand, is refused as such)
         gone = [t for t in pending if t.tree in failed]
         if gone and verdict.failures:
             verdict = _refuted(verdict, gone[0], failed)
