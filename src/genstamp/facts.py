@@ -280,9 +280,10 @@ def vouching(
     generation that tested its tree, newest first: with ``current`` the current one (another
     worktree's, or this checkout's for a tree its newest run did not test), then those a hook
     ended (``Generation.retired``). Each is the newest part of that generation that tested the
-    target's tree, with the parts of that tree it merges with, and when that part was kept
-    (ns). ``base`` is the checkout's facts; its work tree's bytecode is not looked at (it is
-    another tree's: the audit says what the run loaded)."""
+    target's tree, with the parts of that tree it merges with, and when that run was (ns): as
+    old as its oldest part, and no later than its newest part says it bound. ``base`` is the
+    checkout's facts; its work tree's bytecode is not looked at (it is another tree's: the
+    audit says what the run loaded)."""
     gen = base.generation
     if gen is None:
         return

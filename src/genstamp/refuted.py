@@ -88,9 +88,9 @@ def _locked(path: Path) -> Iterator[None]:
 
 def record_failure(gitdir: Path, tree: str, *also: str) -> str | None:
     """``record`` of ``tree`` (and of the trees ``also``: the same run's tree as the gate
-    compares it, without its own report file); where that cannot be, no remembered verdict of
-    the repository's worktrees accepts them any longer, and the line returned says so (None:
-    recorded)."""
+    compares it, without its own report file, and the tree it began with); where that cannot
+    be, no remembered verdict of the repository's worktrees accepts them any longer, and the
+    line returned says so (None: recorded)."""
     try:
         for each in dict.fromkeys((tree, *also)):
             record(gitdir, each)

@@ -259,8 +259,8 @@ def _vouched(
 ) -> tuple[dict[Target, Verdict], dict[Target, Verdict]]:
     """The ``targets`` whose tree a run of a generation of this checkout (an earlier part of
     the current one, or one a hook ended), or of another worktree of the repository, vouches
-    for, with that run's verdict: a
-    run the gate accepts, run after the newest run of that tree that failed anywhere
+    for, with that run's verdict: a run the gate accepts, run after the newest run of that
+    tree that failed anywhere
     (``failed``, ``genstamp.refuted``). A newer run of part of the suite says nothing against
     an older whole one. For the targets none vouches for, the newest refused judgment (its
     reasons are the ones to tell)."""
