@@ -1533,9 +1533,14 @@ def _arg_path(cfg: pytest.Config, arg: str) -> str:
     it: under ``--pyargs``, a module's name (``tests.test_a::test_1``) by the import path."""
     name = arg.partition("::")[0]
     if cfg.getoption("pyargs", False):
-        from _pytest.main import search_pypath
-
-        spaces = bool(cfg.getini("consider_namespace_packages"))
+        try:
+            from _pytest.main import search_pypath
+        except ImportError:  # (a pytest without it: the name as a path, as before)
+            return os.path.realpath(os.path.join(cfg.invocation_params.dir, name))
+        try:
+            spaces = bool(cfg.getini("consider_namespace_packages"))
+        except ValueError:  # pytest before 8.1 has no such setting
+            spaces = False
         with contextlib.suppress(Exception):  # pytest keeps a name it cannot find as a path
             try:  # a namespace package's first portion, where pytest considers them
                 name = search_pypath(name, consider_namespace_packages=spaces) or name
