@@ -711,7 +711,7 @@ def _run(
 
     clean = open_checkout(work)
     # a fresh checkout holds no bytecode git did not track (and scrub keeps tracked files)
-    begun = restamp.begin(clean, trigger="ci", do_scrub=False, why="genstamp clean-run")
+    restamp.begin(clean, trigger="ci", do_scrub=False, why="genstamp clean-run")
     environ = moved_in(envcache.clean_environ(env.path), warm, work, log)
     script = env.python.parent / "pytest"
     if installed and script.is_file() and os.name != "nt":
@@ -726,10 +726,8 @@ def _run(
         suites = ()
     if not suites:  # the project's folder, where the top has no configuration of its own (and
         # every test is below one configured folder: `cd sub && pytest`), as the gate has it
-        from genstamp.facts import tree_suites
-
-        found = tree_suites(clean.repo, begun.generation.tree, ()) or ()
-        suites = tuple(s.root for s in found if s.root)
+        below = _suite_folder(work)
+        suites = (below,) if below else ()
     code = 0
     for folder in [work / s for s in suites] if suites else [work]:
         ran = envcache.call(command, environ, log, folder)

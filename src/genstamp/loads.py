@@ -1189,10 +1189,11 @@ def _executed(code: CodeType) -> None:
         and not compiled_from(code, compiled[1])
     ):
         compiled = None  # compiled here, but what runs is other code: judged as such below
-    concerns = _may_concern(filename)
+    # (neither compiled nor read from a .pyc: bytecode of an archive's member, whatever file
+    # its code names, ``/build/dep.py`` compiled on another machine; asked only then, not of
+    # every module a process runs)
+    concerns = compiled is None and _may_concern(filename)
     if compiled is None and (concerns or pyc is None):
-        # (neither compiled nor read from a .pyc: bytecode of an archive's member, whatever
-        # file its code names, ``/build/dep.py`` compiled on another machine)
         found = _bytecode_origin(filename)
         if found is not None and not concerns and not _may_concern(_where(found[0])):
             found = None
