@@ -124,7 +124,6 @@ def open_checkout(
     from_env = start is None or environment
     git_dir = os.environ.get("GIT_DIR") if from_env else None
     work_tree = os.environ.get("GIT_WORK_TREE") if from_env else None
-    top = None
     for attempt in (1, 2):
         try:
             repo, top = _open(path, git_dir, work_tree)
