@@ -670,13 +670,22 @@ def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> 
 
 
 @pytest.mark.parametrize(
-    "case", ["marker-and-W", "tests-keep-the-configuration", "configured-confcutdir", "pyargs"]
+    "case",
+    [
+        "marker-and-W",
+        "tests-keep-the-configuration",
+        "configured-confcutdir",
+        "confcutdir-beside",
+        "pyargs",
+    ],
 )
 def test_runs_as_the_project_runs_them_are_the_suites(tmp_path: Path, case: str) -> None:
     """Controls of the run options above: a ``-W`` cannot weaken a test's own marker (pytest
     applies markers last); a suite whose folder has no configuration file takes the one its
-    tests keep; the configuration's own ``--confcutdir`` is the suite's; ``--pyargs`` names a
-    package in a ``pythonpath`` folder, and the suite is that package's tests alone."""
+    tests keep; the configuration's own ``--confcutdir`` is the suite's (it cuts the
+    conftests above its folder, not those beside it: ``other/conftest.py`` loads, the top's
+    does not, for ``other/``'s tests too); ``--pyargs`` names a package in a ``pythonpath``
+    folder, and the suite is that package's tests alone."""
     files = dict(SIMPLE)
     args: tuple[str, ...] = ()
     if case == "marker-and-W":
@@ -690,9 +699,13 @@ def test_runs_as_the_project_runs_them_are_the_suites(tmp_path: Path, case: str)
         files["pyproject.toml"] = '[project]\nname = "p"\nversion = "0"\n'
         files["tests/pytest.ini"] = "[pytest]\nxfail_strict = true\n"
         args = ("tests",)
-    elif case == "configured-confcutdir":
+    elif case in ("configured-confcutdir", "confcutdir-beside"):
         files["conftest.py"] = "raise RuntimeError('kept out by the configuration')\n"
         files["pytest.ini"] = "[pytest]\naddopts = --confcutdir=tests\n"
+        if case == "confcutdir-beside":
+            files["other/test_o.py"] = cases("o1")
+            files["other/test_broken.py"] = cases("x1", fail="x1")
+            files["other/conftest.py"] = 'collect_ignore = ["test_broken.py"]\n'
     else:
         files = {
             "pytest.ini": "[pytest]\naddopts = --pyargs\ntestpaths = pkg.tests\npythonpath = lib\n",
@@ -1651,6 +1664,15 @@ def pytest_collectstart(collector):
         {"pytest.ini": "[pytest]\naddopts = --collect-in-virtualenv\n", "tests/env/pyvenv.cfg": ""},
         {"pytest.ini": "[pytest]\naddopts = --noconftest\n", "conftest.py": IGNORED_OTHER},
         {"pytest.ini": "[pytest]\naddopts = --confcutdir=tests\n", "conftest.py": IGNORED_OTHER},
+        # only the conftests above it are cut: one beside it loads
+        {
+            "pytest.ini": "[pytest]\naddopts = --confcutdir=tests/build\n",
+            "tests/other/conftest.py": 'collect_ignore = ["test_o.py"]\n',
+        },
+        {
+            "pytest.ini": "[pytest]\naddopts = --confcutdir=tests/build\n",
+            "tests/conftest.py": 'collect_ignore = ["other"]\n',
+        },
         # a folder above the top: every conftest of the tree loads
         {"pytest.ini": "[pytest]\naddopts = --confcutdir=..\n", "conftest.py": IGNORED_OTHER},
         {"pytest.ini": "[pytest]\naddopts = --confcutdir=/\n", "conftest.py": IGNORED_OTHER},
@@ -1696,6 +1718,11 @@ def pytest_collectstart(collector):
             "tests/other/conftest.py": "collect_ignore = []\n",  # not asked of its own folder
         },
         {"conftest.py": "class Settings:\n    " + IGNORED_OTHER},
+        # a string, where a list is meant: pytest takes each character for a name
+        {"conftest.py": 'collect_ignore = "tests/other"\n'},
+        {"conftest.py": 'collect_ignore = []\ncollect_ignore += "tests/other"\n'},
+        {"conftest.py": 'collect_ignore = []\ncollect_ignore.extend("tests/other")\n'},
+        {"tests/other/conftest.py": 'collect_ignore_glob = "*x"\n'},
         # testpaths: where pytest starts, as it globs them; what it is told to ignore and its
         # norecursedirs apply below a start, never to it (`tests/build`, `tests/other`)
         {"pytest.ini": "[pytest]\ntestpaths = tests/*/\n"},
@@ -1772,6 +1799,61 @@ def test_a_run_that_retries_failing_tests_is_not_the_suites(
     if partial:
         assert code == 1 and "partial-run" in rules(data), data
         assert "--reruns" in rules(data)["partial-run"]
+    else:
+        assert code == 0, data
+
+
+PROJECT_CHECK = """\
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    if item.name == "test_checked":
+        assert False, "the project's own check"
+"""
+
+
+@pytest.mark.parametrize(
+    ("dist", "module", "where", "partial"),
+    [
+        ("proj", "proj.plugin", "src/proj/plugin.py", True),  # the project's own, editable
+        ("helpers", "checks", "tools/checks.py", True),  # another name, a file of the tree
+        ("proj", "projplug", "site", True),  # the project's own, installed as a copy
+        ("extra", "extraplug", "site", False),  # an installed plugin: the environment's
+    ],
+)
+def test_blocking_the_projects_own_entry_point_plugin_is_not_the_suite(
+    tmp_path: Path, dist: str, module: str, where: str, partial: bool
+) -> None:
+    """``-p no:NAME`` of a ``pytest11`` entry point whose module is a file of the work tree, or
+    of this project's own distribution, leaves the project's own checks out: the run is not
+    the suite's (its test here passes only so). One of another distribution is the
+    environment's (pytest-randomly's ``-p no:randomly``)."""
+    files = {
+        "pyproject.toml": '[project]\nname = "proj"\nversion = "0"\n[tool.pytest.ini_options]\n',
+        "src/proj/__init__.py": "",
+        "tests/test_a.py": cases("a1") + cases("checked"),
+    }
+    if where != "site":
+        files[where] = PROJECT_CHECK
+    root = make(tmp_path / "p", files)
+    site = tmp_path / "site"
+    meta = site / f"{dist}-1.0.dist-info"
+    meta.mkdir(parents=True)
+    (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    (meta / "entry_points.txt").write_text(f"[pytest11]\nownchecks = {module}\n")
+    if where == "site":
+        (site / f"{module}.py").write_text(PROJECT_CHECK)
+    path = [str(site), str(root / "src"), str(root / "tools")]
+    env = subprocess_env(PYTHONPATH=":".join(path))
+    # the project's own check loaded, as every run of the suite loads it: it fails the test
+    assert "1 failed" in run_pytest(root, "-p", "no:cacheprovider", env=env).stdout
+    stamp(root)  # a new generation: that run is no part of the next
+    proc = run_pytest(root, "-p", "no:cacheprovider", "-p", "no:ownchecks", env=env)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    if partial:
+        assert code == 1 and "-p no:ownchecks" in rules(data)["partial-run"], data
     else:
         assert code == 0, data
 

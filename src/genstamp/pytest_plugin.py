@@ -729,6 +729,8 @@ class Tally:
         below them, a run from a subfolder that pytest made the rootdir."""
         if self.workdir is None:
             return []
+        from genstamp.suite import confcut, conftest_loads
+
         have = {self.tree_path(Path(p)) for p in loaded}
         have.update(*(o.get("conftests", ()) for o in self.workers))
         there: dict[str, bool] = {}
@@ -738,15 +740,14 @@ class Tally:
             settings = self.config_at(top)
             if settings.noconftest:
                 continue  # the suite's own addopts keep every conftest out
-            if settings.confcutdir:  # and those above this folder
-                cut = posixpath.normpath(posixpath.join(top, settings.confcutdir))
-                top = cut if path.startswith(cut + "/") else top
+            # nor those above its --confcutdir's folder (one beside it loads)
+            cut = confcut(top, settings.confcutdir)
             folder = posixpath.dirname(path)
             while True:
                 conftest = f"{folder}/conftest.py" if folder else "conftest.py"
                 if conftest not in there:
                     there[conftest] = (self.workdir / conftest).is_file()
-                if there[conftest] and conftest not in have:
+                if there[conftest] and conftest not in have and conftest_loads(folder, cut):
                     missing.add(conftest)
                 if folder == top or not folder:
                     break
@@ -2144,9 +2145,60 @@ def _adds_to_the_suite(cfg: pytest.Config, tally: Tally, name: str) -> bool:
 
 
 def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str) -> bool:
-    """Whether the plugin ``name`` is the checkout's: a module of the work tree, or one a
-    loaded ``conftest.py`` names in its ``pytest_plugins``."""
-    return _named_by_conftest(cfg, name) or _checkout_module(tally, name)
+    """Whether the plugin ``name`` is the checkout's: a module of the work tree, one a
+    loaded ``conftest.py`` names in its ``pytest_plugins``, or the project's own entry point."""
+    return (
+        _named_by_conftest(cfg, name)
+        or _checkout_module(tally, name)
+        or _checkout_entry_point(tally, name)
+    )
+
+
+def _checkout_entry_point(tally: Tally, name: str) -> bool:
+    """Whether a ``pytest11`` entry point that ``-p no:NAME`` blocks (pytest blocks
+    ``pytest_NAME`` too) is the checkout's: one of this project's distribution (by its name,
+    installed from here or not), or whose module is a file of the work tree (an editable
+    install of it); found without importing the module or its package."""
+    if tally.workdir is None:
+        return False
+    from importlib.metadata import entry_points
+
+    from genstamp.roots import normalised, project_name
+
+    names = {name, f"pytest_{name}"}
+    found = [ep for ep in entry_points(group="pytest11") if ep.name in names]
+    if not found:
+        return False
+    own = project_name(tally.workdir)
+    root = os.path.realpath(tally.workdir)
+    for ep in found:
+        dist = getattr(ep, "dist", None)
+        if own is not None and dist is not None and normalised(dist.name or "") == own:
+            return True
+        where = _module_file(ep.module)
+        if where and inside(where, root) and not installed(where):
+            return True
+    return False
+
+
+def _module_file(name: str) -> str:
+    """The real path of the file module ``name`` loads from, as the import system finds it
+    now, without running it or its packages ("" when none is found)."""
+    import importlib.util
+
+    parts = name.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])
+        for i in range(1, len(parts)):
+            where = spec.submodule_search_locations if spec is not None else None
+            if where is None:
+                return ""
+            spec = importlib.machinery.PathFinder.find_spec(".".join(parts[: i + 1]), where)
+    except (ImportError, ValueError):
+        return ""
+    if spec is None or not spec.has_location or not isinstance(spec.origin, str):
+        return ""
+    return os.path.realpath(spec.origin)
 
 
 def _checkout_module(tally: Tally, name: str) -> bool:

@@ -437,8 +437,16 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
             items = ast.literal_eval(value) if value is not None else None
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             items = None
-        if isinstance(items, str):
+        if isinstance(items, str) and how == "remove":
             items = [items]
+        elif isinstance(items, str):
+            # set or added, a string is iterated: each character a name, as pytest reads it
+            # (`collect_ignore = "x.py"` ignores no x.py)
+            items = list(items)
+            problems.append(
+                f"{conftest} gives {target} a string, which pytest reads one character at"
+                ' a time (write a list: ["name"])'
+            )
         names: list[str] | None = None
         if isinstance(items, (list, tuple)) and all(isinstance(i, str) for i in items):
             names = list(items)
@@ -524,6 +532,20 @@ def _under(path: str, folder: str) -> bool:
     return not folder or path == folder or path.startswith(folder + "/")
 
 
+def confcut(root: str, confcutdir: str) -> str:
+    """The folder (from the top) of a ``--confcutdir`` given relative to ``root``; "" where it
+    names none below the top (unset, the top itself, a folder above it, an absolute path)."""
+    cut = join(root, confcutdir) if confcutdir else ""
+    return "" if cut.startswith(("../", "/")) or cut == ".." else cut
+
+
+def conftest_loads(folder: str, cut: str) -> bool:
+    """Whether pytest loads the ``conftest.py`` of ``folder`` under ``--confcutdir`` at ``cut``
+    (``confcut``): each but those of the folders above it (pytest's ``_is_in_confcutdir``: a
+    conftest of a folder beside it, ``other/`` beside ``tests/``, loads)."""
+    return not cut or not (folder == "" or cut.startswith(folder + "/"))
+
+
 def collect(
     listing: Sequence[str],
     read: Reader,
@@ -551,15 +573,13 @@ def collect(
     globs = [join(root, p) for p in config.ignore_glob]
     problems = list(config.problems)
     conftests: dict[str, _Ignores] = {}
-    # the conftests pytest loads: none with --noconftest, only those in --confcutdir's folder
-    # or below it with that
-    cut = join(root, config.confcutdir) if config.confcutdir else root
-    if cut.startswith(("../", "/")) or cut == "..":
-        cut = ""  # a folder above the top (`--confcutdir=..`): every conftest of the tree loads
+    # the conftests pytest loads: none with --noconftest, none above --confcutdir's folder
+    # with that (a folder above the top, `--confcutdir=..`: every conftest of the tree loads)
+    cut = confcut(root, config.confcutdir)
     for p in inside:
         if config.noconftest or not (p == "conftest.py" or p.endswith("/conftest.py")):
             continue
-        if _under(p.rpartition("/")[0], cut):
+        if conftest_loads(p.rpartition("/")[0], cut):
             conftests[p.rpartition("/")[0]] = found = conftest_ignores(read, p)
             problems.extend(found.problems)
     pruned = any_of([p for p in [*config.norecursedirs, "__pycache__"] if "/" not in p])
