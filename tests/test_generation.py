@@ -484,3 +484,72 @@ def test_the_stamp_a_hook_writes_unsynced_is_the_same_stamp(project: Path) -> No
     assert path.read_bytes() == synced
     assert generation.read_at(path) == (gen, synced)
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+# -- a generation that a checkout ends while its tests run -------------------------------------
+
+GOLDEN_TEST = """\
+import json, os, pathlib, subprocess
+
+ROOT = pathlib.Path(__file__).parent.parent
+
+
+def git(*args):
+    # the developer's git, in another terminal: not a process of this run
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GENSTAMP")}
+    subprocess.run(["git", *args], cwd=ROOT, check=True, env=env, capture_output=True)
+
+
+def test_golden():
+    git(*AWAY)
+    value = json.loads((ROOT / "tests" / "golden.json").read_text())["v"]
+    git(*BACK)
+    assert value == 2
+"""
+
+
+@pytest.mark.parametrize(
+    ("away", "back", "ended"),
+    [
+        (("switch", "-q", "other"), ("switch", "-q", "main"), True),
+        (
+            ("checkout", "-q", "other", "--", "tests"),
+            ("checkout", "-q", "main", "--", "tests"),
+            True,
+        ),
+        # a branch made and left: no file changed, the generation goes on
+        (("switch", "-q", "-c", "side"), ("switch", "-q", "main"), False),
+    ],
+)
+def test_a_run_its_generation_ended_in_the_middle_of_vouches_for_nothing(
+    repo: Path, away: tuple[str, ...], back: tuple[str, ...], ended: bool
+) -> None:
+    """A branch switched to and back while the tests ran (two post-checkout claims, no reader
+    between them: the next generation begins whatever the work tree then holds): a test read
+    the other branch's data and passed, where a clean clone of main fails it. Its evidence
+    was accepted as "tested in a generation since ended", and the plugin said nothing. The
+    plugin now says the generation ended while the tests ran, and no gate takes that run for
+    the tree. Control: a branch made and left (no file changed) keeps the generation."""
+    text = GOLDEN_TEST.replace("AWAY", repr(away)).replace("BACK", repr(back))
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_golden.py").write_text(text)
+    (repo / "tests" / "golden.json").write_text('{"v": 2}\n' if not ended else '{"v": 1}\n')
+    (repo / ".gitignore").write_text("__pycache__/\n.pytest_cache/\n")
+    commit_all(repo, "main")
+    git(repo, "switch", "-q", "-c", "other")
+    (repo / "tests" / "golden.json").write_text('{"v": 2}\n')
+    commit_all(repo, "other")
+    git(repo, "switch", "-q", "main")
+    assert run_genstamp(repo, "install", "--plain").returncode == 0
+    proc = run_pytest(repo, "-p", "no:cacheprovider")
+    assert proc.returncode == 0, proc.stdout
+    verdict = run_genstamp(repo, "verify")
+    pushed = run_genstamp(repo, "verify", "--rev", "main")
+    if ended:
+        assert "began while the tests ran" in proc.stdout, proc.stdout
+        assert verdict.returncode == 1 and "stale-generation" in verdict.stdout, verdict.stdout
+        assert pushed.returncode == 1, pushed.stdout
+    else:
+        assert "will refuse" not in proc.stdout, proc.stdout
+        assert verdict.returncode == 0, verdict.stdout + verdict.stderr
+        assert pushed.returncode == 0, pushed.stdout + pushed.stderr

@@ -288,13 +288,21 @@ def vouching(
     if gen is None:
         return
     ended = [generation.as_retired(entry) for entry in reversed(gen.retired)]
-    for then_gen in [gen, *ended] if current else ended:
+    # each ended generation ended as the one after it began (a hook's claim made then)
+    chain = [gen, *ended]
+    ends = {g.id: _iso_ns(after.created) for g, after in zip(ended, chain, strict=False)}
+    for then_gen in chain if current else ended:
         path = _newest_part(checkout, then_gen.id, target.tree)
         if path is None:
             continue
         try:
             when = path.stat().st_mtime_ns
         except OSError:
+            continue
+        end = ends.get(then_gen.id)
+        if end is not None and end < when:
+            # its newest part was written after a checkout, merge or rewrite ended it: the
+            # tests ran on while git changed the work tree (a branch switched to and back)
             continue
         then = base._replace(generation=then_gen, targets=(target,), bytecode=())
         first = with_report(then, checkout, path, suites)
@@ -594,6 +602,21 @@ def _newest_part(checkout: Checkout, gen: str, tree: str) -> Path | None:
             if _same_tested(checkout, p.get(binding.P_TREE_END, ""), tree, p):
                 found.append((when, path))
     return max(found)[1] if found else None
+
+
+def _iso_ns(text: str) -> int | None:
+    """An instant written as ``generation`` writes it (UTC, ISO 8601), in ns; None when it is
+    none."""
+    from datetime import datetime, timezone
+
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (ValueError, TypeError, AttributeError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 10**9 + delta.microseconds * 1000
 
 
 def _created_ns(props: Mapping[str, str]) -> int | None:

@@ -323,7 +323,14 @@ def _stamp_end(start: Start) -> str | None:
         return None
     if now is None:
         return None
-    return "" if now.id == start.gen.id else now.id
+    if now.id != start.gen.id:
+        return now.id
+    # a hook's claim made while the tests ran (the run settled the one before it), that
+    # begins the next generation whatever the work tree holds (a switch away and back)
+    claim = now.pending
+    if claim is not None and not claim.get("may_keep", True):
+        return str(claim.get("next", {}).get("id", "")) or ""
+    return ""
 
 
 def settle(start: Start, tree: str | None) -> Start:
