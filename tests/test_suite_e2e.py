@@ -461,6 +461,8 @@ def pytest_addoption(parser):
     parser.addini("limit", "seconds a test may take", default="")
     parser.addoption("--lenient", dest="lenient_mode", action="store_true")
     parser.addini("lenient_mode", "count a failure as a pass", type="bool", default=False)
+    parser.addini("env_lines", "variables the tests run with", type="linelist", default=[])
+    parser.addini("sync_dirs", "folders to copy to a remote", type="paths", default=[])
 
 
 def pytest_configure(config):
@@ -502,6 +504,40 @@ def test_a_plugins_flag_or_its_absence_overrides_the_setting_the_configuration_s
     if partial:
         assert code == 1 and "partial-run" in rules(data), (data, proc.stdout)
         assert "(the run's own options change the suite: " in rules(data)["partial-run"]
+    else:
+        assert code == 0, data
+
+
+@pytest.mark.parametrize(
+    ("setting", "partial"),
+    [
+        ("env_lines =\n    MODE=strict", True),  # lines that decide what the tests see
+        ("sync_dirs = src", False),  # a list of folders: nothing a test's outcome hangs on
+    ],
+)
+def test_a_list_setting_of_a_plugin_not_loaded_is_unread_unless_it_names_folders(
+    tmp_path: Path, setting: str, partial: bool
+) -> None:
+    """pytest-env's ``env`` is a ``linelist``: ``-p no:env`` runs the tests without the
+    variables the suite sets (a test that fails under them passes). A setting that lists
+    folders (xdist's ``rsyncdirs``) decides no outcome."""
+    site = installed_plugin(tmp_path / "site", "limitplug", LIMIT_PLUGIN)
+    root = make(
+        tmp_path / "p",
+        {"pytest.ini": f"[pytest]\n{setting}\n", "tests/test_a.py": PASS.format(n="a")},
+    )
+    proc = run_pytest(
+        root,
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:limitplug",
+        env=subprocess_env(PYTHONPATH=str(site)),
+    )
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    if partial:
+        assert code == 1 and "-p no:limitplug: its setting env_lines" in rules(data)["partial-run"]
     else:
         assert code == 0, data
 
@@ -1799,6 +1835,83 @@ def test_a_run_that_retries_failing_tests_is_not_the_suites(
     if partial:
         assert code == 1 and "partial-run" in rules(data), data
         assert "--reruns" in rules(data)["partial-run"]
+    else:
+        assert code == 0, data
+
+
+# pytest-cov's and pytest-benchmark's options as they work: the session fails under the
+# threshold (coverage's own fail_under where --cov-fail-under is not given); --benchmark-only
+# skips every test that is no benchmark, --benchmark-skip every benchmark
+MEASURING_PLUGIN = """\
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cov", action="append", nargs="?", const=True, default=[])
+    parser.addoption("--no-cov", action="store_true")
+    parser.addoption("--cov-fail-under", type=float, default=None)
+    parser.addoption("--benchmark-only", action="store_true")
+    parser.addoption("--benchmark-skip", action="store_true")
+
+
+def pytest_runtest_setup(item):
+    bench = "bench" in item.name
+    if item.config.getoption("benchmark_only") and not bench:
+        pytest.skip("not a benchmark (--benchmark-only)")
+    if item.config.getoption("benchmark_skip") and bench:
+        pytest.skip("a benchmark (--benchmark-skip)")
+
+
+def pytest_sessionfinish(session):
+    config = session.config
+    if not config.getoption("cov") or config.getoption("no_cov"):
+        return
+    under = config.getoption("cov_fail_under")
+    if under is None:
+        import re
+        text = (config.rootpath / ".coveragerc").read_text()
+        under = float(re.search(r"fail_under = (\\d+)", text).group(1))
+    if under > 50:  # the code is 50% covered
+        session.exitstatus = 1
+"""
+
+
+@pytest.mark.parametrize(
+    ("addopts", "coveragerc", "args", "partial"),
+    [
+        ("--cov=pkg --cov-fail-under=90", "", ("--no-cov",), True),
+        ("--cov=pkg --cov-fail-under=90", "", ("--cov-fail-under=0",), True),
+        ("--cov=pkg", "[report]\nfail_under = 90\n", ("--no-cov",), True),
+        ("--cov=pkg", "[report]\nfail_under = 90\n", ("--cov-fail-under", "10"), True),
+        ("--cov=pkg --cov-fail-under=40", "", ("--cov-fail-under=45",), False),  # stricter
+        ("--cov=pkg --cov-fail-under=40", "", ("--no-cov",), True),  # met, but not checked
+        ("--cov=pkg", "", ("--no-cov",), False),  # no threshold: measured, nothing decided
+        ("", "", ("--benchmark-only",), True),
+        ("", "", ("--benchmark-skip",), True),
+        ("--benchmark-skip", "", ("--benchmark-skip",), False),  # the suite's own
+    ],
+)
+def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_not_the_suites(
+    tmp_path: Path, addopts: str, coveragerc: str, args: tuple[str, ...], partial: bool
+) -> None:
+    """pytest-cov's ``--no-cov`` or a lower ``--cov-fail-under`` given for the run, where the
+    suite's coverage fails the session under a threshold (a clean run exits 1), and
+    pytest-benchmark's ``--benchmark-only``/``--benchmark-skip``, whose skips count as run:
+    the run is not the suite's. A stricter threshold, or the suite's own option, is."""
+    site = installed_plugin(tmp_path / "site", "measuring", MEASURING_PLUGIN)
+    files = {
+        "pytest.ini": f"[pytest]\naddopts = {addopts}\n",
+        "tests/test_a.py": cases("a1", "bench_a2"),
+    }
+    if coveragerc:
+        files[".coveragerc"] = coveragerc
+    root = make(tmp_path / "p", files)
+    env = subprocess_env(PYTHONPATH=str(site))
+    proc = run_pytest(root, "-p", "no:cacheprovider", *args, env=env)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    if partial:
+        assert code == 1 and args[0] in rules(data)["partial-run"], data
     else:
         assert code == 0, data
 

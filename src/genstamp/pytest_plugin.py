@@ -1585,6 +1585,10 @@ SHAPING_INI = ("python_classes", "python_functions")
 COLLECTING = ("python", "unittest", "skipping")
 # the options of installed plugins that run a failing test again until it passes
 RETRYING = ("--reruns", "--force-flaky")
+# ... that skip tests a run of the suite runs (pytest-benchmark's: the benchmarks alone, or all
+# but them), and where the suite's coverage has a threshold, pytest-cov's that turn it off
+SKIPPING = ("--benchmark-only", "--benchmark-skip")
+UNCOVERED = "--no-cov"
 # pytest 8.2 reads arguments from an @FILE
 _ARGS_FILES = tuple(int(p) for p in pytest.__version__.split(".")[:2] if p.isdigit()) >= (8, 2)
 # command-line options that set a setting (the level a logger records at: what caplog sees)
@@ -1595,6 +1599,8 @@ SETTING_FLAGS = {
 }
 # the kinds of setting that hold a list (a flag of the same name only shows it: --markers)
 _LIST_INI = frozenset({"linelist", "args", "paths", "pathlist"})
+# ... a list of folders or flags (xdist's rsyncdirs, doctest_optionflags): read where it counts
+_FOLDERS_INI = frozenset({"args", "paths", "pathlist"})
 
 
 class Setting(NamedTuple):
@@ -1718,8 +1724,8 @@ def _plugin_settings(cfg: pytest.Config, load: Callable[[], object]) -> dict[str
         out = {}
         for key, entry in parser._inidict.items():
             kinds = entry[1] if isinstance(entry, tuple) and len(entry) > 1 else None
-            if _LIST_INI.intersection(kinds if isinstance(kinds, tuple) else (kinds,)):
-                continue  # a list of folders or flags (xdist's rsyncdirs): nothing one decides
+            if _FOLDERS_INI.intersection(kinds if isinstance(kinds, tuple) else (kinds,)):
+                continue  # lines (pytest-env's env) decide what the tests see
             out[key] = _as_text(entry[2] if isinstance(entry, tuple) and len(entry) > 2 else None)
         return out
     return {}
@@ -1884,6 +1890,10 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
                 if value.strip() != "0":
                     out.append(f"{flag} {value}".strip())
                 break
+    for flag in SKIPPING:
+        if flag in words and flag not in suite_opts:
+            out.append(flag)  # a skip counts as run: the tests it skipped would not
+    out += _coverage_lowered(words, suite_opts, cfg.rootpath)
     if sys.flags.optimize:  # the asserts of the code under test are gone
         out.append("python -" + "O" * sys.flags.optimize)
     if not any(flag == "-c" for flag, _ in valued):
@@ -1897,6 +1907,60 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
                 out.append(f"the configuration {ran or '(none)'}, not {source}")
     out += [f"{c} not loaded" for c in tally.unloaded_conftests(_conftest_paths(cfg))]
     return tuple(out)
+
+
+def _coverage_lowered(words: list[str], suite_opts: list[str], folder: Path) -> list[str]:
+    """The run's own pytest-cov options (``words``) that turn off or lower the coverage
+    threshold a run of the suite fails under: its addopts' ``--cov-fail-under``, or, where
+    they measure coverage (``--cov``), coverage's ``fail_under`` in the configuration file it
+    reads in ``folder``. A session that fails under it is a failure (pytest exits 1)."""
+    limit = _number(_last_value(suite_opts, "--cov-fail-under"))
+    if limit is None and any(w == "--cov" or w.startswith("--cov=") for w in suite_opts):
+        limit = _configured_fail_under(folder)
+    if not limit or limit <= 0:
+        return []
+    out = []
+    if UNCOVERED in words and UNCOVERED not in suite_opts:
+        out.append(UNCOVERED)
+    given = _last_value(words, "--cov-fail-under")
+    if given is not None and (_number(given) or 0.0) < limit:
+        out.append(f"--cov-fail-under={given}")
+    return out
+
+
+def _last_value(words: list[str], flag: str) -> str | None:
+    """The value of the last ``flag VALUE`` or ``flag=VALUE`` of ``words``; None without."""
+    found = None
+    for n, word in enumerate(words):
+        if word == flag and n + 1 < len(words):
+            found = words[n + 1]
+        elif word.startswith(flag + "="):
+            found = word[len(flag) + 1 :]
+    return found
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+_FAIL_UNDER = re.compile(rb"^[ \t]*fail_under[ \t]*[=:][ \t]*([0-9.]+)", re.MULTILINE)
+
+
+def _configured_fail_under(folder: Path) -> float | None:
+    """coverage's ``fail_under`` as the first configuration file it reads in ``folder`` sets
+    it (``.coveragerc``, ``setup.cfg``, ``tox.ini``, ``pyproject.toml``)."""
+    for name in (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml"):
+        try:
+            data = (folder / name).read_bytes()
+        except OSError:
+            continue
+        found = _FAIL_UNDER.search(data)
+        if found is not None:
+            return _number(found.group(1).decode())
+    return None
 
 
 def _lenient_warnings(
