@@ -2445,6 +2445,30 @@ def test_a_failure_between_the_parts_of_an_ended_generations_run_refutes_it(
     assert proc.returncode == 1 and "a later run of tree" in proc.stderr, proc.stderr
 
 
+def test_each_file_run_again_after_a_failure_answers_it(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """The whole suite green, then one file failing (a flaky test), then each file of the
+    suite run again green, one at a time, as the refusal asks: every test has passed since
+    the failure. The whole run before it adds nothing the newer parts do not (they ran each
+    of its tests again), and no longer dates the merge before the failure. Control: with one
+    file run again alone, the other's pass is older than the failure: refused."""
+    (project / "tests" / "test_more.py").write_text("def test_more():\n    assert True\n")
+    commit_all(project, "a second test file")
+    can_fail(project)
+    stamp(genstamp, project)
+    assert run_pytest(project).returncode == 0
+    broken = subprocess_env(BREAK_IT="1")
+    assert run_pytest(project, "tests/test_more.py", env=broken).returncode == 1
+    assert run_pytest(project, "tests/test_more.py").returncode == 0
+    code, data = verdict(genstamp, project)
+    assert (code, rules(data)) == (1, ["tests-failed"]), data
+    assert run_pytest(project, "tests/test_calc.py").returncode == 0
+    code, data = verdict(genstamp, project)
+    assert code == 0, data
+    assert verdict(genstamp, project, "--rev", "HEAD")[0] == 0
+
+
 def test_a_failing_runs_own_report_file_does_not_file_its_failure_under_another_tree(
     project: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:

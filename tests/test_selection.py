@@ -418,26 +418,52 @@ def _cov(files: list[str], ran: list[str], errors: Sequence[str] = ()) -> covera
 
 
 @pytest.mark.parametrize(
-    ("later", "stands_for_it"),
+    ("later", "stands_for_it", "ran_again"),
     [
-        (_cov(["tests/a.py", "tests/b.py"], [A1, B1]), True),  # collected b and ran a
-        (_cov(["tests/a.py", "tests/b.py"], [B1])._replace(outcomes={A1: "failed"}), False),
-        (_cov(["tests/b.py"], [B1]), False),  # did not run a again
-        (_cov(["tests/a.py"], [A1]), False),  # did not look at b
-        (_cov(["tests/a.py", "tests/b.py"], []), False),  # executed nothing
-        (_cov(["tests/a.py"], [A1], ["tests/b.py"]), False),  # b failed again
+        (_cov(["tests/a.py", "tests/b.py"], [A1, B1]), True, False),  # collected b and ran a
+        (_cov(["tests/a.py", "tests/b.py"], [B1])._replace(outcomes={A1: "failed"}), False, False),
+        (_cov(["tests/b.py"], [B1]), False, False),  # did not run a again
+        # did not look at b; run before the broken one, it is a run of a that one ran again
+        (_cov(["tests/a.py"], [A1]), False, True),
+        (_cov(["tests/a.py", "tests/b.py"], []), False, False),  # executed nothing
+        (_cov(["tests/a.py"], [A1], ["tests/b.py"]), False, False),  # b failed again
     ],
 )
 def test_a_later_run_stands_for_a_failed_collection_when_it_collects_that_file(
-    later: coverage.Coverage, stands_for_it: bool
+    later: coverage.Coverage, stands_for_it: bool, ran_again: bool
 ) -> None:
     earlier = _cov(["tests/a.py"], [A1], ["tests/b.py"])
     assert later.supersedes(earlier) is stands_for_it
     parts = [coverage.Part("old", earlier), coverage.Part("new", later)]
     assert coverage.superseded(parts) == ({"old"} if stands_for_it else set())
-    # only a later run stands for an earlier one, and only for one whose collection failed
-    assert coverage.superseded(parts[::-1]) == set()
+    # only a later run stands for an earlier one whose collection failed; a clean earlier one
+    # the later ran again (each test, each file) adds nothing to the merge
+    assert coverage.superseded(parts[::-1]) == ({"new"} if ran_again else set())
     assert not later._replace(errors=()).supersedes(earlier._replace(errors=()))
+
+
+@pytest.mark.parametrize(
+    ("newer", "gone"),
+    [
+        ([_cov(["tests/a.py"], [A1]), _cov(["tests/b.py"], [B1])], True),  # each file again
+        ([_cov(["tests/a.py", "tests/b.py"], [A1, B1])], True),
+        ([_cov(["tests/b.py"], [B1])], False),  # a's pass is the whole run's alone
+        ([_cov(["tests/a.py"], [A1, B1])], False),  # b's file not collected again
+        ([_cov(["tests/a.py"], [A1]), _cov(["tests/b.py"], [B1], ["tests/c.py"])], True),
+    ],
+)
+def test_an_older_part_whose_tests_newer_parts_all_ran_again_adds_nothing(
+    newer: list[coverage.Coverage], gone: bool
+) -> None:
+    """The whole suite, then each of its files run again (after a failure between): the
+    newer parts are the word on every test the whole run ran, and it is left out of the merge
+    (which would otherwise be as old as it, older than the failure)."""
+    whole = _cov(["tests/a.py", "tests/b.py"], [A1, B1])
+    parts = [
+        coverage.Part("whole", whole),
+        *(coverage.Part(f"p{n}", c) for n, c in enumerate(newer)),
+    ]
+    assert ("whole" in coverage.superseded(parts)) is gone
 
 
 @pytest.mark.parametrize(

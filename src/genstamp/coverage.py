@@ -171,12 +171,24 @@ class Part(NamedTuple):
 
 
 def superseded(parts: Sequence[Part]) -> set[str]:
-    """The labels of ``parts`` (oldest first) that a later part stands for."""
-    return {
-        p.label
-        for n, p in enumerate(parts)
-        if any(later.coverage.supersedes(p.coverage) for later in parts[n + 1 :])
-    }
+    """The labels of ``parts`` (oldest first) that a later part stands for, or that later
+    parts together ran again: every test it ran, and every file it collected (the whole
+    suite run, then each of its files again after a failure between: the newer runs are the
+    word on each test, and the older one adds nothing to the merge but its age)."""
+    out = set()
+    for n, p in enumerate(parts):
+        later = parts[n + 1 :]
+        if any(other.coverage.supersedes(p.coverage) for other in later):
+            out.add(p.label)
+            continue
+        mine = p.coverage
+        if mine.errors or mine.skipped or not mine.outcomes:
+            continue  # what it alone saw: a failed collector, a folder skipped whole
+        ran = {name for other in later for name in other.coverage.outcomes}
+        files = {f for other in later for f in other.coverage.files}
+        if ran.issuperset(mine.outcomes) and files.issuperset(mine.files):
+            out.add(p.label)
+    return out
 
 
 class Merge(NamedTuple):
