@@ -489,47 +489,62 @@ def test_the_stamp_a_hook_writes_unsynced_is_the_same_stamp(project: Path) -> No
 # -- a generation that a checkout ends while its tests run -------------------------------------
 
 GOLDEN_TEST = """\
-import json, os, pathlib, subprocess
+import json, os, pathlib, subprocess, sys
 
 ROOT = pathlib.Path(__file__).parent.parent
 
 
-def git(*args):
-    # the developer's git, in another terminal: not a process of this run
+def run(*commands):
+    # the developer's commands, in another terminal: not processes of this run
     env = {k: v for k, v in os.environ.items() if not k.startswith("GENSTAMP")}
-    subprocess.run(["git", *args], cwd=ROOT, check=True, env=env, capture_output=True)
+    for argv in commands:
+        argv = [sys.executable, "-m", *argv] if argv[0] == "genstamp" else ["git", *argv]
+        subprocess.run(argv, cwd=ROOT, check=True, env=env, capture_output=True)
 
 
 def test_golden():
-    git(*AWAY)
+    run(*AWAY)
     value = json.loads((ROOT / "tests" / "golden.json").read_text())["v"]
-    git(*BACK)
+    run(*BACK)
     assert value == 2
 """
+SWITCH_AWAY = [("switch", "-q", "other")]
+SWITCH_BACK = [("switch", "-q", "main")]
 
 
 @pytest.mark.parametrize(
     ("away", "back", "ended"),
     [
-        (("switch", "-q", "other"), ("switch", "-q", "main"), True),
+        (SWITCH_AWAY, SWITCH_BACK, True),
         (
-            ("checkout", "-q", "other", "--", "tests"),
-            ("checkout", "-q", "main", "--", "tests"),
+            [("checkout", "-q", "other", "--", "tests")],
+            [("checkout", "-q", "main", "--", "tests")],
+            True,
+        ),
+        # a full hook (a file checkout) after a claim that changed files, no reader between
+        (
+            [("switch", "-q", "--detach", "other")],
+            [("checkout", "-q", "main", "--", "tests/golden.json"), ("switch", "-q", "main")],
             True,
         ),
         # a branch made and left: no file changed, the generation goes on
-        (("switch", "-q", "-c", "side"), ("switch", "-q", "main"), False),
+        ([("switch", "-q", "-c", "side")], SWITCH_BACK, False),
+        # ... and so with a reader between (the tree is the edited one, tested now)
+        ([("switch", "-q", "-c", "side"), ("genstamp", "status")], [], False),
+        ([("commit", "-q", "--amend", "-m", "reworded"), ("genstamp", "status")], [], False),
     ],
 )
 def test_a_run_its_generation_ended_in_the_middle_of_vouches_for_nothing(
-    repo: Path, away: tuple[str, ...], back: tuple[str, ...], ended: bool
+    repo: Path, away: list[tuple[str, ...]], back: list[tuple[str, ...]], ended: bool
 ) -> None:
     """A branch switched to and back while the tests ran (two post-checkout claims, no reader
     between them: the next generation begins whatever the work tree then holds): a test read
     the other branch's data and passed, where a clean clone of main fails it. Its evidence
     was accepted as "tested in a generation since ended", and the plugin said nothing. The
     plugin now says the generation ended while the tests ran, and no gate takes that run for
-    the tree. Control: a branch made and left (no file changed) keeps the generation."""
+    the tree. Controls: a branch made, a commit reworded (git changed no file), with a reader
+    between (`genstamp status` settles the claim while the run tests an uncommitted edit):
+    the generation goes on, and the run is accepted."""
     text = GOLDEN_TEST.replace("AWAY", repr(away)).replace("BACK", repr(back))
     (repo / "tests").mkdir()
     (repo / "tests" / "test_golden.py").write_text(text)
@@ -541,10 +556,13 @@ def test_a_run_its_generation_ended_in_the_middle_of_vouches_for_nothing(
     commit_all(repo, "other")
     git(repo, "switch", "-q", "main")
     assert run_genstamp(repo, "install", "--plain").returncode == 0
+    if any("status" in argv for argv in away):  # the run tests an edit git never saw
+        (repo / "notes.txt").write_text("an edit made before the run, not committed\n")
     proc = run_pytest(repo, "-p", "no:cacheprovider")
     assert proc.returncode == 0, proc.stdout
     verdict = run_genstamp(repo, "verify")
-    pushed = run_genstamp(repo, "verify", "--rev", "main")
+    commit_all(repo, "the edit, as tested")
+    pushed = run_genstamp(repo, "verify", "--rev", "HEAD")
     if ended:
         assert "began while the tests ran" in proc.stdout, proc.stdout
         assert verdict.returncode == 1 and "stale-generation" in verdict.stdout, verdict.stdout

@@ -278,15 +278,32 @@ def claim(gen: generation.Generation, changed_: bool, rebase: str = "") -> gener
 T, U, V = "1" * 40, "2" * 40, "3" * 40
 
 
-@pytest.mark.parametrize("changed_", [False, True])
-def test_one_claim_keeps_on_the_generations_tree_or_the_tested_one(changed_: bool) -> None:
-    gen = claim(a_generation(T), changed_)
+@pytest.mark.parametrize("changed_", [None, True])
+def test_one_claim_keeps_on_the_generations_tree_or_the_tested_one(changed_: bool | None) -> None:
+    """A command that changed files (or one an older genstamp's hook claimed, whose claim does
+    not say): kept where the work tree is the generation's or the tested one."""
+    gen = claim(a_generation(T), True)
+    if changed_ is None:
+        assert gen.pending is not None
+        gen = gen._replace(pending={k: v for k, v in gen.pending.items() if k != "changed"})
     assert generation.settled(gen, T, None, None).id == gen.id
     assert generation.settled(gen, U, U, None).id == gen.id
     began = generation.settled(gen, U, V, A)
     assert began.id != gen.id and began.tree == U and began.head == A
     assert began.created_ns == gen.created_ns  # bytecode since the last full scrub stays vouched
     assert began.pending is None and began.history[-1]["action"] == "began"
+
+
+@pytest.mark.parametrize("changed_", [False, True])
+def test_how_a_generation_ended_is_kept_with_it(changed_: bool) -> None:
+    """A claim of a command that changed no file (`git checkout -b`) settled on a work tree the
+    generation did not begin with (edits made before it): the next generation begins, and the
+    one it ends is recorded as ended with no change by git (a run then in progress tested
+    what the work tree held all along: ``facts.vouching``)."""
+    gen = claim(a_generation(T), changed_)
+    began = generation.settled(gen, U, None, None)
+    assert began.id != gen.id and began.retired[-1]["id"] == gen.id
+    assert began.retired[-1]["changed"] is changed_
 
 
 def test_claims_compose() -> None:

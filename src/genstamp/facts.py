@@ -288,9 +288,14 @@ def vouching(
     if gen is None:
         return
     ended = [generation.as_retired(entry) for entry in reversed(gen.retired)]
-    # each ended generation ended as the one after it began (a hook's claim made then)
+    # each ended generation ended as the one after it began (a hook's claim made then), where
+    # git changed files as it did (not a `git checkout -b` beside the work tree's own edits)
     chain = [gen, *ended]
-    ends = {g.id: _iso_ns(after.created) for g, after in zip(ended, chain, strict=False)}
+    ends = {
+        g.id: _iso_ns(after.created)
+        for g, after, entry in zip(ended, chain, reversed(gen.retired), strict=False)
+        if entry.get("changed", True) is not False
+    }
     for then_gen in chain if current else ended:
         path = _newest_part(checkout, then_gen.id, target.tree)
         if path is None:

@@ -153,9 +153,12 @@ def new(
     )
 
 
-def retiring(gen: Generation) -> tuple[dict[str, Any], ...]:
+def retiring(gen: Generation, *, changed: bool = True) -> tuple[dict[str, Any], ...]:
     """``gen.retired`` with ``gen`` itself added: what a generation a hook begins after ``gen``
-    carries (``genstamp stamp`` carries none: it vouches for nothing done before it)."""
+    carries (``genstamp stamp`` carries none: it vouches for nothing done before it).
+    ``changed``: whether git changed files as it ended (not so when only the work tree's own
+    edits, made before a `git checkout -b`, made it end: a run then in progress tested what
+    the work tree held all along)."""
     mine = {
         "id": gen.id,
         "key": gen.key,
@@ -163,6 +166,7 @@ def retiring(gen: Generation) -> tuple[dict[str, Any], ...]:
         "created": gen.created,
         "created_ns": gen.created_ns,
         "trigger": gen.trigger,
+        "changed": changed,
     }
     return (*gen.retired, mine)[-RETIRED:]
 
@@ -354,6 +358,7 @@ def _is_claim(claim: dict[str, Any]) -> bool:
         and (nxt.get("head") is None or _is_hex(nxt.get("head", ""), 40, 64))
         and isinstance(nxt.get("scrub"), (dict, type(None)))
         and isinstance(claim.get("may_keep"), bool)
+        and isinstance(claim.get("changed", False), bool)  # a claim before it has none
         and isinstance(notes, list)
         and all(isinstance(n, dict) and all(isinstance(v, str) for v in n.values()) for n in notes)
         and (
@@ -399,7 +404,9 @@ def claimed(
             "head": head,
             "scrub": scrub,
         }
-        claim = {"next": nxt, "may_keep": old is None, "notes": notes}
+        # ``changed``: whether this command changed files (a full hook after it, which cannot
+        # tell whether its own did, begins the next generation: ``restamp.after_hook``)
+        claim = {"next": nxt, "may_keep": old is None, "notes": notes, "changed": changed}
     claim.pop("before_rebase", None)
     if rebase == "step":
         claim["before_rebase"] = before
@@ -438,7 +445,7 @@ def settled(gen: Generation, tree: str, tested: str | None, head: str | None) ->
         key=nxt["key"],
         writer=__version__,
         history=history,
-        retired=retiring(gen),
+        retired=retiring(gen, changed=claim.get("changed", True) is not False),
     )
 
 

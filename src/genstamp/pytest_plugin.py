@@ -324,6 +324,9 @@ def _stamp_end(start: Start) -> str | None:
     if now is None:
         return None
     if now.id != start.gen.id:
+        ended = now.retired[-1] if now.retired else {}
+        if ended.get("id") == start.gen.id and ended.get("changed") is False:
+            return ""  # ended as git changed no file: the run stands for its tree
         return now.id
     # a hook's claim made while the tests ran (the run settled the one before it), that
     # begins the next generation whatever the work tree holds (a switch away and back)

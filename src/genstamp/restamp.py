@@ -83,6 +83,20 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
     what was recorded, not git's hook arguments, so it is the same under pre-commit (whose
     environment may lack them) and for every hook."""
     try:
+        waiting = generation.stored(checkout)
+        claim = waiting.pending if waiting is not None else None
+        if waiting is not None and claim is not None and claim.get("changed"):
+            # another command changed files and no reader settled its claim; this one may
+            # have changed files too (which, git does not say): keeping cannot be proven
+            # (`git switch --detach HEAD~1`, then `git checkout main -- data.txt`)
+            return _began(
+                checkout,
+                trigger,
+                venvs,
+                "git changed files after another command's claim",
+                waiting.history,
+                generation.retiring(waiting),
+            )
         gen = generation.current(checkout)
     except generation.NewerStamp:
         raise  # a later genstamp's: not this one's to end (``scrub_all``)
