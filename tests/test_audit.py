@@ -312,6 +312,94 @@ def test_an_install_of_a_project_below_the_top(tmp_path: Path, layout: str, inst
         assert said == {}, said
 
 
+SETUPTOOLS = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+# each layout: its files, the projects `pip install` is given, and the file a stale install
+# leaves behind an edit of
+INSTALLED_LAYOUTS = {
+    # two projects below the top, each a portion of one namespace package
+    "namespace-portions": (
+        {
+            "libs/a/pyproject.toml": SETUPTOOLS + '[project]\nname = "ns-a"\nversion = "1"\n',
+            "libs/a/src/ns/a/__init__.py": "A = 1\n",
+            "libs/b/pyproject.toml": SETUPTOOLS + '[project]\nname = "ns-b"\nversion = "1"\n',
+            "libs/b/src/ns/b/__init__.py": "B = 1\n",
+            "tests/test_ns.py": "from ns.a import A\nfrom ns.b import B\n\n\ndef test_ns():\n"
+            "    assert A + B\n",
+        },
+        ["libs/a", "libs/b"],
+        "libs/a/src/ns/a/__init__.py",
+    ),
+    # a package mapped to a folder of another name that holds no __init__.py
+    "mapped-without-init": (
+        {
+            "pyproject.toml": SETUPTOOLS + '[project]\nname = "pkg"\nversion = "1"\n'
+            '[tool.setuptools]\npackages = ["pkg"]\npackage-dir = {pkg = "lib/pkgsrc"}\n',
+            "lib/pkgsrc/mod.py": "V = 1\n",
+            "tests/test_pkg.py": "from pkg.mod import V\n\n\ndef test_pkg():\n    assert V\n",
+        },
+        ["."],
+        "lib/pkgsrc/mod.py",
+    ),
+    # a subpackage mapped to a folder of its own
+    "subpackage-mapped": (
+        {
+            "pyproject.toml": SETUPTOOLS + '[project]\nname = "calc"\nversion = "1"\n'
+            '[tool.setuptools]\npackages = ["calc", "calc.plugins"]\n'
+            'package-dir = {calc = "src/calc", "calc.plugins" = "plugins"}\n',
+            "src/calc/__init__.py": "",
+            "plugins/__init__.py": "",
+            "plugins/common.py": "V = 1\n",
+            "tests/test_plugins.py": "from calc.plugins.common import V\n\n\n"
+            "def test_plugins():\n    assert V\n",
+        },
+        ["."],
+        "plugins/common.py",
+    ),
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("layout", sorted(INSTALLED_LAYOUTS))
+@pytest.mark.parametrize("install", ["identical", "stale"])
+def test_an_installed_copy_is_found_where_its_project_maps_it(
+    tmp_path: Path, layout: str, install: str
+) -> None:
+    """`pip install .` (not editable) of a project whose files the build takes from folders of
+    other names, or of projects below the top that share a namespace package: each installed
+    file is compared with the tree's file it was built from, found through the project the
+    installer recorded (PEP 610) and its metadata. A byte-identical copy was refused as
+    foreign; a stale one is refused as before."""
+    files, projects, edited = INSTALLED_LAYOUTS[layout]
+    repo = init_repo(tmp_path / "repo")
+    files = {**files, ".gitignore": "build/\n*.egg-info/\n__pycache__/\n"}
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    commit_all(repo, layout)
+    site = tmp_path / "site-packages"
+    # one `pip install ./libs/a ./libs/b` (a second --target install would skip ns/)
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation"]
+    done = subprocess.run(
+        [*pip, "--no-index", "--target", str(site), *(str(repo / p) for p in projects)],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    if install == "stale":
+        (repo / edited).write_text((repo / edited).read_text() + "W = 2\n")
+        commit_all(repo, "an edit the install does not have")
+    stamp(repo)
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(site)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = failures(repo)
+    if install == "stale":
+        assert list(said) == ["foreign-origin"], said
+    else:
+        assert said == {}, said
+
+
 # -- bytecode ------------------------------------------------------------------------------------
 
 

@@ -338,7 +338,58 @@ def counterpart(name: str, real: str, root: Path, bases: Iterable[str] = ()) -> 
         tail = [*parts, "__init__.py"]
     else:
         tail = [*parts[:-1], parts[-1] + ".py"]
-    return _held(root, bases, tail)
+    found = _held(root, bases, tail)
+    if found is None and installed(real):
+        found = _held_by_source(root, real, tail)
+    return found
+
+
+def _held_by_source(root: Path, real: str, tail: Sequence[str]) -> str | None:
+    """The checkout's file at ``tail`` in the project of the work tree that the installer
+    recorded the installed file ``real`` as built from (PEP 610: ``pip install ./libs/a``,
+    ``pip install .``): below a folder its metadata maps the package, or a subpackage, to
+    (``package-dir``, hatch's ``force-include``), or one holding its packages."""
+    project = _source_project(real, root)
+    if project is None:
+        return None
+    from genstamp import roots as roots_
+
+    names = [t.removesuffix(".py") for t in tail if t != "__init__.py"]
+    folders = roots_.mapped(project, dotted=True)
+    found = [
+        Path(folders[prefix]).joinpath(*tail[n:])
+        for n in range(len(names), 0, -1)
+        if (prefix := ".".join(names[:n])) in folders
+    ]
+    found += [base.joinpath(*tail) for base in roots_.package_dirs(project)]
+    for candidate in found:
+        if candidate.is_file():
+            try:
+                return candidate.relative_to(root).as_posix()
+            except ValueError:
+                continue
+    return None
+
+
+def _source_project(real: str, root: Path) -> Path | None:
+    """The folder of the work tree holding the project (its pyproject.toml, setup.py or
+    setup.cfg) that the installed file ``real`` was installed from, or built into an archive
+    in (``dist/*.whl``); None when its installer did not record one there."""
+    source = installed_from(real)
+    root_s = str(root)
+    if source is None or not inside(source, root_s):
+        return None
+    folder = source if os.path.isdir(source) else os.path.dirname(source)
+    while inside(folder, root_s):
+        if any(os.path.isfile(os.path.join(folder, m)) for m in _METADATA):
+            return Path(folder)
+        if folder == root_s:
+            break
+        folder = os.path.dirname(folder)
+    return None
+
+
+_METADATA = ("pyproject.toml", "setup.py", "setup.cfg")
 
 
 def _held(root: Path, bases: Iterable[str], tail: Sequence[str]) -> str | None:
@@ -1700,33 +1751,50 @@ def installed_from(path: str) -> str | None:
     """The local folder the distribution that installed ``path`` (a file in a site-packages)
     was installed from, as the installer recorded it (PEP 610 ``direct_url.json``, written by
     pip and uv for ``pip install DIR``), resolved; None when it is not known."""
-    import csv
-    import json
-    from urllib.parse import unquote, urlsplit
-
     parts = path.split(os.sep)
     tops = [i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")]
     if not tops:
         return None
     site = os.sep.join(parts[: tops[-1] + 1])
-    rel = "/".join(parts[tops[-1] + 1 :])
+    return _sources_in(site).get("/".join(parts[tops[-1] + 1 :]))
+
+
+_SOURCES: dict[str, dict[str, str]] = {}
+
+
+def _sources_in(site: str) -> dict[str, str]:
+    """The files of ``site`` (as its distributions' RECORDs list them) installed from a local
+    folder or archive, each -> that, resolved (each RECORD read once per process)."""
+    known = _SOURCES.get(site)
+    if known is not None:
+        return known
+    import csv
+    import json
+    from urllib.parse import unquote, urlsplit
+
+    out: dict[str, str] = {}
     try:
         infos = [n for n in os.listdir(site) if n.endswith(".dist-info")]
     except OSError:
-        return None
+        infos = []
     for info in infos:
         try:
             with open(os.path.join(site, info, "direct_url.json"), encoding="utf-8") as fh:
                 url = json.load(fh).get("url")
+            if not isinstance(url, str):
+                continue
+            split = urlsplit(url)
+            if split.scheme != "file" or split.netloc not in ("", "localhost"):
+                continue
+            source = os.path.realpath(unquote(split.path))
             with open(os.path.join(site, info, "RECORD"), encoding="utf-8", newline="") as fh:
-                listed = any(row and row[0] == rel for row in csv.reader(fh))
+                for row in csv.reader(fh):
+                    if row:
+                        out.setdefault(row[0], source)
         except (OSError, ValueError, AttributeError):
             continue
-        if listed and isinstance(url, str):
-            split = urlsplit(url)
-            if split.scheme == "file" and split.netloc in ("", "localhost"):
-                return os.path.realpath(unquote(split.path))
-    return None
+    _SOURCES[site] = out
+    return out
 
 
 def blob_id(path: str) -> str:

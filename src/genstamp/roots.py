@@ -213,10 +213,12 @@ def _shadowed(folder: Path) -> bool:
     return spec is not None and spec.origin not in (None, "namespace")
 
 
-def mapped(workdir: Path) -> dict[str, str]:
+def mapped(workdir: Path, *, dotted: bool = False) -> dict[str, str]:
     """Top-level packages the project's metadata maps to a folder of another name
     (setuptools' ``package-dir = {"pkgx" = "source"}``, the same in setup.cfg or setup.py): the
-    package's name -> that folder, absolute (the folder holds the package's own files)."""
+    package's name -> that folder, absolute (the folder holds the package's own files). With
+    ``dotted``, subpackages so mapped too (``{"calc.plugins" = "plugins"}``, hatch's
+    ``force-include`` of a folder as ``calc/shared``)."""
     found: dict[str, str] = {}
     try:
         data = _toml(read_kept(workdir / "pyproject.toml"))
@@ -233,7 +235,10 @@ def mapped(workdir: Path) -> dict[str, str]:
     pairs += _mapped_setup(workdir)
     root = workdir.resolve()
     for name, folder in pairs:
-        if name.isidentifier() and isinstance(folder, str) and folder:
+        names = name.split(".")
+        if not all(n.isidentifier() for n in names) or (len(names) > 1 and not dotted):
+            continue
+        if isinstance(folder, str) and folder:
             path = (workdir / folder).resolve()
             if path.is_dir() and (path == root or root in path.parents):
                 found.setdefault(name, str(path))
@@ -639,8 +644,8 @@ def _hatch_renamed(tool: Mapping[str, Any]) -> list[tuple[str, object]]:
         for key in ("sources", "force-include"):
             given = table.get(key)
             for folder, dest in given.items() if isinstance(given, dict) else ():
-                if isinstance(dest, str) and dest.strip("/") and "/" not in dest.strip("/"):
-                    pairs.append((dest.strip("/"), str(folder).strip("/")))
+                if isinstance(dest, str) and dest.strip("/"):  # a subpackage's: dotted
+                    pairs.append((dest.strip("/").replace("/", "."), str(folder).strip("/")))
     return pairs
 
 
