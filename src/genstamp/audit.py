@@ -362,7 +362,12 @@ def _held_by_source(root: Path, real: str, tail: Sequence[str]) -> str | None:
         if (prefix := ".".join(names[:n])) in folders
     ]
     found += [base.joinpath(*tail) for base in roots_.package_dirs(project)]
-    for candidate in found:
+    return _first_file(root, found)
+
+
+def _first_file(root: Path, candidates: Iterable[Path]) -> str | None:
+    """The work-tree-relative path of the first of ``candidates`` that is a file in it."""
+    for candidate in candidates:
         if candidate.is_file():
             try:
                 return candidate.relative_to(root).as_posix()
@@ -396,17 +401,16 @@ def _held(root: Path, bases: Iterable[str], tail: Sequence[str]) -> str | None:
     """The work-tree-relative path of the checkout's file at ``tail`` (``pkg/cfg.json`` as its
     parts) below one of ``bases``, the root or ``src/``; None when the checkout has none."""
     given = [Path(b) for b in bases]
-    for base in (*given, root, root / "src"):
-        candidate = base.joinpath(*tail)
-        own = base in given and (base / "__init__.py").is_file()
-        if own and not candidate.is_file():
-            candidate = base.joinpath(*tail[1:])  # the package's own folder, of another name
-        if candidate.is_file():
-            try:
-                return candidate.relative_to(root).as_posix()
-            except ValueError:
-                continue
-    return None
+
+    def candidates() -> Iterator[Path]:
+        for base in (*given, root, root / "src"):
+            candidate = base.joinpath(*tail)
+            own = base in given and (base / "__init__.py").is_file()
+            if own and not candidate.is_file():
+                candidate = base.joinpath(*tail[1:])  # the package's own folder, renamed
+            yield candidate
+
+    return _first_file(root, candidates())
 
 
 def judge(
