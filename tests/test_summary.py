@@ -3,6 +3,7 @@ that quotes what the attestations do not say."""
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -83,6 +84,9 @@ def test_one_part_is_said_so_and_verified(
         ("12 passed", "1,012 passed"),
         ("12 tests", "12\u202f012 tests"),
         ("12 passed", "1 012 passed"),
+        # character references show as their characters (`&#x31;&#x33;&nbsp;passed`: 13 passed)
+        ("12 passed", "&#x31;&#x33;&nbsp;passed"),
+        ("12 tests", "&#49;3 tests"),
     ],
 )
 def test_a_forged_figure_is_refused(
@@ -92,7 +96,7 @@ def test_a_forged_figure_is_refused(
     path.write_text(path.read_text().replace(old, new, 1))
     code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
     assert code == 1 and rules(data) == ["summary-unverified"], data
-    shown = new.translate(str.maketrans("", "", "*`_\u200b\u2060\u00ad"))
+    shown = html.unescape(new).translate(str.maketrans("", "", "*`_\u200b\u2060\u00ad"))
     shown = re.sub(r"(?<=\d)[,\u202f ](?=\d{3}\b)", "", shown.replace("\uff11\uff13", "13"))
     assert shown.split()[0] in data["failures"][0]["message"], data
 
@@ -156,6 +160,9 @@ def test_a_count_in_any_form_is_the_attestations_or_refused(
         ("- Failures: none", None),
         ("- twelve passed, zero failed", None),
         ("One more step to the release.", None),
+        # what the tests did, before their count: the count of that outcome
+        ("Failed 12 tests.", "12 Failed"),
+        ("Passing 12 tests, in 3 parts.", None),
     ],
 )
 def test_a_count_spelled_out_is_the_attestations_or_refused(

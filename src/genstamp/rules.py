@@ -1425,9 +1425,14 @@ _TENS = {
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1000000}
 _SPELLED_WORD = "|".join([*_UNITS, *_TENS, *_SCALES])
 _SPELLED = rf"\b(?:{_SPELLED_WORD})(?:[\s-]+(?:and[\s-]+)?(?:{_SPELLED_WORD}))*\b"
-# what tests did, after the count of them (`3 tests passed`: a count of passes)
-_OUTCOME = r"(?:pass(?:ed|es)?|fail(?:ed|s)?|errored|skipped|xfailed|xpassed)"
-_FIGURE = re.compile(rf"(\d+|{_SPELLED})[^\w\n]*({_WORDS})\b(?:[^\w\n]*({_OUTCOME})\b)?", re.I)
+# what tests did, after the count of them (`3 tests passed`, `5 tests, all passed`: a count of
+# passes) or before it (`Passed 3 tests`, `passing 5 tests`)
+_OUTCOME = r"(?:pass(?:ed|es|ing)?|fail(?:ed|s|ing)?|errored|skipped|xfailed|xpassed)"
+_FIGURE = re.compile(
+    rf"(?:\b({_OUTCOME})[^\w\n]*)?(\d+|{_SPELLED})[^\w\n]*({_WORDS})\b"
+    rf"(?:[^\w\n]*(?:(?:all|each|every)\b[^\w\n]*)?({_OUTCOME})\b)?",
+    re.I,
+)
 _FIGURE_AFTER = re.compile(rf"\b({_WORDS})[^\w\n]*(\d+|{_SPELLED})\b(?![^\w\n]*{_WORDS}\b)", re.I)
 _KEYS = {"pass": "passed", "fail": "failed", "erro": "error", "skip": "skipped", "test": "test"}
 # An object id as people quote it: 7 to 64 hex digits, at least one a digit (not a word), in
@@ -1445,9 +1450,19 @@ def _as_seen(text: str) -> str:
     word joiner, a soft hyphen: Unicode's format characters) left out, so 1, U+200B, 0 is the
     10 it shows. (Other digits than ASCII's, fullwidth ones, are digits to the checks as they
     are; a superscript stays one, an exponent the checks name as it is written.)"""
+    import html
     import unicodedata  # only for a summary judged
 
-    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+    # a character reference shows as its character (`&#x31;&#x30;` is 10, `&nbsp;` a space);
+    # `&lt;`, `&gt;` show as themselves, never a tag
+    shown = _REFERENCE.sub(
+        lambda m: m.group() if m.group(1).lower() in ("lt", "gt") else html.unescape(m.group()),
+        text,
+    )
+    return "".join(c for c in shown if unicodedata.category(c) != "Cf")
+
+
+_REFERENCE = re.compile(r"&(#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
 
 
 def _numerals(text: str) -> list[str]:
@@ -1569,8 +1584,8 @@ def _summary_unverified(facts: AttestationFacts, settings: Config) -> Iterator[s
         rest = rest.replace(label, "")
     plain = _GROUPED.sub(lambda m: re.sub(r"\D", "", m.group()), _MARKUP.sub("", rest))
     counts = [
-        (str(spelled_number(n)), outcome if outcome and _figure_key(w) == "test" else w)
-        for n, w, outcome in _FIGURE.findall(plain)
+        (str(spelled_number(n)), (after or before or w) if _figure_key(w) == "test" else w)
+        for before, n, w, after in _FIGURE.findall(plain)
     ]
     counts += [(str(spelled_number(n)), w) for w, n in _FIGURE_AFTER.findall(plain)]
     seen: set[tuple[str, str]] = set()
