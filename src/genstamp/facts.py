@@ -292,7 +292,7 @@ def vouching(
     # git changed files as it did (not a `git checkout -b` beside the work tree's own edits)
     chain = [gen, *ended]
     ends = {
-        g.id: _iso_ns(after.created)
+        g.id: _iso_ns(str(entry.get("ended") or after.created))
         for g, after, entry in zip(ended, chain, reversed(gen.retired), strict=False)
         if entry.get("changed", True) is not False
     }

@@ -153,12 +153,15 @@ def new(
     )
 
 
-def retiring(gen: Generation, *, changed: bool = True) -> tuple[dict[str, Any], ...]:
+def retiring(
+    gen: Generation, *, changed: bool = True, ended: str | None = None
+) -> tuple[dict[str, Any], ...]:
     """``gen.retired`` with ``gen`` itself added: what a generation a hook begins after ``gen``
     carries (``genstamp stamp`` carries none: it vouches for nothing done before it).
     ``changed``: whether git changed files as it ended (not so when only the work tree's own
     edits, made before a `git checkout -b`, made it end: a run then in progress tested what
-    the work tree held all along)."""
+    the work tree held all along); ``ended``: when (ISO 8601), where a hook's claim says it
+    began to end before the generation after it began (``claim_ended``)."""
     mine = {
         "id": gen.id,
         "key": gen.key,
@@ -168,6 +171,8 @@ def retiring(gen: Generation, *, changed: bool = True) -> tuple[dict[str, Any], 
         "trigger": gen.trigger,
         "changed": changed,
     }
+    if ended is not None:
+        mine["ended"] = ended
     return (*gen.retired, mine)[-RETIRED:]
 
 
@@ -386,7 +391,7 @@ def claimed(
     checkout wrote are among those the end names), while a rebase that never ends leaves the
     step's claim standing."""
     check_trigger(trigger)
-    note = {"at": _iso(now_ns), "trigger": trigger}
+    note = {"at": _iso(now_ns), "trigger": trigger, "changed": "1" if changed else "0"}
     old = gen.pending
     notes = ([*old["notes"], note] if old is not None else [note])[-HISTORY:]
     before = old.get("before_rebase") if old is not None and "before_rebase" in old else old
@@ -445,8 +450,17 @@ def settled(gen: Generation, tree: str, tested: str | None, head: str | None) ->
         key=nxt["key"],
         writer=__version__,
         history=history,
-        retired=retiring(gen, changed=claim.get("changed", True) is not False),
+        retired=retiring(
+            gen, changed=claim.get("changed", True) is not False, ended=claim_ended(claim)
+        ),
     )
+
+
+def claim_ended(claim: dict[str, Any]) -> str:
+    """When the generation a claim ends began to end: its first command that changed files
+    (the claim's own time where its notes do not say, as an older genstamp's)."""
+    first = (n["at"] for n in claim["notes"] if n.get("changed", "1") == "1" and "at" in n)
+    return str(next(first, claim["next"]["created"]))
 
 
 def _token(size: int) -> str:

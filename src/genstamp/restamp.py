@@ -95,7 +95,7 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
                 venvs,
                 "git changed files after another command's claim",
                 waiting.history,
-                generation.retiring(waiting),
+                generation.retiring(waiting, ended=generation.claim_ended(claim)),
             )
         gen = generation.current(checkout)
     except generation.NewerStamp:
