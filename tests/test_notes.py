@@ -205,6 +205,26 @@ def test_a_pretty_printed_envelope_is_noted_on_one_line(
     assert code == 0, data
 
 
+def test_a_note_holding_bytes_that_are_no_utf_8_is_kept_as_it_was(
+    world: World, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    """A note fetched onto the commit that holds a Latin-1 byte (anyone may push notes): a
+    publish of a genuine attestation beside it raised UnicodeEncodeError (a traceback, exit
+    1). The note keeps its bytes, the attestation is added, and the gate reads it."""
+    m = clone(remote_copy(world, tmp_path), tmp_path / "m")
+    odd = tmp_path / "odd.txt"
+    odd.write_bytes(b"caf\xe9 note\n")
+    git(m, "notes", f"--ref={notes.REF}", "add", "-F", str(odd), world.commit)
+    code, _out, err = genstamp("-C", m, "publish", world.full)
+    assert code == 0 and "Traceback" not in err, err
+    shown = subprocess.run(
+        ["git", "notes", f"--ref={notes.REF}", "show", world.commit], cwd=m, capture_output=True
+    ).stdout
+    assert b"caf\xe9 note" in shown and len(shown.splitlines()) == 2, shown
+    code, data = verdict(genstamp, m, "--from-notes")
+    assert code == 0, data
+
+
 def test_a_remote_that_refuses_the_notes_is_told_at_once(
     world: World, tmp_path: Path, genstamp: RunGenstamp
 ) -> None:

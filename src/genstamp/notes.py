@@ -148,8 +148,17 @@ def union(*texts: str) -> str:
 
 
 def _git(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    # bytes as read (a note's or a file's non-UTF-8 bytes, kept as surrogates) written back as
+    # they were; git's own output read the same way
     return subprocess.run(
-        ["git", *args], cwd=cwd, input=stdin, capture_output=True, text=True, check=False
+        ["git", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="surrogateescape",
+        check=False,
     )
 
 
