@@ -2249,7 +2249,10 @@ def _checkout_entry_point(tally: Tally, name: str) -> bool:
         dist = getattr(ep, "dist", None)
         if own is not None and dist is not None and normalised(dist.name or "") == own:
             return True
-        where = _module_file(ep.module)
+        # the module part of its value (`pkg.mod:attr`), read as pytest's loader would; one
+        # that is no module name (`name = broken-value`) loads nothing of the tree
+        module = str(ep.value).partition(":")[0].strip()
+        where = _module_file(module) if module else ""
         if where and inside(where, root) and not installed(where):
             return True
     return False
@@ -2261,6 +2264,8 @@ def _module_file(name: str) -> str:
     import importlib.util
 
     parts = name.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return ""
     try:
         spec = importlib.util.find_spec(parts[0])
         for i in range(1, len(parts)):
