@@ -68,6 +68,49 @@ def value_2_after_an_edit_that_kept_size_and_mtime(repo: Path, stale: bool) -> N
     assert found.flags == ()
 
 
+# A CLI test that runs the project's compiled script (`python -m compileall -b` beside it)
+PYC_MAIN_TEST = """
+import subprocess, sys
+
+def test_cli():
+    out = subprocess.run([sys.executable, "src/calc/cli.pyc"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "2", out
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("stale", [True, False], ids=["stale-pyc", "control"])
+def test_a_child_that_runs_a_compiled_script_runs_that_bytecode(
+    tmp_path: Path, stale: bool
+) -> None:
+    """`python app.pyc`: CPython reads a compiled main script's code itself (no ``exec``
+    event), so a child running one compiled before the script was edited ran code of no tree
+    and was accepted. Judged now as the bytecode it is (stale here: the script says 1, its
+    compiled form 2, the test passes only on the bytecode). Control: the test runs the source."""
+    test = PYC_MAIN_TEST if stale else PYC_MAIN_TEST.replace("cli.pyc", "cli.py")
+    repo, _ = project(tmp_path, test, {"src/calc/cli.py": "print(2)\n"})
+    (repo / ".gitignore").write_text((repo / ".gitignore").read_text() + "*.pyc\n")
+    env = subprocess_env(bytecode=True)
+    if stale:
+        (repo / "src" / "calc" / "cli.py").write_text("print(1)\n")
+    commit_all(repo, "the script")
+    restamp.begin(open_checkout(repo))
+    if stale:  # bytecode of the script before its edit, compiled in this generation
+        script = repo / "src" / "calc" / "cli.py"
+        script.write_text("print(2)\n")
+        compiled = [sys.executable, "-m", "compileall", "-q", "-b", str(script)]
+        subprocess.run(compiled, cwd=repo, check=True)
+        script.write_text("print(1)\n")
+    proc = run_pytest(repo, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = failures(repo)
+    if stale:
+        assert "src/calc/cli.pyc" in said.get("stale-bytecode", ""), said
+    else:
+        assert said == {}, said
+
+
 # The same CLI test, its child given an environment of its own (no GENSTAMP_RUN), directly or
 # through a shell.
 OWN_ENV_TEST = """

@@ -608,6 +608,8 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             code = args[0]
             if isinstance(code, CodeType) and code.co_name == "<module>":
                 _executed(code)
+        elif event == _RUN_FILE:
+            _main_file(args[0])
         elif event == "compile":
             source, filename = args[0], args[1]
             if isinstance(filename, str) and (
@@ -694,7 +696,10 @@ _PENDING = 8  # compiles a thread keeps until code of their name runs (an import
 _SET = frozenset({"os.utime"})  # a time set: a touch (a mode set keeps the mtime: ``_made``)
 _FOLDERS = frozenset({"os.listdir", "os.scandir", "os.mkdir"})
 _PLACED = frozenset({"os.rename", "os.link", "os.symlink"})  # a file put in place by name
-_EVENTS = frozenset({"exec", "compile", "open", "ctypes.dlopen", *_PLACED, *_SET, *_FOLDERS})
+_RUN_FILE = "cpython.run_file"  # the script a process runs: a .pyc runs with no ``exec``
+_EVENTS = frozenset(
+    {"exec", "compile", "open", "ctypes.dlopen", _RUN_FILE, *_PLACED, *_SET, *_FOLDERS}
+)
 # Opened to be loaded (the import system opens every source it imports: the loads say those;
 # a source read as data is not told apart).
 _CODE = (".py", ".so", ".pyd", ".pth")
@@ -1144,6 +1149,28 @@ def _keep_text(filename: str, source: object) -> None:
         _TEXTS[filename] = kept
         if len(_TEXTS) > _TEXTS_MOST:
             del _TEXTS[next(iter(_TEXTS))]
+
+
+def _main_file(path: object) -> None:
+    """The script a process runs (``python app.pyc``): CPython reads a compiled one's code
+    itself, with no ``exec`` event, so it is judged here as an ``exec`` of that code after the
+    file was opened would be (a source script runs through ``exec``, judged there)."""
+    if not isinstance(path, str):
+        return
+    from _frozen_importlib_external import MAGIC_NUMBER
+
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(16)[:4] != MAGIC_NUMBER:
+                return  # a source (or no bytecode of this Python: it will not run)
+            import marshal
+
+            code = marshal.loads(fh.read())
+    except (OSError, ValueError, EOFError, TypeError):
+        return
+    if isinstance(code, CodeType):
+        _STATE.pyc, _STATE.compiled = os.path.abspath(path), None
+        _executed(code)
 
 
 def _executed(code: CodeType) -> None:
