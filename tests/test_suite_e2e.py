@@ -1848,8 +1848,10 @@ import pytest
 
 def pytest_addoption(parser):
     parser.addoption("--cov", action="append", nargs="?", const=True, default=[])
+    parser.addoption("--cov-reset", action="store_const", const=[], dest="cov")
     parser.addoption("--no-cov", action="store_true")
     parser.addoption("--cov-fail-under", type=float, default=None)
+    parser.addoption("--cov-config", default=".coveragerc")
     parser.addoption("--benchmark-only", action="store_true")
     parser.addoption("--benchmark-skip", action="store_true")
 
@@ -1868,9 +1870,13 @@ def pytest_sessionfinish(session):
         return
     under = config.getoption("cov_fail_under")
     if under is None:
-        import re
-        text = (config.rootpath / ".coveragerc").read_text()
-        under = float(re.search(r"fail_under = (\\d+)", text).group(1))
+        import os, re
+        rc = config.getoption("cov_config")
+        if rc == ".coveragerc":
+            rc = os.environ.get("COVERAGE_RCFILE", rc)
+        path = config.rootpath / rc
+        found = re.search(r"fail_under = (\\d+)", path.read_text() if path.exists() else "")
+        under = float(found.group(1)) if found else 0
     if under > 50:  # the code is 50% covered
         session.exitstatus = 1
 """
@@ -1886,6 +1892,11 @@ def pytest_sessionfinish(session):
         ("--cov=pkg --cov-fail-under=40", "", ("--cov-fail-under=45",), False),  # stricter
         ("--cov=pkg --cov-fail-under=40", "", ("--no-cov",), True),  # met, but not checked
         ("--cov=pkg", "", ("--no-cov",), False),  # no threshold: measured, nothing decided
+        ("--cov=pkg", "[report]\nfail_under = 90\n", ("--cov-reset",), True),
+        ("--cov=pkg", "[report]\nfail_under = 90\n", ("--cov-config=lax.rc",), True),
+        ("--cov=pkg", "[report]\nfail_under = 90\n", ("ENV", "COVERAGE_RCFILE=lax.rc"), True),
+        ("--cov=pkg", "[report]\nfail_under = 40\n", ("--cov-config=strict.rc",), False),
+        ("--cov=pkg", "[other]\nfail_under = 90\n", ("--no-cov",), False),  # not [report]
         ("", "", ("--benchmark-only",), True),
         ("", "", ("--benchmark-skip",), True),
         ("--benchmark-skip", "", ("--benchmark-skip",), False),  # the suite's own
@@ -1905,13 +1916,18 @@ def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_no
     }
     if coveragerc:
         files[".coveragerc"] = coveragerc
+        files["lax.rc"] = "[report]\nfail_under = 10\n"
+        files["strict.rc"] = "[report]\nfail_under = 45\n"
     root = make(tmp_path / "p", files)
-    env = subprocess_env(PYTHONPATH=str(site))
-    proc = run_pytest(root, "-p", "no:cacheprovider", *args, env=env)
+    variables = dict([args[1].split("=", 1)]) if args[0] == "ENV" else {}
+    env = subprocess_env(PYTHONPATH=str(site), **variables)
+    given = () if variables else args
+    proc = run_pytest(root, "-p", "no:cacheprovider", *given, env=env)
     assert proc.returncode == 0, proc.stdout
     code, data, _ = verify(root)
     if partial:
-        assert code == 1 and args[0] in rules(data)["partial-run"], data
+        said = args[1].partition("=")[0] if variables else args[0]
+        assert code == 1 and said in rules(data)["partial-run"], data
     else:
         assert code == 0, data
 

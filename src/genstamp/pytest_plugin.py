@@ -1916,18 +1916,32 @@ def _coverage_lowered(words: list[str], suite_opts: list[str], folder: Path) -> 
     """The run's own pytest-cov options (``words``) that turn off or lower the coverage
     threshold a run of the suite fails under: its addopts' ``--cov-fail-under``, or, where
     they measure coverage (``--cov``), coverage's ``fail_under`` in the configuration file it
-    reads in ``folder``. A session that fails under it is a failure (pytest exits 1)."""
+    reads in ``folder`` (the addopts' ``--cov-config``, else ``COVERAGE_RCFILE``, else the first
+    of coverage's own files that has its settings). A session that fails under it is a
+    failure (pytest exits 1); so is one whose threshold the run's ``--cov-fail-under``,
+    ``--cov-config`` or ``COVERAGE_RCFILE`` set lower, or that measured nothing (``--no-cov``,
+    ``--cov-reset``)."""
+    measured = any(w == "--cov" or w.startswith("--cov=") for w in suite_opts)
+    suite_rc = _last_value(suite_opts, "--cov-config")
     limit = _number(_last_value(suite_opts, "--cov-fail-under"))
-    if limit is None and any(w == "--cov" or w.startswith("--cov=") for w in suite_opts):
-        limit = _configured_fail_under(folder)
+    if limit is None and measured:
+        limit = _configured_fail_under(folder, suite_rc)  # (COVERAGE_RCFILE is the run's)
     if not limit or limit <= 0:
         return []
-    out = []
-    if UNCOVERED in words and UNCOVERED not in suite_opts:
-        out.append(UNCOVERED)
+    out = [flag for flag in (UNCOVERED, "--cov-reset") if flag in words and flag not in suite_opts]
     given = _last_value(words, "--cov-fail-under")
     if given is not None and (_number(given) or 0.0) < limit:
         out.append(f"--cov-fail-under={given}")
+    if given is None and _last_value(suite_opts, "--cov-fail-under") is None:
+        # the threshold is the configuration file's: another file read instead sets its own
+        rc = _last_value(words, "--cov-config")
+        via = f"--cov-config={rc}" if rc is not None else ""
+        if rc is None and suite_rc is None and os.environ.get("COVERAGE_RCFILE"):
+            rc = os.environ["COVERAGE_RCFILE"]
+            via = f"COVERAGE_RCFILE={rc}"
+        if rc is not None and rc != suite_rc:
+            if (_configured_fail_under(folder, rc) or 0.0) < limit:
+                out.append(via)
     return out
 
 
@@ -1949,20 +1963,44 @@ def _number(text: str | None) -> float | None:
         return None
 
 
-_FAIL_UNDER = re.compile(rb"^[ \t]*fail_under[ \t]*[=:][ \t]*([0-9.]+)", re.MULTILINE)
+def _configured_fail_under(folder: Path, rcfile: str | None = None) -> float | None:
+    """coverage's ``fail_under`` as the configuration file it reads sets it: ``rcfile`` (its
+    ``--cov-config``), else the first of ``.coveragerc`` (read whatever it holds), ``setup.cfg``,
+    ``tox.ini`` (their ``[coverage:…]`` sections) and ``pyproject.toml`` (``[tool.coverage]``)
+    that holds coverage's settings, as coverage reads them."""
+    import configparser
 
-
-def _configured_fail_under(folder: Path) -> float | None:
-    """coverage's ``fail_under`` as the first configuration file it reads in ``folder`` sets
-    it (``.coveragerc``, ``setup.cfg``, ``tox.ini``, ``pyproject.toml``)."""
-    for name in (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml"):
+    for name in [rcfile] if rcfile else [".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml"]:
+        path = folder / name
+        ours = rcfile is not None or name == ".coveragerc"
         try:
-            data = (folder / name).read_bytes()
+            data = path.read_bytes()
         except OSError:
             continue
-        found = _FAIL_UNDER.search(data)
-        if found is not None:
-            return _number(found.group(1).decode())
+        try:
+            if name.endswith(".toml"):
+                from genstamp.roots import _toml
+
+                table = _toml(data).get("tool", {}).get("coverage")
+                if not isinstance(table, dict):
+                    if ours:
+                        return None
+                    continue
+                report = table.get("report")
+                value = report.get("fail_under") if isinstance(report, dict) else None
+                return _number(str(value)) if value is not None else None
+            parser = configparser.RawConfigParser()
+            parser.read_string(data.decode("utf-8", "replace"))
+        except (ValueError, configparser.Error):
+            return None
+        plain = ours and os.path.basename(name) not in ("setup.cfg", "tox.ini")
+        sections = ["coverage:report", *(["report"] if plain else [])]
+        if not ours and not any(s.startswith("coverage:") for s in parser.sections()):
+            continue  # no settings of coverage's here: the next file
+        for section in sections:
+            if parser.has_option(section, "fail_under"):
+                return _number(parser.get(section, "fail_under"))
+        return None
     return None
 
 
