@@ -718,3 +718,33 @@ def test_a_state_file_that_cannot_be_written_names_why(
         assert genstamp_cli._os_hint(OSError(code, "x", str(making))).startswith(f"remove {making}")
     said = errors.cannot_write(OSError(code, "x"), "/g")
     assert said == "" if code == errno.EIO else says in said and "/g" in said, said
+
+
+# Ctrl-C while genstamp itself loads: a finder that raises it as genstamp.cli is imported, as
+# SIGINT does when it lands there (before any command's own handler is in place)
+INTERRUPTED_IMPORT = """
+import sys
+
+class Interrupting:
+    def find_spec(self, name, path=None, target=None):
+        if name == "genstamp.cli":
+            raise KeyboardInterrupt
+        return None
+
+sys.meta_path.insert(0, Interrupting())
+from genstamp.posthook import launch
+sys.exit(launch(["verify"]))
+"""
+
+
+def test_ctrl_c_while_genstamp_loads_is_one_line(project: Path) -> None:
+    """A Ctrl-C of a push early in its pre-push hook (genstamp, pygit2 and the parser loading)
+    printed a traceback: `genstamp: interrupted`, exit 130, as later in a command."""
+    proc = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_IMPORT],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+    )
+    assert (proc.returncode, proc.stderr) == (130, "genstamp: interrupted\n"), proc.stderr

@@ -151,8 +151,17 @@ def _full(directory: str | os.PathLike[str] | None, name: str, git_args: Sequenc
 
 def launch(argv: Sequence[str] | None = None) -> int:
     """The ``genstamp`` command: a restamping hook here, without importing the rest of
-    genstamp; anything else in ``genstamp.cli``."""
+    genstamp; anything else in ``genstamp.cli``. Ctrl-C before a command's own handler is in
+    place (while genstamp, pygit2 or the parser load) is one line too."""
     args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _launch(args)
+    except KeyboardInterrupt:
+        print("genstamp: interrupted", file=sys.stderr)
+        return 130
+
+
+def _launch(args: list[str]) -> int:
     directory, rest = (args[1], args[2:]) if args[:1] == ["-C"] and len(args) > 1 else (None, args)
     if (
         len(rest) >= 2
