@@ -143,6 +143,45 @@ def test_plain_install_keeps_the_users_hook_is_idempotent_and_uninstalls(
     assert not (project / ".git" / "genstamp" / "install.json").exists()
 
 
+@pytest.mark.parametrize("when", ["before", "after", "unlinked"])
+@pytest.mark.parametrize("cut", [1, 2, 3, 4, 5, 6])
+def test_an_uninstall_cut_short_is_finished_by_the_next(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: int, when: str
+) -> None:
+    """Ctrl-C in the middle of `genstamp install --uninstall` (as the ``cut``-th file is put
+    back), then the command again, as one does: every hook of the user's as it was, none of
+    genstamp's or set aside left, and no note asking the user to edit a hook by hand (the
+    rerun took the hooks the first one had put back for hooks the user edited, and left
+    the user's post-merge aside). ``unlinked``: as an older genstamp's uninstall, which
+    removed a hook before writing it back, left it."""
+    from genstamp.repo import open_checkout
+
+    log = tmp_path / "user.log"
+    for name in install.PLAIN_HOOKS:
+        add_user_hook(project, name, log)
+    before = hooks_state(project)
+    ok(run_genstamp(project, "install", "--plain"))
+    real, calls = install.restore, [0]
+
+    def interrupted(path: Path, entry: install.Entry) -> None:
+        calls[0] += 1
+        if calls[0] == cut and when != "after":
+            if when == "unlinked" and (path.is_symlink() or path.exists()):
+                path.unlink()
+            raise KeyboardInterrupt  # the user's Ctrl-C, as this file is put back
+        real(path, entry)
+        if calls[0] == cut:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(install, "restore", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        install.uninstall(open_checkout(project))
+    monkeypatch.setattr(install, "restore", real)
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert "yourself" not in out and "changed since" not in out, out
+    assert hooks_state(project) == before
+
+
 def test_install_begins_a_generation_in_a_worktree_made_before_it(
     project: Path, tmp_path: Path
 ) -> None:

@@ -120,14 +120,26 @@ def snapshot(path: Path) -> Entry:
 
 
 def restore(path: Path, entry: Entry) -> None:
-    if path.is_symlink() or path.exists():
-        path.unlink()
-    if entry.kind == "link":
-        os.symlink(os.fsdecode(entry.data), path)
-    elif entry.kind == "file":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(entry.data)
-        path.chmod(entry.mode)
+    """``path`` as ``entry`` says, put in place at once (a Ctrl-C never leaves it absent where
+    it held something, or half written)."""
+    if entry.kind not in ("link", "file"):
+        if path.is_symlink() or path.exists():
+            path.unlink()
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.genstamp-{os.getpid()}.tmp")
+    try:
+        if tmp.is_symlink() or tmp.exists():
+            tmp.unlink()
+        if entry.kind == "link":
+            os.symlink(os.fsdecode(entry.data), tmp)
+        else:
+            tmp.write_bytes(entry.data)
+            tmp.chmod(entry.mode)
+        os.replace(tmp, path)
+    finally:
+        if tmp.is_symlink() or tmp.exists():
+            tmp.unlink()
 
 
 def _watched(where: Layout) -> list[Path]:
@@ -1002,6 +1014,22 @@ def _edited(path: Path, record: Record) -> bool:
     return done is not None and _digest(snapshot(path)) != done
 
 
+def _cut_short(path: Path, record: Record) -> bool:
+    """Whether the hook at ``path`` is as an uninstall that was cut short (Ctrl-C) left it:
+    holding what it held before install, or gone where it held the user's hook, which still
+    waits aside (``CHAINED``) as install left it."""
+    now, was = snapshot(path), record.before.get(str(path))
+    if was is None or now == was:
+        return now == was
+    aside = Path(str(path) + CHAINED)
+    return (
+        now.kind == "absent"
+        and was.kind != "absent"
+        and record.after.get(str(aside)) == _digest(snapshot(aside))
+        and snapshot(aside).data == was.data
+    )
+
+
 def _check_unedited(path: Path, record: Record, script: str) -> None:
     """A hook of genstamp's that the user edited since it was written is not overwritten."""
     if _edited(path, record) and snapshot(path) != Entry("file", script.encode(), 0o755):
@@ -1025,12 +1053,15 @@ def uninstall(checkout: Checkout) -> Report:
     folders += sorted(
         {Path(n).parent for n in record.before if Path(n).name in PLAIN_HOOKS} - {where.hooks_dir}
     )
+    # (not one an uninstall cut short left: put back as it was, or gone while the user's
+    # hook still waits aside)
     edited = {
         name
         for name in record.before
         if Path(name).parent in folders
         and Path(name).name in PLAIN_HOOKS
         and _edited(Path(name), record)
+        and not _cut_short(Path(name), record)
     }
     aside = {name for name in edited if _set_aside(Path(name), record)}
     for name in sorted(aside):
