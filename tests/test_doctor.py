@@ -145,6 +145,20 @@ def test_the_plugin_is_asked_for_in_the_work_tree(installed: Path, genstamp: Run
     assert "drop `-p no:genstamp`" in found["plugin"]["remedy"], found["plugin"]
 
 
+def test_pytest_stopped_by_the_work_tree_is_said_as_pytest_says_it(
+    installed: Path, genstamp: RunGenstamp
+) -> None:
+    """pytest and the plugin installed, and pytest stopping on the project's addopts (an
+    option of a plugin not installed here): doctor said pytest does not run and to install
+    pytest and genstamp again. It quotes pytest's error now."""
+    (installed / "pytest.ini").write_text("[pytest]\naddopts = --cov=pkg\n")
+    _code, found = checks(genstamp, installed, "--python", sys.executable)
+    plugin = found["plugin"]
+    assert plugin["status"] == "fail", plugin
+    assert "unrecognized arguments: --cov=pkg" in plugin["what"], plugin
+    assert "pip install" not in plugin["remedy"], plugin
+
+
 def test_the_version_is_read_from_any_hook_genstamp_wrote(
     installed: Path, genstamp: RunGenstamp
 ) -> None:

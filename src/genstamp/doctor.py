@@ -227,12 +227,28 @@ def check_plugin(python: Path, hooks_version: str | None, workdir: Path) -> list
     if proc is None:
         return [Check("plugin", "fail", f"{python} cannot be run", "name it with --python")]
     if proc.returncode != 0:
+        there = _probe(python, "-c", "import pytest", cwd=workdir)
+        if there is None or there.returncode != 0:
+            return [
+                Check(
+                    "plugin",
+                    "fail",
+                    f"pytest does not run in {python}",
+                    f"`{python} -m pip install pytest genstamp`",
+                )
+            ]
+        # installed, and stopped by this work tree (its configuration, a plugin it needs):
+        # what pytest said, not an install
+        said = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
+        told = [ln for ln in said if "error" in ln.lower() and "usage:" not in ln]
+        first = (told or said or [""])[0]
+        why = f": {first}" if first else f" (exit {proc.returncode})"
         return [
             Check(
                 "plugin",
                 "fail",
-                f"pytest does not run in {python}",
-                f"`{python} -m pip install pytest genstamp`",
+                f"pytest stops in this work tree{why}",
+                f"fix what pytest says (`{python} -m pytest -VV` here shows it)",
             )
         ]
     listing = proc.stdout + proc.stderr
