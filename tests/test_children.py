@@ -68,6 +68,37 @@ def value_2_after_an_edit_that_kept_size_and_mtime(repo: Path, stale: bool) -> N
     assert found.flags == ()
 
 
+# A conftest that runs pytest again in this process, with a variable set before the interpreter
+# starts (python-libfaketime's `reexec_if_needed()`)
+REEXEC_CONFTEST = """
+import os, sys
+
+def pytest_configure(config):
+    if not os.environ.get("REEXECUTED"):
+        with open(os.environ["PID_FILE"], "w") as fh:
+            fh.write(str(os.getpid()))
+        env = dict(os.environ, REEXECUTED="1")
+        os.execve(sys.executable, [sys.executable, "-m", "pytest", *sys.argv[1:]], env)
+"""
+
+
+@pytest.mark.e2e
+def test_a_pytest_that_re_executes_itself_binds_its_evidence(tmp_path: Path) -> None:
+    """The process that opened the run replaced its program (same pid, same environment):
+    the new pytest took itself for one a test of the run had started, and bound nothing
+    (`no-evidence`: install genstamp). It is the run now, and the first image's run is gone
+    with its start-up file."""
+    repo, _ = project(tmp_path, CLI_TEST.replace("2", "1"), {"tests/conftest.py": REEXEC_CONFTEST})
+    pid_file = tmp_path / "pid"
+    proc = run_pytest(
+        repo, env=subprocess_env(PYTHONPATH=str(repo / "src"), PID_FILE=str(pid_file))
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert failures(repo) == {}
+    pid = pid_file.read_text()  # the process's, before and after it replaced its program
+    assert not list(Path(child.site_packages()).glob(f"*genstamp-run-{pid}-*.pth"))
+
+
 # A CLI test that runs the project's compiled script (`python -m compileall -b` beside it)
 PYC_MAIN_TEST = """
 import subprocess, sys

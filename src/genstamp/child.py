@@ -217,6 +217,32 @@ def remove_leftovers(site: Path) -> None:
                     shutil.rmtree(run, ignore_errors=True)
 
 
+def abandon(folder: str) -> None:
+    """Forget the run in ``folder`` that this very process opened before it replaced its
+    program (``os.execv`` of pytest by a conftest, as libfaketime's re-exec does: the pid and
+    the environment stay, the run's owner does not): stop recording into it, and remove its
+    ``.pth``, its name in ``GENSTAMP_RUN`` and its folder, which nothing else will."""
+    import shutil
+
+    loads.deactivate(folder)
+    runs = os.environ.get(loads.RUN_ENV)
+    if runs is not None:
+        kept = [r for r in runs.split(os.pathsep) if r and r != folder]
+        if kept:
+            os.environ[loads.RUN_ENV] = os.pathsep.join(kept)
+        else:
+            os.environ.pop(loads.RUN_ENV, None)
+    site = site_packages()
+    if site:
+        with contextlib.suppress(OSError):
+            for pth in Path(site).glob(
+                f"*genstamp-run-{os.getpid()}-*{os.path.basename(folder)}.pth"
+            ):
+                pth.unlink()
+    if os.path.basename(folder).startswith(RUN_FOLDER_PREFIX):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _started_after(pid: int, path: Path) -> bool:
     """Whether process ``pid`` started after ``path`` was last written (its pid reused since
     a run of an early genstamp, whose ``.pth`` name says no start time, wrote it)."""

@@ -2510,6 +2510,11 @@ def _inside_a_run_of(place: Place | Checkout) -> bool:
         if os.path.realpath(run.workdir) != workdir:
             continue
         owner = loads.OWNERS.get(run.folder)
+        if owner == os.getpid():
+            # opened by this very process before it replaced its program (a conftest that
+            # re-executes pytest): no run started this one; that run is gone with its image
+            child.abandon(run.folder)
+            continue
         worker = owner == os.getppid() if owner is not None else not _started_as_pytest()
         if not (_in_worker() and worker):
             return True
