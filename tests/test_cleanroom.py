@@ -739,6 +739,11 @@ def test_paths_into_the_warm_checkout_name_the_clean_one(tmp_path: Path) -> None
         "LINKED": f"{clean}/x",
         "SEARCH": os.pathsep.join(["/usr/share", f"{clean}/lib", "rel/x"]),
     }
+    # the work tree named as it is, a variable through the link (`cd` through it, then
+    # `$PWD/data`); the clean room's environment in the warm git dir stays where it is
+    envs = f"{warm}/.git/genstamp/clean-room/envs/k"
+    environ = {"VIA_LINK": f"{tmp_path / 'link'}/y", "PATH": f"{envs}/bin:/usr/bin", "ENV": envs}
+    assert cleanroom.moved_in(environ, warm, clean) == {**environ, "VIA_LINK": f"{clean}/y"}
 
 
 @pytest.mark.parametrize("committed", [False, True], ids=["ignored-data", "control"])

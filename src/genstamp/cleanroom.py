@@ -759,7 +759,10 @@ def moved_in(
     """``environ`` with every path it names in the warm work tree (a variable your shell sets
     to the checkout, `export DATA_DIR=$PWD/data`) named at the same place of the clean
     checkout, as a fresh clone's run with the same settings has it: the clean run never reads
-    the warm checkout's files through them (A26 07). Lists of paths (``os.pathsep``) too."""
+    the warm checkout's files through them (A26 07). Lists of paths (``os.pathsep``) too, and
+    a path that reaches the work tree through a symbolic link (`cd` through a link, then
+    `$PWD/data`). Not one in its git dir (``.git``: the clean room's own environments lie
+    there), which the clean checkout has none of."""
     roots = list(dict.fromkeys([str(warm), os.path.realpath(warm)]))
     out = dict(environ)
     for name, value in environ.items():
@@ -775,9 +778,13 @@ def moved_in(
 def _moved(part: str, roots: Sequence[str], clean: str) -> str:
     if not os.path.isabs(part):
         return part
-    for root in roots:
-        if part == root or part.startswith(root.rstrip(os.sep) + os.sep):
-            return clean + part[len(root.rstrip(os.sep)) :]
+    for spelled in (part, os.path.realpath(part)):
+        for root in roots:
+            if spelled == root or spelled.startswith(root.rstrip(os.sep) + os.sep):
+                rest = spelled[len(root.rstrip(os.sep)) :]
+                if rest.split(os.sep)[1:2] == [".git"]:
+                    return part  # the warm checkout's git dir: no file of the clean one
+                return clean + rest
     return part
 
 
