@@ -242,6 +242,38 @@ def test_what_is_installed_from_the_checkout_is_the_trees_in_a_reused_environmen
     assert not third["record"]["ok"]
 
 
+def test_the_project_a_requirements_file_names_is_installed_again_in_a_reused_environment(
+    tmp_path: Path,
+) -> None:
+    """`clean-install = ["-r", "requirements-dev.txt"]`, the file naming `.`: the reused
+    environment kept the first tree's install of the project (a module the tree added since
+    was foreign-origin, where a fresh clone passes; an entry point renamed since still
+    answered, where it fails). It is installed again from each tree, as a fresh clone's is."""
+    root = write_project(
+        tmp_path / "calc",
+        PYPROJECT + '\n[tool.genstamp]\nclean-install = ["-r", "requirements-dev.txt"]\n',
+    )
+    (root / "requirements-dev.txt").write_text(".[test]\n")
+    commit_all(root, "requirements")
+
+    def run() -> dict[str, Any]:
+        proc = clean_run(root, "--installer", "uv", "--json")
+        assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+        out: dict[str, Any] = json.loads(proc.stdout)
+        return out
+
+    first = run()
+    assert first["record"]["ok"] and first["env_reused"] is False
+    (root / "src" / "calc" / "more.py").write_text("def sub(a, b):\n    return a - b\n")
+    (root / "tests" / "test_more.py").write_text(
+        "from calc.more import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n"
+    )
+    commit_all(root, "calc.more")
+    second = run()  # the same environment, the project installed again from this tree
+    assert second["env_reused"] is True
+    assert second["record"]["ok"], second["record"]
+
+
 @pytest.mark.parametrize(
     ("module", "declared", "installer", "passes"),
     [

@@ -650,9 +650,15 @@ def _install(
     if kept is None:
         return False
     project = project_args(args)
+    named = bool(project)
     for local in kept.values():
-        if local.path != "." and (work / local.path).is_dir():
-            project += ["-e", f"./{local.path}"] if local.editable else [f"./{local.path}"]
+        if local.path == "." and named:
+            continue  # the arguments install it again themselves
+        # (the project itself too where only a requirements file names it: `-r dev.txt`
+        # holding `.`)
+        target = "." if local.path == "." else f"./{local.path}"
+        if (work / local.path).is_dir():
+            project += ["-e", target] if local.editable else [target]
     if not project:
         return True
     again = "--reinstall" if chosen.tool == "uv" else "--force-reinstall"
