@@ -193,6 +193,14 @@ def test_fresh_change_green_in_both_and_accepted_with_require_clean_room(
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
 
 
+def clean_run_json(root: Path) -> dict[str, Any]:
+    """`genstamp clean-run --installer uv --json` of ``root``: what it says."""
+    proc = clean_run(root, "--installer", "uv", "--json")
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    out: dict[str, Any] = json.loads(proc.stdout)
+    return out
+
+
 HELPER_PYPROJECT = (  # the template's build system
     PYPROJECT.partition("[project]")[0]
     + '[project]\nname = "helper"\nversion = "0"\ndependencies = DEPENDENCIES\n'
@@ -220,24 +228,18 @@ def test_what_is_installed_from_the_checkout_is_the_trees_in_a_reused_environmen
     )
     commit_all(root, "helper")
 
-    def run() -> dict[str, Any]:
-        proc = clean_run(root, "--installer", "uv", "--json")
-        assert proc.returncode in (0, 1), proc.stdout + proc.stderr
-        out: dict[str, Any] = json.loads(proc.stdout)
-        return out
-
-    first = run()
+    first = clean_run_json(root)
     assert first["record"]["ok"] and first["env_reused"] is False
     (helper / "helper" / "__init__.py").write_text(
         "import six\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n"
     )
     commit_all(root, "helper: g")
-    second = run()  # the same environment, the helper installed again from this tree
+    second = clean_run_json(root)  # the same environment, the helper installed again from this tree
     assert second["env_reused"] is True
     assert second["record"]["ok"], second["record"]
     (helper / "pyproject.toml").write_text(HELPER_PYPROJECT.replace("DEPENDENCIES", "[]"))
     commit_all(root, "helper: six dropped, still imported")
-    third = run()  # a fresh clone's install has no six: neither has the clean room
+    third = clean_run_json(root)  # a fresh clone's install has no six: neither has the clean room
     assert third["env_reused"] is False
     assert not third["record"]["ok"]
 
@@ -256,20 +258,16 @@ def test_the_project_a_requirements_file_names_is_installed_again_in_a_reused_en
     (root / "requirements-dev.txt").write_text(".[test]\n")
     commit_all(root, "requirements")
 
-    def run() -> dict[str, Any]:
-        proc = clean_run(root, "--installer", "uv", "--json")
-        assert proc.returncode in (0, 1), proc.stdout + proc.stderr
-        out: dict[str, Any] = json.loads(proc.stdout)
-        return out
-
-    first = run()
+    first = clean_run_json(root)
     assert first["record"]["ok"] and first["env_reused"] is False
     (root / "src" / "calc" / "more.py").write_text("def sub(a, b):\n    return a - b\n")
     (root / "tests" / "test_more.py").write_text(
         "from calc.more import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n"
     )
     commit_all(root, "calc.more")
-    second = run()  # the same environment, the project installed again from this tree
+    second = clean_run_json(
+        root
+    )  # the same environment, the project installed again from this tree
     assert second["env_reused"] is True
     assert second["record"]["ok"], second["record"]
 
