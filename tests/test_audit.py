@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import commit_all, git, init_repo, run_pytest, subprocess_env
+from conftest import commit_all, committed, git, init_repo, run_pytest, subprocess_env
 
 from genstamp import audit, evidence, loader, restamp
 from genstamp.repo import open_checkout
@@ -398,6 +398,50 @@ def test_an_installed_copy_is_found_where_its_project_maps_it(
         assert list(said) == ["foreign-origin"], said
     else:
         assert said == {}, said
+
+
+VERSIONINGIT = '[tool.versioningit.onbuild]\nsource-file = "src/calc/__init__.py"\n'
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("onbuild", "rest_changed", "accepted"),
+    [
+        (True, False, True),  # the version line the build rewrote, the rest the tree's
+        (True, True, False),  # ... and more than it: a stale install
+        (False, False, False),  # no build of the project rewrites it: not the tree's
+    ],
+)
+def test_an_installed_copy_whose_version_line_the_build_rewrote(
+    tmp_path: Path, onbuild: bool, rest_changed: bool, accepted: bool
+) -> None:
+    """versioningit's `onbuild` step writes the version into `__version__ = ...` of the copy
+    it installs (tox, nox, `pip install .`): a complete green run of the committed tree was
+    refused as foreign-origin. The rest of the file is still compared."""
+    files = {
+        "pyproject.toml": SETUPTOOLS
+        + '[project]\nname = "calc"\nversion = "0.1"\n'
+        + '[tool.setuptools.packages.find]\nwhere = ["src"]\n'
+        + (VERSIONINGIT if onbuild else ""),
+        "src/calc/__init__.py": '__version__ = "0.0.0"\n\n\ndef add(a, b):\n    return a + b\n',
+        "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2)\n",
+        ".gitignore": "build/\n*.egg-info/\n__pycache__/\n",
+    }
+    repo = committed(tmp_path / "repo", files, "calc")
+    site = tmp_path / "site-packages"
+    from test_loads import pip_install
+
+    pip_install(repo, site)
+    copy = site / "calc" / "__init__.py"
+    text = copy.read_text().replace('"0.0.0"', '"0.1"')  # what the onbuild step writes
+    copy.write_text(text.replace("a + b", "b + a") if rest_changed else text)
+    stamp(repo)
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(site)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = failures(repo)
+    assert (said == {}) is accepted, said
+    if not accepted:
+        assert list(said) == ["foreign-origin"], said
 
 
 # -- bytecode ------------------------------------------------------------------------------------

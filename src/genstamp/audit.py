@@ -365,6 +365,24 @@ def _held_by_source(root: Path, real: str, tail: Sequence[str]) -> str | None:
     return _first_file(root, found)
 
 
+_VERSION_LINE = re.compile(rb"^[ \t]*__version__[ \t]*=.*$", re.MULTILINE)
+
+
+def _same_but_the_version(tree_file: Path, installed_file: str, blob: str) -> bool:
+    """Whether the installed file (still the bytes that ran, ``blob``) is the tree's file but
+    for its ``__version__ = ...`` lines, as versioningit's ``onbuild`` rewrites them."""
+    try:
+        theirs = Path(installed_file).read_bytes()
+        mine = tree_file.read_bytes()
+    except OSError:
+        return False
+    from genstamp.loads import blob_of
+
+    return blob_of(theirs) == blob and _VERSION_LINE.sub(b"", theirs) == _VERSION_LINE.sub(
+        b"", mine
+    )
+
+
 def _first_file(root: Path, candidates: Iterable[Path]) -> str | None:
     """The work-tree-relative path of the first of ``candidates`` that is a file in it."""
     for candidate in candidates:
@@ -422,6 +440,7 @@ def judge(
     began_ns: int | None = None,
     made_by_the_build: Sequence[str] = (),
     folders_made: Iterable[str] = (),
+    version_lines: Sequence[str] = (),
 ) -> Audit:
     """The audit of the loads every process of a run recorded, as they happened. A work tree
     made after ``began_ns`` (a clone the tests made, to run a release check in, say) is the
@@ -616,6 +635,12 @@ def judge(
                 continue
         if copied and other is not None and not same and generated(other, made_by_the_build):
             continue  # the build writes the installed file: not the tree's bytes, nor foreign
+        counted = ld.blob
+        if copied and other is not None and not same and other in version_lines:
+            # the build rewrote its version line (versioningit's onbuild): the rest is the
+            # tree's, which it stands for
+            same = _same_but_the_version(root / other, ld.path, ld.blob)
+            counted = blob_id(str(root / other)) if same else counted
         if not same or other is None:
             head = _a_clone_of_head(ld, root, began_ns, heads)
             if head is not None:
@@ -632,7 +657,7 @@ def judge(
         elif ld.via == loads_.BYTECODE and ld.detail:
             flags[Flag(STALE, ld.module, ld.path, f"bytecode not compiled from {other}")] = None
         else:
-            loaded.setdefault(other, {})[ld.blob] = None  # byte for byte the checkout's
+            loaded.setdefault(other, {})[counted] = None  # byte for byte the checkout's
     # Text a loader ran under a name that is not the module's (``<string>``): the tree's file's
     # text counts as that file; other text is the module's body, foreign, unless the module's
     # file (or text named as it) ran: then it was the loader's own scratch code.

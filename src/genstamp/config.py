@@ -42,6 +42,9 @@ class Config(NamedTuple):
     # The version files the build writes (setuptools-scm, hatch-vcs, versioneer; generated
     # too): an installed copy of one is the build's, whatever it holds.
     built: tuple[str, ...] = ()
+    # Sources whose version line the build rewrites in the copy it installs (versioningit's
+    # ``onbuild``): an installed copy is the tree's where all else is the same.
+    version_lines: tuple[str, ...] = ()
 
 
 _KEYS: dict[str, type] = {
@@ -91,7 +94,9 @@ def from_bytes(raw: bytes, workdir: Path, path: Path) -> Config:
             f"{folder}/{v}"
             for v in version_files(_tool(below), below) + setup_py_version_files(below)
         ]
-    found = found._replace(built=tuple(dict.fromkeys(versions)))
+    found = found._replace(
+        built=tuple(dict.fromkeys(versions)), version_lines=tuple(versioningit_files(tool))
+    )
     versions = [v for v in dict.fromkeys(versions) if v not in found.generated]
     return found._replace(generated=found.generated + tuple(versions)) if versions else found
 
@@ -202,6 +207,14 @@ def setup_py_version_files(folder: Path) -> list[str]:
                 if rel is not None and rel not in out:
                     out.append(rel)
     return out
+
+
+def versioningit_files(tool: object) -> list[str]:
+    """The source versioningit's ``onbuild`` step rewrites the version line of in the package
+    it builds (``[tool.versioningit.onbuild] source-file``)."""
+    table = _table(_table(_table(tool).get("versioningit")).get("onbuild"))
+    rel = _relative(table.get("source-file"))
+    return [rel] if rel is not None else []
 
 
 def versioneer_file(tool: object, workdir: Path) -> list[str]:

@@ -1005,6 +1005,7 @@ class Session:
             self.began_ns,
             start.settings.built,
             found,
+            start.settings.version_lines,
         )
         seen = {ld.path for ld in recorded if ld.via not in (loads.WROTE, loads.TOUCHED)}
         unseen = {name: m for name, m in self.earlier().items() if _origin(m) not in seen}
@@ -1401,6 +1402,7 @@ class Session:
             (),
             self.began_ns,
             start.settings.built,
+            version_lines=start.settings.version_lines,
         ).flags
         paths = {ld.path for ld in late}
         modules = {ld.module for ld in late if ld.module}
