@@ -1095,9 +1095,11 @@ TABLE = (
     Rule(
         "foreign-origin",
         "install this checkout in the environment the tests ran in (pip install -e ., uv "
-        "sync; a tox or nox env: let it install the package again, no --skip-pkg-install) or "
-        "fix sys.path (and keep pytest's configuration and conftest.py files in the work "
-        "tree), then rerun",
+        "sync; a tox or nox env: let it install the package again, no --skip-pkg-install, "
+        "and recreate it, tox -r, where its deps name a folder of the checkout; a module the "
+        "tree dropped that setuptools' build/ folder still holds goes into every wheel built "
+        "here: remove build/) or fix sys.path (and keep pytest's configuration and "
+        "conftest.py files in the work tree), then rerun",
         _foreign_origin,
     ),
     Rule("tests-failed", "fix the failing tests, then rerun", _tests_failed),
