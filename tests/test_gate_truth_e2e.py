@@ -2167,6 +2167,38 @@ def test_a_push_of_a_tree_verified_earlier_is_accepted_after_more_work(
     assert proc.returncode == 1 and "tree-mismatch" in proc.stderr, proc.stderr
 
 
+def branch_tested_in_a_worktree(
+    project: Path, genstamp: RunGenstamp, where: Path, branch: str
+) -> Path:
+    """A linked worktree at ``where`` on a new ``branch`` that commits a change of its own, its
+    suite run green in its own generation."""
+    git(project, "worktree", "add", "-q", str(where), "-b", branch)
+    (where / CALC).write_text("def add(a, b):\n    return b + a\n")
+    commit_all(where, f"{branch}: its own change")
+    stamp(genstamp, where)
+    assert run_pytest(where).returncode == 0
+    return where
+
+
+def test_a_hotfix_verified_in_a_worktree_removed_since_is_pushed_from_the_main_one(
+    project: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """A hotfix worktree: tested, its push accepted there (its own verdict), then removed
+    (`git worktree remove` deletes its store) and the hotfix merged fast-forward into main
+    and pushed from the main worktree, which never judged it: the same tree was refused
+    (tree-mismatch, commit then test). Its verdict is kept in the main worktree's store too.
+    Control: a commit on it that no worktree tested is refused."""
+    hotfix = branch_tested_in_a_worktree(project, genstamp, tmp_path / "hotfix", "hotfix")
+    assert verdict(genstamp, hotfix, "--rev", "hotfix")[0] == 0  # its pre-push's verdict
+    git(project, "worktree", "remove", "--force", str(hotfix))
+    git(project, "merge", "-q", "--ff-only", "hotfix")
+    code, data = verdict(genstamp, project, "--rev", "main")
+    assert code == 0, data
+    (project / "src" / "calc" / "more.py").write_text("MORE = 1\n")
+    commit_all(project, "never tested")
+    assert verdict(genstamp, project, "--rev", "main")[0] == 1
+
+
 @pytest.mark.parametrize("verified", [True, False], ids=["verified", "pytest-alone"])
 def test_a_branch_tested_in_a_linked_worktree_is_pushed_from_the_main_one(
     project: Path, genstamp: RunGenstamp, tmp_path: Path, verified: bool
@@ -2174,12 +2206,7 @@ def test_a_branch_tested_in_a_linked_worktree_is_pushed_from_the_main_one(
     """The hooks are the repository's; so are the verdicts and the evidence: a branch tested
     in a linked worktree (and verified there, or not) is accepted when the main worktree
     pushes it, and a commit on it that no worktree tested is not."""
-    linked = tmp_path / "linked"
-    git(project, "worktree", "add", "-q", str(linked), "-b", "side")
-    (linked / CALC).write_text("def add(a, b):\n    return b + a\n")
-    commit_all(linked, "side: its own change")
-    stamp(genstamp, linked)
-    assert run_pytest(linked).returncode == 0
+    linked = branch_tested_in_a_worktree(project, genstamp, tmp_path / "linked", "side")
     if verified:
         assert verdict(genstamp, linked, "--rev", "side")[0] == 0
     else:

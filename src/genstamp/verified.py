@@ -63,13 +63,23 @@ def trees(gitdir: Path) -> dict[str, int]:
 
 
 def remember(gitdir: Path, accepted: Iterable[str], *, now: int | None = None) -> None:
-    """Add the ``accepted`` trees (as the most recent), keep the last ``LIMIT``."""
-    kept = trees(gitdir)
+    """Add the ``accepted`` trees (as the most recent), keep the last ``LIMIT``. A linked
+    worktree's verdicts are kept in the main worktree's store too: `git worktree remove`
+    deletes its own (a hotfix tested and pushed there, then merged and pushed from main)."""
+    accepted = list(accepted)
     stamp = int(time.time()) if now is None else now
-    for tree in accepted:
-        kept.pop(tree, None)
-        kept[tree] = stamp
-    _write(gitdir, kept)
+    for where in dict.fromkeys([gitdir, common_gitdir(gitdir)]):
+        if where != gitdir and not accepted:
+            continue
+        try:
+            kept = trees(where)
+            for tree in accepted:
+                kept.pop(tree, None)
+                kept[tree] = stamp
+            _write(where, kept)
+        except GenstampError:
+            if where == gitdir:
+                raise  # the main worktree's store is its own to mend
 
 
 def adopt(gitdir: Path, found: Mapping[str, Path]) -> None:
