@@ -101,6 +101,19 @@ def test_a_forged_figure_is_refused(
     assert shown.split()[0] in data["failures"][0]["message"], data
 
 
+@pytest.mark.parametrize("spelled", ["&#60;", "&#x3C;", "&lt;"])
+def test_a_reference_to_a_bracket_is_no_tag(
+    spelled: str, world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """`&#60;span 13 tests&#62;` shows as the text `<span 13 tests>`: decoded before the tags
+    were taken out, it was taken out as one, and the forged count with it."""
+    path = summarize(genstamp, judge, world, tmp_path)
+    close = {"&#60;": "&#62;", "&#x3C;": "&#x3E;", "&lt;": "&gt;"}[spelled]
+    path.write_text(path.read_text() + f"\n{spelled}span 13 tests{close}\n")
+    code, data = verdict(genstamp, judge, *parts(world), "--summary", path)
+    assert code == 1 and set(rules(data)) == {"summary-unverified"}, data
+
+
 TABLE = "| tests | passed | failed |\n| ---: | ---: | ---: |\n| {} | {} | 0 |\n"
 
 
@@ -163,6 +176,9 @@ def test_a_count_in_any_form_is_the_attestations_or_refused(
         # what the tests did, before their count: the count of that outcome
         ("Failed 12 tests.", "12 Failed"),
         ("Passing 12 tests, in 3 parts.", None),
+        # ... of that count, not the next clause's
+        ("No test failed (12 tests).", None),
+        ("Nothing failed; 12 tests, 12 passed.", None),
     ],
 )
 def test_a_count_spelled_out_is_the_attestations_or_refused(

@@ -1431,7 +1431,7 @@ _SPELLED = rf"\b(?:{_SPELLED_WORD})(?:[\s-]+(?:and[\s-]+)?(?:{_SPELLED_WORD}))*\
 # passes) or before it (`Passed 3 tests`, `passing 5 tests`)
 _OUTCOME = r"(?:pass(?:ed|es|ing)?|fail(?:ed|s|ing)?|errored|skipped|xfailed|xpassed)"
 _FIGURE = re.compile(
-    rf"(?:\b({_OUTCOME})[^\w\n]*)?(\d+|{_SPELLED})[^\w\n]*({_WORDS})\b"
+    rf"(?:\b({_OUTCOME})[^\S\n]*:?[^\S\n]*)?(\d+|{_SPELLED})[^\w\n]*({_WORDS})\b"
     rf"(?:[^\w\n]*(?:(?:all|each|every)\b[^\w\n]*)?({_OUTCOME})\b)?",
     re.I,
 )
@@ -1456,9 +1456,9 @@ def _as_seen(text: str) -> str:
     import unicodedata  # only for a summary judged
 
     # a character reference shows as its character (`&#x31;&#x30;` is 10, `&nbsp;` a space);
-    # `&lt;`, `&gt;` show as themselves, never a tag
+    # one of `<` or `>` (`&lt;`, `&#60;`) shows as that, never as part of a tag
     shown = _REFERENCE.sub(
-        lambda m: m.group() if m.group(1).lower() in ("lt", "gt") else html.unescape(m.group()),
+        lambda m: m.group() if html.unescape(m.group()) in "<>" else html.unescape(m.group()),
         text,
     )
     return "".join(c for c in shown if unicodedata.category(c) != "Cf")
