@@ -110,6 +110,25 @@ def test_cli():
 """
 
 
+PIPED_SCRIPT_TEST = """
+import subprocess, sys
+
+def test_piped():
+    done = subprocess.run([sys.executable, "/dev/stdin"], input=b"print(2)", capture_output=True)
+    assert done.stdout.strip() == b"2", done
+"""
+
+
+@pytest.mark.e2e
+def test_a_child_whose_script_is_a_pipe_reads_all_of_it(tmp_path: Path) -> None:
+    """`python /dev/stdin`: the recorder looked at the script before CPython read it (a
+    compiled one runs with no exec event), and emptied the pipe: the child ran nothing."""
+    repo, _ = project(tmp_path, PIPED_SCRIPT_TEST)
+    proc = run_pytest(repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert failures(repo) == {}
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("stale", [True, False], ids=["stale-pyc", "control"])
 def test_a_child_that_runs_a_compiled_script_runs_that_bytecode(

@@ -1160,6 +1160,8 @@ def _main_file(path: object) -> None:
     from _frozen_importlib_external import MAGIC_NUMBER
 
     try:
+        if os.stat(path).st_mode & 0o170000 != 0o100000:  # S_ISREG
+            return  # a pipe (`python /dev/stdin`): a read here would leave it empty
         with open(path, "rb") as fh:
             if fh.read(16)[:4] != MAGIC_NUMBER:
                 return  # a source (or no bytecode of this Python: it will not run)
