@@ -340,6 +340,19 @@ INSTALLED_LAYOUTS = {
         ["."],
         "lib/pkgsrc/mod.py",
     ),
+    # a portion of a namespace package mapped to a folder (no folder is named as the
+    # namespace), beside a dependency's portion of it installed from elsewhere
+    "mapped-namespace-portion": (
+        {
+            "pyproject.toml": SETUPTOOLS + '[project]\nname = "ns-a"\nversion = "1"\n'
+            '[tool.setuptools]\npackages = ["ns.a"]\npackage-dir = {"ns.a" = "lib/a"}\n',
+            "lib/a/__init__.py": "A = 1\n",
+            "tests/test_ns.py": "from ns.a import A\nfrom ns.b import B\n\n\ndef test_ns():\n"
+            "    assert A + B\n",
+        },
+        [".", "DEPENDENCY"],
+        "lib/a/__init__.py",
+    ),
     # a subpackage mapped to a folder of its own
     "subpackage-mapped": (
         {
@@ -379,8 +392,16 @@ def test_an_installed_copy_is_found_where_its_project_maps_it(
     site = tmp_path / "site-packages"
     # one `pip install ./libs/a ./libs/b` (a second --target install would skip ns/)
     pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation"]
+    dependency = committed(  # another project's portion of the namespace
+        tmp_path / "dep",
+        {
+            "pyproject.toml": SETUPTOOLS + '[project]\nname = "ns-b"\nversion = "1"\n',
+            "src/ns/b/__init__.py": "B = 1\n",
+        },
+    )
+    where = [str(dependency if p == "DEPENDENCY" else repo / p) for p in projects]
     done = subprocess.run(
-        [*pip, "--no-index", "--target", str(site), *(str(repo / p) for p in projects)],
+        [*pip, "--no-index", "--target", str(site), *where],
         capture_output=True,
         text=True,
         env=subprocess_env(),

@@ -278,7 +278,8 @@ def _namespace_root(top: str, roots: Mapping[str, str]) -> bool:
     folder = os.path.join(roots[top], top)
     init = os.path.join(folder, "__init__.py")
     if not os.path.isdir(folder):
-        return False
+        # one whose portions the project's metadata maps to folders of other names
+        return _mapped_namespace(roots[top], top)
     try:
         with open(init, "rb") as fh:
             text = fh.read(1 << 16)
@@ -287,6 +288,18 @@ def _namespace_root(top: str, roots: Mapping[str, str]) -> bool:
     except OSError:
         return False
     return any(marker in text for marker in _EXTENDS)
+
+
+def _mapped_namespace(project: str, top: str) -> bool:
+    """Whether the project in ``project`` maps subpackages of ``top`` to folders (setuptools'
+    ``package-dir = {"ns.a" = "lib/a"}``) and not ``top`` itself: a namespace package."""
+    from genstamp import roots as roots_
+
+    try:
+        names = roots_.mapped(Path(project), dotted=True)
+    except OSError:
+        return False
+    return top not in names and any(n.startswith(top + ".") for n in names)
 
 
 def _identical_copy(

@@ -83,6 +83,10 @@ def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
                     mine.setdefault(name, str(base))
         for name in _extension_names(project):  # built in place: a root before it is built
             mine.setdefault(name, str(project.resolve()))
+        # a namespace package the project gives portions of only as folders its metadata maps
+        # (`package-dir = {"ns.a" = "lib/a"}`): no folder of the tree is named as it
+        for name in mapped(project, dotted=True):
+            mine.setdefault(name.partition(".")[0], str(project.resolve()))
         for name, folder in mine.items():
             if name in below and found.get(name) != folder:
                 shared.add(name)  # portions of one namespace package: no one folder holds it
