@@ -1072,6 +1072,17 @@ def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     assert pytest_in(root, "svc_a", "svc_b").returncode == 0
     reason = rules(verify(root)[1])["partial-run"]
     assert "not svc_a/pytest.ini" in reason and "not svc_b/pytest.ini" in reason, reason
+    # nor does one run of both under one suite's configuration (`-c svc_a/pytest.ini`): svc_b's
+    # tests ran under another configuration than their own (a warning svc_b makes an error)
+    stamp(root)
+    assert pytest_in(root, "-c", "svc_a/pytest.ini", "svc_a", "svc_b").returncode == 0
+    reason = rules(verify(root)[1])["partial-run"]
+    assert "-c svc_a/pytest.ini" in reason, reason
+    stamp(root)  # control: svc_a's own configuration, named, for svc_a alone
+    assert pytest_in(root, "-c", "svc_a/pytest.ini", "svc_a").returncode == 0
+    assert pytest_in(root / "svc_b").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
 
 
 @pytest.mark.parametrize("top", ["files", "marker"])

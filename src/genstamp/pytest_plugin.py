@@ -1820,9 +1820,12 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         valued.append(("-o", f"{settings[f].key}={v}") if f in settings else (f, v))
     for flag, value in valued:
         if flag == "-c":
-            # another configuration than the suite's (the one pytest finds by itself)
+            # another configuration than the suite's (the one pytest finds by itself), or than
+            # that of a declared suite whose files the run collected (`-c a/pytest.ini a b`)
             chosen = tally.tree_path(cfg.invocation_params.dir / value)
-            if chosen != expected.source:
+            collected = {tally.suite_root(f) for f in tally.all_files()} if tally.suites else set()
+            owned = {tally.config_at(r).source for r in collected}
+            if chosen != expected.source or any(o != chosen for o in owned):
                 out.append(f"-c {value}")
         elif flag == "-o":
             key = _canonical(cfg, value.partition("=")[0].strip())
