@@ -1116,6 +1116,35 @@ def test_suites_without_a_configuration_of_their_own_take_the_one_above(
     assert code == 0, data
 
 
+@pytest.mark.parametrize("own", [False, True], ids=["the-tops", "its-own"])
+def test_a_suite_without_a_configuration_loads_the_conftests_above_it(
+    tmp_path: Path, own: bool
+) -> None:
+    """`cd svc_b && pytest` with no configuration file there: pytest takes the top's
+    pyproject.toml (8.1 and later: one without a pytest table too) for its rootdir, so the
+    conftests from the top down load, and the top's `collect_ignore` leaves svc_b's legacy
+    file out. Read from svc_b down only, the legacy file was in the suite, and every full run
+    was refused. Control: with a configuration of its own, pytest loads none above it (and
+    collects the legacy file, which passes here)."""
+    legacy = cases("legacy") if own else cases("legacy", fail="legacy")
+    files = {
+        "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',
+        "conftest.py": 'collect_ignore = ["svc_b/tests/test_legacy.py"]\n',
+        "svc_a/pytest.ini": "[pytest]\n",
+        "svc_a/tests/test_a.py": cases("a"),
+        "svc_b/tests/test_b.py": cases("b"),
+        "svc_b/tests/test_legacy.py": legacy,
+    }
+    if own:
+        files["svc_b/pytest.ini"] = "[pytest]\n"
+    root = make(tmp_path / "p", files)
+    for suite_folder in ("svc_a", "svc_b"):  # (the legacy test fails where pytest runs it)
+        proc = pytest_in(root / suite_folder)
+        assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
 def test_a_subprojects_own_ini_without_suites_is_partial(tmp_path: Path) -> None:
     files = {
         "svc_a/pytest.ini": "[pytest]\n",

@@ -210,6 +210,19 @@ def read_config(
         folder = posixpath.dirname(folder)
 
 
+def _pyproject_above(read: Reader, root: str) -> str:
+    """Where no configuration file is found, the folder of the nearest ``pyproject.toml`` at
+    or above ``root``, which pytest (8.1 and later) takes for its rootdir and configuration
+    file all the same (``root`` where there is none)."""
+    folder = root
+    while True:
+        if read(join(folder, "pyproject.toml")) is not None:
+            return folder
+        if not folder:
+            return root
+        folder = posixpath.dirname(folder)
+
+
 def _parse(name: str, text: str) -> dict[str, Any] | None:
     """The ini options a file holds, or None when pytest would pass over it; ValueError when
     it cannot be parsed."""
@@ -576,7 +589,18 @@ def collect(
     # the conftests pytest loads: none with --noconftest, none above --confcutdir's folder
     # with that (a folder above the top, `--confcutdir=..`: every conftest of the tree loads)
     cut = confcut(root, config.confcutdir)
-    for p in inside:
+    # pytest's rootdir is its configuration's folder, one above the suite's where that has
+    # none of its own (`cd svc_b && pytest` finding the top's): the conftests of the folders
+    # from there down to the suite's load too
+    home = posixpath.dirname(config.source) if config.source else _pyproject_above(read, root)
+    home = home if root and home != root and _under(root, home) else root
+    above: list[str] = []
+    folder = root
+    while folder != home:
+        folder = posixpath.dirname(folder)
+        if read(join(folder, "conftest.py")) is not None:
+            above.append(join(folder, "conftest.py"))
+    for p in [*above, *inside]:
         if config.noconftest or not (p == "conftest.py" or p.endswith("/conftest.py")):
             continue
         if conftest_loads(p.rpartition("/")[0], cut):
@@ -620,7 +644,9 @@ def collect(
         # a conftest's `collect_ignore = ["legacy"]`, collects it; a testpaths glob too)
         if any(_under(path, i) and i != start and _under(i, start) for i in ignored):
             continue
-        if _glob_ignored(path, start, globs) or _conftest_ignored(path, root, conftests, start):
+        if _glob_ignored(path, start, globs) or _conftest_ignored(
+            path, root, conftests, start, home
+        ):
             continue
         chosen.append(path)
     return Suite(root, config, tuple(sorted(set(chosen))), tuple(dict.fromkeys(problems)))
@@ -821,7 +847,11 @@ def _glob_ignored(path: str, top: str, globs: Sequence[str]) -> bool:
 
 
 def _conftest_ignored(
-    path: str, root: str, conftests: dict[str, _Ignores], start: str | None = None
+    path: str,
+    root: str,
+    conftests: dict[str, _Ignores],
+    start: str | None = None,
+    top: str | None = None,
 ) -> bool:
     """pytest asks ``pytest_ignore_collect`` of each folder it enters below where it starts
     (``start``, by default ``root``) and of the file: one is ignored when it is in the
@@ -831,13 +861,14 @@ def _conftest_ignored(
     if not conftests:
         return False
     start = root if start is None else start
+    top = root if top is None else top  # the highest folder whose conftest loads
     part = path
     while part and part != start:
         folder = posixpath.dirname(part)
-        paths = _nearest(conftests, folder, root, "collect_ignore")
+        paths = _nearest(conftests, folder, top, "collect_ignore")
         if paths is not None and part in paths.paths:
             return True
-        globs = _nearest(conftests, folder, root, "collect_ignore_glob")
+        globs = _nearest(conftests, folder, top, "collect_ignore_glob")
         if globs is not None and any(fnmatch.fnmatch(part, g) for g in globs.globs):
             return True
         part = folder
