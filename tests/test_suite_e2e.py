@@ -1116,6 +1116,33 @@ def test_suites_without_a_configuration_of_their_own_take_the_one_above(
     assert code == 0, data
 
 
+def test_a_declared_suite_the_tree_holds_no_folder_for_is_never_covered(tmp_path: Path) -> None:
+    """`git mv svc_b svc_beta`, the suites list left as it was: svc_b was an empty suite and
+    svc_beta's tests in none, so a run of svc_a alone was the whole suite. The gate says the
+    list names no folder; with the list mended, the runs of both are accepted."""
+    files = {
+        "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',
+        "svc_a/pytest.ini": "[pytest]\n",
+        "svc_a/tests/test_a.py": cases("a"),
+        "svc_b/pytest.ini": "[pytest]\n",
+        "svc_b/tests/test_b.py": cases("b"),
+    }
+    root = make(tmp_path / "p", files)
+    git(root, "mv", "svc_b", "svc_beta")
+    commit_all(root, "svc_b is svc_beta")
+    stamp(root)
+    assert pytest_in(root / "svc_a").returncode == 0
+    said = rules(verify(root)[1])["partial-run"]
+    assert "suites names svc_b, which is no folder of the tree" in said, said
+    (root / "pyproject.toml").write_text('[tool.genstamp]\nsuites = ["svc_a", "svc_beta"]\n')
+    commit_all(root, "the list mended")
+    stamp(root)
+    for folder in ("svc_a", "svc_beta"):
+        assert pytest_in(root / folder).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
 @pytest.mark.parametrize("own", [False, True], ids=["the-tops", "its-own"])
 def test_a_suite_without_a_configuration_loads_the_conftests_above_it(
     tmp_path: Path, own: bool

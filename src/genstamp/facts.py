@@ -965,6 +965,15 @@ def tree_suites(
     out = []
     for root in roots or [""]:
         root = root.strip("/")
+        if root and _lookup(repo, tree, root, opened) is None:
+            # a declared suite the tree holds no folder for (renamed, `git mv`): its tests are
+            # in no suite; it stands as a folder no run collects, and says why
+            said = (
+                f"[tool.genstamp] suites names {root}, which is no folder of the tree "
+                "(fix the list)",
+            )
+            out.append(suite.Suite(root, suite.PytestConfig(""), (root,), said))
+            continue
         config = suite.read_config(read, root, known)
         listing: list[str] = []
         starts = [suite.join(root, t) for t in config.starts()]
