@@ -1333,8 +1333,18 @@ def test_a_repository_added_inside_the_project_without_gitmodules(
     commit_all(repo, "name the embedded repository, without a URL")
     found, data = judged(genstamp, repo)
     assert found == ["unregistered-submodule"], data
-    # control: registered with its URL, a clone fetches it and the gate accepts
+    # nor one with its URL that a clone skips (`update = none`: git says "Skipping submodule")
     git(repo, "config", "-f", ".gitmodules", "submodule.vendor.url", str(lib))
+    git(repo, "config", "-f", ".gitmodules", "submodule.vendor.update", "none")
+    commit_all(repo, "register it, skipped by every clone")
+    shutil.rmtree(clone)
+    git(tmp_path, *allow, "clone", "-q", "--recurse-submodules", str(repo), str(clone))
+    assert list((clone / "vendor").iterdir()) == []
+    found, data = judged(genstamp, repo)
+    assert found == ["unregistered-submodule"], data
+    assert "update = none" in message(data, "unregistered-submodule"), data
+    # control: registered with its URL, a clone fetches it and the gate accepts
+    git(repo, "config", "-f", ".gitmodules", "--unset", "submodule.vendor.update")
     commit_all(repo, "register the embedded repository")
     shutil.rmtree(clone)
     git(tmp_path, *allow, "clone", "-q", "--recurse-submodules", str(repo), str(clone))

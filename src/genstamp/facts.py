@@ -1216,6 +1216,7 @@ def _open_submodule_tree(
 _SECTION = re.compile(r'^\s*\[\s*submodule\s+"((?:[^"\\]|\\.)*)"\s*\]', re.M | re.I)
 _PATH = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.M | re.I)
 _URL = re.compile(r"^\s*url\s*=\s*(.*?)\s*$", re.M | re.I)
+_UPDATE = re.compile(r"^\s*update\s*=\s*(.*?)\s*$", re.M | re.I)
 
 
 def _submodule_name(tree: pygit2.Tree, rel: str) -> str | None:
@@ -1229,14 +1230,16 @@ def _submodule_name(tree: pygit2.Tree, rel: str) -> str | None:
 
 
 def _submodule_url(tree: pygit2.Tree, rel: str) -> bool:
-    """Whether the ``.gitmodules`` of ``tree`` gives the submodule at ``rel`` a URL."""
+    """Whether the ``.gitmodules`` of ``tree`` gives the submodule at ``rel`` a URL that a
+    clone fetches it from: not one it skips (``update = none``: `git submodule update` and
+    `clone --recurse-submodules` say "Skipping submodule")."""
     found = _submodule_entry(tree, rel)
-    return found is not None and bool(found[1])
+    return found is not None and bool(found[1]) and found[2] != "none"
 
 
-def _submodule_entry(tree: pygit2.Tree, rel: str) -> tuple[str, str] | None:
-    """The name and URL (``""`` when none) of the section of the ``.gitmodules`` of ``tree``
-    whose path is ``rel``; None when none is."""
+def _submodule_entry(tree: pygit2.Tree, rel: str) -> tuple[str, str, str] | None:
+    """The name, URL and ``update`` (``""`` when none) of the section of the ``.gitmodules`` of
+    ``tree`` whose path is ``rel``; None when none is."""
     try:
         blob = tree[".gitmodules"]
     except KeyError:
@@ -1250,8 +1253,9 @@ def _submodule_entry(tree: pygit2.Tree, rel: str) -> tuple[str, str] | None:
         for found in _PATH.finditer(text, section.end(), end):
             if _value(found.group(1)) == rel:
                 urls = [_value(u.group(1)) for u in _URL.finditer(text, section.end(), end)]
+                how = [_value(u.group(1)) for u in _UPDATE.finditer(text, section.end(), end)]
                 name = section.group(1).replace('\\"', '"').replace("\\\\", "\\")
-                return name, urls[-1] if urls else ""
+                return name, urls[-1] if urls else "", how[-1].lower() if how else ""
     return None
 
 

@@ -759,7 +759,8 @@ def _unregistered_submodule(facts: Facts, settings: Config) -> Iterator[str | Li
     for link, loaded in by_link.items():
         yield listed(
             f"the tests loaded code from {link}, a repository the tested tree records without "
-            "a URL in .gitmodules (a clean clone cannot fetch it): ",
+            "a URL in .gitmodules, or with update = none there (a clean clone does not fetch "
+            "it): ",
             loaded,
             PATH_LIMIT,
         )
@@ -1077,8 +1078,8 @@ TABLE = (
     ),
     Rule(
         "unregistered-submodule",
-        "register it with its URL (`git submodule add URL PATH`, or an entry in .gitmodules) "
-        "or commit its files in this repository, then rerun",
+        "register it with its URL (`git submodule add URL PATH`, or an entry in .gitmodules; "
+        "no update = none there) or commit its files in this repository, then rerun",
         _unregistered_submodule,
     ),
     Rule(
