@@ -1435,6 +1435,12 @@ def test_test_files_of_a_submodule_are_in_the_suite(tmp_path: Path) -> None:
     code, data, _ = verify(root)
     assert code == 0, data
     assert data["selection"]["suites"][0]["files"] == 3  # type: ignore[index]
+    # the submodule's folder named first: the run is still this checkout's (it was bound to
+    # the submodule's repository, and this one had no evidence)
+    stamp(root)
+    assert pytest_in(root, "lib", "tests").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
     # the suite's own testpaths leave the submodule out
     (root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n")
     commit_all(root)

@@ -2449,6 +2449,17 @@ def _first_path_given(cfg: pytest.Config) -> Path | None:
     return None
 
 
+def _submodule_of(inner: Place | Checkout, outer: Place | Checkout) -> bool:
+    """Whether ``inner``'s work tree is (in) a submodule the ``.gitmodules`` of ``outer``'s
+    work tree names: part of the checkout, at the commit it records."""
+    rel = os.path.relpath(os.path.realpath(inner.workdir), os.path.realpath(outer.workdir))
+    if rel == os.curdir or rel.startswith(os.pardir):
+        return False
+    rel = rel.replace(os.sep, "/")
+    paths = [p.strip('"').strip("/") for p in roots.submodule_paths(Path(outer.workdir))]
+    return any(rel == p or rel.startswith(p + "/") for p in paths if p)
+
+
 def _same_top(one: Place | Checkout, other: Place | Checkout) -> bool:
     return os.path.realpath(one.workdir) == os.path.realpath(other.workdir)
 
@@ -2758,7 +2769,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
             given = _first_path_given(early_config)
             other = find_place(given) if given is not None else None
             if other is not None and (place is None or not _same_top(other, place)):
-                place = other  # (a repository nested in the other, a submodule, either way)
+                # (a repository nested in the other either way), but not a submodule of the
+                # checkout pytest started in, whose run it is (`pytest lib tests`)
+                if place is None or not _submodule_of(other, place):
+                    place = other
     except GenstampError:
         place = None  # not a git work tree: silent
     if place is None or _inside_a_run_of(place):
