@@ -1398,6 +1398,26 @@ def test_a_submodule_of_a_submodule(repo: Path, tmp_path: Path, genstamp: RunGen
     assert "outer/inner/innerlib/__init__.py" in message(data, "loaded-not-tested")
 
 
+def test_a_submodule_of_a_submodule_moved_and_staged_but_not_committed(
+    repo: Path, tmp_path: Path, genstamp: RunGenstamp
+) -> None:
+    """Inside outer, inner moved to its later commit and `git add inner`, never committed: the
+    superproject records outer's commit, which records inner's first; the tests ran the later
+    one (a clone has the first). Its index said nothing had moved: accepted. Refused now,
+    naming it; the commit in outer and its `git add` here (the control) are accepted."""
+    nested_submodules(repo, tmp_path)
+    git(repo / "outer" / "inner", "checkout", "-q", "main")
+    git(repo / "outer", "add", "inner")
+    found, data = judged(genstamp, repo)
+    assert "dirty-submodule" in found, data
+    assert "outer/inner (at another commit)" in message(data, "dirty-submodule"), data
+    commit_all(repo / "outer", "inner, later")
+    git(repo, "add", "outer")
+    commit_all(repo, "outer, with inner later")
+    found, data = judged(genstamp, repo)
+    assert found == [], data
+
+
 @pytest.mark.parametrize("ignore", ["dirty", "all"])
 def test_a_submodule_of_a_submodule_its_gitmodules_tells_git_to_ignore(
     repo: Path, tmp_path: Path, genstamp: RunGenstamp, ignore: str

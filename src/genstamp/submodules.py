@@ -105,9 +105,14 @@ def _holds_files(folder: Path) -> bool:
 def _moved_gitlinks(checkout: Checkout, subs: Iterable[str]) -> list[str]:
     """Of ``checkout``'s submodules ``subs``, those checked out at another commit than its
     index records (what its status leaves out where its ``.gitmodules`` says ``ignore =
-    all``)."""
+    all``), or than its HEAD commit records (one staged with `git add sub` and not committed:
+    the superproject records that commit of ``checkout``, and a clone has the older one)."""
     moved = []
     index = checkout.repo.index
+    try:
+        recorded: pygit2.Tree | None = checkout.repo.head.peel(pygit2.Tree)
+    except pygit2.GitError:
+        recorded = None
     for sub in subs:
         inner = open_nested(checkout, sub)
         if inner is None or sub not in index:
@@ -116,6 +121,10 @@ def _moved_gitlinks(checkout: Checkout, subs: Iterable[str]) -> list[str]:
             head = str(inner.repo.head.target)
         except pygit2.GitError:
             continue  # no commit checked out: its files, if any, are the status's
-        if head != str(index[sub].id):
+        try:
+            committed = str(recorded[sub].id) if recorded is not None else head
+        except KeyError:
+            committed = head  # added since, not committed: the status says so
+        if head != str(index[sub].id) or head != committed:
             moved.append(sub)
     return moved
