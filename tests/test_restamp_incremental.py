@@ -306,6 +306,39 @@ def test_how_a_generation_ended_is_kept_with_it(changed_: bool) -> None:
     assert began.retired[-1]["changed"] is changed_
 
 
+@pytest.mark.parametrize("paths", [0, 3, None])
+def test_a_claim_of_an_earlier_genstamp_says_what_changed_by_its_paths(paths: int | None) -> None:
+    """A format 3 claim (pre-commit's older hooks beside this genstamp) has no ``changed``: the
+    paths its hook counted say it (none: git changed no file; not counted: it did). Read as
+    changed, a `git checkout -b` beside a run of an edit ended the run's generation."""
+    gen = claim(a_generation(T), True)
+    assert gen.pending is not None
+    old = {k: v for k, v in gen.pending.items() if k != "changed"}
+    old["notes"] = [{k: v for k, v in n.items() if k != "changed"} for n in old["notes"]]
+    old["next"] = {**old["next"], "scrub": None if paths is None else {"paths": paths}}
+    assert generation.changed_files(old) is (paths != 0)
+    began = generation.settled(gen._replace(pending=old), U, None, None)
+    assert began.retired[-1]["changed"] is (paths != 0)
+
+
+def test_a_stamp_is_written_in_the_first_format_its_readers_know(tmp_path: Path) -> None:
+    """A claim's or a retired entry's word on changed files is format 4: a reader of 3 would
+    settle the claim, or keep the entry, without it (and so vouch for a run it should not). A
+    stamp without them stays 3."""
+    path = tmp_path / "generation.json"
+    gen = a_generation(T)
+    generation.write_at(path, gen)
+    assert json.loads(path.read_text())["version"] == 3
+    claimed = claim(gen, False)
+    generation.write_at(path, claimed)
+    assert json.loads(path.read_text())["version"] == 4
+    read = generation.read_at(path)[0]
+    assert read is not None and read.pending == claimed.pending  # read back whole
+    began = generation.settled(claim(gen, True), U, None, None)
+    generation.write_at(path, began)
+    assert json.loads(path.read_text())["version"] == 4
+
+
 def test_claims_compose() -> None:
     gen = a_generation(T)
     unchanged = claim(claim(gen, False), False)  # checkout -b twice: the work tree is the same
@@ -406,7 +439,9 @@ def test_a_branch_switch_scrubs_what_git_wrote_and_nothing_else(branches: Path) 
     assert not (branches / "gone").exists()  # its bytecode only: gone with it
     assert not (branches / "added" / "__pycache__").exists()
     raw = stamp(branches)
-    assert raw["version"] == 3 and raw["pending"]["may_keep"] is True
+    # a claim that says whether its command changed files: format 4 (a reader of 3 would
+    # settle it without that)
+    assert raw["version"] == 4 and raw["pending"]["may_keep"] is True
     assert raw["pending"]["next"]["scrub"]["paths"] == 5
     gen = generation.current(open_checkout(branches))
     assert gen is not None and gen.id == raw["pending"]["next"]["id"]

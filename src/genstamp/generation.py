@@ -42,9 +42,13 @@ FILENAME = "generation.json"
 STATE_DIR = "genstamp"  # ``repo.STATE_DIR``: genstamp's folder in the git dir
 FORMAT = "genstamp-generation"
 # 2 adds the history (a version 1 stamp is read as one without); 3 adds the claim a hook leaves
-# for the next reader to settle (``pending``; a version 2 stamp is read as one without).
-VERSION = 3
-READS = (1, 2, 3)
+# for the next reader to settle (``pending``; a version 2 stamp is read as one without); 4 says
+# whether each command a claim notes changed files, and how and when each retired generation
+# ended (``changed``, ``ended``): a genstamp that reads 3 would settle such a claim, or keep
+# such an entry, without them, so a stamp that holds them is written as 4 (``_version_of``),
+# one that does not as 3, which every reader knows.
+VERSION = 4
+READS = (1, 2, 3, 4)
 HISTORY = 20  # entries kept: what the last hooks did, newest last
 RETIRED = 8  # generations ended by hooks whose evidence is kept (``Generation.retired``)
 TRIGGERS = ("manual", "post-checkout", "post-merge", "post-rewrite", "ci")
@@ -217,7 +221,12 @@ def write_at(path: str | os.PathLike[str], gen: Generation, *, sync: bool = True
     as ``atomic.write_atomic``'s."""
     # the genstamp writing this format names it (a stamp kept or claimed by another version's
     # hook is that version's file: a line refusing it names who wrote it)
-    payload = {"format": FORMAT, "version": VERSION, **gen._asdict(), "writer": __version__}
+    payload = {
+        "format": FORMAT,
+        "version": _version_of(gen),
+        **gen._asdict(),
+        "writer": __version__,
+    }
     payload["history"] = list(gen.history)
     payload["retired"] = list(gen.retired)
     data = (jsontext.dumps(payload) + "\n").encode()
@@ -242,6 +251,28 @@ def current(checkout: Checkout | Place, tree: str | None = None) -> Generation |
     from genstamp import restamp  # the walk: pygit2 and the identity, never on a hook's path
 
     return restamp.settle(checkout, tree)
+
+
+def _version_of(gen: Generation) -> int:
+    """The first format version whose every reader knows what ``gen`` holds."""
+    claim = gen.pending
+    told = claim is not None and (
+        "changed" in claim or any("changed" in n for n in claim.get("notes", ()))
+    )
+    told = told or any("changed" in r or "ended" in r for r in gen.retired)
+    return VERSION if told else 3
+
+
+def changed_files(claim: dict[str, Any]) -> bool:
+    """Whether the commands a claim notes changed files: as it says, or, a claim of a genstamp
+    before that (format 3), as the paths its hook counted say (``scrub``'s ``paths``; not
+    known: they did)."""
+    said = claim.get("changed")
+    if isinstance(said, bool):
+        return said
+    scrub = claim["next"].get("scrub")
+    paths = scrub.get("paths") if isinstance(scrub, dict) else None
+    return not (isinstance(paths, int) and paths == 0)
 
 
 def stored(checkout: Checkout | Place) -> Generation | None:
@@ -450,9 +481,7 @@ def settled(gen: Generation, tree: str, tested: str | None, head: str | None) ->
         key=nxt["key"],
         writer=__version__,
         history=history,
-        retired=retiring(
-            gen, changed=claim.get("changed", True) is not False, ended=claim_ended(claim)
-        ),
+        retired=retiring(gen, changed=changed_files(claim), ended=claim_ended(claim)),
     )
 
 

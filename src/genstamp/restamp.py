@@ -85,7 +85,7 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
     try:
         waiting = generation.stored(checkout)
         claim = waiting.pending if waiting is not None else None
-        if waiting is not None and claim is not None and claim.get("changed"):
+        if waiting is not None and claim is not None and generation.changed_files(claim):
             # another command changed files and no reader settled its claim; this one may
             # have changed files too (which, git does not say): keeping cannot be proven
             # (`git switch --detach HEAD~1`, then `git checkout main -- data.txt`)
