@@ -1116,3 +1116,23 @@ def test_a_hash_based_pyc_vouches_for_its_source_not_its_code(
         assert why is not None and "not compiled from the current source" in why, why
     else:
         assert why is None, why
+
+
+def test_the_counterpart_of_a_subpackage_the_work_tree_maps(tmp_path: Path) -> None:
+    """`package-dir = {"nsx.mine" = "lib/mine"}`: an installed `nsx/mine/__init__.py` (of any
+    distribution: a release under the project's former name) is compared with the tree's
+    `lib/mine/__init__.py`. Found only for a copy installed from this tree, a stale one of
+    another distribution was taken for a dependency's portion of the namespace."""
+    root = tmp_path / "p"
+    (root / "lib" / "mine").mkdir(parents=True)
+    (root / "lib" / "mine" / "__init__.py").write_text("X = 1\n")
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "nsx-mine"\nversion = "1"\n'
+        '[tool.setuptools]\npackage-dir = {"nsx.mine" = "lib/mine"}\n'
+    )
+    installed = tmp_path / "env" / "site-packages" / "nsx" / "mine" / "__init__.py"
+    installed.parent.mkdir(parents=True)
+    installed.write_text("X = 2\n")
+    found = audit.counterpart("nsx.mine", str(installed), root, [str(root)])
+    assert found == "lib/mine/__init__.py"
+    assert audit.counterpart("nsx.other", str(installed.parent / "other.py"), root) is None

@@ -455,3 +455,27 @@ def test_a_pyproject_that_is_no_file_is_read_without_waiting(tmp_path: Path, wha
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "'calc'" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("framework", ["regular", "namespace", "absent"])
+def test_a_package_the_project_maps_a_subpackage_of_is_a_root_only_as_a_namespace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, framework: str
+) -> None:
+    """`package-dir = {"fw.plugins.mine" = "mine"}`: a plugin mapped into its framework's
+    package. Where ``fw`` is a regular package another distribution installs, it is that
+    distribution's (made a root of the checkout, its own modules were foreign-origin); where
+    it is a namespace package (or none is installed yet), the checkout gives a portion of it."""
+    project = tmp_path / "p"
+    (project / "mine").mkdir(parents=True)
+    (project / "mine" / "__init__.py").write_text("X = 1\n")
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "fw-plugin-mine"\nversion = "1"\n'
+        '[tool.setuptools]\npackage-dir = {"fw.plugins.mine" = "mine"}\n'
+    )
+    site = tmp_path / "site"
+    if framework != "absent":
+        (site / "fw" / "plugins").mkdir(parents=True)
+        if framework == "regular":
+            (site / "fw" / "__init__.py").write_text("VERSION = 3\n")
+    monkeypatch.syspath_prepend(str(site))
+    assert ("fw" in roots.find(project)) is (framework != "regular")

@@ -354,6 +354,8 @@ def counterpart(name: str, real: str, root: Path, bases: Iterable[str] = ()) -> 
     found = _held(root, bases, tail)
     if found is None and installed(real):
         found = _held_by_source(root, real, tail)
+    if found is None:  # a subpackage the work tree's own metadata maps (`"ns.a" = "lib/a"`)
+        found = _held_in(root, root, tail, packages=False)
     return found
 
 
@@ -363,8 +365,14 @@ def _held_by_source(root: Path, real: str, tail: Sequence[str]) -> str | None:
     ``pip install .``): below a folder its metadata maps the package, or a subpackage, to
     (``package-dir``, hatch's ``force-include``), or one holding its packages."""
     project = _source_project(real, root)
-    if project is None:
-        return None
+    return None if project is None else _held_in(root, project, tail)
+
+
+def _held_in(
+    root: Path, project: Path, tail: Sequence[str], *, packages: bool = True
+) -> str | None:
+    """The checkout's file at ``tail`` in ``project``: below a folder its metadata maps the
+    package, or a subpackage, to, or (``packages``) one holding its packages."""
     from genstamp import roots as roots_
 
     names = [t.removesuffix(".py") for t in tail if t != "__init__.py"]
@@ -374,7 +382,7 @@ def _held_by_source(root: Path, real: str, tail: Sequence[str]) -> str | None:
         for n in range(len(names), 0, -1)
         if (prefix := ".".join(names[:n])) in folders
     ]
-    found += [base.joinpath(*tail) for base in roots_.package_dirs(project)]
+    found += [base.joinpath(*tail) for base in roots_.package_dirs(project)] if packages else []
     return _first_file(root, found)
 
 

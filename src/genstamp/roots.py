@@ -84,9 +84,12 @@ def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
         for name in _extension_names(project):  # built in place: a root before it is built
             mine.setdefault(name, str(project.resolve()))
         # a namespace package the project gives portions of only as folders its metadata maps
-        # (`package-dir = {"ns.a" = "lib/a"}`): no folder of the tree is named as it
+        # (`package-dir = {"ns.a" = "lib/a"}`): no folder of the tree is named as it (not a
+        # regular package another distribution provides, a framework a plugin maps into)
         for name in mapped(project, dotted=True):
-            mine.setdefault(name.partition(".")[0], str(project.resolve()))
+            first = name.partition(".")[0]
+            if first not in mine and _namespace_here(first):
+                mine[first] = str(project.resolve())
         for name, folder in mine.items():
             if name in below and found.get(name) != folder:
                 shared.add(name)  # portions of one namespace package: no one folder holds it
@@ -98,6 +101,19 @@ def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
 
 
 _BUILTIN = frozenset(sys.builtin_module_names)
+
+
+def _namespace_here(name: str) -> bool:
+    """Whether the top-level package ``name`` is, as this interpreter finds it now, a
+    namespace package or none at all (never a regular package: its ``__init__.py``); found
+    without running it."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return True
+    return spec is None or spec.origin in (None, "namespace")
 
 
 def projects(workdir: Path) -> list[Path]:
