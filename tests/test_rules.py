@@ -602,7 +602,8 @@ ROWS: dict[str, Row] = {
         facts(unregistered={CALC: "src", "src/calc/b.py": "src"}),
         ["unregistered-submodule"],
         "the tests loaded code from src, a repository the tested tree records without a URL "
-        f"in .gitmodules (a clean clone cannot fetch it): {CALC}, src/calc/b.py",
+        "in .gitmodules, or with update = none there (a clean clone does not fetch it): "
+        f"{CALC}, src/calc/b.py",
     ),
     "unregistered-submodule-one-line-per-repository": Row(
         facts(unregistered={"a/m.py": "a", "b/n.py": "b"}),
