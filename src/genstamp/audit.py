@@ -293,10 +293,8 @@ def _namespace_root(top: str, roots: Mapping[str, str]) -> bool:
 def _mapped_namespace(project: str, top: str) -> bool:
     """Whether the project in ``project`` maps subpackages of ``top`` to folders (setuptools'
     ``package-dir = {"ns.a" = "lib/a"}``) and not ``top`` itself: a namespace package."""
-    from genstamp import roots as roots_
-
     try:
-        names = roots_.mapped(Path(project), dotted=True)
+        names = _layout(project)[0]
     except OSError:
         return False
     return top not in names and any(n.startswith(top + ".") for n in names)
@@ -373,17 +371,32 @@ def _held_in(
 ) -> str | None:
     """The checkout's file at ``tail`` in ``project``: below a folder its metadata maps the
     package, or a subpackage, to, or (``packages``) one holding its packages."""
-    from genstamp import roots as roots_
-
+    folders, bases = _layout(str(project))
     names = [t.removesuffix(".py") for t in tail if t != "__init__.py"]
-    folders = roots_.mapped(project, dotted=True)
     found = [
         Path(folders[prefix]).joinpath(*tail[n:])
         for n in range(len(names), 0, -1)
         if (prefix := ".".join(names[:n])) in folders
     ]
-    found += [base.joinpath(*tail) for base in roots_.package_dirs(project)] if packages else []
+    found += [base.joinpath(*tail) for base in bases] if packages else []
     return _first_file(root, found)
+
+
+_LAYOUTS: dict[str, tuple[dict[str, str], list[Path]]] = {}
+
+
+def _layout(project: str) -> tuple[dict[str, str], list[Path]]:
+    """What ``project``'s metadata maps (``roots.mapped``, subpackages too) and the folders
+    holding its packages, read once per process (asked for each module an audit looks up)."""
+    known = _LAYOUTS.get(project)
+    if known is None:
+        from genstamp import roots as roots_
+
+        known = _LAYOUTS[project] = (
+            roots_.mapped(Path(project), dotted=True),
+            roots_.package_dirs(Path(project)),
+        )
+    return known
 
 
 _VERSION_LINE = re.compile(rb"^[ \t]*__version__[ \t]*=.*$", re.MULTILINE)

@@ -1926,6 +1926,11 @@ def _coverage_lowered(words: list[str], suite_opts: list[str], folder: Path) -> 
     failure (pytest exits 1); so is one whose threshold the run's ``--cov-fail-under``,
     ``--cov-config`` or ``COVERAGE_RCFILE`` set lower, or that measured nothing (``--no-cov``,
     ``--cov-reset``)."""
+    options = ("--no-cov", "--cov-reset", "--cov-fail-under", "--cov-config")
+    if not os.environ.get("COVERAGE_RCFILE") and not any(
+        w.partition("=")[0] in options for w in words
+    ):
+        return []  # (the usual run: no file of coverage's is read for it)
     measured = any(w == "--cov" or w.startswith("--cov=") for w in suite_opts)
     suite_rc = _last_value(suite_opts, "--cov-config")
     limit = _number(_last_value(suite_opts, "--cov-fail-under"))
