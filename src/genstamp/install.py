@@ -1019,14 +1019,17 @@ def _cut_short(path: Path, record: Record) -> bool:
     holding what it held before install, or gone where it held the user's hook, which still
     waits aside (``CHAINED``) as install left it."""
     now, was = snapshot(path), record.before.get(str(path))
-    if was is None or now == was:
-        return now == was
+    if was is None:
+        return False
+    if now == was:
+        return True
     aside = Path(str(path) + CHAINED)
+    waiting = snapshot(aside)
     return (
         now.kind == "absent"
         and was.kind != "absent"
-        and record.after.get(str(aside)) == _digest(snapshot(aside))
-        and snapshot(aside).data == was.data
+        and record.after.get(str(aside)) == _digest(waiting)
+        and waiting.data == was.data
     )
 
 
