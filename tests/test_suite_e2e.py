@@ -1884,30 +1884,52 @@ def test_the_suite_is_what_pytest_collects(tmp_path: Path, files: dict[str, str]
 
 
 @pytest.mark.parametrize(
-    ("addopts", "args", "partial"),
+    ("configured", "env", "args", "partial"),
     [
-        ("", ("--reruns", "2"), True),
-        ("", ("--reruns=1",), True),
-        ("", ("--reruns", "0"), False),  # no retry at all
-        ("--reruns 2", ("--reruns", "2"), False),  # the suite's own: a clean run retries too
+        ("", "", ("--reruns", "2"), True),
+        ("", "", ("--reruns=1",), True),
+        ("", "", ("--reruns", "0"), False),  # no retry at all
+        ("", "", ("--reruns", "0", "--reruns", "2"), True),  # argparse takes the last
+        ("", "--reruns 2", ("--reruns", "0"), False),  # the command line's, after PYTEST_ADDOPTS
+        ("", "--reruns 0", ("--reruns", "2"), True),
+        ("", "", ("-o", "reruns=2"), True),  # its setting
+        ("", "", ("--force-reruns", "1"), True),  # over each test's marker
+        ("addopts = --reruns 2", "", ("--reruns", "2"), False),  # the suite's own
+        ("addopts = --reruns 2", "", ("--reruns", "1"), False),  # fewer retries
+        ("addopts = --reruns 2", "", ("--reruns", "3"), True),
+        ("reruns = 2", "", ("--reruns", "2"), False),
+        ("reruns = 2", "", ("-o", "reruns=1"), False),
+        ("reruns = 2", "", ("-o", "reruns=5"), True),
     ],
 )
 def test_a_run_that_retries_failing_tests_is_not_the_suites(
-    tmp_path: Path, addopts: str, args: tuple[str, ...], partial: bool
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    configured: str,
+    env: str,
+    args: tuple[str, ...],
+    partial: bool,
 ) -> None:
-    """pytest-rerunfailures' ``--reruns`` given for the run turns a failing test into a pass
-    that a clean run of the suite does not give (here a conftest declares the option, as the
-    installed plugin does)."""
-    conftest = "def pytest_addoption(parser):\n    parser.addoption('--reruns', default='0')\n"
+    """pytest-rerunfailures' ``--reruns`` (or its ``reruns`` setting, or ``--force-reruns``)
+    given for the run turns a failing test into a pass that a clean run of the suite does not
+    give; the options are read as pytest reads them (the last given counts; ``PYTEST_ADDOPTS``
+    before the command line). Here a conftest declares them, as the installed plugin does."""
+    conftest = (
+        "def pytest_addoption(parser):\n"
+        "    parser.addoption('--reruns', type=int)\n"
+        "    parser.addoption('--force-reruns', type=int)\n"
+        "    parser.addini('reruns', 'retries', type='string')\n"
+    )
     files = {
-        "pytest.ini": f"[pytest]\naddopts = {addopts}\n",
+        "pytest.ini": f"[pytest]\n{configured}\n",
         "conftest.py": conftest,
         "tests/test_a.py": PASS.format(n="a"),
     }
+    monkeypatch.setenv("PYTEST_ADDOPTS", env)
     code, data = judged_after_a_green_run(make(tmp_path / "p", files), *args)
     if partial:
         assert code == 1 and "partial-run" in rules(data), data
-        assert "--reruns" in rules(data)["partial-run"]
+        assert "reruns" in rules(data)["partial-run"]
     else:
         assert code == 0, data
 

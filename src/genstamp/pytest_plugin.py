@@ -1588,8 +1588,12 @@ def _facts(
 # tests or decide their outcome (skip and xfail markers)
 SHAPING_INI = ("python_classes", "python_functions")
 COLLECTING = ("python", "unittest", "skipping")
-# the options of installed plugins that run a failing test again until it passes
-RETRYING = ("--reruns", "--force-flaky")
+# the options of installed plugins that run a failing test again until it passes: how many
+# times (pytest-rerunfailures' --reruns, and its setting; --force-reruns, over each test's
+# marker), and flaky's, that retries every test (--max-runs times)
+RERUNS = "--reruns"
+FORCED_RERUNS = "--force-reruns"
+FORCE_FLAKY, MAX_RUNS = "--force-flaky", "--max-runs"
 # ... that skip tests a run of the suite runs (pytest-benchmark's: the benchmarks alone, or all
 # but them), and where the suite's coverage has a threshold, pytest-cov's that turn it off
 SKIPPING = ("--benchmark-only", "--benchmark-skip")
@@ -1843,7 +1847,7 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
                 # none), in any order, change nothing
                 if configured is None or set(_ini_args(given)) != set(_ini_args(configured)):
                     out.append(f"-o {value}")
-            elif key not in SHOWING_INI:
+            elif key not in SHOWING_INI and key != "reruns":  # (with the other retries)
                 configured = _runs_with(cfg, suite.values, set_by_suite, key)
                 # unknown (a plugin's setting with no default): not taken for an override
                 if configured is not None and not _same_or_stricter(key, given, configured):
@@ -1886,18 +1890,8 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     for flag in ("--runxfail", "--doctest-ignore-import-errors", "--assert=plain"):
         if flag in run_flags and flag not in suite_flags:
             out.append(flag)  # (plain asserts: a failing assert's message is another)
-    # a failing test run again until it passes (pytest-rerunfailures, flaky): a pass the
-    # suite's own configuration does not give it
     suite_opts = _addopts(suite.values)
-    for flag in RETRYING:
-        if any(w == flag or w.startswith(flag + "=") for w in suite_opts):
-            continue  # the suite's own: a clean run retries as this one did
-        for n, word in enumerate(words):
-            if word == flag or word.startswith(flag + "="):
-                value = word.partition("=")[2] or (words[n + 1] if n + 1 < len(words) else "")
-                if value.strip() != "0":
-                    out.append(f"{flag} {value}".strip())
-                break
+    out += _retries_added(words, suite_opts, suite.values)
     for flag in SKIPPING:
         if flag in words and flag not in suite_opts:
             out.append(flag)  # a skip counts as run: the tests it skipped would not
@@ -1952,6 +1946,33 @@ def _coverage_lowered(words: list[str], suite_opts: list[str], folder: Path) -> 
         if rc is not None and rc != suite_rc:
             if (_configured_fail_under(folder, rc) or 0.0) < limit:
                 out.append(via)
+    return out
+
+
+def _retries_added(words: list[str], suite_opts: list[str], values: Mapping[str, str]) -> list[str]:
+    """The run's own options (``words``) that run a failing test again more often than a run of
+    the suite does (its ``addopts``, ``suite_opts``, and settings, ``values``): a pass its
+    configuration does not give it. Each option is read as argparse reads it (the last one
+    given; the suite's addopts come first), pytest-rerunfailures' ``--reruns`` over its
+    ``reruns`` setting (the run's ``-o`` over the configuration's)."""
+    out = []
+    ordered = [*suite_opts, *words]
+    set_ = [v.partition("=") for f, v in _valued(words) if f == "-o"]
+    overrides = [value for key, _, value in set_ if key.strip() == "reruns"]
+    suite_reruns = _last_value(suite_opts, RERUNS)
+    run_reruns = _last_value(ordered, RERUNS)
+    configured = values.get("reruns", "")
+    suite_n = _number(suite_reruns if suite_reruns is not None else configured) or 0.0
+    given = run_reruns if run_reruns is not None else (overrides or [configured])[-1]
+    if (_number(given) or 0.0) > suite_n:
+        out.append(f"{RERUNS} {given}" if run_reruns is not None else f"-o reruns={given}")
+    flags = [FORCED_RERUNS] + ([MAX_RUNS] if FORCE_FLAKY in suite_opts else [])
+    for flag in flags:
+        value = _last_value(ordered, flag)
+        if (_number(value) or 0.0) > (_number(_last_value(suite_opts, flag)) or 0.0):
+            out.append(f"{flag} {value}")
+    if FORCE_FLAKY in words and FORCE_FLAKY not in suite_opts:
+        out.append(FORCE_FLAKY)
     return out
 
 
@@ -2180,6 +2201,9 @@ def _run_words(cfg: pytest.Config) -> list[str]:
     shlex = stdlib.module("shlex")  # not a checkout's shlex.py (pytest imports that one)
 
     words = []
+    with contextlib.suppress(ValueError):  # pytest has refused it already
+        # before the command line, as pytest reads them (the last of an option given twice wins)
+        words += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
     for arg in (str(a) for a in cfg.invocation_params.args):
         if arg.startswith("@") and len(arg) > 1 and _ARGS_FILES:  # pytest reads @FILE
             path = cfg.invocation_params.dir / arg[1:]
@@ -2187,8 +2211,6 @@ def _run_words(cfg: pytest.Config) -> list[str]:
                 words += path.read_text(encoding="utf-8").splitlines()
                 continue
         words.append(arg)
-    with contextlib.suppress(ValueError):  # pytest has refused it already
-        words += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
     return words
 
 
