@@ -583,3 +583,39 @@ def test_a_new_environment_is_what_venv_makes(
     site = next(env.glob("lib/python*/site-packages"))
     assert (site / "pip").is_dir() and (site / "setuptools").is_dir(), sorted(site.iterdir())
     assert ("`python -m venv` failed here" in said) is not venv_works, said
+
+
+def test_the_submodules_a_recursive_clone_checks_out_are_gits(tmp_path: Path) -> None:
+    """The submodules the clean checkout fills are those `git clone --recurse-submodules`
+    checks out, git the oracle: not one `.gitmodules` sets `update = none` for; one it sets
+    `active = false` for is (`active` is a setting of the repository's own config that
+    `.gitmodules` does not give, and the clean room left that one empty)."""
+    from conftest import commit_all, git, init_repo
+
+    lib = init_repo(tmp_path / "lib")
+    (lib / "helper.py").write_text("V = 3\n")
+    commit_all(lib, "v3")
+    top = init_repo(tmp_path / "top")
+    settings = {"plain": "", "skipped": "update=none", "inactive": "active=false"}
+    settings |= {"merged": "update=merge", "off": "active=no"}
+    for name, setting in settings.items():
+        add = ["-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), name]
+        git(top, *add)
+        if setting:
+            key, _, value = setting.partition("=")
+            git(top, "config", "-f", ".gitmodules", f"submodule.{name}.{key}", value)
+    commit_all(top, "submodules")
+    clone = tmp_path / "clone"
+    git(
+        tmp_path,
+        "-c",
+        "protocol.file.allow=always",
+        "clone",
+        "-q",
+        "--recurse-submodules",
+        str(top),
+        str(clone),
+    )
+    filled = {name for name in settings if any((clone / name).iterdir())}
+    assert filled == {"plain", "inactive", "merged", "off"}  # what git did
+    assert cleanroom._cloned_recursively(top) == filled

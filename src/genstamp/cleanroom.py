@@ -342,7 +342,8 @@ def _submodules(source: Path, work: Path, no_hooks: Path, log: IO[str]) -> None:
 
 def _cloned_recursively(work: Path) -> set[str]:
     """The submodule paths ``git clone --recurse-submodules`` checks out: those the tree's
-    ``.gitmodules`` names, less those it sets ``update = none`` or ``active = false``."""
+    ``.gitmodules`` names, less those it sets ``update = none`` (``active`` is a setting of the
+    repository's own config, which a clone takes from no ``.gitmodules``)."""
     gitmodules = work / ".gitmodules"
     if not gitmodules.is_file():
         return set()
@@ -358,14 +359,7 @@ def _cloned_recursively(work: Path) -> set[str]:
     for key, value in values.items():
         if key.startswith("submodule.") and key.endswith(".path"):
             name = key[len("submodule.") : -len(".path")]
-            skipped = values.get(f"submodule.{name}.update", "").lower() == "none"
-            inactive = values.get(f"submodule.{name}.active", "true").lower() in (
-                "false",
-                "no",
-                "off",
-                "0",
-            )
-            if not skipped and not inactive:
+            if values.get(f"submodule.{name}.update", "").lower() != "none":
                 paths.add(value)
     return paths
 
