@@ -1134,6 +1134,10 @@ def test_a_declared_suite_the_tree_holds_no_folder_for_is_never_covered(tmp_path
     assert pytest_in(root / "svc_a").returncode == 0
     said = rules(verify(root)[1])["partial-run"]
     assert "suites names svc_b, which is no folder of the tree" in said, said
+    # status counts no test file for it (it counted the folder it stands for)
+    status = json.loads(genstamp_here("-C", root, "status", "--json")[1])
+    by_root = {s["root"]: s["files"] for s in status["selection"]["suites"]}
+    assert by_root["svc_b"] == 0, status
     (root / "pyproject.toml").write_text('[tool.genstamp]\nsuites = ["svc_a", "svc_beta"]\n')
     commit_all(root, "the list mended")
     stamp(root)
