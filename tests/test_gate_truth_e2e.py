@@ -1505,6 +1505,61 @@ def test_an_edit_the_index_hides_from_git_is_refused_and_told(
     assert rules(data_) == [], data_
 
 
+@pytest.mark.parametrize("option", ["--skip-worktree", "--assume-unchanged"])
+@pytest.mark.parametrize("kind", ["package-init", "fallback", "elsewhere"])
+def test_a_module_deleted_out_of_gits_sight_is_found_absent_by_the_import(
+    project: Path, tmp_path: Path, genstamp: RunGenstamp, option: str, kind: str
+) -> None:
+    """A module flagged (`git update-index --skip-worktree`, or ``--assume-unchanged``) and
+    deleted: git's status, and so the tree, does not see it, and no test loads it, yet the
+    import found it absent: a package's ``__init__.py`` (the folder imported as a namespace
+    package, its failing code never run) or a module a package falls back without. A clone has
+    the committed files and fails: refused, naming the file and the option (accepted before:
+    only the files the tests loaded or read were asked). A module deleted where no import
+    looks (a folder of tools no test imports) is the user's own. Control: the flag lifted,
+    the deletion is in the tree and accepted."""
+    files = {
+        "src/calc/broken/__init__.py": "raise RuntimeError('broken')\n",
+        "src/calc/broken/core.py": "X = 1\n",
+        "src/calc/__init__.py": "try:\n    from calc.fast import speed\nexcept ImportError:\n"
+        "    def speed():\n        return 1\n\n\ndef add(a, b):\n    return a + b\n",
+        "src/calc/fast.py": "def speed():\n    return 0\n",
+        "tools/gen.py": "raise SystemExit('not a test')\n",
+    }
+    for rel, text in files.items():
+        (project / rel).parent.mkdir(exist_ok=True)
+        (project / rel).write_text(text)
+    test = {  # what the committed code gives: the broken package raises, fast.speed is 0
+        "package-init": "from calc.broken.core import X\n\n\ndef test_gone():\n    assert X\n",
+        "fallback": "from calc import speed\n\n\ndef test_gone():\n    assert speed() == 1\n",
+        "elsewhere": "from calc import speed\n\n\ndef test_gone():\n    assert speed() == 0\n",
+    }[kind]
+    (project / "tests" / "test_gone.py").write_text(test)
+    commit_all(project, "a package, a fallback, a tool")
+    gone = {
+        "package-init": "src/calc/broken/__init__.py",
+        "fallback": "src/calc/fast.py",
+        "elsewhere": "tools/gen.py",
+    }[kind]
+    git(project, "update-index", option, gone)
+    (project / gone).unlink()
+    assert git(project, "status", "--porcelain") == ""  # git does not see the deletion
+    assert clean_clone_fails(project, tmp_path) is (kind != "elsewhere")
+    out, data = told_and_judged(genstamp, project)
+    if kind == "elsewhere":
+        assert rules(data) == [], data
+        assert "will refuse" not in out, out
+        return
+    assert rules(data) == ["hidden-change"], data
+    assert f"{gone} ({option})" in message(data, "hidden-change")
+    assert f"will refuse: hidden-change: {gone} ({option})" in out, out  # told at test time
+    git(project, "update-index", f"--no-{option[2:]}", gone)
+    assert git(project, "status", "--porcelain") == f" D {gone}"
+    out, data = told_and_judged(genstamp, project)
+    assert "will refuse" not in out, out
+    assert rules(data) == [], data
+
+
 BUNDLE_CONFTEST = """\
 import os, sys
 

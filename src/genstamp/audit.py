@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.machinery
 import importlib.util
 import marshal
 import os
+import posixpath
 import re
 import stat
 import sys
@@ -49,6 +51,16 @@ class Flag(NamedTuple):
     module: str
     path: str
     detail: str
+
+
+# the names of the files Python imports as modules
+MODULE_SUFFIXES = tuple(importlib.machinery.all_suffixes())
+
+
+def searched(audited: Audit) -> list[str]:
+    """The folders of the work tree where the tests' imports looked for modules: those of the
+    modules they loaded, and of the namespace packages they imported (no ``__init__.py``)."""
+    return sorted({*(posixpath.dirname(p) for p in audited.loaded), *audited.namespaces})
 
 
 class Audit(NamedTuple):

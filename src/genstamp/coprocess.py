@@ -102,17 +102,18 @@ class Misplaced(NamedTuple):
 
 
 def unseen(
-    checkout: Checkout, used: list[str] | None
+    checkout: Checkout, used: list[str] | None, searched: list[str]
 ) -> tuple[dict[str, str], dict[str, list[str]]]:
     """What the tree leaves out and the gate refuses (``hidden-change``, ``dirty-submodule``):
-    the hidden changes among the files ``used`` (of every file: None), and each submodule
-    with changes its recorded commit does not hold."""
+    the hidden changes among the files ``used`` (of every file: None) and the modules of the
+    folders the imports ``searched``, and each submodule with changes its recorded commit does
+    not hold."""
     from genstamp import submodules  # not the gate's facts: their import costs tens of ms
     from genstamp.identity import hidden_changes
 
     found = submodules.dirty(checkout) if submodules.may_have(checkout) else []
     dirty = {path: list(changes) for path, changes in found}
-    return hidden_changes(checkout, used), dirty
+    return hidden_changes(checkout, used, searched), dirty
 
 
 class End(NamedTuple):
@@ -218,11 +219,13 @@ class CoProcess:
         paths: list[str],
         loaded: Mapping[str, Sequence[str]] | None = None,
         used: list[str] | None = None,
+        searched: list[str] | None = None,
     ) -> None:
         """Ask which of ``paths`` (relative to the work tree) git ignores, leaving them out of
         the tree, which lie in a repository a clone cannot fetch, which of the files ``loaded``
         (path -> blob ids loaded) were loaded as the tree does not hold them, which of the
-        files ``used`` (every file: None) hold changes hidden from git, and which submodules
+        files ``used`` (every file: None) and modules of the folders the imports ``searched``
+        hold changes hidden from git, and which submodules
         hold changes (read it with ``misplaced_answer``, after ``tree_end``; the co-process
         ends once it has answered). Asked once the tree at the end is asked for
         (``ask_end``), before or after that is read: the co-process answers in order."""
@@ -234,6 +237,7 @@ class CoProcess:
                 "paths": paths,
                 "loaded": {k: list(v) for k, v in (loaded or {}).items()},
                 "used": used,
+                "searched": searched or [],
             }
             stdin.write(f"{IGNORED}\t{json.dumps(asked)}\n")
             stdin.flush()
@@ -418,8 +422,9 @@ def main(argv: list[str]) -> int:
                 paths = [p for p in asked.get("paths", ()) if isinstance(p, str)]
                 loaded = asked.get("loaded", {})
                 used = asked.get("used")
+                searched = [p for p in asked.get("searched", ()) if isinstance(p, str)]
                 ignored = placed.ignored(end, paths)
-                hidden, dirty = unseen(end, used if isinstance(used, list) else None)
+                hidden, dirty = unseen(end, used if isinstance(used, list) else None, searched)
                 forms: dict[str, dict[str, str]] = {}
                 differ = differing(end, tree, loaded, set(paths) - set(ignored), forms)
                 _say(

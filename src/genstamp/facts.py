@@ -20,6 +20,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from genstamp import (
+    audit,
     binding,
     checkout_id,
     cleanrecord,
@@ -197,7 +198,8 @@ def with_report(
             # the suite's own settings and conftests too: one deleted under
             # --assume-unchanged is never loaded, and its checks vanish unseen
             used.update(suite.settings_files(suites_found or ()))
-        hidden = hidden_changes(checkout, None if used is None or "*" in used else used)
+        searched = () if audited is None else audit.searched(audited)
+        hidden = hidden_changes(checkout, None if used is None or "*" in used else used, searched)
     tested = report.properties.get(binding.P_TREE_END) if report is not None else None
     rooms, problems, latest = clean_rooms(checkout, [*(t.tree for t in targets), tested or ""])
     return base._replace(

@@ -1528,14 +1528,18 @@ def _skip_worktree(index: pygit2.Index, path: str) -> bool:
 _ASSUME_VALID = 0x8000  # GIT_INDEX_ENTRY_VALID (`git update-index --assume-unchanged`)
 
 
-def hidden_changes(checkout: Checkout, paths: Iterable[str] | None = None) -> dict[str, str]:
+def hidden_changes(
+    checkout: Checkout, paths: Iterable[str] | None = None, searched: Iterable[str] = ()
+) -> dict[str, str]:
     """The work tree's changes that the index tells git not to look at: each path (of
     ``paths``, or of the whole index) whose index entry is ``--assume-unchanged`` or
     ``--skip-worktree`` and whose file is there with other content than the entry's blob
     (git's conversion applied), with the option. git's status, ``git add -A`` and so the
     tree identity leave such a change out, though the tests see it. A flagged file that is not
     there was deleted unseen, unless the checkout is sparse and the flag is skip-worktree (it
-    was left out of the checkout)."""
+    was left out of the checkout). So was a module (a file Python imports: ``__init__.py``)
+    of a folder the tests' imports ``searched`` (a package's, a namespace package's): an
+    import found it absent (a package's ``__init__.py``: its folder a namespace package)."""
     try:
         from pygit2.ffi import C, ffi
     except ImportError:  # pragma: no cover - a pygit2 without its cffi module
@@ -1544,10 +1548,14 @@ def hidden_changes(checkout: Checkout, paths: Iterable[str] | None = None) -> di
     index = repo.index
     index.read(force=False)
     raw = index._index
+    absent_only: set[str] = set()  # the modules of the searched folders: judged when gone
     if paths is None:
         entries = (C.git_index_get_byindex(raw, n) for n in range(C.git_index_entrycount(raw)))
     else:
-        entries = (C.git_index_get_bypath(raw, os.fsencode(p), 0) for p in paths)
+        paths = list(paths)
+        absent_only = set(_modules_in(raw, searched)) - set(paths)
+        wanted = [*paths, *sorted(absent_only)]
+        entries = (C.git_index_get_bypath(raw, os.fsencode(p), 0) for p in wanted)
     flagged: list[tuple[str, str, str]] = []
     executable: set[str] = set()  # of the flagged entries, those of mode 100755
     for entry in entries:
@@ -1561,6 +1569,8 @@ def hidden_changes(checkout: Checkout, paths: Iterable[str] | None = None) -> di
         flagged.append((path, option, bytes(ffi.buffer(entry.id.id, 20)).hex()))
         if entry.mode == FileMode.BLOB_EXECUTABLE:
             executable.add(path)
+    if absent_only:  # a module of a searched folder that is there: loaded (judged), or not
+        flagged = [f for f in flagged if f[0] not in absent_only or not _exists(checkout, f[0])]
     out: dict[str, str] = {}
     conversion = _conversion(repo, ()) if flagged else None
     sparse = bool(flagged) and _sparse(repo)
@@ -1605,6 +1615,47 @@ def hidden_changes(checkout: Checkout, paths: Iterable[str] | None = None) -> di
 
 
 _STAGE_MASK = 0x3000  # an entry's merge stage, in its flags
+
+
+def _exists(checkout: Checkout, path: str) -> bool:
+    return os.path.lexists(os.path.join(checkout.workdir, path))
+
+
+def _modules_in(raw: object, folders: Iterable[str]) -> Iterator[str]:
+    """The paths of the index ``raw`` (libgit2's, through pygit2's cffi bindings) of the files
+    directly in ``folders`` that Python imports as modules (``importlib.machinery``'s
+    suffixes). The index is sorted by path, as bytes: each folder's files, and past each of
+    its subfolders, are found by a binary search, not a walk of the whole index."""
+    import bisect
+
+    from pygit2.ffi import C, ffi
+
+    from genstamp.audit import MODULE_SUFFIXES
+
+    count = C.git_index_entrycount(raw)
+
+    class Paths(Sequence[bytes]):
+        def __len__(self) -> int:
+            return int(count)
+
+        def __getitem__(self, n: int) -> bytes:  # type: ignore[override]
+            return bytes(ffi.string(C.git_index_get_byindex(raw, n).path))
+
+    listed = Paths()
+    for folder in sorted(set(folders)):
+        prefix = os.fsencode(folder + "/") if folder else b""
+        n = bisect.bisect_left(listed, prefix)
+        while n < count:
+            path = listed[n]
+            if not path.startswith(prefix):
+                break
+            name, slash, _ = path[len(prefix) :].partition(b"/")
+            if slash:  # a subfolder's files: past them ("0" follows "/")
+                n = bisect.bisect_left(listed, prefix + name + b"0", n)
+                continue
+            n += 1
+            if os.fsdecode(name).endswith(MODULE_SUFFIXES):
+                yield os.fsdecode(path)
 
 
 def _extended_flags(index: pygit2.Index, path: str) -> int:

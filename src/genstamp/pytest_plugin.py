@@ -1286,7 +1286,7 @@ class Session:
         hidden from git in the files the tests used, and the submodules with changes: the gate
         refuses them, so the forecast must say so (``_misplaced`` reads the answer). False when
         it could not be asked."""
-        from genstamp import suite
+        from genstamp import audit, suite
         from genstamp.paths import generated
 
         globs = self.start.settings.generated
@@ -1304,7 +1304,7 @@ class Session:
                 {*merged.loaded, *merged.read, *(posixpath.normpath(s) for s in settings)}
             )
         try:
-            trees.ask_misplaced(candidates, merged.loaded, used)
+            trees.ask_misplaced(candidates, merged.loaded, used, audit.searched(merged))
         except GenstampError:
             return False
         return True

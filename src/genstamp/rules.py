@@ -8,6 +8,7 @@ Every rule is a hard stop with a stable name, a remedy, and a check in ``TABLE``
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 
 # hmac.compare_digest itself, from a built-in module (no checkout names its own hmac.py for it)
@@ -740,6 +741,13 @@ def _hidden_change(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     hidden.update(recorded.hidden if recorded is not None else {})
     if loaded is not None and "*" not in loaded.read:
         used = set(loaded.loaded) | set(loaded.read) | suite.settings_files(facts.suites or ())
+        # and the modules of the folders the imports searched: one deleted was found absent
+        searched = set(audit.searched(loaded))
+        used.update(
+            rel
+            for rel in hidden
+            if posixpath.dirname(rel) in searched and rel.endswith(audit.MODULE_SUFFIXES)
+        )
         hidden = {rel: option for rel, option in hidden.items() if rel in used}
     if hidden:
         found = [f"{rel} ({option})" for rel, option in sorted(hidden.items())]

@@ -128,15 +128,17 @@ class FromCoProcess:
         paths: list[str],
         loaded: Mapping[str, Sequence[str]] | None = None,
         used: list[str] | None = None,
+        searched: list[str] | None = None,
     ) -> None:
         """Ask which of ``paths`` git ignores, leaving them out of the tree, which lie in a
         repository a clone cannot fetch, which of ``loaded`` were loaded as the tree does not
-        hold them, the changes hidden from git in ``used`` (in every file: None), and the
+        hold them, the changes hidden from git in ``used`` (in every file: None) and in the
+        modules of the folders the imports ``searched``, and the
         submodules with changes (after ``begin_end``; read the answer with ``misplaced`` after
         ``end``). The co-process answers it as soon as it has said the tree at the end, while
         this process gathers the rest of what it binds."""
         assert self.coprocess is not None
-        self.coprocess.ask_misplaced(paths, loaded, used)
+        self.coprocess.ask_misplaced(paths, loaded, used, searched)
 
     def misplaced(self) -> Misplaced:
         """The answer to ``ask_misplaced`` (after ``end``)."""
@@ -181,9 +183,10 @@ class InProcess:
         self._end: _Task | None = None
         self._output = ""
         self._tree_end: str | None = None
-        # what ``ask_misplaced`` asked: the paths, the loaded files, the files used
+        # what ``ask_misplaced`` asked: the paths, the loaded files, the files used, the
+        # folders searched
         self._asked: (
-            tuple[list[str], Mapping[str, Sequence[str]] | None, list[str] | None] | None
+            tuple[list[str], Mapping[str, Sequence[str]] | None, list[str] | None, list[str]] | None
         ) = None
 
     def _take_start(self) -> None:
@@ -241,9 +244,10 @@ class InProcess:
         paths: list[str],
         loaded: Mapping[str, Sequence[str]] | None = None,
         used: list[str] | None = None,
+        searched: list[str] | None = None,
     ) -> None:
         """As ``FromCoProcess.ask_misplaced``: kept for ``misplaced``, which answers here."""
-        self._asked = (paths, loaded, used)
+        self._asked = (paths, loaded, used, searched or [])
 
     def misplaced(self) -> Misplaced:
         """As ``FromCoProcess.misplaced``, here (after ``end``)."""
@@ -251,11 +255,11 @@ class InProcess:
         from genstamp.coprocess import differing, unregistered, unseen
 
         assert self._asked is not None
-        paths, loaded, used = self._asked
+        paths, loaded, used, searched = self._asked
         checkout = self.side or self.repo
         tree = self._tree_end
         assert tree is not None
-        hidden, dirty = unseen(checkout, used)
+        hidden, dirty = unseen(checkout, used, searched)
         forms: dict[str, dict[str, str]] = {}
         asked = {k: list(v) for k, v in (loaded or {}).items()}
         return Misplaced(
