@@ -693,6 +693,42 @@ def test_a_package_reached_through_a_link_in_the_work_tree(tmp_path: Path, link:
         assert "will refuse: loaded-not-tested" in out, out
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["file-for-link", "link"])
+def test_a_plain_file_where_the_tree_holds_a_link(tmp_path: Path, case: str) -> None:
+    """Under ``core.symlinks=false`` git checks the committed link ``src/alias.py -> core.py``
+    out as a plain file holding ``core.py``; code written into it and committed stays a link
+    in the tree, its target that code: a clean clone has a dangling link and fails. The loaded
+    bytes were the link's blob, and it was accepted. Refused, named as a plain file for a
+    link, and the run's forecast says so. Control: the link itself, followed to its module."""
+    repo, _ = project(tmp_path, "")
+    (repo / "src" / "core.py").write_text("def f():\n    return 2\n")
+    (repo / "src" / "alias.py").symlink_to("core.py")
+    test = "from alias import f\n\n\ndef test_alias():\n    assert f() == 2\n"
+    (repo / "tests" / "test_it.py").write_text(test)
+    commit_all(repo, "a module and a link to it")
+    if case == "file-for-link":
+        git(repo, "config", "core.symlinks", "false")  # as a clone where links are files
+        (repo / "src" / "alias.py").unlink()
+        git(repo, "checkout", "--", "src/alias.py")
+        assert (repo / "src" / "alias.py").read_text() == "core.py"  # git's plain file
+        (repo / "src" / "alias.py").write_text("from core import f\n")
+        git(repo, "commit", "-qam", "the alias made code")
+        assert git(repo, "ls-tree", "HEAD", "src/alias.py").startswith("120000")
+    restamp.begin(open_checkout(repo))
+    out = run(repo, PYTHONPATH=str(repo / "src"))
+    found = failures(repo)
+    if case == "link":
+        assert found == {}, found
+        assert "will refuse" not in out, out
+        return
+    assert list(found) == ["loaded-not-tested"], found
+    said = found["loaded-not-tested"]
+    assert "a plain file where the tested tree holds a symbolic link" in said, said
+    assert "src/alias.py" in said, said
+    assert "will refuse: loaded-not-tested" in out, out
+
+
 LINKS_WHAT_IT_MAKES = """
 import os, pathlib, sys
 

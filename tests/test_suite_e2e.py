@@ -1717,24 +1717,61 @@ def test_a_run_of_an_edit_since_undone_does_not_hide_the_trees_own(
         assert code == 1 and list(rules(data)) == ["tests-failed"], data
 
 
+@pytest.mark.parametrize("where", ["tests", "tests/unit"])
 @pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree", "none"])
-def test_a_conftest_deleted_where_git_does_not_look(tmp_path: Path, flag: str) -> None:
+def test_a_conftest_deleted_where_git_does_not_look(tmp_path: Path, flag: str, where: str) -> None:
     """The project's conftest.py deleted while the index tells git not to look at it: git
-    sees no change and no test loads it, but its checks never ran. Control: the same flag on
-    a conftest left in place."""
+    sees no change and no test loads it, but its checks never ran. Refused, and so is the
+    commit (``--rev``, a push: judged as the run found the hidden changes), also where the
+    tests run lie in a folder below it (the run recorded no conftest of a folder it loaded
+    no module from, and the commit was accepted). Control: the same flag on a conftest left
+    in place."""
     check = "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef guard():\n    yield\n"
-    root = make(tmp_path / "p", {**SIMPLE, "tests/conftest.py": check})
+    files = {f"{where}/{name}": text for name, text in {"test_a.py": cases("a")}.items()}
+    root = make(tmp_path / "p", {**files, "tests/conftest.py": check})
     if flag != "none":
         git(root, "update-index", flag, "tests/conftest.py")
         (root / "tests" / "conftest.py").unlink()
     else:
         git(root, "update-index", "--assume-unchanged", "tests/conftest.py")
     assert pytest_in(root).returncode == 0
-    code, data, _ = verify(root)
-    if flag != "none":
-        assert code == 1 and "tests/conftest.py" in rules(data)["hidden-change"], data
-    else:
-        assert code == 0, data
+    for rev in ((), ("--rev", "HEAD")):
+        code, data, _ = verify(root, *rev)
+        if flag != "none":
+            assert code == 1 and "tests/conftest.py" in rules(data)["hidden-change"], data
+        else:
+            assert code == 0, data
+
+
+@pytest.mark.parametrize("left_out", ["pyproject.toml", "tests/conftest.py", "docs"])
+def test_what_a_sparse_checkout_leaves_out_of_a_run_of_the_suite(
+    tmp_path: Path, left_out: str
+) -> None:
+    """A sparse checkout (``git sparse-checkout set --no-cone``) that leaves out the suite's
+    configuration (its filters make a warning an error) or a conftest of the tested folder:
+    pytest runs without it and passes; a clean clone fails. It was accepted, the file being no
+    change where the checkout is sparse. Refused as a hidden change, the commit too. Control:
+    a folder no run reads left out (docs)."""
+    files = {
+        "pyproject.toml": '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n',
+        "tests/conftest.py": "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef g():\n"
+        "    yield\n",
+        "tests/test_w.py": "import warnings\n\n\ndef test_w():\n"
+        "    warnings.warn('old', DeprecationWarning)\n",
+        "docs/index.md": "# docs\n",
+    }
+    if left_out != "pyproject.toml":  # a run with the configuration fails on the warning
+        files["tests/test_w.py"] = "def test_w():\n    pass\n"
+    root = make(tmp_path / "p", files)
+    git(root, "sparse-checkout", "set", "--no-cone", "/*", f"!/{left_out}")
+    assert not (root / left_out).exists()
+    assert pytest_in(root).returncode == 0
+    for rev in ((), ("--rev", "HEAD")):
+        code, data, _ = verify(root, *rev)
+        if left_out == "docs":
+            assert code == 0, data
+        else:
+            assert code == 1 and f"{left_out} (--skip-worktree)" in rules(data)["hidden-change"]
 
 
 def test_collect_ignore_in_a_conftest_is_out_of_the_suite(tmp_path: Path) -> None:

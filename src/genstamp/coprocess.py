@@ -33,6 +33,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -102,18 +103,45 @@ class Misplaced(NamedTuple):
 
 
 def unseen(
-    checkout: Checkout, used: list[str] | None, searched: list[str]
+    checkout: Checkout,
+    used: list[str] | None,
+    searched: list[str],
+    root: str | None = None,
+    loaded: Iterable[str] = (),
 ) -> tuple[dict[str, str], dict[str, list[str]]]:
     """What the tree leaves out and the gate refuses (``hidden-change``, ``dirty-submodule``):
     the hidden changes among the files ``used`` (of every file: None) and the modules of the
-    folders the imports ``searched``, and each submodule with changes its recorded commit does
-    not hold."""
+    folders the imports ``searched`` (and, run in the folder ``root``, the configuration and
+    conftests a sparse checkout left out for the files ``loaded``), and each submodule with
+    changes its recorded commit does not hold."""
     from genstamp import submodules  # not the gate's facts: their import costs tens of ms
     from genstamp.identity import hidden_changes
 
     found = submodules.dirty(checkout) if submodules.may_have(checkout) else []
     dirty = {path: list(changes) for path, changes in found}
-    return hidden_changes(checkout, used, searched), dirty
+    needed = _run_reads(checkout, root, loaded) if root is not None else set()
+    return hidden_changes(checkout, used, searched, needed), dirty
+
+
+def _run_reads(checkout: Checkout, root: str, loaded: Iterable[str]) -> set[str]:
+    """The configuration and conftests a run in the folder ``root`` reads for the files
+    ``loaded``, as the index holds them (``suite.run_reads``)."""
+    import pygit2
+
+    from genstamp import suite
+
+    repo = checkout.repo
+    index = repo.index
+
+    def read(path: str) -> bytes | None:
+        try:
+            blob = repo.get(index[path].id)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        return blob.data if isinstance(blob, pygit2.Blob) else None
+
+    config = suite.read_config(read, root)
+    return suite.run_reads([config.source], index.__contains__, loaded)
 
 
 class End(NamedTuple):
@@ -220,12 +248,14 @@ class CoProcess:
         loaded: Mapping[str, Sequence[str]] | None = None,
         used: list[str] | None = None,
         searched: list[str] | None = None,
+        root: str | None = None,
     ) -> None:
         """Ask which of ``paths`` (relative to the work tree) git ignores, leaving them out of
         the tree, which lie in a repository a clone cannot fetch, which of the files ``loaded``
         (path -> blob ids loaded) were loaded as the tree does not hold them, which of the
         files ``used`` (every file: None) and modules of the folders the imports ``searched``
-        hold changes hidden from git, and which submodules
+        (and the files a run in ``root`` reads: ``unseen``) hold changes hidden from git, and
+        which submodules
         hold changes (read it with ``misplaced_answer``, after ``tree_end``; the co-process
         ends once it has answered). Asked once the tree at the end is asked for
         (``ask_end``), before or after that is read: the co-process answers in order."""
@@ -238,6 +268,7 @@ class CoProcess:
                 "loaded": {k: list(v) for k, v in (loaded or {}).items()},
                 "used": used,
                 "searched": searched or [],
+                "root": root,
             }
             stdin.write(f"{IGNORED}\t{json.dumps(asked)}\n")
             stdin.flush()
@@ -424,7 +455,14 @@ def main(argv: list[str]) -> int:
                 used = asked.get("used")
                 searched = [p for p in asked.get("searched", ()) if isinstance(p, str)]
                 ignored = placed.ignored(end, paths)
-                hidden, dirty = unseen(end, used if isinstance(used, list) else None, searched)
+                root = asked.get("root")
+                hidden, dirty = unseen(
+                    end,
+                    used if isinstance(used, list) else None,
+                    searched,
+                    root if isinstance(root, str) else None,
+                    loaded if isinstance(loaded, dict) else (),
+                )
                 forms: dict[str, dict[str, str]] = {}
                 differ = differing(end, tree, loaded, set(paths) - set(ignored), forms)
                 _say(
@@ -475,15 +513,17 @@ def differing(
     while the tests ran, an edit ``--skip-worktree`` hides from git), and those of
     ``linkable`` (the loaded files the gate would not accept otherwise: not made by the run,
     not declared generated, not ignored) that the tree holds only as a symbolic link above
-    them, which leads out of the work tree. ``forms`` receives the loaded bytes that git's
-    conversion makes the tree's blob (path -> {raw blob: blob}): the evidence keeps them, for
-    the file may change once the run is over."""
+    them, which leads out of the work tree, and those the tree holds as a link that the work
+    tree holds as a plain file (``core.symlinks=false``). ``forms`` receives the loaded bytes
+    that git's conversion makes the tree's blob (path -> {raw blob: blob}): the evidence keeps
+    them, for the file may change once the run is over."""
     import pygit2
 
     top = checkout.repo.get(tree)
     if not isinstance(top, pygit2.Tree):
         return []
     from genstamp import placed
+    from genstamp.paths import inside
 
     blobs: dict[str, str] = {}
     odd: dict[str, list[str]] = {}
@@ -492,7 +532,8 @@ def differing(
     index: pygit2.Index | None = None  # read when a loaded file is not in the tree's folders
     for rel, raws in loaded.items():
         try:
-            blob = str(top[rel].id)
+            entry = top[rel]
+            blob = str(entry.id)
         except (KeyError, TypeError, ValueError):
             if (linkable is None or rel in linkable) and placed.through_link(checkout.workdir, rel):
                 linked.append(rel)  # the tree holds a link above it: loaded-not-tested
@@ -503,6 +544,16 @@ def differing(
             elif _in_archive(top, rel):
                 in_submodules[rel] = raws  # a member of a zip of the tree (deps.zip/m.py)
             continue  # not in the tree's own folders: the gate places it
+        if entry.filemode == pygit2.enums.FileMode.LINK:
+            # a plain file where the tree holds a link, or a link out of the work tree; one
+            # into it leads to a file of the tree, which the gate judges
+            full, top_dir = checkout.workdir / rel, os.path.realpath(checkout.workdir)
+            if placed.file_for_link(checkout.workdir, rel) or (
+                (linkable is None or rel in linkable)
+                and not inside(os.path.realpath(full), top_dir)
+            ):
+                linked.append(rel)
+            continue
         if any(raw != blob for raw in raws):
             blobs[rel], odd[rel] = blob, [str(raw) for raw in raws]
     if in_submodules:

@@ -199,7 +199,16 @@ def with_report(
             # --assume-unchanged is never loaded, and its checks vanish unseen
             used.update(suite.settings_files(suites_found or ()))
         searched = () if audited is None else audit.searched(audited)
-        hidden = hidden_changes(checkout, None if used is None or "*" in used else used, searched)
+        settings = suite.settings_files(suites_found or ())
+        configs = [s.config.source for s in suites_found or ()]
+        needed = (
+            set()
+            if audited is None
+            else suite.run_reads(configs, settings.__contains__, audited.loaded)
+        )
+        hidden = hidden_changes(
+            checkout, None if used is None or "*" in used else used, searched, needed
+        )
     tested = report.properties.get(binding.P_TREE_END) if report is not None else None
     rooms, problems, latest = clean_rooms(checkout, [*(t.tree for t in targets), tested or ""])
     return base._replace(
@@ -809,8 +818,9 @@ def bytecode_listing(root: Path, found: Sequence[str]) -> tuple[Bytecode, ...]:
 
 def links_out(checkout: Checkout, tested: str, paths: Iterable[str]) -> dict[str, str]:
     """Those of ``paths`` the tree ``tested`` holds as a symbolic link that leads out of the
-    work tree (a clean clone has the link, not the file it reaches): ``LINKED``."""
-    from genstamp.placed import LINKED
+    work tree (a clean clone has the link, not the file it reaches): ``LINKED``; or that the
+    work tree holds as a plain file (a clean clone has the link): ``AS_FILE``."""
+    from genstamp.placed import AS_FILE, LINKED, file_for_link
 
     tree = _tree(checkout.repo, tested)
     if tree is None:
@@ -822,7 +832,11 @@ def links_out(checkout: Checkout, tested: str, paths: Iterable[str]) -> dict[str
             link = tree[rel].filemode == pygit2.enums.FileMode.LINK
         except (KeyError, ValueError):
             continue
-        if link and not inside(os.path.realpath(checkout.workdir / rel), top):
+        if not link:
+            continue
+        if file_for_link(checkout.workdir, rel):
+            out[rel] = AS_FILE
+        elif not inside(os.path.realpath(checkout.workdir / rel), top):
             out[rel] = LINKED
     return out
 
@@ -846,7 +860,10 @@ def loaded_blobs(
     archives: dict[str, zipfile.ZipFile | None] = {}
     for rel in loaded:
         try:
-            blobs[rel] = str(tree[rel].id)
+            entry = tree[rel]
+            if entry.filemode == FileMode.LINK:  # its target's (one a clone can have)
+                raise KeyError(rel)
+            blobs[rel] = str(entry.id)
         except KeyError:  # inside a submodule (at any depth), at the commit each records
             links: list[str] = []
             found = _lookup(checkout.repo, tree, rel, opened, links)

@@ -36,7 +36,7 @@ import re
 import stat
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
@@ -1529,7 +1529,10 @@ _ASSUME_VALID = 0x8000  # GIT_INDEX_ENTRY_VALID (`git update-index --assume-unch
 
 
 def hidden_changes(
-    checkout: Checkout, paths: Iterable[str] | None = None, searched: Iterable[str] = ()
+    checkout: Checkout,
+    paths: Iterable[str] | None = None,
+    searched: Iterable[str] = (),
+    needed: Collection[str] = (),
 ) -> dict[str, str]:
     """The work tree's changes that the index tells git not to look at: each path (of
     ``paths``, or of the whole index) whose index entry is ``--assume-unchanged`` or
@@ -1539,7 +1542,9 @@ def hidden_changes(
     there was deleted unseen, unless the checkout is sparse and the flag is skip-worktree (it
     was left out of the checkout). So was a module (a file Python imports: ``__init__.py``)
     of a folder the tests' imports ``searched`` (a package's, a namespace package's): an
-    import found it absent (a package's ``__init__.py``: its folder a namespace package)."""
+    import found it absent (a package's ``__init__.py``: its folder a namespace package).
+    A file of ``needed`` (the suite's configuration, the conftests of the tested folders) is
+    asked too, and one left out of a sparse checkout is a change: the run went without it."""
     try:
         from pygit2.ffi import C, ffi
     except ImportError:  # pragma: no cover - a pygit2 without its cffi module
@@ -1552,7 +1557,7 @@ def hidden_changes(
     if paths is None:
         entries = (C.git_index_get_byindex(raw, n) for n in range(C.git_index_entrycount(raw)))
     else:
-        paths = list(paths)
+        paths = list(dict.fromkeys([*paths, *needed]))
         absent_only = set(_modules_in(raw, searched)) - set(paths)
         wanted = [*paths, *sorted(absent_only)]
         entries = (C.git_index_get_bypath(raw, os.fsencode(p), 0) for p in wanted)
@@ -1598,7 +1603,7 @@ def hidden_changes(
             else:
                 now = str(repo.hashfile(os.fsencode(full), as_path=os.fsencode(path)))  # type: ignore[arg-type]
         except FileNotFoundError:
-            if option == "--skip-worktree" and sparse:
+            if option == "--skip-worktree" and sparse and path not in needed:
                 continue  # left out of a sparse checkout: no change
             now = ""  # deleted, and the index told git not to look
         except (OSError, pygit2.GitError):

@@ -27,9 +27,19 @@ UNTRACKED = "untracked"  # neither (the tree holds every other file: it was not 
 # Below a symbolic link of the work tree that leads out of it: the tree holds the link, and a
 # clean clone has the link, not the files it leads to.
 LINKED = "linked"
+# A plain file where the tree holds a symbolic link (``core.symlinks=false`` checks a link
+# out as a file holding its target; `git add` keeps the link, with the file's text for target).
+AS_FILE = "file-for-link"
 
 # Folders whose content an installer put there, wherever they are: never the checkout's code.
 INSTALLER_FOLDERS = frozenset(("site-packages", "dist-packages", "__pypackages__"))
+
+
+def file_for_link(root: Path, rel: str) -> bool:
+    """Whether ``rel``, which the tree holds as a symbolic link, is a plain file of the work
+    tree ``root`` (``AS_FILE``)."""
+    path = root / rel
+    return path.is_file() and not path.is_symlink()
 
 
 def installed(root: Path, rel: str, venvs: dict[str, bool]) -> bool:

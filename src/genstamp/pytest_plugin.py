@@ -1304,7 +1304,8 @@ class Session:
                 {*merged.loaded, *merged.read, *(posixpath.normpath(s) for s in settings)}
             )
         try:
-            trees.ask_misplaced(candidates, merged.loaded, used, audit.searched(merged))
+            searched = audit.searched(merged)
+            trees.ask_misplaced(candidates, merged.loaded, used, searched, self.tally.prefix)
         except GenstampError:
             return False
         return True

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from genstamp import __version__, audit, binding, bytecode, coverage, suite
 from genstamp.binding import Counts, Report
 from genstamp.paths import generated
-from genstamp.placed import IGNORED, INSTALLED, LINKED
+from genstamp.placed import AS_FILE, IGNORED, INSTALLED, LINKED
 from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:
@@ -85,7 +85,8 @@ class Facts(NamedTuple):
     # that cannot be known (the file changed since): the raw blob is then what counts.
     added: Mapping[tuple[str, str], str | None] = _EMPTY
     # For loaded or flagged paths the tested tree does not hold: INSTALLED, IGNORED, LINKED or
-    # UNTRACKED; LINKED too for a file it holds as a symbolic link leading out of the work tree.
+    # UNTRACKED; LINKED too for a file it holds as a symbolic link leading out of the work tree,
+    # AS_FILE for one it holds as a link that the work tree holds as a plain file.
     placed: Mapping[str, str] = _EMPTY
     submodules: tuple[Submodule, ...] = ()  # the submodules with changes in their work trees
     # Loaded paths the tested tree holds only inside a gitlink no .gitmodules gives a URL:
@@ -606,9 +607,12 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
     differ: list[str] = []
     absent: list[str] = []
     linked: list[str] = []
+    as_files: list[str] = []
     for rel, loads in loaded.loaded.items():
         if facts.placed.get(rel) == LINKED and rel not in loaded.made:
             linked.append(rel)  # (the tree may hold the link itself: a file that leads out)
+        elif facts.placed.get(rel) == AS_FILE and rel not in loaded.made:
+            as_files.append(rel)
         elif rel in blobs:
             if any(not _tested_blob(facts, rel, raw, blobs[rel]) for raw in loads):
                 differ.append(rel)
@@ -623,6 +627,15 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
             "code loaded by the tests lies where a symbolic link of the tested tree leads, out "
             "of the work tree (a clean clone has the link, not the files; commit them instead): ",
             linked,
+            PATH_LIMIT,
+        )
+    if as_files:
+        yield listed(
+            "code loaded by the tests is a plain file where the tested tree holds a symbolic "
+            "link (under core.symlinks=false git checks a link out as a file holding its "
+            "target, and a commit of that file keeps the link: a clean clone has the link; "
+            "`git rm --cached` it and add the file): ",
+            as_files,
             PATH_LIMIT,
         )
     folders = [  # an ignored one is ignored-code's

@@ -16,7 +16,7 @@ import fnmatch
 import posixpath
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from genstamp import binding, stdlib
@@ -772,6 +772,24 @@ def settings_files(suites: Sequence[Suite]) -> set[str]:
                 folder = posixpath.dirname(folder)
                 folders.add(folder)
         out.update(join(f, "conftest.py") for f in folders)
+    return out
+
+
+def run_reads(
+    configs: Iterable[str], conftest_at: Callable[[str], bool], loaded: Iterable[str]
+) -> set[str]:
+    """The files a run of the suite reads for the files the tests ``loaded``: the suite's
+    configuration files (``configs``), and each ``conftest.py`` in their folders and those
+    above them that the tree holds (``conftest_at``). A sparse checkout may leave them out:
+    the run then goes without them, as a clean clone does not."""
+    out = {c for c in configs if c}
+    above: set[str] = set()
+    for rel in loaded:
+        folder = posixpath.dirname(rel)
+        while folder not in above:
+            above.add(folder)
+            folder = posixpath.dirname(folder)
+    out.update(c for c in (join(f, "conftest.py") for f in above) if conftest_at(c))
     return out
 
 
