@@ -729,6 +729,31 @@ def test_a_plain_file_where_the_tree_holds_a_link(tmp_path: Path, case: str) -> 
     assert "will refuse: loaded-not-tested" in out, out
 
 
+@pytest.mark.e2e
+def test_ignored_code_whose_path_is_no_utf8(tmp_path: Path) -> None:
+    """The tests load a module from a git-ignored folder named in Latin-1 (``lib/caf\\xe9``):
+    libgit2's binding takes no such path, and the gate and the pre-push hook ended in a
+    traceback. Refused as ignored code, the run's forecast too, the name's byte shown as
+    ``\\xe9``."""
+    repo, _ = project(tmp_path, "")
+    (repo / ".gitignore").write_text("__pycache__/\nlib/\n")
+    folder = repo / os.fsdecode(b"lib/caf\xe9")
+    folder.mkdir(parents=True)
+    (folder / "helper.py").write_text("def f():\n    return 3\n")
+    (repo / "tests" / "test_it.py").write_text(
+        "import os, sys\n\n\ndef test_x():\n"
+        "    sys.path.insert(0, os.fsdecode(os.path.join(b'lib', os.listdir(b'lib')[0])))\n"
+        "    import helper\n\n    assert helper.f() == 3\n"
+    )
+    commit_all(repo, "a test of ignored code")
+    restamp.begin(open_checkout(repo))
+    out = run(repo)
+    found = failures(repo)
+    assert list(found) == ["ignored-code"], found
+    assert "lib/caf\\xe9/helper.py" in found["ignored-code"], found
+    assert "will refuse: ignored-code: lib/caf\\xe9/helper.py" in out, out
+
+
 LINKS_WHAT_IT_MAKES = """
 import os, pathlib, sys
 

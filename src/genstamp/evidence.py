@@ -48,7 +48,7 @@ from genstamp.binding import (  # re-exported: the plugin, run and the tests nam
     worse,
 )
 from genstamp.errors import GenstampError
-from genstamp.repo import Checkout, Place, open_checkout
+from genstamp.repo import Checkout, Place, open_checkout, path_is_ignored
 
 __all__ = [
     "FORMAT",
@@ -344,7 +344,7 @@ def location(checkout: Checkout | Place, configured: Path | None) -> Path:
         rel = path.relative_to(workdir).as_posix()
         # The pytest plugin knows only the place; asking git opens the repository (rare).
         repo = checkout.repo if isinstance(checkout, Checkout) else open_checkout(workdir).repo
-        if not repo.path_is_ignored(rel):
+        if not path_is_ignored(repo, rel):
             raise GenstampError(
                 f"the evidence path {rel} is inside the work tree and not ignored by git",
                 f"add {rel} to .gitignore, or leave tool.genstamp.evidence unset",

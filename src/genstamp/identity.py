@@ -47,7 +47,7 @@ from genstamp.bytecode import is_bytecode_path
 from genstamp.errors import GenstampError, unreadable_index
 from genstamp.gitwalk import file_stamp as file_stamp  # where it was, for its callers
 from genstamp.monitor import Clock
-from genstamp.repo import Checkout, common_gitdir
+from genstamp.repo import Checkout, common_gitdir, path_is_ignored
 from genstamp.typedtuple import NamedTuple
 
 # Repositories whose shared in-memory index a scan has changed: reloaded before the next scan
@@ -1012,7 +1012,7 @@ def _walk_since(
                 entry is None
                 and delta is None
                 and os.path.lexists(os.path.join(workdir, name))
-                and not repo.path_is_ignored(name)
+                and not path_is_ignored(repo, name)
             ):
                 # on disk, not ignored, in no index, and the walk saw nothing: a folder git
                 # enters and libgit2 does not (its `.git` is no repository)

@@ -153,7 +153,7 @@ def lines(run: Run) -> list[str]:
             f"{bound}: every collected test ran and passed; `genstamp verify` accepts it while "
             "the tree stays as tested and the run covers the suite"
         ]
-    return [_bounded(f"{PREFIX} will refuse: {refusal}") for refusal in refusals]
+    return [_bounded(f"{PREFIX} will refuse: {paths.printable(refusal)}") for refusal in refusals]
 
 
 def named(items: Sequence[str]) -> str:

@@ -94,3 +94,17 @@ def config_path(value: str, workdir: str) -> str:
     taken from the top of the work tree, where git runs, not from this process's folder."""
     path = os.path.expanduser(value)
     return path if os.path.isabs(path) else os.path.join(workdir, path)
+
+
+def printable(text: str) -> str:
+    """Text any output can carry on one line: bytes of a file or ref name that are not UTF-8
+    (which pygit2 and os hand over surrogate-escaped) become ``\\xNN`` instead of failing a
+    print, and control characters (a newline in a file name) become escapes, so that a name
+    cannot split one line of output into two."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if any(c < " " or c == "\x7f" for c in text):
+        text = "".join(repr(c)[1:-1] if c < " " or c == "\x7f" else c for c in text)
+    return text

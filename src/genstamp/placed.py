@@ -76,6 +76,8 @@ def placement(
     INSTALLED, IGNORED, LINKED or UNTRACKED."""
     import pygit2  # the caller holds a repository: pygit2 is loaded already
 
+    from genstamp.repo import path_is_ignored
+
     out: dict[str, str] = {}
     holders: dict[Path, pygit2.Repository | None] = {}
     for rel in paths:
@@ -85,13 +87,13 @@ def placement(
             out[rel] = INSTALLED
         else:
             try:
-                ignored = checkout.repo.path_is_ignored(rel)
+                ignored = path_is_ignored(checkout.repo, rel)
                 if not ignored:  # inside a submodule, its own rules decide too
                     found = _holder(checkout, rel, holders)
                     ignored = (
                         found is not None
                         and found[1] not in found[0].index  # tracked there: not ignored
-                        and found[0].path_is_ignored(found[1])
+                        and path_is_ignored(found[0], found[1])
                     )
             except pygit2.GitError:
                 ignored = False

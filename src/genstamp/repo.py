@@ -17,6 +17,26 @@ if TYPE_CHECKING:  # pygit2 is imported where it is used: the pytest plugin runs
 STATE_DIR = "genstamp"
 
 
+def path_is_ignored(repo: pygit2.Repository, rel: str) -> bool:
+    """Whether git's ignore rules match ``rel`` (a path of the work tree), as libgit2's
+    ``path_is_ignored`` says (the index not asked); for a path that is no UTF-8 (a name read
+    with surrogateescape), which pygit2 cannot pass to libgit2, as ``git check-ignore`` says."""
+    try:
+        return bool(repo.path_is_ignored(rel))
+    except UnicodeEncodeError:
+        import subprocess
+
+        moved = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
+        env = {k: v for k, v in os.environ.items() if k not in moved}
+        args: list[str | bytes] = ["git", "check-ignore", "-q", "--no-index", "--"]
+        args.append(os.fsencode(rel))
+        try:
+            proc = subprocess.run(args, cwd=repo.workdir, env=env, capture_output=True)
+        except OSError:
+            return False
+        return proc.returncode == 0
+
+
 class Checkout(NamedTuple):
     repo: pygit2.Repository
     workdir: Path  # the work tree root, resolved

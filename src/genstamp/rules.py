@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from genstamp import __version__, audit, binding, bytecode, coverage, suite
 from genstamp.binding import Counts, Report
 from genstamp.paths import generated
+from genstamp.paths import printable as printable  # where the callers find it
 from genstamp.placed import AS_FILE, IGNORED, INSTALLED, LINKED
 from genstamp.typedtuple import NamedTuple
 
@@ -1196,20 +1197,6 @@ def merged_counts(merge: coverage.Merge) -> Counts:
     skipped = c["skipped"] + c["xfailed"] + c["xpassed"]
     total = sum(c.values())
     return Counts(total, c["passed"], c["failed"], c["error"], skipped, c["xfailed"], c["xpassed"])
-
-
-def printable(text: str) -> str:
-    """Text any output can carry on one line: bytes of a file or ref name that are not UTF-8
-    (which pygit2 and os hand over surrogate-escaped) become ``\\xNN`` instead of failing a
-    print, and control characters (a newline in a file name) become escapes, so that a name
-    cannot split one line of output into two."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    if any(c < " " or c == "\x7f" for c in text):
-        text = "".join(repr(c)[1:-1] if c < " " or c == "\x7f" else c for c in text)
-    return text
 
 
 def limit(items: Sequence[str], most: int) -> str:

@@ -30,7 +30,7 @@ import pygit2
 
 from genstamp.identity import IndexView, file_stamp
 from genstamp.paths import config_path
-from genstamp.repo import Checkout, common_gitdir
+from genstamp.repo import Checkout, common_gitdir, path_is_ignored
 from genstamp.typedtuple import NamedTuple
 
 IN_MODIFY = 0x2
@@ -301,6 +301,6 @@ def _unescape(field: str) -> str:
 
 def _ignored(repo: pygit2.Repository, path: bytes) -> bool:
     try:
-        return bool(repo.path_is_ignored(os.fsdecode(path)))
-    except (pygit2.GitError, UnicodeError, ValueError):
+        return path_is_ignored(repo, os.fsdecode(path))
+    except (pygit2.GitError, ValueError):
         return False
