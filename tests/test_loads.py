@@ -737,14 +737,15 @@ def test_ignored_code_whose_path_is_no_utf8(tmp_path: Path) -> None:
     ``\\xe9``."""
     repo, _ = project(tmp_path, "")
     (repo / ".gitignore").write_text("__pycache__/\nlib/\n")
-    folder = repo / os.fsdecode(b"lib/caf\xe9")
-    folder.mkdir(parents=True)
-    (folder / "helper.py").write_text("def f():\n    return 3\n")
-    (repo / "tests" / "test_it.py").write_text(
+    test = (
         "import os, sys\n\n\ndef test_x():\n"
         "    sys.path.insert(0, os.fsdecode(os.path.join(b'lib', os.listdir(b'lib')[0])))\n"
         "    import helper\n\n    assert helper.f() == 3\n"
     )
+    helper = "def f():\n    return 3\n"
+    for rel, text in {b"lib/caf\xe9/helper.py": helper, b"tests/test_it.py": test}.items():
+        (repo / os.fsdecode(rel)).parent.mkdir(parents=True, exist_ok=True)
+        (repo / os.fsdecode(rel)).write_text(text)
     commit_all(repo, "a test of ignored code")
     restamp.begin(open_checkout(repo))
     out = run(repo)
