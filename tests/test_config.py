@@ -34,6 +34,7 @@ def test_every_key_is_parsed(tmp_path: Path) -> None:
         allow_partial=True,
         scrub_venvs=True,
         generated=("src/calc/_version.py", "build/**/*.py"),
+        declared=("src/calc/_version.py", "build/**/*.py"),  # (none of them the build's)
     )
 
 

@@ -801,6 +801,25 @@ def test_code_the_project_declares_generated_is_accepted(repo: Path, genstamp: R
     assert (code, rules(data)) == (0, []), data
 
 
+def test_a_generated_glob_the_judged_commit_does_not_declare_excuses_nothing(
+    repo: Path, genstamp: RunGenstamp
+) -> None:
+    """The run loaded ignored code and the push was refused; the user declares it generated
+    in the work tree's pyproject.toml but commits nothing: the commit (``--rev``, a push) was
+    accepted, judged with the work tree's glob, though no clone of it has the file. Refused;
+    committed (and tested again), the glob counts."""
+    _ignored_lib(repo, generated=False)
+    green(genstamp, repo)
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + '\n[tool.genstamp]\ngenerated = ["lib/**/*.py"]\n')
+    code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    assert (code, rules(data)) == (1, ["ignored-code"]), data
+    commit_all(repo, "the generated code declared")
+    green(genstamp, repo)
+    code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    assert (code, rules(data)) == (0, []), data
+
+
 @pytest.mark.parametrize(
     ("declared", "accepted"),
     [

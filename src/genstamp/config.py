@@ -45,6 +45,8 @@ class Config(NamedTuple):
     # Sources whose version line the build rewrites in the copy it installs (versioningit's
     # ``onbuild``): an installed copy is the tree's where all else is the same.
     version_lines: tuple[str, ...] = ()
+    # Of ``generated``, the globs [tool.genstamp] declares (the rest the build's settings give).
+    declared: tuple[str, ...] = ()
 
 
 _KEYS: dict[str, type] = {
@@ -95,7 +97,9 @@ def from_bytes(raw: bytes, workdir: Path, path: Path) -> Config:
             for v in version_files(_tool(below), below) + setup_py_version_files(below)
         ]
     found = found._replace(
-        built=tuple(dict.fromkeys(versions)), version_lines=tuple(versioningit_files(tool))
+        built=tuple(dict.fromkeys(versions)),
+        version_lines=tuple(versioningit_files(tool)),
+        declared=found.generated,
     )
     versions = [v for v in dict.fromkeys(versions) if v not in found.generated]
     return found._replace(generated=found.generated + tuple(versions)) if versions else found

@@ -351,14 +351,18 @@ def _refuted(
 def as_committed(checkout: Checkout, settings: config.Config, tree_id: str) -> config.Config:
     """``settings`` (the work tree's) no more lenient than what the judged tree holds in its
     own ``pyproject.toml``: a local ``allow-partial`` the tree does not hold (uncommitted and
-    pushed, hidden by ``--skip-worktree``, an untracked file) allows nothing for it. A tree
-    not in the object store keeps the work tree's."""
+    pushed, hidden by ``--skip-worktree``, an untracked file) allows nothing for it, nor does
+    a ``generated`` glob it does not declare (the ignored code it excuses is in no clone of
+    that tree). A tree not in the object store keeps the work tree's."""
     held = committed_settings(checkout, tree_id)
     if held is None:
         return settings
+    local = set(settings.declared) - set(held.declared)
     return settings._replace(
         allow_partial=settings.allow_partial and held.allow_partial,
         require_clean_room=settings.require_clean_room or held.require_clean_room,
+        generated=tuple(g for g in settings.generated if g not in local),
+        declared=tuple(g for g in settings.declared if g not in local),
     )
 
 
