@@ -203,9 +203,17 @@ def test_a_rev_that_names_nothing_is_an_error(bound: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("rev", "kind"), [("HEAD:pyproject.toml", "blob"), ("HEAD^{tree}", "tree")]
+    ("rev", "kind"),
+    [
+        ("HEAD:pyproject.toml", "blob"),
+        ("HEAD^{tree}", "tree"),
+        ("blobtag", "tag of a blob"),  # an annotated tag: what it points at ("a tag" before)
+        ("treetag", "tag of a tree"),
+    ],
 )
 def test_a_rev_that_names_no_commit_says_what_it_names(bound: Path, rev: str, kind: str) -> None:
+    git(bound, "tag", "-a", "-m", "a key", "blobtag", "HEAD:pyproject.toml")
+    git(bound, "tag", "-a", "-m", "a tree", "treetag", "HEAD^{tree}")
     with pytest.raises(GenstampError) as info:
         facts_of(bound, revs=(rev,))
     assert info.value.message == f"{rev!r} names a {kind}, not a commit"

@@ -761,10 +761,11 @@ def rev_tree(
         commit = obj.peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
         if obj is not None:  # a blob or a tree (`HEAD:pyproject.toml`, `HEAD^{tree}`)
-            raise GenstampError(
-                f"{rev!r} names a {obj.type_str}, not a commit",
-                remedy,
-            ) from None
+            kind: str = obj.type_str
+            if isinstance(obj, pygit2.Tag):  # (of a tag of one, what the tag points at)
+                with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
+                    kind = f"tag of a {checkout.repo[obj.target].type_str}"
+            raise GenstampError(f"{rev!r} names a {kind}, not a commit", remedy) from None
         if checkout.repo.is_shallow:
             raise GenstampError(
                 f"{rev!r} does not name a commit here: this is a shallow clone, "
