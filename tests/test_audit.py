@@ -1047,10 +1047,19 @@ def test_an_installed_copy_is_the_runs_own_only_in_an_environment_the_run_made(
     assert kinds == ([] if made == "env-made-by-the-run" else [audit.FOREIGN]), judged.flags
 
 
-@pytest.mark.parametrize("name", ["fast.C", "fast.CPP", "fast.c++", "fast.cp", "fast.cxx"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        *("fast.C", "fast.CPP", "fast.c++", "fast.cp", "fast.cxx"),
+        # SWIG's interface (`Extension("_fast", ["fast.i"])`), Objective-C, assembly
+        *("fast.i", "fast.m", "fast.mm", "fast.S", "fast.s", "fast.asm"),
+    ],
+)
 def test_a_cpp_source_of_any_spelling_is_a_native_source(tmp_path: Path, name: str) -> None:
-    """gcc and setuptools take `.C`, `.CPP`, `.c++` and `.cp` for C++: an edit of one after
-    the build makes the extension stale, beside it or anywhere in the tree."""
+    """gcc and setuptools take `.C`, `.CPP`, `.c++` and `.cp` for C++, and build from SWIG's
+    `.i`, Objective-C and assembly too: an edit of one after the build makes the extension
+    stale, beside it or anywhere in the tree (a SWIG interface edited, its generated wrapper
+    ignored, was accepted)."""
     repo = init_repo(tmp_path / "repo")
     (repo / "pkg").mkdir()
     built = repo / "pkg" / f"fast{sysconfig.get_config_var('EXT_SUFFIX')}"

@@ -817,6 +817,26 @@ def test_an_ignored_build_the_tree_holds_no_source_for(
     assert (why is not None) == stale, why
 
 
+@pytest.mark.parametrize("makefile", [True, False])
+def test_a_library_built_from_no_listed_source_is_the_builds_where_a_build_file_names_it(
+    tmp_path: Path, makefile: bool
+) -> None:
+    """A git-ignored library ``ctypes`` loads, where the tree holds no native source at all
+    (the committed Makefile builds it from a vendored tarball): the Makefile names it, a
+    clean clone's ``make`` builds it, and it was refused all the same. Control: no build file
+    names it, and it is built from nothing the tree holds."""
+    files = {".gitignore": "*.so\n", "vendor/fast.tar.gz": "(an archive)\n"}
+    if makefile:
+        files["Makefile"] = "libfast.so: vendor/fast.tar.gz\n\ttar xzf $< && cc -shared -o $@\n"
+    repo = committed(tmp_path / "repo", files)
+    built = repo / "libfast.so"
+    built.write_bytes(b"\x7fELF")
+    later = time.time_ns() + 10**9  # built after every file of the tree
+    os.utime(built, ns=(later, later))
+    why = audit.stale_extension(str(built), later, [], str(repo), "make", module=False)
+    assert (why is None) == makefile, why
+
+
 SO = ".cpython-311-x86_64-linux-gnu.so"
 
 

@@ -35,12 +35,17 @@ AUDIT_VERSION = 3
 READABLE = (2, 3)
 
 # (matched whatever their case: `.C` and `.CPP` are C++ to gcc and setuptools)
-EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".cp", ".cu", ".pyx", ".pxd", ".rs")
+EXTENSION_SOURCES = (
+    *(".c", ".cc", ".cpp", ".cxx", ".c++", ".cp", ".cu", ".pyx", ".pxd", ".rs"),
+    # ... and what setuptools' compilers take as well: SWIG's interfaces (``Extension("_fast",
+    # ["fast.i"])``), Objective-C, assembly
+    *(".i", ".m", ".mm", ".s", ".sx", ".asm"),
+)
 # What a build of an extension can read besides the sources above: headers and includes (C++'s
 # inline and template implementation files too).
 NATIVE_SOURCES = (
     *EXTENSION_SOURCES,
-    *(".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tcc", ".tpp", ".pxi"),
+    *(".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tcc", ".tpp", ".pxi", ".swg"),
     # f2py's Fortran and signature files, and the other languages extensions are built from
     *(".f", ".for", ".f77", ".f90", ".f95", ".f03", ".f08", ".pyf", ".zig", ".go", ".nim"),
 )
@@ -1419,7 +1424,7 @@ def module_name(path: str, folders: Iterable[str]) -> str:
 
 
 def native_sources(root: Path) -> list[str]:
-    """The native sources of the checkout (C, C++, Cython, Rust and their headers) that git
+    """The native sources of the checkout (C, C++, Cython, Rust, SWIG, their headers...) that git
     tracks or would add: what a build of an extension module can read, wherever the build
     configuration names them. Read from git, not guessed from a folder layout."""
     import subprocess
@@ -1579,8 +1584,9 @@ def stale_extension(
         helper = "__mypyc." in os.path.basename(path)
         stem = os.path.basename(path).partition(".")[0]
         # for a module imported by name: no native source of its name nor any build file that
-        # names it; for a library ctypes loads (named by whatever builds it: a Makefile), no
-        # native source at all (the git commands only where the cheap checks leave it open)
+        # names it; for a library ctypes loads, no native source of its name nor any build
+        # file (a Makefile) that names it (the git commands only where the cheap checks leave
+        # it open)
         # a module beside it is its source only where the project compiles Python modules
         # (mypyc, Cython's pure-Python mode); else the build came from elsewhere
         if (
@@ -1594,7 +1600,7 @@ def stale_extension(
             and (
                 not _named(root, stem, natives)
                 if module
-                else not natives or not _library_named(root, stem, natives)
+                else not _library_named(root, stem, natives)
             )
         ):
             return (
