@@ -1525,7 +1525,7 @@ def test_an_edit_the_index_hides_from_git_is_refused_and_told(
 
 
 @pytest.mark.parametrize("option", ["--skip-worktree", "--assume-unchanged"])
-@pytest.mark.parametrize("kind", ["package-init", "fallback", "elsewhere"])
+@pytest.mark.parametrize("kind", ["package-init", "fallback", "elsewhere", "top"])
 def test_a_module_deleted_out_of_gits_sight_is_found_absent_by_the_import(
     project: Path, tmp_path: Path, genstamp: RunGenstamp, option: str, kind: str
 ) -> None:
@@ -1544,6 +1544,7 @@ def test_a_module_deleted_out_of_gits_sight_is_found_absent_by_the_import(
         "    def speed():\n        return 1\n\n\ndef add(a, b):\n    return a + b\n",
         "src/calc/fast.py": "def speed():\n    return 0\n",
         "tools/gen.py": "raise SystemExit('not a test')\n",
+        "gen.py": "raise SystemExit('not a test')\n",
     }
     for rel, text in files.items():
         (project / rel).parent.mkdir(exist_ok=True)
@@ -1552,6 +1553,7 @@ def test_a_module_deleted_out_of_gits_sight_is_found_absent_by_the_import(
         "package-init": "from calc.broken.core import X\n\n\ndef test_gone():\n    assert X\n",
         "fallback": "from calc import speed\n\n\ndef test_gone():\n    assert speed() == 1\n",
         "elsewhere": "from calc import speed\n\n\ndef test_gone():\n    assert speed() == 0\n",
+        "top": "from calc import speed\n\n\ndef test_gone():\n    assert speed() == 0\n",
     }[kind]
     (project / "tests" / "test_gone.py").write_text(test)
     commit_all(project, "a package, a fallback, a tool")
@@ -1559,13 +1561,14 @@ def test_a_module_deleted_out_of_gits_sight_is_found_absent_by_the_import(
         "package-init": "src/calc/broken/__init__.py",
         "fallback": "src/calc/fast.py",
         "elsewhere": "tools/gen.py",
+        "top": "gen.py",  # (pytest's configuration is loaded from the top: no import)
     }[kind]
     git(project, "update-index", option, gone)
     (project / gone).unlink()
     assert git(project, "status", "--porcelain") == ""  # git does not see the deletion
-    assert clean_clone_fails(project, tmp_path) is (kind != "elsewhere")
+    assert clean_clone_fails(project, tmp_path) is (kind not in ("elsewhere", "top"))
     out, data = told_and_judged(genstamp, project)
-    if kind == "elsewhere":
+    if kind in ("elsewhere", "top"):
         assert rules(data) == [], data
         assert "will refuse" not in out, out
         return

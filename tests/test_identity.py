@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import shutil
 import stat
 import tempfile
@@ -26,6 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from identity_modes import identity_mode, kept_as_the_test_runs  # noqa: F401 - autouse
 
+from genstamp import identity
 from genstamp.identity import scan, split_plan, tree_identity
 from genstamp.repo import open_checkout
 
@@ -838,3 +840,28 @@ def test_a_folder_whose_git_is_no_repository_after_the_kept_answer(base: Path) -
     assert_same(base)
     (base / "d1" / "f").write_text("f, edited\n")
     assert_same(base)
+
+
+@pytest.mark.parametrize("ignorecase", [False, True])
+def test_the_modules_of_a_folder_are_found_in_the_index_as_git_lists_them(
+    tmp_path: Path, ignorecase: bool
+) -> None:
+    """The modules directly in a folder, found by a binary search of libgit2's index: as `git
+    ls-files` lists them (the oracle), also under ``core.ignorecase``, where libgit2 sorts the
+    index without regard to case (an upper-case name sorts after ``pkg/`` then, before it as
+    bytes: none of the folder's modules was found)."""
+    repo = init_repo(tmp_path / "repo")
+    files = ["ZA.txt", "Zb.py", "pkg-x.py", "pkg.py", "pkg/__init__.py", "pkg/Mod.py"]
+    files += ["pkg/sub/deep.py", "pkg/z.txt", "pkg/~late.py", "top.py", "Pkg2/x.py"]
+    for rel in files:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("")
+    git(repo, "config", "core.ignorecase", str(ignorecase).lower())
+    commit_all(repo, "files")
+    listed = git(repo, "ls-files").splitlines()
+    checkout = open_checkout(repo)
+    raw = checkout.repo.index._index
+    for folder in ("", "pkg", "pkg/sub", "Pkg2", "none"):
+        found = sorted(identity._modules_in(raw, [folder], ignorecase))
+        expected = sorted(p for p in listed if posixpath.dirname(p) == folder and p.endswith(".py"))
+        assert found == expected, folder

@@ -1774,6 +1774,30 @@ def test_what_a_sparse_checkout_leaves_out_of_a_run_of_the_suite(
             assert code == 1 and f"{left_out} (--skip-worktree)" in rules(data)["hidden-change"]
 
 
+@pytest.mark.parametrize("config", ["pytest.ini", "svc_a/pytest.ini"])
+def test_a_declared_suites_configuration_a_sparse_checkout_leaves_out(
+    tmp_path: Path, config: str
+) -> None:
+    """A declared suite (``svc_a``) whose pytest configuration (its own, or the nearest above
+    it) a sparse checkout leaves out: the run in its folder went without its filters. The gate
+    kept only the configuration files of the suite's own folder (one above it was dropped),
+    and the run's forecast asked only its rootdir's (its own was not asked): both refuse, as a
+    hidden change."""
+    files = {
+        "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a"]\n',
+        config: "[pytest]\nfilterwarnings =\n    error\n",
+        "svc_a/tests/test_w.py": "import warnings\n\n\ndef test_w():\n"
+        "    warnings.warn('old', DeprecationWarning)\n",
+    }
+    root = make(tmp_path / "p", files)
+    git(root, "sparse-checkout", "set", "--no-cone", "/*", f"!/{config}")
+    proc = pytest_in(root / "svc_a")
+    assert proc.returncode == 0, proc.stdout
+    assert f"will refuse: hidden-change: {config} (--skip-worktree)" in proc.stdout, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 1 and f"{config} (--skip-worktree)" in rules(data)["hidden-change"], data
+
+
 def test_collect_ignore_in_a_conftest_is_out_of_the_suite(tmp_path: Path) -> None:
     files = {
         **SIMPLE,

@@ -64,8 +64,10 @@ MODULE_SUFFIXES = tuple(importlib.machinery.all_suffixes())
 
 def searched(audited: Audit) -> list[str]:
     """The folders of the work tree where the tests' imports looked for modules: those of the
-    modules they loaded, and of the namespace packages they imported (no ``__init__.py``)."""
-    return sorted({*(posixpath.dirname(p) for p in audited.loaded), *audited.namespaces})
+    modules they loaded (not of a file read as code: pytest's configuration), and of the
+    namespace packages they imported (no ``__init__.py``)."""
+    modules = [p for p in audited.loaded if p.endswith(MODULE_SUFFIXES)]
+    return sorted({*(posixpath.dirname(p) for p in modules), *audited.namespaces})
 
 
 class Audit(NamedTuple):

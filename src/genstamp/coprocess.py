@@ -33,7 +33,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -42,7 +42,7 @@ from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:  # the test process's side never imports pygit2
     import subprocess
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
     import pygit2
 
@@ -106,26 +106,27 @@ def unseen(
     checkout: Checkout,
     used: list[str] | None,
     searched: list[str],
-    root: str | None = None,
+    roots: Sequence[str] = (),
     loaded: Iterable[str] = (),
 ) -> tuple[dict[str, str], dict[str, list[str]]]:
     """What the tree leaves out and the gate refuses (``hidden-change``, ``dirty-submodule``):
     the hidden changes among the files ``used`` (of every file: None) and the modules of the
-    folders the imports ``searched`` (and, run in the folder ``root``, the configuration and
-    conftests a sparse checkout left out for the files ``loaded``), and each submodule with
-    changes its recorded commit does not hold."""
+    folders the imports ``searched`` (and the configuration of the suites the run's files are
+    in, their folders ``roots``, and the conftests a sparse checkout left out for the files
+    ``loaded``), and each submodule with changes its recorded commit does not hold."""
     from genstamp import submodules  # not the gate's facts: their import costs tens of ms
     from genstamp.identity import hidden_changes
 
     found = submodules.dirty(checkout) if submodules.may_have(checkout) else []
     dirty = {path: list(changes) for path, changes in found}
-    needed = _run_reads(checkout, root, loaded) if root is not None else set()
+    loaded = list(loaded)
+    needed = set().union(*(_run_reads(checkout, root, loaded) for root in roots))
     return hidden_changes(checkout, used, searched, needed), dirty
 
 
 def _run_reads(checkout: Checkout, root: str, loaded: Iterable[str]) -> set[str]:
-    """The configuration and conftests a run in the folder ``root`` reads for the files
-    ``loaded``, as the index holds them (``suite.run_reads``)."""
+    """The configuration of the suite in the folder ``root`` and the conftests a run reads for
+    the files ``loaded``, as the index holds them (``suite.run_reads``)."""
     import pygit2
 
     from genstamp import suite
@@ -248,13 +249,14 @@ class CoProcess:
         loaded: Mapping[str, Sequence[str]] | None = None,
         used: list[str] | None = None,
         searched: list[str] | None = None,
-        root: str | None = None,
+        roots: Sequence[str] = (),
     ) -> None:
         """Ask which of ``paths`` (relative to the work tree) git ignores, leaving them out of
         the tree, which lie in a repository a clone cannot fetch, which of the files ``loaded``
         (path -> blob ids loaded) were loaded as the tree does not hold them, which of the
         files ``used`` (every file: None) and modules of the folders the imports ``searched``
-        (and the files a run in ``root`` reads: ``unseen``) hold changes hidden from git, and
+        (and the files a run of the suites in ``roots`` reads: ``unseen``) hold changes hidden
+        from git, and
         which submodules
         hold changes (read it with ``misplaced_answer``, after ``tree_end``; the co-process
         ends once it has answered). Asked once the tree at the end is asked for
@@ -268,7 +270,7 @@ class CoProcess:
                 "loaded": {k: list(v) for k, v in (loaded or {}).items()},
                 "used": used,
                 "searched": searched or [],
-                "root": root,
+                "roots": list(roots),
             }
             stdin.write(f"{IGNORED}\t{json.dumps(asked)}\n")
             stdin.flush()
@@ -455,12 +457,12 @@ def main(argv: list[str]) -> int:
                 used = asked.get("used")
                 searched = [p for p in asked.get("searched", ()) if isinstance(p, str)]
                 ignored = placed.ignored(end, paths)
-                root = asked.get("root")
+                roots = [r for r in asked.get("roots", ()) if isinstance(r, str)]
                 hidden, dirty = unseen(
                     end,
                     used if isinstance(used, list) else None,
                     searched,
-                    root if isinstance(root, str) else None,
+                    roots,
                     loaded if isinstance(loaded, dict) else (),
                 )
                 forms: dict[str, dict[str, str]] = {}

@@ -1558,7 +1558,8 @@ def hidden_changes(
         entries = (C.git_index_get_byindex(raw, n) for n in range(C.git_index_entrycount(raw)))
     else:
         paths = list(dict.fromkeys([*paths, *needed]))
-        absent_only = set(_modules_in(raw, searched)) - set(paths)
+        folded = _ignorecase(repo)  # (libgit2 then sorts the index without regard to case)
+        absent_only = set(_modules_in(raw, searched, folded)) - set(paths)
         wanted = [*paths, *sorted(absent_only)]
         entries = (C.git_index_get_bypath(raw, os.fsencode(p), 0) for p in wanted)
     flagged: list[tuple[str, str, str]] = []
@@ -1626,11 +1627,12 @@ def _exists(checkout: Checkout, path: str) -> bool:
     return os.path.lexists(os.path.join(checkout.workdir, path))
 
 
-def _modules_in(raw: object, folders: Iterable[str]) -> Iterator[str]:
+def _modules_in(raw: object, folders: Iterable[str], folded: bool = False) -> Iterator[str]:
     """The paths of the index ``raw`` (libgit2's, through pygit2's cffi bindings) of the files
     directly in ``folders`` that Python imports as modules (``importlib.machinery``'s
-    suffixes). The index is sorted by path, as bytes: each folder's files, and past each of
-    its subfolders, are found by a binary search, not a walk of the whole index."""
+    suffixes). The index is sorted by path, as bytes (``folded``: as bytes with ASCII letters
+    lower-cased, as libgit2 sorts it under ``core.ignorecase``): each folder's files, and past
+    each of its subfolders, are found by a binary search, not a walk of the whole index."""
     import bisect
 
     from pygit2.ffi import C, ffi
@@ -1644,11 +1646,13 @@ def _modules_in(raw: object, folders: Iterable[str]) -> Iterator[str]:
             return int(count)
 
         def __getitem__(self, n: int) -> bytes:  # type: ignore[override]
-            return bytes(ffi.string(C.git_index_get_byindex(raw, n).path))
+            path = bytes(ffi.string(C.git_index_get_byindex(raw, n).path))
+            return path.lower() if folded else path
 
     listed = Paths()
     for folder in sorted(set(folders)):
-        prefix = os.fsencode(folder + "/") if folder else b""
+        exact = os.fsencode(folder + "/") if folder else b""
+        prefix = exact.lower() if folded else exact
         n = bisect.bisect_left(listed, prefix)
         while n < count:
             path = listed[n]
@@ -1658,9 +1662,10 @@ def _modules_in(raw: object, folders: Iterable[str]) -> Iterator[str]:
             if slash:  # a subfolder's files: past them ("0" follows "/")
                 n = bisect.bisect_left(listed, prefix + name + b"0", n)
                 continue
+            found = bytes(ffi.string(C.git_index_get_byindex(raw, n).path))
             n += 1
-            if os.fsdecode(name).endswith(MODULE_SUFFIXES):
-                yield os.fsdecode(path)
+            if found.startswith(exact) and os.fsdecode(found).endswith(MODULE_SUFFIXES):
+                yield os.fsdecode(found)
 
 
 def _extended_flags(index: pygit2.Index, path: str) -> int:

@@ -1305,7 +1305,11 @@ class Session:
             )
         try:
             searched = audit.searched(merged)
-            trees.ask_misplaced(candidates, merged.loaded, used, searched, self.tally.prefix)
+            # the suites the collected files are in (declared), else the run's own folder's
+            tally = self.tally
+            roots = {tally.suite_root(f) for f in tally.all_files()} if tally.suites else set()
+            roots = roots or {tally.prefix}
+            trees.ask_misplaced(candidates, merged.loaded, used, searched, sorted(roots))
         except GenstampError:
             return False
         return True

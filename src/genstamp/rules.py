@@ -755,6 +755,7 @@ def _hidden_change(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     hidden.update(recorded.hidden if recorded is not None else {})
     if loaded is not None and "*" not in loaded.read:
         used = set(loaded.loaded) | set(loaded.read) | suite.settings_files(facts.suites or ())
+        used |= {s.config.source for s in facts.suites or () if s.config.source}  # (above one)
         # and the modules of the folders the imports searched: one deleted was found absent
         searched = set(audit.searched(loaded))
         used.update(

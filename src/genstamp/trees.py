@@ -129,18 +129,18 @@ class FromCoProcess:
         loaded: Mapping[str, Sequence[str]] | None = None,
         used: list[str] | None = None,
         searched: list[str] | None = None,
-        root: str | None = None,
+        roots: Sequence[str] = (),
     ) -> None:
         """Ask which of ``paths`` git ignores, leaving them out of the tree, which lie in a
         repository a clone cannot fetch, which of ``loaded`` were loaded as the tree does not
         hold them, the changes hidden from git in ``used`` (in every file: None) and in the
-        modules of the folders the imports ``searched`` (and the files a run in ``root``
-        reads: ``coprocess.unseen``), and the
+        modules of the folders the imports ``searched`` (and the files a run of the suites in
+        ``roots`` reads: ``coprocess.unseen``), and the
         submodules with changes (after ``begin_end``; read the answer with ``misplaced`` after
         ``end``). The co-process answers it as soon as it has said the tree at the end, while
         this process gathers the rest of what it binds."""
         assert self.coprocess is not None
-        self.coprocess.ask_misplaced(paths, loaded, used, searched, root)
+        self.coprocess.ask_misplaced(paths, loaded, used, searched, roots)
 
     def misplaced(self) -> Misplaced:
         """The answer to ``ask_misplaced`` (after ``end``)."""
@@ -169,7 +169,7 @@ def _remember_the_race(place: Place) -> None:
 
 # what ``InProcess.ask_misplaced`` was asked
 _Asked = tuple[
-    list[str], Mapping[str, Sequence[str]] | None, list[str] | None, list[str], str | None
+    list[str], Mapping[str, Sequence[str]] | None, list[str] | None, list[str], Sequence[str]
 ]
 
 
@@ -251,10 +251,10 @@ class InProcess:
         loaded: Mapping[str, Sequence[str]] | None = None,
         used: list[str] | None = None,
         searched: list[str] | None = None,
-        root: str | None = None,
+        roots: Sequence[str] = (),
     ) -> None:
         """As ``FromCoProcess.ask_misplaced``: kept for ``misplaced``, which answers here."""
-        self._asked = (paths, loaded, used, searched or [], root)
+        self._asked = (paths, loaded, used, searched or [], roots)
 
     def misplaced(self) -> Misplaced:
         """As ``FromCoProcess.misplaced``, here (after ``end``)."""
@@ -262,11 +262,11 @@ class InProcess:
         from genstamp.coprocess import differing, unregistered, unseen
 
         assert self._asked is not None
-        paths, loaded, used, searched, root = self._asked
+        paths, loaded, used, searched, roots = self._asked
         checkout = self.side or self.repo
         tree = self._tree_end
         assert tree is not None
-        hidden, dirty = unseen(checkout, used, searched, root, loaded or ())
+        hidden, dirty = unseen(checkout, used, searched, roots, loaded or ())
         forms: dict[str, dict[str, str]] = {}
         asked = {k: list(v) for k, v in (loaded or {}).items()}
         return Misplaced(
