@@ -1965,6 +1965,8 @@ def test_the_suite_is_what_pytest_collects(tmp_path: Path, files: dict[str, str]
         ("reruns = 2", "", ("--reruns", "2"), False),
         ("reruns = 2", "", ("-o", "reruns=1"), False),
         ("reruns = 2", "", ("-o", "reruns=5"), True),
+        ("addopts = -o reruns=2", "", ("-o", "reruns=2"), False),  # the addopts' own setting
+        ("addopts = -o reruns=2", "", ("-o", "reruns=3"), True),
     ],
 )
 def test_a_run_that_retries_failing_tests_is_not_the_suites(

@@ -550,9 +550,9 @@ def differing(
             # a plain file where the tree holds a link, or a link out of the work tree; one
             # into it leads to a file of the tree, which the gate judges
             full, top_dir = checkout.workdir / rel, os.path.realpath(checkout.workdir)
-            if placed.file_for_link(checkout.workdir, rel) or (
-                (linkable is None or rel in linkable)
-                and not inside(os.path.realpath(full), top_dir)
+            if (linkable is None or rel in linkable) and (
+                placed.file_for_link(checkout.workdir, rel)
+                or not inside(os.path.realpath(full), top_dir)
             ):
                 linked.append(rel)
             continue

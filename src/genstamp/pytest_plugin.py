@@ -1962,13 +1962,15 @@ def _retries_added(words: list[str], suite_opts: list[str], values: Mapping[str,
     ``reruns`` setting (the run's ``-o`` over the configuration's)."""
     out = []
     ordered = [*suite_opts, *words]
-    set_ = [v.partition("=") for f, v in _valued(words) if f == "-o"]
-    overrides = [value for key, _, value in set_ if key.strip() == "reruns"]
+
+    def setting(opts: list[str]) -> str:  # its `reruns`, as the last -o of ``opts`` sets it
+        set_ = [v.partition("=") for f, v in _valued(opts) if f == "-o"]
+        return ([values.get("reruns", "")] + [v for k, _, v in set_ if k.strip() == "reruns"])[-1]
+
     suite_reruns = _last_value(suite_opts, RERUNS)
     run_reruns = _last_value(ordered, RERUNS)
-    configured = values.get("reruns", "")
-    suite_n = _number(suite_reruns if suite_reruns is not None else configured) or 0.0
-    given = run_reruns if run_reruns is not None else (overrides or [configured])[-1]
+    suite_n = _number(suite_reruns if suite_reruns is not None else setting(suite_opts)) or 0.0
+    given = run_reruns if run_reruns is not None else setting(ordered)
     if (_number(given) or 0.0) > suite_n:
         out.append(f"{RERUNS} {given}" if run_reruns is not None else f"-o reruns={given}")
     flags = [FORCED_RERUNS] + ([MAX_RUNS] if FORCE_FLAKY in suite_opts else [])
