@@ -422,28 +422,37 @@ def test_an_installed_copy_is_found_where_its_project_maps_it(
 
 
 VERSIONINGIT = '[tool.versioningit.onbuild]\nsource-file = "src/calc/__init__.py"\n'
+# poetry-dynamic-versioning's substitution, of the package below src/
+DYNAMIC = (
+    "[tool.poetry-dynamic-versioning]\nenable = true\n"
+    '[[tool.poetry-dynamic-versioning.substitution.folders]]\npath = "src"\n'
+)
 
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
     ("onbuild", "rest_changed", "accepted"),
     [
-        (True, False, True),  # the version line the build rewrote, the rest the tree's
-        (True, True, False),  # ... and more than it: a stale install
-        (False, False, False),  # no build of the project rewrites it: not the tree's
+        (VERSIONINGIT, False, True),  # the version line the build rewrote, the rest the tree's
+        (VERSIONINGIT, True, False),  # ... and more than it: a stale install
+        (DYNAMIC, False, True),
+        (DYNAMIC, True, False),
+        (DYNAMIC.replace("true", "false"), False, False),  # not enabled: it rewrites nothing
+        ("", False, False),  # no build of the project rewrites it: not the tree's
     ],
 )
 def test_an_installed_copy_whose_version_line_the_build_rewrote(
-    tmp_path: Path, onbuild: bool, rest_changed: bool, accepted: bool
+    tmp_path: Path, onbuild: str, rest_changed: bool, accepted: bool
 ) -> None:
-    """versioningit's `onbuild` step writes the version into `__version__ = ...` of the copy
-    it installs (tox, nox, `pip install .`): a complete green run of the committed tree was
-    refused as foreign-origin. The rest of the file is still compared."""
+    """versioningit's `onbuild` step (and poetry-dynamic-versioning's substitution) writes the
+    version into `__version__ = ...` of the copy it installs (tox, nox, `pip install .`): a
+    complete green run of the committed tree was refused as foreign-origin. The rest of the
+    file is still compared."""
     files = {
         "pyproject.toml": SETUPTOOLS
         + '[project]\nname = "calc"\nversion = "0.1"\n'
         + '[tool.setuptools.packages.find]\nwhere = ["src"]\n'
-        + (VERSIONINGIT if onbuild else ""),
+        + onbuild,
         "src/calc/__init__.py": '__version__ = "0.0.0"\n\n\ndef add(a, b):\n    return a + b\n',
         "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2)\n",
         ".gitignore": "build/\n*.egg-info/\n__pycache__/\n",

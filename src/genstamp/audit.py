@@ -418,12 +418,13 @@ def _layout(project: str) -> tuple[dict[str, str], list[Path]]:
     return known
 
 
-_VERSION_LINE = re.compile(rb"^[ \t]*__version__[ \t]*=.*$", re.MULTILINE)
+_VERSION_LINE = re.compile(rb"^[ \t]*__version(?:_tuple)?__[ \t]*(?::[^=\n]*)?=.*$", re.MULTILINE)
 
 
 def _same_but_the_version(tree_file: Path, installed_file: str, blob: str) -> bool:
     """Whether the installed file (still the bytes that ran, ``blob``) is the tree's file but
-    for its ``__version__ = ...`` lines, as versioningit's ``onbuild`` rewrites them."""
+    for its ``__version__ = ...`` (and ``__version_tuple__``) lines, as versioningit's
+    ``onbuild`` and poetry-dynamic-versioning rewrite them."""
     try:
         theirs = Path(installed_file).read_bytes()
         mine = tree_file.read_bytes()
@@ -689,9 +690,9 @@ def judge(
         if copied and other is not None and not same and generated(other, made_by_the_build):
             continue  # the build writes the installed file: not the tree's bytes, nor foreign
         counted = ld.blob
-        if copied and other is not None and not same and other in version_lines:
-            # the build rewrote its version line (versioningit's onbuild): the rest is the
-            # tree's, which it stands for
+        if copied and other is not None and not same and generated(other, version_lines):
+            # the build rewrote its version line (versioningit's onbuild, poetry-dynamic-
+            # versioning's substitution): the rest is the tree's, which it stands for
             same = _same_but_the_version(root / other, ld.path, ld.blob)
             counted = blob_id(str(root / other)) if same else counted
         if not same or other is None:

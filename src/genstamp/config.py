@@ -44,7 +44,7 @@ class Config(NamedTuple):
     built: tuple[str, ...] = ()
     # Sources whose version line the build rewrites in the copy it installs (versioningit's
     # ``onbuild``): an installed copy is the tree's where all else is the same.
-    version_lines: tuple[str, ...] = ()
+    version_lines: tuple[str, ...] = ()  # (globs)
     # Of ``generated``, the globs [tool.genstamp] declares (the rest the build's settings give).
     declared: tuple[str, ...] = ()
 
@@ -214,11 +214,29 @@ def setup_py_version_files(folder: Path) -> list[str]:
 
 
 def versioningit_files(tool: object) -> list[str]:
-    """The source versioningit's ``onbuild`` step rewrites the version line of in the package
-    it builds (``[tool.versioningit.onbuild] source-file``)."""
+    """The sources whose version line the build rewrites in the package it builds, as globs:
+    versioningit's ``onbuild`` step (``[tool.versioningit.onbuild] source-file``), and
+    poetry-dynamic-versioning's substitution, where it is enabled (its ``files`` in each of
+    its ``folders``: by default ``*.py``, ``*/__init__.py``, ``*/__version__.py`` and
+    ``*/_version.py`` at the top)."""
     table = _table(_table(_table(tool).get("versioningit")).get("onbuild"))
     rel = _relative(table.get("source-file"))
-    return [rel] if rel is not None else []
+    out = [rel] if rel is not None else []
+    dynamic = _table(_table(tool).get("poetry-dynamic-versioning"))
+    if dynamic.get("enable") is True:
+        substitution = _table(dynamic.get("substitution"))
+        files = substitution.get("files", _SUBSTITUTED)
+        folders = substitution.get("folders", [{"path": "."}])
+        for folder in folders if isinstance(folders, list) else ():
+            base = _relative(_table(folder).get("path", "."))
+            names = [n for n in files if isinstance(n, str)] if isinstance(files, list) else []
+            globs = [_relative(posixpath.join(base or ".", name)) for name in names]
+            out += [glob for glob in globs if glob]
+    return list(dict.fromkeys(out))
+
+
+# poetry-dynamic-versioning's substitution files, by default
+_SUBSTITUTED = ["*.py", "*/__init__.py", "*/__version__.py", "*/_version.py"]
 
 
 def versioneer_file(tool: object, workdir: Path) -> list[str]:
