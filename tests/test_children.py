@@ -750,6 +750,38 @@ def test_stale_extension(tmp_path: Path, case: str) -> None:
 
 
 @pytest.mark.e2e
+def test_a_stale_extension_the_tests_copy_is_named_with_its_own_remedy(tmp_path: Path) -> None:
+    """A test copies the checkout's in-place extension, built before its source's last edit,
+    into a folder of its own and imports it there: stale, and the remedy is to rebuild the
+    checkout's extension (it named pyximport's build folder, which had nothing to do with it)."""
+    test = (
+        "import glob, importlib.util, shutil\n\n\ndef test_copy(tmp_path):\n"
+        "    built = glob.glob('src/calc/_speed*.so')[0]\n"
+        "    copy = shutil.copy(built, tmp_path / built.rpartition('/')[2])\n"
+        "    spec = importlib.util.spec_from_file_location('calc._speed', copy)\n"
+        "    module = importlib.util.module_from_spec(spec)\n"
+        "    spec.loader.exec_module(module)\n"
+    )
+    repo, _ = project(
+        tmp_path, test, {"src/calc/_speed.c": SPEED_C, ".gitignore": "__pycache__/\n*.so\n"}
+    )
+    folder = repo / "src" / "calc"
+    built = build_extension(folder)
+    st = built.stat()
+    source = folder / "_speed.c"
+    source.write_text(source.read_text() + "/* edited */\n")
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    commit_all(repo, "edited a native source")
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
+    assert [f.module for f in flags] == ["calc._speed"], flags
+    assert "src/calc/_speed.c" in flags[0].detail, flags
+    assert audit.MADE_REBUILD in flags[0].detail and ".pyxbld" not in flags[0].detail, flags
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize("how", ["sys-path", "spec-from-file-location"])
 def test_an_extension_of_no_import_root_loaded_from_the_work_tree(tmp_path: Path, how: str) -> None:
     """An extension module that is none of the checkout's import roots, built out of place

@@ -635,9 +635,8 @@ def judge(
         source = installed_from(ld.path) if ld.via == loads_.EXTENSION else None
         # built from the tree as it was imported (pyximport, into ``~/.pyxbld``), or an
         # extension the run itself made (a test's build or copy): judged by its sources' age
-        built_on_import = ld.via == loads_.EXTENSION and (
-            _PYXIMPORT in ld.path.split(os.sep) or _made_during(ld, began_ns)
-        )
+        pyximported = _PYXIMPORT in ld.path.split(os.sep)
+        built_on_import = ld.via == loads_.EXTENSION and (pyximported or _made_during(ld, began_ns))
         if built_on_import or (source is not None and inside(source, root_s)):
             # Built and installed from this very checkout (``pip install .``, the clean room,
             # ``pip install ./libs/cx`` of a project below the top), or built from its ``.pyx``
@@ -646,14 +645,17 @@ def judge(
             if natives is None:
                 natives, builders = native_sources(root), cffi_builders(root)
             built_ns = int(ld.detail or 0)
-            if built_on_import and _PYXIMPORT not in ld.path.split(os.sep):
+            if built_on_import and not pyximported:
                 built_ns = _built_at(ld.path, built_ns, root_s)
+            rebuild = REINSTALL
+            if built_on_import:
+                rebuild = PYXIMPORT_REBUILD if pyximported else MADE_REBUILD
             stale = stale_extension(
                 ld.path,
                 built_ns,
                 _sources_of(ld.path, natives, builders),
                 root_s,
-                PYXIMPORT_REBUILD if built_on_import else REINSTALL,
+                rebuild,
                 committed=False,
             )
             if stale:
@@ -1829,6 +1831,8 @@ REINSTALL = "pip install ."  # an extension installed from the checkout: install
 # pyximport's build folder (``pyximport.install(build_dir=...)``, default ``~/.pyxbld``)
 _PYXIMPORT = ".pyxbld"
 PYXIMPORT_REBUILD = "rm -r ~/.pyxbld (pyximport builds it again as the tests import it)"
+# one the tests built or copied as they ran: from the checkout's build, or its sources
+MADE_REBUILD = "rebuild the checkout's extension the tests copy or build it from"
 
 
 def installed_from(path: str) -> str | None:
