@@ -527,18 +527,65 @@ def test_a_branch_tested_with_genstamp_run_is_vouched_for_once_left(tmp_path: Pa
     assert push_judged(project, "main") != []  # never tested in this generation's line
 
 
-def test_a_failing_run_refutes_an_earlier_pass_of_its_tree(tmp_path: Path) -> None:
+# a command that runs the rest of its arguments, then writes a file into the work tree (a
+# snapshot tool's `*.received.txt` of a failing test) and exits as they did
+LEAVES_A_FILE = (
+    "import pathlib, subprocess, sys; status = subprocess.call(sys.argv[1:]); "
+    "pathlib.Path('snap.received.txt').write_text('x'); sys.exit(status)"
+)
+
+
+@pytest.mark.parametrize("stray", [False, True], ids=["control", "writes-a-file"])
+def test_a_failing_run_refutes_an_earlier_pass_of_its_tree(tmp_path: Path, stray: bool) -> None:
     """pytest passes on the tree, then another runner fails on it: once a checkout ends that
     generation, the older pass no longer speaks for the tree (the run's failure is recorded,
-    as the plugin's are)."""
+    as the plugin's are), also where the failing run wrote a file into the work tree, so that
+    it ended on another tree than the one whose code ran (only that one was recorded)."""
     project = calc_project(tmp_path / "repo")
     assert run_pytest(project).returncode == 0
     env = subprocess_env(CALC_FAIL="1")
-    proc = genstamp_run(project, "--", sys.executable, "run_unittests.py", env=env)
+    command = [sys.executable, "run_unittests.py"]
+    if stray:
+        command = [sys.executable, "-c", LEAVES_A_FILE, *command]
+    proc = genstamp_run(project, "--", *command, env=env)
     assert proc.returncode == 1, proc.stderr
+    (project / "snap.received.txt").unlink(missing_ok=True)
     switched(project, "other", "-b")
     (project / "README").write_text("other\n")
     commit_all(project, "other")
     switched(project, "main")
     said = push_judged(project, "main")
     assert said == ["tests-failed"], said
+
+
+@pytest.mark.parametrize("status", [0, 2])
+def test_a_command_failing_after_pytest_bound_its_run_fails_it(tmp_path: Path, status: int) -> None:
+    """`genstamp run -- tox`, whose pytest (with the plugin) passed and bound its evidence,
+    then whose next step failed (a coverage threshold), or a pytest killed by `timeout`: the
+    command failed, and the green evidence pytest bound was accepted. Refused, as a failing
+    command is. Control: the command exits 0."""
+    project = calc_project(tmp_path / "repo")
+    script = (
+        "import subprocess, sys; subprocess.run([sys.executable, '-m', 'pytest', '-q']); "
+        f"sys.exit({status})"
+    )
+    proc = genstamp_run(project, "--", sys.executable, "-c", script)
+    assert proc.returncode == status, proc.stderr
+    assert "already bound by genstamp's pytest plugin" in proc.stderr
+    assert rules(project) == (["tests-failed"] if status else [])
+
+
+def test_a_command_argument_that_is_no_utf8(tmp_path: Path) -> None:
+    """An argument of the command that is no UTF-8 (a Latin-1 file name): the run ended in a
+    traceback after binding (exit 1, not the command's), its failure never recorded and its
+    part never kept. The command's status, and its failure refutes the tree."""
+    project = calc_project(tmp_path / "repo")
+    assert run_pytest(project).returncode == 0
+    script = "import subprocess, sys; sys.exit(3 if subprocess.call(sys.argv[2:]) else 0)"
+    command = [sys.executable, "-c", script, os.fsdecode(b"r\xe9sultats")]
+    env = subprocess_env(CALC_FAIL="1")
+    proc = genstamp_run(project, "--", *command, sys.executable, "run_unittests.py", env=env)
+    assert proc.returncode == 3 and "UnicodeEncodeError" not in proc.stderr, proc.stderr
+    switched(project, "other", "-b")
+    switched(project, "main")
+    assert push_judged(project, "main") == ["tests-failed"]

@@ -14,6 +14,7 @@ from genstamp import binding, checkout_id, config, evidence, generation, parts, 
 from genstamp.errors import GenstampError
 from genstamp.facts import without
 from genstamp.identity import tree_identity
+from genstamp.paths import printable
 from genstamp.repo import Checkout, head_id
 
 JUNIT_ENV = "GENSTAMP_JUNIT"
@@ -69,6 +70,8 @@ def run(
         print(
             f"genstamp: {path} is already bound by genstamp's pytest plugin; kept", file=sys.stderr
         )
+        if status != 0:  # the command failed after pytest (a coverage step of tox's, a hang)
+            _failed(checkout, path, start, end)
         return status
     try:
         counts = evidence.read_report(path).counts
@@ -88,7 +91,7 @@ def run(
         unseen = [PYTEST_UNSEEN]
         print(f"genstamp: {PYTEST_UNSEEN}: the gate refuses it as partial-run", file=sys.stderr)
     bound = binding.new(
-        runner="run: " + " ".join(command)[:200],
+        runner="run: " + printable(" ".join(command))[:200],
         checkout=str(checkout.gitdir),
         generation=gen.id if gen else None,
         tree_start=start,
@@ -111,7 +114,8 @@ def run(
         # a part of its generation, as the plugin's runs are: once a checkout ends the
         # generation, the run still speaks for the tree it tested (a branch tested, left,
         # pushed); it merges with no other part (its selection is unseen)
-        digest = hashlib.sha256("\0".join(command).encode()).hexdigest()[:12]
+        named = "\0".join(command).encode("utf-8", "surrogateescape")  # (bytes the OS gave)
+        digest = hashlib.sha256(named).hexdigest()[:12]
         parts.keep(
             checkout.state,
             gen.id,
@@ -120,15 +124,23 @@ def run(
             default,
             also=[old["id"] for old in gen.retired],
         )
-    if failed:  # the newest word on this tree, in every worktree: no earlier pass stands
-        output = _inside(path, checkout.workdir)  # the tree as the gate compares it, too
-        bare = without(checkout.repo, [end], output).get(end) if output else None
-        unrecorded = refuted.record_failure(checkout.gitdir, end, *([bare] if bare else []))
-        if unrecorded:
-            print(f"genstamp: {unrecorded}", file=sys.stderr)
+    if failed:
+        _failed(checkout, path, start, end)
     if problem:
         print(f"genstamp: evidence written but unbound: {problem}", file=sys.stderr)
     return status
+
+
+def _failed(checkout: Checkout, path: Path, start: str, end: str) -> None:
+    """Record that the run failed on the trees it ran: the newest word on them, in every
+    worktree, so that no earlier pass stands. The tree at the end (also as the gate compares
+    it, without the run's JUnit file), and the one it began with, whose code ran (a failing
+    test that writes a file into the work tree leaves the end another tree)."""
+    output = _inside(path, checkout.workdir)
+    bare = without(checkout.repo, [end], output).get(end) if output else None
+    unrecorded = refuted.record_failure(checkout.gitdir, end, *([bare] if bare else []), start)
+    if unrecorded:
+        print(f"genstamp: {unrecorded}", file=sys.stderr)
 
 
 def _unbindable(exc: GenstampError, status: int) -> GenstampError:
