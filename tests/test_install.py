@@ -888,3 +888,25 @@ def test_the_hook_that_was_here_runs_under_its_own_name(
     ran = log.read_text()
     chained = "post-checkout.genstamp-chained"
     assert ran == (chained if "python" in shebang else "post-checkout"), ran
+
+
+def test_a_push_with_nothing_to_push_hands_the_chained_hook_no_line(
+    project: Path, tmp_path: Path
+) -> None:
+    """git gives pre-push no line when there is nothing to push (a push repeated): the hook
+    genstamp chains to got one blank line, which pre-commit's own pre-push cannot read (a
+    traceback, and the push failed). It gets git's lines as git gave them: none."""
+    hook = project / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(  # as strict as pre-commit's: every line holds four words
+        "#!/bin/sh\nwhile read -r a b c d; do\n"
+        '    [ -n "$d" ] || { echo "no line: $a" >&2; exit 3; }\ndone\n'
+    )
+    hook.chmod(0o755)
+    ok(run_genstamp(project, "install", "--plain"))
+    with_remote(project, tmp_path)
+    proc = run_pytest(project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ok(run_git(project, "push", "origin", "main"))
+    again = ok(run_git(project, "push", "origin", "main"))  # nothing to push
+    assert "no line" not in again, again

@@ -356,9 +356,12 @@ if ! command -v "$genstamp" >/dev/null 2>&1; then
     echo "genstamp: warning: $missing (hint: install genstamp)" >&2
 elif [ "$hook" = pre-push ]; then
     refs=$(cat)
-    printf '%s\\n' "$refs" | "$genstamp" hook pre-push "$@" || exit $?
+    # git's lines again, as git gave them: none when there is nothing to push (a blank line
+    # is no line of git's: pre-commit's hook cannot read it)
+    feed() {{ if [ -n "$refs" ]; then printf '%s\\n' "$refs"; fi; }}
+    feed | "$genstamp" hook pre-push "$@" || exit $?
     if [ -f "$chained" ] && [ -x "$chained" ]; then
-        printf '%s\\n' "$refs" | run_chained "$@"
+        feed | run_chained "$@"
         exit $?
     fi
     exit 0
