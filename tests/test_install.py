@@ -656,6 +656,43 @@ def test_uninstall_after_pre_commit_install_ran_again_gives_the_users_hook_back(
     assert "user pre-push origin" in user_log.read_text()
 
 
+@pytest.mark.e2e
+def test_the_users_hook_pre_commit_kept_aside_survives_its_install_run_again(
+    project: Path, tmp_path: Path, genstamp_snapshot: Path, user_log: Path
+) -> None:
+    """The user's own pre-push, which `pre-commit install` had kept as pre-push.legacy before
+    genstamp's install; then `pre-commit install` again, which puts genstamp's hook in that
+    place, over the user's: uninstall gave nothing back (the user's hook was lost, genstamp's
+    stayed and judged every push on). genstamp's record keeps that hook; uninstall puts it
+    back, byte for byte, where pre-commit runs it."""
+    import subprocess
+    import sys
+
+    (project / ".pre-commit-config.yaml").write_text("repos: []\n")
+    add_user_hook(project, "pre-push", user_log)
+    mine = hooks_state(project)["pre-push"]
+    hooks = project / ".git" / "hooks"
+    argv = [sys.executable, "-m", "pre_commit", "install", "--hook-type", "pre-push"]
+    for _ in range(2):  # before genstamp's install, and after it
+        proc = subprocess.run(argv, cwd=project, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        if not install.is_genstamp_hook(hooks / "pre-push.legacy"):
+            assert hooks_state(project)["pre-push.legacy"] == mine
+            rev = git(genstamp_snapshot, "rev-parse", "HEAD")
+            url = snapshot_url(genstamp_snapshot)
+            ok(run_genstamp(project, "install", "--repo", url, "--rev", rev))
+    assert install.is_genstamp_hook(hooks / "pre-push.legacy")  # the user's hook gone from it
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert install.is_pre_commit_hook(hooks / "pre-push")
+    assert hooks_state(project)["pre-push.legacy"] == mine, out
+    assert not (hooks / f"pre-push{install.CHAINED}").exists()
+    commit_all(project, "config")
+    with_remote(project, tmp_path)
+    broken_branch(project, "b2")
+    ok(run_git(project, "push", "origin", "b2"))  # genstamp judges no more
+    assert "user pre-push origin" in user_log.read_text()
+
+
 def test_install_refuses_an_unknown_rev(project: Path, tmp_path: Path) -> None:
     (project / ".pre-commit-config.yaml").write_text("repos: []\n")
     out = refused(run_genstamp(project, "install", "--repo", str(project), "--rev", "v9.9.9"))

@@ -819,6 +819,12 @@ def install(
             for p in changed:
                 kept.setdefault(str(p), before.get(p, Entry("absent")))
                 done[str(p)] = _digest(after[p])
+            # the hook pre-commit keeps as HOOK.legacy (the user's own, found by its
+            # install): a later `pre-commit install` puts genstamp's hook there instead
+            for p, entry in before.items():
+                if p.name.endswith(LEGACY) and p.name[: -len(LEGACY)] in PLAIN_HOOKS:
+                    if entry.kind != "absent" and MARKER.encode() not in entry.data:
+                        kept.setdefault(str(p), entry)
             _write_record(where, Record(mode, kept, done))
     return Report(mode, tuple(_show(where, p) for p in changed), tuple(notes))
 
@@ -1103,6 +1109,15 @@ def uninstall(checkout: Checkout) -> Report:
             f"{_show(where, chained)} changed since `genstamp install`: it is "
             f"{_show(where, Path(name))} again, as you left it"
         )
+    # the user's hook pre-commit kept as HOOK.legacy when genstamp installed: where a later
+    # `pre-commit install` put genstamp's hook there instead, it goes back; else it is the
+    # user's, as they left it
+    for name, entry in sorted(record.before.items()):
+        if Path(name).name.endswith(LEGACY) and name not in kept and entry.kind != "absent":
+            if is_genstamp_hook(Path(name)):
+                restore(Path(name), entry)
+                restored.append(_show(where, Path(name)))
+            kept.add(name)
     for name, entry in sorted(record.before.items()):
         path = Path(name)
         now = snapshot(path)
