@@ -374,14 +374,27 @@ def test_separate_git_dir_through_the_environment(tmp_path: Path) -> None:
     assert "bare repository" in line
 
 
-def test_a_git_dir_kept_apart_by_init(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["file", "file-newline", "link"])
+def test_a_git_dir_kept_apart_by_init(tmp_path: Path, how: str) -> None:
     """`git init --separate-git-dir`: the work tree holds a `.git` file naming the git dir,
     which has no core.worktree; the work tree is the folder of that file (libgit2, opening the
-    git dir, takes the folder above it). A fresh green run is accepted."""
-    store = tmp_path / "store"
+    git dir, takes the folder above it). A fresh green run is accepted. So where the git dir's
+    path holds a newline (git reads the whole file: genstamp read its first line, and took the
+    git dir for gone), and where `.git` is a symbolic link to the git dir (genstamp took
+    libgit2's folder, the one above, for the work tree: its stamp scrubbed the bytecode of a
+    project beside the repository)."""
+    store = tmp_path / ("st\nore" if how == "file-newline" else "store")
     store.mkdir()
     repo = tmp_path / "repo"
-    git(tmp_path, "init", "-q", f"--separate-git-dir={store / 'gd'}", str(repo))
+    if how == "link":
+        git(tmp_path, "init", "-q", str(repo))
+        (repo / ".git").rename(store / "gd")
+        (repo / ".git").symlink_to(store / "gd", target_is_directory=True)
+    else:
+        git(tmp_path, "init", "-q", f"--separate-git-dir={store / 'gd'}", str(repo))
+    beside = tmp_path / "other" / "__pycache__" / "m.cpython-311.pyc"
+    beside.parent.mkdir(parents=True)
+    beside.write_bytes(b"another project's")
     (repo / "test_a.py").write_text("def test_a():\n    pass\n")
     commit_all(repo, "a")
     (repo / "new.txt").write_text("x\n")
@@ -390,6 +403,7 @@ def test_a_git_dir_kept_apart_by_init(tmp_path: Path) -> None:
     data = json.loads(genstamp(repo, "status", "--json").stdout)
     assert (data["workdir"], data["tree"]) == (str(repo.resolve()), git_tree(repo))
     assert genstamp(repo, "stamp").returncode == 0
+    assert beside.read_bytes() == b"another project's"
     assert run_pytest(repo).returncode == 0
     assert genstamp(repo, "verify").returncode == 0
 

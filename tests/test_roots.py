@@ -268,6 +268,23 @@ def test_run_text_round_trip(tmp_path: Path) -> None:
     assert loads.read_run(str(tmp_path)) is None
 
 
+def test_a_run_in_a_folder_whose_path_is_no_utf8(tmp_path: Path) -> None:
+    """A work tree named in Latin-1 (``caf\\xe9``, surrogate-escaped as the OS gives it): the
+    run's file could not be written, and the run bound nothing (a linked worktree's pytest
+    through a git alias). It is written and read back whole."""
+    from genstamp import child
+
+    work = tmp_path / os.fsdecode(b"caf\xe9")
+    work.mkdir()
+    recording = child.open_run(str(work), {"calc": str(work / "src")}, None, None, follow=False)
+    try:
+        run = loads.read_run(recording.run.folder)
+    finally:
+        child.close_run(recording)
+    assert run is not None and run.workdir == str(work), run
+    assert run.roots == {"calc": str(work / "src")}
+
+
 # -- roots that only an installed distribution of this project provides -------------------------
 
 

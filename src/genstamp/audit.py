@@ -17,7 +17,7 @@ from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 from genstamp import bytecode, versioned
-from genstamp.paths import environment, generated, inside, installed, site_relative
+from genstamp.paths import environment, generated, gitfile_target, inside, installed, site_relative
 from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:
@@ -1313,12 +1313,12 @@ def _made_since(tree: str, since_ns: int) -> bool:
     gitdir = dotgit
     if os.path.isfile(dotgit):  # a linked worktree's or a submodule's: "gitdir: PATH"
         try:
-            with open(dotgit, encoding="utf-8", errors="surrogateescape") as fh:
-                line = fh.readline().strip()
+            with open(dotgit, "rb") as fh:
+                named = gitfile_target(fh.read(65536))
         except OSError:
             return False
-        if line.startswith("gitdir:"):
-            gitdir = os.path.join(tree, line[len("gitdir:") :].strip())
+        if named is not None:
+            gitdir = os.path.join(tree, os.fsdecode(named))
     made = []
     for entry in ("HEAD", "refs/tags", "objects/info", "commondir"):
         try:

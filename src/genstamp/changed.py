@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 
 from genstamp.errors import GenstampError
+from genstamp.paths import gitfile_target
 from genstamp.records import record
 
 # This module runs in the hook's process, which must start fast (issue 16): no subprocess,
@@ -97,12 +98,12 @@ def _plain_gitdir(top: str) -> str | None:
     else:
         try:
             with open(dotgit, "rb") as fh:
-                line = fh.read(4096).split(b"\n", 1)[0].rstrip(b"\r")
+                named = gitfile_target(fh.read(65536))
         except OSError:
             return None
-        if not line.startswith(b"gitdir: "):
+        if named is None:
             return None
-        gitdir = os.path.realpath(os.path.join(top, os.fsdecode(line[len(b"gitdir: ") :])))
+        gitdir = os.path.realpath(os.path.join(top, os.fsdecode(named)))
     try:
         with open(os.path.join(_common(gitdir), "config"), "rb") as fh:
             config = fh.read().lower()

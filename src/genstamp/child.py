@@ -295,7 +295,8 @@ def open_run(
 
     folder = tempfile.mkdtemp(prefix=RUN_FOLDER_PREFIX)
     run = loads.Run(folder, workdir, roots, cache_root, generation_ns)
-    Path(folder, loads.RUN_FILE).write_text(loads.run_text(run), encoding="utf-8")
+    text = loads.run_text(run)  # (a folder whose path is no UTF-8, as the OS gave it)
+    Path(folder, loads.RUN_FILE).write_text(text, encoding="utf-8", errors="surrogateescape")
     Path(folder, loads.LOG_FILE).touch(0o600)
     if os.geteuid() == 0:
         _open_to_other_users(folder)

@@ -123,7 +123,8 @@ def run_text(run: Run) -> str:
 
 def read_run(folder: str) -> Run | None:
     try:
-        with open(os.path.join(folder, RUN_FILE), encoding="utf-8") as fh:
+        # (a path that is no UTF-8 as the OS gave it: surrogate-escaped both ways)
+        with open(os.path.join(folder, RUN_FILE), encoding="utf-8", errors="surrogateescape") as fh:
             lines = [[_unescape(f) for f in line.rstrip("\n").split("\t")] for line in fh]
         values = {k[0]: k[1] for k in lines if len(k) == 2}
         if values.get("version") != RUN_VERSION:

@@ -108,3 +108,11 @@ def printable(text: str) -> str:
     if any(c < " " or c == "\x7f" for c in text):
         text = "".join(repr(c)[1:-1] if c < " " or c == "\x7f" else c for c in text)
     return text
+
+
+def gitfile_target(data: bytes) -> bytes | None:
+    """The git dir a ``.git`` file names, read as git reads it (``read_gitfile_gently``): the
+    whole file, trailing whitespace dropped, after ``gitdir: ``, so that a path holding a
+    newline is whole; None when it names none."""
+    text = data.rstrip(b" \t\n\v\f\r")
+    return text[len(b"gitdir: ") :] if text.startswith(b"gitdir: ") else None

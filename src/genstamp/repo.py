@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from genstamp.errors import GenstampError
+from genstamp.paths import gitfile_target
 from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:  # pygit2 is imported where it is used: the pytest plugin runs without it
@@ -92,12 +93,10 @@ def find_place(start: str | os.PathLike[str]) -> Place | None:
     if dotgit.is_dir():
         return Place(top, dotgit.resolve())
     try:
-        line = dotgit.read_text(encoding="utf-8", errors="surrogateescape").splitlines()[0]
-    except (OSError, IndexError):
+        named = gitfile_target(dotgit.read_bytes())
+    except OSError:
         return None
-    if not line.startswith("gitdir: "):
-        return None
-    return Place(top, (top / line[len("gitdir: ") :].strip()).resolve())
+    return None if named is None else Place(top, (top / os.fsdecode(named)).resolve())
 
 
 # (the search paths last set by follow_git_environment, the ones they replaced)
@@ -178,12 +177,12 @@ def _dotgit_top(path: str) -> Path | None:
         if not dotgit.is_file():
             continue
         try:
-            line = dotgit.read_text(encoding="utf-8", errors="surrogateescape").splitlines()[0]
-        except (OSError, IndexError):
-            return folder  # unreadable or empty: libgit2 says what is wrong with it
-        if not line.startswith("gitdir: "):
+            named = gitfile_target(dotgit.read_bytes())
+        except OSError:
+            return folder  # unreadable: libgit2 says what is wrong with it
+        if named is None:
             return folder
-        target = folder / line[len("gitdir: ") :].strip()
+        target = folder / os.fsdecode(named)
         if not target.is_dir():
             if target.parent.name == "worktrees":
                 remedy = (
@@ -208,7 +207,10 @@ def _separate(repo: pygit2.Repository, top: Path) -> bool:
         and "core.worktree" not in repo.config
         and not _is_linked_worktree(repo)
         and Path(repo.workdir or "").resolve() != top
-        and (top / ".git").read_text(encoding="utf-8", errors="replace").startswith("gitdir: ")
+        and (
+            (top / ".git").is_symlink()  # a link to the git dir: libgit2 takes the link's target
+            or (top / ".git").read_text(encoding="utf-8", errors="replace").startswith("gitdir: ")
+        )
     )
 
 
@@ -249,13 +251,30 @@ def _open(
                 f"not inside a git work tree: {path}", "cd into a git checkout, or run git init"
             )
         repo = pygit2.Repository(found)
-        if top is not None and (top / ".git").is_file() and _separate(repo, top):
-            repo.workdir = str(top)  # as git: the folder whose .git file names the git dir
+        dotgit = top / ".git" if top is not None else None
+        named = dotgit is not None and (dotgit.is_file() or dotgit.is_symlink())
+        if top is not None and named and _separate(repo, top):
+            # as git: the folder whose .git file (or link) names the git dir
+            _set_workdir(repo, str(top))
     if work_tree:
-        repo.workdir = os.path.abspath(os.path.join(path, work_tree))
+        _set_workdir(repo, os.path.abspath(os.path.join(path, work_tree)))
     elif git_dir and "core.worktree" not in repo.config and not _config_true(repo, "core.bare"):
-        repo.workdir = os.path.abspath(path)
+        _set_workdir(repo, os.path.abspath(path))
     return repo, top
+
+
+def _set_workdir(repo: pygit2.Repository, folder: str) -> None:
+    """``folder`` as the work tree of ``repo``, where libgit2 took another (a path that is no
+    UTF-8, which pygit2 cannot hand libgit2, is left as libgit2 has it where that is it)."""
+    if repo.workdir and Path(repo.workdir).resolve() == Path(folder).resolve():
+        return
+    try:
+        repo.workdir = folder
+    except UnicodeEncodeError:
+        raise GenstampError(
+            f"libgit2 cannot be given the work tree {folder!r}: its path is no UTF-8",
+            "work in a folder whose path is UTF-8",
+        ) from None
 
 
 def _owned_as_git_allows(path: str, message: str) -> bool:
