@@ -535,19 +535,27 @@ LEAVES_A_FILE = (
 )
 
 
-@pytest.mark.parametrize("stray", [False, True], ids=["control", "writes-a-file"])
-def test_a_failing_run_refutes_an_earlier_pass_of_its_tree(tmp_path: Path, stray: bool) -> None:
+@pytest.mark.parametrize("how", ["control", "writes-a-file", "report-in-the-tree"])
+def test_a_failing_run_refutes_an_earlier_pass_of_its_tree(tmp_path: Path, how: str) -> None:
     """pytest passes on the tree, then another runner fails on it: once a checkout ends that
     generation, the older pass no longer speaks for the tree (the run's failure is recorded,
     as the plugin's are), also where the failing run wrote a file into the work tree, so that
-    it ended on another tree than the one whose code ran (only that one was recorded)."""
+    it ended on another tree than the one whose code ran (only that one was recorded), and
+    where its JUnit file lies in the work tree, an earlier run's there at its start (the tree
+    it began with was recorded with that file, not as the gate compares it)."""
     project = calc_project(tmp_path / "repo")
-    assert run_pytest(project).returncode == 0
+    junit: list[str] = []
+    if how == "report-in-the-tree":
+        junit = ["--junit", "report.xml"]
+        proc = genstamp_run(project, *junit, "--", sys.executable, "run_unittests.py")
+        assert proc.returncode == 0, proc.stderr
+    else:
+        assert run_pytest(project).returncode == 0
     env = subprocess_env(CALC_FAIL="1")
     command = [sys.executable, "run_unittests.py"]
-    if stray:
+    if how != "control":
         command = [sys.executable, "-c", LEAVES_A_FILE, *command]
-    proc = genstamp_run(project, "--", *command, env=env)
+    proc = genstamp_run(project, *junit, "--", *command, env=env)
     assert proc.returncode == 1, proc.stderr
     (project / "snap.received.txt").unlink(missing_ok=True)
     switched(project, "other", "-b")

@@ -137,8 +137,11 @@ def _failed(checkout: Checkout, path: Path, start: str, end: str) -> None:
     it, without the run's JUnit file), and the one it began with, whose code ran (a failing
     test that writes a file into the work tree leaves the end another tree)."""
     output = _inside(path, checkout.workdir)
-    bare = without(checkout.repo, [end], output).get(end) if output else None
-    unrecorded = refuted.record_failure(checkout.gitdir, end, *([bare] if bare else []), start)
+    # each also as the gate compares it: without the run's own report file (the one it wrote,
+    # or the one an earlier run left at the start)
+    bare = without(checkout.repo, [end, start], output) if output else {}
+    trees = [end, start, *(bare.get(t) for t in (end, start))]
+    unrecorded = refuted.record_failure(checkout.gitdir, *(t for t in trees if t))
     if unrecorded:
         print(f"genstamp: {unrecorded}", file=sys.stderr)
 
