@@ -1056,19 +1056,10 @@ def test_an_installed_copy_is_the_runs_own_only_in_an_environment_the_run_made(
     assert kinds == ([] if made == "env-made-by-the-run" else [audit.FOREIGN]), judged.flags
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        *("fast.C", "fast.CPP", "fast.c++", "fast.cp", "fast.cxx"),
-        # SWIG's interface (`Extension("_fast", ["fast.i"])`), Objective-C, assembly
-        *("fast.i", "fast.m", "fast.mm", "fast.S", "fast.s", "fast.asm"),
-    ],
-)
+@pytest.mark.parametrize("name", ["fast.C", "fast.CPP", "fast.c++", "fast.cp", "fast.cxx"])
 def test_a_cpp_source_of_any_spelling_is_a_native_source(tmp_path: Path, name: str) -> None:
-    """gcc and setuptools take `.C`, `.CPP`, `.c++` and `.cp` for C++, and build from SWIG's
-    `.i`, Objective-C and assembly too: an edit of one after the build makes the extension
-    stale, beside it or anywhere in the tree (a SWIG interface edited, its generated wrapper
-    ignored, was accepted)."""
+    """gcc and setuptools take `.C`, `.CPP`, `.c++` and `.cp` for C++: an edit of one after
+    the build makes the extension stale, beside it or anywhere in the tree."""
     repo = init_repo(tmp_path / "repo")
     (repo / "pkg").mkdir()
     built = repo / "pkg" / f"fast{sysconfig.get_config_var('EXT_SUFFIX')}"
@@ -1082,6 +1073,34 @@ def test_a_cpp_source_of_any_spelling_is_a_native_source(tmp_path: Path, name: s
     natives = audit.native_sources(repo)
     assert natives == [str(source)]
     assert audit.newer_sources(str(built), st.st_mtime_ns, []) == [str(source)]
+
+
+@pytest.mark.parametrize("name", ["fast.i", "fast.m", "fast.mm", "fast.S", "fast.s", "fast.asm"])
+@pytest.mark.parametrize("named", [True, False])
+def test_a_source_of_another_kind_is_native_where_a_build_file_names_it(
+    tmp_path: Path, name: str, named: bool
+) -> None:
+    """SWIG's `.i` (`Extension("_fast", ["pkg/fast.i"])`), Objective-C and assembly build
+    extensions too: one a build file names is a native source, and an edit of it after the
+    build makes the extension stale (an edited SWIG interface, its generated wrapper ignored,
+    was accepted). One no build file names (a MATLAB `.m`, a data file named `.s`) is none:
+    its edit refuses no extension."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / "pkg").mkdir()
+    built = repo / "pkg" / f"_fast{sysconfig.get_config_var('EXT_SUFFIX')}"
+    built.write_bytes(b"\x7fELF")
+    source = repo / "pkg" / name
+    source.write_text("/* a source */\n")
+    (repo / "pkg" / "other.c").write_text("int g(void) { return 1; }\n")
+    listed = f"'pkg/{name}'" if named else "'pkg/other.c'"
+    (repo / "setup.py").write_text(f"setup(ext_modules=[Extension('pkg._fast', [{listed}])])\n")
+    commit_all(repo, "sources")
+    st = built.stat()
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    os.utime(repo / "pkg" / "other.c", ns=(st.st_atime_ns, st.st_mtime_ns - 10**9))
+    natives = audit.native_sources(repo)
+    assert (str(source) in natives) is named, natives
+    assert (audit.newer_sources(str(built), st.st_mtime_ns, natives) == [str(source)]) is named
 
 
 @pytest.mark.parametrize(

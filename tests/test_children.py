@@ -849,17 +849,21 @@ def test_an_ignored_build_the_tree_holds_no_source_for(
     assert (why is not None) == stale, why
 
 
-@pytest.mark.parametrize("makefile", [True, False])
+@pytest.mark.parametrize("named_by", ["Makefile", "loader", None])
 def test_a_library_built_from_no_listed_source_is_the_builds_where_a_build_file_names_it(
-    tmp_path: Path, makefile: bool
+    tmp_path: Path, named_by: str | None
 ) -> None:
     """A git-ignored library ``ctypes`` loads, where the tree holds no native source at all
     (the committed Makefile builds it from a vendored tarball): the Makefile names it, a
-    clean clone's ``make`` builds it, and it was refused all the same. Control: no build file
-    names it, and it is built from nothing the tree holds."""
+    clean clone's ``make`` builds it, and it was refused all the same. Controls: no build
+    file names it, or only the module that loads it (``ctypes.CDLL("libfast.so")``), and it
+    is built from nothing the tree holds."""
     files = {".gitignore": "*.so\n", "vendor/fast.tar.gz": "(an archive)\n"}
+    makefile = named_by == "Makefile"
     if makefile:
         files["Makefile"] = "libfast.so: vendor/fast.tar.gz\n\ttar xzf $< && cc -shared -o $@\n"
+    if named_by == "loader":
+        files["pkg/fast.py"] = "import ctypes\n\nLIB = ctypes.CDLL('libfast.so')\n"
     repo = committed(tmp_path / "repo", files)
     built = repo / "libfast.so"
     built.write_bytes(b"\x7fELF")

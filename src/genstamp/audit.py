@@ -35,17 +35,16 @@ AUDIT_VERSION = 3
 READABLE = (2, 3)
 
 # (matched whatever their case: `.C` and `.CPP` are C++ to gcc and setuptools)
-EXTENSION_SOURCES = (
-    *(".c", ".cc", ".cpp", ".cxx", ".c++", ".cp", ".cu", ".pyx", ".pxd", ".rs"),
-    # ... and what setuptools' compilers take as well: SWIG's interfaces (``Extension("_fast",
-    # ["fast.i"])``), Objective-C, assembly
-    *(".i", ".m", ".mm", ".s", ".sx", ".asm"),
-)
+EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".cp", ".cu", ".pyx", ".pxd", ".rs")
+# ... and what setuptools' compilers take as well, which are native sources only where a build
+# file names them: SWIG's interfaces (``Extension("_fast", ["fast.i"])``) and their includes,
+# Objective-C, assembly (a MATLAB ``.m``, a data file named ``.s``, are nobody's source)
+NAMED_SOURCES = (".i", ".swg", ".m", ".mm", ".s", ".sx", ".asm")
 # What a build of an extension can read besides the sources above: headers and includes (C++'s
 # inline and template implementation files too).
 NATIVE_SOURCES = (
     *EXTENSION_SOURCES,
-    *(".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tcc", ".tpp", ".pxi", ".swg"),
+    *(".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".tcc", ".tpp", ".pxi"),
     # f2py's Fortran and signature files, and the other languages extensions are built from
     *(".f", ".for", ".f77", ".f90", ".f95", ".f03", ".f08", ".pyf", ".zig", ".go", ".nim"),
 )
@@ -1445,9 +1444,32 @@ def native_sources(root: Path) -> list[str]:
         except (OSError, subprocess.CalledProcessError):
             continue
         names += os.fsdecode(out).split("\0")
-    return [
-        os.path.join(root, n) for n in dict.fromkeys(names) if n.lower().endswith(NATIVE_SOURCES)
-    ]
+    listed = list(dict.fromkeys(names))
+    found = [n for n in listed if n.lower().endswith(NATIVE_SOURCES)]
+    others = [n for n in listed if n.lower().endswith(NAMED_SOURCES)]
+    if others:
+        named = _source_names(str(root))
+        found += [n for n in others if n.rpartition("/")[2] in named]
+    return [os.path.join(root, n) for n in found]
+
+
+def _source_names(root: str) -> set[str]:
+    """The names of the files of ``NAMED_SOURCES``' kinds the build files of the tree (its
+    library builds' too: a Makefile) name, as build files name sources."""
+    import subprocess
+
+    kinds = "|".join(re.escape(k[1:]) for k in NAMED_SOURCES)
+    pattern = rf"[A-Za-z0-9_.+-]+\.({kinds})\b"
+    grep = ["git", "grep", "-h", "-o", "-i", "-I", "-E", "--untracked", "-e", pattern]
+    try:
+        out = subprocess.run(
+            [*grep, "--", *_LIBRARY_BUILD_FILES],
+            cwd=root,
+            capture_output=True,
+        ).stdout
+    except OSError:
+        return set()
+    return {line.rpartition("/")[2] for line in os.fsdecode(out).splitlines()}
 
 
 _SET_SOURCE = r"""set_source\s*\(\s*[rRuU]?["']([A-Za-z_][\w.]*)["']"""
@@ -1590,8 +1612,9 @@ def stale_extension(
         stem = os.path.basename(path).partition(".")[0]
         # for a module imported by name: no native source of its name nor any build file that
         # names it; for a library ctypes loads, no native source of its name nor any build
-        # file (a Makefile) that names it (the git commands only where the cheap checks leave
-        # it open)
+        # file (a Makefile) that names it, a Python one only where the tree holds a native
+        # source (the module that loads it names it too) (the git commands only where the
+        # cheap checks leave it open)
         # a module beside it is its source only where the project compiles Python modules
         # (mypyc, Cython's pure-Python mode); else the build came from elsewhere
         if (
@@ -1605,7 +1628,7 @@ def stale_extension(
             and (
                 not _named(root, stem, natives)
                 if module
-                else not _library_named(root, stem, natives)
+                else not _library_named(root, stem, natives, scripts=bool(natives))
             )
         ):
             return (
@@ -1695,7 +1718,12 @@ _LIBRARY_BUILD_FILES = (
 )
 
 
-def _library_named(root: str, stem: str, natives: Sequence[str]) -> bool:
+# ... but Python's: with no native source in the tree, a build script holds it as text (a
+# Makefile's from a vendored archive), and the module that loads the library names it too
+_LIBRARY_BUILD_FILES_NOT_PYTHON = tuple(f for f in _LIBRARY_BUILD_FILES if ".py" not in f)
+
+
+def _library_named(root: str, stem: str, natives: Sequence[str], *, scripts: bool = True) -> bool:
     """Whether anything in the tree can build the shared library ``stem`` (``libfast`` of
     ``libfast.so.1``) that ctypes loads: a native source of its name or of its link name
     (``fast.c``, ``fast/``'s ``Cargo.toml`` naming ``fast``), or a build file naming either
@@ -1706,7 +1734,8 @@ def _library_named(root: str, stem: str, natives: Sequence[str]) -> bool:
     if any(os.path.basename(n).partition(".")[0] in names for n in natives):
         return True
     word = re.compile("|".join(rf"(?<!\w){re.escape(n)}(?!\w)" for n in sorted(names)))
-    return _in_build_files(root, word, *sorted(names), files=_LIBRARY_BUILD_FILES)
+    files = _LIBRARY_BUILD_FILES if scripts else _LIBRARY_BUILD_FILES_NOT_PYTHON
+    return _in_build_files(root, word, *sorted(names), files=files)
 
 
 # what a build configuration that compiles Python modules into extensions names
