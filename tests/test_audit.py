@@ -1056,22 +1056,35 @@ def test_an_installed_copy_is_the_runs_own_only_in_an_environment_the_run_made(
     assert kinds == ([] if made == "env-made-by-the-run" else [audit.FOREIGN]), judged.flags
 
 
+def built_and_edited(
+    tmp_path: Path, stem: str, name: str, others: dict[str, str]
+) -> tuple[Path, Path, Path]:
+    """A repository whose extension ``pkg/STEM`` was built before its source ``pkg/NAME`` was
+    last edited (every file of ``others`` older than the build): it, the build, the source."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / "pkg").mkdir()
+    built = repo / "pkg" / f"{stem}{sysconfig.get_config_var('EXT_SUFFIX')}"
+    built.write_bytes(b"\x7fELF")
+    source = repo / "pkg" / name
+    source.write_text("/* a source */\n")
+    for rel, text in others.items():
+        (repo / rel).write_text(text)
+    commit_all(repo, "sources")
+    st = built.stat()
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    for rel in others:
+        os.utime(repo / rel, ns=(st.st_atime_ns, st.st_mtime_ns - 10**9))
+    return repo, built, source
+
+
 @pytest.mark.parametrize("name", ["fast.C", "fast.CPP", "fast.c++", "fast.cp", "fast.cxx"])
 def test_a_cpp_source_of_any_spelling_is_a_native_source(tmp_path: Path, name: str) -> None:
     """gcc and setuptools take `.C`, `.CPP`, `.c++` and `.cp` for C++: an edit of one after
     the build makes the extension stale, beside it or anywhere in the tree."""
-    repo = init_repo(tmp_path / "repo")
-    (repo / "pkg").mkdir()
-    built = repo / "pkg" / f"fast{sysconfig.get_config_var('EXT_SUFFIX')}"
-    built.write_bytes(b"\x7fELF")
-    source = repo / "pkg" / name
-    source.write_text("int f(void) { return 1; }\n")
-    (repo / "notes.md").write_text("not a source\n")
-    commit_all(repo, "sources")
-    st = built.stat()
-    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    repo, built, source = built_and_edited(tmp_path, "fast", name, {"notes.md": "not a source\n"})
     natives = audit.native_sources(repo)
     assert natives == [str(source)]
+    st = built.stat()
     assert audit.newer_sources(str(built), st.st_mtime_ns, []) == [str(source)]
 
 
@@ -1085,19 +1098,13 @@ def test_a_source_of_another_kind_is_native_where_a_build_file_names_it(
     build makes the extension stale (an edited SWIG interface, its generated wrapper ignored,
     was accepted). One no build file names (a MATLAB `.m`, a data file named `.s`) is none:
     its edit refuses no extension."""
-    repo = init_repo(tmp_path / "repo")
-    (repo / "pkg").mkdir()
-    built = repo / "pkg" / f"_fast{sysconfig.get_config_var('EXT_SUFFIX')}"
-    built.write_bytes(b"\x7fELF")
-    source = repo / "pkg" / name
-    source.write_text("/* a source */\n")
-    (repo / "pkg" / "other.c").write_text("int g(void) { return 1; }\n")
     listed = f"'pkg/{name}'" if named else "'pkg/other.c'"
-    (repo / "setup.py").write_text(f"setup(ext_modules=[Extension('pkg._fast', [{listed}])])\n")
-    commit_all(repo, "sources")
+    others = {
+        "pkg/other.c": "int g(void) { return 1; }\n",
+        "setup.py": f"setup(ext_modules=[Extension('pkg._fast', [{listed}])])\n",
+    }
+    repo, built, source = built_and_edited(tmp_path, "_fast", name, others)
     st = built.stat()
-    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-    os.utime(repo / "pkg" / "other.c", ns=(st.st_atime_ns, st.st_mtime_ns - 10**9))
     natives = audit.native_sources(repo)
     assert (str(source) in natives) is named, natives
     assert (audit.newer_sources(str(built), st.st_mtime_ns, natives) == [str(source)]) is named
