@@ -2011,11 +2011,15 @@ import pytest
 def pytest_addoption(parser):
     parser.addoption("--cov", action="append", nargs="?", const=True, default=[])
     parser.addoption("--cov-reset", action="store_const", const=[], dest="cov")
+    parser.addoption("--cov-append", action="store_true")
     parser.addoption("--no-cov", action="store_true")
     parser.addoption("--cov-fail-under", type=float, default=None)
     parser.addoption("--cov-config", default=".coveragerc")
     parser.addoption("--benchmark-only", action="store_true")
     parser.addoption("--benchmark-skip", action="store_true")
+    parser.addoption("--hypothesis-profile", default=None)
+    parser.addoption("--nomigrations", "--no-migrations", action="store_true")
+    parser.addoption("--snapshot-warn-unused", action="store_true")
 
 
 def pytest_runtest_setup(item):
@@ -2055,6 +2059,9 @@ def pytest_sessionfinish(session):
         ("--cov=pkg --cov-fail-under=40", "", ("--no-cov",), True),  # met, but not checked
         ("--cov=pkg", "", ("--no-cov",), False),  # no threshold: measured, nothing decided
         ("--cov=pkg", "[report]\nfail_under = 90\n", ("--cov-reset",), True),
+        # an earlier run's coverage data counted with this one's (the plugin here ignores it)
+        ("--cov=pkg --cov-fail-under=40", "", ("--cov-append",), True),
+        ("--cov=pkg", "", ("--cov-append",), False),  # no threshold
         ("--cov=pkg", "[report]\nfail_under = 90\n", ("--cov-config=lax.rc",), True),
         ("--cov=pkg", "[report]\nfail_under = 90\n", ("ENV", "COVERAGE_RCFILE=lax.rc"), True),
         ("--cov=pkg", "[report]\nfail_under = 40\n", ("--cov-config=strict.rc",), False),
@@ -2062,6 +2069,14 @@ def pytest_sessionfinish(session):
         ("", "", ("--benchmark-only",), True),
         ("", "", ("--benchmark-skip",), True),
         ("--benchmark-skip", "", ("--benchmark-skip",), False),  # the suite's own
+        # what a test checks weakened: fewer examples, a database from the models, unused
+        # snapshots only a warning
+        ("", "", ("--hypothesis-profile", "quick"), True),
+        ("", "", ("--hypothesis-profile=default",), False),  # what it is unless given
+        ("--hypothesis-profile=ci", "", ("--hypothesis-profile=ci",), False),
+        ("", "", ("--nomigrations",), True),
+        ("", "", ("--no-migrations",), True),
+        ("", "", ("--snapshot-warn-unused",), True),
     ],
 )
 def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_not_the_suites(
@@ -2069,8 +2084,10 @@ def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_no
 ) -> None:
     """pytest-cov's ``--no-cov`` or a lower ``--cov-fail-under`` given for the run, where the
     suite's coverage fails the session under a threshold (a clean run exits 1), and
-    pytest-benchmark's ``--benchmark-only``/``--benchmark-skip``, whose skips count as run:
-    the run is not the suite's. A stricter threshold, or the suite's own option, is."""
+    pytest-benchmark's ``--benchmark-only``/``--benchmark-skip``, whose skips count as run,
+    and options that weaken what a test checks (hypothesis' ``--hypothesis-profile``,
+    pytest-django's ``--nomigrations``, syrupy's ``--snapshot-warn-unused``): the run is not
+    the suite's. A stricter threshold, or the suite's own option, is."""
     site = installed_plugin(tmp_path / "site", "measuring", MEASURING_PLUGIN)
     files = {
         "pytest.ini": f"[pytest]\naddopts = {addopts}\n",

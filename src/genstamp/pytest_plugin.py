@@ -1603,6 +1603,11 @@ FORCE_FLAKY, MAX_RUNS = "--force-flaky", "--max-runs"
 # but them), and where the suite's coverage has a threshold, pytest-cov's that turn it off
 SKIPPING = ("--benchmark-only", "--benchmark-skip")
 UNCOVERED = "--no-cov"
+# ... that weaken what a test checks: a hypothesis profile of the run's choosing (fewer
+# examples), pytest-django's database built from the models (a forgotten migration unseen),
+# syrupy's unused snapshots a warning (a session that fails passes)
+WEAKENING = ("--nomigrations", "--no-migrations", "--snapshot-warn-unused")
+PROFILES = {"--hypothesis-profile": "default"}  # (an option, and what it is unless given)
 # pytest 8.2 reads arguments from an @FILE
 _ARGS_FILES = tuple(int(p) for p in pytest.__version__.split(".")[:2] if p.isdigit()) >= (8, 2)
 # command-line options that set a setting (the level a logger records at: what caplog sees)
@@ -1900,6 +1905,11 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     for flag in SKIPPING:
         if flag in words and flag not in suite_opts:
             out.append(flag)  # a skip counts as run: the tests it skipped would not
+    out += [flag for flag in WEAKENING if flag in words and flag not in suite_opts]
+    for flag, unset in PROFILES.items():
+        chosen = _last_value([*suite_opts, *words], flag)
+        if chosen is not None and chosen != (_last_value(suite_opts, flag) or unset):
+            out.append(f"{flag}={chosen}")
     out += _coverage_lowered(words, suite_opts, cfg.rootpath)
     if sys.flags.optimize:  # the asserts of the code under test are gone
         out.append("python -" + "O" * sys.flags.optimize)
@@ -1923,9 +1933,10 @@ def _coverage_lowered(words: list[str], suite_opts: list[str], folder: Path) -> 
     reads in ``folder`` (the addopts' ``--cov-config``, else ``COVERAGE_RCFILE``, else the first
     of coverage's own files that has its settings). A session that fails under it is a
     failure (pytest exits 1); so is one whose threshold the run's ``--cov-fail-under``,
-    ``--cov-config`` or ``COVERAGE_RCFILE`` set lower, or that measured nothing (``--no-cov``,
-    ``--cov-reset``)."""
-    options = ("--no-cov", "--cov-reset", "--cov-fail-under", "--cov-config")
+    ``--cov-config`` or ``COVERAGE_RCFILE`` set lower, that measured nothing (``--no-cov``,
+    ``--cov-reset``), or that counts what an earlier run covered (``--cov-append``: the
+    coverage data an earlier run left, of tests a clean clone may no longer hold)."""
+    options = ("--no-cov", "--cov-reset", "--cov-append", "--cov-fail-under", "--cov-config")
     if not os.environ.get("COVERAGE_RCFILE") and not any(
         w.partition("=")[0] in options for w in words
     ):
@@ -1937,7 +1948,8 @@ def _coverage_lowered(words: list[str], suite_opts: list[str], folder: Path) -> 
         limit = _configured_fail_under(folder, suite_rc)  # (COVERAGE_RCFILE is the run's)
     if not limit or limit <= 0:
         return []
-    out = [flag for flag in (UNCOVERED, "--cov-reset") if flag in words and flag not in suite_opts]
+    lowering = (UNCOVERED, "--cov-reset", "--cov-append")
+    out = [flag for flag in lowering if flag in words and flag not in suite_opts]
     given = _last_value(words, "--cov-fail-under")
     if given is not None and (_number(given) or 0.0) < limit:
         out.append(f"--cov-fail-under={given}")
