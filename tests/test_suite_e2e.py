@@ -2001,6 +2001,50 @@ def test_a_run_that_retries_failing_tests_is_not_the_suites(
         assert code == 0, data
 
 
+GUARDING_PLUGIN = """\
+import pytest
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "guard(limit): fail a test whose result exceeds the limit",
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    yield
+    mark = item.get_closest_marker("guard")
+    if mark is not None and mark.args[0] < 10:
+        pytest.fail("over the guard's limit")
+"""
+
+
+@pytest.mark.parametrize("marked", [True, False])
+def test_an_installed_plugin_turned_off_whose_marker_the_tests_use(
+    tmp_path: Path, marked: bool
+) -> None:
+    """`-p no:NAME` of an installed plugin the suite uses through the markers it registers
+    (pytest-timeout's `@pytest.mark.timeout(1)`, with no setting of its own): the marker
+    decides nothing, and a test the plugin fails passes. It was accepted: only the
+    plugin's settings, collectors and warnings counted. Control: tests that use none of its
+    markers."""
+    site = installed_plugin(tmp_path / "site", "guarding", GUARDING_PLUGIN)
+    mark = "@pytest.mark.guard(5)\n" if marked else ""
+    files = {"tests/test_g.py": f"import pytest\n\n\n{mark}def test_g():\n    pass\n"}
+    root = make(tmp_path / "p", files)
+    env = subprocess_env(PYTHONPATH=str(site))
+    proc = run_pytest(root, "-p", "no:cacheprovider", "-p", "no:guarding", env=env)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    if marked:
+        said = rules(data)["partial-run"]
+        assert code == 1 and "-p no:guarding (the tests' marker guard)" in said, data
+    else:
+        assert code == 0, data
+
+
 # pytest-cov's and pytest-benchmark's options as they work: the session fails under the
 # threshold (coverage's own fail_under where --cov-fail-under is not given); --benchmark-only
 # skips every test that is no benchmark, --benchmark-skip every benchmark

@@ -404,6 +404,7 @@ class Tally:
         self._items: dict[str, Path] = {}  # node id -> file, of every item collected
         self.texts: dict[str, str] = {}  # collected text files (doctests) -> their blob
         self.marked_errors: set[str] = set()  # categories a filterwarnings marker makes errors
+        self.marks: set[str] = set()  # the names of the collected tests' markers
         # the node id of each file and folder collected -> its tree path: what a node id names
         # whatever the rootdir (one outside the work tree gives ids `../repo/tests/...`)
         self._paths: dict[str, str] = {}
@@ -633,6 +634,7 @@ class Tally:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._taken_out(session.items)
         self.selected.update(item.nodeid for item in session.items)
+        self.marks.update(m.name for item in session.items for m in item.iter_markers())
         if not _warnings_off(session.config):
             return  # nothing but -p no:warnings makes a marker's error lenient
         from genstamp.suite import is_error, warning_category
@@ -684,6 +686,7 @@ class Tally:
             "files": sorted(self.files),
             "partly": sorted(self.partly),
             "marked_errors": sorted(self.marked_errors),
+            "marks": sorted(self.marks),
             "paths": self._paths,
         }
 
@@ -702,6 +705,10 @@ class Tally:
 
     def all_partly(self) -> set[str]:
         return self.partly.union(*(o.get("partly", ()) for o in self.workers))
+
+    def all_marks(self) -> set[str]:
+        """The names of the markers of the tests collected, by this process and its workers."""
+        return self.marks.union(*(o.get("marks", ()) for o in self.workers))
 
     def all_marked_errors(self) -> set[str]:
         """The warning categories the collected tests' own markers make errors."""
@@ -1870,6 +1877,10 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             )
             if name in COLLECTING or lenient or _checkout_plugin(cfg, tally, name):
                 out.append(f"-p {value}")
+            elif (marks := tally.all_marks()) and (used := sorted(_plugin_markers(name) & marks)):
+                # an installed plugin the tests use through its markers (pytest-timeout's
+                # `timeout`): without it, the marker decides nothing
+                out.append(f"-p {value} (the tests' marker {', '.join(used)})")
         elif flag == "-p" and not _in_addopts(suite.values, ("-p", value)):
             if _adds_to_the_suite(cfg, tally, value):
                 out.append(f"-p {value}")  # a plugin a run of the suite does not load
@@ -2345,6 +2356,30 @@ def _checkout_entry_point(tally: Tally, name: str) -> bool:
         if where and inside(where, root) and not installed(where):
             return True
     return False
+
+
+_MARKER_LINE = re.compile(
+    r"""addinivalue_line\(\s*["']markers["']\s*,\s*[rRuU]?["']\s*([A-Za-z_]\w*)"""
+)
+
+
+def _plugin_markers(name: str) -> set[str]:
+    """The markers the installed plugin whose ``pytest11`` entry point ``-p no:NAME`` blocks
+    registers (``config.addinivalue_line("markers", "timeout(...)")``), read from its
+    module's source without running it."""
+    from importlib.metadata import entry_points
+
+    names = {name, f"pytest_{name}"}
+    out: set[str] = set()
+    for ep in entry_points(group="pytest11"):
+        if ep.name not in names:
+            continue
+        where = _module_file(str(ep.value).partition(":")[0].strip())
+        if where:
+            with contextlib.suppress(OSError):
+                text = Path(where).read_text(encoding="utf-8", errors="replace")
+                out.update(_MARKER_LINE.findall(text))
+    return out
 
 
 def _module_file(name: str) -> str:
