@@ -693,6 +693,38 @@ def test_the_users_hook_pre_commit_kept_aside_survives_its_install_run_again(
     assert "user pre-push origin" in user_log.read_text()
 
 
+@pytest.mark.e2e
+def test_a_leftover_legacy_hook_does_not_take_the_place_of_the_users_own(
+    project: Path, tmp_path: Path, user_log: Path
+) -> None:
+    """The user's own pre-push, and a pre-push.legacy left over from an old pre-commit set-up;
+    `genstamp install --plain`, then `pre-commit install -t pre-push` (genstamp's hook moves to
+    .legacy): uninstall put the leftover back at .legacy, and the user's own hook, kept aside
+    by genstamp, ran no more. The user's own hook goes where pre-commit runs it."""
+    import subprocess
+    import sys
+
+    (project / ".pre-commit-config.yaml").write_text("repos: []\n")
+    add_user_hook(project, "pre-push", user_log)
+    hooks = project / ".git" / "hooks"
+    mine = hooks_state(project)["pre-push"]
+    (hooks / "pre-push.legacy").write_text("#!/bin/sh\necho leftover >&2\n")
+    (hooks / "pre-push.legacy").chmod(0o755)
+    ok(run_genstamp(project, "install", "--plain"))
+    argv = [sys.executable, "-m", "pre_commit", "install", "--hook-type", "pre-push"]
+    proc = subprocess.run(argv, cwd=project, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert install.is_genstamp_hook(hooks / "pre-push.legacy")
+    ok(run_genstamp(project, "install", "--uninstall"))
+    assert install.is_pre_commit_hook(hooks / "pre-push")
+    assert hooks_state(project)["pre-push.legacy"] == mine
+    assert not (hooks / f"pre-push{install.CHAINED}").exists()
+    commit_all(project, "config")
+    with_remote(project, tmp_path)
+    ok(run_git(project, "push", "origin", "main"))
+    assert "user pre-push origin" in user_log.read_text()
+
+
 def test_install_refuses_an_unknown_rev(project: Path, tmp_path: Path) -> None:
     (project / ".pre-commit-config.yaml").write_text("repos: []\n")
     out = refused(run_genstamp(project, "install", "--repo", str(project), "--rev", "v9.9.9"))

@@ -1077,7 +1077,7 @@ def uninstall(checkout: Checkout) -> Report:
     }
     aside = {name for name in edited if _set_aside(Path(name), record)}
     for name in sorted(aside):
-        restored.append(_take_back(where, Path(name), record.before[name]))
+        restored.append(_take_back(where, Path(name), record))
     kept = edited - aside
     for name in sorted(kept):
         hook = _show(where, Path(name))
@@ -1090,6 +1090,7 @@ def uninstall(checkout: Checkout) -> Report:
             "yourself)"
         )
     kept |= {name + CHAINED for name in kept}
+    kept |= {name + LEGACY for name in aside}  # (taken back)
     # the hook genstamp's runs (the user's, moved aside), edited since or made since: it is
     # the user's hook now, and goes back in its place (with their lines), never away
     for folder, hook in ((f, h) for f in folders for h in PLAIN_HOOKS):
@@ -1148,21 +1149,19 @@ def _set_aside(hook: Path, record: Record) -> bool:
     """Whether ``pre-commit install`` ran again since genstamp's: its hook is at ``hook`` now,
     and genstamp's, unedited, is what it kept as ``hook.legacy`` (and runs first)."""
     legacy = hook.with_name(hook.name + LEGACY)
-    return (
-        str(legacy) not in record.before
-        and is_pre_commit_hook(hook)
-        and _digest(snapshot(legacy)) == record.after.get(str(hook))
-    )
+    return is_pre_commit_hook(hook) and _digest(snapshot(legacy)) == record.after.get(str(hook))
 
 
-def _take_back(where: Layout, hook: Path, before: Entry) -> str:
+def _take_back(where: Layout, hook: Path, record: Record) -> str:
     """genstamp's hook out of pre-commit's ``.legacy`` place: what was at ``hook`` before
-    genstamp's install goes there instead (pre-commit runs it as it runs any hook it found),
-    or nothing when that was pre-commit's own hook or nothing at all. The copy genstamp kept
-    as ``hook.genstamp-chained`` goes as any file it made does."""
+    genstamp's install goes there instead (pre-commit runs it as it runs any hook it found);
+    where that was pre-commit's own hook, what pre-commit kept there then (the user's), or
+    nothing. The copy genstamp kept as ``hook.genstamp-chained`` goes as any file it made
+    does."""
     legacy = hook.with_name(hook.name + LEGACY)
+    before = record.before[str(hook)]
     theirs = before.kind == "file" and PRE_COMMIT_MARKER.encode() in before.data
-    restore(legacy, Entry("absent") if theirs else before)
+    restore(legacy, record.before.get(str(legacy), Entry("absent")) if theirs else before)
     return _show(where, legacy)
 
 
