@@ -296,3 +296,30 @@ def test_a_setting_of_the_wrong_shape_is_one_line_with_a_hint(tmp_path: Path, te
         config.load(root)
     assert info.value.remedy, str(info.value)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("table", "globs"),
+    [
+        ("enable = true\n", ["*.py", "*/__init__.py", "*/__version__.py", "*/_version.py"]),
+        ("enable = false\n", []),
+        (
+            'enable = true\n[tool.poetry-dynamic-versioning.substitution]\nfiles = ["v.py"]\n'
+            '[[tool.poetry-dynamic-versioning.substitution.folders]]\npath = "src"\n',
+            ["v.py", "src/v.py"],  # the top always, and each folder, with the files
+        ),
+        (
+            "enable = true\n[[tool.poetry-dynamic-versioning.substitution.folders]]\n"
+            'path = "src"\nfiles = ["pkg/version.py"]\n',  # a folder's own files, not those
+            ["*.py", "*/__init__.py", "*/__version__.py", "*/_version.py", "src/pkg/version.py"],
+        ),
+    ],
+)
+def test_the_files_poetry_dynamic_versioning_substitutes(
+    tmp_path: Path, table: str, globs: list[str]
+) -> None:
+    """poetry-dynamic-versioning rewrites the version line in the files its substitution
+    names, as it reads its settings: at the top always, and in each of its folders with the
+    folder's own files where it names some (they were ignored, and the top left out)."""
+    root = write(tmp_path, f"[tool.poetry-dynamic-versioning]\n{table}")
+    assert list(config.load(root).version_lines) == globs

@@ -224,12 +224,15 @@ def versioningit_files(tool: object) -> list[str]:
     out = [rel] if rel is not None else []
     dynamic = _table(_table(tool).get("poetry-dynamic-versioning"))
     if dynamic.get("enable") is True:
+        # as it reads its settings: the top always, with its `files`, and each of its
+        # `folders` with the folder's own `files`, else those
         substitution = _table(dynamic.get("substitution"))
         files = substitution.get("files", _SUBSTITUTED)
-        folders = substitution.get("folders", [{"path": "."}])
-        for folder in folders if isinstance(folders, list) else ():
+        folders = substitution.get("folders", [])
+        for folder in [{"path": "."}, *(folders if isinstance(folders, list) else ())]:
             base = _relative(_table(folder).get("path", "."))
-            names = [n for n in files if isinstance(n, str)] if isinstance(files, list) else []
+            own = _table(folder).get("files", files)
+            names = [n for n in own if isinstance(n, str)] if isinstance(own, list) else []
             globs = [_relative(posixpath.join(base or ".", name)) for name in names]
             out += [glob for glob in globs if glob]
     return list(dict.fromkeys(out))
