@@ -304,6 +304,23 @@ def test_monitor_not_trusted_where_its_watch_leaves_folders_out(watched: Path) -
     assert known(watched).how == "walk"  # the edit is seen (and the tree is git's)
 
 
+def test_monitor_not_trusted_where_watchmans_own_configuration_leaves_folders_out(
+    watched: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Watchman's configuration of every watch (``/etc/watchman.json``, or the file
+    ``WATCHMAN_CONFIG_FILE`` names) with ``ignore_dirs``: `get-config` answers with the root's
+    ``.watchmanconfig`` alone, so the watch was trusted, and an edit in a folder it leaves out
+    went unseen (the kept tree bound to a run of another). Its silence stands for no walk."""
+    config = tmp_path / "watchman.json"
+    config.write_text('{"ignore_dirs": ["pkg"]}\n')
+    monkeypatch.setenv("WATCHMAN_CONFIG_FILE", str(config))
+    known(watched)
+    assert known(watched).how == "kept"
+    monkeypatch.setenv("WATCHMAN_CONFIG_FILE", str(tmp_path / "none.json"))  # control
+    known(watched)
+    assert known(watched).how == "monitor"
+
+
 @pytest.mark.parametrize("vcs", [".hg", ".svn"])
 def test_monitor_not_trusted_with_another_vcs_folder_at_the_top(watched: Path, vcs: str) -> None:
     """Watchman leaves the version-control folders at the root of its watch out (ignore_vcs):

@@ -84,6 +84,9 @@ def _clock(client: Any, workdir: str) -> Clock:
         # changes in them: its silence cannot stand for a walk.
         config = client.query("get-config", root).get("config") or {}
         left_out = [*(config.get("ignore_dirs") or ()), *(config.get("ignore_vcs") or ())]
+        # ... nor one the machine's configuration of Watchman makes leave folders out of
+        # every watch (`get-config` answers with the root's file alone)
+        left_out += _left_out_everywhere()
         if set(left_out) - _VCS:
             raise ValueError(f"the watch of {root} leaves out {sorted(set(left_out) - _VCS)}")
         # ... and the version-control folders at its root (ignore_vcs), which lie in the work
@@ -96,6 +99,31 @@ def _clock(client: Any, workdir: str) -> Clock:
         return Clock(root, relative, str(now["clock"]), _sock(client))
     finally:
         client.close()
+
+
+# Where Watchman reads its configuration of every watch (the server's WATCHMAN_CONFIG_FILE,
+# else the file its build names: /etc/watchman.json, and its fallback)
+_GLOBAL_CONFIGS = ("/etc/watchman.json", "/etc/watchman.json.default")
+
+
+def _left_out_everywhere() -> list[str]:
+    """The folders Watchman's global configuration leaves out of every watch (``ignore_dirs``,
+    ``ignore_vcs``), from each file it may read (which one the server read is not known
+    here: every one counts)."""
+    import json
+
+    out: list[str] = []
+    for path in [os.environ.get("WATCHMAN_CONFIG_FILE", ""), *_GLOBAL_CONFIGS]:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            for key in ("ignore_dirs", "ignore_vcs"):
+                found = data.get(key)
+                out += [str(f) for f in found] if isinstance(found, list) else []
+    return out
 
 
 def changed_since(since: Clock) -> list[str] | None:
