@@ -725,6 +725,45 @@ def test_a_leftover_legacy_hook_does_not_take_the_place_of_the_users_own(
     assert "user pre-push origin" in user_log.read_text()
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("before", ["pre-commit's", "a .legacy alone"])
+def test_genstamps_hook_at_pre_commits_legacy_place_goes_at_uninstall(
+    project: Path, tmp_path: Path, before: str
+) -> None:
+    """genstamp's plain hooks installed over pre-commit's pre-push (or where only a user's
+    pre-push.legacy lay, no pre-push), then `pre-commit install` again, which moves genstamp's
+    hook to .legacy: uninstall left it there, judging every push on, where pre-commit's own
+    hook was put back byte for byte; and deleted the user's .legacy in the other case. The
+    .legacy place holds what it held before genstamp's install."""
+    import subprocess
+    import sys
+
+    (project / ".pre-commit-config.yaml").write_text("repos: []\n")
+    hooks = project / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    argv = [sys.executable, "-m", "pre_commit", "install", "--hook-type", "pre-push"]
+    if before == "pre-commit's":
+        proc = subprocess.run(argv, cwd=project, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    else:
+        (hooks / "pre-push.legacy").write_text("#!/bin/sh\necho mine >&2\n")
+        (hooks / "pre-push.legacy").chmod(0o755)
+    was = hooks_state(project)
+    ok(run_genstamp(project, "install", "--plain"))
+    proc = subprocess.run(argv, cwd=project, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert install.is_genstamp_hook(hooks / "pre-push.legacy")
+    ok(run_genstamp(project, "install", "--uninstall"))
+    now = hooks_state(project)
+    assert now.get("pre-push.legacy") == was.get("pre-push.legacy"), now
+    assert install.is_pre_commit_hook(hooks / "pre-push")
+    assert not (hooks / f"pre-push{install.CHAINED}").exists()
+    commit_all(project, "config")
+    with_remote(project, tmp_path)
+    broken_branch(project, "b2")
+    ok(run_git(project, "push", "origin", "b2"))  # genstamp judges no more
+
+
 def test_install_refuses_an_unknown_rev(project: Path, tmp_path: Path) -> None:
     (project / ".pre-commit-config.yaml").write_text("repos: []\n")
     out = refused(run_genstamp(project, "install", "--repo", str(project), "--rev", "v9.9.9"))

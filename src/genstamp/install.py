@@ -1067,15 +1067,19 @@ def uninstall(checkout: Checkout) -> Report:
     )
     # (not one an uninstall cut short left: put back as it was, or gone while the user's
     # hook still waits aside)
-    edited = {
+    recorded = {
         name
         for name in record.before
-        if Path(name).parent in folders
-        and Path(name).name in PLAIN_HOOKS
-        and _edited(Path(name), record)
-        and not _cut_short(Path(name), record)
+        if Path(name).parent in folders and Path(name).name in PLAIN_HOOKS
     }
-    aside = {name for name in edited if _set_aside(Path(name), record)}
+    # genstamp's hook at pre-commit's .legacy place: pre-commit's install ran again since
+    # (whatever its hook is now: the one that was there before, byte for byte, or not)
+    aside = {name for name in recorded if _set_aside(Path(name), record)}
+    edited = {
+        name
+        for name in recorded - aside
+        if _edited(Path(name), record) and not _cut_short(Path(name), record)
+    }
     for name in sorted(aside):
         restored.append(_take_back(where, Path(name), record))
     kept = edited - aside
@@ -1153,15 +1157,19 @@ def _set_aside(hook: Path, record: Record) -> bool:
 
 
 def _take_back(where: Layout, hook: Path, record: Record) -> str:
-    """genstamp's hook out of pre-commit's ``.legacy`` place: what was at ``hook`` before
-    genstamp's install goes there instead (pre-commit runs it as it runs any hook it found);
-    where that was pre-commit's own hook, what pre-commit kept there then (the user's), or
-    nothing. The copy genstamp kept as ``hook.genstamp-chained`` goes as any file it made
-    does."""
+    """genstamp's hook out of pre-commit's ``.legacy`` place, which gets what it would hold
+    had genstamp never been installed: the user's hook that was at ``hook`` before genstamp's
+    install (pre-commit's install moves it there, and runs it as any hook it found); where
+    that was pre-commit's own hook or nothing, what ``.legacy`` held then (the user's hook
+    pre-commit had kept there), or nothing. The copy genstamp kept as
+    ``hook.genstamp-chained`` goes as any file it made does."""
     legacy = hook.with_name(hook.name + LEGACY)
     before = record.before[str(hook)]
     theirs = before.kind == "file" and PRE_COMMIT_MARKER.encode() in before.data
-    restore(legacy, record.before.get(str(legacy), Entry("absent")) if theirs else before)
+    if theirs or before.kind == "absent":
+        restore(legacy, record.before.get(str(legacy), Entry("absent")))
+    else:
+        restore(legacy, before)
     return _show(where, legacy)
 
 
