@@ -2021,24 +2021,36 @@ def pytest_runtest_call(item):
 """
 
 
-@pytest.mark.parametrize("marked", [True, False])
+@pytest.mark.parametrize("through", ["literal", "variable"])
+@pytest.mark.parametrize("case", ["marked", "unmarked", "addopts", "registered"])
 def test_an_installed_plugin_turned_off_whose_marker_the_tests_use(
-    tmp_path: Path, marked: bool
+    tmp_path: Path, case: str, through: str
 ) -> None:
     """`-p no:NAME` of an installed plugin the suite uses through the markers it registers
-    (pytest-timeout's `@pytest.mark.timeout(1)`, with no setting of its own): the marker
-    decides nothing, and a test the plugin fails passes. It was accepted: only the
-    plugin's settings, collectors and warnings counted. Control: tests that use none of its
-    markers."""
-    site = installed_plugin(tmp_path / "site", "guarding", GUARDING_PLUGIN)
-    mark = "@pytest.mark.guard(5)\n" if marked else ""
-    files = {"tests/test_g.py": f"import pytest\n\n\n{mark}def test_g():\n    pass\n"}
+    (pytest-timeout's `@pytest.mark.timeout(1)`, with no setting of its own; pytest-order
+    registers its marker through a variable): the marker decides nothing, and a test the
+    plugin fails passes. It was accepted: only the plugin's settings, collectors and warnings
+    counted. Controls: tests that use none of its markers; the suite's own addopts turning the
+    plugin off; a marker of that name the suite's configuration registers itself."""
+    text = GUARDING_PLUGIN
+    if through == "variable":
+        text = text.replace('    config.addinivalue_line(\n        "markers",\n', "    line = (\n")
+        text = text.replace(
+            'limit",\n    )', 'limit"\n    )\n    config.addinivalue_line("markers", line)'
+        )
+    site = installed_plugin(tmp_path / "site", "guarding", text)
+    mark = "" if case == "unmarked" else "@pytest.mark.guard(5)\n"
+    ini = {"addopts": "addopts = -p no:guarding\n", "registered": "markers =\n    guard: ours\n"}
+    files = {
+        "pytest.ini": "[pytest]\n" + ini.get(case, ""),
+        "tests/test_g.py": f"import pytest\n\n\n{mark}def test_g():\n    pass\n",
+    }
     root = make(tmp_path / "p", files)
     env = subprocess_env(PYTHONPATH=str(site))
     proc = run_pytest(root, "-p", "no:cacheprovider", "-p", "no:guarding", env=env)
     assert proc.returncode == 0, proc.stdout
     code, data, _ = verify(root)
-    if marked:
+    if case == "marked":
         said = rules(data)["partial-run"]
         assert code == 1 and "-p no:guarding (the tests' marker guard)" in said, data
     else:
@@ -2116,7 +2128,8 @@ def pytest_sessionfinish(session):
         # what a test checks weakened: fewer examples, a database from the models, unused
         # snapshots only a warning
         ("", "", ("--hypothesis-profile", "quick"), True),
-        ("", "", ("--hypothesis-profile=default",), False),  # what it is unless given
+        # (a conftest may load another: the profile a run of the suite takes is not known)
+        ("", "", ("--hypothesis-profile=default",), True),
         ("--hypothesis-profile=ci", "", ("--hypothesis-profile=ci",), False),
         ("", "", ("--nomigrations",), True),
         ("", "", ("--no-migrations",), True),

@@ -1614,7 +1614,7 @@ UNCOVERED = "--no-cov"
 # examples), pytest-django's database built from the models (a forgotten migration unseen),
 # syrupy's unused snapshots a warning (a session that fails passes)
 WEAKENING = ("--nomigrations", "--no-migrations", "--snapshot-warn-unused")
-PROFILES = {"--hypothesis-profile": "default"}  # (an option, and what it is unless given)
+PROFILES = ("--hypothesis-profile",)
 # pytest 8.2 reads arguments from an @FILE
 _ARGS_FILES = tuple(int(p) for p in pytest.__version__.split(".")[:2] if p.isdigit()) >= (8, 2)
 # command-line options that set a setting (the level a logger records at: what caplog sees)
@@ -1875,9 +1875,11 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             lenient = (name == "warnings" and marked) or (
                 name in UNHANDLED and any(_overlap(UNHANDLED[name], e) for e in marked)
             )
-            if name in COLLECTING or lenient or _checkout_plugin(cfg, tally, name):
+            if _in_addopts(suite.values, (flag, value)):
+                pass  # the suite's own: a clean run goes without the plugin too
+            elif name in COLLECTING or lenient or _checkout_plugin(cfg, tally, name):
                 out.append(f"-p {value}")
-            elif (marks := tally.all_marks()) and (used := sorted(_plugin_markers(name) & marks)):
+            elif used := _used_markers(cfg, tally, name, suite.values):
                 # an installed plugin the tests use through its markers (pytest-timeout's
                 # `timeout`): without it, the marker decides nothing
                 out.append(f"-p {value} (the tests' marker {', '.join(used)})")
@@ -1917,9 +1919,9 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         if flag in words and flag not in suite_opts:
             out.append(flag)  # a skip counts as run: the tests it skipped would not
     out += [flag for flag in WEAKENING if flag in words and flag not in suite_opts]
-    for flag, unset in PROFILES.items():
+    for flag in PROFILES:  # (the profile a conftest loads is not known here: any other)
         chosen = _last_value([*suite_opts, *words], flag)
-        if chosen is not None and chosen != (_last_value(suite_opts, flag) or unset):
+        if chosen is not None and chosen != _last_value(suite_opts, flag):
             out.append(f"{flag}={chosen}")
     out += _coverage_lowered(words, suite_opts, cfg.rootpath)
     if sys.flags.optimize:  # the asserts of the code under test are gone
@@ -2358,15 +2360,35 @@ def _checkout_entry_point(tally: Tally, name: str) -> bool:
     return False
 
 
+def _used_markers(
+    cfg: pytest.Config, tally: Tally, name: str, values: Mapping[str, str]
+) -> list[str]:
+    """The markers the collected tests carry that the installed plugin ``-p no:NAME`` blocks
+    registers, and the suite's configuration does not register itself."""
+    marks = tally.all_marks()
+    if not marks:
+        return []
+    own = {line.strip().partition(":")[0].partition("(")[0] for line in _ini_lines(values)}
+    return sorted((_plugin_markers(name) & marks) - own)
+
+
+def _ini_lines(values: Mapping[str, str]) -> list[str]:
+    return [line for line in values.get("markers", "").splitlines() if line.strip()]
+
+
+# a marker a plugin registers: the text given to ``config.addinivalue_line("markers", …)``,
+# or a string that reads as one (``"order: …"``, ``"timeout(timeout, …): …"``) in a module that
+# registers markers through a variable
 _MARKER_LINE = re.compile(
-    r"""addinivalue_line\(\s*["']markers["']\s*,\s*[rRuU]?["']\s*([A-Za-z_]\w*)"""
+    r"""addinivalue_line\(\s*["']markers["']\s*,\s*[rRuU]?["']{1,3}\s*([A-Za-z_]\w*)"""
 )
+_MARKER_TEXT = re.compile(r"""[rRuU]?["']{1,3}([A-Za-z_]\w*)(?:\([^"'\n]*\))?:\s""")
 
 
 def _plugin_markers(name: str) -> set[str]:
     """The markers the installed plugin whose ``pytest11`` entry point ``-p no:NAME`` blocks
-    registers (``config.addinivalue_line("markers", "timeout(...)")``), read from its
-    module's source without running it."""
+    registers (``config.addinivalue_line("markers", "timeout(...)")``), read from the source
+    of its module, and of the package's other modules, without running them."""
     from importlib.metadata import entry_points
 
     names = {name, f"pytest_{name}"}
@@ -2375,10 +2397,16 @@ def _plugin_markers(name: str) -> set[str]:
         if ep.name not in names:
             continue
         where = _module_file(str(ep.value).partition(":")[0].strip())
-        if where:
+        if not where:
+            continue
+        folder = Path(where).parent
+        package = (folder / "__init__.py").is_file()
+        for module in sorted(folder.glob("*.py"))[:100] if package else [Path(where)]:
             with contextlib.suppress(OSError):
-                text = Path(where).read_text(encoding="utf-8", errors="replace")
-                out.update(_MARKER_LINE.findall(text))
+                text = module.read_text(encoding="utf-8", errors="replace")
+                if "addinivalue_line" in text:
+                    out.update(_MARKER_LINE.findall(text))
+                    out.update(_MARKER_TEXT.findall(text))
     return out
 
 
