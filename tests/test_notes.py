@@ -61,6 +61,33 @@ def test_concurrent_publishes_from_three_clones_all_survive(
     assert len(data["parts"]) == 3
 
 
+@pytest.mark.parametrize(
+    "refspec", [f"{notes.REF}:{notes.REF}", "+refs/notes/*:refs/notes/*"], ids=["readme", "all"]
+)
+def test_publishing_under_a_fetch_refspec_of_the_notes_keeps_every_note(
+    world: World, tmp_path: Path, refspec: str
+) -> None:
+    """Clones that fetch the notes always (the README's `remote.origin.fetch` line, or every
+    notes ref, forced): publish's fetch applied that refspec too, so the remote's notes came
+    over the ones just added, refused as no fast-forward (publish failed, saying nothing) or
+    forced over them (the note was lost, and publish said it pushed)."""
+    origin = remote_copy(world, tmp_path)
+    machines = [clone(origin, tmp_path / f"m{i}") for i in (1, 2)]
+    for m, part in zip(machines, world.parts, strict=False):
+        git(m, "config", "--add", "remote.origin.fetch", refspec)
+        proc = subprocess.run(
+            [sys.executable, "-m", "genstamp", "publish", str(part), "--remote", "origin"],
+            cwd=m,
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, proc.stderr
+    for where in (origin, machines[1]):  # the second machine's note, merged with the first's
+        note = git(where, "notes", f"--ref={notes.REF}", "show", world.commit)
+        assert len(note.split("\n")) == 2, note
+
+
 @pytest.mark.parametrize("language", ["", "de"])
 def test_a_first_publish_is_one_whatever_language_git_speaks(
     language: str, world: World, tmp_path: Path

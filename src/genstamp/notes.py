@@ -203,7 +203,10 @@ def publish(workdir: Path, remote: str) -> int:
     """Push ``REF`` to ``remote``, merging the remote's notes first (union), and again when a
     concurrent publish moved it; the number of attempts it took."""
     for attempt in range(1, ATTEMPTS + 1):
-        fetched = _git(workdir, "fetch", "-q", remote, f"+{REF}:{INCOMING}")
+        # (the clone's own fetch refspecs not applied: the README's, or refs/notes/*, would
+        # update REF itself from the remote, refused as no fast-forward, or forced over the
+        # note just added)
+        fetched = _git(workdir, "fetch", "-q", "--refmap=", remote, f"+{REF}:{INCOMING}")
         if fetched.returncode == 0:
             merged = _git(
                 workdir, "notes", f"--ref={REF}", "merge", "-q", "-s", "cat_sort_uniq", INCOMING
