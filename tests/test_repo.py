@@ -147,6 +147,33 @@ def test_partial_clone_without_blobs(project: Path, tmp_path: Path) -> None:
     assert missing_objects(partial) >= {old_calc}  # nothing was fetched for genstamp
 
 
+def test_a_partial_clone_judges_a_tree_whose_settings_it_has_not_fetched(
+    project: Path, tmp_path: Path
+) -> None:
+    """A partial clone judges a branch it has not checked out (a merge gate's PR head): the
+    branch's pyproject.toml, whose settings hold the tree to them, is a blob the clone left
+    out. libgit2 reads what is at hand only: the gate ended with the blob's id for a message,
+    or took the defaults for the settings. It reads the file as git does, fetching it."""
+    (project / "pyproject.toml").write_text(
+        (project / "pyproject.toml").read_text() + "\n[tool.genstamp]\nallow-partial = true\n"
+    )
+    git(project, "checkout", "-q", "-b", "feature")
+    commit_all(project, "partial runs allowed on the branch")
+    git(project, "checkout", "-q", "main")
+    git(project, "config", "uploadpack.allowFilter", "true")
+    partial = tmp_path / "partial"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", project.as_uri(), str(partial))
+    settings = git(partial, "rev-parse", "origin/feature:pyproject.toml")
+    assert settings in missing_objects(partial)  # really partial
+    tree = git(partial, "rev-parse", "origin/feature^{tree}")
+    from genstamp.facts import committed_settings
+
+    held = committed_settings(open_checkout(partial), tree)
+    assert held is not None and held.allow_partial
+    text = refused(partial, "--rev", "origin/feature")  # never tested here: judged, no error
+    assert "no-evidence: " in text, text
+
+
 # -- files the checkout lacks on purpose --------------------------------------------------------
 
 

@@ -941,6 +941,19 @@ def _tree(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:
     return obj if isinstance(obj, pygit2.Tree) else None
 
 
+def blob_bytes(repo: pygit2.Repository, blob: pygit2.Blob) -> bytes | None:
+    """The bytes of ``blob``; in a partial clone (``git clone --filter=blob:none``) one not
+    fetched yet is fetched as git fetches it (libgit2 reads what is at hand only): None when
+    git cannot."""
+    try:
+        return bytes(blob.data)
+    except KeyError:  # (pygit2's NotFoundError)
+        fetched = subprocess.run(
+            ["git", "--git-dir", repo.path, "cat-file", "blob", str(blob.id)], capture_output=True
+        )
+        return fetched.stdout if fetched.returncode == 0 else None
+
+
 def committed_settings(checkout: Checkout, tree_id: str) -> config.Config | None:
     """The settings the tree ``tree_id`` holds in its own ``pyproject.toml`` (the defaults when
     it holds none, or one genstamp cannot read: the strictest); None when the tree is not in
@@ -950,9 +963,15 @@ def committed_settings(checkout: Checkout, tree_id: str) -> config.Config | None
         return None
     try:
         blob = tree["pyproject.toml"]
-        data = blob.data if isinstance(blob, pygit2.Blob) else b""
     except KeyError:
-        data = b""
+        blob = None
+    data = blob_bytes(checkout.repo, blob) if isinstance(blob, pygit2.Blob) else b""
+    if data is None:
+        raise GenstampError(
+            f"the pyproject.toml of tree {tree_id[:12]} is not in this partial clone, and git "
+            "cannot fetch it",
+            "fetch it (`git fetch` from the remote the clone was made from), then run again",
+        )
     try:
         return config.from_bytes(data, checkout.workdir, checkout.workdir / "pyproject.toml")
     except GenstampError:
@@ -980,7 +999,9 @@ def tree_suites(
 
     def read(path: str) -> bytes | None:
         found = _lookup(repo, tree, path, opened)
-        return found[0].data if found is not None and isinstance(found[0], pygit2.Blob) else None
+        if found is None or not isinstance(found[0], pygit2.Blob):
+            return None
+        return blob_bytes(found[1][0], found[0])  # (the repository holding it: a submodule's)
 
     out = []
     for root in roots or [""]:
@@ -1182,9 +1203,10 @@ def _link_target(repo: pygit2.Repository, entry: pygit2.Object, path: str) -> st
         blob = repo[entry.id]
     except (KeyError, ValueError):
         return None
-    if not isinstance(blob, pygit2.Blob):
+    data = blob_bytes(repo, blob) if isinstance(blob, pygit2.Blob) else None
+    if data is None:
         return None
-    target = blob.data.decode("utf-8", "surrogateescape")
+    target = data.decode("utf-8", "surrogateescape")
     if not target or target.startswith("/"):
         return None
     joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
