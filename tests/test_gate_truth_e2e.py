@@ -2991,6 +2991,40 @@ def test_a_test_writing_into_the_tree_as_the_tree_is_taken_leaves_no_evidence(
     assert verdict(genstamp, repo)[0] == 0
 
 
+WRITES_SLOW2_AND_MAY_FAIL = """
+import os
+from pathlib import Path
+
+
+def test_writes_into_the_work_tree():
+    Path("slow2.txt").write_text("written by a test\\n")
+    assert not os.environ.get("BREAK")
+"""
+
+
+def test_a_failing_run_in_the_start_race_refutes_the_tree_all_the_same(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """A run whose tests began as the tree was taken binds no evidence; where it failed, its
+    failure was recorded for the tree at the start, which it did not know: nothing was
+    recorded, and an earlier pass of the same tree was accepted. The tree as it is now is
+    recorded."""
+    flag = tmp_path / "filtering"
+    slow_project(repo, flag, WRITES_SLOW2_AND_MAY_FAIL)
+    stamp(genstamp, repo)
+    for _ in range(2):  # the race (no evidence), then the tree taken first: accepted
+        proc = run_pytest(repo, "-p", "no:cacheprovider")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    commit_all(repo, "the tested tree")  # (its files as they are: the same tree)
+    assert verdict(genstamp, repo, "--rev", "HEAD")[0] == 0  # and remembered as verified
+    (repo / STATE / "await-start").unlink(missing_ok=True)  # (the README's way back)
+    proc = run_pytest(repo, "-p", "no:cacheprovider", env=subprocess_env(BREAK="1"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "evidence not written: the work tree changed as the tests began" in proc.stdout
+    code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    assert code == 1 and rules(data) == ["tests-failed"], data
+
+
 def test_tests_that_leave_the_tree_alone_begin_as_the_tree_is_taken(
     repo: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:

@@ -1098,11 +1098,21 @@ class Session:
     def _failed_unbound(self, session: pytest.Session, exitstatus: int) -> None:
         """A run that failed, its evidence not written (a full disk, a co-process gone): its
         tree at the start, where known, is recorded as failed all the same, so no earlier
-        pass of it answers for it (where that cannot be written, the verdicts are forgotten)."""
+        pass of it answers for it (where that cannot be written, the verdicts are forgotten);
+        where the start is unknown (the work tree changed as the tests began), its tree now.
+        """
         status = getattr(session, "exitstatus", exitstatus)
         failed = status == pytest.ExitCode.TESTS_FAILED or session.testsfailed > 0
+        if not (failed or not self.tally.passing()):
+            return
         tree = self.trees.start if self.trees is not None else None
-        if not (failed or not self.tally.passing()) or not tree:
+        if not tree:
+            with contextlib.suppress(Exception):  # never a traceback from the plugin
+                from genstamp.identity import tree_identity
+                from genstamp.repo import open_checkout
+
+                tree = tree_identity(open_checkout(self.start.checkout.workdir))
+        if not tree:
             return
         from genstamp import refuted
 
