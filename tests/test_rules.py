@@ -353,9 +353,10 @@ ROWS: dict[str, Row] = {
     ),
     # tree-mismatch
     "tree-mismatch-edit": Row(
-        facts(**mismatch(CALC)),
+        facts(**mismatch(CALC), tracked=frozenset({CALC})),
         ["tree-mismatch"],
         f"the tests ran on tree {TESTED[:12]}, work tree is tree {OTHER[:12]}: differs in {CALC}",
+        not_says="only files git does not track",
     ),
     "tree-mismatch-rename": Row(
         facts(**mismatch("a.py -> b.py")), ["tree-mismatch"], "differs in a.py -> b.py"
@@ -409,6 +410,12 @@ ROWS: dict[str, Row] = {
         " them, then rerun; or, where you dropped them (a rebase, a reset), rerun the tests on"
         " this commit)",
         not_says="ignore",
+    ),
+    "tree-mismatch-untracked-files-written-since": Row(
+        facts(**mismatch("coverage.xml", label=WORK_TREE)),
+        ["tree-mismatch"],
+        "differs in coverage.xml (only files git does not track, written since the run: a report"
+        " a plugin or `coverage run` writes after the tests end: have git ignore them",
     ),
     "tree-mismatch-files-gone-from-the-work-tree-since": Row(
         lacking(".wt/feature", label=WORK_TREE),
@@ -931,7 +938,7 @@ def test_a_push_of_many_refs_gets_a_few_lines() -> None:
 
 def test_messages_are_one_printable_line() -> None:
     name = "caf\udce9\nx.txt"  # a Latin-1 byte os hands over surrogate-escaped, and a newline
-    verdict = decide(facts(**mismatch(name)), Config())
+    verdict = decide(facts(**mismatch(name), tracked=frozenset({name})), Config())
     message = verdict.failures[0].message
     assert message.endswith("differs in caf\\xe9\\nx.txt")
     message.encode("utf-8")  # strict: no surrogate left

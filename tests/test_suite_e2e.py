@@ -1798,6 +1798,25 @@ def test_a_declared_suites_configuration_a_sparse_checkout_leaves_out(
     assert code == 1 and f"{config} (--skip-worktree)" in rules(data)["hidden-change"], data
 
 
+def test_a_report_written_after_the_tests_end_is_named_with_its_remedy(tmp_path: Path) -> None:
+    """A report a plugin writes after the tree at the end is taken (pytest-cov's coverage.xml,
+    in pytest_terminal_summary), untracked and not ignored: the work tree is another tree each
+    run, and the remedy said "rerun", which writes it anew. It says to have git ignore it (the
+    untracked file was taken for a tracked one: the index the gate asked held what the walk of
+    the work tree had added to it)."""
+    writes = (
+        "import time\n\n\ndef pytest_terminal_summary(terminalreporter):\n"
+        "    open('coverage.xml', 'w').write(str(time.time_ns()))\n"
+    )
+    root = make(tmp_path / "p", {**SIMPLE, "tests/conftest.py": writes})
+    for _ in range(2):
+        assert pytest_in(root).returncode == 0
+        code, data, _ = verify(root)
+        said = rules(data)["tree-mismatch"]
+        assert code == 1 and "differs in coverage.xml (only files git does not track" in said
+        assert "have git ignore them (.gitignore)" in said, said
+
+
 def test_collect_ignore_in_a_conftest_is_out_of_the_suite(tmp_path: Path) -> None:
     files = {
         **SIMPLE,

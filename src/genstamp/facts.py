@@ -166,9 +166,11 @@ def with_report(
             views = without(repo, trees | {t.tree for t in targets}, *left_out)
         for a, b in diff_pairs(report, targets, views):
             diffs[(a, b)], only_in_a[(a, b)] = tree_diff(repo, a, b)
-        if any(only_in_a.values()):  # which of them git tracks: the judged commit is older
-            index = repo.index
-            tracked = frozenset(p for gone in only_in_a.values() for p in gone if p in index)
+        if any(diffs.values()):  # which of them git tracks (a judged commit is older; the
+            # work tree's untracked files a plugin wrote after the run)
+            index = _index_on_disk(repo)
+            named = {p.rpartition(" -> ")[2] for paths in diffs.values() for p in paths or ()}
+            tracked = frozenset(p for p in named if p in index)
         if loaded is not None:
             wanted = {
                 rel: loads
@@ -939,6 +941,16 @@ def _tree(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:
     except (ValueError, pygit2.GitError):
         return None
     return obj if isinstance(obj, pygit2.Tree) else None
+
+
+def _index_on_disk(repo: pygit2.Repository) -> pygit2.Index:
+    """The repository's index as git keeps it (the one ``repo.index`` gives may hold what the
+    walk of the work tree's identity added to it, untracked files)."""
+    try:
+        index: pygit2.Index = pygit2.Index(os.path.join(repo.path, "index"))
+    except (pygit2.GitError, OSError, ValueError):
+        index = repo.index
+    return index
 
 
 def blob_bytes(repo: pygit2.Repository, blob: pygit2.Blob) -> bytes | None:

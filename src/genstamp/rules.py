@@ -115,7 +115,8 @@ class Facts(NamedTuple):
     config_problems: tuple[str, ...] = ()
     # For the pairs of ``diffs``: the paths the first tree holds and the second does not.
     only_in_first: Mapping[tuple[str, str], frozenset[str]] = _EMPTY
-    # Of those, the ones git tracks (the index holds them): a commit older than the tested one
+    # Of the paths of ``diffs``, the ones git tracks (the index holds them): a commit older
+    # than the tested one; the rest, in the work tree, untracked files
     tracked: frozenset[str] = frozenset()
 
 
@@ -418,6 +419,19 @@ def _differing_paths(facts: Facts, a: str, b: str, *, judged: bool = False) -> s
         # git neither tracks nor ignores them: `git add -A`, and the tree, take them in
         said += " (only bytecode, which git does not ignore here: add __pycache__/ and *.py[co]"
         said += " to .gitignore)"
+    elif (
+        not judged
+        and not {p.rpartition(" -> ")[2] for p in paths} & facts.tracked
+        and not set(paths) & facts.only_in_first.get(pair, frozenset())  # (not gone since)
+    ):
+        # files git does not track that changed since the run: a report written after the
+        # tests ended (pytest-cov's coverage.xml, `coverage run`'s .coverage), which every
+        # rerun writes anew
+        said += (
+            " (only files git does not track, written since the run: a report a plugin or"
+            " `coverage run` writes after the tests end: have git ignore them (.gitignore),"
+            " then rerun)"
+        )
     elif judged and set(paths) <= facts.only_in_first.get(pair, frozenset()):
         if set(paths) <= facts.tracked:  # committed later, or staged: a newer commit's
             return said + (
