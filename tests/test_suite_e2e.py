@@ -1798,6 +1798,23 @@ def test_a_declared_suites_configuration_a_sparse_checkout_leaves_out(
     assert code == 1 and f"{config} (--skip-worktree)" in rules(data)["hidden-change"], data
 
 
+def test_a_tracked_file_the_run_rewrites_is_named_with_its_remedy(tmp_path: Path) -> None:
+    """A run that rewrites a committed snapshot (syrupy's --snapshot-update, pytest-regressions'
+    --force-regen) moves the tree: refused, as before, but the advice was to put the file in
+    .gitignore, which changes nothing for a tracked file (and untracking snapshots makes their
+    tests check nothing). It names the tracked files and says to commit what was written."""
+    update = (
+        "from pathlib import Path\n\n\ndef test_snapshot():\n"
+        "    Path(__file__).with_name('snap.ambr').write_text('updated\\n')\n"
+    )
+    root = make(tmp_path / "p", {"tests/snap.ambr": "old\n", "tests/test_s.py": update})
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    said = rules(data)["tree-moved"]
+    assert code == 1 and "files git tracks, which the run rewrote: tests/snap.ambr" in said, said
+    assert "commit what it wrote" in said, said
+
+
 def test_a_report_written_after_the_tests_end_is_named_with_its_remedy(tmp_path: Path) -> None:
     """A report a plugin writes after the tree at the end is taken (pytest-cov's coverage.xml,
     in pytest_terminal_summary), untracked and not ignored: the work tree is another tree each

@@ -82,7 +82,8 @@ def lines(run: Run) -> list[str]:
     if run.tree_start != run.tree_end if run.moved is None else run.moved:
         refusals.append(
             "tree-moved: the tree changed while the tests ran — keep it still (a file the run "
-            "writes there, such as coverage's .coverage, belongs in .gitignore), then rerun"
+            "writes there, such as coverage's .coverage, belongs in .gitignore; a tracked file "
+            "it rewrites, a snapshot updated, in a commit), then rerun"
         )
     if run.differ:
         refusals.append(

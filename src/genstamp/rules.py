@@ -405,9 +405,12 @@ def _view(facts: Facts, tree: str) -> str:
     return facts.views.get(tree, tree)
 
 
-def _differing_paths(facts: Facts, a: str, b: str, *, judged: bool = False) -> str:
+def _differing_paths(
+    facts: Facts, a: str, b: str, *, judged: bool = False, during: bool = False
+) -> str:
     """The paths tree ``a`` and tree ``b`` differ in; ``judged``: ``a`` is the tested tree and
-    ``b`` a commit's tree judged (not the work tree's, where such paths were removed since)."""
+    ``b`` a commit's tree judged (not the work tree's, where such paths were removed since);
+    ``during``: ``a`` and ``b`` are the trees at the run's start and end."""
     pair = (_view(facts, a), _view(facts, b))
     paths = facts.diffs[pair]
     if paths is None:
@@ -421,6 +424,7 @@ def _differing_paths(facts: Facts, a: str, b: str, *, judged: bool = False) -> s
         said += " to .gitignore)"
     elif (
         not judged
+        and not during
         and not {p.rpartition(" -> ")[2] for p in paths} & facts.tracked
         and not set(paths) & facts.only_in_first.get(pair, frozenset())  # (not gone since)
     ):
@@ -599,7 +603,16 @@ def _tree_moved(facts: Facts, settings: Config) -> Iterator[str]:
     tested = bound.tested
     start = str(bound.props.get(binding.P_TREE_START))
     if _view(facts, start) != _view(facts, tested):
-        said = _differing_paths(facts, start, tested)
+        said = _differing_paths(facts, start, tested, during=True)
+        pair = (_view(facts, start), _view(facts, tested))
+        named = {p.rpartition(" -> ")[2] for p in facts.diffs[pair] or ()}
+        rewritten = sorted(named & facts.tracked)
+        if rewritten:  # (ignoring a tracked file changes nothing: git tracks it still)
+            said += (
+                f" (files git tracks, which the run rewrote: {limit(rewritten, PATH_LIMIT)}: a"
+                " snapshot or regression file an update option wrote: commit what it wrote, or"
+                " run without that option)"
+            )
         output = output_path(bound.props)
         if output and output in (facts.diffs[(_view(facts, start), _view(facts, tested))] or ()):
             # left in the trees compared because the tests read it (or loaded it)
@@ -1076,7 +1089,8 @@ TABLE = (
     Rule(
         "tree-moved",
         "keep the tree still while tests run: a file the tests or a plugin write there "
-        "(coverage's .coverage, a report) belongs in .gitignore; then rerun",
+        "(coverage's .coverage, a report) belongs in .gitignore, a tracked one they rewrite "
+        "in a commit; then rerun",
         _tree_moved,
     ),
     Rule(
