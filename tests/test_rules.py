@@ -353,7 +353,7 @@ ROWS: dict[str, Row] = {
     ),
     # tree-mismatch
     "tree-mismatch-edit": Row(
-        facts(**mismatch(CALC), tracked=frozenset({CALC})),
+        facts(**mismatch(CALC)),
         ["tree-mismatch"],
         f"the tests ran on tree {TESTED[:12]}, work tree is tree {OTHER[:12]}: differs in {CALC}",
         not_says="only files git does not track",
@@ -412,10 +412,17 @@ ROWS: dict[str, Row] = {
         not_says="ignore",
     ),
     "tree-mismatch-untracked-files-written-since": Row(
-        facts(**mismatch("coverage.xml", label=WORK_TREE)),
+        facts(**mismatch("coverage.xml", label=WORK_TREE), untracked_rewritten={"coverage.xml"}),
         ["tree-mismatch"],
         "differs in coverage.xml (only files git does not track, written since the run: a report"
         " a plugin or `coverage run` writes after the tests end: have git ignore them",
+    ),
+    # a new file of the user's since the run (the tested tree does not hold it): no report
+    "tree-mismatch-an-untracked-file-added-since": Row(
+        facts(**mismatch("newmod.py", label=WORK_TREE)),
+        ["tree-mismatch"],
+        "differs in newmod.py",
+        not_says="only files git does not track",
     ),
     "tree-mismatch-files-gone-from-the-work-tree-since": Row(
         lacking(".wt/feature", label=WORK_TREE),
@@ -938,7 +945,7 @@ def test_a_push_of_many_refs_gets_a_few_lines() -> None:
 
 def test_messages_are_one_printable_line() -> None:
     name = "caf\udce9\nx.txt"  # a Latin-1 byte os hands over surrogate-escaped, and a newline
-    verdict = decide(facts(**mismatch(name), tracked=frozenset({name})), Config())
+    verdict = decide(facts(**mismatch(name)), Config())
     message = verdict.failures[0].message
     assert message.endswith("differs in caf\\xe9\\nx.txt")
     message.encode("utf-8")  # strict: no surrogate left

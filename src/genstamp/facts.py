@@ -136,6 +136,7 @@ def with_report(
     diffs: dict[tuple[str, str], tuple[str, ...] | None] = {}
     only_in_a: dict[tuple[str, str], frozenset[str]] = {}
     tracked: frozenset[str] = frozenset()
+    rewritten: frozenset[str] = frozenset()
     blobs: dict[str, str] | None = None
     added: dict[tuple[str, str], str | None] = {}
     placed: dict[str, str] = {}
@@ -171,6 +172,9 @@ def with_report(
             index = _index_on_disk(repo)
             named = {p.rpartition(" -> ")[2] for paths in diffs.values() for p in paths or ()}
             tracked = frozenset(p for p in named if p in index)
+            # ... and which untracked ones the tested tree holds as well (rewritten since)
+            tested_tree = _tree(repo, props[binding.P_TREE_END])
+            rewritten = frozenset(p for p in named - tracked if _has_path(tested_tree, p))
         if loaded is not None:
             wanted = {
                 rel: loads
@@ -225,6 +229,7 @@ def with_report(
         diffs=diffs,
         only_in_first=only_in_a,
         tracked=tracked,
+        untracked_rewritten=rewritten,
         tested_blobs=blobs,
         added=added,
         placed=placed,
@@ -941,6 +946,17 @@ def _tree(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:
     except (ValueError, pygit2.GitError):
         return None
     return obj if isinstance(obj, pygit2.Tree) else None
+
+
+def _has_path(tree: pygit2.Tree | None, path: str) -> bool:
+    """Whether ``tree`` holds ``path`` (its own entries: not through a submodule or link)."""
+    if tree is None:
+        return False
+    try:
+        tree[path]
+    except (KeyError, ValueError):
+        return False
+    return True
 
 
 def _index_on_disk(repo: pygit2.Repository) -> pygit2.Index:

@@ -11,6 +11,7 @@ The hooks here gather; the other modules do the work: ``loader`` guards the chec
 
 from __future__ import annotations
 
+import ast
 import atexit
 import contextlib
 import errno
@@ -2386,15 +2387,6 @@ def _ini_lines(values: Mapping[str, str]) -> list[str]:
     return [line for line in values.get("markers", "").splitlines() if line.strip()]
 
 
-# a marker a plugin registers: the text given to ``config.addinivalue_line("markers", …)``,
-# or a string that reads as one (``"order: …"``, ``"timeout(timeout, …): …"``) in a module that
-# registers markers through a variable
-_MARKER_LINE = re.compile(
-    r"""addinivalue_line\(\s*["']markers["']\s*,\s*[rRuU]?["']{1,3}\s*([A-Za-z_]\w*)"""
-)
-_MARKER_TEXT = re.compile(r"""[rRuU]?["']{1,3}([A-Za-z_]\w*)(?:\([^"'\n]*\))?:\s""")
-
-
 def _plugin_markers(name: str) -> set[str]:
     """The markers the installed plugin whose ``pytest11`` entry point ``-p no:NAME`` blocks
     registers (``config.addinivalue_line("markers", "timeout(...)")``), read from the source
@@ -2410,14 +2402,63 @@ def _plugin_markers(name: str) -> set[str]:
         if not where:
             continue
         folder = Path(where).parent
-        package = (folder / "__init__.py").is_file()
-        for module in sorted(folder.glob("*.py"))[:100] if package else [Path(where)]:
-            with contextlib.suppress(OSError):
-                text = module.read_text(encoding="utf-8", errors="replace")
-                if "addinivalue_line" in text:
-                    out.update(_MARKER_LINE.findall(text))
-                    out.update(_MARKER_TEXT.findall(text))
+        others = sorted(folder.glob("*.py")) if (folder / "__init__.py").is_file() else []
+        modules = [Path(where), *(m for m in others if m != Path(where))]
+        trees = {}
+        for module in modules[:200]:
+            with contextlib.suppress(OSError, SyntaxError, ValueError):
+                trees[module] = ast.parse(module.read_bytes())
+        out.update(_registered_markers(list(trees.values())))
     return out
+
+
+def _registered_markers(trees: list[ast.Module]) -> set[str]:
+    """The marker names the modules ``trees`` (a plugin's package) give
+    ``config.addinivalue_line("markers", LINE)``: a string, or a name bound to one (``line =
+    "order: …"``), or to a list of them it loops over (``for line in MARKERS``, a list another
+    module of the package holds); the name is what the line begins with."""
+    strings: dict[str, list[str]] = {}  # a name -> the strings bound to it, in any module
+    loops: dict[str, str] = {}  # a loop's name -> the name it loops over
+    calls: list[ast.expr] = []
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found = [
+                    c.value
+                    for c in ast.walk(node.value or ast.Constant(None))
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                ]
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        strings.setdefault(target.id, []).extend(found)
+            elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+                if isinstance(node.iter, ast.Name):
+                    loops[node.target.id] = node.iter.id
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "addinivalue_line"
+                and len(node.args) == 2
+                and isinstance(node.args[0], ast.Constant)
+                and node.args[0].value == "markers"
+            ):
+                calls.append(node.args[1])
+    lines: list[str] = []
+    for arg in calls:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            lines.append(arg.value)
+        elif isinstance(arg, ast.Name) and arg.id in loops:
+            lines += strings.get(loops[arg.id], [])  # each line of the list it loops over
+        elif isinstance(arg, ast.Name):
+            lines += strings.get(arg.id, [])[:1]  # (the text begins with its first string)
+        elif isinstance(arg, ast.BinOp | ast.JoinedStr):
+            first = next((c for c in ast.walk(arg) if isinstance(c, ast.Constant)), None)
+            lines += [first.value] if first is not None and isinstance(first.value, str) else []
+    return {m.group(1) for line in lines if (m := _MARKER_NAME.match(line))}
+
+
+_MARKER_NAME = re.compile(r"\s*([A-Za-z_]\w*)\s*[(:]")
 
 
 def _module_file(name: str) -> str:

@@ -118,6 +118,8 @@ class Facts(NamedTuple):
     # Of the paths of ``diffs``, the ones git tracks (the index holds them): a commit older
     # than the tested one; the rest, in the work tree, untracked files
     tracked: frozenset[str] = frozenset()
+    # Of the untracked ones, those the tested tree holds too (a file written again since)
+    untracked_rewritten: frozenset[str] = frozenset()
 
 
 class Failure(NamedTuple):
@@ -405,6 +407,13 @@ def _view(facts: Facts, tree: str) -> str:
     return facts.views.get(tree, tree)
 
 
+def _used(facts: Facts) -> set[str]:
+    """The files of the work tree the tests loaded or read, as the evidence's audit says."""
+    bound = facts.report.properties if facts.report is not None else {}
+    audited = read_audit(bound)[0]
+    return {*audited.loaded, *audited.read} if audited is not None else set()
+
+
 def _differing_paths(
     facts: Facts, a: str, b: str, *, judged: bool = False, during: bool = False
 ) -> str:
@@ -425,12 +434,12 @@ def _differing_paths(
     elif (
         not judged
         and not during
-        and not {p.rpartition(" -> ")[2] for p in paths} & facts.tracked
-        and not set(paths) & facts.only_in_first.get(pair, frozenset())  # (not gone since)
+        and set(paths) <= facts.untracked_rewritten
+        and not set(paths) & _used(facts)
     ):
-        # files git does not track that changed since the run: a report written after the
-        # tests ended (pytest-cov's coverage.xml, `coverage run`'s .coverage), which every
-        # rerun writes anew
+        # files git does not track, which the tested tree held too and the tests did not use,
+        # changed since the run: a report written after the tests ended (pytest-cov's
+        # coverage.xml, `coverage run`'s .coverage), which every rerun writes anew
         said += (
             " (only files git does not track, written since the run: a report a plugin or"
             " `coverage run` writes after the tests end: have git ignore them (.gitignore),"
@@ -443,9 +452,7 @@ def _differing_paths(
                 " later commit's tree, or with them staged: judge the commit tested, or check"
                 " this one out and rerun)"
             )
-        bound = facts.report.properties if facts.report is not None else {}
-        audited = read_audit(bound)[0]
-        used = {*audited.loaded, *audited.read} if audited is not None else set()
+        used = _used(facts)
         if used & set(paths):  # a clean clone of the commit lacks what the tests used
             return said + (
                 f" (files the tests used, which the commit does not hold:"
@@ -609,9 +616,10 @@ def _tree_moved(facts: Facts, settings: Config) -> Iterator[str]:
         rewritten = sorted(named & facts.tracked)
         if rewritten:  # (ignoring a tracked file changes nothing: git tracks it still)
             said += (
-                f" (files git tracks, which the run rewrote: {limit(rewritten, PATH_LIMIT)}: a"
-                " snapshot or regression file an update option wrote: commit what it wrote, or"
-                " run without that option)"
+                f" (files git tracks changed while the tests ran: {limit(rewritten, PATH_LIMIT)}:"
+                " an edit made meanwhile, then rerun once it is done; or a file the run"
+                " rewrote, a snapshot or regression file an update option wrote: commit what"
+                " it wrote, or run without that option)"
             )
         output = output_path(bound.props)
         if output and output in (facts.diffs[(_view(facts, start), _view(facts, tested))] or ()):
