@@ -1200,3 +1200,37 @@ def test_the_modules_never_seen_to_run_are_those_of_the_tree_and_readable(tmp_pa
         (audit.FOREIGN, "calc", "<code never seen to run from calc.py>")
     ]
     assert touched == []  # M22 33: apipkg's alias imported its target, then was refused
+
+
+@pytest.mark.parametrize(
+    ("modules", "markers"),
+    [
+        (['config.addinivalue_line("markers", "timeout(t): fail slow tests")'], {"timeout"}),
+        (
+            [
+                'line = ("order: run in an order " + "of yours")\n'
+                'c.addinivalue_line("markers", line)'
+            ],
+            {"order"},
+        ),
+        (
+            # a list another module of the package holds, looped over
+            [
+                "from .m import MARKERS\nfor line in MARKERS:\n"
+                '    c.addinivalue_line("markers", line)',
+                'MARKERS = ["budget(n): fail beyond n", "slowish: a slow test"]',
+            ],
+            {"budget", "slowish"},
+        ),
+        # help text that reads as a marker but is registered as none (xdist's --dist help)
+        (['parser.addoption("--dist", help="load: load balance by sending tests")'], set()),
+    ],
+)
+def test_the_markers_a_plugin_registers_are_read_from_its_syntax_tree(
+    modules: list[str], markers: set[str]
+) -> None:
+    """The markers `-p no:NAME` leaves deciding nothing: those the plugin's package gives
+    ``config.addinivalue_line("markers", …)``, however it names the line."""
+    from genstamp.pytest_plugin import _registered_markers
+
+    assert _registered_markers([ast.parse(m) for m in modules]) == markers
