@@ -764,6 +764,39 @@ def test_genstamps_hook_at_pre_commits_legacy_place_goes_at_uninstall(
     ok(run_git(project, "push", "origin", "b2"))  # genstamp judges no more
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", ["edited", "made"])
+def test_the_hook_kept_aside_as_the_user_left_it_goes_to_pre_commits_legacy_place(
+    project: Path, how: str
+) -> None:
+    """The user edits their hook where genstamp keeps it (pre-push.genstamp-chained, as
+    genstamp's note advises), or makes one there; then `pre-commit install` moves genstamp's
+    hook to .legacy. Uninstall deleted the edited hook and put the old one at .legacy, or left
+    the one made run by nothing. It goes to .legacy as the user left it."""
+    import subprocess
+    import sys
+
+    (project / ".pre-commit-config.yaml").write_text("repos: []\n")
+    hooks = project / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    if how == "edited":
+        (hooks / "pre-push").write_text("#!/bin/sh\necho v1 >&2\n")
+        (hooks / "pre-push").chmod(0o755)
+    ok(run_genstamp(project, "install", "--plain"))
+    aside = hooks / f"pre-push{install.CHAINED}"
+    aside.write_text("#!/bin/sh\necho v2, as the user left it >&2\n")
+    aside.chmod(0o755)
+    argv = [sys.executable, "-m", "pre_commit", "install", "--hook-type", "pre-push"]
+    proc = subprocess.run(argv, cwd=project, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ok(run_genstamp(project, "install", "--uninstall"))
+    assert (
+        hooks / "pre-push.legacy"
+    ).read_text() == "#!/bin/sh\necho v2, as the user left it >&2\n"
+    assert not aside.exists()
+    assert install.is_pre_commit_hook(hooks / "pre-push")
+
+
 def test_install_refuses_an_unknown_rev(project: Path, tmp_path: Path) -> None:
     (project / ".pre-commit-config.yaml").write_text("repos: []\n")
     out = refused(run_genstamp(project, "install", "--repo", str(project), "--rev", "v9.9.9"))

@@ -1159,14 +1159,20 @@ def _set_aside(hook: Path, record: Record) -> bool:
 def _take_back(where: Layout, hook: Path, record: Record) -> str:
     """genstamp's hook out of pre-commit's ``.legacy`` place, which gets what it would hold
     had genstamp never been installed: the user's hook that was at ``hook`` before genstamp's
-    install (pre-commit's install moves it there, and runs it as any hook it found); where
+    install (pre-commit's install moves it there, and runs it as any hook it found), as the
+    user left it in ``hook.genstamp-chained`` where they edited it (or made it) since; where
     that was pre-commit's own hook or nothing, what ``.legacy`` held then (the user's hook
     pre-commit had kept there), or nothing. The copy genstamp kept as
     ``hook.genstamp-chained`` goes as any file it made does."""
     legacy = hook.with_name(hook.name + LEGACY)
     before = record.before[str(hook)]
     theirs = before.kind == "file" and PRE_COMMIT_MARKER.encode() in before.data
-    if theirs or before.kind == "absent":
+    chained = hook.with_name(hook.name + CHAINED)
+    now = snapshot(chained)
+    if now.kind != "absent" and _digest(now) != record.after.get(str(chained)):
+        restore(legacy, now)  # the hook genstamp's ran, as the user edited (or made) it since
+        restore(chained, Entry("absent"))  # (moved, not copied)
+    elif theirs or before.kind == "absent":
         restore(legacy, record.before.get(str(legacy), Entry("absent")))
     else:
         restore(legacy, before)
