@@ -203,6 +203,17 @@ IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
             {"pytest.ini": "[pytest]\naddopts = --pyargs\ntestpaths = pkg tests.sub\n"},
             ["src/pkg/test_in_src.py", "tests/sub/b_test.py"],
         ),
+        (  # ... or a folder the project maps its packages from (package-dir "" = "lib")
+            {
+                "pytest.ini": "[pytest]\naddopts = --pyargs\ntestpaths = mylib\n",
+                "lib/mylib/tests/test_m.py": T,
+            },
+            ["lib/mylib/tests/test_m.py"],
+        ),
+        (  # a name no folder of the tree holds: the folder's test files, never none
+            {"pytest.ini": "[pytest]\naddopts = --pyargs\ntestpaths = elsewhere\n"},
+            ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"],
+        ),
         # pytest's doctest plugin: test*.txt files by default, other globs when configured,
         # none without the plugin; every module with --doctest-modules (not __main__.py, nor
         # a setuptools setup.py)

@@ -1049,6 +1049,16 @@ def tree_suites(
         globbed = suite.glob_bases(starts)
         for base in globbed:
             _list(repo, tree, base, (), listing, opened)
+        unfound: tuple[str, ...] = ()
+        if config.pyargs and starts and not any(_lookup(repo, tree, s, opened) for s in starts):
+            # a package the project maps from a folder of its own (setuptools' package-dir
+            # `"" = "lib"`, installed editable): where the import finds it, one folder down
+            starts = _pyargs_below(repo, tree, root, config.testpaths, opened)
+            if not starts:  # found nowhere: pytest's own search of the folder stands for it
+                unfound = (
+                    f"--pyargs {' '.join(config.testpaths)}: no folder of the tree holds it "
+                    "(the suite is taken as every test file of its folder)",
+                )
         if (
             not starts
             or globbed
@@ -1070,8 +1080,34 @@ def tree_suites(
         kept = "" if roots else suite.kept_by_tests(found, read, listing)
         if kept:  # the configuration the tests keep is the project's
             found = suite.collect(sorted(set(listing)), read, kept, known)
-        out.append(found)
+        out.append(found._replace(problems=found.problems + unfound))
     return tuple(out)
+
+
+def _pyargs_below(
+    repo: pygit2.Repository,
+    tree: pygit2.Tree,
+    root: str,
+    names: Sequence[str],
+    opened: _Opened,
+) -> list[str]:
+    """The paths, one folder below ``root``, of the packages or modules ``--pyargs`` names
+    (dotted): a folder the project maps its packages from (``lib/pkg``)."""
+    top = _lookup(repo, tree, root, opened) if root else (tree, None)
+    folder = top[0] if top is not None else None
+    if not isinstance(folder, pygit2.Tree):
+        return []
+    bases = [
+        str(e.name) for e in folder if e.filemode == FileMode.TREE and (e.name or ".")[0] != "."
+    ]
+    out = []
+    for name in (n for n in names if "/" not in n and not n.startswith(".")):
+        below = name.replace(".", "/")
+        for base in bases:
+            for path in (f"{base}/{below}", f"{base}/{below}.py"):
+                if _lookup(repo, tree, suite.join(root, path), opened) is not None:
+                    out.append(suite.join(root, path))
+    return out
 
 
 # A repository, where its work tree is as a path of the top tree ("" for the top one), and the

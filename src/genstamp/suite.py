@@ -689,9 +689,20 @@ def _reach(
                     and (p.rpartition("/")[2] not in _NO_TESTS or _defines_tests(read(p)))
                 )
             starts.extend(sorted(f for f in folders if f and _glob_match(full, f)))
-    if not starts and not explicit and not config.pyargs:
-        # as pytest: testpaths that match nothing fall back to the folder (module names that
-        # name nothing are an error of the run)
+        if config.pyargs and not starts and not explicit:
+            # a package the project maps from a folder of its own (setuptools' package-dir
+            # `"" = "lib"`, installed editable), where the import finds it: one folder down
+            below = [n.replace(".", "/") for n in config.testpaths if "/" not in n]
+            tops = {p[len(root) + 1 if root else 0 :].partition("/")[0] for p in inside}
+            for name in below:
+                for top in sorted(t for t in tops if t and not t.startswith(".")):
+                    base = join(root, f"{top}/{name}")
+                    explicit.update(p for p in inside if p == base + ".py")
+                    starts.extend([base] if base in folders else [])
+    if not starts and not explicit:
+        # as pytest: testpaths that match nothing fall back to the folder; module names that
+        # name nothing of the tree are an error of the run, or name a package installed
+        # from elsewhere: the folder's test files stand for the suite (never none)
         starts = [root]
     # a folder given inside another given folder is walked as part of it, and pruned as the
     # walk prunes (pytest collects `tests tests/build` as `tests`: build is in norecursedirs)
