@@ -203,6 +203,13 @@ IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
             {"pytest.ini": "[pytest]\naddopts = --pyargs\ntestpaths = pkg tests.sub\n"},
             ["src/pkg/test_in_src.py", "tests/sub/b_test.py"],
         ),
+        (  # an @FILE of addopts: its arguments, one a line (pytest 8.2 reads them)
+            {
+                "pytest.ini": "[pytest]\naddopts = -q @args.txt\n",
+                "args.txt": "--ignore=tests/sub\n",
+            },
+            ["src/pkg/test_in_src.py", "tests/test_a.py"],
+        ),
         (  # ... or a folder the project maps its packages from (package-dir "" = "lib")
             {
                 "pytest.ini": "[pytest]\naddopts = --pyargs\ntestpaths = mylib\n",

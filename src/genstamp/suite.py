@@ -203,7 +203,7 @@ def read_config(
             except ValueError as exc:  # not UTF-8, not TOML, not an ini file (``_parse``)
                 return PytestConfig(path, problems=(f"{path} cannot be read ({exc})",))
             if found is not None:
-                settings = _settings(path, found, known)
+                settings = _settings(path, found, known, _args_file(read, folder))
                 return settings if folder == root else settings._replace(testpaths=())
         if not folder:
             return PytestConfig("")
@@ -256,8 +256,25 @@ def _args(value: object) -> list[str]:
     return shlex.split(str(value))
 
 
+def _args_file(read: Reader, folder: str) -> Callable[[str], list[str] | None]:
+    """The arguments of an ``@FILE`` word of addopts (pytest 8.2 reads them as argparse does:
+    one a line), the file read from the tree where the suite's run starts; None when the tree
+    holds no such file."""
+
+    def expand(name: str) -> list[str] | None:
+        data = read(join(folder, name))
+        if data is None:
+            return None
+        return data.decode("utf-8", "replace").splitlines()
+
+    return expand
+
+
 def _settings(
-    source: str, options: dict[str, Any], known: Mapping[str, str] | None = None
+    source: str,
+    options: dict[str, Any],
+    known: Mapping[str, str] | None = None,
+    args_file: Callable[[str], list[str] | None] | None = None,
 ) -> PytestConfig:
     problems: list[str] = []
     try:
@@ -265,6 +282,12 @@ def _settings(
     except ValueError as exc:
         addopts = []
         problems.append(f"{source}: addopts cannot be split ({exc})")
+    if args_file is not None:  # `addopts = @pytest-args.txt`: the file's arguments
+        expanded: list[str] = []
+        for word in addopts:
+            held = args_file(word[1:]) if word.startswith("@") and len(word) > 1 else None
+            expanded += held if held is not None else [word]
+        addopts = expanded
     taken = _options(addopts, known)
     # ``-o name=value`` in addopts: pytest takes it over the file's own value of ``name``
     overrides = dict(o.partition("=")[::2] for o in taken.get("-o", []) if "=" in o)
