@@ -158,6 +158,14 @@ IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
             {"conftest.py": "import sys\ncollect_ignore = [p for p in sys.path]\n"},
             ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"],
         ),
+        (  # both unpacked from literals at once
+            {"conftest.py": 'collect_ignore, collect_ignore_glob = ["tests/sub"], ["src/*"]\n'},
+            ["tests/test_a.py"],
+        ),
+        (  # imported: as computed (the files stay, and it is said)
+            {"conftest.py": "from ignores import collect_ignore\n"},
+            ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"],
+        ),
         ({"pytest.ini": "[pytest]\ntestpaths = tests/test_a.py\n"}, ["tests/test_a.py"]),
         ({"pytest.ini": "[pytest]\ntestpaths = t*s\n"}, ["tests/sub/b_test.py", "tests/test_a.py"]),
         # pytest 9's own TOML files come first, and count even without their table

@@ -465,43 +465,10 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
     problems: list[str] = []
     defines: set[str] = set()
     for node in _module_level(module.body):
-        target, value, how = _assignment(node)
-        if target not in found:
-            continue
-        defines.add(target)
-        try:
-            items = ast.literal_eval(value) if value is not None else None
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            items = None
-        if isinstance(items, str) and how == "remove":
-            items = [items]
-        elif isinstance(items, str):
-            # set or added, a string is iterated: each character a name, as pytest reads it
-            # (`collect_ignore = "x.py"` ignores no x.py)
-            items = list(items)
-            problems.append(
-                f"{conftest} gives {target} a string, which pytest reads one character at"
-                ' a time (write a list: ["name"])'
-            )
-        names: list[str] | None = None
-        if isinstance(items, (list, tuple)) and all(isinstance(i, str) for i in items):
-            names = list(items)
-        if how == "remove":
-            for item in names or ():
-                found[target].pop(item, None)
-            if not names:
-                found[target].clear()
-            continue
-        if how == "set":
-            found[target].clear()
-        if names is None:
-            problems.append(
-                f"{conftest} computes {target}: its files are taken as in the suite"
-                f" (genstamp reads {target} as a list of literal strings: write it so, or"
-                " ignore those files with --ignore in the configuration's addopts)"
-            )
-            continue
-        found[target].update(dict.fromkeys(names))
+        for target, value, how in _assignments(node):
+            if target in found:
+                defines.add(target)
+                _ignored_by(conftest, target, value, how, found[target], problems)
     here = posixpath.dirname(conftest)
     return _Ignores(
         tuple(join(here, p) for p in found["collect_ignore"]),
@@ -509,6 +476,71 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
         tuple(problems),
         frozenset(defines),
     )
+
+
+def _assignments(node: ast.AST) -> Iterator[tuple[str, ast.expr | None, str]]:
+    """``_assignment`` of ``node``, and of each name of an unpacking (``a, b = [..], [..]``);
+    a name an import binds (``from ignores import collect_ignore``) is set to what no literal
+    gives ("computed")."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List):
+            if len(target.elts) == len(value.elts):
+                for t, v in zip(target.elts, value.elts, strict=True):
+                    if isinstance(t, ast.Name):
+                        yield t.id, v, "set"
+                return
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        for alias in node.names:
+            yield (alias.asname or alias.name).partition(".")[0], ast.Name("imported"), "set"
+        return
+    yield _assignment(node)
+
+
+def _ignored_by(
+    conftest: str,
+    target: str,
+    value: ast.expr | None,
+    how: str,
+    entries: dict[str, None],
+    problems: list[str],
+) -> None:
+    """``entries`` (a conftest's ``collect_ignore`` or ``collect_ignore_glob``, ``target``)
+    as the statement setting it (``how``) to ``value`` leaves them; ``problems`` gets what
+    cannot be read."""
+    try:
+        items = ast.literal_eval(value) if value is not None else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        items = None
+    if isinstance(items, str) and how == "remove":
+        items = [items]
+    elif isinstance(items, str):
+        # set or added, a string is iterated: each character a name, as pytest reads it
+        # (`collect_ignore = "x.py"` ignores no x.py)
+        items = list(items)
+        problems.append(
+            f"{conftest} gives {target} a string, which pytest reads one character at"
+            ' a time (write a list: ["name"])'
+        )
+    names: list[str] | None = None
+    if isinstance(items, (list, tuple)) and all(isinstance(i, str) for i in items):
+        names = list(items)
+    if how == "remove":
+        for item in names or ():
+            entries.pop(item, None)
+        if not names:
+            entries.clear()
+        return
+    if how == "set":
+        entries.clear()
+    if names is None:
+        problems.append(
+            f"{conftest} computes {target}: its files are taken as in the suite"
+            f" (genstamp reads {target} as a list of literal strings: write it so, or"
+            " ignore those files with --ignore in the configuration's addopts)"
+        )
+        return
+    entries.update(dict.fromkeys(names))
 
 
 def _module_level(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
