@@ -1837,6 +1837,25 @@ def test_a_report_written_after_the_tests_end_is_named_with_its_remedy(tmp_path:
             assert "have git ignore them (.gitignore)" in said, said
 
 
+def test_xdists_own_collection_failure_is_answered_by_a_clean_collection(tmp_path: Path) -> None:
+    """xdist's workers collect different tests (ids made per worker): xdist reports it as a
+    collector `gw1` that failed, a name no later run collects, so that red part stayed in
+    every merge of the tree: a green part after a complete run was refused. A run that
+    collects cleanly answers it, as it answers a folder's failure."""
+    per_worker = (
+        "import os\n\nimport pytest\n\n\n"
+        "@pytest.mark.parametrize('w', [os.environ.get('PYTEST_XDIST_WORKER', 'main')])\n"
+        "def test_w(w):\n    pass\n"
+    )
+    root = make(tmp_path / "p", {**SIMPLE, "tests/test_w.py": per_worker})
+    proc = pytest_in(root, "-n", "2")
+    assert proc.returncode != 0 and "Different tests were collected" in proc.stdout
+    assert pytest_in(root).returncode == 0  # the whole suite, green
+    assert pytest_in(root, "tests/test_a.py").returncode == 0  # a green part after it
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
 def test_collect_ignore_in_a_conftest_is_out_of_the_suite(tmp_path: Path) -> None:
     files = {
         **SIMPLE,

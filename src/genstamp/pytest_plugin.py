@@ -613,7 +613,14 @@ class Tally:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collect_errors += 1
-            self.collect_failed.add(self.tree_id(report.nodeid))
+            failed = self.tree_id(report.nodeid)
+            path = failed.partition("::")[0]
+            if path and self.workdir is not None and not os.path.lexists(self.workdir / path):
+                # no collector of the tree (xdist's "Different tests were collected between
+                # gw0 and gw1", reported as `gw1`): the run's own, which a later run that
+                # collects cleanly answers, as it does a folder's
+                failed = ""
+            self.collect_failed.add(failed)
         elif report.skipped and "::" not in report.nodeid and self.workdir is not None:
             # a folder skipped whole (its conftest.py skips, or imports what is not
             # installed: pytest.importorskip): as a module skipped whole, its files ran
