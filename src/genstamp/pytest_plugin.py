@@ -2942,7 +2942,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
                     place = other
     except GenstampError:
         place = None  # not a git work tree: silent
-    if place is None or _inside_a_run_of(place):
+    # xdist's --looponfail: this process runs no session; each session runs in a process it
+    # starts, which is the run (not a pytest a test of this one started)
+    looping = bool(getattr(early_config.known_args_namespace, "looponfail", False))
+    if place is None or looping or _inside_a_run_of(place):
         # not a git work tree (silent), or a pytest that a test of this checkout's own run
         # started (a test of a CLI, a fixture project in the tree): its tests are no part of
         # the suite, and what it loads is that run's, which follows it
