@@ -225,9 +225,18 @@ IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
             },
             ["lib/mylib/tests/test_m.py"],
         ),
-        (  # a name no folder of the tree holds: the folder's test files, never none
+        (  # a name no folder of the tree holds: a package installed from elsewhere (or an
+            # error of the run): pytest searches no folder of the tree, nor does the suite
             {"pytest.ini": "[pytest]\naddopts = --pyargs\ntestpaths = elsewhere\n"},
-            ["src/pkg/test_in_src.py", "tests/sub/b_test.py", "tests/test_a.py"],
+            [],
+        ),
+        (  # a folder named so holding no Python file is no package (docs/mylib)
+            {
+                "pytest.ini": "[pytest]\naddopts = --pyargs\ntestpaths = mylib\n",
+                "docs/mylib/index.rst": "mylib\n",
+                "src/python/mylib/test_m.py": T,
+            },
+            ["src/python/mylib/test_m.py"],
         ),
         # pytest's doctest plugin: test*.txt files by default, other globs when configured,
         # none without the plugin; every module with --doctest-modules (not __main__.py, nor

@@ -1050,15 +1050,27 @@ def tree_suites(
         for base in globbed:
             _list(repo, tree, base, (), listing, opened)
         unfound: tuple[str, ...] = ()
-        if config.pyargs and starts and not any(_lookup(repo, tree, s, opened) for s in starts):
+        if config.pyargs:
             # a package the project maps from a folder of its own (setuptools' package-dir
-            # `"" = "lib"`, installed editable): where the import finds it, one folder down
-            starts = _pyargs_below(repo, tree, root, config.testpaths, opened)
-            if not starts:  # found nowhere: pytest's own search of the folder stands for it
-                unfound = (
-                    f"--pyargs {' '.join(config.testpaths)}: no folder of the tree holds it "
-                    "(the suite is taken as every test file of its folder)",
-                )
+            # `"" = "lib"`, installed editable): where the import finds it, one folder down,
+            # for each name found nowhere else
+            for name in (n for n in config.testpaths if "/" not in n and not n.startswith(".")):
+                usual = [suite.join(root, t) for t in config._replace(testpaths=(name,)).starts()]
+                if any(_lookup(repo, tree, u, opened) for u in usual):
+                    continue
+                mapped = suite.package_folders(read, root, name)
+                below = [
+                    m
+                    for m in mapped
+                    if _lookup(repo, tree, f"{m}/__init__.py", opened)
+                    or _lookup(repo, tree, f"{m}.py", opened)
+                ] or ([] if mapped else _pyargs_below(repo, tree, root, (name,), opened))
+                starts += below
+                if not below:  # a package installed from elsewhere, or an error of the run
+                    unfound += (
+                        f"--pyargs {name}: no package or module of the tree is named so (its "
+                        "tests, if installed from elsewhere, are no test files of the tree)",
+                    )
         if (
             not starts
             or globbed
@@ -1091,23 +1103,51 @@ def _pyargs_below(
     names: Sequence[str],
     opened: _Opened,
 ) -> list[str]:
-    """The paths, one folder below ``root``, of the packages or modules ``--pyargs`` names
-    (dotted): a folder the project maps its packages from (``lib/pkg``)."""
+    """The paths below ``root`` (up to three folders down) of the folders and modules the
+    dotted names ``--pyargs`` gives name, where no build setting says where they lie: a folder
+    the project keeps its packages in (``lib/pkg``, ``src/python/pkg``) that the import path is
+    given (``suite.collect`` takes the nearest package of them)."""
     top = _lookup(repo, tree, root, opened) if root else (tree, None)
     folder = top[0] if top is not None else None
     if not isinstance(folder, pygit2.Tree):
         return []
-    bases = [
-        str(e.name) for e in folder if e.filemode == FileMode.TREE and (e.name or ".")[0] != "."
-    ]
-    out = []
+    out: list[str] = []
     for name in (n for n in names if "/" not in n and not n.startswith(".")):
         below = name.replace(".", "/")
-        for base in bases:
-            for path in (f"{base}/{below}", f"{base}/{below}.py"):
-                if _lookup(repo, tree, suite.join(root, path), opened) is not None:
-                    out.append(suite.join(root, path))
+        level: list[str] = [""]
+        for _depth in range(3):
+            level = [
+                f"{b}/{e.name}".lstrip("/")
+                for b in level
+                for e in _folders(repo, tree, root, b, opened)
+            ]
+            # every folder or module so named: which is a package the suite says (its nearest
+            # holding Python files), from what this lists
+            out += [
+                suite.join(root, path)
+                for base in level
+                for path in (f"{base}/{below}", f"{base}/{below}.py")
+                if _lookup(repo, tree, suite.join(root, path), opened) is not None
+            ]
     return out
+
+
+def _folders(
+    repo: pygit2.Repository, tree: pygit2.Tree, root: str, rel: str, opened: _Opened
+) -> list[pygit2.Object]:
+    """The folders of the tree's folder ``rel`` below ``root`` that an import path may name:
+    not hidden ones, nor those pytest never enters (an environment, ``__pycache__``)."""
+    found = _lookup(repo, tree, suite.join(root, rel), opened) if (root or rel) else (tree, None)
+    held = found[0] if found is not None else None
+    if not isinstance(held, pygit2.Tree):
+        return []
+    return [
+        e
+        for e in held
+        if e.filemode == FileMode.TREE
+        and (e.name or ".")[0] != "."
+        and e.name not in ("__pycache__", "node_modules", "venv", "site-packages")
+    ]
 
 
 # A repository, where its work tree is as a path of the top tree ("" for the top one), and the

@@ -203,7 +203,7 @@ def read_config(
             except ValueError as exc:  # not UTF-8, not TOML, not an ini file (``_parse``)
                 return PytestConfig(path, problems=(f"{path} cannot be read ({exc})",))
             if found is not None:
-                settings = _settings(path, found, known, _args_file(read, folder))
+                settings = _settings(path, found, known, _args_file(read, root, folder))
                 return settings if folder == root else settings._replace(testpaths=())
         if not folder:
             return PytestConfig("")
@@ -256,16 +256,25 @@ def _args(value: object) -> list[str]:
     return shlex.split(str(value))
 
 
-def _args_file(read: Reader, folder: str) -> Callable[[str], list[str] | None]:
-    """The arguments of an ``@FILE`` word of addopts (pytest 8.2 reads them as argparse does:
-    one a line), the file read from the tree where the suite's run starts; None when the tree
-    holds no such file."""
+def _args_file(read: Reader, *folders: str) -> Callable[[str], list[str] | None]:
+    """The arguments of an ``@FILE`` word of addopts as pytest 8.2 reads them (argparse: one
+    a line, and an ``@FILE`` among them read in turn), the file read from the tree where the
+    suite's run starts (``folders``: its own folder, else its configuration's); None when the
+    tree holds no such file."""
 
-    def expand(name: str) -> list[str] | None:
-        data = read(join(folder, name))
-        if data is None:
+    def expand(name: str, depth: int = 0) -> list[str] | None:
+        data = None
+        for folder in dict.fromkeys(folders):
+            data = read(join(folder, name))
+            if data is not None:
+                break
+        if data is None or depth > 8:
             return None
-        return data.decode("utf-8", "replace").splitlines()
+        out: list[str] = []
+        for line in data.decode("utf-8", "replace").splitlines():
+            inner = expand(line[1:], depth + 1) if line.startswith("@") and len(line) > 1 else None
+            out += inner if inner is not None else [line]
+        return out
 
     return expand
 
@@ -484,12 +493,13 @@ def _assignments(node: ast.AST) -> Iterator[tuple[str, ast.expr | None, str]]:
     gives ("computed")."""
     if isinstance(node, ast.Assign) and len(node.targets) == 1:
         target, value = node.targets[0], node.value
-        if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List):
-            if len(target.elts) == len(value.elts):
-                for t, v in zip(target.elts, value.elts, strict=True):
-                    if isinstance(t, ast.Name):
-                        yield t.id, v, "set"
-                return
+        if isinstance(target, ast.Tuple | ast.List):
+            pairs = isinstance(value, ast.Tuple | ast.List) and len(target.elts) == len(value.elts)
+            for n, t in enumerate(target.elts):
+                v = value.elts[n] if pairs else ast.Name("computed")  # type: ignore[attr-defined]
+                for name in (x for x in ast.walk(t) if isinstance(x, ast.Name)):
+                    yield name.id, v if isinstance(t, ast.Name) else ast.Name("computed"), "set"
+            return
     if isinstance(node, ast.Import | ast.ImportFrom):
         for alias in node.names:
             yield (alias.asname or alias.name).partition(".")[0], ast.Name("imported"), "set"
@@ -744,25 +754,96 @@ def _reach(
                     and (p.rpartition("/")[2] not in _NO_TESTS or _defines_tests(read(p)))
                 )
             starts.extend(sorted(f for f in folders if f and _glob_match(full, f)))
-        if config.pyargs and not starts and not explicit:
+        if config.pyargs:
             # a package the project maps from a folder of its own (setuptools' package-dir
-            # `"" = "lib"`, installed editable), where the import finds it: one folder down
-            below = [n.replace(".", "/") for n in config.testpaths if "/" not in n]
-            tops = {p[len(root) + 1 if root else 0 :].partition("/")[0] for p in inside}
-            for name in below:
-                for top in sorted(t for t in tops if t and not t.startswith(".")):
-                    base = join(root, f"{top}/{name}")
+            # `"" = "lib"`, installed editable), where the import finds it: one folder down,
+            # for each name found nowhere else
+            for name in (n for n in config.testpaths if "/" not in n):
+                if _pyargs_found(config, name, root, inside, folders):
+                    continue
+                mapped = package_folders(read, root, name)  # where its build says it lies
+                for base in mapped or _nearest_package(name, root, inside):
                     explicit.update(p for p in inside if p == base + ".py")
-                    starts.extend([base] if base in folders else [])
-    if not starts and not explicit:
-        # as pytest: testpaths that match nothing fall back to the folder; module names that
-        # name nothing of the tree are an error of the run, or name a package installed
-        # from elsewhere: the folder's test files stand for the suite (never none)
+                    if any(_under(p, base) and p.endswith(".py") for p in inside):
+                        starts.append(base)  # a package: not any folder so named
+    if not starts and not explicit and not config.pyargs:
+        # as pytest: testpaths that match nothing fall back to the folder (module names that
+        # name nothing of the tree are an error of the run, or a package installed from
+        # elsewhere: pytest searches no folder)
         starts = [root]
     # a folder given inside another given folder is walked as part of it, and pruned as the
     # walk prunes (pytest collects `tests tests/build` as `tests`: build is in norecursedirs)
     starts = [s for s in dict.fromkeys(starts) if not any(o != s and _under(s, o) for o in starts)]
     return starts, explicit
+
+
+def package_folders(read: Reader, root: str, name: str) -> list[str]:
+    """Where the project's build maps the package ``name`` (dotted) from, as its
+    ``pyproject.toml`` in ``root`` says: setuptools' ``package-dir`` (``"" = "lib"``, or the
+    package's own entry), poetry's ``packages`` (``from``), hatch's wheel ``packages``; paths
+    of the tree, the package's own folder (or module, without ``.py``)."""
+    data = read(join(root, "pyproject.toml"))
+    try:
+        tool = tomllib.loads(data.decode("utf-8")).get("tool", {}) if data else {}
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return []
+    tool = tool if isinstance(tool, dict) else {}
+    top, _, rest = name.partition(".")
+    below = name.replace(".", "/")
+    out: list[str] = []
+    mapping = _dict(_dict(tool.get("setuptools")).get("package-dir"))
+    if isinstance(mapping.get(top), str):
+        out.append(posixpath.join(mapping[top], rest.replace(".", "/")).rstrip("/"))
+    if isinstance(mapping.get(""), str):
+        out.append(posixpath.join(mapping[""], below))
+    for entry in _dict(tool.get("poetry")).get("packages") or []:
+        if isinstance(entry, dict) and entry.get("include") == top and entry.get("from"):
+            out.append(posixpath.join(str(entry["from"]), below))
+    wheel = _dict(_dict(_dict(_dict(tool.get("hatch")).get("build")).get("targets")).get("wheel"))
+    for entry in wheel.get("packages") or []:
+        if isinstance(entry, str) and posixpath.basename(entry.rstrip("/")) == top:
+            out.append(posixpath.join(entry.rstrip("/"), rest.replace(".", "/")).rstrip("/"))
+    return [join(root, posixpath.normpath(o)) for o in dict.fromkeys(out)]
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _nearest_package(name: str, root: str, inside: Sequence[str]) -> list[str]:
+    """The packages (or modules) the dotted ``name`` names below ``root``, up to three
+    folders down, the nearest ones (``lib/pkg``, ``src/python/pkg``: a folder given to the
+    import path), where no build setting says; not in a hidden folder."""
+    below = name.replace(".", "/")
+    found: dict[int, list[str]] = {}
+    for path in inside:
+        rel = "/" + (path[len(root) + 1 :] if root else path)
+        if not rel.endswith(".py"):
+            continue
+        # a package (or a namespace portion) holding Python files, or the module itself
+        module = rel.endswith(f"/{below}.py")
+        at = len(rel) - len(below) - 4 if module else rel.find(f"/{below}/")
+        if at <= 0:
+            continue
+        base = rel[1:at]
+        depth = base.count("/") + 1
+        if depth <= 3 and not any(part.startswith(".") for part in base.split("/")):
+            found.setdefault(depth, []).append(join(root, f"{base}/{below}"))
+    return list(dict.fromkeys(found[min(found)])) if found else []
+
+
+def _pyargs_found(
+    config: PytestConfig, name: str, root: str, inside: Sequence[str], folders: set[str]
+) -> bool:
+    """Whether the ``--pyargs`` module name ``name`` is found where ``PytestConfig.starts``
+    looks (the top, ``src/``, the ``pythonpath`` folders)."""
+    below = name.replace(".", "/")
+    bases = ["", "src/", *(p.strip("/") + "/" for p in config.pythonpath if p.strip("/"))]
+    for base in bases:
+        path = join(root, f"{base}{below}")
+        if path in folders or f"{path}.py" in inside:
+            return True
+    return False
 
 
 def glob_bases(starts: Sequence[str]) -> list[str]:
