@@ -211,6 +211,14 @@ IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
             {"pytest.ini": "[pytest]\naddopts = --pyargs\ntestpaths = pkg tests.sub\n"},
             ["src/pkg/test_in_src.py", "tests/sub/b_test.py"],
         ),
+        (  # an @FILE within an @FILE, read in turn (argparse)
+            {
+                "pytest.ini": "[pytest]\naddopts = @args.txt\n",
+                "args.txt": "@more.txt\n",
+                "more.txt": "--ignore=tests/sub\n",
+            },
+            ["src/pkg/test_in_src.py", "tests/test_a.py"],
+        ),
         (  # an @FILE of addopts: its arguments, one a line (pytest 8.2 reads them)
             {
                 "pytest.ini": "[pytest]\naddopts = -q @args.txt\n",
