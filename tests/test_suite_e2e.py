@@ -1856,6 +1856,33 @@ def test_xdists_own_collection_failure_is_answered_by_a_clean_collection(tmp_pat
     assert code == 0, data
 
 
+def test_subprojects_run_each_in_its_folder_are_no_run_of_an_undeclared_suite(
+    tmp_path: Path,
+) -> None:
+    """A monorepo that declares no suites, its top holding no pytest configuration and each
+    subproject its own (a `pythonpath` a plain `pytest` at the top does not have): each run
+    in its folder took its settings for the suite's, as for the one project kept in a
+    subfolder, and the two parts were accepted; a clean `pytest` at the top fails. Refused,
+    the forecast too, saying so."""
+    project = '[tool.pytest.ini_options]\npythonpath = ["."]\n'
+    files = {
+        f"svc_{n}/{rel}": text
+        for n in ("a", "b")
+        for rel, text in {
+            "pyproject.toml": project,
+            f"pkg{n}/__init__.py": "X = 1\n",
+            f"tests/test_{n}.py": f"from pkg{n} import X\n\n\ndef test_{n}():\n    assert X\n",
+        }.items()
+    }
+    root = make(tmp_path / "p", files)
+    for n in ("a", "b"):
+        proc = pytest_in(root / f"svc_{n}")
+        assert proc.returncode == 0, proc.stdout
+        assert f"the configuration svc_{n}/pyproject.toml, not pytest's defaults" in proc.stdout
+    code, data, _ = verify(root)
+    assert code == 1 and "not pytest's defaults" in rules(data)["partial-run"], data
+
+
 def test_collect_ignore_in_a_conftest_is_out_of_the_suite(tmp_path: Path) -> None:
     files = {
         **SIMPLE,

@@ -739,9 +739,24 @@ class Tally:
         tops = {f.partition("/")[0] for f in files}
         if len(tops) == 1 and all("/" in f for f in files):
             top = tops.pop()
-            if self.config_at(top).source:
+            if self.config_at(top).source and not self._other_projects(top):
                 return top
         return root
+
+    @functools.cache  # noqa: B019 - one tally a run
+    def _other_projects(self, top: str) -> bool:
+        """Whether a folder at the work tree's top other than ``top`` holds a pytest
+        configuration of its own: a monorepo's subprojects, not the one project kept in a
+        subfolder (its files alone are no run of the suite, which is the top's)."""
+        if self.workdir is None:
+            return False
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.workdir):
+                name = entry.name
+                if name != top and name[0] != "." and entry.is_dir(follow_symlinks=False):
+                    if self.config_at(name).source:
+                        return True
+        return False
 
     def suite_config(self, rel: str) -> PytestConfig:
         """The configuration of the suite holding the tree path ``rel`` (``suite_folder``)."""
@@ -1953,6 +1968,10 @@ def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         for source in sorted(s for s in sources if s):
             if ran is not None and ran != source:
                 out.append(f"the configuration {ran or '(none)'}, not {source}")
+        if ran and not any(sources):
+            # a subproject's own file, where the suite has none (pytest's defaults at the top
+            # of a monorepo that declares no suites): its settings are no run of the suite
+            out.append(f"the configuration {ran}, not pytest's defaults (the suite's)")
     out += [f"{c} not loaded" for c in tally.unloaded_conftests(_conftest_paths(cfg))]
     return tuple(out)
 
