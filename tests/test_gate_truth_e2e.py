@@ -1582,6 +1582,23 @@ def test_a_module_deleted_out_of_gits_sight_is_found_absent_by_the_import(
     assert rules(data) == [], data
 
 
+def test_the_hidden_change_remedy_followed_literally_lifts_the_flag(repo: Path) -> None:
+    """The remedy named both options in one `git update-index`: git then lifts
+    --assume-unchanged alone, the skip-worktree bit stays, and the same refusal came back.
+    Its command, run as it is written, lifts the flag git sets."""
+    import re
+
+    from genstamp.rules import REMEDY
+
+    command = re.findall(r"`(git update-index [^`]*)`", REMEDY["hidden-change"])[0]
+    (repo / "f.txt").write_text("x\n")
+    commit_all(repo, "a file")
+    git(repo, "update-index", "--skip-worktree", "f.txt")
+    assert git(repo, "ls-files", "-v", "f.txt") == "S f.txt"
+    git(repo, *command.replace("PATH", "f.txt").split()[1:])
+    assert git(repo, "ls-files", "-v", "f.txt") == "H f.txt"
+
+
 BUNDLE_CONFTEST = """\
 import os, sys
 

@@ -121,7 +121,8 @@ def lines(run: Run) -> list[str]:
         refusals.append(
             f"hidden-change: {named([f'{path} ({option})' for path, option in run.hidden])} "
             "(the tests used a change the index tells git not to look at: lift the flag with "
-            "`git update-index --no-assume-unchanged --no-skip-worktree PATH`)"
+            "`git update-index --no-skip-worktree PATH`, or `--no-assume-unchanged`, one at a "
+            "time: given both, git lifts --assume-unchanged alone)"
         )
     if run.unregistered:
         links = sorted({link for _, link in run.unregistered})

@@ -1124,8 +1124,9 @@ TABLE = (
     ),
     Rule(
         "hidden-change",
-        "lift the flag (`git update-index --no-assume-unchanged --no-skip-worktree PATH`), "
-        "commit or revert the change, then rerun",
+        "lift the flag (`git update-index --no-skip-worktree PATH`, or `--no-assume-unchanged`,"
+        " one at a time: given both, git lifts --assume-unchanged alone), commit or revert the"
+        " change, then rerun",
         _hidden_change,
     ),
     Rule(
