@@ -619,3 +619,21 @@ def test_the_submodules_a_recursive_clone_checks_out_are_gits(tmp_path: Path) ->
     filled = {name for name in settings if any((clone / name).iterdir())}
     assert filled == {"plain", "inactive", "merged", "off"}  # what git did
     assert cleanroom._cloned_recursively(top) == filled
+
+
+def test_a_node_id_naming_its_checkouts_folder_is_compared_as_the_clean_record_writes_it() -> None:
+    """A test parametrized by the absolute paths of its data files names its checkout's folder
+    in its id: the clean checkout lies elsewhere, so every such test was "not run clean" and
+    the tree refused as diverged. The clean record writes that folder as CHECKOUT, and the warm
+    id is compared so."""
+    from genstamp.rules import diverging
+
+    warm = {"tests/test_x.py::test_case[/w/repo/cases/a.txt]": "passed"}
+    clean = room(
+        outcomes={f"tests/test_x.py::test_case[{cleanrecord.CHECKOUT}/cases/a.txt]": "passed"}
+    )
+    assert diverging(warm, clean, "/w/repo") == []
+    assert diverging(
+        {"tests/test_x.py::test_case[/w/repo/cases/a.txt]": "failed"}, clean, "/w/repo"
+    )
+    assert diverging(warm, clean) != []  # (the folder not known: not compared so)

@@ -27,6 +27,11 @@ OWN_RULES = ("clean-room-diverged", "no-clean-room")
 KEEP = 50  # records kept; the oldest are removed first
 
 
+# What a node id that names the clean checkout's own folder holds for it in the record (a test
+# parametrized by the absolute paths of its data files): the warm checkout's is another
+CHECKOUT = "<checkout>"
+
+
 class CleanRoom(NamedTuple):
     tree: str  # the tree judged (hex)
     ok: bool  # the clean checkout's gate accepted its run

@@ -809,4 +809,7 @@ def _outcomes(clean: Checkout) -> dict[str, str]:
         recorded, _ = rules.read_coverage(report.properties)
         if recorded is not None:
             out.update(recorded.outcomes)
-    return out
+    # the clean checkout's own folder, in node ids that name it, as CHECKOUT (the warm
+    # checkout's, in the same tests' ids, is another)
+    here = str(clean.workdir)
+    return {n.replace(here, cleanrecord.CHECKOUT): o for n, o in out.items()}

@@ -95,6 +95,7 @@ def workspace(
     venvs: dict[str, bool] = {}
     return Facts(
         gitdir=str(checkout.gitdir),
+        workdir=str(checkout.workdir),
         stamp_path=str(generation.stamp_path(checkout)),
         generation=gen,
         stamp_problem=stamp_problem,

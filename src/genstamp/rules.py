@@ -97,6 +97,7 @@ class Facts(NamedTuple):
     # out): path -> the `git update-index` option ("--skip-worktree", "--assume-unchanged").
     hidden: Mapping[str, str] = _EMPTY
     checkout_id: str = ""  # this checkout's id (genstamp.checkout_id.current), "" when none
+    workdir: str = ""  # its work tree (absolute), "" when not known
     # Each tree the messages compare, seen without the run's own output file (the report it
     # was asked to write in the work tree); a tree absent here is seen as it is.
     views: Mapping[str, str] = _EMPTY
@@ -978,14 +979,20 @@ def warm_outcomes(facts: Facts) -> Mapping[str, str] | None:
     return own.outcomes if own is not None else None
 
 
-def diverging(warm: Mapping[str, str], clean: CleanRoom) -> list[str]:
+def diverging(warm: Mapping[str, str], clean: CleanRoom, workdir: str = "") -> list[str]:
     """The tests whose outcome differs between the warm run and the clean room, each with both
     outcomes. A test the warm run did not run makes no claim to compare; one the clean room
     did not run (not collected: an import error there) is `not run` unless the clean run was
-    narrowed by pytest arguments."""
+    narrowed by pytest arguments. A node id that names its checkout's folder (a test
+    parametrized by the absolute paths of its data files) is compared with the clean room's
+    as the clean record writes it, that folder named ``CHECKOUT``."""
     out = []
     for nodeid in sorted(warm):
         seen = clean.outcomes.get(nodeid)
+        if seen is None and workdir and workdir in nodeid:
+            from genstamp.cleanrecord import CHECKOUT
+
+            seen = clean.outcomes.get(nodeid.replace(workdir, CHECKOUT))
         if seen is None:
             if clean.narrowed:
                 continue
@@ -1025,7 +1032,7 @@ def _clean_room_diverged(facts: Facts, settings: Config) -> Iterator[str | Liste
                 PATH_LIMIT,
             )
         return
-    found = diverging(warm, record)
+    found = diverging(warm, record, facts.workdir)
     if found:
         yield listed(
             f"tree {record.tree[:12]} gave other outcomes in the clean room ({record.when}) "
