@@ -1050,3 +1050,32 @@ def test_a_checkout_reached_through_git_dir(calc: Path, tmp_path: Path) -> None:
         proc = run_genstamp(calc, "clean-run", *args, env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "passed in a clean checkout" in proc.stdout, proc.stdout
+
+
+def test_a_reused_environment_rebuilds_a_local_project_of_another_backend(tmp_path: Path) -> None:
+    """The clean install names a local project of another build backend (a hatchling library
+    in `libs/`, through a requirements file): the environment's second run rebuilt it without
+    isolation, with only the top project's build requirements at hand, and failed (exit 2)
+    until the cache was deleted. It is built with its own, as a fresh clone's install does."""
+    pyproject = PYPROJECT.replace(
+        "[tool.pytest.ini_options]",
+        '[tool.genstamp]\nclean-install = ["-r", "requirements-dev.txt", "."]\n\n'
+        "[tool.pytest.ini_options]",
+    )
+    root = write_project(tmp_path / "calc", pyproject)
+    (root / "libs" / "helper" / "helper").mkdir(parents=True)
+    (root / "libs" / "helper" / "helper" / "__init__.py").write_text("X = 1\n")
+    (root / "libs" / "helper" / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n\n'
+        '[project]\nname = "helper"\nversion = "0"\n'
+    )
+    (root / "requirements-dev.txt").write_text("pytest\n./libs/helper\n")
+    (root / "tests" / "test_helper.py").write_text(
+        "from helper import X\n\n\ndef test_helper():\n    assert X == 1\n"
+    )
+    commit_all(root, "a library of another backend")
+    for _ in range(2):  # the environment made, then reused
+        proc = clean_run(root, "--json")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outcomes = json.loads(proc.stdout)["record"]["outcomes"]
+        assert outcomes["tests/test_helper.py::test_helper"] == "passed", outcomes

@@ -656,14 +656,23 @@ def _install(
     if not project:
         return True
     again = "--reinstall" if chosen.tool == "uv" else "--force-reinstall"
-    envcache.install(
-        env.path,
-        chosen,
-        ["--no-deps", "--no-build-isolation", again, *project],
-        environ,
-        log,
-        work,
-    )
+    try:
+        envcache.install(
+            env.path,
+            chosen,
+            ["--no-deps", "--no-build-isolation", again, *project],
+            environ,
+            log,
+            work,
+        )
+    except envcache.StepFailed as exc:
+        # a build that needs more than the project's [build-system] requires: a local
+        # project of another backend (hatchling for `./libs/helper`), or what the backend
+        # asks for as it builds (hatchling's `editables` for an editable install): built
+        # isolated, as a fresh clone's install builds it
+        log.write(f"{exc}: built again with its own build requirements, isolated\n")
+        isolated = envcache.clean_environ(env.path)
+        envcache.install(env.path, chosen, ["--no-deps", again, *project], isolated, log, work)
     now = envcache.local_distributions(env.path, work)
     changed = sorted(
         n
