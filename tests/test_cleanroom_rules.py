@@ -637,3 +637,6 @@ def test_a_node_id_naming_its_checkouts_folder_is_compared_as_the_clean_record_w
         {"tests/test_x.py::test_case[/w/repo/cases/a.txt]": "failed"}, clean, "/w/repo"
     )
     assert diverging(warm, clean) != []  # (the folder not known: not compared so)
+    # a folder named beyond ASCII: pytest escapes it in a parameter's id
+    escaped = {"tests/test_x.py::test_case[/w/r\\xe9/cases/a.txt]": "passed"}
+    assert diverging(escaped, clean, "/w/ré") == []

@@ -1883,6 +1883,26 @@ def test_subprojects_run_each_in_its_folder_are_no_run_of_an_undeclared_suite(
     assert code == 1 and "not pytest's defaults" in rules(data)["partial-run"], data
 
 
+def test_one_project_in_a_subfolder_beside_an_ignored_scratch_configuration(
+    tmp_path: Path,
+) -> None:
+    """The one project kept in a subfolder (its own configuration, none at the top), run in
+    its folder, beside a scratch folder git ignores that holds a pytest.ini: that folder is no
+    subproject of the tree (the run was refused as a monorepo's subproject's)."""
+    files = {
+        ".gitignore": "scratch/\n",
+        "sub/pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+        "sub/tests/test_s.py": PASS.format(n="s"),
+    }
+    root = make(tmp_path / "p", files)
+    (root / "scratch").mkdir()
+    (root / "scratch" / "pytest.ini").write_text("[pytest]\n")
+    proc = pytest_in(root / "sub")
+    assert proc.returncode == 0 and "will refuse" not in proc.stdout, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
 def test_collect_ignore_in_a_conftest_is_out_of_the_suite(tmp_path: Path) -> None:
     files = {
         **SIMPLE,

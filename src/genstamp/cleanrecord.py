@@ -32,6 +32,13 @@ KEEP = 50  # records kept; the oldest are removed first
 CHECKOUT = "<checkout>"
 
 
+def spellings(folder: str) -> list[str]:
+    """How a node id may spell the path ``folder``: as it is, and as pytest writes a
+    parametrized test's id (non-ASCII escaped: ``r\\xe9``)."""
+    escaped = folder.encode("unicode_escape", "backslashreplace").decode("ascii")
+    return list(dict.fromkeys([folder, escaped]))
+
+
 class CleanRoom(NamedTuple):
     tree: str  # the tree judged (hex)
     ok: bool  # the clean checkout's gate accepted its run

@@ -820,5 +820,6 @@ def _outcomes(clean: Checkout) -> dict[str, str]:
             out.update(recorded.outcomes)
     # the clean checkout's own folder, in node ids that name it, as CHECKOUT (the warm
     # checkout's, in the same tests' ids, is another)
-    here = str(clean.workdir)
-    return {n.replace(here, cleanrecord.CHECKOUT): o for n, o in out.items()}
+    for here in cleanrecord.spellings(str(clean.workdir)):
+        out = {n.replace(here, cleanrecord.CHECKOUT): o for n, o in out.items()}
+    return out

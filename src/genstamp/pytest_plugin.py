@@ -750,12 +750,25 @@ class Tally:
         subfolder (its files alone are no run of the suite, which is the top's)."""
         if self.workdir is None:
             return False
+        found = []
         with contextlib.suppress(OSError):
             for entry in os.scandir(self.workdir):
                 name = entry.name
                 if name != top and name[0] != "." and entry.is_dir(follow_symlinks=False):
-                    if self.config_at(name).source:
-                        return True
+                    source = self.config_at(name).source
+                    found += [source] if source else []
+        if not found:
+            return False
+        # of the tree: a file git tracks (not a scratch folder git ignores, nor one not added)
+        import subprocess
+
+        with contextlib.suppress(OSError):
+            listed = subprocess.run(
+                ["git", "ls-files", "-z", "--", *found],
+                cwd=self.workdir,
+                capture_output=True,
+            ).stdout
+            return bool(listed.strip(b"\0"))
         return False
 
     def suite_config(self, rel: str) -> PytestConfig:

@@ -989,10 +989,13 @@ def diverging(warm: Mapping[str, str], clean: CleanRoom, workdir: str = "") -> l
     out = []
     for nodeid in sorted(warm):
         seen = clean.outcomes.get(nodeid)
-        if seen is None and workdir and workdir in nodeid:
-            from genstamp.cleanrecord import CHECKOUT
+        if seen is None and workdir:
+            from genstamp.cleanrecord import CHECKOUT, spellings
 
-            seen = clean.outcomes.get(nodeid.replace(workdir, CHECKOUT))
+            for spelled in spellings(workdir):  # (pytest escapes a parameter id's non-ASCII)
+                if spelled in nodeid:
+                    seen = clean.outcomes.get(nodeid.replace(spelled, CHECKOUT))
+                    break
         if seen is None:
             if clean.narrowed:
                 continue
