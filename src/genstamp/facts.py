@@ -174,8 +174,8 @@ def with_report(
             named = {p.rpartition(" -> ")[2] for paths in diffs.values() for p in paths or ()}
             tracked = frozenset(p for p in named if p in index)
             # ... and which untracked ones the tested tree holds as well (rewritten since)
-            tested_tree = _tree(repo, props[binding.P_TREE_END])
-            rewritten = frozenset(p for p in named - tracked if _has_path(tested_tree, p))
+            tested_id = props[binding.P_TREE_END]
+            rewritten = frozenset(p for p in named - tracked if _holds(repo, tested_id, p))
         if loaded is not None:
             wanted = {
                 rel: loads
@@ -947,17 +947,6 @@ def _tree(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:
     except (ValueError, pygit2.GitError):
         return None
     return obj if isinstance(obj, pygit2.Tree) else None
-
-
-def _has_path(tree: pygit2.Tree | None, path: str) -> bool:
-    """Whether ``tree`` holds ``path`` (its own entries: not through a submodule or link)."""
-    if tree is None:
-        return False
-    try:
-        tree[path]
-    except (KeyError, ValueError):
-        return False
-    return True
 
 
 def _index_on_disk(repo: pygit2.Repository) -> pygit2.Index:

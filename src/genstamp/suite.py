@@ -837,13 +837,8 @@ def _pyargs_found(
 ) -> bool:
     """Whether the ``--pyargs`` module name ``name`` is found where ``PytestConfig.starts``
     looks (the top, ``src/``, the ``pythonpath`` folders)."""
-    below = name.replace(".", "/")
-    bases = ["", "src/", *(p.strip("/") + "/" for p in config.pythonpath if p.strip("/"))]
-    for base in bases:
-        path = join(root, f"{base}{below}")
-        if path in folders or f"{path}.py" in inside:
-            return True
-    return False
+    places = [join(root, s) for s in config._replace(testpaths=(name,)).starts()]
+    return any(place in folders or place in inside for place in places)
 
 
 def glob_bases(starts: Sequence[str]) -> list[str]:
