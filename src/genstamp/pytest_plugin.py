@@ -406,6 +406,7 @@ class Tally:
         self.texts: dict[str, str] = {}  # collected text files (doctests) -> their blob
         self.marked_errors: set[str] = set()  # categories a filterwarnings marker makes errors
         self.marks: set[str] = set()  # the names of the collected tests' markers
+        self._other_projects_of: dict[str, bool] = {}  # (``_others``)
         # the node id of each file and folder collected -> its tree path: what a node id names
         # whatever the rootdir (one outside the work tree gives ids `../repo/tests/...`)
         self._paths: dict[str, str] = {}
@@ -739,11 +740,16 @@ class Tally:
         tops = {f.partition("/")[0] for f in files}
         if len(tops) == 1 and all("/" in f for f in files):
             top = tops.pop()
-            if self.config_at(top).source and not self._other_projects(top):
+            if self.config_at(top).source and not self._others(top):
                 return top
         return root
 
-    @functools.cache  # noqa: B019 - one tally a run
+    def _others(self, top: str) -> bool:
+        """``_other_projects`` of ``top``, asked once a run."""
+        if top not in self._other_projects_of:
+            self._other_projects_of[top] = self._other_projects(top)
+        return self._other_projects_of[top]
+
     def _other_projects(self, top: str) -> bool:
         """Whether a folder at the work tree's top other than ``top`` holds a pytest
         configuration of its own: a monorepo's subprojects, not the one project kept in a
