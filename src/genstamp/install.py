@@ -1065,8 +1065,6 @@ def uninstall(checkout: Checkout) -> Report:
     folders += sorted(
         {Path(n).parent for n in record.before if Path(n).name in PLAIN_HOOKS} - {where.hooks_dir}
     )
-    # (not one an uninstall cut short left: put back as it was, or gone while the user's
-    # hook still waits aside)
     recorded = {
         name
         for name in record.before
@@ -1075,14 +1073,15 @@ def uninstall(checkout: Checkout) -> Report:
     # genstamp's hook at pre-commit's .legacy place: pre-commit's install ran again since
     # (whatever its hook is now: the one that was there before, byte for byte, or not)
     aside = {name for name in recorded if _set_aside(Path(name), record)}
-    edited = {
+    # (not one an uninstall cut short left: put back as it was, or gone while the user's
+    # hook still waits aside)
+    kept = {
         name
         for name in recorded - aside
         if _edited(Path(name), record) and not _cut_short(Path(name), record)
     }
     for name in sorted(aside):
         restored.append(_take_back(where, Path(name), record))
-    kept = edited - aside
     for name in sorted(kept):
         hook = _show(where, Path(name))
         if is_pre_commit_hook(Path(name)) and not is_genstamp_hook(Path(name)):
