@@ -1064,12 +1064,12 @@ def test_the_run_s_options_read_as_pytest_s_own_parser_reads_them(words: list[st
     (argparse) takes from it: the oracle is pytest's own parser, with its options."""
     from _pytest.config import get_config
 
-    from genstamp import pytest_plugin
+    from genstamp import overrides
 
     parser = get_config()._parser
     ns = parser.parse_known_args(words)
     found: dict[str, list[str]] = {}
-    for flag, value in pytest_plugin._valued(words):
+    for flag, value in overrides.valued(words):
         found.setdefault(flag, []).append(value)
     assert found.get("-o", []) == (ns.override_ini or [])
     assert found.get("-W", []) == (ns.pythonwarnings or [])
@@ -1088,11 +1088,11 @@ def test_a_plugin_option_read_as_pytest_s_plugin_manager_reads_it(words: list[st
     the oracle is that reading, as what it blocks."""
     from _pytest.config import PytestPluginManager
 
-    from genstamp import pytest_plugin
+    from genstamp import overrides
 
     manager = PytestPluginManager()
     manager.consider_preparse(words, exclude_only=True)
-    read = [v for flag, v in pytest_plugin._valued(words) if flag == "-p"]
+    read = [v for flag, v in overrides.valued(words) if flag == "-p"]
     blocked = [v[3:] for v in read if v.startswith("no:")]
     for name in ("x", "=no:x", "y"):
         assert manager.is_blocked(name) == (name in blocked), (name, read)
@@ -1231,6 +1231,6 @@ def test_the_markers_a_plugin_registers_are_read_from_its_syntax_tree(
 ) -> None:
     """The markers `-p no:NAME` leaves deciding nothing: those the plugin's package gives
     ``config.addinivalue_line("markers", …)``, however it names the line."""
-    from genstamp.pytest_plugin import _registered_markers
+    from genstamp.overrides import _registered_markers
 
     assert _registered_markers([ast.parse(m) for m in modules]) == markers

@@ -5,13 +5,13 @@ Outside a git work tree it does nothing. It never changes a test outcome or the 
 when the evidence cannot be bound it says so in one line.
 
 The hooks here gather; the other modules do the work: ``loader`` guards the checkout's imports,
-``trees`` (with ``coprocess``) takes the trees, ``selection`` decides whether the run was partial,
-``audit`` says which code ran, and ``junit``/``evidence`` write the bound report.
+``trees`` (with ``coprocess``) takes the trees, ``overrides`` reads what the run's options change
+in the suite, ``selection`` decides whether the run was partial, ``audit`` says which code ran,
+and ``junit``/``evidence`` write the bound report.
 """
 
 from __future__ import annotations
 
-import ast
 import atexit
 import contextlib
 import errno
@@ -26,7 +26,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from types import MappingProxyType, ModuleType
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -107,29 +107,18 @@ from genstamp import (  # noqa: E402 - after the co-process has started
     loader,
     loads,
     madefolders,
+    overrides,
     roots,
 )
 from genstamp.paths import inside, installed  # noqa: E402
 from genstamp.trees import FromCoProcess, InProcess, Trees  # noqa: E402
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 
     from genstamp import audit, coverage, selection
     from genstamp.audit import Audit
     from genstamp.suite import PytestConfig
-
-
-def _configuration(cfg: pytest.Config) -> tuple[str | None, list[str]]:
-    """pytest's configuration file, and the ``conftest.py`` files it loaded."""
-    ini = getattr(cfg, "inipath", None)
-    conftests = [
-        str(getattr(plugin, "__file__", ""))
-        for plugin in cfg.pluginmanager.get_plugins()
-        if isinstance(plugin, ModuleType)
-        and os.path.basename(str(getattr(plugin, "__file__", ""))) == "conftest.py"
-    ]
-    return (str(ini) if ini else None), conftests
 
 
 def _import_the_end() -> None:
@@ -172,7 +161,7 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
     below = cfg.args_source not in (sources.ARGS, sources.TESTPATHS) and (
         here != cfg.rootpath or (tally.workdir is not None and here != tally.workdir)
     )
-    narrowing = any(w.startswith(NARROWING) for w in _run_words(cfg))
+    narrowing = any(w.startswith(NARROWING) for w in overrides.run_words(cfg))
     collected = tally.all_files()
     if not (named or below or narrowing) or tally.workdir is None or not collected:
         return []
@@ -644,7 +633,7 @@ class Tally:
         self._taken_out(session.items)
         self.selected.update(item.nodeid for item in session.items)
         self.marks.update(m.name for item in session.items for m in item.iter_markers())
-        if not _warnings_off(session.config):
+        if not overrides.warnings_off(session.config):
             return  # nothing but -p no:warnings makes a marker's error lenient
         from genstamp.suite import is_error, warning_category
 
@@ -1004,7 +993,7 @@ class Session:
         workdir = start.checkout.workdir
         gen_ns = start.gen.created_ns if start.gen else None
         rec = start.recording
-        shaped = audit.configuration(*_configuration(self.config), workdir)
+        shaped = audit.configuration(*overrides.configuration(self.config), workdir)
         # the doctest text files collected: code no module holds, loaded as the tests ran it
         texts = audit.Audit((), {rel: (blob,) for rel, blob in self.tally.texts.items()}, ())
         shaped = audit.merge([shaped, texts])
@@ -1057,7 +1046,7 @@ class Session:
             start.settings.version_lines,
         )
         seen = {ld.path for ld in recorded if ld.via not in (loads.WROTE, loads.TOUCHED)}
-        unseen = {name: m for name, m in self.earlier().items() if _origin(m) not in seen}
+        unseen = {name: m for name, m in self.earlier().items() if overrides.origin(m) not in seen}
         swept = audit.audit_modules(
             workdir,
             tuple(rec.run.roots),
@@ -1071,7 +1060,7 @@ class Session:
         # change hidden from git counts as read
         ran_early = any(
             inside(origin, str(workdir)) and not installed(origin)
-            for origin in map(_origin, self.earlier().values())
+            for origin in map(overrides.origin, self.earlier().values())
         )
         unseen_reads = audit.Audit((), {}, (), read=("*",) if ran_early else ())
         # a loader's text counts, as the audit judged it; a module run from text under a name
@@ -1102,7 +1091,7 @@ class Session:
             data: dict[str, Any] = tally.worker_output()
             # the files this worker's --lf left out (each worker collects for itself)
             data["partly"] = sorted({*data["partly"], *tally.skipped_by_lf(self.config)})
-            conftests = (tally.tree_path(Path(p)) for p in _conftest_paths(self.config))
+            conftests = (tally.tree_path(Path(p)) for p in overrides.conftest_paths(self.config))
             data["conftests"] = sorted(c for c in conftests if c is not None)
             try:
                 data["audit"] = self.audit().to_json()
@@ -1252,7 +1241,7 @@ class Session:
             covered,
             written,
             session_failed,
-            _options_in_addopts(self.config),
+            overrides.options_in_addopts(self.config),
             found,
         )
         key = start.gen.key if start.gen else ""
@@ -1533,41 +1522,6 @@ def _properties(
     ).properties()
 
 
-# argparse actions that take no value
-_FLAG_ACTIONS = frozenset({"store_true", "store_false", "store_const", "count", "help", "version"})
-
-
-def _options_in_addopts(config: pytest.Config) -> str:
-    """``binding.P_OPTIONS``: the options in the configuration's ``addopts`` that the suite's
-    tables do not know, each with how this run's pytest (its plugins', its conftests') takes
-    it, as a JSON object; "" when every option there is in the tables."""
-    from genstamp.suite import FLAGS, OPTIONAL, VALUED
-
-    try:
-        words = [str(w) for w in config.getini("addopts")]
-    except (ValueError, TypeError):
-        return ""
-    tables = VALUED | FLAGS | OPTIONAL
-    unknown = {w for w in words if w.startswith("-") and "=" not in w and w not in tables}
-    if not unknown:
-        return ""
-    parser = config._parser
-    takes: dict[str, str] = {}
-    try:
-        for group in [*parser._groups, parser._anonymous]:
-            for option in group.options:
-                attrs = option.attrs()
-                if attrs.get("action") in _FLAG_ACTIONS or attrs.get("nargs") == 0:
-                    kind = "flag"
-                else:
-                    kind = "optional" if attrs.get("nargs") == "?" else "value"
-                for name in option.names():
-                    takes[name] = kind
-    except AttributeError:  # a pytest whose parser is built otherwise: the tables alone
-        return ""
-    return json.dumps({o: takes[o] for o in sorted(unknown) if o in takes})
-
-
 def _without_output(where: Place | Checkout, tree: str, output: str, audited: Audit) -> list[str]:
     """``tree`` without the run's own report file ``output``, as the gate compares trees (not
     where the tests loaded or read it), when that is another tree; else none."""
@@ -1637,7 +1591,7 @@ def _facts(
         where = functools.partial(_arg_path, cfg)
         node_ids = [arg for arg in _narrowing(cfg.args, where) if not tally.whole(where(arg))]
     return selection.Facts(
-        overrides=_overrides(cfg, tally),
+        overrides=overrides.overrides(cfg, tally),
         node_ids=tuple(node_ids),
         deselected=tally.all_unexplained(),
         collect_errors=tally.collect_errors,
@@ -1646,974 +1600,6 @@ def _facts(
         executed=len(tally.ran()),
         collected=len(tally.selected),
     )
-
-
-# ini options that decide which tests a collected file yields, and pytest's plugins that collect
-# tests or decide their outcome (skip and xfail markers)
-SHAPING_INI = ("python_classes", "python_functions")
-COLLECTING = ("python", "unittest", "skipping")
-# the options of installed plugins that run a failing test again until it passes: how many
-# times (pytest-rerunfailures' --reruns, and its setting; --force-reruns, over each test's
-# marker), and flaky's, that retries every test (--max-runs times)
-RERUNS = "--reruns"
-FORCED_RERUNS = "--force-reruns"
-FORCE_FLAKY, MAX_RUNS = "--force-flaky", "--max-runs"
-# ... that skip tests a run of the suite runs (pytest-benchmark's: the benchmarks alone, or all
-# but them), and where the suite's coverage has a threshold, pytest-cov's that turn it off
-SKIPPING = ("--benchmark-only", "--benchmark-skip")
-UNCOVERED = "--no-cov"
-# ... that weaken what a test checks: a hypothesis profile of the run's choosing (fewer
-# examples), pytest-django's database built from the models (a forgotten migration unseen),
-# syrupy's unused snapshots a warning (a session that fails passes)
-WEAKENING = ("--nomigrations", "--no-migrations", "--snapshot-warn-unused")
-PROFILES = ("--hypothesis-profile",)
-# pytest 8.2 reads arguments from an @FILE
-_ARGS_FILES = tuple(int(p) for p in pytest.__version__.split(".")[:2] if p.isdigit()) >= (8, 2)
-# command-line options that set a setting (the level a logger records at: what caplog sees)
-SETTING_FLAGS = {
-    "--log-level": "log_level",
-    "--log-cli-level": "log_cli_level",
-    "--log-file-level": "log_file_level",
-}
-# the kinds of setting that hold a list (a flag of the same name only shows it: --markers)
-_LIST_INI = frozenset({"linelist", "args", "paths", "pathlist"})
-# ... a list of folders or flags (xdist's rsyncdirs, doctest_optionflags): read where it counts
-_FOLDERS_INI = frozenset({"args", "paths", "pathlist"})
-
-
-class Setting(NamedTuple):
-    """A command-line option that sets a setting: pytest's ``--log-level`` (``log_level``),
-    pytest-timeout's ``--timeout`` (``timeout``), pytest-asyncio's ``--asyncio-mode``."""
-
-    key: str  # the ini key: the option's destination
-    bare: str | None  # what a flag that takes no value stores, as text (None: it takes one)
-
-
-def _setting_options(cfg: pytest.Config) -> dict[str, Setting]:
-    """Each option of this run's parser (pytest's and its plugins') whose destination is a
-    setting of the same name, by each of its option strings: plugins read such an option
-    before the setting, so the option given for a run overrides the configured setting."""
-    parser = getattr(cfg, "_parser", None)
-    known = getattr(parser, "_inidict", None)
-    if not isinstance(known, dict):
-        return {}
-    out: dict[str, Setting] = {}
-    for group in [*getattr(parser, "_groups", ()), getattr(parser, "_anonymous", None)]:
-        for option in getattr(group, "options", ()):
-            with contextlib.suppress(Exception):  # pytest's private shapes, across versions
-                attrs = option.attrs()
-                key = attrs.get("dest")
-                entry = known.get(key)
-                kinds = entry[1] if isinstance(entry, tuple) and len(entry) > 1 else None
-                kinds = kinds if isinstance(kinds, tuple) else (kinds,)
-                if entry is None or key in SHOWING_INI or _LIST_INI.intersection(kinds):
-                    continue
-                action, nargs = attrs.get("action"), attrs.get("nargs")
-                if action in ("store_true", "store_false") or nargs == 0:
-                    const = attrs.get("const") if nargs == 0 else action == "store_true"
-                    if isinstance(const, (bool, str, int, float)):
-                        stored = str(const).lower() if isinstance(const, bool) else str(const)
-                        out.update((n, Setting(key, stored)) for n in option.names())
-                elif nargs in (None, "?") and action in (None, "store"):
-                    out.update((n, Setting(key, None)) for n in option.names())
-    return out
-
-
-def _setting_variables(cfg: pytest.Config) -> dict[str, str]:
-    """The environment variables that may hold a setting, each with the setting's key:
-    ``PYTEST_KEY`` for each setting of one value, and the setting's own name where it is all
-    capitals (``DJANGO_SETTINGS_MODULE``)."""
-    known = getattr(getattr(cfg, "_parser", None), "_inidict", None)
-    out: dict[str, str] = {}
-    for key, entry in known.items() if isinstance(known, dict) else ():
-        kinds = entry[1] if isinstance(entry, tuple) and len(entry) > 1 else None
-        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
-        if not isinstance(key, str) or key in SHOWING_INI or _LIST_INI.intersection(kinds):
-            continue
-        out[f"PYTEST_{key.upper()}"] = key
-        if key.isupper():
-            out[key] = key
-    return out
-
-
-def _unread_settings(
-    cfg: pytest.Config, values: Mapping[str, str], words: list[str]
-) -> Iterator[str]:
-    """Installed plugins this run does not load (``-p no:NAME``, ``PYTEST_DISABLE_PLUGIN_
-    AUTOLOAD``) of which the suite's configuration sets a setting: a run of the suite loads
-    them, and reads it (pytest-timeout's ``timeout``)."""
-    known = getattr(getattr(cfg, "_parser", None), "_inidict", None)
-    if not isinstance(known, dict):
-        return
-    unread = {
-        key: value
-        for key, value in values.items()
-        if _canonical(cfg, key) not in known and key not in SHOWING_INI
-    }
-    if not unread:  # every setting configured is read: the usual run pays nothing here
-        return
-    blocked = {v[len("no:") :] for f, v in _valued(words) if f == "-p" and v.startswith("no:")}
-    for name, load in _unloaded_plugins(cfg):
-        defaults = _plugin_settings(cfg, load)
-        for key, value in unread.items():
-            if key in defaults and not _same_or_stricter(key, value, defaults[key] or ""):
-                value = " ".join(value.split())
-                if name in blocked or f"pytest_{name}" in blocked:
-                    why = f"-p no:{name}"
-                elif os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
-                    why = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD (the plugin {name} not loaded)"
-                else:
-                    why = f"the plugin {name} not loaded"
-                yield f"{why}: its setting {key} = {value} unread"
-
-
-def _unloaded_plugins(cfg: pytest.Config) -> Iterator[tuple[str, Callable[[], object]]]:
-    """(name, loader) of each installed plugin (a ``pytest11`` entry point) and each of
-    pytest's own that this run did not load."""
-    import importlib
-    from importlib import metadata
-
-    manager = cfg.pluginmanager
-    with contextlib.suppress(Exception):
-        for point in metadata.entry_points(group="pytest11"):
-            if manager.get_plugin(point.name) is None:
-                yield point.name, point.load
-    from _pytest.config import default_plugins
-
-    for name in default_plugins:
-        if manager.is_blocked(name):
-            yield name, functools.partial(importlib.import_module, f"_pytest.{name}")
-
-
-def _plugin_settings(cfg: pytest.Config, load: Callable[[], object]) -> dict[str, str | None]:
-    """The settings a plugin registers (its ``pytest_addoption`` given a parser of its own),
-    each with its default as text (None: unknown); empty when it cannot be asked."""
-    import inspect
-
-    from _pytest.config.argparsing import Parser
-
-    with contextlib.suppress(Exception):  # a plugin's own code: whatever it raises
-        hook = getattr(load(), "pytest_addoption", None)
-        if hook is None:
-            return {}
-        parser = Parser(_ispytest=True)
-        given = {"parser": parser, "pluginmanager": cfg.pluginmanager}
-        hook(**{p: given[p] for p in inspect.signature(hook).parameters if p in given})
-        out = {}
-        for key, entry in parser._inidict.items():
-            kinds = entry[1] if isinstance(entry, tuple) and len(entry) > 1 else None
-            if _FOLDERS_INI.intersection(kinds if isinstance(kinds, tuple) else (kinds,)):
-                continue  # lines (pytest-env's env) decide what the tests see
-            out[key] = _as_text(entry[2] if isinstance(entry, tuple) and len(entry) > 2 else None)
-        return out
-    return {}
-
-
-def _as_text(default: object) -> str | None:
-    if isinstance(default, bool):
-        return "true" if default else "false"
-    if isinstance(default, (list, tuple)):
-        return " ".join(str(d) for d in default)
-    return str(default) if isinstance(default, (str, int, float)) else None
-
-
-# pytest's plugins that report what a test leaves behind as a warning (an error where the
-# suite's filters make it one), and that warning's category
-UNHANDLED = {
-    "threadexception": "pytest.PytestUnhandledThreadExceptionWarning",
-    "unraisableexception": "pytest.PytestUnraisableExceptionWarning",
-}
-# ini options that change only what the run shows or keeps, never an outcome (and those the
-# suite itself follows: the files it names)
-SHOWING_INI = frozenset(
-    {
-        "cache_dir",
-        "console_output_style",
-        "junit_family",
-        "junit_suite_name",
-        "junit_logging",
-        "junit_log_passing_tests",
-        "junit_duration_report",
-        "log_cli",
-        "log_cli_format",
-        "log_cli_date_format",
-        "log_file",
-        "log_file_format",
-        "log_file_date_format",
-        "log_file_mode",
-        "verbosity_assertions",
-        "verbosity_test_cases",
-        "verbosity_subtests",
-        "truncation_limit_lines",
-        "truncation_limit_chars",
-        "tmp_path_retention_count",
-        "tmp_path_retention_policy",
-        "faulthandler_timeout",
-        "minversion",
-        "required_plugins",
-        "testpaths",
-        "python_files",
-        "norecursedirs",
-    }
-)
-
-
-def _overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
-    """The run's own options (its command line and ``PYTEST_ADDOPTS``; the configuration's
-    ``addopts`` are the suite's) that change which tests the collected files yield, or make
-    lenient a warning that the configuration's ``filterwarnings`` make an error."""
-    words = _run_words(cfg)
-    rel = tally.tree_path(cfg.rootpath)
-    own = None if rel is None else tally.config_at("" if rel == "." else rel)
-    suite = tally.suite_config("" if rel in (None, ".") else rel)
-    # the configuration the run's rootdir would have, or (a rootdir outside the work tree: `-c`
-    # of a file there, `--rootdir`) the one the suite is judged by
-    expected = own if own is not None else suite
-    errors = _warning_errors(cfg, expected.warning_errors)
-    # whether the run's filters make a warning lenient that the suite's make an error, asked
-    # as Python applies them (None: a filter pytest cannot read; its categories are compared)
-    loosened = _lenient_warnings(cfg, expected.values, words)
-    # a marker's filters apply after every other (pytest's catch_warnings_for_item): only
-    # turning the warnings plugin off makes its error lenient
-    marked = [*errors, *tally.all_marked_errors()]
-    out: list[str] = []
-    # PYTEST_PLUGINS: plugins the run loads, as -p does
-    for plugin in os.environ.get("PYTEST_PLUGINS", "").split(","):
-        words += ["-p", plugin.strip()] if plugin.strip() else []
-    # a command-line option that sets a setting is an -o of it, and the suite's addopts set
-    # what its configuration sets: `addopts = --timeout 5` over `timeout = 1`
-    settings = {**{f: Setting(k, None) for f, k in SETTING_FLAGS.items()}, **_setting_options(cfg)}
-    set_by_suite = {
-        settings[f].key: v for f, v in _valued(_addopts(suite.values), settings) if f in settings
-    }
-    valued, said = [], {}
-    for f, v in _valued(words, settings):
-        if f in settings:
-            said["-o", f"{settings[f].key}={v}"] = f"{f} {v}"
-        valued.append(("-o", f"{settings[f].key}={v}") if f in settings else (f, v))
-    for flag, value in valued:
-        if flag == "-c":
-            # another configuration than the suite's (the one pytest finds by itself), or than
-            # that of a declared suite whose files the run collected (`-c a/pytest.ini a b`)
-            chosen = tally.tree_path(cfg.invocation_params.dir / value)
-            collected = {tally.suite_root(f) for f in tally.all_files()} if tally.suites else set()
-            owned = {tally.config_at(r).source for r in collected}
-            if chosen != expected.source or any(o != chosen for o in owned):
-                out.append(f"-c {value}")
-        elif flag == "-o":
-            key = _canonical(cfg, value.partition("=")[0].strip())
-            given = value.partition("=")[2]
-            if key == "filterwarnings":
-                if loosened if loosened is not None else _lenient(given, errors):
-                    out.append(f"-o {value}")
-            elif key == "python_files":
-                configured = _runs_with(cfg, suite.values, set_by_suite, key)
-                if configured is None or _files_shaped_otherwise(tally, given, configured):
-                    out.append(f"-o {value}")
-            elif key in SHAPING_INI:
-                configured = _runs_with(cfg, suite.values, set_by_suite, key)
-                # the same patterns the suite collects with (pytest's default where it sets
-                # none), in any order, change nothing
-                if configured is None or set(_ini_args(given)) != set(_ini_args(configured)):
-                    out.append(f"-o {value}")
-            elif key not in SHOWING_INI and key != "reruns":  # (with the other retries)
-                configured = _runs_with(cfg, suite.values, set_by_suite, key)
-                # unknown (a plugin's setting with no default): not taken for an override
-                if configured is not None and not _same_or_stricter(key, given, configured):
-                    # not what the suite's configuration runs with
-                    out.append(said.get((flag, value), f"-o {value}"))
-        elif flag == "-p" and value.startswith("no:"):
-            name = value[len("no:") :]
-            lenient = (name == "warnings" and marked) or (
-                name in UNHANDLED and any(_overlap(UNHANDLED[name], e) for e in marked)
-            )
-            if _in_addopts(suite.values, (flag, value)):
-                pass  # the suite's own: a clean run goes without the plugin too
-            elif name in COLLECTING or lenient or _checkout_plugin(cfg, tally, name):
-                out.append(f"-p {value}")
-            elif used := _used_markers(cfg, tally, name, suite.values):
-                # an installed plugin the tests use through its markers (pytest-timeout's
-                # `timeout`): without it, the marker decides nothing
-                out.append(f"-p {value} (the tests' marker {', '.join(used)})")
-        elif flag == "-p" and not _in_addopts(suite.values, ("-p", value)):
-            if _adds_to_the_suite(cfg, tally, value):
-                out.append(f"-p {value}")  # a plugin a run of the suite does not load
-        elif flag == "--import-mode" and not _in_addopts(suite.values, (flag, value)):
-            if value != _default_import_mode(suite.values):
-                out.append(f"--import-mode={value}")
-        elif flag == "-W":
-            from genstamp.suite import is_error, warning_category
-
-            if not is_error(value) and (
-                loosened
-                if loosened is not None
-                else any(_overlap(warning_category(value), e) for e in errors)
-            ):
-                out.append(f"-W {value}")
-    # a plugin's environment variable for its setting (pytest-timeout's PYTEST_TIMEOUT, which
-    # it reads before the setting; pytest-django's DJANGO_SETTINGS_MODULE)
-    for variable, key in _setting_variables(cfg).items():
-        held = os.environ.get(variable)
-        if held is None or key == "addopts":
-            continue
-        configured = _runs_with(cfg, suite.values, set_by_suite, key)
-        if configured is not None and not _same_or_stricter(key, held, configured):
-            out.append(f"{variable}={held}")
-    out += _unread_settings(cfg, suite.values, words)
-    run_flags = _spelled(words, "--assert")
-    suite_flags = _spelled(_addopts(suite.values), "--assert")
-    for flag in ("--runxfail", "--doctest-ignore-import-errors", "--assert=plain"):
-        if flag in run_flags and flag not in suite_flags:
-            out.append(flag)  # (plain asserts: a failing assert's message is another)
-    suite_opts = _addopts(suite.values)
-    out += _retries_added(words, suite_opts, suite.values)
-    for flag in SKIPPING:
-        if flag in words and flag not in suite_opts:
-            out.append(flag)  # a skip counts as run: the tests it skipped would not
-    out += [flag for flag in WEAKENING if flag in words and flag not in suite_opts]
-    for flag in PROFILES:  # (the profile a conftest loads is not known here: any other)
-        chosen = _last_value([*suite_opts, *words], flag)
-        if chosen is not None and chosen != _last_value(suite_opts, flag):
-            out.append(f"{flag}={chosen}")
-    out += _coverage_lowered(words, suite_opts, cfg.rootpath)
-    if sys.flags.optimize:  # the asserts of the code under test are gone
-        out.append("python -" + "O" * sys.flags.optimize)
-    if not any(flag == "-c" for flag, _ in valued):
-        ran = _configuration_file(cfg, tally)
-        # the suite's configuration file, and that of each declared suite whose files the run
-        # collected (a suite with no configuration file of its own takes the one its tests keep)
-        collected = {tally.suite_root(f) for f in tally.all_files()} if tally.suites else set()
-        sources = {suite.source, *(tally.config_at(r).source for r in collected)}
-        for source in sorted(s for s in sources if s):
-            if ran is not None and ran != source:
-                out.append(f"the configuration {ran or '(none)'}, not {source}")
-        if ran and not any(sources):
-            # a subproject's own file, where the suite has none (pytest's defaults at the top
-            # of a monorepo that declares no suites): its settings are no run of the suite
-            out.append(f"the configuration {ran}, not pytest's defaults (the suite's)")
-    out += [f"{c} not loaded" for c in tally.unloaded_conftests(_conftest_paths(cfg))]
-    return tuple(out)
-
-
-def _coverage_lowered(words: list[str], suite_opts: list[str], folder: Path) -> list[str]:
-    """The run's own pytest-cov options (``words``) that turn off or lower the coverage
-    threshold a run of the suite fails under: its addopts' ``--cov-fail-under``, or, where
-    they measure coverage (``--cov``), coverage's ``fail_under`` in the configuration file it
-    reads in ``folder`` (the addopts' ``--cov-config``, else ``COVERAGE_RCFILE``, else the first
-    of coverage's own files that has its settings). A session that fails under it is a
-    failure (pytest exits 1); so is one whose threshold the run's ``--cov-fail-under``,
-    ``--cov-config`` or ``COVERAGE_RCFILE`` set lower, that measured nothing (``--no-cov``,
-    ``--cov-reset``), or that counts what an earlier run covered (``--cov-append``: the
-    coverage data an earlier run left, of tests a clean clone may no longer hold)."""
-    options = ("--no-cov", "--cov-reset", "--cov-append", "--cov-fail-under", "--cov-config")
-    if not os.environ.get("COVERAGE_RCFILE") and not any(
-        w.partition("=")[0] in options for w in words
-    ):
-        return []  # (the usual run: no file of coverage's is read for it)
-    measured = any(w == "--cov" or w.startswith("--cov=") for w in suite_opts)
-    suite_rc = _last_value(suite_opts, "--cov-config")
-    limit = _number(_last_value(suite_opts, "--cov-fail-under"))
-    if limit is None and measured:
-        limit = _configured_fail_under(folder, suite_rc)  # (COVERAGE_RCFILE is the run's)
-    if not limit or limit <= 0:
-        return []
-    lowering = (UNCOVERED, "--cov-reset", "--cov-append")
-    out = [flag for flag in lowering if flag in words and flag not in suite_opts]
-    given = _last_value(words, "--cov-fail-under")
-    if given is not None and (_number(given) or 0.0) < limit:
-        out.append(f"--cov-fail-under={given}")
-    if given is None and _last_value(suite_opts, "--cov-fail-under") is None:
-        # the threshold is the configuration file's: another file read instead sets its own
-        rc = _last_value(words, "--cov-config")
-        via = f"--cov-config={rc}" if rc is not None else ""
-        if rc is None and suite_rc is None and os.environ.get("COVERAGE_RCFILE"):
-            rc = os.environ["COVERAGE_RCFILE"]
-            via = f"COVERAGE_RCFILE={rc}"
-        if rc is not None and rc != suite_rc:
-            if (_configured_fail_under(folder, rc) or 0.0) < limit:
-                out.append(via)
-    return out
-
-
-def _retries_added(words: list[str], suite_opts: list[str], values: Mapping[str, str]) -> list[str]:
-    """The run's own options (``words``) that run a failing test again more often than a run of
-    the suite does (its ``addopts``, ``suite_opts``, and settings, ``values``): a pass its
-    configuration does not give it. Each option is read as argparse reads it (the last one
-    given; the suite's addopts come first), pytest-rerunfailures' ``--reruns`` over its
-    ``reruns`` setting (the run's ``-o`` over the configuration's)."""
-    out = []
-    ordered = [*suite_opts, *words]
-
-    def setting(opts: list[str]) -> str:  # its `reruns`, as the last -o of ``opts`` sets it
-        set_ = [v.partition("=") for f, v in _valued(opts) if f == "-o"]
-        return ([values.get("reruns", "")] + [v for k, _, v in set_ if k.strip() == "reruns"])[-1]
-
-    suite_reruns = _last_value(suite_opts, RERUNS)
-    run_reruns = _last_value(ordered, RERUNS)
-    suite_n = _number(suite_reruns if suite_reruns is not None else setting(suite_opts)) or 0.0
-    given = run_reruns if run_reruns is not None else setting(ordered)
-    if (_number(given) or 0.0) > suite_n:
-        out.append(f"{RERUNS} {given}" if run_reruns is not None else f"-o reruns={given}")
-    flags = [FORCED_RERUNS] + ([MAX_RUNS] if FORCE_FLAKY in suite_opts else [])
-    for flag in flags:
-        value = _last_value(ordered, flag)
-        if (_number(value) or 0.0) > (_number(_last_value(suite_opts, flag)) or 0.0):
-            out.append(f"{flag} {value}")
-    if FORCE_FLAKY in words and FORCE_FLAKY not in suite_opts:
-        out.append(FORCE_FLAKY)
-    return out
-
-
-def _last_value(words: list[str], flag: str) -> str | None:
-    """The value of the last ``flag VALUE`` or ``flag=VALUE`` of ``words``; None without."""
-    found = None
-    for n, word in enumerate(words):
-        if word == flag and n + 1 < len(words):
-            found = words[n + 1]
-        elif word.startswith(flag + "="):
-            found = word[len(flag) + 1 :]
-    return found
-
-
-def _number(text: str | None) -> float | None:
-    try:
-        return float(text) if text is not None else None
-    except ValueError:
-        return None
-
-
-def _configured_fail_under(folder: Path, rcfile: str | None = None) -> float | None:
-    """coverage's ``fail_under`` as the configuration file it reads sets it: ``rcfile`` (its
-    ``--cov-config``), else the first of ``.coveragerc`` (read whatever it holds), ``setup.cfg``,
-    ``tox.ini`` (their ``[coverage:…]`` sections) and ``pyproject.toml`` (``[tool.coverage]``)
-    that holds coverage's settings, as coverage reads them."""
-    import configparser
-
-    for name in [rcfile] if rcfile else [".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml"]:
-        path = folder / name
-        ours = rcfile is not None or name == ".coveragerc"
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        try:
-            if name.endswith(".toml"):
-                from genstamp.roots import _toml
-
-                table = _toml(data).get("tool", {}).get("coverage")
-                if not isinstance(table, dict):
-                    if ours:
-                        return None
-                    continue
-                report = table.get("report")
-                value = report.get("fail_under") if isinstance(report, dict) else None
-                return _number(str(value)) if value is not None else None
-            parser = configparser.RawConfigParser()
-            parser.read_string(data.decode("utf-8", "replace"))
-        except (ValueError, configparser.Error):
-            return None
-        plain = ours and os.path.basename(name) not in ("setup.cfg", "tox.ini")
-        sections = ["coverage:report", *(["report"] if plain else [])]
-        if not ours and not any(s.startswith("coverage:") for s in parser.sections()):
-            continue  # no settings of coverage's here: the next file
-        for section in sections:
-            if parser.has_option(section, "fail_under"):
-                return _number(parser.get(section, "fail_under"))
-        return None
-    return None
-
-
-def _lenient_warnings(
-    cfg: pytest.Config, configured: Mapping[str, str], words: list[str]
-) -> bool | None:
-    """Whether the run's warnings filters (its ``filterwarnings``, which ``-o`` may replace,
-    and every ``-W``) leave no error some warning the suite's make one (the configuration's
-    ``filterwarnings`` and the ``-W`` of its ``addopts``; both with the lines conftests add),
-    as pytest applies them: ``-W`` after the configuration's, each later one first. None when
-    pytest cannot read a filter here."""
-    from _pytest.config import parse_warning_filter
-
-    from genstamp import warnfilters
-
-    def lines(text: str) -> list[str]:  # an ini "linelist"
-        return [t.strip() for t in text.split("\n") if t.strip()]
-
-    try:
-        applied = [str(f) for f in cfg.getini("filterwarnings")]
-        run_cmdline = [str(w) for w in (cfg.option.pythonwarnings or [])]
-    except (ValueError, TypeError, AttributeError):
-        return None
-    given = [
-        v.partition("=")[2]
-        for f, v in _valued(words)
-        if f == "-o" and _canonical(cfg, v.partition("=")[0].strip()) == "filterwarnings"
-    ]
-    suite_ini = lines(configured.get("filterwarnings", ""))
-    run_ini = lines(given[-1]) if given else suite_ini
-    added = applied[len(run_ini) :] if applied[: len(run_ini)] == run_ini else []
-    suite_cmdline = [v for f, v in _valued(_addopts(configured)) if f == "-W"]
-
-    def parsed(config: list[str], cmdline: list[str]) -> list[warnfilters.Filter]:
-        out = []
-        for line, escape in [*((c, False) for c in config), *((c, True) for c in cmdline)]:
-            try:
-                out.append(warnfilters.Filter(*parse_warning_filter(line, escape=escape)))
-            except ImportError:
-                continue  # pytest applies no filter of a category it cannot import
-        return out[::-1]  # the last applied comes first
-
-    try:
-        suite_filters = parsed([*suite_ini, *added], suite_cmdline)
-        run_filters = parsed(applied, run_cmdline)
-    except Exception:  # pytest's UsageError: a filter it refuses (the run said so)
-        return None
-    return bool(warnfilters.lenient(suite_filters, run_filters))
-
-
-def _lenient(filters: str, errors: Sequence[str]) -> bool:
-    """Whether the ``filterwarnings`` lines ``filters``, put in place of the configuration's,
-    leave one of the categories ``errors`` no error (``Warning``: every category)."""
-    from genstamp.suite import is_error, warning_category
-
-    kept = {warning_category(f) for f in filters.splitlines() if is_error(f)}
-    return any(e not in kept and "Warning" not in kept for e in errors)
-
-
-# -o values that only make the run stricter than any configuration
-STRICTER = {
-    "strict_xfail": "true",
-    "xfail_strict": "true",
-    "strict": "true",
-    "strict_markers": "true",
-    "strict_config": "true",
-    "strict_parametrization_ids": "true",
-}
-
-
-def _canonical(cfg: pytest.Config, key: str) -> str:
-    """The setting ``key`` names (pytest 9 takes ``xfail_strict`` for ``strict_xfail``)."""
-    aliases = getattr(getattr(cfg, "_parser", None), "_ini_aliases", None)
-    found = aliases.get(key, key) if isinstance(aliases, dict) else key
-    return str(found)
-
-
-def _configured(cfg: pytest.Config, values: Mapping[str, str], key: str) -> str | None:
-    """What the suite's configuration file sets ``key`` to, under any of its names."""
-    for name, value in values.items():
-        if _canonical(cfg, name) == key:
-            return value
-    return None
-
-
-def _spelled(words: list[str], valued: str) -> list[str]:
-    """``words`` with the option ``valued`` and its value as one word (``--assert plain`` as
-    ``--assert=plain``)."""
-    out = list(words)
-    for n, word in enumerate(words[:-1]):
-        if word == valued:
-            out[n] = f"{word}={words[n + 1]}"
-    return out
-
-
-def _ini_args(value: str) -> list[str]:
-    """A setting of pytest's ``args`` kind, split as pytest splits it (shell words)."""
-    from genstamp import stdlib
-
-    shlex = stdlib.module("shlex")  # not a checkout's shlex.py (pytest imports that one)
-    try:
-        return list(shlex.split(value))
-    except ValueError:  # an unclosed quote: pytest itself stops on it
-        return value.split()
-
-
-def _files_shaped_otherwise(tally: Tally, given: str, configured: str) -> bool:
-    """Whether ``python_files`` patterns ``given`` for the run take another of the files it
-    collected for a test module than the suite's ``configured`` ones: one it collected for its
-    doctests alone (``--doctest-modules``), or a module that is none of the suite's test files
-    (a file neither collects is the suite's, not collected)."""
-    from _pytest.pathlib import fnmatch_ex
-
-    run_patterns, suite_patterns = _ini_args(given), _ini_args(configured)
-    if tally.workdir is None or set(run_patterns) == set(suite_patterns):
-        return False
-    for rel in tally.all_files():
-        if rel.endswith(".py"):
-            path = tally.workdir / rel
-            run = any(fnmatch_ex(p, path) for p in run_patterns)
-            if run != any(fnmatch_ex(p, path) for p in suite_patterns):
-                return True
-    return False
-
-
-def _runs_with(
-    cfg: pytest.Config, values: Mapping[str, str], set_by_suite: Mapping[str, str], key: str
-) -> str | None:
-    """What a run of the suite takes the setting ``key`` to be, as text: what its ``addopts``
-    give the setting's option, else its configuration file, else the default (None: unknown)."""
-    configured = set_by_suite.get(key) or _configured(cfg, values, key)
-    if configured is None and key in STRICTER and key != "strict":
-        configured = _configured(cfg, values, "strict")  # pytest 9: unset, they follow `strict`
-    return configured if configured is not None else _default(cfg, key)
-
-
-def _default(cfg: pytest.Config, key: str) -> str | None:
-    """pytest's (or a plugin's) default for the setting ``key`` as text, None when unknown."""
-    known = getattr(getattr(cfg, "_parser", None), "_inidict", None)
-    entry = known.get(key) if isinstance(known, dict) else None
-    if not isinstance(entry, tuple) or len(entry) < 3:
-        return None
-    default = entry[2]
-    if default is None and key in STRICTER:
-        default = False  # pytest 9's strict_* settings: unset, `strict`'s default
-    if key in SETTING_FLAGS.values():
-        return "" if default in (None, "") else _as_text(default)  # unset: the root logger's
-    if default == "" and entry[1] in (None, "string"):
-        return None  # a text setting registered with no default (pytest 9 gives it "")
-    return _as_text(default)
-
-
-def _same_or_stricter(key: str, given: str, configured: str) -> bool:
-    """Whether ``-o key=given`` keeps what the configuration sets, or only makes it stricter."""
-    norm = " ".join(given.split()).lower()
-    with contextlib.suppress(ValueError):  # a number, however written: 1 and 1.0
-        if float(given) == float(configured):
-            return True
-    return norm == " ".join(configured.split()).lower() or STRICTER.get(key) == norm
-
-
-def _run_words(cfg: pytest.Config) -> list[str]:
-    """The run's own options: its command line and ``PYTEST_ADDOPTS`` (the configuration's
-    ``addopts`` are the suite's)."""
-    from genstamp import stdlib
-
-    shlex = stdlib.module("shlex")  # not a checkout's shlex.py (pytest imports that one)
-
-    words = []
-    with contextlib.suppress(ValueError):  # pytest has refused it already
-        # before the command line, as pytest reads them (the last of an option given twice wins)
-        words += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
-    for arg in (str(a) for a in cfg.invocation_params.args):
-        if arg.startswith("@") and len(arg) > 1 and _ARGS_FILES:  # pytest reads @FILE
-            path = cfg.invocation_params.dir / arg[1:]
-            with contextlib.suppress(OSError, UnicodeDecodeError):
-                words += path.read_text(encoding="utf-8").splitlines()
-                continue
-        words.append(arg)
-    return words
-
-
-def _warnings_off(cfg: pytest.Config) -> bool:
-    """Whether the run turns pytest's warnings plugin off (``-p no:warnings``)."""
-    return any(f == "-p" and v == "no:warnings" for f, v in _valued(_run_words(cfg)))
-
-
-def _warning_errors(cfg: pytest.Config, configured: Sequence[str]) -> list[str]:
-    """The warning categories the suite's filters make errors: its configuration's
-    ``filterwarnings``, and the lines a conftest adds to them (``config.addinivalue_line``)."""
-    from genstamp.suite import is_error, warning_category
-
-    found = dict.fromkeys(configured)
-    with contextlib.suppress(ValueError, TypeError):
-        found.update(
-            (warning_category(s), None) for s in cfg.getini("filterwarnings") if is_error(s)
-        )
-    return list(found)
-
-
-def _configuration_file(cfg: pytest.Config, tally: Tally) -> str | None:
-    """The configuration file the run took its settings from, as a tree path ("" when pytest
-    found none: a ``pyproject.toml`` without pytest's table is only where it put its
-    rootdir); None when it lies outside the work tree (the audit names that)."""
-    inipath = getattr(cfg, "inipath", None)
-    if not inipath:
-        return ""
-    ran = tally.tree_path(Path(inipath))
-    if ran is None:
-        return None
-    folder = posixpath.dirname(ran)
-    return ran if tally.config_at(folder).source == ran else ""
-
-
-def _conftest_paths(cfg: pytest.Config) -> list[str]:
-    return _configuration(cfg)[1]
-
-
-def _in_addopts(values: Mapping[str, str], option: tuple[str, str]) -> bool:
-    """Whether the suite's configuration gives ``option`` (a flag and its value) itself."""
-    return option in _valued(_addopts(values))
-
-
-def _addopts(values: Mapping[str, str]) -> list[str]:
-    from genstamp import stdlib
-
-    shlex = stdlib.module("shlex")  # not a checkout's shlex.py (pytest imports that one)
-
-    try:
-        words: list[str] = shlex.split(values.get("addopts", ""))
-    except ValueError:  # the suite names that problem
-        return []
-    return words
-
-
-def _default_import_mode(values: Mapping[str, str]) -> str:
-    """The import mode a run of the suite's configuration takes (pytest's default: prepend)."""
-    modes = [v for f, v in _valued(_addopts(values)) if f == "--import-mode"]
-    return modes[-1] if modes else "prepend"
-
-
-def _adds_to_the_suite(cfg: pytest.Config, tally: Tally, name: str) -> bool:
-    """Whether ``-p name`` loads a plugin a run of the suite does not, one that can change
-    its outcomes: a module of the checkout that no loaded ``conftest.py`` names, or one of
-    pytest's own that it does not load by default (``pytester``). An installed plugin (an
-    entry point, loaded with autoload off too; a runner's reporter such as an IDE's) is the
-    environment's, not the checkout's."""
-    from _pytest.config import builtin_plugins, default_plugins
-
-    if name in ("genstamp", __name__):
-        return False  # this plugin, loaded by name (with autoload off)
-    if name in builtin_plugins:
-        return name not in default_plugins
-    return _checkout_module(tally, name) and not _named_by_conftest(cfg, name)
-
-
-def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str) -> bool:
-    """Whether the plugin ``name`` is the checkout's: a module of the work tree, one a
-    loaded ``conftest.py`` names in its ``pytest_plugins``, or the project's own entry point."""
-    return (
-        _named_by_conftest(cfg, name)
-        or _checkout_module(tally, name)
-        or _checkout_entry_point(tally, name)
-    )
-
-
-def _checkout_entry_point(tally: Tally, name: str) -> bool:
-    """Whether a ``pytest11`` entry point that ``-p no:NAME`` blocks (pytest blocks
-    ``pytest_NAME`` too) is the checkout's: one of this project's distribution (by its name,
-    installed from here or not), or whose module is a file of the work tree (an editable
-    install of it); found without importing the module or its package."""
-    if tally.workdir is None:
-        return False
-    from importlib.metadata import entry_points
-
-    from genstamp.roots import normalised, project_name
-
-    names = {name, f"pytest_{name}"}
-    found = [ep for ep in entry_points(group="pytest11") if ep.name in names]
-    if not found:
-        return False
-    own = project_name(tally.workdir)
-    root = os.path.realpath(tally.workdir)
-    for ep in found:
-        dist = getattr(ep, "dist", None)
-        if own is not None and dist is not None and normalised(dist.name or "") == own:
-            return True
-        # the module part of its value (`pkg.mod:attr`), read as pytest's loader would; one
-        # that is no module name (`name = broken-value`) loads nothing of the tree
-        module = str(ep.value).partition(":")[0].strip()
-        where = _module_file(module) if module else ""
-        if where and inside(where, root) and not installed(where):
-            return True
-    return False
-
-
-def _used_markers(
-    cfg: pytest.Config, tally: Tally, name: str, values: Mapping[str, str]
-) -> list[str]:
-    """The markers the collected tests carry that the installed plugin ``-p no:NAME`` blocks
-    registers, and the suite's configuration does not register itself."""
-    marks = tally.all_marks()
-    if not marks:
-        return []
-    own = {line.strip().partition(":")[0].partition("(")[0] for line in _ini_lines(values)}
-    return sorted((_plugin_markers(name) & marks) - own)
-
-
-def _ini_lines(values: Mapping[str, str]) -> list[str]:
-    return [line for line in values.get("markers", "").splitlines() if line.strip()]
-
-
-def _plugin_markers(name: str) -> set[str]:
-    """The markers the installed plugin whose ``pytest11`` entry point ``-p no:NAME`` blocks
-    registers (``config.addinivalue_line("markers", "timeout(...)")``), read from the source
-    of its module, and of the package's other modules, without running them."""
-    from importlib.metadata import entry_points
-
-    names = {name, f"pytest_{name}"}
-    out: set[str] = set()
-    for ep in entry_points(group="pytest11"):
-        if ep.name not in names:
-            continue
-        where = _module_file(str(ep.value).partition(":")[0].strip())
-        if not where:
-            continue
-        folder = Path(where).parent
-        others = sorted(folder.glob("*.py")) if (folder / "__init__.py").is_file() else []
-        modules = [Path(where), *(m for m in others if m != Path(where))]
-        trees = {}
-        for module in modules[:200]:
-            with contextlib.suppress(OSError, SyntaxError, ValueError):
-                trees[module] = ast.parse(module.read_bytes())
-        out.update(_registered_markers(list(trees.values())))
-    return out
-
-
-def _registered_markers(trees: list[ast.Module]) -> set[str]:
-    """The marker names the modules ``trees`` (a plugin's package) give
-    ``config.addinivalue_line("markers", LINE)``: a string, or a name bound to one (``line =
-    "order: …"``), or to a list of them it loops over (``for line in MARKERS``, a list another
-    module of the package holds); the name is what the line begins with."""
-    strings: dict[str, list[str]] = {}  # a name -> the strings bound to it, in any module
-    loops: dict[str, str] = {}  # a loop's name -> the name it loops over
-    calls: list[ast.expr] = []
-    for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign | ast.AnnAssign):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                found = [
-                    c.value
-                    for c in ast.walk(node.value or ast.Constant(None))
-                    if isinstance(c, ast.Constant) and isinstance(c.value, str)
-                ]
-                for target in targets:
-                    if isinstance(target, ast.Name):
-                        strings.setdefault(target.id, []).extend(found)
-            elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
-                if isinstance(node.iter, ast.Name):
-                    loops[node.target.id] = node.iter.id
-            elif (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "addinivalue_line"
-                and len(node.args) == 2
-                and isinstance(node.args[0], ast.Constant)
-                and node.args[0].value == "markers"
-            ):
-                calls.append(node.args[1])
-    lines: list[str] = []
-    for arg in calls:
-        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-            lines.append(arg.value)
-        elif isinstance(arg, ast.Name) and arg.id in loops:
-            lines += strings.get(loops[arg.id], [])  # each line of the list it loops over
-        elif isinstance(arg, ast.Name):
-            lines += strings.get(arg.id, [])[:1]  # (the text begins with its first string)
-        elif isinstance(arg, ast.BinOp | ast.JoinedStr):
-            first = next((c for c in ast.walk(arg) if isinstance(c, ast.Constant)), None)
-            lines += [first.value] if first is not None and isinstance(first.value, str) else []
-    return {m.group(1) for line in lines if (m := _MARKER_NAME.match(line))}
-
-
-_MARKER_NAME = re.compile(r"\s*([A-Za-z_]\w*)\s*[(:]")
-
-
-def _module_file(name: str) -> str:
-    """The real path of the file module ``name`` loads from, as the import system finds it
-    now, without running it or its packages ("" when none is found)."""
-    import importlib.util
-
-    parts = name.split(".")
-    if not all(p.isidentifier() for p in parts):
-        return ""
-    try:
-        spec = importlib.util.find_spec(parts[0])
-        for i in range(1, len(parts)):
-            where = spec.submodule_search_locations if spec is not None else None
-            if where is None:
-                return ""
-            spec = importlib.machinery.PathFinder.find_spec(".".join(parts[: i + 1]), where)
-    except (ImportError, ValueError):
-        return ""
-    if spec is None or not spec.has_location or not isinstance(spec.origin, str):
-        return ""
-    return os.path.realpath(spec.origin)
-
-
-def _checkout_module(tally: Tally, name: str) -> bool:
-    """Whether the module ``name`` is a file of the work tree (at its top or in ``src/``)."""
-    if tally.workdir is None:
-        return False
-    below = name.replace(".", "/")
-    return any(
-        (tally.workdir / base / f"{below}{end}").is_file()
-        for base in ("", "src")
-        for end in (".py", "/__init__.py")
-    )
-
-
-def _named_by_conftest(cfg: pytest.Config, name: str) -> bool:
-    for plugin in cfg.pluginmanager.get_plugins():
-        conftest = isinstance(plugin, ModuleType) and _origin(plugin).endswith("conftest.py")
-        listed = getattr(plugin, "pytest_plugins", None) if conftest else None
-        if listed is not None and name in ([listed] if isinstance(listed, str) else listed):
-            return True
-    return False
-
-
-def _overlap(one: str, other: str) -> bool:
-    """Whether two warning categories (dotted names) can name the same warning: one is the
-    other or a subclass of it, as far as they can be told without importing a module."""
-    if "Warning" in (one, other) or one == other:
-        return True
-    first, second = _warning_class(one), _warning_class(other)
-    if first is not None and second is not None:
-        return issubclass(first, second) or issubclass(second, first)
-    return one.rpartition(".")[2] == other.rpartition(".")[2]
-
-
-def _warning_class(name: str) -> type | None:
-    """The class a filter's category names: a builtin, or one of a module already imported
-    (pytest imported it to apply the filter); None where it cannot be told without an import."""
-    import builtins
-
-    module, _, attr = name.rpartition(".")
-    found = getattr(sys.modules.get(module) if module else builtins, attr, None)
-    return found if isinstance(found, type) and issubclass(found, Warning) else None
-
-
-_BARE_SHORT = frozenset("qvsxlhV")  # pytest's short flags that take no value: -q, -v, -s, -x, ...
-
-
-def _valued(
-    words: list[str], settings: Mapping[str, Setting] = MappingProxyType({})
-) -> Iterator[tuple[str, str]]:
-    """(flag, value) for each ``-o``, ``-p``, ``-W``, ``-c``, ``--import-mode`` and option of
-    ``settings`` (``_setting_options``) in ``words``, however written: as pytest's argument
-    parser (argparse) reads them, and ``-p`` as pytest's plugin manager reads it before any
-    parsing (``-p NAME`` or ``-pNAME``, anywhere). A flag that takes no value gives the value
-    it stores."""
-    names = {"-o": "-o", "--override-ini": "-o", "-p": "-p", "-W": "-W", "--pythonwarnings": "-W"}
-    names |= {"-c": "-c", "--config-file": "-c", "--import-mode": "--import-mode"}
-    names |= {flag: flag for flag in SETTING_FLAGS}
-    names |= {flag: flag for flag, setting in settings.items() if setting.bare is None}
-    bare = {flag: setting.bare for flag, setting in settings.items() if setting.bare is not None}
-    words = list(words)
-    options = True  # argparse takes every word after ``--`` for a file
-    bundled = False
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if options and len(word) > 2 and word[0] == "-" and word[1] in _BARE_SHORT:
-            words[i] = "-" + word[2:]  # short flags bundled, as argparse takes them: -qo K=V
-            bundled = True
-            if words[i][:2] == "-p":  # no plugin option to the plugin manager (-qp NAME)
-                i += 1 if len(words[i]) > 2 else 2
-                bundled = False
-            continue
-        if word == "--":
-            options = False
-        flag, eq, value = word.partition("=")
-        short = word[:2]
-        if options and word in bare:
-            yield word, bare[word]
-        elif word in names and i + 1 < len(words) and (options or word == "-p"):
-            yield names[word], words[i + 1]
-            i += 1
-        elif eq and flag in names and options and flag != "-p" and not bundled:
-            yield names[flag], value  # --override-ini=K=V, and -o=K=V (argparse's own split)
-        elif short in ("-o", "-p", "-W", "-c") and len(word) > 2 and (options or short == "-p"):
-            yield short, word[2:]  # -oK=V; -qo=K=V keeps its "=" (argparse); -p=X is "=X"
-        bundled = False
-        i += 1
 
 
 def _destination(cfg: pytest.Config, start: Start) -> Destination:
@@ -2768,7 +1754,7 @@ def _changed_since_loaded(modules: Mapping[str, Any], workdir: str) -> list[audi
         return []
     found = []
     for name, module in list(modules.items()):
-        origin = _origin(module)
+        origin = overrides.origin(module)
         if not origin or not inside(origin, workdir) or installed(origin):
             continue
         if audit.in_environment(origin, workdir):  # an environment's: the installer's code
@@ -2837,12 +1823,6 @@ def _unobserved(
             where = f"<code never seen to run from {rel}>"
             found.append(audit.Flag(audit.FOREIGN, name, where, UNOBSERVED))
     return found
-
-
-def _origin(module: Any) -> str:
-    spec = getattr(module, "__spec__", None)
-    origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
-    return os.path.realpath(origin) if isinstance(origin, str) else ""
 
 
 def _is_worker(cfg: pytest.Config) -> bool:
