@@ -100,6 +100,7 @@ def test_a_small_trees_start_is_kept(tmp_path: Path) -> None:
     size and mtime too), of the index or of the config is walked again. Each answer is git's
     tree."""
     repo = init_repo(tmp_path / "repo")
+    (repo / ".git" / "genstamp").mkdir()  # a repository genstamp keeps state in
     (repo / "a.txt").write_text("a\n")
     (repo / "new.txt").write_text("untracked, not ignored\n")
     commit_all(repo, "a")
@@ -127,6 +128,23 @@ def test_a_small_trees_start_is_kept(tmp_path: Path) -> None:
     assert start_answer(repo) == {"tree": git_tree(repo)}
     git(repo, "add", "new.txt")
     assert start_answer(repo) == {"tree": git_tree(repo)}
+
+
+def test_a_repository_genstamp_keeps_nothing_in_is_left_as_it_was(tmp_path: Path) -> None:
+    """pytest started in a repository that holds the project it tests (`~`, a repository of
+    dotfiles) starts its co-process there before it knows which checkout it tests: that
+    repository's git dir gets no folder of genstamp's, run after run. The control: one that
+    has it keeps the start."""
+    repo = init_repo(tmp_path / "repo")
+    (repo / "a.txt").write_text("a\n")
+    commit_all(repo, "a")
+    time.sleep(2.1)  # past the racy window: the start would be kept
+    for _ in range(2):
+        assert start_answer(repo) == {"tree": git_tree(repo)}
+    assert not (repo / ".git" / "genstamp").exists()
+    (repo / ".git" / "genstamp").mkdir()
+    start_answer(repo)
+    assert start_answer(repo) == {"tree": git_tree(repo), "kept": True}
 
 
 @pytest.mark.parametrize(("written", "moved"), [(["out.xml"], False), (["out.xml", "x"], True)])

@@ -374,7 +374,7 @@ def main(argv: list[str]) -> int:
     try:
         from genstamp import placed
         from genstamp.identity import cpu_jobs, prepare, tree_identity
-        from genstamp.repo import head_id, open_checkout
+        from genstamp.repo import STATE_DIR, head_id, open_checkout
         from genstamp.statuscache import Inputs, config_files, keep_start
         from genstamp.watch import Watch
 
@@ -417,8 +417,11 @@ def main(argv: list[str]) -> int:
             early = watch is not None and len(end.repo.index) >= EARLY_FILES
             if early:
                 _say({"early": True})
-            # A small tree's is kept for the next run (its inputs stamped before the walk).
-            inputs = None if early else Inputs(checkout, config_files(checkout), tree_only=True)
+            # A small tree's is kept for the next run (its inputs stamped before the walk), in a
+            # repository genstamp keeps its state in already: one pytest merely started in (a
+            # repository holding the project it tests, a folder of dotfiles) stays as it was.
+            keeps = not early and (checkout.gitdir / STATE_DIR).is_dir()
+            inputs = Inputs(checkout, config_files(checkout), tree_only=True) if keeps else None
             start = tree_identity(checkout, cache=inputs is not None)
             # The test process may have begun its tests during the walk (``begin`` on our
             # input, written before it ran any): the walk is the tree they began on only if
