@@ -1111,6 +1111,34 @@ def test_a_source_of_another_kind_is_native_where_a_build_file_names_it(
 
 
 @pytest.mark.parametrize(
+    ("name", "others", "counted"),
+    [
+        ("ops.inc", {"pkg/fast.c": '#include "ops.inc"\n'}, True),
+        ("ops.inc", {"pkg/fast.c": '#  include "pkg/ops.inc"\n'}, True),
+        ("ops.inc", {"pkg/fast.cpp": "#include <ops.inc>\n"}, True),  # through -Ipkg
+        ("table.def", {"pkg/fast.pyx": "include 'table.def'\n"}, True),  # Cython's
+        ("ops.inc", {"pkg/fast.c": "int f(void);\n", "README.md": '#include "ops.inc"\n'}, False),
+        ("_fast.pyx.in", {}, True),  # Tempita's template of a Cython source
+        ("loops.c.src", {}, True),  # numpy's
+        ("config.h.in", {}, True),
+        ("MANIFEST.in", {}, False),
+    ],
+)
+def test_what_a_native_source_includes_and_its_templates_are_native_sources(
+    tmp_path: Path, name: str, others: dict[str, str], counted: bool
+) -> None:
+    """A file a native source includes is a source of the build whatever it is named (an
+    edited `ops.inc` left the old build accepted: only headers' suffixes counted), and so is
+    a template a build makes a source from. One that no native source includes (named in a
+    README) is none, nor a template of no source (`MANIFEST.in`)."""
+    repo, built, source = built_and_edited(tmp_path, "_fast", name, others)
+    natives = audit.native_sources(repo)
+    assert (str(source) in natives) is counted, natives
+    st = built.stat()
+    assert (audit.newer_sources(str(built), st.st_mtime_ns, natives) == [str(source)]) is counted
+
+
+@pytest.mark.parametrize(
     ("files", "named"),
     [
         ({"src/ext.cpp": "PYBIND11_MODULE(_core, m) {}\n"}, True),  # pybind11's macro

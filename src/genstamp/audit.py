@@ -48,6 +48,9 @@ NATIVE_SOURCES = (
     # f2py's Fortran and signature files, and the other languages extensions are built from
     *(".f", ".for", ".f77", ".f90", ".f95", ".f03", ".f08", ".pyf", ".zig", ".go", ".nim"),
 )
+# A template a build makes one of the above from (Tempita's ``_fast.pyx.in``, numpy's
+# ``loops.c.src``, a configured ``config.h.in``): a source of the build too.
+TEMPLATE_SUFFIXES = (".in", ".src")
 
 
 class Flag(NamedTuple):
@@ -1445,12 +1448,50 @@ def native_sources(root: Path) -> list[str]:
             continue
         names += os.fsdecode(out).split("\0")
     listed = list(dict.fromkeys(names))
-    found = [n for n in listed if n.lower().endswith(NATIVE_SOURCES)]
+    found = [n for n in listed if _native(n.lower())]
     others = [n for n in listed if n.lower().endswith(NAMED_SOURCES)]
     if others:
         named = _source_names(str(root))
         found += [n for n in others if n.rpartition("/")[2] in named]
+    if found:  # what they include, whatever its name (``#include "ops.inc"``)
+        included = _included_names(str(root))
+        taken = set(found)
+        found += [n for n in listed if n not in taken and n.rpartition("/")[2] in included]
     return [os.path.join(root, n) for n in found]
+
+
+def _native(name: str) -> bool:
+    """Whether the (lower-case) file name is a native source's, or a template of one."""
+    if name.endswith(TEMPLATE_SUFFIXES):
+        name = name.rpartition(".")[0]
+    return name.endswith(NATIVE_SOURCES)
+
+
+# ``#include "ops.inc"`` (or ``<ops.inc>``, found through ``-I``) of C and C++, Cython's
+# ``include "defs.pxi"``
+_INCLUDE = r"""^[[:space:]]*(#[[:space:]]*include|include)[[:space:]]*("[^"]+"|'[^']+'|<[^>]+>)"""
+
+
+def _included_names(root: str) -> set[str]:
+    """The names of the files the tree's native sources include (the last part of each: one
+    found through the compiler's include path is named without its folder)."""
+    import subprocess
+
+    suffixes = dict.fromkeys(s.lower() for s in (*NATIVE_SOURCES, *NAMED_SOURCES))
+    specs = [f":(glob,icase)**/*{s}" for s in suffixes]
+    grep = ["git", "grep", "-h", "-o", "-I", "-E", "--untracked", "-e", _INCLUDE]
+    try:
+        out = subprocess.run([*grep, "--", *specs], cwd=root, capture_output=True).stdout
+    except OSError:
+        return set()
+    found = set()
+    for line in os.fsdecode(out).splitlines():
+        line = line.rstrip()
+        opening = {">": "<"}.get(line[-1:], line[-1:])
+        name = line[:-1].rpartition(opening)[2]
+        if name:
+            found.add(name.replace("\\", "/").rpartition("/")[2])
+    return found
 
 
 def _source_names(root: str) -> set[str]:
