@@ -1785,9 +1785,11 @@ def test_a_copy_of_calc(tmp_path):
         run = [sys.executable, "-c", "import calc; print(5)"]
     else:  # a copy in a folder: made now by the test, or made before the run ("earlier")
         target = WHERE if HOW == "earlier" else tmp_path
-        if HOW == "copy":
+        if HOW.endswith("in build/"):  # the tree's ignored build/, the files' times kept
+            target = ROOT / "build"
+        if HOW.startswith("copy"):
             shutil.copytree(ROOT / "src" / "calc", target / "calc")
-        elif HOW == "stale":  # unpacked now from an artifact built at an older commit
+        elif HOW.startswith("stale"):  # unpacked now from an artifact built at an older commit
             shutil.copytree(ROOT / "dist" / "old" / "calc", target / "calc")
         elif HOW == "archived":  # an old release the tree keeps (a compatibility test's)
             zipfile.ZipFile(ROOT / "tests" / "data" / "old.zip").extractall(target)
@@ -1798,7 +1800,10 @@ def test_a_copy_of_calc(tmp_path):
 """
 
 
-@pytest.mark.parametrize("how", ["zipapp", "copy", "earlier", "stale", "archived", "fake"])
+@pytest.mark.parametrize(
+    "how",
+    ["zipapp", "copy", "earlier", "stale", "archived", "fake", "copy in build/", "stale in build/"],
+)
 def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
     repo: Path, genstamp: RunGenstamp, tmp_path: Path, how: str
 ) -> None:
@@ -1809,11 +1814,13 @@ def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
     a stale artifact (a git-ignored build of an older commit: its bytes are a past version's).
     A stand-in package the test writes, whose bytes the history holds only at another path
     (an empty `__init__.py`, as `py.typed`), is no past version of the module: accepted; so is
-    a past version unpacked from an archive the tree tracks (every clone unpacks the same)."""
+    a past version unpacked from an archive the tree tracks (every clone unpacks the same).
+    The same copies into the tree's ignored `build/`, their files' times kept (copytree, an
+    archive unpacked): the stale one was accepted, its old times taken for an edit's."""
     write_calc(
         repo,
         tests=MADE_BY_THE_TEST.replace("HOW", repr(how)),
-        gitignore="__pycache__/\n*.py[co]\ndist/\n",
+        gitignore="__pycache__/\n*.py[co]\ndist/\nbuild/\n",
     )
     (repo / "src" / "calc" / "py.typed").write_text("")  # the empty blob is in history
     commit_all(repo, "a test that runs a copy of calc")
@@ -1830,7 +1837,7 @@ def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
     proc = run_tests(repo, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     found = rules(data := verdict(genstamp, repo)[1])
-    assert found == (["foreign-origin"] if how in ("earlier", "stale") else []), data
+    assert found == (["foreign-origin"] if how.startswith(("earlier", "stale")) else []), data
 
 
 PYXIMPORTED = """\

@@ -581,9 +581,12 @@ def judge(
                     flags[Flag(STALE_EXT, name, rel, stale)] = None
             elif ld.via in (loads_.SOURCE, loads_.BYTECODE) and ld.blob:
                 loaded.setdefault(rel, {})[ld.blob] = None
-                if ld.via == loads_.SOURCE and ld.detail == loads_.MADE:
+                new = ld.detail == loads_.MADE
+                # written with its old time put back (copy2, cp -p, an archive unpacked)
+                kept_time = ld.detail == loads_.CHANGED and ld.path in wrote
+                if ld.via == loads_.SOURCE and (new or kept_time):
                     # an empty file only touched is what a touch makes in a clean clone too
-                    if ld.path not in touched or ld.blob == _EMPTY_BLOB:
+                    if kept_time or ld.path not in touched or ld.blob == _EMPTY_BLOB:
                         made[rel] = None
                     top = ld.module.partition(".")[0]
                     bases = [roots[top]] if top in roots else []
@@ -596,9 +599,6 @@ def judge(
                         # in build/) from a past version: a stale artifact's bytes ran
                         why = "made by the run from a past version of the checkout's module"
                         flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
-                elif ld.via == loads_.SOURCE and ld.detail == loads_.CHANGED:
-                    if ld.path in wrote:  # written with its old time put back (copy2, cp -p)
-                        made[rel] = None
                 if ld.via == loads_.BYTECODE and ld.detail:
                     flags[Flag(STALE, name, rel, ld.detail)] = None
             continue
