@@ -782,6 +782,48 @@ def test_a_stale_extension_the_tests_copy_is_named_with_its_own_remedy(tmp_path:
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("stale", [True, False])
+def test_a_build_the_tests_copy_into_the_package_is_as_old_as_its_build(
+    tmp_path: Path, stale: bool
+) -> None:
+    """A conftest puts the extension in place from `setup.py build`'s output (`build/lib/`,
+    ignored): the copy's own time is the copy's, its build is as old as the one in `build/`.
+    Built before its source's last edit, it is stale (it was accepted: the copy's new time
+    was taken for its build's, where the run put it in the work tree). The control: a build
+    of the current source, copied the same way, is current."""
+    conftest = (
+        "import glob, shutil\n\n"
+        "shutil.copy(glob.glob('build/lib/calc/_speed*.so')[0], 'src/calc/')\n"
+    )
+    test = "def test_speed():\n    import calc._speed\n"
+    files = {
+        "src/calc/_speed.c": SPEED_C,
+        ".gitignore": "__pycache__/\n*.so\nbuild/\n",
+        "tests/conftest.py": conftest,
+    }
+    repo, _ = project(tmp_path, test, files)
+    folder = repo / "src" / "calc"
+    (repo / "build" / "lib" / "calc").mkdir(parents=True)
+    built = build_extension(folder, into=repo / "build" / "lib" / "calc")
+    st = built.stat()
+    source = folder / "_speed.c"
+    source.write_text(source.read_text() + "/* edited */\n")
+    # both in the past: the copy the run makes is newer than either
+    times = (st.st_mtime_ns - 2 * 10**9, st.st_mtime_ns - 10**9)
+    built_ns, source_ns = times if stale else times[::-1]
+    os.utime(built, ns=(st.st_atime_ns, built_ns))
+    os.utime(source, ns=(st.st_atime_ns, source_ns))
+    commit_all(repo, "edited a native source")
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "src")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flags = [f for f in audit_of(repo).flags if f.kind == audit.STALE_EXT]
+    assert [f.module for f in flags] == (["calc._speed"] if stale else []), flags
+    if stale:
+        assert "src/calc/_speed.c" in flags[0].detail, flags
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize("how", ["sys-path", "spec-from-file-location"])
 def test_an_extension_of_no_import_root_loaded_from_the_work_tree(tmp_path: Path, how: str) -> None:
     """An extension module that is none of the checkout's import roots, built out of place

@@ -569,9 +569,12 @@ def judge(
                 read[rel] = None  # its bytes ran: a change hidden from git counts (hidden-change)
                 if natives is None:
                     natives, builders = native_sources(root), cffi_builders(root)
+                built_ns = int(ld.detail or 0)
+                if _made_during(ld, began_ns):  # put in place by the run: a copy of which build?
+                    built_ns = _built_at(ld.path, built_ns, root_s)
                 stale = stale_extension(
                     ld.path,
-                    int(ld.detail or 0),
+                    built_ns,
                     _sources_of(ld.path, natives, builders),
                     root_s,
                     rebuild_command(root, ld.path, builders, module=bool(ld.module)),
@@ -1204,7 +1207,8 @@ def _environment_made_since(path: str, since_ns: int) -> bool:
 def _built_at(path: str, mtime_ns: int, root: str) -> int:
     """When the extension at ``path``, which the run made, was built: a copy's own time is when
     it was copied, so the build in the work tree holding the same bytes gives it (the newest,
-    if several do); with none there, the file's own time (a build the tests made)."""
+    if several do; not the copy itself, where the run put it in the work tree); with none
+    there, the file's own time (a build the tests made)."""
     import subprocess
     from importlib.machinery import EXTENSION_SUFFIXES
 
@@ -1227,7 +1231,7 @@ def _built_at(path: str, mtime_ns: int, root: str) -> int:
         original = os.path.join(root, name)
         try:
             st = os.stat(original)
-            if st.st_size == len(data):
+            if st.st_size == len(data) and not os.path.samefile(original, path):
                 with open(original, "rb") as fh:
                     if fh.read() == data:
                         found.append(st.st_mtime_ns)
