@@ -864,6 +864,30 @@ def test_a_configuration_only_the_tests_folder_keeps_is_the_projects(
         assert "tests/check_x.py" in said and "not tests/pytest.ini" in said, said
 
 
+@pytest.mark.parametrize("addopts", ['-m "not slow"', "--deselect test_a.py::test_slow"])
+@pytest.mark.parametrize(("cwd", "args"), [("", ("tests",)), ("tests", ())], ids=["arg", "cd"])
+def test_the_deselection_of_a_configuration_only_the_tests_folder_keeps_is_the_suites(
+    tmp_path: Path, addopts: str, cwd: str, args: tuple[str, ...]
+) -> None:
+    """tests/pytest.ini is the project's configuration (none at the top), and its own addopts
+    deselect a test: that is the suite, as a top-level configuration's are (the deselected
+    test was read against the top, which has none, and refused as left out). The control: the
+    same deselection given on the command line leaves a test of the suite out."""
+    files = {
+        "tests/test_a.py": cases("a1") + "@pytest.mark.slow\n" + cases("slow"),
+        "tests/pytest.ini": f"[pytest]\nmarkers = slow\naddopts = {addopts}\n",
+    }
+    files["tests/test_a.py"] = "import pytest\n\n\n" + files["tests/test_a.py"]
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root / cwd, *args).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    stamp(root)  # a new generation: the whole run above no longer stands
+    assert pytest_in(root / cwd, *args, "-o", "addopts=", "-k", "not slow").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1 and "partial-run" in rules(data), data
+
+
 @pytest.mark.parametrize(
     ("cwd", "accepted"), [("tests", True), ("tests/unit", False)], ids=["cd-tests", "cd-unit"]
 )

@@ -556,8 +556,7 @@ class Tally:
 
     def _configured_out(self, item: pytest.Item) -> bool:
         """Whether the tree's own configuration (of the suite holding the test) deselects it."""
-        rel = self.tree_path(item.path) or ""
-        root = max((r for r in self.suites if rel.startswith(r + "/")), key=len, default="")
+        root = self.suite_folder(self.tree_path(item.path) or "")
         cfg = self.config_at(root)
         if cfg.deselect:  # --deselect in its addopts: node id prefixes, as pytest takes them
             tree_id = self.tree_id(item.nodeid)
