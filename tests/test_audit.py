@@ -1118,6 +1118,15 @@ def test_a_source_of_another_kind_is_native_where_a_build_file_names_it(
         ("ops.inc", {"pkg/fast.cpp": "#include <ops.inc>\n"}, True),  # through -Ipkg
         ("table.def", {"pkg/fast.pyx": "include 'table.def'\n"}, True),  # Cython's
         ("ops.inc", {"pkg/fast.c": "int f(void);\n", "README.md": '#include "ops.inc"\n'}, False),
+        (
+            "more.inc",
+            {"pkg/fast.c": '#include "ops.inc"\n', "pkg/ops.inc": '#include "more.inc"\n'},
+            True,
+        ),
+        ("defs.inc", {"pkg/_fast.pyx.in": 'include "defs.inc"\n'}, True),  # a template's
+        ("consts.inc", {"pkg/fast.f90": "      INCLUDE 'consts.inc'\n"}, True),  # Fortran's
+        ("typemaps.inc", {"pkg/fast.c": '%include "typemaps.inc"\n'}, True),
+        ("format", {"pkg/fast.cpp": "#include <format>\n"}, False),  # the standard library's
         ("_fast.pyx.in", {}, True),  # Tempita's template of a Cython source
         ("loops.c.src", {}, True),  # numpy's
         ("config.h.in", {}, True),
@@ -1130,12 +1139,36 @@ def test_what_a_native_source_includes_and_its_templates_are_native_sources(
     """A file a native source includes is a source of the build whatever it is named (an
     edited `ops.inc` left the old build accepted: only headers' suffixes counted), and so is
     a template a build makes a source from. One that no native source includes (named in a
-    README) is none, nor a template of no source (`MANIFEST.in`)."""
+    README) is none, nor a template of no source (`MANIFEST.in`), nor a file named as a header
+    of C++'s standard library (`debian/source/format`). Read so under `color.ui=always`."""
     repo, built, source = built_and_edited(tmp_path, "_fast", name, others)
+    git(repo, "config", "color.ui", "always")
     natives = audit.native_sources(repo)
     assert (str(source) in natives) is counted, natives
     st = built.stat()
     assert (audit.newer_sources(str(built), st.st_mtime_ns, natives) == [str(source)]) is counted
+
+
+@pytest.mark.parametrize("committed", [False, True])
+def test_a_copy_of_a_build_is_as_old_as_the_build_unless_the_tree_holds_it(
+    tmp_path: Path, committed: bool
+) -> None:
+    """An extension the run copied into the tree is as old as the build in the work tree that
+    holds its bytes (an ignored `build/lib/`), not as new as the copy; a prebuilt binary the
+    tree holds (committed) is what every clone's run copies: the copy's own time then."""
+    repo = init_repo(tmp_path / "repo")
+    name = f"_fast{sysconfig.get_config_var('EXT_SUFFIX')}"
+    (repo / ".gitignore").write_text("build/\npkg/*.so\n")
+    original = repo / ("prebuilt" if committed else "build/lib") / name
+    original.parent.mkdir(parents=True)
+    original.write_bytes(b"\x7fELF a build")
+    commit_all(repo, "a prebuilt binary" if committed else "its ignored build")
+    os.utime(original, ns=(10**18, 10**18))
+    (repo / "pkg").mkdir()
+    copy = Path(shutil.copy(original, repo / "pkg" / name))
+    own = copy.stat().st_mtime_ns
+    assert own != 10**18
+    assert audit._built_at(str(copy), own, str(repo)) == (own if committed else 10**18)
 
 
 @pytest.mark.parametrize(

@@ -1208,14 +1208,15 @@ def _built_at(path: str, mtime_ns: int, root: str) -> int:
     """When the extension at ``path``, which the run made, was built: a copy's own time is when
     it was copied, so the build in the work tree holding the same bytes gives it (the newest,
     if several do; not the copy itself, where the run put it in the work tree); with none
-    there, the file's own time (a build the tests made)."""
+    there, or where the tree holds those bytes (a prebuilt binary committed: every clone's run
+    copies the same), the file's own time (a build the tests made)."""
     import subprocess
     from importlib.machinery import EXTENSION_SUFFIXES
 
     stem = os.path.basename(path).partition(".")[0]
     try:
-        listed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--", f":(glob)**/{stem}.*"],
+        listed = subprocess.run(  # each with a tag: "? " untracked or ignored, else tracked
+            ["git", "ls-files", "-z", "-t", "--cached", "--others", "--", f":(glob)**/{stem}.*"],
             cwd=root,
             capture_output=True,
             check=True,
@@ -1225,7 +1226,8 @@ def _built_at(path: str, mtime_ns: int, root: str) -> int:
     except (OSError, subprocess.CalledProcessError):
         return mtime_ns
     found = []
-    for name in os.fsdecode(listed).split("\0"):
+    for entry in os.fsdecode(listed).split("\0"):
+        tag, name = entry[:2], entry[2:]
         if not name.endswith(tuple(EXTENSION_SUFFIXES)):
             continue
         original = os.path.join(root, name)
@@ -1234,6 +1236,8 @@ def _built_at(path: str, mtime_ns: int, root: str) -> int:
             if st.st_size == len(data) and not os.path.samefile(original, path):
                 with open(original, "rb") as fh:
                     if fh.read() == data:
+                        if tag != "? ":
+                            return mtime_ns
                         found.append(st.st_mtime_ns)
         except OSError:
             continue
@@ -1457,10 +1461,17 @@ def native_sources(root: Path) -> list[str]:
     if others:
         named = _source_names(str(root))
         found += [n for n in others if n.rpartition("/")[2] in named]
-    if found:  # what they include, whatever its name (``#include "ops.inc"``)
-        included = _included_names(str(root))
+    if found:  # what they include, whatever its name (``#include "ops.inc"``), and so on
         taken = set(found)
-        found += [n for n in listed if n not in taken and n.rpartition("/")[2] in included]
+        scanned: list[str] = []  # first the native sources' and their templates' kinds
+        for _ in range(_INCLUDE_DEPTH):
+            included = _included_names(str(root), scanned)
+            new = [n for n in listed if n not in taken and n.rpartition("/")[2] in included]
+            if not new:
+                break
+            found += new
+            taken.update(new)
+            scanned = new
     return [os.path.join(root, n) for n in found]
 
 
@@ -1471,28 +1482,43 @@ def _native(name: str) -> bool:
     return name.endswith(NATIVE_SOURCES)
 
 
-# ``#include "ops.inc"`` (or ``<ops.inc>``, found through ``-I``) of C and C++, Cython's
-# ``include "defs.pxi"``
-_INCLUDE = r"""^[[:space:]]*(#[[:space:]]*include|include)[[:space:]]*("[^"]+"|'[^']+'|<[^>]+>)"""
+# ``#include "ops.inc"`` (or ``<ops.inc>``, found through ``-I``) of C and C++ (``#import``,
+# ``#include_next``), Cython's ``include "defs.pxi"``, Fortran's ``INCLUDE 'x.inc'``, SWIG's
+# and NASM's ``%include``; the keyword in any case
+_INCLUDE = (
+    r"^[[:space:]]*(#[[:space:]]*(include_next|include|import)|%[[:space:]]*include|include)"
+    r"""[[:space:]]*("[^"]+"|'[^']+'|<[^>]+>)"""
+)
+_INCLUDE_DEPTH = 8  # included files that include others, so many levels deep
 
 
-def _included_names(root: str) -> set[str]:
-    """The names of the files the tree's native sources include (the last part of each: one
-    found through the compiler's include path is named without its folder)."""
+def _included_names(root: str, paths: Sequence[str] = ()) -> set[str]:
+    """The names of the files the given ``paths`` of the tree include (default: the native
+    sources' kinds and their templates'): the last part of each, as one found through the
+    compiler's include path is named without its folder; not a name in angle brackets
+    without a suffix (C++'s ``<vector>``, ``<format>``: the standard library's)."""
     import subprocess
 
-    suffixes = dict.fromkeys(s.lower() for s in (*NATIVE_SOURCES, *NAMED_SOURCES))
-    specs = [f":(glob,icase)**/*{s}" for s in suffixes]
-    grep = ["git", "grep", "-h", "-o", "-I", "-E", "--untracked", "-e", _INCLUDE]
+    if paths:
+        specs = [f":(literal){p}" for p in paths]
+    else:
+        suffixes = dict.fromkeys(s.lower() for s in (*NATIVE_SOURCES, *NAMED_SOURCES))
+        kinds = [f"{s}{t}" for s in suffixes for t in ("", *TEMPLATE_SUFFIXES)]
+        specs = [f":(glob,icase)**/*{k}" for k in kinds]
+    grep = ["git", "grep", "--no-color", "-h", "-o", "-i", "-I", "-E", "--untracked"]
     try:
-        out = subprocess.run([*grep, "--", *specs], cwd=root, capture_output=True).stdout
+        out = subprocess.run(
+            [*grep, "-e", _INCLUDE, "--", *specs], cwd=root, capture_output=True
+        ).stdout
     except OSError:
         return set()
     found = set()
     for line in os.fsdecode(out).splitlines():
         line = line.rstrip()
-        opening = {">": "<"}.get(line[-1:], line[-1:])
-        name = line[:-1].rpartition(opening)[2]
+        closing = line[-1:]
+        name = line[:-1].rpartition({">": "<"}.get(closing, closing))[2]
+        if closing == ">" and "." not in name:
+            continue
         if name:
             found.add(name.replace("\\", "/").rpartition("/")[2])
     return found
@@ -1505,7 +1531,7 @@ def _source_names(root: str) -> set[str]:
 
     kinds = "|".join(re.escape(k[1:]) for k in NAMED_SOURCES)
     pattern = rf"[A-Za-z0-9_.+-]+\.({kinds})\b"
-    grep = ["git", "grep", "-h", "-o", "-i", "-I", "-E", "--untracked", "-e", pattern]
+    grep = ["git", "grep", "--no-color", "-h", "-o", "-i", "-I", "-E", "--untracked", "-e", pattern]
     try:
         out = subprocess.run(
             [*grep, "--", *_LIBRARY_BUILD_FILES],
@@ -1527,9 +1553,10 @@ def cffi_builders(root: Path) -> dict[str, list[str]]:
     build writes is git-ignored: the script is the extension's source."""
     import subprocess
 
+    grep = ["git", "grep", "--no-color", "-l", "-z", "--untracked"]
     try:
         out = subprocess.run(
-            ["git", "grep", "-l", "-z", "--untracked", "-e", "set_source", "--", "*.py"],
+            [*grep, "-e", "set_source", "--", "*.py"],
             cwd=root,
             capture_output=True,
         ).stdout
@@ -1804,7 +1831,7 @@ def _in_build_files(
     how = ["-i", "-F", *(a for f in fixed for a in ("-e", f))]
     try:
         found = subprocess.run(
-            ["git", "grep", "-l", "--untracked", *how, "--", *files],
+            ["git", "grep", "--no-color", "-l", "--untracked", *how, "--", *files],
             cwd=root,
             capture_output=True,
         )
