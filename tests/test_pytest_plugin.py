@@ -1053,6 +1053,7 @@ ARGUMENT_FORMS = [
     ["--import-mode=importlib"],
     ["--import-mode", "append"],
     ["--log-level=DEBUG", "--log-cli-level", "INFO"],
+    ["--log-disable=a", "--log-disable", "b.c"],
     ["--", "-o=a=b", "-W=error"],  # after "--": files, not options
     ["tests", "-o=a=b", "tests/test_x.py::test_y"],
 ]
@@ -1075,6 +1076,7 @@ def test_the_run_s_options_read_as_pytest_s_own_parser_reads_them(words: list[st
     assert found.get("-W", []) == (ns.pythonwarnings or [])
     assert found.get("-c", [None])[-1] == ns.inifilename
     assert found.get("--import-mode", ["prepend"])[-1] == ns.importmode
+    assert found.get("--log-disable", []) == (ns.logger_disable or [])
     for flag, dest in (("--log-level", "log_level"), ("--log-cli-level", "log_cli_level")):
         assert found.get(flag, [None])[-1] == getattr(ns, dest)
 

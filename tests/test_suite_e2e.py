@@ -371,6 +371,8 @@ def test_warns():
         (("@args.txt",), "", True),  # pytest reads the run's arguments from the file
         (("--doctest-ignore-import-errors",), "", True),  # an import error becomes a skip
         (("--assert", "plain"), "", True),  # a failing assert's message is another
+        (("-p", "no:assertion"), "", True),  # the same, by turning its plugin off
+        (("--log-disable=calc",), "", True),  # that logger's records: caplog sees none
         (("--log-format=%(message)s",), "", True),  # what caplog.text holds
         (("-p", "no:skipping"), "", True),
         (("--noconftest",), "", True),  # the project's conftest.py files never load

@@ -367,9 +367,12 @@ def overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             lenient = (name == "warnings" and marked) or (
                 name in UNHANDLED and any(_overlap(UNHANDLED[name], e) for e in marked)
             )
+            plain = name == "assertion" and "--assert=plain" not in _spelled(
+                _addopts(suite.values), "--assert"
+            )  # as --assert=plain: a failing assert's message is another
             if _in_addopts(suite.values, (flag, value)):
                 pass  # the suite's own: a clean run goes without the plugin too
-            elif name in COLLECTING or lenient or _checkout_plugin(cfg, tally, name):
+            elif name in COLLECTING or lenient or plain or _checkout_plugin(cfg, tally, name):
                 out.append(f"-p {value}")
             elif used := _used_markers(cfg, tally, name, suite.values):
                 # an installed plugin the tests use through its markers (pytest-timeout's
@@ -378,6 +381,8 @@ def overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         elif flag == "-p" and not _in_addopts(suite.values, ("-p", value)):
             if _adds_to_the_suite(cfg, tally, value):
                 out.append(f"-p {value}")  # a plugin a run of the suite does not load
+        elif flag == "--log-disable" and not _in_addopts(suite.values, (flag, value)):
+            out.append(f"{flag}={value}")  # the logger's records: caplog sees none
         elif flag == "--import-mode" and not _in_addopts(suite.values, (flag, value)):
             if value != _default_import_mode(suite.values):
                 out.append(f"--import-mode={value}")
@@ -1017,13 +1022,15 @@ _BARE_SHORT = frozenset("qvsxlhV")  # pytest's short flags that take no value: -
 def valued(
     words: list[str], settings: Mapping[str, Setting] = MappingProxyType({})
 ) -> Iterator[tuple[str, str]]:
-    """(flag, value) for each ``-o``, ``-p``, ``-W``, ``-c``, ``--import-mode`` and option of
+    """(flag, value) for each ``-o``, ``-p``, ``-W``, ``-c``, ``--import-mode``, ``--log-disable``
+    and option of
     ``settings`` (``_setting_options``) in ``words``, however written: as pytest's argument
     parser (argparse) reads them, and ``-p`` as pytest's plugin manager reads it before any
     parsing (``-p NAME`` or ``-pNAME``, anywhere). A flag that takes no value gives the value
     it stores."""
     names = {"-o": "-o", "--override-ini": "-o", "-p": "-p", "-W": "-W", "--pythonwarnings": "-W"}
     names |= {"-c": "-c", "--config-file": "-c", "--import-mode": "--import-mode"}
+    names |= {"--log-disable": "--log-disable"}
     names |= {flag: flag for flag in SETTING_FLAGS}
     names |= {flag: flag for flag, setting in settings.items() if setting.bare is None}
     bare = {flag: setting.bare for flag, setting in settings.items() if setting.bare is not None}
