@@ -9,6 +9,7 @@ Every refusal has an accepted control beside it.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -1070,6 +1071,41 @@ def test_a_pytest_a_test_starts_in_the_tree_is_no_part(tmp_path: Path, how: str)
     assert (code, rules(data)) == (0, {}), data
     parts = list((root / ".git" / "genstamp" / "parts").rglob("*.xml"))
     assert len(parts) == len(runs), parts
+
+
+NESTED_EXPECTS = """\
+import os, subprocess, sys
+
+
+def test_the_sample_project():
+    folder = os.path.join(os.path.dirname(__file__), "fixtures", "proj")
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    done = subprocess.run(argv, cwd=folder)
+    assert done.returncode == int(os.environ["EXPECTED"])
+"""
+
+
+def test_a_pytest_a_test_starts_in_the_tree_runs_its_tests_as_they_are(tmp_path: Path) -> None:
+    """A test runs pytest on a sample project the tree keeps: that pytest's assertion-rewritten
+    test modules come from the run's own cache (bytecode pytest checks by mtime and size alone,
+    before 9.2, ran an edit of the sample's test that kept both: it passed, as it no longer
+    does), and none is written beside them."""
+    files = {
+        "pytest.ini": "[pytest]\nnorecursedirs = fixtures\n",
+        "tests/test_meta.py": NESTED_EXPECTS,
+        "tests/fixtures/proj/pytest.ini": "[pytest]\n",
+        "tests/fixtures/proj/test_s.py": "def test_s():\n    assert 1 + 1 == 2\n",
+    }
+    root = make(tmp_path / "p", files)
+    sample = root / "tests" / "fixtures" / "proj" / "test_s.py"
+    proc = run_pytest(root, "-p", "no:cacheprovider", env=subprocess_env(True, EXPECTED="0"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not list(sample.parent.glob("__pycache__/*")), list(sample.parent.rglob("*"))
+    st = sample.stat()
+    sample.write_text(sample.read_text().replace("2\n", "3\n"))  # the same size
+    os.utime(sample, ns=(st.st_atime_ns, st.st_mtime_ns))  # and time
+    proc = run_pytest(root, "-p", "no:cacheprovider", env=subprocess_env(True, EXPECTED="1"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:

@@ -1706,11 +1706,11 @@ _START_MARGIN_NS = 5_000_000
 _SESSIONS = [0]  # the sessions of genstamp's this process has begun
 
 
-def _inside_a_run_of(place: Place | Checkout) -> bool:
-    """Whether this process is followed by a run of ``place``'s own work tree (a test of it
-    started this pytest): evidence it bound would be a part of that checkout's generation.
-    Not an xdist worker of that run: a child of the process that opened it (a process a test
-    starts inherits its worker's variables, and is that worker's child)."""
+def _inside_a_run_of(place: Place | Checkout) -> loads.Run | None:
+    """The run of ``place``'s own work tree that follows this process (a test of it started
+    this pytest): evidence it bound would be a part of that checkout's generation. Not an
+    xdist worker of that run: a child of the process that opened it (a process a test starts
+    inherits its worker's variables, and is that worker's child)."""
     workdir = os.path.realpath(place.workdir)
     for run in loads.active():
         if os.path.realpath(run.workdir) != workdir:
@@ -1723,8 +1723,8 @@ def _inside_a_run_of(place: Place | Checkout) -> bool:
             continue
         worker = owner == os.getppid() if owner is not None else not _started_as_pytest()
         if not (_in_worker() and worker):
-            return True
-    return False
+            return run
+    return None
 
 
 def _started_as_pytest() -> bool:
@@ -1962,10 +1962,17 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     # xdist's --looponfail: this process runs no session; each session runs in a process it
     # starts, which is the run (not a pytest a test of this one started)
     looping = bool(getattr(early_config.known_args_namespace, "looponfail", False))
-    if place is None or looping or _inside_a_run_of(place):
+    run = _inside_a_run_of(place) if place is not None and not looping else None
+    if place is None or looping or run is not None:
         # not a git work tree (silent), or a pytest that a test of this checkout's own run
         # started (a test of a CLI, a fixture project in the tree): its tests are no part of
-        # the suite, and what it loads is that run's, which follows it
+        # the suite, and what it loads is that run's, which follows it; its assertion-rewritten
+        # test modules come from that run's cache too (pytest's own is checked by mtime and
+        # size alone before 9.2: an edit that keeps both ran the old test)
+        if run is not None and run.cache_root is not None:
+            unroute = loader.route_rewrite_cache(run.workdir, run.cache_root)
+            if unroute is not None:
+                early_config.add_cleanup(unroute)
         if (early := _find_early(early_config.pluginmanager)) is not None:
             early.close()
         return
