@@ -264,6 +264,11 @@ def test_the_environment_key_follows_dependency_inputs(tmp_path: Path) -> None:
     assert envcache.key(tmp_path, ["."], uv, {}) == first  # the version is not an input
     assert envcache.key(tmp_path, ["."], uv, {"PIP_INDEX_URL": "x"}) != first
     assert envcache.key(tmp_path, ["."], uv, {"PIP_DEFAULT_TIMEOUT": "9"}) == first
+    # what else an installer resolves by: another environment (the cached one was reused)
+    for resolving in ("UV_RESOLUTION", "UV_PRERELEASE", "UV_EXCLUDE_NEWER", "PIP_PRE"):
+        assert envcache.key(tmp_path, ["."], uv, {resolving: "x"}) != first, resolving
+    for fetching in ("UV_CACHE_DIR", "UV_HTTP_TIMEOUT", "PIP_CERT", "PIP_PROGRESS_BAR"):
+        assert envcache.key(tmp_path, ["."], uv, {fetching: "x"}) == first, fetching
     assert envcache.key(tmp_path, [".[test]"], uv, {}) != first
     assert envcache.key(tmp_path, ["."], envcache.Installer("pip", None), {}) != first
     (tmp_path / "requirements-dev.txt").write_text("b\n")
@@ -285,9 +290,11 @@ def test_the_environment_key_follows_the_installers_configuration(tmp_path: Path
     pins = tmp_path / "pins.txt"
     pins.write_text("six==1.16.0\n")
     environ = {"HOME": str(home), "XDG_CONFIG_DIRS": str(tmp_path / "none")}
-    first = envcache.key(tmp_path, ["."], uv, {**environ, "PIP_CONSTRAINT": str(pins)})
-    pins.write_text("six==1.17.0\n")
-    assert envcache.key(tmp_path, ["."], uv, {**environ, "PIP_CONSTRAINT": str(pins)}) != first
+    for variable in ("PIP_CONSTRAINT", "UV_CONSTRAINT", "UV_OVERRIDE"):
+        pins.write_text("six==1.16.0\n")
+        first = envcache.key(tmp_path, ["."], uv, {**environ, variable: str(pins)})
+        pins.write_text("six==1.17.0\n")
+        assert envcache.key(tmp_path, ["."], uv, {**environ, variable: str(pins)}) != first
     # pip's own configuration, and the constraint file it names
     plain = envcache.key(tmp_path, ["."], uv, environ)
     conf = home / ".config" / "pip" / "pip.conf"

@@ -65,12 +65,18 @@ PYPROJECT_TABLES = (
     ("tool", "uv"),
     ("tool", "setuptools", "dynamic"),  # dependencies read from files it names
 )
-# Variables that choose where packages come from; the rest of PIP_*/UV_* does not change what
-# is installed (timeouts, caches, colours).
-INDEX_VARIABLES = re.compile(
-    r"^(PIP_(INDEX_URL|EXTRA_INDEX_URL|FIND_LINKS|NO_INDEX|CONSTRAINT|CONFIG_FILE)"
-    r"|UV_(INDEX|INDEX_URL|DEFAULT_INDEX|EXTRA_INDEX_URL|FIND_LINKS|NO_INDEX|CONSTRAINT"
-    r"|CONFIG_FILE|NO_CONFIG))$"
+# pip's and uv's settings from the environment: each may change what an install resolves
+# (the index, a constraint or override, prereleases, the lowest resolution, a cut-off date,
+# binaries only) but those that change how it is fetched or shown (timeouts, caches, colours,
+# certificates, proxies, progress, verbosity); one unknown here counts.
+INSTALLER_VARIABLES = re.compile(r"^(PIP|UV)_")
+UNINSTALLING_VARIABLES = re.compile(
+    r"^(PIP_(DISABLE_PIP_VERSION_CHECK|DEFAULT_TIMEOUT|TIMEOUT|RETRIES|PROGRESS_BAR|NO_COLOR"
+    r"|QUIET|VERBOSE|CACHE_DIR|NO_CACHE_DIR|LOG|LOG_FILE|NO_INPUT|CERT|CLIENT_CERT|PROXY"
+    r"|TRUSTED_HOST|KEYRING_PROVIDER|ROOT_USER_ACTION|REQUIRE_VIRTUALENV|EXISTS_ACTION)"
+    r"|UV_(CACHE_DIR|NO_CACHE|NO_PROGRESS|HTTP_TIMEOUT|REQUEST_TIMEOUT|CONCURRENT_\w+"
+    r"|LINK_MODE|NATIVE_TLS|KEYRING_PROVIDER|QUIET|VERBOSE|LOG_\w+|INSECURE_HOST|CACHE_\w+"
+    r"|HTTP_RETRIES|COMPILE_BYTECODE|NO_\w*COLOR\w*))$"
 )
 # What a user's environment may carry into a Python process that a clean runner would not.
 DROPPED = (
@@ -192,7 +198,11 @@ def key(
             add(f"file:{rel}", (checkout / rel).read_bytes())
         except OSError:
             add(f"missing:{rel}", b"")
-    index = {k: v for k, v in environ.items() if INDEX_VARIABLES.match(k)}
+    index = {
+        k: v
+        for k, v in environ.items()
+        if INSTALLER_VARIABLES.match(k) and not UNINSTALLING_VARIABLES.match(k)
+    }
     add("index", json.dumps(index, sort_keys=True).encode())
     for path in installer_inputs(environ):
         try:
@@ -210,9 +220,9 @@ UV_CONFIGS = ("/etc/uv/uv.toml", "~/.config/uv/uv.toml")
 
 def installer_inputs(environ: Mapping[str, str]) -> list[str]:
     """The files whose contents decide what an install resolves besides the project's own:
-    pip's and uv's configuration files, and the constraint files they or the environment
-    name (``PIP_CONSTRAINT``, ``UV_CONSTRAINT``, pip's ``constraint``): editing one changes
-    the environment, its name unchanged."""
+    pip's and uv's configuration files, and the constraint and override files they or the
+    environment name (``PIP_CONSTRAINT``, ``UV_CONSTRAINT``, ``UV_OVERRIDE``, pip's
+    ``constraint``): editing one changes the environment, its name unchanged."""
     import configparser
 
     home = environ.get("HOME", os.path.expanduser("~"))
@@ -224,7 +234,9 @@ def installer_inputs(environ: Mapping[str, str]) -> list[str]:
     uv = [c.replace("~/.config", xdg).replace("~", home) for c in UV_CONFIGS]
     uv += [environ[v] for v in ("UV_CONFIG_FILE",) if environ.get(v)]
     found = [c for c in [*configs, *uv] if os.path.isfile(c)]
-    named = [n for v in ("PIP_CONSTRAINT", "UV_CONSTRAINT") for n in environ.get(v, "").split()]
+    variables = [*("PIP_CONSTRAINT", "PIP_BUILD_CONSTRAINT"), "UV_BUILD_CONSTRAINT"]
+    variables += ["UV_CONSTRAINT", "UV_OVERRIDE"]
+    named = [n for v in variables for n in environ.get(v, "").split()]
     for conf in (c for c in found if c.endswith(".conf") or c in configs):
         parser = configparser.RawConfigParser()
         with contextlib.suppress(configparser.Error, OSError, UnicodeDecodeError):
