@@ -667,6 +667,20 @@ def test_what_the_install_writes_into_the_clean_checkout_is_the_installs(calc: P
     assert "passed in a clean checkout" in proc.stderr + proc.stdout
 
 
+def test_what_the_install_rewrites_in_the_clean_checkout_is_the_installs(calc: Path) -> None:
+    """A stale `*.egg-info` the tree holds (committed once, never ignored): the install writes
+    its `SOURCES.txt` again in the clean checkout, as in a clean clone. The clean run tested
+    the judged tree with what the install wrote (it was refused as another tree)."""
+    (calc / ".gitignore").write_text("__pycache__/\n*.py[co]\nbuild/\n")
+    info = calc / "src" / "calc.egg-info"
+    info.mkdir()
+    (info / "SOURCES.txt").write_text("src/calc/__init__.py\n")  # ops.py added since
+    commit_all(calc, "a stale egg-info")
+    proc = clean_run(calc)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "passed in a clean checkout" in proc.stderr + proc.stdout
+
+
 def test_keep_and_rev(calc: Path, tmp_path: Path) -> None:
     (calc / "README").write_text("uncommitted\n")
     proc = clean_run(calc, "--keep", "--rev", "HEAD", "--json", tmp=tmp_path / "tmp")

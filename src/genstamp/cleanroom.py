@@ -604,10 +604,12 @@ def _suite_folder(work: Path) -> str:
 
 def _with_install_products(work: Path, tree: str, log: IO[str]) -> str | None:
     """The tree of the clean checkout once the install step wrote into it: the judged tree
-    with the files it made there that git does not ignore (a fresh checkout held none). None
-    when it made none. Built in an index of its own: the repository's index is not touched."""
-    made = _git(work, "ls-files", "-z", "--others", "--exclude-standard", log=log).split("\0")
-    made = [m for m in made if m]
+    with the files it made there that git does not ignore (a fresh checkout held none), and
+    those of the tree it rewrote or removed (a stale ``*.egg-info`` the tree holds, its
+    ``SOURCES.txt`` written again). None when it changed none. Built in an index of its own:
+    the repository's index is not touched."""
+    listing = ["ls-files", "-z", "--others", "--exclude-standard", "--modified"]
+    made = list(dict.fromkeys(m for m in _git(work, *listing, log=log).split("\0") if m))
     if not made:
         return None
     log.write(f"the install wrote into the checkout: {', '.join(made[:10])}\n")
@@ -616,7 +618,7 @@ def _with_install_products(work: Path, tree: str, log: IO[str]) -> str | None:
         listed = Path(tmp, "made")
         listed.write_bytes(os.fsencode("\0".join(made)))
         _git(work, "read-tree", tree, env=env, log=log)
-        add = ["add", "--force", f"--pathspec-from-file={listed}", "--pathspec-file-nul"]
+        add = ["add", "--all", "--force", f"--pathspec-from-file={listed}", "--pathspec-file-nul"]
         _git(work, *add, env=env, log=log)
         return _git(work, "write-tree", env=env, log=log)
 
