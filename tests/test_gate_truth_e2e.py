@@ -198,7 +198,14 @@ def test_loaded_bytes_git_converts_to_the_tested_blob_stay_tested_after_an_edit(
 
 
 @pytest.mark.parametrize(
-    "where", ["this-clone-alone", "round-trip-of-this-clone", "round-trip", "project-declared"]
+    "where",
+    [
+        "this-clone-alone",
+        "round-trip-of-this-clone",
+        "round-trip-global-of-this-clone",
+        "round-trip",
+        "project-declared",
+    ],
 )
 def test_a_clean_filter_that_hides_an_edit_is_refused(
     repo: Path, genstamp: RunGenstamp, where: str
@@ -209,18 +216,19 @@ def test_a_clean_filter_that_hides_an_edit_is_refused(
     the edit back here and nowhere else (U01). The controls: a driver every clone on this
     machine has (the user's global config, as `git lfs install` writes it), or one the
     project's own .gitattributes names (`git lfs install --local`, T14), whose smudge side
-    gives the work tree's bytes back runs what a checkout writes."""
+    gives the work tree's bytes back runs what a checkout writes. A global driver that only
+    `.git/info/attributes` names is this clone's alone: no fresh clone is asked to use it."""
     tests = "from calc import add\n\n\ndef test_add():\n    assert add(3, 1) == 2\n"
     write_calc(repo, tests=tests)
     (repo / CALC).write_text("def add(a, b):\n    return a - b\n")
+    scope = "--global" if where in ("round-trip", "round-trip-global-of-this-clone") else "--local"
     if where == "this-clone-alone":
         (repo / ".git" / "info").mkdir(exist_ok=True)
         (repo / ".git" / "info" / "attributes").write_text("*.py filter=hide\n")
         git(repo, "config", "filter.hide.clean", "sed -e 's/a - b/a + b/'")
         git(repo, "config", "filter.hide.smudge", "cat")
     else:
-        scope = "--global" if where == "round-trip" else "--local"
-        if where == "round-trip-of-this-clone":
+        if where.endswith("of-this-clone"):
             (repo / ".git" / "info").mkdir(exist_ok=True)
             (repo / ".git" / "info" / "attributes").write_text("*.py filter=swap9\n")
         else:
@@ -234,7 +242,7 @@ def test_a_clean_filter_that_hides_an_edit_is_refused(
         green(genstamp, repo)
         code, data = verdict(genstamp, repo, "--rev", "HEAD")
     finally:
-        if where == "round-trip":
+        if scope == "--global":
             git(repo, "config", "--global", "--remove-section", "filter.swap9")
     if where in ("round-trip", "project-declared"):
         assert (code, rules(data)) == (0, []), data
@@ -243,27 +251,34 @@ def test_a_clean_filter_that_hides_an_edit_is_refused(
         assert CALC.as_posix() in message(data, "loaded-not-tested")
 
 
+@pytest.mark.parametrize("scope", ["--local", "--global"])
 @pytest.mark.parametrize("dropped", ["code", "a-comment"])
 def test_a_project_s_filter_this_clone_alone_defines_may_drop_no_code(
-    repo: Path, genstamp: RunGenstamp, dropped: str
+    repo: Path, genstamp: RunGenstamp, dropped: str, scope: str
 ) -> None:
     """The project's .gitattributes names a clean filter whose driver this clone's config
     alone defines (its smudge side a plain ``cat``), and it drops a line the tests need: git
     stores the blob without it, a fresh clone checks that out and fails (D25 04: accepted, as
     the clean side gave the tested blob). What a checkout writes through the driver must give
-    the loaded bytes back, or their syntax tree. The control: the line dropped is a comment."""
+    the loaded bytes back, or their syntax tree. So too for a driver the user's global config
+    defines (every clone here has it, its smudge side too: it was trusted on its clean side
+    alone). The control: the line dropped is a comment."""
     expected = 2 if dropped == "code" else 4  # a - b only with the dropped line
     tests = f"from calc import add\n\n\ndef test_add():\n    assert add(3, 1) == {expected}\n"
     write_calc(repo, tests=tests)
     (repo / ".gitattributes").write_text("*.py filter=notes\n")
-    git(repo, "config", "filter.notes.clean", "sed -e '/# local note/d'")
-    git(repo, "config", "filter.notes.smudge", "cat")
-    commit_all(repo, "calc")
-    line = "    b = -b  # local note\n" if dropped == "code" else "    # local note\n"
-    (repo / CALC).write_text("def add(a, b):\n" + line + "    return a + b\n")
-    assert git(repo, "diff") == ""  # git stores the same blob
-    green(genstamp, repo)
-    code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    git(repo, "config", scope, "filter.notes.clean", "sed -e '/# local note/d'")
+    git(repo, "config", scope, "filter.notes.smudge", "cat")
+    try:
+        commit_all(repo, "calc")
+        line = "    b = -b  # local note\n" if dropped == "code" else "    # local note\n"
+        (repo / CALC).write_text("def add(a, b):\n" + line + "    return a + b\n")
+        assert git(repo, "diff") == ""  # git stores the same blob
+        green(genstamp, repo)
+        code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    finally:
+        if scope == "--global":
+            git(repo, "config", "--global", "--remove-section", "filter.notes")
     if dropped == "code":
         assert (code, rules(data)) == (1, ["loaded-not-tested"]), data
         assert CALC.as_posix() in message(data, "loaded-not-tested")

@@ -402,7 +402,9 @@ def converted(
     blob (the driver dropped a local note). A driver the project names but this clone's own
     config alone defines (``git lfs install --local``; D25 04: a ``sed`` that drops a line of
     code) is judged alike, by what a checkout writes through it: its smudge side must give the
-    loaded bytes back (git-lfs does), or, for a Python source, their syntax tree.
+    loaded bytes back (git-lfs does), or, for a Python source, their syntax tree; and so is
+    one the user's global config defines (every clone here checks out through it, its smudge
+    side too: a clean side that drops a line stores what no clone runs).
 
     ``known``: what the run's end found (path -> {raw blob: blob}, ``Audit.converted``), while
     the bytes were still in the file: where it gives the tested blob, that is the answer."""
@@ -418,8 +420,9 @@ def converted(
                 out[(rel, raw)] = blobs[rel]
             else:
                 differ.append((rel, raw))
-    # paths a conversion of this clone converts: no fresh clone has it (ALONE), or only one set
-    # up as this one was (LOCAL): what it stores proves nothing, what a checkout writes may
+    # paths a conversion converts: no fresh clone has it (ALONE), only one set up as this one
+    # was (LOCAL), every clone here (SHARED): what it stores proves nothing, what a checkout
+    # writes may
     mine: dict[str, str] = {}
     while differ:
         # One raw blob per path in each call: a path loaded twice is asked twice.

@@ -128,6 +128,7 @@ def _conversion(repo: pygit2.Repository, changed: Iterable[tuple[str, int]]) -> 
 
 ALONE = "alone"  # a conversion no fresh clone makes: it checks the blob out as it is
 LOCAL = "local"  # one the project names, by a driver this clone's own config alone defines
+SHARED = "shared"  # one the project names, by a driver the user's (or the system's) config holds
 
 
 def clone_conversions(checkout: Checkout, paths: Iterable[str]) -> dict[str, str]:
@@ -138,8 +139,12 @@ def clone_conversions(checkout: Checkout, paths: Iterable[str]) -> dict[str, str
     by ``.git/info/attributes``) and, for a driver, configured in this clone's own config file
     only (a fresh clone checks such a path's blob out as it is); ``LOCAL`` when the project's
     .gitattributes names a driver this clone's config alone defines (``git lfs install
-    --local``: a fresh clone converts only once it is set up so); "" when every clone here
-    has it (the user's global config)."""
+    --local``: a fresh clone converts only once it is set up so); ``SHARED`` when the
+    project names a driver every clone here has (the user's global config): what the tests
+    loaded is what a clone runs only when checking the stored blob out through that driver
+    gives it back (its smudge side: a clean side alone that drops a line of code stores
+    another file than a clone checks out). A driver that only ``.git/info/attributes`` names
+    is ``ALONE`` wherever it is configured: no fresh clone is asked to use it."""
     repo = checkout.repo
     drivers = _conversion(repo, ()).drivers
     shared = set()
@@ -154,7 +159,7 @@ def clone_conversions(checkout: Checkout, paths: Iterable[str]) -> dict[str, str
         name = repo.get_attr(raw, "filter")
         if isinstance(name, str) and name in drivers:
             declared = _declared(repo, p, f"filter={name}")
-            out[p] = "" if name in shared else LOCAL if declared else ALONE
+            out[p] = (SHARED if name in shared else LOCAL) if declared else ALONE
         encoding = repo.get_attr(raw, "working-tree-encoding")
         if isinstance(encoding, str) and not _declared(repo, p, "working-tree-encoding="):
             out[p] = ALONE

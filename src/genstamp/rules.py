@@ -1118,7 +1118,8 @@ TABLE = (
         "that is no file, such as '<path>'; a template engine's code from a template named "
         "*.py: give the template another suffix, such as model.py.j2; an edit git does not "
         "see, its size and mtime kept under core.checkStat=minimal or core.trustctime=false: "
-        "touch the file): keep the tree still, then rerun",
+        "touch the file; a filter driver whose clean side changes code, which a clone checks "
+        "out as stored: commit the code itself): keep the tree still, then rerun",
         _loaded_not_tested,
     ),
     Rule(
