@@ -891,6 +891,28 @@ def test_the_deselection_of_a_configuration_only_the_tests_folder_keeps_is_the_s
     assert code == 1 and "partial-run" in rules(data), data
 
 
+def test_a_deselection_the_tests_folder_makes_is_not_the_suites_when_tests_lie_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """tests/pytest.ini deselects a test, and a test file lies at the top too: the suite is the
+    top's (pytest's defaults, no deselection). `pytest tests` then `pytest test_top.py` left a
+    test of it out, and the two parts were accepted: the deselection was read as the suite's
+    from the files that one run collected, not from the tree's suite, as the gate reads it."""
+    files = {
+        "test_top.py": cases("top"),
+        "tests/test_a.py": "import pytest\n\n\n"
+        + cases("a1")
+        + "@pytest.mark.slow\n"
+        + cases("slow"),
+        "tests/pytest.ini": '[pytest]\nmarkers = slow\naddopts = -m "not slow"\n',
+    }
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root, "tests").returncode == 0
+    assert pytest_in(root, "test_top.py").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1 and "tests/test_a.py::test_slow" in rules(data)["partial-run"], data
+
+
 @pytest.mark.parametrize(
     ("cwd", "accepted"), [("tests", True), ("tests/unit", False)], ids=["cd-tests", "cd-unit"]
 )

@@ -396,6 +396,7 @@ class Tally:
         self.marked_errors: set[str] = set()  # categories a filterwarnings marker makes errors
         self.marks: set[str] = set()  # the names of the collected tests' markers
         self._other_projects_of: dict[str, bool] = {}  # (``_others``)
+        self._kept: list[str] = []  # (``_kept_by_tests``)
         # the node id of each file and folder collected -> its tree path: what a node id names
         # whatever the rootdir (one outside the work tree gives ids `../repo/tests/...`)
         self._paths: dict[str, str] = {}
@@ -556,7 +557,12 @@ class Tally:
 
     def _configured_out(self, item: pytest.Item) -> bool:
         """Whether the tree's own configuration (of the suite holding the test) deselects it."""
-        root = self.suite_folder(self.tree_path(item.path) or "")
+        rel = self.tree_path(item.path) or ""
+        root = self.suite_root(rel)
+        if not root and not self.suites and not self.config_at(root).source:
+            kept = self._kept_by_tests()  # the gate's reading of the tree: not the run's files
+            if kept and rel.startswith(kept + "/"):
+                root = kept
         cfg = self.config_at(root)
         if cfg.deselect:  # --deselect in its addopts: node id prefixes, as pytest takes them
             tree_id = self.tree_id(item.nodeid)
@@ -731,6 +737,25 @@ class Tally:
             if self.config_at(top).source and not self._others(top):
                 return top
         return root
+
+    def _kept_by_tests(self) -> str:
+        """The folder whose configuration the tree's suite keeps where the top has none
+        (``suite.kept_by_tests`` of the suite at the top, listed from the work tree as the
+        gate lists it from the tree: every test file of the project in that folder), read
+        once; "" when none, or the tree is past the listing's limit."""
+        if not self._kept:
+            from genstamp import suite
+
+            kept = ""
+            top = self.config_at("")
+            listing = None
+            if self.workdir is not None:
+                listing = _listing_on_disk(self.workdir, "", [""], top.norecursedirs)
+            if listing is not None:
+                found = suite.collect(listing, self._read, "")
+                kept = suite.kept_by_tests(found, self._read, listing)
+            self._kept.append(kept)
+        return self._kept[0]
 
     def _others(self, top: str) -> bool:
         """``_other_projects`` of ``top``, asked once a run."""
