@@ -373,6 +373,7 @@ def test_warns():
         (("--doctest-ignore-import-errors",), "", True),  # an import error becomes a skip
         (("--assert", "plain"), "", True),  # a failing assert's message is another
         (("-p", "no:assertion"), "", True),  # the same, by turning its plugin off
+        ((), "-p no:assertion", False),  # read after pytest installed its rewriting: no effect
         (("--log-disable=calc",), "", True),  # that logger's records: caplog sees none
         (("--log-format=%(message)s",), "", True),  # what caplog.text holds
         (("-p", "no:skipping"), "", True),

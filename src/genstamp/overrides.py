@@ -367,12 +367,18 @@ def overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
             lenient = (name == "warnings" and marked) or (
                 name in UNHANDLED and any(_overlap(UNHANDLED[name], e) for e in marked)
             )
-            plain = name == "assertion" and "--assert=plain" not in _spelled(
-                _addopts(suite.values), "--assert"
-            )  # as --assert=plain: a failing assert's message is another
-            if _in_addopts(suite.values, (flag, value)):
+            if name == "assertion":
+                # as --assert=plain (a failing assert's message is another), where it takes
+                # effect: pytest installs its rewriting before it reads a -p of the addopts or
+                # PYTEST_ADDOPTS, so only one on the command line turns it off, whatever the
+                # suite's addopts say
+                if value in _command_line_plugins(cfg) and "--assert=plain" not in _spelled(
+                    _addopts(suite.values), "--assert"
+                ):
+                    out.append(f"-p {value}")
+            elif _in_addopts(suite.values, (flag, value)):
                 pass  # the suite's own: a clean run goes without the plugin too
-            elif name in COLLECTING or lenient or plain or _checkout_plugin(cfg, tally, name):
+            elif name in COLLECTING or lenient or _checkout_plugin(cfg, tally, name):
                 out.append(f"-p {value}")
             elif used := _used_markers(cfg, tally, name, suite.values):
                 # an installed plugin the tests use through its markers (pytest-timeout's
@@ -746,6 +752,11 @@ def run_words(cfg: pytest.Config) -> list[str]:
                 continue
         words.append(arg)
     return words
+
+
+def _command_line_plugins(cfg: pytest.Config) -> set[str]:
+    """The values of the ``-p`` options of the run's command line alone."""
+    return {v for f, v in valued([str(a) for a in cfg.invocation_params.args]) if f == "-p"}
 
 
 def warnings_off(cfg: pytest.Config) -> bool:
