@@ -539,6 +539,40 @@ def test_without_uv_auto_falls_back_to_pip(monkeypatch: pytest.MonkeyPatch) -> N
         ({"setup.cfg": "[tool:pytest]\ntestpaths = tests\n"}, []),
         ({"pyproject.toml": "[tool.pytest.ini_options]\n"}, []),
         ({}, []),
+        # a test extra wherever the build reads extras from (P26 03: a plain `.` was installed,
+        # the test dependencies missing, and the clean run failed)
+        (
+            {
+                "setup.cfg": "[metadata]\nname = calc\n[options.extras_require]\ntest = pytest\n",
+                "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\n',
+            },
+            [".[test]"],
+        ),
+        (
+            {
+                "setup.py": "from setuptools import setup\n"
+                "EXTRAS = {'test': ['pytest'], 'docs': []}\nsetup(extras_require=EXTRAS)\n"
+            },
+            [".[test]"],
+        ),
+        ({"setup.py": "setup(extras_require={'test': ['pytest']})\n"}, [".[test]"]),
+        ({"setup.py": "setup(extras_require={'docs': ['x']}, test={'test': 1})\n"}, ["."]),
+        (
+            {
+                "pyproject.toml": '[project]\nname = "c"\nversion = "0"\n'
+                'dynamic = ["optional-dependencies"]\n'
+                "[tool.setuptools.dynamic.optional-dependencies]\n"
+                'test = {file = ["test-requirements.txt"]}\n'
+            },
+            [".[test]"],
+        ),
+        (
+            {
+                "pyproject.toml": '[build-system]\nrequires = ["poetry-core"]\n'
+                '[tool.poetry]\nname = "calc"\n[tool.poetry.extras]\ntest = ["pytest"]\n'
+            },
+            [".[test]"],
+        ),
     ],
     ids=[
         "project",
@@ -551,6 +585,12 @@ def test_without_uv_auto_falls_back_to_pip(monkeypatch: pytest.MonkeyPatch) -> N
         "setup.cfg-of-pytest-alone",
         "pyproject-of-tools-alone",
         "nothing",
+        "setup.cfg-extras",
+        "setup.py-extras-by-name",
+        "setup.py-extras-in-the-call",
+        "setup.py-no-test-extra",
+        "dynamic-extras",
+        "poetry-extras",
     ],
 )
 def test_what_the_clean_room_installs_unless_told(

@@ -95,10 +95,67 @@ def default_install(root: Path) -> list[str]:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         data = {}
     project = data.get("project")
-    if not isinstance(project, dict):
-        return ["."] if _installable(root, data) else []
-    extras = project.get("optional-dependencies")
-    return [".[test]"] if isinstance(extras, dict) and "test" in extras else ["."]
+    if not isinstance(project, dict) and not _installable(root, data):
+        return []
+    return [".[test]"] if _test_extra(root, data) else ["."]
+
+
+def _test_extra(root: Path, pyproject: dict[str, Any]) -> bool:
+    """Whether the project declares a ``test`` extra, wherever its build reads extras from:
+    ``[project.optional-dependencies]``, setuptools' ``dynamic`` table, ``setup.cfg``'s
+    ``[options.extras_require]``, a dict of ``setup.py`` given as ``extras_require``,
+    poetry's ``[tool.poetry.extras]``."""
+    project = pyproject.get("project")
+    if isinstance(project, dict):
+        extras = project.get("optional-dependencies")
+        if isinstance(extras, dict) and "test" in extras:
+            return True
+    tool = pyproject.get("tool")
+    tool = tool if isinstance(tool, dict) else {}
+    setuptools = tool.get("setuptools")
+    dynamic = setuptools.get("dynamic") if isinstance(setuptools, dict) else None
+    extras = dynamic.get("optional-dependencies") if isinstance(dynamic, dict) else None
+    poetry = tool.get("poetry")
+    poetry_extras = poetry.get("extras") if isinstance(poetry, dict) else None
+    if any(isinstance(e, dict) and "test" in e for e in (extras, poetry_extras)):
+        return True
+    from genstamp import ini
+
+    with contextlib.suppress(OSError, UnicodeDecodeError, ValueError):
+        sections = ini.parse((root / "setup.cfg").read_text(encoding="utf-8"))
+        if "test" in sections.get("options.extras_require", {}):
+            return True
+    return _setup_py_test_extra(root / "setup.py")
+
+
+def _setup_py_test_extra(path: Path) -> bool:
+    """Whether ``setup.py`` gives ``extras_require`` a dict with a ``"test"`` key: written in
+    the call, or a name assigned such a dict."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return False
+
+    def with_test(node: ast.AST | None) -> bool:
+        return isinstance(node, ast.Dict) and any(
+            isinstance(k, ast.Constant) and k.value == "test" for k in node.keys
+        )
+
+    named = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and with_test(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "extras_require":
+            value = node.value
+            if with_test(value) or (isinstance(value, ast.Name) and value.id in named):
+                return True
+    return False
 
 
 def _installable(root: Path, pyproject: dict[str, object]) -> bool:
