@@ -177,6 +177,48 @@ def test_the_version_is_read_from_any_hook_genstamp_wrote(
     assert "genstamp install" not in found["version"]["remedy"], found["version"]
 
 
+@pytest.mark.parametrize("pinned", ["0.0.1", None])
+def test_the_genstamp_pre_commits_hooks_run_is_compared_with_the_tests(
+    installed: Path,
+    genstamp: RunGenstamp,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    pinned: str | None,
+) -> None:
+    """pre-commit's hooks run the genstamp its environment for the config's `rev:` holds, which
+    may be another than the tests' (the test environment upgraded, the pin left behind): said
+    as a warning naming both (it said the versions matched, from genstamp's own pre-push).
+    Read from pre-commit's store as pre-commit keeps it (its repos table, the environment's
+    installed distribution). The control: the same version is ok."""
+    import sqlite3
+
+    from genstamp import __version__
+
+    version = pinned or __version__
+    home = tmp_path / "pre-commit-home"
+    env = home / "repoabc" / "py_env-python3" / "lib" / "python3.11" / "site-packages"
+    (env / f"genstamp-{version}.dist-info").mkdir(parents=True)
+    home.mkdir(exist_ok=True)
+    db = sqlite3.connect(home / "db.db")
+    db.execute("CREATE TABLE repos (repo TEXT, ref TEXT, path TEXT, PRIMARY KEY (repo, ref))")
+    db.execute(
+        "INSERT INTO repos VALUES (?, ?, ?)", ("https://x/genstamp", "v1", str(home / "repoabc"))
+    )
+    db.commit()
+    db.close()
+    (installed / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: https://x/genstamp\n  rev: v1\n  hooks:\n  - id: genstamp-scrub\n"
+    )
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(home))
+    _code, found = checks(genstamp, installed, "--python", sys.executable)
+    if pinned:
+        assert found["version"]["status"] == "warn", found["version"]
+        assert pinned in found["version"]["what"] and __version__ in found["version"]["what"]
+        assert "rev:" in found["version"]["remedy"], found["version"]
+    else:
+        assert found["version"]["status"] == "ok", found["version"]
+
+
 def test_a_test_environment_without_pytest_fails(
     installed: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:

@@ -413,6 +413,21 @@ def test_unstaged_changes_during_push_do_not_restamp(with_pre_commit: Project) -
     assert (p.root / "tests" / "test_calc.py").read_text() == "# an unstaged edit, not pushed\n"
 
 
+def test_doctor_reads_the_genstamp_pre_commits_hooks_run(with_pre_commit: Project) -> None:
+    """doctor finds the environment pre-commit built for the config's rev in its store, and
+    the genstamp installed there: the tests' own (this snapshot), so ok, naming pre-commit's
+    hooks (it warned that the hooks' version was unknown)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "genstamp", "doctor", "--json", "--python", sys.executable],
+        cwd=with_pre_commit.root,
+        capture_output=True,
+        text=True,
+    )
+    found = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
+    assert found["version"]["status"] == "ok", found["version"]
+    assert "pre-commit's hooks" in found["version"]["what"], found["version"]
+
+
 def test_rebase_restamps(with_pre_commit: Project) -> None:
     p = with_pre_commit
     ok(p.git("checkout", "-b", "feature"))

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from genstamp import config, generation, install
@@ -42,10 +43,11 @@ def run(checkout: Checkout, python: str | None = None) -> list[Check]:
     where = install.layout(checkout)
     interpreter = Path(python) if python else default_python(checkout.workdir)
     hooks_version = _hooks_version(where.hooks_dir)
+    pre_commit = _pre_commit_versions(checkout.workdir)
     return [
         check_hooks(where),
         check_pre_push(where),
-        *check_plugin(interpreter, hooks_version, checkout.workdir),
+        *check_plugin(interpreter, hooks_version, checkout.workdir, pre_commit),
         check_generation(checkout),
         check_environment(checkout.workdir, interpreter),
         check_configuration(checkout.workdir),
@@ -204,6 +206,52 @@ def _hooks_version(hooks_dir: Path) -> str | None:
     return proc.stdout.split()[-1] if proc.returncode == 0 and proc.stdout.split() else None
 
 
+def _pre_commit_versions(workdir: Path) -> list[tuple[str, str]]:
+    """(the repository and its rev, the version) of the genstamp that pre-commit's hooks run
+    for each hook repository of the config whose hooks are genstamp's, as pre-commit built
+    its environment (its store: ``PRE_COMMIT_HOME``, else ``~/.cache/pre-commit``); none
+    where it built none yet."""
+    import sqlite3
+
+    try:
+        text = (workdir / install.CONFIG).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    wanted = [
+        (repo, rev)
+        for repo, rev, ids in install.config_repos(text)
+        if repo not in ("local", "meta") and any(i.startswith("genstamp-") for i in ids)
+    ]
+    if not wanted:
+        return []
+    home = os.environ.get("PRE_COMMIT_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pre-commit"
+    )
+    found = []
+    try:
+        db = sqlite3.connect(f"file:{os.path.join(home, 'db.db')}?mode=ro", uri=True)
+        try:
+            for repo, rev in wanted:
+                row = db.execute(
+                    "SELECT path FROM repos WHERE repo = ? AND ref = ?", (repo, rev)
+                ).fetchone()
+                version = _installed_version(Path(row[0])) if row else None
+                if version is not None:
+                    found.append((f"{repo} at {rev}", version))
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return found
+    return found
+
+
+def _installed_version(repo_dir: Path) -> str | None:
+    """The version of genstamp installed in pre-commit's environment in ``repo_dir``."""
+    for info in sorted(repo_dir.glob("py_env-*/lib/python*/site-packages/genstamp-*.dist-info")):
+        return info.name[len("genstamp-") : -len(".dist-info")]
+    return None
+
+
 def _probe(
     python: Path, *args: str, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str] | None:
@@ -221,7 +269,12 @@ def _probe(
         return None
 
 
-def check_plugin(python: Path, hooks_version: str | None, workdir: Path) -> list[Check]:
+def check_plugin(
+    python: Path,
+    hooks_version: str | None,
+    workdir: Path,
+    pre_commit: Sequence[tuple[str, str]] = (),
+) -> list[Check]:
     # in the work tree, as the tests run: its configuration's addopts count (-p no:genstamp)
     proc = _probe(python, "-m", "pytest", "-VV", cwd=workdir)
     if proc is None:
@@ -273,7 +326,23 @@ def check_plugin(python: Path, hooks_version: str | None, workdir: Path) -> list
         ]
     plugin_version = found.group(1)
     checks = [Check("plugin", "ok", f"genstamp {plugin_version}'s plugin is active in {python}")]
-    if hooks_version is None:
+    skewed = [(where, v) for where, v in pre_commit if v != plugin_version]
+    if skewed:
+        where, version = skewed[0]
+        checks.append(
+            Check(
+                "version",
+                "warn",
+                f"pre-commit's hooks run genstamp {version} ({where}), the tests genstamp "
+                f"{plugin_version}: a stamp one of them cannot read it leaves as it is",
+                "pin the genstamp the tests install as the `rev:` in "
+                f"{install.CONFIG}, then `pre-commit install-hooks`",
+            )
+        )
+    elif hooks_version is None and pre_commit:
+        both = f"pre-commit's hooks and the tests run genstamp {plugin_version}"
+        checks.append(Check("version", "ok", both))
+    elif hooks_version is None:
         checks.append(
             Check(
                 "version",

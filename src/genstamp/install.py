@@ -506,6 +506,25 @@ def config_facts(text: str) -> tuple[list[str] | None, set[str]]:
     return (list(map(str, types)) if isinstance(types, list) else None), ids
 
 
+def config_repos(text: str) -> list[tuple[str, str, list[str]]]:
+    """The config's hook repositories: (repo, rev, hook ids) of each (none without PyYAML, or
+    where the text is no config)."""
+    yaml = _yaml()
+    if yaml is None:
+        return []
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        return []
+    repos = data.get("repos") if isinstance(data, dict) else None
+    return [
+        (str(r.get("repo")), str(r.get("rev", "")), [str(h.get("id")) for h in hooks])
+        for r in repos or []
+        if isinstance(r, dict) and isinstance(hooks := r.get("hooks") or [], list)
+        if all(isinstance(h, dict) for h in hooks)
+    ]
+
+
 def _types_in_text(text: str) -> list[str] | None:
     """``default_install_hook_types`` read from the text itself (no PyYAML), in either form
     ``_add_types`` edits: a flow list on its line, or a block of ``- item`` lines after it."""
