@@ -286,6 +286,32 @@ def test_a_project_s_filter_this_clone_alone_defines_may_drop_no_code(
         assert (code, rules(data)) == (0, []), data
 
 
+@pytest.mark.parametrize("marked", ["in-code", "in-a-comment"])
+def test_code_git_expands_on_checkout_is_not_what_the_tests_ran(
+    repo: Path, genstamp: RunGenstamp, marked: str
+) -> None:
+    """`ident` on a module: after a commit the work tree still holds `$Id$` as committed, the
+    tests run that, and a clone checks out `$Id: <blob> $`, whose code is another (the test
+    fails there; it was accepted: the loaded bytes were the tree's blob). The control: the
+    `$Id$` in a comment, which changes no code."""
+    if marked == "in-code":
+        code = 'REV = "$Id$"\nKNOWN = REV != "$" + "Id$"\n'
+    else:
+        code = "# $Id$\nKNOWN = False\n"
+    tests = "from calc.rev import KNOWN\n\n\ndef test_rev():\n    assert not KNOWN\n"
+    write_calc(repo, tests=tests)
+    (repo / "src" / "calc" / "rev.py").write_text(code)
+    (repo / ".gitattributes").write_text("*.py ident\n")
+    commit_all(repo, "calc, its revision")
+    green(genstamp, repo)
+    code_, data = verdict(genstamp, repo, "--rev", "HEAD")
+    if marked == "in-code":
+        assert (code_, rules(data)) == (1, ["loaded-not-tested"]), data
+        assert "src/calc/rev.py" in message(data, "loaded-not-tested")
+    else:
+        assert (code_, rules(data)) == (0, []), data
+
+
 @pytest.mark.parametrize("where", ["this-clone-alone", "project-declared"])
 def test_a_working_tree_encoding_of_this_clone_alone_is_not_a_clones(
     repo: Path, genstamp: RunGenstamp, where: str

@@ -410,11 +410,14 @@ def converted(
     the bytes were still in the file: where it gives the tested blob, that is the answer."""
     out: dict[tuple[str, str], str | None] = {}
     differ = []
+    as_stored = []  # Python sources loaded as the tree stores them
     for rel, loads in loaded.items():
         if rel not in blobs:
             continue
         for raw in loads:
             if raw == blobs[rel]:
+                if rel.endswith(_PY):
+                    as_stored.append(rel)
                 continue
             if known is not None and known.get(rel, {}).get(raw) == blobs[rel]:
                 out[(rel, raw)] = blobs[rel]
@@ -455,6 +458,34 @@ def converted(
                 rel in mine and rel.endswith(_PY) and _same_code(checkout, rel, raw, form)
             ):
                 out[(rel, raw)] = blobs[rel]
+    out.update(_expanded(checkout, tested, blobs, as_stored))
+    return out
+
+
+def _expanded(
+    checkout: Checkout, tested: str, blobs: Mapping[str, str], paths: Sequence[str]
+) -> dict[tuple[str, str], None]:
+    """Of the Python sources ``paths`` the tests loaded byte for byte as the tree stores them,
+    those a checkout writes as other code (``ident``: ``$Id$`` stays as committed in the work
+    tree, a clone gets ``$Id: <blob> $``; a comment's is no code): what a clone runs is not
+    what the tests did. Each maps to None: no blob stands for what they loaded."""
+    repo = checkout.repo
+    marked = [p for p in paths if repo.get_attr(os.fsencode(p), "ident") is True]
+    if not marked:
+        return {}
+    import ast
+
+    out: dict[tuple[str, str], None] = {}
+    for rel, form in checkout_forms(checkout, tested, marked).items():
+        blob = repo.get(blobs[rel])
+        if not isinstance(blob, pygit2.Blob) or blob.data == form:
+            continue
+        try:
+            same = ast.dump(ast.parse(blob.data)) == ast.dump(ast.parse(form))
+        except (SyntaxError, ValueError):
+            same = False
+        if not same:
+            out[(rel, blobs[rel])] = None
     return out
 
 

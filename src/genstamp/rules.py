@@ -83,7 +83,8 @@ class Facts(NamedTuple):
     bytecode: tuple[Bytecode, ...]
     # For (loaded path, raw blob id) pairs whose raw blob is not the tested one: the blob
     # `git add` would store for those bytes at that path (autocrlf, eol, filters), or None when
-    # that cannot be known (the file changed since): the raw blob is then what counts.
+    # that cannot be known (the file changed since): the raw blob is then what counts; None
+    # too for the tree's own bytes where a checkout writes other code of them (`ident`).
     added: Mapping[tuple[str, str], str | None] = _EMPTY
     # For loaded or flagged paths the tested tree does not hold: INSTALLED, IGNORED, LINKED or
     # UNTRACKED; LINKED too for a file it holds as a symbolic link leading out of the work tree,
@@ -711,7 +712,11 @@ def _empty_folder(facts: Facts, settings: Config) -> Iterator[str | Listed]:
 
 def _tested_blob(facts: Facts, rel: str, raw: str, tested: str) -> bool:
     """Whether the bytes loaded (raw blob id ``raw``) are what the tree holds, as ``git add``
-    would store them at ``rel``; where that cannot be known the raw blob must match."""
+    would store them at ``rel``; where that cannot be known the raw blob must match. The tree's
+    own bytes are not, where a checkout writes other code of them (``facts.added`` says None:
+    an ``ident`` a clone expands)."""
+    if raw == tested and (rel, raw) in facts.added:
+        return facts.added[(rel, raw)] == tested
     return raw == tested or facts.added.get((rel, raw)) == tested
 
 
