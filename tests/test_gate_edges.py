@@ -55,6 +55,11 @@ def test_check_bytecode_outside_a_repository(tmp_path: Path) -> None:
     proc = run_genstamp(tmp_path, "check-bytecode", "my dir/__pycache__/a.cpython-311.pyc")
     assert proc.returncode == 1, proc.stderr
     assert "`git rm --cached -- 'my dir/__pycache__/a.cpython-311.pyc'`" in proc.stdout
+    assert "is Python bytecode in git" in proc.stdout
+    # a file of another kind there is no bytecode: said as what it is (it was called one)
+    proc = run_genstamp(tmp_path, "check-bytecode", "data/__pycache__/notes.txt")
+    assert proc.returncode == 1, proc.stderr
+    assert "notes.txt is in git inside a __pycache__ folder" in proc.stdout, proc.stdout
 
 
 def hashed_pyc(tmp_path: Path, mode: py_compile.PycInvalidationMode) -> tuple[Path, Path, Path]:

@@ -16,7 +16,13 @@ import pygit2
 
 from genstamp import __version__, config, generation, hooks
 from genstamp.atomic import write_atomic
-from genstamp.bytecode import PYCACHE, SUFFIXES, holds_bytecode, is_bytecode_path
+from genstamp.bytecode import (
+    PYCACHE,
+    SUFFIXES,
+    holds_bytecode,
+    is_bytecode_file,
+    is_bytecode_path,
+)
 from genstamp.errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, GenstampError, cannot_write
 from genstamp.repo import STATE_DIR, Checkout, head_id, nested_index, open_checkout
 
@@ -633,8 +639,14 @@ def cmd_check_bytecode(args: argparse.Namespace, checkout: Checkout | None) -> i
         if is_bytecode_path(f.replace(os.sep, "/")) and not _data_named_like_bytecode(base / f)
     ]
     for path in found:
+        name = path.replace(os.sep, "/").rsplit("/", 1)[-1]
+        what = (
+            "is Python bytecode in git"
+            if name.endswith(SUFFIXES) or is_bytecode_file(name)
+            else f"is in git inside a {PYCACHE} folder, where only Python's bytecode belongs"
+        )
         print(
-            f"genstamp-bytecode: {printable(path)} is Python bytecode in git — "
+            f"genstamp-bytecode: {printable(path)} {what} — "
             f"`git rm --cached -- {shlex.quote(printable(path))}` and ignore __pycache__/ and "
             "*.py[co]"
         )
