@@ -286,6 +286,32 @@ def test_a_project_s_filter_this_clone_alone_defines_may_drop_no_code(
         assert (code, rules(data)) == (0, []), data
 
 
+def test_a_configuration_a_global_driver_the_users_attributes_name_converts_is_the_trees(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """A driver of the user's global config that the user's attributes file names
+    (core.attributesFile) converts for every clone on this machine: pyproject.toml loaded with
+    the trailing spaces it trims is the tree's (review of 64f7e2a: refused as this clone's
+    alone, as a driver only .git/info/attributes names is)."""
+    write_calc(repo)
+    attributes = tmp_path / "attributes"
+    attributes.write_text("*.toml filter=trim\n")
+    git(repo, "config", "--global", "core.attributesFile", str(attributes))
+    git(repo, "config", "--global", "filter.trim.clean", "sed -e 's/ *$//'")
+    git(repo, "config", "--global", "filter.trim.smudge", "cat")
+    pyproject = repo / "pyproject.toml"
+    try:
+        commit_all(repo, "calc")
+        pyproject.write_text(pyproject.read_text().replace("\n", "   \n", 1))
+        assert git(repo, "diff") == "", "the trailing spaces are the filter's"
+        green(genstamp, repo)
+        code, data = verdict(genstamp, repo, "--rev", "HEAD")
+    finally:
+        git(repo, "config", "--global", "--unset", "core.attributesFile")
+        git(repo, "config", "--global", "--remove-section", "filter.trim")
+    assert (code, rules(data)) == (0, []), data
+
+
 @pytest.mark.parametrize("marked", ["in-code", "in-a-comment"])
 def test_code_git_expands_on_checkout_is_not_what_the_tests_ran(
     repo: Path, genstamp: RunGenstamp, marked: str

@@ -34,7 +34,14 @@ from genstamp import (
 )
 from genstamp.bytecode import PYCACHE, holds_bytecode, is_bytecode_file
 from genstamp.errors import GenstampError
-from genstamp.identity import ALONE, added_blobs, clone_conversions, hidden_changes, scan
+from genstamp.identity import (
+    ALONE,
+    SHARED,
+    added_blobs,
+    clone_conversions,
+    hidden_changes,
+    scan,
+)
 from genstamp.paths import inside
 from genstamp.placed import installed, placement
 from genstamp.repo import Checkout
@@ -439,6 +446,8 @@ def converted(
         for (owner, prefix), part in _by_repository(checkout, batch).items():
             found = added_blobs(owner, {rel[len(prefix) :]: raw for rel, raw in part.items()})
             for rel, how in clone_conversions(owner, found).items():
+                if how == SHARED and (prefix or not rel.endswith(_PY)):
+                    continue  # (asked of the project's own Python sources: code, and few)
                 if how:
                     found[rel] = None
                     mine[prefix + rel] = how
@@ -510,10 +519,13 @@ def _same_code(checkout: Checkout, rel: str, raw: str, form: bytes) -> bool:
 
 def checkout_forms(checkout: Checkout, tree: str, paths: Sequence[str]) -> dict[str, bytes]:
     """For each of ``paths`` in ``tree``: the bytes a checkout writes for it
-    (``git cat-file --filters``: eol, ident and smudge filters as git applies them); paths
-    git cannot give are left out. One git process per path: asked only for files that changed
-    after the run."""
-    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
+    (``git cat-file --filters``: eol, ident and smudge filters as git applies them, as a
+    clone's checkout does: git-lfs's smudge not skipped); paths git cannot give, or whose
+    filters take longer than ``FORMS_TIMEOUT``, are left out (unknown). One git process per
+    path (its batch mode gives the size of the blob, not of what the filters write): asked
+    only for the few files that need it."""
+    skipped = ("GIT_DIR", "GIT_WORK_TREE", "GIT_LFS_SKIP_SMUDGE")
+    env = {k: v for k, v in os.environ.items() if k not in skipped}
     repo = checkout.repo
     out: dict[str, bytes] = {}
     for path in paths:
@@ -527,12 +539,16 @@ def checkout_forms(checkout: Checkout, tree: str, paths: Sequence[str]) -> dict[
                 capture_output=True,
                 cwd=checkout.workdir,
                 env=env,
+                timeout=FORMS_TIMEOUT,
             )
-        except (KeyError, ValueError, pygit2.GitError, OSError):
+        except (KeyError, ValueError, pygit2.GitError, OSError, subprocess.TimeoutExpired):
             continue
         if proc.returncode == 0:
             out[path] = proc.stdout
     return out
+
+
+FORMS_TIMEOUT = 60  # seconds a checkout's filters may take for one file
 
 
 def _by_repository(

@@ -144,7 +144,8 @@ def clone_conversions(checkout: Checkout, paths: Iterable[str]) -> dict[str, str
     loaded is what a clone runs only when checking the stored blob out through that driver
     gives it back (its smudge side: a clean side alone that drops a line of code stores
     another file than a clone checks out). A driver that only ``.git/info/attributes`` names
-    is ``ALONE`` wherever it is configured: no fresh clone is asked to use it."""
+    is ``ALONE`` wherever it is configured: no fresh clone is asked to use it; one the user's
+    attributes file names is every clone's here, as the driver is."""
     repo = checkout.repo
     drivers = _conversion(repo, ()).drivers
     shared = set()
@@ -158,12 +159,25 @@ def clone_conversions(checkout: Checkout, paths: Iterable[str]) -> dict[str, str
         raw = os.fsencode(p)
         name = repo.get_attr(raw, "filter")
         if isinstance(name, str) and name in drivers:
-            declared = _declared(repo, p, f"filter={name}")
-            out[p] = (SHARED if name in shared else LOCAL) if declared else ALONE
+            attribute = f"filter={name}"
+            private = not _declared(repo, p, attribute) and _named_privately(repo, attribute)
+            out[p] = ALONE if private else SHARED if name in shared else LOCAL
         encoding = repo.get_attr(raw, "working-tree-encoding")
         if isinstance(encoding, str) and not _declared(repo, p, "working-tree-encoding="):
             out[p] = ALONE
     return out
+
+
+def _named_privately(repo: pygit2.Repository, attribute: str) -> bool:
+    """Whether this clone's ``.git/info/attributes`` sets ``attribute`` (any pattern): named
+    there and in no tracked .gitattributes, it is this clone's alone (the user's attributes
+    file, ``core.attributesFile``, names it for every clone of this machine)."""
+    try:
+        text = Path(repo.path, "info", "attributes").read_bytes()
+    except OSError:
+        return False
+    wanted = attribute.encode()
+    return any(wanted in line.split()[1:] for line in text.splitlines())
 
 
 def _declared(repo: pygit2.Repository, path: str, attribute: str) -> bool:
