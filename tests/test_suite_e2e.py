@@ -876,8 +876,11 @@ def test_the_deselection_of_a_configuration_only_the_tests_folder_keeps_is_the_s
     """tests/pytest.ini is the project's configuration (none at the top), and its own addopts
     deselect a test: that is the suite, as a top-level configuration's are (the deselected
     test was read against the top, which has none, and refused as left out). The control: the
-    same deselection given on the command line leaves a test of the suite out."""
+    same deselection given on the command line leaves a test of the suite out. A test file
+    git ignores elsewhere (a scratch folder) is no test of the suite."""
     files = {
+        ".gitignore": "__pycache__/\nscratch/\n",
+        "scratch/test_try.py": cases("try"),
         "tests/test_a.py": cases("a1") + "@pytest.mark.slow\n" + cases("slow"),
         "tests/pytest.ini": f"[pytest]\nmarkers = slow\naddopts = {addopts}\n",
     }

@@ -740,18 +740,22 @@ class Tally:
 
     def _kept_by_tests(self) -> str:
         """The folder whose configuration the tree's suite keeps where the top has none
-        (``suite.kept_by_tests`` of the suite at the top, listed from the work tree as the
-        gate lists it from the tree: every test file of the project in that folder), read
-        once; "" when none, or the tree is past the listing's limit."""
+        (``suite.kept_by_tests`` of the suite at the top, over the files git lists of the work
+        tree, tracked or not ignored, as the gate reads the tree: every test file of the
+        project in that folder), read once; "" when none, or git cannot list them."""
         if not self._kept:
+            import subprocess
+
             from genstamp import suite
 
             kept = ""
-            top = self.config_at("")
-            listing = None
-            if self.workdir is not None:
-                listing = _listing_on_disk(self.workdir, "", [""], top.norecursedirs)
-            if listing is not None:
+            listed = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+            try:
+                out = subprocess.run(listed, cwd=self.workdir, capture_output=True, check=True)
+            except (OSError, subprocess.CalledProcessError):
+                out = None
+            if self.workdir is not None and out is not None:
+                listing = sorted(set(os.fsdecode(out.stdout).split("\0")) - {""})
                 found = suite.collect(listing, self._read, "")
                 kept = suite.kept_by_tests(found, self._read, listing)
             self._kept.append(kept)
