@@ -177,6 +177,7 @@ def test_the_version_is_read_from_any_hook_genstamp_wrote(
     assert "genstamp install" not in found["version"]["remedy"], found["version"]
 
 
+@pytest.mark.parametrize("key", ["", ":pyyaml"])  # additional_dependencies: `repo:deps`
 @pytest.mark.parametrize("pinned", ["0.0.1", None])
 def test_the_genstamp_pre_commits_hooks_run_is_compared_with_the_tests(
     installed: Path,
@@ -184,6 +185,7 @@ def test_the_genstamp_pre_commits_hooks_run_is_compared_with_the_tests(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     pinned: str | None,
+    key: str,
 ) -> None:
     """pre-commit's hooks run the genstamp its environment for the config's `rev:` holds, which
     may be another than the tests' (the test environment upgraded, the pin left behind): said
@@ -201,9 +203,8 @@ def test_the_genstamp_pre_commits_hooks_run_is_compared_with_the_tests(
     home.mkdir(exist_ok=True)
     db = sqlite3.connect(home / "db.db")
     db.execute("CREATE TABLE repos (repo TEXT, ref TEXT, path TEXT, PRIMARY KEY (repo, ref))")
-    db.execute(
-        "INSERT INTO repos VALUES (?, ?, ?)", ("https://x/genstamp", "v1", str(home / "repoabc"))
-    )
+    row = ("https://x/genstamp" + key, "v1", str(home / "repoabc"))
+    db.execute("INSERT INTO repos VALUES (?, ?, ?)", row)
     db.commit()
     db.close()
     (installed / ".pre-commit-config.yaml").write_text(
@@ -217,6 +218,17 @@ def test_the_genstamp_pre_commits_hooks_run_is_compared_with_the_tests(
         assert "rev:" in found["version"]["remedy"], found["version"]
     else:
         assert found["version"]["status"] == "ok", found["version"]
+
+
+@pytest.mark.parametrize("repos", ["5", "true", "[5]", "[{hooks: 3}]"])
+def test_a_config_of_no_repositories_is_read_as_none(
+    installed: Path, genstamp: RunGenstamp, repos: str
+) -> None:
+    """A .pre-commit-config.yaml whose repos is no list of repositories: doctor says what it
+    finds, no traceback (reading pre-commit's versions raised on `repos: 5`)."""
+    (installed / ".pre-commit-config.yaml").write_text(f"repos: {repos}\n")
+    _code, found = checks(genstamp, installed, "--python", sys.executable)
+    assert "version" in found, found
 
 
 def test_a_test_environment_without_pytest_fails(

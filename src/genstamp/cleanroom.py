@@ -135,7 +135,7 @@ def _setup_py_test_extra(path: Path) -> bool:
 
     try:
         tree = ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError):
         return False
 
     def with_test(node: ast.AST | None) -> bool:

@@ -228,14 +228,19 @@ def _pre_commit_versions(workdir: Path) -> list[tuple[str, str]]:
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pre-commit"
     )
     found = []
+    uri = Path(home, "db.db").absolute().as_uri() + "?mode=ro"  # read only: never made here
     try:
-        db = sqlite3.connect(f"file:{os.path.join(home, 'db.db')}?mode=ro", uri=True)
+        db = sqlite3.connect(uri, uri=True, timeout=0.5)
         try:
             for repo, rev in wanted:
+                # (with additional_dependencies, pre-commit keys it `repo:dep,dep`)
+                pattern = "".join("\\" + c if c in "\\%_" else c for c in repo) + ":%"
                 row = db.execute(
-                    "SELECT path FROM repos WHERE repo = ? AND ref = ?", (repo, rev)
+                    "SELECT path FROM repos WHERE (repo = ? OR repo LIKE ? ESCAPE '\\')"
+                    " AND ref = ?",
+                    (repo, pattern, rev),
                 ).fetchone()
-                version = _installed_version(Path(row[0])) if row else None
+                version = _installed_version(Path(row[0])) if row and row[0] else None
                 if version is not None:
                     found.append((f"{repo} at {rev}", version))
         finally:

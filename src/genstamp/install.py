@@ -496,11 +496,12 @@ def config_facts(text: str) -> tuple[list[str] | None, set[str]]:
     if not isinstance(data, dict):
         raise GenstampError(f"{CONFIG} is not a mapping", "fix it first (see pre-commit.com)")
     types = data.get("default_install_hook_types")
+    repos = data.get("repos")
     ids = {
         str(h.get("id"))
-        for r in data.get("repos") or []
-        if isinstance(r, dict)
-        for h in r.get("hooks") or []
+        for r in (repos if isinstance(repos, list) else [])
+        if isinstance(r, dict) and isinstance(hooks := r.get("hooks") or [], list)
+        for h in hooks
         if isinstance(h, dict)
     }
     return (list(map(str, types)) if isinstance(types, list) else None), ids
@@ -519,7 +520,7 @@ def config_repos(text: str) -> list[tuple[str, str, list[str]]]:
     repos = data.get("repos") if isinstance(data, dict) else None
     return [
         (str(r.get("repo")), str(r.get("rev", "")), [str(h.get("id")) for h in hooks])
-        for r in repos or []
+        for r in (repos if isinstance(repos, list) else [])
         if isinstance(r, dict) and isinstance(hooks := r.get("hooks") or [], list)
         if all(isinstance(h, dict) for h in hooks)
     ]
