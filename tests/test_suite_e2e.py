@@ -1134,6 +1134,23 @@ def test_a_pytest_a_test_starts_in_the_tree_runs_its_tests_as_they_are(tmp_path:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_parts_that_each_write_a_report_into_the_work_tree_merge(tmp_path: Path) -> None:
+    """A split run whose parts each write their --junitxml into the work tree (not ignored), as
+    CI jobs do (`--junitxml=junit.xml` in each): each part's tree holds its own report, which
+    the gate leaves out of the trees it compares;
+    the parts were never merged (partial-run, naming a file the other part ran). The control:
+    one part alone leaves the other's file out."""
+    root = make(
+        tmp_path / "p", {"tests/a/test_a.py": cases("a1"), "tests/b/test_b.py": cases("b1")}
+    )
+    assert pytest_in(root, "tests/a", "--junitxml=junit.xml").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1 and "tests/b/test_b.py" in rules(data)["partial-run"], data
+    assert pytest_in(root, "tests/b", "--junitxml=junit.xml").returncode == 0
+    code, data, _ = verify(root)
+    assert (code, rules(data)) == (0, {}), data
+
+
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     files = {
         "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',

@@ -717,6 +717,20 @@ def _same_tested(checkout: Checkout, tested: str, tree: str, props: Mapping[str,
     return tested in views and views.get(tested) == views.get(tree)
 
 
+def _same_trees_tested(checkout: Checkout, a: Mapping[str, str], b: Mapping[str, str]) -> bool:
+    """Whether two runs (their properties) tested the same tree, as the gate compares trees:
+    each run's own output file in the work tree (its ``--junitxml``, which every run of a
+    split rewrites, or writes beside the other's) left out of both."""
+    tree_a, tree_b = a.get(binding.P_TREE_END, ""), b.get(binding.P_TREE_END, "")
+    if tree_a == tree_b:
+        return True
+    outputs = sorted({o for o in (a.get(binding.P_OUTPUT), b.get(binding.P_OUTPUT)) if o})
+    if not tree_a or not tree_b or not outputs:
+        return False
+    views = without(checkout.repo, (tree_a, tree_b), *outputs)
+    return tree_a in views and views.get(tree_a) == views.get(tree_b)
+
+
 def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Path]:
     """The current generation's kept parts that tested the same tree as ``first`` (a part of
     an earlier tree is history, not a part of this run), ``first`` itself left out."""
@@ -732,7 +746,7 @@ def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Pat
         if (
             not binding_problem(rep)
             and p.get(binding.P_GENERATION) == gen
-            and p.get(binding.P_TREE_END) == props[binding.P_TREE_END]
+            and _same_trees_tested(checkout, p, props)
             and p.get(binding.P_SEAL) != props.get(binding.P_SEAL)
             and p.get(binding.P_RUNNER) == props.get(binding.P_RUNNER) == "pytest"
         ):  # (`genstamp run` keeps its runs as parts too: they merge with none)
