@@ -312,26 +312,39 @@ def test_a_configuration_a_global_driver_the_users_attributes_name_converts_is_t
     assert (code, rules(data)) == (0, []), data
 
 
-@pytest.mark.parametrize("marked", ["in-code", "in-a-comment"])
+@pytest.mark.parametrize(
+    "marked", ["in-code", "in-code-crlf", "in-a-comment", "in-a-docstring", "this-clone-alone"]
+)
 def test_code_git_expands_on_checkout_is_not_what_the_tests_ran(
     repo: Path, genstamp: RunGenstamp, marked: str
 ) -> None:
     """`ident` on a module: after a commit the work tree still holds `$Id$` as committed, the
     tests run that, and a clone checks out `$Id: <blob> $`, whose code is another (the test
-    fails there; it was accepted: the loaded bytes were the tree's blob). The control: the
-    `$Id$` in a comment, which changes no code."""
-    if marked == "in-code":
-        code = 'REV = "$Id$"\nKNOWN = REV != "$" + "Id$"\n'
-    else:
+    fails there; it was accepted: the loaded bytes were the tree's blob), with CRLF line
+    endings git stores as LF too. The controls: the `$Id$` in a comment or a docstring,
+    which changes no code, and `ident` that only `.git/info/attributes` names (a fresh clone
+    expands nothing)."""
+    code = 'REV = "$Id$"\nKNOWN = REV != "$" + "Id$"\n'
+    if marked == "in-a-comment":
         code = "# $Id$\nKNOWN = False\n"
+    elif marked == "in-a-docstring":
+        code = '"""The revision module, $Id$."""\n\nKNOWN = False\n'
     tests = "from calc.rev import KNOWN\n\n\ndef test_rev():\n    assert not KNOWN\n"
     write_calc(repo, tests=tests)
-    (repo / "src" / "calc" / "rev.py").write_text(code)
-    (repo / ".gitattributes").write_text("*.py ident\n")
+    rev = repo / "src" / "calc" / "rev.py"
+    rev.write_text(code)
+    if marked == "in-code-crlf":  # written with CRLF, stored with LF
+        git(repo, "config", "core.autocrlf", "true")
+        rev.write_bytes(code.replace("\n", "\r\n").encode())
+    if marked == "this-clone-alone":
+        (repo / ".git" / "info").mkdir(exist_ok=True)
+        (repo / ".git" / "info" / "attributes").write_text("*.py ident\n")
+    else:
+        (repo / ".gitattributes").write_text("*.py ident\n")
     commit_all(repo, "calc, its revision")
     green(genstamp, repo)
     code_, data = verdict(genstamp, repo, "--rev", "HEAD")
-    if marked == "in-code":
+    if marked.startswith("in-code"):
         assert (code_, rules(data)) == (1, ["loaded-not-tested"]), data
         assert "src/calc/rev.py" in message(data, "loaded-not-tested")
     else:

@@ -895,6 +895,23 @@ def test_the_deselection_of_a_configuration_only_the_tests_folder_keeps_is_the_s
     assert code == 1 and "partial-run" in rules(data), data
 
 
+def test_the_tests_folders_own_deselection_under_gits_relative_environment(tmp_path: Path) -> None:
+    """`cd tests && GIT_DIR=../.git GIT_WORK_TREE=.. pytest`: the folder the suite keeps its
+    configuration in is read by a git started in the work tree, with git's environment as the
+    process was given it (relative to tests/: the listing failed, and the deselection of
+    tests/pytest.ini was refused as partial)."""
+    files = {
+        "tests/test_a.py": "import pytest\n\n\n@pytest.mark.slow\n" + cases("slow") + cases("a1"),
+        "tests/pytest.ini": '[pytest]\nmarkers = slow\naddopts = -m "not slow"\n',
+    }
+    root = make(tmp_path / "p", files)
+    env = subprocess_env(GIT_DIR="../.git", GIT_WORK_TREE="..")
+    proc = run_pytest(root / "tests", "-p", "no:cacheprovider", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, data, _ = verify(root)
+    assert (code, rules(data)) == (0, {}), data
+
+
 def test_a_deselection_the_tests_folder_makes_is_not_the_suites_when_tests_lie_elsewhere(
     tmp_path: Path,
 ) -> None:

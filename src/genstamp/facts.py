@@ -40,6 +40,7 @@ from genstamp.identity import (
     added_blobs,
     clone_conversions,
     hidden_changes,
+    private_attribute,
     scan,
 )
 from genstamp.paths import inside
@@ -417,14 +418,11 @@ def converted(
     the bytes were still in the file: where it gives the tested blob, that is the answer."""
     out: dict[tuple[str, str], str | None] = {}
     differ = []
-    as_stored = []  # Python sources loaded as the tree stores them
     for rel, loads in loaded.items():
         if rel not in blobs:
             continue
         for raw in loads:
             if raw == blobs[rel]:
-                if rel.endswith(_PY):
-                    as_stored.append(rel)
                 continue
             if known is not None and known.get(rel, {}).get(raw) == blobs[rel]:
                 out[(rel, raw)] = blobs[rel]
@@ -467,35 +465,66 @@ def converted(
                 rel in mine and rel.endswith(_PY) and _same_code(checkout, rel, raw, form)
             ):
                 out[(rel, raw)] = blobs[rel]
-    out.update(_expanded(checkout, tested, blobs, as_stored))
+    # what the tests loaded as the tree's, where a checkout writes other code of it
+    tested_as = [
+        (rel, raw)
+        for rel, loads in loaded.items()
+        if rel in blobs and rel.endswith(_PY)
+        for raw in loads
+        if raw == blobs[rel] or out.get((rel, raw)) == blobs[rel]
+    ]
+    expanded = _expanded(checkout, tested, blobs, sorted({rel for rel, _ in tested_as}))
+    out.update(((rel, raw), None) for rel, raw in tested_as if rel in expanded)
     return out
 
 
 def _expanded(
     checkout: Checkout, tested: str, blobs: Mapping[str, str], paths: Sequence[str]
-) -> dict[tuple[str, str], None]:
-    """Of the Python sources ``paths`` the tests loaded byte for byte as the tree stores them,
-    those a checkout writes as other code (``ident``: ``$Id$`` stays as committed in the work
-    tree, a clone gets ``$Id: <blob> $``; a comment's is no code): what a clone runs is not
-    what the tests did. Each maps to None: no blob stands for what they loaded."""
+) -> set[str]:
+    """Of the Python sources ``paths``, which the tests loaded as the tree stores them, those a
+    checkout writes as other code: ``ident`` (``$Id$`` stays as committed in the work tree, a
+    clone gets ``$Id: <blob> $``), where the project's attributes or the user's ask every
+    clone for it (not ``.git/info/attributes`` alone). A ``$Id$`` in a comment or docstring
+    changes no code. Asked of git only for blobs that hold ``$Id``."""
     repo = checkout.repo
-    marked = [p for p in paths if repo.get_attr(os.fsencode(p), "ident") is True]
+    marked = {}
+    for rel in paths:
+        blob = repo.get(blobs[rel])
+        if not isinstance(blob, pygit2.Blob) or b"$Id" not in blob.data:
+            continue
+        if repo.get_attr(os.fsencode(rel), "ident") is True and not private_attribute(
+            repo, rel, "ident"
+        ):
+            marked[rel] = blob.data
     if not marked:
-        return {}
+        return set()
+    forms = checkout_forms(checkout, tested, sorted(marked))
+    return {rel for rel, form in forms.items() if not _same_code_of(marked[rel], form)}
+
+
+def _same_code_of(a: bytes, b: bytes) -> bool:
+    """Whether two Python sources parse to the same syntax tree, docstrings aside."""
     import ast
 
-    out: dict[tuple[str, str], None] = {}
-    for rel, form in checkout_forms(checkout, tested, marked).items():
-        blob = repo.get(blobs[rel])
-        if not isinstance(blob, pygit2.Blob) or blob.data == form:
-            continue
-        try:
-            same = ast.dump(ast.parse(blob.data)) == ast.dump(ast.parse(form))
-        except (SyntaxError, ValueError):
-            same = False
-        if not same:
-            out[(rel, blobs[rel])] = None
-    return out
+    def code(data: bytes) -> str:
+        tree = ast.parse(data)
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if (
+                isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and isinstance(body, list)
+                and body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                body[0] = ast.Pass()
+        return ast.dump(tree)
+
+    try:
+        return a == b or code(a) == code(b)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
 
 
 _PY = (".py", ".pyw")

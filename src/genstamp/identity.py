@@ -159,13 +159,19 @@ def clone_conversions(checkout: Checkout, paths: Iterable[str]) -> dict[str, str
         raw = os.fsencode(p)
         name = repo.get_attr(raw, "filter")
         if isinstance(name, str) and name in drivers:
-            attribute = f"filter={name}"
-            private = not _declared(repo, p, attribute) and _named_privately(repo, attribute)
+            private = private_attribute(repo, p, f"filter={name}")
             out[p] = ALONE if private else SHARED if name in shared else LOCAL
         encoding = repo.get_attr(raw, "working-tree-encoding")
         if isinstance(encoding, str) and not _declared(repo, p, "working-tree-encoding="):
             out[p] = ALONE
     return out
+
+
+def private_attribute(repo: pygit2.Repository, path: str, attribute: str) -> bool:
+    """Whether ``attribute`` (``filter=lfs``, ``ident``) applies to ``path`` by this clone's
+    ``.git/info/attributes`` alone: no tracked .gitattributes sets it, and a fresh clone
+    (which the user's attributes file, ``core.attributesFile``, would ask) is not asked."""
+    return not _declared(repo, path, attribute) and _named_privately(repo, attribute)
 
 
 def _named_privately(repo: pygit2.Repository, attribute: str) -> bool:

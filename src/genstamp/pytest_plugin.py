@@ -750,8 +750,16 @@ class Tally:
 
             kept = ""
             listed = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+            # git's environment as this process was given it (relative to the folder pytest
+            # started in), for a git started in the work tree
+            env = dict(os.environ)
+            for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+                if env.get(name):
+                    env[name] = os.path.abspath(env[name])
             try:
-                out = subprocess.run(listed, cwd=self.workdir, capture_output=True, check=True)
+                out = subprocess.run(
+                    listed, cwd=self.workdir, env=env, capture_output=True, check=True
+                )
             except (OSError, subprocess.CalledProcessError):
                 out = None
             if self.workdir is not None and out is not None:
