@@ -70,7 +70,7 @@ PYPROJECT_TABLES = (
 # binaries only) but those that change how it is fetched or shown (timeouts, caches, colours,
 # certificates, proxies, progress, verbosity); one unknown here counts.
 INSTALLER_VARIABLES = re.compile(r"^(PIP|UV)_")
-UNINSTALLING_VARIABLES = re.compile(
+FETCHING_VARIABLES = re.compile(
     r"^(PIP_(DISABLE_PIP_VERSION_CHECK|DEFAULT_TIMEOUT|TIMEOUT|RETRIES|PROGRESS_BAR|NO_COLOR"
     r"|QUIET|VERBOSE|CACHE_DIR|NO_CACHE_DIR|LOG|LOG_FILE|NO_INPUT|CERT|CLIENT_CERT|PROXY"
     r"|TRUSTED_HOST|KEYRING_PROVIDER|ROOT_USER_ACTION|REQUIRE_VIRTUALENV|EXISTS_ACTION)"
@@ -201,7 +201,7 @@ def key(
     index = {
         k: v
         for k, v in environ.items()
-        if INSTALLER_VARIABLES.match(k) and not UNINSTALLING_VARIABLES.match(k)
+        if INSTALLER_VARIABLES.match(k) and not FETCHING_VARIABLES.match(k)
     }
     add("index", json.dumps(index, sort_keys=True).encode())
     for path in installer_inputs(environ):

@@ -502,13 +502,14 @@ def _expanded(
     return {rel for rel, form in forms.items() if not _same_code_of(marked[rel], form)}
 
 
-def _same_code_of(a: bytes, b: bytes) -> bool:
-    """Whether two Python sources parse to the same syntax tree, docstrings aside."""
+def _same_code_of(a: bytes, b: bytes, *, docstrings: bool = False) -> bool:
+    """Whether two Python sources parse to the same syntax tree (docstrings aside, unless
+    ``docstrings``)."""
     import ast
 
     def code(data: bytes) -> str:
         tree = ast.parse(data)
-        for node in ast.walk(tree):
+        for node in () if docstrings else ast.walk(tree):
             body = getattr(node, "body", None)
             if (
                 isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
@@ -534,16 +535,12 @@ def _same_code(checkout: Checkout, rel: str, raw: str, form: bytes) -> bool:
     """Whether the Python source ``rel``, which still holds the loaded bytes ``raw``, parses to
     the same syntax tree as ``form`` (what a fresh clone checks out): the conversion dropped
     comments or spacing (a local note, a formatter's), not code."""
-    import ast
-
     try:
         with open(checkout.workdir / rel, "rb") as fh:
             data = fh.read()
-        if str(pygit2.hash(data)) != raw:
-            return False
-        return ast.dump(ast.parse(data)) == ast.dump(ast.parse(form))
-    except (OSError, SyntaxError, ValueError):
+    except OSError:
         return False
+    return str(pygit2.hash(data)) == raw and _same_code_of(data, form, docstrings=True)
 
 
 def checkout_forms(checkout: Checkout, tree: str, paths: Sequence[str]) -> dict[str, bytes]:
