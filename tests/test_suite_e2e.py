@@ -2342,8 +2342,6 @@ def pytest_sessionfinish(session):
         ("--cov=pkg --cov-fail-under=40", "", ("--no-cov",), True),  # met, but not checked
         ("--cov=pkg", "", ("--no-cov",), False),  # no threshold: measured, nothing decided
         ("--cov=pkg", "[report]\nfail_under = 90\n", ("--cov-reset",), True),
-        # an earlier run's coverage data counted with this one's (the plugin here ignores it)
-        ("--cov=pkg --cov-fail-under=40", "", ("--cov-append",), True),
         ("--cov=pkg", "", ("--cov-append",), False),  # no threshold
         ("--cov=pkg", "[report]\nfail_under = 90\n", ("--cov-config=lax.rc",), True),
         ("--cov=pkg", "[report]\nfail_under = 90\n", ("ENV", "COVERAGE_RCFILE=lax.rc"), True),
@@ -2391,6 +2389,48 @@ def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_no
     if partial:
         said = args[1].partition("=")[0] if variables else args[0]
         assert code == 1 and said in rules(data)["partial-run"], data
+    else:
+        assert code == 0, data
+
+
+@pytest.mark.parametrize(
+    ("left", "variables", "partial"),
+    [
+        ("", {}, False),  # nothing to count but this run's own: a fresh run
+        (".coverage", {}, True),
+        (".coverage.host.123.XyZ", {}, True),  # a part coverage combines
+        ("cov/data", {"COVERAGE_FILE": "cov/data"}, True),
+        ("cov/data.host.1.a", {"COVERAGE_FILE": "cov/data"}, True),
+        (".coverage", {"COVERAGE_FILE": "cov/data"}, False),  # not the file coverage reads
+        ("run/data", {}, True),  # where the configuration's [run] data_file puts it
+        ("notes.coverage", {}, False),
+    ],
+)
+def test_cov_append_counts_only_where_an_earlier_run_left_coverage_data(
+    tmp_path: Path, left: str, variables: dict[str, str], partial: bool
+) -> None:
+    """``--cov-append`` counts the coverage data an earlier run left with this run's, where
+    the suite's coverage has a threshold: where coverage's data file (``COVERAGE_FILE``, the
+    configuration's ``data_file``, ``.coverage``) or a part of it was there as the run began,
+    the run is not the suite's; where none was, it is a fresh run like any other."""
+    site = installed_plugin(tmp_path / "site", "measuring", MEASURING_PLUGIN)
+    files = {
+        "pytest.ini": "[pytest]\naddopts = --cov=pkg --cov-fail-under=40\n",
+        ".gitignore": ".coverage*\ncov/\nrun/\nnotes.coverage\n",
+        "tests/test_a.py": cases("a1", "a2"),
+    }
+    if left.startswith("run/"):
+        files[".coveragerc"] = "[run]\ndata_file = run/data\n"
+    root = make(tmp_path / "p", files)
+    if left:
+        (root / left).parent.mkdir(exist_ok=True)
+        (root / left).write_bytes(b"SQLite format 3\x00")
+    env = subprocess_env(PYTHONPATH=str(site), **variables)
+    proc = run_pytest(root, "-p", "no:cacheprovider", "--cov-append", env=env)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    if partial:
+        assert code == 1 and "--cov-append" in rules(data)["partial-run"], data
     else:
         assert code == 0, data
 

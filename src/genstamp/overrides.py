@@ -298,10 +298,12 @@ SHOWING_INI = frozenset(
 )
 
 
-def overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
+def overrides(cfg: pytest.Config, tally: Tally, coverage_left: bool = True) -> tuple[str, ...]:
     """The run's own options (its command line and ``PYTEST_ADDOPTS``; the configuration's
     ``addopts`` are the suite's) that change which tests the collected files yield, or make
-    lenient a warning that the configuration's ``filterwarnings`` make an error."""
+    lenient a warning that the configuration's ``filterwarnings`` make an error.
+    ``coverage_left``: whether coverage data of an earlier run was there as the run began
+    (``earlier_coverage``), which ``--cov-append`` counts."""
     words = run_words(cfg)
     rel = tally.tree_path(cfg.rootpath)
     own = None if rel is None else tally.config_at("" if rel == "." else rel)
@@ -426,7 +428,7 @@ def overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
         chosen = _last_value([*suite_opts, *words], flag)
         if chosen is not None and chosen != _last_value(suite_opts, flag):
             out.append(f"{flag}={chosen}")
-    out += _coverage_lowered(words, suite_opts, cfg.rootpath)
+    out += _coverage_lowered(words, suite_opts, cfg.rootpath, coverage_left)
     if sys.flags.optimize:  # the asserts of the code under test are gone
         out.append("python -" + "O" * sys.flags.optimize)
     if not any(flag == "-c" for flag, _ in pairs):
@@ -446,7 +448,9 @@ def overrides(cfg: pytest.Config, tally: Tally) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _coverage_lowered(words: list[str], suite_opts: list[str], folder: Path) -> list[str]:
+def _coverage_lowered(
+    words: list[str], suite_opts: list[str], folder: Path, coverage_left: bool = True
+) -> list[str]:
     """The run's own pytest-cov options (``words``) that turn off or lower the coverage
     threshold a run of the suite fails under: its addopts' ``--cov-fail-under``, or, where
     they measure coverage (``--cov``), coverage's ``fail_under`` in the configuration file it
@@ -455,7 +459,8 @@ def _coverage_lowered(words: list[str], suite_opts: list[str], folder: Path) -> 
     failure (pytest exits 1); so is one whose threshold the run's ``--cov-fail-under``,
     ``--cov-config`` or ``COVERAGE_RCFILE`` set lower, that measured nothing (``--no-cov``,
     ``--cov-reset``), or that counts what an earlier run covered (``--cov-append``: the
-    coverage data an earlier run left, of tests a clean clone may no longer hold)."""
+    coverage data an earlier run left, of tests a clean clone may no longer hold, where
+    ``coverage_left`` says some was there as the run began)."""
     options = ("--no-cov", "--cov-reset", "--cov-append", "--cov-fail-under", "--cov-config")
     if not os.environ.get("COVERAGE_RCFILE") and not any(
         w.partition("=")[0] in options for w in words
@@ -468,7 +473,7 @@ def _coverage_lowered(words: list[str], suite_opts: list[str], folder: Path) -> 
         limit = _configured_fail_under(folder, suite_rc)  # (COVERAGE_RCFILE is the run's)
     if not limit or limit <= 0:
         return []
-    lowering = (UNCOVERED, "--cov-reset", "--cov-append")
+    lowering = (UNCOVERED, "--cov-reset", *(["--cov-append"] if coverage_left else []))
     out = [flag for flag in lowering if flag in words and flag not in suite_opts]
     given = _last_value(words, "--cov-fail-under")
     if given is not None and (_number(given) or 0.0) < limit:
@@ -534,10 +539,15 @@ def _number(text: str | None) -> float | None:
 
 
 def _configured_fail_under(folder: Path, rcfile: str | None = None) -> float | None:
-    """coverage's ``fail_under`` as the configuration file it reads sets it: ``rcfile`` (its
-    ``--cov-config``), else the first of ``.coveragerc`` (read whatever it holds), ``setup.cfg``,
-    ``tox.ini`` (their ``[coverage:…]`` sections) and ``pyproject.toml`` (``[tool.coverage]``)
-    that holds coverage's settings, as coverage reads them."""
+    """coverage's ``fail_under`` as the configuration file it reads sets it."""
+    return _number(_coverage_setting(folder, rcfile, "report", "fail_under"))
+
+
+def _coverage_setting(folder: Path, rcfile: str | None, section: str, key: str) -> str | None:
+    """A setting of coverage's (``[section] key``) as the configuration file it reads sets it:
+    ``rcfile`` (its ``--cov-config``), else the first of ``.coveragerc`` (read whatever it
+    holds), ``setup.cfg``, ``tox.ini`` (their ``[coverage:…]`` sections) and ``pyproject.toml``
+    (``[tool.coverage]``) that holds coverage's settings, as coverage reads them."""
     import configparser
 
     for name in [rcfile] if rcfile else [".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml"]:
@@ -556,22 +566,45 @@ def _configured_fail_under(folder: Path, rcfile: str | None = None) -> float | N
                     if ours:
                         return None
                     continue
-                report = table.get("report")
-                value = report.get("fail_under") if isinstance(report, dict) else None
-                return _number(str(value)) if value is not None else None
+                part = table.get(section)
+                value = part.get(key) if isinstance(part, dict) else None
+                return str(value) if value is not None else None
             parser = configparser.RawConfigParser()
             parser.read_string(data.decode("utf-8", "replace"))
         except (ValueError, configparser.Error):
             return None
         plain = ours and os.path.basename(name) not in ("setup.cfg", "tox.ini")
-        sections = ["coverage:report", *(["report"] if plain else [])]
+        sections = [f"coverage:{section}", *([section] if plain else [])]
         if not ours and not any(s.startswith("coverage:") for s in parser.sections()):
             continue  # no settings of coverage's here: the next file
-        for section in sections:
-            if parser.has_option(section, "fail_under"):
-                return _number(parser.get(section, "fail_under"))
+        for header in sections:
+            if parser.has_option(header, key):
+                return parser.get(header, key)
         return None
     return None
+
+
+def earlier_coverage(cfg: pytest.Config) -> bool:
+    """Whether coverage data an earlier run left is there, for a run given ``--cov-append`` to
+    count with its own: coverage's data file (``COVERAGE_FILE``, else the ``[run] data_file``
+    of the configuration file it reads, else ``.coverage``; a relative name in the folder
+    pytest started in) or a part of one (``.coverage.*``, which coverage combines). Asked as
+    the run begins, before it writes its own; True where it cannot be told."""
+    rc = getattr(cfg.option, "cov_config", None)
+    rc = None if rc in (None, ".coveragerc") else str(rc)
+    rc = rc or os.environ.get("COVERAGE_RCFILE") or None
+    try:
+        name = os.environ.get("COVERAGE_FILE") or _coverage_setting(
+            cfg.rootpath, rc, "run", "data_file"
+        )
+        path = Path(cfg.invocation_params.dir, os.path.expanduser(name or ".coverage"))
+        return path.exists() or any(
+            p.name.startswith(path.name + ".") for p in path.parent.iterdir()
+        )
+    except FileNotFoundError:  # (no folder for it: no data either)
+        return False
+    except (OSError, ValueError):
+        return True
 
 
 def _lenient_warnings(

@@ -965,6 +965,7 @@ class Session:
         self.pending: list[str] = []  # lines for the user, shown once
         self._earlier: dict[str, Any] | None = None  # see ``earlier``
         self.began_ns = time.time_ns()  # a work tree made after this is the tests' own
+        self.coverage_left = True  # coverage data of an earlier run there as the run began
         # the session the process was started for (``_started_as_pytest``, its first): what
         # loaded before the recording began loaded as it started up
         self.own_process = False
@@ -1227,7 +1228,7 @@ class Session:
             )
             asked = self._ask_misplaced(trees, merged)  # answered while the rest is gathered
             lf_skipped = self.tally.skipped_by_lf(self.config)
-            facts = _facts(self.config, session, exitstatus, self.tally)
+            facts = _facts(self.config, session, exitstatus, self.tally, self.coverage_left)
             facts = facts._replace(partly=tuple(sorted(self.tally.all_partly() | lf_skipped)))
             reasons = selection.reasons(facts)
             partly = self.tally.all_partly() | lf_skipped
@@ -1617,7 +1618,11 @@ def _arg_path(cfg: pytest.Config, arg: str) -> str:
 
 
 def _facts(
-    cfg: pytest.Config, session: pytest.Session, exitstatus: int, tally: Tally
+    cfg: pytest.Config,
+    session: pytest.Session,
+    exitstatus: int,
+    tally: Tally,
+    coverage_left: bool = True,
 ) -> selection.Facts:
     """What ``selection.reasons`` decides over, from pytest's configuration and session."""
     from genstamp import selection
@@ -1627,7 +1632,7 @@ def _facts(
         where = functools.partial(_arg_path, cfg)
         node_ids = [arg for arg in _narrowing(cfg.args, where) if not tally.whole(where(arg))]
     return selection.Facts(
-        overrides=overrides.overrides(cfg, tally),
+        overrides=overrides.overrides(cfg, tally, coverage_left),
         node_ids=tuple(node_ids),
         deselected=tally.all_unexplained(),
         collect_errors=tally.collect_errors,
@@ -2053,6 +2058,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # An xdist worker is not known as one before pytest_configure, and needs no tree.
     session.trees = _trees(config, session.start.checkout)
     session.destination = dest = _destination(config, session.start)
+    if getattr(config.option, "cov_append", False):  # (before the run writes its own data)
+        session.coverage_left = overrides.earlier_coverage(config)
     if dest.feed is not None:
         config.pluginmanager.register(dest.feed, _FEED_PLUGIN)
 
