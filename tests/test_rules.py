@@ -430,6 +430,21 @@ ROWS: dict[str, Row] = {
         "differs in .wt/feature",
         not_says="only files",
     ),
+    # a module the tests did not load, removed since the run (`git rm`, a rebase that dropped
+    # its commit): no report to ignore, no file to commit or remove
+    "tree-mismatch-files-removed-since": Row(
+        facts(**mismatch("pkg/h.py", label=WORK_TREE), gone={"pkg/h.py"}),
+        ["tree-mismatch"],
+        "differs in pkg/h.py (only files the tested tree held that are gone since the run:"
+        " removed, or dropped by a rebase or a reset: rerun the tests on the tree as it is)",
+        not_says="ignore",
+    ),
+    "tree-mismatch-files-removed-since-judged": Row(
+        lacking("pkg/h.py", label="HEAD:refs/heads/main", gone=frozenset({"pkg/h.py"})),
+        ["tree-mismatch"],
+        "differs in pkg/h.py (only files the tested tree held that are gone since the run",
+        not_says="commit them",
+    ),
     "tree-mismatch-files-beside-the-commit-and-an-edit": Row(
         facts(
             **mismatch(".wt/feature", CALC, label="refs/heads/main"),

@@ -1959,6 +1959,22 @@ def test_a_report_written_after_the_tests_end_is_named_with_its_remedy(tmp_path:
             assert "have git ignore them (.gitignore)" in said, said
 
 
+def test_a_file_removed_since_the_run_is_named_as_removed(tmp_path: Path) -> None:
+    """A module the tests did not load, removed since the run (`git rm`, a rebase that dropped
+    its commit): refused, and named as removed, not as a report written since (to be ignored)
+    or a file beside the commit (to be committed or removed), in the work tree and in the
+    commit judged."""
+    root = make(tmp_path / "p", {**SIMPLE, "pkg/h.py": "X = 1\n"})
+    assert pytest_in(root).returncode == 0
+    git(root, "rm", "-q", "pkg/h.py")
+    git(root, "commit", "-qm", "h gone")
+    for args in [(), ("--rev", "HEAD")]:
+        code, data, _ = verify(root, *args)
+        said = rules(data)["tree-mismatch"]
+        assert code == 1 and "differs in pkg/h.py (only files the tested tree held that" in said
+        assert "gone since the run" in said and "ignore" not in said, said
+
+
 def test_xdists_own_collection_failure_is_answered_by_a_clean_collection(tmp_path: Path) -> None:
     """xdist's workers collect different tests (ids made per worker): xdist reports it as a
     collector `gw1` that failed, a name no later run collects, so that red part stayed in

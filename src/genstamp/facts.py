@@ -146,6 +146,7 @@ def with_report(
     only_in_a: dict[tuple[str, str], frozenset[str]] = {}
     tracked: frozenset[str] = frozenset()
     rewritten: frozenset[str] = frozenset()
+    gone: frozenset[str] = frozenset()
     blobs: dict[str, str] | None = None
     added: dict[tuple[str, str], str | None] = {}
     placed: dict[str, str] = {}
@@ -183,7 +184,10 @@ def with_report(
             tracked = frozenset(p for p in named if p in index)
             # ... and which untracked ones the tested tree holds as well (rewritten since)
             tested_id = props[binding.P_TREE_END]
-            rewritten = frozenset(p for p in named - tracked if _holds(repo, tested_id, p))
+            in_tested = frozenset(p for p in named - tracked if _holds(repo, tested_id, p))
+            # (one the work tree no longer has was removed since, not written again)
+            gone = frozenset(p for p in in_tested if not os.path.lexists(checkout.workdir / p))
+            rewritten = in_tested - gone
         if loaded is not None:
             wanted = {
                 rel: loads
@@ -239,6 +243,7 @@ def with_report(
         only_in_first=only_in_a,
         tracked=tracked,
         untracked_rewritten=rewritten,
+        gone=gone,
         tested_blobs=blobs,
         added=added,
         placed=placed,

@@ -122,6 +122,9 @@ class Facts(NamedTuple):
     tracked: frozenset[str] = frozenset()
     # Of the untracked ones, those the tested tree holds too (a file written again since)
     untracked_rewritten: frozenset[str] = frozenset()
+    # Of the untracked ones, those the tested tree holds and the work tree no longer has (a
+    # file removed since the run: `git rm`, a rebase that dropped it, a reset)
+    gone: frozenset[str] = frozenset()
 
 
 class Failure(NamedTuple):
@@ -446,6 +449,11 @@ def _differing_paths(
             " (only files git does not track, written since the run: a report a plugin or"
             " `coverage run` writes after the tests end: have git ignore them (.gitignore),"
             " then rerun)"
+        )
+    elif not during and set(paths) <= facts.gone:
+        said += (
+            " (only files the tested tree held that are gone since the run: removed, or dropped"
+            " by a rebase or a reset: rerun the tests on the tree as it is)"
         )
     elif judged and set(paths) <= facts.only_in_first.get(pair, frozenset()):
         if set(paths) <= facts.tracked:  # committed later, or staged: a newer commit's
