@@ -559,6 +559,49 @@ def test_code_the_tests_zip_is_theirs(
         assert "build/gen.zip/calc/__init__.py" in message(data, "foreign-origin")
 
 
+TRACKED_WHERE_A_PATTERN_MATCHES = """\
+import pathlib, sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "FOLDER"))
+import vlib
+
+
+def test_vendored():
+    assert vlib.X == 5
+"""
+
+
+@pytest.mark.parametrize("holder", ["archive", "submodule"])
+def test_code_git_tracks_where_a_top_pattern_matches_is_not_ignored(
+    repo: Path, genstamp: RunGenstamp, holder: str, tmp_path: Path
+) -> None:
+    """A vendored archive committed although `*.zip` is ignored (`git add -f deps.zip`), and a
+    submodule's file a top pattern matches (`*_pb2.py`: git's rules of the top do not reach
+    into a submodule): tracked, a clean clone has them. The run's forecast said "will refuse:
+    ignored-code" of their modules, where the gate accepted."""
+    if holder == "archive":
+        write_calc(repo, tests=TRACKED_WHERE_A_PATTERN_MATCHES.replace("FOLDER", "deps.zip"))
+        (repo / ".gitignore").write_text("__pycache__/\n*.zip\n")
+        with zipfile.ZipFile(repo / "deps.zip", "w") as archive:
+            archive.writestr("vlib/__init__.py", "X = 5\n")
+        git(repo, "add", "-f", "deps.zip")
+    else:
+        lib = tmp_path / "lib"
+        init_repo(lib)
+        (lib / "vlib").mkdir()
+        (lib / "vlib" / "__init__.py").write_text("from vlib.api_pb2 import X\n")
+        (lib / "vlib" / "api_pb2.py").write_text("X = 5\n")
+        commit_all(lib, "lib")
+        write_calc(repo, tests=TRACKED_WHERE_A_PATTERN_MATCHES.replace("FOLDER", "sub"))
+        (repo / ".gitignore").write_text("__pycache__/\nvlib/\n*_pb2.py\n")
+        git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "sub")
+    commit_all(repo, "vendored")
+    out = green(genstamp, repo)
+    assert "will refuse" not in out, out
+    code, data = verdict(genstamp, repo)
+    assert code == 0, data
+
+
 SOURCELESS = """\
 import importlib.machinery, importlib.util, os, pathlib, py_compile
 

@@ -87,14 +87,16 @@ def placement(
             out[rel] = INSTALLED
         else:
             try:
-                ignored = path_is_ignored(checkout.repo, rel)
-                if not ignored:  # inside a submodule, its own rules decide too
-                    found = _holder(checkout, rel, holders)
+                # inside a submodule, its own rules decide (a top pattern, `*_pb2.py`, does not
+                # reach into it), unless the top ignores its folder whole
+                found = _holder(checkout, rel, holders)
+                if found is not None and not path_is_ignored(checkout.repo, rel[: -len(found[1])]):
                     ignored = (
-                        found is not None
-                        and found[1] not in found[0].index  # tracked there: not ignored
+                        found[1] not in found[0].index  # tracked there: not ignored
                         and path_is_ignored(found[0], found[1])
                     )
+                else:
+                    ignored = path_is_ignored(checkout.repo, rel)
             except pygit2.GitError:
                 ignored = False
             if ignored:
@@ -131,6 +133,16 @@ def _holder(
     return None
 
 
+def _in_tracked_file(rel: str, index: pygit2.Index) -> bool:
+    """Whether a folder of ``rel`` is a file the index holds (an archive imported from)."""
+    cut = rel.rfind("/")
+    while cut > 0:
+        if rel[:cut] in index:
+            return True
+        cut = rel.rfind("/", 0, cut)
+    return False
+
+
 def ignored(checkout: Checkout, paths: Iterable[object]) -> list[str]:
     """Those of ``paths`` the work tree's identity leaves out because git ignores them: not in
     the index, not the installer's, and matched by an ignore rule (what ``genstamp verify``
@@ -138,6 +150,7 @@ def ignored(checkout: Checkout, paths: Iterable[object]) -> list[str]:
     rels = [p for p in paths if isinstance(p, str)]
     index = checkout.repo.index
     index.read(False)
-    tracked = {p: "" for p in rels if p in index}
+    # (a member of an archive git tracks, `deps.zip/vlib/core.py`, is tracked with it)
+    tracked = {p: "" for p in rels if p in index or _in_tracked_file(p, index)}
     where = placement(checkout, rels, tracked, {})
     return sorted(p for p, w in where.items() if w == IGNORED)
