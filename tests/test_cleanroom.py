@@ -244,6 +244,71 @@ def test_what_is_installed_from_the_checkout_is_the_trees_in_a_reused_environmen
     assert not third["record"]["ok"]
 
 
+VERSIONED = PYPROJECT.replace('version = "0"', 'dynamic = ["version"]\ndependencies = ["six"]') + (
+    '\n[tool.setuptools.dynamic]\nversion = {attr = "calc.__version__"}\n'
+)
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_a_reused_environment_builds_the_project_as_an_isolated_build_does(
+    tmp_path: Path, installer: str
+) -> None:
+    """setuptools reads a version that is no literal (`attr:`) by importing the package: the
+    import writes bytecode into the clean checkout before its generation begins (scrubbed, as
+    a checkout's hook scrubs: refused as stale-bytecode before), and once the package imports
+    a dependency (`six`), a fresh clone's isolated build fails, where the reused environment's
+    build saw the environment's `six` (passed)."""
+    root = write_project(tmp_path / "calc", VERSIONED)
+    init = root / "src" / "calc" / "__init__.py"
+    init.write_text('from calc.ops import add\n\n__version__ = ".".join(["1", "0"])\n')
+    commit_all(root, "a computed version")
+    env = env_for_tests()
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    args = ("clean-run", "--installer", installer, "--json")
+    first = run_genstamp(root, *args, env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert json.loads(first.stdout)["env_reused"] is False
+    init.write_text("import six\n\n" + init.read_text())
+    commit_all(root, "the package imports six")
+    second = run_genstamp(root, *args, env=env)
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert "the install step failed" in second.stderr.splitlines()[-1], second.stderr
+    log = Path(second.stderr.split("its log: ")[1].split(" (hint")[0]).read_text()
+    assert "--no-build-isolation" in log and "No module named 'six'" in log, log
+
+
+def test_a_folder_outside_the_checkout_is_installed_as_it_is_now_in_a_reused_environment(
+    tmp_path: Path,
+) -> None:
+    """A dependency on a folder beside the checkout (`helper @ file:///…/helper`) was installed
+    only as the cached environment was made: changed since, the reused environment ran the
+    old copy (passed, where a fresh clone's install takes the folder as it is and fails); and
+    gone, a fresh install fails, as a fresh clone's."""
+    helper = tmp_path / "helper"
+    (helper / "helper").mkdir(parents=True)
+    (helper / "helper" / "__init__.py").write_text("def one():\n    return 1\n")
+    (helper / "pyproject.toml").write_text(HELPER_PYPROJECT.replace("DEPENDENCIES", "[]"))
+    url = helper.as_uri()
+    root = write_project(
+        tmp_path / "calc",
+        PYPROJECT.replace('version = "0"', f'version = "0"\ndependencies = ["helper @ {url}"]'),
+    )
+    (root / "tests" / "test_helper.py").write_text(
+        "import helper\n\n\ndef test_one():\n    assert helper.one() == 1\n"
+    )
+    commit_all(root, "helper")
+    first = clean_run_json(root)
+    assert first["record"]["ok"] and first["env_reused"] is False, first["record"]
+    (helper / "helper" / "__init__.py").write_text("def one():\n    return 2\n")
+    second = clean_run_json(root)
+    assert second["env_reused"] is True
+    assert not second["record"]["ok"], second["record"]
+    assert second["record"]["outcomes"]["tests/test_helper.py::test_one"] == "failed"
+    shutil.rmtree(helper)
+    proc = clean_run(root, "--installer", "uv", "--json")
+    assert proc.returncode == 2 and "the install step failed" in proc.stderr, proc.stderr
+
+
 def test_the_project_a_requirements_file_names_is_installed_again_in_a_reused_environment(
     tmp_path: Path,
 ) -> None:

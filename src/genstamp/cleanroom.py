@@ -708,10 +708,13 @@ def _install(
         if local.path == "." and named:
             continue  # the arguments install it again themselves
         # (the project itself too where only a requirements file names it: `-r dev.txt`
-        # holding `.`)
-        target = "." if local.path == "." else f"./{local.path}"
-        if (work / local.path).is_dir():
-            project += ["-e", target] if local.editable else [target]
+        # holding `.`; a folder or an archive outside the checkout as it is now)
+        outside = os.path.isabs(local.path)
+        target = local.path if outside or local.path == "." else f"./{local.path}"
+        if not (work / local.path).exists():  # (an absolute path joins as itself)
+            log.write(f"{target}, installed as the environment was made, is gone\n")
+            return False  # (a fresh install of the same requirements fails as a clean clone's)
+        project += ["-e", target] if local.editable else [target]
     if not project:
         return True
     again = "--reinstall" if chosen.tool == "uv" else "--force-reinstall"
@@ -778,8 +781,10 @@ def _run(
     from genstamp.verify import verify
 
     clean = open_checkout(work)
-    # a fresh checkout holds no bytecode git did not track (and scrub keeps tracked files)
-    restamp.begin(clean, trigger="ci", do_scrub=False, why="genstamp clean-run")
+    # the bytecode a build wrote into the checkout as it installed the project (setuptools
+    # importing the package for an `attr:` version) goes, as a checkout's hook scrubs before a
+    # generation begins (scrub keeps tracked files)
+    restamp.begin(clean, trigger="ci", why="genstamp clean-run")
     environ = moved_in(envcache.clean_environ(env.path), warm, work, log)
     script = env.python.parent / "pytest"
     if installed and script.is_file() and os.name != "nt":

@@ -413,10 +413,11 @@ def remember_contents(env: Path, project: str) -> None:
 
 
 class Local(NamedTuple):
-    """A distribution installed into an environment from a folder of the clean checkout (the
-    project, ``./libs/helper`` that a requirements file names): where, relative to the
-    checkout, whether editable, and the requirements its metadata states (what decides its
-    dependencies, whatever its build read them from: a file ``setup.py`` opens)."""
+    """A distribution installed into an environment from a local folder or file (the project,
+    ``./libs/helper`` that a requirements file names, a folder beside the checkout): where
+    (relative to the checkout, or an absolute path outside it), whether editable, and the
+    requirements its metadata states (what decides its dependencies, whatever its build read
+    them from: a file ``setup.py`` opens)."""
 
     path: str
     editable: bool
@@ -424,8 +425,10 @@ class Local(NamedTuple):
 
 
 def local_distributions(env: Path, work: Path) -> dict[str, Local]:
-    """The distributions of ``env`` installed from a folder of ``work`` (PEP 610's
-    ``direct_url.json``), by PEP 503 name."""
+    """The distributions of ``env`` installed from a local folder or file (PEP 610's
+    ``direct_url.json``), by PEP 503 name: a folder of ``work`` by its path there, another by
+    its absolute path (`helper @ file:///…/helper`: a fresh clone's install takes it as it is
+    then). genstamp's own is the environment's key's."""
     from urllib.parse import unquote, urlparse
 
     from genstamp.paths import inside
@@ -444,7 +447,8 @@ def local_distributions(env: Path, work: Path) -> dict[str, Local]:
             if not isinstance(url, str) or not url.startswith("file://"):
                 continue
             folder = os.path.realpath(unquote(urlparse(url).path))
-            if not inside(folder, top):
+            name = normalised(info.name.partition("-")[0])
+            if name == "genstamp":
                 continue
             headers = meta.split("\n\n", 1)[0].splitlines()
             requires = sorted(
@@ -452,8 +456,9 @@ def local_distributions(env: Path, work: Path) -> dict[str, Local]:
             )
             dir_info = data.get("dir_info")
             editable = isinstance(dir_info, dict) and dir_info.get("editable") is True
-            rel = os.path.relpath(folder, top).replace(os.sep, "/")
-            out[normalised(info.name.partition("-")[0])] = Local(rel, editable, tuple(requires))
+            mine = inside(folder, top)
+            rel = os.path.relpath(folder, top).replace(os.sep, "/") if mine else folder
+            out[name] = Local(rel, editable, tuple(requires))
     return out
 
 
@@ -538,14 +543,44 @@ def prepare(
 BUILD_FOLDER = "genstamp-build"  # in an environment: what building the project needs
 
 
+BUILD_SITE = "genstamp-build-site"  # in an environment: the isolating ``sitecustomize``
+# As pip's isolated build environment does it (its ``sitecustomize``): a build backend's process
+# drops what the environment's site-packages put on the path, and reads the build requirements'
+# folder as a site (its .pth files: setuptools' distutils shim). The installer's own process
+# (`python -m pip`) keeps its path: it runs from the environment.
+ISOLATING = """\
+import os, site, sys
+if sys.argv[:1] != ["-m"]:
+    before, known = sys.path[:], set()
+    for folder in site.getsitepackages():
+        site.addsitedir(folder, known_paths=known)
+    theirs = {os.path.normcase(p) for p in sys.path[len(before):]}
+    sys.path[:] = [p for p in before if os.path.normcase(p) not in theirs]
+    site.addsitedir(BUILD)
+"""
+
+
 def build_environ(env: Path) -> dict[str, str]:
     """The clean environment for the steps that rebuild the project in a reused environment
-    (``--no-deps --no-build-isolation``: no index): its build requirements on the import
-    path, as pip's isolated build has them; the tests' environment (``clean_environ``) has no
-    such path: a module the project imports without declaring it (``pathspec``, which
-    hatchling brings) fails there as after a fresh install."""
+    (``--no-deps --no-build-isolation``: no index), isolated as pip isolates a fresh clone's
+    build: the build backend imports the build requirements and the standard library, never
+    what the environment has installed (a package whose version ``setuptools`` reads with
+    ``attr:`` and that imports a dependency fails there, as in a fresh clone's install). The
+    tests' environment (``clean_environ``) has no such path: a module the project imports
+    without declaring it (``pathspec``, which hatchling brings) fails there as after a fresh
+    install."""
+    build = env / BUILD_FOLDER
+    site = env / BUILD_SITE
+    text = ISOLATING.replace("BUILD", repr(str(build)))
+    path = site / "sitecustomize.py"
+    with contextlib.suppress(OSError):
+        if path.read_text(encoding="utf-8") == text:
+            text = ""
+    if text:
+        site.mkdir(exist_ok=True)
+        write_atomic(path, text.encode())
     environ = clean_environ(env)
-    environ["PYTHONPATH"] = str(env / BUILD_FOLDER)
+    environ["PYTHONPATH"] = os.pathsep.join([str(site), str(build)])
     return environ
 
 
