@@ -496,3 +496,19 @@ def test_a_package_the_project_maps_a_subpackage_of_is_a_root_only_as_a_namespac
             (site / "fw" / "__init__.py").write_text("VERSION = 3\n")
     monkeypatch.syspath_prepend(str(site))
     assert ("fw" in roots.find(project)) is (framework != "regular")
+
+
+@pytest.mark.parametrize(
+    "installer",
+    ["__pypackages__/3.11/lib", "vendor/site-packages", "usr/lib/python3/dist-packages"],
+)
+def test_an_installers_folder_on_pytests_pythonpath_provides_no_root(
+    tmp_path: Path, installer: str
+) -> None:
+    """pytest's ``pythonpath`` naming an installer's folder (PEP 582's ``__pypackages__``, as
+    pdm keeps one; a site-packages): what is installed there is a copy of the checkout's
+    package, never where its root lives (a stale copy there is then judged as installed
+    code that provides the checkout's root: foreign-origin)."""
+    make(tmp_path, "pkg/__init__.py", "pkg/mod.py", f"{installer}/pkg/__init__.py")
+    found = roots.find(tmp_path, extra=[tmp_path / installer])
+    assert found == {"pkg": str(tmp_path.resolve())}

@@ -33,6 +33,7 @@ else:  # the standard library's, whatever the checkout under test names its own
 _NOT_CODE = frozenset(
     {"tests", "test", "testing", "docs", "doc", "build", "dist", "site-packages", "node_modules"}
     | {"venv", "env", "__pycache__", "examples"}
+    | {"dist-packages", "__pypackages__"}  # installers' folders too (PEP 582's, pdm's)
 )
 # Folders that hold no import root of the project, whatever they contain.
 _SKIP = _NOT_CODE | {"bench", "benchmarks", "scripts", "tools"}
