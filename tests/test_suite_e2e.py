@@ -2053,6 +2053,77 @@ def test_collect_ignore_in_a_conftest_is_out_of_the_suite(tmp_path: Path) -> Non
     assert data["selection"]["suites"][0]["files"] == 2  # type: ignore[index]
 
 
+# a conftest that ignores under a condition: CONDITION true or false here, as the run finds it
+CONDITIONAL = {
+    "true": "import sys\n\nif sys.version_info > (3,):\n    collect_ignore.append('test_c.py')\n",
+    "false": "import sys\n\nif sys.version_info < (3,):\n    collect_ignore.append('test_c.py')\n",
+    "missing module": "try:\n    import genstamp_no_such\nexcept ImportError:\n"
+    "    collect_ignore.append('test_c.py')\n",
+    "module there": "try:\n    import json\nexcept ImportError:\n"
+    "    collect_ignore.append('test_c.py')\n",
+    "glob": "import sys\n\nif sys.version_info > (3,):\n    collect_ignore_glob = ['test_?.py']\n",
+}
+
+
+@pytest.mark.parametrize("xdist", [False, True])
+@pytest.mark.parametrize("condition", list(CONDITIONAL))
+def test_a_conftest_that_ignores_under_a_condition(
+    tmp_path: Path, condition: str, xdist: bool
+) -> None:
+    """A conftest that ignores a file under a condition (`if sys.version_info < (3, 8):`, an
+    optional dependency's `except ImportError:`) was read as if the condition held: a run
+    leaving the file out was complete where the condition did not hold, and a clean clone
+    failed in it. The file is in the suite; where the run's conftest did ignore it (the
+    condition held there, as observed in each process that loaded it: xdist's workers load
+    `tests/deep/conftest.py`), the run was right to leave it out, as pytest's own skips are."""
+    held = condition in ("true", "missing module", "glob")
+    text = "collect_ignore = []\n" + CONDITIONAL[condition]
+    root = make(tmp_path / "p", {**SIMPLE, "tests/deep/conftest.py": text})
+    args = ("-n", "2") if xdist else ()
+    proc = pytest_in(root, *args)
+    assert proc.returncode == 0 and ("3 passed" if held else "4 passed") in proc.stdout
+    code, data, _ = verify(root)
+    assert code == 0, data
+    # a run that leaves the file out itself: partial (where the condition held too, the run
+    # that named other files never loaded the conftest that would tell)
+    stamp(root)
+    assert pytest_in(root, "tests/test_a.py", "tests/test_b.py", *args).returncode == 0
+    code, data, _ = verify(root)
+    said = rules(data)["partial-run"]
+    assert code == 1 and "tests/deep/test_c.py" in said and "under a condition" in said, data
+
+
+@pytest.mark.parametrize(
+    "conftests",
+    [
+        # an opt-in under a condition that does not hold: the file stays ignored
+        {
+            "tests/conftest.py": "import os\n\ncollect_ignore = ['deep']\n"
+            "if os.environ.get('GENSTAMP_NO_SUCH'):\n    collect_ignore.remove('deep')\n"
+        },
+        # a nearer conftest that sets the name under a condition that does not hold hides
+        # nothing of a farther one's
+        {
+            "conftest.py": "collect_ignore = ['tests/deep']\n",
+            "tests/conftest.py": "import sys\n\nif sys.version_info < (3,):\n"
+            "    collect_ignore = []\n",
+        },
+    ],
+)
+def test_a_condition_that_does_not_hold_changes_no_ignore(
+    tmp_path: Path, conftests: dict[str, str]
+) -> None:
+    """`collect_ignore.remove(...)` under an opt-in that the run does not give, and a nearer
+    conftest that would set the name under a condition that does not hold: the ignores stay
+    as the unconditional statements leave them, and a plain run is complete (refused as
+    partial before: the removal was read as done)."""
+    root = make(tmp_path / "p", {**SIMPLE, **conftests})
+    proc = pytest_in(root)
+    assert proc.returncode == 0 and "3 passed" in proc.stdout, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
 ORACLE_TREE = {
     "tests/test_a.py": PASS.format(n="a"),
     "tests/other/test_o.py": PASS.format(n="o"),
@@ -2112,14 +2183,7 @@ def pytest_collectstart(collector):
         {"conftest.py": IGNORED_OTHER + 'collect_ignore.remove("tests/other")\n'},
         {"conftest.py": IGNORED_OTHER + "collect_ignore = []\n"},
         {"conftest.py": IGNORED_OTHER + "del collect_ignore[:]\n"},
-        {
-            "conftest.py": IGNORED_OTHER
-            + "import sys\nif sys.version_info > (3,):\n    collect_ignore = []\n"
-        },
-        {
-            "conftest.py": "collect_ignore = []\nimport sys\nif sys.version_info > (3,):\n"
-            "    collect_ignore.append('tests/other')\n"
-        },
+        # (under a condition: test_a_conftest_that_ignores_under_a_condition)
         {"conftest.py": "def pytest_configure(config):\n    " + IGNORED_OTHER},
         # the nearest conftest that sets the name rules: pytest's _rget_with_confmod
         {"conftest.py": IGNORED_OTHER, "tests/conftest.py": "collect_ignore = []\n"},

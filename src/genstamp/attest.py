@@ -106,6 +106,7 @@ def attest(
         errors=[e for p in merge.parts for e in p.coverage.errors],
         # folders a conftest skipped whole: their files ran, skipped (not "not collected")
         skipped=[f for p in merge.parts for f in p.coverage.skipped],
+        ignored=[e for p in merge.parts for e in p.coverage.ignored],
     )
     facts = statement.Facts(
         tree=target.tree,

@@ -42,6 +42,10 @@ class Coverage(NamedTuple):
     # Folders whose collection was skipped whole (a conftest.py that skips, or imports what is
     # not installed): their files ran, skipped, as those of a module skipped whole do.
     skipped: tuple[str, ...] = ()
+    # What the run's conftests ignored, as they held it when the run ended (``path:P``, a tree
+    # path, or ``glob:G``, a tree-path pattern): where a conftest ignores under a condition
+    # (``suite.Suite.maybe``), whether it did in this run.
+    ignored: tuple[str, ...] = ()
 
     @property
     def ran_digest(self) -> str:
@@ -95,6 +99,7 @@ class Coverage(NamedTuple):
                 # only where collection failed: other records stay as they were written
                 **({"errors": list(self.errors)} if self.errors else {}),
                 **({"skipped": list(self.skipped)} if self.skipped else {}),
+                **({"ignored": list(self.ignored)} if self.ignored else {}),
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -140,6 +145,7 @@ def from_json(text: str) -> Coverage:
         tuple(_unpack(data["unran"], sep)),
         tuple(str(e) for e in data.get("errors", ())),
         tuple(str(f) for f in data.get("skipped", ())),
+        tuple(str(f) for f in data.get("ignored", ())),
     )
     if binding.digest(files) != data["files_digest"] or cov.ran_digest != data["ran_digest"]:
         raise ValueError("its digests do not match its lists")
@@ -153,6 +159,7 @@ def new(
     unran: Iterable[str],
     errors: Iterable[str] = (),
     skipped: Iterable[str] = (),
+    ignored: Iterable[str] = (),
 ) -> Coverage:
     return Coverage(
         tuple(sorted(set(files))),
@@ -162,6 +169,7 @@ def new(
         tuple(sorted(set(unran))),
         tuple(sorted(set(errors))),
         tuple(sorted(set(skipped))),
+        tuple(sorted(set(ignored))),
     )
 
 
@@ -232,6 +240,13 @@ class Merge(NamedTuple):
         partly = [f for f in self.missing if f in touched]
         if whole:
             out.append(f"{describe_missing(whole)} of the suite not collected")
+            maybe = {f for s in self.suites for f, _ in s.maybe}
+            if any(f in maybe for f in whole):
+                out.append(
+                    "a conftest ignores some of them under a condition, which no part showed"
+                    " held (no part loaded that conftest, or it did not ignore them there):"
+                    " run the suite whole, as `pytest` with no paths does"
+                )
         if partly:
             out.append(
                 f"{describe_missing(partly)} of the suite collected in part (tests that no "
@@ -253,9 +268,11 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
     ran: dict[str, tuple[str, str]] = {}  # node id -> (outcome, part label)
     conflicts: list[str] = []
     skipped: set[str] = set()
+    ignored: set[str] = set()
     for part in parts:
         files.update(part.coverage.files)
         skipped.update(part.coverage.skipped)
+        ignored.update(part.coverage.ignored)
         for nodeid, outcome in part.coverage.outcomes.items():
             seen = ran.get(nodeid)
             if seen is None:
@@ -263,6 +280,9 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
             elif seen[0] != outcome:
                 conflicts.append(f"{nodeid} {seen[0]} in {seen[1]}, {outcome} in {part.label}")
     unran = sorted({n for p in parts for n in p.coverage.unran if n not in ran})
+    # a file a conftest ignores under a condition, which held in a run: left out as pytest
+    # leaves it out there (a skip of its own, as a folder a conftest skips whole)
+    excused = {f for s in suites for f, entry in s.maybe if entry in ignored}
     return Merge(
         tuple(parts),
         tuple(suites),
@@ -270,7 +290,9 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
             f
             for s in suites
             for f in s.files
-            if f not in files and not any(f.startswith(f"{d}/") or d in ("", ".") for d in skipped)
+            if f not in files
+            and f not in excused
+            and not any(f.startswith(f"{d}/") or d in ("", ".") for d in skipped)
         ),
         tuple(unran),
         tuple(conflicts),

@@ -180,10 +180,14 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
         if listing is None:
             return []
         found = suite.collect(listing, tally._read, root)
+        ignored = tally.all_ignored()  # (a conftest's ignore under a condition, which held)
+        excused = {f for f, entry in found.maybe if entry in ignored}
         missing += [
             f
             for f in found.files
-            if f not in collected and not any(s == "." or f.startswith(s + "/") for s in skipped)
+            if f not in collected
+            and f not in excused
+            and not any(s == "." or f.startswith(s + "/") for s in skipped)
         ]
     return missing
 
@@ -374,6 +378,7 @@ class Tally:
         self.collect_errors = 0
         self.collect_failed: set[str] = set()  # the collectors that failed (tree ids)
         self.skipped_folders: set[str] = set()  # folders skipped whole (tree paths)
+        self.ignored: set[str] = set()  # what the run's conftests ignore (``observe_ignores``)
         self.executed: set[str] = set()
         self.outcomes: dict[str, str] = {}
         self.files: set[str] = set()  # test files collected (tree paths)
@@ -691,7 +696,31 @@ class Tally:
             "marked_errors": sorted(self.marked_errors),
             "marks": sorted(self.marks),
             "paths": self._paths,
+            "ignored": sorted(self.ignored),
         }
+
+    def observe_ignores(self, cfg: pytest.Config) -> None:
+        """What the conftests this process loaded ignore as the run ends (their
+        ``collect_ignore``, ``path:P``, and ``collect_ignore_glob``, ``glob:G``, as tree
+        paths): where one ignores under a condition, whether it did in this run."""
+        for plugin in cfg.pluginmanager.get_plugins():
+            where = getattr(plugin, "__file__", None) if isinstance(plugin, ModuleType) else None
+            if not isinstance(where, str) or os.path.basename(where) != "conftest.py":
+                continue
+            folder = os.path.dirname(os.path.abspath(where))
+            for name, kind in (("collect_ignore", "path"), ("collect_ignore_glob", "glob")):
+                values = getattr(plugin, name, None)
+                if not isinstance(values, (list, tuple)):
+                    continue
+                for value in values:
+                    if isinstance(value, (str, os.PathLike)):
+                        joined = os.path.normpath(os.path.join(folder, os.fspath(value)))
+                        rel = self.tree_path(Path(joined))
+                        if rel is not None and rel != ".":
+                            self.ignored.add(f"{kind}:{rel}")
+
+    def all_ignored(self) -> set[str]:
+        return self.ignored.union(*(o.get("ignored", ()) for o in self.workers))
 
     def all_files(self) -> set[str]:
         return self.files.union(*(o.get("files", ()) for o in self.workers))
@@ -864,6 +893,7 @@ class Tally:
             [*self.all_unexplained(), *unran],
             self.collect_failed,
             self.skipped_folders,
+            self.all_ignored(),
         )
 
 
@@ -1123,6 +1153,7 @@ class Session:
             self._finish(session, exitstatus)
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.tally.observe_ignores(self.config)
         if _is_worker(self.config):
             tally = self.tally
             data: dict[str, Any] = tally.worker_output()

@@ -169,6 +169,10 @@ class Suite(NamedTuple):
     config: PytestConfig
     files: tuple[str, ...]  # tree paths, sorted
     problems: tuple[str, ...]  # what could not be read statically (the files stay in)
+    # Files of the suite a conftest ignores under a condition (``conftest_ignores``), each with
+    # the entry that would (``path:P`` or ``glob:G``): a run whose conftests held that entry
+    # (``coverage.Coverage.ignored``) was right to leave the file out.
+    maybe: tuple[tuple[str, str], ...] = ()
 
     @property
     def digest(self) -> str:
@@ -453,16 +457,22 @@ class _Ignores(NamedTuple):
     problems: tuple[str, ...]
     # the names the conftest sets at all (an empty list too: it hides a farther conftest's)
     defines: frozenset[str] = frozenset()
+    # what it adds under a condition (``maybe``): ignored where the run's says so
+    maybe_paths: tuple[str, ...] = ()
+    maybe_globs: tuple[str, ...] = ()
 
 
 def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
     """``collect_ignore``/``collect_ignore_glob`` a conftest sets to plain literals (read with
     ``ast``, never run), as its module-level statements leave them, in order: an assignment
-    replaces the list, ``+=``/``append``/``extend``/``insert`` add to it (under a condition
-    too), ``remove`` of a literal takes that entry out, and any other removal (``pop``,
-    ``clear``, ``del``, ``remove`` of a computed value) every entry before it. A computed
-    value is a problem, and ignores nothing. A function's or class's own names are not the
-    module's."""
+    replaces the list, ``+=``/``append``/``extend``/``insert`` add to it, ``remove`` of a
+    literal takes that entry out, and any other removal (``pop``, ``clear``, ``del``,
+    ``remove`` of a computed value) every entry before it. A computed value is a problem, and
+    ignores nothing. A function's or class's own names are not the module's. A statement
+    under a condition (``if``, an ``except``, a loop, a ``match`` case) may not run: it
+    changes nothing here, and what it sets or adds is a maybe (``maybe_paths``,
+    ``maybe_globs``), which a run that observed its conftest ignoring it was right to leave
+    out (``Suite.maybe``), as pytest's own skips are."""
     data = read(conftest)
     if data is None:
         return _Ignores((), (), ())
@@ -471,19 +481,27 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
     except (SyntaxError, ValueError):
         return _Ignores((), (), (f"{conftest} cannot be parsed",))
     found: dict[str, dict[str, None]] = {"collect_ignore": {}, "collect_ignore_glob": {}}
+    maybe: dict[str, dict[str, None]] = {"collect_ignore": {}, "collect_ignore_glob": {}}
     problems: list[str] = []
     defines: set[str] = set()
-    for node in _module_level(module.body):
+    for node, conditional in _module_level(module.body):
         for target, value, how in _assignments(node):
-            if target in found:
-                defines.add(target)
-                _ignored_by(conftest, target, value, how, found[target], problems)
+            if target not in found:
+                continue
+            if conditional:
+                if how in ("set", "add"):  # (its removals may not run: the entries stay)
+                    _ignored_by(conftest, target, value, "add", maybe[target], problems)
+                continue
+            defines.add(target)
+            _ignored_by(conftest, target, value, how, found[target], problems)
     here = posixpath.dirname(conftest)
     return _Ignores(
         tuple(join(here, p) for p in found["collect_ignore"]),
         tuple(join(here, p) for p in found["collect_ignore_glob"]),
-        tuple(problems),
+        tuple(dict.fromkeys(problems)),
         frozenset(defines),
+        tuple(join(here, p) for p in maybe["collect_ignore"]),
+        tuple(join(here, p) for p in maybe["collect_ignore_glob"]),
     )
 
 
@@ -553,21 +571,29 @@ def _ignored_by(
     entries.update(dict.fromkeys(names))
 
 
-def _module_level(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:
-    """The statements a module runs itself, in order: those of its ``if``, ``try``, ``with``
-    and loop blocks too, not a function's or a class's body; a call statement as its call."""
+def _module_level(
+    body: Sequence[ast.stmt], conditional: bool = False
+) -> Iterator[tuple[ast.AST, bool]]:
+    """The statements a module runs itself, in order, each with whether it runs only under a
+    condition: those of its ``if``, ``try``, ``with``, loop and ``match`` blocks too, not a
+    function's or a class's body; a call statement as its call. A ``try``'s and a ``with``'s
+    own body and a ``finally`` run as the statement does; the rest may not."""
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        yield stmt.value if isinstance(stmt, ast.Expr) else stmt
+        yield (stmt.value if isinstance(stmt, ast.Expr) else stmt), conditional
+        plain = isinstance(stmt, (ast.With, ast.AsyncWith, ast.Try)) or (
+            type(stmt).__name__ == "TryStar"  # (`try`/`except*`, Python 3.11)
+        )
         for name in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, name, None)
             if isinstance(inner, list):
-                yield from _module_level(inner)
+                runs = name == "finalbody" or (plain and name == "body")
+                yield from _module_level(inner, conditional or not runs)
         for handler in getattr(stmt, "handlers", ()):
-            yield from _module_level(handler.body)
+            yield from _module_level(handler.body, True)
         for case in getattr(stmt, "cases", ()):
-            yield from _module_level(case.body)
+            yield from _module_level(case.body, True)
 
 
 def _assignment(node: ast.AST) -> tuple[str, ast.expr | None, str]:
@@ -714,7 +740,9 @@ def collect(
         ):
             continue
         chosen.append(path)
-    return Suite(root, config, tuple(sorted(set(chosen))), tuple(dict.fromkeys(problems)))
+    files = tuple(sorted(set(chosen)))
+    maybe = tuple((f, e) for f in files for e in _maybe_ignored(f, root, conftests, home))
+    return Suite(root, config, files, tuple(dict.fromkeys(problems)), maybe)
 
 
 # what marks a folder as an environment pytest does not collect in (``_pytest.main._in_venv``)
@@ -1033,6 +1061,28 @@ def _conftest_ignored(
             return True
         part = folder
     return False
+
+
+def _maybe_ignored(path: str, root: str, conftests: dict[str, _Ignores], top: str) -> list[str]:
+    """The entries a conftest adds under a condition (``path:P``, ``glob:G``) that would
+    ignore ``path`` or a folder it lies in below ``root``, from any conftest at or above it
+    (up to ``top``): whichever pytest took, the run's own list tells (``Suite.maybe``)."""
+    out: list[str] = []
+    if not any(c.maybe_paths or c.maybe_globs for c in conftests.values()):
+        return out
+    part = path
+    while part and part != root:
+        folder = posixpath.dirname(part)
+        while True:
+            found = conftests.get(folder)
+            if found is not None:
+                out += [f"path:{p}" for p in found.maybe_paths if p == part]
+                out += [f"glob:{g}" for g in found.maybe_globs if fnmatch.fnmatch(part, g)]
+            if folder == top or not folder:
+                break
+            folder = posixpath.dirname(folder)
+        part = posixpath.dirname(part)
+    return out
 
 
 def _nearest(conftests: dict[str, _Ignores], folder: str, root: str, name: str) -> _Ignores | None:
