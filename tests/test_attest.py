@@ -464,6 +464,85 @@ def test_without_project_signers_git_s_allowed_signers_file_is_checked(
     assert [a["signer"] for a in data["attestations"]] == ["ci1@example"], data
 
 
+def test_git_s_relative_paths_are_read_from_the_top_of_the_work_tree(
+    world: World, judge: Path, tmp_path: Path
+) -> None:
+    """A relative gpg.ssh.allowedSignersFile is read as git reads it, from the top of the work
+    tree, wherever genstamp starts (a subfolder, `-C` from above): it was read from the
+    folder genstamp was started in, and the same attestation was accepted at the top only."""
+    (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
+    by_ci1 = _signed_by(world, "ci1", tmp_path / "by-ci1.json")
+    (judge / "keys").mkdir()
+    _allowed(world, judge / "keys" / "allowed", ci1="genstamp")
+    git(judge, "config", "gpg.ssh.allowedSignersFile", "keys/allowed")
+    for cwd, args in [(judge / "tests", ()), (judge.parent, ("-C", judge.name))]:
+        proc = run_genstamp(cwd, *args, "verify", "--json", "--attestation", str(by_ci1))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        said = json.loads(proc.stdout)["attestations"]
+        assert [a["signer"] for a in said] == ["ci1@example"], said
+
+
+def test_a_signers_file_the_revision_holds_as_a_link_is_followed(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """`--signers-from REV` where REV holds the allowed signers file as a symbolic link to a
+    file of the tree: the link's target was copied as the file (every signature refused);
+    it is followed within the tree, as a checkout reads it. A link out of the tree is an
+    error of its own."""
+    by_ci1 = _signed_by(world, "ci1", tmp_path / "by-ci1.json")
+    judged = git(judge, "rev-parse", "HEAD")
+    (judge / "keys").mkdir()
+    _allowed(world, judge / "keys" / "signers", ci1="genstamp")
+    (judge / "allowed_signers").unlink()
+    (judge / "allowed_signers").symlink_to("keys/signers")
+    commit_all(judge, "the signers kept in keys/")
+    args = ("--attestation", by_ci1, "--signers-from", "HEAD")
+    code, data = verdict(genstamp, judge, *args, rev=judged)
+    assert code == 0, data
+    (judge / "allowed_signers").unlink()
+    (judge / "allowed_signers").symlink_to("../outside")
+    commit_all(judge, "a link out of the tree")
+    code, _out, err = genstamp(
+        "-C", judge, "verify", "--attestation", by_ci1, "--signers-from", "HEAD"
+    )
+    assert code == 2 and "a symbolic link to ../outside, outside the repository" in err, err
+
+
+def test_a_key_git_s_revocation_file_revokes_is_refused(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """git's gpg.ssh.revocationFile (a KRL, or public keys) revokes a key that the allowed
+    signers file still lists, as `git verify-commit` holds it: the attestation it signed was
+    accepted. Refused, saying so; a file that revokes another key changes nothing; one that
+    is missing refuses, as ssh-keygen and git do."""
+    by_ci1 = _signed_by(world, "ci1", tmp_path / "by-ci1.json")
+    revoked = tmp_path / "revoked"
+    git(judge, "config", "gpg.ssh.revocationFile", str(revoked))
+    revoked.write_text((world.keys / "ci1.pub").read_text())
+    code, data = verdict(genstamp, judge, "--attestation", by_ci1)
+    assert code == 1 and rules(data) == ["attestation-signature"], data
+    assert f"with a key that {revoked} revokes" in message(data, "attestation-signature"), data
+    revoked.write_text((world.keys / "ci2.pub").read_text())
+    code, data = verdict(genstamp, judge, "--attestation", by_ci1)
+    assert code == 0, data
+    revoked.unlink()
+    code, data = verdict(genstamp, judge, "--attestation", by_ci1)
+    assert code == 1 and "does not exist" in message(data, "attestation-signature"), data
+
+
+def test_a_signature_nothing_here_can_check_is_not_called_unsigned(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """No allowed signers file at all (no `attestation-signers`, no git one): a signed
+    attestation is accepted, as an unsigned one is, and its line said "unsigned"."""
+    (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
+    by_ci1 = _signed_by(world, "ci1", tmp_path / "by-ci1.json")
+    code, out, err = genstamp("-C", judge, "verify", "--attestation", by_ci1)
+    assert code == 0 and "signed, the signatures not checked" in out + err, out + err
+    code, out, err = genstamp("-C", judge, "verify", "--attestation", world.unsigned)
+    assert code == 0 and (out + err).rstrip().endswith(", unsigned"), out + err
+
+
 def test_a_signer_allowed_only_for_git_s_namespace_is_refused(
     world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:
@@ -867,9 +946,11 @@ def test_a_note_of_many_lines_checks_each_signature_once(
     calls: list[bytes] = []
     real = signing.verify
 
-    def counted(data: bytes, signature: bytes, path: Path) -> signing.Checked:
+    def counted(
+        data: bytes, signature: bytes, path: Path, revoked: Path | None = None
+    ) -> signing.Checked:
         calls.append(signature)
-        return real(data, signature, path)
+        return real(data, signature, path, revoked)
 
     monkeypatch.setattr(signing, "verify", counted)
     checkout = open_checkout(judge)

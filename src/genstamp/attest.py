@@ -197,8 +197,9 @@ class Checks:
     the same statement is checked once, and no more than ``MOST_CHECKS`` in all, as the lines
     of a note anyone can push are many (Y24 10: 200 lines of 16 signatures, 26 s)."""
 
-    def __init__(self) -> None:
+    def __init__(self, revoked: Path | None = None) -> None:
         self.done: dict[tuple[bytes, bytes, Path], signing.Checked] = {}
+        self.revoked = revoked  # git's gpg.ssh.revocationFile
 
     def verify(self, message: bytes, sig: bytes, allowed: Path) -> signing.Checked:
         key = (message, sig, allowed)
@@ -207,7 +208,7 @@ class Checks:
                 return signing.Checked(
                     "", f"not checked: genstamp checks at most {MOST_CHECKS} signatures at once"
                 )
-            self.done[key] = signing.verify(message, sig, allowed)
+            self.done[key] = signing.verify(message, sig, allowed, self.revoked)
         return self.done[key]
 
 
@@ -295,8 +296,7 @@ def signers_file(settings: config.Config, cwd: Path | None) -> Path | None:
         return settings.attestation_signers
     if cwd is None:
         return None
-    found = signing.git_config(cwd, "gpg.ssh.allowedSignersFile")
-    return Path(os.path.expanduser(found)) if found else None
+    return signing.config_path(cwd, "gpg.ssh.allowedSignersFile")
 
 
 def gather(
@@ -310,11 +310,12 @@ def gather(
     roots: Mapping[str, Sequence[str]] | None = None,
     summary: str | None = None,
     grown: bool = False,
+    revoked: Path | None = None,
 ) -> AttestationFacts:
     """The facts of ``sources`` ((label, text) of each file or note) about ``targets``;
     ``roots``: each target tree's declared suite folders; ``grown``: all of them read from
-    git notes."""
-    checks = Checks()
+    git notes; ``revoked``: git's revocation file (``signing.revocation_file``)."""
+    checks = Checks(revoked)
     attested = tuple(
         read_envelope(label, line, allowed, checks)
         for name, text in sources
@@ -380,6 +381,7 @@ def verify_attestations(
         roots={t.tree: _suites_of(checkout, settings, t.tree) for t in targets},
         summary=text,
         grown=from_notes and not files,
+        revoked=signing.revocation_file(checkout.workdir),
     )
     # what stands for each tree (``settled``) is what the verdict, its line and --json speak of
     return decide_attestations(facts, settings), settled(facts, settings)
@@ -418,12 +420,25 @@ def _signers_at(checkout: Checkout, rev: str, folder: Path) -> tuple[Path, str]:
     except ValueError:  # an absolute path: no revision holds it
         raise GenstampError(f"{rev} names {declared}, outside the repository", remedy) from None
     found = checkout.repo.get(tree)
-    try:
-        blob = found[rel] if isinstance(found, pygit2.Tree) else None
-    except (KeyError, ValueError, pygit2.GitError):
-        blob = None
-    if not isinstance(blob, pygit2.Blob):
-        raise GenstampError(f"{rev} holds no allowed signers file at {rel}", remedy)
+    named = rel
+    for _ in range(8):  # a symbolic link the tree holds is followed within it, as a checkout's
+        try:
+            blob = found[rel] if isinstance(found, pygit2.Tree) else None
+        except (KeyError, ValueError, pygit2.GitError):
+            blob = None
+        if not isinstance(blob, pygit2.Blob):
+            raise GenstampError(f"{rev} holds no allowed signers file at {named}", remedy)
+        if blob.filemode != pygit2.enums.FileMode.LINK:
+            break
+        target = blob.data.decode("utf-8", "surrogateescape")
+        rel = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+        if target.startswith("/") or rel == ".." or rel.startswith("../"):
+            raise GenstampError(
+                f"{rev} holds {named} as a symbolic link to {target}, outside the repository",
+                remedy,
+            )
+    else:
+        raise GenstampError(f"{rev} holds {named} as a loop of symbolic links", remedy)
     path = folder / posixpath.basename(rel)
     path.write_bytes(blob.data)
     return path, rel
@@ -497,6 +512,9 @@ def accepted_line(verdict: Verdict, facts: AttestationFacts) -> str:
     parts = f", {len(merge.parts)} parts merged" if merge and len(merge.parts) > 1 else ""
     signers = sorted({a.signer for a in facts.attested if a.signer})
     signed = f", signed by {', '.join(signers)}" if signers else ", unsigned"
+    if not signers and any(a.signed for a in facts.attested):
+        # (no allowed signers file here: attestation-signers, gpg.ssh.allowedSignersFile)
+        signed = ", signed, the signatures not checked (no allowed signers file)"
     trees = ", ".join(sorted({t.tree[:12] for t in verdict.targets}))
     return f"attestations accepted: {counts}tree {trees}{parts}{signed}"
 

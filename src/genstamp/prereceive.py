@@ -112,6 +112,8 @@ def judge(
     signers = _config_all(gitdir, "genstamp.attestationSigners")
     allowed = (gitdir / os.path.expanduser(signers[-1])) if signers else None
     settings = config.Config(attestation_signers=allowed)
+    revocations = _config_all(gitdir, "gpg.ssh.revocationFile")  # (as git's own checks take it)
+    revoked = (gitdir / os.path.expanduser(revocations[-1])) if revocations else None
     notes_tip = next((u.new for u in updates if u.ref == notes.REF), None)
     if notes_tip == Z40:
         notes_tip = ""  # the push deletes the notes: nothing attests anything
@@ -141,6 +143,7 @@ def judge(
             allowed=allowed,
             roots={target.tree: _tree_roots(repo, commit.tree)},
             grown=True,
+            revoked=revoked,
         )
         out += [(update.ref, f) for f in decide_attestations(facts, settings).failures]
     return out

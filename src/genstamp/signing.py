@@ -34,9 +34,24 @@ def git_config(cwd: Path, name: str) -> str:
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
+def config_path(cwd: Path, name: str) -> Path | None:
+    """A path git's configuration gives (``gpg.ssh.allowedSignersFile``), as git reads it:
+    ``~`` expanded, a relative one from the top of the work tree ``cwd`` (where git runs its
+    commands), wherever genstamp was started; None when unset."""
+    found = git_config(cwd, name)
+    return cwd / os.path.expanduser(found) if found else None
+
+
+def revocation_file(cwd: Path) -> Path | None:
+    """git's ``gpg.ssh.revocationFile``: the keys and certificates no signature may be made
+    with any longer (a KRL, or public keys), as ``git verify-commit`` takes it."""
+    return config_path(cwd, "gpg.ssh.revocationFile")
+
+
 def signing_key(cwd: Path) -> str:
-    """The key git signs with (``user.signingkey``, ``gpg.format=ssh``): a path, or a literal
-    ``key::`` public key whose private half an ssh-agent holds."""
+    """The key git signs with (``user.signingkey``, ``gpg.format=ssh``): a path (a relative one
+    from the top of the work tree ``cwd``, as git reads it), or a literal ``key::`` public key
+    whose private half an ssh-agent holds."""
     fmt = git_config(cwd, "gpg.format")
     key = git_config(cwd, "user.signingkey")
     if fmt != "ssh" or not key:
@@ -44,7 +59,7 @@ def signing_key(cwd: Path) -> str:
             "git is not set up to sign with an SSH key (gpg.format=ssh and user.signingkey)",
             "git config gpg.format ssh && git config user.signingkey ~/.ssh/id_ed25519.pub",
         )
-    return key
+    return key if key.startswith("key::") else str(cwd / os.path.expanduser(key))
 
 
 def _ssh_keygen(args: Sequence[str], data: bytes) -> subprocess.CompletedProcess[bytes]:
@@ -86,10 +101,13 @@ def _fingerprint(output: bytes) -> str:
     return next((w.rstrip(".") for w in words if w.startswith("SHA256:")), "")
 
 
-def verify(data: bytes, signature: bytes, allowed: Path) -> Checked:
-    """Whether ``signature`` over ``data`` is by a principal of the allowed signers file."""
+def verify(data: bytes, signature: bytes, allowed: Path, revoked: Path | None = None) -> Checked:
+    """Whether ``signature`` over ``data`` is by a principal of the allowed signers file, by a
+    key the revocation file (``revoked``: git's ``gpg.ssh.revocationFile``) does not revoke."""
     if not allowed.is_file():
         return Checked("", f"the allowed signers file {allowed} does not exist")
+    if revoked is not None and not revoked.is_file():  # (ssh-keygen, and git, refuse then)
+        return Checked("", f"the revocation file {revoked} (gpg.ssh.revocationFile) does not exist")
     with tempfile.TemporaryDirectory(prefix="genstamp-verify-") as tmp:
         sig = Path(tmp, "sig")
         sig.write_bytes(signature)
@@ -103,9 +121,12 @@ def verify(data: bytes, signature: bytes, allowed: Path) -> Checked:
             )
         for principal in principals:
             args = ["-Y", "verify", "-f", str(allowed), "-I", principal, "-n", NAMESPACE]
-            proc = _ssh_keygen([*args, "-s", str(sig)], data)
+            against = ["-r", str(revoked)] if revoked is not None else []
+            proc = _ssh_keygen([*args, *against, "-s", str(sig)], data)
             if proc.returncode == 0:
                 return Checked(principal, "", _fingerprint(proc.stdout + proc.stderr))
+            if against and _ssh_keygen([*args, "-s", str(sig)], data).returncode == 0:
+                return Checked("", f"signed by {principal} with a key that {revoked} revokes")
     return Checked(
         "",
         f"the signature does not verify for namespace {NAMESPACE} (by {principals[0]}: a key"
