@@ -2473,46 +2473,79 @@ def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_no
         assert code == 0, data
 
 
+RUN_DATA = {".coveragerc": "[run]\ndata_file = run/data\n"}
+
+
 @pytest.mark.parametrize(
-    ("left", "variables", "partial"),
+    ("left", "variables", "config", "partial"),
     [
-        ("", {}, False),  # nothing to count but this run's own: a fresh run
-        (".coverage", {}, True),
-        (".coverage.host.123.XyZ", {}, True),  # a part coverage combines
-        ("cov/data", {"COVERAGE_FILE": "cov/data"}, True),
-        ("cov/data.host.1.a", {"COVERAGE_FILE": "cov/data"}, True),
-        (".coverage", {"COVERAGE_FILE": "cov/data"}, False),  # not the file coverage reads
-        ("run/data", {}, True),  # where the configuration's [run] data_file puts it
-        ("notes.coverage", {}, False),
+        ("", {}, {}, False),  # nothing to count but this run's own: a fresh run
+        (".coverage", {}, {}, True),
+        (".coverage.host.123.XyZ", {}, {}, True),  # a part coverage combines
+        ("cov/data", {"COVERAGE_FILE": "cov/data"}, {}, True),
+        ("cov/data.host.1.a", {"COVERAGE_FILE": "cov/data"}, {}, True),
+        (".coverage", {"COVERAGE_FILE": "cov/data"}, {}, False),  # not the file coverage reads
+        ("run/data", {}, RUN_DATA, True),  # where the configuration's [run] data_file puts it
+        ("notes.coverage", {}, {}, False),
+        # coverage's variables in its settings, and its own TOML file
+        (
+            "env/data",
+            {"COVDIR": "env"},
+            {".coveragerc": "[run]\ndata_file = ${COVDIR}/data\n"},
+            True,
+        ),
+        ("toml/data", {}, {".coveragerc.toml": '[run]\ndata_file = "toml/data"\n'}, True),
+        # started in tests/: coverage reads no configuration there, and its data is there
+        ("tests/.coverage", {}, {**RUN_DATA, "CWD": "tests"}, True),
+        ("run/data", {}, {**RUN_DATA, "CWD": "tests"}, False),
     ],
 )
 def test_cov_append_counts_only_where_an_earlier_run_left_coverage_data(
-    tmp_path: Path, left: str, variables: dict[str, str], partial: bool
+    tmp_path: Path, left: str, variables: dict[str, str], config: dict[str, str], partial: bool
 ) -> None:
     """``--cov-append`` counts the coverage data an earlier run left with this run's, where
     the suite's coverage has a threshold: where coverage's data file (``COVERAGE_FILE``, the
-    configuration's ``data_file``, ``.coverage``) or a part of it was there as the run began,
-    the run is not the suite's; where none was, it is a fresh run like any other."""
+    ``data_file`` of the configuration file coverage reads in the folder pytest starts in,
+    its variables put in; ``.coverage``) or a part of it was there as the run began, the run
+    is not the suite's; where none was, it is a fresh run like any other."""
     site = installed_plugin(tmp_path / "site", "measuring", MEASURING_PLUGIN)
     files = {
         "pytest.ini": "[pytest]\naddopts = --cov=pkg --cov-fail-under=40\n",
-        ".gitignore": ".coverage*\ncov/\nrun/\nnotes.coverage\n",
+        ".gitignore": ".coverage*\ncov/\nrun/\nenv/\ntoml/\nnotes.coverage\n",
         "tests/test_a.py": cases("a1", "a2"),
+        **{k: v for k, v in config.items() if k != "CWD"},
     }
-    if left.startswith("run/"):
-        files[".coveragerc"] = "[run]\ndata_file = run/data\n"
     root = make(tmp_path / "p", files)
     if left:
         (root / left).parent.mkdir(exist_ok=True)
         (root / left).write_bytes(b"SQLite format 3\x00")
     env = subprocess_env(PYTHONPATH=str(site), **variables)
-    proc = run_pytest(root, "-p", "no:cacheprovider", "--cov-append", env=env)
+    proc = run_pytest(
+        root / config.get("CWD", ""), "-p", "no:cacheprovider", "--cov-append", env=env
+    )
     assert proc.returncode == 0, proc.stdout
     code, data, _ = verify(root)
     if partial:
         assert code == 1 and "--cov-append" in rules(data)["partial-run"], data
     else:
         assert code == 0, data
+
+
+def test_coverage_settings_are_read_as_coverage_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where coverage is not importable, its settings are read from its files as it reads
+    them: its own TOML file after `.coveragerc`, its variables put in."""
+    from genstamp.overrides import _coverage_setting
+
+    monkeypatch.setenv("COVDIR", "out")
+    (tmp_path / "setup.cfg").write_text("[coverage:run]\ndata_file = ${COVDIR}/d.$$\n")
+    assert _coverage_setting(tmp_path, None, "run", "data_file") == "out/d.$"
+    (tmp_path / ".coveragerc.toml").write_text('[run]\ndata_file = "${NONE-x}/t"\n')
+    assert _coverage_setting(tmp_path, None, "run", "data_file") == "x/t"
+    (tmp_path / ".coveragerc").write_text("[run]\ndata_file = $COVDIR/rc\n")
+    assert _coverage_setting(tmp_path, None, "run", "data_file") == "out/rc"
+    assert _coverage_setting(tmp_path, "missing.rc", "run", "data_file") is None
 
 
 PROJECT_CHECK = """\

@@ -546,29 +546,37 @@ def _configured_fail_under(folder: Path, rcfile: str | None = None) -> float | N
 def _coverage_setting(folder: Path, rcfile: str | None, section: str, key: str) -> str | None:
     """A setting of coverage's (``[section] key``) as the configuration file it reads sets it:
     ``rcfile`` (its ``--cov-config``), else the first of ``.coveragerc`` (read whatever it
-    holds), ``setup.cfg``, ``tox.ini`` (their ``[coverage:…]`` sections) and ``pyproject.toml``
-    (``[tool.coverage]``) that holds coverage's settings, as coverage reads them."""
+    holds), ``.coveragerc.toml``, ``setup.cfg``, ``tox.ini`` (their ``[coverage:…]``
+    sections) and ``pyproject.toml`` (``[tool.coverage]``) that holds coverage's settings, as
+    coverage reads them; its ``$VAR`` and ``${VAR}`` taken from the environment."""
     import configparser
 
-    for name in [rcfile] if rcfile else [".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml"]:
+    names = [rcfile] if rcfile else [".coveragerc"]
+    names += [".coveragerc.toml", "setup.cfg", "tox.ini", "pyproject.toml"]
+    for name in names:
         path = folder / name
-        ours = rcfile is not None or name == ".coveragerc"
+        ours = name in (rcfile, ".coveragerc", ".coveragerc.toml")
         try:
             data = path.read_bytes()
         except OSError:
+            if name == rcfile:
+                return None  # (coverage stops at a file it was given and cannot read)
             continue
         try:
             if name.endswith(".toml"):
                 from genstamp.roots import _toml
 
-                table = _toml(data).get("tool", {}).get("coverage")
+                whole = _toml(data)
+                table = whole.get("tool", {}).get("coverage")
                 if not isinstance(table, dict):
-                    if ours:
+                    table = whole if ours else None  # (its own file: [run] at the top too)
+                if not isinstance(table, dict) or not table:
+                    if ours and name != ".coveragerc.toml":
                         return None
                     continue
                 part = table.get(section)
                 value = part.get(key) if isinstance(part, dict) else None
-                return str(value) if value is not None else None
+                return _expanded(str(value)) if value is not None else None
             parser = configparser.RawConfigParser()
             parser.read_string(data.decode("utf-8", "replace"))
         except (ValueError, configparser.Error):
@@ -579,32 +587,62 @@ def _coverage_setting(folder: Path, rcfile: str | None, section: str, key: str) 
             continue  # no settings of coverage's here: the next file
         for header in sections:
             if parser.has_option(header, key):
-                return parser.get(header, key)
+                return _expanded(parser.get(header, key))
         return None
     return None
+
+
+def _expanded(text: str) -> str:
+    """``text`` with coverage's ``$VAR``, ``${VAR}``, ``${VAR-default}`` and ``$$`` put in."""
+
+    def value(match: re.Match[str]) -> str:
+        word = match["dollar"] or match["word1"] or match["word2"]
+        if word == "$":
+            return "$"
+        return os.environ.get(word, match["default"] or "")
+
+    pattern = r"\$(?:(?P<dollar>\$)|(?P<word1>\w+)|\{(?P<word2>\w+)(?:\?|-(?P<default>[^}]*))?\})"
+    return re.sub(pattern, value, text)
 
 
 def earlier_coverage(cfg: pytest.Config) -> bool:
     """Whether coverage data an earlier run left is there, for a run given ``--cov-append`` to
     count with its own: coverage's data file (``COVERAGE_FILE``, else the ``[run] data_file``
-    of the configuration file it reads, else ``.coverage``; a relative name in the folder
-    pytest started in) or a part of one (``.coverage.*``, which coverage combines). Asked as
-    the run begins, before it writes its own; True where it cannot be told."""
-    rc = getattr(cfg.option, "cov_config", None)
-    rc = None if rc in (None, ".coveragerc") else str(rc)
-    rc = rc or os.environ.get("COVERAGE_RCFILE") or None
+    of the configuration file it reads, as coverage itself reads them where it is installed,
+    from the folder pytest started in; else ``.coverage``) or a part of one (``.coverage.*``,
+    which coverage combines). Asked as the run begins, before it writes its own; True where
+    it cannot be told."""
+    given = getattr(cfg.option, "cov_config", None)
+    rc = None if given in (None, ".coveragerc") else str(given)
+    here = cfg.invocation_params.dir
     try:
-        name = os.environ.get("COVERAGE_FILE") or _coverage_setting(
-            cfg.rootpath, rc, "run", "data_file"
-        )
-        path = Path(cfg.invocation_params.dir, os.path.expanduser(name or ".coverage"))
+        name = _data_file(here, rc)
+        path = Path(here, os.path.expanduser(name))
         return path.exists() or any(
             p.name.startswith(path.name + ".") for p in path.parent.iterdir()
         )
     except FileNotFoundError:  # (no folder for it: no data either)
         return False
-    except (OSError, ValueError):
+    except Exception:  # (a configuration coverage refuses: the run fails on it anyway)
         return True
+
+
+def _data_file(here: Path, rc: str | None) -> str:
+    """coverage's data file for a run started in ``here`` with ``--cov-config`` ``rc``."""
+    if os.path.realpath(os.getcwd()) == os.path.realpath(here):
+        try:
+            import coverage
+        except ImportError:
+            pass
+        else:  # its own reading: the files it tries, its variables, COVERAGE_FILE
+            found = coverage.Coverage(config_file=rc or True).get_option("run:data_file")
+            return str(found or ".coverage")
+    rc = rc or os.environ.get("COVERAGE_RCFILE") or None
+    return (
+        os.environ.get("COVERAGE_FILE")
+        or _coverage_setting(here, rc, "run", "data_file")
+        or ".coverage"
+    )
 
 
 def _lenient_warnings(
