@@ -571,14 +571,15 @@ def test_vendored():
 """
 
 
-@pytest.mark.parametrize("holder", ["archive", "submodule"])
+@pytest.mark.parametrize("holder", ["archive", "submodule", "clone"])
 def test_code_git_tracks_where_a_top_pattern_matches_is_not_ignored(
     repo: Path, genstamp: RunGenstamp, holder: str, tmp_path: Path
 ) -> None:
     """A vendored archive committed although `*.zip` is ignored (`git add -f deps.zip`), and a
     submodule's file a top pattern matches (`*_pb2.py`: git's rules of the top do not reach
     into a submodule): tracked, a clean clone has them. The run's forecast said "will refuse:
-    ignored-code" of their modules, where the gate accepted."""
+    ignored-code" of their modules, where the gate accepted. The control: a clone kept in
+    the work tree that the top does not track is no submodule; the top's rules decide."""
     if holder == "archive":
         write_calc(repo, tests=TRACKED_WHERE_A_PATTERN_MATCHES.replace("FOLDER", "deps.zip"))
         (repo / ".gitignore").write_text("__pycache__/\n*.zip\n")
@@ -594,11 +595,18 @@ def test_code_git_tracks_where_a_top_pattern_matches_is_not_ignored(
         commit_all(lib, "lib")
         write_calc(repo, tests=TRACKED_WHERE_A_PATTERN_MATCHES.replace("FOLDER", "sub"))
         (repo / ".gitignore").write_text("__pycache__/\nvlib/\n*_pb2.py\n")
-        git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "sub")
+        if holder == "submodule":
+            git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "sub")
     commit_all(repo, "vendored")
+    if holder == "clone":  # (after the commit: the top tracks nothing of it)
+        git(repo, "clone", "-q", str(lib), "sub")
     out = green(genstamp, repo)
-    assert "will refuse" not in out, out
     code, data = verdict(genstamp, repo)
+    if holder == "clone":
+        assert "will refuse: ignored-code: sub/vlib/__init__.py, sub/vlib/api_pb2.py" in out, out
+        assert code == 1 and "ignored-code" in rules(data), data
+        return
+    assert "will refuse" not in out, out
     assert code == 0, data
 
 

@@ -80,6 +80,7 @@ def placement(
 
     out: dict[str, str] = {}
     holders: dict[Path, pygit2.Repository | None] = {}
+    index = checkout.repo.index
     for rel in paths:
         if rel in blobs or rel in out:
             continue
@@ -87,16 +88,23 @@ def placement(
             out[rel] = INSTALLED
         else:
             try:
-                # inside a submodule, its own rules decide (a top pattern, `*_pb2.py`, does not
-                # reach into it), unless the top ignores its folder whole
+                # inside a submodule the top tracks, its own rules decide (a top pattern,
+                # `*_pb2.py`, does not reach into it), unless the top ignores its folder whole;
+                # inside another repository kept in the work tree (a clone the top does not
+                # track), the top's rules first, then its own
                 found = _holder(checkout, rel, holders)
-                if found is not None and not path_is_ignored(checkout.repo, rel[: -len(found[1])]):
-                    ignored = (
+                folder = rel[: -len(found[1]) - 1] if found is not None else ""
+                if found is not None and _gitlink(index, folder):
+                    ignored = path_is_ignored(checkout.repo, folder + "/") or (
                         found[1] not in found[0].index  # tracked there: not ignored
                         and path_is_ignored(found[0], found[1])
                     )
                 else:
-                    ignored = path_is_ignored(checkout.repo, rel)
+                    ignored = path_is_ignored(checkout.repo, rel) or (
+                        found is not None
+                        and found[1] not in found[0].index
+                        and path_is_ignored(found[0], found[1])
+                    )
             except pygit2.GitError:
                 ignored = False
             if ignored:
@@ -134,13 +142,22 @@ def _holder(
 
 
 def _in_tracked_file(rel: str, index: pygit2.Index) -> bool:
-    """Whether a folder of ``rel`` is a file the index holds (an archive imported from)."""
+    """Whether a folder of ``rel`` is a file the index holds (an archive imported from; not a
+    submodule's commit, whose files its own index tracks)."""
     cut = rel.rfind("/")
     while cut > 0:
         if rel[:cut] in index:
-            return True
+            return not _gitlink(index, rel[:cut])
         cut = rel.rfind("/", 0, cut)
     return False
+
+
+def _gitlink(index: pygit2.Index, path: str) -> bool:
+    """Whether the index holds ``path`` as a submodule's commit."""
+    try:
+        return path in index and index[path].mode == 0o160000
+    except (KeyError, ValueError):
+        return False
 
 
 def ignored(checkout: Checkout, paths: Iterable[object]) -> list[str]:
