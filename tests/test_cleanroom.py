@@ -309,6 +309,66 @@ def test_a_folder_outside_the_checkout_is_installed_as_it_is_now_in_a_reused_env
     assert proc.returncode == 2 and "the install step failed" in proc.stderr, proc.stderr
 
 
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_an_editable_install_s_import_hook_is_not_in_a_reused_environment_s_build(
+    tmp_path: Path, installer: str
+) -> None:
+    """`clean-install = ["-e", "/…/helper", ".[test]"]`, the project's `attr:` version then
+    importing helper: a fresh clone's build runs before helper is installed, and fails; the
+    reused environment's build ran the import hook helper's editable install left there
+    (setuptools' finder, installed by a .pth file), and passed."""
+    helper = tmp_path / "helper"
+    (helper / "helper").mkdir(parents=True)
+    (helper / "helper" / "__init__.py").write_text("VERSION = '1.0'\n")
+    (helper / "pyproject.toml").write_text(HELPER_PYPROJECT.replace("DEPENDENCIES", "[]"))
+    install = f'\n[tool.genstamp]\nclean-install = ["-e", "{helper}", ".[test]"]\n'
+    root = write_project(tmp_path / "calc", VERSIONED.replace('["six"]', "[]") + install)
+    init = root / "src" / "calc" / "__init__.py"
+    init.write_text('from calc.ops import add\n\n__version__ = "1.0"\n')
+    commit_all(root, "a literal version")
+    args = ("clean-run", "--installer", installer, "--json")
+    first = run_genstamp(root, *args, env=env_for_tests())
+    assert first.returncode == 0, first.stdout + first.stderr
+    init.write_text("from helper import VERSION as __version__\nfrom calc.ops import add\n")
+    commit_all(root, "the version from helper")
+    second = run_genstamp(root, *args, env=env_for_tests())
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert "the install step failed" in second.stderr.splitlines()[-1], second.stderr
+    log = Path(second.stderr.split("its log: ")[1].split(" (hint")[0]).read_text()
+    assert "No module named 'helper'" in log, log
+
+
+def test_a_dependency_pinned_to_a_revision_of_a_local_repository_stays_at_it(
+    tmp_path: Path,
+) -> None:
+    """`helper @ git+file:///…/helper@v1`: the revision is the key's text. A reused environment
+    installed helper again from the repository's work tree (a later commit there), where a
+    fresh clone's install takes v1."""
+    helper = init_repo(tmp_path / "helper")
+    (helper / "helper").mkdir()
+    (helper / "helper" / "__init__.py").write_text("VALUE = 1\n")
+    (helper / "pyproject.toml").write_text(HELPER_PYPROJECT.replace("DEPENDENCIES", "[]"))
+    commit_all(helper, "v1")
+    git(helper, "tag", "v1")
+    pin = f'dependencies = ["helper @ git+{helper.as_uri()}@v1"]'
+    root = write_project(
+        tmp_path / "calc", PYPROJECT.replace('version = "0"', f'version = "0"\n{pin}')
+    )
+    (root / "tests" / "test_helper.py").write_text(
+        "import helper\n\n\ndef test_v1():\n    assert helper.VALUE == 1\n"
+    )
+    commit_all(root, "helper at v1")
+    first = clean_run_json(root)
+    assert first["record"]["ok"] and first["env_reused"] is False, first["record"]
+    (helper / "helper" / "__init__.py").write_text("VALUE = 2\n")
+    commit_all(helper, "v2")
+    (root / "README").write_text("a change of the project's own\n")
+    commit_all(root, "readme")
+    second = clean_run_json(root)
+    assert second["env_reused"] is True
+    assert second["record"]["ok"], second["record"]
+
+
 def test_the_project_a_requirements_file_names_is_installed_again_in_a_reused_environment(
     tmp_path: Path,
 ) -> None:

@@ -734,6 +734,10 @@ def _install(
         # isolated, as a fresh clone's install builds it
         log.write(f"{exc}: built again with its own build requirements, isolated\n")
         isolated = envcache.clean_environ(env.path)
+        # what was installed from them goes first: pip's isolated build still runs the import
+        # hooks the environment's .pth files install (an editable install's finder), which a
+        # fresh clone's build, before they are installed, does not have
+        envcache.uninstall(env.path, chosen, sorted(kept), isolated, log, work)
         envcache.install(env.path, chosen, ["--no-deps", again, *project], isolated, log, work)
     now = envcache.local_distributions(env.path, work)
     changed = sorted(

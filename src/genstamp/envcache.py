@@ -446,6 +446,8 @@ def local_distributions(env: Path, work: Path) -> dict[str, Local]:
             url = data.get("url") if isinstance(data, dict) else None
             if not isinstance(url, str) or not url.startswith("file://"):
                 continue
+            if "vcs_info" in data:  # (`git+file://…@v1`: the revision named, the key's text)
+                continue
             folder = os.path.realpath(unquote(urlparse(url).path))
             name = normalised(info.name.partition("-")[0])
             if name == "genstamp":
@@ -546,16 +548,27 @@ BUILD_FOLDER = "genstamp-build"  # in an environment: what building the project 
 BUILD_SITE = "genstamp-build-site"  # in an environment: the isolating ``sitecustomize``
 # As pip's isolated build environment does it (its ``sitecustomize``): a build backend's process
 # drops what the environment's site-packages put on the path, and reads the build requirements'
-# folder as a site (its .pth files: setuptools' distutils shim). The installer's own process
-# (`python -m pip`) keeps its path: it runs from the environment.
+# folder as a site (its .pth files: setuptools' distutils shim). The import hooks their .pth
+# files installed go too (an editable install's finder: a fresh clone's build has none). The
+# installer's own process (`python -m pip`) keeps its path: it runs from the environment.
 ISOLATING = """\
 import os, site, sys
 if sys.argv[:1] != ["-m"]:
     before, known = sys.path[:], set()
-    for folder in site.getsitepackages():
+    sites = [os.path.normcase(f) for f in site.getsitepackages()]
+    for folder in sites:
         site.addsitedir(folder, known_paths=known)
     theirs = {os.path.normcase(p) for p in sys.path[len(before):]}
     sys.path[:] = [p for p in before if os.path.normcase(p) not in theirs]
+
+    def installed(hook):
+        module = sys.modules.get(getattr(hook, "__module__", None) or type(hook).__module__)
+        where = os.path.normcase(os.path.dirname(getattr(module, "__file__", None) or ""))
+        return any(where == s or where.startswith(s + os.sep) for s in sites)
+
+    sys.meta_path[:] = [h for h in sys.meta_path if not installed(h)]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if not installed(h)]
+    sys.path_importer_cache.clear()
     site.addsitedir(BUILD)
 """
 
@@ -704,6 +717,25 @@ def install(
         command = [installer.uv, "pip", "install", "--python", python, *extra, *args]
     else:
         command = [python, "-m", "pip", "install", "--quiet", *args]
+    must(command, environ, log, cwd)
+
+
+def uninstall(
+    env: Path,
+    installer: Installer,
+    names: Sequence[str],
+    environ: Mapping[str, str],
+    log: IO[str],
+    cwd: Path | None,
+) -> None:
+    """Remove the distributions ``names`` from ``env``."""
+    if not names:
+        return
+    python = str(env / "bin" / "python")
+    if installer.uv is not None:
+        command = [installer.uv, "pip", "uninstall", "--python", python, *names]
+    else:
+        command = [python, "-m", "pip", "uninstall", "--yes", "--quiet", *names]
     must(command, environ, log, cwd)
 
 
