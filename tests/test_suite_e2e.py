@@ -1896,6 +1896,27 @@ def test_what_a_sparse_checkout_leaves_out_of_a_run_of_the_suite(
             assert code == 1 and f"{left_out} (--skip-worktree)" in rules(data)["hidden-change"]
 
 
+def test_a_test_file_a_sparse_checkout_leaves_out_is_named_with_its_remedy(
+    tmp_path: Path,
+) -> None:
+    """A sparse checkout that leaves out a test file of the suite: partial, as documented; the
+    remedy said "run what was left out", which pytest cannot (the file is not there). It names
+    the sparse checkout and how to bring the file back."""
+    root = make(tmp_path / "p", SIMPLE)
+    git(root, "sparse-checkout", "set", "--no-cone", "/*", "!/tests/test_b.py")
+    assert not (root / "tests" / "test_b.py").exists()
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    said = rules(data)["partial-run"]
+    assert code == 1 and "tests/test_b.py outside the sparse checkout" in said, data
+    assert "git sparse-checkout add" in said, said
+    git(root, "sparse-checkout", "disable")  # the control: the file back, a run of all of it
+    stamp(root)
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
 @pytest.mark.parametrize("config", ["pytest.ini", "svc_a/pytest.ini"])
 def test_a_declared_suites_configuration_a_sparse_checkout_leaves_out(
     tmp_path: Path, config: str

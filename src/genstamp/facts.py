@@ -42,6 +42,7 @@ from genstamp.identity import (
     hidden_changes,
     private_attribute,
     scan,
+    sparse_left_out,
 )
 from genstamp.paths import inside
 from genstamp.placed import installed, placement
@@ -154,6 +155,7 @@ def with_report(
     views: dict[str, str] = {}
     venvs: dict[str, bool] = {}
     suites_found: tuple[suite.Suite, ...] | None = None
+    sparse_out: set[str] = set()
     # A report that does not bind is judged on that alone: its trees are not looked at.
     if report is not None and not binding_problem(report):
         props = report.properties
@@ -164,6 +166,8 @@ def with_report(
         if held is not None:
             suites = held.suites
         suites_found = tree_suites(repo, props[binding.P_TREE_END], suites, known)
+        # test files a sparse checkout leaves out: no run here collects them
+        sparse_out = sparse_left_out(repo, (f for s in suites_found or () for f in s.files))
         loaded, _ = read_audit(props)
         output = output_path(props)
         # unless the tests loaded it as code, or read it (a tracked sample report they parse,
@@ -251,6 +255,7 @@ def with_report(
         hidden=hidden,
         views=views,
         suites=suites_found,
+        sparse_out=frozenset(sparse_out),
     )
 
 

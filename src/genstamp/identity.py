@@ -1526,6 +1526,15 @@ def _sparse(repo: pygit2.Repository) -> bool:
         return False
 
 
+def sparse_left_out(repo: pygit2.Repository, paths: Iterable[str]) -> set[str]:
+    """Those of ``paths`` a sparse checkout of ``repo`` leaves out (skip-worktree entries of
+    the index); none where the checkout is not sparse."""
+    if not _sparse(repo):
+        return set()
+    index = repo.index
+    return {p for p in paths if _extended_flags(index, p) & _SKIP_WORKTREE}
+
+
 def sparse_leaves(repo: pygit2.Repository, path: str) -> bool:
     """Whether ``path`` is left out of a sparse checkout of ``repo`` (a skip-worktree entry of
     a sparse checkout): its file's absence is no change."""

@@ -125,6 +125,8 @@ class Facts(NamedTuple):
     # Of the untracked ones, those the tested tree holds and the work tree no longer has (a
     # file removed since the run: `git rm`, a rebase that dropped it, a reset)
     gone: frozenset[str] = frozenset()
+    # The suites' test files a sparse checkout leaves out of the work tree
+    sparse_out: frozenset[str] = frozenset()
 
 
 class Failure(NamedTuple):
@@ -968,6 +970,13 @@ def left_out(facts: Facts) -> Iterator[str]:
         if options and len(merge.parts) == 1:  # the reason first: its tests count as none
             why = f" ({options[0]}: the tests it ran under them count as none of the suite's)"
         left = "; ".join(merge.left_out())
+        outside = [f for f in merge.missing if f in facts.sparse_out]
+        if outside:  # (no run here can collect them)
+            many = f"{len(outside)} of them" if len(outside) > 1 else outside[0]
+            left += (
+                f"; {many} outside the sparse checkout: `git sparse-checkout add` their folders"
+                " (or `git sparse-checkout disable`), then run them"
+            )
         yield f"the run covered part of the suite{parts}{why}: {left}{note}"
 
 
