@@ -101,6 +101,19 @@ def test_a_push_through_an_alias_of_a_protected_ref_is_judged(
     assert git(server, "rev-parse", "feature") == later
 
 
+def test_a_partial_push_is_told_the_remedy_that_works_on_the_server(
+    world: World, server: Path, tmp_path: Path
+) -> None:
+    """One part of three attested: refused as partial; the remedy named the pushed tree's
+    allow-partial, which the server does not take (its policy is its own)."""
+    dev = developer(world, server, tmp_path)
+    git(dev, "notes", f"--ref={NOTES}", "add", "-F", str(world.parts[0]), world.commit)
+    code, out = push(dev, "main", NOTES)
+    assert code != 0 and "attestation-partial" in out, out
+    assert "the server takes no allow-partial from a pushed tree" in out, out
+    assert "or set allow-partial" not in out, out
+
+
 def test_unsigned_where_the_server_requires_signatures(
     world: World, server: Path, tmp_path: Path
 ) -> None:

@@ -420,7 +420,7 @@ def cmd_hook(args: argparse.Namespace, checkout: Checkout | None) -> int:
 
         refused = prereceive.run(_read_stdin(), os.environ)
         for ref, failure in refused:
-            print(f"genstamp: {ref}: {failure.line()}", file=sys.stderr)
+            print(f"genstamp: {ref}: {prereceive.line(failure)}", file=sys.stderr)
         if refused:
             print("genstamp: push refused: a protected ref needs an attested tree", file=sys.stderr)
         return EXIT_REFUSED if refused else EXIT_OK

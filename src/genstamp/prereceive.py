@@ -104,6 +104,19 @@ def _updated(repo: pygit2.Repository, ref: str) -> list[str]:
     return names
 
 
+# The remedies that differ on the server, where the policy is the server's own: a pushed tree's
+# settings (its allow-partial) count for nothing there.
+SERVER_REMEDY = {
+    "attestation-partial": "attest the missing parts (each part's job runs `genstamp attest"
+    " --part I/N`) and pass every part: the server takes no allow-partial from a pushed tree",
+}
+
+
+def line(failure: Failure) -> str:
+    """``failure`` as the server says it: its rule, what, and the remedy that works there."""
+    return f"{failure.rule}: {failure.message} — {SERVER_REMEDY.get(failure.rule, failure.remedy)}"
+
+
 def judge(
     repo: pygit2.Repository, updates: Sequence[Update], gitdir: Path
 ) -> list[tuple[str, Failure]]:
