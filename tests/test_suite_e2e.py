@@ -2083,6 +2083,13 @@ CONDITIONAL = {
     "module there": "try:\n    import json\nexcept ImportError:\n"
     "    collect_ignore.append('test_c.py')\n",
     "glob": "import sys\n\nif sys.version_info > (3,):\n    collect_ignore_glob = ['test_?.py']\n",
+    # a try's or a with's body may stop at an import that fails
+    "try, missing": "try:\n    import genstamp_no_such\n    collect_ignore.append('test_c.py')\n"
+    "except ImportError:\n    pass\n",
+    "try, there": "try:\n    import json\n    collect_ignore.append('test_c.py')\n"
+    "except ImportError:\n    pass\n",
+    "with": "import contextlib\n\nwith contextlib.suppress(ImportError):\n"
+    "    import genstamp_no_such\n    collect_ignore.append('test_c.py')\n",
 }
 
 
@@ -2097,7 +2104,7 @@ def test_a_conftest_that_ignores_under_a_condition(
     failed in it. The file is in the suite; where the run's conftest did ignore it (the
     condition held there, as observed in each process that loaded it: xdist's workers load
     `tests/deep/conftest.py`), the run was right to leave it out, as pytest's own skips are."""
-    held = condition in ("true", "missing module", "glob")
+    held = condition in ("true", "missing module", "glob", "try, there")
     text = "collect_ignore = []\n" + CONDITIONAL[condition]
     root = make(tmp_path / "p", {**SIMPLE, "tests/deep/conftest.py": text})
     args = ("-n", "2") if xdist else ()
@@ -2112,6 +2119,64 @@ def test_a_conftest_that_ignores_under_a_condition(
     code, data, _ = verify(root)
     said = rules(data)["partial-run"]
     assert code == 1 and "tests/deep/test_c.py" in said and "under a condition" in said, data
+
+
+LEGACY = {"tests/test_legacy.py": PASS.format(n="legacy")}
+
+
+@pytest.mark.parametrize(
+    ("files", "left"),
+    [
+        # the nearest conftest that sets the name decides, not one above it that adds
+        (
+            {
+                "tests/conftest.py": "import sys\n\ncollect_ignore = []\n"
+                "if sys.platform != 'genstamp':\n    collect_ignore.append('integ/test_w.py')\n",
+                "tests/integ/conftest.py": "collect_ignore = ['test_gen.py']\n",
+                "tests/integ/test_w.py": PASS.format(n="w"),
+            },
+            "tests/integ/test_w.py",
+        ),
+        # a nearer conftest that sets the name under a condition may hide a farther one's list
+        (
+            {
+                **LEGACY,
+                "conftest.py": "collect_ignore = ['tests/test_legacy.py']\n",
+                "tests/conftest.py": "import sys\n\nif sys.version_info >= (3,):\n"
+                "    collect_ignore = []\nelse:\n    collect_ignore = ['test_legacy.py']\n",
+            },
+            "tests/test_legacy.py",
+        ),
+        # a removal under a condition that holds
+        (
+            {
+                **LEGACY,
+                "tests/conftest.py": "import sys\n\ncollect_ignore = ['test_legacy.py']\n"
+                "if sys.version_info >= (3,):\n    collect_ignore.remove('test_legacy.py')\n",
+            },
+            "tests/test_legacy.py",
+        ),
+    ],
+)
+def test_a_conftest_that_may_ignore_is_judged_as_pytest_takes_it(
+    tmp_path: Path, files: dict[str, str], left: str
+) -> None:
+    """A file pytest collects where conftests change their lists under conditions: the
+    nearest conftest that sets the name decides (one above that adds the file under a
+    condition that holds does not), a nearer one's assignment under a condition may hide a
+    farther one's list, a removal under a condition may take the file back. A plain run
+    collects it and is accepted; a run naming the other files is partial (they were taken as
+    ignored)."""
+    root = make(tmp_path / "p", {**SIMPLE, **files})
+    proc = pytest_in(root)
+    assert proc.returncode == 0 and "5 passed" in proc.stdout, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 0, data
+    stamp(root)
+    named = ("tests/test_a.py", "tests/test_b.py", "tests/deep/test_c.py")
+    assert pytest_in(root, *named).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1 and left in rules(data)["partial-run"], data
 
 
 @pytest.mark.parametrize(

@@ -42,9 +42,9 @@ class Coverage(NamedTuple):
     # Folders whose collection was skipped whole (a conftest.py that skips, or imports what is
     # not installed): their files ran, skipped, as those of a module skipped whole do.
     skipped: tuple[str, ...] = ()
-    # What the run's conftests ignored, as they held it when the run ended (``path:P``, a tree
-    # path, or ``glob:G``, a tree-path pattern): where a conftest ignores under a condition
-    # (``suite.Suite.maybe``), whether it did in this run.
+    # The run's conftests' lists as they held them when the run ended (``KIND\tFOLDER\tENTRY``:
+    # ``defines`` a name, ``path`` a tree path, ``glob`` a tree-path pattern; FOLDER, the
+    # conftest's): where a conftest may ignore a file (``suite.Suite.maybe``), whether it did.
     ignored: tuple[str, ...] = ()
 
     @property
@@ -240,7 +240,7 @@ class Merge(NamedTuple):
         partly = [f for f in self.missing if f in touched]
         if whole:
             out.append(f"{describe_missing(whole)} of the suite not collected")
-            maybe = {f for s in self.suites for f, _ in s.maybe}
+            maybe = {f for s in self.suites for f in s.maybe}
             if any(f in maybe for f in whole):
                 out.append(
                     "a conftest ignores some of them under a condition, which no part showed"
@@ -268,11 +268,9 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
     ran: dict[str, tuple[str, str]] = {}  # node id -> (outcome, part label)
     conflicts: list[str] = []
     skipped: set[str] = set()
-    ignored: set[str] = set()
     for part in parts:
         files.update(part.coverage.files)
         skipped.update(part.coverage.skipped)
-        ignored.update(part.coverage.ignored)
         for nodeid, outcome in part.coverage.outcomes.items():
             seen = ran.get(nodeid)
             if seen is None:
@@ -280,9 +278,19 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
             elif seen[0] != outcome:
                 conflicts.append(f"{nodeid} {seen[0]} in {seen[1]}, {outcome} in {part.label}")
     unran = sorted({n for p in parts for n in p.coverage.unran if n not in ran})
-    # a file a conftest ignores under a condition, which held in a run: left out as pytest
-    # leaves it out there (a skip of its own, as a folder a conftest skips whole)
-    excused = {f for s in suites for f, entry in s.maybe if entry in ignored}
+    # a file a conftest may ignore, which a part's conftests did: left out as pytest leaves it
+    # out there (a skip of its own, as a folder a conftest skips whole)
+    excused: set[str] = set()
+    if any(s.maybe for s in suites):
+        from genstamp.suite import observed_ignored
+
+        excused = {
+            f
+            for s in suites
+            for f in s.maybe
+            if f not in files
+            and any(observed_ignored(f, s.root, p.coverage.ignored, s.conftests) for p in parts)
+        }
     return Merge(
         tuple(parts),
         tuple(suites),

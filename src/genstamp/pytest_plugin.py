@@ -180,8 +180,10 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
         if listing is None:
             return []
         found = suite.collect(listing, tally._read, root)
-        ignored = tally.all_ignored()  # (a conftest's ignore under a condition, which held)
-        excused = {f for f, entry in found.maybe if entry in ignored}
+        ignored = tally.all_ignored()  # (a file a conftest may ignore, which it did here)
+        excused = {
+            f for f in found.maybe if suite.observed_ignored(f, root, ignored, found.conftests)
+        }
         missing += [
             f
             for f in found.files
@@ -700,24 +702,31 @@ class Tally:
         }
 
     def observe_ignores(self, cfg: pytest.Config) -> None:
-        """What the conftests this process loaded ignore as the run ends (their
-        ``collect_ignore``, ``path:P``, and ``collect_ignore_glob``, ``glob:G``, as tree
-        paths): where one ignores under a condition, whether it did in this run."""
+        """The lists of the conftests this process loaded as the run ends (``defines``, and
+        ``collect_ignore``'s ``path`` and ``collect_ignore_glob``'s ``glob`` entries as tree
+        paths, each with its conftest's folder: ``coverage.Coverage.ignored``): where a conftest
+        may ignore a file, whether it did in this run."""
         for plugin in cfg.pluginmanager.get_plugins():
             where = getattr(plugin, "__file__", None) if isinstance(plugin, ModuleType) else None
             if not isinstance(where, str) or os.path.basename(where) != "conftest.py":
                 continue
             folder = os.path.dirname(os.path.abspath(where))
+            home = self.tree_path(Path(folder))
+            if home is None:
+                continue
+            home = "" if home == "." else home
+            self.ignored.add(f"loaded\t{home}\t")
             for name, kind in (("collect_ignore", "path"), ("collect_ignore_glob", "glob")):
                 values = getattr(plugin, name, None)
-                if not isinstance(values, (list, tuple)):
+                if values is None:
                     continue
-                for value in values:
+                self.ignored.add(f"defines\t{home}\t{name}")  # (an empty list hides too)
+                for value in values if isinstance(values, (list, tuple)) else ():
                     if isinstance(value, (str, os.PathLike)):
                         joined = os.path.normpath(os.path.join(folder, os.fspath(value)))
                         rel = self.tree_path(Path(joined))
                         if rel is not None and rel != ".":
-                            self.ignored.add(f"{kind}:{rel}")
+                            self.ignored.add(f"{kind}\t{home}\t{rel}")
 
     def all_ignored(self) -> set[str]:
         return self.ignored.union(*(o.get("ignored", ()) for o in self.workers))

@@ -169,10 +169,11 @@ class Suite(NamedTuple):
     config: PytestConfig
     files: tuple[str, ...]  # tree paths, sorted
     problems: tuple[str, ...]  # what could not be read statically (the files stay in)
-    # Files of the suite a conftest ignores under a condition (``conftest_ignores``), each with
-    # the entry that would (``path:P`` or ``glob:G``): a run whose conftests held that entry
-    # (``coverage.Coverage.ignored``) was right to leave the file out.
-    maybe: tuple[tuple[str, str], ...] = ()
+    # Files of the suite a conftest may ignore, as statements under a condition leave its
+    # lists (``conftest_ignores``): a run whose conftests did (``observed_ignored``) was right
+    # to leave them out.
+    maybe: tuple[str, ...] = ()
+    conftests: tuple[str, ...] = ()  # the folders whose conftest.py pytest loads for it
 
     @property
     def digest(self) -> str:
@@ -457,9 +458,11 @@ class _Ignores(NamedTuple):
     problems: tuple[str, ...]
     # the names the conftest sets at all (an empty list too: it hides a farther conftest's)
     defines: frozenset[str] = frozenset()
-    # what it adds under a condition (``maybe``): ignored where the run's says so
+    # what it may hold, as statements under a condition leave it: ignored where the run's
+    # conftest held it (``observed_ignored``); the names it may set (hiding a farther one's)
     maybe_paths: tuple[str, ...] = ()
     maybe_globs: tuple[str, ...] = ()
+    maybe_defines: frozenset[str] = frozenset()
 
 
 def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
@@ -468,11 +471,11 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
     replaces the list, ``+=``/``append``/``extend``/``insert`` add to it, ``remove`` of a
     literal takes that entry out, and any other removal (``pop``, ``clear``, ``del``,
     ``remove`` of a computed value) every entry before it. A computed value is a problem, and
-    ignores nothing. A function's or class's own names are not the module's. A statement
-    under a condition (``if``, an ``except``, a loop, a ``match`` case) may not run: it
-    changes nothing here, and what it sets or adds is a maybe (``maybe_paths``,
-    ``maybe_globs``), which a run that observed its conftest ignoring it was right to leave
-    out (``Suite.maybe``), as pytest's own skips are."""
+    ignores nothing. A function's or class's own names are not the module's. A statement in
+    a block (``if``, ``try``, ``with``, a loop, a ``match`` case) may not run: what it sets or
+    adds may be there, what it removes or replaces may be gone (``maybe_paths``,
+    ``maybe_globs``; a name it sets, ``maybe_defines``), and a run that observed its conftest
+    ignoring a file was right to leave it out (``Suite.maybe``), as pytest's own skips are."""
     data = read(conftest)
     if data is None:
         return _Ignores((), (), ())
@@ -484,16 +487,33 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
     maybe: dict[str, dict[str, None]] = {"collect_ignore": {}, "collect_ignore_glob": {}}
     problems: list[str] = []
     defines: set[str] = set()
+    maybe_defines: set[str] = set()
     for node, conditional in _module_level(module.body):
         for target, value, how in _assignments(node):
             if target not in found:
                 continue
-            if conditional:
-                if how in ("set", "add"):  # (its removals may not run: the entries stay)
-                    _ignored_by(conftest, target, value, "add", maybe[target], problems)
+            certain, possible = found[target], maybe[target]
+            if not conditional:
+                defines.add(target)
+                if how == "set":
+                    possible.clear()
+                elif how == "remove":  # (gone from what may be there too)
+                    _ignored_by(conftest, target, value, how, possible, [])
+                _ignored_by(conftest, target, value, how, certain, problems)
                 continue
-            defines.add(target)
-            _ignored_by(conftest, target, value, how, found[target], problems)
+            if how == "set":  # it may replace the list: what it held may be gone
+                maybe_defines.add(target)
+                possible.update(certain)
+                certain.clear()
+                _ignored_by(conftest, target, value, "add", possible, problems)
+            elif how == "add":
+                _ignored_by(conftest, target, value, how, possible, problems)
+            else:  # what it removes may be gone
+                kept = dict(certain)
+                _ignored_by(conftest, target, value, how, kept, [])
+                for entry in [e for e in certain if e not in kept]:
+                    del certain[entry]
+                    possible[entry] = None
     here = posixpath.dirname(conftest)
     return _Ignores(
         tuple(join(here, p) for p in found["collect_ignore"]),
@@ -502,6 +522,7 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
         frozenset(defines),
         tuple(join(here, p) for p in maybe["collect_ignore"]),
         tuple(join(here, p) for p in maybe["collect_ignore_glob"]),
+        frozenset(maybe_defines - defines),
     )
 
 
@@ -574,22 +595,18 @@ def _ignored_by(
 def _module_level(
     body: Sequence[ast.stmt], conditional: bool = False
 ) -> Iterator[tuple[ast.AST, bool]]:
-    """The statements a module runs itself, in order, each with whether it runs only under a
-    condition: those of its ``if``, ``try``, ``with``, loop and ``match`` blocks too, not a
-    function's or a class's body; a call statement as its call. A ``try``'s and a ``with``'s
-    own body and a ``finally`` run as the statement does; the rest may not."""
+    """The statements a module runs itself, in order, each with whether it may not run: those
+    of its ``if``, ``try``, ``with``, loop and ``match`` blocks too, not a function's or a
+    class's body; a call statement as its call. A statement in a block may not run (a ``try``
+    body's after an import that fails, a ``with contextlib.suppress(…)``'s)."""
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         yield (stmt.value if isinstance(stmt, ast.Expr) else stmt), conditional
-        plain = isinstance(stmt, (ast.With, ast.AsyncWith, ast.Try)) or (
-            type(stmt).__name__ == "TryStar"  # (`try`/`except*`, Python 3.11)
-        )
         for name in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, name, None)
             if isinstance(inner, list):
-                runs = name == "finalbody" or (plain and name == "body")
-                yield from _module_level(inner, conditional or not runs)
+                yield from _module_level(inner, True)
         for handler in getattr(stmt, "handlers", ()):
             yield from _module_level(handler.body, True)
         for case in getattr(stmt, "cases", ()):
@@ -697,6 +714,7 @@ def collect(
         if conftest_loads(p.rpartition("/")[0], cut):
             conftests[p.rpartition("/")[0]] = found = conftest_ignores(read, p)
             problems.extend(found.problems)
+    maybe: list[str] = []  # files a conftest may ignore (``_conftest_judged``)
     pruned = any_of([p for p in [*config.norecursedirs, "__pycache__"] if "/" not in p])
     pruned_paths = [p for p in config.norecursedirs if "/" in p]
     by_name = any_of([p for p in config.python_files if "/" not in p])
@@ -735,14 +753,17 @@ def collect(
         # a conftest's `collect_ignore = ["legacy"]`, collects it; a testpaths glob too)
         if any(_under(path, i) and i != start and _under(i, start) for i in ignored):
             continue
-        if _glob_ignored(path, start, globs) or _conftest_ignored(
-            path, root, conftests, start, home
-        ):
+        if _glob_ignored(path, start, globs):
+            continue
+        judged = _conftest_judged(path, conftests, start, home)
+        if judged is True:
             continue
         chosen.append(path)
+        if judged is None:
+            maybe.append(path)
     files = tuple(sorted(set(chosen)))
-    maybe = tuple((f, e) for f in files for e in _maybe_ignored(f, root, conftests, home))
-    return Suite(root, config, files, tuple(dict.fromkeys(problems)), maybe)
+    held = tuple(sorted(conftests)) if maybe else ()
+    return Suite(root, config, files, tuple(dict.fromkeys(problems)), tuple(sorted(maybe)), held)
 
 
 # what marks a folder as an environment pytest does not collect in (``_pytest.main._in_venv``)
@@ -1063,26 +1084,80 @@ def _conftest_ignored(
     return False
 
 
-def _maybe_ignored(path: str, root: str, conftests: dict[str, _Ignores], top: str) -> list[str]:
-    """The entries a conftest adds under a condition (``path:P``, ``glob:G``) that would
-    ignore ``path`` or a folder it lies in below ``root``, from any conftest at or above it
-    (up to ``top``): whichever pytest took, the run's own list tells (``Suite.maybe``)."""
-    out: list[str] = []
-    if not any(c.maybe_paths or c.maybe_globs for c in conftests.values()):
-        return out
+def _conftest_judged(
+    path: str, conftests: dict[str, _Ignores], start: str, top: str
+) -> bool | None:
+    """``_conftest_ignored`` as statements under a condition leave the conftests' lists: True
+    where ``path`` is ignored whichever ran, False where it is not, None where that depends
+    on them (an entry one may add, or remove; a nearer conftest that may set the name and
+    hide a farther one's list)."""
+    if not conftests:
+        return False
+    if not any(c.maybe_paths or c.maybe_globs or c.maybe_defines for c in conftests.values()):
+        return _conftest_ignored(path, start, conftests, start, top)
+    out: bool | None = False
     part = path
-    while part and part != root:
+    while part and part != start:
         folder = posixpath.dirname(part)
-        while True:
-            found = conftests.get(folder)
-            if found is not None:
-                out += [f"path:{p}" for p in found.maybe_paths if p == part]
-                out += [f"glob:{g}" for g in found.maybe_globs if fnmatch.fnmatch(part, g)]
-            if folder == top or not folder:
-                break
-            folder = posixpath.dirname(folder)
-        part = posixpath.dirname(part)
+        for name in ("collect_ignore", "collect_ignore_glob"):
+            found = _judged_by(part, folder, top, conftests, name)
+            if found is True:
+                return True
+            if found is None:
+                out = None
+        part = folder
     return out
+
+
+def _judged_by(
+    part: str, folder: str, top: str, conftests: dict[str, _Ignores], name: str
+) -> bool | None:
+    """Whether the nearest conftest at or above ``folder`` that sets ``name`` ignores
+    ``part`` (True, False), or whether that depends on statements under a condition (None)."""
+    uncertain = maybe = False
+    glob = name == "collect_ignore_glob"
+
+    def holds(entries: Sequence[str]) -> bool:
+        return any(fnmatch.fnmatch(part, e) for e in entries) if glob else part in entries
+
+    while True:
+        found = conftests.get(folder)
+        if found is not None:
+            maybe = maybe or holds(found.maybe_globs if glob else found.maybe_paths)
+            if name in found.defines:
+                if holds(found.globs if glob else found.paths):
+                    return None if uncertain else True
+                return None if maybe else False
+            uncertain = uncertain or name in found.maybe_defines
+        if folder == top or not folder:
+            return None if maybe else False
+        folder = posixpath.dirname(folder)
+
+
+def observed_ignored(
+    path: str, root: str, observed: Iterable[str], conftests: Sequence[str]
+) -> bool:
+    """Whether the run's conftests, as it observed their lists (records
+    ``KIND\tFOLDER\tENTRY``, KIND ``loaded``, ``defines``, ``path`` or ``glob``), ignored
+    ``path``, as pytest takes them (the nearest conftest that sets a name); only where the
+    run loaded every conftest of ``conftests`` (the suite's, ``Suite.conftests``) at or above
+    its folder, which pytest would have asked."""
+    lists: dict[str, dict[str, set[str]]] = {}
+    for record in observed:
+        kind, _, rest = record.partition("\t")
+        folder, _, entry = rest.partition("\t")
+        lists.setdefault(folder, {"loaded": set(), "defines": set(), "path": set(), "glob": set()})
+        if kind in lists[folder]:
+            lists[folder][kind].add(entry)
+    if any(_under(path, f) and f not in lists for f in conftests):
+        return False  # (a conftest the run did not load: what it holds is not known)
+    seen = {
+        folder: _Ignores(
+            tuple(sorted(held["path"])), tuple(sorted(held["glob"])), (), frozenset(held["defines"])
+        )
+        for folder, held in lists.items()
+    }
+    return _conftest_ignored(path, root, seen, root, "")
 
 
 def _nearest(conftests: dict[str, _Ignores], folder: str, root: str, name: str) -> _Ignores | None:
