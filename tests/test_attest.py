@@ -499,6 +499,14 @@ def test_a_signers_file_the_revision_holds_as_a_link_is_followed(
     args = ("--attestation", by_ci1, "--signers-from", "HEAD")
     code, data = verdict(genstamp, judge, *args, rev=judged)
     assert code == 0, data
+    # a linked folder on the way: `attestation-signers = "trust/signers"`, trust -> keys
+    (judge / "trust").symlink_to("keys")
+    pyproject = (judge / "pyproject.toml").read_text()
+    (judge / "pyproject.toml").write_text(pyproject.replace('"allowed_signers"', '"trust/signers"'))
+    commit_all(judge, "the signers named through a linked folder")
+    code, data = verdict(genstamp, judge, *args, rev=judged)
+    assert code == 0, data
+    (judge / "pyproject.toml").write_text(pyproject)
     (judge / "allowed_signers").unlink()
     (judge / "allowed_signers").symlink_to("../outside")
     commit_all(judge, "a link out of the tree")
@@ -528,6 +536,27 @@ def test_a_key_git_s_revocation_file_revokes_is_refused(
     revoked.unlink()
     code, data = verdict(genstamp, judge, "--attestation", by_ci1)
     assert code == 1 and "does not exist" in message(data, "attestation-signature"), data
+
+
+def test_signers_from_a_revision_take_its_revocation_file_too(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """A relative gpg.ssh.revocationFile the repository tracks: with `--signers-from REV`, the
+    file as REV holds it decides, as the allowed signers do; the change judged took its
+    signer's key out of its own copy, and was accepted."""
+    by_ci1 = _signed_by(world, "ci1", tmp_path / "by-ci1.json")
+    judged = git(judge, "rev-parse", "HEAD")
+    git(judge, "checkout", "-q", "-b", "base")
+    (judge / "revoked_keys").write_text((world.keys / "ci1.pub").read_text())
+    commit_all(judge, "ci1 revoked")
+    git(judge, "checkout", "-q", judged)
+    (judge / "revoked_keys").write_text("")  # the change's own copy: nothing revoked
+    git(judge, "config", "gpg.ssh.revocationFile", "revoked_keys")
+    assert verdict(genstamp, judge, "--attestation", by_ci1)[0] == 0  # its own file
+    code, data = verdict(genstamp, judge, "--attestation", by_ci1, "--signers-from", "base")
+    assert code == 1 and rules(data) == ["attestation-signature"], data
+    said = message(data, "attestation-signature")
+    assert "with a key that base:revoked_keys revokes" in said, said
 
 
 def test_a_signature_nothing_here_can_check_is_not_called_unsigned(

@@ -327,6 +327,9 @@ def gather(
     )
 
 
+_GIT_S = Path("(git's gpg.ssh.revocationFile)")  # ``verify_attestations``' default
+
+
 def verify_attestations(
     checkout: Checkout,
     revs: Sequence[str],
@@ -336,10 +339,13 @@ def verify_attestations(
     summary: Path | None = None,
     settings: config.Config | None = None,
     signers_from: str | None = None,
+    revoked: Path | None = _GIT_S,
 ) -> tuple[Verdict, AttestationFacts]:
     """Judge each of ``revs`` from attestations alone: files given, or the notes on them.
     ``signers_from``: a revision (the branch a change would merge into) whose own allowed
-    signers file decides whose signatures count, so that the change judged cannot add a key."""
+    signers file decides whose signatures count, so that the change judged cannot add a key
+    (nor take one out of a revocation file it holds: ``_revocation_at``); ``revoked``: the
+    revocation file (git's ``gpg.ssh.revocationFile`` by default)."""
     from genstamp import notes
 
     if settings is None:
@@ -350,6 +356,7 @@ def verify_attestations(
         named = "".join(c if c.isalnum() or c in "._~^-" else "_" for c in signers_from)[:40]
         with tempfile.TemporaryDirectory(prefix=f"genstamp-signers-of-{named}-") as tmp:
             trusted, rel = _signers_at(checkout, signers_from, Path(tmp))
+            revocation = _revocation_at(checkout, signers_from, Path(tmp))
             verdict, facts = verify_attestations(
                 checkout,
                 revs,
@@ -357,9 +364,13 @@ def verify_attestations(
                 from_notes=from_notes,
                 summary=summary,
                 settings=settings._replace(attestation_signers=trusted),
+                revoked=revocation[0] if revocation is not None else None,
             )
         # named as the revision holds it, not as the copy ssh-keygen read (gone now; Y24 09)
-        return _named(verdict, str(trusted), f"{signers_from}:{rel}"), facts
+        verdict = _named(verdict, str(trusted), f"{signers_from}:{rel}")
+        if revocation is not None:
+            verdict = _named(verdict, str(revocation[0]), revocation[1])
+        return verdict, facts
     sources = [(str(p), read_file(p)) for p in files]
     where = ", ".join(str(p) for p in files)
     if from_notes:
@@ -381,7 +392,7 @@ def verify_attestations(
         roots={t.tree: _suites_of(checkout, settings, t.tree) for t in targets},
         summary=text,
         grown=from_notes and not files,
-        revoked=signing.revocation_file(checkout.workdir),
+        revoked=signing.revocation_file(checkout.workdir) if revoked is _GIT_S else revoked,
     )
     # what stands for each tree (``settled``) is what the verdict, its line and --json speak of
     return decide_attestations(facts, settings), settled(facts, settings)
@@ -420,28 +431,68 @@ def _signers_at(checkout: Checkout, rev: str, folder: Path) -> tuple[Path, str]:
     except ValueError:  # an absolute path: no revision holds it
         raise GenstampError(f"{rev} names {declared}, outside the repository", remedy) from None
     found = checkout.repo.get(tree)
-    named = rel
-    for _ in range(8):  # a symbolic link the tree holds is followed within it, as a checkout's
-        try:
-            blob = found[rel] if isinstance(found, pygit2.Tree) else None
-        except (KeyError, ValueError, pygit2.GitError):
-            blob = None
-        if not isinstance(blob, pygit2.Blob):
-            raise GenstampError(f"{rev} holds no allowed signers file at {named}", remedy)
-        if blob.filemode != pygit2.enums.FileMode.LINK:
-            break
-        target = blob.data.decode("utf-8", "surrogateescape")
-        rel = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
-        if target.startswith("/") or rel == ".." or rel.startswith("../"):
-            raise GenstampError(
-                f"{rev} holds {named} as a symbolic link to {target}, outside the repository",
-                remedy,
-            )
-    else:
-        raise GenstampError(f"{rev} holds {named} as a loop of symbolic links", remedy)
+    held_at = _held(found, rel) if isinstance(found, pygit2.Tree) else None
+    if held_at is None:
+        raise GenstampError(f"{rev} holds no allowed signers file at {rel}", remedy)
+    if isinstance(held_at, str):
+        raise GenstampError(f"{rev} holds {rel} {held_at}", remedy)
+    blob, rel = held_at
     path = folder / posixpath.basename(rel)
     path.write_bytes(blob.data)
     return path, rel
+
+
+def _revocation_at(checkout: Checkout, rev: str, folder: Path) -> tuple[Path, str] | None:
+    """git's ``gpg.ssh.revocationFile`` for a judgment whose signers ``rev`` decides, and how
+    to name it: a path of the repository as ``rev`` holds it (the change judged may have
+    dropped its key from the file), copied into ``folder``; else as git reads it."""
+    path = signing.revocation_file(checkout.workdir)
+    if path is None:
+        return None
+    try:
+        rel = path.relative_to(checkout.workdir).as_posix()
+    except ValueError:
+        return path, str(path)  # (outside the repository: no revision holds it)
+    tree = checkout.repo.get(rev_tree(checkout, rev, option="--signers-from").tree)
+    found = _held(tree, rel) if isinstance(tree, pygit2.Tree) else None
+    if not isinstance(found, tuple):
+        return path, str(path)
+    copy = folder / ("revoked-" + posixpath.basename(found[1]))
+    copy.write_bytes(found[0].data)
+    return copy, f"{rev}:{found[1]}"
+
+
+def _held(tree: pygit2.Tree, rel: str) -> tuple[pygit2.Blob, str] | str | None:
+    """The file ``tree`` holds at ``rel`` and its path, the symbolic links the tree holds on
+    the way followed within it, as a checkout reads them; None where it holds none there, or
+    why not (a link out of the tree, a loop)."""
+    parts = [p for p in rel.split("/") if p]
+    done: list[str] = []
+    hops = 0
+    while parts:
+        name = parts.pop(0)
+        path = "/".join([*done, name])
+        try:
+            entry = tree[path]
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        if isinstance(entry, pygit2.Blob) and entry.filemode == pygit2.enums.FileMode.LINK:
+            hops += 1
+            target = entry.data.decode("utf-8", "surrogateescape")
+            joined = posixpath.normpath(posixpath.join("/".join(done), target))
+            if target.startswith("/") or joined == ".." or joined.startswith("../"):
+                return f"through a symbolic link to {target}, outside the repository"
+            if hops > 16:
+                return "through a loop of symbolic links"
+            parts = [p for p in joined.split("/") if p not in ("", ".")] + parts
+            done = []
+            continue
+        if not parts:
+            return (entry, path) if isinstance(entry, pygit2.Blob) else None
+        if not isinstance(entry, pygit2.Tree):
+            return None
+        done.append(name)
+    return None
 
 
 def _as_judged(checkout: Checkout, settings: config.Config, trees: Sequence[str]) -> config.Config:

@@ -1730,8 +1730,8 @@ ATTESTATION_TABLE = (
     ),
     AttestationRule(
         "attestation-signature",
-        "sign with a key listed in the allowed signers file (namespace genstamp), or add the "
-        "signer's key there",
+        "sign with a key listed in the allowed signers file (namespace genstamp) that no "
+        "revocation file revokes, or add the signer's key there",
         _attestation_signature,
     ),
     AttestationRule(
