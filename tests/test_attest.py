@@ -557,6 +557,18 @@ def test_signers_from_a_revision_take_its_revocation_file_too(
     assert code == 1 and rules(data) == ["attestation-signature"], data
     said = message(data, "attestation-signature")
     assert "with a key that base:revoked_keys revokes" in said, said
+    # a revision that holds it as a link out of the repository: an error, never the change's
+    (judge / "revoked_keys").unlink()
+    git(judge, "checkout", "-q", "base")
+    (judge / "revoked_keys").unlink()
+    (judge / "revoked_keys").symlink_to("../shared-revoked")
+    commit_all(judge, "revoked keys kept beside the repository")
+    git(judge, "checkout", "-q", judged)
+    (judge / "revoked_keys").write_text("")
+    code, _out, err = genstamp(
+        "-C", judge, "verify", "--attestation", by_ci1, "--signers-from", "base"
+    )
+    assert code == 2 and "base holds the revocation file revoked_keys through a symbolic" in err
 
 
 def test_a_signature_nothing_here_can_check_is_not_called_unsigned(

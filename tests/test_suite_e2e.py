@@ -2121,6 +2121,69 @@ def test_a_conftest_that_ignores_under_a_condition(
     assert code == 1 and "tests/deep/test_c.py" in said and "under a condition" in said, data
 
 
+@pytest.mark.parametrize(
+    ("files", "plain", "named", "left"),
+    [
+        # a folder ignored under a condition that holds, its own conftest never loaded
+        (
+            {
+                "conftest.py": "collect_ignore = []\ntry:\n    import genstamp_no_such\n"
+                "except ImportError:\n    collect_ignore.append('tests/deep')\n",
+                "tests/deep/conftest.py": "X = 1\n",
+            },
+            "3 passed",
+            (),
+            "",
+        ),
+        # pytest starts in a testpaths folder that a conftest above ignores: not ignored
+        (
+            {
+                "pytest.ini": "[pytest]\ntestpaths = tests/deep tests/other\n",
+                "tests/conftest.py": "collect_ignore = ['other']\n",
+                "tests/other/conftest.py": "collect_ignore = []\ntry:\n    import json\n"
+                "except ImportError:\n    collect_ignore.append('test_db.py')\n",
+                "tests/other/test_api.py": PASS.format(n="api"),
+                "tests/other/test_db.py": PASS.format(n="db"),
+            },
+            "3 passed",
+            ("tests/deep", "tests/other/test_api.py"),
+            "tests/other/test_db.py",
+        ),
+        # a relative path object ignores nothing (pytest takes it as it is, unjoined)
+        (
+            {
+                "tests/deep/conftest.py": "import sys\nfrom pathlib import Path\n\n"
+                "collect_ignore = []\nif sys.platform == 'genstamp':\n"
+                "    collect_ignore.append('test_c.py')\n"
+                "collect_ignore.append(Path('test_c.py'))\n",
+                "tests/deep/test_d.py": PASS.format(n="d"),
+            },
+            "5 passed",
+            ("tests/test_a.py", "tests/test_b.py", "tests/deep/test_d.py"),
+            "tests/deep/test_c.py",
+        ),
+    ],
+)
+def test_what_a_run_observed_its_conftests_ignore_is_what_pytest_ignored(
+    tmp_path: Path, files: dict[str, str], plain: str, named: tuple[str, ...], left: str
+) -> None:
+    """The run's observation of its conftests' lists is read as pytest reads them: it enters
+    folders from where it starts (testpaths), asking the conftests above whether to ignore
+    each, and loads a folder's conftest only once it entered it (a folder ignored, its
+    conftest never loads); a path object is taken as it is, a relative one ignoring nothing.
+    A plain run is accepted; a run naming other files leaves a collected file out."""
+    root = make(tmp_path / "p", {**SIMPLE, **files})
+    proc = pytest_in(root)
+    assert proc.returncode == 0 and plain in proc.stdout, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 0, data
+    if named:
+        stamp(root)
+        assert pytest_in(root, *named).returncode == 0
+        code, data, _ = verify(root)
+        assert code == 1 and left in rules(data)["partial-run"], data
+
+
 LEGACY = {"tests/test_legacy.py": PASS.format(n="legacy")}
 
 

@@ -455,7 +455,13 @@ def _revocation_at(checkout: Checkout, rev: str, folder: Path) -> tuple[Path, st
         return path, str(path)  # (outside the repository: no revision holds it)
     tree = checkout.repo.get(rev_tree(checkout, rev, option="--signers-from").tree)
     found = _held(tree, rel) if isinstance(tree, pygit2.Tree) else None
-    if not isinstance(found, tuple):
+    if isinstance(found, str):  # (the work tree's copy is the change's: never read instead)
+        raise GenstampError(
+            f"{rev} holds the revocation file {rel} {found}",
+            "keep gpg.ssh.revocationFile in the repository, or name a file outside it by its"
+            " absolute path",
+        )
+    if found is None:
         return path, str(path)
     copy = folder / ("revoked-" + posixpath.basename(found[1]))
     copy.write_bytes(found[0].data)

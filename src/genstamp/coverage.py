@@ -240,7 +240,7 @@ class Merge(NamedTuple):
         partly = [f for f in self.missing if f in touched]
         if whole:
             out.append(f"{describe_missing(whole)} of the suite not collected")
-            maybe = {f for s in self.suites for f in s.maybe}
+            maybe = {f for s in self.suites for f, _ in s.maybe}
             if any(f in maybe for f in whole):
                 out.append(
                     "a conftest ignores some of them under a condition, which no part showed"
@@ -287,9 +287,9 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
         excused = {
             f
             for s in suites
-            for f in s.maybe
+            for f, start in s.maybe
             if f not in files
-            and any(observed_ignored(f, s.root, p.coverage.ignored, s.conftests) for p in parts)
+            and any(observed_ignored(f, start, p.coverage.ignored, s.conftests) for p in parts)
         }
     return Merge(
         tuple(parts),

@@ -182,7 +182,9 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
         found = suite.collect(listing, tally._read, root)
         ignored = tally.all_ignored()  # (a file a conftest may ignore, which it did here)
         excused = {
-            f for f in found.maybe if suite.observed_ignored(f, root, ignored, found.conftests)
+            f
+            for f, start in found.maybe
+            if suite.observed_ignored(f, start, ignored, found.conftests)
         }
         missing += [
             f
@@ -722,11 +724,22 @@ class Tally:
                     continue
                 self.ignored.add(f"defines\t{home}\t{name}")  # (an empty list hides too)
                 for value in values if isinstance(values, (list, tuple)) else ():
-                    if isinstance(value, (str, os.PathLike)):
-                        joined = os.path.normpath(os.path.join(folder, os.fspath(value)))
-                        rel = self.tree_path(Path(joined))
-                        if rel is not None and rel != ".":
-                            self.ignored.add(f"{kind}\t{home}\t{rel}")
+                    # as pytest takes them (``_getconftest_pathlist``): a string from the
+                    # conftest's folder, made absolute; a path as it is, which matches only
+                    # where it is absolute and plain
+                    if isinstance(value, str):
+                        joined = os.path.normpath(os.path.join(folder, value))
+                    elif isinstance(value, os.PathLike):
+                        joined = os.fspath(value)
+                        if not isinstance(joined, str) or not os.path.isabs(joined):
+                            continue
+                        if os.path.normpath(joined) != joined:
+                            continue
+                    else:
+                        continue
+                    rel = self.tree_path(Path(joined))
+                    if rel is not None and rel != ".":
+                        self.ignored.add(f"{kind}\t{home}\t{rel}")
 
     def all_ignored(self) -> set[str]:
         return self.ignored.union(*(o.get("ignored", ()) for o in self.workers))

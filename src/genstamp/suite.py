@@ -170,9 +170,9 @@ class Suite(NamedTuple):
     files: tuple[str, ...]  # tree paths, sorted
     problems: tuple[str, ...]  # what could not be read statically (the files stay in)
     # Files of the suite a conftest may ignore, as statements under a condition leave its
-    # lists (``conftest_ignores``): a run whose conftests did (``observed_ignored``) was right
-    # to leave them out.
-    maybe: tuple[str, ...] = ()
+    # lists (``conftest_ignores``), each with the folder pytest starts from there: a run whose
+    # conftests did (``observed_ignored``) was right to leave them out.
+    maybe: tuple[tuple[str, str], ...] = ()
     conftests: tuple[str, ...] = ()  # the folders whose conftest.py pytest loads for it
 
     @property
@@ -714,7 +714,7 @@ def collect(
         if conftest_loads(p.rpartition("/")[0], cut):
             conftests[p.rpartition("/")[0]] = found = conftest_ignores(read, p)
             problems.extend(found.problems)
-    maybe: list[str] = []  # files a conftest may ignore (``_conftest_judged``)
+    maybe: list[tuple[str, str]] = []  # files a conftest may ignore (``_conftest_judged``)
     pruned = any_of([p for p in [*config.norecursedirs, "__pycache__"] if "/" not in p])
     pruned_paths = [p for p in config.norecursedirs if "/" in p]
     by_name = any_of([p for p in config.python_files if "/" not in p])
@@ -760,7 +760,7 @@ def collect(
             continue
         chosen.append(path)
         if judged is None:
-            maybe.append(path)
+            maybe.append((path, start))
     files = tuple(sorted(set(chosen)))
     held = tuple(sorted(conftests)) if maybe else ()
     return Suite(root, config, files, tuple(dict.fromkeys(problems)), tuple(sorted(maybe)), held)
@@ -1135,13 +1135,15 @@ def _judged_by(
 
 
 def observed_ignored(
-    path: str, root: str, observed: Iterable[str], conftests: Sequence[str]
+    path: str, start: str, observed: Iterable[str], conftests: Sequence[str]
 ) -> bool:
     """Whether the run's conftests, as it observed their lists (records
     ``KIND\tFOLDER\tENTRY``, KIND ``loaded``, ``defines``, ``path`` or ``glob``), ignored
-    ``path``, as pytest takes them (the nearest conftest that sets a name); only where the
-    run loaded every conftest of ``conftests`` (the suite's, ``Suite.conftests``) at or above
-    its folder, which pytest would have asked."""
+    ``path``, as pytest takes them: it enters each folder below where it starts (``start``),
+    asking the nearest conftest above that sets a name whether to ignore it, then loads its
+    conftest. Only where the run loaded each conftest of ``conftests`` (the suite's,
+    ``Suite.conftests``) that pytest reached on the way: one it did not load, the lists are
+    not known."""
     lists: dict[str, dict[str, set[str]]] = {}
     for record in observed:
         kind, _, rest = record.partition("\t")
@@ -1149,15 +1151,30 @@ def observed_ignored(
         lists.setdefault(folder, {"loaded": set(), "defines": set(), "path": set(), "glob": set()})
         if kind in lists[folder]:
             lists[folder][kind].add(entry)
-    if any(_under(path, f) and f not in lists for f in conftests):
-        return False  # (a conftest the run did not load: what it holds is not known)
+    if any(_under(start, f) and f not in lists for f in conftests):
+        return False  # (one where it starts, or above, loads before it collects)
     seen = {
         folder: _Ignores(
             tuple(sorted(held["path"])), tuple(sorted(held["glob"])), (), frozenset(held["defines"])
         )
         for folder, held in lists.items()
     }
-    return _conftest_ignored(path, root, seen, root, "")
+    below = path[len(start) + 1 :] if start else path
+    if not _under(path, start) or not below:
+        return False
+    part = start
+    for name in below.split("/"):
+        part = f"{part}/{name}" if part else name
+        folder = posixpath.dirname(part)
+        paths = _nearest(seen, folder, "", "collect_ignore")
+        globs = _nearest(seen, folder, "", "collect_ignore_glob")
+        if (paths is not None and part in paths.paths) or (
+            globs is not None and any(fnmatch.fnmatch(part, g) for g in globs.globs)
+        ):
+            return True
+        if part != path and part in conftests and part not in lists:
+            return False  # (entered, its conftest not loaded: what it holds is not known)
+    return False
 
 
 def _nearest(conftests: dict[str, _Ignores], folder: str, root: str, name: str) -> _Ignores | None:
