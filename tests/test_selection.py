@@ -609,7 +609,8 @@ def test_the_decisions_do_no_io() -> None:
         "fnmatch", "hashlib", "posixpath", "shlex", "sys", "tomllib", "tomli", "collections.abc",
         "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "base64", "json", "zlib",
         "genstamp", "suite", "_pytest.mark.expression", "Expression", "re", "binding",
-        "TYPE_CHECKING", "genstamp.suite", "describe_missing", "genstamp.typedtuple",
+        "TYPE_CHECKING", "genstamp.suite", "describe_missing", "observed_ignored",
+        "genstamp.typedtuple",
         "stdlib",  # the standard library's tomllib and shlex, found as the import system does
         "versioned",  # its version check (reading a file imports what reads it, in the call)
     }  # fmt: skip
