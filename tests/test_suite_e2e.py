@@ -1238,6 +1238,24 @@ def test_suites_without_a_configuration_of_their_own_take_the_one_above(
     assert code == 0, data
 
 
+def test_a_declared_suite_that_names_a_file_is_never_covered(tmp_path: Path) -> None:
+    """`suites = ["svc_a", "svc_b/pytest.ini"]` (the configuration file written where its folder
+    was meant): a suite of no test file, covered by any run, and svc_b's failing test never
+    ran. The gate says the list names no folder, as for a path the tree does not hold."""
+    files = {
+        "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b/pytest.ini"]\n',
+        "svc_a/pytest.ini": "[pytest]\n",
+        "svc_a/tests/test_a.py": cases("a"),
+        "svc_b/pytest.ini": "[pytest]\n",
+        "svc_b/tests/test_b.py": cases("b", fail="b"),
+    }
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root / "svc_a").returncode == 0
+    code, data, _ = verify(root)
+    said = rules(data)["partial-run"]
+    assert code == 1 and "suites names svc_b/pytest.ini, which is no folder" in said, data
+
+
 def test_a_declared_suite_the_tree_holds_no_folder_for_is_never_covered(tmp_path: Path) -> None:
     """`git mv svc_b svc_beta`, the suites list left as it was: svc_b was an empty suite and
     svc_beta's tests in none, so a run of svc_a alone was the whole suite. The gate says the

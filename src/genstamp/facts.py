@@ -1124,9 +1124,11 @@ def tree_suites(
     out = []
     for root in roots or [""]:
         root = root.strip("/")
-        if root and _lookup(repo, tree, root, opened) is None:
-            # a declared suite the tree holds no folder for (renamed, `git mv`): its tests are
-            # in no suite; it stands as a folder no run collects, and says why
+        held = _lookup(repo, tree, root, opened) if root else None
+        if root and (held is None or not isinstance(held[0], pygit2.Tree)):
+            # a declared suite the tree holds no folder for (renamed, `git mv`; a file named,
+            # `svc_b/pytest.ini`): its tests are in no suite; it stands as a folder no run
+            # collects, and says why
             said = (
                 f"[tool.genstamp] suites names {root}, which is no folder of the tree "
                 "(fix the list)",
