@@ -1168,6 +1168,34 @@ def test_parts_that_each_write_a_report_into_the_work_tree_merge(tmp_path: Path)
     assert (code, rules(data)) == (0, {}), data
 
 
+def test_parts_that_each_write_a_report_of_its_own_name_merge(tmp_path: Path) -> None:
+    """pytest-split's pattern, a report per group (`--junitxml=junit-1.xml`, `junit-2.xml`),
+    written into the work tree, not ignored: the second part's tree holds the first's report,
+    and the work tree and the commit both differ from each part's tree by the other's. It
+    was refused as tree-mismatch, every rerun alike; every part's report is left out of the
+    trees of each. The commit judged too."""
+    root = make(
+        tmp_path / "p",
+        {
+            "tests/a/test_a.py": cases("a1"),
+            "tests/b/test_b.py": cases("b1"),
+            "tests/c/test_c.py": cases("c1"),
+        },
+    )
+    assert pytest_in(root, "tests/a", "--junitxml=junit-1.xml").returncode == 0
+    assert pytest_in(root, "tests/b", "--junitxml=junit-2.xml").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1 and "tests/c/test_c.py" in rules(data)["partial-run"], data
+    assert pytest_in(root, "tests/c", "--junitxml=junit-3.xml").returncode == 0
+    for rev in ((), ("--rev", "HEAD")):
+        code, data, _ = verify(root, *rev)
+        assert (code, rules(data)) == (0, {}), data
+    (root / "junit-1.xml").write_text("<testsuites/>")  # (a report the parts did not write)
+    (root / "tests" / "a" / "test_a.py").write_text(cases("a1", "a2"))  # the control: code
+    code, data, _ = verify(root)
+    assert code == 1 and "tests/a/test_a.py" in rules(data)["tree-mismatch"], data
+
+
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     files = {
         "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',

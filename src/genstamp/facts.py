@@ -125,9 +125,15 @@ def workspace(
 
 
 def with_report(
-    base: Facts, checkout: Checkout, evidence_path: Path, suites: Sequence[str] = ()
+    base: Facts,
+    checkout: Checkout,
+    evidence_path: Path,
+    suites: Sequence[str] = (),
+    outputs: Sequence[str] = (),
 ) -> Facts:
-    """``base`` (the checkout's facts) with those of the evidence at ``evidence_path``."""
+    """``base`` (the checkout's facts) with those of the evidence at ``evidence_path``;
+    ``outputs``: the output files in the work tree of the parts it merges with (each part's
+    own ``--junitxml``, written beside the others'), left out of its trees as its own is."""
     report: binding.Report | None = None
     unreadable = ""
     mtime: int | None = None
@@ -172,9 +178,8 @@ def with_report(
         output = output_path(props)
         # unless the tests loaded it as code, or read it (a tracked sample report they parse,
         # overwritten by the run's --junitxml: what they read is not what a commit carries)
-        left_out = []
-        if output and (loaded is None or output not in {*loaded.loaded, *loaded.read}):
-            left_out.append(output)
+        taken = set() if loaded is None else {*loaded.loaded, *loaded.read}
+        left_out = [o for o in dict.fromkeys([output, *outputs]) if o and o not in taken]
         trees = {props[binding.P_TREE_START], props[binding.P_TREE_END]}
         left_out += run_hooks(repo, trees, {t.tree for t in targets})
         if left_out:
@@ -288,7 +293,8 @@ def gather_parts(
     rule but the merge). With ``kept``, when the first does not cover the suite alone, the
     parts the plugin kept for the current generation that tested the same tree join it."""
     base = workspace(checkout, revs, labels)  # one walk, however many parts
-    first = with_report(base, checkout, paths[0], suites)
+    first_path = paths[0]
+    first = with_report(base, checkout, first_path, suites)
     others = list(paths[1:])
     report = first.report
     if kept and report is not None and not binding_problem(report) and first.generation:
@@ -296,13 +302,14 @@ def gather_parts(
         # this generation that tested the judged tree speaks for it.
         newer = _newest_part_of(checkout, first, report)
         if newer is not None:
+            first_path = newer
             first = with_report(base, checkout, newer, suites)
             report = first.report
     if kept and report is not None and not binding_problem(report) and first.generation:
         merge = merged(first)
         if merge is not None and not merge.complete:
             others = _kept_parts(checkout, first.generation.id, report)
-    return _with_others(base, checkout, first, others, suites)
+    return _with_others(base, checkout, first, others, suites, first_path)
 
 
 def vouching(
@@ -362,18 +369,32 @@ def vouching(
         for other in others:
             with contextlib.suppress(OSError):
                 when = min(when, other.stat().st_mtime_ns)
-        yield when, _with_others(then, checkout, first, others, suites)
+        yield when, _with_others(then, checkout, first, others, suites, path)
 
 
 def _with_others(
-    base: Facts, checkout: Checkout, first: Facts, others: Sequence[Path], suites: Sequence[str]
+    base: Facts,
+    checkout: Checkout,
+    first: Facts,
+    others: Sequence[Path],
+    suites: Sequence[str],
+    first_path: Path,
 ) -> list[Facts]:
-    """``first`` carrying the ``others`` parts, then each other part's own facts."""
+    """``first`` (the facts of ``first_path``) carrying the ``others`` parts, then each other
+    part's own facts: the output files the parts wrote in the work tree, each beside the
+    others' (`--junitxml=junit-1.xml`, `junit-2.xml`), are left out of every part's trees."""
+    outputs: list[str] = []
+    for path in [first_path, *others] if others else []:
+        with contextlib.suppress(GenstampError, OSError):
+            outputs.append(output_path(evidence.read_report(path).properties))
+    outputs = sorted({o for o in outputs if o})
+    if len(outputs) > 1:
+        first = with_report(base, checkout, first_path, suites, outputs)
     out = []
     carried: list[tuple[str, binding.Report]] = []
     for path in others:
-        # Each part's loads, output file and trees are its own; the checkout is the same.
-        facts = with_report(base, checkout, path, suites)._replace(primary=False)
+        # Each part's loads and trees are its own; the checkout is the same.
+        facts = with_report(base, checkout, path, suites, outputs)._replace(primary=False)
         if facts.report is not None:
             carried.append((str(path), facts.report))
         out.append(facts)
@@ -753,14 +774,17 @@ def _same_tested(checkout: Checkout, tested: str, tree: str, props: Mapping[str,
     return tested in views and views.get(tested) == views.get(tree)
 
 
-def _same_trees_tested(checkout: Checkout, a: Mapping[str, str], b: Mapping[str, str]) -> bool:
+def _same_trees_tested(
+    checkout: Checkout, a: Mapping[str, str], b: Mapping[str, str], more: Iterable[str] = ()
+) -> bool:
     """Whether two runs (their properties) tested the same tree, as the gate compares trees:
     each run's own output file in the work tree (its ``--junitxml``, which every run of a
-    split rewrites, or writes beside the other's) left out of both."""
+    split rewrites, or writes beside the other's), and those of ``more`` runs of the split,
+    left out of both."""
     tree_a, tree_b = a.get(binding.P_TREE_END, ""), b.get(binding.P_TREE_END, "")
     if tree_a == tree_b:
         return True
-    outputs = sorted({o for o in (a.get(binding.P_OUTPUT), b.get(binding.P_OUTPUT)) if o})
+    outputs = sorted({o for o in (a.get(binding.P_OUTPUT), b.get(binding.P_OUTPUT), *more) if o})
     if not tree_a or not tree_b or not outputs:
         return False
     views = without(checkout.repo, (tree_a, tree_b), *outputs)
@@ -773,16 +797,19 @@ def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Pat
     props = first.properties
     out = []
     covered: list[coverage.Part] = []
+    kept: list[tuple[Path, binding.Report]] = []
     for path in parts.listing(checkout.state, gen):
-        try:
-            rep = evidence.read_report(path)
-        except (GenstampError, OSError):
-            continue
+        with contextlib.suppress(GenstampError, OSError):
+            kept.append((path, evidence.read_report(path)))
+    # the output files of every run of the generation: a split's parts each write their own
+    # beside the others' (`junit-1.xml`, `junit-2.xml`, `junit-3.xml`)
+    outputs = [r.properties.get(binding.P_OUTPUT, "") for _, r in kept]
+    for path, rep in kept:
         p = rep.properties
         if (
             not binding_problem(rep)
             and p.get(binding.P_GENERATION) == gen
-            and _same_trees_tested(checkout, p, props)
+            and _same_trees_tested(checkout, p, props, outputs)
             and p.get(binding.P_SEAL) != props.get(binding.P_SEAL)
             and p.get(binding.P_RUNNER) == props.get(binding.P_RUNNER) == "pytest"
         ):  # (`genstamp run` keeps its runs as parts too: they merge with none)
