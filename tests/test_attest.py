@@ -557,6 +557,11 @@ def test_signers_from_a_revision_take_its_revocation_file_too(
     assert code == 1 and rules(data) == ["attestation-signature"], data
     said = message(data, "attestation-signature")
     assert "with a key that base:revoked_keys revokes" in said, said
+    git(judge, "config", "gpg.ssh.revocationFile", "sub/../revoked_keys")  # the same file
+    code, data = verdict(genstamp, judge, "--attestation", by_ci1, "--signers-from", "base")
+    said = message(data, "attestation-signature")
+    assert code == 1 and "with a key that base:revoked_keys revokes" in said, data
+    git(judge, "config", "gpg.ssh.revocationFile", "revoked_keys")
     # a revision that holds it as a link out of the repository: an error, never the change's
     (judge / "revoked_keys").unlink()
     git(judge, "checkout", "-q", "base")

@@ -1196,6 +1196,23 @@ def test_parts_that_each_write_a_report_of_its_own_name_merge(tmp_path: Path) ->
     assert code == 1 and "tests/a/test_a.py" in rules(data)["tree-mismatch"], data
 
 
+def test_a_report_written_over_a_path_of_code_hides_no_change_of_it(tmp_path: Path) -> None:
+    """A part whose --junitxml names a path of code (`pkg/__init__.py` of a namespace package):
+    a report's path is left out of the trees compared, and the commit that then broke that
+    module was accepted, the other part's tree compared without it too. Code (and a
+    configuration) is compared whatever a run wrote over it."""
+    root = make(
+        tmp_path / "p",
+        {"tests/test_a.py": cases("a1"), "tests/test_b.py": cases("b1"), "pkg/m.py": "X = 1\n"},
+    )
+    assert pytest_in(root, "tests/test_a.py", "--junitxml=junit-1.xml").returncode == 0
+    assert pytest_in(root, "tests/test_b.py", "--junitxml=pkg/__init__.py").returncode == 0
+    (root / "pkg" / "__init__.py").write_text("raise RuntimeError('broken')\n")
+    commit_all(root, "pkg broken")
+    code, data, _ = verify(root, "--rev", "HEAD")
+    assert code == 1 and "pkg/__init__.py" in rules(data)["tree-mismatch"], data
+
+
 def test_a_monorepo_with_two_suites_needs_both(tmp_path: Path) -> None:
     files = {
         "pyproject.toml": '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',

@@ -427,7 +427,7 @@ def _signers_at(checkout: Checkout, rev: str, folder: Path) -> tuple[Path, str]:
     if declared is None:
         raise GenstampError(f"{rev} declares no attestation-signers", remedy)
     try:
-        rel = declared.relative_to(checkout.workdir).as_posix()
+        rel = posixpath.normpath(declared.relative_to(checkout.workdir).as_posix())
     except ValueError:  # an absolute path: no revision holds it
         raise GenstampError(f"{rev} names {declared}, outside the repository", remedy) from None
     found = checkout.repo.get(tree)
@@ -450,8 +450,10 @@ def _revocation_at(checkout: Checkout, rev: str, folder: Path) -> tuple[Path, st
     if path is None:
         return None
     try:
-        rel = path.relative_to(checkout.workdir).as_posix()
+        rel = posixpath.normpath(path.relative_to(checkout.workdir).as_posix())
     except ValueError:
+        rel = ".."
+    if rel == ".." or rel.startswith("../"):
         return path, str(path)  # (outside the repository: no revision holds it)
     tree = checkout.repo.get(rev_tree(checkout, rev, option="--signers-from").tree)
     found = _held(tree, rel) if isinstance(tree, pygit2.Tree) else None

@@ -767,7 +767,7 @@ def _same_tested(checkout: Checkout, tested: str, tree: str, props: Mapping[str,
     run) left out of both."""
     if tested == tree:
         return True
-    output = props.get(binding.P_OUTPUT, "")
+    output = output_path(props)
     if not tested or not output:
         return False
     views = without(checkout.repo, (tested, tree), output)
@@ -784,7 +784,7 @@ def _same_trees_tested(
     tree_a, tree_b = a.get(binding.P_TREE_END, ""), b.get(binding.P_TREE_END, "")
     if tree_a == tree_b:
         return True
-    outputs = sorted({o for o in (a.get(binding.P_OUTPUT), b.get(binding.P_OUTPUT), *more) if o})
+    outputs = sorted({o for o in (output_path(a), output_path(b), *more) if o})
     if not tree_a or not tree_b or not outputs:
         return False
     views = without(checkout.repo, (tree_a, tree_b), *outputs)
@@ -803,7 +803,7 @@ def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Pat
             kept.append((path, evidence.read_report(path)))
     # the output files of every run of the generation: a split's parts each write their own
     # beside the others' (`junit-1.xml`, `junit-2.xml`, `junit-3.xml`)
-    outputs = [r.properties.get(binding.P_OUTPUT, "") for _, r in kept]
+    outputs = [output_path(r.properties) for _, r in kept]
     for path, rep in kept:
         p = rep.properties
         if (

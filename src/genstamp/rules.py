@@ -357,13 +357,20 @@ def diff_pairs(
     return pairs
 
 
+# What a run's report in the work tree never is, whatever --junitxml named: code, or what pytest
+# or a build reads as configuration (such a path is compared as any other, never left out)
+_NOT_REPORTS: tuple[str, ...] = (".py", ".pyi", ".pyc", ".pyo", ".pyw", ".pth", ".so", ".pyd")
+_NOT_REPORTS += (".zip", ".egg", ".whl", ".toml", ".cfg", ".ini")
+
+
 def output_path(props: Mapping[str, str]) -> str:
     """The report the run wrote inside the work tree ("" when none): the run's output, left
-    out of the trees compared unless the tests loaded it as code."""
+    out of the trees compared unless the tests loaded it as code; never a path of code or of
+    a configuration (`--junitxml=pkg/__init__.py`), which is compared as any other."""
     output = props.get(binding.P_OUTPUT, "")
     if not output or output.startswith("/") or ".." in output.split("/"):
         return ""
-    return output
+    return "" if output.endswith(_NOT_REPORTS) else output
 
 
 class _Bound(NamedTuple):
