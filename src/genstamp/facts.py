@@ -125,15 +125,9 @@ def workspace(
 
 
 def with_report(
-    base: Facts,
-    checkout: Checkout,
-    evidence_path: Path,
-    suites: Sequence[str] = (),
-    outputs: Sequence[str] = (),
+    base: Facts, checkout: Checkout, evidence_path: Path, suites: Sequence[str] = ()
 ) -> Facts:
-    """``base`` (the checkout's facts) with those of the evidence at ``evidence_path``;
-    ``outputs``: the output files in the work tree of the parts it merges with (each part's
-    own ``--junitxml``, written beside the others'), left out of its trees as its own is."""
+    """``base`` (the checkout's facts) with those of the evidence at ``evidence_path``."""
     report: binding.Report | None = None
     unreadable = ""
     mtime: int | None = None
@@ -178,8 +172,9 @@ def with_report(
         output = output_path(props)
         # unless the tests loaded it as code, or read it (a tracked sample report they parse,
         # overwritten by the run's --junitxml: what they read is not what a commit carries)
-        taken = set() if loaded is None else {*loaded.loaded, *loaded.read}
-        left_out = [o for o in dict.fromkeys([output, *outputs]) if o and o not in taken]
+        left_out = []
+        if output and (loaded is None or output not in {*loaded.loaded, *loaded.read}):
+            left_out.append(output)
         trees = {props[binding.P_TREE_START], props[binding.P_TREE_END]}
         left_out += run_hooks(repo, trees, {t.tree for t in targets})
         if left_out:
@@ -381,24 +376,25 @@ def _with_others(
     first_path: Path,
 ) -> list[Facts]:
     """``first`` (the facts of ``first_path``) carrying the ``others`` parts, then each other
-    part's own facts: the output files the parts wrote in the work tree, each beside the
-    others' (`--junitxml=junit-1.xml`, `junit-2.xml`), are left out of every part's trees."""
-    outputs: list[str] = []
+    part's own facts; each knows the output files the parts wrote in the work tree
+    (``part_outputs``: reports of other names beside its own hold its trees apart from the
+    judged one, which a message names)."""
+    outputs: set[str] = set()
     for path in [first_path, *others] if others else []:
         with contextlib.suppress(GenstampError, OSError):
-            outputs.append(output_path(evidence.read_report(path).properties))
-    outputs = sorted({o for o in outputs if o})
-    if len(outputs) > 1:
-        first = with_report(base, checkout, first_path, suites, outputs)
+            outputs.add(output_path(evidence.read_report(path).properties))
+    written = frozenset(outputs - {""})
     out = []
     carried: list[tuple[str, binding.Report]] = []
     for path in others:
-        # Each part's loads and trees are its own; the checkout is the same.
-        facts = with_report(base, checkout, path, suites, outputs)._replace(primary=False)
+        # Each part's loads, output file and trees are its own; the checkout is the same.
+        facts = with_report(base, checkout, path, suites)._replace(
+            primary=False, part_outputs=written
+        )
         if facts.report is not None:
             carried.append((str(path), facts.report))
         out.append(facts)
-    return [first._replace(others=tuple(carried)), *out]
+    return [first._replace(others=tuple(carried), part_outputs=written), *out]
 
 
 def clean_rooms(
@@ -774,17 +770,14 @@ def _same_tested(checkout: Checkout, tested: str, tree: str, props: Mapping[str,
     return tested in views and views.get(tested) == views.get(tree)
 
 
-def _same_trees_tested(
-    checkout: Checkout, a: Mapping[str, str], b: Mapping[str, str], more: Iterable[str] = ()
-) -> bool:
+def _same_trees_tested(checkout: Checkout, a: Mapping[str, str], b: Mapping[str, str]) -> bool:
     """Whether two runs (their properties) tested the same tree, as the gate compares trees:
     each run's own output file in the work tree (its ``--junitxml``, which every run of a
-    split rewrites, or writes beside the other's), and those of ``more`` runs of the split,
-    left out of both."""
+    split rewrites, or writes beside the other's) left out of both."""
     tree_a, tree_b = a.get(binding.P_TREE_END, ""), b.get(binding.P_TREE_END, "")
     if tree_a == tree_b:
         return True
-    outputs = sorted({o for o in (output_path(a), output_path(b), *more) if o})
+    outputs = sorted({o for o in (output_path(a), output_path(b)) if o})
     if not tree_a or not tree_b or not outputs:
         return False
     views = without(checkout.repo, (tree_a, tree_b), *outputs)
@@ -797,19 +790,16 @@ def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Pat
     props = first.properties
     out = []
     covered: list[coverage.Part] = []
-    kept: list[tuple[Path, binding.Report]] = []
     for path in parts.listing(checkout.state, gen):
-        with contextlib.suppress(GenstampError, OSError):
-            kept.append((path, evidence.read_report(path)))
-    # the output files of every run of the generation: a split's parts each write their own
-    # beside the others' (`junit-1.xml`, `junit-2.xml`, `junit-3.xml`)
-    outputs = [output_path(r.properties) for _, r in kept]
-    for path, rep in kept:
+        try:
+            rep = evidence.read_report(path)
+        except (GenstampError, OSError):
+            continue
         p = rep.properties
         if (
             not binding_problem(rep)
             and p.get(binding.P_GENERATION) == gen
-            and _same_trees_tested(checkout, p, props, outputs)
+            and _same_trees_tested(checkout, p, props)
             and p.get(binding.P_SEAL) != props.get(binding.P_SEAL)
             and p.get(binding.P_RUNNER) == props.get(binding.P_RUNNER) == "pytest"
         ):  # (`genstamp run` keeps its runs as parts too: they merge with none)

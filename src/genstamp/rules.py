@@ -127,6 +127,8 @@ class Facts(NamedTuple):
     gone: frozenset[str] = frozenset()
     # The suites' test files a sparse checkout leaves out of the work tree
     sparse_out: frozenset[str] = frozenset()
+    # The output files (reports) the parts merged with this evidence wrote in the work tree
+    part_outputs: frozenset[str] = frozenset()
 
 
 class Failure(NamedTuple):
@@ -458,6 +460,14 @@ def _differing_paths(
             " (only files git does not track, written since the run: a report a plugin or"
             " `coverage run` writes after the tests end: have git ignore them (.gitignore),"
             " then rerun)"
+        )
+    elif not during and set(paths) <= facts.part_outputs:
+        # parts of a split, each writing a report of its own name beside the others'
+        said += (
+            " (only the reports the parts of the run wrote into the work tree, each part's"
+            " trees holding the others' as they were then: give every part the same --junitxml"
+            " name, or write the reports to a folder git ignores or outside the work tree,"
+            " then rerun the parts)"
         )
     elif not during and set(paths) <= facts.gone:
         said += (
