@@ -2487,6 +2487,16 @@ def test_the_suite_is_what_pytest_collects(tmp_path: Path, files: dict[str, str]
         ("reruns = 2", "", ("-o", "reruns=5"), True),
         ("addopts = -o reruns=2", "", ("-o", "reruns=2"), False),  # the addopts' own setting
         ("addopts = -o reruns=2", "", ("-o", "reruns=3"), True),
+        # a test's `flaky(reruns=N)` plus the configured reruns, where the default takes N
+        ("reruns = 1", "", ("--reruns-mode=append",), True),
+        ("reruns = 1", "", ("--reruns-mode", "strict"), False),
+        ("addopts = --reruns-mode=append", "", ("--reruns-mode=append",), False),
+        # the lists of failures to rerun, replaced: one the suite does not rerun is
+        ("only_rerun = ConnectionError", "", ("--only-rerun", "AssertionError"), True),
+        ("only_rerun = ConnectionError OSError", "", ("--only-rerun", "OSError"), False),
+        ("", "", ("--only-rerun", "AssertionError"), False),  # fewer than every failure
+        ("rerun_except = AssertionError", "", ("--rerun-except", "ZeroDivisionError"), True),
+        ("rerun_except = AssertionError", "", ("--rerun-except=AssertionError",), False),
     ],
 )
 def test_a_run_that_retries_failing_tests_is_not_the_suites(
@@ -2505,7 +2515,12 @@ def test_a_run_that_retries_failing_tests_is_not_the_suites(
         "def pytest_addoption(parser):\n"
         "    parser.addoption('--reruns', type=int)\n"
         "    parser.addoption('--force-reruns', type=int)\n"
+        "    parser.addoption('--reruns-mode', default='strict')\n"
+        "    parser.addoption('--only-rerun', action='append')\n"
+        "    parser.addoption('--rerun-except', action='append')\n"
         "    parser.addini('reruns', 'retries', type='string')\n"
+        "    parser.addini('only_rerun', 'rerun these', type='args')\n"
+        "    parser.addini('rerun_except', 'rerun no such', type='args')\n"
     )
     files = {
         "pytest.ini": f"[pytest]\n{configured}\n",
@@ -2516,7 +2531,7 @@ def test_a_run_that_retries_failing_tests_is_not_the_suites(
     code, data = judged_after_a_green_run(make(tmp_path / "p", files), *args)
     if partial:
         assert code == 1 and "partial-run" in rules(data), data
-        assert "reruns" in rules(data)["partial-run"]
+        assert args[0].partition("=")[0] in rules(data)["partial-run"]
     else:
         assert code == 0, data
 

@@ -517,6 +517,32 @@ def _retries_added(words: list[str], suite_opts: list[str], values: Mapping[str,
             out.append(f"{flag} {value}")
     if FORCE_FLAKY in words and FORCE_FLAKY not in suite_opts:
         out.append(FORCE_FLAKY)
+    # pytest-rerunfailures' --reruns-mode=append adds the configured reruns to a test's own
+    # `flaky(reruns=N)`, where the default (strict) takes the marker's alone
+    mode = _last_value(ordered, "--reruns-mode")
+    if mode == "append" and _last_value(suite_opts, "--reruns-mode") != "append":
+        out.append("--reruns-mode=append")
+    # its --only-rerun and --rerun-except replace the configuration's lists of the same names
+    # (where given at all): a failure the suite never reruns may be rerun then
+    for flag, key in (("--only-rerun", "only_rerun"), ("--rerun-except", "rerun_except")):
+        run = _all_values(ordered, flag)
+        configured = set(_all_values(suite_opts, flag)) or set(values.get(key, "").split())
+        # fewer to rerun (a part of only_rerun's, more of rerun_except's) is stricter
+        held = set(run) <= configured if key == "only_rerun" else set(run) >= configured
+        if run and configured and not held:
+            out.append(f"{flag} {' '.join(run)}")
+    return out
+
+
+def _all_values(words: list[str], flag: str) -> list[str]:
+    """The values of every ``flag VALUE`` or ``flag=VALUE`` of ``words`` (an option argparse
+    appends to a list)."""
+    out = []
+    for n, word in enumerate(words):
+        if word == flag and n + 1 < len(words):
+            out.append(words[n + 1])
+        elif word.startswith(flag + "="):
+            out.append(word[len(flag) + 1 :])
     return out
 
 
