@@ -2493,7 +2493,12 @@ def test_the_suite_is_what_pytest_collects(tmp_path: Path, files: dict[str, str]
         ("addopts = --reruns-mode=append", "", ("--reruns-mode=append",), False),
         # the lists of failures to rerun, replaced: one the suite does not rerun is
         ("only_rerun = ConnectionError", "", ("--only-rerun", "AssertionError"), True),
-        ("only_rerun = ConnectionError OSError", "", ("--only-rerun", "OSError"), False),
+        (
+            "only_rerun =\n    Connection refused\n    OSError",
+            "",
+            ("--only-rerun", "OSError"),
+            False,
+        ),
         ("", "", ("--only-rerun", "AssertionError"), False),  # fewer than every failure
         ("rerun_except = AssertionError", "", ("--rerun-except", "ZeroDivisionError"), True),
         ("rerun_except = AssertionError", "", ("--rerun-except=AssertionError",), False),
@@ -2519,8 +2524,8 @@ def test_a_run_that_retries_failing_tests_is_not_the_suites(
         "    parser.addoption('--only-rerun', action='append')\n"
         "    parser.addoption('--rerun-except', action='append')\n"
         "    parser.addini('reruns', 'retries', type='string')\n"
-        "    parser.addini('only_rerun', 'rerun these', type='args')\n"
-        "    parser.addini('rerun_except', 'rerun no such', type='args')\n"
+        "    parser.addini('only_rerun', 'rerun these', type='linelist')\n"
+        "    parser.addini('rerun_except', 'rerun no such', type='linelist')\n"
     )
     files = {
         "pytest.ini": f"[pytest]\n{configured}\n",

@@ -526,7 +526,8 @@ def _retries_added(words: list[str], suite_opts: list[str], values: Mapping[str,
     # (where given at all): a failure the suite never reruns may be rerun then
     for flag, key in (("--only-rerun", "only_rerun"), ("--rerun-except", "rerun_except")):
         run = _all_values(ordered, flag)
-        configured = set(_all_values(suite_opts, flag)) or set(values.get(key, "").split())
+        listed = {line.strip() for line in values.get(key, "").splitlines()} - {""}  # linelist
+        configured = set(_all_values(suite_opts, flag)) or listed
         # fewer to rerun (a part of only_rerun's, more of rerun_except's) is stricter
         held = set(run) <= configured if key == "only_rerun" else set(run) >= configured
         if run and configured and not held:
