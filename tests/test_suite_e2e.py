@@ -2541,6 +2541,37 @@ def test_a_run_that_retries_failing_tests_is_not_the_suites(
         assert code == 0, data
 
 
+@pytest.mark.parametrize(
+    ("args", "partial"),
+    [
+        (("--only-rerun", "AssertionError: transient"), False),  # the suite's own, again
+        (("--only-rerun", "AssertionError:"), True),  # (its first word: another pattern)
+    ],
+)
+def test_a_toml_addopts_item_with_a_space_is_one_argument(
+    tmp_path: Path, args: tuple[str, ...], partial: bool
+) -> None:
+    """`addopts = ["--only-rerun", "AssertionError: transient"]` in pyproject.toml: pytest
+    takes each item whole; the suite's addopts were split at the space, so the run giving
+    the pattern again was refused, and one giving `AssertionError:` accepted."""
+    conftest = (
+        "def pytest_addoption(parser):\n"
+        "    parser.addoption('--reruns', type=int)\n"
+        "    parser.addoption('--only-rerun', action='append')\n"
+    )
+    files = {
+        "pyproject.toml": '[tool.pytest.ini_options]\nreruns = "1"\n'
+        'addopts = ["--only-rerun", "AssertionError: transient"]\n',
+        "conftest.py": conftest + "    parser.addini('reruns', 'retries', type='string')\n",
+        "tests/test_a.py": PASS.format(n="a"),
+    }
+    code, data = judged_after_a_green_run(make(tmp_path / "p", files), *args)
+    if partial:
+        assert code == 1 and "--only-rerun AssertionError:" in rules(data)["partial-run"], data
+    else:
+        assert code == 0, data
+
+
 GUARDING_PLUGIN = """\
 import pytest
 

@@ -345,14 +345,18 @@ def _settings(
         confcutdir=(taken.get("--confcutdir") or [""])[-1],
         collect_in_virtualenv="--collect-in-virtualenv" in taken.get("flags", []),
         pythonpath=tuple(_args(options.get("pythonpath", ""))),
-        values={k: _text(v) for k, v in options.items()},
+        values={k: _text(v, k) for k, v in options.items()},
     )
 
 
-def _text(value: object) -> str:
-    """An option's value as an ini file writes it (a TOML list one item a line)."""
+def _text(value: object, key: str = "") -> str:
+    """An option's value as an ini file writes it (a TOML list one item a line; ``addopts``'
+    items quoted as the shell quotes them, so that splitting them gives each back whole, as
+    pytest takes them: `["--only-rerun", "AssertionError: transient"]`)."""
     if isinstance(value, bool):
         return str(value).lower()
+    if isinstance(value, list) and key == "addopts":
+        return shlex.join(str(v) for v in value)
     if isinstance(value, list):
         return "\n".join(str(v) for v in value)
     return str(value)
