@@ -288,8 +288,7 @@ def gather_parts(
     rule but the merge). With ``kept``, when the first does not cover the suite alone, the
     parts the plugin kept for the current generation that tested the same tree join it."""
     base = workspace(checkout, revs, labels)  # one walk, however many parts
-    first_path = paths[0]
-    first = with_report(base, checkout, first_path, suites)
+    first = with_report(base, checkout, paths[0], suites)
     others = list(paths[1:])
     report = first.report
     if kept and report is not None and not binding_problem(report) and first.generation:
@@ -297,14 +296,13 @@ def gather_parts(
         # this generation that tested the judged tree speaks for it.
         newer = _newest_part_of(checkout, first, report)
         if newer is not None:
-            first_path = newer
             first = with_report(base, checkout, newer, suites)
             report = first.report
     if kept and report is not None and not binding_problem(report) and first.generation:
         merge = merged(first)
         if merge is not None and not merge.complete:
             others = _kept_parts(checkout, first.generation.id, report)
-    return _with_others(base, checkout, first, others, suites, first_path)
+    return _with_others(base, checkout, first, others, suites)
 
 
 def vouching(
@@ -364,37 +362,29 @@ def vouching(
         for other in others:
             with contextlib.suppress(OSError):
                 when = min(when, other.stat().st_mtime_ns)
-        yield when, _with_others(then, checkout, first, others, suites, path)
+        yield when, _with_others(then, checkout, first, others, suites)
 
 
 def _with_others(
-    base: Facts,
-    checkout: Checkout,
-    first: Facts,
-    others: Sequence[Path],
-    suites: Sequence[str],
-    first_path: Path,
+    base: Facts, checkout: Checkout, first: Facts, others: Sequence[Path], suites: Sequence[str]
 ) -> list[Facts]:
-    """``first`` (the facts of ``first_path``) carrying the ``others`` parts, then each other
-    part's own facts; each knows the output files the parts wrote in the work tree
-    (``part_outputs``: reports of other names beside its own hold its trees apart from the
-    judged one, which a message names)."""
-    outputs: set[str] = set()
-    for path in [first_path, *others] if others else []:
-        with contextlib.suppress(GenstampError, OSError):
-            outputs.add(output_path(evidence.read_report(path).properties))
-    written = frozenset(outputs - {""})
+    """``first`` carrying the ``others`` parts, then each other part's own facts; each knows
+    the output files the parts wrote in the work tree (``part_outputs``: reports of other
+    names beside its own hold its trees apart from the judged one, which a message names)."""
     out = []
     carried: list[tuple[str, binding.Report]] = []
     for path in others:
         # Each part's loads, output file and trees are its own; the checkout is the same.
-        facts = with_report(base, checkout, path, suites)._replace(
-            primary=False, part_outputs=written
-        )
+        facts = with_report(base, checkout, path, suites)._replace(primary=False)
         if facts.report is not None:
             carried.append((str(path), facts.report))
         out.append(facts)
-    return [first._replace(others=tuple(carried), part_outputs=written), *out]
+    reports = [f.report for f in [first, *out] if f.report is not None] if others else []
+    written = frozenset(o for o in (output_path(r.properties) for r in reports) if o)
+    return [
+        first._replace(others=tuple(carried), part_outputs=written),
+        *(f._replace(part_outputs=written) for f in out),
+    ]
 
 
 def clean_rooms(
