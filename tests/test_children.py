@@ -465,6 +465,39 @@ def test_the_pth_line_compiles_its_work_only_for_a_followed_process(
     assert proc.stdout.split() == [str(compiles)]
 
 
+PTH_TWICE = """\
+import sys
+compiled = []
+sys.addaudithook(lambda event, args: compiled.append(1) if event == "compile" else None)
+for _ in range({times}):
+    exec({line!r})
+m = sys.modules.get("genstamp.loads")
+print(len(compiled), len(m.active()) if m else "-")
+"""
+
+
+def test_the_pth_line_read_twice_follows_once(tmp_path: Path) -> None:
+    """site reads a virtual environment's site-packages twice (``site.venv``, then
+    ``site.main``) and runs every line of its ``.pth`` files both times: a followed process
+    compiles the line again, and nothing more (its work was done)."""
+    from genstamp import child
+
+    folder = a_run_folder(tmp_path)
+    line = child.pth_line(os.getpid(), loads.started(os.getpid()), str(folder)).strip()
+    env = {"PATH": os.environ["PATH"], "GENSTAMP_RUN": str(folder)}
+    counts = []
+    for times in (1, 2):
+        code = PTH_TWICE.format(line=line, times=times)
+        proc = subprocess.run(
+            [sys.executable, "-S", "-I", "-c", code], env=env, capture_output=True, text=True
+        )
+        assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
+        compiled, active = proc.stdout.split()
+        assert active == "1"  # followed, once
+        counts.append(int(compiled))
+    assert counts[1] == counts[0] + 1  # the line itself, read again
+
+
 PTH_ADOPTS = """\
 import sys
 imported = []

@@ -98,9 +98,13 @@ def pth_line(owner: int, started: str, folder: str) -> str:
         "except Exception:\n"
         " pass\n"
     )
+    # site reads a virtual environment's site-packages twice (``site.venv``, then
+    # ``site.main``), and runs each line both times: the second finds the run followed
+    # already (``loads.follow`` notes its folder first) and compiles nothing more
     return (
         "import os, sys; r = os.environ.get('GENSTAMP_RUN');"
-        f" (r or r is None and os.path.isfile({run_file!a}) and not exec({adopt!a}) and d)"
+        f" {folder!a} not in getattr(sys.modules.get('genstamp.loads'), 'OWNERS', ())"
+        f" and (r or r is None and os.path.isfile({run_file!a}) and not exec({adopt!a}) and d)"
         f" and exec({code!a})\n"
     )
 
