@@ -2593,7 +2593,7 @@ def pytest_runtest_call(item):
 
 
 @pytest.mark.parametrize("through", ["literal", "variable"])
-@pytest.mark.parametrize("case", ["marked", "unmarked", "addopts", "registered"])
+@pytest.mark.parametrize("case", ["marked", "module", "unmarked", "addopts", "registered"])
 def test_an_installed_plugin_turned_off_whose_marker_the_tests_use(
     tmp_path: Path, case: str, through: str
 ) -> None:
@@ -2610,18 +2610,19 @@ def test_an_installed_plugin_turned_off_whose_marker_the_tests_use(
             'limit",\n    )', 'limit"\n    )\n    config.addinivalue_line("markers", line)'
         )
     site = installed_plugin(tmp_path / "site", "guarding", text)
-    mark = "" if case == "unmarked" else "@pytest.mark.guard(5)\n"
+    mark = "" if case in ("unmarked", "module") else "@pytest.mark.guard(5)\n"
+    head = "pytestmark = pytest.mark.guard(5)\n" if case == "module" else ""  # the module's
     ini = {"addopts": "addopts = -p no:guarding\n", "registered": "markers =\n    guard: ours\n"}
     files = {
         "pytest.ini": "[pytest]\n" + ini.get(case, ""),
-        "tests/test_g.py": f"import pytest\n\n\n{mark}def test_g():\n    pass\n",
+        "tests/test_g.py": f"import pytest\n{head}\n\n{mark}def test_g():\n    pass\n",
     }
     root = make(tmp_path / "p", files)
     env = subprocess_env(PYTHONPATH=str(site))
     proc = run_pytest(root, "-p", "no:cacheprovider", "-p", "no:guarding", env=env)
     assert proc.returncode == 0, proc.stdout
     code, data, _ = verify(root)
-    if case == "marked":
+    if case in ("marked", "module"):
         said = rules(data)["partial-run"]
         assert code == 1 and "-p no:guarding (the tests' marker guard)" in said, data
     else:

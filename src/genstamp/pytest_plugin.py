@@ -646,7 +646,15 @@ class Tally:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._taken_out(session.items)
         self.selected.update(item.nodeid for item in session.items)
-        self.marks.update(m.name for item in session.items for m in item.iter_markers())
+        # the markers every test's ``iter_markers`` gives: each node's own, up its chain; the
+        # nodes the tests share (a module's, a class's) read once
+        seen: set[int] = set()
+        for item in session.items:
+            node: pytest.Item | pytest.Collector | None = item
+            while node is not None and id(node) not in seen:
+                seen.add(id(node))
+                self.marks.update(m.name for m in node.own_markers)
+                node = node.parent
         if not overrides.warnings_off(session.config):
             return  # nothing but -p no:warnings makes a marker's error lenient
         from genstamp.suite import is_error, warning_category
