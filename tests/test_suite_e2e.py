@@ -685,20 +685,25 @@ def test_a_run_that_leaves_the_projects_own_checks_out_is_not_the_suites(
     assert code == 0, data
 
 
-@pytest.mark.parametrize("check", ["fails", "passes"])
+SESSION_STATUS = {"fails": 1, "internal-error": 3, "its-own-status": 7, "passes": 0}
+
+
+@pytest.mark.parametrize("check", list(SESSION_STATUS))
 def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> None:
     """A conftest's check at the session's end (as ``--cov-fail-under`` does) makes pytest
-    exit 1 with every test passed: the clean clone's pytest fails too, so the gate refuses."""
+    exit non-zero with every test passed (1, as pytest-cov does; an internal error's 3; a
+    status of the check's own): the clean clone's pytest fails too, so the gate refuses."""
+    status = SESSION_STATUS[check]
     conftest = (
         "import pytest\n\n\ndef pytest_sessionfinish(session):\n"
-        f"    if {check == 'fails'}:\n        session.exitstatus = pytest.ExitCode.TESTS_FAILED\n"
+        f"    if {status}:\n        session.exitstatus = {status}\n"
     )
     root = make(tmp_path / "p", {**SIMPLE, "conftest.py": conftest})
     proc = pytest_in(root)
     code, data, _ = verify(root)
     report = evidence.read_report(evidence.default_path(open_checkout(root).state))
-    if check == "fails":
-        assert proc.returncode == 1
+    if status:
+        assert proc.returncode == status
         assert code == 1 and "the session failed" in rules(data)["tests-failed"], data
         assert "tests-failed" in proc.stdout
         # a format a genstamp that passes over genstamp.session.failed refuses to read

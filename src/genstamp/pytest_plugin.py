@@ -934,6 +934,21 @@ _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 1, "failed": 2, "er
 _NOT_EXECUTED = frozenset({"skipped", "xfailed"})  # as the JUnit file counts them: skipped
 
 
+# the statuses a session that failed no test ends with and the tree did not fail: the user's
+# Ctrl-C (a part of the suite ran: partial), and no test selected (the gate's no-tests)
+_NOT_FAILED = (pytest.ExitCode.OK, pytest.ExitCode.INTERRUPTED, pytest.ExitCode.NO_TESTS_COLLECTED)
+
+
+def _session_failed(session: pytest.Session, exitstatus: int) -> bool:
+    """Whether the session failed: a test failed, or pytest exits with a status a clean
+    clone's run fails on too (1 from a check at the session's end, as pytest-cov's
+    ``--cov-fail-under``; an internal error's 3; a conftest's own, ``pytest.exit(...,
+    returncode=N)`` or ``session.exitstatus = N``). What a conftest's session finish sets
+    since the hook was called counts."""
+    status = getattr(session, "exitstatus", exitstatus)
+    return session.testsfailed > 0 or status not in _NOT_FAILED
+
+
 def _outcome(report: pytest.TestReport) -> str:
     xfail = hasattr(report, "wasxfail")
     if report.failed:
@@ -1230,8 +1245,7 @@ class Session:
         pass of it answers for it (where that cannot be written, the verdicts are forgotten);
         where the start is unknown (the work tree changed as the tests began), its tree now.
         """
-        status = getattr(session, "exitstatus", exitstatus)
-        failed = status == pytest.ExitCode.TESTS_FAILED or session.testsfailed > 0
+        failed = _session_failed(session, exitstatus)
         if not (failed or not self.tally.passing()):
             return
         tree = self.trees.start if self.trees is not None else None
@@ -1321,7 +1335,7 @@ class Session:
         # what pytest exits with: a conftest's session check may have set it since the hook
         # was called, as pytest-cov's --cov-fail-under counts a failure of its own
         status = getattr(session, "exitstatus", exitstatus)
-        failed = status == pytest.ExitCode.TESTS_FAILED or session.testsfailed > 0
+        failed = _session_failed(session, exitstatus)
         session_failed = ""
         if failed and self.tally.passing():
             session_failed = (
