@@ -507,6 +507,10 @@ def test_an_older_part_whose_tests_newer_parts_all_ran_again_adds_nothing(
         *(coverage.Part(f"p{n}", c) for n, c in enumerate(newer)),
     ]
     assert ("whole" in coverage.superseded(parts)) is gone
+    # a whole run whose session failed, every test passed (an unused snapshot, a coverage
+    # threshold): the files run again, each in a part, never check the whole session
+    parts[0] = parts[0]._replace(failed=True)
+    assert "whole" not in coverage.superseded(parts)
 
 
 @pytest.mark.parametrize(

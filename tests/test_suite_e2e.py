@@ -714,6 +714,36 @@ def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> 
         assert report.properties[evidence.P_FORMAT] == evidence.FORMAT
 
 
+# a check of the whole session, as syrupy's of snapshots no collected test uses: it fails a
+# run that collected every test file, never one that collected a part of them
+WHOLE_SESSION_CHECK = """\
+def pytest_sessionfinish(session):
+    ran = {item.path.name for item in session.items}
+    if {"test_a.py", "test_b.py", "test_c.py"} <= ran:
+        session.exitstatus = 1
+"""
+
+
+def test_a_whole_run_whose_session_failed_stays_when_its_files_run_again_in_parts(
+    tmp_path: Path,
+) -> None:
+    """The whole suite, every test passed and the session failed (an unused snapshot); then
+    each file again, each run green: the parts ran every test again, but no part checked the
+    whole session, and a clean clone's pytest fails as the whole run did. Control: with no
+    such check, the parts stand for the whole run."""
+    for check in (True, False):
+        files = {**SIMPLE, "conftest.py": WHOLE_SESSION_CHECK if check else ""}
+        root = make(tmp_path / f"p-{check}", files)
+        assert pytest_in(root).returncode == (1 if check else 0)
+        for part in ("tests/test_a.py", "tests/test_b.py", "tests/deep/test_c.py"):
+            assert pytest_in(root, part).returncode == 0
+        code, data, _ = verify(root)
+        if check:
+            assert code == 1 and "the session failed" in rules(data)["tests-failed"], data
+        else:
+            assert code == 0, data
+
+
 @pytest.mark.parametrize(
     "case",
     [

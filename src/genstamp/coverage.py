@@ -176,13 +176,18 @@ def new(
 class Part(NamedTuple):
     label: str  # the evidence file
     coverage: Coverage
+    # its session failed though no test did (``genstamp.session.failed``): a check of the
+    # whole session's (an unused snapshot's, --cov-fail-under's) that no later run of its
+    # tests, each in a part, makes again
+    failed: bool = False
 
 
 def superseded(parts: Sequence[Part]) -> set[str]:
     """The labels of ``parts`` (oldest first) that a later part stands for, or that later
     parts together ran again: every test it ran, and every file it collected (the whole
     suite run, then each of its files again after a failure between: the newer runs are the
-    word on each test, and the older one adds nothing to the merge but its age)."""
+    word on each test, and the older one adds nothing to the merge but its age). A part
+    whose session failed stays: running its tests again says nothing of its session."""
     out = set()
     for n, p in enumerate(parts):
         later = parts[n + 1 :]
@@ -190,8 +195,9 @@ def superseded(parts: Sequence[Part]) -> set[str]:
             out.add(p.label)
             continue
         mine = p.coverage
-        if mine.errors or mine.skipped or not mine.outcomes:
-            continue  # what it alone saw: a failed collector, a folder skipped whole
+        if mine.errors or mine.skipped or not mine.outcomes or p.failed:
+            continue  # what it alone saw: a failed collector, a folder skipped whole, a
+            # session that failed
         ran = {name for other in later for name in other.coverage.outcomes}
         files = {f for other in later for f in other.coverage.files}
         if ran.issuperset(mine.outcomes) and files.issuperset(mine.files):

@@ -796,12 +796,16 @@ def _kept_parts(checkout: Checkout, gen: str, first: binding.Report) -> list[Pat
             out.append(path)
             cov = read_coverage(p)[0]
             if cov is not None:
-                covered.append(coverage.Part(str(path), cov))
+                covered.append(coverage.Part(str(path), cov, _session_failed(p)))
     newest = read_coverage(props)[0]  # ``first`` is the newest run
     if newest is not None:
-        covered.append(coverage.Part("", newest))
+        covered.append(coverage.Part("", newest, _session_failed(props)))
     gone = coverage.superseded(covered)
     return [path for path in out if str(path) not in gone]
+
+
+def _session_failed(props: Mapping[str, str]) -> bool:
+    return bool(props.get(binding.P_SESSION_FAILED))
 
 
 # What makes a tree a Python project's, or pytest's to run: its metadata, a configuration
@@ -1545,7 +1549,7 @@ def parts_status(
         cov, _ = read_coverage(rep.properties)
         same = rep.properties.get(binding.P_TREE_END) == tree and not binding_problem(rep)
         if cov is not None and same:
-            current.append(coverage.Part(str(path), cov))
+            current.append(coverage.Part(str(path), cov, _session_failed(rep.properties)))
         listed.append(
             {
                 "evidence": str(path),
