@@ -1682,15 +1682,26 @@ def test_test_files_of_a_submodule_are_in_the_suite(tmp_path: Path) -> None:
         ("[pytest]\ntestpaths = test\n", "tests", "tests/test_a.py"),
         # under --pyargs testpaths are module names
         ("[pytest]\naddopts = --pyargs\ntestpaths = pkg.tests\n", "pkg/tests", "pkg.tests.test_a"),
+        # and so are the words of addopts (the run's own arguments are added to them)
+        (
+            "[pytest]\naddopts = --pyargs pkg.tests\n",
+            "pkg/tests",
+            "--ignore=pkg/tests/test_b.py",
+        ),
+        (  # a package the import finds in a pythonpath folder
+            "[pytest]\naddopts = --pyargs pkg.tests\npythonpath = lib\n",
+            "lib/pkg/tests",
+            "--ignore=lib/pkg/tests/test_b.py",
+        ),
     ],
-    ids=["testpaths-naming-nothing", "pyargs"],
+    ids=["testpaths-naming-nothing", "pyargs", "pyargs-in-addopts", "pyargs-in-addopts-lib"],
 )
 def test_testpaths_pytest_resolves_other_than_as_folders(
     tmp_path: Path, ini: str, folder: str, part: str
 ) -> None:
     files = {
         "pytest.ini": ini,
-        "pkg/__init__.py": "",
+        f"{folder.removesuffix('/tests')}/__init__.py": "",
         f"{folder}/__init__.py": "",
         f"{folder}/test_a.py": cases("a1"),
         f"{folder}/test_b.py": cases("b1"),

@@ -1181,7 +1181,14 @@ def tree_suites(
         ):
             starts = [root]  # as pytest: testpaths naming nothing, and it searches the folder
         # and what the addopts name (a word that may be an option's value: both readings)
-        named = [suite.join(root, p.partition("::")[0]) for p in (*config.paths, *config.maybe)]
+        words = (*config.paths, *config.maybe)
+        named = [suite.join(root, p) for p in config.named(words)]
+        for name in config.dotted(words):  # a package its build maps from a folder of its own
+            if not any(
+                _lookup(repo, tree, suite.join(root, p), opened) for p in config.named([name])
+            ):
+                mapped = suite.package_folders(read, root, name)
+                named += mapped or _pyargs_below(repo, tree, root, (name,), opened)
         starts += [p for p in named if _lookup(repo, tree, p, opened) and p not in starts]
         for start in starts:
             _list(repo, tree, start, config.norecursedirs, listing, opened)

@@ -163,6 +163,26 @@ class PytestConfig(NamedTuple):
             out += [f"{base}{below}{end}" for base in dict.fromkeys(bases) for end in ("", ".py")]
         return tuple(out)
 
+    def named(self, words: Sequence[str]) -> list[str]:
+        """The paths (from its folder) that the addopts ``words`` may name, each word's node
+        id part dropped: under ``--pyargs`` a dotted name names the package (or module) where
+        ``starts`` looks for a testpath's, and a word the import does not find is a path
+        (pytest takes it so)."""
+        out: list[str] = []
+        for word in words:
+            path = word.partition("::")[0]
+            out.append(path)
+            if self.pyargs and "/" not in path and not path.startswith("."):
+                out += self._replace(testpaths=(path,)).starts()
+        return list(dict.fromkeys(out))
+
+    def dotted(self, words: Sequence[str]) -> list[str]:
+        """The module names among the addopts ``words`` under ``--pyargs`` (none without)."""
+        if not self.pyargs:
+            return []
+        names = (w.partition("::")[0] for w in words)
+        return [n for n in names if n and "/" not in n and not n.startswith(".")]
+
 
 class Suite(NamedTuple):
     root: str  # the suite's folder in the tree ("" for the repository root)
@@ -781,8 +801,15 @@ def _reach(
     ``paths``: those that the tree holds, else the testpaths."""
     starts: list[str] = []
     explicit: set[str] = set()
-    named = [join(root, p.partition("::")[0]) for p in paths]
+    named = [join(root, p) for p in config.named(paths)]
     named = [p for p in named if p in inside or any(_under(q, p) for q in inside)]
+    for name in config.dotted(paths):  # a package its build maps from a folder of its own
+        usual = [join(root, p) for p in config.named([name])]
+        if not any(p in inside or any(_under(q, p) for q in inside) for p in usual):
+            for base in package_folders(read, root, name) or _nearest_package(name, root, inside):
+                named += [p for p in (base, base + ".py") if p in inside]
+                if any(_under(p, base) and p.endswith(".py") for p in inside):
+                    named.append(base)
     if named:  # pytest collects what its arguments name, and then testpaths are not used
         explicit.update(p for p in named if p in inside)
         starts.extend(p for p in named if p not in inside)
