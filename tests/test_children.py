@@ -620,6 +620,34 @@ def test_a_followed_child_imports_only_the_light_modules(tmp_path: Path) -> None
     assert [load.module for load in loads.read_logs(str(folder))] == ["calc"]  # it did record
 
 
+def test_a_followed_process_whose_folder_was_removed_imports_as_python_does(
+    tmp_path: Path,
+) -> None:
+    """A process the tests start (``python -c``: "" on its path) whose current folder was
+    removed while it was in it (a tool working in a temporary folder): the path finder passes
+    over its relative entries, and so does genstamp, which raised FileNotFoundError at its next
+    import of a module not loaded yet. It still records what it loads."""
+    repo, _ = project(tmp_path, "")
+    recording = child.open_run(str(repo), {"calc": str(repo / "src")}, None, None, follow=False)
+    folder = recording.run.folder
+    try:
+        env = subprocess_env(GENSTAMP_RUN=folder)
+        code = (
+            f"import os, sys, tempfile; sys.path.insert(0, {str(repo / 'src')!r})\n"
+            "from genstamp import loads; loads.start()\n"
+            "d = tempfile.mkdtemp(); os.chdir(d); os.rmdir(d)\n"
+            "import calc, json; print(json.dumps(calc.add(1, 2)))\n"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True
+        )
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "3\n", "")
+        calc = str(repo / "src" / "calc" / "__init__.py")
+        assert [load.via for load in loads.read_logs(folder) if load.path == calc] == [loads.SOURCE]
+    finally:
+        child.close_run(recording)
+
+
 def test_the_processes_of_a_run_append_to_its_one_log(tmp_path: Path) -> None:
     """Processes writing at once append whole lines to the log the run made; none makes a log
     of its own (creating a file costs each process far more than opening one)."""

@@ -226,8 +226,9 @@ def install_loader(workdir: str, cache_root: str) -> "Callable[[str], Any]":
     ]
 
     def checkout_hook(path: str) -> "Any":
-        real = real_path(path or os.getcwd())
-        if not inside(real, workdir) or installed(real) or not os.path.isdir(real):
+        where = path or loads.cwd()
+        real = real_path(where) if where else ""
+        if not real or not inside(real, workdir) or installed(real) or not os.path.isdir(real):
             raise ImportError("not a folder of the checkout")
         theirs = _instrumenting_finder(checkout_hook, path)
         return theirs if theirs is not None else FileFinder(path, *details)
@@ -286,8 +287,10 @@ def uninstall_loader(hook: "Callable[[str], Any]", workdir: str) -> None:
 
 def forget_finders(workdir: str) -> None:
     realpath = RealPaths()
+    here = loads.cwd()
     for entry in list(sys.path_importer_cache):
-        if inside(realpath(entry or os.getcwd()), workdir):
+        where = entry or here
+        if where is not None and inside(realpath(where), workdir):
             sys.path_importer_cache.pop(entry, None)
 
 

@@ -1622,6 +1622,15 @@ class RootFinder:
 _ENTRIES: "list[Any]" = [(), False, "", None]
 
 
+def cwd() -> "str | None":
+    """The folder the process is in; None when it was removed (a tool left a temporary
+    folder while in it): ``os.getcwd`` raises then."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
 def _in_tree_entry(name: str, files: bool = False) -> bool:
     """Whether an entry of ``sys.path`` in an active run's work tree holds ``name`` (as the
     path finder's listing of it has it, else as a folder; with ``files``, ``name.py`` too)."""
@@ -1629,10 +1638,15 @@ def _in_tree_entry(name: str, files: bool = False) -> bool:
     if seen != _ENTRIES[0]:
         relative = any(not os.path.isabs(e) for e in seen if isinstance(e, str))
         _ENTRIES[:] = [seen, relative, "", None]
-    # "" and relative entries: the folder the process is in now
-    here = os.getcwd() if _ENTRIES[1] else ""
+    # "" and relative entries: the folder the process is in now (none when it was removed:
+    # then they find nothing, as for the path finder)
+    here = cwd() if _ENTRIES[1] else ""
     if here != _ENTRIES[2] or _ENTRIES[3] is None:
-        full = dict.fromkeys(os.path.abspath(e) for e in seen if isinstance(e, str))
+        full = dict.fromkeys(
+            os.path.abspath(e)
+            for e in seen
+            if isinstance(e, str) and (here is not None or os.path.isabs(e))
+        )
         mine = [e for e in full if any(inside(e, a.run.workdir) for a in _RUNS)]
         _ENTRIES[2:] = [here, [e for e in mine if not installed(e)]]  # no .venv's site-packages
     for entry in _ENTRIES[3]:
