@@ -185,6 +185,8 @@ def test_ref_names_git_allows_are_parsed(tested: Path, name: bytes) -> None:
         )
         assert b"Traceback" not in proc.stderr
         assert proc.returncode == expected, proc.stderr
+        if expected:  # the refusal's line names the ref (escaped): the last line does not
+            assert proc.stderr.splitlines()[-1] == b"genstamp: push refused", proc.stderr
 
 
 # -- plain pre-push: every ref judged by its commit's tree -------------------------------------

@@ -536,11 +536,12 @@ def _refs_unnamed(failures: Sequence[Failure], labels: Mapping[str, str]) -> str
     """The pushed refs, when no refusal line names one (``no-evidence``, ``no-stamp``: the
     work tree's state refuses every ref alike), so that the user sees what the push held."""
     said = "\n".join(f"{f.message} {f.remedy}" for f in failures)
-    names = [label for label in labels.values() if label.partition(" ")[0] in said]
-    if names or not labels:
+    # a name as the lines print it: a ref name that is no UTF-8 escaped (``printable``)
+    shown = [printable(label) for label in labels.values()]
+    if any(label.partition(" ")[0] in said for label in shown) or not labels:
         return ""
-    shown = list(labels.values())[:3]
-    more = len(labels) - len(shown)
+    more = len(shown) - 3
+    shown = shown[:3]
     return ": " + ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
