@@ -714,6 +714,32 @@ def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> 
         assert report.properties[evidence.P_FORMAT] == evidence.FORMAT
 
 
+@pytest.mark.parametrize(
+    ("args", "accepted"),
+    [((), True), (("--deselect", "tests/test_b.py::test_b1"), False), (("-k", "a1"), False)],
+    ids=["the-configured-tests", "deselecting-more", "k-narrowing-more"],
+)
+def test_node_ids_the_configuration_names_are_its_suite(
+    tmp_path: Path, args: tuple[str, ...], accepted: bool
+) -> None:
+    """`addopts = tests/test_a.py::test_a1 tests/test_b.py`: the configuration runs one test
+    of test_a.py (a2 is kept out, and fails), and a plain pytest runs exactly that, as a
+    clean clone does. It was refused as test_a.py collected in part, and running what was
+    "left out" fails. A run that narrows the configured tests further is partial."""
+    files = {
+        "pytest.ini": "[pytest]\naddopts = tests/test_a.py::test_a1 tests/test_b.py\n",
+        "tests/test_a.py": cases("a1", "a2", fail="a2"),
+        "tests/test_b.py": cases("b1"),
+    }
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root, *args).returncode == 0
+    code, data, _ = verify(root)
+    if accepted:
+        assert code == 0, data
+    else:
+        assert code == 1 and "partial-run" in rules(data), data
+
+
 # a check of the whole session, as syrupy's of snapshots no collected test uses: it fails a
 # run that collected every test file, never one that collected a part of them
 WHOLE_SESSION_CHECK = """\

@@ -782,6 +782,22 @@ class Tally:
             (r for r in self.suites if rel == r or rel.startswith(r + "/")), key=len, default=""
         )
 
+    def configured_node(self, arg: str, real: str) -> bool:
+        """Whether the ``::`` argument ``arg`` (naming a test in the file at ``real``) is one
+        that the configuration of the suite holding that file gives in its addopts (pytest
+        puts them before the run's own): the suite's own choice of tests, no narrowing."""
+        rel = self.tree_path(Path(real))
+        if rel is None:
+            return False
+        root = self.suite_folder(rel)
+        from genstamp.suite import join
+
+        given = arg.partition("::")[2]
+        return any(
+            join(root, path) == rel and rest == given
+            for path, _, rest in (w.partition("::") for w in self.config_at(root).paths)
+        )
+
     def suite_folder(self, rel: str) -> str:
         """The folder of the suite holding the tree path ``rel`` and of its configuration:
         where the repository's top has none, the folder whose configuration the collected test
@@ -1705,7 +1721,11 @@ def _facts(
     node_ids: list[str] = []
     if cfg.args_source == pytest.Config.ArgsSource.ARGS:
         where = functools.partial(_arg_path, cfg)
-        node_ids = [arg for arg in _narrowing(cfg.args, where) if not tally.whole(where(arg))]
+        node_ids = [
+            arg
+            for arg in _narrowing(cfg.args, where)
+            if not tally.whole(where(arg)) and not tally.configured_node(arg, where(arg))
+        ]
     return selection.Facts(
         overrides=overrides.overrides(cfg, tally, coverage_left),
         node_ids=tuple(node_ids),
