@@ -2709,8 +2709,8 @@ import pytest
 
 
 def pytest_addoption(parser):
-    parser.addoption("--cov", action="append", nargs="?", const=True, default=[])
-    parser.addoption("--cov-reset", action="store_const", const=[], dest="cov")
+    parser.addoption("--cov", action="append", nargs="?", const=True, default=[], dest="cov_source")
+    parser.addoption("--cov-reset", action="store_const", const=[], dest="cov_source")
     parser.addoption("--cov-append", action="store_true")
     parser.addoption("--no-cov", action="store_true")
     parser.addoption("--cov-fail-under", type=float, default=None)
@@ -2732,18 +2732,21 @@ def pytest_runtest_setup(item):
 
 def pytest_sessionfinish(session):
     config = session.config
-    if not config.getoption("cov") or config.getoption("no_cov"):
+    if not config.getoption("cov_source") or config.getoption("no_cov"):
         return
+    import os, re
+    rc = config.getoption("cov_config")
+    if rc == ".coveragerc":
+        rc = os.environ.get("COVERAGE_RCFILE", rc)
+    path = config.rootpath / rc
+    text = path.read_text() if path.exists() else ""
     under = config.getoption("cov_fail_under")
     if under is None:
-        import os, re
-        rc = config.getoption("cov_config")
-        if rc == ".coveragerc":
-            rc = os.environ.get("COVERAGE_RCFILE", rc)
-        path = config.rootpath / rc
-        found = re.search(r"fail_under = (\\d+)", path.read_text() if path.exists() else "")
+        found = re.search(r"fail_under = (\\d+)", text)
         under = float(found.group(1)) if found else 0
-    if under > 50:  # the code is 50% covered
+    # the code is 50% covered; its uncovered half omitted, 100%; the tests measured too, 95%
+    covered = 100 if "omit" in text else 95 if "tests" in config.getoption("cov_source") else 50
+    if under > covered:
         session.exitstatus = 1
 """
 
@@ -2763,6 +2766,14 @@ def pytest_sessionfinish(session):
         ("--cov=pkg", "[report]\nfail_under = 90\n", ("--cov-config=lax.rc",), True),
         ("--cov=pkg", "[report]\nfail_under = 90\n", ("ENV", "COVERAGE_RCFILE=lax.rc"), True),
         ("--cov=pkg", "[report]\nfail_under = 40\n", ("--cov-config=strict.rc",), False),
+        # what the total is taken over: another file that omits the uncovered code, or the
+        # tests measured too
+        ("--cov=pkg", "[report]\nfail_under = 90\n", ("--cov-config=omitting.rc",), True),
+        ("--cov=pkg", "[report]\nfail_under = 90\n", ("ENV", "COVERAGE_RCFILE=omitting.rc"), True),
+        ("--cov=pkg --cov-fail-under=90", "", ("--cov-config=omitting.rc",), True),
+        ("--cov=pkg", "[report]\nfail_under = 90\n", ("--cov=tests",), True),
+        ("--cov=pkg --cov-fail-under=40", "", ("--cov=pkg",), False),  # the suite's own
+        ("--cov --cov-fail-under=90", "", ("--cov=tests",), False),  # it measures all
         ("--cov=pkg", "[other]\nfail_under = 90\n", ("--no-cov",), False),  # not [report]
         ("", "", ("--benchmark-only",), True),
         ("", "", ("--benchmark-skip",), True),
@@ -2792,6 +2803,7 @@ def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_no
         "pytest.ini": f"[pytest]\naddopts = {addopts}\n",
         "tests/test_a.py": cases("a1", "bench_a2"),
     }
+    files["omitting.rc"] = "[run]\nomit = pkg/slow.py\n[report]\nfail_under = 90\n"
     if coveragerc:
         files[".coveragerc"] = coveragerc
         files["lax.rc"] = "[report]\nfail_under = 10\n"

@@ -428,7 +428,8 @@ def overrides(cfg: pytest.Config, tally: Tally, coverage_left: bool = True) -> t
         chosen = _last_value([*suite_opts, *words], flag)
         if chosen is not None and chosen != _last_value(suite_opts, flag):
             out.append(f"{flag}={chosen}")
-    out += _coverage_lowered(words, suite_opts, cfg.rootpath, coverage_left)
+    sources = getattr(cfg.option, "cov_source", None)  # pytest-cov's, as the run took them
+    out += _coverage_lowered(words, suite_opts, cfg.rootpath, coverage_left, sources)
     if sys.flags.optimize:  # the asserts of the code under test are gone
         out.append("python -" + "O" * sys.flags.optimize)
     if not any(flag == "-c" for flag, _ in pairs):
@@ -449,7 +450,11 @@ def overrides(cfg: pytest.Config, tally: Tally, coverage_left: bool = True) -> t
 
 
 def _coverage_lowered(
-    words: list[str], suite_opts: list[str], folder: Path, coverage_left: bool = True
+    words: list[str],
+    suite_opts: list[str],
+    folder: Path,
+    coverage_left: bool = True,
+    sources: list[str | bool] | None = None,
 ) -> list[str]:
     """The run's own pytest-cov options (``words``) that turn off or lower the coverage
     threshold a run of the suite fails under: its addopts' ``--cov-fail-under``, or, where
@@ -460,10 +465,13 @@ def _coverage_lowered(
     ``--cov-config`` or ``COVERAGE_RCFILE`` set lower, that measured nothing (``--no-cov``,
     ``--cov-reset``), or that counts what an earlier run covered (``--cov-append``: the
     coverage data an earlier run left, of tests a clean clone may no longer hold, where
-    ``coverage_left`` says some was there as the run began)."""
+    ``coverage_left`` says some was there as the run began); and one whose total is taken over
+    other code than the suite's: another configuration file that measures otherwise (its
+    ``omit``, ``source``, ``exclude_lines``...), or more of the code (``--cov=tests`` beside the
+    suite's ``--cov=src``: ``sources``, the ``--cov`` values the run took)."""
     options = ("--no-cov", "--cov-reset", "--cov-append", "--cov-fail-under", "--cov-config")
     if not os.environ.get("COVERAGE_RCFILE") and not any(
-        w.partition("=")[0] in options for w in words
+        w.partition("=")[0] in (*options, "--cov") for w in words
     ):
         return []  # (the usual run: no file of coverage's is read for it)
     measured = any(w == "--cov" or w.startswith("--cov=") for w in suite_opts)
@@ -478,17 +486,59 @@ def _coverage_lowered(
     given = _last_value(words, "--cov-fail-under")
     if given is not None and (_number(given) or 0.0) < limit:
         out.append(f"--cov-fail-under={given}")
-    if given is None and _last_value(suite_opts, "--cov-fail-under") is None:
-        # the threshold is the configuration file's: another file read instead sets its own
-        rc = _last_value(words, "--cov-config")
-        via = f"--cov-config={rc}" if rc is not None else ""
-        if rc is None and suite_rc is None and os.environ.get("COVERAGE_RCFILE"):
-            rc = os.environ["COVERAGE_RCFILE"]
-            via = f"COVERAGE_RCFILE={rc}"
-        if rc is not None and rc != suite_rc:
-            if (_configured_fail_under(folder, rc) or 0.0) < limit:
-                out.append(via)
+    rc = _last_value(words, "--cov-config")
+    via = f"--cov-config={rc}" if rc is not None else ""
+    if rc is None and suite_rc is None and os.environ.get("COVERAGE_RCFILE"):
+        rc = os.environ["COVERAGE_RCFILE"]
+        via = f"COVERAGE_RCFILE={rc}"
+    if rc is not None and rc != suite_rc:
+        # the threshold is the configuration file's: another file read instead sets its own;
+        # and whichever file's it is, another that measures otherwise takes another total
+        own = given is None and _last_value(suite_opts, "--cov-fail-under") is None
+        lower = own and (_configured_fail_under(folder, rc) or 0.0) < limit
+        if lower or _measures_otherwise(folder, rc, suite_rc):
+            out.append(via)
+    out += [f"--cov={s}" if s else "--cov" for s in _sources_added(suite_opts, sources)]
     return out
+
+
+# coverage's settings that decide what its total is taken over, and how
+_MEASURED = (
+    *(("run", k) for k in ("source", "source_pkgs", "source_dirs", "omit", "include", "branch")),
+    *(("run", k) for k in ("plugins", "cover_pylib")),
+    *(("report", k) for k in ("omit", "include", "precision", "exclude_lines", "exclude_also")),
+    *(("report", k) for k in ("partial_branches", "partial_also")),
+)
+
+
+def _measures_otherwise(folder: Path, rcfile: str, suite_rc: str | None) -> bool:
+    """Whether coverage reading ``rcfile`` (in ``folder``) measures otherwise than reading
+    the suite's file: a setting of ``_MEASURED`` differs."""
+    return any(
+        _coverage_setting(folder, rcfile, section, key)
+        != _coverage_setting(folder, suite_rc, section, key)
+        for section, key in _MEASURED
+    )
+
+
+def _sources_added(suite_opts: list[str], sources: list[str | bool] | None) -> list[str]:
+    """The code the run's ``--cov`` measures (``sources``, as pytest-cov took them: the
+    addopts' values first) that the suite's addopts do not (a bare ``--cov`` measures all)."""
+    if not sources:
+        return []
+    suite: set[str | bool] = set()
+    for n, word in enumerate(suite_opts):
+        if word == "--cov-reset":
+            suite.clear()
+        elif word.startswith("--cov="):
+            suite.add(os.path.normpath(word[len("--cov=") :]))
+        elif word == "--cov":  # argparse takes the next word as its value, unless an option
+            after = suite_opts[n + 1] if n + 1 < len(suite_opts) else "-"
+            suite.add(True if after.startswith("-") else os.path.normpath(after))
+    if True in suite:
+        return []
+    taken = {s if s is True else os.path.normpath(str(s)) for s in sources}
+    return sorted("" if s is True else s for s in taken - suite)
 
 
 def _retries_added(words: list[str], suite_opts: list[str], values: Mapping[str, str]) -> list[str]:
