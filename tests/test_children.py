@@ -7,6 +7,7 @@ Real pytest runs whose tests start ``sys.executable``, a console script of the p
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -1951,24 +1952,45 @@ def test_a_leftover_of_the_first_name_is_removed_once_its_pid_is_anothers(
         other.wait()
 
 
-@pytest.mark.parametrize("parent", ["the-test-process", "another"])
-def test_a_child_without_the_variable_that_finds_another_genstamp_is_noted(
-    tmp_path: Path, parent: str
+@pytest.mark.parametrize(
+    ("parent", "variable", "older_loads"),
+    [
+        ("the-test-process", False, ""),  # no follow
+        ("another", False, ""),
+        ("a-grandchild", False, ""),  # through a shell: it descends from the test process
+        # started with the variable, a copy whose follow records and notes nothing
+        ("the-test-process", True, "def follow(*args):\n    pass\n"),
+    ],
+)
+def test_a_child_that_finds_another_genstamp_is_noted(
+    tmp_path: Path, parent: str, variable: bool, older_loads: str
 ) -> None:
-    """A child given an environment of its own imports, at the run's line, a genstamp without
-    the recorder (an older copy installed in the environment): the run cannot vouch for what
-    it loaded, and says so when the child is the test process's own (X24 15)."""
+    """A child (given an environment of its own, or started with the variable) imports, at
+    the run's line, a genstamp without the recorder (an older copy installed in the
+    environment): the run cannot vouch for what it loaded, and says so when the child is a
+    process of the run (the test process's own, X24 15; or its descendant through a shell),
+    whatever that copy does."""
     folder = tmp_path / "run"
     folder.mkdir()
     (folder / loads.RUN_FILE).write_text("")
     older = tmp_path / "older" / "genstamp"
     older.mkdir(parents=True)
     (older / "__init__.py").write_text("")
-    (older / "loads.py").write_text("")  # no follow
-    owner = os.getpid() if parent == "the-test-process" else 1
-    line = child.pth_line(owner, "", str(folder))
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(older.parent)}
-    subprocess.run([sys.executable, "-S", "-c", f"import sys\n{line}"], env=env, check=True)
+    (older / "loads.py").write_text(older_loads)
+    stranger = subprocess.Popen(["sleep", "60"])  # alive, and no ancestor of the child
+    try:
+        owner = stranger.pid if parent == "another" else os.getpid()
+        line = child.pth_line(owner, "", str(folder))
+        env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(older.parent)}
+        if variable:
+            env["GENSTAMP_RUN"] = str(folder)
+        argv = [sys.executable, "-S", "-c", f"import sys\n{line}"]
+        if parent == "a-grandchild":
+            argv = ["sh", "-c", shlex.join(argv)]
+        subprocess.run(argv, env=env, check=True)
+    finally:
+        stranger.kill()
+        stranger.wait()
     noted = folder / child.STRANGERS
     if parent == "another":
         assert not noted.exists()

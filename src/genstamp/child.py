@@ -63,7 +63,7 @@ def pth_line(owner: int, started: str, folder: str) -> str:
     # compiled in every followed process at start-up: kept short (its size is its cost)
     code = (
         "try:\n"
-        " w = None\n"
+        " w = x = None\n"
         " try:\n"
         f"  a = {top!a} not in sys.path\n"
         f"  if a: sys.path.append({top!a})\n"
@@ -72,13 +72,16 @@ def pth_line(owner: int, started: str, folder: str) -> str:
         "  finally:\n"
         f"   if a: sys.path.remove({top!a})\n"
         "  w = os.path.dirname(m.__file__)\n"
+        # another copy of genstamp found first: noted here, whatever that copy's follow does
+        f"  if w != {home!a} and not os.path.samefile(w, {home!a}): x = w\n"
         f"  m.follow({owner}, {started!a}, {folder!a}, {home!a})\n"
         " except Exception as e:\n"
-        # a child given an environment of its own (no GENSTAMP_RUN) that the run would adopt,
-        # as far as a cheap look tells: the test process's own child (X24 15)
-        f"  if r and {folder!a} in r.split(os.pathsep) or r is None and os.getppid() == {owner}:\n"
-        f"   with open({strangers!a}, 'a') as h:\n"
-        "    h.write('%d %a\\n' % (os.getpid(), w or '!' + repr(e)))\n"
+        "  x = w or '!' + repr(e)\n"
+        # noted by a process the run follows: one started with the variable naming the run, or
+        # one without it that the look at /proc found descending from the run's process (d)
+        f" if x and (r and {folder!a} in r.split(os.pathsep) or r is None and d):\n"
+        f"  with open({strangers!a}, 'a') as h:\n"
+        "   h.write('%d %a\\n' % (os.getpid(), x))\n"
         "except Exception:\n"
         " pass\n"
     )
@@ -122,7 +125,7 @@ def strangers(folder: str) -> list[str]:
         return []
     home = os.path.dirname(os.path.abspath(loads.__file__))
     notes = []
-    for line in lines:
+    for line in dict.fromkeys(lines):  # (the line's note, and an older copy's follow's)
         pid, _, found = line.partition(" ")
         try:
             where = ast.literal_eval(found)
