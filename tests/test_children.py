@@ -629,7 +629,8 @@ def test_a_followed_process_whose_folder_was_removed_imports_as_python_does(
     over its relative entries, and so does genstamp, which raised FileNotFoundError at its next
     import of a module not loaded yet. It still records what it loads."""
     repo, _ = project(tmp_path, "")
-    recording = child.open_run(str(repo), {"calc": str(repo / "src")}, None, None, follow=False)
+    cache = str(tmp_path / "cache")  # the loader's: a path hook for the checkout's folders
+    recording = child.open_run(str(repo), {"calc": str(repo / "src")}, cache, None, follow=False)
     folder = recording.run.folder
     try:
         env = subprocess_env(GENSTAMP_RUN=folder)
@@ -638,11 +639,13 @@ def test_a_followed_process_whose_folder_was_removed_imports_as_python_does(
             "from genstamp import loads; loads.start()\n"
             "d = tempfile.mkdtemp(); os.chdir(d); os.rmdir(d)\n"
             "import calc, json; print(json.dumps(calc.add(1, 2)))\n"
+            "sys.path.insert(0, 'vendor')  # relative: it finds nothing\n"
+            "try:\n    import not_here\nexcept ImportError:\n    print('not found')\n"
         )
         proc = subprocess.run(
             [sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True
         )
-        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "3\n", "")
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "3\nnot found\n", "")
         calc = str(repo / "src" / "calc" / "__init__.py")
         assert [load.via for load in loads.read_logs(folder) if load.path == calc] == [loads.SOURCE]
     finally:

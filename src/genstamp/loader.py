@@ -226,7 +226,7 @@ def install_loader(workdir: str, cache_root: str) -> "Callable[[str], Any]":
     ]
 
     def checkout_hook(path: str) -> "Any":
-        where = path or loads.cwd()
+        where = loads.absolute(path)
         real = real_path(where) if where else ""
         if not real or not inside(real, workdir) or installed(real) or not os.path.isdir(real):
             raise ImportError("not a folder of the checkout")
@@ -287,9 +287,8 @@ def uninstall_loader(hook: "Callable[[str], Any]", workdir: str) -> None:
 
 def forget_finders(workdir: str) -> None:
     realpath = RealPaths()
-    here = loads.cwd()
     for entry in list(sys.path_importer_cache):
-        where = entry or here
+        where = loads.absolute(entry)
         if where is not None and inside(realpath(where), workdir):
             sys.path_importer_cache.pop(entry, None)
 

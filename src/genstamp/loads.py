@@ -1631,6 +1631,16 @@ def cwd() -> "str | None":
         return None
 
 
+def absolute(path: str) -> "str | None":
+    """``path`` ("" the current folder) from the folder the process is in, where it is
+    relative; None when that folder was removed (nothing is found there, as for the path
+    finder)."""
+    if os.path.isabs(path):
+        return path
+    here = cwd()
+    return None if here is None else os.path.join(here, path)
+
+
 def _in_tree_entry(name: str, files: bool = False) -> bool:
     """Whether an entry of ``sys.path`` in an active run's work tree holds ``name`` (as the
     path finder's listing of it has it, else as a folder; with ``files``, ``name.py`` too)."""
