@@ -685,7 +685,18 @@ def test_a_run_that_leaves_the_projects_own_checks_out_is_not_the_suites(
     assert code == 0, data
 
 
-SESSION_STATUS = {"fails": 1, "internal-error": 3, "its-own-status": 7, "passes": 0}
+SESSION_STATUS = {"fails": 1, "internal-error": 3, "its-own-status": 7, "exits": 2, "passes": 0}
+# the suite's own pytest.exit with no status, as the last test's session teardown ends: 2, as
+# for a Ctrl-C, which is the user's
+EXITS = """\
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def leak_check():
+    yield
+    pytest.exit("resources leaked")
+"""
 
 
 @pytest.mark.parametrize("check", list(SESSION_STATUS))
@@ -698,6 +709,8 @@ def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> 
         "import pytest\n\n\ndef pytest_sessionfinish(session):\n"
         f"    if {status}:\n        session.exitstatus = {status}\n"
     )
+    if check == "exits":
+        conftest = EXITS
     root = make(tmp_path / "p", {**SIMPLE, "conftest.py": conftest})
     proc = pytest_in(root)
     code, data, _ = verify(root)

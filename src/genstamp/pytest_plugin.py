@@ -955,13 +955,16 @@ _NOT_EXECUTED = frozenset({"skipped", "xfailed"})  # as the JUnit file counts th
 _NOT_FAILED = (pytest.ExitCode.OK, pytest.ExitCode.INTERRUPTED, pytest.ExitCode.NO_TESTS_COLLECTED)
 
 
-def _session_failed(session: pytest.Session, exitstatus: int) -> bool:
+def _session_failed(session: pytest.Session, exitstatus: int, exited: bool = False) -> bool:
     """Whether the session failed: a test failed, or pytest exits with a status a clean
     clone's run fails on too (1 from a check at the session's end, as pytest-cov's
     ``--cov-fail-under``; an internal error's 3; a conftest's own, ``pytest.exit(...,
-    returncode=N)`` or ``session.exitstatus = N``). What a conftest's session finish sets
-    since the hook was called counts."""
+    returncode=N)`` or ``session.exitstatus = N``; and 2 where the suite's code called
+    ``pytest.exit`` without a status, ``exited``, not the user's Ctrl-C). What a conftest's
+    session finish sets since the hook was called counts."""
     status = getattr(session, "exitstatus", exitstatus)
+    if exited and status == pytest.ExitCode.INTERRUPTED:
+        return True
     return session.testsfailed > 0 or status not in _NOT_FAILED
 
 
@@ -1069,6 +1072,13 @@ class Session:
         # how much the run's logs held when it was bound green: what they hold beyond ran
         # later (a session finish's wrapper, a terminal summary, an unconfigure)
         self.bound_logs: dict[str, int] | None = None
+        self.exited = False  # the session ended by the suite's pytest.exit, not a Ctrl-C
+
+    @pytest.hookimpl
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        """pytest reports a ``pytest.exit`` here as it reports a Ctrl-C: both end with status
+        2 where the exit gives none; the suite's own exit failed the session."""
+        self.exited = not isinstance(excinfo.value, KeyboardInterrupt)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -1261,7 +1271,7 @@ class Session:
         pass of it answers for it (where that cannot be written, the verdicts are forgotten);
         where the start is unknown (the work tree changed as the tests began), its tree now.
         """
-        failed = _session_failed(session, exitstatus)
+        failed = _session_failed(session, exitstatus, self.exited)
         if not (failed or not self.tally.passing()):
             return
         tree = self.trees.start if self.trees is not None else None
@@ -1351,7 +1361,7 @@ class Session:
         # what pytest exits with: a conftest's session check may have set it since the hook
         # was called, as pytest-cov's --cov-fail-under counts a failure of its own
         status = getattr(session, "exitstatus", exitstatus)
-        failed = _session_failed(session, exitstatus)
+        failed = _session_failed(session, exitstatus, self.exited)
         session_failed = ""
         if failed and self.tally.passing():
             session_failed = (
