@@ -732,15 +732,21 @@ def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> 
     [((), True), (("--deselect", "tests/test_b.py::test_b1"), False), (("-k", "a1"), False)],
     ids=["the-configured-tests", "deselecting-more", "k-narrowing-more"],
 )
+@pytest.mark.parametrize("spelled", ["paths", "pyargs"])
 def test_node_ids_the_configuration_names_are_its_suite(
-    tmp_path: Path, args: tuple[str, ...], accepted: bool
+    tmp_path: Path, args: tuple[str, ...], accepted: bool, spelled: str
 ) -> None:
     """`addopts = tests/test_a.py::test_a1 tests/test_b.py`: the configuration runs one test
     of test_a.py (a2 is kept out, and fails), and a plain pytest runs exactly that, as a
     clean clone does. It was refused as test_a.py collected in part, and running what was
-    "left out" fails. A run that narrows the configured tests further is partial."""
+    "left out" fails. A run that narrows the configured tests further is partial. Under
+    `--pyargs` the configuration names them as modules."""
+    addopts = "tests/test_a.py::test_a1 tests/test_b.py"
+    if spelled == "pyargs":
+        addopts = "--pyargs tests.test_a::test_a1 tests.test_b"
     files = {
-        "pytest.ini": "[pytest]\naddopts = tests/test_a.py::test_a1 tests/test_b.py\n",
+        "pytest.ini": f"[pytest]\naddopts = {addopts}\n",
+        "tests/__init__.py": "",
         "tests/test_a.py": cases("a1", "a2", fail="a2"),
         "tests/test_b.py": cases("b1"),
     }

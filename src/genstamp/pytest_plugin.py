@@ -785,7 +785,8 @@ class Tally:
     def configured_node(self, arg: str, real: str) -> bool:
         """Whether the ``::`` argument ``arg`` (naming a test in the file at ``real``) is one
         that the configuration of the suite holding that file gives in its addopts (pytest
-        puts them before the run's own): the suite's own choice of tests, no narrowing."""
+        puts them before the run's own; a module name under ``--pyargs``): the suite's own
+        choice of tests, no narrowing."""
         rel = self.tree_path(Path(real))
         if rel is None:
             return False
@@ -793,9 +794,10 @@ class Tally:
         from genstamp.suite import join
 
         given = arg.partition("::")[2]
+        cfg = self.config_at(root)
         return any(
-            join(root, path) == rel and rest == given
-            for path, _, rest in (w.partition("::") for w in self.config_at(root).paths)
+            rest == given and any(join(root, p) == rel for p in cfg.named([path]))
+            for path, _, rest in (w.partition("::") for w in cfg.paths)
         )
 
     def suite_folder(self, rel: str) -> str:
