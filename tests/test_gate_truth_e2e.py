@@ -2028,6 +2028,47 @@ def test_an_ignored_script_without_py_run_from_its_text_is_ignored_code(
     assert "bin/tool" in message(data, "ignored-code")
 
 
+TEXT_RUN_TEST = """\
+import pathlib
+
+
+def test_tool():
+    path = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "tool.py"
+    space = {{}}
+    exec(compile({read}, str(path), "exec"), space)
+    assert space["answer"]() == 42
+"""
+
+
+@pytest.mark.parametrize(
+    ("data", "read", "rule"),
+    [
+        (b"def answer():\r\n    return 42\r\n", "path.read_text()", None),
+        (b"\xef\xbb\xbfdef answer():\n    return 42\n", "path.read_text('utf-8-sig')", None),
+        # text of its own compiled under the file's name: not the tree's code
+        (
+            b"def answer():\r\n    return 42\r\n",
+            "path.read_text() + 'extra = 1\\n'",
+            "loaded-not-tested",
+        ),
+    ],
+    ids=["crlf-text-mode", "bom-utf-8-sig", "other-text"],
+)
+def test_a_tracked_script_run_from_its_text_read_as_text_is_the_trees(
+    repo: Path, genstamp: RunGenstamp, data: bytes, read: str, rule: str | None
+) -> None:
+    """A tracked script committed with CRLF line endings (or a byte-order mark) that a test
+    runs as ``execfile`` did, ``exec(compile(path.read_text(), path, "exec"))``: the text
+    compiled is the file's read in text mode (LF, no mark), which is the tree's code, as a
+    clean clone runs it. It was refused as loaded-not-tested; other text under the file's
+    name still is."""
+    write_calc(repo, tests=TEXT_RUN_TEST.format(read=read))
+    (repo / "scripts").mkdir()
+    (repo / "scripts" / "tool.py").write_bytes(data)
+    commit_all(repo, "a script committed as it is")
+    judged_as(genstamp, repo, rule, "scripts/tool.py")
+
+
 RUNPY_TEST = """\
 import pathlib, runpy
 

@@ -778,7 +778,7 @@ def judge(
     )
 
 
-def _as_text(data: bytes) -> frozenset[str]:
+def as_text(data: bytes) -> frozenset[str]:
     """The blob ids of a source file's bytes as a loader may compile them: as they are, with
     universal newlines (a text-mode read, zipimport), and as the import system decodes them
     (``decode_source``: its coding declaration or byte-order mark, universal newlines) in
@@ -801,7 +801,7 @@ def _pseudo(
 ) -> None:
     """A module of an import root whose body a loader compiled from text under a name of no
     file (``<gen pkg.mod>``, ``loads._pseudo_module``): the tree's file of that module when the
-    text is its bytes or its text as decoded (``_as_text``); another text (another clone's
+    text is its bytes or its text as decoded (``as_text``); another text (another clone's
     file, a past version) is foreign. A module
     the tree has no file for is the loader's own making (a plugin generated under the
     package's name), as a module a test writes is."""
@@ -827,7 +827,7 @@ def _pseudo_file(ld: Load, root: Path, roots: Mapping[str, str]) -> tuple[str | 
         data = (root / other).read_bytes()
     except OSError:
         return other, ""
-    if ld.blob not in _as_text(data):
+    if ld.blob not in as_text(data):
         return other, ""
     from genstamp.loads import blob_of
 
@@ -1042,7 +1042,7 @@ def _not_a_past_version(
     other = counterpart(ld.module, ld.path, root, bases)
     if other is not None:
         try:
-            if ld.blob in _as_text(Path(root, other).read_bytes()):
+            if ld.blob in as_text(Path(root, other).read_bytes()):
                 return True  # the file's bytes (or its text: zipimport's universal newlines)
         except OSError:
             pass

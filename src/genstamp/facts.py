@@ -443,6 +443,8 @@ def converted(
                 continue
             if known is not None and known.get(rel, {}).get(raw) == blobs[rel]:
                 out[(rel, raw)] = blobs[rel]
+            elif rel.endswith(_PY) and raw in _text_of(checkout, blobs[rel]):
+                out[(rel, raw)] = blobs[rel]  # the tested file's text, read as text
             else:
                 differ.append((rel, raw))
     # paths a conversion converts: no fresh clone has it (ALONE), only one set up as this one
@@ -493,6 +495,17 @@ def converted(
     expanded = _expanded(checkout, tested, blobs, sorted({rel for rel, _ in tested_as}))
     out.update(((rel, raw), None) for rel, raw in tested_as if rel in expanded)
     return out
+
+
+def _text_of(checkout: Checkout, blob: str) -> frozenset[str]:
+    """The blob ids of the text of the tested ``blob`` (a Python source) as code compiled
+    from it may have it: read in text mode (universal newlines: a CRLF file as LF), or
+    decoded as the import system decodes it (its coding declaration, a byte-order mark
+    dropped), as ``exec(compile(open(path).read(), path, "exec"))`` compiles it."""
+    from genstamp.audit import as_text
+
+    found = checkout.repo.get(blob)
+    return as_text(found.data) if isinstance(found, pygit2.Blob) else frozenset()
 
 
 def _expanded(
