@@ -6,10 +6,11 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import RunGenstamp, git, subprocess_env
-from test_attest import World, payload, rules, shared_world, verdict
+from test_attest import World, payload, rewrite, rules, shared_world, verdict
 
 from genstamp import notes
 
@@ -210,6 +211,26 @@ def test_publishing_what_is_not_an_attestation_is_one_line(
     junk.write_text('{"payload": "e30=", "payloadType": "text/plain"}\n')
     code, _out, err = genstamp("-C", m, "publish", junk)
     assert code == 2 and err.count("\n") == 1 and "payloadType" in err, err
+    assert git(m, "notes", f"--ref={notes.REF}", "list", check=False) == ""
+
+
+@pytest.mark.parametrize("field", ["commit", "tree"])
+def test_an_attestation_whose_commit_is_no_object_id_is_noted_nowhere(
+    world: World, tmp_path: Path, genstamp: RunGenstamp, field: str
+) -> None:
+    """An attestation whose recorded commit is ``-F/some/file``: given to ``git notes add``
+    as it was, git took it for its option and noted that file's text on HEAD (and published
+    it). No object id, no statement: one line, nothing written."""
+    m = clone(remote_copy(world, tmp_path), tmp_path / "m")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-TOKEN\n")
+
+    def change(body: dict[str, Any]) -> None:
+        body["predicate"]["genstamp"][field] = f"-F{secret}"
+
+    crafted = rewrite(world.unsigned, tmp_path / "crafted.json", change, keep_signatures=False)
+    code, _out, err = genstamp("-C", m, "publish", crafted)
+    assert code == 2 and err.count("\n") == 1 and "no git object id" in err, err
     assert git(m, "notes", f"--ref={notes.REF}", "list", check=False) == ""
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -187,6 +188,9 @@ def read(payload: bytes, label: str) -> Attested:
     try:
         cov = coverage.from_json(json.dumps(ext["coverage"]))
         tree, commit = str(ext["tree"]), str(ext["commit"])
+        for what, oid in (("tree", tree), ("commit", commit)):
+            if not _OBJECT_ID.fullmatch(oid):  # (a git command may be given it: never an option)
+                raise ValueError(f"its {what} {oid[:80]!r} is no git object id")
         part = ext.get("part")
         where = (int(part["index"]), int(part["count"])) if part else None
         if where is not None and not 1 <= where[0] <= where[1]:
@@ -208,6 +212,9 @@ def read(payload: bytes, label: str) -> Attested:
         digest=evidence_digest(predicate),
         clean_room=_clean_room_said(ext.get("cleanRoom")),
     )
+
+
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1's, SHA-256's
 
 
 def _clean_room_said(room: object) -> str:
