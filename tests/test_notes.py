@@ -3,6 +3,7 @@ none lost; judged from the notes in a fresh clone."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -232,6 +233,29 @@ def test_an_attestation_whose_commit_is_no_object_id_is_noted_nowhere(
     code, _out, err = genstamp("-C", m, "publish", crafted)
     assert code == 2 and err.count("\n") == 1 and "no git object id" in err, err
     assert git(m, "notes", f"--ref={notes.REF}", "list", check=False) == ""
+
+
+@pytest.mark.parametrize("names", ["a-blob", "a-tree", "nothing"])
+def test_a_notes_ref_that_names_no_notes_commit(
+    world: World, tmp_path: Path, genstamp: RunGenstamp, names: str
+) -> None:
+    """``refs/notes/genstamp`` naming a blob or a tree (git's notes commands fail on it): one
+    line saying so, not "no attestation, publish it", which cannot work then. A symbolic ref
+    that leads nowhere is no notes, as for git."""
+    m = clone(remote_copy(world, tmp_path), tmp_path / "m")
+    if names == "nothing":
+        git(m, "symbolic-ref", notes.REF, "refs/notes/none")
+    else:
+        blob = git(m, "hash-object", "-w", "--stdin", input="x\n")
+        target = blob if names == "a-blob" else git(m, "mktree", input="")
+        git(m, "update-ref", notes.REF, target)
+    code, out, err = genstamp("-C", m, "verify", "--json", "--rev", "HEAD", "--from-notes")
+    if names == "nothing":
+        assert code == 1 and rules(json.loads(out)) == ["no-attestation"], (out, err)
+    else:
+        kind = names.removeprefix("a-")
+        assert code == 2 and err.count("\n") == 1, err
+        assert f"{notes.REF} names a {kind}" in err and "update-ref -d" in err, err
 
 
 def test_a_pretty_printed_envelope_is_noted_on_one_line(

@@ -28,16 +28,36 @@ def read(repo: pygit2.Repository, commit: str, notes_commit: str | None = None) 
     "" when none. Reads the notes tree itself, fanned out or not, so that a pre-receive hook
     can read a notes commit no ref names yet."""
     if notes_commit is None:
-        ref = repo.references.get(REF)
-        if ref is None:
+        notes_commit = tip(repo)
+        if notes_commit is None:
             return ""
-        notes_commit = str(ref.resolve().target)
     at_hand(repo, notes_commit)
     try:
         tree = repo[notes_commit].peel(pygit2.Tree)
     except (KeyError, ValueError, pygit2.GitError):
         return ""
     return _note_in(tree, commit)
+
+
+def tip(repo: pygit2.Repository) -> str | None:
+    """The notes commit ``REF`` names; None when there is none (as for git, a symbolic ref
+    that leads nowhere is none). A ref naming no commit (a tree, a blob) is an error: git's
+    own notes commands fail on it, so no note can be read or added until it is mended."""
+    ref = repo.references.get(REF)
+    if ref is None:
+        return None
+    try:
+        target = ref.resolve().target
+    except (KeyError, pygit2.GitError):
+        return None  # (git: "ignoring dangling symref")
+    found = repo.get(target)
+    if found is not None and not isinstance(found, pygit2.Commit):
+        kind = type(found).__name__.lower()
+        raise GenstampError(
+            f"{REF} names a {kind} ({str(target)[:12]}), not a notes commit",
+            f"delete it (git update-ref -d {REF}) or fetch the notes again",
+        )
+    return str(target)
 
 
 def _note_in(tree: pygit2.Tree, commit: str) -> str:
@@ -65,10 +85,9 @@ def of_tree(
     since, a commit attested and published but never pushed) counts when one of its
     statements names the tree: the gate then reads them as any other."""
     if notes_commit is None:
-        ref = repo.references.get(REF)
-        if ref is None:
+        notes_commit = tip(repo)
+        if notes_commit is None:
             return []
-        notes_commit = str(ref.resolve().target)
     at_hand(repo, notes_commit)
     try:
         tree = repo[notes_commit].peel(pygit2.Tree)
