@@ -940,6 +940,35 @@ def test_a_variable_naming_the_warm_checkout_names_the_clean_one(
     assert outcomes["tests/test_data.py::test_answer"] == ("passed" if committed else "failed")
 
 
+@pytest.mark.parametrize("link", ["into-the-warm-checkout", "inside-the-tree"])
+def test_a_link_of_the_tree_into_the_warm_checkout_is_no_clean_room(calc: Path, link: str) -> None:
+    """A committed absolute link naming the warm checkout's path (`tests/data.json ->
+    /home/me/proj/private/data.json`, git-ignored there): the clean run read the warm
+    checkout's file through it and passed, though a clone elsewhere fails. Control: a
+    relative link to a committed file."""
+    (calc / "tests" / "data").mkdir()
+    (calc / "tests" / "data" / "answer.json").write_text("42\n")
+    if link == "into-the-warm-checkout":
+        (calc / ".gitignore").write_text(GITIGNORE + "tests/data/\n")
+        (calc / "tests" / "answer.json").symlink_to(calc / "tests" / "data" / "answer.json")
+    else:
+        (calc / "tests" / "answer.json").symlink_to(Path("data") / "answer.json")
+    (calc / "tests" / "test_data.py").write_text(
+        "import pathlib\n\n\ndef test_answer():\n"
+        "    assert (pathlib.Path(__file__).parent / 'answer.json').read_text() == '42\\n'\n"
+    )
+    commit_all(calc, "data through a link")
+    proc = clean_run(calc, "--json")
+    record = json.loads(proc.stdout)["record"]
+    assert record["outcomes"]["tests/test_data.py::test_answer"] == "passed"  # read, warm's
+    if link == "inside-the-tree":
+        assert proc.returncode == 0 and record["ok"], proc.stdout + proc.stderr
+        return
+    assert proc.returncode == 1 and not record["ok"], proc.stdout + proc.stderr
+    (said,) = record["failures"]
+    assert said.startswith("tree-mismatch: ") and "tests/answer.json -> " in said, said
+
+
 def test_without_uv_the_same_verdict(calc: Path) -> None:
     proc = clean_run(calc, "--installer", "pip", "--json")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -30,6 +30,7 @@ from typing import IO, Any
 from genstamp import __version__, cleanrecord, config, envcache, evidence, roots, rules
 from genstamp.errors import EXIT_USAGE, GenstampError
 from genstamp.identity import tree_identity
+from genstamp.paths import inside
 from genstamp.repo import Checkout, common_gitdir, open_checkout
 from genstamp.typedtuple import NamedTuple
 
@@ -814,6 +815,20 @@ def _run(
             )
         code = code or ran
     verdict = verify(clean, others=False).to_json()  # its own run alone: not the warm one's
+    leaks = links_into(work, warm)
+    if leaks:
+        # a committed link naming the warm checkout's path: the clean run read the warm
+        # checkout through it (its ignored files: a data file no clone has), as no clone
+        # elsewhere can (A26 07)
+        shown = ", ".join(f"{rel} -> {target}" for rel, target in leaks[:3])
+        more = f" and {len(leaks) - 3} more" if len(leaks) > 3 else ""
+        failure = {
+            "rule": "tree-mismatch",  # what the clean run read is not the tree's alone
+            "message": "the clean checkout reaches the warm one through symbolic links the tree"
+            f" holds: {shown}{more}; a clone elsewhere has links that lead nowhere",
+            "remedy": "commit what they lead to, or make them relative links inside the tree",
+        }
+        verdict = {**verdict, "ok": False, "failures": [*verdict["failures"], failure]}
     if code != 0 and verdict["ok"]:
         # pytest failed where its evidence is green: a hook after the tests (a conftest's
         # session finish, an unconfigure) raised, or a plugin failed the session. The clean
@@ -828,6 +843,27 @@ def _run(
     log.write(f"pytest exited with {code}; the clean checkout's gate:\n")
     log.write(json.dumps(verdict, indent=2, sort_keys=True) + "\n")
     return verdict, _outcomes(clean)
+
+
+def links_into(clean: Path, warm: Path) -> list[tuple[str, str]]:
+    """(path, where it leads) for each symbolic link the clean checkout's tree holds that
+    leads into the warm work tree (an absolute link naming the warm checkout's path)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "-s"], cwd=clean, capture_output=True, check=False
+    )
+    links = [
+        entry.partition(b"\t")[2].decode("utf-8", "surrogateescape")
+        for entry in listed.stdout.split(b"\0")
+        if entry.startswith(b"120000 ")
+    ]
+    roots = list(dict.fromkeys([str(warm), os.path.realpath(warm)]))
+    own = os.path.realpath(clean)
+    out = []
+    for rel in links:
+        target = os.path.realpath(clean / rel)
+        if not inside(target, own) and any(inside(target, root) for root in roots):
+            out.append((rel, target))
+    return out
 
 
 def moved_in(
