@@ -2793,6 +2793,14 @@ def pytest_sessionfinish(session):
         ("--cov=pkg", "[report]\nfail_under = 90\n", ("--cov=tests",), True),
         ("--cov=pkg --cov-fail-under=40", "", ("--cov=pkg",), False),  # the suite's own
         ("--cov --cov-fail-under=90", "", ("--cov=tests",), False),  # it measures all
+        ("--cov=pkg --cov-fail-under=40", "", ("--cov={root}/pkg",), False),  # spelled so
+        # coverage takes --cov-config=.coveragerc for none given: COVERAGE_RCFILE is read
+        (
+            "--cov=pkg --cov-config=.coveragerc",
+            "[report]\nfail_under = 90\n",
+            ("ENV", "COVERAGE_RCFILE=lax.rc"),
+            True,
+        ),
         ("--cov=pkg", "[other]\nfail_under = 90\n", ("--no-cov",), False),  # not [report]
         ("", "", ("--benchmark-only",), True),
         ("", "", ("--benchmark-skip",), True),
@@ -2823,6 +2831,7 @@ def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_no
         "tests/test_a.py": cases("a1", "bench_a2"),
     }
     files["omitting.rc"] = "[run]\nomit = pkg/slow.py\n[report]\nfail_under = 90\n"
+    files["pkg/__init__.py"] = ""
     if coveragerc:
         files[".coveragerc"] = coveragerc
         files["lax.rc"] = "[report]\nfail_under = 10\n"
@@ -2830,7 +2839,7 @@ def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_no
     root = make(tmp_path / "p", files)
     variables = dict([args[1].split("=", 1)]) if args[0] == "ENV" else {}
     env = subprocess_env(PYTHONPATH=str(site), **variables)
-    given = () if variables else args
+    given = () if variables else tuple(a.format(root=root) for a in args)
     proc = run_pytest(root, "-p", "no:cacheprovider", *given, env=env)
     assert proc.returncode == 0, proc.stdout
     code, data, _ = verify(root)

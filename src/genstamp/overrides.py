@@ -429,7 +429,8 @@ def overrides(cfg: pytest.Config, tally: Tally, coverage_left: bool = True) -> t
         if chosen is not None and chosen != _last_value(suite_opts, flag):
             out.append(f"{flag}={chosen}")
     sources = getattr(cfg.option, "cov_source", None)  # pytest-cov's, as the run took them
-    out += _coverage_lowered(words, suite_opts, cfg.rootpath, coverage_left, sources)
+    invoked = cfg.invocation_params.dir
+    out += _coverage_lowered(words, suite_opts, cfg.rootpath, coverage_left, sources, invoked)
     if sys.flags.optimize:  # the asserts of the code under test are gone
         out.append("python -" + "O" * sys.flags.optimize)
     if not any(flag == "-c" for flag, _ in pairs):
@@ -455,6 +456,7 @@ def _coverage_lowered(
     folder: Path,
     coverage_left: bool = True,
     sources: list[str | bool] | None = None,
+    cwd: Path | None = None,
 ) -> list[str]:
     """The run's own pytest-cov options (``words``) that turn off or lower the coverage
     threshold a run of the suite fails under: its addopts' ``--cov-fail-under``, or, where
@@ -475,7 +477,7 @@ def _coverage_lowered(
     ):
         return []  # (the usual run: no file of coverage's is read for it)
     measured = any(w == "--cov" or w.startswith("--cov=") for w in suite_opts)
-    suite_rc = _last_value(suite_opts, "--cov-config")
+    suite_rc = _rcfile(_last_value(suite_opts, "--cov-config"))
     limit = _number(_last_value(suite_opts, "--cov-fail-under"))
     if limit is None and measured:
         limit = _configured_fail_under(folder, suite_rc)  # (COVERAGE_RCFILE is the run's)
@@ -486,7 +488,7 @@ def _coverage_lowered(
     given = _last_value(words, "--cov-fail-under")
     if given is not None and (_number(given) or 0.0) < limit:
         out.append(f"--cov-fail-under={given}")
-    rc = _last_value(words, "--cov-config")
+    rc = _rcfile(_last_value(words, "--cov-config"))
     via = f"--cov-config={rc}" if rc is not None else ""
     if rc is None and suite_rc is None and os.environ.get("COVERAGE_RCFILE"):
         rc = os.environ["COVERAGE_RCFILE"]
@@ -498,8 +500,16 @@ def _coverage_lowered(
         lower = own and (_configured_fail_under(folder, rc) or 0.0) < limit
         if lower or _measures_otherwise(folder, rc, suite_rc):
             out.append(via)
-    out += [f"--cov={s}" if s else "--cov" for s in _sources_added(suite_opts, sources)]
+    added = _sources_added(suite_opts, sources, cwd or folder)
+    out += [f"--cov={s}" if s else "--cov" for s in added]
     return out
+
+
+def _rcfile(given: str | None) -> str | None:
+    """The configuration file a ``--cov-config`` value makes coverage read: None for its own
+    search (``.coveragerc``, pytest-cov's default, is taken as none given: then
+    ``COVERAGE_RCFILE`` is read first)."""
+    return None if given in (None, ".coveragerc") else given
 
 
 # coverage's settings that decide what its total is taken over, and how
@@ -521,24 +531,29 @@ def _measures_otherwise(folder: Path, rcfile: str, suite_rc: str | None) -> bool
     )
 
 
-def _sources_added(suite_opts: list[str], sources: list[str | bool] | None) -> list[str]:
+def _sources_added(suite_opts: list[str], sources: list[str | bool] | None, cwd: Path) -> list[str]:
     """The code the run's ``--cov`` measures (``sources``, as pytest-cov took them: the
-    addopts' values first) that the suite's addopts do not (a bare ``--cov`` measures all)."""
-    if not sources:
-        return []
+    addopts' values first) that the suite's addopts do not (a bare ``--cov`` measures all).
+    A value naming a folder (from ``cwd``, where coverage takes it from) is that folder,
+    however spelled (``src``, ``./src/``, ``$PWD/src``); another is a package's name."""
+
+    def source(value: str) -> str:
+        path = os.path.join(cwd, value)
+        return os.path.realpath(path) if os.path.isdir(path) else value
+
     suite: set[str | bool] = set()
     for n, word in enumerate(suite_opts):
         if word == "--cov-reset":
             suite.clear()
         elif word.startswith("--cov="):
-            suite.add(os.path.normpath(word[len("--cov=") :]))
+            suite.add(source(word[len("--cov=") :]))
         elif word == "--cov":  # argparse takes the next word as its value, unless an option
             after = suite_opts[n + 1] if n + 1 < len(suite_opts) else "-"
-            suite.add(True if after.startswith("-") else os.path.normpath(after))
-    if True in suite:
+            suite.add(True if after.startswith("-") else source(after))
+    if True in suite or not sources:
         return []
-    taken = {s if s is True else os.path.normpath(str(s)) for s in sources}
-    return sorted("" if s is True else s for s in taken - suite)
+    added = [s for s in sources if (s is True or source(str(s)) not in suite) and s not in suite]
+    return sorted(dict.fromkeys("" if s is True else str(s) for s in added))
 
 
 def _retries_added(words: list[str], suite_opts: list[str], values: Mapping[str, str]) -> list[str]:
