@@ -2033,7 +2033,7 @@ import pathlib
 
 
 def test_tool():
-    path = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "tool.py"
+    path = pathlib.Path(__file__).resolve().parent.parent / "scripts" / {name!r}
     space = {{}}
     exec(compile({read}, str(path), "exec"), space)
     assert space["answer"]() == 42
@@ -2044,6 +2044,7 @@ def test_tool():
     ("data", "read", "rule"),
     [
         (b"def answer():\r\n    return 42\r\n", "path.read_text()", None),
+        (b"def answer():\r\n    return 42\r\n", "path.read_text() ", None),  # (no .py)
         (b"\xef\xbb\xbfdef answer():\n    return 42\n", "path.read_text('utf-8-sig')", None),
         # text of its own compiled under the file's name: not the tree's code
         (
@@ -2052,7 +2053,7 @@ def test_tool():
             "loaded-not-tested",
         ),
     ],
-    ids=["crlf-text-mode", "bom-utf-8-sig", "other-text"],
+    ids=["crlf-text-mode", "crlf-no-suffix", "bom-utf-8-sig", "other-text"],
 )
 def test_a_tracked_script_run_from_its_text_read_as_text_is_the_trees(
     repo: Path, genstamp: RunGenstamp, data: bytes, read: str, rule: str | None
@@ -2062,11 +2063,12 @@ def test_a_tracked_script_run_from_its_text_read_as_text_is_the_trees(
     compiled is the file's read in text mode (LF, no mark), which is the tree's code, as a
     clean clone runs it. It was refused as loaded-not-tested; other text under the file's
     name still is."""
-    write_calc(repo, tests=TEXT_RUN_TEST.format(read=read))
+    name = "tool" if read.endswith(" ") else "tool.py"  # a script without the suffix too
+    write_calc(repo, tests=TEXT_RUN_TEST.format(read=read.strip(), name=name))
     (repo / "scripts").mkdir()
-    (repo / "scripts" / "tool.py").write_bytes(data)
+    (repo / "scripts" / name).write_bytes(data)
     commit_all(repo, "a script committed as it is")
-    judged_as(genstamp, repo, rule, "scripts/tool.py")
+    judged_as(genstamp, repo, rule, f"scripts/{name}")
 
 
 RUNPY_TEST = """\

@@ -443,7 +443,7 @@ def converted(
                 continue
             if known is not None and known.get(rel, {}).get(raw) == blobs[rel]:
                 out[(rel, raw)] = blobs[rel]
-            elif rel.endswith(_PY) and raw in _text_of(checkout, blobs[rel]):
+            elif raw in _text_of(checkout, blobs[rel]):
                 out[(rel, raw)] = blobs[rel]  # the tested file's text, read as text
             else:
                 differ.append((rel, raw))
@@ -498,7 +498,8 @@ def converted(
 
 
 def _text_of(checkout: Checkout, blob: str) -> frozenset[str]:
-    """The blob ids of the text of the tested ``blob`` (a Python source) as code compiled
+    """The blob ids of the text of the tested ``blob`` (code: a Python source, a script
+    without the suffix) as code compiled
     from it may have it: read in text mode (universal newlines: a CRLF file as LF), or
     decoded as the import system decodes it (its coding declaration, a byte-order mark
     dropped), as ``exec(compile(open(path).read(), path, "exec"))`` compiles it."""
