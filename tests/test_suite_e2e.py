@@ -759,6 +759,38 @@ def test_node_ids_the_configuration_names_are_its_suite(
         assert code == 1 and "partial-run" in rules(data), data
 
 
+@pytest.mark.parametrize(
+    ("layout", "accepted"),
+    [("same-basename", False), ("packages-named-alike", False), ("importlib", True)],
+)
+def test_test_files_of_one_module_name_run_apart_are_no_whole_run(
+    tmp_path: Path, layout: str, accepted: bool
+) -> None:
+    """`svc_a/tests/test_x.py` and `svc_b/tests/test_x.py` in folders that are no packages:
+    a plain pytest of the whole suite fails to collect the second ("import file mismatch"),
+    as a clean clone's does; each folder run alone passes, and the parts were accepted
+    together. Packages both named `tests` clash alike. Control: importlib's import mode,
+    under which a whole run collects both."""
+    ini = '[tool.pytest.ini_options]\ntestpaths = ["svc_a/tests", "svc_b/tests"]\n'
+    if layout == "importlib":
+        ini += 'addopts = "--import-mode=importlib"\n'
+    files = {"pyproject.toml": ini}
+    for svc in ("svc_a", "svc_b"):
+        files[f"{svc}/tests/test_x.py"] = cases(svc)
+        if layout == "packages-named-alike":
+            files[f"{svc}/tests/__init__.py"] = ""
+    root = make(tmp_path / "p", files)
+    assert (pytest_in(root).returncode == 0) is accepted  # the whole suite, as a clone runs it
+    for svc in ("svc_a", "svc_b"):
+        assert pytest_in(root, svc).returncode == 0
+    code, data, _ = verify(root)
+    if accepted:
+        assert code == 0, data
+    else:
+        said = rules(data)["parts-disagree"]
+        assert code == 1 and "svc_a/tests/test_x.py and svc_b/tests/test_x.py" in said, data
+
+
 # a check of the whole session, as syrupy's of snapshots no collected test uses: it fails a
 # run that collected every test file, never one that collected a part of them
 WHOLE_SESSION_CHECK = """\

@@ -213,6 +213,9 @@ class Merge(NamedTuple):
     missing: tuple[str, ...]  # suite files no part collected
     unran: tuple[str, ...]  # tests a part left out that no part ran
     conflicts: tuple[str, ...]  # tests that ran in two parts with different outcomes
+    # test files of one module name (``Suite.clashes``) that parts collected apart: no one run
+    # imports them together, as a run of the whole suite must
+    apart: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -310,4 +313,21 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
         ),
         tuple(unran),
         tuple(conflicts),
+        _apart(parts, suites),
     )
+
+
+def _apart(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> tuple[str, ...]:
+    """Each group of a suite's clashing test files (``Suite.clashes``) that no one part
+    collected together but parts did between them, named as ``a and b (module m)``."""
+    out = []
+    for found in suites:
+        if found.config.values.get("consider_namespace_packages", "").lower() == "true":
+            continue  # (pytest then names a module by its namespace packages too)
+        for group in found.clashes:
+            held = [set(group) & set(p.coverage.files) for p in parts]
+            if any(len(h) > 1 for h in held) or len(set().union(*held)) < 2:
+                continue  # one part held two (its collection failed), or no two were run
+            module = group[0].rpartition("/")[2][:-3]
+            out.append(f"{' and '.join(group)} (module {module})")
+    return tuple(out)

@@ -1004,6 +1004,16 @@ def _parts_disagree(facts: Facts, settings: Config) -> Iterator[str]:
             "tests ran in two parts with different outcomes: "
             f"{limit(list(merge.conflicts), PATH_LIMIT)}"
         )
+    if merge is not None and merge.apart:
+        yield APART + limit(list(merge.apart), PATH_LIMIT)
+
+
+# the test files of one module name that parts ran apart (``coverage.Merge.apart``)
+APART = (
+    "test files of one module name ran in separate parts, which no run of the whole suite "
+    "imports together (pytest's import file mismatch: __init__.py files, or "
+    "--import-mode=importlib, tell them apart): "
+)
 
 
 def warm_outcomes(facts: Facts) -> Mapping[str, str] | None:
@@ -1223,8 +1233,9 @@ TABLE = (
     ),
     Rule(
         "parts-disagree",
-        "a flaky test? make it pass every time, then `genstamp stamp` and run the suite again "
-        "(a part is replaced only by a run of the same selection)",
+        "a flaky test? make it pass every time (test files that one run cannot import "
+        "together: make their module names differ), then `genstamp stamp` and run the suite "
+        "again (a part is replaced only by a run of the same selection)",
         _parts_disagree,
     ),
     Rule(
@@ -1475,6 +1486,8 @@ def _attestation_parts_disagree(facts: AttestationFacts, settings: Config) -> It
                 "tests ran in two attested parts with different outcomes: "
                 f"{limit(list(merge.conflicts), PATH_LIMIT)}"
             )
+        if merge is not None and merge.apart:
+            yield APART + limit(list(merge.apart), PATH_LIMIT)
 
 
 # A count as people write it: a number and the word it counts, either way round, with

@@ -142,6 +142,7 @@ class PytestConfig(NamedTuple):
     noconftest: bool = False
     confcutdir: str = ""
     collect_in_virtualenv: bool = False  # --collect-in-virtualenv: environments are entered
+    import_mode: str = "prepend"  # its addopts' --import-mode
     # the ini options the file sets, each value as text (never mutated)
     values: dict[str, str] = {}  # noqa: RUF012
 
@@ -194,6 +195,9 @@ class Suite(NamedTuple):
     # conftests did (``observed_ignored``) was right to leave them out.
     maybe: tuple[tuple[str, str], ...] = ()
     conftests: tuple[str, ...] = ()  # the folders whose conftest.py pytest loads for it
+    # test files one run cannot import together: each group one module name under pytest's
+    # prepend (or append) import mode (two `test_x.py` in folders that are no packages)
+    clashes: tuple[tuple[str, ...], ...] = ()
 
     @property
     def digest(self) -> str:
@@ -365,6 +369,7 @@ def _settings(
         confcutdir=(taken.get("--confcutdir") or [""])[-1],
         collect_in_virtualenv="--collect-in-virtualenv" in taken.get("flags", []),
         pythonpath=tuple(_args(options.get("pythonpath", ""))),
+        import_mode=(taken.get("--import-mode") or ["prepend"])[-1],
         values={k: _text(v, k) for k, v in options.items()},
     )
 
@@ -416,6 +421,7 @@ def _options(args: Sequence[str], known: Mapping[str, str] | None = None) -> dic
         "--deselect",
         "--doctest-glob",
         "--confcutdir",
+        "--import-mode",
         "-m",
         "-k",
         "-p",
@@ -787,7 +793,35 @@ def collect(
             maybe.append((path, start))
     files = tuple(sorted(set(chosen)))
     held = tuple(sorted(conftests)) if maybe else ()
-    return Suite(root, config, files, tuple(dict.fromkeys(problems)), tuple(sorted(maybe)), held)
+    clashes = clashing(files, read) if config.import_mode in ("prepend", "append") else ()
+    return Suite(
+        root, config, files, tuple(dict.fromkeys(problems)), tuple(sorted(maybe)), held, clashes
+    )
+
+
+def clashing(files: Sequence[str], read: Reader) -> tuple[tuple[str, ...], ...]:
+    """The test modules of ``files`` that share a module name as pytest's prepend import mode
+    names them (the file's name, under the packages its folders are: each folder up to the
+    first without an ``__init__.py``): a run of them all fails to collect the second (pytest's
+    "import file mismatch"), unless ``consider_namespace_packages`` or importlib's mode."""
+    packages: dict[str, bool] = {}
+
+    def package(folder: str) -> bool:
+        if folder not in packages:
+            packages[folder] = read(join(folder, "__init__.py")) is not None
+        return packages[folder]
+
+    named: dict[str, list[str]] = {}
+    for path in files:
+        folder, _, name = path.rpartition("/")
+        if not name.endswith(".py") or name in _NO_TESTS:
+            continue
+        parts = [name[:-3]]
+        while folder and package(folder):
+            folder, _, up = folder.rpartition("/")
+            parts.insert(0, up)
+        named.setdefault(".".join(parts), []).append(path)
+    return tuple(tuple(group) for _, group in sorted(named.items()) if len(group) > 1)
 
 
 # what marks a folder as an environment pytest does not collect in (``_pytest.main._in_venv``)
