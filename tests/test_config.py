@@ -92,6 +92,10 @@ def test_unknown_key_is_named(tmp_path: Path) -> None:
         ("allow-partial", "1"),
         ("scrub-venvs", '"true"'),
         ("scrub-venvs", "0"),
+        # a NUL no path or argument can hold (a traceback from every command before)
+        ("evidence", '"ev\\u0000.xml"'),
+        ("generated", '["a\\u0000"]'),
+        ("attestation-signers", '"signers\\u0000"'),
     ],
 )
 def test_wrong_type_is_named(tmp_path: Path, key: str, value: str) -> None:
@@ -100,6 +104,14 @@ def test_wrong_type_is_named(tmp_path: Path, key: str, value: str) -> None:
         config.load(tmp_path)
     assert f"tool.genstamp.{key}" in info.value.message
     assert str(tmp_path / "pyproject.toml") in info.value.message
+
+
+def test_a_file_nested_deeper_than_the_parser_goes_is_named(tmp_path: Path) -> None:
+    """An array nested 600 deep: tomllib raises RecursionError, which was a traceback from
+    every command (status, verify, stamp, the pre-push hook)."""
+    write(tmp_path, "x = " + "[" * 600 + "]" * 600 + "\n")
+    with pytest.raises(GenstampError, match="is not valid TOML"):
+        config.load(tmp_path)
 
 
 def test_section_that_is_not_a_table(tmp_path: Path) -> None:

@@ -93,7 +93,7 @@ def default_install(root: Path) -> list[str]:
     there too), the project alone otherwise, nothing when it is not an installable project."""
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         data = {}
     project = data.get("project")
     if not isinstance(project, dict) and not _installable(root, data):
@@ -199,7 +199,7 @@ def build_requirements(root: Path) -> list[str]:
     project's own install on each run needs no index: ``--no-build-isolation``)."""
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         data = {}
     system = data.get("build-system")
     if isinstance(system, dict) and isinstance(system.get("requires"), list):

@@ -79,7 +79,7 @@ def from_bytes(raw: bytes, workdir: Path, path: Path) -> Config:
     """The settings a ``pyproject.toml`` holding ``raw`` gives the checkout at ``workdir``."""
     try:
         data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
         raise GenstampError(f"{path} is not valid TOML: {exc}", "fix the file") from exc
     tool = data.get("tool", {})
     section = tool.get("genstamp", {}) if isinstance(tool, dict) else {}
@@ -127,7 +127,7 @@ def _tool(folder: Path) -> object:
     subproject's file that is not TOML is not genstamp's to refuse)."""
     try:
         data = tomllib.loads((folder / "pyproject.toml").read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return None
     return data.get("tool")
 
@@ -308,6 +308,14 @@ def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
                 f"{path}: tool.genstamp.{key} must be a {_KEYS[key].__name__}, "
                 f"not {type(value).__name__}",
                 f"write it as {_EXAMPLES[_KEYS[key]]} (README: Configuration)",
+            )
+        # a path, a glob or an argument: none holds a NUL (no system call takes one)
+        if any(
+            "\0" in v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)
+        ):
+            raise GenstampError(
+                f"{path}: tool.genstamp.{key} holds a NUL character (\\u0000)",
+                "remove it: no path or argument can hold one",
             )
     packages = section.get("packages")
     if packages is not None and not all(isinstance(p, str) and p for p in packages):

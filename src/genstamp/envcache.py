@@ -253,7 +253,7 @@ def _pyproject_inputs(path: Path) -> bytes:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return b""
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return path.read_bytes() if path.is_file() else b""  # what it is decides; whole
     picked: dict[str, Any] = {}
     for table in PYPROJECT_TABLES:
@@ -307,7 +307,7 @@ def _dynamic_files(path: Path) -> list[str]:
     """The files ``[tool.setuptools.dynamic]`` reads dependencies from (``{file = [...]}``)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return []
     dynamic: Any = data
     for part in ("tool", "setuptools", "dynamic"):

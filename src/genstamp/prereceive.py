@@ -81,7 +81,13 @@ def _tree_roots(repo: pygit2.Repository, tree: pygit2.Tree) -> tuple[str, ...]:
     try:
         section = tomllib.loads(blob.data.decode()).get("tool", {}).get("genstamp", {})
         return config.parse({"suites": section.get("suites", [])}, Path(), Path()).suites
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError, GenstampError):
+    except (
+        UnicodeDecodeError,
+        tomllib.TOMLDecodeError,
+        RecursionError,
+        AttributeError,
+        GenstampError,
+    ):
         return ()
 
 

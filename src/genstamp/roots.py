@@ -251,7 +251,7 @@ def mapped(workdir: Path, *, dotted: bool = False) -> dict[str, str]:
             if os.path.basename(folder.rstrip("/")) != name
         ]
         pairs += _hatch_renamed(_table(data.get("tool")))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         pairs = []
     pairs += _mapped_setup(workdir)
     root = workdir.resolve()
@@ -611,7 +611,7 @@ def _has_ext(folder: Path, stem: str) -> bool:
 def _from_pyproject(path: Path) -> list[str]:
     try:
         data = _toml(read_kept(path))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return []
     tool = _table(data.get("tool"))
     out: list[str] = []
@@ -755,7 +755,7 @@ def _extension_names(project: Path) -> list[str]:
     names: list[str | None] = []
     try:
         data = _toml(read_kept(project / "pyproject.toml"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         data = {}
     modules = _table(_table(data.get("tool")).get("setuptools")).get("ext-modules")
     for entry in modules if isinstance(modules, list) else []:

@@ -899,7 +899,7 @@ def package_folders(read: Reader, root: str, name: str) -> list[str]:
     data = read(join(root, "pyproject.toml"))
     try:
         tool = tomllib.loads(data.decode("utf-8")).get("tool", {}) if data else {}
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return []
     tool = tool if isinstance(tool, dict) else {}
     top, _, rest = name.partition(".")
