@@ -419,6 +419,42 @@ def test_a_committed_hook_that_runs_genstamps_is_kept_and_the_rest_installed(
     assert committed.read_bytes() == text
 
 
+@pytest.mark.parametrize(
+    ("body", "used"),
+    [
+        ("{call}\necho done\n", False),  # sh goes on: the hook exits 0, the push goes
+        ("{call} || exit $?\necho done\n", True),
+        ("set -e\n{call}\necho done\n", True),
+        ("echo team\n{call}\n", True),  # the last command: its status is the hook's
+        ("if ! {call}; then exit 1; fi\necho done\n", True),
+    ],
+)
+def test_a_committed_pre_push_that_goes_on_past_genstamps_refusal_is_named(
+    project: Path, tmp_path: Path, body: str, used: bool
+) -> None:
+    """A committed pre-push that calls genstamp's hook as its first line in a plain
+    `#!/bin/sh` script and goes on: the refused push went through, and install and doctor
+    both took the hook for genstamp's. Install says to end the line with `|| exit $?`, and
+    doctor fails it; hooks whose status the call decides are kept."""
+    hooks = project / ".husky"
+    hooks.mkdir()
+    committed = hooks / "pre-push"
+    call = f'"{sys.executable}" -m genstamp hook pre-push "$@"'
+    committed.write_text("#!/bin/sh\n" + body.format(call=call))
+    committed.chmod(0o755)
+    commit_all(project, "husky calls genstamp")
+    git(project, "config", "core.hooksPath", ".husky")
+    with_remote(project, tmp_path)
+    if used:
+        ok(run_genstamp(project, "install"))
+        assert "ok: pre-push" in run_genstamp(project, "doctor").stdout
+        return
+    out = refused(run_genstamp(project, "install"))
+    assert "goes on when genstamp refuses" in out and "|| exit $?" in out, out
+    doctor = run_genstamp(project, "doctor").stdout
+    assert "fail: pre-push" in doctor and "|| exit $?" in doctor, doctor
+
+
 # -- the config edit -----------------------------------------------------------------------------
 
 USER_CONFIG = """\

@@ -398,16 +398,60 @@ def calls_genstamp(path: Path, hook: str) -> bool:
     hook the repository commits, which the user made call genstamp)."""
     if is_genstamp_hook(path):
         return True
+    return _call_lines(path, hook) is not None
+
+
+def _call_lines(path: Path, hook: str) -> tuple[list[str], int] | None:
+    """The hook's command lines (comments and blank lines left out) and the index of the first
+    that runs ``genstamp hook HOOK``; None when none does."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return False
+        return None
     quote = "[\"']"
     call = re.compile(
         rf"(?:^|[\s;&|(`]|{quote}|[\w./-]/)genstamp{quote}?\s+hook\s+{re.escape(hook)}"
         rf"(?:{quote}|[\s;]|$)"
     )
-    return any(call.search(line) for line in text.splitlines() if not line.lstrip().startswith("#"))
+    lines = [
+        ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")
+    ]
+    found = next((n for n, line in enumerate(lines) if call.search(line)), None)
+    return None if found is None else (lines, found)
+
+
+_EXITS_ON_FAILURE = re.compile(r"\|\|\s*(?:\{[^}]*)?\b(?:exit|return|false)\b")
+
+
+def _shebang_errexit(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(200).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return first.startswith("#!") and any(
+        w.startswith("-") and "e" in w for w in first[2:].split()[1:]
+    )
+
+
+def status_ignored(path: Path, hook: str) -> bool:
+    """Whether a hook of the user's that runs ``genstamp hook HOOK`` may go on past its
+    refusal: the call is not ``exec``'d, not followed by ``|| exit``, not in an ``if``, not
+    the hook's last command, and no ``set -e`` comes before it (a plain ``#!/bin/sh`` hook
+    whose first line calls genstamp exits with its last command's status)."""
+    if is_genstamp_hook(path):
+        return False
+    found = _call_lines(path, hook)
+    if found is None:
+        return False
+    lines, at = found
+    line = lines[at]
+    if line.startswith(("exec ", "if ", "while ", "until ")) or _EXITS_ON_FAILURE.search(line):
+        return False  # its status decides (`|| exit $?`, or an `if`'s branch, as written)
+    errexit = re.compile(r"^set\s+(?:-[a-zA-Z]*e|-o\s+errexit)")
+    if any(errexit.search(earlier) for earlier in lines[:at]) or _shebang_errexit(path):
+        return False  # `set -e`, or `#!/bin/sh -e`
+    return at != len(lines) - 1  # the last command's status is the hook's
 
 
 def is_pre_commit_hook(path: Path) -> bool:
@@ -918,8 +962,15 @@ def _committed(where: Layout, folder: str) -> set[str]:
             raise GenstampError(
                 f"core.hooksPath is {where.hooks_path}, a folder of the work tree, and {rel} "
                 "is committed: genstamp will not move a committed hook aside",
-                f'call `genstamp hook {hook} "$@"` from it yourself (and commit that), or '
-                "point core.hooksPath outside the work tree",
+                f'call `genstamp hook {hook} "$@" || exit $?` from it yourself (and commit '
+                "that), or point core.hooksPath outside the work tree",
+            )
+        if status_ignored(where.workdir / rel, hook):
+            raise GenstampError(
+                f"{rel} is committed and runs genstamp's {hook} hook, but goes on when genstamp "
+                "refuses (its status is not the hook's)",
+                f'end that line with `|| exit $?` (`genstamp hook {hook} "$@" || exit $?`) '
+                "and commit it",
             )
         committed.add(hook)
     return committed
