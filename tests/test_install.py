@@ -143,6 +143,27 @@ def test_plain_install_keeps_the_users_hook_is_idempotent_and_uninstalls(
     assert not (project / ".git" / "genstamp" / "install.json").exists()
 
 
+def test_uninstall_after_core_hookspath_changed_puts_the_hooks_back_where_they_were(
+    project: Path, tmp_path: Path
+) -> None:
+    """Plain hooks installed in .git/hooks (the user's pre-push kept aside), then the team
+    sets core.hooksPath (husky's `.husky/_`): uninstall took that for a move of the
+    repository, looked for every file in the new folder, restored nothing and dropped its
+    record; the user's hook stayed aside and genstamp's stayed live for when the setting
+    goes. It restores .git/hooks as they were."""
+    log = tmp_path / "user.log"
+    add_user_hook(project, "pre-push", log)
+    before = hooks_state(project)
+    ok(run_genstamp(project, "install"))
+    (project / ".husky" / "_").mkdir(parents=True)
+    git(project, "config", "core.hooksPath", ".husky/_")
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert "restored" in out and ".husky" not in out, out
+    git(project, "config", "--unset", "core.hooksPath")
+    assert hooks_state(project) == before
+    assert not (project / ".git" / "genstamp" / "install.json").exists()
+
+
 @pytest.mark.parametrize("when", ["before", "after", "unlinked"])
 @pytest.mark.parametrize("cut", [1, 2, 3, 4, 5, 6])
 def test_an_uninstall_cut_short_is_finished_by_the_next(

@@ -244,6 +244,10 @@ def _moved(where: Layout, then: object) -> Callable[[str], str]:
     (``mv``), and the record's paths with it (the hooks' folder first: it lies in the others)."""
     now = _roots(where)
     was = then if isinstance(then, dict) else {}
+    if all(was.get(key) == now[key] for key in ("common", "work")):
+        # not moved: a hooks folder other than the install's is core.hooksPath set since (a
+        # team's husky): the files are where they were, and put back there
+        now = {key: folder for key, folder in now.items() if key != "hooks"}
     pairs = [(old, new) for key, new in now.items() if isinstance(old := was.get(key), str)]
 
     def moved(name: str) -> str:
