@@ -1702,6 +1702,42 @@ def test_tests_set_up_and_never_called_did_not_run(tmp_path: Path, flag: str) ->
     assert verify(root)[0] == 0
 
 
+@pytest.mark.parametrize("declared", [True, False], ids=["a-declared-suite", "not-declared"])
+def test_a_declared_suite_that_is_a_submodule_runs_from_its_folder(
+    tmp_path: Path, declared: bool
+) -> None:
+    """`suites = ["svc_a", "ext"]`, ext a submodule with its own pytest.ini, each suite run
+    from its folder (`cd ext && pytest`): the run found the submodule's own repository,
+    said no-stamp there, and wrote its evidence into the submodule's git dir, so the
+    checkout's gate never saw it. It is a part of the checkout's suite. Control: a
+    submodule the checkout does not declare a suite is its own repository's run, no part."""
+    allow = ("-c", "protocol.file.allow=always")
+    sub = init_repo(tmp_path / "subsrc")
+    (sub / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n")
+    (sub / "tests").mkdir()
+    (sub / "tests" / "test_sub.py").write_text(cases("s1"))
+    commit_all(sub)
+    suites = '["svc_a", "ext"]' if declared else '["svc_a"]'
+    root = make(
+        tmp_path / "p",
+        {
+            "pyproject.toml": f"[tool.genstamp]\nsuites = {suites}\n",
+            "svc_a/pytest.ini": "[pytest]\ntestpaths = tests\n",
+            "svc_a/tests/test_ok.py": cases("a1"),
+        },
+    )
+    git(root, *allow, "submodule", "add", "-q", str(sub), "ext")
+    commit_all(root)
+    stamp(root)
+    assert pytest_in(root / "svc_a").returncode == 0
+    assert pytest_in(root / "ext").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data  # (not declared: svc_a is the whole suite)
+    assert data["selection"]["suites"][-1]["files"] == 1  # type: ignore[index]
+    merged = len(data["parts"])  # type: ignore[arg-type]
+    assert merged == (2 if declared else 1), data
+
+
 def test_test_files_of_a_submodule_are_in_the_suite(tmp_path: Path) -> None:
     """pytest collects a checked-out submodule like any folder (a nested one too): its test
     files are in the suite, at the commit the tree records, and a run of ``tests/`` alone

@@ -1799,6 +1799,22 @@ def _submodule_of(inner: Place | Checkout, outer: Place | Checkout) -> bool:
     return any(rel == p or rel.startswith(p + "/") for p in paths if p)
 
 
+def _declaring_superproject(place: Place, where: Path) -> Place | None:
+    """The checkout whose submodule ``place`` is, where its ``[tool.genstamp] suites`` declare
+    the folder pytest started in (or one above it) a suite: `cd ext && pytest` in a declared
+    suite that is a submodule runs a part of that checkout's suite, not the submodule's own."""
+    try:
+        outer = find_place(Path(place.workdir).parent)
+        if outer is None or not _submodule_of(place, outer):
+            return None
+        suites = config.load(Path(outer.workdir)).suites
+    except GenstampError:
+        return None
+    rel = os.path.relpath(os.path.realpath(where), os.path.realpath(outer.workdir))
+    rel = rel.replace(os.sep, "/")
+    return outer if any(rel == s or rel.startswith(s + "/") for s in suites if s) else None
+
+
 def _same_top(one: Place | Checkout, other: Place | Checkout) -> bool:
     return os.path.realpath(one.workdir) == os.path.realpath(other.workdir)
 
@@ -2099,6 +2115,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
             place = open_checkout(where, environment=True)
         else:
             place = find_place(where)  # confirmed by the co-process (libgit2) before any test
+            if place is not None:
+                place = _declaring_superproject(place, where) or place
             given = _first_path_given(early_config)
             other = find_place(given) if given is not None else None
             if other is not None and (place is None or not _same_top(other, place)):
