@@ -837,6 +837,9 @@ def test_bad_config_is_one_line(fresh: Path) -> None:
     lines = genstamp_lines(proc)
     assert len(lines) == 1, proc.stdout + proc.stderr
     assert "tool.genstamp.allow-partail" in lines[0]
+    # the gate stops on it (verify exits 2): the forecast says so, not that verify accepts
+    assert "genstamp gate: will refuse: the configuration cannot be read: " in proc.stdout
+    assert "accepts it" not in proc.stdout, proc.stdout
 
 
 def test_failing_run_keeps_its_outcome(

@@ -43,6 +43,7 @@ class Run(NamedTuple):
     # else the id of the generation begun while the tests ran
     stamp_end: str | None = ""
     stamp_problem: str = ""  # why the stamp could not be read at the start ("": it could)
+    config_problem: str = ""  # why the project's [tool.genstamp] could not be read ("": it could)
 
 
 # The audit's flag kinds, as the rule that refuses them.
@@ -57,6 +58,8 @@ _RULE = {
 def lines(run: Run) -> list[str]:
     """One line when the gate will accept, else one line per reason it will refuse."""
     refusals: list[str] = []
+    if run.config_problem:  # the gate stops on it before any rule (`genstamp verify` exits 2)
+        refusals.append(f"the configuration cannot be read: {run.config_problem} — fix it")
     if run.generation is None and run.stamp_problem:
         refusals.append(
             f"no-stamp: {run.stamp_problem} — run `genstamp stamp` (it scrubs bytecode), "

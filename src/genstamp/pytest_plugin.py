@@ -247,6 +247,7 @@ class Start(NamedTuple):
     # is known (``settle``); ``gen`` is None until then.
     claimed: generation.Generation | None = None
     stamp_problem: str | None = None  # why the stamp could not be read, if it could not
+    config_problem: str | None = None  # why [tool.genstamp] could not be read, if it could not
 
 
 def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
@@ -260,11 +261,12 @@ def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
     recording: child.Recording | None = None
     claimed: generation.Generation | None = None
     stamp_problem: str | None = None
+    config_problem: str | None = None
     try:
         try:
             settings = config.load(place.workdir)
         except GenstampError as exc:
-            problem = str(exc)
+            problem = config_problem = str(exc)
         try:
             stored = generation.stored(place)
             if stored is not None and stored.pending is not None and not _in_worker():
@@ -290,7 +292,9 @@ def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
         loads.read_before(_coverage_settings_read())
     except Exception as exc:  # never a traceback from the plugin
         problem = f"{type(exc).__name__}: {exc}"
-    return Start(place, settings, gen, problem, guard, recording, claimed, stamp_problem)
+    return Start(
+        place, settings, gen, problem, guard, recording, claimed, stamp_problem, config_problem
+    )
 
 
 def _coverage_settings_read() -> list[str]:
@@ -1464,6 +1468,7 @@ class Session:
             allow_partial=start.settings.allow_partial,
             stamp_end=_stamp_end(start),
             stamp_problem=start.stamp_problem or "",
+            config_problem=start.config_problem or "",
         )
         for line in outlook.lines(run):
             self._say(line)
