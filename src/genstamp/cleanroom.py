@@ -847,7 +847,8 @@ def _run(
 
 def links_into(clean: Path, warm: Path) -> list[tuple[str, str]]:
     """(path, where it leads) for each symbolic link the clean checkout's tree holds that
-    leads into the warm work tree (an absolute link naming the warm checkout's path)."""
+    leads into the warm work tree (an absolute link naming the warm checkout's path), or to a
+    folder that holds it."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "-s"], cwd=clean, capture_output=True, check=False
     )
@@ -861,7 +862,11 @@ def links_into(clean: Path, warm: Path) -> list[tuple[str, str]]:
     out = []
     for rel in links:
         target = os.path.realpath(clean / rel)
-        if not inside(target, own) and any(inside(target, root) for root in roots):
+        if inside(target, own):
+            continue
+        # into the warm work tree, or to a folder that holds it (the tests reach its files
+        # through the link: `home -> /home/me`, then `home/proj/private/...`)
+        if any(inside(target, root) or inside(root, target) for root in roots):
             out.append((rel, target))
     return out
 
