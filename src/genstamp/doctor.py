@@ -148,13 +148,8 @@ def check_pre_push(where: install.Layout) -> Check:
         if (idle := _not_runnable(path)) is not None:
             return idle._replace(name="pre-push")
         if install.status_ignored(path, "pre-push"):
-            return Check(
-                "pre-push",
-                "fail",
-                f"{path} runs genstamp's hook but goes on when it refuses (its status is not "
-                "the hook's): a refused push goes through",
-                'end that line with `|| exit $?` (`genstamp hook pre-push "$@" || exit $?`)',
-            )
+            said, _, remedy = install.STATUS_IGNORED.format(path).partition(": end")
+            return Check("pre-push", "warn", said, "end" + remedy)
         whose = "genstamp's" if install.is_genstamp_hook(path) else "runs genstamp's"
         return Check("pre-push", "ok", f"{path} {whose}: it judges every pushed ref")
     if install.is_pre_commit_hook(path):

@@ -29,6 +29,7 @@ from genstamp import __version__, versioned
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 from genstamp.loads import blob_of
+from genstamp.paths import inside
 from genstamp.repo import Checkout
 from genstamp.typedtuple import NamedTuple
 
@@ -244,9 +245,15 @@ def _moved(where: Layout, then: object) -> Callable[[str], str]:
     (``mv``), and the record's paths with it (the hooks' folder first: it lies in the others)."""
     now = _roots(where)
     was = then if isinstance(then, dict) else {}
-    if all(was.get(key) == now[key] for key in ("common", "work")):
-        # not moved: a hooks folder other than the install's is core.hooksPath set since (a
-        # team's husky): the files are where they were, and put back there
+    hooks = was.get("hooks")
+    inner = isinstance(hooks, str) and any(
+        isinstance(f := was.get(key), str) and inside(hooks, f) for key in ("common", "work")
+    )
+    if inner or all(was.get(key) == now[key] for key in ("common", "work")):
+        # the hooks' folder moved with the repository (.git/hooks, a .husky of the work tree:
+        # the other folders map it), or the repository did not move: a hooks folder other
+        # than the install's is core.hooksPath set since (a team's husky), and the files are
+        # put back where they were
         now = {key: folder for key, folder in now.items() if key != "hooks"}
     pairs = [(old, new) for key, new in now.items() if isinstance(old := was.get(key), str)]
 
@@ -406,8 +413,9 @@ def calls_genstamp(path: Path, hook: str) -> bool:
 
 
 def _call_lines(path: Path, hook: str) -> tuple[list[str], int] | None:
-    """The hook's command lines (comments and blank lines left out) and the index of the first
-    that runs ``genstamp hook HOOK``; None when none does."""
+    """The hook's command lines (comments and blank lines left out, a line continued with
+    ``\\`` joined to the next) and the index of the first that runs ``genstamp hook HOOK``;
+    None when none does."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -417,14 +425,19 @@ def _call_lines(path: Path, hook: str) -> tuple[list[str], int] | None:
         rf"(?:^|[\s;&|(`]|{quote}|[\w./-]/)genstamp{quote}?\s+hook\s+{re.escape(hook)}"
         rf"(?:{quote}|[\s;]|$)"
     )
-    lines = [
-        ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")
-    ]
+    lines: list[str] = []
+    for raw in text.replace("\\\n", " ").splitlines():
+        if raw.strip() and not raw.lstrip().startswith("#"):
+            lines.append(raw.strip())
     found = next((n for n, line in enumerate(lines) if call.search(line)), None)
     return None if found is None else (lines, found)
 
 
-_EXITS_ON_FAILURE = re.compile(r"\|\|\s*(?:\{[^}]*)?\b(?:exit|return|false)\b")
+# what makes a call's failure end the hook, or have it looked at: `|| exit`, `|| {`, a `$?`
+_EXITS_ON_FAILURE = re.compile(r"\|\|\s*(?:\{|\(|exit\b|return\b|false\b)")
+_STATUS_READ = re.compile(r"\$\?")
+# `set -e` (`set -eu`, `set -o errexit`), or husky's v8 script, which runs the hook `sh -e`
+_ERREXIT = re.compile(r"^set\s+(?:-[a-zA-Z]*e|-o\s+errexit)|husky\.sh")
 
 
 def _shebang_errexit(path: Path) -> bool:
@@ -433,16 +446,25 @@ def _shebang_errexit(path: Path) -> bool:
             first = fh.readline(200).decode("utf-8", "replace")
     except OSError:
         return False
-    return first.startswith("#!") and any(
-        w.startswith("-") and "e" in w for w in first[2:].split()[1:]
-    )
+    words = first[2:].split()[1:] if first.startswith("#!") else []
+    return any(re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*", w) for w in words)
+
+
+STATUS_IGNORED = (
+    "{} seems to go on when genstamp refuses (its status is not the hook's: a refused push "
+    'would go through): end that line with `|| exit $?` (`genstamp hook pre-push "$@" || exit '
+    "$?`), or set -e before it"
+)
 
 
 def status_ignored(path: Path, hook: str) -> bool:
     """Whether a hook of the user's that runs ``genstamp hook HOOK`` may go on past its
-    refusal: the call is not ``exec``'d, not followed by ``|| exit``, not in an ``if``, not
-    the hook's last command, and no ``set -e`` comes before it (a plain ``#!/bin/sh`` hook
-    whose first line calls genstamp exits with its last command's status)."""
+    refusal, as far as its text tells: the call is not ``exec``'d, no ``|| exit`` (or ``||
+    {``) follows it, no ``$?`` is read on its line or the next, it is not negated in an
+    ``if !``, no ``set -e`` (or husky's script, which runs the hook with ``sh -e``) comes
+    before it, and it is not the hook's last command (whose status is the hook's) alone on
+    its line. A plain ``#!/bin/sh`` hook whose first line calls genstamp, then runs more,
+    exits with its last command's status."""
     if is_genstamp_hook(path):
         return False
     found = _call_lines(path, hook)
@@ -450,12 +472,15 @@ def status_ignored(path: Path, hook: str) -> bool:
         return False
     lines, at = found
     line = lines[at]
-    if line.startswith(("exec ", "if ", "while ", "until ")) or _EXITS_ON_FAILURE.search(line):
-        return False  # its status decides (`|| exit $?`, or an `if`'s branch, as written)
-    errexit = re.compile(r"^set\s+(?:-[a-zA-Z]*e|-o\s+errexit)")
-    if any(errexit.search(earlier) for earlier in lines[:at]) or _shebang_errexit(path):
-        return False  # `set -e`, or `#!/bin/sh -e`
-    return at != len(lines) - 1  # the last command's status is the hook's
+    if line.startswith(("exec ", "if !", "if ! ", "until ")) or _EXITS_ON_FAILURE.search(line):
+        return False
+    if _STATUS_READ.search(line) or (at + 1 < len(lines) and _STATUS_READ.search(lines[at + 1])):
+        return False  # its status looked at: `status=$?`, `[ $? -eq 0 ] || exit 1`
+    if any(_ERREXIT.search(earlier) for earlier in lines[:at]) or _shebang_errexit(path):
+        return False
+    after = line.split("genstamp", 1)[1]
+    alone = not re.search(r";\s*\S|(?<!\|)\|(?!\|)|&&", after) and not line.startswith("if ")
+    return not (at == len(lines) - 1 and alone)
 
 
 def is_pre_commit_hook(path: Path) -> bool:
@@ -860,6 +885,8 @@ def install(
                         notes.append(
                             f"{lay.hooks_dir / hook} is committed and runs genstamp's hook"
                         )
+                        if hook == "pre-push" and status_ignored(lay.hooks_dir / hook, hook):
+                            notes.append(STATUS_IGNORED.format(lay.hooks_dir / hook))
                     else:
                         _put_hook(lay.hooks_dir, hook, command)
             for lay in layouts[1:]:
@@ -968,13 +995,6 @@ def _committed(where: Layout, folder: str) -> set[str]:
                 "is committed: genstamp will not move a committed hook aside",
                 f'call `genstamp hook {hook} "$@" || exit $?` from it yourself (and commit '
                 "that), or point core.hooksPath outside the work tree",
-            )
-        if status_ignored(where.workdir / rel, hook):
-            raise GenstampError(
-                f"{rel} is committed and runs genstamp's {hook} hook, but goes on when genstamp "
-                "refuses (its status is not the hook's)",
-                f'end that line with `|| exit $?` (`genstamp hook {hook} "$@" || exit $?`) '
-                "and commit it",
             )
         committed.add(hook)
     return committed
