@@ -761,7 +761,13 @@ def test_node_ids_the_configuration_names_are_its_suite(
 
 @pytest.mark.parametrize(
     ("layout", "accepted"),
-    [("same-basename", False), ("packages-named-alike", False), ("importlib", True)],
+    [
+        ("same-basename", False),
+        ("packages-named-alike", False),
+        ("packages-named-alike-other-modules", False),
+        ("importlib", True),
+        ("packages-named-apart", True),
+    ],
 )
 def test_test_files_of_one_module_name_run_apart_are_no_whole_run(
     tmp_path: Path, layout: str, accepted: bool
@@ -776,9 +782,12 @@ def test_test_files_of_one_module_name_run_apart_are_no_whole_run(
         ini += 'addopts = "--import-mode=importlib"\n'
     files = {"pyproject.toml": ini}
     for svc in ("svc_a", "svc_b"):
-        files[f"{svc}/tests/test_x.py"] = cases(svc)
-        if layout == "packages-named-alike":
+        module = f"test_{svc}" if "other-modules" in layout else "test_x"
+        files[f"{svc}/tests/{module}.py"] = cases(svc)
+        if layout.startswith("packages"):
             files[f"{svc}/tests/__init__.py"] = ""
+        if layout == "packages-named-apart":  # svc_a.tests, svc_b.tests
+            files[f"{svc}/__init__.py"] = ""
     root = make(tmp_path / "p", files)
     assert (pytest_in(root).returncode == 0) is accepted  # the whole suite, as a clone runs it
     for svc in ("svc_a", "svc_b"):
@@ -788,7 +797,9 @@ def test_test_files_of_one_module_name_run_apart_are_no_whole_run(
         assert code == 0, data
     else:
         said = rules(data)["parts-disagree"]
-        assert code == 1 and "svc_a/tests/test_x.py and svc_b/tests/test_x.py" in said, data
+        assert code == 1 and "svc_a/tests/test_" in said and "svc_b/tests/test_" in said, data
+        name = "tests" if layout.startswith("packages") else "test_x"
+        assert f"(each under the name {name})" in said, said
 
 
 # a check of the whole session, as syrupy's of snapshots no collected test uses: it fails a

@@ -324,10 +324,17 @@ def _apart(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> tuple[str, .
     for found in suites:
         if found.config.values.get("consider_namespace_packages", "").lower() == "true":
             continue  # (pytest then names a module by its namespace packages too)
-        for group in found.clashes:
-            held = [set(group) & set(p.coverage.files) for p in parts]
-            if any(len(h) > 1 for h in held) or len(set().union(*held)) < 2:
-                continue  # one part held two (its collection failed), or no two were run
-            module = group[0].rpartition("/")[2][:-3]
-            out.append(f"{' and '.join(group)} (module {module})")
+        for name, places in found.clashes:
+            # the places each part collected files of (one that held two failed to collect)
+            seen = [
+                {n for n, fs in enumerate(places) if set(fs) & set(p.coverage.files)} for p in parts
+            ]
+            if any(len(s) > 1 for s in seen) or len(set().union(*seen)) < 2:
+                continue
+            collected = {f for p in parts for f in p.coverage.files}
+            # a file of each place, as parts collected them
+            firsts = [
+                min(set(fs) & collected) for n, fs in enumerate(places) if set(fs) & collected
+            ]
+            out.append(f"{' and '.join(firsts)} (each under the name {name})")
     return tuple(out)

@@ -195,9 +195,9 @@ class Suite(NamedTuple):
     # conftests did (``observed_ignored``) was right to leave them out.
     maybe: tuple[tuple[str, str], ...] = ()
     conftests: tuple[str, ...] = ()  # the folders whose conftest.py pytest loads for it
-    # test files one run cannot import together: each group one module name under pytest's
-    # prepend (or append) import mode (two `test_x.py` in folders that are no packages)
-    clashes: tuple[tuple[str, ...], ...] = ()
+    # test files one run cannot import together under pytest's prepend (or append) import
+    # mode: each a top-level name, and the files of each place it is (``clashing``)
+    clashes: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = ()
 
     @property
     def digest(self) -> str:
@@ -799,11 +799,17 @@ def collect(
     )
 
 
-def clashing(files: Sequence[str], read: Reader) -> tuple[tuple[str, ...], ...]:
-    """The test modules of ``files`` that share a module name as pytest's prepend import mode
-    names them (the file's name, under the packages its folders are: each folder up to the
-    first without an ``__init__.py``): a run of them all fails to collect the second (pytest's
-    "import file mismatch"), unless ``consider_namespace_packages`` or importlib's mode."""
+def clashing(
+    files: Sequence[str], read: Reader
+) -> tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]:
+    """The test modules of ``files`` that one run cannot import together under pytest's
+    prepend import mode, each group (the top-level name, its files...): pytest imports a file
+    under the packages its folders are (each folder up to the first without an
+    ``__init__.py``), and the top-level name is one module of ``sys.modules``: two files of one
+    name in folders that are no packages, or two packages of one name (`svc_a/tests/` and
+    `svc_b/tests/`, whatever their modules are called), and a run of them all fails to collect
+    the second ("import file mismatch", or no such module). Each group: the name, and the
+    files of each place it is (a module's file, or a package's folder)."""
     packages: dict[str, bool] = {}
 
     def package(folder: str) -> bool:
@@ -811,17 +817,21 @@ def clashing(files: Sequence[str], read: Reader) -> tuple[tuple[str, ...], ...]:
             packages[folder] = read(join(folder, "__init__.py")) is not None
         return packages[folder]
 
-    named: dict[str, list[str]] = {}
+    tops: dict[str, dict[str, list[str]]] = {}  # top-level name -> where it is -> its files
     for path in files:
         folder, _, name = path.rpartition("/")
         if not name.endswith(".py") or name in _NO_TESTS:
             continue
-        parts = [name[:-3]]
+        top, where = name[:-3], path
         while folder and package(folder):
-            folder, _, up = folder.rpartition("/")
-            parts.insert(0, up)
-        named.setdefault(".".join(parts), []).append(path)
-    return tuple(tuple(group) for _, group in sorted(named.items()) if len(group) > 1)
+            where = folder
+            folder, _, top = folder.rpartition("/")
+        tops.setdefault(top, {}).setdefault(where, []).append(path)
+    return tuple(
+        (top, tuple(tuple(fs) for _, fs in sorted(places.items())))
+        for top, places in sorted(tops.items())
+        if len(places) > 1
+    )
 
 
 # what marks a folder as an environment pytest does not collect in (``_pytest.main._in_venv``)
