@@ -1168,7 +1168,9 @@ TABLE = (
         "*.py: give the template another suffix, such as model.py.j2; an edit git does not "
         "see, its size and mtime kept under core.checkStat=minimal or core.trustctime=false: "
         "touch the file; a filter driver whose clean side changes code, which a clone checks "
-        "out as stored: commit the code itself): keep the tree still, then rerun",
+        "out as stored: commit the code itself; a package folder left holding only bytecode "
+        "by a git command that runs no hook, `git reset --hard`: `genstamp stamp` removes "
+        "it): keep the tree still, then rerun",
         _loaded_not_tested,
     ),
     Rule(
