@@ -1670,6 +1670,11 @@ def stale_extension(
     its name beside it."""
     natives = list(natives)
     newer = newer_sources(path, mtime_ns, natives)
+    if newer:  # written since, with the very bytes it was built from (a switch away and back)
+        same = built_from(root, path, mtime_ns)
+        newer = [s for s in newer if s not in same or _file_blob(s) != same[s]]
+    elif committed:
+        remember_built(root, path, mtime_ns, natives)
     # an extension module hides the Python module of its name (not a library ctypes loads)
     beside = _module_beside(path) if module else None
     if committed and beside is not None and beside not in newer:
@@ -1900,6 +1905,90 @@ def _module_beside(path: str) -> str | None:
     folder, base = os.path.split(path)
     module = os.path.join(folder, base.partition(".")[0] + ".py")
     return module if os.path.isfile(module) else None
+
+
+BUILT_FILE = "extensions.json"  # in the git dir's genstamp folder (``remember_built``)
+BUILT_VERSION = 1
+
+
+def _built_file(root: str) -> Path | None:
+    from genstamp.repo import find_place
+
+    try:
+        place = find_place(root)
+    except Exception:  # (a work tree genstamp cannot place: nothing kept)
+        return None
+    return None if place is None else Path(place.gitdir, "genstamp", BUILT_FILE)
+
+
+def _read_built(file: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(file.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != BUILT_VERSION:
+        return {}  # (a kept record of another version: written anew)
+    built = data.get("built")
+    return built if isinstance(built, dict) else {}
+
+
+def built_from(root: str, path: str, mtime_ns: int) -> dict[str, str]:
+    """The native sources (path -> blob) that the extension at ``path``, as built at
+    ``mtime_ns``, was found no older than at a run (``remember_built``): {} when not known."""
+    file = _built_file(root)
+    entry = _read_built(file).get(path) if file is not None else None
+    if not isinstance(entry, dict) or entry.get("mtime_ns") != mtime_ns:
+        return {}
+    sources = entry.get("sources")
+    return (
+        {k: v for k, v in sources.items() if isinstance(v, str)}
+        if isinstance(sources, dict)
+        else {}
+    )
+
+
+def remember_built(root: str, path: str, mtime_ns: int, natives: Iterable[str]) -> None:
+    """Keep the blobs of the native sources the extension at ``path`` (built at ``mtime_ns``)
+    is no older than: git may write one again with the very same bytes (a switch to another
+    branch and back, a stash and its pop), which makes it newer and leaves it what the
+    extension was built from. Once per build; never a failure of the run."""
+    file = _built_file(root)
+    if file is None:
+        return
+    built = _read_built(file)
+    entry = built.get(path)
+    if isinstance(entry, dict) and entry.get("mtime_ns") == mtime_ns:
+        return
+    folder, base = os.path.split(path)
+    stem = base.partition(".")[0]
+    exts = (*EXTENSION_SOURCES, *(e.upper() for e in EXTENSION_SOURCES))
+    sources = {}
+    for source in dict.fromkeys([*(os.path.join(folder, stem + e) for e in exts), *natives]):
+        blob = _file_blob(source)
+        if blob:
+            sources[source] = blob
+    built = {p: e for p, e in built.items() if os.path.exists(p)}  # (removed extensions go)
+    built[path] = {"mtime_ns": mtime_ns, "sources": sources}
+    import json
+
+    from genstamp.atomic import write_atomic
+
+    with contextlib.suppress(OSError):
+        file.parent.mkdir(exist_ok=True)
+        data = {"version": BUILT_VERSION, "built": built}
+        write_atomic(file, json.dumps(data, sort_keys=True).encode())
+
+
+def _file_blob(path: str) -> str:
+    from genstamp.loads import blob_of
+
+    try:
+        with open(path, "rb") as fh:
+            return blob_of(fh.read())
+    except OSError:
+        return ""
 
 
 def newer_sources(path: str, mtime_ns: int, natives: Iterable[str]) -> list[str]:
