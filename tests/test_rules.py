@@ -300,6 +300,13 @@ ROWS: dict[str, Row] = {
         ["stale-generation"],
         ", in another checkout (/other/.git), the current one is",
     ),
+    # a report restored from another checkout (a CI cache): judged by itself alone, not by
+    # this checkout's tree, which its run never took
+    "stale-from-another-checkout-no-tree-compared": Row(
+        facts(report=report(generation="e4" * 16, checkout="/other/.git"), **mismatch(CALC)),
+        ["stale-generation"],
+        ", in another checkout (/other/.git), the current one is",
+    ),
     "stale-same-generation-copied-checkout": Row(
         facts(gitdir="/copy/.git"),
         ["stale-generation"],

@@ -1266,12 +1266,24 @@ def failure(rule: str, found: str | Listed) -> Failure:
     return Failure(rule, printable(found.message), tuple(map(printable, found.items)))
 
 
+# What evidence recorded in another checkout is judged by: itself. The rules that compare the
+# run with this checkout (its tree then and now, its report's path there, its suite) would say
+# what is not so of a run that was never this checkout's (a report restored from a CI cache).
+_OF_THE_EVIDENCE = frozenset(
+    {"no-stamp", "no-evidence", "unbound-evidence", "stale-generation", "tests-failed", "no-tests"}
+)
+
+
 def decide(facts: Facts, settings: Config) -> Verdict:
     """The verdict on ``facts``: every rule's failures, in the order of ``RULES``."""
     failures = tuple(
         failure(rule.name, found) for rule in TABLE for found in rule.check(facts, settings)
     )
     bound = _bound(facts)
+    if bound is not None and not _same_checkout(facts, bound.props):
+        if bound.props.get(binding.P_CHECKOUT) != facts.gitdir:  # (not this folder, anew)
+            kept = tuple(f for f in failures if f.rule in _OF_THE_EVIDENCE)
+            failures = kept if any(f.rule == "stale-generation" for f in kept) else failures
     report = facts.report
     merge = merged(facts) if facts.primary else None
     counts = report.counts if report is not None else None
