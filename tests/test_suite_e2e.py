@@ -23,6 +23,7 @@ from conftest import (
     installed_plugin,
     run_genstamp,
     run_pytest,
+    run_python,
     subprocess_env,
 )
 
@@ -472,6 +473,65 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.limit = config.getoption("limit") or config.getini("limit")
 """
+
+
+FAST_PLUGIN = """\
+import pytest
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "slow" in item.name:
+            item.add_marker(pytest.mark.skip(reason="fast"))
+"""
+RUNNER = """\
+import sys
+
+import pytest
+
+sys.path.insert(0, "tests")
+from helpers.fast import pytest_collection_modifyitems
+
+
+class Fast:
+    pytest_collection_modifyitems = staticmethod(pytest_collection_modifyitems)
+
+
+sys.exit(pytest.main(["-p", "no:cacheprovider", *sys.argv[1:]], plugins=[{plugin}]))
+"""
+
+
+@pytest.mark.parametrize("how", ["-p", "main-by-name", "main-an-object", "control"])
+def test_a_plugin_of_the_checkout_is_found_where_the_run_imports_it(
+    tmp_path: Path, how: str
+) -> None:
+    """A plugin of the checkout the suite does not load, in `tests/helpers/` on pytest's
+    `pythonpath` (`-p helpers.fast`), or given to `pytest.main(plugins=[...])` by a runner
+    script (by name, or an object it defines): it skips tests a run of the suite runs. It was
+    taken for an installed plugin (only the top and `src/` were looked at), or not seen at
+    all. Control: the suite run plainly."""
+    root = make(
+        tmp_path / "p",
+        {
+            "pytest.ini": "[pytest]\npythonpath = tests\n",
+            "tests/helpers/__init__.py": "",
+            "tests/helpers/fast.py": FAST_PLUGIN,
+            "tests/test_a.py": cases("ok", "slow"),
+            "runtests.py": RUNNER.format(
+                plugin='"helpers.fast"' if how == "main-by-name" else "Fast()"
+            ),
+        },
+    )
+    if how.startswith("main"):
+        proc = run_python(root, "runtests.py", env=subprocess_env())
+    else:
+        proc = pytest_in(root, *(("-p", "helpers.fast") if how == "-p" else ()))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, data, _ = verify(root)
+    if how == "control":
+        assert code == 0, data
+    else:
+        assert code == 1 and "partial-run" in rules(data), data
 
 
 @pytest.mark.parametrize(

@@ -319,9 +319,15 @@ def overrides(cfg: pytest.Config, tally: Tally, coverage_left: bool = True) -> t
     # turning the warnings plugin off makes its error lenient
     marked = [*errors, *tally.all_marked_errors()]
     out: list[str] = []
-    # PYTEST_PLUGINS: plugins the run loads, as -p does
+    # PYTEST_PLUGINS: plugins the run loads, as -p does; and those a runner script gives
+    # pytest.main (``plugins=["pkg.mod"]`` as -p; a module or an object of the checkout's)
     for plugin in os.environ.get("PYTEST_PLUGINS", "").split(","):
         words += ["-p", plugin.strip()] if plugin.strip() else []
+    for given in cfg.invocation_params.plugins or ():
+        if isinstance(given, str):
+            words += ["-p", given]
+        elif (where := _defined_in(given)) and _of_the_checkout(tally, where):
+            out.append(f"pytest.main(plugins=[...]) of {os.path.basename(where)}")
     # a command-line option that sets a setting is an -o of it, and the suite's addopts set
     # what its configuration sets: `addopts = --timeout 5` over `timeout = 1`
     settings = {**{f: Setting(k, None) for f, k in SETTING_FLAGS.items()}, **_setting_options(cfg)}
@@ -1126,6 +1132,17 @@ def _registered_markers(trees: list[ast.Module]) -> set[str]:
 _MARKER_NAME = re.compile(r"\s*([A-Za-z_]\w*)\s*[(:]")
 
 
+def _defined_in(plugin: object) -> str:
+    """The real path of the file that defines ``plugin`` (a module, a class or an instance
+    given to ``pytest.main``), "" when none."""
+    module = plugin if isinstance(plugin, ModuleType) else None
+    if module is None:
+        owner = plugin if isinstance(plugin, type) else type(plugin)
+        module = sys.modules.get(owner.__module__)
+    where = getattr(module, "__file__", None)
+    return os.path.realpath(where) if isinstance(where, str) else ""
+
+
 def _module_file(name: str) -> str:
     """The real path of the file module ``name`` loads from, as the import system finds it
     now, without running it or its packages ("" when none is found)."""
@@ -1149,15 +1166,25 @@ def _module_file(name: str) -> str:
 
 
 def _checkout_module(tally: Tally, name: str) -> bool:
-    """Whether the module ``name`` is a file of the work tree (at its top or in ``src/``)."""
+    """Whether the module ``name`` is a file of the work tree: at its top or in ``src/``, or
+    wherever the run's import path finds it (pytest's ``pythonpath = ["tests"]``, a
+    ``PYTHONPATH`` naming ``lib/``), unless installed there."""
     if tally.workdir is None:
         return False
     below = name.replace(".", "/")
-    return any(
+    if any(
         (tally.workdir / base / f"{below}{end}").is_file()
         for base in ("", "src")
         for end in (".py", "/__init__.py")
-    )
+    ):
+        return True
+    found = _module_file(name)
+    return bool(found) and _of_the_checkout(tally, found)
+
+
+def _of_the_checkout(tally: Tally, path: str) -> bool:
+    workdir = tally.workdir
+    return workdir is not None and inside(path, os.path.realpath(workdir)) and not installed(path)
 
 
 def _named_by_conftest(cfg: pytest.Config, name: str) -> bool:
