@@ -827,6 +827,8 @@ def test_node_ids_the_configuration_names_are_its_suite(
         ("packages-named-alike-other-modules", False),
         ("importlib", True),
         ("packages-named-apart", True),
+        # pytest names no package by a folder whose name is no Python name: test_svc_a, ...
+        ("packages-named-no-python-name", True),
     ],
 )
 def test_test_files_of_one_module_name_run_apart_are_no_whole_run(
@@ -838,14 +840,19 @@ def test_test_files_of_one_module_name_run_apart_are_no_whole_run(
     together. Packages both named `tests` clash alike. Control: importlib's import mode,
     under which a whole run collects both."""
     ini = '[tool.pytest.ini_options]\ntestpaths = ["svc_a/tests", "svc_b/tests"]\n'
+    if "no-python-name" in layout:
+        ini = ini.replace("/tests", "/int-tests")
     if layout == "importlib":
         ini += 'addopts = "--import-mode=importlib"\n'
     files = {"pyproject.toml": ini}
     for svc in ("svc_a", "svc_b"):
         module = f"test_{svc}" if "other-modules" in layout else "test_x"
-        files[f"{svc}/tests/{module}.py"] = cases(svc)
+        folder = "int-tests" if "no-python-name" in layout else "tests"
+        if "no-python-name" in layout:
+            module = f"test_{svc}"
+        files[f"{svc}/{folder}/{module}.py"] = cases(svc)
         if layout.startswith("packages"):
-            files[f"{svc}/tests/__init__.py"] = ""
+            files[f"{svc}/{folder}/__init__.py"] = ""
         if layout == "packages-named-apart":  # svc_a.tests, svc_b.tests
             files[f"{svc}/__init__.py"] = ""
     root = make(tmp_path / "p", files)

@@ -823,7 +823,8 @@ def clashing(
         if not name.endswith(".py") or name in _NO_TESTS:
             continue
         top, where = name[:-3], path
-        while folder and package(folder):
+        # (pytest stops at a folder whose name is no Python name: `integration-tests/`)
+        while folder and package(folder) and folder.rpartition("/")[2].isidentifier():
             where = folder
             folder, _, top = folder.rpartition("/")
         tops.setdefault(top, {}).setdefault(where, []).append(path)
