@@ -940,23 +940,21 @@ def test_a_variable_naming_the_warm_checkout_names_the_clean_one(
     assert outcomes["tests/test_data.py::test_answer"] == ("passed" if committed else "failed")
 
 
-@pytest.mark.parametrize("link", ["into-the-warm-checkout", "its-folder", "inside-the-tree"])
+@pytest.mark.parametrize("link", ["into-the-warm-checkout", "to-the-root", "inside-the-tree"])
 def test_a_link_of_the_tree_into_the_warm_checkout_is_no_clean_room(calc: Path, link: str) -> None:
     """A committed absolute link naming the warm checkout's path (`tests/data.json ->
-    /home/me/proj/private/data.json`, git-ignored there), or a folder holding it: the clean
-    run read the warm checkout's file through it and passed, though a clone elsewhere fails.
-    Control: a relative link to a committed file."""
+    /home/me/proj/private/data.json`, git-ignored there): the clean run read the warm
+    checkout's file through it and passed, though a clone elsewhere fails. Controls: a
+    relative link to a committed file, and a fixture's link to `/`."""
     (calc / "tests" / "data").mkdir()
     (calc / "tests" / "data" / "answer.json").write_text("42\n")
     if link == "into-the-warm-checkout":
         (calc / ".gitignore").write_text(GITIGNORE + "tests/data/\n")
         (calc / "tests" / "answer.json").symlink_to(calc / "tests" / "data" / "answer.json")
-    elif link == "its-folder":  # `tests/answer.json -> ../home/calc/tests/data/answer.json`
-        (calc / ".gitignore").write_text(GITIGNORE + "tests/data/\n")
-        (calc / "home").symlink_to(calc.parent)
-        where = Path("..") / "home" / calc.name / "tests" / "data" / "answer.json"
-        (calc / "tests" / "answer.json").symlink_to(where)
-    else:
+    else:  # (`to-the-root`: a fixture's link to `/`, which holds every checkout: every
+        # clone has it, and it is no way into the warm one the tests take)
+        if link == "to-the-root":  # (out of testpaths: pytest would walk it)
+            (calc / "rootfs").symlink_to("/")
         (calc / "tests" / "answer.json").symlink_to(Path("data") / "answer.json")
     (calc / "tests" / "test_data.py").write_text(
         "import pathlib\n\n\ndef test_answer():\n"
@@ -966,13 +964,12 @@ def test_a_link_of_the_tree_into_the_warm_checkout_is_no_clean_room(calc: Path, 
     proc = clean_run(calc, "--json")
     record = json.loads(proc.stdout)["record"]
     assert record["outcomes"]["tests/test_data.py::test_answer"] == "passed"  # read, warm's
-    if link == "inside-the-tree":
+    if link != "into-the-warm-checkout":
         assert proc.returncode == 0 and record["ok"], proc.stdout + proc.stderr
         return
     assert proc.returncode == 1 and not record["ok"], proc.stdout + proc.stderr
     (said,) = record["failures"]
-    named = "tests/answer.json -> " if link == "into-the-warm-checkout" else "home -> "
-    assert said.startswith("tree-mismatch: ") and named in said, said
+    assert said.startswith("tree-mismatch: ") and "tests/answer.json -> " in said, said
 
 
 def test_without_uv_the_same_verdict(calc: Path) -> None:
