@@ -454,6 +454,9 @@ def test_a_committed_hook_that_runs_genstamps_is_kept_and_the_rest_installed(
         ("if ! {call}; then exit 1; fi\necho done\n", True),
         ('. "$(dirname -- "$0")/_/husky.sh"\n{call}\necho done\n', True),
         ('{call}\nstatus=$?\n[ "$status" -eq 0 ] || exit "$status"\necho done\n', True),
+        ("{call} || {{ echo refused; }}\necho done\n", False),  # a block that does not exit
+        ("{call} || ( echo refused; exit 1 )\necho done\n", False),  # a subshell's exit
+        ('{call}\necho "status $?"\necho done\n', False),  # its status read, not used
     ],
 )
 def test_a_committed_pre_push_that_goes_on_past_genstamps_refusal_is_named(

@@ -433,8 +433,11 @@ def _call_lines(path: Path, hook: str) -> tuple[list[str], int] | None:
     return None if found is None else (lines, found)
 
 
-# what makes a call's failure end the hook, or have it looked at: `|| exit`, `|| {`, a `$?`
-_EXITS_ON_FAILURE = re.compile(r"\|\|\s*(?:\{|\(|exit\b|return\b|false\b)")
+# what makes a call's failure end the hook: `|| exit`, `|| { ...; exit 1; }` (an exit in a
+# `( ... )` leaves only its subshell), its `$?` read and then an exit
+_EXITS_ON_FAILURE = re.compile(r"\|\|\s*(?:exit\b|return\b|false\b)")
+_BLOCK_ON_FAILURE = re.compile(r"\|\|\s*\{")
+_EXITS = re.compile(r"\b(?:exit|return)\b")
 _STATUS_READ = re.compile(r"\$\?")
 # `set -e` (`set -eu`, `set -o errexit`), or husky's v8 script, which runs the hook `sh -e`
 _ERREXIT = re.compile(r"^set\s+(?:-[a-zA-Z]*e|-o\s+errexit)|husky\.sh")
@@ -474,8 +477,13 @@ def status_ignored(path: Path, hook: str) -> bool:
     line = lines[at]
     if line.startswith(("exec ", "if !", "if ! ", "until ")) or _EXITS_ON_FAILURE.search(line):
         return False
-    if _STATUS_READ.search(line) or (at + 1 < len(lines) and _STATUS_READ.search(lines[at + 1])):
-        return False  # its status looked at: `status=$?`, `[ $? -eq 0 ] || exit 1`
+    if _BLOCK_ON_FAILURE.search(line):  # `|| {` ... `}`: an exit inside it
+        block = " ".join([line.split("||", 1)[1], *lines[at + 1 :]]).split("}", 1)[0]
+        if _EXITS.search(block):
+            return False
+    read = [n for n in (at, at + 1) if n < len(lines) and _STATUS_READ.search(lines[n])]
+    if read and any(_EXITS.search(ln) for ln in lines[read[0] : read[0] + 3]):
+        return False  # its status looked at, then an exit: `status=$?`, `[ ... ] || exit`
     if any(_ERREXIT.search(earlier) for earlier in lines[:at]) or _shebang_errexit(path):
         return False
     after = line.split("genstamp", 1)[1]
