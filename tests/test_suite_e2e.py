@@ -501,7 +501,10 @@ sys.exit(pytest.main(["-p", "no:cacheprovider", *sys.argv[1:]], plugins=[{plugin
 """
 
 
-@pytest.mark.parametrize("how", ["-p", "main-by-name", "main-an-object", "control"])
+@pytest.mark.parametrize(
+    "how",
+    ["-p", "main-by-name", "main-an-object", "control", "no-the-suite-loads", "no-nothing-loads"],
+)
 def test_a_plugin_of_the_checkout_is_found_where_the_run_imports_it(
     tmp_path: Path, how: str
 ) -> None:
@@ -509,11 +512,13 @@ def test_a_plugin_of_the_checkout_is_found_where_the_run_imports_it(
     `pythonpath` (`-p helpers.fast`), or given to `pytest.main(plugins=[...])` by a runner
     script (by name, or an object it defines): it skips tests a run of the suite runs. It was
     taken for an installed plugin (only the top and `src/` were looked at), or not seen at
-    all. Control: the suite run plainly."""
+    all. `-p no:helpers.fast` turns off a plugin the suite's addopts load; of one nothing
+    loads, it changes nothing (accepted, as the plain run is)."""
+    addopts = "addopts = -p helpers.fast\n" if how == "no-the-suite-loads" else ""
     root = make(
         tmp_path / "p",
         {
-            "pytest.ini": "[pytest]\npythonpath = tests\n",
+            "pytest.ini": "[pytest]\npythonpath = tests\n" + addopts,
             "tests/helpers/__init__.py": "",
             "tests/helpers/fast.py": FAST_PLUGIN,
             "tests/test_a.py": cases("ok", "slow"),
@@ -525,10 +530,11 @@ def test_a_plugin_of_the_checkout_is_found_where_the_run_imports_it(
     if how.startswith("main"):
         proc = run_python(root, "runtests.py", env=subprocess_env())
     else:
-        proc = pytest_in(root, *(("-p", "helpers.fast") if how == "-p" else ()))
+        given = {"-p": ("-p", "helpers.fast"), "control": ()}.get(how, ("-p", "no:helpers.fast"))
+        proc = pytest_in(root, *given)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     code, data, _ = verify(root)
-    if how == "control":
+    if how in ("control", "no-nothing-loads"):
         assert code == 0, data
     else:
         assert code == 1 and "partial-run" in rules(data), data

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-from genstamp.paths import inside, installed
+from genstamp.paths import environment, inside, installed
 from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:
@@ -386,7 +386,11 @@ def overrides(cfg: pytest.Config, tally: Tally, coverage_left: bool = True) -> t
                     out.append(f"-p {value}")
             elif _in_addopts(suite.values, (flag, value)):
                 pass  # the suite's own: a clean run goes without the plugin too
-            elif name in COLLECTING or lenient or _checkout_plugin(cfg, tally, name):
+            elif (
+                name in COLLECTING
+                or lenient
+                or _checkout_plugin(cfg, tally, name, _in_addopts(suite.values, ("-p", name)))
+            ):
                 out.append(f"-p {value}")
             elif used := _used_markers(cfg, tally, name, suite.values):
                 # an installed plugin the tests use through its markers (pytest-timeout's
@@ -1002,12 +1006,15 @@ def _adds_to_the_suite(cfg: pytest.Config, tally: Tally, name: str) -> bool:
     return _checkout_module(tally, name) and not _named_by_conftest(cfg, name)
 
 
-def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str) -> bool:
-    """Whether the plugin ``name`` is the checkout's: a module of the work tree, one a
-    loaded ``conftest.py`` names in its ``pytest_plugins``, or the project's own entry point."""
+def _checkout_plugin(cfg: pytest.Config, tally: Tally, name: str, loaded: bool = False) -> bool:
+    """Whether the plugin ``name`` (that ``-p no:NAME`` blocks) is the checkout's: a module of
+    the work tree, one a loaded ``conftest.py`` names in its ``pytest_plugins``, or the
+    project's own entry point. One the run's import path finds elsewhere in the work tree
+    counts where a run of the suite loads it (``loaded``: its addopts' ``-p NAME``): blocking
+    what nothing loads changes nothing."""
     return (
         _named_by_conftest(cfg, name)
-        or _checkout_module(tally, name)
+        or _checkout_module(tally, name, on_path=loaded)
         or _checkout_entry_point(tally, name)
     )
 
@@ -1165,10 +1172,11 @@ def _module_file(name: str) -> str:
     return os.path.realpath(spec.origin)
 
 
-def _checkout_module(tally: Tally, name: str) -> bool:
+def _checkout_module(tally: Tally, name: str, *, on_path: bool = True) -> bool:
     """Whether the module ``name`` is a file of the work tree: at its top or in ``src/``, or
-    wherever the run's import path finds it (pytest's ``pythonpath = ["tests"]``, a
-    ``PYTHONPATH`` naming ``lib/``), unless installed there."""
+    (``on_path``) wherever the run's import path finds it (pytest's ``pythonpath =
+    ["tests"]``, a ``PYTHONPATH`` naming ``lib/``), unless installed there or the standard
+    library's (an environment kept in the work tree holds one)."""
     if tally.workdir is None:
         return False
     below = name.replace(".", "/")
@@ -1178,13 +1186,25 @@ def _checkout_module(tally: Tally, name: str) -> bool:
         for end in (".py", "/__init__.py")
     ):
         return True
+    if not on_path or name.partition(".")[0] in sys.stdlib_module_names:
+        return False
     found = _module_file(name)
     return bool(found) and _of_the_checkout(tally, found)
 
 
 def _of_the_checkout(tally: Tally, path: str) -> bool:
+    """Whether the file at ``path`` is the checkout's code: in the work tree, and in no
+    environment kept there (a virtual environment's, a conda or pixi prefix's)."""
     workdir = tally.workdir
-    return workdir is not None and inside(path, os.path.realpath(workdir)) and not installed(path)
+    if workdir is None or not inside(path, os.path.realpath(workdir)) or installed(path):
+        return False
+    top = os.path.realpath(workdir)
+    folder = os.path.dirname(path)
+    while inside(folder, top) and folder != top:
+        if environment(folder):
+            return False
+        folder = os.path.dirname(folder)
+    return True
 
 
 def _named_by_conftest(cfg: pytest.Config, name: str) -> bool:
