@@ -25,7 +25,7 @@ from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-from genstamp.paths import environment, inside, installed
+from genstamp.paths import inside, installed
 from genstamp.typedtuple import NamedTuple
 
 if TYPE_CHECKING:
@@ -1195,16 +1195,12 @@ def _checkout_module(tally: Tally, name: str, *, on_path: bool = True) -> bool:
 def _of_the_checkout(tally: Tally, path: str) -> bool:
     """Whether the file at ``path`` is the checkout's code: in the work tree, and in no
     environment kept there (a virtual environment's, a conda or pixi prefix's)."""
+    from genstamp.audit import in_environment
+
     workdir = tally.workdir
-    if workdir is None or not inside(path, os.path.realpath(workdir)) or installed(path):
+    if workdir is None or not inside(path, top := os.path.realpath(workdir)) or installed(path):
         return False
-    top = os.path.realpath(workdir)
-    folder = os.path.dirname(path)
-    while inside(folder, top) and folder != top:
-        if environment(folder):
-            return False
-        folder = os.path.dirname(folder)
-    return True
+    return not in_environment(path, top)
 
 
 def _named_by_conftest(cfg: pytest.Config, name: str) -> bool:
