@@ -1961,11 +1961,8 @@ def remember_built(root: str, path: str, mtime_ns: int, natives: Iterable[str]) 
     entry = built.get(path)
     if isinstance(entry, dict) and entry.get("mtime_ns") == mtime_ns:
         return
-    folder, base = os.path.split(path)
-    stem = base.partition(".")[0]
-    exts = (*EXTENSION_SOURCES, *(e.upper() for e in EXTENSION_SOURCES))
     sources = {}
-    for source in dict.fromkeys([*(os.path.join(folder, stem + e) for e in exts), *natives]):
+    for source in _candidates(path, natives):
         blob = _file_blob(source)
         if blob:
             sources[source] = blob
@@ -1991,20 +1988,25 @@ def _file_blob(path: str) -> str:
         return ""
 
 
-def newer_sources(path: str, mtime_ns: int, natives: Iterable[str]) -> list[str]:
-    """The native sources changed after the extension at ``path`` was built (at ``mtime_ns``),
-    newest first."""
+def _candidates(path: str, natives: Iterable[str]) -> list[str]:
+    """The native sources the extension at ``path`` may be built from: those of its name
+    beside it, then ``natives``."""
     folder, base = os.path.split(path)
     stem = base.partition(".")[0]
     exts = (*EXTENSION_SOURCES, *(e.upper() for e in EXTENSION_SOURCES))
-    beside = [os.path.join(folder, stem + ext) for ext in exts]
+    return list(dict.fromkeys([*(os.path.join(folder, stem + e) for e in exts), *natives]))
+
+
+def newer_sources(path: str, mtime_ns: int, natives: Iterable[str]) -> list[str]:
+    """The native sources changed after the extension at ``path`` was built (at ``mtime_ns``),
+    newest first."""
     # setuptools copies an in-place extension from its build folder keeping whole seconds only
     # (distutils' copy_file): such a time is compared in whole seconds, or a build in the same
     # second as the last edit (a script that clones, then builds) would be older than it.
     second = 10**9
     coarse = mtime_ns % second == 0
     found: list[tuple[int, str]] = []
-    for source in dict.fromkeys([*beside, *natives]):
+    for source in _candidates(path, natives):
         try:
             mtime = os.stat(source).st_mtime_ns
         except OSError:
