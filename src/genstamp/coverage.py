@@ -319,7 +319,8 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
 
 def _apart(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> tuple[str, ...]:
     """Each group of a suite's clashing test files (``Suite.clashes``) that no one part
-    collected together but parts did between them, named as ``a and b (module m)``."""
+    collected together but parts did between them, named by a file of each place and the
+    name: ``a and b (each under the name m)``."""
     out = []
     for found in suites:
         if found.config.values.get("consider_namespace_packages", "").lower() == "true":

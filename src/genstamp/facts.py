@@ -499,10 +499,10 @@ def converted(
 
 def _text_of(checkout: Checkout, blob: str) -> frozenset[str]:
     """The blob ids of the text of the tested ``blob`` (code: a Python source, a script
-    without the suffix) as code compiled
-    from it may have it: read in text mode (universal newlines: a CRLF file as LF), or
-    decoded as the import system decodes it (its coding declaration, a byte-order mark
-    dropped), as ``exec(compile(open(path).read(), path, "exec"))`` compiles it."""
+    without the suffix) as code compiled from it may have it: read in text mode (universal
+    newlines: a CRLF file as LF), or decoded as the import system decodes it (its coding
+    declaration, a byte-order mark dropped), as ``exec(compile(open(path).read(), path,
+    "exec"))`` compiles it."""
     from genstamp.audit import as_text
 
     found = checkout.repo.get(blob)
