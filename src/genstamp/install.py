@@ -462,12 +462,12 @@ STATUS_IGNORED = (
 
 def status_ignored(path: Path, hook: str) -> bool:
     """Whether a hook of the user's that runs ``genstamp hook HOOK`` may go on past its
-    refusal, as far as its text tells: the call is not ``exec``'d, no ``|| exit`` (or ``||
-    {``) follows it, no ``$?`` is read on its line or the next, it is not negated in an
-    ``if !``, no ``set -e`` (or husky's script, which runs the hook with ``sh -e``) comes
-    before it, and it is not the hook's last command (whose status is the hook's) alone on
-    its line. A plain ``#!/bin/sh`` hook whose first line calls genstamp, then runs more,
-    exits with its last command's status."""
+    refusal, as far as its text tells: the call is not ``exec``'d, no ``|| exit`` follows it
+    (nor a ``|| { ... }`` block that exits), its ``$?`` is not read (on its line or the next)
+    and then exited on, it is not negated in an ``if !``, no ``set -e`` (or husky's script,
+    which runs the hook with ``sh -e``) comes before it, and it is not the hook's last
+    command (whose status is the hook's) alone on its line. A plain ``#!/bin/sh`` hook whose
+    first line calls genstamp, then runs more, exits with its last command's status."""
     if is_genstamp_hook(path):
         return False
     found = _call_lines(path, hook)
