@@ -480,8 +480,11 @@ def _coverage_lowered(
     ``coverage_left`` says some was there as the run began); and one whose total is taken over
     other code than the suite's: another configuration file that measures otherwise (its
     ``omit``, ``source``, ``exclude_lines``...), or more of the code (``--cov=tests`` beside the
-    suite's ``--cov=src``: ``sources``, the ``--cov`` values the run took)."""
+    suite's ``--cov=src``: ``sources``, the ``--cov`` values the run took), its branches too
+    (``--cov-branch``, where the suite measures statements alone), or rounded to fewer digits
+    before it is compared (a lower ``--cov-precision`` than the suite's)."""
     options = ("--no-cov", "--cov-reset", "--cov-append", "--cov-fail-under", "--cov-config")
+    options += ("--cov-branch", "--cov-precision")
     if not os.environ.get("COVERAGE_RCFILE") and not any(
         w.partition("=")[0] in (*options, "--cov") for w in words
     ):
@@ -512,6 +515,19 @@ def _coverage_lowered(
             out.append(via)
     added = _sources_added(suite_opts, sources, cwd or folder)
     out += [f"--cov={s}" if s else "--cov" for s in added]
+    if "--cov-branch" in words and "--cov-branch" not in suite_opts:
+        # the total of statements and branches, where the suite's is of statements alone
+        branch = _coverage_setting(folder, suite_rc, "run", "branch") or ""
+        if branch.strip().lower() not in ("1", "yes", "true", "on"):
+            out.append("--cov-branch")
+    precision = _last_value(words, "--cov-precision")
+    if precision is not None:
+        # the total is rounded to it before it is compared: fewer digits round 89.6 up to 90
+        suite_precision = _last_value(suite_opts, "--cov-precision")
+        if suite_precision is None:
+            suite_precision = _coverage_setting(folder, suite_rc, "report", "precision")
+        if (_number(precision) or 0.0) < (_number(suite_precision) or 0.0):
+            out.append(f"--cov-precision={precision}")
     return out
 
 
