@@ -89,9 +89,13 @@ ROWS = {
     "partial": Row(GOOD[:1], ["attestation-partial"], "missing part 2/2"),
     "partial-allowed": Row(GOOD[:1], [], settings=SIGNED._replace(allow_partial=True)),
     "disagree": Row(
-        (*GOOD, part("p3", {"tests/test_a.py::t": "skipped"}, 1)),
+        (*GOOD, part("p3", {"tests/test_a.py::t": "failed"}, 1)),
         ["attestation-parts-disagree"],
-        "tests/test_a.py::t passed in p1 (part 1/2), skipped in p3 (part 1/2)",
+        "tests/test_a.py::t passed in p1 (part 1/2), failed in p3 (part 1/2)",
+    ),
+    # a skip in one part and a pass in another: each green (a skip decided at run time)
+    "control-skipped-and-passed-agree": Row(
+        (part("p0", {"tests/test_a.py::t": "skipped"}, 1), *GOOD), []
     ),
     "clean-room-required": Row(
         GOOD,
@@ -225,7 +229,7 @@ WHOLE_XPASS = part("whole-xpass", {**A, "tests/test_b.py::t": "xpassed"}, 1, par
 WHOLE_FAILED = part("whole-failed", {**A, "tests/test_b.py::t": "failed"}, 1, part=None,
                     digest="9" * 64, result="FAILED", failed=("tests/test_b.py::t",))  # fmt: skip
 FAILED_DISAGREE = ["attestation-failed", "attestation-parts-disagree"]
-FAILED_PARTIAL = ["attestation-failed", "attestation-partial", "attestation-parts-disagree"]
+FAILED_PARTIAL = ["attestation-failed", "attestation-partial"]
 THIRDS = tuple(
     part(f"t{i}", {**A, **B} if i == 1 else {}, i)._replace(part=(i, 3)) for i in (1, 2, 3)
 )
@@ -252,17 +256,14 @@ _FAILED_THIRD = THIRDS[0]._replace(result="FAILED", failed=("x",))
         # a line git copied from the amended commit's note (notes.rewriteRef, Q02)
         ((*GOOD, GOOD[0]._replace(tree=OTHER)), ["attestation-other-tree"], []),
         # two whole runs of one commit: a non-strict xfail xfailed in one, xpassed in the other
-        ((WHOLE, WHOLE_XPASS), ["attestation-parts-disagree"], []),
+        # (each a green outcome: no disagreement)
+        ((WHOLE, WHOLE_XPASS), [], []),
         # ... but a trusted word that a test failed is never set aside
         ((WHOLE, WHOLE_FAILED), FAILED_DISAGREE, FAILED_DISAGREE),
         ((*GOOD, WHOLE_FAILED), FAILED_DISAGREE, FAILED_DISAGREE),
         ((WHOLE, _FAILED_THIRD), FAILED_PARTIAL, FAILED_PARTIAL),
-        # a split whose own parts disagree is judged with the other complete run
-        (
-            (WHOLE, GOOD[0], part("p2", {"tests/test_a.py::t": "xfailed", **B}, 2)),
-            ["attestation-parts-disagree"],
-            ["attestation-parts-disagree"],
-        ),
+        # a split whose parts give one test an xfail and a pass, both green, beside a whole run
+        ((WHOLE, GOOD[0], part("p2", {"tests/test_a.py::t": "xfailed", **B}, 2)), [], []),
         # nothing complete: all the trusted parts are judged together
         ((GOOD[0], THIRDS[1]), ["attestation-partial"], ["attestation-partial"]),
     ],

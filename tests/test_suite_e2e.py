@@ -1616,6 +1616,36 @@ def test_two_parts_that_disagree_are_refused_naming_the_test(tmp_path: Path) -> 
     assert verify(root)[0] == 0
 
 
+@pytest.mark.parametrize("decided", ["xfail", "skip"])
+def test_parts_whose_outcomes_differ_only_in_green_ones_agree(tmp_path: Path, decided: str) -> None:
+    """A non-strict xfail that xfailed in the whole run and xpassed in a rerun of its file, or a
+    test that a condition at run time skipped in one and let pass in the other: each outcome is
+    green, which a run of the whole suite may give; the parts agree and cover the suite.
+    Control: the same test failing in the rerun disagrees."""
+    test = {
+        "xfail": "@pytest.mark.xfail(strict=False)\ndef test_x():\n    assert os.getenv('UP')\n",
+        "skip": "def test_x():\n    if not os.environ.get('UP'):\n        pytest.skip('down')\n",
+    }[decided]
+    files = {
+        "tests/test_x.py": "import os\n\nimport pytest\n\n\n" + test,
+        "tests/test_y.py": cases("y"),
+    }
+    root = make(tmp_path / "p", files)
+    assert pytest_in(root).returncode == 0
+    up = subprocess_env(UP="1")
+    assert run_pytest(root, "-p", "no:cacheprovider", "tests/test_x.py", env=up).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    # control: a failure in a rerun of the file is a flaky test
+    (root / "tests" / "test_x.py").write_text(
+        files["tests/test_x.py"] + "\n\ndef test_z():\n    assert not os.environ.get('UP')\n"
+    )
+    commit_all(root)
+    assert pytest_in(root).returncode == 0
+    assert run_pytest(root, "-p", "no:cacheprovider", "tests/test_x.py", env=up).returncode == 1
+    assert "parts-disagree" in rules(verify(root)[1])
+
+
 WARNS = "import warnings\n\n\ndef test_warns():\n    warnings.warn('old', DeprecationWarning)\n"
 
 

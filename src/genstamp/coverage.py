@@ -30,6 +30,7 @@ SHOWN = 5
 
 # A test's outcome, as the plugin records it (the worst of its phases).
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+FAILING = frozenset({"failed", "error"})
 
 
 class Coverage(NamedTuple):
@@ -212,7 +213,7 @@ class Merge(NamedTuple):
     suites: tuple[suite.Suite, ...]
     missing: tuple[str, ...]  # suite files no part collected
     unran: tuple[str, ...]  # tests a part left out that no part ran
-    conflicts: tuple[str, ...]  # tests that ran in two parts with different outcomes
+    conflicts: tuple[str, ...]  # tests that failed in a part, not in another (``FAILING``)
     # test files of one module name (``Suite.clashes``) that parts collected apart: no one run
     # imports them together, as a run of the whole suite must
     apart: tuple[str, ...] = ()
@@ -284,7 +285,10 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
             seen = ran.get(nodeid)
             if seen is None:
                 ran[nodeid] = (outcome, part.label)
-            elif seen[0] != outcome:
+            elif seen[0] != outcome and FAILING & {seen[0], outcome}:
+                # (passed, skipped, xfailed and a non-strict xpass are each a green outcome,
+                # which a run of the whole suite may give: a skip or an xfail decided at run
+                # time; a failure in one part and not in another is a flaky test)
                 conflicts.append(f"{nodeid} {seen[0]} in {seen[1]}, {outcome} in {part.label}")
     unran = sorted({n for p in parts for n in p.coverage.unran if n not in ran})
     # a file a conftest may ignore, which a part's conftests did: left out as pytest leaves it
