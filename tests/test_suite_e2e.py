@@ -981,6 +981,8 @@ ADDOPTS_OPTIONS = (
         # an optional value (pytest-cov's `--cov`): not when an option follows
         ("--trace-dir --ignore tests/deep", "", False),
         ("--trace-dir --ignore tests/deep", "tests/test_b.py", True),
+        # a value, then the path the run collects in place of the configuration's testpaths
+        ("--golden-dir 1 tests/deep\ntestpaths = tests", "", False),
     ],
     ids=[
         "value-part",
@@ -991,6 +993,7 @@ ADDOPTS_OPTIONS = (
         "bundle-part",
         "optional-whole",
         "optional-part",
+        "value-path",
     ],
 )
 def test_options_in_addopts_are_read_as_the_runs_pytest_reads_them(
@@ -998,7 +1001,8 @@ def test_options_in_addopts_are_read_as_the_runs_pytest_reads_them(
 ) -> None:
     """The words of the configuration's addopts after an option only a conftest or a plugin
     knows are read as the run's pytest read them (it knows whether the option takes a value):
-    a value taken for a path emptied the suite, and any part of it was accepted as whole."""
+    a value taken for a path emptied the suite, and any part of it was accepted as whole. The
+    run's own forecast reads them so too (it said a complete run would be refused)."""
     files = {
         **SIMPLE,
         "tests/golden/expected.txt": "42\n",
@@ -1008,10 +1012,12 @@ def test_options_in_addopts_are_read_as_the_runs_pytest_reads_them(
         "pytest.ini": f"[pytest]\naddopts = {addopts}\nmarkers = slow\n",
     }
     root = make(tmp_path / "p", files)
-    assert pytest_in(root, *([part] if part else [])).returncode == 0
+    proc = pytest_in(root, *([part] if part else []))
+    assert proc.returncode == 0
     code, data, _ = verify(root)
     assert code == (1 if partial else 0), data
     assert ("partial-run" in rules(data)) == partial
+    assert ("will refuse: partial-run" in proc.stdout) == partial, proc.stdout
 
 
 def test_with_no_run_to_say_a_word_after_an_unknown_option_is_read_both_ways(

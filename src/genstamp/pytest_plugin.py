@@ -179,7 +179,7 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
         listing = _listing_on_disk(workdir, root, starts, config.norecursedirs, globbed)
         if listing is None:
             return []
-        found = suite.collect(listing, tally._read, root)
+        found = suite.collect(listing, tally._read, root, tally.known)
         ignored = tally.all_ignored()  # (a file a conftest may ignore, which it did here)
         excused = {
             f
@@ -414,10 +414,19 @@ class Tally:
         # whatever the rootdir (one outside the work tree gives ids `../repo/tests/...`)
         self._paths: dict[str, str] = {}
         self._root: Path | None = None  # pytest's rootdir, where it lies outside the work tree
+        # how this run's pytest takes the options in the addopts that the suite's tables do not
+        # know (``overrides.options_in_addopts``), as the gate reads the suite with them
+        self.known: dict[str, str] | None = None
 
     @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
         self._named_ids = any("::" in str(arg) for arg in config.args)
+        taken = overrides.options_in_addopts(config)
+        if taken:
+            from genstamp import binding
+
+            self.known = binding.options_of({binding.P_OPTIONS: taken})
+            self._configs.clear()  # (any read before: read again with them)
         if self.workdir is not None:
             rel = self.tree_path(Path(os.path.realpath(config.rootpath)))  # through a link too
             if rel is None:  # a rootdir above the work tree
@@ -607,7 +616,7 @@ class Tally:
         if cfg is None:
             from genstamp.suite import read_config
 
-            cfg = self._configs[root] = read_config(self._read, root)
+            cfg = self._configs[root] = read_config(self._read, root, self.known)
         return cfg
 
     def _read(self, rel: str) -> bytes | None:
@@ -845,7 +854,7 @@ class Tally:
                 out = None
             if self.workdir is not None and out is not None:
                 listing = sorted(set(os.fsdecode(out.stdout).split("\0")) - {""})
-                found = suite.collect(listing, self._read, "")
+                found = suite.collect(listing, self._read, "", self.known)
                 kept = suite.kept_by_tests(found, self._read, listing)
             self._kept.append(kept)
         return self._kept[0]
