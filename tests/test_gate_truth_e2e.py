@@ -313,7 +313,15 @@ def test_a_configuration_a_global_driver_the_users_attributes_name_converts_is_t
 
 
 @pytest.mark.parametrize(
-    "marked", ["in-code", "in-code-crlf", "in-a-comment", "in-a-docstring", "this-clone-alone"]
+    "marked",
+    [
+        "in-code",
+        "in-code-crlf",
+        "in-a-comment",
+        "in-a-docstring",
+        "this-clone-alone",
+        "expanded-as-a-clone",
+    ],
 )
 def test_code_git_expands_on_checkout_is_not_what_the_tests_ran(
     repo: Path, genstamp: RunGenstamp, marked: str
@@ -322,14 +330,17 @@ def test_code_git_expands_on_checkout_is_not_what_the_tests_ran(
     tests run that, and a clone checks out `$Id: <blob> $`, whose code is another (the test
     fails there; it was accepted: the loaded bytes were the tree's blob), with CRLF line
     endings git stores as LF too. The controls: the `$Id$` in a comment or a docstring,
-    which changes no code, and `ident` that only `.git/info/attributes` names (a fresh clone
-    expands nothing)."""
+    which changes no code, `ident` that only `.git/info/attributes` names (a fresh clone
+    expands nothing), and a work tree that holds what a checkout writes (`$Id: <blob> $`, as
+    every clean clone runs it: it was refused)."""
     code = 'REV = "$Id$"\nKNOWN = REV != "$" + "Id$"\n'
     if marked == "in-a-comment":
         code = "# $Id$\nKNOWN = False\n"
     elif marked == "in-a-docstring":
         code = '"""The revision module, $Id$."""\n\nKNOWN = False\n'
     tests = "from calc.rev import KNOWN\n\n\ndef test_rev():\n    assert not KNOWN\n"
+    if marked == "expanded-as-a-clone":
+        tests = tests.replace("not KNOWN", "KNOWN")
     write_calc(repo, tests=tests)
     rev = repo / "src" / "calc" / "rev.py"
     rev.write_text(code)
@@ -342,6 +353,10 @@ def test_code_git_expands_on_checkout_is_not_what_the_tests_ran(
     else:
         (repo / ".gitattributes").write_text("*.py ident\n")
     commit_all(repo, "calc, its revision")
+    if marked == "expanded-as-a-clone":  # checked out again: what a clone writes
+        rev.unlink()
+        git(repo, "checkout", "--", "src/calc/rev.py")
+        assert "$Id: " in rev.read_text()
     green(genstamp, repo)
     code_, data = verdict(genstamp, repo, "--rev", "HEAD")
     if marked.startswith("in-code"):

@@ -493,7 +493,10 @@ def converted(
         if raw == blobs[rel] or out.get((rel, raw)) == blobs[rel]
     ]
     expanded = _expanded(checkout, tested, blobs, sorted({rel for rel, _ in tested_as}))
-    out.update(((rel, raw), None) for rel, raw in tested_as if rel in expanded)
+    # (the bytes a checkout writes, as a clean clone loads them, are the tested blob's)
+    out.update(
+        ((rel, raw), None) for rel, raw in tested_as if rel in expanded and raw != expanded[rel]
+    )
     return out
 
 
@@ -511,12 +514,13 @@ def _text_of(checkout: Checkout, blob: str) -> frozenset[str]:
 
 def _expanded(
     checkout: Checkout, tested: str, blobs: Mapping[str, str], paths: Sequence[str]
-) -> set[str]:
-    """Of the Python sources ``paths``, which the tests loaded as the tree stores them, those a
-    checkout writes as other code: ``ident`` (``$Id$`` stays as committed in the work tree, a
-    clone gets ``$Id: <blob> $``), where the project's attributes or the user's ask every
-    clone for it (not ``.git/info/attributes`` alone). A ``$Id$`` in a comment or docstring
-    changes no code. Asked of git only for blobs that hold ``$Id``."""
+) -> dict[str, str]:
+    """Of the Python sources ``paths``, which the tests loaded as the tree's, those a checkout
+    writes as other code, each with the blob id of what it writes: ``ident`` (``$Id$`` stays as
+    committed in the work tree, a clone gets ``$Id: <blob> $``), where the project's
+    attributes or the user's ask every clone for it (not ``.git/info/attributes`` alone). A
+    ``$Id$`` in a comment or docstring changes no code. Asked of git only for blobs that hold
+    ``$Id``."""
     repo = checkout.repo
     marked = {}
     for rel in paths:
@@ -528,9 +532,13 @@ def _expanded(
         ):
             marked[rel] = blob.data
     if not marked:
-        return set()
+        return {}
     forms = checkout_forms(checkout, tested, sorted(marked))
-    return {rel for rel, form in forms.items() if not _same_code_of(marked[rel], form)}
+    return {
+        rel: str(pygit2.hash(form))
+        for rel, form in forms.items()
+        if not _same_code_of(marked[rel], form)
+    }
 
 
 def _same_code_of(a: bytes, b: bytes, *, docstrings: bool = False) -> bool:
