@@ -483,8 +483,8 @@ def _coverage_lowered(
     suite's ``--cov=src``: ``sources``, the ``--cov`` values the run took), its branches too
     (``--cov-branch``, where the suite measures statements alone), or rounded to fewer digits
     before it is compared (a lower ``--cov-precision`` than the suite's)."""
-    options = ("--no-cov", "--cov-reset", "--cov-append", "--cov-fail-under", "--cov-config")
-    options += ("--cov-branch", "--cov-precision")
+    options: tuple[str, ...] = ("--no-cov", "--cov-reset", "--cov-append", "--cov-fail-under")
+    options += ("--cov-config", "--cov-branch", "--cov-precision")
     if not os.environ.get("COVERAGE_RCFILE") and not any(
         w.partition("=")[0] in (*options, "--cov") for w in words
     ):
