@@ -486,6 +486,84 @@ def test_a_committed_pre_push_that_goes_on_past_genstamps_refusal_is_named(
     assert "warn: pre-push" in doctor and "|| exit $?" in doctor, doctor
 
 
+CALL = 'genstamp hook pre-push "$@"'
+TOP = '"$(git rev-parse --show-toplevel)"'
+
+
+@pytest.mark.parametrize(
+    ("body", "ignored"),
+    [
+        # a pipeline's status is its last command's: tee's (unless pipefail)
+        (f"{CALL} 2>&1 | tee -a push.log || exit $?\necho done\n", True),
+        (f"set -o pipefail\n{CALL} 2>&1 | tee -a push.log || exit $?\necho done\n", False),
+        (f"set -euo pipefail\n{CALL} | tee -a push.log\necho done\n", False),
+        # the last line, but its status is echo's
+        (f'echo team\n{CALL} || echo "refused: run the tests" >&2\n', True),
+        (f"echo team\n{CALL} || false\n", False),  # false's status, a failure's
+        (f"{CALL} || false\necho done\n", True),  # and sh goes on
+        # an exit inside a subshell ends the subshell, whose status nothing reads
+        (f"( cd {TOP} && {CALL} || exit 1 )\necho done\n", True),
+        (f"( cd {TOP} && {CALL} || exit 1 ) || exit 1\necho done\n", False),
+        (f"echo team\n( cd {TOP} && {CALL} )\n", False),  # the last command
+        (f"( cd {TOP} && {CALL}; echo ran ) || exit 1\necho done\n", True),  # echo's status
+        (f"cd {TOP} && {CALL} || exit $?\necho done\n", False),  # `$(...)`: no subshell
+    ],
+)
+def test_the_status_of_a_committed_pre_push_call_is_read_from_its_text(
+    tmp_path: Path, body: str, ignored: bool
+) -> None:
+    """Shapes of a committed pre-push whose line reads as if it stopped on genstamp's refusal
+    but whose status is another command's (a pipeline's last, an `||`'s, a subshell's that
+    nothing reads): install and doctor certified them, and the refused push went through."""
+    hook = tmp_path / "pre-push"
+    hook.write_text("#!/bin/sh\n" + body)
+    assert install.status_ignored(hook, "pre-push") is ignored
+
+
+@pytest.mark.parametrize(
+    ("body", "taken"),
+    [
+        ('git lfs pre-push "$@"\n{call} || exit $?\n', 'git lfs pre-push "$@"'),
+        (
+            "while read local_ref local_oid remote_ref remote_oid; do :; done\n{call} || exit $?\n",
+            "while read local_ref local_oid remote_ref remote_oid; do :; done",
+        ),
+        ('{call} || exit $?\ngit lfs pre-push "$@"\n', None),  # genstamp's first
+        # the lines read once and given to both
+        (
+            'refs=$(cat)\nprintf "%s\\n" "$refs" | git lfs pre-push "$@"\n'
+            'printf "%s\\n" "$refs" | {call} || exit $?\n',
+            None,
+        ),
+        ('git lfs pre-push "$@" < /dev/null\n{call} || exit $?\n', None),
+    ],
+)
+def test_a_committed_pre_push_that_reads_gits_ref_lines_before_genstamp_is_named(
+    project: Path, tmp_path: Path, body: str, taken: str | None
+) -> None:
+    """A committed pre-push that runs `git lfs pre-push` (what `git lfs install` writes) or a
+    `while read` loop before genstamp's call: they read git's ref lines, genstamp's call reads
+    none and judges no ref, and a refused push went through (install and doctor said "ok").
+    Install names the command and doctor warns, with the way to give the lines to both."""
+    hooks = project / ".githooks"
+    hooks.mkdir()
+    committed = hooks / "pre-push"
+    call = f'"{sys.executable}" -m genstamp hook pre-push "$@"'
+    committed.write_text("#!/bin/sh\n" + body.format(call=call))
+    committed.chmod(0o755)
+    commit_all(project, "the team's pre-push")
+    git(project, "config", "core.hooksPath", ".githooks")
+    assert install.stdin_taken(committed, "pre-push") == taken
+    out = ok(run_genstamp(project, "install"))
+    doctor = run_genstamp(project, "doctor").stdout
+    if taken is None:
+        assert "reads git's ref lines" not in out, out
+        assert "ok: pre-push" in doctor, doctor
+        return
+    assert f"reads git's ref lines before genstamp's call ({taken})" in out, out
+    assert "warn: pre-push" in doctor and "refs=$(cat)" in doctor, doctor
+
+
 # -- the config edit -----------------------------------------------------------------------------
 
 USER_CONFIG = """\

@@ -435,7 +435,13 @@ def _call_lines(path: Path, hook: str) -> tuple[list[str], int] | None:
 
 # what makes a call's failure end the hook: `|| exit`, `|| { ...; exit 1; }` (an exit in a
 # `( ... )` leaves only its subshell), its `$?` read and then an exit
-_EXITS_ON_FAILURE = re.compile(r"\|\|\s*(?:exit\b|return\b|false\b)")
+_EXITS_ON_FAILURE = re.compile(r"\|\|\s*(?:exit\b|return\b)")
+_PIPE = re.compile(r"(?<!\|)\|(?!\|)")
+_PIPEFAIL = re.compile(r"^set\s+.*-o\s+pipefail|^set\s+-[a-zA-Z]*o\s+pipefail")
+# commands that read a hook's stdin (git's ref lines): git-lfs' pre-push, `read`, `cat`
+_READS_STDIN = re.compile(
+    r"(?:^|[\s;&|(`])(?:git\s+lfs\s+pre-push\b|git-lfs\s+pre-push\b|read\b|cat\s*(?:$|[-;|&)>`]))"
+)
 _BLOCK_ON_FAILURE = re.compile(r"\|\|\s*\{")
 _EXITS = re.compile(r"\b(?:exit|return)\b")
 _STATUS_READ = re.compile(r"\$\?")
@@ -453,6 +459,12 @@ def _shebang_errexit(path: Path) -> bool:
     return any(re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*", w) for w in words)
 
 
+STDIN_TAKEN = (
+    "{} reads git's ref lines before genstamp's call ({}): genstamp's then reads none and "
+    "judges no ref (a refused push would go through): read them once and give them to both, "
+    "`refs=$(cat)`, then `printf '%s\\n' \"$refs\" | git lfs pre-push \"$@\"` and `printf '%s\\n' "
+    '"$refs" | genstamp hook pre-push "$@" || exit $?`'
+)
 STATUS_IGNORED = (
     "{} seems to go on when genstamp refuses (its status is not the hook's: a refused push "
     'would go through): end that line with `|| exit $?` (`genstamp hook pre-push "$@" || exit '
@@ -475,7 +487,19 @@ def status_ignored(path: Path, hook: str) -> bool:
         return False
     lines, at = found
     line = lines[at]
-    if line.startswith(("exec ", "if !", "if ! ", "until ")) or _EXITS_ON_FAILURE.search(line):
+    before, after = _around_call(line)
+    last = at == len(lines) - 1
+    errexit = any(_ERREXIT.search(earlier) for earlier in lines[:at]) or _shebang_errexit(path)
+    pipefail = any(_PIPEFAIL.search(earlier) for earlier in lines[:at])
+    if _PIPE.search(after.split("||", 1)[0]) and not pipefail:
+        return True  # `genstamp … | tee log || exit $?`: the status is tee's
+    inner = _subshell(before, after)
+    if inner is not None:  # `( cd top && genstamp … || exit 1 )`: that exit ends the subshell
+        within, rest = inner
+        passed = bool(_EXITS_ON_FAILURE.search(within)) or _alone(within)
+        ended = bool(_EXITS_ON_FAILURE.search(rest)) or errexit or (last and _alone(rest))
+        return not (passed and ended)
+    if line.startswith(("exec ", "if !", "if ! ", "until ")) or _EXITS_ON_FAILURE.search(after):
         return False
     if _BLOCK_ON_FAILURE.search(line):  # `|| {` ... `}`: an exit inside it
         block = " ".join([line.split("||", 1)[1], *lines[at + 1 :]]).split("}", 1)[0]
@@ -484,11 +508,66 @@ def status_ignored(path: Path, hook: str) -> bool:
     read = [n for n in (at, at + 1) if n < len(lines) and _STATUS_READ.search(lines[n])]
     if read and any(_EXITS.search(ln) for ln in lines[read[0] : read[0] + 3]):
         return False  # its status looked at, then an exit: `status=$?`, `[ ... ] || exit`
-    if any(_ERREXIT.search(earlier) for earlier in lines[:at]) or _shebang_errexit(path):
+    if errexit:
         return False
-    after = line.split("genstamp", 1)[1]
-    alone = not re.search(r";\s*\S|(?<!\|)\|(?!\|)|&&", after) and not line.startswith("if ")
-    return not (at == len(lines) - 1 and alone)
+    # the last command, alone (`|| false` keeps a failure one): its status is the hook's
+    return not (last and _alone(re.sub(r"\|\|\s*false\s*$", "", after)))
+
+
+def _alone(after: str) -> bool:
+    """Whether nothing runs after the call in the text ``after`` it: no ``;``, pipe, ``&&``
+    or ``||`` (whose command's status would be the line's)."""
+    return not re.search(r";\s*\S|\||&&", after)
+
+
+def _around_call(line: str) -> tuple[str, str]:
+    """The text of ``line`` before the call's ``genstamp hook``, and after its ``genstamp``."""
+    found = re.search(r"genstamp[\"']?\s+hook\b", line)
+    at = found.start() if found is not None else line.find("genstamp")
+    return line[:at], line[at + len("genstamp") :]
+
+
+def _subshell(before: str, after: str) -> tuple[str, str] | None:
+    """Where the call is in a ``( ... )`` subshell: the text after the call inside it, and the
+    text after it closes; None where it is not (``$( ... )`` is no subshell of the hook's)."""
+    depth: list[bool] = []  # True: a subshell's parenthesis, False: a command substitution's
+    for n, char in enumerate(before):
+        if char == "(":
+            depth.append(not (n and before[n - 1] == "$"))
+        elif char == ")" and depth:
+            depth.pop()
+    if not depth or not depth[-1]:
+        return None
+    level = 0
+    for n, char in enumerate(after):
+        if char == "(":
+            level += 1
+        elif char == ")":
+            if level == 0:
+                return after[:n], after[n + 1 :]
+            level -= 1
+    return after, ""
+
+
+def stdin_taken(path: Path, hook: str) -> str | None:
+    """The command of a user's hook that reads git's ref lines (its stdin) before the line
+    that runs ``genstamp hook HOOK``, which then reads none: genstamp judges no ref (``git lfs
+    pre-push``, a ``while read`` loop, ``cat``); None where none does, or where the call is
+    given its own input (``printf … | genstamp hook …``, ``< file``)."""
+    if is_genstamp_hook(path):
+        return None
+    found = _call_lines(path, hook)
+    if found is None:
+        return None
+    lines, at = found
+    before, after = _around_call(lines[at])
+    if _PIPE.search(before) or re.search(r"<(?!\()", after):
+        return None  # given its input
+    for earlier in lines[:at]:
+        reads = _READS_STDIN.search(earlier)
+        if reads and not re.search(r"<(?!\()", earlier[reads.end() :]):
+            return earlier
+    return None
 
 
 def is_pre_commit_hook(path: Path) -> bool:
@@ -895,6 +974,9 @@ def install(
                         )
                         if hook == "pre-push" and status_ignored(lay.hooks_dir / hook, hook):
                             notes.append(STATUS_IGNORED.format(lay.hooks_dir / hook))
+                        taken = stdin_taken(lay.hooks_dir / hook, hook)
+                        if hook == "pre-push" and taken is not None:
+                            notes.append(STDIN_TAKEN.format(lay.hooks_dir / hook, taken))
                     else:
                         _put_hook(lay.hooks_dir, hook, command)
             for lay in layouts[1:]:
