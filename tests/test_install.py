@@ -444,6 +444,19 @@ def test_a_committed_hook_that_runs_genstamps_is_kept_and_the_rest_installed(
     assert committed.read_bytes() == text
 
 
+def commit_pre_push(project: Path, folder: str, body: str) -> Path:
+    """A `#!/bin/sh` pre-push of ``body`` (its ``{call}``: genstamp's call) committed in
+    ``folder``, which ``core.hooksPath`` names."""
+    committed = project / folder / "pre-push"
+    committed.parent.mkdir()
+    call = f'"{sys.executable}" -m genstamp hook pre-push "$@"'
+    committed.write_text("#!/bin/sh\n" + body.format(call=call))
+    committed.chmod(0o755)
+    commit_all(project, "the team's pre-push")
+    git(project, "config", "core.hooksPath", folder)
+    return committed
+
+
 @pytest.mark.parametrize(
     ("body", "used"),
     [
@@ -467,14 +480,7 @@ def test_a_committed_pre_push_that_goes_on_past_genstamps_refusal_is_named(
     both took the hook for genstamp's. Install says to end the line with `|| exit $?`, and
     doctor warns (read from the hook's text: a warning, not a refusal); hooks whose status
     the call decides are kept without a word (husky's v8 script runs the hook `sh -e`)."""
-    hooks = project / ".husky"
-    hooks.mkdir()
-    committed = hooks / "pre-push"
-    call = f'"{sys.executable}" -m genstamp hook pre-push "$@"'
-    committed.write_text("#!/bin/sh\n" + body.format(call=call))
-    committed.chmod(0o755)
-    commit_all(project, "husky calls genstamp")
-    git(project, "config", "core.hooksPath", ".husky")
+    commit_pre_push(project, ".husky", body)
     with_remote(project, tmp_path)
     out = ok(run_genstamp(project, "install"))
     doctor = run_genstamp(project, "doctor").stdout
@@ -545,14 +551,7 @@ def test_a_committed_pre_push_that_reads_gits_ref_lines_before_genstamp_is_named
     `while read` loop before genstamp's call: they read git's ref lines, genstamp's call reads
     none and judges no ref, and a refused push went through (install and doctor said "ok").
     Install names the command and doctor warns, with the way to give the lines to both."""
-    hooks = project / ".githooks"
-    hooks.mkdir()
-    committed = hooks / "pre-push"
-    call = f'"{sys.executable}" -m genstamp hook pre-push "$@"'
-    committed.write_text("#!/bin/sh\n" + body.format(call=call))
-    committed.chmod(0o755)
-    commit_all(project, "the team's pre-push")
-    git(project, "config", "core.hooksPath", ".githooks")
+    committed = commit_pre_push(project, ".githooks", body)
     assert install.stdin_taken(committed, "pre-push") == taken
     out = ok(run_genstamp(project, "install"))
     doctor = run_genstamp(project, "doctor").stdout

@@ -412,6 +412,11 @@ def calls_genstamp(path: Path, hook: str) -> bool:
     return _call_lines(path, hook) is not None
 
 
+def _users_call(path: Path, hook: str) -> tuple[list[str], int] | None:
+    """``_call_lines`` of a hook of the user's (None for genstamp's own)."""
+    return None if is_genstamp_hook(path) else _call_lines(path, hook)
+
+
 def _call_lines(path: Path, hook: str) -> tuple[list[str], int] | None:
     """The hook's command lines (comments and blank lines left out, a line continued with
     ``\\`` joined to the next) and the index of the first that runs ``genstamp hook HOOK``;
@@ -480,9 +485,7 @@ def status_ignored(path: Path, hook: str) -> bool:
     which runs the hook with ``sh -e``) comes before it, and it is not the hook's last
     command (whose status is the hook's) alone on its line. A plain ``#!/bin/sh`` hook whose
     first line calls genstamp, then runs more, exits with its last command's status."""
-    if is_genstamp_hook(path):
-        return False
-    found = _call_lines(path, hook)
+    found = _users_call(path, hook)
     if found is None:
         return False
     lines, at = found
@@ -554,9 +557,7 @@ def stdin_taken(path: Path, hook: str) -> str | None:
     that runs ``genstamp hook HOOK``, which then reads none: genstamp judges no ref (``git lfs
     pre-push``, a ``while read`` loop, ``cat``); None where none does, or where the call is
     given its own input (``printf … | genstamp hook …``, ``< file``)."""
-    if is_genstamp_hook(path):
-        return None
-    found = _call_lines(path, hook)
+    found = _users_call(path, hook)
     if found is None:
         return None
     lines, at = found
