@@ -189,6 +189,80 @@ def test_identical_installed_copy_is_not_foreign(
     assert [f.kind for f in audit_of(repo).flags] == [audit.FOREIGN]
 
 
+# a package that reads a data file as it is imported, and a module it falls back from
+DATA_INIT = """\
+import json, os
+try:
+    from calc._cfg import FACTOR
+except ImportError:
+    FACTOR = None
+_DATA = os.path.join(os.path.dirname(__file__), "data.json")
+if FACTOR is None:
+    FACTOR = json.load(open(_DATA))["factor"] if os.path.exists(_DATA) else 3
+
+
+def add(a, b):
+    return (a + b) * FACTOR
+"""
+TEST_FACTOR_1 = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 2) == 4\n"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("change", "early", "said"),
+    [
+        ("data-differs", True, "its calc/data.json is not the tested tree's src/calc/data.json"),
+        ("data-dropped", True, "holds calc/data.json, which the tested tree dropped"),
+        ("data-dropped", False, "holds calc/data.json, which the tested tree dropped"),
+        ("module-added", True, "lacks calc/_cfg.py, which the tested tree has"),
+        ("none", True, ""),
+        ("none", False, ""),
+    ],
+)
+def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
+    tmp_path: Path, change: str, early: bool, said: str
+) -> None:
+    """`pip install .` of last week's tree, whose modules are byte for byte the tree's: its data
+    file differs, or the tree deleted it, or the tree added a module the package falls back
+    from. Read or imported as a `pytest11` plugin of the package imports it, before any
+    recording began, or read as the tree no longer holds it: the tests ran last week's
+    package, green, and were accepted (a clean clone fails). Control: an install of this
+    very tree, imported early or in the tests."""
+    repo = init_repo(tmp_path / "work")
+    package = repo / "src" / "calc"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(DATA_INIT)
+    (package / "data.json").write_text('{"factor": 1}\n')
+    (package / "plug.py").write_text("import calc  # the package's pytest plugin\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_add.py").write_text(TEST_FACTOR_1)
+    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    (repo / ".gitignore").write_text(GITIGNORE)
+    commit_all(repo, "v1")
+    python, site_dir = make_venv(tmp_path / "venv")
+    shutil.copytree(package, site_dir / "calc")  # `pip install .` of v1
+    info = site_dir / "calc-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: calc\nVersion: 0.1\n")
+    if early:
+        (info / "entry_points.txt").write_text("[pytest11]\ncalc = calc.plug\n")
+    if change == "data-differs":
+        (package / "data.json").write_text('{"factor": 2}\n')
+    elif change == "data-dropped":
+        (package / "data.json").unlink()
+    elif change == "module-added":
+        (package / "_cfg.py").write_text("FACTOR = 2\n")
+    commit_all(repo, "v2")
+    stamp(repo)
+    proc = run_in(python, repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # the installed package's factor
+    got = failures(repo)
+    if not said:
+        assert got == {}, got
+        return
+    assert list(got) == ["foreign-origin"] and said in got["foreign-origin"], got
+
+
 CLI_V1 = 'def main():\n    print("old")\n\n\nif __name__ == "__main__":\n    main()\n'
 CLI_V2 = CLI_V1.replace("old", "new")
 RUN_CLI = """

@@ -199,10 +199,12 @@ def audit_modules(
     modules: Mapping[str, ModuleType] | None = None,
     trusted_cache: str | None = None,
     bases: Mapping[str, str] | None = None,
+    made_by_the_build: Sequence[str] = (),
+    version_lines: Sequence[str] = (),
 ) -> Audit:
     """``bases``: where the checkout holds each import root (``roots``). ``trusted_cache``: a
     pycache prefix keyed by the tested tree, whose bytecode can only have been compiled from
-    that tree's sources.
+    that tree's sources. ``made_by_the_build``, ``version_lines``: as ``judge``'s.
 
     Audits every module of ``packages``, and every module loaded from inside ``root``.
     """
@@ -212,6 +214,7 @@ def audit_modules(
     root_s = str(root)
     loaded: dict[str, tuple[str, ...]] = {}
     flags: list[Flag] = []
+    copies: set[str] = set()  # the installed copies' folders compared (``stale_copy``)
     for name, module in list((modules if modules is not None else sys.modules).items()):
         if module is None:
             continue
@@ -244,6 +247,12 @@ def audit_modules(
                     flags.append(Flag(STALE, name, real, f"bytecode not compiled from {copy[0]}"))
                 else:
                     loaded[copy[0]] = (copy[1],)  # an installed copy, byte for byte the checkout's
+                    folder = _installed_folder(real, top)
+                    if folder is not None and folder not in copies:
+                        copies.add(folder)
+                        flags += stale_copy(
+                            folder, root, bases, made_by_the_build, version_lines, early=True
+                        )
             continue
         rel = os.path.relpath(real, root_s).replace(os.sep, "/")
         if real.endswith((".pyc", ".pyo")):
@@ -342,6 +351,122 @@ def _identical_copy(
     return None
 
 
+def _installed_folder(path: str, top: str) -> str | None:
+    """The folder of the installed package ``top`` that the installed file ``path`` lies in
+    (``…/site-packages/calc`` for ``…/site-packages/calc/sub/m.py``); None for a module of its
+    own (``calc.py``) or a file that is not installed code."""
+    rel = site_relative(path)
+    if rel is None or "/" not in rel or rel.partition("/")[0] != top:
+        return None
+    return path[: len(path) - len(rel)] + top
+
+
+def stale_copy(
+    folder: str,
+    root: Path,
+    bases: Mapping[str, str],
+    made_by_the_build: Sequence[str] = (),
+    version_lines: Sequence[str] = (),
+    *,
+    early: bool = False,
+) -> tuple[Flag, ...]:
+    """The files of an installed (not editable) copy of one of the checkout's packages, in
+    ``folder``, that are not the tested tree's, where a module of it stood for the tree's
+    (byte for byte the tree's): one the tree holds at its place with other bytes (a data file
+    read as the package was imported, before any recording began: a ``pytest11`` plugin), and
+    one the tree no longer holds that a commit held there with those bytes (a file the tree
+    deleted, which an older install still ships). The copy is then an older version's, whose
+    files the run may have read. Bytecode, extension modules (judged by their sources) and
+    the files the build writes are not compared; a namespace package's folder is shared.
+    ``early``: the package was imported before any recording began, where an import of a
+    module the copy lacks went unseen: the modules it lacks count too (``_copy_lacks``)."""
+    top = os.path.basename(folder)
+    flags: list[Flag] = []
+    if not _namespace_root(top, bases):
+        skipped = (".pyc", ".pyo", *importlib.machinery.EXTENSION_SUFFIXES)
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                path = os.path.join(dirpath, name)
+                if name.endswith(skipped) or os.path.islink(path):
+                    continue
+                tail = [top, *os.path.relpath(path, folder).split(os.sep)]
+                why = _copy_differs(path, tail, root, bases, made_by_the_build, version_lines)
+                if why is not None:
+                    flags.append(Flag(FOREIGN, top, path, why))
+        flags += _copy_lacks(folder, top, root, bases) if early else []
+    return tuple(flags)
+
+
+def _copy_lacks(folder: str, top: str, root: Path, bases: Mapping[str, str]) -> list[Flag]:
+    """The modules of the tree's package ``top`` that its installed copy in ``folder`` lacks,
+    in a package the copy holds (its ``__init__.py``: every build ships the modules of a
+    package it ships): an install older than the module, whose package a plugin may have
+    imported (falling back where the module was missing) before any recording began."""
+    if top not in bases:
+        return []
+    package = os.path.join(bases[top], top)
+    flags = []
+    for dirpath, dirnames, filenames in os.walk(package):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        rel = os.path.relpath(dirpath, package)
+        theirs = os.path.normpath(os.path.join(folder, rel))
+        if "__init__.py" not in filenames or not os.path.isfile(
+            os.path.join(theirs, "__init__.py")
+        ):
+            continue
+        for name in sorted(filenames):
+            if name.endswith(".py") and not os.path.lexists(os.path.join(theirs, name)):
+                held = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
+                shown = posixpath.normpath(posixpath.join(top, rel.replace(os.sep, "/"), name))
+                why = (
+                    f"{INSTALLED_COPY} lacks {shown}, which the tested tree has ({held}; reinstall)"
+                )
+                flags.append(Flag(FOREIGN, top, os.path.join(theirs, name), why))
+    return flags
+
+
+def _copy_differs(
+    path: str,
+    tail: Sequence[str],
+    root: Path,
+    bases: Mapping[str, str],
+    made_by_the_build: Sequence[str],
+    version_lines: Sequence[str],
+) -> str | None:
+    """Why the installed file ``path`` (``tail``: its parts from the package on) is not the
+    tested tree's (``stale_copy``), None when it is or the tree cannot tell."""
+    top = tail[0]
+    held = [bases[top]] if top in bases else []
+    other = _held(root, held, tail) or _held_by_source(root, path, tail)
+    try:
+        theirs = blob_id(path)
+    except OSError:
+        return None
+    shown = "/".join(tail)
+    if other is not None:
+        if generated(other, made_by_the_build):
+            return None
+        try:
+            if blob_id(str(root / other)) == theirs:
+                return None
+        except OSError:
+            return None
+        if generated(other, version_lines) and _same_but_the_version(root / other, path, theirs):
+            return None
+        return f"{INSTALLED_COPY} its {shown} is not the tested tree's {other} (reinstall it)"
+    # where the tree's package keeps it, in a folder the tree still has (not a package that
+    # the project's metadata maps to folders of other names)
+    folder = Path(held[0]) if held else None
+    if folder is None or (folder / "__init__.py").is_file():
+        return None
+    at = folder.joinpath(*tail)
+    place = os.path.relpath(at, root).replace(os.sep, "/")
+    if not at.parent.is_dir() or place.startswith("../") or not _in_history(root, theirs, place):
+        return None  # a file the build makes, as far as the history tells
+    return f"{INSTALLED_COPY} holds {shown}, which the tested tree dropped ({place}; reinstall it)"
+
+
 def _installed_data(ld: Load, root: Path, roots: Mapping[str, str]) -> str | None:
     """Why the data file ``ld`` the tests read from an installed copy of one of the checkout's
     import roots is not the tree's (None when it is, or when the tree has no such file to
@@ -358,7 +483,7 @@ def _installed_data(ld: Load, root: Path, roots: Mapping[str, str]) -> str | Non
             return None
     except OSError:
         return None
-    return f"installed, and its {rel} is not the tested tree's {other} (reinstall it)"
+    return f"{INSTALLED_COPY} its {rel} is not the tested tree's {other} (reinstall it)"
 
 
 def counterpart(name: str, real: str, root: Path, bases: Iterable[str] = ()) -> str | None:
@@ -520,6 +645,7 @@ def judge(
     made: dict[str, None] = {}
     heads: dict[str, str | None] = {}  # commits checked out, by work tree (asked of git once)
     missing: list[Load] = []  # submodules an installed copy of a root's package did not hold
+    copies: set[str] = set()  # the installed copies' folders compared (``stale_copy``)
     folders = sorted({*roots.values(), root_s, os.path.join(root_s, "src")}, key=len)[::-1]
     own = _Own(root)
     loads = list(loads)
@@ -710,7 +836,7 @@ def judge(
                 ld, began_ns, root, bases, opened
             ):
                 why = (
-                    "installed, and the tested tree has no such module"
+                    f"{INSTALLED_COPY} the tested tree has no such module"
                     if copied and other is None
                     else "loaded from outside the checkout"
                 )
@@ -719,6 +845,11 @@ def judge(
             flags[Flag(STALE, ld.module, ld.path, f"bytecode not compiled from {other}")] = None
         else:
             loaded.setdefault(other, {})[counted] = None  # byte for byte the checkout's
+            folder = _installed_folder(ld.path, top) if copied else None
+            if folder is not None and folder not in copies:
+                copies.add(folder)
+                for flag in stale_copy(folder, root, roots, made_by_the_build, version_lines):
+                    flags[flag] = None
     # Text a loader ran under a name that is not the module's (``<string>``): the tree's file's
     # text counts as that file; other text is the module's body, foreign, unless the module's
     # file (or text named as it) ran: then it was the loader's own scratch code.
@@ -1282,7 +1413,9 @@ def _a_clone_of_head(
 
 CLONE_OF_HEAD = "a clone of HEAD the tests made"  # the flag's detail says how it came about
 NOT_INSTALLED = "not in the installed copy of its package"
-SAYS_HOW = (CLONE_OF_HEAD, NOT_INSTALLED)  # details the refusal shows: the path alone does not
+INSTALLED_COPY = "installed, and"  # an installed copy of the checkout's package, not the tree's
+# details the refusal shows: the path alone does not
+SAYS_HOW = (CLONE_OF_HEAD, NOT_INSTALLED, INSTALLED_COPY)
 
 
 def _git_rev(where: str, rev: str) -> str | None:

@@ -1207,6 +1207,8 @@ class Session:
             modules=unseen,
             trusted_cache=start.guard.cache_dir if start.guard else None,
             bases=rec.run.roots,
+            made_by_the_build=start.settings.built,
+            version_lines=start.settings.version_lines,
         )
         # code of the work tree that ran before the recording began (a `-p` plugin of the
         # checkout, imported as pytest reads its arguments): what it read is unseen, so every
