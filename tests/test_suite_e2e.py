@@ -2929,6 +2929,8 @@ def pytest_addoption(parser):
     parser.addoption("--hypothesis-profile", default=None)
     parser.addoption("--nomigrations", "--no-migrations", action="store_true")
     parser.addoption("--snapshot-warn-unused", action="store_true")
+    parser.addoption("--snapshot-disable-unused", action="store_true")
+    parser.addoption("--snapshot-ignore-file-extensions", default="")
 
 
 def pytest_runtest_setup(item):
@@ -3026,6 +3028,10 @@ def pytest_sessionfinish(session):
         ("", "", ("--nomigrations",), True),
         ("", "", ("--no-migrations",), True),
         ("", "", ("--snapshot-warn-unused",), True),
+        ("", "", ("--snapshot-disable-unused",), True),
+        ("", "", ("--snapshot-ignore-file-extensions=ambr",), True),
+        ("", "", ("--snapshot-ignore-file-extensions", "ambr"), True),
+        ("--snapshot-disable-unused", "", ("--snapshot-disable-unused",), False),
     ],
 )
 def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_not_the_suites(
@@ -3035,7 +3041,8 @@ def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_no
     suite's coverage fails the session under a threshold (a clean run exits 1), and
     pytest-benchmark's ``--benchmark-only``/``--benchmark-skip``, whose skips count as run,
     and options that weaken what a test checks (hypothesis' ``--hypothesis-profile``,
-    pytest-django's ``--nomigrations``, syrupy's ``--snapshot-warn-unused``): the run is not
+    pytest-django's ``--nomigrations``, syrupy's ``--snapshot-warn-unused``,
+    ``--snapshot-disable-unused``, ``--snapshot-ignore-file-extensions``): the run is not
     the suite's. A stricter threshold, or the suite's own option, is."""
     site = installed_plugin(tmp_path / "site", "measuring", MEASURING_PLUGIN)
     files = {
@@ -3056,8 +3063,59 @@ def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_no
     assert proc.returncode == 0, proc.stdout
     code, data, _ = verify(root)
     if partial:
-        said = args[1].partition("=")[0] if variables else args[0]
+        said = (args[1] if variables else args[0]).partition("=")[0]
         assert code == 1 and said in rules(data)["partial-run"], data
+    else:
+        assert code == 0, data
+
+
+HYPOTHESIS_CONFTEST = """\
+import os
+
+from hypothesis import settings
+
+settings.register_profile("ci", max_examples=1000)
+settings.register_profile("quick", max_examples=5)
+settings.register_profile("dev", max_examples=10)
+settings.register_profile("thorough", max_examples=500)
+settings.load_profile(os.environ.get("LOADED", "default"))
+"""
+HYPOTHESIS_TEST = """\
+from hypothesis import given, strategies as st
+
+
+@given(st.integers(), st.integers())
+def test_commutes(a, b):
+    assert a + b == b + a
+"""
+
+
+@pytest.mark.parametrize(
+    ("loaded", "chosen", "partial"),
+    [
+        ("default", "ci", False),  # hypothesis' documented CI profile: more examples
+        ("default", "quick", True),
+        ("dev", "default", False),  # the conftest's dev profile is laxer than the default
+        ("thorough", "default", True),
+    ],
+)
+def test_a_hypothesis_profile_of_the_run_counts_only_where_it_checks_less(
+    tmp_path: Path, loaded: str, chosen: str, partial: bool
+) -> None:
+    """``--hypothesis-profile=ci`` with more examples than a run of the suite takes (what
+    hypothesis documents for CI) was refused as partial, as any profile of the run's was; a
+    profile that checks less than the one the suite's conftest loads still is (real
+    hypothesis, its profiles compared as the conftests registered them)."""
+    root = make(
+        tmp_path / "p",
+        {"tests/conftest.py": HYPOTHESIS_CONFTEST, "tests/test_h.py": HYPOTHESIS_TEST},
+    )
+    env = subprocess_env(LOADED=loaded, PYTEST_ADDOPTS="")
+    proc = run_pytest(root, "-p", "no:cacheprovider", f"--hypothesis-profile={chosen}", env=env)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    if partial:
+        assert code == 1 and "--hypothesis-profile" in rules(data)["partial-run"], data
     else:
         assert code == 0, data
 

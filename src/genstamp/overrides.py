@@ -99,8 +99,10 @@ SKIPPING = ("--benchmark-only", "--benchmark-skip")
 UNCOVERED = "--no-cov"
 # ... that weaken what a test checks: a hypothesis profile of the run's choosing (fewer
 # examples), pytest-django's database built from the models (a forgotten migration unseen),
-# syrupy's unused snapshots a warning (a session that fails passes)
-WEAKENING = ("--nomigrations", "--no-migrations", "--snapshot-warn-unused")
+# syrupy's unused snapshots a warning or not checked, or snapshot files of some kinds not read
+# at all (a session that fails passes)
+WEAKENING: tuple[str, ...] = ("--nomigrations", "--no-migrations", "--snapshot-warn-unused")
+WEAKENING += ("--snapshot-disable-unused", "--snapshot-ignore-file-extensions")
 PROFILES = ("--hypothesis-profile",)
 # command-line options that set a setting (the level a logger records at: what caplog sees)
 SETTING_FLAGS = {
@@ -433,11 +435,14 @@ def overrides(cfg: pytest.Config, tally: Tally, coverage_left: bool = True) -> t
     for flag in SKIPPING:
         if flag in words and flag not in suite_opts:
             out.append(flag)  # a skip counts as run: the tests it skipped would not
-    out += [flag for flag in WEAKENING if flag in words and flag not in suite_opts]
-    for flag in PROFILES:  # (the profile a conftest loads is not known here: any other)
+    out += [flag for flag in WEAKENING if _given(words, flag) and not _given(suite_opts, flag)]
+    for flag in PROFILES:
         chosen = _last_value([*suite_opts, *words], flag)
         if chosen is not None and chosen != _last_value(suite_opts, flag):
-            out.append(f"{flag}={chosen}")
+            # the profile a run of the suite takes (its conftest may load one) as this run had it
+            # before hypothesis loaded the one chosen: a profile at least as strict is no laxer
+            if not _as_strict(chosen, tally.hypothesis_settings):
+                out.append(f"{flag}={chosen}")
     sources = getattr(cfg.option, "cov_source", None)  # pytest-cov's, as the run took them
     invoked = cfg.invocation_params.dir
     out += _coverage_lowered(words, suite_opts, cfg.rootpath, coverage_left, sources, invoked)
@@ -624,6 +629,35 @@ def _retries_added(words: list[str], suite_opts: list[str], values: Mapping[str,
         if run and configured and not held:
             out.append(f"{flag} {' '.join(run)}")
     return out
+
+
+def _given(words: list[str], flag: str) -> bool:
+    """Whether ``flag`` is among ``words``, alone or with a value (``flag=VALUE``)."""
+    return any(w == flag or w.startswith(flag + "=") for w in words)
+
+
+def _as_strict(profile: str, suite: Any) -> bool:
+    """Whether hypothesis' settings profile ``profile`` (as the run's conftests registered it)
+    checks at least as much as ``suite``, the settings a run of the suite takes (None when they
+    are not known): as many examples and stateful steps or more, every phase, a deadline no
+    longer, no more health checks suppressed, no randomness taken away, the same backend."""
+    hypothesis = sys.modules.get("hypothesis")
+    if suite is None or hypothesis is None:
+        return False
+    try:
+        run = hypothesis.settings.get_profile(profile)
+        deadline, theirs = run.deadline, suite.deadline
+        return bool(
+            run.max_examples >= suite.max_examples
+            and run.stateful_step_count >= suite.stateful_step_count
+            and set(run.phases) >= set(suite.phases)
+            and set(run.suppress_health_check) <= set(suite.suppress_health_check)
+            and (theirs is None or (deadline is not None and deadline <= theirs))
+            and (suite.derandomize or not run.derandomize)
+            and getattr(run, "backend", None) == getattr(suite, "backend", None)
+        )
+    except Exception:  # a profile not registered, another hypothesis: not known
+        return False
 
 
 def _all_values(words: list[str], flag: str) -> list[str]:

@@ -417,10 +417,17 @@ class Tally:
         # how this run's pytest takes the options in the addopts that the suite's tables do not
         # know (``overrides.options_in_addopts``), as the gate reads the suite with them
         self.known: dict[str, str] | None = None
+        # hypothesis' settings as the conftests left them, before its plugin loads the profile
+        # the run chose (``--hypothesis-profile``): those a run of the suite takes
+        self.hypothesis_settings: object | None = None
 
-    @pytest.hookimpl
+    @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
         self._named_ids = any("::" in str(arg) for arg in config.args)
+        hypothesis = sys.modules.get("hypothesis")
+        if hypothesis is not None:
+            with contextlib.suppress(Exception):  # another hypothesis: not known
+                self.hypothesis_settings = hypothesis.settings()
         taken = overrides.options_in_addopts(config)
         if taken:
             from genstamp import binding
