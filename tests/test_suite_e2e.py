@@ -3069,6 +3069,53 @@ def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_no
         assert code == 0, data
 
 
+DEPENDENT = """\
+import pytest
+
+
+@pytest.mark.dependency()
+def test_first():
+    {first}
+
+
+@pytest.mark.dependency(depends=["test_first"])
+def test_second():
+    pass
+
+
+def test_other():
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("first", "args", "partial"),
+    [
+        ("pass", (), False),
+        ("pass", ("-n", "2"), True),  # test_first ran in the other worker: unseen here
+        ("pytest.skip('no network')", (), False),  # skipped, and so is what depends on it
+        ("pytest.skip('no network')", ("-n", "2"), False),  # (the skip itself counts as run)
+    ],
+)
+def test_a_skip_pytest_dependency_made_where_it_did_not_see_the_dependency_is_no_run(
+    tmp_path: Path, first: str, args: tuple[str, ...], partial: bool
+) -> None:
+    """pytest-dependency skips a test whose dependency's result it has not seen in its process:
+    under xdist (the dependency ran in another worker), a shuffled order or pytest-repeat's
+    renamed tests, a failing test's body never ran and the skip was counted as run. A skip
+    where the dependency was skipped (or failed) is the plugin's verdict, as in order."""
+    root = make(tmp_path / "p", {"tests/test_dep.py": DEPENDENT.format(first=first)})
+    proc = run_pytest(root, "-p", "no:cacheprovider", *args)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    if partial:
+        said = rules(data)["partial-run"]
+        assert code == 1 and "skipped by pytest-dependency" in said, data
+        assert "tests/test_dep.py::test_second" in said, said
+    else:
+        assert code == 0, data
+
+
 HYPOTHESIS_CONFTEST = """\
 import os
 

@@ -62,6 +62,8 @@ UNSEEN_VERSION = 1
 
 # How a genstamp.selection.reasons entry for the run's own options begins (the gate names them)
 OPTIONS_REASON = "the run's own options change the suite"
+# a reason of P_SELECTION_REASONS: tests a plugin skipped without running their bodies
+UNSEEN_REASON = "skipped by pytest-dependency"
 
 # A testcase's outcome is its worst child element; a testcase without one passed.
 OUTCOME_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}

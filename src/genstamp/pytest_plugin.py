@@ -417,6 +417,7 @@ class Tally:
         # how this run's pytest takes the options in the addopts that the suite's tables do not
         # know (``overrides.options_in_addopts``), as the gate reads the suite with them
         self.known: dict[str, str] | None = None
+        self.dependency_skips: dict[str, str] = {}  # node id -> the test pytest-dependency named
         # hypothesis' settings as the conftests left them, before its plugin loads the profile
         # the run chose (``--hypothesis-profile``): those a run of the suite takes
         self.hypothesis_settings: object | None = None
@@ -703,6 +704,19 @@ class Tally:
         outcome = _outcome(report)
         if _RANK[outcome] >= _RANK[self.outcomes.get(nodeid, "passed")]:
             self.outcomes[nodeid] = outcome
+        if outcome == "skipped" and (depends := _dependency_skip(report)) is not None:
+            self.dependency_skips[nodeid] = depends
+
+    def unseen_dependencies(self) -> set[str]:
+        """The tests pytest-dependency skipped though no test of the run they depend on failed
+        or was skipped: its result was not seen where they ran (another xdist worker, a later
+        place in a shuffled order, a name pytest-repeat changed), and their bodies never ran."""
+        failed = [n for n, o in self.outcomes.items() if o != "passed" and o != "xpassed"]
+        return {
+            node
+            for node, depends in self.dependency_skips.items()
+            if not any(n == depends or n.endswith("::" + depends) for n in failed)
+        }
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -937,8 +951,10 @@ class Tally:
 
     def ran(self) -> set[str]:
         """The tests that ran: an outcome after their setup began. One set up and never called
-        (``--setup-only``, ``--setup-plan``) did not run."""
-        return {n for n in self.outcomes if n in self.executed}
+        (``--setup-only``, ``--setup-plan``) did not run, nor one whose dependency's result
+        pytest-dependency did not see (``unseen_dependencies``)."""
+        unseen = self.unseen_dependencies() if self.dependency_skips else set()
+        return {n for n in self.outcomes if n in self.executed and n not in unseen}
 
     def coverage(
         self, node_args: list[Path], partly: set[str], *, credited: bool = True
@@ -988,6 +1004,19 @@ def _session_failed(session: pytest.Session, exitstatus: int, exited: bool = Fal
     if exited and status == pytest.ExitCode.INTERRUPTED:
         return True
     return session.testsfailed > 0 or status not in _NOT_FAILED
+
+
+def _dependency_skip(report: pytest.TestReport) -> str | None:
+    """The name of the test a skip of pytest-dependency's says ``report``'s depends on
+    ("test_b depends on test_a", raised in its module); None for any other skip."""
+    longrepr = report.longrepr  # (a list where an xdist worker sent the report)
+    if not isinstance(longrepr, (tuple, list)) or len(longrepr) != 3:
+        return None
+    path, _, message = longrepr
+    if os.path.basename(str(path)) != "pytest_dependency.py":
+        return None
+    _, found, depends = str(message).partition(" depends on ")
+    return depends.strip() if found else None
 
 
 def _outcome(report: pytest.TestReport) -> str:
@@ -1770,6 +1799,7 @@ def _facts(
         stopped=str(session.shouldstop or session.shouldfail or ""),
         executed=len(tally.ran()),
         collected=len(tally.selected),
+        unseen=tuple(sorted(tally.tree_id(n) for n in tally.unseen_dependencies())),
     )
 
 

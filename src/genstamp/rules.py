@@ -986,7 +986,7 @@ def left_out(facts: Facts) -> Iterator[str]:
         why = ""
         if options and len(merge.parts) == 1:  # the reason first: its tests count as none
             why = f" ({options[0]}: the tests it ran under them count as none of the suite's)"
-        left = "; ".join(merge.left_out())
+        left = "; ".join(merge.left_out() + [r for r in said if binding.UNSEEN_REASON in r])
         outside = [f for f in merge.missing if f in facts.sparse_out]
         if outside:  # (no run here can collect them)
             many = f"{len(outside)} of them" if len(outside) > 1 else outside[0]

@@ -34,6 +34,9 @@ class Facts(NamedTuple):
     # options of the run that change which tests the collected files yield (-o python_functions,
     # -p no:unittest) or make lenient a warning the configuration makes an error (-W ignore::…)
     overrides: tuple[str, ...] = ()
+    # tests pytest-dependency skipped where no test they depend on failed or was skipped: the
+    # result it looked for was not seen where they ran (``Tally.unseen_dependencies``)
+    unseen: tuple[str, ...] = ()
 
 
 def reasons(facts: Facts) -> list[str]:
@@ -53,6 +56,13 @@ def reasons(facts: Facts) -> list[str]:
         out.append("interrupted")
     elif facts.stopped:
         out.append(f"stopped early ({facts.stopped})")
+    if facts.unseen:
+        out.append(
+            f"{len(facts.unseen)} {binding.UNSEEN_REASON} though no test they depend on failed "
+            f"or was skipped here ({_some(facts.unseen)}): its result was not seen where they "
+            "ran (another xdist worker, a shuffled order, pytest-repeat's names), and their "
+            "bodies never ran: run them in one process, in the suite's order"
+        )
     if facts.executed < facts.collected:
         out.append(f"{facts.executed} of {facts.collected} collected tests ran")
     return out
