@@ -18,6 +18,7 @@ import site
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -217,10 +218,14 @@ TEST_FACTOR_1 = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 2) == 
         ("module-added", True, "lacks calc/_cfg.py, which the tested tree has"),
         ("none", True, ""),
         ("none", False, ""),
+        # a module the tree held when the copy was built that the build left out (hatch's
+        # `exclude`): no older install for it
+        ("excluded", True, ""),
+        ("namespaced-data-differs", True, "its acme/calc/data.json is not the tested tree's"),
     ],
 )
 def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
-    tmp_path: Path, change: str, early: bool, said: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str, early: bool, said: str
 ) -> None:
     """`pip install .` of last week's tree, whose modules are byte for byte the tree's: its data
     file differs, or the tree deleted it, or the tree added a module the package falls back
@@ -229,30 +234,48 @@ def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
     package, green, and were accepted (a clean clone fails). Control: an install of this
     very tree, imported early or in the tests."""
     repo = init_repo(tmp_path / "work")
-    package = repo / "src" / "calc"
+    name = "acme.calc" if change.startswith("namespaced") else "calc"
+    package = repo / "src" / name.replace(".", "/")
     package.mkdir(parents=True)
-    (package / "__init__.py").write_text(DATA_INIT)
+    (package / "__init__.py").write_text(DATA_INIT.replace("calc._cfg", f"{name}._cfg"))
     (package / "data.json").write_text('{"factor": 1}\n')
-    (package / "plug.py").write_text("import calc  # the package's pytest plugin\n")
+    (package / "plug.py").write_text(f"import {name}  # the package's pytest plugin\n")
+    if change == "excluded":
+        (package / "_devtools.py").write_text("DEBUG = True\n")
     (repo / "tests").mkdir()
-    (repo / "tests" / "test_add.py").write_text(TEST_FACTOR_1)
+    test = TEST_FACTOR_1.replace("import calc\n", f"import {name} as calc\n")
+    (repo / "tests" / "test_add.py").write_text(test)
     (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
     (repo / ".gitignore").write_text(GITIGNORE)
-    commit_all(repo, "v1")
+    with monkeypatch.context() as dated:  # v1 two weeks ago
+        when = f"@{int(time.time()) - 14 * 86400} +0000"
+        dated.setenv("GIT_AUTHOR_DATE", when)
+        dated.setenv("GIT_COMMITTER_DATE", when)
+        commit_all(repo, "v1")
     python, site_dir = make_venv(tmp_path / "venv")
-    shutil.copytree(package, site_dir / "calc")  # `pip install .` of v1
+    installed = site_dir / name.replace(".", "/")
+    shutil.copytree(package, installed)  # `pip install .` of v1, last week
+    if change == "excluded":
+        (installed / "_devtools.py").unlink()  # the build's `exclude`
+    week_ago = time.time() - 7 * 86400
+    for path in installed.rglob("*"):
+        os.utime(path, (week_ago, week_ago))
     info = site_dir / "calc-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: calc\nVersion: 0.1\n")
     if early:
-        (info / "entry_points.txt").write_text("[pytest11]\ncalc = calc.plug\n")
-    if change == "data-differs":
+        (info / "entry_points.txt").write_text(f"[pytest11]\ncalc = {name}.plug\n")
+    if change.endswith("data-differs"):
         (package / "data.json").write_text('{"factor": 2}\n')
     elif change == "data-dropped":
         (package / "data.json").unlink()
     elif change == "module-added":
         (package / "_cfg.py").write_text("FACTOR = 2\n")
-    commit_all(repo, "v2")
+    with monkeypatch.context() as dated:  # v2 now, after the install
+        when = f"@{int(time.time())} +0000"
+        dated.setenv("GIT_AUTHOR_DATE", when)
+        dated.setenv("GIT_COMMITTER_DATE", when)
+        commit_all(repo, "v2")
     stamp(repo)
     proc = run_in(python, repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # the installed package's factor

@@ -247,7 +247,7 @@ def audit_modules(
                     flags.append(Flag(STALE, name, real, f"bytecode not compiled from {copy[0]}"))
                 else:
                     loaded[copy[0]] = (copy[1],)  # an installed copy, byte for byte the checkout's
-                    folder = _installed_folder(real, top)
+                    folder = _installed_folder(real)
                     if folder is not None and folder not in copies:
                         copies.add(folder)
                         flags += stale_copy(
@@ -351,14 +351,27 @@ def _identical_copy(
     return None
 
 
-def _installed_folder(path: str, top: str) -> str | None:
-    """The folder of the installed package ``top`` that the installed file ``path`` lies in
-    (``…/site-packages/calc`` for ``…/site-packages/calc/sub/m.py``); None for a module of its
-    own (``calc.py``) or a file that is not installed code."""
+def _installed_folder(path: str) -> str | None:
+    """The folder of the installed regular package the installed file ``path`` lies in, its
+    outermost (``…/site-packages/calc`` for ``…/site-packages/calc/sub/m.py``; below a
+    namespace package, ``…/site-packages/acme/calc``: the namespace's folder is shared with
+    other distributions); None for a module of its own (``calc.py``), a namespace's own file
+    or a file that is not installed code."""
     rel = site_relative(path)
-    if rel is None or "/" not in rel or rel.partition("/")[0] != top:
+    if rel is None:
         return None
-    return path[: len(path) - len(rel)] + top
+    site = path[: len(path) - len(rel)]
+    parts = rel.split("/")[:-1]
+    for n in range(1, len(parts) + 1):
+        folder = site + "/".join(parts[:n])
+        try:
+            with open(os.path.join(folder, "__init__.py"), "rb") as fh:
+                text = fh.read(1 << 16)
+        except OSError:
+            continue  # a namespace package's folder: the next one down
+        if not any(marker in text for marker in _EXTENDS):
+            return folder
+    return None
 
 
 def stale_copy(
@@ -371,78 +384,72 @@ def stale_copy(
     early: bool = False,
 ) -> tuple[Flag, ...]:
     """The files of an installed (not editable) copy of one of the checkout's packages, in
-    ``folder``, that are not the tested tree's, where a module of it stood for the tree's
-    (byte for byte the tree's): one the tree holds at its place with other bytes (a data file
-    read as the package was imported, before any recording began: a ``pytest11`` plugin), and
-    one the tree no longer holds that a commit held there with those bytes (a file the tree
-    deleted, which an older install still ships). The copy is then an older version's, whose
-    files the run may have read. Bytecode, extension modules (judged by their sources) and
-    the files the build writes are not compared; a namespace package's folder is shared.
-    ``early``: the package was imported before any recording began, where an import of a
-    module the copy lacks went unseen: the modules it lacks count too (``_copy_lacks``)."""
-    top = os.path.basename(folder)
+    ``folder`` (``_installed_folder``), that are not the tested tree's, where a module of it
+    stood for the tree's (byte for byte the tree's): one the tree holds at its place with
+    other bytes (a data file read as the package was imported, before any recording began: a
+    ``pytest11`` plugin), and one the tree no longer holds that a commit held there with those
+    bytes (a file the tree deleted, which an older install still ships). The copy is then an
+    older version's, whose files the run may have read. Bytecode, extension modules (judged
+    by their sources) and the files the build writes are not compared. ``early``: the package
+    was imported before any recording began, where an import of a module the copy lacks went
+    unseen: the modules it lacks count too (``_copy_lacks``)."""
+    rel = site_relative(folder)
+    if rel is None:
+        return ()
+    prefix = rel.split("/")
+    top = prefix[0]
     flags: list[Flag] = []
-    if not _namespace_root(top, bases):
-        skipped = (".pyc", ".pyo", *importlib.machinery.EXTENSION_SUFFIXES)
-        for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-            for name in sorted(filenames):
-                path = os.path.join(dirpath, name)
-                if name.endswith(skipped) or os.path.islink(path):
-                    continue
-                tail = [top, *os.path.relpath(path, folder).split(os.sep)]
-                why = _copy_differs(path, tail, root, bases, made_by_the_build, version_lines)
-                if why is not None:
-                    flags.append(Flag(FOREIGN, top, path, why))
-        flags += _copy_lacks(folder, top, root, bases) if early else []
+    dropped: list[tuple[str, str, str]] = []  # (installed path, its blob, its tree place)
+    skipped = (".pyc", ".pyo", *importlib.machinery.EXTENSION_SUFFIXES)
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if name.endswith(skipped) or os.path.islink(path):
+                continue
+            tail = [*prefix, *os.path.relpath(path, folder).split(os.sep)]
+            try:
+                theirs = blob_id(path)
+            except OSError:
+                continue
+            found = _copy_differs(path, theirs, tail, root, bases, made_by_the_build, version_lines)
+            if found is None:
+                continue
+            if found.startswith(_DROPPED):
+                dropped.append((path, theirs, found[len(_DROPPED) :]))
+            else:
+                flags.append(Flag(FOREIGN, top, path, found))
+    # whether a commit held each file the tree does not: git asked once for them all
+    known = _blobs_known(root, {blob for _, blob, _ in dropped if blob != _EMPTY_BLOB})
+    for path, blob, place in dropped:
+        if blob in known and _in_history(root, blob, place):
+            shown = "/".join([*prefix, *os.path.relpath(path, folder).split(os.sep)])
+            why = f"{INSTALLED_COPY} holds {shown}, which the tested tree dropped ({place})"
+            flags.append(Flag(FOREIGN, top, path, why + "; reinstall it"))
+    if early:
+        flags += _copy_lacks(folder, prefix, root, bases)
     return tuple(flags)
 
 
-def _copy_lacks(folder: str, top: str, root: Path, bases: Mapping[str, str]) -> list[Flag]:
-    """The modules of the tree's package ``top`` that its installed copy in ``folder`` lacks,
-    in a package the copy holds (its ``__init__.py``: every build ships the modules of a
-    package it ships): an install older than the module, whose package a plugin may have
-    imported (falling back where the module was missing) before any recording began."""
-    if top not in bases:
-        return []
-    package = os.path.join(bases[top], top)
-    flags = []
-    for dirpath, dirnames, filenames in os.walk(package):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        rel = os.path.relpath(dirpath, package)
-        theirs = os.path.normpath(os.path.join(folder, rel))
-        if "__init__.py" not in filenames or not os.path.isfile(
-            os.path.join(theirs, "__init__.py")
-        ):
-            continue
-        for name in sorted(filenames):
-            if name.endswith(".py") and not os.path.lexists(os.path.join(theirs, name)):
-                held = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
-                shown = posixpath.normpath(posixpath.join(top, rel.replace(os.sep, "/"), name))
-                why = (
-                    f"{INSTALLED_COPY} lacks {shown}, which the tested tree has ({held}; reinstall)"
-                )
-                flags.append(Flag(FOREIGN, top, os.path.join(theirs, name), why))
-    return flags
+_DROPPED = "dropped:"  # (``_copy_differs``: a file the tree does not hold, and where it would)
 
 
 def _copy_differs(
     path: str,
+    theirs: str,
     tail: Sequence[str],
     root: Path,
     bases: Mapping[str, str],
     made_by_the_build: Sequence[str],
     version_lines: Sequence[str],
 ) -> str | None:
-    """Why the installed file ``path`` (``tail``: its parts from the package on) is not the
-    tested tree's (``stale_copy``), None when it is or the tree cannot tell."""
+    """Why the installed file ``path`` (its blob ``theirs``; ``tail``: its parts from the
+    package on) is not the tested tree's (``stale_copy``), None when it is or the tree cannot
+    tell; ``_DROPPED`` and its tree place where the tree does not hold it, in a folder the tree
+    still has (not a package the project's metadata maps to folders of other names)."""
     top = tail[0]
     held = [bases[top]] if top in bases else []
     other = _held(root, held, tail) or _held_by_source(root, path, tail)
-    try:
-        theirs = blob_id(path)
-    except OSError:
-        return None
     shown = "/".join(tail)
     if other is not None:
         if generated(other, made_by_the_build):
@@ -455,16 +462,101 @@ def _copy_differs(
         if generated(other, version_lines) and _same_but_the_version(root / other, path, theirs):
             return None
         return f"{INSTALLED_COPY} its {shown} is not the tested tree's {other} (reinstall it)"
-    # where the tree's package keeps it, in a folder the tree still has (not a package that
-    # the project's metadata maps to folders of other names)
     folder = Path(held[0]) if held else None
     if folder is None or (folder / "__init__.py").is_file():
         return None
     at = folder.joinpath(*tail)
     place = os.path.relpath(at, root).replace(os.sep, "/")
-    if not at.parent.is_dir() or place.startswith("../") or not _in_history(root, theirs, place):
-        return None  # a file the build makes, as far as the history tells
-    return f"{INSTALLED_COPY} holds {shown}, which the tested tree dropped ({place}; reinstall it)"
+    if not at.parent.is_dir() or place.startswith("../"):
+        return None
+    return _DROPPED + place
+
+
+def _blobs_known(root: Path, blobs: Iterable[str]) -> set[str]:
+    """Those of ``blobs`` the repository at ``root`` holds (one ``git cat-file
+    --batch-check``); all of them where git cannot tell (then asked one by one)."""
+    import subprocess
+
+    wanted = sorted(blobs)
+    if not wanted:
+        return set()
+    try:
+        done = subprocess.run(
+            ["git", "cat-file", "--batch-check"],
+            cwd=root,
+            input="".join(f"{b}\n" for b in wanted).encode(),
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return set(wanted)
+    if done.returncode != 0:
+        return set(wanted)
+    return {line.split()[0] for line in done.stdout.decode().splitlines() if " blob " in line}
+
+
+def _copy_lacks(
+    folder: str, prefix: Sequence[str], root: Path, bases: Mapping[str, str]
+) -> list[Flag]:
+    """The modules of the tree's package (``prefix``: its parts, ``calc``, ``acme/calc``) that
+    its installed copy in ``folder`` lacks, in a package the copy holds, where the tree added
+    them after the copy was installed (a commit's time, an untracked file's own: a module the
+    tree held before then is one the build leaves out, hatch's ``exclude``): an install older
+    than the module, whose package a plugin may have imported (falling back where the module
+    was missing) before any recording began. Only files of the tree count (not ignored)."""
+    import subprocess
+
+    top = prefix[0]
+    if top not in bases:
+        return []
+    package = os.path.join(bases[top], *prefix)
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            cwd=package,
+            capture_output=True,
+            timeout=60,
+        )
+        installed_ns = os.stat(os.path.join(folder, "__init__.py")).st_mtime_ns
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if listed.returncode != 0:
+        return []
+    flags = []
+    for name in sorted(os.fsdecode(listed.stdout).split("\0")):
+        if not name.endswith(".py") or "__pycache__" in name.split("/"):
+            continue
+        theirs = os.path.join(folder, *name.split("/"))
+        if os.path.lexists(theirs) or not os.path.isfile(
+            os.path.join(os.path.dirname(theirs), "__init__.py")
+        ):
+            continue  # the copy has it, or not its package at all
+        held = os.path.relpath(os.path.join(package, name), root).replace(os.sep, "/")
+        if _added_ns(root, held) <= installed_ns:
+            continue
+        shown = "/".join([*prefix, name])
+        why = f"{INSTALLED_COPY} lacks {shown}, which the tested tree has ({held}; reinstall)"
+        flags.append(Flag(FOREIGN, top, theirs, why))
+    return flags
+
+
+def _added_ns(root: Path, rel: str) -> int:
+    """When the tree's file ``rel`` came: the time of the last commit that added it, else (not
+    committed) the file's own; 0 when neither can be told."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "log", "-1", "--diff-filter=A", "--format=%ct", "--", rel],
+            cwd=root,
+            capture_output=True,
+            timeout=60,
+        )
+        if done.returncode == 0 and done.stdout.strip():
+            return int(done.stdout.strip()) * 1_000_000_000
+        return os.stat(root / rel).st_mtime_ns
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return 0
 
 
 def _installed_data(ld: Load, root: Path, roots: Mapping[str, str]) -> str | None:
@@ -845,7 +937,7 @@ def judge(
             flags[Flag(STALE, ld.module, ld.path, f"bytecode not compiled from {other}")] = None
         else:
             loaded.setdefault(other, {})[counted] = None  # byte for byte the checkout's
-            folder = _installed_folder(ld.path, top) if copied else None
+            folder = _installed_folder(ld.path) if copied else None
             if folder is not None and folder not in copies:
                 copies.add(folder)
                 for flag in stale_copy(folder, root, roots, made_by_the_build, version_lines):
