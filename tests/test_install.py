@@ -513,6 +513,13 @@ TOP = '"$(git rev-parse --show-toplevel)"'
         (f"echo team\n( cd {TOP} && {CALL} )\n", False),  # the last command
         (f"( cd {TOP} && {CALL}; echo ran ) || exit 1\necho done\n", True),  # echo's status
         (f"cd {TOP} && {CALL} || exit $?\necho done\n", False),  # `$(...)`: no subshell
+        # bash's PIPESTATUS read, then exited on
+        (f'{CALL} 2>&1 | tee -a log\nexit "${{PIPESTATUS[0]}}"\n', False),
+        (f'{CALL} | tee log\n[ "${{PIPESTATUS[0]}}" -eq 0 ] || exit 1\necho done\n', False),
+        # an `if` whose else exits, on one line or several; one with no else goes on
+        (f"if {CALL}; then :; else exit 1; fi\necho done\n", False),
+        (f"if {CALL}; then\n  echo config ok\nelse\n  exit 1\nfi\necho done\n", False),
+        (f"if {CALL}; then\n  echo ok\nfi\necho done\n", True),
     ],
 )
 def test_the_status_of_a_committed_pre_push_call_is_read_from_its_text(
@@ -542,6 +549,14 @@ def test_the_status_of_a_committed_pre_push_call_is_read_from_its_text(
             None,
         ),
         ('git lfs pre-push "$@" < /dev/null\n{call} || exit $?\n', None),
+        # readers of their own input, or of a file, or none: the words in a message
+        ('echo "pushing: read CONTRIBUTING.md first"\n{call} || exit $?\n', None),
+        ("git log --oneline -3 | cat\ncat -n NOTES.txt\n{call} || exit $?\n", None),
+        ("while read -r b; do\n  echo $b\ndone < .protected\n{call} || exit $?\n", None),
+        # ... and readers of the ref lines: a program given no file, another tool's pre-push
+        ("remotes=$(awk '{{print $3}}')\n{call} || exit $?\n", "remotes=$(awk '{print $3}')"),
+        ("first=$(head -n1)\n{call} || exit $?\n", "first=$(head -n1)"),
+        ('"$LFS" pre-push "$@"\n{call} || exit $?\n', '"$LFS" pre-push "$@"'),
     ],
 )
 def test_a_committed_pre_push_that_reads_gits_ref_lines_before_genstamp_is_named(

@@ -151,8 +151,8 @@ def check_pre_push(where: install.Layout) -> Check:
             said, _, remedy = install.STATUS_IGNORED.format(path).partition(": end")
             return Check("pre-push", "warn", said, "end" + remedy)
         if (taken := install.stdin_taken(path, "pre-push")) is not None:
-            said, _, remedy = install.STDIN_TAKEN.format(path, taken).partition(": read")
-            return Check("pre-push", "warn", said, "read" + remedy)
+            said = install.STDIN_TAKEN.format(path, taken)
+            return Check("pre-push", "warn", said, install.STDIN_REMEDY)
         whose = "genstamp's" if install.is_genstamp_hook(path) else "runs genstamp's"
         return Check("pre-push", "ok", f"{path} {whose}: it judges every pushed ref")
     if install.is_pre_commit_hook(path):

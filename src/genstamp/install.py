@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -443,10 +443,6 @@ def _call_lines(path: Path, hook: str) -> tuple[list[str], int] | None:
 _EXITS_ON_FAILURE = re.compile(r"\|\|\s*(?:exit\b|return\b)")
 _PIPE = re.compile(r"(?<!\|)\|(?!\|)")
 _PIPEFAIL = re.compile(r"^set\s+.*-o\s+pipefail|^set\s+-[a-zA-Z]*o\s+pipefail")
-# commands that read a hook's stdin (git's ref lines): git-lfs' pre-push, `read`, `cat`
-_READS_STDIN = re.compile(
-    r"(?:^|[\s;&|(`])(?:git\s+lfs\s+pre-push\b|git-lfs\s+pre-push\b|read\b|cat\s*(?:$|[-;|&)>`]))"
-)
 _BLOCK_ON_FAILURE = re.compile(r"\|\|\s*\{")
 _EXITS = re.compile(r"\b(?:exit|return)\b")
 _STATUS_READ = re.compile(r"\$\?")
@@ -466,9 +462,12 @@ def _shebang_errexit(path: Path) -> bool:
 
 STDIN_TAKEN = (
     "{} reads git's ref lines before genstamp's call ({}): genstamp's then reads none and "
-    "judges no ref (a refused push would go through): read them once and give them to both, "
-    "`refs=$(cat)`, then `printf '%s\\n' \"$refs\" | git lfs pre-push \"$@\"` and `printf '%s\\n' "
-    '"$refs" | genstamp hook pre-push "$@" || exit $?`'
+    "judges no ref (a refused push would go through)"
+)
+STDIN_REMEDY = (
+    "read them once and give them to both, `refs=$(cat)`, then "
+    '`printf \'%s\\n\' "$refs" | git lfs pre-push "$@"` and '
+    '`printf \'%s\\n\' "$refs" | genstamp hook pre-push "$@" || exit $?`'
 )
 STATUS_IGNORED = (
     "{} seems to go on when genstamp refuses (its status is not the hook's: a refused push "
@@ -494,8 +493,13 @@ def status_ignored(path: Path, hook: str) -> bool:
     last = at == len(lines) - 1
     errexit = any(_ERREXIT.search(earlier) for earlier in lines[:at]) or _shebang_errexit(path)
     pipefail = any(_PIPEFAIL.search(earlier) for earlier in lines[:at])
-    if _PIPE.search(after.split("||", 1)[0]) and not pipefail:
-        return True  # `genstamp … | tee log || exit $?`: the status is tee's
+    if _PIPE.search(_masked(after).split("||", 1)[0]) and not pipefail:
+        # `genstamp … | tee log || exit $?`: the status is tee's, unless bash's PIPESTATUS is
+        # read and then exited on
+        near = lines[at : at + 3]
+        return not any("PIPESTATUS" in ln for ln in near) or not any(
+            _EXITS.search(ln) for ln in near
+        )
     inner = _subshell(before, after)
     if inner is not None:  # `( cd top && genstamp … || exit 1 )`: that exit ends the subshell
         within, rest = inner
@@ -504,6 +508,11 @@ def status_ignored(path: Path, hook: str) -> bool:
         return not (passed and ended)
     if line.startswith(("exec ", "if !", "if ! ", "until ")) or _EXITS_ON_FAILURE.search(after):
         return False
+    if line.startswith("if "):  # `if genstamp …; then :; else exit 1; fi`
+        whole = " ".join(lines[at:])
+        branch = re.split(r"\belse\b", re.split(r"\bfi\b", whole, maxsplit=1)[0], maxsplit=1)
+        if len(branch) == 2 and _EXITS.search(branch[1]):
+            return False
     if _BLOCK_ON_FAILURE.search(line):  # `|| {` ... `}`: an exit inside it
         block = " ".join([line.split("||", 1)[1], *lines[at + 1 :]]).split("}", 1)[0]
         if _EXITS.search(block):
@@ -562,13 +571,75 @@ def stdin_taken(path: Path, hook: str) -> str | None:
         return None
     lines, at = found
     before, after = _around_call(lines[at])
-    if _PIPE.search(before) or re.search(r"<(?!\()", after):
+    if _PIPE.search(_masked(before)) or re.search(r"<(?!\()", _masked(after)):
         return None  # given its input
-    for earlier in lines[:at]:
-        reads = _READS_STDIN.search(earlier)
-        if reads and not re.search(r"<(?!\()", earlier[reads.end() :]):
+    for n, earlier in enumerate(lines[:at]):
+        if _reads_stdin(earlier, lines[n + 1 :]):
             return earlier
     return None
+
+
+def _masked(text: str) -> str:
+    """``text`` with each quoted string (``'…'``, ``"…"``) put as ``Q``s, as long: what is
+    quoted is a word, never a pipe, a redirect or a command."""
+    return re.sub(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", lambda m: "Q" * len(m.group()), text)
+
+
+# commands that read their standard input always, and those that do without a file operand
+# (grep's and awk's first operand is their pattern or program)
+_ALWAYS_READ = frozenset({"read", "xargs", "tee", "tr"})
+_FILE_OR_STDIN = frozenset({"cat", "head", "tail", "sort", "uniq", "wc", "cut", "base64"})
+_PATTERN_THEN_FILES = frozenset({"grep", "egrep", "fgrep", "awk", "gawk", "sed", "jq"})
+_SCRIPTS = ("python", "perl", "ruby", "node")
+_NEW_COMMAND = re.compile(r"\|\||&&|[;&(){}`]|\$\(|(?<![|])\|(?![|])")
+_KEYWORDS = frozenset({"if", "then", "else", "elif", "while", "until", "do", "!", "time"})
+
+
+def _reads_stdin(line: str, rest: Sequence[str] = ()) -> bool:
+    """Whether a command of the hook's ``line`` reads the hook's stdin (git's ref lines): one
+    of ``_ALWAYS_READ``, a ``_FILE_OR_STDIN`` or ``_PATTERN_THEN_FILES`` command given no file,
+    another tool's pre-push (``git lfs pre-push "$@"``), a script that names its stdin; not
+    one fed by a pipe or a redirect (``< file``, a loop whose ``done`` in ``rest`` is)."""
+    masked = _masked(line)
+    fed = False
+    start = 0
+    for match in [*_NEW_COMMAND.finditer(masked), None]:
+        end = match.start() if match is not None else len(masked)
+        words = masked[start:end].split()
+        while words and (words[0] in _KEYWORDS or re.match(r"^\w+=", words[0])):
+            words = words[1:]
+        if words and not fed and not any(w.startswith("<") for w in words):
+            if _a_reader(words, line[start:end]) and not _loop_redirected(words, rest):
+                return True
+        fed = match is not None and match.group() == "|"
+        start = match.end() if match is not None else end
+    return False
+
+
+def _a_reader(words: list[str], text: str) -> bool:
+    """Whether the simple command ``words`` (quoted words masked; ``text`` as written) reads its
+    standard input."""
+    name = os.path.basename(words[0])
+    operands = [w for w in words[1:] if not w.startswith("-") or w == "-"]
+    if name in _ALWAYS_READ:
+        return True
+    if name in _FILE_OR_STDIN:
+        return not operands or "-" in operands
+    if name in _PATTERN_THEN_FILES:
+        return len(operands) <= 1
+    if words[1:3] == ["lfs", "pre-push"] or (len(words) > 1 and words[1] == "pre-push"):
+        return "genstamp" not in text  # another tool's pre-push: git-lfs', "$LFS" pre-push
+    return name.startswith(_SCRIPTS) and "stdin" in text.lower()
+
+
+def _loop_redirected(words: list[str], rest: Sequence[str]) -> bool:
+    """Whether the ``read`` of a ``while read`` loop reads a file its ``done`` redirects."""
+    if words[0] != "read":
+        return False
+    for line in rest:
+        if re.match(r"done\b", line):
+            return "<" in _masked(line)
+    return False
 
 
 def is_pre_commit_hook(path: Path) -> bool:
@@ -977,7 +1048,8 @@ def install(
                             notes.append(STATUS_IGNORED.format(lay.hooks_dir / hook))
                         taken = stdin_taken(lay.hooks_dir / hook, hook)
                         if hook == "pre-push" and taken is not None:
-                            notes.append(STDIN_TAKEN.format(lay.hooks_dir / hook, taken))
+                            said = STDIN_TAKEN.format(lay.hooks_dir / hook, taken)
+                            notes.append(f"{said}: {STDIN_REMEDY}")
                     else:
                         _put_hook(lay.hooks_dir, hook, command)
             for lay in layouts[1:]:
