@@ -3016,6 +3016,13 @@ def pytest_sessionfinish(session):
         ("--cov=pkg", "[report]\nfail_under = 50\nprecision = 1\n", ("--cov-precision", "0"), True),
         ("--cov=pkg --cov-fail-under=45 --cov-precision=1", "", ("--cov-precision=2",), False),
         ("--cov=pkg --cov-fail-under=40", "", ("--cov-precision=0",), False),  # coverage's own
+        # the threshold's own digits are kept whatever the precision (coverage's rounding)
+        (
+            "--cov=pkg --cov-fail-under=45.55 --cov-precision=1",
+            "",
+            ("--cov-precision=0",),
+            False,
+        ),
         ("", "", ("--benchmark-only",), True),
         ("", "", ("--benchmark-skip",), True),
         ("--benchmark-skip", "", ("--benchmark-skip",), False),  # the suite's own

@@ -531,9 +531,18 @@ def _coverage_lowered(
         suite_precision = _last_value(suite_opts, "--cov-precision")
         if suite_precision is None:
             suite_precision = _coverage_setting(folder, suite_rc, "report", "precision")
-        if (_number(precision) or 0.0) < (_number(suite_precision) or 0.0):
+        # (coverage rounds to at least the digits the threshold has: 89.55 to two)
+        digits = _decimals(limit)
+        rounded = max(_number(precision) or 0.0, digits)
+        if rounded < max(_number(suite_precision) or 0.0, digits):
             out.append(f"--cov-precision={precision}")
     return out
+
+
+def _decimals(number: float) -> int:
+    """The digits after the point that ``number`` needs (``89.55``: 2; ``90``: 0)."""
+    text = repr(number)
+    return 0 if number == int(number) or "e" in text else len(text.partition(".")[2])
 
 
 def _rcfile(given: str | None) -> str | None:
