@@ -222,6 +222,8 @@ TEST_FACTOR_1 = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 2) == 
         # `exclude`): no older install for it
         ("excluded", True, ""),
         ("namespaced-data-differs", True, "its acme/calc/data.json is not the tested tree's"),
+        # an asset a build writes, which git ignores in the work tree: no file of the tree
+        ("ignored-asset", True, ""),
     ],
 )
 def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
@@ -257,6 +259,10 @@ def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
     shutil.copytree(package, installed)  # `pip install .` of v1, last week
     if change == "excluded":
         (installed / "_devtools.py").unlink()  # the build's `exclude`
+    if change == "ignored-asset":  # built again here since the install, for the wheel there
+        (repo / ".gitignore").write_text(GITIGNORE + "src/calc/built.css\n")
+        (package / "built.css").write_text("a { color: red }\n")
+        (installed / "built.css").write_text("a { color: blue }\n")
     week_ago = time.time() - 7 * 86400
     for path in installed.rglob("*"):
         os.utime(path, (week_ago, week_ago))

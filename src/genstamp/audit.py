@@ -399,6 +399,8 @@ def stale_copy(
     prefix = rel.split("/")
     top = prefix[0]
     flags: list[Flag] = []
+    # the work tree's files git ignores there are no file of the tree (built assets)
+    ignored = _ignored_below(root, os.path.join(bases[top], *prefix)) if top in bases else ()
     dropped: list[tuple[str, str, str]] = []  # (installed path, its blob, its tree place)
     skipped = (".pyc", ".pyo", *importlib.machinery.EXTENSION_SUFFIXES)
     for dirpath, dirnames, filenames in os.walk(folder):
@@ -413,12 +415,13 @@ def stale_copy(
             except OSError:
                 continue
             found = _copy_differs(path, theirs, tail, root, bases, made_by_the_build, version_lines)
-            if found is None:
+            if found is None or _under(found[0], ignored):
                 continue
-            if found.startswith(_DROPPED):
-                dropped.append((path, theirs, found[len(_DROPPED) :]))
+            place, why = found
+            if why is None:
+                dropped.append((path, theirs, place))
             else:
-                flags.append(Flag(FOREIGN, top, path, found))
+                flags.append(Flag(FOREIGN, top, path, why))
     # whether a commit held each file the tree does not: git asked once for them all
     known = _blobs_known(root, {blob for _, blob, _ in dropped if blob != _EMPTY_BLOB})
     for path, blob, place in dropped:
@@ -431,9 +434,6 @@ def stale_copy(
     return tuple(flags)
 
 
-_DROPPED = "dropped:"  # (``_copy_differs``: a file the tree does not hold, and where it would)
-
-
 def _copy_differs(
     path: str,
     theirs: str,
@@ -442,11 +442,12 @@ def _copy_differs(
     bases: Mapping[str, str],
     made_by_the_build: Sequence[str],
     version_lines: Sequence[str],
-) -> str | None:
-    """Why the installed file ``path`` (its blob ``theirs``; ``tail``: its parts from the
-    package on) is not the tested tree's (``stale_copy``), None when it is or the tree cannot
-    tell; ``_DROPPED`` and its tree place where the tree does not hold it, in a folder the tree
-    still has (not a package the project's metadata maps to folders of other names)."""
+) -> tuple[str, str | None] | None:
+    """The tree's place of the installed file ``path`` (its blob ``theirs``; ``tail``: its
+    parts from the package on) and why it is not the tested tree's (``stale_copy``); None when
+    it is or the tree cannot tell. Why is None where the tree does not hold it, in a folder
+    the tree still has (not a package the project's metadata maps to folders of other names):
+    a file the tree may have dropped."""
     top = tail[0]
     held = [bases[top]] if top in bases else []
     other = _held(root, held, tail) or _held_by_source(root, path, tail)
@@ -461,7 +462,10 @@ def _copy_differs(
             return None
         if generated(other, version_lines) and _same_but_the_version(root / other, path, theirs):
             return None
-        return f"{INSTALLED_COPY} its {shown} is not the tested tree's {other} (reinstall it)"
+        return (
+            other,
+            f"{INSTALLED_COPY} its {shown} is not the tested tree's {other} (reinstall it)",
+        )
     folder = Path(held[0]) if held else None
     if folder is None or (folder / "__init__.py").is_file():
         return None
@@ -469,7 +473,35 @@ def _copy_differs(
     place = os.path.relpath(at, root).replace(os.sep, "/")
     if not at.parent.is_dir() or place.startswith("../"):
         return None
-    return _DROPPED + place
+    return place, None
+
+
+def _ignored_below(root: Path, folder: str) -> tuple[str, ...]:
+    """The files and folders (``name/``) git ignores below ``folder`` of the work tree at
+    ``root``, relative to ``root``; none where git cannot tell."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
+            cwd=folder,
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    if done.returncode != 0:
+        return ()
+    rel = os.path.relpath(folder, root).replace(os.sep, "/")
+    names = [n for n in os.fsdecode(done.stdout).split("\0") if n]
+    return tuple(
+        posixpath.normpath(posixpath.join(rel, n)) + ("/" if n.endswith("/") else "") for n in names
+    )
+
+
+def _under(path: str, ignored: Sequence[str]) -> bool:
+    """Whether the tree path ``path`` is one of ``ignored`` or below a folder of them."""
+    return any(path == i or (i.endswith("/") and path.startswith(i)) for i in ignored)
 
 
 def _blobs_known(root: Path, blobs: Iterable[str]) -> set[str]:
