@@ -2930,6 +2930,10 @@ def pytest_addoption(parser):
     parser.addoption("--nomigrations", "--no-migrations", action="store_true")
     parser.addoption("--snapshot-warn-unused", action="store_true")
     parser.addoption("--snapshot-disable-unused", action="store_true")
+    parser.addoption("--ds", default=None)  # pytest-django's, over its ini key
+    parser.addini("DJANGO_SETTINGS_MODULE", "the settings module")
+    parser.addini("env", "pytest-env's variables", type="linelist")
+    parser.addoption("--envfile", default=None)
     parser.addoption("--snapshot-ignore-file-extensions", default="")
 
 
@@ -3023,6 +3027,13 @@ def pytest_sessionfinish(session):
             ("--cov-precision=0",),
             False,
         ),
+        # the settings a run of the suite takes, given its own way: pytest-django's --ds in the
+        # addopts, or pytest-env's `env`; pytest-env's --envfile for its configured files
+        ("--ds=proj.settings", "", ("--ds=proj.other",), True),
+        ("--ds=proj.settings", "", ("--ds=proj.settings",), False),
+        ("\nenv =\n    D:DJANGO_SETTINGS_MODULE=proj.settings", "", ("--ds=proj.other",), True),
+        ("\nenv =\n    DJANGO_SETTINGS_MODULE=proj.settings", "", ("--ds=proj.settings",), False),
+        ("", "", ("--envfile=lax.env",), True),
         ("", "", ("--benchmark-only",), True),
         ("", "", ("--benchmark-skip",), True),
         ("--benchmark-skip", "", ("--benchmark-skip",), False),  # the suite's own

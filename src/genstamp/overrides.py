@@ -103,6 +103,7 @@ UNCOVERED = "--no-cov"
 # at all (a session that fails passes)
 WEAKENING: tuple[str, ...] = ("--nomigrations", "--no-migrations", "--snapshot-warn-unused")
 WEAKENING += ("--snapshot-disable-unused", "--snapshot-ignore-file-extensions")
+WEAKENING += ("--envfile",)  # pytest-env's: the environment of another file than the suite's
 PROFILES = ("--hypothesis-profile",)
 # command-line options that set a setting (the level a logger records at: what caplog sees)
 SETTING_FLAGS = {
@@ -131,6 +132,10 @@ def _reads_args_files() -> bool:
     return tuple(int(p) for p in pytest.__version__.split(".")[:2] if p.isdigit()) >= (8, 2)
 
 
+# options whose destination is not their setting's name: pytest-django's `--ds`, `--dc`
+_DEST_SETTINGS = {"ds": "DJANGO_SETTINGS_MODULE", "dc": "DJANGO_CONFIGURATION"}
+
+
 def _setting_options(cfg: pytest.Config) -> dict[str, Setting]:
     """Each option of this run's parser (pytest's and its plugins') whose destination is a
     setting of the same name, by each of its option strings: plugins read such an option
@@ -145,6 +150,7 @@ def _setting_options(cfg: pytest.Config) -> dict[str, Setting]:
             with contextlib.suppress(Exception):  # pytest's private shapes, across versions
                 attrs = option.attrs()
                 key = attrs.get("dest")
+                key = _DEST_SETTINGS.get(key, key) if isinstance(key, str) else key
                 entry = known.get(key)
                 kinds = entry[1] if isinstance(entry, tuple) and len(entry) > 1 else None
                 kinds = kinds if isinstance(kinds, tuple) else (kinds,)
@@ -934,9 +940,24 @@ def _runs_with(
     """What a run of the suite takes the setting ``key`` to be, as text: what its ``addopts``
     give the setting's option, else its configuration file, else the default (None: unknown)."""
     configured = set_by_suite.get(key) or _configured(cfg, values, key)
+    if configured is None and key.isupper():  # an environment variable pytest-env's `env` sets
+        configured = _env_setting(values, key)
     if configured is None and key in STRICTER and key != "strict":
         configured = _configured(cfg, values, "strict")  # pytest 9: unset, they follow `strict`
     return configured if configured is not None else _default(cfg, key)
+
+
+def _env_setting(values: Mapping[str, str], key: str) -> str | None:
+    """The value pytest-env's ``env`` setting gives the variable ``key`` (its lines
+    ``KEY=VALUE``, flagged ``D:`` or ``R:``), None where it gives none."""
+    for line in values.get("env", "").splitlines():
+        line = line.strip()
+        while line[:2] in ("D:", "R:"):
+            line = line[2:]
+        name, sep, value = line.partition("=")
+        if sep and name.strip() == key:
+            return value.strip()
+    return None
 
 
 def _default(cfg: pytest.Config, key: str) -> str | None:
