@@ -573,6 +573,22 @@ def test_without_uv_auto_falls_back_to_pip(monkeypatch: pytest.MonkeyPatch) -> N
             },
             [".[test]"],
         ),
+        # the extra named as the project names it (h156 04: `tests`, and the clean run failed)
+        (
+            {
+                "pyproject.toml": '[project]\nname = "c"\nversion = "0"\n'
+                '[project.optional-dependencies]\ntests = ["pytest"]\ndocs = ["x"]\n'
+            },
+            [".[tests]"],
+        ),
+        ({"setup.py": "setup(extras_require={'testing': ['pytest']})\n"}, [".[testing]"]),
+        (
+            {
+                "pyproject.toml": '[project]\nname = "c"\nversion = "0"\n'
+                '[project.optional-dependencies]\ntesting = ["x"]\ntest = ["pytest"]\n'
+            },
+            [".[test]"],
+        ),
     ],
     ids=[
         "project",
@@ -591,6 +607,9 @@ def test_without_uv_auto_falls_back_to_pip(monkeypatch: pytest.MonkeyPatch) -> N
         "setup.py-no-test-extra",
         "dynamic-extras",
         "poetry-extras",
+        "a-tests-extra",
+        "a-testing-extra-of-setup.py",
+        "test-before-testing",
     ],
 )
 def test_what_the_clean_room_installs_unless_told(

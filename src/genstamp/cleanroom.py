@@ -89,8 +89,9 @@ def env_cache(checkout: Checkout) -> Path:
 
 def default_install(root: Path) -> list[str]:
     """What ``clean-install`` means unset: the project with its test extra when it has one
-    (non-editable, as a clean runner's ``pip install``: a module left out of the wheel fails
-    there too), the project alone otherwise, nothing when it is not an installable project."""
+    (``test``, else ``tests``, else ``testing``; non-editable, as a clean runner's ``pip
+    install``: a module left out of the wheel fails there too), the project alone otherwise,
+    nothing when it is not an installable project."""
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
@@ -98,65 +99,71 @@ def default_install(root: Path) -> list[str]:
     project = data.get("project")
     if not isinstance(project, dict) and not _installable(root, data):
         return []
-    return [".[test]"] if _test_extra(root, data) else ["."]
+    extra = _test_extra(root, data)
+    return [f".[{extra}]"] if extra else ["."]
 
 
-def _test_extra(root: Path, pyproject: dict[str, Any]) -> bool:
-    """Whether the project declares a ``test`` extra, wherever its build reads extras from:
-    ``[project.optional-dependencies]``, setuptools' ``dynamic`` table, ``setup.cfg``'s
-    ``[options.extras_require]``, a dict of ``setup.py`` given as ``extras_require``,
-    poetry's ``[tool.poetry.extras]``."""
+TEST_EXTRAS = ("test", "tests", "testing")  # the extras a project's tests need, by its naming
+
+
+def _test_extra(root: Path, pyproject: dict[str, Any]) -> str | None:
+    """The test extra (``TEST_EXTRAS``, the first) the project declares, wherever its build
+    reads extras from: ``[project.optional-dependencies]``, setuptools' ``dynamic`` table,
+    ``setup.cfg``'s ``[options.extras_require]``, a dict of ``setup.py`` given as
+    ``extras_require``, poetry's ``[tool.poetry.extras]``; None where it declares none."""
+    found: list[object] = []
     project = pyproject.get("project")
     if isinstance(project, dict):
-        extras = project.get("optional-dependencies")
-        if isinstance(extras, dict) and "test" in extras:
-            return True
+        found.append(project.get("optional-dependencies"))
     tool = pyproject.get("tool")
     tool = tool if isinstance(tool, dict) else {}
     setuptools = tool.get("setuptools")
     dynamic = setuptools.get("dynamic") if isinstance(setuptools, dict) else None
-    extras = dynamic.get("optional-dependencies") if isinstance(dynamic, dict) else None
+    found.append(dynamic.get("optional-dependencies") if isinstance(dynamic, dict) else None)
     poetry = tool.get("poetry")
-    poetry_extras = poetry.get("extras") if isinstance(poetry, dict) else None
-    if any(isinstance(e, dict) and "test" in e for e in (extras, poetry_extras)):
-        return True
+    found.append(poetry.get("extras") if isinstance(poetry, dict) else None)
     from genstamp import ini
 
     with contextlib.suppress(OSError, UnicodeDecodeError, ValueError):
         sections = ini.parse((root / "setup.cfg").read_text(encoding="utf-8"))
-        if "test" in sections.get("options.extras_require", {}):
-            return True
-    return _setup_py_test_extra(root / "setup.py")
+        found.append(sections.get("options.extras_require", {}))
+    found.append(dict.fromkeys(_setup_py_extras(root / "setup.py")))
+    names = {name for extras in found if isinstance(extras, dict) for name in extras}
+    return next((name for name in TEST_EXTRAS if name in names), None)
 
 
-def _setup_py_test_extra(path: Path) -> bool:
-    """Whether ``setup.py`` gives ``extras_require`` a dict with a ``"test"`` key: written in
-    the call, or a name assigned such a dict."""
+def _setup_py_extras(path: Path) -> set[str]:
+    """The extras ``setup.py`` gives ``extras_require`` as a dict: written in the call, or a
+    name assigned such a dict."""
     import ast
 
     try:
         tree = ast.parse(path.read_bytes())
     except (OSError, SyntaxError, ValueError, RecursionError):
-        return False
+        return set()
 
-    def with_test(node: ast.AST | None) -> bool:
-        return isinstance(node, ast.Dict) and any(
-            isinstance(k, ast.Constant) and k.value == "test" for k in node.keys
-        )
+    def keys(node: ast.AST | None) -> set[str]:
+        if not isinstance(node, ast.Dict):
+            return set()
+        return {
+            k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        }
 
     named = {
-        target.id
+        target.id: keys(node.value)
         for node in ast.walk(tree)
-        if isinstance(node, ast.Assign) and with_test(node.value)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
         for target in node.targets
         if isinstance(target, ast.Name)
     }
+    found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.keyword) and node.arg == "extras_require":
             value = node.value
-            if with_test(value) or (isinstance(value, ast.Name) and value.id in named):
-                return True
-    return False
+            found |= keys(value) or (
+                named.get(value.id, set()) if isinstance(value, ast.Name) else set()
+            )
+    return found
 
 
 def _installable(root: Path, pyproject: dict[str, object]) -> bool:
