@@ -252,6 +252,34 @@ def test_install_arguments() -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("given", ["args", "requirements", "variable"])
+def test_the_environment_key_follows_what_a_find_links_folder_holds(
+    tmp_path: Path, given: str
+) -> None:
+    """A wheel in a folder the install finds packages in (`--find-links vendor`), rebuilt under
+    the same version: the cached environment kept the old one, and the clean run passed on it
+    (h156 02). Its bytes are an input; the folder's other files too."""
+    uv = envcache.Installer("uv", "uv")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "1"\n')
+    vendor = tmp_path / "vendor"
+    vendor.mkdir()
+    (vendor / "mylib-1.0-py3-none-any.whl").write_bytes(b"VALUE = 1")
+    args, environ = ["."], {}
+    if given == "args":
+        args = ["--find-links", "vendor", "."]
+    elif given == "requirements":
+        (tmp_path / "requirements.txt").write_text("--find-links vendor\nmylib\n")
+    else:
+        environ = {"PIP_FIND_LINKS": str(vendor)}
+    first = envcache.key(tmp_path, args, uv, environ)
+    assert envcache.key(tmp_path, args, uv, environ) == first
+    (vendor / "mylib-1.0-py3-none-any.whl").write_bytes(b"VALUE = 2")
+    second = envcache.key(tmp_path, args, uv, environ)
+    assert second != first
+    (vendor / "other-1.0-py3-none-any.whl").write_bytes(b"")
+    assert envcache.key(tmp_path, args, uv, environ) != second
+
+
 def test_the_environment_key_follows_dependency_inputs(tmp_path: Path) -> None:
     uv = envcache.Installer("uv", "uv")
     (tmp_path / "pyproject.toml").write_text(

@@ -193,11 +193,14 @@ def key(
     add("installer", installer.tool.encode())
     add("args", json.dumps(list(install_args)).encode())
     add("pyproject", _pyproject_inputs(checkout / "pyproject.toml"))
-    for rel in _dependency_files(checkout, install_args):
+    files = _dependency_files(checkout, install_args)
+    for rel in files:
         try:
             add(f"file:{rel}", (checkout / rel).read_bytes())
         except OSError:
             add(f"missing:{rel}", b"")
+    for folder, listing in _find_links(checkout, install_args, files, environ):
+        add(f"find-links:{folder}", listing)
     index = {
         k: v
         for k, v in environ.items()
@@ -287,6 +290,47 @@ def _dependency_files(checkout: Path, install_args: Sequence[str]) -> list[str]:
 
 
 _MOST_FILES = 200  # requirement files followed from one another
+
+
+def _find_links(
+    checkout: Path, install_args: Sequence[str], files: Sequence[str], environ: Mapping[str, str]
+) -> list[tuple[str, bytes]]:
+    """The local folders the install finds packages in (``--find-links``/``-f`` of the install
+    arguments and the requirement files, ``PIP_FIND_LINKS``, ``UV_FIND_LINKS``), each with
+    what it holds: a wheel rebuilt under the same version (a vendored one) is another
+    environment. A file of the checkout by its bytes (the clean checkout writes it anew), one
+    outside by its size and time."""
+    words = list(install_args)
+    for rel in files:
+        with contextlib.suppress(OSError):
+            words += (checkout / rel).read_text(encoding="utf-8", errors="replace").split()
+    given = [w.partition("=")[2] for w in words if w.startswith("--find-links=")]
+    given += [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-f", "--find-links")]
+    for variable in ("PIP_FIND_LINKS", "UV_FIND_LINKS"):
+        given += environ.get(variable, "").split()
+    out = []
+    for value in dict.fromkeys(given):
+        if value.startswith("file://"):
+            value = value[len("file://") :]
+        elif "://" in value:
+            continue  # an index page: fetched, not a folder here
+        folder = checkout / value
+        if not folder.is_dir():
+            continue
+        inside = folder.resolve().is_relative_to(checkout.resolve())
+        listing = []
+        for entry in sorted(folder.iterdir()):
+            with contextlib.suppress(OSError):
+                if not entry.is_file():
+                    continue
+                if inside:
+                    seen = hashlib.sha256(entry.read_bytes()).hexdigest()
+                else:
+                    info = entry.stat()
+                    seen = f"{info.st_size}:{info.st_mtime_ns}"
+                listing.append(f"{entry.name}\0{seen}")
+        out.append((value, "\n".join(listing).encode("utf-8", "surrogateescape")))
+    return out
 
 
 def _named_files(words: list[str], folder: str) -> list[str]:
