@@ -699,6 +699,19 @@ def test_a_submodule_is_checked_out_in_the_clean_checkout(calc: Path, tmp_path: 
     assert proc.returncode == 1, proc.stdout + proc.stderr
     outcomes = json.loads(proc.stdout)["record"]["outcomes"]
     assert outcomes.get("tests/test_sub.py::test_sub") != "passed", outcomes  # (or not collected)
+    # pushed to a fork alone: a recursive clone fetches from the URL .gitmodules gives (it
+    # passed: any remote of the submodule's clone counted); pushed there, it passes
+    fork = tmp_path / "fork.git"
+    git(tmp_path, "clone", "-q", "--bare", str(lib), str(fork))
+    git(sub, "remote", "add", "fork", str(fork))
+    git(sub, "push", "-q", "fork", "HEAD:refs/heads/v5")
+    git(sub, "fetch", "-q", "fork")
+    proc = clean_run(calc, "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    git(sub, "push", "-q", "origin", "HEAD:refs/heads/v5")
+    git(sub, "fetch", "-q", "origin")
+    proc = clean_run(calc, "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_a_submodule_a_recursive_clone_skips_stays_empty(calc: Path, tmp_path: Path) -> None:

@@ -388,9 +388,19 @@ def _submodules(source: Path, work: Path, no_hooks: Path, log: IO[str]) -> None:
             continue
         mine, into = source / rel, work / rel
         # a commit a remote of that clone has (what a recursive clone fetches), not one made
-        # here and never pushed: a fresh clone cannot fetch that one
+        # here and never pushed: a fresh clone cannot fetch that one; of the remote the tree's
+        # .gitmodules names, where one of the clone's is it (not a fork pushed to alone)
+        remotes = [f"refs/remotes/{r}/" for r in _remotes_at(source, work, rel, mine)]
         known = subprocess.run(
-            ["git", "-C", str(mine), "for-each-ref", "--contains", sha, "refs/remotes"],
+            [
+                "git",
+                "-C",
+                str(mine),
+                "for-each-ref",
+                "--contains",
+                sha,
+                *(remotes or ["refs/remotes"]),
+            ],
             env=envcache.clean_environ(None),
             capture_output=True,
             text=True,
@@ -403,6 +413,61 @@ def _submodules(source: Path, work: Path, no_hooks: Path, log: IO[str]) -> None:
         _git(work, *hooks, *clone, str(mine), str(into), log=log)
         _git(into, *hooks, "checkout", "-q", "--detach", sha, log=log)
         _submodules(mine, into, no_hooks, log)
+
+
+def _remotes_at(source: Path, work: Path, rel: str, mine: Path) -> list[str]:
+    """The remotes of ``mine`` (the clone of submodule ``rel`` here) whose URL is the one the
+    tree's ``.gitmodules`` gives it, resolved as git resolves a relative one (against the URL
+    of ``source``'s ``origin``); none where none is (then any remote counts)."""
+    try:
+        listed = _git(work, "config", "-z", "--file", str(work / ".gitmodules"), "--list")
+        remotes = _git(mine, "config", "-z", "--get-regexp", r"^remote\..*\.url$")
+    except envcache.StepFailed:
+        return []
+    values = dict(e.partition("\n")[::2] for e in listed.split("\0") if e)
+    names = [
+        k[len("submodule.") : -len(".path")]
+        for k, v in values.items()
+        if k.endswith(".path") and v == rel
+    ]
+    url = values.get(f"submodule.{names[0]}.url", "") if names else ""
+    if url.startswith(("./", "../")):
+        try:
+            base = _git(source, "config", "--get", "remote.origin.url").strip()
+        except envcache.StepFailed:
+            return []
+        url = _relative_url(base, url)
+    wanted = _same_url(url)
+    found = []
+    for entry in remotes.split("\0"):
+        key, _, value = entry.partition("\n")
+        if key and _same_url(value) == wanted and wanted:
+            found.append(key[len("remote.") : -len(".url")])
+    return found
+
+
+def _relative_url(base: str, url: str) -> str:
+    """``url`` (``../lib.git``, ``./lib``) taken from ``base``, as git takes a submodule's."""
+    base = base.rstrip("/")
+    while True:
+        if url.startswith("./"):
+            url = url[2:]
+        elif url.startswith("../"):
+            url = url[3:]
+            cut = max(base.rfind("/"), base.rfind(":"))
+            base = base[:cut] if cut > 0 else base
+        else:
+            return f"{base}/{url}"
+
+
+def _same_url(url: str) -> str:
+    """``url`` as compared: no trailing ``/`` or ``.git``; a local folder by its real path."""
+    url = url.strip().rstrip("/").removesuffix(".git").rstrip("/")
+    if url.startswith("file://"):
+        url = url[len("file://") :]
+    if url and "://" not in url and ":" not in url.split("/")[0]:
+        url = os.path.realpath(url).removesuffix(".git")
+    return url
 
 
 def _cloned_recursively(work: Path) -> set[str]:
