@@ -541,7 +541,6 @@ def test_the_status_of_a_committed_pre_push_call_is_read_from_its_text(
             "while read local_ref local_oid remote_ref remote_oid; do :; done\n{call} || exit $?\n",
             "while read local_ref local_oid remote_ref remote_oid; do :; done",
         ),
-        ('{call} || exit $?\ngit lfs pre-push "$@"\n', None),  # genstamp's first
         # the lines read once and given to both
         (
             'refs=$(cat)\nprintf "%s\\n" "$refs" | git lfs pre-push "$@"\n'
@@ -575,6 +574,21 @@ def test_a_committed_pre_push_that_reads_gits_ref_lines_before_genstamp_is_named
         assert "ok: pre-push" in doctor, doctor
         return
     assert f"reads git's ref lines before genstamp's call ({taken})" in out, out
+    assert "warn: pre-push" in doctor and "refs=$(cat)" in doctor, doctor
+
+
+def test_a_committed_pre_push_whose_later_command_gets_no_ref_lines_is_named(
+    project: Path,
+) -> None:
+    """genstamp's call first, then `git lfs pre-push` (the line install asks for, put above
+    git-lfs's): genstamp's call reads git's ref lines and git-lfs gets none, so it pushes no
+    object of the files it tracks. Install and doctor name it, with the way to give both."""
+    body = '{call} || exit $?\ngit lfs pre-push "$@"\n'
+    committed = commit_pre_push(project, ".githooks", body)
+    assert install.stdin_left_none(committed, "pre-push") == 'git lfs pre-push "$@"'
+    out = ok(run_genstamp(project, "install"))
+    assert "reads git's ref lines after genstamp's call" in out, out
+    doctor = run_genstamp(project, "doctor").stdout
     assert "warn: pre-push" in doctor and "refs=$(cat)" in doctor, doctor
 
 

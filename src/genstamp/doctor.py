@@ -153,6 +153,9 @@ def check_pre_push(where: install.Layout) -> Check:
         if (taken := install.stdin_taken(path, "pre-push")) is not None:
             said = install.STDIN_TAKEN.format(path, taken)
             return Check("pre-push", "warn", said, install.STDIN_REMEDY)
+        if (left := install.stdin_left_none(path, "pre-push")) is not None:
+            said = install.STDIN_LEFT_NONE.format(path, left)
+            return Check("pre-push", "warn", said, install.STDIN_REMEDY)
         whose = "genstamp's" if install.is_genstamp_hook(path) else "runs genstamp's"
         return Check("pre-push", "ok", f"{path} {whose}: it judges every pushed ref")
     if install.is_pre_commit_hook(path):

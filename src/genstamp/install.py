@@ -464,6 +464,10 @@ STDIN_TAKEN = (
     "{} reads git's ref lines before genstamp's call ({}): genstamp's then reads none and "
     "judges no ref (a refused push would go through)"
 )
+STDIN_LEFT_NONE = (
+    "{} runs a command that reads git's ref lines after genstamp's call ({}), which read them "
+    "first: it gets none (git-lfs then pushes no object)"
+)
 STDIN_REMEDY = (
     "read them once and give them to both, `refs=$(cat)`, then "
     '`printf \'%s\\n\' "$refs" | git lfs pre-push "$@"` and '
@@ -576,6 +580,23 @@ def stdin_taken(path: Path, hook: str) -> str | None:
     for n, earlier in enumerate(lines[:at]):
         if _reads_stdin(earlier, lines[n + 1 :]):
             return earlier
+    return None
+
+
+def stdin_left_none(path: Path, hook: str) -> str | None:
+    """The command of a user's hook after its ``genstamp hook HOOK`` line that reads git's ref
+    lines, which genstamp's call read first (``git lfs pre-push`` then pushes no object); None
+    where none does, or where genstamp's call is given its own input."""
+    found = _users_call(path, hook)
+    if found is None:
+        return None
+    lines, at = found
+    before, after = _around_call(lines[at])
+    if _PIPE.search(_masked(before)) or re.search(r"<(?!\()", _masked(after)):
+        return None
+    for n, later in enumerate(lines[at + 1 :], start=at + 1):
+        if _reads_stdin(later, lines[n + 1 :]):
+            return later
     return None
 
 
@@ -1049,6 +1070,10 @@ def install(
                         taken = stdin_taken(lay.hooks_dir / hook, hook)
                         if hook == "pre-push" and taken is not None:
                             said = STDIN_TAKEN.format(lay.hooks_dir / hook, taken)
+                            notes.append(f"{said}: {STDIN_REMEDY}")
+                        left = stdin_left_none(lay.hooks_dir / hook, hook)
+                        if hook == "pre-push" and left is not None and taken is None:
+                            said = STDIN_LEFT_NONE.format(lay.hooks_dir / hook, left)
                             notes.append(f"{said}: {STDIN_REMEDY}")
                     else:
                         _put_hook(lay.hooks_dir, hook, command)
