@@ -570,34 +570,30 @@ def stdin_taken(path: Path, hook: str) -> str | None:
     that runs ``genstamp hook HOOK``, which then reads none: genstamp judges no ref (``git lfs
     pre-push``, a ``while read`` loop, ``cat``); None where none does, or where the call is
     given its own input (``printf … | genstamp hook …``, ``< file``)."""
-    found = _users_call(path, hook)
-    if found is None:
-        return None
-    lines, at = found
-    before, after = _around_call(lines[at])
-    if _PIPE.search(_masked(before)) or re.search(r"<(?!\()", _masked(after)):
-        return None  # given its input
-    for n, earlier in enumerate(lines[:at]):
-        if _reads_stdin(earlier, lines[n + 1 :]):
-            return earlier
-    return None
+    return _stdin_readers(path, hook)[0]
 
 
 def stdin_left_none(path: Path, hook: str) -> str | None:
     """The command of a user's hook after its ``genstamp hook HOOK`` line that reads git's ref
     lines, which genstamp's call read first (``git lfs pre-push`` then pushes no object); None
     where none does, or where genstamp's call is given its own input."""
+    return _stdin_readers(path, hook)[1]
+
+
+def _stdin_readers(path: Path, hook: str) -> tuple[str | None, str | None]:
+    """The first command before a user's hook's ``genstamp hook HOOK`` line, and the first
+    after it, that read the hook's stdin (``_reads_stdin``); none where the call is given its
+    own input."""
     found = _users_call(path, hook)
     if found is None:
-        return None
+        return None, None
     lines, at = found
     before, after = _around_call(lines[at])
     if _PIPE.search(_masked(before)) or re.search(r"<(?!\()", _masked(after)):
-        return None
-    for n, later in enumerate(lines[at + 1 :], start=at + 1):
-        if _reads_stdin(later, lines[n + 1 :]):
-            return later
-    return None
+        return None, None  # given its input
+    readers = [n for n, line in enumerate(lines) if n != at and _reads_stdin(line, lines[n + 1 :])]
+    first = next((lines[n] for n in readers if n < at), None)
+    return first, next((lines[n] for n in readers if n > at), None)
 
 
 def _masked(text: str) -> str:
