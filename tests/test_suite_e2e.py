@@ -3106,6 +3106,11 @@ def test_other():
 """
 
 
+# the dependency by a name of its own, and a test of the same name in another module
+NAMED = ('@pytest.mark.dependency(name="db")', 'depends=["db"]')
+OTHER_MODULE = "import pytest\n\n\n@pytest.mark.skip('elsewhere')\ndef test_first():\n    pass\n"
+
+
 @pytest.mark.parametrize(
     ("first", "args", "partial"),
     [
@@ -3113,6 +3118,9 @@ def test_other():
         ("pass", ("-n", "2"), True),  # test_first ran in the other worker: unseen here
         ("pytest.skip('no network')", (), False),  # skipped, and so is what depends on it
         ("pytest.skip('no network')", ("-n", "2"), False),  # (the skip itself counts as run)
+        ("pytest.skip('no network')", ("NAMED",), False),  # its own name, `name="db"`
+        ("pass", ("NAMED", "-n", "2"), True),
+        ("pass", ("OTHER", "-n", "2"), True),  # another module's test_first was skipped
     ],
 )
 def test_a_skip_pytest_dependency_made_where_it_did_not_see_the_dependency_is_no_run(
@@ -3122,8 +3130,17 @@ def test_a_skip_pytest_dependency_made_where_it_did_not_see_the_dependency_is_no
     under xdist (the dependency ran in another worker), a shuffled order or pytest-repeat's
     renamed tests, a failing test's body never ran and the skip was counted as run. A skip
     where the dependency was skipped (or failed) is the plugin's verdict, as in order."""
-    root = make(tmp_path / "p", {"tests/test_dep.py": DEPENDENT.format(first=first)})
-    proc = run_pytest(root, "-p", "no:cacheprovider", *args)
+    test = DEPENDENT.format(first=first)
+    files = {"tests/test_dep.py": test}
+    if "NAMED" in args:
+        files["tests/test_dep.py"] = test.replace("@pytest.mark.dependency()", NAMED[0]).replace(
+            'depends=["test_first"]', NAMED[1]
+        )
+    if "OTHER" in args:
+        files["tests/test_a_other.py"] = OTHER_MODULE
+    root = make(tmp_path / "p", files)
+    given = [a for a in args if a not in ("NAMED", "OTHER")]
+    proc = run_pytest(root, "-p", "no:cacheprovider", *given)
     assert proc.returncode == 0, proc.stdout
     code, data, _ = verify(root)
     if partial:

@@ -418,6 +418,8 @@ class Tally:
         # know (``overrides.options_in_addopts``), as the gate reads the suite with them
         self.known: dict[str, str] | None = None
         self.dependency_skips: dict[str, str] = {}  # node id -> the test pytest-dependency named
+        # pytest-dependency's `name=` of a test, in its scope's terms (`file::name`) -> node id
+        self.dependency_names: dict[str, str] = {}
         # hypothesis' settings as the conftests left them, before its plugin loads the profile
         # the run chose (``--hypothesis-profile``): those a run of the suite takes
         self.hypothesis_settings: object | None = None
@@ -572,6 +574,15 @@ class Tally:
     @pytest.hookimpl
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         self._items[item.nodeid] = item.path
+        mark = item.get_closest_marker("dependency")
+        name = mark.kwargs.get("name") if mark is not None else None
+        if mark is not None and isinstance(name, str):  # pytest-dependency's, in its scope
+            scope = mark.kwargs.get("scope", "module")
+            owner = {
+                "module": item.nodeid.partition("::")[0] + "::",
+                "class": item.nodeid.rpartition("::")[0] + "::",
+            }.get(scope, "")  # (session, package: the name alone)
+            self.dependency_names[owner + name] = item.nodeid
 
     def _taken_out(self, final: list[pytest.Item]) -> None:
         """Items a conftest or plugin took out of the collection without reporting them
@@ -711,12 +722,26 @@ class Tally:
         """The tests pytest-dependency skipped though no test of the run they depend on failed
         or was skipped: its result was not seen where they ran (another xdist worker, a later
         place in a shuffled order, a name pytest-repeat changed), and their bodies never ran."""
-        failed = [n for n, o in self.outcomes.items() if o != "passed" and o != "xpassed"]
-        return {
-            node
-            for node, depends in self.dependency_skips.items()
-            if not any(n == depends or n.endswith("::" + depends) for n in failed)
-        }
+        names = dict(self.dependency_names)
+        for worker in self.workers:
+            given = worker.get("dependency_names")
+            names.update(given if isinstance(given, dict) else {})
+        unseen = set()
+        for node, depends in self.dependency_skips.items():
+            owners = [node.partition("::")[0], node.rpartition("::")[0]]  # its module, class
+            found = [
+                names[k] for k in (*(f"{o}::{depends}" for o in owners), depends) if k in names
+            ]
+            # a test of that name in its module (or class), as pytest-dependency names them,
+            # else a node id (session scope)
+            found += [
+                n
+                for n in self.outcomes
+                if n == depends or any(n == f"{o}::{depends}" for o in owners)
+            ]
+            if not any(self.outcomes.get(n) not in (None, "passed", "xpassed") for n in found):
+                unseen.add(node)
+        return unseen
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -743,6 +768,7 @@ class Tally:
             "marks": sorted(self.marks),
             "paths": self._paths,
             "ignored": sorted(self.ignored),
+            "dependency_names": self.dependency_names,
         }
 
     def observe_ignores(self, cfg: pytest.Config) -> None:
