@@ -3160,7 +3160,13 @@ settings.register_profile("ci", max_examples=1000)
 settings.register_profile("quick", max_examples=5)
 settings.register_profile("dev", max_examples=10)
 settings.register_profile("thorough", max_examples=500)
-settings.load_profile(os.environ.get("LOADED", "default"))
+if not os.environ.get("AT_CONFIGURE"):
+    settings.load_profile(os.environ.get("LOADED", "default"))
+
+
+def pytest_configure(config):
+    if os.environ.get("AT_CONFIGURE"):  # where a conftest may load the suite's profile too
+        settings.load_profile(os.environ.get("LOADED", "default"))
 """
 HYPOTHESIS_TEST = """\
 from hypothesis import given, strategies as st
@@ -3179,6 +3185,8 @@ def test_commutes(a, b):
         ("default", "quick", True),
         ("dev", "default", False),  # the conftest's dev profile is laxer than the default
         ("thorough", "default", True),
+        ("thorough AT_CONFIGURE", "ci", False),
+        ("thorough AT_CONFIGURE", "default", True),
     ],
 )
 def test_a_hypothesis_profile_of_the_run_counts_only_where_it_checks_less(
@@ -3192,7 +3200,8 @@ def test_a_hypothesis_profile_of_the_run_counts_only_where_it_checks_less(
         tmp_path / "p",
         {"tests/conftest.py": HYPOTHESIS_CONFTEST, "tests/test_h.py": HYPOTHESIS_TEST},
     )
-    env = subprocess_env(LOADED=loaded, PYTEST_ADDOPTS="")
+    profile, _, when = loaded.partition(" ")
+    env = subprocess_env(LOADED=profile, PYTEST_ADDOPTS="", AT_CONFIGURE="1" if when else "")
     proc = run_pytest(root, "-p", "no:cacheprovider", f"--hypothesis-profile={chosen}", env=env)
     assert proc.returncode == 0, proc.stdout
     code, data, _ = verify(root)

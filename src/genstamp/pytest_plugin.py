@@ -422,10 +422,14 @@ class Tally:
         self.dependency_names: dict[str, str] = {}
         # hypothesis' settings as the conftests left them, before its plugin loads the profile
         # the run chose (``--hypothesis-profile``): those a run of the suite takes
-        self.hypothesis_settings: object | None = None
+        self.hypothesis_settings: object | None = None  # (``pytest_configure``)
 
-    @pytest.hookimpl(tryfirst=True)
+    @pytest.hookimpl
     def pytest_configure(self, config: pytest.Config) -> None:
+        """Registered after the plugins pytest loads as it reads its arguments and before the
+        initial conftests, this runs after the conftests' own ``pytest_configure`` (which may
+        load the suite's hypothesis profile) and before hypothesis' (which loads the one the
+        run chose): hypothesis' settings are then those a run of the suite takes."""
         self._named_ids = any("::" in str(arg) for arg in config.args)
         hypothesis = sys.modules.get("hypothesis")
         if hypothesis is not None:
