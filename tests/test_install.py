@@ -520,6 +520,11 @@ TOP = '"$(git rev-parse --show-toplevel)"'
         (f"if {CALL}; then :; else exit 1; fi\necho done\n", False),
         (f"if {CALL}; then\n  echo config ok\nelse\n  exit 1\nfi\necho done\n", False),
         (f"if {CALL}; then\n  echo ok\nfi\necho done\n", True),
+        # an exit that succeeds, an inner if's else, an exit that does not use PIPESTATUS
+        (f"if {CALL}; then :; else echo refused; exit 0; fi\necho done\n", True),
+        (f"{CALL} || exit 0\necho done\n", True),
+        (f'if {CALL}; then\n  if [ -n "$CI" ]; then echo ci; else exit 1; fi\nfi\necho x\n', True),
+        (f'{CALL} | tee -a log\necho "${{PIPESTATUS[0]}}"\nexit 1\n', True),
     ],
 )
 def test_the_status_of_a_committed_pre_push_call_is_read_from_its_text(
@@ -556,6 +561,10 @@ def test_the_status_of_a_committed_pre_push_call_is_read_from_its_text(
         ("remotes=$(awk '{{print $3}}')\n{call} || exit $?\n", "remotes=$(awk '{print $3}')"),
         ("first=$(head -n1)\n{call} || exit $?\n", "first=$(head -n1)"),
         ('"$LFS" pre-push "$@"\n{call} || exit $?\n', '"$LFS" pre-push "$@"'),
+        # an option's value is no file, nor is what a redirect names
+        ("first=$(head -n 1)\n{call} || exit $?\n", "first=$(head -n 1)"),
+        ('cat > "$tmp"\n{call} || exit $?\n', 'cat > "$tmp"'),
+        ("head -n 1 NOTES.txt\n{call} || exit $?\n", None),
     ],
 )
 def test_a_committed_pre_push_that_reads_gits_ref_lines_before_genstamp_is_named(

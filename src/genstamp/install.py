@@ -440,11 +440,11 @@ def _call_lines(path: Path, hook: str) -> tuple[list[str], int] | None:
 
 # what makes a call's failure end the hook: `|| exit`, `|| { ...; exit 1; }` (an exit in a
 # `( ... )` leaves only its subshell), its `$?` read and then an exit
-_EXITS_ON_FAILURE = re.compile(r"\|\|\s*(?:exit\b|return\b)")
+_EXITS_ON_FAILURE = re.compile(r"\|\|\s*(?:exit|return)\b(?!\s+0*0\b)")  # (`exit 0`: success)
 _PIPE = re.compile(r"(?<!\|)\|(?!\|)")
 _PIPEFAIL = re.compile(r"^set\s+.*-o\s+pipefail|^set\s+-[a-zA-Z]*o\s+pipefail")
 _BLOCK_ON_FAILURE = re.compile(r"\|\|\s*\{")
-_EXITS = re.compile(r"\b(?:exit|return)\b")
+_EXITS = re.compile(r"\b(?:exit|return)\b(?!\s+0*0\b)")  # a failure's (not `exit 0`)
 _STATUS_READ = re.compile(r"\$\?")
 # `set -e` (`set -eu`, `set -o errexit`), or husky's v8 script, which runs the hook `sh -e`
 _ERREXIT = re.compile(r"^set\s+(?:-[a-zA-Z]*e|-o\s+errexit)|husky\.sh")
@@ -500,10 +500,7 @@ def status_ignored(path: Path, hook: str) -> bool:
     if _PIPE.search(_masked(after).split("||", 1)[0]) and not pipefail:
         # `genstamp … | tee log || exit $?`: the status is tee's, unless bash's PIPESTATUS is
         # read and then exited on
-        near = lines[at : at + 3]
-        return not any("PIPESTATUS" in ln for ln in near) or not any(
-            _EXITS.search(ln) for ln in near
-        )
+        return not any("PIPESTATUS" in ln and _EXITS.search(ln) for ln in lines[at : at + 3])
     inner = _subshell(before, after)
     if inner is not None:  # `( cd top && genstamp … || exit 1 )`: that exit ends the subshell
         within, rest = inner
@@ -512,11 +509,8 @@ def status_ignored(path: Path, hook: str) -> bool:
         return not (passed and ended)
     if line.startswith(("exec ", "if !", "if ! ", "until ")) or _EXITS_ON_FAILURE.search(after):
         return False
-    if line.startswith("if "):  # `if genstamp …; then :; else exit 1; fi`
-        whole = " ".join(lines[at:])
-        branch = re.split(r"\belse\b", re.split(r"\bfi\b", whole, maxsplit=1)[0], maxsplit=1)
-        if len(branch) == 2 and _EXITS.search(branch[1]):
-            return False
+    if line.startswith("if ") and _EXITS.search(_else_branch(" ".join(lines[at:]))):
+        return False  # `if genstamp …; then :; else exit 1; fi`
     if _BLOCK_ON_FAILURE.search(line):  # `|| {` ... `}`: an exit inside it
         block = " ".join([line.split("||", 1)[1], *lines[at + 1 :]]).split("}", 1)[0]
         if _EXITS.search(block):
@@ -528,6 +522,23 @@ def status_ignored(path: Path, hook: str) -> bool:
         return False
     # the last command, alone (`|| false` keeps a failure one): its status is the hook's
     return not (last and _alone(re.sub(r"\|\|\s*false\s*$", "", after)))
+
+
+def _else_branch(text: str) -> str:
+    """The ``else`` branch of the ``if`` that ``text`` begins with, up to its own ``fi`` (an
+    inner ``if … fi`` kept whole); "" where it has none."""
+    depth, start = 0, None
+    for word in re.finditer(r"\b(?:if|fi|else|elif)\b", _masked(text)):
+        kind = word.group()
+        if kind == "if":
+            depth += 1
+        elif kind == "fi":
+            depth -= 1
+            if depth == 0:
+                return text[start : word.start()] if start is not None else ""
+        elif depth == 1:
+            start = word.end() if kind == "else" else None  # (an elif's test: not the else)
+    return text[start:] if start is not None else ""
 
 
 def _alone(after: str) -> bool:
@@ -625,7 +636,7 @@ def _reads_stdin(line: str, rest: Sequence[str] = ()) -> bool:
         words = masked[start:end].split()
         while words and (words[0] in _KEYWORDS or re.match(r"^\w+=", words[0])):
             words = words[1:]
-        if words and not fed and not any(w.startswith("<") for w in words):
+        if words and not fed and not any(re.match(r"^\d*<", w) for w in words):
             if _a_reader(words, line[start:end]) and not _loop_redirected(words, rest):
                 return True
         fed = match is not None and match.group() == "|"
@@ -637,7 +648,7 @@ def _a_reader(words: list[str], text: str) -> bool:
     """Whether the simple command ``words`` (quoted words masked; ``text`` as written) reads its
     standard input."""
     name = os.path.basename(words[0])
-    operands = [w for w in words[1:] if not w.startswith("-") or w == "-"]
+    operands = _operands(name, words[1:])
     if name in _ALWAYS_READ:
         return True
     if name in _FILE_OR_STDIN:
@@ -647,6 +658,42 @@ def _a_reader(words: list[str], text: str) -> bool:
     if words[1:3] == ["lfs", "pre-push"] or (len(words) > 1 and words[1] == "pre-push"):
         return "genstamp" not in text  # another tool's pre-push: git-lfs', "$LFS" pre-push
     return name.startswith(_SCRIPTS) and "stdin" in text.lower()
+
+
+# the options of those commands that take a value as the next word
+_VALUED = {
+    "head": "nc",
+    "tail": "nc",
+    "cut": "dfcb",
+    "sort": "kto",
+    "grep": "efmABC",
+    "egrep": "efmABC",
+    "fgrep": "efmABC",
+    "awk": "Fvf",
+    "gawk": "Fvf",
+    "sed": "ef",
+    "jq": "",
+    "uniq": "fs",
+}
+
+
+def _operands(name: str, words: Sequence[str]) -> list[str]:
+    """The operands of the command ``name`` given ``words``: not its options, the values of
+    those that take one (``head -n 1``), redirections (``> file``, ``2>/dev/null``) or what
+    they name."""
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif re.match(r"^\d*[<>]", word):
+            skip = re.fullmatch(r"\d*(?:>>?|<|>&|&>)", word) is not None  # the file next
+        elif word.startswith("-") and word != "-":
+            letters = word[1:] if not word.startswith("--") else ""
+            skip = len(letters) == 1 and letters in _VALUED.get(name, "")
+        else:
+            out.append(word)
+    return out
 
 
 def _loop_redirected(words: list[str], rest: Sequence[str]) -> bool:
