@@ -1131,6 +1131,35 @@ def test_uninstall_in_a_moved_repository_touches_no_other(
     assert not (moved / ".git" / "genstamp" / "install.json").exists()
 
 
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_the_install_record_is_versioned_for_another_genstamp(
+    project: Path, tmp_path: Path, version: int
+) -> None:
+    """The record's shape changed (its roots name the main worktree and the linked ones), so
+    it is written as version 2: a genstamp that reads 1 alone refuses it, naming both,
+    instead of taking its roots for a repository moved and putting files back in the wrong
+    worktree. A version 1 record (an older genstamp's) is still read; a later one is refused
+    in one line, and nothing is touched."""
+    log = tmp_path / "user.log"
+    add_user_hook(project, "post-checkout", log)
+    before = hooks_state(project)
+    ok(run_genstamp(project, "install"))
+    record = project / ".git" / "genstamp" / "install.json"
+    data = json.loads(record.read_text())
+    assert data["version"] == install.STATE_VERSION == 2
+    data["version"] = version
+    record.write_text(json.dumps(data))
+    installed = hooks_state(project)
+    proc = run_genstamp(project, "install", "--uninstall")
+    if version == 3:
+        assert proc.returncode != 0 and proc.stderr.count("\n") == 1, proc.stderr
+        assert "install record version 3" in proc.stderr and "reads versions 1 and 2" in proc.stderr
+        assert hooks_state(project) == installed and record.is_file()
+        return
+    ok(proc)
+    assert hooks_state(project) == before
+
+
 def test_a_hook_chains_only_to_an_executable_file_and_names_no_placeholder_path() -> None:
     """A hook that is not to chain (pre-commit runs it as its ``.legacy``; the plain hooks
     installed into .git/hooks itself) must not point at a stand-in path: one such as
