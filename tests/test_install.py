@@ -1097,6 +1097,17 @@ def test_a_clone_installed_from_is_pinned_at_the_commit_that_was_installed(tmp_p
     assert "not the code of any of the last" in str(raised.value)
 
 
+def installed_over_a_user_hook(
+    project: Path, tmp_path: Path
+) -> tuple[dict[str, tuple[bytes, int]], Path]:
+    """``genstamp install`` over a post-checkout of the user's: the hooks as they were, and the
+    install record."""
+    add_user_hook(project, "post-checkout", tmp_path / "user.log")
+    before = hooks_state(project)
+    ok(run_genstamp(project, "install"))
+    return before, project / ".git" / "genstamp" / "install.json"
+
+
 @pytest.mark.parametrize("recorded", ["where-it-was", "nothing"])
 def test_uninstall_in_a_moved_repository_touches_no_other(
     project: Path, tmp_path: Path, recorded: str
@@ -1105,11 +1116,7 @@ def test_uninstall_in_a_moved_repository_touches_no_other(
     own hooks, never the files at the old paths, where another repository now lives. A record
     that does not say where the repository was (an older genstamp's) is refused for any path
     outside this repository, and nothing is touched."""
-    log = tmp_path / "user.log"
-    add_user_hook(project, "post-checkout", log)
-    before = hooks_state(project)
-    ok(run_genstamp(project, "install"))
-    record = project / ".git" / "genstamp" / "install.json"
+    before, record = installed_over_a_user_hook(project, tmp_path)
     if recorded == "nothing":
         data = json.loads(record.read_text())
         del data["roots"]
@@ -1117,7 +1124,7 @@ def test_uninstall_in_a_moved_repository_touches_no_other(
     moved = tmp_path / "moved"
     project.rename(moved)
     other = init_repo(project)  # another repository at the old path, with hooks of its own
-    add_user_hook(other, "pre-push", log)
+    add_user_hook(other, "pre-push", tmp_path / "user.log")
     others = hooks_state(other)
     proc = run_genstamp(moved, "install", "--uninstall")
     assert hooks_state(other) == others
@@ -1140,11 +1147,7 @@ def test_the_install_record_is_versioned_for_another_genstamp(
     instead of taking its roots for a repository moved and putting files back in the wrong
     worktree. A version 1 record (an older genstamp's) is still read; a later one is refused
     in one line, and nothing is touched."""
-    log = tmp_path / "user.log"
-    add_user_hook(project, "post-checkout", log)
-    before = hooks_state(project)
-    ok(run_genstamp(project, "install"))
-    record = project / ".git" / "genstamp" / "install.json"
+    before, record = installed_over_a_user_hook(project, tmp_path)
     data = json.loads(record.read_text())
     assert data["version"] == install.STATE_VERSION == 2
     data["version"] = version
