@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import commit_all, committed
 from test_rules import A1, B1, B2, COV_AB, COV_AB_LEFT, SUITE_AB, TESTED, facts, report
 
 from genstamp import cleanrecord, cleanroom, cleanrun, envcache
@@ -252,32 +253,49 @@ def test_install_arguments() -> None:
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("given", ["args", "requirements", "variable"])
+@pytest.mark.parametrize(
+    "given", ["args", "attached", "requirements", "nested-requirements", "pip-variable", "uv"]
+)
 def test_the_environment_key_follows_what_a_find_links_folder_holds(
     tmp_path: Path, given: str
 ) -> None:
     """A wheel in a folder the install finds packages in (`--find-links vendor`), rebuilt under
     the same version: the cached environment kept the old one, and the clean run passed on it
-    (h156 02). Its bytes are an input; the folder's other files too."""
+    (h156 02). Its blob (committed) or its size and time (not) are an input; the folder's other
+    files too. A requirements file's `-f` is taken from its own folder, as pip takes it, and
+    uv's variable is split at commas."""
     uv = envcache.Installer("uv", "uv")
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "1"\n')
-    vendor = tmp_path / "vendor"
+    repo = committed(
+        tmp_path / "repo", {"pyproject.toml": '[project]\nname = "p"\nversion = "1"\n'}
+    )
+    vendor = repo / "vendor"
     vendor.mkdir()
-    (vendor / "mylib-1.0-py3-none-any.whl").write_bytes(b"VALUE = 1")
+    wheel = vendor / "mylib-1.0-py3-none-any.whl"
+    wheel.write_bytes(b"VALUE = 1")
     args, environ = ["."], {}
     if given == "args":
         args = ["--find-links", "vendor", "."]
+    elif given == "attached":
+        args = ["-fvendor", "."]
     elif given == "requirements":
-        (tmp_path / "requirements.txt").write_text("--find-links vendor\nmylib\n")
-    else:
+        (repo / "requirements.txt").write_text("--find-links vendor\nmylib\n")
+    elif given == "nested-requirements":
+        (repo / "requirements").mkdir()
+        (repo / "requirements" / "ci.txt").write_text("-f ../vendor\nmylib\n")
+        args = ["-r", "requirements/ci.txt", "."]
+    elif given == "pip-variable":
         environ = {"PIP_FIND_LINKS": str(vendor)}
-    first = envcache.key(tmp_path, args, uv, environ)
-    assert envcache.key(tmp_path, args, uv, environ) == first
-    (vendor / "mylib-1.0-py3-none-any.whl").write_bytes(b"VALUE = 2")
-    second = envcache.key(tmp_path, args, uv, environ)
+    else:
+        environ = {"UV_FIND_LINKS": f"/nonexistent,{vendor}"}
+    commit_all(repo, "the vendored wheel")
+    first = envcache.key(repo, args, uv, environ)
+    assert envcache.key(repo, args, uv, environ) == first
+    wheel.write_bytes(b"VALUE = 2")  # rebuilt, the same size
+    commit_all(repo, "rebuilt")
+    second = envcache.key(repo, args, uv, environ)
     assert second != first
-    (vendor / "other-1.0-py3-none-any.whl").write_bytes(b"")
-    assert envcache.key(tmp_path, args, uv, environ) != second
+    (vendor / "other-1.0-py3-none-any.whl").write_bytes(b"")  # (not committed)
+    assert envcache.key(repo, args, uv, environ) != second
 
 
 def test_the_environment_key_follows_dependency_inputs(tmp_path: Path) -> None:

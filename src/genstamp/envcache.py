@@ -296,41 +296,70 @@ def _find_links(
     checkout: Path, install_args: Sequence[str], files: Sequence[str], environ: Mapping[str, str]
 ) -> list[tuple[str, bytes]]:
     """The local folders the install finds packages in (``--find-links``/``-f`` of the install
-    arguments and the requirement files, ``PIP_FIND_LINKS``, ``UV_FIND_LINKS``), each with
-    what it holds: a wheel rebuilt under the same version (a vendored one) is another
-    environment. A file of the checkout by its bytes (the clean checkout writes it anew), one
-    outside by its size and time."""
-    words = list(install_args)
+    arguments, and of the requirement files, taken from the file's own folder as pip takes
+    them; ``PIP_FIND_LINKS``, ``UV_FIND_LINKS``), each with what it holds: a wheel rebuilt
+    under the same version (a vendored one) is another environment. The checkout's files by
+    their blob ids (the clean checkout writes them anew; git knows them), another folder's by
+    their size and time."""
+    given = [(v, checkout) for v in _find_links_in(list(install_args))]
     for rel in files:
         with contextlib.suppress(OSError):
-            words += (checkout / rel).read_text(encoding="utf-8", errors="replace").split()
-    given = [w.partition("=")[2] for w in words if w.startswith("--find-links=")]
-    given += [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-f", "--find-links")]
-    for variable in ("PIP_FIND_LINKS", "UV_FIND_LINKS"):
-        given += environ.get(variable, "").split()
+            words = (checkout / rel).read_text(encoding="utf-8", errors="replace").split()
+            given += [(v, (checkout / rel).parent) for v in _find_links_in(words)]
+    given += [(v, checkout) for v in environ.get("PIP_FIND_LINKS", "").split()]
+    given += [(v, checkout) for v in environ.get("UV_FIND_LINKS", "").split(",") if v.strip()]
     out = []
-    for value in dict.fromkeys(given):
-        if value.startswith("file://"):
-            value = value[len("file://") :]
-        elif "://" in value:
+    for value, base in dict.fromkeys(given):
+        where = value.strip()
+        if where.startswith("file://"):
+            where = where[len("file://") :]
+        elif "://" in where:
             continue  # an index page: fetched, not a folder here
-        folder = checkout / value
-        if not folder.is_dir():
-            continue
-        inside = folder.resolve().is_relative_to(checkout.resolve())
-        listing = []
-        for entry in sorted(folder.iterdir()):
-            with contextlib.suppress(OSError):
-                if not entry.is_file():
-                    continue
-                if inside:
-                    seen = hashlib.sha256(entry.read_bytes()).hexdigest()
-                else:
-                    info = entry.stat()
-                    seen = f"{info.st_size}:{info.st_mtime_ns}"
-                listing.append(f"{entry.name}\0{seen}")
-        out.append((value, "\n".join(listing).encode("utf-8", "surrogateescape")))
+        folder = base / os.path.expanduser(where)
+        if folder.is_dir():
+            out.append((value, _held_in(checkout, folder)))
     return out
+
+
+def _find_links_in(words: list[str]) -> list[str]:
+    """The values of ``--find-links V``, ``--find-links=V``, ``-f V`` and ``-fV`` in ``words``."""
+    out = []
+    for n, word in enumerate(words):
+        if word in ("-f", "--find-links") and n + 1 < len(words):
+            out.append(words[n + 1])
+        elif word.startswith("--find-links="):
+            out.append(word.partition("=")[2])
+        elif word.startswith("-f") and len(word) > 2 and not word.startswith("--"):
+            out.append(word[2:])
+    return out
+
+
+def _held_in(checkout: Path, folder: Path) -> bytes:
+    """What ``folder`` holds, as the environment's key takes it: each file by its blob id
+    where git's index has it (inside the checkout: one ``git ls-files``), else by its size
+    and time."""
+    tracked: dict[str, str] = {}
+    with contextlib.suppress(OSError, ValueError, subprocess.SubprocessError):
+        if folder.resolve().is_relative_to(checkout.resolve()):
+            done = subprocess.run(
+                ["git", "ls-files", "-s", "-z", "--", "."],
+                cwd=folder,
+                capture_output=True,
+                timeout=60,
+            )
+            for entry in os.fsdecode(done.stdout).split("\0") if done.returncode == 0 else ():
+                meta, _, name = entry.partition("\t")
+                if name and "/" not in name:
+                    tracked[name] = meta.split()[1]
+    listing = []
+    for entry in sorted(folder.iterdir()):
+        with contextlib.suppress(OSError):
+            if entry.name in tracked:
+                listing.append(f"{entry.name}\0{tracked[entry.name]}")
+            elif entry.is_file():
+                info = entry.stat()
+                listing.append(f"{entry.name}\0{info.st_size}:{info.st_mtime_ns}")
+    return "\n".join(listing).encode("utf-8", "surrogateescape")
 
 
 def _named_files(words: list[str], folder: str) -> list[str]:
