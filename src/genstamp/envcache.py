@@ -347,8 +347,8 @@ def _held_in(checkout: Path, folder: Path) -> bytes:
                 capture_output=True,
                 timeout=60,
             )
-            for entry in os.fsdecode(done.stdout).split("\0") if done.returncode == 0 else ():
-                meta, _, name = entry.partition("\t")
+            for line in os.fsdecode(done.stdout).split("\0") if done.returncode == 0 else ():
+                meta, _, name = line.partition("\t")
                 if name and "/" not in name:
                     tracked[name] = meta.split()[1]
     listing = []
