@@ -27,7 +27,7 @@ from conftest import (
     subprocess_env,
 )
 
-from genstamp import evidence
+from genstamp import evidence, overrides
 from genstamp.repo import open_checkout
 
 pytestmark = pytest.mark.e2e
@@ -2973,6 +2973,9 @@ def pytest_sessionfinish(session):
 """
 
 
+TOML_ENV = '[tool.pytest_env]\nDJANGO_SETTINGS_MODULE = {value = "proj.settings"}\n'
+
+
 @pytest.mark.parametrize(
     ("addopts", "coveragerc", "args", "partial"),
     [
@@ -3034,6 +3037,8 @@ def pytest_sessionfinish(session):
         ("\nenv =\n    D:DJANGO_SETTINGS_MODULE=proj.settings", "", ("--ds=proj.other",), True),
         ("\nenv =\n    DJANGO_SETTINGS_MODULE=proj.settings", "", ("--ds=proj.settings",), False),
         ("", "", ("--envfile=lax.env",), True),
+        ("", TOML_ENV, ("--ds=proj.other",), True),
+        ("", TOML_ENV, ("--ds=proj.settings",), False),
         ("", "", ("--benchmark-only",), True),
         ("", "", ("--benchmark-skip",), True),
         ("--benchmark-skip", "", ("--benchmark-skip",), False),  # the suite's own
@@ -3069,7 +3074,9 @@ def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_no
     }
     files["omitting.rc"] = "[run]\nomit = pkg/slow.py\n[report]\nfail_under = 90\n"
     files["pkg/__init__.py"] = ""
-    if coveragerc:
+    if coveragerc.startswith("[tool.pytest_env]"):
+        files["pyproject.toml"] = coveragerc  # pytest-env's own table (pytest.ini is read)
+    elif coveragerc:
         files[".coveragerc"] = coveragerc
         files["lax.rc"] = "[report]\nfail_under = 10\n"
         files["strict.rc"] = "[report]\nfail_under = 45\n"
@@ -3209,6 +3216,24 @@ def test_a_hypothesis_profile_of_the_run_counts_only_where_it_checks_less(
         assert code == 1 and "--hypothesis-profile" in rules(data)["partial-run"], data
     else:
         assert code == 0, data
+
+
+@pytest.mark.parametrize("keeps_digits", [True, False])
+def test_a_lower_cov_precision_counts_as_the_installed_coverage_rounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keeps_digits: bool
+) -> None:
+    """coverage 7.7 on rounds the total to at least the threshold's own digits (45.55: two),
+    whatever the precision; an older coverage rounds to the precision alone, where 45.5
+    rounded to 46 passes a threshold of 45.55 that the suite's precision of 2 fails."""
+    import coverage.results
+
+    if not keeps_digits:
+        monkeypatch.delattr(coverage.results, "_fail_under_precision", raising=False)
+    else:
+        assert hasattr(coverage.results, "_fail_under_precision"), "coverage >= 7.7 expected"
+    suite = ["--cov=pkg", "--cov-fail-under=45.55", "--cov-precision=2"]
+    found = overrides._coverage_lowered(["--cov-precision=0"], suite, tmp_path)
+    assert ("--cov-precision=0" in found) is not keeps_digits, found
 
 
 RUN_DATA = {".coveragerc": "[run]\ndata_file = run/data\n"}

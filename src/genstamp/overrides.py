@@ -537,12 +537,22 @@ def _coverage_lowered(
         suite_precision = _last_value(suite_opts, "--cov-precision")
         if suite_precision is None:
             suite_precision = _coverage_setting(folder, suite_rc, "report", "precision")
-        # (coverage rounds to at least the digits the threshold has: 89.55 to two)
-        digits = _decimals(limit)
+        # (coverage 7.7 on rounds to at least the digits the threshold has: 89.55 to two)
+        digits = _decimals(limit) if _rounds_to_the_threshold() else 0
         rounded = max(_number(precision) or 0.0, digits)
         if rounded < max(_number(suite_precision) or 0.0, digits):
             out.append(f"--cov-precision={precision}")
     return out
+
+
+def _rounds_to_the_threshold() -> bool:
+    """Whether the coverage this run has keeps the threshold's own digits as it rounds the
+    total (``coverage.results._fail_under_precision``); False where it cannot tell."""
+    try:
+        import coverage.results
+    except Exception:  # no coverage here: the older rounding, the stricter reading
+        return False
+    return hasattr(coverage.results, "_fail_under_precision")
 
 
 def _decimals(number: float) -> int:
@@ -941,7 +951,7 @@ def _runs_with(
     give the setting's option, else its configuration file, else the default (None: unknown)."""
     configured = set_by_suite.get(key) or _configured(cfg, values, key)
     if configured is None and key.isupper():  # an environment variable pytest-env's `env` sets
-        configured = _env_setting(values, key)
+        configured = _env_setting(values, key) or _env_table(cfg.rootpath, key)
     if configured is None and key in STRICTER and key != "strict":
         configured = _configured(cfg, values, "strict")  # pytest 9: unset, they follow `strict`
     return configured if configured is not None else _default(cfg, key)
@@ -958,6 +968,21 @@ def _env_setting(values: Mapping[str, str], key: str) -> str | None:
         if sep and name.strip() == key:
             return value.strip()
     return None
+
+
+def _env_table(folder: Path, key: str) -> str | None:
+    """The value pytest-env's ``[tool.pytest_env]`` table of ``folder``'s ``pyproject.toml``
+    gives the variable ``key`` (``KEY = "v"``, or ``KEY = {value = "v", ...}``)."""
+    from genstamp.roots import _toml
+
+    try:
+        table = _toml((folder / "pyproject.toml").read_bytes()).get("tool", {}).get("pytest_env")
+    except (OSError, ValueError, AttributeError):
+        return None
+    value = table.get(key) if isinstance(table, dict) else None
+    if isinstance(value, dict):
+        value = value.get("value")
+    return str(value) if isinstance(value, (str, int, float)) else None
 
 
 def _default(cfg: pytest.Config, key: str) -> str | None:
