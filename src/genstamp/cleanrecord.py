@@ -22,7 +22,8 @@ from genstamp.typedtuple import NamedTuple
 
 FOLDER = "clean-room"
 FORMAT = "genstamp-clean-room"
-VERSION = 1
+# 2: a node id naming the clean checkout's folder holds ``CHECKOUT`` for it (1: the folder)
+VERSION = 2
 OWN_RULES = ("clean-room-diverged", "no-clean-room")
 KEEP = 50  # records kept; the oldest are removed first
 
