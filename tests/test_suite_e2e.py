@@ -3163,10 +3163,12 @@ import os
 
 from hypothesis import settings
 
-settings.register_profile("ci", max_examples=1000)
-settings.register_profile("quick", max_examples=5)
-settings.register_profile("dev", max_examples=10)
-settings.register_profile("thorough", max_examples=500)
+# each from hypothesis' default, whatever it loaded itself (under CI=true its own "ci")
+BASE = settings.get_profile("default")
+settings.register_profile("ci", BASE, max_examples=1000)
+settings.register_profile("quick", BASE, max_examples=5)
+settings.register_profile("dev", BASE, max_examples=10)
+settings.register_profile("thorough", BASE, max_examples=500)
 if not os.environ.get("AT_CONFIGURE"):
     settings.load_profile(os.environ.get("LOADED", "default"))
 

@@ -389,8 +389,9 @@ def stale_copy(
     other bytes (a data file read as the package was imported, before any recording began: a
     ``pytest11`` plugin), and one the tree no longer holds that a commit held there with those
     bytes (a file the tree deleted, which an older install still ships). The copy is then an
-    older version's, whose files the run may have read. Bytecode, extension modules (judged
-    by their sources) and the files the build writes are not compared. ``early``: the package
+    older version's, whose files the run may have read. Its modules (judged as each loads),
+    bytecode, extension modules (judged by their sources) and the files the build writes are
+    not compared. ``early``: the package
     was imported before any recording began, where an import of a module the copy lacks went
     unseen: the modules it lacks count too (``_copy_lacks``)."""
     rel = site_relative(folder)
@@ -402,7 +403,8 @@ def stale_copy(
     # the work tree's files git ignores there are no file of the tree (built assets)
     ignored = _ignored_below(root, os.path.join(bases[top], *prefix)) if top in bases else ()
     dropped: list[tuple[str, str, str]] = []  # (installed path, its blob, its tree place)
-    skipped = (".pyc", ".pyo", *importlib.machinery.EXTENSION_SUFFIXES)
+    # (its modules are judged as they load, one by one: what they read is the rest)
+    skipped = (".py", ".pyc", ".pyo", *importlib.machinery.EXTENSION_SUFFIXES)
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
