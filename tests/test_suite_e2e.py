@@ -957,6 +957,16 @@ def test_runs_as_the_project_runs_them_are_the_suites(tmp_path: Path, case: str)
     assert code == 0, data
 
 
+def assert_partial(root: Path, said: str, partial: bool) -> None:
+    """verify's verdict on ``root``: refused as a partial run whose line says ``said``, or
+    (not ``partial``) accepted."""
+    code, data, _ = verify(root)
+    if partial:
+        assert code == 1 and said in rules(data)["partial-run"], data
+    else:
+        assert code == 0, data
+
+
 ADDOPTS_OPTIONS = (
     "def pytest_addoption(parser):\n"
     "    parser.addoption('--golden-dir', default='')\n"
@@ -3086,12 +3096,7 @@ def test_a_run_that_turns_off_the_suites_coverage_check_or_skips_its_tests_is_no
     given = () if variables else tuple(a.format(root=root) for a in args)
     proc = run_pytest(root, "-p", "no:cacheprovider", *given, env=env)
     assert proc.returncode == 0, proc.stdout
-    code, data, _ = verify(root)
-    if partial:
-        said = (args[1] if variables else args[0]).partition("=")[0]
-        assert code == 1 and said in rules(data)["partial-run"], data
-    else:
-        assert code == 0, data
+    assert_partial(root, (args[1] if variables else args[0]).partition("=")[0], partial)
 
 
 DEPENDENT = """\
@@ -3213,11 +3218,7 @@ def test_a_hypothesis_profile_of_the_run_counts_only_where_it_checks_less(
     env = subprocess_env(LOADED=profile, PYTEST_ADDOPTS="", AT_CONFIGURE="1" if when else "")
     proc = run_pytest(root, "-p", "no:cacheprovider", f"--hypothesis-profile={chosen}", env=env)
     assert proc.returncode == 0, proc.stdout
-    code, data, _ = verify(root)
-    if partial:
-        assert code == 1 and "--hypothesis-profile" in rules(data)["partial-run"], data
-    else:
-        assert code == 0, data
+    assert_partial(root, "--hypothesis-profile", partial)
 
 
 @pytest.mark.parametrize("keeps_digits", [True, False])
@@ -3289,11 +3290,7 @@ def test_cov_append_counts_only_where_an_earlier_run_left_coverage_data(
         root / config.get("CWD", ""), "-p", "no:cacheprovider", "--cov-append", env=env
     )
     assert proc.returncode == 0, proc.stdout
-    code, data, _ = verify(root)
-    if partial:
-        assert code == 1 and "--cov-append" in rules(data)["partial-run"], data
-    else:
-        assert code == 0, data
+    assert_partial(root, "--cov-append", partial)
 
 
 def test_coverage_settings_are_read_as_coverage_reads_them(
@@ -3363,11 +3360,7 @@ def test_blocking_the_projects_own_entry_point_plugin_is_not_the_suite(
         stamp(root)  # a new generation: that run is no part of the next
     proc = run_pytest(root, "-p", "no:cacheprovider", "-p", "no:ownchecks", env=env)
     assert proc.returncode == 0, proc.stdout
-    code, data, _ = verify(root)
-    if partial:
-        assert code == 1 and "-p no:ownchecks" in rules(data)["partial-run"], data
-    else:
-        assert code == 0, data
+    assert_partial(root, "-p no:ownchecks", partial)
 
 
 # -- node ids that name every test of their files (H26 21) ----------------------------------------
