@@ -391,17 +391,18 @@ def stale_copy(
     bytes (a file the tree deleted, which an older install still ships). The copy is then an
     older version's, whose files the run may have read. Its modules (judged as each loads),
     bytecode, extension modules (judged by their sources) and the files the build writes are
-    not compared. ``early``: the package
-    was imported before any recording began, where an import of a module the copy lacks went
-    unseen: the modules it lacks count too (``_copy_lacks``)."""
+    not compared. ``early``: the package was imported before any recording began, where an
+    import of a module the copy lacks went unseen: the modules it lacks count too
+    (``_copy_lacks``)."""
     rel = site_relative(folder)
     if rel is None:
         return ()
     prefix = rel.split("/")
     top = prefix[0]
     flags: list[Flag] = []
-    # the work tree's files git ignores there are no file of the tree (built assets)
-    ignored = _ignored_below(root, os.path.join(bases[top], *prefix)) if top in bases else ()
+    # the work tree's files git ignores there are no file of the tree (built assets): asked
+    # of git once a file differs
+    ignored: tuple[str, ...] | None = None
     dropped: list[tuple[str, str, str]] = []  # (installed path, its blob, its tree place)
     # (its modules are judged as they load, one by one: what they read is the rest)
     skipped = (".py", ".pyc", ".pyo", *importlib.machinery.EXTENSION_SUFFIXES)
@@ -417,7 +418,12 @@ def stale_copy(
             except OSError:
                 continue
             found = _copy_differs(path, theirs, tail, root, bases, made_by_the_build, version_lines)
-            if found is None or _under(found[0], ignored):
+            if found is None:
+                continue
+            if ignored is None:
+                package = os.path.join(bases[top], *prefix) if top in bases else None
+                ignored = _ignored_below(root, package) if package else ()
+            if _under(found[0], ignored):
                 continue
             place, why = found
             if why is None:
