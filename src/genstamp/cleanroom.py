@@ -420,11 +420,10 @@ def _remotes_at(source: Path, work: Path, rel: str, mine: Path) -> list[str]:
     tree's ``.gitmodules`` gives it, resolved as git resolves a relative one (against the URL
     of ``source``'s ``origin``); none where none is (then any remote counts)."""
     try:
-        listed = _git(work, "config", "-z", "--file", str(work / ".gitmodules"), "--list")
         remotes = _git(mine, "config", "-z", "--get-regexp", r"^remote\..*\.url$")
     except envcache.StepFailed:
         return []
-    values = dict(e.partition("\n")[::2] for e in listed.split("\0") if e)
+    values = _gitmodules(work)
     names = [
         k[len("submodule.") : -len(".path")]
         for k, v in values.items()
@@ -470,21 +469,24 @@ def _same_url(url: str) -> str:
     return url
 
 
+def _gitmodules(work: Path) -> dict[str, str]:
+    """The settings of the tree's ``.gitmodules`` in ``work`` (``submodule.NAME.path`` ->
+    value), as git reads them; none where it has none or git cannot read it."""
+    gitmodules = work / ".gitmodules"
+    if not gitmodules.is_file():
+        return {}
+    try:
+        listed = _git(work, "config", "-z", "--file", str(gitmodules), "--list")
+    except envcache.StepFailed:
+        return {}
+    return dict(entry.partition("\n")[::2] for entry in listed.split("\0") if entry)
+
+
 def _cloned_recursively(work: Path) -> set[str]:
     """The submodule paths ``git clone --recurse-submodules`` checks out: those the tree's
     ``.gitmodules`` names, less those it sets ``update = none`` (``active`` is a setting of the
     repository's own config, which a clone takes from no ``.gitmodules``)."""
-    gitmodules = work / ".gitmodules"
-    if not gitmodules.is_file():
-        return set()
-    try:
-        listed = _git(work, "config", "-z", "--file", str(gitmodules), "--list")
-    except envcache.StepFailed:
-        return set()
-    values: dict[str, str] = {}
-    for entry in listed.split("\0"):
-        key, _, value = entry.partition("\n")
-        values[key] = value
+    values = _gitmodules(work)
     paths = set()
     for key, value in values.items():
         if key.startswith("submodule.") and key.endswith(".path"):
