@@ -3152,6 +3152,7 @@ from pathlib import Path
 
 def test_writes_into_the_work_tree():
     Path("slow2.txt").write_text("written by a test\\n")
+    Path(BEGAN).touch()  # (the filter may go on)
 """
 
 SEES_THE_WALK = """
@@ -3165,21 +3166,32 @@ def test_runs_while_the_tree_is_taken():
             break
         time.sleep(0.01)
     assert os.path.exists(os.environ["FILTERING"])
+    open(BEGAN, "w").close()  # (the filter may go on)
 """
 
 
 def slow_project(repo: Path, flag: Path, test: str) -> Path:
     """The calc project with ``test``, a thousand small files and two untracked files through
-    a clean filter that takes a second each (``flag`` exists while it runs): the walk at the
-    start lasts two."""
-    write_calc(repo, tests=test)
+    a clean filter (``flag`` exists while it runs). Once ``arm``-ed, the filter holds until
+    the test has begun (it creates the file ``BEGAN`` names) or twenty seconds passed: the
+    walk at the start lasts until then, however long pytest takes to start."""
+    began = flag.with_name("began")
+    write_calc(repo, tests=test.replace("BEGAN", repr(str(began))))
     bulk(repo)  # a large tree: the tests may begin as it is walked
     (repo / ".gitattributes").write_text("slow*.txt filter=slow\n")
     commit_all(repo, "calc, slowly filtered")
-    git(repo, "config", "filter.slow.clean", f"touch '{flag}'; sleep 1; cat; rm -f '{flag}'")
+    began.touch()
+    holds = f"i=0; while [ ! -e '{began}' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done"
+    clean = f"touch '{flag}'; {holds}; touch '{began}'; cat; rm -f '{flag}'"
+    git(repo, "config", "filter.slow.clean", clean)
     for name in ("slow1.txt", "slow2.txt"):
         (repo / name).write_text(f"{name}, before the run\n")
     return repo
+
+
+def arm(flag: Path) -> None:
+    """The next walk through the filter of ``slow_project`` holds until the test begins."""
+    flag.with_name("began").unlink()
 
 
 def test_a_test_writing_into_the_tree_as_the_tree_is_taken_leaves_no_evidence(
@@ -3193,6 +3205,7 @@ def test_a_test_writing_into_the_tree_as_the_tree_is_taken_leaves_no_evidence(
     flag = tmp_path / "filtering"
     slow_project(repo, flag, WRITES_SLOW2)
     stamp(genstamp, repo)
+    arm(flag)
     proc = run_pytest(repo, "-p", "no:cacheprovider")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     said = "evidence not written: the work tree changed as the tests began (slow2.txt)"
@@ -3211,6 +3224,7 @@ from pathlib import Path
 
 def test_writes_into_the_work_tree():
     Path("slow2.txt").write_text("written by a test\\n")
+    Path(BEGAN).touch()  # (the filter may go on)
     assert not os.environ.get("BREAK")
 """
 
@@ -3225,12 +3239,14 @@ def test_a_failing_run_in_the_start_race_refutes_the_tree_all_the_same(
     flag = tmp_path / "filtering"
     slow_project(repo, flag, WRITES_SLOW2_AND_MAY_FAIL)
     stamp(genstamp, repo)
+    arm(flag)
     for _ in range(2):  # the race (no evidence), then the tree taken first: accepted
         proc = run_pytest(repo, "-p", "no:cacheprovider")
         assert proc.returncode == 0, proc.stdout + proc.stderr
     commit_all(repo, "the tested tree")  # (its files as they are: the same tree)
     assert verdict(genstamp, repo, "--rev", "HEAD")[0] == 0  # and remembered as verified
     (repo / STATE / "await-start").unlink(missing_ok=True)  # (the README's way back)
+    arm(flag)
     proc = run_pytest(repo, "-p", "no:cacheprovider", env=subprocess_env(BREAK="1"))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "evidence not written: the work tree changed as the tests began" in proc.stdout
@@ -3247,6 +3263,7 @@ def test_tests_that_leave_the_tree_alone_begin_as_the_tree_is_taken(
     slow_project(repo, flag, SEES_THE_WALK)
     stamp(genstamp, repo)
     env = subprocess_env(FILTERING=str(flag))
+    arm(flag)
     proc = run_tests(repo, "-p", "no:cacheprovider", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert verdict(genstamp, repo)[0] == 0
