@@ -348,12 +348,17 @@ def bulk(repo: Path, files: int = coprocess.EARLY_FILES) -> None:
 def slow_walk(repo: Path, flag: Path, files: int = coprocess.EARLY_FILES) -> Path:
     """``repo`` with ``files`` small files, a committed data.txt and an untracked file that
     goes through a clean filter taking a second: the walk at the start lasts that long, and
-    ``flag`` exists while the filter runs."""
+    ``flag`` exists while the filter runs. With the file ``began`` beside ``flag`` removed,
+    the filter then holds until it exists again (or twenty seconds passed)."""
     bulk(repo, files)
     (repo / "data.txt").write_text("before\n")
     (repo / ".gitattributes").write_text("slow.txt filter=slow\n")
     commit_all(repo, "data")
-    git(repo, "config", "filter.slow.clean", f"touch '{flag}'; sleep 1; cat; rm -f '{flag}'")
+    began = flag.with_name("began")
+    began.touch()
+    holds = f"i=0; while [ ! -e '{began}' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done"
+    clean = f"touch '{flag}'; sleep 1; {holds}; touch '{began}'; cat; rm -f '{flag}'"
+    git(repo, "config", "filter.slow.clean", clean)
     (repo / "slow.txt").write_text("through a slow clean filter\n")
     return repo
 
@@ -368,6 +373,7 @@ def test_a_change_while_the_begun_tests_wait_for_the_walk_is_a_race(
     flag = tmp_path / "filtering"
     repo = slow_walk(init_repo(tmp_path / "repo"), flag)
     before = git_tree(repo)
+    flag.with_name("began").unlink()  # the walk lasts until the test has begun and written
     child = CoProcess(repo)
     try:
         assert "workdir" in child.read()
@@ -375,6 +381,7 @@ def test_a_change_while_the_begun_tests_wait_for_the_walk_is_a_race(
         assert child.begin()
         if write:
             (repo / "data.txt").write_text("written by a test\n")
+        flag.with_name("began").touch()
         answer = child.read()
         assert not flag.exists()
         if write:
