@@ -33,6 +33,7 @@ from test_coprocess import bulk
 from test_verify_e2e import STATE, message, rules, run_tests, stamp, verdict
 
 import genstamp as genstamp_package
+from genstamp import binding
 
 CALC = Path("src", "calc", "__init__.py")
 Z40 = "0" * 40
@@ -3268,3 +3269,38 @@ def test_tests_that_leave_the_tree_alone_begin_as_the_tree_is_taken(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert verdict(genstamp, repo)[0] == 0
     assert not (repo / STATE / "await-start").exists()
+
+
+# -- the test environment's genstamp is another build -----------------------------------------
+
+
+def test_the_evidence_of_a_recorder_that_observes_less_is_refused_naming_both(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """The test environment imports a build of genstamp from before the observation level (its
+    recorder writes no ``genstamp.observes``: what it did not look for, it recorded as not
+    found): this gate refuses its green run, naming both; the same run recorded by this build
+    is accepted."""
+    older = tmp_path / "older"
+    shutil.copytree(
+        Path(genstamp_package.__file__).parent,
+        older / "genstamp",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    module = older / "genstamp" / "evidence.py"
+    text = module.read_text()
+    assert text.count("        P_OBSERVES: str(OBSERVES),\n") == 1
+    module.write_text(text.replace("        P_OBSERVES: str(OBSERVES),\n", ""))
+    write_calc(repo)
+    commit_all(repo, "calc")
+    stamp(genstamp, repo)
+    proc = run_pytest(repo, "-p", "no:cacheprovider", env=subprocess_env(PYTHONPATH=str(older)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (repo / STATE / "evidence.xml").is_file(), proc.stdout + proc.stderr
+    code, data = verdict(genstamp, repo)
+    assert code == 1 and rules(data) == ["unbound-evidence"], data
+    said = message(data, "unbound-evidence")
+    assert f"observation level '0', this genstamp's {binding.OBSERVES}" in said
+    assert f"recorded by genstamp {genstamp_package.__version__}" in said
+    run_tests(repo, "-p", "no:cacheprovider")
+    assert verdict(genstamp, repo)[0] == 0

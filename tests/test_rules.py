@@ -90,6 +90,7 @@ def report(
     properties = {
         binding.P_FORMAT: binding.FORMAT,
         binding.P_VERSION: "0",
+        binding.P_OBSERVES: str(binding.OBSERVES),
         **binding.Binding(
             runner="pytest",
             checkout=GITDIR,
@@ -197,6 +198,27 @@ ROWS: dict[str, Row] = {
         facts(report=report(format="1", version="9.9")),
         ["unbound-evidence"],
         "is evidence format '1' written by genstamp 9.9; this genstamp",
+    ),
+    # a recorder that did not look for what this gate judges by recorded it as not found
+    "unbound-a-recorder-that-names-no-observation-level": Row(
+        facts(report=report(observes=None, version="0.2.0")),
+        ["unbound-evidence"],
+        "was recorded by genstamp 0.2.0, whose plugin observes less than this genstamp "
+        f"{genstamp_version} judges by (observation level '0', this genstamp's {binding.OBSERVES})",
+    ),
+    "unbound-a-recorder-that-observes-less": Row(
+        facts(report=report(observes=str(binding.OBSERVES - 1))),
+        ["unbound-evidence"],
+        f"(observation level '{binding.OBSERVES - 1}'",
+    ),
+    "unbound-an-observation-level-that-is-no-number": Row(
+        facts(report=report(observes="1.5")), ["unbound-evidence"], "(observation level '1.5'"
+    ),
+    "unbound-an-observation-level-of-many-digits": Row(
+        facts(report=report(observes="9" * 5000)), ["unbound-evidence"], "observes less"
+    ),
+    "control-a-recorder-that-observes-more": Row(
+        facts(report=report(observes=str(binding.OBSERVES + 1))), []
     ),
     # format 3: a session that failed though no test did (a reader of 2 would accept it)
     "tests-failed-the-session-in-format-3": Row(

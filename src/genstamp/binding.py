@@ -26,12 +26,20 @@ FORMAT_SESSION = "3"
 # only for such a run (a run that found none records it in format 2 or 3).
 FORMAT_UNSEEN = "4"
 READS = (FORMAT, FORMAT_SESSION, FORMAT_UNSEEN)
+# What the run's recorder observes, as a level: a gate judges evidence only from a recorder
+# that observes at least what the gate judges by, since a recorder that did not look for a
+# thing records it as it records a thing not found. Raised when the recorder learns to observe
+# what a gate would otherwise read as absent. 0: evidence that names no level (the builds of
+# 0.2.0 before it was recorded, which did not observe, among others, the data files an
+# installed copy of the checkout holds, or which tests pytest-dependency skipped unseen).
+OBSERVES = 1
 NONE = "none"
 UNAVAILABLE = "unavailable"
 
 # Property names, documented in the README.
 P_FORMAT = "genstamp.format"
 P_VERSION = "genstamp.version"
+P_OBSERVES = "genstamp.observes"  # the recorder's ``OBSERVES``
 P_RUNNER = "genstamp.runner"
 P_CHECKOUT = "genstamp.checkout"
 P_GENERATION = "genstamp.generation"

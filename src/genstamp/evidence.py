@@ -22,6 +22,7 @@ from genstamp.binding import (  # re-exported: the plugin, run and the tests nam
     FORMAT_SESSION,
     FORMAT_UNSEEN,
     NONE,
+    OBSERVES,
     P_AUDIT,
     P_CHECKOUT,
     P_CHECKOUT_ID,
@@ -30,6 +31,7 @@ from genstamp.binding import (  # re-exported: the plugin, run and the tests nam
     P_FORMAT,
     P_GENERATION,
     P_HEAD,
+    P_OBSERVES,
     P_OUTPUT,
     P_RUNNER,
     P_SEAL,
@@ -53,6 +55,7 @@ from genstamp.repo import Checkout, Place, open_checkout, path_is_ignored
 __all__ = [
     "FORMAT",
     "NONE",
+    "OBSERVES",
     "PREFIX",
     "P_AUDIT",
     "P_CHECKOUT",
@@ -62,6 +65,7 @@ __all__ = [
     "P_FORMAT",
     "P_GENERATION",
     "P_HEAD",
+    "P_OBSERVES",
     "P_OUTPUT",
     "P_RUNNER",
     "P_SEAL",
@@ -265,6 +269,7 @@ def binding(properties: dict[str, str], key: str, report: Report) -> dict[str, s
     properties = {
         P_FORMAT: _format(properties),
         P_VERSION: __version__,
+        P_OBSERVES: str(OBSERVES),
         **{xml_text(k): xml_text(v) for k, v in properties.items()},
     }
     properties[P_SEAL] = seal(key, properties, report)

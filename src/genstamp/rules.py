@@ -243,6 +243,18 @@ def binding_problem(report: Report) -> str:
     missing = [name for name in REQUIRED if not props.get(name)]
     if missing:
         return f"lacks the properties {', '.join(missing)}"
+    observes = props.get(binding.P_OBSERVES, "0")
+    level = (
+        int(observes) if observes.isascii() and observes.isdigit() and len(observes) < 10 else None
+    )
+    if level is None or level < binding.OBSERVES:
+        return (
+            f"was recorded by genstamp {props.get(binding.P_VERSION, '?')}, whose plugin "
+            f"observes less than this genstamp {__version__} judges by (observation level "
+            f"{observes[:20]!r}, this genstamp's {binding.OBSERVES}): what it did not look for, it "
+            "recorded as not found (install this genstamp in the test environment too, the "
+            "version pre-commit runs, then rerun the tests)"
+        )
     return ""
 
 
