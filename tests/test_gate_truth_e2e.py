@@ -33,7 +33,7 @@ from test_coprocess import bulk
 from test_verify_e2e import STATE, message, rules, run_tests, stamp, verdict
 
 import genstamp as genstamp_package
-from genstamp import binding
+from genstamp import binding, generation
 
 CALC = Path("src", "calc", "__init__.py")
 Z40 = "0" * 40
@@ -3274,6 +3274,21 @@ def test_tests_that_leave_the_tree_alone_begin_as_the_tree_is_taken(
 # -- the test environment's genstamp is another build -----------------------------------------
 
 
+def another_build(folder: Path, module: str, old: str, new: str) -> Path:
+    """A copy of this genstamp in ``folder`` (for PYTHONPATH) with ``old`` in ``module``
+    replaced by ``new``: another build of the same version."""
+    shutil.copytree(
+        Path(genstamp_package.__file__).parent,
+        folder / "genstamp",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    path = folder / "genstamp" / module
+    text = path.read_text()
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new))
+    return folder
+
+
 def test_the_evidence_of_a_recorder_that_observes_less_is_refused_naming_both(
     repo: Path, genstamp: RunGenstamp, tmp_path: Path
 ) -> None:
@@ -3281,16 +3296,9 @@ def test_the_evidence_of_a_recorder_that_observes_less_is_refused_naming_both(
     recorder writes no ``genstamp.observes``: what it did not look for, it recorded as not
     found): this gate refuses its green run, naming both; the same run recorded by this build
     is accepted."""
-    older = tmp_path / "older"
-    shutil.copytree(
-        Path(genstamp_package.__file__).parent,
-        older / "genstamp",
-        ignore=shutil.ignore_patterns("__pycache__"),
+    older = another_build(
+        tmp_path / "older", "evidence.py", "        P_OBSERVES: str(OBSERVES),\n", ""
     )
-    module = older / "genstamp" / "evidence.py"
-    text = module.read_text()
-    assert text.count("        P_OBSERVES: str(OBSERVES),\n") == 1
-    module.write_text(text.replace("        P_OBSERVES: str(OBSERVES),\n", ""))
     write_calc(repo)
     commit_all(repo, "calc")
     stamp(genstamp, repo)
@@ -3302,5 +3310,40 @@ def test_the_evidence_of_a_recorder_that_observes_less_is_refused_naming_both(
     said = message(data, "unbound-evidence")
     assert f"observation level '0', this genstamp's {binding.OBSERVES}" in said
     assert f"recorded by genstamp {genstamp_package.__version__}" in said
+    run_tests(repo, "-p", "no:cacheprovider")
+    assert verdict(genstamp, repo)[0] == 0
+
+
+def test_a_stamp_the_tests_genstamp_cannot_read_is_said_though_both_say_one_version(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """The hooks' build writes a stamp format the test environment's build (the same version
+    string: builds between releases share it) does not read: the run records no generation,
+    and the refusal says why, naming both formats, not "rerun the tests" alone (which would
+    change nothing)."""
+    write_calc(repo)
+    commit_all(repo, "calc")
+    stamp(genstamp, repo)
+    stamped = repo / ".git" / "genstamp" / generation.FILENAME
+    version = json.loads(stamped.read_text())["version"]  # the oldest that holds the stamp
+    older = another_build(
+        tmp_path / "older",
+        "generation.py",
+        f"\nVERSION = {generation.VERSION}\nREADS = {generation.READS}\n",
+        f"\nVERSION = {version - 1}\nREADS = {tuple(range(1, version))}\n",
+    )
+    env = subprocess_env(PYTHONPATH=str(older))
+    proc = run_pytest(repo, "-p", "no:cacheprovider", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    code, data = verdict(genstamp, repo)
+    assert code == 1 and rules(data) == ["stale-generation"], data
+    said = message(data, "stale-generation")
+    assert "the evidence is from generation none" in said
+    assert (
+        f"; the tests' genstamp read no generation: the generation stamp "
+        f"{stamped} is format version {version}, "
+        f"written by genstamp {genstamp_package.__version__}; this genstamp "
+        f"{genstamp_package.__version__} reads version {version - 1}"
+    ) in said, said
     run_tests(repo, "-p", "no:cacheprovider")
     assert verdict(genstamp, repo)[0] == 0

@@ -317,6 +317,24 @@ ROWS: dict[str, Row] = {
         ["stale-generation"],
         "; the tests ran with genstamp 0.0.9, the stamp was written by genstamp 0 (use one",
     ),
+    # the same version string, another build of another stamp format (builds between releases
+    # share one): the run says why it read no generation, and the refusal shows it
+    "stale-no-generation-read-by-another-build": Row(
+        facts(
+            report=report(
+                generation=binding.NONE,
+                generation_unread=(
+                    "the generation stamp /g is format version 9, written by genstamp 0; "
+                    "this genstamp 0 reads version 4"
+                ),
+            )
+        ),
+        ["stale-generation"],
+        "; the tests' genstamp read no generation: the generation stamp /g is format version 9, "
+        "written by genstamp 0; this genstamp 0 reads version 4 (rerunning them with it changes "
+        "nothing",
+        "the tests ran with genstamp",
+    ),
     "stale-from-another-checkout": Row(
         facts(report=report(generation="e4" * 16, checkout="/other/.git")),
         ["stale-generation"],

@@ -43,6 +43,9 @@ P_OBSERVES = "genstamp.observes"  # the recorder's ``OBSERVES``
 P_RUNNER = "genstamp.runner"
 P_CHECKOUT = "genstamp.checkout"
 P_GENERATION = "genstamp.generation"
+# Why the run's genstamp read no generation from the stamp there (another build's format): only
+# then. The gate says it where the evidence's generation is none: rerunning changes nothing.
+P_STAMP_UNREAD = "genstamp.generation.unread"
 P_TREE_START = "genstamp.tree.start"
 P_TREE_END = "genstamp.tree.end"
 P_HEAD = "genstamp.head"
@@ -152,6 +155,7 @@ class Binding(NamedTuple):
     session_failed: str = ""  # why the session failed though no test did ("": it did not)
     options: str = ""  # P_OPTIONS's JSON object, "" when not recorded
     unseen: str = ""  # P_UNSEEN's JSON object, "" when not recorded
+    stamp_unread: str = ""  # P_STAMP_UNREAD, "" when the stamp was read or absent
 
     def properties(self) -> dict[str, str]:
         """The ``genstamp.*`` properties, in the order a bound file carries them."""
@@ -159,6 +163,7 @@ class Binding(NamedTuple):
             P_RUNNER: self.runner,
             P_CHECKOUT: self.checkout,
             P_GENERATION: self.generation,
+            **({P_STAMP_UNREAD: self.stamp_unread} if self.stamp_unread else {}),
             P_TREE_START: self.tree_start,
             P_TREE_END: self.tree_end,
             P_HEAD: self.head,
@@ -258,6 +263,7 @@ def new(
     session_failed: str = "",
     options: str = "",
     unseen: str = "",
+    stamp_unread: str = "",
 ) -> Binding:
     """The binding of a run that ended now. ``partial`` holds why the run covered part of the
     suite (nothing: all of it); a runner whose selection genstamp cannot see passes
@@ -283,4 +289,5 @@ def new(
         session_failed=session_failed,
         options=options,
         unseen=unseen,
+        stamp_unread="" if generation else stamp_unread,
     )

@@ -1741,6 +1741,7 @@ def _properties(
         session_failed=session_failed,
         options=options,
         unseen=unseen,
+        stamp_unread=start.stamp_problem or "",
     ).properties()
 
 

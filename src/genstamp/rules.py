@@ -601,7 +601,14 @@ def _stale_generation(facts: Facts, settings: Config) -> Iterator[str]:
             else ""
         )
         wrote = bound.props.get(binding.P_VERSION, "")
-        if ev_gen == binding.NONE and wrote and wrote != gen.writer:
+        unread = bound.props.get(binding.P_STAMP_UNREAD, "")
+        if ev_gen == binding.NONE and unread:
+            # the test environment's genstamp is another build, of another stamp format
+            hint += (
+                f"; the tests' genstamp read no generation: {unread[:300]} (rerunning them "
+                "with it changes nothing: use one genstamp in pre-commit and the test env)"
+            )
+        elif ev_gen == binding.NONE and wrote and wrote != gen.writer:
             # the test environment's genstamp found no stamp it reads: rerunning changes nothing
             hint += (
                 f"; the tests ran with genstamp {wrote}, the stamp was written by genstamp "
