@@ -319,3 +319,91 @@ def test_an_index_libgit2_cannot_read_fails_and_names_the_setting(
         git(installed, "status", "--porcelain")
     code, found = checks(genstamp, installed, "--python", sys.executable)
     assert found["index"]["status"] == "ok", found["index"]
+
+
+def another_build(folder: Path, python: Path) -> Path:
+    """``python``: an interpreter that imports a copy of this genstamp (another build of the
+    same version: one module differs by a comment) ahead of the installed one."""
+    import shutil
+
+    import genstamp
+
+    copy = folder / "genstamp"
+    shutil.copytree(
+        Path(genstamp.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    with (copy / "rules.py").open("a") as module:
+        module.write("# another build\n")
+    python.parent.mkdir(parents=True, exist_ok=True)
+    python.write_text(f'#!/bin/sh\nPYTHONPATH={folder} exec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    return python
+
+
+def test_hooks_and_tests_of_one_version_and_two_builds_are_a_warning(
+    installed: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """Builds between releases share a version string and differ in their formats and what
+    they observe: the hooks' genstamp and the tests' of one version but two builds were said
+    to match. Each is named by its build now (the control, one build on both sides, is the
+    test above)."""
+    from genstamp import __version__, build
+
+    python = another_build(tmp_path / "other", tmp_path / "bin" / "python")
+    _code, found = checks(genstamp, installed, "--python", str(python))
+    version = found["version"]
+    assert version["status"] == "warn", version
+    assert (
+        f"the hooks run genstamp {build.label()}, the tests genstamp {__version__} (build "
+        in (version["what"])
+    ), version
+    assert "(one version, two builds: their formats" in version["what"], version
+    hooks, tests = re.findall(r"\(build ([0-9a-f]{12})\)", version["what"])
+    assert hooks != tests, version
+    assert found["plugin"]["status"] == "ok", found["plugin"]
+    assert genstamp("--version")[1] == f"genstamp {build.label()}\n"
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_pre_commits_genstamp_of_the_tests_version_is_compared_by_its_build(
+    installed: Path,
+    genstamp: RunGenstamp,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    same: bool,
+) -> None:
+    """pre-commit's environment holds the tests' version of genstamp, of another build (a
+    `rev:` left behind between releases): a warning naming both builds; of the same build
+    (its interpreter imports this genstamp): ok."""
+    import sqlite3
+
+    from genstamp import __version__
+
+    home = tmp_path / "pre-commit-home"
+    env = home / "repoabc" / "py_env-python3"
+    (env / "lib" / "python3.11" / "site-packages" / f"genstamp-{__version__}.dist-info").mkdir(
+        parents=True
+    )
+    if same:
+        (env / "bin").mkdir()
+        (env / "bin" / "python").symlink_to(sys.executable)
+    else:
+        another_build(tmp_path / "other", env / "bin" / "python")
+    db = sqlite3.connect(home / "db.db")
+    db.execute("CREATE TABLE repos (repo TEXT, ref TEXT, path TEXT, PRIMARY KEY (repo, ref))")
+    db.execute("INSERT INTO repos VALUES (?, ?, ?)", ("https://x/genstamp", "v1", str(env.parent)))
+    db.commit()
+    db.close()
+    (installed / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: https://x/genstamp\n  rev: v1\n  hooks:\n  - id: genstamp-scrub\n"
+    )
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(home))
+    _code, found = checks(genstamp, installed, "--python", sys.executable)
+    version = found["version"]
+    if same:
+        assert version["status"] == "ok", version
+    else:
+        assert version["status"] == "warn", version
+        assert version["what"].count(f"genstamp {__version__} (build ") == 2, version
+        assert "one version, two builds" in version["what"], version
+        assert "rev:" in version["remedy"], version

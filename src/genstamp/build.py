@@ -12,6 +12,12 @@ from pathlib import Path
 from genstamp import __version__
 
 
+def label() -> str:
+    """``0.2.0 (build 0123456789ab)``: the version, and the build by the first 12 hex digits
+    of its digest (what ``genstamp --version`` says, and ``doctor`` compares)."""
+    return f"{__version__} (build {digest()[:12]})"
+
+
 @functools.cache
 def digest() -> str:
     """genstamp's version and the digest of its own modules (sha256, hex)."""

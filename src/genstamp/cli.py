@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import pygit2
 
-from genstamp import __version__, config, generation, hooks
+from genstamp import config, generation, hooks
 from genstamp.atomic import write_atomic
 from genstamp.bytecode import (
     PYCACHE,
@@ -740,6 +740,19 @@ def _rules_epilog() -> str:
     return "\n".join(lines)
 
 
+class _Version(argparse.Action):
+    """``--version``: the version and the build (its digest is read only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kw: object) -> None:
+        from genstamp import build
+
+        print(f"genstamp {build.label()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="genstamp",
@@ -750,7 +763,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"genstamp {__version__}")
+    parser.add_argument("--version", action=_Version, help="show the version and build, and exit")
     parser.add_argument("-C", dest="directory", metavar="DIR", help="run as if started in DIR")
     parser.add_argument(
         "--color",

@@ -212,7 +212,43 @@ def _hooks_version(hooks_dir: Path) -> str | None:
         )
     except OSError:
         return "missing: " + command
-    return proc.stdout.split()[-1] if proc.returncode == 0 and proc.stdout.split() else None
+    said = proc.stdout.strip()
+    if proc.returncode != 0 or not said:
+        return None
+    # "genstamp 0.2.0 (build 0123456789ab)"; a genstamp of before builds were named says
+    # "genstamp 0.2.0"
+    return said.split(" ", 1)[1] if said.startswith("genstamp ") else said.split()[-1]
+
+
+# A genstamp as doctor names it: "0.2.0", or "0.2.0 (build 0123456789ab)" where the build is
+# known (builds between releases share a version and differ in their formats and rules).
+_LABEL = re.compile(r"(\S+)(?: \(build ([0-9a-f]+)\))?")
+_BUILD_PROBE = "from genstamp import build; print(build.label())"
+
+
+def _same(one: str, other: str) -> bool:
+    """Whether two genstamps named as ``_LABEL`` are one: the same version, and the same build
+    where both builds are known."""
+    a, b = _LABEL.fullmatch(one), _LABEL.fullmatch(other)
+    if a is None or b is None:
+        return one == other
+    return a[1] == b[1] and (not (a[2] and b[2]) or a[2] == b[2])
+
+
+def _builds(one: str, other: str) -> str:
+    """What two genstamps of one version and two builds may differ in ("" for two versions)."""
+    a, b = _LABEL.fullmatch(one), _LABEL.fullmatch(other)
+    if a is None or b is None or a[1] != b[1]:
+        return ""
+    return " (one version, two builds: their formats and what they observe may differ)"
+
+
+def _label_in(python: Path, version: str, cwd: Path | None = None) -> str:
+    """``version`` with the build of the genstamp ``python`` imports, where it names one."""
+    proc = _probe(python, "-c", _BUILD_PROBE, cwd=cwd) if python.exists() else None
+    said = proc.stdout.strip() if proc is not None and proc.returncode == 0 else ""
+    found = _LABEL.fullmatch(said)
+    return said if found is not None and found[1] == version and found[2] else version
 
 
 def _pre_commit_versions(workdir: Path) -> list[tuple[str, str]]:
@@ -262,7 +298,8 @@ def _pre_commit_versions(workdir: Path) -> list[tuple[str, str]]:
 def _installed_version(repo_dir: Path) -> str | None:
     """The version of genstamp installed in pre-commit's environment in ``repo_dir``."""
     for info in sorted(repo_dir.glob("py_env-*/lib/python*/site-packages/genstamp-*.dist-info")):
-        return info.name[len("genstamp-") : -len(".dist-info")]
+        version = info.name[len("genstamp-") : -len(".dist-info")]
+        return _label_in(info.parents[3] / "bin" / "python", version)
     return None
 
 
@@ -338,9 +375,9 @@ def check_plugin(
                 remedy,
             )
         ]
-    plugin_version = found.group(1)
+    plugin_version = _label_in(python, found.group(1), cwd=workdir)
     checks = [Check("plugin", "ok", f"genstamp {plugin_version}'s plugin is active in {python}")]
-    skewed = [(where, v) for where, v in pre_commit if v != plugin_version]
+    skewed = [(where, v) for where, v in pre_commit if not _same(v, plugin_version)]
     if skewed:
         where, version = skewed[0]
         checks.append(
@@ -348,7 +385,8 @@ def check_plugin(
                 "version",
                 "warn",
                 f"pre-commit's hooks run genstamp {version} ({where}), the tests genstamp "
-                f"{plugin_version}: a stamp one of them cannot read it leaves as it is",
+                f"{plugin_version}{_builds(version, plugin_version)}: a stamp one of them "
+                "cannot read it leaves as it is",
                 "pin the genstamp the tests install as the `rev:` in "
                 f"{install.CONFIG}, then `pre-commit install-hooks`",
             )
@@ -374,12 +412,13 @@ def check_plugin(
                 INSTALL + " again",
             )
         )
-    elif hooks_version != plugin_version:
+    elif not _same(hooks_version, plugin_version):
         checks.append(
             Check(
                 "version",
                 "warn",
-                f"the hooks run genstamp {hooks_version}, the tests genstamp {plugin_version}",
+                f"the hooks run genstamp {hooks_version}, the tests genstamp {plugin_version}"
+                + _builds(hooks_version, plugin_version),
                 "install the same genstamp in both, then " + INSTALL,
             )
         )
