@@ -177,6 +177,28 @@ def test_the_version_is_read_from_any_hook_genstamp_wrote(
     assert "genstamp install" not in found["version"]["remedy"], found["version"]
 
 
+def pre_commit_store(home: Path, version: str, repo: Path, key: str = "") -> Path:
+    """pre-commit's store in ``home`` as pre-commit keeps it (its repos table; ``key``: the
+    `:deps` of additional_dependencies) with an environment of genstamp ``version`` built for
+    ``repo``'s config (https://x/genstamp at v1): that environment's folder."""
+    import sqlite3
+
+    env = home / "repoabc" / "py_env-python3"
+    (env / "lib" / "python3.11" / "site-packages" / f"genstamp-{version}.dist-info").mkdir(
+        parents=True
+    )
+    db = sqlite3.connect(home / "db.db")
+    db.execute("CREATE TABLE repos (repo TEXT, ref TEXT, path TEXT, PRIMARY KEY (repo, ref))")
+    row = ("https://x/genstamp" + key, "v1", str(env.parent))
+    db.execute("INSERT INTO repos VALUES (?, ?, ?)", row)
+    db.commit()
+    db.close()
+    (repo / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: https://x/genstamp\n  rev: v1\n  hooks:\n  - id: genstamp-scrub\n"
+    )
+    return env
+
+
 @pytest.mark.parametrize("key", ["", ":pyyaml"])  # additional_dependencies: `repo:deps`
 @pytest.mark.parametrize("pinned", ["0.0.1", None])
 def test_the_genstamp_pre_commits_hooks_run_is_compared_with_the_tests(
@@ -192,25 +214,10 @@ def test_the_genstamp_pre_commits_hooks_run_is_compared_with_the_tests(
     as a warning naming both (it said the versions matched, from genstamp's own pre-push).
     Read from pre-commit's store as pre-commit keeps it (its repos table, the environment's
     installed distribution). The control: the same version is ok."""
-    import sqlite3
-
     from genstamp import __version__
 
-    version = pinned or __version__
-    home = tmp_path / "pre-commit-home"
-    env = home / "repoabc" / "py_env-python3" / "lib" / "python3.11" / "site-packages"
-    (env / f"genstamp-{version}.dist-info").mkdir(parents=True)
-    home.mkdir(exist_ok=True)
-    db = sqlite3.connect(home / "db.db")
-    db.execute("CREATE TABLE repos (repo TEXT, ref TEXT, path TEXT, PRIMARY KEY (repo, ref))")
-    row = ("https://x/genstamp" + key, "v1", str(home / "repoabc"))
-    db.execute("INSERT INTO repos VALUES (?, ?, ?)", row)
-    db.commit()
-    db.close()
-    (installed / ".pre-commit-config.yaml").write_text(
-        "repos:\n- repo: https://x/genstamp\n  rev: v1\n  hooks:\n  - id: genstamp-scrub\n"
-    )
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(home))
+    pre_commit_store(tmp_path / "pre-commit-home", pinned or __version__, installed, key)
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
     _code, found = checks(genstamp, installed, "--python", sys.executable)
     if pinned:
         assert found["version"]["status"] == "warn", found["version"]
@@ -375,29 +382,15 @@ def test_pre_commits_genstamp_of_the_tests_version_is_compared_by_its_build(
     """pre-commit's environment holds the tests' version of genstamp, of another build (a
     `rev:` left behind between releases): a warning naming both builds; of the same build
     (its interpreter imports this genstamp): ok."""
-    import sqlite3
-
     from genstamp import __version__
 
-    home = tmp_path / "pre-commit-home"
-    env = home / "repoabc" / "py_env-python3"
-    (env / "lib" / "python3.11" / "site-packages" / f"genstamp-{__version__}.dist-info").mkdir(
-        parents=True
-    )
+    env = pre_commit_store(tmp_path / "pre-commit-home", __version__, installed)
     if same:
         (env / "bin").mkdir()
         (env / "bin" / "python").symlink_to(sys.executable)
     else:
         another_build(tmp_path / "other", env / "bin" / "python")
-    db = sqlite3.connect(home / "db.db")
-    db.execute("CREATE TABLE repos (repo TEXT, ref TEXT, path TEXT, PRIMARY KEY (repo, ref))")
-    db.execute("INSERT INTO repos VALUES (?, ?, ?)", ("https://x/genstamp", "v1", str(env.parent)))
-    db.commit()
-    db.close()
-    (installed / ".pre-commit-config.yaml").write_text(
-        "repos:\n- repo: https://x/genstamp\n  rev: v1\n  hooks:\n  - id: genstamp-scrub\n"
-    )
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(home))
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
     _code, found = checks(genstamp, installed, "--python", sys.executable)
     version = found["version"]
     if same:
