@@ -275,7 +275,7 @@ def _pre_commit_versions(workdir: Path) -> list[tuple[str, str]]:
     found = []
     uri = Path(home, "db.db").absolute().as_uri() + "?mode=ro"  # read only: never made here
     try:
-        db = sqlite3.connect(uri, uri=True, timeout=0.5)
+        db = sqlite3.connect(uri, uri=True, timeout=5)  # sqlite3's default, as pre-commit waits
         try:
             for repo, rev in wanted:
                 # (with additional_dependencies, pre-commit keys it `repo:dep,dep`)
