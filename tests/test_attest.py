@@ -13,7 +13,6 @@ import base64
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -625,12 +624,13 @@ def test_a_key_held_by_an_ssh_agent_signs(
     """user.signingkey as a literal `key::ssh-ed25519 …` whose private half only an ssh-agent
     holds (git's own convention): attest --sign signs through the agent."""
     sock = tmp_path / "agent.sock"
-    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
+    agent = subprocess.Popen(
+        ["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.PIPE, text=True
+    )
     try:
-        for _ in range(200):
-            if sock.exists():
-                break
-            time.sleep(0.01)
+        assert agent.stdout is not None
+        # `SSH_AUTH_SOCK=…; export SSH_AUTH_SOCK;`, printed once the socket listens
+        assert "SSH_AUTH_SOCK" in agent.stdout.readline()
         env = subprocess_env(SSH_AUTH_SOCK=str(sock))
         subprocess.run(
             ["ssh-add", "-q", str(world.keys / "ci3")], env=env, check=True, capture_output=True

@@ -104,10 +104,13 @@ def test_a_small_trees_start_is_kept(tmp_path: Path) -> None:
     (repo / "a.txt").write_text("a\n")
     (repo / "new.txt").write_text("untracked, not ignored\n")
     commit_all(repo, "a")
+    written = time.monotonic()
     (repo / "new.txt").write_text("untracked, not ignored\n")
     assert start_answer(repo) == {"tree": git_tree(repo)}  # walked: too new to be kept
+    within = time.monotonic() - written < 1.9  # (on a slow machine the window may be past)
     time.sleep(2.1)  # what was written within the racy window cannot vouch for itself
-    assert start_answer(repo) == {"tree": git_tree(repo)}  # walked, and kept
+    answer = start_answer(repo)
+    assert answer == {"tree": git_tree(repo)} or (not within and answer.get("kept")), answer
     assert (repo / ".git" / "genstamp" / "start-tree.json").is_file()
     assert start_answer(repo) == {"tree": git_tree(repo), "kept": True}
     # that run walked at its end, writing the tree's object again (libgit2 touches a loose
