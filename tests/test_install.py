@@ -27,7 +27,7 @@ from conftest import (
     snapshot_url,
 )
 
-from genstamp import install
+from genstamp import hooktext, install
 from genstamp.errors import GenstampError
 
 USER_HOOK = '#!/bin/sh\necho "user {name} $*" >> "{log}"\n'
@@ -121,7 +121,7 @@ def test_plain_install_keeps_the_users_hook_is_idempotent_and_uninstalls(
     assert "installed as plain git hooks" in out and "generation" in out, out
     hooks = project / ".git" / "hooks"
     for name in install.PLAIN_HOOKS:
-        assert install.is_genstamp_hook(hooks / name), name
+        assert hooktext.is_genstamp_hook(hooks / name), name
     assert (hooks / "post-checkout.genstamp-chained").read_bytes() == before["post-checkout"][0]
     installed = hooks_state(project)
 
@@ -291,7 +291,7 @@ def test_core_hooks_path_is_honoured_and_said(project: Path, tmp_path: Path) -> 
     git(project, "config", "core.hooksPath", str(shared))
     out = ok(run_genstamp(project, "install"))
     assert "core.hooksPath is set" in out
-    assert install.is_genstamp_hook(shared / "pre-push")
+    assert hooktext.is_genstamp_hook(shared / "pre-push")
     out = refused(run_genstamp(project, "install", "--pre-commit"))
     assert "core.hooksPath" in out
 
@@ -325,7 +325,7 @@ def test_a_shared_core_hooks_path_is_refused_with_its_fix(
         return  # it outranks any config file: the repository's own folder needs it unset
     git(project, "config", "--local", "core.hooksPath", ".git/hooks")  # the remedy
     ok(run_genstamp(project, "install", env=env))
-    assert install.is_genstamp_hook(project / ".git" / "hooks" / "pre-push")
+    assert hooktext.is_genstamp_hook(project / ".git" / "hooks" / "pre-push")
     assert list(shared.iterdir()) == []
 
 
@@ -347,7 +347,7 @@ def test_a_hooks_folder_in_the_work_tree_keeps_genstamps_hooks_out_of_every_tree
     with_remote(project, tmp_path)
     out = ok(run_genstamp(project, "install"))
     assert "info/exclude" in out
-    assert install.is_genstamp_hook(hooks / "pre-push")
+    assert hooktext.is_genstamp_hook(hooks / "pre-push")
     assert (hooks / "post-merge.genstamp-chained").is_file()
     assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
     assert run_pytest(project).returncode == 0
@@ -378,7 +378,7 @@ def test_a_relative_hooks_folder_gets_genstamps_hooks_in_every_worktree(
     with_remote(project, tmp_path)
     out = ok(run_genstamp(project, "install"))
     assert f"the linked worktree {linked} has them" in out and "is relative" in out, out
-    assert install.is_genstamp_hook(linked / ".githooks" / "pre-push")
+    assert hooktext.is_genstamp_hook(linked / ".githooks" / "pre-push")
     assert git(linked, "status", "--porcelain", "--untracked-files=all") == ""
     (linked / "tests" / "test_broken.py").write_text("def test_broken():\n    assert False\n")
     commit_all(linked, "untested and broken")
@@ -427,7 +427,7 @@ def test_a_committed_hook_that_runs_genstamps_is_kept_and_the_rest_installed(
     assert committed.read_bytes() == text
     assert not (hooks / (hook + install.CHAINED)).exists()
     others = sorted(set(install.PLAIN_HOOKS) - {hook})
-    assert all(install.is_genstamp_hook(hooks / other) for other in others)
+    assert all(hooktext.is_genstamp_hook(hooks / other) for other in others)
     assert git(project, "status", "--porcelain", "--untracked-files=all") == ""
     doctor = run_genstamp(project, "doctor")
     assert "ok: pre-push" in doctor.stdout and "ok: hooks" in doctor.stdout, doctor.stdout
@@ -535,7 +535,7 @@ def test_the_status_of_a_committed_pre_push_call_is_read_from_its_text(
     nothing reads): install and doctor certified them, and the refused push went through."""
     hook = tmp_path / "pre-push"
     hook.write_text("#!/bin/sh\n" + body)
-    assert install.status_ignored(hook, "pre-push") is ignored
+    assert hooktext.status_ignored(hook, "pre-push") is ignored
 
 
 @pytest.mark.parametrize(
@@ -575,7 +575,7 @@ def test_a_committed_pre_push_that_reads_gits_ref_lines_before_genstamp_is_named
     none and judges no ref, and a refused push went through (install and doctor said "ok").
     Install names the command and doctor warns, with the way to give the lines to both."""
     committed = commit_pre_push(project, ".githooks", body)
-    assert install.stdin_taken(committed, "pre-push") == taken
+    assert hooktext.stdin_taken(committed, "pre-push") == taken
     out = ok(run_genstamp(project, "install"))
     doctor = run_genstamp(project, "doctor").stdout
     if taken is None:
@@ -594,7 +594,7 @@ def test_a_committed_pre_push_whose_later_command_gets_no_ref_lines_is_named(
     object of the files it tracks. Install and doctor name it, with the way to give both."""
     body = '{call} || exit $?\ngit lfs pre-push "$@"\n'
     committed = commit_pre_push(project, ".githooks", body)
-    assert install.stdin_left_none(committed, "pre-push") == 'git lfs pre-push "$@"'
+    assert hooktext.stdin_left_none(committed, "pre-push") == 'git lfs pre-push "$@"'
     out = ok(run_genstamp(project, "install"))
     assert "reads git's ref lines after genstamp's call" in out, out
     doctor = run_genstamp(project, "doctor").stdout
@@ -711,7 +711,7 @@ def test_pre_commit_install_judges_every_ref_keeps_the_config_and_uninstalls(
     text = config.read_text()
     assert "# my project's hooks" in text and "# mine" in text and "# my types" in text
     hooks = project / ".git" / "hooks"
-    assert install.is_genstamp_hook(hooks / "pre-push")
+    assert hooktext.is_genstamp_hook(hooks / "pre-push")
     assert install.is_pre_commit_hook(hooks / "pre-push.genstamp-chained")
     assert install.is_pre_commit_hook(hooks / "post-checkout")
     installed = hooks_state(project), config.read_bytes()
@@ -753,7 +753,7 @@ def test_a_config_with_crlf_line_ends_keeps_them(project: Path, genstamp_snapsho
     assert all(line in kept for line in theirs)  # the hook types' line gains genstamp's types
     data = yaml.safe_load(new.decode())
     assert set(install.PRE_COMMIT_TYPES) <= set(data["default_install_hook_types"])
-    assert install.is_genstamp_hook(project / ".git" / "hooks" / "pre-push")
+    assert hooktext.is_genstamp_hook(project / ".git" / "hooks" / "pre-push")
 
 
 @pytest.mark.e2e
@@ -776,7 +776,7 @@ def test_re_running_pre_commit_install_keeps_every_ref_judged(
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     hooks = project / ".git" / "hooks"
-    assert install.is_genstamp_hook(hooks / "pre-push.legacy")
+    assert hooktext.is_genstamp_hook(hooks / "pre-push.legacy")
     commit_all(project, "config")
     with_remote(project, tmp_path)
     story_tested(project, tmp_path)
@@ -815,7 +815,7 @@ def test_uninstall_after_pre_commit_install_ran_again_gives_the_users_hook_back(
     argv = [sys.executable, "-m", "pre_commit", "install", "--hook-type", "pre-push"]
     proc = subprocess.run(argv, cwd=project, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert install.is_genstamp_hook(hooks / "pre-push.legacy")
+    assert hooktext.is_genstamp_hook(hooks / "pre-push.legacy")
     # pre-commit's post-checkout, installed again by another pre-commit (pipx's interpreter)
     theirs = hooks / "post-checkout"
     lines = theirs.read_text().splitlines(keepends=True)
@@ -858,12 +858,12 @@ def test_the_users_hook_pre_commit_kept_aside_survives_its_install_run_again(
     for _ in range(2):  # before genstamp's install, and after it
         proc = subprocess.run(argv, cwd=project, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        if not install.is_genstamp_hook(hooks / "pre-push.legacy"):
+        if not hooktext.is_genstamp_hook(hooks / "pre-push.legacy"):
             assert hooks_state(project)["pre-push.legacy"] == mine
             rev = git(genstamp_snapshot, "rev-parse", "HEAD")
             url = snapshot_url(genstamp_snapshot)
             ok(run_genstamp(project, "install", "--repo", url, "--rev", rev))
-    assert install.is_genstamp_hook(hooks / "pre-push.legacy")  # the user's hook gone from it
+    assert hooktext.is_genstamp_hook(hooks / "pre-push.legacy")  # the user's hook gone from it
     out = ok(run_genstamp(project, "install", "--uninstall"))
     assert install.is_pre_commit_hook(hooks / "pre-push")
     assert hooks_state(project)["pre-push.legacy"] == mine, out
@@ -896,7 +896,7 @@ def test_a_leftover_legacy_hook_does_not_take_the_place_of_the_users_own(
     argv = [sys.executable, "-m", "pre_commit", "install", "--hook-type", "pre-push"]
     proc = subprocess.run(argv, cwd=project, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert install.is_genstamp_hook(hooks / "pre-push.legacy")
+    assert hooktext.is_genstamp_hook(hooks / "pre-push.legacy")
     ok(run_genstamp(project, "install", "--uninstall"))
     assert install.is_pre_commit_hook(hooks / "pre-push")
     assert hooks_state(project)["pre-push.legacy"] == mine
@@ -934,7 +934,7 @@ def test_genstamps_hook_at_pre_commits_legacy_place_goes_at_uninstall(
     ok(run_genstamp(project, "install", "--plain"))
     proc = subprocess.run(argv, cwd=project, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert install.is_genstamp_hook(hooks / "pre-push.legacy")
+    assert hooktext.is_genstamp_hook(hooks / "pre-push.legacy")
     ok(run_genstamp(project, "install", "--uninstall"))
     now = hooks_state(project)
     assert now.get("pre-push.legacy") == was.get("pre-push.legacy"), now
@@ -1064,7 +1064,7 @@ def test_a_hook_the_user_edited_since_install_is_never_lost(project: Path, tmp_p
     assert "post-merge changed since `genstamp install`: left as it is" in out, out
     assert (hooks / "post-merge").read_bytes() == edited
     assert (hooks / "post-merge.genstamp-chained").read_bytes() == original
-    assert not install.is_genstamp_hook(hooks / "post-checkout")  # the rest undone
+    assert not hooktext.is_genstamp_hook(hooks / "post-checkout")  # the rest undone
 
 
 def test_a_clone_installed_from_is_pinned_at_the_commit_that_was_installed(tmp_path: Path) -> None:
@@ -1219,7 +1219,7 @@ def test_uninstall_gives_back_the_chained_hook_the_user_edited_or_made(
     assert (hooks / "post-merge").read_bytes() == mine[made.name]
     assert not edited.exists() and not made.exists()
     assert out.count("changed since `genstamp install`") == 2, out
-    assert not install.is_genstamp_hook(hooks / "pre-push")
+    assert not hooktext.is_genstamp_hook(hooks / "pre-push")
 
 
 @pytest.mark.parametrize("shebang", ["#!/usr/bin/env sh", "#!/bin/bash", "#!/usr/bin/env python3"])

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from genstamp import config, generation, install
+from genstamp import config, generation, hooktext, install
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout
 from genstamp.typedtuple import NamedTuple
@@ -92,7 +92,7 @@ def check_hooks(where: install.Layout) -> Check:
     missing = []
     for hook in RESTAMP_HOOKS:
         path = where.hooks_dir / hook
-        if install.calls_genstamp(path, hook):
+        if hooktext.calls_genstamp(path, hook):
             continue
         if through_pre_commit and install.is_pre_commit_hook(path):
             continue
@@ -128,7 +128,7 @@ _INSTALL_PYTHON = re.compile(r"^INSTALL_PYTHON=(.*)$", re.M)
 def _pre_commit_gone(hook: Path) -> bool:
     """Whether ``hook`` is pre-commit's and can run no pre-commit: neither the interpreter it
     was installed with (``INSTALL_PYTHON``) nor a ``pre-commit`` on PATH (its fallback)."""
-    if install.is_genstamp_hook(hook) or not install.is_pre_commit_hook(hook):
+    if hooktext.is_genstamp_hook(hook) or not install.is_pre_commit_hook(hook):
         return False  # (genstamp's own names pre-commit's marker: it tells a .legacy apart)
     try:
         text = hook.read_text(encoding="utf-8", errors="replace")
@@ -144,22 +144,22 @@ def _pre_commit_gone(hook: Path) -> bool:
 def check_pre_push(where: install.Layout) -> Check:
     path = where.hooks_dir / "pre-push"
     legacy = where.hooks_dir / "pre-push.legacy"
-    if install.calls_genstamp(path, "pre-push"):
+    if hooktext.calls_genstamp(path, "pre-push"):
         if (idle := _not_runnable(path)) is not None:
             return idle._replace(name="pre-push")
-        if install.status_ignored(path, "pre-push"):
-            said, _, remedy = install.STATUS_IGNORED.format(path).partition(": end")
+        if hooktext.status_ignored(path, "pre-push"):
+            said, _, remedy = hooktext.STATUS_IGNORED.format(path).partition(": end")
             return Check("pre-push", "warn", said, "end" + remedy)
-        if (taken := install.stdin_taken(path, "pre-push")) is not None:
-            said = install.STDIN_TAKEN.format(path, taken)
-            return Check("pre-push", "warn", said, install.STDIN_REMEDY)
-        if (left := install.stdin_left_none(path, "pre-push")) is not None:
-            said = install.STDIN_LEFT_NONE.format(path, left)
-            return Check("pre-push", "warn", said, install.STDIN_REMEDY)
-        whose = "genstamp's" if install.is_genstamp_hook(path) else "runs genstamp's"
+        if (taken := hooktext.stdin_taken(path, "pre-push")) is not None:
+            said = hooktext.STDIN_TAKEN.format(path, taken)
+            return Check("pre-push", "warn", said, hooktext.STDIN_REMEDY)
+        if (left := hooktext.stdin_left_none(path, "pre-push")) is not None:
+            said = hooktext.STDIN_LEFT_NONE.format(path, left)
+            return Check("pre-push", "warn", said, hooktext.STDIN_REMEDY)
+        whose = "genstamp's" if hooktext.is_genstamp_hook(path) else "runs genstamp's"
         return Check("pre-push", "ok", f"{path} {whose}: it judges every pushed ref")
     if install.is_pre_commit_hook(path):
-        if install.is_genstamp_hook(legacy):
+        if hooktext.is_genstamp_hook(legacy):
             if (idle := _not_runnable(path, legacy)) is not None:
                 return idle._replace(name="pre-push")
             return Check(
@@ -196,7 +196,7 @@ def _hooks_version(hooks_dir: Path) -> str | None:
         except OSError:
             continue
         match = _COMMAND.search(text)
-        if match and install.MARKER in text:
+        if match and hooktext.MARKER in text:
             break
     else:
         return None
