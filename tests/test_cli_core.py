@@ -308,6 +308,33 @@ def test_unknown_command_and_option(project: Path, genstamp: RunGenstamp) -> Non
     assert genstamp("--version")[0] == 0
 
 
+def test_the_build_of_a_package_folder_holding_an_editors_lock_link(tmp_path: Path) -> None:
+    """An editable genstamp whose folder holds Emacs' lock link for a module being edited
+    (`.#rules.py`, a link to nowhere): `--version` names the build (it printed a traceback),
+    the same build as without the link (no module Python imports)."""
+    import shutil
+
+    import genstamp
+
+    copy = tmp_path / "genstamp"
+    shutil.copytree(
+        Path(genstamp.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+
+    def version() -> subprocess.CompletedProcess[str]:
+        probe = [sys.executable, "-m", "genstamp", "--version"]
+        return subprocess.run(probe, env=env, capture_output=True, text=True, check=False)
+
+    before = version()
+    assert before.returncode == 0 and re.fullmatch(
+        r"genstamp \S+ \(build [0-9a-f]{12}\)\n", before.stdout
+    )
+    (copy / ".#rules.py").symlink_to("root@host.1234:1700000000")
+    after = version()
+    assert (after.returncode, after.stdout, after.stderr) == (0, before.stdout, ""), after
+
+
 # --- real processes ------------------------------------------------------------------------
 
 

@@ -24,5 +24,11 @@ def digest() -> str:
     here = Path(__file__).resolve().parent
     h = hashlib.sha256(__version__.encode())
     for path in sorted(here.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
+        if path.name.startswith("."):  # no module: an editor's lock link (`.#rules.py`)
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:  # no module Python could import either
+            continue
+        h.update(path.name.encode() + b"\0" + data)
     return h.hexdigest()
