@@ -3347,3 +3347,22 @@ def test_a_stamp_the_tests_genstamp_cannot_read_is_said_though_both_say_one_vers
     ) in said, said
     run_tests(repo, "-p", "no:cacheprovider")
     assert verdict(genstamp, repo)[0] == 0
+
+
+def test_a_damaged_stamp_is_not_said_to_be_another_builds(
+    repo: Path, genstamp: RunGenstamp
+) -> None:
+    """Control: a stamp the run could not read for another reason (damaged: no JSON) is no
+    other build's format; once stamped anew, the refusal of that run's evidence says to rerun
+    the tests, which is accepted."""
+    write_calc(repo)
+    commit_all(repo, "calc")
+    stamp(genstamp, repo)
+    (repo / ".git" / "genstamp" / generation.FILENAME).write_text("{")
+    assert run_pytest(repo, "-p", "no:cacheprovider").returncode == 0
+    stamp(genstamp, repo)
+    code, data = verdict(genstamp, repo)
+    assert code == 1 and rules(data) == ["stale-generation"], data
+    assert "read no generation" not in message(data, "stale-generation"), data
+    run_tests(repo, "-p", "no:cacheprovider")
+    assert verdict(genstamp, repo)[0] == 0

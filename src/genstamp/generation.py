@@ -280,7 +280,11 @@ def stored(checkout: Checkout | Place) -> Generation | None:
     return read(checkout)[0]
 
 
-class NewerStamp(GenstampError):
+class OtherFormat(GenstampError):
+    """A stamp of a format version this genstamp does not read: another genstamp's."""
+
+
+class NewerStamp(OtherFormat):
     """A stamp of a later format version than this genstamp reads: another genstamp's (the
     test environment's newer one, beside pre-commit's older hooks), left as it is."""
 
@@ -319,7 +323,7 @@ def parse(raw: bytes, path: str | os.PathLike[str]) -> Generation:
     version = data.get("version")
     if not versioned.matches(version, *READS):
         newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
-        raise (NewerStamp if newer else GenstampError)(
+        raise (NewerStamp if newer else OtherFormat)(
             f"the generation stamp {path} is format version {version!r}, written by genstamp "
             f"{data.get('writer', '?')}; this genstamp {__version__} reads version {VERSION}",
             "use the same genstamp version in pre-commit and in the test environment, "

@@ -248,6 +248,7 @@ class Start(NamedTuple):
     claimed: generation.Generation | None = None
     stamp_problem: str | None = None  # why the stamp could not be read, if it could not
     config_problem: str | None = None  # why [tool.genstamp] could not be read, if it could not
+    stamp_unread: str | None = None  # the stamp is of a format this genstamp does not read
 
 
 def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
@@ -262,6 +263,7 @@ def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
     claimed: generation.Generation | None = None
     stamp_problem: str | None = None
     config_problem: str | None = None
+    stamp_unread: str | None = None
     try:
         try:
             settings = config.load(place.workdir)
@@ -275,6 +277,8 @@ def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
                 gen = generation.current(place)
         except GenstampError as exc:
             problem, stamp_problem = str(exc), exc.message
+            if isinstance(exc, generation.OtherFormat):  # another build's: said by the gate
+                stamp_unread = exc.message
         guard = loader.guard(place.workdir, place.state)
         workdir = place.workdir
         found = (
@@ -293,7 +297,16 @@ def begin(place: Place | Checkout, pythonpath: Sequence[Path] = ()) -> Start:
     except Exception as exc:  # never a traceback from the plugin
         problem = f"{type(exc).__name__}: {exc}"
     return Start(
-        place, settings, gen, problem, guard, recording, claimed, stamp_problem, config_problem
+        place,
+        settings,
+        gen,
+        problem,
+        guard,
+        recording,
+        claimed,
+        stamp_problem,
+        config_problem,
+        stamp_unread,
     )
 
 
@@ -1741,7 +1754,7 @@ def _properties(
         session_failed=session_failed,
         options=options,
         unseen=unseen,
-        stamp_unread=start.stamp_problem or "",
+        stamp_unread=start.stamp_unread or "",
     ).properties()
 
 
