@@ -330,7 +330,8 @@ def test_an_index_libgit2_cannot_read_fails_and_names_the_setting(
 
 def another_build(folder: Path, python: Path) -> Path:
     """``python``: an interpreter that imports a copy of this genstamp (another build of the
-    same version: one module differs by a comment) ahead of the installed one."""
+    same version: one module differs by a comment, and it has no ``build.label``, as the
+    builds before it) ahead of the installed one."""
     import shutil
 
     import genstamp
@@ -341,6 +342,10 @@ def another_build(folder: Path, python: Path) -> Path:
     )
     with (copy / "rules.py").open("a") as module:
         module.write("# another build\n")
+    # of before `--version` named the build (build.label came then; build.digest before)
+    text = (copy / "build.py").read_text()
+    start, end = text.index("def label("), text.index("@functools.cache")
+    (copy / "build.py").write_text(text[:start] + text[end:])
     python.parent.mkdir(parents=True, exist_ok=True)
     python.write_text(f'#!/bin/sh\nPYTHONPATH={folder} exec {sys.executable} "$@"\n')
     python.chmod(0o755)

@@ -223,7 +223,10 @@ def _hooks_version(hooks_dir: Path) -> str | None:
 # A genstamp as doctor names it: "0.2.0", or "0.2.0 (build 0123456789ab)" where the build is
 # known (builds between releases share a version and differ in their formats and rules).
 _LABEL = re.compile(r"(\S+)(?: \(build ([0-9a-f]+)\))?")
-_BUILD_PROBE = "from genstamp import build; print(build.label())"
+# (build.digest: the builds of 0.2.0 before --version named one have it too)
+_BUILD_PROBE = (
+    "from genstamp import __version__ as v, build; print(f'{v} (build {build.digest()[:12]})')"
+)
 
 
 def _same(one: str, other: str) -> bool:
