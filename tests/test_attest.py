@@ -29,7 +29,7 @@ from conftest import (
     subprocess_env,
 )
 
-from genstamp import dsse, signing, statement
+from genstamp import binding, dsse, signing, statement
 
 pytestmark = pytest.mark.e2e
 
@@ -875,6 +875,32 @@ def test_a_part_that_is_not_i_of_n_is_unreadable(
     code, data = verdict(genstamp, judge, "--attestation", bad)
     assert code == 1 and rules(data) == ["attestation-unreadable"], data
     assert says in data["failures"][0]["message"]
+
+
+@pytest.mark.parametrize("observes", [None, 0, "1", True])
+def test_an_attestation_of_a_recorder_that_observes_less_is_unreadable(
+    observes: object, world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+) -> None:
+    """An attestation made by a build of before the observation level (none in its predicate:
+    the evidence it judged was recorded by a plugin that did not look for all this genstamp
+    judges by) is refused as the evidence would be locally, naming both; the control, this
+    build's own attestation, is accepted (the tests above)."""
+
+    def change(body: dict[str, Any]) -> None:
+        if observes is None:
+            del body["predicate"]["genstamp"]["observes"]
+        else:
+            body["predicate"]["genstamp"]["observes"] = observes
+        body["subject"][0]["digest"]["sha256"] = statement.evidence_digest(body["predicate"])
+
+    older = rewrite(world.unsigned, tmp_path / "older.json", change, keep_signatures=False)
+    (judge / "pyproject.toml").write_text(PYPROJECT.split("[tool.genstamp]")[0])
+    assert verdict(genstamp, judge, "--attestation", world.unsigned)[0] == 0
+    code, data = verdict(genstamp, judge, "--attestation", older)
+    assert code == 1 and rules(data) == ["attestation-unreadable"], data
+    said = data["failures"][0]["message"]
+    assert "of a run whose recorder observes less than this genstamp" in said, said
+    assert f"this genstamp's {binding.OBSERVES}): rerun the tests with this genstamp" in said
 
 
 def test_a_partial_run_accepted_from_attestations_says_so(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from genstamp import coverage, versioned
+from genstamp import __version__, binding, coverage, versioned
 from genstamp.rules import Attested
 from genstamp.typedtuple import NamedTuple
 
@@ -58,6 +58,9 @@ class Facts(NamedTuple):
     audit: Mapping[str, Any]  # {packages, files, flags, notes}
     workspace: str  # "warm" (a reused checkout) or "clean-room"
     genstamp: str  # the version that attested
+    # what the recorder of the evidence observed, as its gate took it (``binding.OBSERVES``:
+    # a gate accepts only evidence of its own level or above)
+    observes: int = binding.OBSERVES
     configuration: tuple[Mapping[str, Any], ...] = ()  # ResourceDescriptors
     url: str = ""
     # the clean-room run of the same tree kept in the checkout (`genstamp clean-run`), if any:
@@ -108,6 +111,7 @@ def build(facts: Facts) -> dict[str, Any]:
             "workspace": facts.workspace,
             "cleanRoom": dict(facts.clean_room) if facts.clean_room is not None else None,
             "genstamp": facts.genstamp,
+            "observes": facts.observes,
         },
     }
     if facts.url:
@@ -184,6 +188,14 @@ def read(payload: bytes, label: str) -> Attested:
         raise StatementError(
             f"its predicate.{EXTENSION} is version {ext.get('version')!r}; this genstamp reads "
             f"version {EXTENSION_VERSION}"
+        )
+    observes = ext.get("observes", 0)
+    if not isinstance(observes, int) or isinstance(observes, bool) or observes < binding.OBSERVES:
+        raise StatementError(
+            f"it was made by genstamp {str(ext.get('genstamp', '?'))[:40]} of a run whose "
+            f"recorder observes less than this genstamp {__version__} judges by (observation "
+            f"level {str(observes)[:20]!r}, this genstamp's {binding.OBSERVES}): rerun the "
+            "tests with this genstamp and attest again"
         )
     try:
         cov = coverage.from_json(json.dumps(ext["coverage"]))
