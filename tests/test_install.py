@@ -1265,3 +1265,54 @@ def test_a_push_with_nothing_to_push_hands_the_chained_hook_no_line(
     ok(run_git(project, "push", "origin", "main"))
     again = ok(run_git(project, "push", "origin", "main"))  # nothing to push
     assert "no line" not in again, again
+
+
+CONFIGS = {
+    "pre-commit's sample": """\
+# See https://pre-commit.com for more information
+repos:
+-   repo: https://github.com/pre-commit/pre-commit-hooks
+    rev: v3.2.0
+    hooks:
+    -   id: trailing-whitespace
+    -   id: end-of-file-fixer
+""",
+    "quoted, commented, two repositories and a local one": """\
+repos:
+  - repo: "https://example.invalid/genstamp.git"  # ours
+    rev: 'v0.2.0'  # pinned
+    hooks:
+      - id: "genstamp-scrub"
+      - id: genstamp-bytecode
+        additional_dependencies:
+          - pyyaml
+        args: [--id, x]
+  - repo: local
+    hooks:
+      - id: pytest
+        name: pytest
+        entry: pytest
+        language: system
+""",
+    "the hooks before the rev": """\
+repos:
+- repo: https://x/genstamp
+  hooks:
+  - id: genstamp-scrub
+  rev: 0123456789abcdef0123456789abcdef01234567
+""",
+}
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_the_configs_repositories_read_without_pyyaml_as_pyyaml_reads_them(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the genstamp doctor runs has no PyYAML (genstamp does not depend on it), the
+    config's repositories were none: doctor compared no pre-commit environment with the
+    tests' genstamp. Read line by line now, as PyYAML reads these block-style configs."""
+    text = CONFIGS[name]
+    by_yaml = install.config_repos(text)
+    assert by_yaml, "PyYAML, the oracle, reads repositories here"
+    monkeypatch.setattr(install, "_yaml", lambda: None)
+    assert install.config_repos(text) == by_yaml

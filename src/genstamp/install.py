@@ -507,11 +507,11 @@ def config_facts(text: str) -> tuple[list[str] | None, set[str]]:
 
 
 def config_repos(text: str) -> list[tuple[str, str, list[str]]]:
-    """The config's hook repositories: (repo, rev, hook ids) of each (none without PyYAML, or
-    where the text is no config)."""
+    """The config's hook repositories: (repo, rev, hook ids) of each (none where the text is
+    no config; without PyYAML, as its block style reads, which pre-commit's own sample uses)."""
     yaml = _yaml()
     if yaml is None:
-        return []
+        return _repos_in_text(text)
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError:
@@ -523,6 +523,24 @@ def config_repos(text: str) -> list[tuple[str, str, list[str]]]:
         if isinstance(r, dict) and isinstance(hooks := r.get("hooks") or [], list)
         if all(isinstance(h, dict) for h in hooks)
     ]
+
+
+_REPO_LINE = re.compile(r"""^\s*-\s+repo:\s*(['"]?)([^'"#\s]+)\1\s*(?:#.*)?$""")
+_REV_LINE = re.compile(r"""^\s*rev:\s*(['"]?)([^'"#\s]+)\1\s*(?:#.*)?$""")
+_ID_LINE = re.compile(r"""^\s*-\s+id:\s*(['"]?)([^'"#\s]+)\1\s*(?:#.*)?$""")
+
+
+def _repos_in_text(text: str) -> list[tuple[str, str, list[str]]]:
+    """``config_repos`` of a config in block style, read line by line (without PyYAML)."""
+    found: list[tuple[str, list[str], list[str]]] = []  # (repo, [rev], ids)
+    for line in text.splitlines():
+        if (repo := _REPO_LINE.match(line)) is not None:
+            found.append((repo[2], [], []))
+        elif found and (rev := _REV_LINE.match(line)) is not None and not found[-1][1]:
+            found[-1][1].append(rev[2])
+        elif found and (hook := _ID_LINE.match(line)) is not None:
+            found[-1][2].append(hook[2])
+    return [(repo, "".join(rev), ids) for repo, rev, ids in found]
 
 
 def _types_in_text(text: str) -> list[str] | None:
