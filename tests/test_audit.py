@@ -216,11 +216,18 @@ TEST_FACTOR_1 = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 2) == 
         ("data-dropped", True, "holds calc/data.json, which the tested tree dropped"),
         ("data-dropped", False, "holds calc/data.json, which the tested tree dropped"),
         ("module-added", True, "lacks calc/_cfg.py, which the tested tree has"),
+        ("module-added", False, "lacks calc/_cfg.py, which the tested tree has"),
+        # added after the install and never imported by name (found by listing the package,
+        # pkgutil.iter_modules; a data file read where it may be missing): no import failed
+        ("module-listed", False, "lacks calc/_triple.py, which the tested tree has"),
+        ("data-added", False, "lacks calc/limits.json, which the tested tree has"),
+        ("data-added", True, "lacks calc/limits.json, which the tested tree has"),
         ("none", True, ""),
         ("none", False, ""),
         # a module the tree held when the copy was built that the build left out (hatch's
         # `exclude`): no older install for it
         ("excluded", True, ""),
+        ("excluded", False, ""),
         ("namespaced-data-differs", True, "its acme/calc/data.json is not the tested tree's"),
         # an asset a build writes, which git ignores in the work tree: no file of the tree
         ("ignored-asset", True, ""),
@@ -277,6 +284,10 @@ def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
         (package / "data.json").unlink()
     elif change == "module-added":
         (package / "_cfg.py").write_text("FACTOR = 2\n")
+    elif change == "module-listed":
+        (package / "_triple.py").write_text("def add(a, b):\n    return 3 * (a + b)\n")
+    elif change == "data-added":
+        (package / "limits.json").write_text('{"most": 10}\n')
     with monkeypatch.context() as dated:  # v2 now, after the install
         when = f"@{int(time.time())} +0000"
         dated.setenv("GIT_AUTHOR_DATE", when)

@@ -391,9 +391,11 @@ def stale_copy(
     bytes (a file the tree deleted, which an older install still ships). The copy is then an
     older version's, whose files the run may have read. Its modules (judged as each loads),
     bytecode, extension modules (judged by their sources) and the files the build writes are
-    not compared. ``early``: the package was imported before any recording began, where an
-    import of a module the copy lacks went unseen: the modules it lacks count too
-    (``_copy_lacks``)."""
+    not compared. And one the tree added after the copy was installed, which the copy lacks
+    (``_copy_lacks``): a module found by listing the package (``pkgutil.iter_modules``) or
+    imported before any recording began, or a data file read where it may be missing, is
+    never a failed import the run could see. ``early``: the package was imported before any
+    recording began (kept for the callers; the files it lacks count either way)."""
     rel = site_relative(folder)
     if rel is None:
         return ()
@@ -437,8 +439,7 @@ def stale_copy(
             shown = "/".join([*prefix, *os.path.relpath(path, folder).split(os.sep)])
             why = f"{INSTALLED_COPY} holds {shown}, which the tested tree dropped ({place})"
             flags.append(Flag(FOREIGN, top, path, why + "; reinstall it"))
-    if early:
-        flags += _copy_lacks(folder, prefix, root, bases)
+    flags += _copy_lacks(folder, prefix, root, bases)
     return tuple(flags)
 
 
@@ -538,12 +539,13 @@ def _blobs_known(root: Path, blobs: Iterable[str]) -> set[str]:
 def _copy_lacks(
     folder: str, prefix: Sequence[str], root: Path, bases: Mapping[str, str]
 ) -> list[Flag]:
-    """The modules of the tree's package (``prefix``: its parts, ``calc``, ``acme/calc``) that
-    its installed copy in ``folder`` lacks, in a package the copy holds, where the tree added
-    them after the copy was installed (a commit's time, an untracked file's own: a module the
-    tree held before then is one the build leaves out, hatch's ``exclude``): an install older
-    than the module, whose package a plugin may have imported (falling back where the module
-    was missing) before any recording began. Only files of the tree count (not ignored)."""
+    """The files of the tree's package (``prefix``: its parts, ``calc``, ``acme/calc``) that its
+    installed copy in ``folder`` lacks (a module in a package the copy holds, a data file in a
+    folder it holds), where the tree added them after the copy was installed (a commit's time,
+    an untracked file's own: a file the tree held before then is one the build leaves out,
+    hatch's ``exclude``): an install older than the file, whose package may have gone on
+    without it (a fallback, a default, a plugin not listed) where no import failed. Only
+    files of the tree count (not ignored)."""
     import subprocess
 
     top = prefix[0]
@@ -563,14 +565,18 @@ def _copy_lacks(
     if listed.returncode != 0:
         return []
     flags = []
+    compiled = (".pyc", ".pyo", *importlib.machinery.EXTENSION_SUFFIXES)
     for name in sorted(os.fsdecode(listed.stdout).split("\0")):
-        if not name.endswith(".py") or "__pycache__" in name.split("/"):
+        if not name or name.endswith(compiled) or "__pycache__" in name.split("/"):
             continue
         theirs = os.path.join(folder, *name.split("/"))
-        if os.path.lexists(theirs) or not os.path.isfile(
-            os.path.join(os.path.dirname(theirs), "__init__.py")
+        holder = os.path.dirname(theirs)
+        if os.path.lexists(theirs) or not (
+            os.path.isfile(os.path.join(holder, "__init__.py"))
+            if name.endswith(".py")
+            else os.path.isdir(holder)
         ):
-            continue  # the copy has it, or not its package at all
+            continue  # the copy has it, or not its package (its folder) at all
         held = os.path.relpath(os.path.join(package, name), root).replace(os.sep, "/")
         if _added_ns(root, held) <= installed_ns:
             continue
