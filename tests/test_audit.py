@@ -228,6 +228,10 @@ TEST_FACTOR_1 = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 2) == 
         # `exclude`): no older install for it
         ("excluded", True, ""),
         ("excluded", False, ""),
+        # a file no version of the tree held, in a copy installed from another clone (its
+        # modules byte for byte the tree's); the control: one installed from here (a build's)
+        ("data-extra-from-another", False, "holds calc/extra.json, which the tested tree does"),
+        ("data-extra-from-here", False, ""),
         ("namespaced-data-differs", True, "its acme/calc/data.json is not the tested tree's"),
         # an asset a build writes, which git ignores in the work tree: no file of the tree
         ("ignored-asset", True, ""),
@@ -278,6 +282,12 @@ def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: calc\nVersion: 0.1\n")
     if early:
         (info / "entry_points.txt").write_text(f"[pytest11]\ncalc = {name}.plug\n")
+    if change.startswith("data-extra"):
+        (installed / "extra.json").write_text('{"factor": 3}\n')
+        source = tmp_path / "other" if change == "data-extra-from-another" else repo
+        (info / "direct_url.json").write_text(f'{{"url": "{source.as_uri()}", "dir_info": {{}}}}')
+        files = sorted(p for p in installed.rglob("*") if p.is_file())
+        (info / "RECORD").write_text("".join(f"{p.relative_to(site_dir)},,\n" for p in files))
     if change.endswith("data-differs"):
         (package / "data.json").write_text('{"factor": 2}\n')
     elif change == "data-dropped":

@@ -434,11 +434,17 @@ def stale_copy(
                 flags.append(Flag(FOREIGN, top, path, why))
     # whether a commit held each file the tree does not: git asked once for them all
     known = _blobs_known(root, {blob for _, blob, _ in dropped if blob != _EMPTY_BLOB})
+    here = os.path.realpath(root)
     for path, blob, place in dropped:
+        shown = "/".join([*prefix, *os.path.relpath(path, folder).split(os.sep)])
         if blob in known and _in_history(root, blob, place):
-            shown = "/".join([*prefix, *os.path.relpath(path, folder).split(os.sep)])
             why = f"{INSTALLED_COPY} holds {shown}, which the tested tree dropped ({place})"
             flags.append(Flag(FOREIGN, top, path, why + "; reinstall it"))
+        elif (source := installed_from(path)) is not None and not inside(source, here):
+            # installed from another folder (another clone, an export): its file is no build's
+            # of this tree, whatever history holds
+            why = f"{INSTALLED_COPY} holds {shown}, which the tested tree does not ({place})"
+            flags.append(Flag(FOREIGN, top, path, f"{why}, from {source}; reinstall from here"))
     flags += _copy_lacks(folder, prefix, root, bases)
     return tuple(flags)
 
