@@ -228,10 +228,17 @@ TEST_FACTOR_1 = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 2) == 
         # `exclude`): no older install for it
         ("excluded", True, ""),
         ("excluded", False, ""),
+        # the commit that added it amended (or rebased) since the install: its author's time
+        # stays, its own moves
+        ("excluded-amended", False, ""),
+        # a folder of data (a subpackage) the tree added after the install: lacked whole
+        ("folder-added", False, "lacks calc/overrides/site.json, which the tested tree has"),
         # a file no version of the tree held, in a copy installed from another clone (its
         # modules byte for byte the tree's); the control: one installed from here (a build's)
         ("data-extra-from-another", False, "holds calc/extra.json, which the tested tree does"),
         ("data-extra-from-here", False, ""),
+        # from a wheel built elsewhere, or a folder that does not hold it: a file a build made
+        ("data-extra-built-elsewhere", False, ""),
         ("namespaced-data-differs", True, "its acme/calc/data.json is not the tested tree's"),
         # an asset a build writes, which git ignores in the work tree: no file of the tree
         ("ignored-asset", True, ""),
@@ -253,7 +260,7 @@ def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
     (package / "__init__.py").write_text(DATA_INIT.replace("calc._cfg", f"{name}._cfg"))
     (package / "data.json").write_text('{"factor": 1}\n')
     (package / "plug.py").write_text(f"import {name}  # the package's pytest plugin\n")
-    if change == "excluded":
+    if change.startswith("excluded"):
         (package / "_devtools.py").write_text("DEBUG = True\n")
     (repo / "tests").mkdir()
     test = TEST_FACTOR_1.replace("import calc\n", f"import {name} as calc\n")
@@ -263,12 +270,14 @@ def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
     with monkeypatch.context() as dated:  # v1 two weeks ago
         when = f"@{int(time.time()) - 14 * 86400} +0000"
         dated.setenv("GIT_AUTHOR_DATE", when)
+        if change == "excluded-amended":  # amended now: its author's time alone is old
+            when = f"@{int(time.time())} +0000"
         dated.setenv("GIT_COMMITTER_DATE", when)
         commit_all(repo, "v1")
     python, site_dir = make_venv(tmp_path / "venv")
     installed = site_dir / name.replace(".", "/")
     shutil.copytree(package, installed)  # `pip install .` of v1, last week
-    if change == "excluded":
+    if change.startswith("excluded"):
         (installed / "_devtools.py").unlink()  # the build's `exclude`
     if change == "ignored-asset":  # built again here since the install, for the wheel there
         (repo / ".gitignore").write_text(GITIGNORE + "src/calc/built.css\n")
@@ -284,7 +293,10 @@ def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
         (info / "entry_points.txt").write_text(f"[pytest11]\ncalc = {name}.plug\n")
     if change.startswith("data-extra"):
         (installed / "extra.json").write_text('{"factor": 3}\n')
-        source = tmp_path / "other" if change == "data-extra-from-another" else repo
+        source = repo if change == "data-extra-from-here" else tmp_path / "other"
+        if change == "data-extra-from-another":  # another clone, whose tree holds the file
+            (source / "src" / "calc").mkdir(parents=True)
+            shutil.copy(installed / "extra.json", source / "src" / "calc" / "extra.json")
         (info / "direct_url.json").write_text(f'{{"url": "{source.as_uri()}", "dir_info": {{}}}}')
         files = sorted(p for p in installed.rglob("*") if p.is_file())
         (info / "RECORD").write_text("".join(f"{p.relative_to(site_dir)},,\n" for p in files))
@@ -298,6 +310,9 @@ def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
         (package / "_triple.py").write_text("def add(a, b):\n    return 3 * (a + b)\n")
     elif change == "data-added":
         (package / "limits.json").write_text('{"most": 10}\n')
+    elif change == "folder-added":
+        (package / "overrides").mkdir()
+        (package / "overrides" / "site.json").write_text('{"factor": 5}\n')
     with monkeypatch.context() as dated:  # v2 now, after the install
         when = f"@{int(time.time())} +0000"
         dated.setenv("GIT_AUTHOR_DATE", when)

@@ -440,13 +440,28 @@ def stale_copy(
         if blob in known and _in_history(root, blob, place):
             why = f"{INSTALLED_COPY} holds {shown}, which the tested tree dropped ({place})"
             flags.append(Flag(FOREIGN, top, path, why + "; reinstall it"))
-        elif (source := installed_from(path)) is not None and not inside(source, here):
-            # installed from another folder (another clone, an export): its file is no build's
-            # of this tree, whatever history holds
+        elif _from_another_tree(path, blob, place, here):
+            # installed from another folder (a clone, an export) whose own tree holds the file
+            # there: that tree's, not a build's of this one
             why = f"{INSTALLED_COPY} holds {shown}, which the tested tree does not ({place})"
+            source = installed_from(path)
             flags.append(Flag(FOREIGN, top, path, f"{why}, from {source}; reinstall from here"))
     flags += _copy_lacks(folder, prefix, root, bases)
     return tuple(flags)
+
+
+def _from_another_tree(path: str, blob: str, place: str, here: str) -> bool:
+    """Whether the installed file ``path`` (its blob ``blob``) came from another folder than the
+    work tree ``here`` (the installer's PEP 610 record) that holds it at ``place`` with those
+    bytes (not a wheel, nor a file a build made: hatch's ``force-include`` of ``LICENSE``)."""
+    source = installed_from(path)
+    if source is None or inside(source, here):
+        return False
+    theirs = os.path.join(source, *place.split("/"))
+    try:
+        return os.path.isfile(theirs) and blob_id(theirs) == blob
+    except OSError:
+        return False
 
 
 def _copy_differs(
@@ -546,12 +561,12 @@ def _copy_lacks(
     folder: str, prefix: Sequence[str], root: Path, bases: Mapping[str, str]
 ) -> list[Flag]:
     """The files of the tree's package (``prefix``: its parts, ``calc``, ``acme/calc``) that its
-    installed copy in ``folder`` lacks (a module in a package the copy holds, a data file in a
-    folder it holds), where the tree added them after the copy was installed (a commit's time,
-    an untracked file's own: a file the tree held before then is one the build leaves out,
-    hatch's ``exclude``): an install older than the file, whose package may have gone on
-    without it (a fallback, a default, a plugin not listed) where no import failed. Only
-    files of the tree count (not ignored)."""
+    installed copy in ``folder`` lacks (a module, a data file, a folder of them), where a commit
+    added them after the copy was installed (its author's time, which an amend or a rebase
+    keeps: a file the tree held before then is one the build leaves out, hatch's ``exclude``,
+    and a file not committed cannot be dated): an install older than the file, whose package
+    may have gone on without it (a fallback, a default, a plugin not listed) where no import
+    failed. Only files of the tree count (not ignored)."""
     import subprocess
 
     top = prefix[0]
@@ -576,13 +591,8 @@ def _copy_lacks(
         if not name or name.endswith(compiled) or "__pycache__" in name.split("/"):
             continue
         theirs = os.path.join(folder, *name.split("/"))
-        holder = os.path.dirname(theirs)
-        if os.path.lexists(theirs) or not (
-            os.path.isfile(os.path.join(holder, "__init__.py"))
-            if name.endswith(".py")
-            else os.path.isdir(holder)
-        ):
-            continue  # the copy has it, or not its package (its folder) at all
+        if os.path.lexists(theirs):
+            continue  # the copy has it (a folder it lacks, a subpackage, is lacked whole)
         held = os.path.relpath(os.path.join(package, name), root).replace(os.sep, "/")
         if _added_ns(root, held) <= installed_ns:
             continue
@@ -593,20 +603,21 @@ def _copy_lacks(
 
 
 def _added_ns(root: Path, rel: str) -> int:
-    """When the tree's file ``rel`` came: the time of the last commit that added it, else (not
-    committed) the file's own; 0 when neither can be told."""
+    """When the tree's file ``rel`` came: the author time of the last commit that added it
+    (an amend or a rebase keeps it, where the commit's own time moves); 0 when it cannot be
+    told, or the file is not committed (its time is its last edit's, not its coming)."""
     import subprocess
 
     try:
         done = subprocess.run(
-            ["git", "log", "-1", "--diff-filter=A", "--format=%ct", "--", rel],
+            ["git", "log", "-1", "--diff-filter=A", "--format=%at", "--", rel],
             cwd=root,
             capture_output=True,
             timeout=60,
         )
         if done.returncode == 0 and done.stdout.strip():
             return int(done.stdout.strip()) * 1_000_000_000
-        return os.stat(root / rel).st_mtime_ns
+        return 0
     except (OSError, ValueError, subprocess.SubprocessError):
         return 0
 
