@@ -250,9 +250,7 @@ def audit_modules(
                     folder = _installed_folder(real)
                     if folder is not None and folder not in copies:
                         copies.add(folder)
-                        flags += stale_copy(
-                            folder, root, bases, made_by_the_build, version_lines, early=True
-                        )
+                        flags += stale_copy(folder, root, bases, made_by_the_build, version_lines)
             continue
         rel = os.path.relpath(real, root_s).replace(os.sep, "/")
         if real.endswith((".pyc", ".pyo")):
@@ -380,8 +378,6 @@ def stale_copy(
     bases: Mapping[str, str],
     made_by_the_build: Sequence[str] = (),
     version_lines: Sequence[str] = (),
-    *,
-    early: bool = False,
 ) -> tuple[Flag, ...]:
     """The files of an installed (not editable) copy of one of the checkout's packages, in
     ``folder`` (``_installed_folder``), that are not the tested tree's, where a module of it
@@ -394,8 +390,7 @@ def stale_copy(
     not compared. And one the tree added after the copy was installed, which the copy lacks
     (``_copy_lacks``): a module found by listing the package (``pkgutil.iter_modules``) or
     imported before any recording began, or a data file read where it may be missing, is
-    never a failed import the run could see. ``early``: the package was imported before any
-    recording began (kept for the callers; the files it lacks count either way)."""
+    never a failed import the run could see."""
     rel = site_relative(folder)
     if rel is None:
         return ()
@@ -440,28 +435,28 @@ def stale_copy(
         if blob in known and _in_history(root, blob, place):
             why = f"{INSTALLED_COPY} holds {shown}, which the tested tree dropped ({place})"
             flags.append(Flag(FOREIGN, top, path, why + "; reinstall it"))
-        elif _from_another_tree(path, blob, place, here):
+        elif (source := _from_another_tree(path, blob, place, here)) is not None:
             # installed from another folder (a clone, an export) whose own tree holds the file
             # there: that tree's, not a build's of this one
             why = f"{INSTALLED_COPY} holds {shown}, which the tested tree does not ({place})"
-            source = installed_from(path)
             flags.append(Flag(FOREIGN, top, path, f"{why}, from {source}; reinstall from here"))
     flags += _copy_lacks(folder, prefix, root, bases)
     return tuple(flags)
 
 
-def _from_another_tree(path: str, blob: str, place: str, here: str) -> bool:
-    """Whether the installed file ``path`` (its blob ``blob``) came from another folder than the
-    work tree ``here`` (the installer's PEP 610 record) that holds it at ``place`` with those
-    bytes (not a wheel, nor a file a build made: hatch's ``force-include`` of ``LICENSE``)."""
+def _from_another_tree(path: str, blob: str, place: str, here: str) -> str | None:
+    """The folder other than the work tree ``here`` that the installed file ``path`` (its blob
+    ``blob``) came from (the installer's PEP 610 record), where that folder holds it at
+    ``place`` with those bytes (not a wheel, nor a file a build made: hatch's
+    ``force-include`` of ``LICENSE``); None otherwise."""
     source = installed_from(path)
     if source is None or inside(source, here):
-        return False
+        return None
     theirs = os.path.join(source, *place.split("/"))
     try:
-        return os.path.isfile(theirs) and blob_id(theirs) == blob
+        return source if os.path.isfile(theirs) and blob_id(theirs) == blob else None
     except OSError:
-        return False
+        return None
 
 
 def _copy_differs(

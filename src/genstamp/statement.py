@@ -58,9 +58,6 @@ class Facts(NamedTuple):
     audit: Mapping[str, Any]  # {packages, files, flags, notes}
     workspace: str  # "warm" (a reused checkout) or "clean-room"
     genstamp: str  # the version that attested
-    # what the recorder of the evidence observed, as its gate took it (``binding.OBSERVES``:
-    # a gate accepts only evidence of its own level or above)
-    observes: int = binding.OBSERVES
     configuration: tuple[Mapping[str, Any], ...] = ()  # ResourceDescriptors
     url: str = ""
     # the clean-room run of the same tree kept in the checkout (`genstamp clean-run`), if any:
@@ -111,7 +108,9 @@ def build(facts: Facts) -> dict[str, Any]:
             "workspace": facts.workspace,
             "cleanRoom": dict(facts.clean_room) if facts.clean_room is not None else None,
             "genstamp": facts.genstamp,
-            "observes": facts.observes,
+            # what the recorder of the evidence judged observed: a gate attests only evidence
+            # of its own observation level or above
+            "observes": binding.OBSERVES,
         },
     }
     if facts.url:
