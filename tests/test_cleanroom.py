@@ -33,7 +33,8 @@ from conftest import (
     subprocess_env,
 )
 
-from genstamp import cleanroom, envcache
+import genstamp as genstamp_package
+from genstamp import build, cleanroom, envcache
 from genstamp.repo import open_checkout
 
 pytestmark = pytest.mark.e2e
@@ -997,6 +998,34 @@ def test_without_uv_the_same_verdict(calc: Path) -> None:
     }
 
 
+def test_the_clean_environment_runs_the_genstamp_that_runs_here(calc: Path, tmp_path: Path) -> None:
+    """The clean run's plugin is the code this genstamp runs (here a copy on PYTHONPATH, another
+    build of the same version), not a build of the folder its distribution was installed
+    from: that folder may hold other code, and building it writes there."""
+    copy = tmp_path / "another" / "genstamp"
+    shutil.copytree(
+        Path(genstamp_package.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    with (copy / "summary.py").open("a") as fh:
+        fh.write("# another build of the same version\n")
+    env = env_for_tests()
+    env["PYTHONPATH"] = str(copy.parent)
+    probe = "from genstamp import build; print(build.digest())"
+    ours = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+    ).stdout.strip()
+    assert ours != build.digest()  # the copy is another build
+    before = set((calc / ".git" / ENVS).glob("*/bin/python"))
+    proc = run_genstamp(calc, "clean-run", "--json", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["env_reused"] is False  # an environment of that build
+    (python,) = set((calc / ".git" / ENVS).glob("*/bin/python")) - before
+    theirs = subprocess.run(
+        [python, "-c", probe], capture_output=True, text=True, env=subprocess_env(), check=True
+    ).stdout.strip()
+    assert theirs == ours
+
+
 def test_the_environment_is_clean(calc: Path, tmp_path: Path) -> None:
     """Nothing of the user's environment reaches the clean run: PYTHONPATH, user site."""
     (calc / "tests" / "test_env.py").write_text(
@@ -1007,14 +1036,7 @@ def test_the_environment_is_clean(calc: Path, tmp_path: Path) -> None:
     )
     env = env_for_tests()
     env["PYTHONPATH"] = str(tmp_path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "genstamp", "clean-run"],
-        cwd=calc,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    proc = run_genstamp(calc, "clean-run", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

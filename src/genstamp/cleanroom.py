@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from genstamp import __version__, cleanrecord, config, envcache, evidence, roots, rules
+from genstamp import __version__, cleanrecord, config, envcache, evidence, roots, rules, selfwheel
 from genstamp.errors import EXIT_USAGE, GenstampError
 from genstamp.identity import tree_identity
 from genstamp.paths import inside
@@ -214,25 +214,12 @@ def build_requirements(root: Path) -> list[str]:
     return ["setuptools>=40.8.0", "wheel"]  # pip's own default for a project without one
 
 
-def genstamp_requirement() -> str:
-    """genstamp for the clean environment, from where this one was installed (pip's PEP 610
-    record): the same code runs the plugin there."""
-    from importlib import metadata
-
-    try:
-        raw = metadata.distribution("genstamp").read_text("direct_url.json")
-    except metadata.PackageNotFoundError:
-        raw = None
-    data = json.loads(raw) if raw else {}
-    url = str(data.get("url", ""))
-    vcs = data.get("vcs_info")
-    if isinstance(vcs, dict) and vcs.get("vcs") == "git" and vcs.get("commit_id"):
-        return f"genstamp @ git+{url}@{vcs['commit_id']}"
-    if url.startswith("file://"):
-        from urllib.parse import unquote, urlparse
-
-        return str(Path(unquote(urlparse(url).path)))
-    return f"genstamp=={__version__}"
+def genstamp_requirement(folder: Path) -> str:
+    """genstamp for the clean environment: the running genstamp packed as a wheel in
+    ``folder`` (the same code runs the plugin there), or this version from the index where
+    no distribution of it is installed here."""
+    wheel = selfwheel.write(folder)
+    return str(wheel) if wheel is not None else f"genstamp=={__version__}"
 
 
 # -- the checkout -------------------------------------------------------------------------------
@@ -649,7 +636,8 @@ def clean_run(
         cache = env_cache(checkout)
         with envcache.locked(cache, digest):
             with steps.step("environment") as log:
-                deps = [genstamp_requirement(), "pytest"]
+                wheels = stack.enter_context(tempfile.TemporaryDirectory(prefix="genstamp-"))
+                deps = [genstamp_requirement(Path(wheels)), "pytest"]
                 build = build_requirements(home)
                 if chosen.tool == "pip":
                     build.append("wheel")  # setuptools before 70.1 builds wheels with it
