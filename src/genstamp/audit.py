@@ -807,8 +807,9 @@ def judge(
     # folders the tests used as they found them, and those this run or an earlier one made
     used = {ld.path for ld in loads if ld.via == loads_.FOLDER}
     made_dirs = made_folders(loads) | set(folders_made)
+    env_files = [(ld.path, ld.detail) for ld in loads if ld.via == loads_.COPIED]
     for ld in loads:
-        if ld.via in (loads_.FOLDER, loads_.MKDIR, loads_.NEW):
+        if ld.via in (loads_.FOLDER, loads_.MKDIR, loads_.NEW, loads_.COPIED):
             continue
         if ld.via == loads_.ELSEWHERE:  # (a clone kept in an environment of the tree too)
             elsewhere.setdefault(ld.detail, []).append(ld)
@@ -1031,6 +1032,16 @@ def judge(
             # fallback ran where the tree's code would have)
             why = f"{NOT_INSTALLED}: the tested tree has it ({held_rel}), so the install is stale"
             flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
+    if env_files:  # the project's scripts and data files an install copied (bin/, share/)
+        from genstamp import installedfiles
+        from genstamp.roots import project_name
+
+        for st in installedfiles.stale(env_files, root, project_name(root)):
+            why = (
+                f"{INSTALLED_COPY} its {st.shown} is a past version of the tested tree's"
+                f" {st.source}, copied by the install of {st.distribution} (reinstall it)"
+            )
+            flags[Flag(FOREIGN, st.distribution, st.path, why)] = None
     for ld, rel in _dropped(gone, root):
         why = f"loaded from outside the checkout in place of {rel}, which the tested tree dropped"
         flags[Flag(FOREIGN, ld.module, ld.path, why)] = None

@@ -77,6 +77,11 @@ MKDIR = "mkdir"  # a folder a process of the run made (or asked to make: makedir
 # run (a shell's `mkdir -p`), unless another process found it there before (``FOLDER``)
 NEW = "new"
 THERE = "there"  # a MKDIR's detail: the folder was there already
+# A file of the process's own Python environment outside its library folders (``bin/``,
+# ``share/``: where an install puts a project's scripts and data files), read or run as its
+# script (``detail``: its modification time): an installer's copy of a file of the work tree,
+# perhaps, which the audit compares with the tree's where the project's distribution installed it
+COPIED = "copied"
 # A submodule of an import root that no finder found, in an installed copy of its package
 # (``path``: the package's folder there): the tree may hold it, a stale install lack it, and
 # the code fall back (``try: from pkg import _fast`` ... ``except ImportError``)
@@ -229,6 +234,7 @@ def activate(run: Run) -> None:
         _real_cache.clear()
         _RESOLVE.forget()
         _READ.clear()  # what an earlier run in this process saw is not this one's
+        _COPIES.clear()
         _ENTRIES[:] = [(), False, "", None]
         _WRITTEN.clear()
         _TOUCHED.clear()
@@ -323,7 +329,7 @@ def _open_log(folder: str, pid: int) -> int:
 def _concerns(run: Run, path: str, module: str, via: str) -> bool:
     if inside(path, run.workdir) and not installed(path):
         return True
-    if via in (ELSEWHERE, SHADOW, GONE):
+    if via in (ELSEWHERE, SHADOW, GONE, COPIED):
         return True
     return bool(module) and module.partition(".")[0] in run.roots
 
@@ -747,6 +753,8 @@ def _opened(path: str, mode: object, flags: object) -> None:
         return
     _READ.add(full)
     real = _where(full)
+    if _environment_file(real):
+        _copied(real)
     if real != full:  # read through a link: a folder's link of the work tree was read too
         for link in _links_along(full):  # (`data -> v2/`: its flag is on the link's entry)
             record(Load(link, "", "", READ))
@@ -998,6 +1006,36 @@ def _installed_read(path: str) -> None:
 
 
 _HASHED_MOST = 16 << 20  # bytes of an installed data file hashed as the tests open it
+
+
+_PREFIX: "list[str]" = []  # this process's environment: its prefix, then its library folders
+
+
+def _environment_file(path: str) -> bool:
+    """Whether ``path`` (real) lies in this process's Python environment (``sys.prefix``)
+    outside its library folders: a script of its ``bin/``, a data file of its ``share/``."""
+    if not _PREFIX:
+        top = os.path.join(os.path.realpath(sys.prefix), "")
+        _PREFIX.extend([top, *(os.path.join(top, f, "") for f in ("lib", "lib64", "include"))])
+    return path.startswith(_PREFIX[0]) and not path.startswith(tuple(_PREFIX[1:]))
+
+
+def _copied(path: str) -> None:
+    """The environment's file ``path``, read or run: recorded with its modification time (the
+    audit reads it at the session's end, if it is the project's, and that time still holds),
+    unless written since the run began (a test's own install)."""
+    if path in _COPIES:
+        return
+    _COPIES.add(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if not _written_in_the_run(path, path, st):
+        record(Load(path, "", "", COPIED, str(st.st_mtime_ns)))
+
+
+_COPIES: "set[str]" = set()  # the environment's files recorded (once each, read or run)
 
 
 def _began() -> int:
@@ -1265,6 +1303,8 @@ def _executed(code: CodeType) -> None:
         # runs from it is judged by that text, as under a name of no file
         if _pseudo_module(code, filename):
             return
+    if _environment_file(real):  # a script of the environment's
+        _copied(real)
     module = ""
     elsewhere = _kept_clone(real)
     if elsewhere:

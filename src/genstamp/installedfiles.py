@@ -1,0 +1,237 @@
+"""The files an install of the checkout's project copied outside its packages.
+
+An install puts a project's scripts in the environment's ``bin/`` and its data files under its
+prefix (``share/``), by copy, even an editable install: hatchling's ``shared-scripts`` and
+``shared-data``, setuptools' ``script-files`` and ``data-files``, pdm-backend's
+``wheel-data``, flit's ``external-data``. Tests that run or read such a file use what the tree
+held when it was installed: once a commit changes the tree's file, until a reinstall, they test
+a past version of it, which a clean clone's install does not hold.
+
+Told by content, not by each backend's mapping: a file the project's distribution lists in its
+``RECORD`` (so its install put it there) whose bytes are no tracked file's of its name now,
+but were one's in a commit (an installer rewrites a script's ``#!`` line: the rest is
+compared), is a past version of that file. A file the build makes matches no commit's."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from genstamp.paths import environment
+from genstamp.typedtuple import NamedTuple
+
+
+class Stale(NamedTuple):
+    path: str  # the environment's file the tests read or ran
+    shown: str  # that file, below the environment's folder (``bin/calc-add``)
+    source: str  # the tree's file it is a past version of (work-tree relative)
+    distribution: str  # the distribution whose install copied it
+
+
+_HISTORY = 400  # commits that changed a candidate file, newest first, asked for its past bytes
+_CANDIDATES = 16  # tracked files of one name compared at most (more: a name too common to tell)
+_LARGEST = 16 << 20  # bytes of a copied file read at most (a larger one is not compared)
+
+
+def stale(found: Iterable[tuple[str, str]], root: Path, project: str | None) -> list[Stale]:
+    """Of the environment's files the tests read or ran (``found``: each path with its
+    modification time then, in ns), those a distribution of ``project`` (or one its installer
+    recorded as installed from a folder of ``root``, PEP 610) installed that hold a past
+    version of a tracked file (a file changed since is left alone: its bytes then are gone)."""
+    owners: dict[str, dict[str, str]] = {}  # an environment's folder -> its files' owners
+    tracked: list[str] | None = None
+    result = []
+    for path, mtime in dict.fromkeys(found):
+        prefix = _prefix(path)
+        if prefix is None:
+            continue
+        if prefix not in owners:
+            owners[prefix] = _installed_by(prefix, root, project)
+        owner = owners[prefix].get(os.path.normpath(path))
+        if owner is None:
+            continue
+        if tracked is None:
+            tracked = _tracked(root)
+        name = os.path.basename(path)
+        candidates = [t for t in tracked if t.rpartition("/")[2] == name]
+        if not candidates or len(candidates) > _CANDIDATES:
+            continue
+        try:
+            if str(os.stat(path).st_mtime_ns) != mtime or os.path.getsize(path) > _LARGEST:
+                continue
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        source = _past_version(root, data, candidates)
+        if source is not None:
+            shown = os.path.relpath(path, prefix).replace(os.sep, "/")
+            result.append(Stale(path, shown, source, owner))
+    return result
+
+
+def _prefix(path: str) -> str | None:
+    """The Python environment (or installation) folder holding ``path``, None if none does."""
+    folder = os.path.dirname(path)
+    while True:
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        if environment(folder):
+            return folder
+        folder = parent
+
+
+def _installed_by(prefix: str, root: Path, project: str | None) -> dict[str, str]:
+    """The files outside site-packages that a distribution of the project installed into the
+    environment ``prefix`` (by ``RECORD``), each with that distribution's name."""
+    owned: dict[str, str] = {}
+    for lib in ("lib", "lib64"):
+        try:
+            versions = sorted(os.listdir(os.path.join(prefix, lib)))
+        except OSError:
+            continue
+        for version in versions:
+            site = os.path.join(prefix, lib, version, "site-packages")
+            try:
+                infos = [e for e in os.scandir(site) if e.name.endswith(".dist-info")]
+            except OSError:
+                continue
+            for info in infos:
+                name = _ours(info.path, root, project)
+                if name is not None:
+                    for rel in _record(info.path):
+                        full = os.path.normpath(os.path.join(site, rel))
+                        if not full.startswith(os.path.join(site, "")):
+                            owned[full] = name
+    return owned
+
+
+def _ours(info: str, root: Path, project: str | None) -> str | None:
+    """The distribution's name when ``info`` (a ``.dist-info`` folder) is the project's: of its
+    name, or installed from a folder (or an archive) in the work tree, as its installer
+    recorded (PEP 610)."""
+    import json
+    import re
+
+    name = re.sub(r"[-_.]+", "-", os.path.basename(info).partition("-")[0]).lower()
+    if project is not None and name == project:
+        return name
+    try:
+        with open(os.path.join(info, "direct_url.json"), "rb") as fh:
+            url = json.loads(fh.read()).get("url", "")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return None
+    from urllib.parse import unquote, urlparse
+
+    from genstamp.paths import inside
+
+    source = os.path.realpath(unquote(urlparse(url).path))
+    return name if inside(source, os.path.realpath(root)) else None
+
+
+def _record(info: str) -> list[str]:
+    try:
+        with open(os.path.join(info, "RECORD"), encoding="utf-8", newline="") as fh:
+            return [row[0] for row in csv.reader(fh) if row]
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
+
+
+def _tracked(root: Path) -> list[str]:
+    proc = _git(root, "ls-files", "-z", "--full-name")
+    return [p for p in proc.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    from genstamp.gitwalk import _env
+
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=root,
+            input=stdin,
+            capture_output=True,
+            env=_env(os.environ),
+            check=False,
+        )
+    except OSError:
+        return b""
+    return proc.stdout if proc.returncode == 0 else b""
+
+
+def _body(data: bytes) -> bytes:
+    """``data`` without a first ``#!`` line (an installer writes its own interpreter there)."""
+    return data.partition(b"\n")[2] if data.startswith(b"#!") else data
+
+
+def _past_version(root: Path, data: bytes, candidates: Sequence[str]) -> str | None:
+    """The candidate whose past version ``data`` (an installed file's bytes) is; None when it
+    is any candidate's now, or none a commit held."""
+    from genstamp.loads import blob_of
+
+    blob, mine = blob_of(data), _body(data)
+    for rel in candidates:
+        try:
+            theirs = (root / rel).read_bytes()
+        except OSError:
+            continue
+        if theirs == data or _body(theirs) == mine:
+            return None  # the tree's file as it is now (the same, or but for its `#!` line)
+    for rel in candidates:
+        past = _past_blobs(root, rel)
+        if blob in past:
+            return rel
+        if data.startswith(b"#!"):  # an installer's own interpreter in the first line
+            for old in _contents(root, sorted(past)):
+                if old.startswith(b"#!") and _body(old) == mine:
+                    return rel
+    return None
+
+
+def _past_blobs(root: Path, rel: str) -> set[str]:
+    """The blobs commits held at ``rel`` (any branch or tag), newest ``_HISTORY`` changes."""
+    out = _git(
+        root,
+        "log",
+        "--all",
+        f"-n{_HISTORY}",
+        "--format=",
+        "--raw",
+        "--no-abbrev",
+        "--no-renames",
+        "--",
+        f":(literal){rel}",
+    )
+    blobs: set[str] = set()
+    for line in out.decode("ascii", "replace").splitlines():
+        if line.startswith(":"):
+            fields = line.split()
+            blobs.update(b for b in fields[2:4] if b.strip("0"))
+    return blobs
+
+
+def _contents(root: Path, blobs: Sequence[str]) -> list[bytes]:
+    """The bytes of ``blobs`` (``git cat-file --batch``); those git cannot give are left out."""
+    if not blobs:
+        return []
+    out = _git(root, "cat-file", "--batch", stdin="".join(f"{b}\n" for b in blobs).encode())
+    found = []
+    at = 0
+    while at < len(out):
+        end = out.find(b"\n", at)
+        if end < 0:
+            break
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) != 3 or header[1] != b"blob":
+            continue
+        size = int(header[2])
+        found.append(out[at : at + size])
+        at += size + 1
+    return found

@@ -1,0 +1,135 @@
+"""Scripts and data files an install copied out of the tree (``installedfiles``): real virtual
+environments, real ``pip install`` (editable and not), real pytest runs and the real gate."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, init_repo, subprocess_env
+from test_audit import SETUPTOOLS, failures, make_venv, stamp
+
+SCRIPT = (
+    "#!python\nimport sys\nfrom calc import add\nprint(add(int(sys.argv[1]), int(sys.argv[2])))\n"
+)
+PYPROJECT = (
+    SETUPTOOLS
+    + '[project]\nname = "calc"\nversion = "0.1"\n'
+    + '[tool.setuptools]\nscript-files = ["scripts/calc-add"]\n'
+    + 'data-files = {"share/calc" = ["data/limit.txt"]}\n'
+)
+TESTS = """\
+import os, subprocess, sys
+
+
+def test_script():
+    exe = os.path.join(os.path.dirname(sys.executable), "calc-add")
+    out = subprocess.run([exe, "2", "3"], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "5"
+
+
+def test_share():
+    if not os.path.exists(os.path.join(sys.prefix, "share", "calc")):
+        return  # an editable install of setuptools puts no data files
+    with open(os.path.join(sys.prefix, "share", "calc", "limit.txt")) as f:
+        assert int(f.read()) > 0
+"""
+
+
+def calc_project(root: Path) -> Path:
+    repo = init_repo(root)
+    files = {
+        "pyproject.toml": PYPROJECT,
+        "src/calc/__init__.py": "def add(a, b):\n    return a + b\n",
+        "scripts/calc-add": SCRIPT,
+        "data/limit.txt": "5\n",
+        "tests/test_calc.py": TESTS,
+        ".gitignore": "__pycache__/\nbuild/\n*.egg-info/\n",
+    }
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    (repo / "scripts" / "calc-add").chmod(0o755)
+    commit_all(repo, "calc")
+    return repo
+
+
+def succeeds(python: Path, repo: Path, *args: str) -> None:
+    """``python *args`` in ``repo`` (an install, a test run), which must succeed."""
+    done = subprocess.run(
+        [str(python), *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def pip_install(python: Path, repo: Path, *args: str) -> None:
+    succeeds(python, repo, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", *args)
+
+
+def green(python: Path, repo: Path) -> None:
+    stamp(repo)
+    succeeds(python, repo, "-m", "pytest", "-q", "-p", "no:cacheprovider")
+
+
+@pytest.mark.parametrize(
+    ("install", "edited", "shown"),
+    [
+        (["-e", "."], "scripts/calc-add", "bin/calc-add"),
+        (["."], "data/limit.txt", "share/calc/limit.txt"),
+    ],
+    ids=["editable-script", "data-file"],
+)
+def test_a_copy_an_install_made_of_a_file_the_tree_changed_since_is_refused(
+    tmp_path: Path, install: list[str], edited: str, shown: str
+) -> None:
+    """An install copies the project's scripts (``script-files``; an editable install too) and
+    data files (``data-files``) into the environment. A commit then changes the tree's file:
+    the tests still run or read the old copy, green, where a clean clone's install holds the
+    new one. Refused, naming both files; after a reinstall, the same run is accepted."""
+    repo = calc_project(tmp_path / "calc")
+    python, _ = make_venv(tmp_path / "venv")
+    pip_install(python, repo, *install)
+    green(python, repo)
+    assert failures(repo) == {}  # the fresh install, and the tree it was made from
+    path = repo / edited
+    if edited.endswith("calc-add"):
+        path.write_text(SCRIPT.replace("sys.argv[2])))", "sys.argv[2])), flush=True)"))
+    else:
+        path.write_text("7\n")
+    commit_all(repo, "a change the install does not have")
+    green(python, repo)
+    said = failures(repo)
+    assert list(said) == ["foreign-origin"], said
+    assert f"its {shown} is a past version of the tested tree's {edited}" in said["foreign-origin"]
+    pip_install(python, repo, *install)
+    green(python, repo)
+    assert failures(repo) == {}
+
+
+def test_a_console_script_and_a_file_the_tree_never_held_are_no_copies(tmp_path: Path) -> None:
+    """What an install writes from no file of the tree (an entry point's console script) and a
+    data file whose name a tracked file has, but whose bytes no commit held there, are not
+    judged as past versions: accepted."""
+    repo = calc_project(tmp_path / "calc")
+    text = (repo / "pyproject.toml").read_text()
+    (repo / "pyproject.toml").write_text(text + '[project.scripts]\ncalc = "calc:main"\n')
+    init = repo / "src" / "calc" / "__init__.py"
+    init.write_text(init.read_text() + "\n\ndef main():\n    print(add(1, 1))\n")
+    (repo / "tests" / "test_main.py").write_text(
+        "import os, subprocess, sys\n\n\ndef test_main():\n"
+        "    exe = os.path.join(os.path.dirname(sys.executable), 'calc')\n"
+        "    assert subprocess.run([exe], capture_output=True, text=True).stdout == '2\\n'\n"
+    )
+    commit_all(repo, "a console script")
+    python, _ = make_venv(tmp_path / "venv")
+    pip_install(python, repo, ".")
+    # the installed data file holds bytes the tree's never held (written by hand since)
+    (tmp_path / "venv" / "share" / "calc" / "limit.txt").write_text("11\n")
+    green(python, repo)
+    assert failures(repo) == {}
