@@ -133,3 +133,43 @@ def test_a_console_script_and_a_file_the_tree_never_held_are_no_copies(tmp_path:
     (tmp_path / "venv" / "share" / "calc" / "limit.txt").write_text("11\n")
     green(python, repo)
     assert failures(repo) == {}
+
+
+FALLBACK = (
+    "def add(a, b):\n    return a + b\n\n\n"
+    'try:\n    from calc._fast import SPEED\nexcept ImportError:\n    SPEED = "slow"\n'
+)
+
+
+@pytest.mark.parametrize("reinstalled", [False, True], ids=["stale", "reinstalled"])
+def test_a_strict_editable_install_lacking_a_module_the_tree_added_is_refused(
+    tmp_path: Path, reinstalled: bool
+) -> None:
+    """setuptools' strict editable install puts a link to each file of the package in a link
+    tree (``build/__editable__.calc-0.1-py3-none-any/calc``), and none to a file added after.
+    A commit adds ``_fast.py``, which the package imports with a fallback: the fallback ran,
+    green, where a clean install runs (and fails on) the new module. Every module that ran
+    is the tree's file (through a link); what is refused is the module the link tree lacks.
+    After a reinstall the link is there: accepted (and the broken module fails the run)."""
+    repo = calc_project(tmp_path / "calc")
+    (repo / "src" / "calc" / "__init__.py").write_text(FALLBACK)
+    (repo / "tests" / "test_fast.py").write_text(
+        "import calc\n\n\ndef test_speed():\n    assert calc.SPEED in ('slow', 'fast')\n"
+    )
+    commit_all(repo, "a fallback")
+    python, _ = make_venv(tmp_path / "venv")
+    strict = ("-e", ".", "--config-settings", "editable_mode=strict")
+    pip_install(python, repo, *strict)
+    assert (repo / "build").is_dir()
+    (repo / "src" / "calc" / "_fast.py").write_text('SPEED = "fast"\n')
+    commit_all(repo, "a fast path, added after the install")
+    if reinstalled:
+        pip_install(python, repo, *strict)
+    green(python, repo)
+    said = failures(repo)
+    if reinstalled:
+        assert said == {}
+        return
+    assert list(said) == ["foreign-origin"], said
+    assert "calc._fast from " in said["foreign-origin"]
+    assert "the tested tree has it (src/calc/_fast.py)" in said["foreign-origin"]

@@ -1736,11 +1736,17 @@ def _find_rest(
 
 
 def _not_found(name: str, path: "Sequence[str]") -> None:
-    """A submodule of an import root that no finder found, its package an installed copy."""
+    """A submodule of an import root that no finder found, its package an installed copy: in
+    site-packages, or in the link tree of setuptools' strict editable install
+    (``build/__editable__.calc-0.1-py3-none-any/calc``, a link to each file of the tree it
+    held at the install, and none to a file added since)."""
     for location in path:
-        if isinstance(location, str) and installed(location):
+        if isinstance(location, str) and (installed(location) or _LINK_TREE in location):
             record(Load(real_path(location), "", name, MISSING, ""))
             return
+
+
+_LINK_TREE = f"{os.sep}__editable__."
 
 
 def _spec_found(name: str, spec: "ModuleSpec") -> None:
