@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from genstamp import __version__, cleanrecord, config, envcache, evidence, roots, rules, selfwheel
+from genstamp import cleanrecord, config, envcache, evidence, roots, rules, selfwheel
 from genstamp.errors import EXIT_USAGE, GenstampError
 from genstamp.identity import tree_identity
 from genstamp.paths import inside
@@ -215,11 +215,9 @@ def build_requirements(root: Path) -> list[str]:
 
 
 def genstamp_requirement(folder: Path) -> str:
-    """genstamp for the clean environment: the running genstamp packed as a wheel in
-    ``folder`` (the same code runs the plugin there), or this version from the index where
-    no distribution of it is installed here."""
-    wheel = selfwheel.write(folder)
-    return str(wheel) if wheel is not None else f"genstamp=={__version__}"
+    """genstamp for the clean environment: the running genstamp, packed as a wheel in
+    ``folder`` (the same code runs the plugin there)."""
+    return str(selfwheel.write(folder))
 
 
 # -- the checkout -------------------------------------------------------------------------------
@@ -636,8 +634,12 @@ def clean_run(
         cache = env_cache(checkout)
         with envcache.locked(cache, digest):
             with steps.step("environment") as log:
-                wheels = stack.enter_context(tempfile.TemporaryDirectory(prefix="genstamp-"))
-                deps = [genstamp_requirement(Path(wheels)), "pytest"]
+
+                def deps() -> list[str]:  # written only for an environment made anew
+                    folder = Path(tempfile.mkdtemp(prefix="genstamp-wheel-"))
+                    stack.callback(shutil.rmtree, folder, True)
+                    return [genstamp_requirement(folder), "pytest"]
+
                 build = build_requirements(home)
                 if chosen.tool == "pip":
                     build.append("wheel")  # setuptools before 70.1 builds wheels with it

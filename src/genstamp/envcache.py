@@ -24,11 +24,11 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from genstamp import __version__, build, versioned
+from genstamp import __version__, build, selfwheel, versioned
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 from genstamp.typedtuple import NamedTuple
@@ -213,6 +213,7 @@ def key(
         except OSError:
             add(f"missing:{path}", b"")
     add("genstamp", build.digest().encode())
+    add("genstamp-metadata", selfwheel.identity().encode())  # its requirements, entry points
     return h.hexdigest()
 
 
@@ -575,7 +576,7 @@ def prepare(
     cache: Path,
     digest: str,
     installer: Installer,
-    dependencies: Sequence[str],
+    dependencies: Callable[[], Sequence[str]],
     environ: Mapping[str, str],
     log: IO[str],
     project: str = "",
@@ -583,10 +584,10 @@ def prepare(
 ) -> Env:
     """The environment for ``digest``: the cached one, unless something was installed into
     it or taken from it since its install step (``remember_contents``; ``project``'s own
-    distribution aside), or a new one with ``dependencies`` installed, and what building the
-    project needs (``build``) kept apart from them (``build_environ``: a fresh install builds
-    in an environment of its own, and the tests never see it). The caller holds ``locked``. A
-    failure leaves no environment behind."""
+    distribution aside), or a new one with ``dependencies()`` installed (asked only then),
+    and what building the project needs (``build``) kept apart from them (``build_environ``:
+    a fresh install builds in an environment of its own, and the tests never see it). The
+    caller holds ``locked``. A failure leaves no environment behind."""
     env = cache / digest[:16]
     if _ready(env, digest, project):
         os.utime(_meta_path(env))  # recently used: pruned last
@@ -594,7 +595,7 @@ def prepare(
     shutil.rmtree(env, ignore_errors=True)
     try:
         create(env, installer, environ, log)
-        install(env, installer, dependencies, environ, log, cwd=None)
+        install(env, installer, list(dependencies()), environ, log, cwd=None)
         if build:
             target = ["--target", str(env / BUILD_FOLDER)]
             install(env, installer, [*target, *build], environ, log, cwd=None)

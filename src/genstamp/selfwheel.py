@@ -12,7 +12,9 @@ Nothing is built: the files are packed as they are (a pure-Python wheel, PEP 427
 from __future__ import annotations
 
 import base64
+import csv
 import hashlib
+import io
 import re
 import zipfile
 from importlib import metadata
@@ -21,44 +23,82 @@ from pathlib import Path
 import genstamp
 from genstamp import __version__
 from genstamp.errors import GenstampError
+from genstamp.typedtuple import NamedTuple
 
 WHEEL = (
     "Wheel-Version: 1.0\nGenerator: genstamp {version}\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
 )
 
 _STAMP = (1980, 1, 1, 0, 0, 0)  # zip's earliest date: the same files make the same wheel
+_MODE = 0o100644 << 16  # a regular file, rw-r--r--
+
+
+class Installed(NamedTuple):
+    """What the installed distribution of genstamp says, as a wheel's metadata needs it."""
+
+    metadata: str  # a METADATA text: name, this version, Requires-Python, requirements
+    entry_points: str  # entry_points.txt (the console script, the pytest11 plugin)
 
 
 def package_files(top: Path | None = None) -> list[tuple[str, Path]]:
-    """The files of the imported genstamp package (or of the folder ``top``), by their name in
-    the wheel: every regular file below its folder, but bytecode caches and names that begin
-    with a dot (an editor's lock link ``.#rules.py``: no file of the package)."""
+    """The modules of the imported genstamp package (or of the folder ``top``) and its
+    ``py.typed``, by their name in the wheel (what its build ships: not bytecode, nor an
+    editor's files beside them, a backup or a lock link ``.#rules.py``)."""
     top = Path(genstamp.__file__).resolve().parent if top is None else top
     found: list[tuple[str, Path]] = []
     for path in sorted(top.rglob("*")):
         rel = path.relative_to(top)
         if any(p.startswith(".") or p == "__pycache__" for p in rel.parts):
             continue
-        if path.suffix == ".pyc" or not path.is_file():
+        if not (path.suffix == ".py" or path.name == "py.typed") or not path.is_file():
             continue
-        found.append((f"genstamp/{rel.as_posix()}", path))
+        name = f"genstamp/{rel.as_posix()}"
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:  # no name Python would import a module by
+            continue
+        found.append((name, path))
     return found
 
 
-def write(folder: Path) -> Path | None:
-    """The wheel of the running genstamp, written in ``folder``; None when no distribution
-    metadata of genstamp is installed (its requirements and entry points are then unknown)."""
-    try:
-        dist = metadata.distribution("genstamp")
-    except metadata.PackageNotFoundError:
-        return None
-    meta = dist.read_text("METADATA")
-    points = dist.read_text("entry_points.txt")
-    if not meta or points is None:
-        return None
-    # the running code's version, where a copy on PYTHONPATH is another than the installed one
-    meta = re.sub(r"(?m)^Version: .*$", f"Version: {__version__}", meta, count=1)
-    version = re.sub(r"[^\w.]+", "_", __version__)
+def installed() -> Installed:
+    """The installed genstamp's requirements and entry points, from its distribution's
+    metadata, whether a wheel's (``.dist-info``) or setuptools' development one
+    (``.egg-info`` beside the package: a clone's ``src/`` on ``PYTHONPATH``)."""
+    for dist in metadata.distributions(name="genstamp"):
+        points = dist.read_text("entry_points.txt")
+        if dist.metadata is None or not points:
+            continue
+        lines = ["Metadata-Version: 2.1", "Name: genstamp", f"Version: {__version__}"]
+        python = dist.metadata["Requires-Python"]
+        if python:
+            lines.append(f"Requires-Python: {python}")
+        requires = dist.requires or []
+        extras = dict.fromkeys(
+            m.group(1) for r in requires if (m := re.search(r"extra\s*==\s*[\"']([^\"']+)", r))
+        )
+        lines += [f"Provides-Extra: {e}" for e in extras]
+        lines += [f"Requires-Dist: {r}" for r in requires]
+        return Installed("\n".join([*lines, ""]), points)
+    raise GenstampError(
+        "clean-run: this genstamp has no installed metadata (no genstamp distribution on the"
+        " import path): the clean environment cannot be given the same genstamp",
+        "install genstamp into this environment (pip install genstamp, or pip install -e"
+        " YOUR-CLONE)",
+    )
+
+
+def identity() -> str:
+    """The digest of what the wheel holds besides the modules (``build.digest`` has those):
+    the requirements and entry points, which a reinstall of the same code may change."""
+    found = installed()
+    return hashlib.sha256(f"{found.metadata}\0{found.entry_points}".encode()).hexdigest()
+
+
+def write(folder: Path) -> Path:
+    """The wheel of the running genstamp, written in ``folder``."""
+    found = installed()
+    version = __version__.replace("-", "_")  # PEP 427's escape (a local `+x` stays)
     info = f"genstamp-{version}.dist-info"
     entries: list[tuple[str, bytes]] = []
     try:
@@ -69,18 +109,28 @@ def write(folder: Path) -> Path | None:
             f"clean-run: cannot read genstamp's own module {exc.filename}: {exc.strerror}",
             "reinstall genstamp",
         ) from exc
-    entries.append((f"{info}/METADATA", meta.encode()))
-    entries.append((f"{info}/entry_points.txt", points.encode()))
+    entries.append((f"{info}/METADATA", found.metadata.encode()))
+    entries.append((f"{info}/entry_points.txt", found.entry_points.encode()))
     entries.append((f"{info}/WHEEL", WHEEL.format(version=__version__).encode()))
-    record = [f"{name},{_hash(data)},{len(data)}" for name, data in entries]
-    entries.append((f"{info}/RECORD", "\n".join([*record, f"{info}/RECORD,,", ""]).encode()))
+    record = io.StringIO()
+    rows = csv.writer(record, lineterminator="\n")
+    rows.writerows((name, _hash(data), len(data)) for name, data in entries)
+    rows.writerow((f"{info}/RECORD", "", ""))
+    entries.append((f"{info}/RECORD", record.getvalue().encode()))
     path = folder / f"genstamp-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
-        for name, data in entries:
-            item = zipfile.ZipInfo(name, _STAMP)
-            item.external_attr = 0o644 << 16
-            item.compress_type = zipfile.ZIP_DEFLATED
-            wheel.writestr(item, data)
+    try:
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
+            for name, data in entries:
+                item = zipfile.ZipInfo(name, _STAMP)
+                item.external_attr = _MODE
+                item.compress_type = zipfile.ZIP_DEFLATED
+                wheel.writestr(item, data)
+    except OSError as exc:
+        raise GenstampError(
+            f"clean-run: cannot write genstamp's wheel for the clean environment in {folder}:"
+            f" {exc.strerror or exc}",
+            "free space there, or set TMPDIR to a folder with room",
+        ) from exc
     return path
 
 
