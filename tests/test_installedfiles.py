@@ -4,6 +4,7 @@ environments, real ``pip install`` (editable and not), real pytest runs and the 
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,19 +38,19 @@ def test_share():
 """
 
 
-def calc_project(root: Path) -> Path:
+def calc_project(root: Path, script: str = SCRIPT) -> Path:
     repo = init_repo(root)
     files = {
         "pyproject.toml": PYPROJECT,
         "src/calc/__init__.py": "def add(a, b):\n    return a + b\n",
-        "scripts/calc-add": SCRIPT,
+        "scripts/calc-add": script,
         "data/limit.txt": "5\n",
         "tests/test_calc.py": TESTS,
         ".gitignore": "__pycache__/\nbuild/\n*.egg-info/\n",
     }
     for rel, text in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
+        (repo / rel).write_bytes(text.encode())  # as given: CRLF stays CRLF
     (repo / "scripts" / "calc-add").chmod(0o755)
     commit_all(repo, "calc")
     return repo
@@ -173,3 +174,106 @@ def test_a_strict_editable_install_lacking_a_module_the_tree_added_is_refused(
     assert list(said) == ["foreign-origin"], said
     assert "calc._fast from " in said["foreign-origin"]
     assert "the tested tree has it (src/calc/_fast.py)" in said["foreign-origin"]
+
+
+CRLF = SCRIPT.replace("\n", "\r\n")
+
+
+@pytest.mark.parametrize("case", ["crlf-since", "eol-attribute", "stale-crlf"])
+def test_a_crlf_script_setuptools_installs_in_lf(
+    tmp_path: Path, case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """setuptools' ``build_scripts`` writes a script in text mode: a CRLF script is installed
+    LF. A fresh install of a script committed LF then again CRLF (the same text), or kept LF
+    in git and CRLF in the checkout (``eol=crlf``), is the tree's: accepted. A stale copy of a
+    script that is CRLF in every commit is a past version: refused."""
+    repo = calc_project(tmp_path / "calc", CRLF if case == "stale-crlf" else SCRIPT)
+    script = repo / "scripts" / "calc-add"
+    if case == "crlf-since":
+        script.write_bytes(CRLF.encode())
+        commit_all(repo, "the same script, CRLF")
+    elif case == "eol-attribute":
+        (repo / ".gitattributes").write_text("scripts/* text eol=crlf\n")
+        commit_all(repo, "checked out CRLF")
+        script.unlink()
+        subprocess.run(["git", "checkout", "--", "scripts/calc-add"], cwd=repo, check=True)
+        assert script.read_bytes() == CRLF.encode()
+    python, _ = make_venv(tmp_path / "venv")
+    pip_install(python, repo, "-e", ".")
+    assert b"\r" not in (tmp_path / "venv" / "bin" / "calc-add").read_bytes()
+    if case == "stale-crlf":
+        script.write_bytes(CRLF.replace("sys.argv[2])))", "sys.argv[2])), flush=True)").encode())
+        commit_all(repo, "a change the install does not have")
+    green(python, repo)
+    said = failures(repo)
+    if case == "stale-crlf":
+        assert "its bin/calc-add is a past version" in said.get("foreign-origin", ""), said
+    else:
+        assert said == {}
+
+
+SHELL = '#!/bin/sh\necho "$(( $1 + $2 ))"\n'
+
+
+def test_a_shell_script_the_tests_start_is_judged_as_a_python_one(tmp_path: Path) -> None:
+    """A shell script of ``script-files``, started by the tests (no Python process runs it,
+    to record itself): the process that starts it records it. Stale: refused."""
+    repo = calc_project(tmp_path / "calc")
+    (repo / "scripts" / "calc-add").write_text(SHELL)
+    commit_all(repo, "a shell script")
+    python, _ = make_venv(tmp_path / "venv")
+    pip_install(python, repo, "-e", ".")
+    (repo / "scripts" / "calc-add").write_text(SHELL.replace("+ $2", "+ $2 + 1"))
+    commit_all(repo, "a change the install does not have")
+    green(python, repo)
+    said = failures(repo)
+    assert "its bin/calc-add is a past version" in said.get("foreign-origin", ""), said
+
+
+@pytest.mark.parametrize("how", ["uv-preamble", "uv-symlink"])
+def test_what_uv_writes_is_judged_too(tmp_path: Path, how: str) -> None:
+    """uv installs a script for an interpreter whose path has a space with a three-line
+    ``/bin/sh`` preamble, not a ``#!`` line; with ``--link-mode=symlink`` a data file is a
+    link into uv's cache, which the tests read through. Both stale copies are refused."""
+    repo = calc_project(tmp_path / "calc")
+    python, _ = make_venv(tmp_path / ("v env" if how == "uv-preamble" else "venv"))
+    uv = Path(sys.executable).parent / "uv"
+    args = [str(uv), "pip", "install", "-q", "--python", str(python), "--no-deps"]
+    args += ["--no-build-isolation", "--no-index"]
+    if how == "uv-symlink":
+        args += ["--link-mode", "symlink", "--cache-dir", str(tmp_path / "uv-cache"), "."]
+    else:
+        args += ["-e", "."]
+    done = subprocess.run(args, cwd=repo, capture_output=True, text=True, env=subprocess_env())
+    assert done.returncode == 0, done.stderr
+    if how == "uv-preamble":
+        assert (python.parent / "calc-add").read_bytes().startswith(b"#!/bin/sh\n'''exec'")
+        (repo / "scripts" / "calc-add").write_text(SCRIPT.replace("print(", "print(0 + "))
+        shown = "bin/calc-add"
+    else:
+        assert (python.parent.parent / "share" / "calc" / "limit.txt").is_symlink()
+        (repo / "data" / "limit.txt").write_text("7\n")
+        shown = "share/calc/limit.txt"
+    commit_all(repo, "a change the install does not have")
+    green(python, repo)
+    said = failures(repo)
+    assert f"its {shown} is a past version" in said.get("foreign-origin", ""), said
+
+
+def test_the_users_base_is_an_environment_of_copies(tmp_path: Path) -> None:
+    """``pip install --user`` puts scripts in ``$PYTHONUSERBASE/bin``: that folder's files are
+    judged against the user base's site-packages, as a virtual environment's are."""
+    base = tmp_path / "userbase"
+    (base / "bin").mkdir(parents=True)
+    probe = (
+        "import sys; from genstamp import installedfiles as f; "
+        "print(f._prefix(sys.argv[1]), f._prefix(sys.argv[2]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(base / "bin" / "calc-add"), str(tmp_path / "x" / "y")],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(PYTHONUSERBASE=str(base)),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(base.resolve()), "None"]

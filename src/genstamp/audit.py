@@ -589,12 +589,18 @@ def _copy_lacks(
         if os.path.lexists(theirs):
             continue  # the copy has it (a folder it lacks, a subpackage, is lacked whole)
         held = os.path.relpath(os.path.join(package, name), root).replace(os.sep, "/")
-        if _added_ns(root, held) <= installed_ns:
-            continue
+        if _added_ns(root, held) < _whole_seconds(installed_ns):
+            continue  # (or 0: no commit added it yet, so it cannot be dated)
         shown = "/".join([*prefix, name])
         why = f"{INSTALLED_COPY} lacks {shown}, which the tested tree has ({held}; reinstall)"
         flags.append(Flag(FOREIGN, top, theirs, why))
     return flags
+
+
+def _whole_seconds(ns: int) -> int:
+    """``ns`` down to its second: a commit's time has no finer part, so one made in the same
+    second as a copy cannot be told to come before it."""
+    return ns - ns % 1_000_000_000
 
 
 def _added_ns(root: Path, rel: str) -> int:

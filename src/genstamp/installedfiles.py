@@ -74,13 +74,17 @@ def stale(found: Iterable[tuple[str, str]], root: Path, project: str | None) -> 
 
 
 def _prefix(path: str) -> str | None:
-    """The Python environment (or installation) folder holding ``path``, None if none does."""
+    """The Python environment (or installation) folder holding ``path``, or the user's base
+    (``pip install --user``: ``~/.local``); None if none does."""
+    import site
+
+    user = os.path.realpath(site.getuserbase())
     folder = os.path.dirname(path)
     while True:
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
-        if environment(folder):
+        if environment(folder) or folder == user:
             return folder
         folder = parent
 
@@ -166,31 +170,45 @@ def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
 
 
 def _body(data: bytes) -> bytes:
-    """``data`` without a first ``#!`` line (an installer writes its own interpreter there)."""
-    return data.partition(b"\n")[2] if data.startswith(b"#!") else data
+    """``data`` as an install may have rewritten it, undone: without its ``#!`` line (an
+    installer writes its own interpreter there; where that path cannot stand in a ``#!``
+    line, a space in it or too long, uv and distlib write a three-line ``/bin/sh`` preamble
+    instead), in LF line endings (setuptools' ``build_scripts`` writes a script in text
+    mode: a CRLF script is installed LF)."""
+    if data.startswith(_SH_PREAMBLE):
+        lines = data.split(b"\n", 3)
+        if len(lines) == 4 and lines[2].startswith(b"' '''"):
+            data = lines[3]
+    elif data.startswith(b"#!"):
+        data = data.partition(b"\n")[2]
+    return data.replace(b"\r\n", b"\n")
+
+
+_SH_PREAMBLE = b"#!/bin/sh\n'''exec' "
 
 
 def _past_version(root: Path, data: bytes, candidates: Sequence[str]) -> str | None:
     """The candidate whose past version ``data`` (an installed file's bytes) is; None when it
-    is any candidate's now, or none a commit held."""
+    is any candidate's now (in the work tree, or as git stores it: a checkout may convert its
+    line endings), or none a commit held."""
     from genstamp.loads import blob_of
 
     blob, mine = blob_of(data), _body(data)
+    now = _git(root, "ls-files", "-s", "-z", "--", *(f":(literal){c}" for c in candidates))
+    current = {e.split()[1].decode() for e in now.split(b"\0") if len(e.split()) > 2}
     for rel in candidates:
         try:
             theirs = (root / rel).read_bytes()
         except OSError:
             continue
         if theirs == data or _body(theirs) == mine:
-            return None  # the tree's file as it is now (the same, or but for its `#!` line)
+            return None  # the tree's file as it is now, but for what an install rewrites
+    if blob in current or any(_body(b) == mine for b in _contents(root, sorted(current))):
+        return None
     for rel in candidates:
-        past = _past_blobs(root, rel)
-        if blob in past:
+        past = _past_blobs(root, rel) - current
+        if blob in past or any(_body(old) == mine for old in _contents(root, sorted(past))):
             return rel
-        if data.startswith(b"#!"):  # an installer's own interpreter in the first line
-            for old in _contents(root, sorted(past)):
-                if old.startswith(b"#!") and _body(old) == mine:
-                    return rel
     return None
 
 

@@ -674,6 +674,8 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 _within(_TOUCHED, name)
                 if name.endswith(_SOURCES):
                     _changed(name, TOUCHED)
+        elif event in _SPAWNS:
+            _spawned(event, args)
         elif event in _FOLDERS:  # os.listdir, os.scandir: (path,); os.mkdir: (path, mode, fd)
             path = args[0]
             if path is None:
@@ -704,8 +706,9 @@ _SET = frozenset({"os.utime"})  # a time set: a touch (a mode set keeps the mtim
 _FOLDERS = frozenset({"os.listdir", "os.scandir", "os.mkdir"})
 _PLACED = frozenset({"os.rename", "os.link", "os.symlink"})  # a file put in place by name
 _RUN_FILE = "cpython.run_file"  # the script a process runs: a .pyc runs with no ``exec``
+_SPAWNS = frozenset({"subprocess.Popen", "os.exec", "os.posix_spawn"})  # a program started
 _EVENTS = frozenset(
-    {"exec", "compile", "open", "ctypes.dlopen", _RUN_FILE, *_PLACED, *_SET, *_FOLDERS}
+    {"exec", "compile", "open", "ctypes.dlopen", _RUN_FILE, *_PLACED, *_SET, *_FOLDERS, *_SPAWNS}
 )
 # Opened to be loaded (the import system opens every source it imports: the loads say those;
 # a source read as data is not told apart).
@@ -753,8 +756,9 @@ def _opened(path: str, mode: object, flags: object) -> None:
         return
     _READ.add(full)
     real = _where(full)
-    if _environment_file(real):
-        _copied(real)
+    for where in dict.fromkeys((full, real)):  # a link into an installer's cache: the link's
+        if _environment_file(where):
+            _copied(where)
     if real != full:  # read through a link: a folder's link of the work tree was read too
         for link in _links_along(full):  # (`data -> v2/`: its flag is on the link's entry)
             record(Load(link, "", "", READ))
@@ -1008,16 +1012,56 @@ def _installed_read(path: str) -> None:
 _HASHED_MOST = 16 << 20  # bytes of an installed data file hashed as the tests open it
 
 
-_PREFIX: "list[str]" = []  # this process's environment: its prefix, then its library folders
+_PREFIX: "list[tuple[str, tuple[str, ...]]]" = []  # environments: each folder, its libraries
 
 
 def _environment_file(path: str) -> bool:
-    """Whether ``path`` (real) lies in this process's Python environment (``sys.prefix``)
-    outside its library folders: a script of its ``bin/``, a data file of its ``share/``."""
+    """Whether ``path`` lies in this process's Python environment (``sys.prefix``), or in
+    the user's base (``pip install --user``), outside its library folders: a script of its
+    ``bin/``, a data file of its ``share/``."""
     if not _PREFIX:
-        top = os.path.join(os.path.realpath(sys.prefix), "")
-        _PREFIX.extend([top, *(os.path.join(top, f, "") for f in ("lib", "lib64", "include"))])
-    return path.startswith(_PREFIX[0]) and not path.startswith(tuple(_PREFIX[1:]))
+        bases = [sys.prefix]
+        site = sys.modules.get("site")
+        if getattr(site, "ENABLE_USER_SITE", False) and getattr(site, "USER_BASE", None):
+            bases.append(site.USER_BASE)  # type: ignore[union-attr]
+        for base in bases:
+            top = os.path.join(os.path.realpath(base), "")
+            _PREFIX.append((top, tuple(os.path.join(top, f, "") for f in _LIBRARIES)))
+    return any(path.startswith(top) and not path.startswith(libs) for top, libs in _PREFIX)
+
+
+_LIBRARIES = ("lib", "lib64", "include")
+
+
+def _spawned(event: str, args: "tuple[Any, ...]") -> None:
+    """A program a process starts (``subprocess.Popen``, ``os.exec*``, ``os.posix_spawn``):
+    one of its environment's (a shell script an install copied into ``bin/``) is recorded as
+    run, as a Python script records itself when it runs."""
+    program = args[0]
+    if event == "subprocess.Popen" and program is None:
+        given = args[1]
+        program = given if isinstance(given, (str, bytes, os.PathLike)) else None
+        if program is None and isinstance(given, (list, tuple)) and given:
+            program = given[0]
+    if not isinstance(program, (str, bytes, os.PathLike)):
+        return
+    name = os.fsdecode(os.fspath(program))
+    if os.sep not in name:  # found on PATH, as the exec* and spawn families look it up
+        env = args[3] if event == "subprocess.Popen" else args[2]
+        path = env.get("PATH") if isinstance(env, dict) else None
+        for folder in (path if isinstance(path, str) else os.environ.get("PATH", "")).split(
+            os.pathsep
+        ):
+            found = os.path.join(folder or ".", name)
+            if os.path.isfile(found) and os.access(found, os.X_OK):
+                name = found
+                break
+        else:
+            return
+    full = os.path.abspath(name)
+    for where in dict.fromkeys((full, _where(full))):
+        if _environment_file(where):
+            _copied(where)
 
 
 def _copied(path: str) -> None:
