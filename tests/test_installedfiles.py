@@ -277,3 +277,50 @@ def test_the_users_base_is_an_environment_of_copies(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(base.resolve()), "None"]
+
+
+HATCH = """\
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+[project]
+name = "calc"
+version = "0.1"
+[tool.hatch.build.targets.wheel]
+packages = ["src/calc"]
+[tool.hatch.build.targets.wheel.shared-scripts]
+"scripts/run.py" = "calc-add"
+[tool.hatch.build.targets.wheel.shared-data]
+"data" = "share/calc"
+"""
+
+
+@pytest.mark.parametrize("edited", ["scripts/run.py", "data/limit.txt", None])
+def test_a_file_hatchling_installs_under_another_name(tmp_path: Path, edited: str | None) -> None:
+    """hatchling's ``shared-scripts`` installs ``scripts/run.py`` as ``bin/calc-add`` (no
+    tracked file has that name) and ``shared-data`` the folder ``data`` as ``share/calc``:
+    each copy is compared with the file its mapping names. A commit changing either after
+    an editable install (built isolated, hatchling from the index) is refused; unchanged,
+    accepted."""
+    repo = calc_project(tmp_path / "calc")
+    subprocess.run(["git", "mv", "scripts/calc-add", "scripts/run.py"], cwd=repo, check=True)
+    (repo / "pyproject.toml").write_text(HATCH)
+    commit_all(repo, "built by hatchling")
+    python, _ = make_venv(tmp_path / "venv")
+    succeeds(python, repo, "-m", "pip", "install", "-q", "--no-deps", "-e", ".")
+    assert (tmp_path / "venv" / "share" / "calc" / "limit.txt").is_file()
+    if edited == "scripts/run.py":
+        (repo / edited).write_text(SCRIPT.replace("print(", "print(0 + "))
+    elif edited is not None:
+        (repo / edited).write_text("7\n")
+    if edited is not None:
+        commit_all(repo, "a change the install does not have")
+    green(python, repo)
+    said = failures(repo)
+    if edited is None:
+        assert said == {}
+        return
+    shown = "bin/calc-add" if edited.startswith("scripts") else "share/calc/limit.txt"
+    assert f"its {shown} is a past version of the tested tree's {edited}" in said.get(
+        "foreign-origin", ""
+    ), said

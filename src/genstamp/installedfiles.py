@@ -43,6 +43,7 @@ def stale(found: Iterable[tuple[str, str]], root: Path, project: str | None) -> 
     version of a tracked file (a file changed since is left alone: its bytes then are gone)."""
     owners: dict[str, dict[str, str]] = {}  # an environment's folder -> its files' owners
     tracked: list[str] | None = None
+    known: set[str] = set()
     result = []
     for path, mtime in dict.fromkeys(found):
         prefix = _prefix(path)
@@ -55,9 +56,14 @@ def stale(found: Iterable[tuple[str, str]], root: Path, project: str | None) -> 
             continue
         if tracked is None:
             tracked = _tracked(root)
+            known = set(tracked)
         name = os.path.basename(path)
+        shown = os.path.relpath(path, prefix).replace(os.sep, "/")
         candidates = [t for t in tracked if t.rpartition("/")[2] == name]
-        if not candidates or len(candidates) > _CANDIDATES:
+        if len(candidates) > _CANDIDATES:
+            candidates = []
+        candidates += [m for m in _mapped(root, shown) if m in known and m not in candidates]
+        if not candidates:
             continue
         try:
             if str(os.stat(path).st_mtime_ns) != mtime or os.path.getsize(path) > _LARGEST:
@@ -68,9 +74,38 @@ def stale(found: Iterable[tuple[str, str]], root: Path, project: str | None) -> 
             continue
         source = _past_version(root, data, candidates)
         if source is not None:
-            shown = os.path.relpath(path, prefix).replace(os.sep, "/")
             result.append(Stale(path, shown, source, owner))
     return result
+
+
+def _mapped(root: Path, shown: str) -> list[str]:
+    """The work-tree files hatchling's wheel target maps to the environment's file ``shown``
+    under another name: ``shared-scripts`` (a file or folder of the tree to a name in
+    ``bin/``) and ``shared-data`` (to a path below the environment)."""
+    from genstamp.atomic import read_kept
+    from genstamp.roots import _table, _toml
+
+    try:
+        data = _toml(read_kept(root / "pyproject.toml"))
+    except (OSError, ValueError):  # (TOMLDecodeError, UnicodeDecodeError are ValueErrors)
+        return []
+    wheel = _table(data.get("tool"))
+    for key in ("hatch", "build", "targets", "wheel"):
+        wheel = _table(wheel.get(key))
+    tables = [("shared-data", shown)]
+    if shown.startswith("bin/"):
+        tables.append(("shared-scripts", shown.removeprefix("bin/")))
+    found = []
+    for table, target in tables:
+        for source, to in _table(wheel.get(table)).items():
+            if not isinstance(source, str) or not isinstance(to, str):
+                continue
+            to = to.strip("/")
+            if target == to:
+                found.append(source.strip("/"))
+            elif not to or target.startswith(f"{to}/"):
+                found.append(f"{source.strip('/')}/{target[len(to) :].lstrip('/')}")
+    return found
 
 
 def _prefix(path: str) -> str | None:
