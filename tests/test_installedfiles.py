@@ -212,18 +212,43 @@ def test_a_crlf_script_setuptools_installs_in_lf(
         assert said == {}
 
 
-SHELL = '#!/bin/sh\necho "$(( $1 + $2 ))"\n'
+SHELL = '#!/bin/sh\nfalse\necho "$(( $1 + $2 ))"\n'
+STARTS = {  # how a test starts the environment's script `exe` with 2 and 3, its output in `out`
+    "argv": "out = subprocess.run([exe, '2', '3'], capture_output=True, text=True).stdout",
+    "shell": "out = subprocess.run(f'{exe} 2 3', shell=True, capture_output=True,"
+    " text=True).stdout",
+    "os-system": "os.system(f'{exe} 2 3 > {tmp}/o'); out = open(f'{tmp}/o').read()",
+    "relative-in-cwd": "out = subprocess.run(['./calc-add', '2', '3'], cwd=os.path.dirname(exe),"
+    " capture_output=True, text=True).stdout",
+}
 
 
-def test_a_shell_script_the_tests_start_is_judged_as_a_python_one(tmp_path: Path) -> None:
-    """A shell script of ``script-files``, started by the tests (no Python process runs it,
-    to record itself): the process that starts it records it. Stale: refused."""
+@pytest.mark.parametrize(
+    ("start", "edit"),
+    [(s, "body") for s in STARTS] + [("argv", "shebang")],
+)
+def test_a_shell_script_the_tests_start_is_judged_as_a_python_one(
+    tmp_path: Path, start: str, edit: str
+) -> None:
+    """A shell script of ``script-files``, started by the tests however they start it (no
+    Python process runs it, to record itself): the process that starts it records it, a
+    shell's command line by its first word. Stale: refused, also where only its ``#!`` line
+    changed (``#!/bin/sh -e``: no installer writes that line)."""
     repo = calc_project(tmp_path / "calc")
     (repo / "scripts" / "calc-add").write_text(SHELL)
+    (repo / "tests" / "test_calc.py").write_text(
+        "import os, subprocess, sys\n\n\ndef test_script(tmp_path):\n"
+        "    exe, tmp = os.path.join(os.path.dirname(sys.executable), 'calc-add'), tmp_path\n"
+        f"    {STARTS[start]}\n    assert out.strip() == '5'\n"
+    )
     commit_all(repo, "a shell script")
     python, _ = make_venv(tmp_path / "venv")
     pip_install(python, repo, "-e", ".")
-    (repo / "scripts" / "calc-add").write_text(SHELL.replace("+ $2", "+ $2 + 1"))
+    if edit == "shebang":
+        changed = SHELL.replace("#!/bin/sh", "#!/bin/sh -e")  # its `false` ends it
+    else:
+        changed = SHELL.replace("+ $2", "+ $2 + 1")
+    (repo / "scripts" / "calc-add").write_text(changed)
     commit_all(repo, "a change the install does not have")
     green(python, repo)
     said = failures(repo)
@@ -323,4 +348,35 @@ def test_a_file_hatchling_installs_under_another_name(tmp_path: Path, edited: st
     shown = "bin/calc-add" if edited.startswith("scripts") else "share/calc/limit.txt"
     assert f"its {shown} is a past version of the tested tree's {edited}" in said.get(
         "foreign-origin", ""
+    ), said
+
+
+def test_a_project_below_the_top_maps_from_its_own_folder(tmp_path: Path) -> None:
+    """``pip install -e ./libs/calc``: hatchling's mapping is that project's, its paths from
+    its folder, and written as hatchling normalises them (``./scripts/run.py``). A commit
+    changing the script after the install is refused."""
+    top = init_repo(tmp_path / "mono")
+    lib = top / "libs" / "calc"
+    files = {
+        "pyproject.toml": HATCH.replace('"scripts/run.py"', '"./scripts/run.py"'),
+        "src/calc/__init__.py": "def add(a, b):\n    return a + b\n",
+        "scripts/run.py": SCRIPT,
+        "data/limit.txt": "5\n",
+    }
+    for rel, text in files.items():
+        (lib / rel).parent.mkdir(parents=True, exist_ok=True)
+        (lib / rel).write_text(text)
+    (lib / "scripts" / "run.py").chmod(0o755)
+    (top / "tests").mkdir()
+    (top / "tests" / "test_calc.py").write_text(TESTS)
+    (top / ".gitignore").write_text("__pycache__/\n")
+    commit_all(top, "a library below the top")
+    python, _ = make_venv(tmp_path / "venv")
+    succeeds(python, top, "-m", "pip", "install", "-q", "--no-deps", "-e", "./libs/calc")
+    (lib / "scripts" / "run.py").write_text(SCRIPT.replace("print(", "print(0 + "))
+    commit_all(top, "a change the install does not have")
+    green(python, top)
+    said = failures(top)
+    assert "its bin/calc-add is a past version of the tested tree's libs/calc/scripts/run.py" in (
+        said.get("foreign-origin", "")
     ), said

@@ -706,7 +706,7 @@ _SET = frozenset({"os.utime"})  # a time set: a touch (a mode set keeps the mtim
 _FOLDERS = frozenset({"os.listdir", "os.scandir", "os.mkdir"})
 _PLACED = frozenset({"os.rename", "os.link", "os.symlink"})  # a file put in place by name
 _RUN_FILE = "cpython.run_file"  # the script a process runs: a .pyc runs with no ``exec``
-_SPAWNS = frozenset({"subprocess.Popen", "os.exec", "os.posix_spawn"})  # a program started
+_SPAWNS = frozenset({"subprocess.Popen", "os.exec", "os.posix_spawn", "os.system"})
 _EVENTS = frozenset(
     {"exec", "compile", "open", "ctypes.dlopen", _RUN_FILE, *_PLACED, *_SET, *_FOLDERS, *_SPAWNS}
 )
@@ -1034,31 +1034,67 @@ _LIBRARIES = ("lib", "lib64", "include")
 
 
 def _spawned(event: str, args: "tuple[Any, ...]") -> None:
-    """A program a process starts (``subprocess.Popen``, ``os.exec*``, ``os.posix_spawn``):
-    one of its environment's (a shell script an install copied into ``bin/``) is recorded as
-    run, as a Python script records itself when it runs."""
-    program = args[0]
-    if event == "subprocess.Popen" and program is None:
+    """A program a process starts (``subprocess.Popen``, ``os.exec*``, ``os.posix_spawn``,
+    ``os.system``): one of its environment's (a shell script an install copied into ``bin/``)
+    is recorded as run, as a Python script records itself when it runs; and so is the first
+    word of a command a shell is given (``shell=True``, ``os.system``, ``sh -c "…"``)."""
+    env: object = None
+    cwd: object = None
+    programs: list[object]
+    if event == "os.system":
+        programs = list(_shell_words(args[0]))
+    else:
         given = args[1]
-        program = given if isinstance(given, (str, bytes, os.PathLike)) else None
-        if program is None and isinstance(given, (list, tuple)) and given:
-            program = given[0]
+        if isinstance(given, (str, bytes, os.PathLike)):
+            argv: list[Any] = [given]
+        else:
+            argv = list(given) if isinstance(given, (list, tuple)) else []
+        if event == "subprocess.Popen":
+            cwd, env = args[2], args[3]
+        else:  # os.exec: (path, args, env); os.posix_spawn: (path, argv, env)
+            env = args[2]
+        programs = [args[0] if args[0] is not None else (argv[0] if argv else None)]
+        shell = argv[0] if argv else None
+        if len(argv) >= 3 and argv[1] == "-c" and isinstance(shell, (str, bytes, os.PathLike)):
+            if os.path.basename(os.fsdecode(os.fspath(shell))) in _SHELLS:
+                programs += _shell_words(argv[2])
+    for program in programs:
+        _started(program, env, cwd)
+
+
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+
+
+def _shell_words(command: object) -> "list[str]":
+    """The program a shell command line starts first (after any ``NAME=value`` words)."""
+    if isinstance(command, bytes):
+        command = os.fsdecode(command)
+    if not isinstance(command, str):
+        return []
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    return [w for w in words if "=" not in w][:1]
+
+
+def _started(program: object, env: object, cwd: object) -> None:
     if not isinstance(program, (str, bytes, os.PathLike)):
         return
     name = os.fsdecode(os.fspath(program))
+    base = os.fsdecode(os.fspath(cwd)) if isinstance(cwd, (str, bytes, os.PathLike)) else ""
     if os.sep not in name:  # found on PATH, as the exec* and spawn families look it up
-        env = args[3] if event == "subprocess.Popen" else args[2]
-        path = env.get("PATH") if isinstance(env, dict) else None
-        for folder in (path if isinstance(path, str) else os.environ.get("PATH", "")).split(
-            os.pathsep
-        ):
-            found = os.path.join(folder or ".", name)
+        path = env.get("PATH") if isinstance(env, dict) else os.environ.get("PATH")
+        for folder in (path if isinstance(path, str) else os.defpath).split(os.pathsep):
+            found = os.path.join(base, folder or ".", name)
             if os.path.isfile(found) and os.access(found, os.X_OK):
                 name = found
                 break
         else:
             return
-    full = os.path.abspath(name)
+    full = os.path.abspath(os.path.join(base, name))
     for where in dict.fromkeys((full, _where(full))):
         if _environment_file(where):
             _copied(where)
