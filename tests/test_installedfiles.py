@@ -217,6 +217,8 @@ STARTS = {  # how a test starts the environment's script `exe` with 2 and 3, its
     "argv": "out = subprocess.run([exe, '2', '3'], capture_output=True, text=True).stdout",
     "shell": "out = subprocess.run(f'{exe} 2 3', shell=True, capture_output=True,"
     " text=True).stdout",
+    "shell-assignment": "out = subprocess.run(f'X=1 {exe} 2 3', shell=True, capture_output=True,"
+    " text=True).stdout",
     "os-system": "os.system(f'{exe} 2 3 > {tmp}/o'); out = open(f'{tmp}/o').read()",
     "relative-in-cwd": "out = subprocess.run(['./calc-add', '2', '3'], cwd=os.path.dirname(exe),"
     " capture_output=True, text=True).stdout",

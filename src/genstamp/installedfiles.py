@@ -19,7 +19,6 @@ import itertools
 import os
 import posixpath
 import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -219,20 +218,15 @@ def _tracked(root: Path) -> list[str]:
 
 
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    """git's output in ``root`` (read only, the user's git set-up aside); b"" when it fails."""
+    from genstamp.changed import run
     from genstamp.gitwalk import _env
 
     try:
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=root,
-            input=stdin,
-            capture_output=True,
-            env=_env(os.environ),
-            check=False,
-        )
+        code, out, _ = run(["git", "-C", str(root), *args], stdin, _env(os.environ))
     except OSError:
         return b""
-    return proc.stdout if proc.returncode == 0 else b""
+    return out if code == 0 else b""
 
 
 def _body(data: bytes) -> bytes:

@@ -1077,7 +1077,9 @@ def _shell_words(command: object) -> "list[str]":
         words = shlex.split(command)
     except ValueError:
         return []
-    return [w for w in words if "=" not in w][:1]
+    while words and words[0].partition("=")[0].isidentifier() and "=" in words[0]:
+        del words[0]  # FOO=1 calc-add: an assignment for the command that follows
+    return words[:1]
 
 
 def _started(program: object, env: object, cwd: object) -> None:
