@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from email.parser import Parser
 from importlib import metadata
@@ -20,6 +21,7 @@ from conftest import subprocess_env
 
 import genstamp
 from genstamp import __version__, selfwheel
+from genstamp.errors import GenstampError
 
 
 def test_the_wheel_holds_the_imported_package_byte_for_byte(tmp_path: Path) -> None:
@@ -173,3 +175,23 @@ def test_the_same_files_make_the_same_wheel(tmp_path: Path) -> None:
     (tmp_path / "b").mkdir()
     first, second = selfwheel.write(tmp_path / "a"), selfwheel.write(tmp_path / "b")
     assert first.read_bytes() == second.read_bytes()
+
+
+def test_written_in_a_folder_of_its_own_or_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no folder given, the wheel goes in a new folder under TMPDIR, which the caller
+    removes; where none can be made there, one line names the folder (not the git dir's
+    disk, as the top's catch-all for OSError says)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    wheel = selfwheel.write()
+    assert wheel.parent.parent == tmp_path and wheel.parent.name.startswith("genstamp-wheel-")
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", str(not_a_folder))
+    with pytest.raises(GenstampError) as caught:
+        selfwheel.write()
+    assert str(caught.value).startswith(
+        f"clean-run: cannot write genstamp's wheel for the clean environment in {not_a_folder}:"
+    )
+    assert "set TMPDIR" in str(caught.value)

@@ -214,12 +214,6 @@ def build_requirements(root: Path) -> list[str]:
     return ["setuptools>=40.8.0", "wheel"]  # pip's own default for a project without one
 
 
-def genstamp_requirement(folder: Path) -> str:
-    """genstamp for the clean environment: the running genstamp, packed as a wheel in
-    ``folder`` (the same code runs the plugin there)."""
-    return str(selfwheel.write(folder))
-
-
 # -- the checkout -------------------------------------------------------------------------------
 
 
@@ -636,9 +630,9 @@ def clean_run(
             with steps.step("environment") as log:
 
                 def deps() -> list[str]:  # written only for an environment made anew
-                    folder = Path(tempfile.mkdtemp(prefix="genstamp-wheel-"))
-                    stack.callback(shutil.rmtree, folder, True)
-                    return [genstamp_requirement(folder), "pytest"]
+                    wheel = selfwheel.write()  # the running genstamp (the same plugin)
+                    stack.callback(shutil.rmtree, wheel.parent, True)
+                    return [str(wheel), "pytest"]
 
                 build = build_requirements(home)
                 if chosen.tool == "pip":

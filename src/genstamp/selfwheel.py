@@ -16,6 +16,8 @@ import csv
 import hashlib
 import io
 import re
+import shutil
+import tempfile
 import zipfile
 from importlib import metadata
 from pathlib import Path
@@ -95,8 +97,9 @@ def identity() -> str:
     return hashlib.sha256(f"{found.metadata}\0{found.entry_points}".encode()).hexdigest()
 
 
-def write(folder: Path) -> Path:
-    """The wheel of the running genstamp, written in ``folder``."""
+def write(folder: Path | None = None) -> Path:
+    """The wheel of the running genstamp, written in ``folder``, or in a new temporary folder
+    (``TMPDIR``) that the caller removes."""
     found = installed()
     version = __version__.replace("-", "_")  # PEP 427's escape (a local `+x` stays)
     info = f"genstamp-{version}.dist-info"
@@ -117,8 +120,13 @@ def write(folder: Path) -> Path:
     rows.writerows((name, _hash(data), len(data)) for name, data in entries)
     rows.writerow((f"{info}/RECORD", "", ""))
     entries.append((f"{info}/RECORD", record.getvalue().encode()))
-    path = folder / f"genstamp-{version}-py3-none-any.whl"
+    name = f"genstamp-{version}-py3-none-any.whl"
+    where = str(folder) if folder is not None else tempfile.gettempdir()
+    made: Path | None = None
     try:
+        if folder is None:
+            folder = made = Path(tempfile.mkdtemp(prefix="genstamp-wheel-"))
+        path = folder / name
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
             for name, data in entries:
                 item = zipfile.ZipInfo(name, _STAMP)
@@ -126,8 +134,10 @@ def write(folder: Path) -> Path:
                 item.compress_type = zipfile.ZIP_DEFLATED
                 wheel.writestr(item, data)
     except OSError as exc:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
         raise GenstampError(
-            f"clean-run: cannot write genstamp's wheel for the clean environment in {folder}:"
+            f"clean-run: cannot write genstamp's wheel for the clean environment in {where}:"
             f" {exc.strerror or exc}",
             "free space there, or set TMPDIR to a folder with room",
         ) from exc
