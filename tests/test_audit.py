@@ -231,6 +231,12 @@ TEST_FACTOR_1 = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 2) == 
         # the commit that added it amended (or rebased) since the install: its author's time
         # stays, its own moves
         ("excluded-amended", False, ""),
+        # the commit that added it amended after the install: the tree held it then
+        ("excluded-amended-since", False, ""),
+        # added by a colleague's commit written before the install, fetched and merged since
+        # (a fast-forward, or a merge commit): it came into this checkout after the install
+        ("module-merged-ff", False, "lacks calc/_cfg.py, which the tested tree has"),
+        ("module-merged", False, "lacks calc/_cfg.py, which the tested tree has"),
         # a folder of data (a subpackage) the tree added after the install: lacked whole
         ("folder-added", False, "lacks calc/overrides/site.json, which the tested tree has"),
         # a file no version of the tree held, in a copy installed from another clone (its
@@ -306,6 +312,16 @@ def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
         (package / "data.json").unlink()
     elif change == "module-added":
         (package / "_cfg.py").write_text("FACTOR = 2\n")
+    elif change.startswith("module-merged"):  # written in another clone two weeks ago
+        other = tmp_path / "colleague"
+        git(tmp_path, "clone", "-q", str(repo), str(other))
+        (other / "src" / "calc" / "_cfg.py").write_text("FACTOR = 2\n")
+        with monkeypatch.context() as dated:
+            when = f"@{int(time.time()) - 14 * 86400} +0000"
+            dated.setenv("GIT_AUTHOR_DATE", when)
+            dated.setenv("GIT_COMMITTER_DATE", when)
+            commit_all(other, "cfg")
+        git(repo, "fetch", "-q", str(other), "HEAD:side")
     elif change == "module-listed":
         (package / "_triple.py").write_text("def add(a, b):\n    return 3 * (a + b)\n")
     elif change == "data-added":
@@ -317,7 +333,14 @@ def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
         when = f"@{int(time.time())} +0000"
         dated.setenv("GIT_AUTHOR_DATE", when)
         dated.setenv("GIT_COMMITTER_DATE", when)
-        commit_all(repo, "v2")
+        if change == "module-merged-ff":
+            git(repo, "merge", "-q", "--ff-only", "side")
+        elif change == "module-merged":
+            git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+        elif change == "excluded-amended-since":
+            git(repo, "commit", "-q", "--amend", "-m", "v1, amended")
+        else:
+            commit_all(repo, "v2")
     stamp(repo)
     proc = run_in(python, repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # the installed package's factor

@@ -556,12 +556,12 @@ def _copy_lacks(
     folder: str, prefix: Sequence[str], root: Path, bases: Mapping[str, str]
 ) -> list[Flag]:
     """The files of the tree's package (``prefix``: its parts, ``calc``, ``acme/calc``) that its
-    installed copy in ``folder`` lacks (a module, a data file, a folder of them), where a commit
-    added them after the copy was installed (its author's time, which an amend or a rebase
-    keeps: a file the tree held before then is one the build leaves out, hatch's ``exclude``,
-    and a file not committed cannot be dated): an install older than the file, whose package
-    may have gone on without it (a fallback, a default, a plugin not listed) where no import
-    failed. Only files of the tree count (not ignored)."""
+    installed copy in ``folder`` lacks (a module, a data file, a folder of them), where they came
+    into the checkout after the copy was installed (``_came_after``: a file the tree held then
+    is one the build leaves out, hatch's ``exclude``, and a file not committed cannot be
+    dated): an install older than the file, whose package may have gone on without it (a
+    fallback, a default, a plugin not listed) where no import failed. Only files of the tree
+    count (not ignored)."""
     import subprocess
 
     top = prefix[0]
@@ -580,21 +580,65 @@ def _copy_lacks(
         return []
     if listed.returncode != 0:
         return []
-    flags = []
     compiled = (".pyc", ".pyo", *importlib.machinery.EXTENSION_SUFFIXES)
+    lacked: dict[str, str] = {}  # the tree's path -> the name in the package
     for name in sorted(os.fsdecode(listed.stdout).split("\0")):
         if not name or name.endswith(compiled) or "__pycache__" in name.split("/"):
             continue
-        theirs = os.path.join(folder, *name.split("/"))
-        if os.path.lexists(theirs):
+        if os.path.lexists(os.path.join(folder, *name.split("/"))):
             continue  # the copy has it (a folder it lacks, a subpackage, is lacked whole)
         held = os.path.relpath(os.path.join(package, name), root).replace(os.sep, "/")
-        if _added_ns(root, held) < _whole_seconds(installed_ns):
-            continue  # (or 0: no commit added it yet, so it cannot be dated)
-        shown = "/".join([*prefix, name])
-        why = f"{INSTALLED_COPY} lacks {shown}, which the tested tree has ({held}; reinstall)"
-        flags.append(Flag(FOREIGN, top, theirs, why))
+        lacked[held] = name
+    came = _came_after(root, list(lacked), installed_ns) if lacked else set()
+    flags = []
+    for held, name in lacked.items():
+        if held in came:
+            shown = "/".join([*prefix, name])
+            why = f"{INSTALLED_COPY} lacks {shown}, which the tested tree has ({held}; reinstall)"
+            flags.append(Flag(FOREIGN, top, os.path.join(folder, *name.split("/")), why))
     return flags
+
+
+def _came_after(root: Path, held: list[str], installed_ns: int) -> set[str]:
+    """Of the tree's files ``held`` (committed), those that came into the checkout after
+    ``installed_ns``: not in the commit HEAD named then, as HEAD's reflog tells (a merge, a
+    fast-forward, a pull or a switch that brought them since, whenever their commits were
+    written; an amend or a rebase of the commit that added them is no coming). Where the
+    reflog does not reach back that far, those a commit added since then, by its author's
+    time (which an amend or a rebase keeps). A file no commit holds yet cannot be dated."""
+    before = _whole_seconds(installed_ns)
+    then = _head_at(root, before // 1_000_000_000)
+    now = _in_commit(root, "HEAD", held)
+    was = _in_commit(root, then, held) if then is not None else None
+    if now is None or was is None:
+        return {rel for rel in held if _added_ns(root, rel) >= before}
+    return now - was
+
+
+def _head_at(root: Path, seconds: int) -> str | None:
+    """The commit HEAD named just before the second ``seconds`` (the newest entry of HEAD's
+    reflog written before it); None when the reflog has none so old (expired, turned off, a
+    clone made since) or cannot be read."""
+    out = _git_out(root, "log", "-g", "--format=%H %gd", "--date=unix", "HEAD", "--")
+    for line in (out or b"").decode("ascii", "replace").splitlines():
+        commit, _, selector = line.partition(" ")  # HEAD@{1767225600}
+        when = selector.rpartition("@{")[2].rstrip("}")
+        if when.isdigit() and int(when) < seconds:
+            return commit
+    return None
+
+
+def _in_commit(root: Path, commit: str, paths: list[str]) -> set[str] | None:
+    """Those of ``paths`` that ``commit``'s tree holds (a file, a link or a submodule); None
+    when that commit cannot be read (gone since: pruned, or never fetched)."""
+    asked = [p for p in paths if "\n" not in p]  # (git reads the names one per line)
+    lines = [f"{commit}^{{commit}}", *(f"{commit}:{p}" for p in asked)]
+    told = "".join(f"{line}\n" for line in lines).encode("utf-8", "surrogateescape")
+    out = _git_out(root, "cat-file", "--batch-check=%(objecttype)", stdin=told)
+    answers = (out or b"").decode("ascii", "replace").splitlines()
+    if len(answers) != len(lines) or answers[0] != "commit":
+        return None
+    return {p for p, kind in zip(asked, answers[1:], strict=True) if kind in ("blob", "commit")}
 
 
 def _whole_seconds(ns: int) -> int:
@@ -607,20 +651,22 @@ def _added_ns(root: Path, rel: str) -> int:
     """When the tree's file ``rel`` came: the author time of the last commit that added it
     (an amend or a rebase keeps it, where the commit's own time moves); 0 when it cannot be
     told, or the file is not committed (its time is its last edit's, not its coming)."""
+    out = _git_out(root, "log", "-1", "--diff-filter=A", "--format=%at", "--", rel)
+    told = (out or b"").strip()
+    return int(told) * 1_000_000_000 if told.isdigit() else 0
+
+
+def _git_out(root: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
+    """git's output in ``root``; None when it fails."""
     import subprocess
 
     try:
         done = subprocess.run(
-            ["git", "log", "-1", "--diff-filter=A", "--format=%at", "--", rel],
-            cwd=root,
-            capture_output=True,
-            timeout=60,
+            ["git", *args], cwd=root, input=stdin, capture_output=True, timeout=60
         )
-        if done.returncode == 0 and done.stdout.strip():
-            return int(done.stdout.strip()) * 1_000_000_000
-        return 0
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return 0
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def _installed_data(ld: Load, root: Path, roots: Mapping[str, str]) -> str | None:
