@@ -1125,7 +1125,13 @@ def judge(
             )
             flags[Flag(FOREIGN, st.distribution, st.path, why)] = None
     for ld, rel in _dropped(gone, root):
-        why = f"loaded from outside the checkout in place of {rel}, which the tested tree dropped"
+        why = (
+            f"loaded from outside the checkout in place of {rel}, which the tested tree dropped"
+            if rel
+            else "loaded from a copy of this project outside the checkout that is no git work"
+            " tree (an export, an unpacked sdist: another version's code); the tested tree has"
+            " no such module"
+        )
         flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
     for tree, found in elsewhere.items():
         if began_ns is not None and _made_since(tree, began_ns):
@@ -1215,9 +1221,11 @@ def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:
     this project that is no git work tree (a ``git archive`` export, an unpacked sdist: its
     ``pyproject.toml`` or ``setup.cfg`` names this project) whose file a commit of HEAD's
     history held below one of those folders (``helpers.py``, removed by ``git rm`` while a test
-    still imports it). A module of that name from anywhere else (a shared ``utils.py`` on
-    ``PYTHONPATH``, a ``local_settings.py`` kept outside, code generated outside the tree) is
-    the environment's: nothing tells it from an old copy. git is asked once, for all of them."""
+    still imports it); with "" for one of such a copy that no commit of HEAD's held (a package
+    another branch added: that branch's code, which the tree does not have). A module of that
+    name from anywhere else (a shared ``utils.py`` on ``PYTHONPATH``, a ``local_settings.py``
+    kept outside, code generated outside the tree) is the environment's: nothing tells it from
+    an old copy. git is asked once, for all of them."""
     import subprocess
 
     from genstamp.roots import project_name
@@ -1249,11 +1257,7 @@ def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:
     except (OSError, subprocess.CalledProcessError):
         return []  # git cannot say: judged as the environment's
     held = {name.strip("\n") for name in out.stdout.decode("utf-8", "surrogateescape").split("\0")}
-    return [
-        (ld, rel)
-        for ld, files in wanted.items()
-        if (rel := next((p for p in files if p in held), ""))
-    ]
+    return [(ld, next((p for p in files if p in held), "")) for ld, files in wanted.items()]
 
 
 def _of_this_project(path: str, depth: int, name: str) -> bool:
