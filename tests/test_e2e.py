@@ -376,6 +376,34 @@ def test_genstamp_missing_refuses_the_push_but_not_a_checkout(
     assert remote_has(p.remote, "refs/heads/feature") is None
 
 
+@pytest.mark.parametrize("between", ["its-own-report", "a-quick-look-undone"])
+def test_a_checkout_that_changes_nothing_keeps_a_split_runs_parts(
+    plain: Project, between: str
+) -> None:
+    """A split run's first part, `git checkout -b feature` (no file changes), the second part:
+    the parts merge and the push is accepted. The tree the checkout found is one a part of the
+    generation tested, as the gate compares trees: the part's own `--junitxml` in the work
+    tree (not ignored) left out, and where a quick look at an edit ran a test since, undone
+    before the checkout, the part kept for that tree (neither is the generation's own tree:
+    a commit came after the stamp)."""
+    p = plain
+    p.edit(Path("tests", "test_more.py"), "def test_more():\n    assert True\n")
+    ok(p.git("add", "-A"))
+    ok(p.git("commit", "-qm", "a second test file"))
+    report = ("--junitxml=report.xml",) if between == "its-own-report" else ()
+    green(p.root, "tests/test_calc.py", *report)
+    if between == "a-quick-look-undone":
+        kept = (p.root / CALC).read_text()
+        p.edit(CALC, kept + "DEBUG = True\n")
+        green(p.root, "tests/test_calc.py")
+        p.edit(CALC, kept)
+    first = generation(p.root)["id"]
+    ok(p.git("checkout", "-q", "-b", "feature"))
+    assert generation(p.root)["id"] == first, generation(p.root)["history"][-1]
+    green(p.root, "tests/test_more.py", *report)
+    ok(p.git("push", "-q", "-u", "origin", "feature"))
+
+
 def test_linked_worktree(plain: Project, tmp_path: Path) -> None:
     p = plain
     wt = tmp_path / "wt"

@@ -110,7 +110,7 @@ def after_hook(checkout: Checkout, trigger: str, *, venvs: bool = False) -> Afte
     tree = tree_identity(checkout)
     if tree == gen.tree:
         why = "the work tree is as the generation began"
-    elif tree == _tested_tree(checkout, gen):
+    elif tree == _tested_tree(checkout, gen, tree):
         why = "the work tree is as it was tested"
     else:
         why = "the work tree changed"
@@ -157,7 +157,7 @@ def settle(where: Checkout | Place, measured: str | None = None) -> generation.G
             return gen
         tree = measured if measured is not None else tree_identity(checkout)
         measured = None  # good for the stamp it was taken against only
-        tested = _tested_tree(checkout, gen)
+        tested = _tested_tree(checkout, gen, tree)
         tree = _as_at_the_hook(checkout, gen, tree, tested)
         done = generation.settled(gen, tree, tested, head_id(checkout.repo))
         if generation.read(checkout)[1] == raw:
@@ -215,14 +215,48 @@ def _history(checkout: Checkout) -> tuple[dict[str, str], ...]:
     return gen.history if gen is not None else ()
 
 
-def _tested_tree(checkout: Checkout, gen: generation.Generation) -> str | None:
-    """The tree the current generation's evidence tested (its last tree), None when there is
-    no readable evidence of this generation."""
+def _tested_tree(checkout: Checkout, gen: generation.Generation, tree: str) -> str | None:
+    """The tree the current generation's evidence tested: ``tree`` where a run of this
+    generation tested it, as the gate compares trees (the newest run, its own ``--junitxml``
+    in the work tree left out: every run rewrites it; or a part kept for that very tree: a
+    split run's first part, then a quick look at an edit, undone), else the newest run's
+    tree; None when there is no readable evidence of this generation."""
     try:
         path = evidence.location(checkout, config.load(checkout.workdir).evidence)
         props = evidence.read_report(path).properties
     except (GenstampError, OSError):
-        return None
-    if props.get(evidence.P_GENERATION) != gen.id:
-        return None
-    return props.get(evidence.P_TREE_END)
+        props = {}
+    newest = props.get(evidence.P_TREE_END) if props.get(evidence.P_GENERATION) == gen.id else None
+    if newest is not None:
+        from genstamp.facts import _same_tested
+
+        if newest != tree and _same_tested(checkout, newest, tree, props):
+            return tree
+    named = _parts_named(checkout, gen, tree) if newest != tree else []
+    if any(_a_part_of(part, gen.id, tree) for part in named):
+        return tree
+    return newest
+
+
+def _parts_named(checkout: Checkout, gen: generation.Generation, tree: str) -> list[Path]:
+    """The generation's kept parts whose names say they tested ``tree``."""
+    from genstamp import parts
+
+    return [p for p in parts.listing(checkout.state, gen.id) if p.name.startswith(f"{tree[:16]}.")]
+
+
+def _a_part_of(path: Path, generation_id: str, tree: str) -> bool:
+    """Whether the kept part at ``path`` is bound evidence of this generation that tested
+    ``tree``."""
+    from genstamp.rules import binding_problem
+
+    try:
+        report = evidence.read_report(path)
+    except (GenstampError, OSError):
+        return False
+    props = report.properties
+    return (
+        props.get(evidence.P_GENERATION) == generation_id
+        and props.get(evidence.P_TREE_END) == tree
+        and not binding_problem(report)
+    )
