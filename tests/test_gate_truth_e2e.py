@@ -1347,6 +1347,25 @@ def test_an_untracked_file_in_a_submodule_is_refused_though_not_imported(
     assert "will refuse" not in out, out
 
 
+def test_bytecode_python_wrote_in_a_submodule_is_no_change(
+    with_submodule: Path, genstamp: RunGenstamp
+) -> None:
+    """The submodule's project ignores no bytecode, and the app ran once outside the tests
+    (`python -c 'import vendorlib'`, bytecode on): its ``__pycache__`` is untracked in the
+    submodule, but no change of what it holds; a fresh green run is accepted (an untracked
+    file of another kind is refused: the test above)."""
+    repo = with_submodule
+    stamp(genstamp, repo)  # (which scrubs the bytecode there is)
+    env = subprocess_env(bytecode=True, PYTHONPATH=str(repo / "vendor"))
+    subprocess.run([sys.executable, "-c", "import vendorlib"], cwd=repo, env=env, check=True)
+    assert list((repo / "vendor" / "vendorlib" / "__pycache__").glob("*.pyc"))
+    proc = run_tests(repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "will refuse" not in proc.stdout, proc.stdout
+    data = verdict(genstamp, repo)[1]
+    assert rules(data) == [], data
+
+
 @pytest.mark.parametrize("option", ["--skip-worktree", "--assume-unchanged"])
 def test_an_edit_a_submodules_index_hides_is_refused(
     with_submodule: Path, genstamp: RunGenstamp, option: str
