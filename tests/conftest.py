@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -98,15 +97,6 @@ def commit_all(path: Path, message: str = "commit") -> str:
         return str(pygit2.Repository(str(path)).head.target)
     except pygit2.GitError:  # a repository libgit2 cannot open (sha256 objects): git's answer
         return git(path, "rev-parse", "HEAD")
-
-
-def commit_now(path: Path, message: str = "commit") -> None:
-    """``commit_all`` dated now rather than at the isolated identity's fixed date: HEAD's reflog
-    then says the commit came after what the test did before it (an install)."""
-    when = f"@{int(time.time())} +0000"
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-    for args in (["add", "-A"], ["commit", "-q", "--allow-empty", "-m", message]):
-        subprocess.run(["git", "-c", "commit.gpgsign=false", *args], cwd=path, env=env, check=True)
 
 
 def exclude(path: Path, *patterns: str) -> None:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, commit_now, init_repo, subprocess_env
+from conftest import commit_all, init_repo, subprocess_env
 from test_audit import SETUPTOOLS, failures, make_venv, stamp
 
 SCRIPT = (
@@ -163,7 +163,7 @@ def test_a_strict_editable_install_lacking_a_module_the_tree_added_is_refused(
     pip_install(python, repo, *strict)
     assert (repo / "build").is_dir()
     (repo / "src" / "calc" / "_fast.py").write_text('SPEED = "fast"\n')
-    commit_now(repo, "a fast path, added after the install")
+    commit_all(repo, "a fast path, added after the install")
     if reinstalled:
         pip_install(python, repo, *strict)
     green(python, repo)

@@ -615,31 +615,6 @@ def _came_after(root: Path, held: list[str], installed_ns: int) -> set[str]:
     return now - was
 
 
-def _left_out_by_the_build(root: Path, rel: str, package: str) -> bool:
-    """Whether the tree's module ``rel``, which the installed copy of its package (``package``:
-    in site-packages, or setuptools' strict editable link tree) lacks, was in the commit HEAD
-    named when that copy was made (HEAD's reflog), while the build's configuration
-    (``pyproject.toml``, ``setup.cfg``, ``setup.py``, ``MANIFEST.in``) is as it was then: the
-    build left it out (a subpackage a setuptools package list does not name, hatch's
-    ``exclude``), as a clean install leaves it out. Not where that cannot be told (no reflog
-    so old, a file not committed then)."""
-    init = os.path.join(package, "__init__.py")
-    try:  # (a link tree's link: when the install made it, not its target's time)
-        made_ns = os.lstat(init if os.path.lexists(init) else package).st_mtime_ns
-    except OSError:
-        return False
-    then = _head_at(root, _whole_seconds(made_ns) // 1_000_000_000)
-    if then is None or rel not in (_in_commit(root, then, [rel]) or ()):
-        return False
-    return _git_out(root, "diff", "--quiet", then, "--", *_BUILD_FILES) is not None
-
-
-# what decides which files a build puts in the wheel, wherever a project of the tree lies
-_BUILD_FILES = tuple(
-    f":(glob)**/{name}" for name in ("pyproject.toml", "setup.cfg", "setup.py", "MANIFEST.in")
-)
-
-
 def _head_at(root: Path, seconds: int) -> str | None:
     """The commit HEAD named just before the second ``seconds`` (the newest entry of HEAD's
     reflog written before it); None when the reflog has none so old (expired, turned off, a
@@ -1104,12 +1079,7 @@ def judge(
             continue  # a release of a project below the top, from an index: a dependency
         held = [counterpart(ld.module, f, root, bases) for f in ("m.py", "__init__.py")]
         held_rel = next((h for h in held if h is not None), None)
-        if (
-            bases
-            and held_rel is not None
-            and held_rel not in made
-            and not _left_out_by_the_build(root, held_rel, ld.path)
-        ):
+        if bases and held_rel is not None and held_rel not in made:
             # an install older than the module: the tests ran its package without it (a
             # fallback ran where the tree's code would have)
             why = f"{NOT_INSTALLED}: the tested tree has it ({held_rel}), so the install is stale"
