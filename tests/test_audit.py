@@ -237,6 +237,9 @@ TEST_FACTOR_1 = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 2) == 
         # (a fast-forward, or a merge commit): it came into this checkout after the install
         ("module-merged-ff", False, "lacks calc/_cfg.py, which the tested tree has"),
         ("module-merged", False, "lacks calc/_cfg.py, which the tested tree has"),
+        # installed in the second HEAD moved to a commit without it (`git switch old && pip
+        # install .`): the commit HEAD named just before held it, the one installed did not
+        ("module-switched-in-its-second", False, "lacks calc/_cfg.py, which the tested tree"),
         # a folder of data (a subpackage) the tree added after the install: lacked whole
         ("folder-added", False, "lacks calc/overrides/site.json, which the tested tree has"),
         # a file no version of the tree held, in a copy installed from another clone (its
@@ -312,6 +315,16 @@ def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
         (package / "data.json").unlink()
     elif change == "module-added":
         (package / "_cfg.py").write_text("FACTOR = 2\n")
+    elif change == "module-switched-in-its-second":
+        (package / "_cfg.py").write_text("FACTOR = 2\n")
+        with monkeypatch.context() as dated:  # committed the day before the install
+            when = f"@{int(week_ago) - 86400} +0000"
+            dated.setenv("GIT_AUTHOR_DATE", when)
+            dated.setenv("GIT_COMMITTER_DATE", when)
+            commit_all(repo, "cfg")
+        with monkeypatch.context() as dated:  # the older commit checked out to install it
+            dated.setenv("GIT_COMMITTER_DATE", f"@{int(week_ago)} +0000")
+            git(repo, "checkout", "-q", "HEAD~1")
     elif change.startswith("module-merged"):  # written in another clone two weeks ago
         other = tmp_path / "colleague"
         git(tmp_path, "clone", "-q", str(repo), str(other))
@@ -333,7 +346,9 @@ def test_an_installed_copy_is_judged_whole_where_it_stands_for_the_tree(
         when = f"@{int(time.time())} +0000"
         dated.setenv("GIT_AUTHOR_DATE", when)
         dated.setenv("GIT_COMMITTER_DATE", when)
-        if change == "module-merged-ff":
+        if change == "module-switched-in-its-second":
+            git(repo, "checkout", "-q", "main")
+        elif change == "module-merged-ff":
             git(repo, "merge", "-q", "--ff-only", "side")
         elif change == "module-merged":
             git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")

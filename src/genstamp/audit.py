@@ -603,29 +603,42 @@ def _came_after(root: Path, held: list[str], installed_ns: int) -> set[str]:
     """Of the tree's files ``held`` (committed), those that came into the checkout after
     ``installed_ns``: not in the commit HEAD named then, as HEAD's reflog tells (a merge, a
     fast-forward, a pull or a switch that brought them since, whenever their commits were
-    written; an amend or a rebase of the commit that added them is no coming). Where the
-    reflog does not reach back that far, those a commit added since then, by its author's
-    time (which an amend or a rebase keeps). A file no commit holds yet cannot be dated."""
+    written; an amend or a rebase of the commit that added them is no coming); where HEAD
+    moved within the install's second (``git switch old && pip install .``), not in every
+    commit it named then. Where the reflog does not reach back that far, those a commit added
+    since then, by its author's time (which an amend or a rebase keeps). A file no commit
+    holds yet cannot be dated."""
     before = _whole_seconds(installed_ns)
-    then = _head_at(root, before // 1_000_000_000)
     now = _in_commit(root, "HEAD", held)
-    was = _in_commit(root, then, held) if then is not None else None
+    was: set[str] | None = None
+    for then in _heads_at(root, before // 1_000_000_000):
+        found = _in_commit(root, then, held)
+        if found is None:
+            was = None
+            break
+        was = found if was is None else was & found
     if now is None or was is None:
         return {rel for rel in held if _added_ns(root, rel) >= before}
     return now - was
 
 
-def _head_at(root: Path, seconds: int) -> str | None:
-    """The commit HEAD named just before the second ``seconds`` (the newest entry of HEAD's
-    reflog written before it); None when the reflog has none so old (expired, turned off, a
-    clone made since) or cannot be read."""
+def _heads_at(root: Path, seconds: int) -> list[str]:
+    """The commits HEAD may have named during the second ``seconds``: the newest entry of
+    HEAD's reflog written before it, and those written in it (a reflog counts whole seconds:
+    which came first, the install or they, it cannot tell); none when the reflog has no entry
+    so old (expired, turned off, a clone made since) or cannot be read."""
     out = _git_out(root, "log", "-g", "--format=%H %gd", "--date=unix", "HEAD", "--")
+    during: list[str] = []
     for line in (out or b"").decode("ascii", "replace").splitlines():
-        commit, _, selector = line.partition(" ")  # HEAD@{1767225600}
+        commit, _, selector = line.partition(" ")  # HEAD@{1767225600}, the newest first
         when = selector.rpartition("@{")[2].rstrip("}")
-        if when.isdigit() and int(when) < seconds:
-            return commit
-    return None
+        if not when.isdigit():
+            continue
+        if int(when) < seconds:
+            return [*during, commit]
+        if int(when) == seconds:
+            during.append(commit)
+    return []
 
 
 def _in_commit(root: Path, commit: str, paths: list[str]) -> set[str] | None:
