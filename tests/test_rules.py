@@ -632,8 +632,9 @@ ROWS: dict[str, Row] = {
             hidden={"data.txt": "--assume-unchanged", CALC: "--skip-worktree"},
         ),
         ["hidden-change"],
-        "the tests read changes of the work tree that the index tells git not to look at (git "
-        "status, git add and the tree leave them out; a clean clone has the committed files): "
+        "files the tests loaded or read hold changes that the index tells git not to look at,"
+        " as the run found them or as the work tree holds them now (git status, git add and the"
+        " tree leave them out; a clean clone has the committed files): "
         f"data.txt (--assume-unchanged), {CALC} (--skip-worktree)",
     ),
     "control-hidden-change-in-a-file-the-tests-never-opened": Row(

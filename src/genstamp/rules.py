@@ -854,9 +854,9 @@ def _hidden_change(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     if hidden:
         found = [f"{rel} ({option})" for rel, option in sorted(hidden.items())]
         yield listed(
-            "the tests read changes of the work tree that the index tells git not to look at "
-            "(git status, git add and the tree leave them out; a clean clone has the "
-            "committed files): ",
+            "files the tests loaded or read hold changes that the index tells git not to "
+            "look at, as the run found them or as the work tree holds them now (git status, "
+            "git add and the tree leave them out; a clean clone has the committed files): ",
             found,
             PATH_LIMIT,
         )

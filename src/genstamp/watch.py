@@ -12,8 +12,9 @@ unseen, a folder that could not be watched, too many folders) means the tree is 
 the answer is then exactly the walk's.
 
 What a folder watch cannot see: a file changed through a hard link in a folder that is not
-watched, or through a memory map opened before the watch. Such a change still shows at the
-gate, which walks the tree itself and compares it with the tested one.
+watched, or through a memory map opened before the watch. Such a change shows at the gate
+where it judges the work tree (it walks it), not where it judges a commit whose tree the run
+began with (README: Limitations).
 """
 
 from __future__ import annotations
