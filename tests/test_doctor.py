@@ -104,12 +104,9 @@ def test_pre_commits_own_pre_push_is_a_warning(project: Path, genstamp: RunGenst
     assert "only the first pushed ref" in found["pre-push"]["what"]
 
 
-def test_pre_commits_hooks_that_can_run_no_pre_commit_fail(
-    project: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Installed through pre-commit, then the environment that held pre-commit went away:
-    its hook scripts find neither their interpreter nor a pre-commit on PATH, fail git's
-    checkout and begin no generation; doctor called them installed."""
+def restamp_hooks_through_pre_commit(project: Path) -> None:
+    """genstamp's restamping hook in the project's .pre-commit-config.yaml, and pre-commit's
+    post-checkout, post-merge and post-rewrite hooks installed."""
     (project / ".pre-commit-config.yaml").write_text(
         "repos:\n- repo: local\n  hooks:\n"
         "  - {id: genstamp-scrub, name: s, entry: genstamp hook restamp, language: system,"
@@ -123,6 +120,15 @@ def test_pre_commits_hooks_that_can_run_no_pre_commit_fail(
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_pre_commits_hooks_that_can_run_no_pre_commit_fail(
+    project: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed through pre-commit, then the environment that held pre-commit went away:
+    its hook scripts find neither their interpreter nor a pre-commit on PATH, fail git's
+    checkout and begin no generation; doctor called them installed."""
+    restamp_hooks_through_pre_commit(project)
     assert checks(genstamp, project)[1]["hooks"]["status"] == "ok"
     for name in ("post-checkout", "post-merge", "post-rewrite"):
         path = project / ".git" / "hooks" / name
@@ -225,6 +231,21 @@ def test_the_genstamp_pre_commits_hooks_run_is_compared_with_the_tests(
         assert "rev:" in found["version"]["remedy"], found["version"]
     else:
         assert found["version"]["status"] == "ok", found["version"]
+
+
+def test_pre_commits_hooks_on_a_branch_whose_config_has_no_genstamp_say_so(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """Installed through pre-commit, then a checkout of a branch from before genstamp was added
+    to its .pre-commit-config.yaml (a release branch, in a linked worktree): the hooks are
+    pre-commit's and run, but none of genstamp's; doctor said they were not installed."""
+    restamp_hooks_through_pre_commit(project)
+    assert checks(genstamp, project)[1]["hooks"]["status"] == "ok"
+    (project / ".pre-commit-config.yaml").write_text("repos: []\n")  # the older branch's
+    found = checks(genstamp, project)[1]["hooks"]
+    assert found["status"] == "fail", found
+    assert "has no genstamp-scrub hook" in found["what"], found
+    assert "not installed" not in found["what"] and "genstamp stamp" in found["remedy"], found
 
 
 @pytest.mark.parametrize("repos", ["5", "true", "[5]", "[{hooks: 3}]"])

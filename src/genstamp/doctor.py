@@ -110,6 +110,16 @@ def check_hooks(where: install.Layout) -> Check:
             "no generation",
             "`pip install pre-commit`, then `pre-commit install` (or `genstamp install --plain`)",
         )
+    if missing and all(install.is_pre_commit_hook(where.hooks_dir / h) for h in missing):
+        return Check(
+            "hooks",
+            "fail",
+            f"{', '.join(missing)} {'runs' if len(missing) == 1 else 'run'} pre-commit, but "
+            "this checkout's .pre-commit-config.yaml has no genstamp-scrub hook (a branch from "
+            "before genstamp was added to it): a checkout here begins no generation",
+            "`genstamp stamp` after checking out such a branch, or add genstamp's hooks to its "
+            ".pre-commit-config.yaml (or `genstamp install --plain`)",
+        )
     if missing:
         return Check(
             "hooks",
