@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,6 @@ from conftest import (
     run_git,
     run_pytest,
     snapshot_url,
-    subprocess_env,
 )
 
 from genstamp.generation import current
@@ -404,81 +402,6 @@ def test_a_checkout_that_changes_nothing_keeps_a_split_runs_parts(
     assert generation(p.root)["id"] == first, generation(p.root)["history"][-1]
     green(p.root, "tests/test_more.py", *report)
     ok(p.git("push", "-q", "-u", "origin", "feature"))
-
-
-WAITS_FOR_SIGNALS = """\
-import os, pathlib, time
-
-SIGNALS = pathlib.Path(os.environ["SIGNALS"])
-
-
-def wait(name):
-    for _ in range(600):
-        if (SIGNALS / name).exists():
-            return
-        time.sleep(0.05)
-
-
-def test_reads_the_limit_meanwhile():
-    (SIGNALS / "started").write_text("")
-    wait("read")
-    limit = (pathlib.Path(__file__).parent / "limit.txt").read_text()
-    (SIGNALS / "done-reading").write_text("")
-    wait("end")
-    assert limit == "10\\n"
-"""
-
-
-def signal(signals: Path, name: str, then: str = "") -> None:
-    """Write the file ``name`` in ``signals``, then wait for ``then`` there (a minute at most)."""
-    (signals / name).write_text("")
-    for _ in range(1200):
-        if not then or (signals / then).exists():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"no {then} in {signals}")
-
-
-@pytest.mark.parametrize("away", ["unseen", "seen", "none"])
-def test_a_switch_no_hook_saw_then_back_during_a_run(
-    plain: Project, tmp_path: Path, away: str
-) -> None:
-    """While the tests run, a switch to another branch that runs no genstamp hook (as where
-    that branch's pre-commit configuration has none), then back: a test read that branch's
-    file, green. The hook of the switch back finds the tested content, but HEAD came from
-    other content no hook saw come: the generation begins anew, as when both hooks run, and
-    the run, which straddled its end, vouches for nothing. Control: no switch, accepted."""
-    p = plain
-    ok(p.git("checkout", "-q", "-b", "release"))
-    p.edit(Path("tests", "limit.txt"), "10\n")
-    p.edit(Path("tests", "test_limit.py"), WAITS_FOR_SIGNALS)
-    ok(p.git("add", "-A"))
-    ok(p.git("commit", "-qm", "release: limit 10"))
-    ok(p.git("checkout", "-q", "-b", "feature"))
-    p.edit(Path("tests", "limit.txt"), "11\n")  # the tests of feature fail
-    ok(p.git("commit", "-qam", "feature: limit 11"))
-    signals = tmp_path / "signals"
-    signals.mkdir()
-    env = subprocess_env(SIGNALS=str(signals))
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    run = subprocess.Popen(command, cwd=p.root, env=env, stdout=subprocess.PIPE, text=True)
-    signal(signals, "begin", then="started")
-    hooks = ("-c", "core.hooksPath=/dev/null") if away == "unseen" else ()
-    if away != "none":
-        ok(p.git(*hooks, "switch", "-q", "release"))
-    signal(signals, "read", then="done-reading")
-    if away != "none":
-        ok(p.git("switch", "-q", "feature"))
-    signal(signals, "end")
-    out = run.communicate(timeout=120)[0]
-    if away == "none":
-        assert run.returncode == 1, out  # feature's limit: red, as its tests are
-        return
-    assert run.returncode == 0, out  # it read release's limit
-    after = generation(p.root)
-    if away == "unseen":
-        assert "no genstamp hook saw come" in after["history"][-1]["why"], after["history"]
-    refused(p.git("push", "-q", "-u", "origin", "feature"))
 
 
 def test_linked_worktree(plain: Project, tmp_path: Path) -> None:

@@ -33,7 +33,6 @@ from genstamp.errors import GenstampError, cannot_write
 # records are typed as NamedTuples for mypy and built by collections.namedtuple at run time.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
     from typing import Any, NamedTuple
 
@@ -419,19 +418,15 @@ def claimed(
     scrub: dict[str, Any] | None,
     now_ns: int,
     rebase: str = "",
-    moved: tuple[str, str] | None = None,
 ) -> Generation:
     """``gen`` with a hook's claim added (see the module's docstring): ``changed`` says whether
     git's command changed any file in the work tree. ``rebase`` is ``"step"`` for the checkout
     a rebase makes before it replays commits, ``"end"`` for the rebase's post-rewrite: the end
     decides on the rebase's result, as if its own checkout had left no claim (the paths that
     checkout wrote are among those the end names), while a rebase that never ends leaves the
-    step's claim standing. ``moved``: the commits a branch checkout moved HEAD from and to
-    (``unseen_move`` reads them)."""
+    step's claim standing."""
     check_trigger(trigger)
     note = {"at": _iso(now_ns), "trigger": trigger, "changed": "1" if changed else "0"}
-    if moved is not None:
-        note["left"], note["to"] = moved
     old = gen.pending
     notes = ([*old["notes"], note] if old is not None else [note])[-HISTORY:]
     before = old.get("before_rebase") if old is not None and "before_rebase" in old else old
@@ -458,15 +453,11 @@ def claimed(
     return gen._replace(pending=claim)
 
 
-def settled(
-    gen: Generation, tree: str, tested: str | None, head: str | None, unseen: str = ""
-) -> Generation:
+def settled(gen: Generation, tree: str, tested: str | None, head: str | None) -> Generation:
     """The generation ``gen``'s claim decides once the work tree is measured as ``tree``:
     ``gen`` itself (kept) when the work tree holds the content it began with or the content
-    its evidence tested (``tested``), and no checkout of the claim came from other content
-    that no hook saw come (``unseen``: why; ``unseen_move``), else the claim's next
-    generation, of ``tree`` (at the claim's HEAD, or ``head`` when the hook did not know it).
-    Pure."""
+    its evidence tested (``tested``), else the claim's next generation, of ``tree`` (at the
+    claim's HEAD, or ``head`` when the hook did not know it). Pure."""
     claim = gen.pending
     if claim is None:
         return gen
@@ -476,8 +467,6 @@ def settled(
         action, why = "kept", "the work tree is as it was tested"
     else:
         action, why = "began", "the work tree changed"
-    if action == "kept" and unseen:
-        action, why = "began", unseen
     history = gen.history
     for note in claim["notes"]:
         entry = {"at": note["at"], "trigger": note["trigger"], "action": action, "why": why}
@@ -498,27 +487,6 @@ def settled(
         history=history,
         retired=retiring(gen, changed=changed_files(claim), ended=claim_ended(claim)),
     )
-
-
-def unseen_move(claim: dict[str, Any], tree_of: Callable[[str], str | None]) -> str:
-    """Why the claim cannot keep its generation, whatever the work tree holds ("" when it
-    may): a branch checkout of it moved HEAD between commits of other trees (``tree_of``: a
-    commit's tree, None when unknown), so the work tree held the other content just before,
-    which no hook of this generation saw come (a switch that ran no genstamp hook, such as to
-    a branch whose pre-commit configuration has none, then back: a run meanwhile read that
-    branch's files). A hook that saw the switch away began a generation of its own."""
-    for note in claim["notes"]:
-        left, to = note.get("left"), note.get("to")
-        if not left or not to or left == to:
-            continue
-        before, after = tree_of(left), tree_of(to)
-        if before is not None and after is not None and before != after:
-            return (
-                f"HEAD came from {left[:12]}, whose files no genstamp hook saw come (a"
-                " checkout that ran none, such as to a branch whose pre-commit configuration"
-                " has no genstamp hook)"
-            )
-    return ""
 
 
 def claim_ended(claim: dict[str, Any]) -> str:

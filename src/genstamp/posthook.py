@@ -101,10 +101,6 @@ def _restamp(
     result = scrub.scrub_files(where.workdir, files, venvs=venvs, tracked=kept)
     head = op.pairs[-1][1] if op.pairs else None
     head = head if head and len(head) in (40, 64) else None
-    rebase = changed.rebase_part(trigger, op, where.gitdir)
-    # a branch checkout that changed files (not a rebase's own: its end decides)
-    branch = trigger == "post-checkout" and bool(op.pairs) and bool(paths) and not rebase
-    moved = op.pairs[0] if branch else None
     claim = generation.claimed(
         gen,
         trigger=trigger,
@@ -112,8 +108,7 @@ def _restamp(
         head=head,
         scrub={**result.summary(), "paths": len(paths)},
         now_ns=generation.now_ns(os.path.dirname(stamp)),
-        rebase=rebase,
-        moved=moved,
+        rebase=changed.rebase_part(trigger, op, where.gitdir),
     )
     # Not synced to disk (an fsync is most of the hook's own time on a busy disk): git did not
     # sync the files it has just written either (core.fsync leaves the work tree and the index

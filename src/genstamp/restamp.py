@@ -159,19 +159,10 @@ def settle(where: Checkout | Place, measured: str | None = None) -> generation.G
         measured = None  # good for the stamp it was taken against only
         tested = _tested_tree(checkout, gen, tree)
         tree = _as_at_the_hook(checkout, gen, tree, tested)
-        unseen = generation.unseen_move(gen.pending, lambda c: _tree_of(checkout.repo, c))
-        done = generation.settled(gen, tree, tested, head_id(checkout.repo), unseen)
+        done = generation.settled(gen, tree, tested, head_id(checkout.repo))
         if generation.read(checkout)[1] == raw:
             generation.write(checkout, done)
             return done
-
-
-def _tree_of(repo: pygit2.Repository, commit: str) -> str | None:
-    """The tree of ``commit``; None when it cannot be read."""
-    try:
-        return str(repo[commit].peel(pygit2.Tree).id)
-    except (KeyError, ValueError, pygit2.GitError):
-        return None
 
 
 def _as_at_the_hook(
