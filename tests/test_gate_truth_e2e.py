@@ -1347,23 +1347,32 @@ def test_an_untracked_file_in_a_submodule_is_refused_though_not_imported(
     assert "will refuse" not in out, out
 
 
+@pytest.mark.parametrize("written", ["by-python", "a-fixture-named-pyc"])
 def test_bytecode_python_wrote_in_a_submodule_is_no_change(
-    with_submodule: Path, genstamp: RunGenstamp
+    with_submodule: Path, genstamp: RunGenstamp, written: str
 ) -> None:
     """The submodule's project ignores no bytecode, and the app ran once outside the tests
     (`python -c 'import vendorlib'`, bytecode on): its ``__pycache__`` is untracked in the
-    submodule, but no change of what it holds; a fresh green run is accepted (an untracked
-    file of another kind is refused: the test above)."""
+    submodule, but no change of what it holds; a fresh green run is accepted. A data file of
+    that suffix outside ``__pycache__`` (a fixture the tests read) is a change: refused."""
     repo = with_submodule
     stamp(genstamp, repo)  # (which scrubs the bytecode there is)
-    env = subprocess_env(bytecode=True, PYTHONPATH=str(repo / "vendor"))
-    subprocess.run([sys.executable, "-c", "import vendorlib"], cwd=repo, env=env, check=True)
-    assert list((repo / "vendor" / "vendorlib" / "__pycache__").glob("*.pyc"))
+    if written == "by-python":
+        env = subprocess_env(bytecode=True, PYTHONPATH=str(repo / "vendor"))
+        subprocess.run([sys.executable, "-c", "import vendorlib"], cwd=repo, env=env, check=True)
+        assert list((repo / "vendor" / "vendorlib" / "__pycache__").glob("*.pyc"))
+    else:
+        (repo / "vendor" / "fixtures").mkdir()
+        (repo / "vendor" / "fixtures" / "sample.pyc").write_bytes(b"not bytecode\n")
     proc = run_tests(repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "will refuse" not in proc.stdout, proc.stdout
     data = verdict(genstamp, repo)[1]
-    assert rules(data) == [], data
+    if written == "by-python":
+        assert "will refuse" not in proc.stdout, proc.stdout
+        assert rules(data) == [], data
+        return
+    assert rules(data) == ["dirty-submodule"], data
+    assert "vendor/fixtures/sample.pyc" in message(data, "dirty-submodule")
 
 
 @pytest.mark.parametrize("option", ["--skip-worktree", "--assume-unchanged"])

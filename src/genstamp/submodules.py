@@ -58,7 +58,7 @@ def dirty(checkout: Checkout, prefix: str = "") -> list[tuple[str, tuple[str, ..
     of theirs at another commit than they record, or with changes of its own (whatever their
     ``.gitmodules`` tells git status to ignore), and a submodule's folder that holds files but
     no checkout of it (filled by hand: no clone has that content); not untracked bytecode
-    (``_BYTECODE``). ``prefix``: where ``checkout`` lies in the superproject."""
+    (``_bytecode``). ``prefix``: where ``checkout`` lies in the superproject."""
     out: list[tuple[str, tuple[str, ...]]] = []
     for sub in sorted(paths(checkout)):
         name = f"{prefix}{sub}"
@@ -85,7 +85,7 @@ def dirty(checkout: Checkout, prefix: str = "") -> list[tuple[str, tuple[str, ..
             if flags not in (FileStatus.CURRENT, FileStatus.IGNORED)
             and path not in inner
             and not (flags == FileStatus.WT_DELETED and sparse_leaves(nested.repo, path))
-            and not (flags == FileStatus.WT_NEW and path.endswith(_BYTECODE))
+            and not (flags == FileStatus.WT_NEW and _bytecode(path))
         }
         changes.update(f"{name}/{path} (hidden by {option})" for path, option in hidden.items())
         changes.update(f"{name}/{path} (at another commit)" for path in moved)
@@ -95,10 +95,14 @@ def dirty(checkout: Checkout, prefix: str = "") -> list[tuple[str, tuple[str, ..
     return out
 
 
-# Bytecode Python wrote in a submodule whose project ignores none (running the code once, as
-# any import with bytecode on does): no change of its source. What runs of it is judged as
-# it loads (``stale-bytecode``, ``sourceless``), and a scrub removes it.
-_BYTECODE = (".pyc", ".pyo")
+def _bytecode(path: str) -> bool:
+    """Whether ``path`` is bytecode Python wrote in a submodule whose project ignores none
+    (running the code once, as any import with bytecode on does: ``__pycache__/m.*.pyc``): no
+    change of its source. What runs of it is judged as it loads (``stale-bytecode``), and a
+    scrub removes it. A ``.pyc`` elsewhere may be data (a test's fixture) or code that runs
+    sourceless: a change."""
+    folder, _, name = path.rpartition("/")
+    return folder.rpartition("/")[2] == "__pycache__" and name.endswith((".pyc", ".pyo"))
 
 
 def _holds_files(folder: Path) -> bool:
