@@ -1347,6 +1347,46 @@ def test_an_untracked_file_in_a_submodule_is_refused_though_not_imported(
     assert "will refuse" not in out, out
 
 
+READS_THE_LIMIT = """\
+import os, pathlib
+
+
+def test_limit():
+    if os.environ.get("LINK"):  # the fix, written through a link from outside the work tree
+        pathlib.Path(os.environ["LINK"]).write_text("42\\n")
+    limit = pathlib.Path(__file__).parent.parent / "src" / "calc" / "limit.txt"
+    assert limit.read_text() == os.environ.get("WANT", "10") + "\\n"
+"""
+
+
+@pytest.mark.parametrize("through", ["the-link", "nothing"])
+def test_a_file_written_through_a_hard_link_during_the_run(
+    repo: Path, tmp_path: Path, genstamp: RunGenstamp, through: str
+) -> None:
+    """A tracked data file with a hard link outside the work tree (a backup, `cp -al`), written
+    through that link while the tests run: no watch of the work tree's folders sees it, so the
+    tree at the end was taken for the one at the start, and the commit (whose tests fail) was
+    judged tested and green. The run's used files with another link are compared with the
+    tree: refused. Control: the link there, nothing written through it: accepted."""
+    write_calc(repo, tests=READS_THE_LIMIT)
+    (repo / "src" / "calc" / "limit.txt").write_text("10\n")
+    commit_all(repo, "limit 10")
+    link = tmp_path / "limit-backup.txt"
+    os.link(repo / "src" / "calc" / "limit.txt", link)
+    stamp(genstamp, repo)
+    assert run_tests(repo).returncode == 0  # (a run before: its tree is kept for the next)
+    extra = {"LINK": str(link), "WANT": "42"} if through == "the-link" else {}
+    proc = run_tests(repo, env=subprocess_env(**extra))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = verdict(genstamp, repo, "--rev", "HEAD")[1]
+    if through == "nothing":
+        assert rules(data) == [], data
+        return
+    assert rules(data) == ["hidden-change"], data
+    assert "src/calc/limit.txt (written through another link" in message(data, "hidden-change")
+    assert "will refuse: hidden-change: src/calc/limit.txt" in proc.stdout, proc.stdout
+
+
 @pytest.mark.parametrize("written", ["by-python", "a-fixture-named-pyc"])
 def test_bytecode_python_wrote_in_a_submodule_is_no_change(
     with_submodule: Path, genstamp: RunGenstamp, written: str

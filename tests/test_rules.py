@@ -632,9 +632,10 @@ ROWS: dict[str, Row] = {
             hidden={"data.txt": "--assume-unchanged", CALC: "--skip-worktree"},
         ),
         ["hidden-change"],
-        "files the tests loaded or read hold changes that the index tells git not to look at,"
-        " as the run found them or as the work tree holds them now (git status, git add and the"
-        " tree leave them out; a clean clone has the committed files): "
+        "files the tests loaded or read hold changes the tree leaves out, as the run found them"
+        " or as the work tree holds them now (the index tells git not to look at them, or,"
+        " written through another link during the run, the run's watch of the work tree did not"
+        " see them; a clean clone has the committed files): "
         f"data.txt (--assume-unchanged), {CALC} (--skip-worktree)",
     ),
     "control-hidden-change-in-a-file-the-tests-never-opened": Row(

@@ -471,6 +471,8 @@ def main(argv: list[str]) -> int:
                     roots,
                     loaded if isinstance(loaded, dict) else (),
                 )
+                if unchanged and isinstance(used, list):  # the tree at the end is the watch's
+                    hidden.update(through_links(end, tree, used))
                 forms: dict[str, dict[str, str]] = {}
                 differ = differing(end, tree, loaded, set(paths) - set(ignored), forms)
                 _say(
@@ -492,6 +494,42 @@ def main(argv: list[str]) -> int:
     # ends this process at once, and the plugin waits for that.
     sys.stdout.flush()
     os._exit(0)
+
+
+THROUGH_A_LINK = "written through another link during the run"
+
+
+def through_links(checkout: Checkout, tree: str, used: list[str]) -> dict[str, str]:
+    """Of the files ``used`` that ``tree`` holds, those with another link (a hard link from a
+    folder no watch sees: ``genstamp.watch``) whose bytes, as ``git add`` would store them, are
+    not ``tree``'s blob: changed during the run where the watch, which gave ``tree`` as the
+    tree at the end, could not see it."""
+    import stat
+
+    import pygit2
+
+    from genstamp.identity import git_blobs
+
+    top = checkout.repo.get(tree)
+    if not isinstance(top, pygit2.Tree):
+        return {}
+    linked: list[tuple[str, str]] = []
+    for rel in used:
+        try:
+            st = os.lstat(checkout.workdir / rel)
+            blob = str(top[rel].id)
+        except (OSError, KeyError, TypeError, ValueError):
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            linked.append((rel, blob))
+    if not linked:
+        return {}
+    try:
+        now = git_blobs(checkout.repo, [rel for rel, _ in linked])
+    except GenstampError:  # git cannot say: each is a change the run may have read
+        now = [""] * len(linked)
+    pairs = zip(linked, now, strict=True)
+    return {rel: THROUGH_A_LINK for (rel, blob), got in pairs if got != blob}
 
 
 def unregistered(checkout: Checkout, tree: str, paths: list[str]) -> dict[str, str]:

@@ -123,9 +123,10 @@ def lines(run: Run) -> list[str]:
     if run.hidden:
         refusals.append(
             f"hidden-change: {named([f'{path} ({option})' for path, option in run.hidden])} "
-            "(the tests used a change the index tells git not to look at: lift the flag with "
-            "`git update-index --no-skip-worktree PATH`, or `--no-assume-unchanged`, one at a "
-            "time: given both, git lifts --assume-unchanged alone)"
+            "(the tests used a change the tree leaves out: one the index tells git not to look "
+            "at, lift the flag with `git update-index --no-skip-worktree PATH`, or "
+            "`--no-assume-unchanged`, one at a time: given both, git lifts --assume-unchanged "
+            "alone; one written through another link, break the link, then rerun)"
         )
     if run.unregistered:
         links = sorted({link for _, link in run.unregistered})

@@ -854,9 +854,10 @@ def _hidden_change(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     if hidden:
         found = [f"{rel} ({option})" for rel, option in sorted(hidden.items())]
         yield listed(
-            "files the tests loaded or read hold changes that the index tells git not to "
-            "look at, as the run found them or as the work tree holds them now (git status, "
-            "git add and the tree leave them out; a clean clone has the committed files): ",
+            "files the tests loaded or read hold changes the tree leaves out, as the run "
+            "found them or as the work tree holds them now (the index tells git not to look "
+            "at them, or, written through another link during the run, the run's watch of "
+            "the work tree did not see them; a clean clone has the committed files): ",
             found,
             PATH_LIMIT,
         )
@@ -1207,7 +1208,8 @@ TABLE = (
         "hidden-change",
         "lift the flag (`git update-index --no-skip-worktree PATH`, or `--no-assume-unchanged`,"
         " one at a time: given both, git lifts --assume-unchanged alone), commit or revert the"
-        " change, then rerun",
+        " change (one written through another link: break the link, `cp f f.new && mv f.new"
+        " f`), then rerun",
         _hidden_change,
     ),
     Rule(

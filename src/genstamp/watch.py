@@ -12,9 +12,10 @@ unseen, a folder that could not be watched, too many folders) means the tree is 
 the answer is then exactly the walk's.
 
 What a folder watch cannot see: a file changed through a hard link in a folder that is not
-watched, or through a memory map opened before the watch. Such a change shows at the gate
-where it judges the work tree (it walks it), not where it judges a commit whose tree the run
-began with (README: Limitations).
+watched, or through a memory map opened before the watch. The files the tests used that
+have another link are compared with the tree at the end (``coprocess.through_links``); a
+change through a memory map shows at the gate only where it walks the work tree (README:
+Limitations).
 """
 
 from __future__ import annotations
