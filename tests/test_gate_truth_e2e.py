@@ -1359,7 +1359,7 @@ def test_limit():
 """
 
 
-@pytest.mark.parametrize("through", ["the-link", "nothing"])
+@pytest.mark.parametrize("through", ["the-link", "nothing", "nothing-skip-worktree"])
 def test_a_file_written_through_a_hard_link_during_the_run(
     repo: Path, tmp_path: Path, genstamp: RunGenstamp, through: str
 ) -> None:
@@ -1367,20 +1367,24 @@ def test_a_file_written_through_a_hard_link_during_the_run(
     through that link while the tests run: no watch of the work tree's folders sees it, so the
     tree at the end was taken for the one at the start, and the commit (whose tests fail) was
     judged tested and green. The run's used files with another link are compared with the
-    tree: refused. Control: the link there, nothing written through it: accepted."""
+    tree: refused. Controls: the link there, nothing written through it: accepted; so too
+    where the file is `--skip-worktree` (which git will not add: judged as a hidden change)."""
     write_calc(repo, tests=READS_THE_LIMIT)
     (repo / "src" / "calc" / "limit.txt").write_text("10\n")
     commit_all(repo, "limit 10")
     link = tmp_path / "limit-backup.txt"
     os.link(repo / "src" / "calc" / "limit.txt", link)
+    if through == "nothing-skip-worktree":
+        git(repo, "update-index", "--skip-worktree", "src/calc/limit.txt")
     stamp(genstamp, repo)
     assert run_tests(repo).returncode == 0  # (a run before: its tree is kept for the next)
     extra = {"LINK": str(link), "WANT": "42"} if through == "the-link" else {}
     proc = run_tests(repo, env=subprocess_env(**extra))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = verdict(genstamp, repo, "--rev", "HEAD")[1]
-    if through == "nothing":
+    if through != "the-link":
         assert rules(data) == [], data
+        assert "will refuse" not in proc.stdout, proc.stdout
         return
     assert rules(data) == ["hidden-change"], data
     assert "src/calc/limit.txt (written through another link" in message(data, "hidden-change")

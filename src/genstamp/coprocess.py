@@ -471,8 +471,9 @@ def main(argv: list[str]) -> int:
                     roots,
                     loaded if isinstance(loaded, dict) else (),
                 )
-                if unchanged and isinstance(used, list):  # the tree at the end is the watch's
-                    hidden.update(through_links(end, tree, used))
+                if unchanged:  # the tree at the end is the watch's
+                    listed = used if isinstance(used, list) else None
+                    hidden.update(through_links(end, tree, listed))
                 forms: dict[str, dict[str, str]] = {}
                 differ = differing(end, tree, loaded, set(paths) - set(ignored), forms)
                 _say(
@@ -499,20 +500,21 @@ def main(argv: list[str]) -> int:
 THROUGH_A_LINK = "written through another link during the run"
 
 
-def through_links(checkout: Checkout, tree: str, used: list[str]) -> dict[str, str]:
-    """Of the files ``used`` that ``tree`` holds, those with another link (a hard link from a
-    folder no watch sees: ``genstamp.watch``) whose bytes, as ``git add`` would store them, are
-    not ``tree``'s blob: changed during the run where the watch, which gave ``tree`` as the
-    tree at the end, could not see it."""
+def through_links(checkout: Checkout, tree: str, used: list[str] | None) -> dict[str, str]:
+    """Of the files ``used`` (every tracked file: None) that ``tree`` holds, those with another
+    link (a hard link from a folder no watch sees: ``genstamp.watch``) whose bytes, as ``git
+    add`` would store them, are not ``tree``'s blob: changed during the run where the watch,
+    which gave ``tree`` as the tree at the end, could not see it. A file git will not add
+    (``--skip-worktree``: ``hidden_changes`` judges it) is left out."""
     import stat
 
     import pygit2
 
-    from genstamp.identity import git_blobs
-
     top = checkout.repo.get(tree)
     if not isinstance(top, pygit2.Tree):
         return {}
+    if used is None:
+        used = [entry.path for entry in checkout.repo.index]
     linked: list[tuple[str, str]] = []
     for rel in used:
         try:
@@ -522,14 +524,27 @@ def through_links(checkout: Checkout, tree: str, used: list[str]) -> dict[str, s
             continue
         if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
             linked.append((rel, blob))
-    if not linked:
-        return {}
+    now = _added_blobs(checkout, [rel for rel, _ in linked])
+    return {
+        rel: THROUGH_A_LINK
+        for (rel, blob), got in zip(linked, now, strict=True)
+        if got is not None and got != blob
+    }
+
+
+def _added_blobs(checkout: Checkout, paths: list[str]) -> list[str | None]:
+    """The blobs ``git add`` makes of the files ``paths`` (one git for all of them), None for
+    each that git will not add (asked one at a time once git refuses one)."""
+    from genstamp.identity import git_blobs
+
+    if not paths:
+        return []
     try:
-        now = git_blobs(checkout.repo, [rel for rel, _ in linked])
-    except GenstampError:  # git cannot say: each is a change the run may have read
-        now = [""] * len(linked)
-    pairs = zip(linked, now, strict=True)
-    return {rel: THROUGH_A_LINK for (rel, blob), got in pairs if got != blob}
+        return list(git_blobs(checkout.repo, paths))
+    except GenstampError:
+        if len(paths) == 1:
+            return [None]
+    return [found for path in paths for found in _added_blobs(checkout, [path])]
 
 
 def unregistered(checkout: Checkout, tree: str, paths: list[str]) -> dict[str, str]:
