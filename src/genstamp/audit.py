@@ -17,6 +17,7 @@ from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 from genstamp import bytecode, versioned
+from genstamp.changed import git_output
 from genstamp.paths import environment, generated, gitfile_target, inside, installed, site_relative
 from genstamp.typedtuple import NamedTuple
 
@@ -627,7 +628,7 @@ def _heads_at(root: Path, seconds: int) -> list[str]:
     HEAD's reflog written before it, and those written in it (a reflog counts whole seconds:
     which came first, the install or they, it cannot tell); none when the reflog has no entry
     so old (expired, turned off, a clone made since) or cannot be read."""
-    out = _git_out(root, "log", "-g", "--format=%H %gd", "--date=unix", "HEAD", "--")
+    out = git_output(root, "log", "-g", "--format=%H %gd", "--date=unix", "HEAD", "--")
     during: list[str] = []
     for line in (out or b"").decode("ascii", "replace").splitlines():
         commit, _, selector = line.partition(" ")  # HEAD@{1767225600}, the newest first
@@ -647,7 +648,7 @@ def _in_commit(root: Path, commit: str, paths: list[str]) -> set[str] | None:
     asked = [p for p in paths if "\n" not in p]  # (git reads the names one per line)
     lines = [f"{commit}^{{commit}}", *(f"{commit}:{p}" for p in asked)]
     told = "".join(f"{line}\n" for line in lines).encode("utf-8", "surrogateescape")
-    out = _git_out(root, "cat-file", "--batch-check=%(objecttype)", stdin=told)
+    out = git_output(root, "cat-file", "--batch-check=%(objecttype)", stdin=told)
     answers = (out or b"").decode("ascii", "replace").splitlines()
     if len(answers) != len(lines) or answers[0] != "commit":
         return None
@@ -664,22 +665,9 @@ def _added_ns(root: Path, rel: str) -> int:
     """When the tree's file ``rel`` came: the author time of the last commit that added it
     (an amend or a rebase keeps it, where the commit's own time moves); 0 when it cannot be
     told, or the file is not committed (its time is its last edit's, not its coming)."""
-    out = _git_out(root, "log", "-1", "--diff-filter=A", "--format=%at", "--", rel)
+    out = git_output(root, "log", "-1", "--diff-filter=A", "--format=%at", "--", rel)
     told = (out or b"").strip()
     return int(told) * 1_000_000_000 if told.isdigit() else 0
-
-
-def _git_out(root: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
-    """git's output in ``root``; None when it fails."""
-    import subprocess
-
-    try:
-        done = subprocess.run(
-            ["git", *args], cwd=root, input=stdin, capture_output=True, timeout=60
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
 
 
 def _installed_data(ld: Load, root: Path, roots: Mapping[str, str]) -> str | None:

@@ -161,6 +161,20 @@ def git(
     return out.decode("utf-8", "surrogateescape")
 
 
+def git_output(
+    root: str | os.PathLike[str], *args: str, stdin: bytes | None = None
+) -> bytes | None:
+    """git's output in ``root`` (read only; the variables that would point it at another
+    repository, index or config left out, as ``gitwalk`` leaves them); None when it fails."""
+    from genstamp.gitwalk import _env
+
+    try:
+        code, out, _ = run(["git", "-C", os.fspath(root), *args], stdin, _env(os.environ))
+    except OSError:
+        return None
+    return out if code == 0 else None
+
+
 def run(
     argv: list[str], stdin: bytes | None = None, env: dict[str, str] | None = None
 ) -> tuple[int, bytes, bytes]:

@@ -738,7 +738,7 @@ def _newest_part(checkout: Checkout, gen: str, tree: str) -> Path | None:
             continue
         p = rep.properties
         if not binding_problem(rep) and p.get(binding.P_GENERATION) == gen:
-            if _same_tested(checkout, p.get(binding.P_TREE_END, ""), tree, p):
+            if same_tested(checkout, p.get(binding.P_TREE_END, ""), tree, p):
                 found.append((when, path))
     return max(found)[1] if found else None
 
@@ -769,7 +769,7 @@ def _created_ns(props: Mapping[str, str]) -> int | None:
         return None
 
 
-def _same_tested(checkout: Checkout, tested: str, tree: str, props: Mapping[str, str]) -> bool:
+def same_tested(checkout: Checkout, tested: str, tree: str, props: Mapping[str, str]) -> bool:
     """Whether a part that tested ``tested`` tested ``tree``, as the gate compares them: the
     part's own output file in the work tree (its ``--junitxml``, rewritten by every later
     run) left out of both."""

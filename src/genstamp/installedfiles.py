@@ -218,15 +218,10 @@ def _tracked(root: Path) -> list[str]:
 
 
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    """git's output in ``root`` (read only, the user's git set-up aside); b"" when it fails."""
-    from genstamp.changed import run
-    from genstamp.gitwalk import _env
+    """git's output in ``root``; b"" when it fails."""
+    from genstamp.changed import git_output
 
-    try:
-        code, out, _ = run(["git", "-C", str(root), *args], stdin, _env(os.environ))
-    except OSError:
-        return b""
-    return out if code == 0 else b""
+    return git_output(root, *args, stdin=stdin) or b""
 
 
 def _body(data: bytes) -> bytes:

@@ -227,13 +227,14 @@ def _tested_tree(checkout: Checkout, gen: generation.Generation, tree: str) -> s
     except (GenstampError, OSError):
         props = {}
     newest = props.get(evidence.P_TREE_END) if props.get(evidence.P_GENERATION) == gen.id else None
+    if newest == tree:
+        return tree
     if newest is not None:
-        from genstamp.facts import _same_tested
+        from genstamp.facts import same_tested
 
-        if newest != tree and _same_tested(checkout, newest, tree, props):
+        if same_tested(checkout, newest, tree, props):
             return tree
-    named = _parts_named(checkout, gen, tree) if newest != tree else []
-    if any(_a_part_of(part, gen.id, tree) for part in named):
+    if any(_a_part_of(part, gen.id, tree) for part in _parts_named(checkout, gen, tree)):
         return tree
     return newest
 
