@@ -17,7 +17,6 @@ from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 from genstamp import bytecode, versioned
-from genstamp.changed import git_output
 from genstamp.paths import environment, generated, gitfile_target, inside, installed, site_relative
 from genstamp.typedtuple import NamedTuple
 
@@ -628,6 +627,8 @@ def _heads_at(root: Path, seconds: int) -> list[str]:
     HEAD's reflog written before it, and those written in it (a reflog counts whole seconds:
     which came first, the install or they, it cannot tell); none when the reflog has no entry
     so old (expired, turned off, a clone made since) or cannot be read."""
+    from genstamp.changed import git_output  # (the gate's rules import this module: no I/O)
+
     out = git_output(root, "log", "-g", "--format=%H %gd", "--date=unix", "HEAD", "--")
     during: list[str] = []
     for line in (out or b"").decode("ascii", "replace").splitlines():
@@ -645,6 +646,8 @@ def _heads_at(root: Path, seconds: int) -> list[str]:
 def _in_commit(root: Path, commit: str, paths: list[str]) -> set[str] | None:
     """Those of ``paths`` that ``commit``'s tree holds (a file, a link or a submodule); None
     when that commit cannot be read (gone since: pruned, or never fetched)."""
+    from genstamp.changed import git_output
+
     asked = [p for p in paths if "\n" not in p]  # (git reads the names one per line)
     lines = [f"{commit}^{{commit}}", *(f"{commit}:{p}" for p in asked)]
     told = "".join(f"{line}\n" for line in lines).encode("utf-8", "surrogateescape")
@@ -665,6 +668,8 @@ def _added_ns(root: Path, rel: str) -> int:
     """When the tree's file ``rel`` came: the author time of the last commit that added it
     (an amend or a rebase keeps it, where the commit's own time moves); 0 when it cannot be
     told, or the file is not committed (its time is its last edit's, not its coming)."""
+    from genstamp.changed import git_output
+
     out = git_output(root, "log", "-1", "--diff-filter=A", "--format=%at", "--", rel)
     told = (out or b"").strip()
     return int(told) * 1_000_000_000 if told.isdigit() else 0
