@@ -2277,6 +2277,48 @@ def test_a_module_the_tree_dropped_loaded_from_an_export_of_the_project(
     assert proc.returncode != 0 and name in proc.stdout, proc.stdout
 
 
+RUNS_THE_TOOL = """
+import os, runpy, subprocess, sys
+
+
+def test_the_tool_runs():
+    tool = os.environ["TOOL"]
+    if os.environ.get("IN_PROCESS"):
+        assert runpy.run_path(tool, run_name="__main__")["VERSION"]
+    else:
+        out = subprocess.run([sys.executable, tool], capture_output=True, text=True, check=True)
+        assert out.stdout.startswith("tool")
+"""
+TOOL_V1 = 'VERSION = 1\nprint("tool", VERSION)\n'
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    "case", ["past-version", "past-version-run-path", "current", "never-committed"]
+)
+def test_a_file_of_an_export_run_by_its_path(tmp_path: Path, case: str) -> None:
+    """An export of an earlier commit (``git archive``, an unpacked sdist: no git work tree)
+    whose ``tools/report.py`` a test runs by its path, in a child (``python .../report.py``)
+    or in its own process (``runpy.run_path``): no module name maps it to the tree, so its
+    bytes are asked of git. A commit held them, the tree's file differs: the warm run tested
+    the old tool (h175). Controls: an export of the tree as it is, and a script whose bytes no
+    commit held (a test's own, a tool's), are not judged."""
+    repo, _ = project(tmp_path, RUNS_THE_TOOL, {"tools/report.py": TOOL_V1})
+    export = exported(repo, tmp_path / "export")
+    tool = export / "tools" / "report.py"
+    if case != "current":
+        (repo / "tools" / "report.py").write_text(TOOL_V1.replace("= 1", "= 2"))
+        commit_all(repo, "report v2")
+    if case == "never-committed":
+        tool.write_text(TOOL_V1.replace("= 1", "= 3"))
+    restamp.begin(open_checkout(repo))
+    told = run(repo, TOOL=str(tool), IN_PROCESS="1" if case.endswith("run-path") else "")
+    said = foreign_unless(repo, case in ("current", "never-committed"))
+    if case.startswith("past-version"):
+        assert f"from {tool}: its bytes are a past version of tools/report.py" in said, said
+        assert "will refuse: foreign-origin" in told, told
+
+
 LOADS_CALC_FROM = """
 import importlib.util, os, sys
 

@@ -848,6 +848,7 @@ def judge(
     namespaces: dict[str, None] = {}
     elsewhere: dict[str, list[Load]] = {}  # another git work tree -> the code loaded from it
     gone: list[Load] = []  # from a plain folder outside, of a name the tree gives nowhere now
+    by_path: list[Load] = []  # run by path from a plain folder outside (a script): whose bytes?
     unnamed: list[Load] = []  # a loader's code under a name not the module's (loads.UNNAMED)
     read: dict[str, None] = {}
     made: dict[str, None] = {}
@@ -878,6 +879,9 @@ def judge(
         if ld.via == loads_.GONE:
             if not (made_by_the_tests(ld.path, began_ns) or _made_during(ld, began_ns)):
                 gone.append(ld)
+            continue
+        if ld.via == loads_.RAN:
+            by_path.append(ld)
             continue
         name = ld.module or module_name(ld.path, folders)
         if inside(ld.path, root_s) and not installed(ld.path):
@@ -1109,6 +1113,16 @@ def judge(
             " no such module"
         )
         flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
+    for ld, rel, current in _versions_run(by_path, root):
+        if current:
+            loaded.setdefault(rel, {})[ld.blob] = None  # byte for byte the tree's file
+        elif not (opened and ld.blob in _archived_blobs(root_s, opened)):
+            why = (
+                f"{PAST_VERSION} {rel}, run from a copy of the project outside the checkout that"
+                " is no git work tree (an export, an unpacked sdist: make it anew from the tested"
+                " tree; one of HEAD: commit first)"
+            )
+            flags[Flag(FOREIGN, ld.module or "__main__", ld.path, why)] = None
     for tree, found in elsewhere.items():
         if began_ns is not None and _made_since(tree, began_ns):
             for ld in found:
@@ -1234,6 +1248,47 @@ def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:
         return []  # git cannot say: judged as the environment's
     held = {name.strip("\n") for name in out.stdout.decode("utf-8", "surrogateescape").split("\0")}
     return [(ld, next((p for p in files if p in held), "")) for ld, files in wanted.items()]
+
+
+def _versions_run(ran: Sequence[Load], root: Path) -> list[tuple[Load, str, bool]]:
+    """Of the Python files run from plain folders outside the checkout under no name the tree
+    gives (``loads.RAN``: a script run by its path, ``runpy.run_path``), those whose bytes a
+    commit of this repository held (any ref's, at any path): each with such a path, and
+    whether the work tree's file there holds those bytes now (the tree's code, run from a
+    copy) or none does (a past version: an export, an unpacked sdist made before a change).
+    Bytes no commit held (a test's own script, a tool's) are not judged, nor an empty file.
+    git is asked once which blobs it holds, and its history only of those."""
+    from genstamp.changed import git_output
+
+    blobs = sorted({ld.blob for ld in ran if ld.blob and ld.blob != _EMPTY_BLOB})
+    if not blobs:
+        return []
+    listed = "".join(f"{b}\n" for b in blobs).encode()
+    out = git_output(root, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=listed)
+    held = [b for b in (out or b"").decode("ascii", "replace").split() if b in blobs]
+    paths: dict[str, list[str]] = {}
+    for blob in held:
+        log = git_output(
+            root, "log", "--all", "-z", "--format=", "--name-only", f"--find-object={blob}"
+        )
+        names = (log or b"").decode("utf-8", "surrogateescape").split("\0")
+        paths[blob] = list(dict.fromkeys(n.strip("\n") for n in names if n.strip("\n")))
+    found = []
+    for ld in ran:
+        where = paths.get(ld.blob)
+        if not where:
+            continue
+        current = [p for p in where if _holds_blob(root / p, ld.blob)]
+        found.append((ld, (current or where)[0], bool(current)))
+    return found
+
+
+def _holds_blob(path: Path, blob: str) -> bool:
+    """Whether the work tree's file ``path`` holds the bytes of ``blob``, or their text."""
+    try:
+        return blob in as_text(path.read_bytes()) if path.is_file() else False
+    except OSError:
+        return False
 
 
 def _of_this_project(path: str, depth: int, name: str) -> bool:
@@ -1638,7 +1693,9 @@ CLONE_OF_HEAD = "a clone of HEAD the tests made"  # the flag's detail says how i
 NOT_INSTALLED = "not in the installed copy of its package"
 INSTALLED_COPY = "installed, and"  # an installed copy of the checkout's package, not the tree's
 # details the refusal shows: the path alone does not
-SAYS_HOW = (CLONE_OF_HEAD, NOT_INSTALLED, INSTALLED_COPY)
+# a file run from a copy outside the checkout whose bytes a commit held (``_versions_run``)
+PAST_VERSION = "its bytes are a past version of"
+SAYS_HOW = (CLONE_OF_HEAD, NOT_INSTALLED, INSTALLED_COPY, PAST_VERSION)
 
 
 def _git_rev(where: str, rev: str) -> str | None:

@@ -62,6 +62,11 @@ GONE = "gone"
 # Code outside the checkout, in another git work tree (``detail``: that work tree), of a module
 # that is none of the checkout's roots: another clone's, perhaps (``audit.judge`` asks git).
 ELSEWHERE = "elsewhere"
+# A Python source outside the checkout, in no git work tree and no environment, run under no
+# name the tree gives (``python /elsewhere/pkg/tool.py``, ``runpy.run_path``, a module beside
+# such a script): the audit asks git whether its bytes are a version of a file of the tree (a
+# copy of this project that is no work tree: an export, an unpacked sdist), current or past.
+RAN = "ran"
 READ = "read"  # a file of the work tree (not code) opened to read
 # A Python source of the work tree opened to write (or renamed into place), and one whose
 # times were set: the gate tells code the run wrote from code it only touched (``Path.touch``).
@@ -329,7 +334,7 @@ def _open_log(folder: str, pid: int) -> int:
 def _concerns(run: Run, path: str, module: str, via: str) -> bool:
     if inside(path, run.workdir) and not installed(path):
         return True
-    if via in (ELSEWHERE, SHADOW, GONE, COPIED):
+    if via in (ELSEWHERE, SHADOW, GONE, COPIED, RAN):
         return True
     return bool(module) and module.partition(".")[0] in run.roots
 
@@ -1403,11 +1408,14 @@ def _executed(code: CodeType) -> None:
         if not any(module.partition(".")[0] in a.run.roots for a in _RUNS):
             elsewhere = work_tree_of(real)
             here = any(a.run.workdir == elsewhere for a in _RUNS)
-            if plain and module not in ("", "__main__") and not here:
+            nameless = module in ("", "__main__") or module.startswith("<")
+            if plain and not nameless and not here:
                 beside = _beside_the_script(real)  # the script's own module, not the tree's
                 mine = _tree_module(module) if not beside else ""
                 ran = real if os.path.isfile(real) or pyc is None else real_path(pyc)
-                if beside or _made(ran) == MADE:  # a module the tests wrote is theirs
+                if beside and not elsewhere and pyc is None:
+                    _ran_by_path(compiled, filename, real, module)
+                elif beside or _made(ran) == MADE:  # a module the tests wrote is theirs
                     pass
                 elif mine:
                     data = _ran_bytes(compiled, filename, real)
@@ -1418,6 +1426,8 @@ def _executed(code: CodeType) -> None:
                     # A name the tree gives nowhere now: had it once? (Code of another git
                     # work tree is judged as another clone's, or a library's: ELSEWHERE.)
                     record(Load(ran, "", module, GONE, os.pathsep.join(_ENTRIES[3])))
+            elif plain and nameless and not elsewhere and pyc is None:
+                _ran_by_path(compiled, filename, real, module)
             if not elsewhere or here:
                 return
             module = module or _module_executing(filename)
@@ -1580,6 +1590,19 @@ def _beside_the_script(path: str) -> bool:
     tool.py``, which puts that folder first on its path): its modules are the script's own."""
     main = getattr(sys.modules.get("__main__"), "__file__", None)
     return isinstance(main, str) and os.path.dirname(real_path(main)) == os.path.dirname(path)
+
+
+def _ran_by_path(
+    compiled: "tuple[str, bytes] | None", filename: str, real: str, module: str
+) -> None:
+    """A Python source outside the checkout, in no git work tree and no environment, that ran
+    under no name of the tree's (a script run by its path, ``runpy.run_path``, or a module
+    beside such a script): its blob, for the audit to ask git whether a commit held those
+    bytes (``RAN``). A script of the process's environment (``bin/``) is its installer's."""
+    if not _environment_file(real):
+        data = _ran_bytes(compiled, filename, real)
+        if data:
+            record(Load(real, blob_of(data), module, RAN, ""))
 
 
 def _ran_bytes(compiled: "tuple[str, bytes] | None", filename: str, real: str) -> bytes:
