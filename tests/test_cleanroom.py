@@ -929,6 +929,36 @@ def test_paths_into_the_warm_checkout_name_the_clean_one(tmp_path: Path) -> None
     assert cleanroom.moved_in(environ, warm, clean) == {**environ, "VIA_LINK": f"{clean}/y"}
 
 
+def test_a_path_into_the_warm_checkout_anywhere_in_a_value_names_the_clean_one(
+    tmp_path: Path,
+) -> None:
+    """A path into the warm work tree wherever it stands in a variable's value: a list split
+    at commas, an option's value, a ``file://`` or ``sqlite:////`` URL, JSON; the rest of the
+    value kept as it was, the slashes of a URL too (h178). Not a path that only begins alike
+    (``warm2``), one whose folders merely end in the same names, nor one in the git dir."""
+    warm, clean = tmp_path / "warm", tmp_path / "clean"
+    warm.mkdir()
+    environ = {
+        "DATA_DIRS": f"{warm}/committed,{warm}/local",
+        "EXTRA": f"--data-dir={warm}/local --verbose",
+        "FIXTURE_URL": f"file://{warm}/tests/answer.json",
+        "DB": f"sqlite:///{warm}/db.sqlite",
+        "JSON": f'{{"data": "{warm}/data", "n": 1}}',
+        "DOTTED": f"{warm}/.github/x,{warm}/.gitignore",
+        "NEAR": f"{warm}2/data,/x{warm}/y",
+        "GITDIR": f"--cache={warm}/.git/genstamp/x",
+    }
+    assert cleanroom.moved_in(environ, warm, clean) == {
+        **environ,
+        "DATA_DIRS": f"{clean}/committed,{clean}/local",
+        "EXTRA": f"--data-dir={clean}/local --verbose",
+        "FIXTURE_URL": f"file://{clean}/tests/answer.json",
+        "DB": f"sqlite:///{clean}/db.sqlite",
+        "JSON": f'{{"data": "{clean}/data", "n": 1}}',
+        "DOTTED": f"{clean}/.github/x,{clean}/.gitignore",
+    }
+
+
 @pytest.mark.parametrize("committed", [False, True], ids=["ignored-data", "control"])
 def test_a_variable_naming_the_warm_checkout_names_the_clean_one(
     calc: Path, committed: bool
@@ -1242,6 +1272,33 @@ def test_each_declared_suite_runs_from_its_folder_in_the_clean_room(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     said = genstamp(root, "verify", "--clean-room")
     assert said.returncode == 0, said.stdout + said.stderr
+
+
+def test_each_declared_suites_project_is_installed_in_the_clean_room(tmp_path: Path) -> None:
+    """`suites = ["svc_a", "svc_b"]` below a top that is no project, each suite a project of
+    its own whose tests import its installed package: the clean room installed nothing (the
+    one-folder rule alone installed a project below the top), and both suites failed at import
+    though a clone that installs them passes (h178). Each suite's project is installed, with
+    its test extra."""
+    root = init_repo(tmp_path / "mono")
+    (root / "pyproject.toml").write_text('[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n')
+    for name in ("a", "b"):
+        svc = root / f"svc_{name}"
+        (svc / "src" / f"lib_{name}").mkdir(parents=True)
+        (svc / "src" / f"lib_{name}" / "__init__.py").write_text("VALUE = 1\n")
+        (svc / "tests").mkdir()
+        (svc / "tests" / f"test_{name}.py").write_text(
+            f"from lib_{name} import VALUE\n\n\ndef test_{name}():\n    assert VALUE == 1\n"
+        )
+        (svc / "pyproject.toml").write_text(PYPROJECT.replace('"calc"', f'"lib-{name}"'))
+    (root / ".gitignore").write_text(GITIGNORE)
+    commit_all(root, "two suites, each a project")
+    proc = clean_run(root, "--installer", "uv")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout, proc.stdout
+    logs = sorted((root / ".git" / "genstamp" / "clean-room" / "logs").iterdir())
+    said = (logs[-1] / "install.log").read_text()
+    assert "./svc_a[test] ./svc_b[test]" in said, said
 
 
 def test_a_checkout_reached_through_git_dir(calc: Path, tmp_path: Path) -> None:

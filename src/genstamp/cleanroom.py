@@ -679,12 +679,15 @@ def _install_args(work: Path, rev: str | None) -> list[str]:
     if settings.clean_install is not None:
         return list(settings.clean_install)
     args = default_install(work)
-    if not args and not settings.suites:
-        # the project in the one configured folder below a top with none of its own (where
-        # its tests run: `_run`), installed from there, as `cd sub && pip install .` does
-        root = _suite_folder(work)
-        if root:
-            args = [f"./{root}{a[1:]}" for a in default_install(work / root)]
+    if not args:
+        # a top that is no project: the projects of the folders its tests run in (`_run`),
+        # each installed from its folder, as `cd sub && pip install .` does: the one
+        # configured folder below a top with no configuration of its own, or each of the
+        # declared suites (a monorepo of projects)
+        folders = list(settings.suites) or [f for f in [_suite_folder(work)] if f]
+        for root in folders:
+            if root not in ("", "."):
+                args += [f"./{root}{a[1:]}" for a in default_install(work / root)]
     return args
 
 
@@ -934,32 +937,64 @@ def moved_in(
     """``environ`` with every path it names in the warm work tree (a variable your shell sets
     to the checkout, `export DATA_DIR=$PWD/data`) named at the same place of the clean
     checkout, as a fresh clone's run with the same settings has it: the clean run never reads
-    the warm checkout's files through them (A26 07). Lists of paths (``os.pathsep``) too, and
-    a path that reaches the work tree through a symbolic link (`cd` through a link, then
-    `$PWD/data`). Not one in its git dir (``.git``: the clean room's own environments lie
-    there), which the clean checkout has none of."""
+    the warm checkout's files through them (A26 07). Wherever the path stands in the value: a
+    list of paths (``os.pathsep``, commas), an option (``--data-dir=PATH``), a ``file://``
+    URL, the rest of the value kept as it is; and a path that reaches the work tree through a
+    symbolic link (`cd` through a link, then `$PWD/data`). Not one in its git dir (``.git``:
+    the clean room's own environments lie there), which the clean checkout has none of."""
     roots = list(dict.fromkeys([str(warm), os.path.realpath(warm)]))
     out = dict(environ)
     for name, value in environ.items():
-        parts = value.split(os.pathsep)
-        moved = [_moved(part, roots, str(clean)) for part in parts]
-        if moved != parts:
-            out[name] = os.pathsep.join(moved)
+        moved = _named_in(value, roots, str(clean))
+        if moved == value:  # a path through a link to the work tree, given whole
+            parts = value.split(os.pathsep)
+            moved = os.pathsep.join(_linked(part, roots, str(clean)) for part in parts)
+        if moved != value:
+            out[name] = moved
             if log is not None:
-                log.write(f"{name}: {value} -> {out[name]} (named the warm checkout)\n")
+                log.write(f"{name}: {value} -> {moved} (named the warm checkout)\n")
     return out
 
 
-def _moved(part: str, roots: Sequence[str], clean: str) -> str:
-    if not os.path.isabs(part):
+def _named_in(value: str, roots: Sequence[str], clean: str) -> str:
+    """``value`` with each path in it that begins with one of ``roots`` (at the value's start,
+    after a character no file name holds, or after a URL's ``scheme://``) and ends there or
+    goes on below it named below ``clean`` instead."""
+    for root in roots:
+        root = root.rstrip(os.sep)
+        at = value.find(root)
+        while at >= 0:
+            end = at + len(root)
+            before, rest = value[:at], value[end:]
+            starts = not before or not _in_a_name(before[-1]) or before.rstrip("/").endswith(":")
+            ends = not rest or rest[0] == os.sep or not _in_a_name(rest[0])
+            git_dir = rest.startswith(os.sep + ".git") and (
+                len(rest) == 5 or not _in_a_name(rest[5]) or rest[5] == os.sep
+            )
+            if starts and ends and not git_dir:
+                value = before + clean + rest
+                end = at + len(clean)
+            at = value.find(root, end)
+    return value
+
+
+def _in_a_name(char: str) -> bool:
+    """Whether ``char`` may be part of a path (a file's name, or the separator)."""
+    return char.isalnum() or char in "._-+~@/" or char == os.sep
+
+
+def _linked(part: str, roots: Sequence[str], clean: str) -> str:
+    """``part``, an absolute path that reaches the work tree through a symbolic link, named
+    below ``clean`` (any other part as it is)."""
+    if not os.path.isabs(part) or part.startswith("//"):
         return part
-    for spelled in (part, os.path.realpath(part)):
-        for root in roots:
-            if spelled == root or spelled.startswith(root.rstrip(os.sep) + os.sep):
-                rest = spelled[len(root.rstrip(os.sep)) :]
-                if rest.split(os.sep)[1:2] == [".git"]:
-                    return part  # the warm checkout's git dir: no file of the clean one
-                return clean + rest
+    real = os.path.realpath(part)
+    for root in roots:
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            rest = real[len(root.rstrip(os.sep)) :]
+            if rest.split(os.sep)[1:2] == [".git"]:
+                return part  # the warm checkout's git dir: no file of the clean one
+            return clean + rest
     return part
 
 
