@@ -2626,6 +2626,45 @@ def test_a_condition_that_does_not_hold_changes_no_ignore(
     assert code == 0, data
 
 
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "collect_ignore[:] = []\n",
+        "def _drop(name):\n    collect_ignore.remove(name)\n\n\n_drop('deep')\n",
+        "ignored = collect_ignore\nignored.clear()\n",
+        "collect_ignore.pop()\n",
+        "print(collect_ignore)\n",
+    ],
+    ids=["slice", "function", "alias", "pop", "read"],
+)
+def test_a_statement_no_form_reads_leaves_the_ignore_to_what_the_run_observed(
+    tmp_path: Path, statement: str
+) -> None:
+    """`collect_ignore = ["deep", "docs"]` and a statement after it that the reading of the
+    conftest does not follow (a slice assignment, a function that changes the list, an alias,
+    a pop of an unnamed entry, a mere read): the entries may be gone or there. A narrowed run
+    (`pytest tests/test_a.py tests/test_b.py`, which loads that conftest) was accepted where
+    the statement took `deep` back out, though a plain `pytest` then collects and fails it;
+    and a plain green run was refused where a pop left `deep` ignored (h176). The run's own
+    observation of the conftest's list decides: a plain run is complete, and a narrowed one
+    covers the suite only where the conftest, as observed, still ignores `deep`."""
+    text = 'collect_ignore = ["deep", "docs"]\n' + statement
+    root = make(tmp_path / "p", {**SIMPLE, "tests/conftest.py": text})
+    still = statement.startswith(("collect_ignore.pop", "print"))
+    proc = pytest_in(root)
+    assert proc.returncode == 0, proc.stdout
+    assert ("3 passed" if still else "4 passed") in proc.stdout, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 0, data
+    stamp(root)
+    assert pytest_in(root, "tests/test_a.py", "tests/test_b.py").returncode == 0
+    code, data, _ = verify(root)
+    if still:
+        assert code == 0, data
+    else:
+        assert code == 1 and "tests/deep/test_c.py" in rules(data)["partial-run"], data
+
+
 ORACLE_TREE = {
     "tests/test_a.py": PASS.format(n="a"),
     "tests/other/test_o.py": PASS.format(n="o"),
@@ -2685,6 +2724,16 @@ def pytest_collectstart(collector):
         {"conftest.py": IGNORED_OTHER + 'collect_ignore.remove("tests/other")\n'},
         {"conftest.py": IGNORED_OTHER + "collect_ignore = []\n"},
         {"conftest.py": IGNORED_OTHER + "del collect_ignore[:]\n"},
+        # statements no form above reads, which take the entry back out (h176)
+        {"conftest.py": IGNORED_OTHER + "collect_ignore[:] = []\n"},
+        {"conftest.py": IGNORED_OTHER + "collect_ignore[0] = 'nothing'\n"},
+        {"conftest.py": IGNORED_OTHER + "collect_ignore *= 0\n"},
+        {"conftest.py": IGNORED_OTHER + "(collect_ignore := [])\n"},
+        {"conftest.py": IGNORED_OTHER + "ignored = collect_ignore\nignored.clear()\n"},
+        {
+            "conftest.py": IGNORED_OTHER
+            + "def _drop(name):\n    collect_ignore.remove(name)\n\n\n_drop('tests/other')\n"
+        },
         # (under a condition: test_a_conftest_that_ignores_under_a_condition)
         {"conftest.py": "def pytest_configure(config):\n    " + IGNORED_OTHER},
         # the nearest conftest that sets the name rules: pytest's _rget_with_confmod

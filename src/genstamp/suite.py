@@ -518,16 +518,25 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
     problems: list[str] = []
     defines: set[str] = set()
     maybe_defines: set[str] = set()
+    read_names: set[int] = set()  # the names in the statements read here
     for node, conditional in _module_level(module.body):
         for target, value, how in _assignments(node):
             if target not in found:
                 continue
+            read_names.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Name))
             certain, possible = found[target], maybe[target]
+            if how == "remove" and _literal_names(value) is None:
+                how = "unread"  # (pop(), del name[i], remove() of a computed value)
             if not conditional:
                 defines.add(target)
                 if how == "set":
                     possible.clear()
-                elif how == "remove":  # (gone from what may be there too)
+                elif how == "unread":  # which it takes out is not read: any may be gone
+                    possible.update(certain)
+                    certain.clear()
+                    continue
+                elif how in ("remove", "clear"):  # (gone from what may be there too)
+                    how = "remove"
                     _ignored_by(conftest, target, value, how, possible, [])
                 _ignored_by(conftest, target, value, how, certain, problems)
                 continue
@@ -540,10 +549,15 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
                 _ignored_by(conftest, target, value, how, possible, problems)
             else:  # what it removes may be gone
                 kept = dict(certain)
-                _ignored_by(conftest, target, value, how, kept, [])
+                _ignored_by(conftest, target, value, "remove", kept, [])
                 for entry in [e for e in certain if e not in kept]:
                     del certain[entry]
                     possible[entry] = None
+    for target in _named_otherwise(module, found, read_names):
+        # named by a statement read as none of the above (``collect_ignore[:] = []``, an alias,
+        # a function that changes it, ``*= 0``): what it held may be gone
+        maybe[target].update(found[target])
+        found[target].clear()
     here = posixpath.dirname(conftest)
     return _Ignores(
         tuple(join(here, p) for p in found["collect_ignore"]),
@@ -554,6 +568,33 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
         tuple(join(here, p) for p in maybe["collect_ignore_glob"]),
         frozenset(maybe_defines - defines),
     )
+
+
+def _named_otherwise(module: ast.Module, names: Iterable[str], read: set[int]) -> list[str]:
+    """Of ``names``, those a statement of ``module`` names that ``conftest_ignores`` did not
+    read (``read``: the ids of the name nodes of those it did), anywhere: at module level, in
+    a function or class body (one a hook or the module calls), as ``global``."""
+    wanted = set(names)
+    found: dict[str, None] = {}
+    for node in ast.walk(module):
+        if isinstance(node, ast.Name) and node.id in wanted and id(node) not in read:
+            found[node.id] = None
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            found.update(dict.fromkeys(n for n in node.names if n in wanted))
+    return list(found)
+
+
+def _literal_names(value: ast.expr | None) -> list[str] | None:
+    """The names a removal's literal value gives (one string, or a list of them), else None."""
+    try:
+        items = ast.literal_eval(value) if value is not None else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(items, str):
+        return [items]
+    if isinstance(items, (list, tuple)) and all(isinstance(i, str) for i in items):
+        return list(items)
+    return None
 
 
 def _assignments(node: ast.AST) -> Iterator[tuple[str, ast.expr | None, str]]:
@@ -646,21 +687,26 @@ def _module_level(
 def _assignment(node: ast.AST) -> tuple[str, ast.expr | None, str]:
     """(name, value, how) for ``name = v`` ("set"), ``name += v``, ``name.append(v)``,
     ``name.extend(v)``, ``name.insert(i, v)`` ("add"), ``name.remove(v)``, ``name.pop()``,
-    ``name.clear()``, ``del name[...]`` ("remove"; value None when it is not one literal)."""
+    ``del name[...]`` ("remove"; value None when it is not one literal), ``name.clear()``,
+    ``del name`` ("clear"); ("", None, "") for any other statement."""
     if isinstance(node, ast.Assign):
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
         if names:
             return names[0], node.value, "set"
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
         return node.target.id, node.value, "set"
-    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+    if (
+        isinstance(node, ast.AugAssign)
+        and isinstance(node.target, ast.Name)
+        and isinstance(node.op, ast.Add)
+    ):
         return node.target.id, node.value, "add"
-    if isinstance(node, ast.Delete):
-        for target in node.targets:
-            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-                return target.value.id, None, "remove"
-            if isinstance(target, ast.Name):
-                return target.id, None, "remove"
+    if isinstance(node, ast.Delete) and len(node.targets) == 1:
+        target = node.targets[0]
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            return target.value.id, None, "remove"
+        if isinstance(target, ast.Name):
+            return target.id, None, "clear"
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -674,7 +720,9 @@ def _assignment(node: ast.AST) -> tuple[str, ast.expr | None, str]:
             return name, arg, "add"
         if method == "remove" and len(node.args) == 1:
             return name, node.args[0], "remove"
-        if method in ("pop", "clear", "remove", "__delitem__"):
+        if method == "clear" and not node.args:
+            return name, None, "clear"
+        if method in ("pop", "remove", "__delitem__"):
             return name, None, "remove"
     return "", None, ""
 
