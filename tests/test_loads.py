@@ -2319,6 +2319,58 @@ def test_a_file_of_an_export_run_by_its_path(tmp_path: Path, case: str) -> None:
         assert "will refuse: foreign-origin" in told, told
 
 
+RUNS_THE_SCRIPT = """
+import pathlib, subprocess
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def test_the_script_runs():
+    out = subprocess.run([str(ROOT / "scripts" / "tool.py")], capture_output=True, text=True)
+    assert out.stdout == "hello\\n", out.stderr
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    "case", ["committed-plain", "new-file", "recorded-executable", "file-mode-counts"]
+)
+def test_a_script_run_as_a_program_whose_executable_bit_git_does_not_see(
+    tmp_path: Path, case: str
+) -> None:
+    """Under `core.fileMode=false` (a shared, WSL or VM-mounted checkout) a script committed
+    as 100644 and made executable here (`git status` shows nothing), or added so, runs as a
+    program in the tests; a clone of the commit cannot run it and fails. Controls: the index
+    records it executable (`git update-index --chmod=+x`), or git sees the bit (the default:
+    the tested tree records 100755 as the file has it) (h177)."""
+    script = f"#!{sys.executable}\nprint('hello')\n"
+    files = {} if case == "new-file" else {"scripts/tool.py": script}
+    repo, _ = project(tmp_path, RUNS_THE_SCRIPT, files)
+    tool = repo / "scripts" / "tool.py"
+    if case != "file-mode-counts":
+        git(repo, "config", "core.fileMode", "false")
+    if case == "new-file":
+        tool.parent.mkdir()
+        tool.write_text(script)
+    tool.chmod(0o755)
+    if case == "recorded-executable":
+        git(repo, "update-index", "--chmod=+x", "scripts/tool.py")
+    commit_all(repo, "the script executable")
+    assert git(repo, "ls-files", "-s", "scripts/tool.py").startswith(
+        "100755" if case in ("recorded-executable", "file-mode-counts") else "100644"
+    )
+    restamp.begin(open_checkout(repo))
+    told = run(repo)
+    found = failures(repo)
+    if case in ("recorded-executable", "file-mode-counts"):
+        assert found == {}, found
+        return
+    assert list(found) == ["loaded-not-tested"], found
+    assert "ran as programs are executable here" in found["loaded-not-tested"], found
+    assert "scripts/tool.py" in found["loaded-not-tested"], found
+    assert f"will refuse: loaded-not-tested: scripts/tool.py ({audit.NOT_EXECUTABLE})" in told
+
+
 LOADS_CALC_FROM = """
 import importlib.util, os, sys
 

@@ -27,6 +27,8 @@ FOREIGN = "foreign-origin"  # a checkout module loaded from outside the checkout
 SOURCELESS = "sourceless"  # loaded from a .pyc with no source
 STALE = "stale-bytecode"  # loaded from bytecode older than the generation, or not its source's
 STALE_EXT = "stale-extension"  # an extension module older than a native source of the tree
+MODE = "mode"  # a file run as a program, executable here, that the tested tree records as not
+NOT_EXECUTABLE = "run as a program, executable here, not in the tested tree (core.fileMode=false)"
 
 # 2: ``loaded`` holds every distinct blob a path was loaded with (a reload, another process).
 # 3: ``notes``: what the audit could not see (child processes not followed, and why);
@@ -849,6 +851,7 @@ def judge(
     elsewhere: dict[str, list[Load]] = {}  # another git work tree -> the code loaded from it
     gone: list[Load] = []  # from a plain folder outside, of a name the tree gives nowhere now
     by_path: list[Load] = []  # run by path from a plain folder outside (a script): whose bytes?
+    programs: dict[str, None] = {}  # files of the work tree started as programs, executable
     unnamed: list[Load] = []  # a loader's code under a name not the module's (loads.UNNAMED)
     read: dict[str, None] = {}
     made: dict[str, None] = {}
@@ -882,6 +885,10 @@ def judge(
             continue
         if ld.via == loads_.RAN:
             by_path.append(ld)
+            continue
+        if ld.via == loads_.EXECUTED:
+            if inside(ld.path, root_s):
+                programs[os.path.relpath(ld.path, root_s).replace(os.sep, "/")] = None
             continue
         name = ld.module or module_name(ld.path, folders)
         if inside(ld.path, root_s) and not installed(ld.path):
@@ -1113,6 +1120,8 @@ def judge(
             " no such module"
         )
         flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
+    for rel in _executable_unrecorded(list(programs), root):
+        flags[Flag(MODE, "", rel, NOT_EXECUTABLE)] = None
     for ld, rel, current in _versions_run(by_path, root):
         if current:
             loaded.setdefault(rel, {})[ld.blob] = None  # byte for byte the tree's file
@@ -1281,6 +1290,31 @@ def _versions_run(ran: Sequence[Load], root: Path) -> list[tuple[Load, str, bool
         current = [p for p in where if _holds_blob(root / p, ld.blob)]
         found.append((ld, (current or where)[0], bool(current)))
     return found
+
+
+def _executable_unrecorded(paths: Sequence[str], root: Path) -> list[str]:
+    """Of ``paths`` (files of the work tree at ``root`` that the tests started as programs,
+    executable here), those git records as not executable: under ``core.fileMode=false`` git
+    keeps a tracked file's mode as its index entry has it, and adds a new one as 100644,
+    whatever the file's bit (a file of a submodule is its repository's, not asked here)."""
+    if not paths:
+        return []
+    from genstamp.changed import git_output
+
+    mode = git_output(root, "config", "--bool", "core.fileMode")
+    if mode is None or mode.strip() != b"false":
+        return []  # git sees the bit: the tested tree has it as the file does
+    listed = git_output(root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths)
+    new = git_output(
+        root, "--literal-pathspecs", "ls-files", "-o", "--exclude-standard", "-z", "--", *paths
+    )
+    recorded: dict[str, str] = {}
+    for entry in (listed or b"").decode("utf-8", "surrogateescape").split("\0"):
+        info, _, path = entry.partition("\t")
+        if path:
+            recorded[path] = info.split(" ", 1)[0]
+    untracked = set((new or b"").decode("utf-8", "surrogateescape").split("\0"))
+    return [p for p in paths if recorded.get(p) == "100644" or p in untracked]
 
 
 def _holds_blob(path: Path, blob: str) -> bool:

@@ -67,6 +67,10 @@ ELSEWHERE = "elsewhere"
 # such a script): the audit asks git whether its bytes are a version of a file of the tree (a
 # copy of this project that is no work tree: an export, an unpacked sdist), current or past.
 RAN = "ran"
+# A file of the work tree a process started as a program (``subprocess.run(["scripts/t.py"])``,
+# a shell's first word), its executable bit set: the audit asks whether git records the bit
+# (``core.fileMode=false`` keeps git from seeing it, and a clone cannot run the file).
+EXECUTED = "executed"
 READ = "read"  # a file of the work tree (not code) opened to read
 # A Python source of the work tree opened to write (or renamed into place), and one whose
 # times were set: the gate tells code the run wrote from code it only touched (``Path.touch``).
@@ -1105,6 +1109,19 @@ def _started(program: object, env: object, cwd: object) -> None:
     for where in dict.fromkeys((full, _where(full))):
         if _environment_file(where):
             _copied(where)
+        elif where not in _PROGRAMS and any(
+            inside(where, a.run.workdir) and not installed(where) for a in _RUNS
+        ):
+            _PROGRAMS.add(where)
+            try:
+                st = os.stat(where)
+            except OSError:
+                continue
+            if st.st_mode & 0o170000 == 0o100000 and st.st_mode & 0o111:
+                record(Load(where, "", "", EXECUTED, ""))
+
+
+_PROGRAMS: set[str] = set()  # the work tree's files this process started as programs
 
 
 def _copied(path: str) -> None:

@@ -685,6 +685,15 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
     or a file the tree does not hold that is neither ignored nor installed."""
     bound = _bound(facts)
     loaded = read_audit(bound.props)[0] if bound is not None else None
+    programs = [f.path for f in loaded.flags if f.kind == audit.MODE] if loaded else []
+    if programs:
+        yield listed(
+            "files the tests ran as programs are executable here but not in the tested tree "
+            "(core.fileMode=false: git does not see the bit, and a clean clone cannot run "
+            "them; `git update-index --chmod=+x` each, commit, rerun): ",
+            programs,
+            PATH_LIMIT,
+        )
     blobs = facts.tested_blobs
     if loaded is None or blobs is None:
         return
