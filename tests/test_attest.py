@@ -618,11 +618,13 @@ def test_a_signer_whose_dates_have_passed_is_told_so(
     assert verdict(genstamp, judge, "--attestation", by_ci1)[0] == 0
 
 
+@pytest.mark.parametrize("prefix", ["key::", ""], ids=["key-prefix", "bare-key"])
 def test_a_key_held_by_an_ssh_agent_signs(
-    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path, prefix: str
 ) -> None:
     """user.signingkey as a literal `key::ssh-ed25519 …` whose private half only an ssh-agent
-    holds (git's own convention): attest --sign signs through the agent."""
+    holds (git's own convention): attest --sign signs through the agent. So it does for the
+    bare `ssh-ed25519 …`, which git still takes for a literal key (h178: read as a path)."""
     sock = tmp_path / "agent.sock"
     agent = subprocess.Popen(
         ["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.PIPE, text=True
@@ -638,7 +640,7 @@ def test_a_key_held_by_an_ssh_agent_signs(
         clone = fresh_clone(world, tmp_path / "agent-machine")
         git(clone, "config", "gpg.format", "ssh")
         public = (world.keys / "ci3.pub").read_text().strip()
-        git(clone, "config", "user.signingkey", f"key::{public}")
+        git(clone, "config", "user.signingkey", f"{prefix}{public}")
         ok(run_genstamp(clone, "stamp", env=env))
         ok(run_pytest(clone, "-p", "no:cacheprovider", env=env))
         out = tmp_path / "agent.json"

@@ -51,7 +51,8 @@ def revocation_file(cwd: Path) -> Path | None:
 def signing_key(cwd: Path) -> str:
     """The key git signs with (``user.signingkey``, ``gpg.format=ssh``): a path (a relative one
     from the top of the work tree ``cwd``, as git reads it), or a literal ``key::`` public key
-    whose private half an ssh-agent holds."""
+    whose private half an ssh-agent holds (given as ``key::`` for one written bare, ``ssh-…``,
+    which git still takes for a literal key)."""
     fmt = git_config(cwd, "gpg.format")
     key = git_config(cwd, "user.signingkey")
     if fmt != "ssh" or not key:
@@ -59,6 +60,8 @@ def signing_key(cwd: Path) -> str:
             "git is not set up to sign with an SSH key (gpg.format=ssh and user.signingkey)",
             "git config gpg.format ssh && git config user.signingkey ~/.ssh/id_ed25519.pub",
         )
+    if key.startswith("ssh-"):
+        return f"key::{key}"
     return key if key.startswith("key::") else str(cwd / os.path.expanduser(key))
 
 
