@@ -399,6 +399,28 @@ def test_a_negative_attributes_pattern_is_ignored_as_git_ignores_it(repo: Path) 
     assert_same(repo)
 
 
+@pytest.mark.parametrize(
+    "rules",
+    [
+        b'*.txt text\n"data/crlf sample.txt" -text\n',
+        b'"data/release notes.txt" ident\n',
+        b'"data/sales export.txt" text\n',
+    ],
+    ids=["text-then-quoted-minus-text", "quoted-ident", "quoted-text"],
+)
+def test_a_quoted_attributes_pattern_applies_as_git_applies_it(repo: Path, rules: bytes) -> None:
+    """A pattern in double quotes (C-style, as git's gitattributes documents it, for a name
+    with a space) applies to that path in git; libgit2 does not unquote it and applied nothing,
+    so the tree differed from git's: a false accept of a CRLF fixture and false refusals
+    after an ordinary edit (h180)."""
+    name = rules.split(b'"')[1].decode()
+    write(repo, {".gitattributes": rules, name: b"$Id$\r\na,b\r\n"})
+    assert_same(repo)
+    commit_all(repo, "data")
+    write(repo, {name: b"$Id: 0123 $\r\na,b\r\n1,2\r\n"})
+    assert_same(repo)
+
+
 def test_autocrlf_in_the_file_git_config_global_names(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

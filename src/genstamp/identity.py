@@ -631,7 +631,8 @@ def _git_decides(repo: pygit2.Repository, workdir: str) -> str:
 
 def _parting_rules(name: str) -> str:
     """Why the attributes file ``name`` has git and libgit2 convert apart: a negative
-    pattern (git ignores the line), or a line-end conversion by content; "" if neither."""
+    pattern (git ignores the line), a quoted one (``"notes v2.txt" -text``: git unquotes it,
+    C-style, libgit2 matches the quotes), or a line-end conversion by content; "" if none."""
     try:
         with open(name, "rb") as fh:
             lines = fh.read().splitlines()
@@ -641,6 +642,8 @@ def _parting_rules(name: str) -> str:
         words = line.split()
         if words and words[0].startswith(b"!"):
             return f"a negative pattern in {name}, which git ignores"
+        if line.lstrip().startswith(b'"'):
+            return f"a quoted pattern in {name}, which libgit2 does not unquote"
         if any(w in word for word in words[1:] for w in _AUTO_WORDS):
             return f"a line-end conversion by content in {name}"
     return ""
