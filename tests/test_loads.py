@@ -2278,44 +2278,100 @@ def test_a_module_the_tree_dropped_loaded_from_an_export_of_the_project(
 
 
 RUNS_THE_TOOL = """
-import os, runpy, subprocess, sys
+import os, pathlib, runpy, subprocess, sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def test_the_tool_runs():
-    tool = os.environ["TOOL"]
+def test_the_tool_runs(tmp_path):
+    tool = os.environ.get("TOOL")
+    if os.environ.get("EXPORT"):  # a release check: the tests export a commit and run its tool
+        archive = subprocess.run(
+            ["git", "archive", os.environ["EXPORT"]], cwd=ROOT, capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive.stdout, check=True)
+        tool = str(tmp_path / "tools" / "report.py")
+    elif os.environ.get("WRITE"):  # a test's own script, bytes and all
+        tool = str(tmp_path / "report.py")
+        pathlib.Path(tool).write_text(os.environ["WRITE"])
     if os.environ.get("IN_PROCESS"):
+        sys.path.insert(0, os.path.dirname(tool))  # as `python tool.py` puts its folder first
         assert runpy.run_path(tool, run_name="__main__")["VERSION"]
     else:
         out = subprocess.run([sys.executable, tool], capture_output=True, text=True, check=True)
         assert out.stdout.startswith("tool")
 """
-TOOL_V1 = 'VERSION = 1\nprint("tool", VERSION)\n'
+TOOL_V1 = 'from helper import VERSION\nprint("tool", VERSION)\n'
+HELPER_V1 = "VERSION = 1\n"
 
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
-    "case", ["past-version", "past-version-run-path", "current", "never-committed"]
+    "case",
+    [
+        "past-version",
+        "past-version-run-path",
+        "past-helper-from-its-bytecode",
+        "current",
+        "never-committed",
+    ],
 )
 def test_a_file_of_an_export_run_by_its_path(tmp_path: Path, case: str) -> None:
     """An export of an earlier commit (``git archive``, an unpacked sdist: no git work tree)
     whose ``tools/report.py`` a test runs by its path, in a child (``python .../report.py``)
     or in its own process (``runpy.run_path``): no module name maps it to the tree, so its
     bytes are asked of git. A commit held them, the tree's file differs: the warm run tested
-    the old tool (h175). Controls: an export of the tree as it is, and a script whose bytes no
-    commit held (a test's own, a tool's), are not judged."""
-    repo, _ = project(tmp_path, RUNS_THE_TOOL, {"tools/report.py": TOOL_V1})
+    the old tool (h175); so with the module beside it, ``helper``, once its bytecode is in the
+    export's ``__pycache__`` (h179). Controls: an export of the tree as it is, and a script
+    whose bytes no commit held (a tool's own), are not judged."""
+    files = {"tools/report.py": TOOL_V1, "tools/helper.py": HELPER_V1}
+    repo, _ = project(tmp_path, RUNS_THE_TOOL, files)
     export = exported(repo, tmp_path / "export")
     tool = export / "tools" / "report.py"
+    changed = "helper.py" if "helper" in case else "report.py"
     if case != "current":
-        (repo / "tools" / "report.py").write_text(TOOL_V1.replace("= 1", "= 2"))
-        commit_all(repo, "report v2")
+        text = (repo / "tools" / changed).read_text()
+        (repo / "tools" / changed).write_text(text + "# v2\n")
+        commit_all(repo, f"{changed} v2")
     if case == "never-committed":
-        tool.write_text(TOOL_V1.replace("= 1", "= 3"))
+        tool.write_text(TOOL_V1 + "# v3\n")
+    if "bytecode" in case:
+        compiled = subprocess.run([sys.executable, "-m", "compileall", "-q", str(tool.parent)])
+        assert compiled.returncode == 0
     restamp.begin(open_checkout(repo))
     told = run(repo, TOOL=str(tool), IN_PROCESS="1" if case.endswith("run-path") else "")
     said = foreign_unless(repo, case in ("current", "never-committed"))
-    if case.startswith("past-version"):
-        assert f"from {tool}: its bytes are a past version of tools/report.py" in said, said
+    if case.startswith("past-"):
+        ran = tool.parent / changed
+        assert f"from {ran}: its bytes are a past version of tools/{changed}" in said, said
+        assert "will refuse: foreign-origin" in told, told
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["head-while-edited", "an-older-release", "own-script"])
+def test_a_copy_the_run_makes_and_runs_by_its_path(tmp_path: Path, case: str) -> None:
+    """The tests themselves make the copy they run: an export of HEAD while the work tree's
+    tool holds an edit not committed (they ran the last commit, not the tree tested: refused,
+    as a clone of HEAD is); an export of an older release (an upgrade test, on purpose); a
+    script of their own whose bytes a past commit held by chance (h179)."""
+    old = 'VERSION = 0\nprint("tool", VERSION)\n'
+    files = {"tools/report.py": TOOL_V1, "tools/helper.py": HELPER_V1, "tools/old.py": old}
+    repo, _ = project(tmp_path, RUNS_THE_TOOL, files)
+    first = git(repo, "rev-parse", "HEAD")
+    (repo / "tools" / "report.py").write_text(TOOL_V1 + "# v2\n")
+    (repo / "tools" / "old.py").unlink()
+    commit_all(repo, "report v2, old.py gone")
+    if case == "head-while-edited":
+        (repo / "tools" / "report.py").write_text(TOOL_V1 + "# v3, not committed\n")
+    restamp.begin(open_checkout(repo))
+    env = {"WRITE": old} if case == "own-script" else {}
+    if case != "own-script":
+        env = {"EXPORT": "HEAD" if case == "head-while-edited" else first}
+    told = run(repo, **env)
+    said = foreign_unless(repo, case != "head-while-edited")
+    if case == "head-while-edited":
+        assert "its bytes are a past version of tools/report.py" in said, said
+        assert "an export of HEAD the tests made" in said, said
         assert "will refuse: foreign-origin" in told, told
 
 

@@ -1122,14 +1122,18 @@ def judge(
         flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
     for rel in _executable_unrecorded(list(programs), root):
         flags[Flag(MODE, "", rel, NOT_EXECUTABLE)] = None
-    for ld, rel, current in _versions_run(by_path, root):
-        if current:
-            loaded.setdefault(rel, {})[ld.blob] = None  # byte for byte the tree's file
-        elif not (opened and ld.blob in _archived_blobs(root_s, opened)):
+    for ld, rel, how in _versions_run(by_path, root, began_ns):
+        # (a copy of the tree's file, byte for byte, is not its file: what ran from that file,
+        # a module's body a loader ran from a copy, is judged as it is without it)
+        if how != CURRENT and not (opened and ld.blob in _archived_blobs(root_s, opened)):
             why = (
-                f"{PAST_VERSION} {rel}, run from a copy of the project outside the checkout that"
-                " is no git work tree (an export, an unpacked sdist: make it anew from the tested"
-                " tree; one of HEAD: commit first)"
+                f"{PAST_VERSION} {rel}, run from a copy of the"
+                " project outside the checkout that is no git work tree (an export, an unpacked"
+                " sdist): make it anew from the tested tree"
+                if how == PAST
+                else f"{PAST_VERSION} {rel}, run from an export of HEAD the tests made while the"
+                " work tree's differs (they ran the last commit, not the tree they tested):"
+                " commit the change, then rerun"
             )
             flags[Flag(FOREIGN, ld.module or "__main__", ld.path, why)] = None
     for tree, found in elsewhere.items():
@@ -1259,14 +1263,23 @@ def _dropped(gone: Sequence[Load], root: Path) -> list[tuple[Load, str]]:
     return [(ld, next((p for p in files if p in held), "")) for ld, files in wanted.items()]
 
 
-def _versions_run(ran: Sequence[Load], root: Path) -> list[tuple[Load, str, bool]]:
+def _versions_run(
+    ran: Sequence[Load], root: Path, began_ns: int | None
+) -> list[tuple[Load, str, str]]:
     """Of the Python files run from plain folders outside the checkout under no name the tree
-    gives (``loads.RAN``: a script run by its path, ``runpy.run_path``), those whose bytes a
-    commit of this repository held (any ref's, at any path): each with such a path, and
-    whether the work tree's file there holds those bytes now (the tree's code, run from a
-    copy) or none does (a past version: an export, an unpacked sdist made before a change).
-    Bytes no commit held (a test's own script, a tool's) are not judged, nor an empty file.
-    git is asked once which blobs it holds, and its history only of those."""
+    gives (``loads.RAN``: a script run by its path, ``runpy.run_path``), those whose bytes
+    this repository holds as a file's version: each with such a path and how it came to run:
+    ``CURRENT`` (the work tree's file there holds those bytes now: the tree's code, run from
+    a copy), ``HEAD_COPY`` (the run made the copy, of HEAD's file, where the work tree's
+    differs: an export of the last commit, not of the tree tested) or ``PAST`` (a copy made
+    before the run, of a version the work tree's file no longer holds: a stale export, an
+    unpacked sdist). A copy the run made of another commit's file (an upgrade test's old
+    release) is the tests' own, and bytes no commit held (a test's own script, a tool's; an
+    object git holds for no commit, a blob written for a scratch index) and an empty file are
+    not judged. git is asked once which blobs it holds; then the index
+    and HEAD's tree, and, for a copy made before the run whose bytes neither holds, which
+    commit (merges too) held them."""
+    from genstamp import loads as loads_
     from genstamp.changed import git_output
 
     blobs = sorted({ld.blob for ld in ran if ld.blob and ld.blob != _EMPTY_BLOB})
@@ -1274,22 +1287,56 @@ def _versions_run(ran: Sequence[Load], root: Path) -> list[tuple[Load, str, bool
         return []
     listed = "".join(f"{b}\n" for b in blobs).encode()
     out = git_output(root, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=listed)
-    held = [b for b in (out or b"").decode("ascii", "replace").split() if b in blobs]
-    paths: dict[str, list[str]] = {}
-    for blob in held:
-        log = git_output(
-            root, "log", "--all", "-z", "--format=", "--name-only", f"--find-object={blob}"
-        )
-        names = (log or b"").decode("utf-8", "surrogateescape").split("\0")
-        paths[blob] = list(dict.fromkeys(n.strip("\n") for n in names if n.strip("\n")))
+    held = {b for b in (out or b"").decode("ascii", "replace").split() if b in blobs}
+    if not held:
+        return []
+    known: dict[str, list[str]] = {}  # blob -> the paths the index or HEAD hold it at
+    head: dict[str, list[str]] = {}
+    # `<mode> <blob> <stage>\t<path>` from the index, `<mode> <type> <blob>\t<path>` from HEAD
+    for args, column, into in (
+        (("ls-files", "-s", "-z"), 1, None),
+        (("ls-tree", "-r", "-z", "HEAD"), 2, head),
+    ):
+        listing = (git_output(root, *args) or b"").decode("utf-8", "surrogateescape")
+        for entry in listing.split("\0"):
+            info, _, path = entry.partition("\t")
+            words = info.split()
+            blob = words[column] if len(words) > column else ""
+            if path and blob in held:
+                known.setdefault(blob, []).append(path)
+                if into is not None:
+                    into.setdefault(blob, []).append(path)
     found = []
     for ld in ran:
-        where = paths.get(ld.blob)
-        if not where:
+        if ld.blob not in held:
             continue
+        made = ld.detail in (loads_.MADE, loads_.CHANGED) or _made_during(ld, began_ns)
+        where = known.get(ld.blob, [])
+        if not where and not made:
+            where = _held_at(root, ld.blob)
         current = [p for p in where if _holds_blob(root / p, ld.blob)]
-        found.append((ld, (current or where)[0], bool(current)))
+        if current:
+            found.append((ld, current[0], CURRENT))
+        elif made and head.get(ld.blob):
+            found.append((ld, head[ld.blob][0], HEAD_COPY))
+        elif not made and where:
+            found.append((ld, where[0], PAST))
     return found
+
+
+CURRENT, HEAD_COPY, PAST = "current", "head", "past"  # how a file run by path came (above)
+
+
+def _held_at(root: Path, blob: str) -> list[str]:
+    """The paths the newest commit (of any ref) that holds ``blob`` has it at (a merge's
+    resolution too), [] where none does."""
+    from genstamp.changed import git_output
+
+    log = git_output(
+        root, "log", "--all", "-m", "-1", "-z", "--format=", "--name-only", f"--find-object={blob}"
+    )
+    names = (log or b"").decode("utf-8", "surrogateescape").split("\0")
+    return list(dict.fromkeys(n.strip("\n") for n in names if n.strip("\n")))
 
 
 def _executable_unrecorded(paths: Sequence[str], root: Path) -> list[str]:

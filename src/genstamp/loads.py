@@ -1430,7 +1430,7 @@ def _executed(code: CodeType) -> None:
                 beside = _beside_the_script(real)  # the script's own module, not the tree's
                 mine = _tree_module(module) if not beside else ""
                 ran = real if os.path.isfile(real) or pyc is None else real_path(pyc)
-                if beside and not elsewhere and pyc is None:
+                if beside and not elsewhere and _from_source(pyc, filename, real):
                     _ran_by_path(compiled, filename, real, module)
                 elif beside or _made(ran) == MADE:  # a module the tests wrote is theirs
                     pass
@@ -1443,7 +1443,7 @@ def _executed(code: CodeType) -> None:
                     # A name the tree gives nowhere now: had it once? (Code of another git
                     # work tree is judged as another clone's, or a library's: ELSEWHERE.)
                     record(Load(ran, "", module, GONE, os.pathsep.join(_ENTRIES[3])))
-            elif plain and nameless and not elsewhere and pyc is None:
+            elif plain and nameless and not elsewhere and _from_source(pyc, filename, real):
                 _ran_by_path(compiled, filename, real, module)
             if not elsewhere or here:
                 return
@@ -1614,12 +1614,19 @@ def _ran_by_path(
 ) -> None:
     """A Python source outside the checkout, in no git work tree and no environment, that ran
     under no name of the tree's (a script run by its path, ``runpy.run_path``, or a module
-    beside such a script): its blob, for the audit to ask git whether a commit held those
-    bytes (``RAN``). A script of the process's environment (``bin/``) is its installer's."""
+    beside such a script, from its source or its cached bytecode): its blob, and whether the
+    run made it (``_made``), for the audit to ask git whether a commit held those bytes
+    (``RAN``). A script of the process's environment (``bin/``) is its installer's."""
     if not _environment_file(real):
         data = _ran_bytes(compiled, filename, real)
         if data:
-            record(Load(real, blob_of(data), module, RAN, ""))
+            record(Load(real, blob_of(data), module, RAN, _made(real)))
+
+
+def _from_source(pyc: "str | None", filename: str, real: str) -> bool:
+    """Whether the code that ran is its source file's: compiled from it, or read from the
+    bytecode the import system caches for it (``__pycache__``), not sourceless bytecode."""
+    return pyc is None or _cache_of(pyc, filename) or _cache_of(pyc, real)
 
 
 def _ran_bytes(compiled: "tuple[str, bytes] | None", filename: str, real: str) -> bytes:
