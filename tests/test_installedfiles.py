@@ -176,6 +176,32 @@ def test_a_strict_editable_install_lacking_a_module_the_tree_added_is_refused(
     assert "the tested tree has it (src/calc/_fast.py)" in said["foreign-origin"]
 
 
+def test_a_strict_editable_install_of_a_namespace_package_is_the_trees(tmp_path: Path) -> None:
+    """setuptools' strict editable install of `acme.calc`, `acme` a namespace package (no
+    `__init__.py`): its link tree's `acme` folder is a real folder under the ignored `build/`,
+    its files links into the work tree. A green run was refused `ignored-code` on that folder,
+    though a clean clone that installs the project passes (h181)."""
+    repo = init_repo(tmp_path / "calc")
+    files = {
+        "pyproject.toml": SETUPTOOLS
+        + '[project]\nname = "acme-calc"\nversion = "0.1"\n'
+        + '[tool.setuptools.packages.find]\nwhere = ["src"]\nnamespaces = true\n',
+        "src/acme/calc/__init__.py": "def add(a, b):\n    return a + b\n",
+        "tests/test_add.py": "from acme.calc import add\n\n\ndef test_add():\n"
+        "    assert add(2, 3) == 5\n",
+        ".gitignore": "__pycache__/\nbuild/\n*.egg-info/\n",
+    }
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    commit_all(repo, "a namespace package")
+    python, _ = make_venv(tmp_path / "venv")
+    pip_install(python, repo, "-e", ".", "--config-settings", "editable_mode=strict")
+    assert any((repo / "build").glob("__editable__.*/acme"))
+    green(python, repo)
+    assert failures(repo) == {}
+
+
 CRLF = SCRIPT.replace("\n", "\r\n")
 
 

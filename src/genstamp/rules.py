@@ -796,6 +796,7 @@ def _ignored_code(facts: Facts, settings: Config) -> Iterator[str | Listed]:
         and not generated(rel, settings.generated)
         and rel not in loaded.made
         and not any(f.startswith(rel + "/") for f in found)
+        and not _in_a_link_tree(rel)
     ]
     if found:
         yield listed(
@@ -803,6 +804,13 @@ def _ignored_code(facts: Facts, settings: Config) -> Iterator[str | Listed]:
             found,
             PATH_LIMIT,
         )
+
+
+def _in_a_link_tree(rel: str) -> bool:
+    """Whether ``rel`` lies in the link tree of setuptools' strict editable install
+    (``build/__editable__.<name>-<version>-<tag>/``): its folders are real, its files links
+    into the work tree (loaded as the tree's files; one it lacks is ``foreign-origin``'s)."""
+    return any(part.startswith("__editable__.") for part in rel.split("/")[:-1] or [rel])
 
 
 def _unseen(facts: Facts) -> binding.Unseen | None:
