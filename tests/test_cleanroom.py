@@ -935,9 +935,11 @@ def test_a_path_into_the_warm_checkout_anywhere_in_a_value_names_the_clean_one(
     """A path into the warm work tree wherever it stands in a variable's value: a list split
     at commas, an option's value, a ``file://`` or ``sqlite:////`` URL, JSON; the rest of the
     value kept as it was, the slashes of a URL too (h178). Not a path that only begins alike
-    (``warm2``), one whose folders merely end in the same names, nor one in the git dir."""
+    (``warm2``, ``warm 2``: a copy's folder beside it), one whose folders merely end in the
+    same names, one that leads out again (``$PWD/../shared``), nor one in the git dir (h179)."""
     warm, clean = tmp_path / "warm", tmp_path / "clean"
     warm.mkdir()
+    (tmp_path / "warm 2").mkdir()
     environ = {
         "DATA_DIRS": f"{warm}/committed,{warm}/local",
         "EXTRA": f"--data-dir={warm}/local --verbose",
@@ -946,6 +948,9 @@ def test_a_path_into_the_warm_checkout_anywhere_in_a_value_names_the_clean_one(
         "JSON": f'{{"data": "{warm}/data", "n": 1}}',
         "DOTTED": f"{warm}/.github/x,{warm}/.gitignore",
         "NEAR": f"{warm}2/data,/x{warm}/y",
+        "SIBLING": f"{warm} 2/data",
+        "UP": f"{warm}/../shared,{warm}/data/../../shared",
+        "SPACED": f"{warm} {warm}/my data",
         "GITDIR": f"--cache={warm}/.git/genstamp/x",
     }
     assert cleanroom.moved_in(environ, warm, clean) == {
@@ -956,6 +961,7 @@ def test_a_path_into_the_warm_checkout_anywhere_in_a_value_names_the_clean_one(
         "DB": f"sqlite:///{clean}/db.sqlite",
         "JSON": f'{{"data": "{clean}/data", "n": 1}}',
         "DOTTED": f"{clean}/.github/x,{clean}/.gitignore",
+        "SPACED": f"{clean} {clean}/my data",
     }
 
 
@@ -1274,14 +1280,19 @@ def test_each_declared_suite_runs_from_its_folder_in_the_clean_room(
     assert said.returncode == 0, said.stdout + said.stderr
 
 
-def test_each_declared_suites_project_is_installed_in_the_clean_room(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suites", [["svc_a", "svc_b"], ["svc_a/tests", "svc_b/tests"]])
+def test_each_declared_suites_project_is_installed_in_the_clean_room(
+    tmp_path: Path, suites: list[str]
+) -> None:
     """`suites = ["svc_a", "svc_b"]` below a top that is no project, each suite a project of
     its own whose tests import its installed package: the clean room installed nothing (the
     one-folder rule alone installed a project below the top), and both suites failed at import
     though a clone that installs them passes (h178). Each suite's project is installed, with
-    its test extra."""
+    its test extra: the nearest project at or above the suite's folder (a suite declared as
+    its tests' folder, `svc_a/tests`: h179)."""
     root = init_repo(tmp_path / "mono")
-    (root / "pyproject.toml").write_text('[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n')
+    listed = ", ".join(f'"{s}"' for s in suites)
+    (root / "pyproject.toml").write_text(f"[tool.genstamp]\nsuites = [{listed}]\n")
     for name in ("a", "b"):
         svc = root / f"svc_{name}"
         (svc / "src" / f"lib_{name}").mkdir(parents=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -685,10 +686,21 @@ def _install_args(work: Path, rev: str | None) -> list[str]:
         # configured folder below a top with no configuration of its own, or each of the
         # declared suites (a monorepo of projects)
         folders = list(settings.suites) or [f for f in [_suite_folder(work)] if f]
-        for root in folders:
-            if root not in ("", "."):
-                args += [f"./{root}{a[1:]}" for a in default_install(work / root)]
+        for root in dict.fromkeys(filter(None, (_project_above(work, f) for f in folders))):
+            args += [f"./{root}{a[1:]}" for a in default_install(work / root)]
     return args
+
+
+def _project_above(work: Path, folder: str) -> str:
+    """The nearest folder at or above ``folder`` (below the top ``work``) that holds an
+    installable project (a suite declared as its tests' folder, `a/tests`, is `a`'s), "" when
+    none does."""
+    parts = [p for p in folder.split("/") if p not in ("", ".")]
+    while parts:
+        if default_install(work.joinpath(*parts)):
+            return "/".join(parts)
+        parts.pop()
+    return ""
 
 
 def _project_home(work: Path, args: Sequence[str]) -> Path:
@@ -967,7 +979,14 @@ def _named_in(value: str, roots: Sequence[str], clean: str) -> str:
             end = at + len(root)
             before, rest = value[:at], value[end:]
             starts = not before or not _in_a_name(before[-1]) or before.rstrip("/").endswith(":")
+            # (not where the name goes on: a sibling folder `proj 2` beside `proj`; nor a path
+            # that leads out of the work tree again: `$PWD/../shared`)
             ends = not rest or rest[0] == os.sep or not _in_a_name(rest[0])
+            if ends and rest and rest[0] != os.sep:
+                ends = not os.path.lexists(root + rest.split(os.sep, 1)[0])
+            if ends and rest.startswith(os.sep):
+                path = root + re.split(r"[,;:\"'\s]", rest, maxsplit=1)[0]
+                ends = inside(os.path.normpath(path), root)
             git_dir = rest.startswith(os.sep + ".git") and (
                 len(rest) == 5 or not _in_a_name(rest[5]) or rest[5] == os.sep
             )
