@@ -2634,8 +2634,11 @@ def test_a_condition_that_does_not_hold_changes_no_ignore(
         "ignored = collect_ignore\nignored.clear()\n",
         "collect_ignore.pop()\n",
         "print(collect_ignore)\n",
+        "import sys\n\n\ndef pytest_configure(config):\n"
+        "    sys.modules[__name__].collect_ignore = []\n",
+        'globals()["collect_ignore"] = []\n',
     ],
-    ids=["slice", "function", "alias", "pop", "read"],
+    ids=["slice", "function", "alias", "pop", "read", "attribute", "globals"],
 )
 def test_a_statement_no_form_reads_leaves_the_ignore_to_what_the_run_observed(
     tmp_path: Path, statement: str

@@ -573,12 +573,19 @@ def conftest_ignores(read: Reader, conftest: str) -> _Ignores:
 def _named_otherwise(module: ast.Module, names: Iterable[str], read: set[int]) -> list[str]:
     """Of ``names``, those a statement of ``module`` names that ``conftest_ignores`` did not
     read (``read``: the ids of the name nodes of those it did), anywhere: at module level, in
-    a function or class body (one a hook or the module calls), as ``global``."""
+    a function or class body (one a hook or the module calls), as ``global``, as an attribute
+    (``sys.modules[__name__].collect_ignore``) or a string (``globals()["collect_ignore"]``,
+    ``setattr(module, "collect_ignore", …)``)."""
     wanted = set(names)
     found: dict[str, None] = {}
     for node in ast.walk(module):
         if isinstance(node, ast.Name) and node.id in wanted and id(node) not in read:
             found[node.id] = None
+        elif isinstance(node, ast.Attribute) and node.attr in wanted:
+            found[node.attr] = None
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in wanted:
+                found[node.value] = None
         elif isinstance(node, ast.Global | ast.Nonlocal):
             found.update(dict.fromkeys(n for n in node.names if n in wanted))
     return list(found)
