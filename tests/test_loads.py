@@ -2375,6 +2375,51 @@ def test_a_copy_the_run_makes_and_runs_by_its_path(tmp_path: Path, case: str) ->
         assert "will refuse: foreign-origin" in told, told
 
 
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["stale", "dropped", "rebuilt", "undeclared"])
+def test_a_build_copy_in_the_work_tree_stands_for_the_modules_own_file(
+    tmp_path: Path, case: str
+) -> None:
+    """A build's copy of the package in the work tree (`build/lib/calc`, git-ignored, declared
+    `generated = ["build/**"]`) on the import path, made before a commit changed
+    `src/calc/__init__.py` or dropped `src/calc/extra.py` (its import left behind): the stale
+    copy ran, the warm run passed, and `generated` let it through (h181). A copy that is the
+    tree's file byte for byte (rebuilt) is accepted; one not declared `generated` stays
+    `ignored-code`'s too."""
+    settings = "" if case == "undeclared" else '\n[tool.genstamp]\ngenerated = ["build/**"]\n'
+    files = {
+        "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n' + settings,
+        ".gitignore": "__pycache__/\n*.py[co]\nbuild/\n",
+        "src/calc/extra.py": "EXTRA = 1\n",
+    }
+    tests = "import calc\nfrom calc import extra\n\n\ndef test_it():\n    assert calc.VALUE\n"
+    repo, _ = project(tmp_path, tests, files)
+    build = repo / "build" / "lib" / "calc"
+    shutil.copytree(repo / "src" / "calc", build)
+    if case == "dropped":
+        git(repo, "rm", "-q", "src/calc/extra.py")
+    else:
+        (repo / "src" / "calc" / "__init__.py").write_text(CALC.replace("a + b", "a - b"))
+    commit_all(repo, "a change the build copy does not have")
+    if case == "rebuilt":
+        shutil.rmtree(build)
+        shutil.copytree(repo / "src" / "calc", build)
+    restamp.begin(open_checkout(repo))
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "build" / "lib")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = failures(repo)
+    if case == "rebuilt":
+        assert found == {}, found
+        return
+    said = found.get("foreign-origin", "")
+    if case == "dropped":
+        assert f"calc.extra from {build / 'extra.py'}: loaded from a copy" in said, found
+        assert "src/calc/extra.py, which the tested tree dropped" in said, found
+    else:
+        assert "src/calc/__init__.py that differs from it (a stale build output)" in said, found
+    assert ("ignored-code" in found) == (case == "undeclared"), found
+
+
 RUNS_THE_SCRIPT = """
 import pathlib, subprocess
 

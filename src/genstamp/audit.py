@@ -852,6 +852,7 @@ def judge(
     gone: list[Load] = []  # from a plain folder outside, of a name the tree gives nowhere now
     by_path: list[Load] = []  # run by path from a plain folder outside (a script): whose bytes?
     programs: dict[str, None] = {}  # files of the work tree started as programs, executable
+    in_tree: list[tuple[Load, str]] = []  # modules of the roots loaded from the work tree
     unnamed: list[Load] = []  # a loader's code under a name not the module's (loads.UNNAMED)
     read: dict[str, None] = {}
     made: dict[str, None] = {}
@@ -948,6 +949,8 @@ def judge(
                         # in build/) from a past version: a stale artifact's bytes ran
                         why = "made by the run from a past version of the checkout's module"
                         flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
+                elif ld.module.partition(".")[0] in roots:
+                    in_tree.append((ld, rel))  # the module's own file, or a copy of it?
                 if ld.via == loads_.BYTECODE and ld.detail:
                     flags[Flag(STALE, name, rel, ld.detail)] = None
             continue
@@ -1120,6 +1123,8 @@ def judge(
             " no such module"
         )
         flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
+    for flag in _stale_copies(in_tree, root, roots, made_by_the_build, version_lines):
+        flags[flag] = None
     for rel in _executable_unrecorded(list(programs), root):
         flags[Flag(MODE, "", rel, NOT_EXECUTABLE)] = None
     for ld, rel, how in _versions_run(by_path, root, began_ns):
@@ -1337,6 +1342,84 @@ def _held_at(root: Path, blob: str) -> list[str]:
     )
     names = (log or b"").decode("utf-8", "surrogateescape").split("\0")
     return list(dict.fromkeys(n.strip("\n") for n in names if n.strip("\n")))
+
+
+def _stale_copies(
+    found: Sequence[tuple[Load, str]],
+    root: Path,
+    roots: Mapping[str, str],
+    made_by_the_build: Sequence[str],
+    version_lines: Sequence[str],
+) -> list[Flag]:
+    """Modules of the checkout's import roots that ran from another file of the work tree than
+    their own, one git does not track (a build's ``build/lib/calc/core.py`` on the import path,
+    made before the run): foreign where its bytes are not the module's own file's (a stale
+    build output), or where the tested tree dropped the module (a commit of HEAD's history held
+    its own file). Whether git ignores it or the configuration declares it ``generated``: the
+    build made it of the checkout's code, which is what must have run. The version file the
+    build writes (and a ``__version__`` line it rewrites) is the build's."""
+    from genstamp.changed import git_output
+
+    copies: list[tuple[Load, str, str | None, str]] = []  # (load, rel, own file, own path)
+    for ld, rel in found:
+        top = ld.module.partition(".")[0]
+        base = os.path.relpath(roots[top], root) if os.path.isabs(roots[top]) else roots[top]
+        parts = ld.module.split(".")
+        tail = [*parts, "__init__.py"] if rel.endswith("/__init__.py") else [*parts[:-1], ""]
+        if not rel.endswith("/__init__.py"):
+            tail[-1] = f"{parts[-1]}.py"
+        own = "/".join(p for p in (base if base != "." else "", *tail) if p)
+        if own == rel:
+            continue  # the module's own file, where its root puts it (no file asked)
+        other = counterpart(ld.module, ld.path, root, [roots[top]])
+        if other == rel:
+            continue  # the module's own file
+        if other is None:
+            copies.append((ld, rel, None, own))
+            continue
+        if generated(other, made_by_the_build):
+            continue
+        try:
+            same = ld.blob in as_text((root / other).read_bytes())
+        except OSError:
+            same = False
+        if not same and generated(other, version_lines):
+            same = _same_but_the_version(root / other, ld.path, ld.blob)
+        if not same:
+            copies.append((ld, rel, other, other))
+    if not copies:
+        return []
+    rels = sorted({rel for _, rel, _, _ in copies})
+    out = git_output(root, "--literal-pathspecs", "ls-files", "-z", "--", *rels)
+    tracked = set((out or b"").decode("utf-8", "surrogateescape").split("\0"))
+    copies = [c for c in copies if c[1] not in tracked]  # a tracked copy is the tree's own
+    gone = sorted({own for _, _, other, own in copies if other is None})
+    held: set[str] = set()
+    if gone:
+        log = git_output(
+            root,
+            "--literal-pathspecs",
+            "log",
+            "-z",
+            "--format=",
+            "--name-only",
+            "HEAD",
+            "--",
+            *gone,
+        )
+        held = {n.strip("\n") for n in (log or b"").decode("utf-8", "surrogateescape").split("\0")}
+    flags = []
+    for ld, _, other, own in copies:
+        if other is not None:
+            why = f"{IN_TREE_COPY} {other} that differs from it (a stale build output)"
+        elif own in held:
+            why = f"{IN_TREE_COPY} {own}, which the tested tree dropped"
+        else:
+            continue
+        flags.append(
+            Flag(FOREIGN, ld.module, ld.path, why + ": rebuild it, or take it off the import path")
+        )
+    return flags
 
 
 def _executable_unrecorded(paths: Sequence[str], root: Path) -> list[str]:
@@ -1776,7 +1859,8 @@ INSTALLED_COPY = "installed, and"  # an installed copy of the checkout's package
 # details the refusal shows: the path alone does not
 # a file run from a copy outside the checkout whose bytes a commit held (``_versions_run``)
 PAST_VERSION = "its bytes are a past version of"
-SAYS_HOW = (CLONE_OF_HEAD, NOT_INSTALLED, INSTALLED_COPY, PAST_VERSION)
+IN_TREE_COPY = "loaded from a copy in the work tree of"  # ``_stale_copies``
+SAYS_HOW = (CLONE_OF_HEAD, NOT_INSTALLED, INSTALLED_COPY, PAST_VERSION, IN_TREE_COPY)
 
 
 def _git_rev(where: str, rev: str) -> str | None:
