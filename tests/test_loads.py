@@ -2348,14 +2348,22 @@ def test_a_file_of_an_export_run_by_its_path(tmp_path: Path, case: str) -> None:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("case", ["head-while-edited", "an-older-release", "own-script"])
+@pytest.mark.parametrize(
+    "case", ["head-while-edited", "an-older-release", "an-older-release-named", "own-script"]
+)
 def test_a_copy_the_run_makes_and_runs_by_its_path(tmp_path: Path, case: str) -> None:
     """The tests themselves make the copy they run: an export of HEAD while the work tree's
     tool holds an edit not committed (they ran the last commit, not the tree tested: refused,
-    as a clone of HEAD is); an export of an older release (an upgrade test, on purpose); a
-    script of their own whose bytes a past commit held by chance (h179)."""
+    as a clone of HEAD is); an export of an older commit of this project (its pyproject.toml
+    names it, as an sdist from dist/ that a test unpacks does: a clean clone has none of it,
+    h182), refused; of a project that names itself nowhere, and a script of the tests' own
+    whose bytes a past commit held by chance (h179), accepted."""
     old = 'VERSION = 0\nprint("tool", VERSION)\n'
     files = {"tools/report.py": TOOL_V1, "tools/helper.py": HELPER_V1, "tools/old.py": old}
+    if case.endswith("named"):
+        files["pyproject.toml"] = '[project]\nname = "calc"\nversion = "0"\n\n' + (
+            '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+        )
     repo, _ = project(tmp_path, RUNS_THE_TOOL, files)
     first = git(repo, "rev-parse", "HEAD")
     (repo / "tools" / "report.py").write_text(TOOL_V1 + "# v2\n")
@@ -2368,7 +2376,9 @@ def test_a_copy_the_run_makes_and_runs_by_its_path(tmp_path: Path, case: str) ->
     if case != "own-script":
         env = {"EXPORT": "HEAD" if case == "head-while-edited" else first}
     told = run(repo, **env)
-    said = foreign_unless(repo, case != "head-while-edited")
+    said = foreign_unless(repo, case in ("an-older-release", "own-script"))
+    if case.endswith("named"):
+        assert "its bytes are a past version of tools/report.py, run from a copy" in said, said
     if case == "head-while-edited":
         assert "its bytes are a past version of tools/report.py" in said, said
         assert "an export of HEAD the tests made" in said, said
@@ -2376,7 +2386,7 @@ def test_a_copy_the_run_makes_and_runs_by_its_path(tmp_path: Path, case: str) ->
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("case", ["stale", "dropped", "rebuilt", "undeclared"])
+@pytest.mark.parametrize("case", ["stale", "dropped", "rebuilt", "undeclared", "not-ignored"])
 def test_a_build_copy_in_the_work_tree_stands_for_the_modules_own_file(
     tmp_path: Path, case: str
 ) -> None:
@@ -2385,7 +2395,8 @@ def test_a_build_copy_in_the_work_tree_stands_for_the_modules_own_file(
     `src/calc/__init__.py` or dropped `src/calc/extra.py` (its import left behind): the stale
     copy ran, the warm run passed, and `generated` let it through (h181). A copy that is the
     tree's file byte for byte (rebuilt) is accepted; one not declared `generated` stays
-    `ignored-code`'s too."""
+    `ignored-code`'s too. One git does not ignore is the tree's own, as `git add -A` takes it
+    (a package moved into a project of its own, not yet added: h182)."""
     settings = "" if case == "undeclared" else '\n[tool.genstamp]\ngenerated = ["build/**"]\n'
     files = {
         "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n' + settings,
@@ -2394,7 +2405,8 @@ def test_a_build_copy_in_the_work_tree_stands_for_the_modules_own_file(
     }
     tests = "import calc\nfrom calc import extra\n\n\ndef test_it():\n    assert calc.VALUE\n"
     repo, _ = project(tmp_path, tests, files)
-    build = repo / "build" / "lib" / "calc"
+    lib = repo / ("vendor" if case == "not-ignored" else "build/lib")
+    build = lib / "calc"
     shutil.copytree(repo / "src" / "calc", build)
     if case == "dropped":
         git(repo, "rm", "-q", "src/calc/extra.py")
@@ -2405,10 +2417,11 @@ def test_a_build_copy_in_the_work_tree_stands_for_the_modules_own_file(
         shutil.rmtree(build)
         shutil.copytree(repo / "src" / "calc", build)
     restamp.begin(open_checkout(repo))
-    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(repo / "build" / "lib")))
+    # (not-ignored: untracked, and in the tested tree all the same, as `git add -A` takes it)
+    proc = run_pytest(repo, env=subprocess_env(PYTHONPATH=str(lib)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     found = failures(repo)
-    if case == "rebuilt":
+    if case in ("rebuilt", "not-ignored"):
         assert found == {}, found
         return
     said = found.get("foreign-origin", "")
@@ -2418,6 +2431,38 @@ def test_a_build_copy_in_the_work_tree_stands_for_the_modules_own_file(
     else:
         assert "src/calc/__init__.py that differs from it (a stale build output)" in said, found
     assert ("ignored-code" in found) == (case == "undeclared"), found
+
+
+@pytest.mark.e2e
+def test_a_subpackage_moved_into_a_project_of_its_own_before_it_is_added(tmp_path: Path) -> None:
+    """`acme.utils` (of a namespace package `acme`) moved with `mv` from `src/acme/utils` into
+    a new project `libs/acme-utils/src/acme/utils`, the tests run before `git add`: the files
+    are the tree's own (`git add -A` takes them), not a stale copy of a module the tree
+    dropped (h182)."""
+    repo = init_repo(tmp_path / "app")
+    files = {
+        "pyproject.toml": '[project]\nname = "acme-app"\nversion = "1"\n\n'
+        '[tool.pytest.ini_options]\npythonpath = ["src", "libs/acme-utils/src"]\n'
+        'testpaths = ["tests"]\n',
+        "src/acme/app/__init__.py": "from acme.utils.ops import add\n",
+        "src/acme/utils/__init__.py": "",
+        "src/acme/utils/ops.py": "def add(a, b):\n    return a + b\n",
+        "tests/test_app.py": "from acme.app import add\n\n\ndef test_add():\n"
+        "    assert add(2, 3) == 5\n",
+        ".gitignore": "__pycache__/\n",
+    }
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    commit_all(repo, "app")
+    moved = repo / "libs" / "acme-utils"
+    (moved / "src" / "acme").mkdir(parents=True)
+    shutil.move(str(repo / "src" / "acme" / "utils"), str(moved / "src" / "acme" / "utils"))
+    (moved / "pyproject.toml").write_text('[project]\nname = "acme-utils"\nversion = "1"\n')
+    restamp.begin(open_checkout(repo))
+    run(repo)
+    commit_all(repo, "acme.utils in a project of its own")
+    assert failures(repo) == {}
 
 
 RUNS_THE_SCRIPT = """

@@ -1311,20 +1311,26 @@ def _versions_run(
                 known.setdefault(blob, []).append(path)
                 if into is not None:
                     into.setdefault(blob, []).append(path)
+    from genstamp.roots import project_name
+
+    mine = project_name(root)
     found = []
     for ld in ran:
         if ld.blob not in held:
             continue
         made = ld.detail in (loads_.MADE, loads_.CHANGED) or _made_during(ld, began_ns)
+        # a copy the run made of this project (an sdist of dist/ it unpacks: the folder above
+        # names the project) is judged as one made before it: a clean clone has no such copy
+        exported = made and mine is not None and _of_this_project(ld.path, 1, mine)
         where = known.get(ld.blob, [])
-        if not where and not made:
+        if not where and (exported or not made):
             where = _held_at(root, ld.blob)
         current = [p for p in where if _holds_blob(root / p, ld.blob)]
         if current:
             found.append((ld, current[0], CURRENT))
         elif made and head.get(ld.blob):
             found.append((ld, head[ld.blob][0], HEAD_COPY))
-        elif not made and where:
+        elif (exported or not made) and where:
             found.append((ld, where[0], PAST))
     return found
 
@@ -1352,7 +1358,7 @@ def _stale_copies(
     version_lines: Sequence[str],
 ) -> list[Flag]:
     """Modules of the checkout's import roots that ran from another file of the work tree than
-    their own, one git does not track (a build's ``build/lib/calc/core.py`` on the import path,
+    their own, one git ignores (a build's ``build/lib/calc/core.py`` on the import path,
     made before the run): foreign where its bytes are not the module's own file's (a stale
     build output), or where the tested tree dropped the module (a commit of HEAD's history held
     its own file). Whether git ignores it or the configuration declares it ``generated``: the
@@ -1389,10 +1395,22 @@ def _stale_copies(
             copies.append((ld, rel, other, other))
     if not copies:
         return []
+    # a copy git ignores: one it tracks, or would add (a subpackage moved into a project of its
+    # own, a submodule's file), is the tree's own
     rels = sorted({rel for _, rel, _, _ in copies})
-    out = git_output(root, "--literal-pathspecs", "ls-files", "-z", "--", *rels)
-    tracked = set((out or b"").decode("utf-8", "surrogateescape").split("\0"))
-    copies = [c for c in copies if c[1] not in tracked]  # a tracked copy is the tree's own
+    out = git_output(
+        root,
+        "--literal-pathspecs",
+        "ls-files",
+        "-z",
+        "--others",
+        "--ignored",
+        "--exclude-standard",
+        "--",
+        *rels,
+    )
+    ignored = set((out or b"").decode("utf-8", "surrogateescape").split("\0"))
+    copies = [c for c in copies if c[1] in ignored]
     gone = sorted({own for _, _, other, own in copies if other is None})
     held: set[str] = set()
     if gone:
