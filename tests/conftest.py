@@ -222,6 +222,14 @@ def undeletable(folder: Path) -> Iterator[None]:
 CALC_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """Each of ``files`` (work-tree-relative path: text) written below ``root``."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
 def write_calc(
     repo: Path, *, tests: str = CALC_TEST, gitignore: str = "__pycache__/\n*.py[co]\n"
 ) -> Path:

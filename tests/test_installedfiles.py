@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, init_repo, subprocess_env
+from conftest import commit_all, init_repo, subprocess_env, write_files
 from test_audit import SETUPTOOLS, failures, make_venv, stamp
 
 SCRIPT = (
@@ -191,9 +191,7 @@ def test_a_strict_editable_install_of_a_namespace_package_is_the_trees(tmp_path:
         "    assert add(2, 3) == 5\n",
         ".gitignore": "__pycache__/\nbuild/\n*.egg-info/\n",
     }
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
+    write_files(repo, files)
     commit_all(repo, "a namespace package")
     python, _ = make_venv(tmp_path / "venv")
     pip_install(python, repo, "-e", ".", "--config-settings", "editable_mode=strict")

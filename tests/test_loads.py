@@ -23,6 +23,7 @@ from conftest import (
     installed_plugin,
     run_pytest,
     subprocess_env,
+    write_files,
 )
 
 from genstamp import audit, evidence, loads, restamp
@@ -2451,9 +2452,7 @@ def test_a_subpackage_moved_into_a_project_of_its_own_before_it_is_added(tmp_pat
         "    assert add(2, 3) == 5\n",
         ".gitignore": "__pycache__/\n",
     }
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
+    write_files(repo, files)
     commit_all(repo, "app")
     moved = repo / "libs" / "acme-utils"
     (moved / "src" / "acme").mkdir(parents=True)
