@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -1251,14 +1252,12 @@ def test_a_subpackage_the_wheel_leaves_out_fails_in_a_flat_layout(
     assert said.returncode == (1 if left_out else 0), said.stdout + said.stderr
 
 
-def test_each_declared_suite_runs_from_its_folder_in_the_clean_room(
-    tmp_path: Path, cached_envs: Path
-) -> None:
-    """`suites = ["svc_a", "svc_b"]`, each with its own pytest.ini: the clean room ran one
-    pytest at the top, which read neither, failed, and refused a tree that passes as its
-    suites run (each from its folder). It runs each from its folder: parts of one run."""
-    root = init_repo(tmp_path / "mono")
-    (root / "pyproject.toml").write_text('[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n')
+def two_services(root: Path, top: str, configuration: Callable[[str], tuple[str, str]]) -> Path:
+    """A committed monorepo at ``root``: ``top`` as its pyproject.toml, and services ``svc_a``
+    and ``svc_b``, each a package ``lib_<name>`` under its src/, a test that imports it, and
+    the configuration file ``configuration(name)`` gives (its name, its text)."""
+    init_repo(root)
+    (root / "pyproject.toml").write_text(top)
     for name in ("a", "b"):
         svc = root / f"svc_{name}"
         (svc / "src" / f"lib_{name}").mkdir(parents=True)
@@ -1267,9 +1266,24 @@ def test_each_declared_suite_runs_from_its_folder_in_the_clean_room(
         (svc / "tests" / f"test_{name}.py").write_text(
             f"from lib_{name} import VALUE\n\n\ndef test_{name}():\n    assert VALUE == 1\n"
         )
-        (svc / "pytest.ini").write_text("[pytest]\npythonpath = src\ntestpaths = tests\n")
+        file, text = configuration(name)
+        (svc / file).write_text(text)
     (root / ".gitignore").write_text(GITIGNORE)
-    commit_all(root, "two suites")
+    commit_all(root, "two services")
+    return root
+
+
+def test_each_declared_suite_runs_from_its_folder_in_the_clean_room(
+    tmp_path: Path, cached_envs: Path
+) -> None:
+    """`suites = ["svc_a", "svc_b"]`, each with its own pytest.ini: the clean room ran one
+    pytest at the top, which read neither, failed, and refused a tree that passes as its
+    suites run (each from its folder). It runs each from its folder: parts of one run."""
+    root = two_services(
+        tmp_path / "mono",
+        '[tool.genstamp]\nsuites = ["svc_a", "svc_b"]\n',
+        lambda name: ("pytest.ini", "[pytest]\npythonpath = src\ntestpaths = tests\n"),
+    )
     shutil.copytree(cached_envs, root / ".git" / ENVS, symlinks=True)
     assert genstamp(root, "stamp").returncode == 0
     for name in ("a", "b"):
@@ -1290,20 +1304,12 @@ def test_each_declared_suites_project_is_installed_in_the_clean_room(
     though a clone that installs them passes (h178). Each suite's project is installed, with
     its test extra: the nearest project at or above the suite's folder (a suite declared as
     its tests' folder, `svc_a/tests`: h179)."""
-    root = init_repo(tmp_path / "mono")
     listed = ", ".join(f'"{s}"' for s in suites)
-    (root / "pyproject.toml").write_text(f"[tool.genstamp]\nsuites = [{listed}]\n")
-    for name in ("a", "b"):
-        svc = root / f"svc_{name}"
-        (svc / "src" / f"lib_{name}").mkdir(parents=True)
-        (svc / "src" / f"lib_{name}" / "__init__.py").write_text("VALUE = 1\n")
-        (svc / "tests").mkdir()
-        (svc / "tests" / f"test_{name}.py").write_text(
-            f"from lib_{name} import VALUE\n\n\ndef test_{name}():\n    assert VALUE == 1\n"
-        )
-        (svc / "pyproject.toml").write_text(PYPROJECT.replace('"calc"', f'"lib-{name}"'))
-    (root / ".gitignore").write_text(GITIGNORE)
-    commit_all(root, "two suites, each a project")
+    root = two_services(
+        tmp_path / "mono",
+        f"[tool.genstamp]\nsuites = [{listed}]\n",
+        lambda name: ("pyproject.toml", PYPROJECT.replace('"calc"', f'"lib-{name}"')),
+    )
     proc = clean_run(root, "--installer", "uv")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 passed" in proc.stdout, proc.stdout
