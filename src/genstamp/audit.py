@@ -1278,14 +1278,16 @@ def _versions_run(
     a copy), ``HEAD_COPY`` (the run made the copy, of HEAD's file, where the work tree's
     differs: an export of the last commit, not of the tree tested) or ``PAST`` (a copy made
     before the run, of a version the work tree's file no longer holds: a stale export, an
-    unpacked sdist). A copy the run made of another commit's file (an upgrade test's old
-    release) is the tests' own, and bytes no commit held (a test's own script, a tool's; an
-    object git holds for no commit, a blob written for a scratch index) and an empty file are
-    not judged. git is asked once which blobs it holds; then the index
-    and HEAD's tree, and, for a copy made before the run whose bytes neither holds, which
-    commit (merges too) held them."""
+    unpacked sdist; or one the run made of this project, whose folder, or one of the two
+    above, names it: an sdist from ``dist/`` it unpacks). Other files the run made (a test's
+    own script whose bytes a past commit held by chance), bytes no commit held (an object git
+    holds for no commit, a blob written for a scratch index) and an empty file are not judged.
+    git is asked once which blobs it holds; then the index and HEAD's tree, and, for a copy
+    judged as made before the run whose bytes neither holds, which commit (merges too) held
+    them."""
     from genstamp import loads as loads_
     from genstamp.changed import git_output
+    from genstamp.roots import project_name
 
     blobs = sorted({ld.blob for ld in ran if ld.blob and ld.blob != _EMPTY_BLOB})
     if not blobs:
@@ -1311,8 +1313,6 @@ def _versions_run(
                 known.setdefault(blob, []).append(path)
                 if into is not None:
                     into.setdefault(blob, []).append(path)
-    from genstamp.roots import project_name
-
     mine = project_name(root)
     found = []
     for ld in ran:
@@ -1361,9 +1361,9 @@ def _stale_copies(
     their own, one git ignores (a build's ``build/lib/calc/core.py`` on the import path,
     made before the run): foreign where its bytes are not the module's own file's (a stale
     build output), or where the tested tree dropped the module (a commit of HEAD's history held
-    its own file). Whether git ignores it or the configuration declares it ``generated``: the
-    build made it of the checkout's code, which is what must have run. The version file the
-    build writes (and a ``__version__`` line it rewrites) is the build's."""
+    its own file), whether or not the configuration declares it ``generated``: the build made
+    it of the checkout's code, which is what must have run. The version file the build writes
+    (and a ``__version__`` line it rewrites) is the build's."""
     from genstamp.changed import git_output
 
     copies: list[tuple[Load, str, str | None, str]] = []  # (load, rel, own file, own path)
@@ -1371,9 +1371,8 @@ def _stale_copies(
         top = ld.module.partition(".")[0]
         base = os.path.relpath(roots[top], root) if os.path.isabs(roots[top]) else roots[top]
         parts = ld.module.split(".")
-        tail = [*parts, "__init__.py"] if rel.endswith("/__init__.py") else [*parts[:-1], ""]
-        if not rel.endswith("/__init__.py"):
-            tail[-1] = f"{parts[-1]}.py"
+        package = rel.endswith("/__init__.py")
+        tail = [*parts, "__init__.py"] if package else [*parts[:-1], f"{parts[-1]}.py"]
         own = "/".join(p for p in (base if base != "." else "", *tail) if p)
         if own == rel:
             continue  # the module's own file, where its root puts it (no file asked)
