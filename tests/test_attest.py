@@ -739,7 +739,13 @@ def test_a_failed_result_is_refused(world: World, tmp_path: Path, genstamp: RunG
     ok(run_genstamp(clone, "stamp"))
     run_pytest(clone, "-p", "no:cacheprovider")
     proc = run_genstamp(clone, "attest")
-    assert proc.returncode == 1 and "tests-failed" in proc.stdout  # never attested
+    assert proc.returncode == 1 and "tests-failed" in proc.stderr  # never attested
+    assert proc.stdout == ""  # `genstamp attest > a.json`: the refusal is said, not written
+    folder = tmp_path / "out"
+    folder.mkdir()
+    into = run_genstamp(clone, "attest", "-o", str(folder))
+    assert into.returncode == 2 and into.stderr.count("\n") == 1, into.stderr
+    assert f"{folder} is a folder" in into.stderr and ".tmp" not in into.stderr, into.stderr
 
     # a FAILED statement written by hand (consistent, digest and all) is refused on its result
     def fail(body: dict[str, Any]) -> None:
@@ -929,6 +935,38 @@ def test_a_partial_run_accepted_from_attestations_says_so(tmp_path: Path) -> Non
     assert "tests/test_b.py" in judged.stderr
     said = run_genstamp(repo, "summary", "--attestation", str(tmp_path / "a.json"))
     assert said.returncode == 0 and "part of the suite" in said.stdout, said.stdout
+    # as GitHub annotations (the README's CI form): the same verdict, warning included
+    for given, accepted in [
+        (["--attestation", str(tmp_path / "a.json")], "attestations"),
+        ([], "evidence"),
+    ]:
+        noted = run_genstamp(repo, "verify", *given, "--format", "github")
+        assert noted.returncode == 0, noted.stdout + noted.stderr
+        notice, warning = noted.stdout.splitlines()
+        assert notice.startswith(f"::notice title=genstamp::{accepted} accepted: 1 passed"), notice
+        assert warning.startswith("::warning title=genstamp::accepted as a PARTIAL run"), warning
+        assert "tests/test_b.py" in warning
+
+
+def test_an_attestation_a_windows_tool_rewrote_is_read_as_json_is(
+    world: World, tmp_path: Path
+) -> None:
+    """The same envelope saved with a byte order mark (Notepad's "UTF-8 with BOM") or as
+    UTF-16 (PowerShell 5.1's ``genstamp attest > a.json``) is judged and published as the
+    file genstamp wrote; an empty file is no attestation."""
+    clone = fresh_clone(world, tmp_path / "c")
+    text = world.full.read_text(encoding="utf-8")
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    (tmp_path / "utf16.json").write_text(text.replace("\n", "\r\n"), encoding="utf-16")
+    for name in ("bom.json", "utf16.json"):
+        judged = run_genstamp(clone, "verify", "--attestation", str(tmp_path / name))
+        assert judged.returncode == 0, judged.stdout + judged.stderr
+        ok(run_genstamp(clone, "publish", str(tmp_path / name)))
+    ok(run_genstamp(clone, "verify", "--from-notes"))
+    (tmp_path / "empty.json").write_bytes(b"")
+    empty = run_genstamp(clone, "publish", str(tmp_path / "empty.json"))
+    assert empty.returncode == 2 and empty.stderr.count("\n") == 1, empty.stderr
+    assert "empty.json is empty" in empty.stderr, empty.stderr
 
 
 @pytest.mark.parametrize("option", ["--attestation", "--summary"])

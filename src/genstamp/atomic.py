@@ -24,7 +24,10 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, sync: bool = True
             fh.flush()
             if sync:
                 os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:  # named by the file it was to replace, not the temporary one
+            raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
     except BaseException:
         try:  # noqa: SIM105 - contextlib.suppress: one import more on the hook's path
             os.unlink(tmp)

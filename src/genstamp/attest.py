@@ -278,15 +278,26 @@ def read_file(path: Path) -> str:
     try:
         if path.stat().st_size > MAX_BYTES:
             raise over
-        with path.open(encoding="utf-8", errors="surrogateescape") as fh:
-            text = fh.read(MAX_BYTES + 1)  # characters: at least as many bytes
-        if len(text) > MAX_BYTES:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
             raise over
-        return text
+        return _decoded(data)
     except OSError as exc:
         raise GenstampError(
             f"cannot read the attestation {path}: {exc.strerror or exc}", "pass a file that exists"
         ) from None
+
+
+def _decoded(data: bytes) -> str:
+    """A JSON file's text: UTF-8, as genstamp writes it; JSON's other encodings, UTF-16 and
+    UTF-32, as Windows tools rewrite it (PowerShell's ``genstamp attest > a.json``), and any
+    byte order mark such a tool puts first, are read as ``json.loads`` reads them. The
+    envelope's signatures cover its payload, not the file's encoding."""
+    encoding = json.detect_encoding(data)
+    if encoding.startswith("utf-8"):  # (utf-8-sig: after a byte order mark)
+        return data.decode(encoding, errors="surrogateescape")
+    return data.decode(encoding, errors="replace")
 
 
 def signers_file(settings: config.Config, cwd: Path | None) -> Path | None:
@@ -549,7 +560,10 @@ def note_files(checkout: Checkout, paths: Sequence[Path]) -> list[tuple[Path, st
     done = []
     for path in paths:
         by_commit: dict[str, list[str]] = {}
-        for label, line in bundle_lines(str(path), read_file(path)):
+        envelopes = bundle_lines(str(path), read_file(path))
+        if not envelopes:  # (an attestation the gate refused never was written: `attest > a`)
+            raise GenstampError(f"{path} is empty", "publish what `genstamp attest` wrote")
+        for label, line in envelopes:
             found = read_envelope(label, line, None)
             if found.problem:
                 raise GenstampError(f"{label}: {found.problem}", "publish genstamp attestations")

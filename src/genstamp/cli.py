@@ -271,33 +271,36 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
         if args.json:
             _print_json(verdict.to_json() | {"attestations": attestations_json(facts)})
             return EXIT_OK if verdict.ok else EXIT_REFUSED
-        if args.format == "text":
-            for failure in verdict.failures:
-                print(_refusal(failure, sys.stdout))
-            if verdict.ok:
-                line = accepted_line(verdict, facts)
-                print(f"genstamp: {_paint(line, GREEN, sys.stderr)}", file=sys.stderr)
-                _say_partial(verdict)
-            return EXIT_OK if verdict.ok else EXIT_REFUSED
-    else:
-        settings = config.load(checkout.workdir)
-        if args.clean_room:
-            settings = settings._replace(require_clean_room=True)
-        verdict = verify(checkout, junit=args.junit, revs=args.rev or (), settings=settings)
+        _say_verdict(verdict, accepted_line(verdict, facts) if verdict.ok else "", args.format)
+        return EXIT_OK if verdict.ok else EXIT_REFUSED
+    settings = config.load(checkout.workdir)
+    if args.clean_room:
+        settings = settings._replace(require_clean_room=True)
+    verdict = verify(checkout, junit=args.junit, revs=args.rev or (), settings=settings)
     if args.json:
         _print_json(verdict.to_json())
-    elif args.format == "github":
+    else:
+        _say_verdict(verdict, _accepted(verdict) if verdict.ok else "", args.format)
+    return EXIT_OK if verdict.ok else EXIT_REFUSED
+
+
+def _say_verdict(verdict: Verdict, accepted: str, form: str) -> None:
+    """The verdict as ``--format`` asks: its refusals, else what was accepted (``accepted``)
+    and, for a partial run the project allows, the warning that it is one."""
+    if form == "github":
         for failure in verdict.failures:
             print(github_annotation("error", f"genstamp {failure.rule}", _bounded(failure.line())))
         if verdict.ok:
-            print(github_annotation("notice", "genstamp", _accepted(verdict)))
-    else:
-        for failure in verdict.failures:
-            print(_refusal(failure, sys.stdout))
-        if verdict.ok:
-            print(f"genstamp: {_paint(_accepted(verdict), GREEN, sys.stderr)}", file=sys.stderr)
-            _say_partial(verdict)
-    return EXIT_OK if verdict.ok else EXIT_REFUSED
+            print(github_annotation("notice", "genstamp", accepted))
+            if verdict.partial:
+                print(github_annotation("warning", "genstamp", _partial(verdict)))
+        return
+    for failure in verdict.failures:
+        print(_refusal(failure, sys.stdout))
+    if verdict.ok:
+        print(f"genstamp: {_paint(accepted, GREEN, sys.stderr)}", file=sys.stderr)
+        if verdict.partial:
+            print(f"genstamp: {_partial(verdict)}", file=sys.stderr)
 
 
 def _nothing_to_test(verdict: Verdict) -> str:
@@ -305,12 +308,8 @@ def _nothing_to_test(verdict: Verdict) -> str:
     return f"tree {trees} holds no Python project and no tests: nothing for the tests to judge"
 
 
-def _say_partial(verdict: Verdict) -> None:
-    if verdict.partial:
-        print(
-            "genstamp: accepted as a PARTIAL run (allow-partial): " + "; ".join(verdict.partial),
-            file=sys.stderr,
-        )
+def _partial(verdict: Verdict) -> str:
+    return "accepted as a PARTIAL run (allow-partial): " + "; ".join(verdict.partial)
 
 
 def _accepted(verdict: Verdict) -> str:
@@ -347,10 +346,17 @@ def cmd_attest(args: argparse.Namespace, checkout: Checkout) -> int:
     from genstamp import attest, dsse
 
     part = attest.parse_part(args.part) if args.part else None
+    if args.output is not None and args.output.is_dir():
+        raise GenstampError(
+            f"{args.output} is a folder", f"name the file to write: -o {args.output}/FILE.json"
+        )
     made = attest.attest(checkout, args.rev, part=part, sign=args.sign, url=args.url or "")
     if made.envelope is None:
+        # stdout is the attestation's, when no -o is given: a refusal there would stand in the
+        # file `genstamp attest > a.json` makes, unseen
+        out = sys.stdout if args.output else sys.stderr
         for failure in made.verdict.failures:
-            print(_refusal(failure, sys.stdout))
+            print(_refusal(failure, out), file=out)
         print("genstamp: not attested: the gate refused", file=sys.stderr)
         return EXIT_REFUSED
     line = dsse.to_json(made.envelope) + "\n"
@@ -874,7 +880,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=("text", "github"),
         default="text",
-        help="github: one GitHub Actions annotation per refusal (::error title=genstamp RULE::…)",
+        help="github: one GitHub Actions annotation per refusal (::error title=genstamp RULE::…), "
+        "else a ::notice (and a ::warning for an allowed partial run)",
     )
     _attestation_sources(p)
     p.add_argument(
