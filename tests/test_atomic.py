@@ -313,6 +313,17 @@ def test_a_failed_evidence_write_keeps_the_old_evidence(
     assert assert_whole_evidence(junit)[evidence.P_GENERATION] == "d" * 32
 
 
+def test_a_write_that_cannot_replace_its_file_names_that_file(tmp_path: Path) -> None:
+    """A folder where the file should be: the error names the folder given, not the temporary
+    file it was written to first (which is gone)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError) as raised:
+        atomic.write_atomic(folder, b"data")
+    assert raised.value.filename == str(folder)
+    assert sorted(tmp_path.iterdir()) == [folder] and not any(folder.iterdir())
+
+
 def test_an_interrupt_mid_write_keeps_the_old_stamp(
     stamped: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
