@@ -147,13 +147,15 @@ def test_partial_clone_without_blobs(project: Path, tmp_path: Path) -> None:
     assert missing_objects(partial) >= {old_calc}  # nothing was fetched for genstamp
 
 
+@pytest.mark.parametrize("spec", ["blob:none", "tree:0"])
 def test_a_partial_clone_judges_a_tree_whose_settings_it_has_not_fetched(
-    project: Path, tmp_path: Path
+    project: Path, tmp_path: Path, spec: str
 ) -> None:
     """A partial clone judges a branch it has not checked out (a merge gate's PR head): the
     branch's pyproject.toml, whose settings hold the tree to them, is a blob the clone left
-    out. libgit2 reads what is at hand only: the gate ended with the blob's id for a message,
-    or took the defaults for the settings. It reads the file as git does, fetching it."""
+    out (``tree:0``: the branch's tree too). libgit2 reads what is at hand only: the gate ended
+    with the blob's id for a message, or took the defaults for the settings (a tree not at
+    hand: as none). It reads them as git does, fetching them."""
     (project / "pyproject.toml").write_text(
         (project / "pyproject.toml").read_text() + "\n[tool.genstamp]\nallow-partial = true\n"
     )
@@ -162,10 +164,12 @@ def test_a_partial_clone_judges_a_tree_whose_settings_it_has_not_fetched(
     git(project, "checkout", "-q", "main")
     git(project, "config", "uploadpack.allowFilter", "true")
     partial = tmp_path / "partial"
-    git(tmp_path, "clone", "-q", "--filter=blob:none", project.as_uri(), str(partial))
-    settings = git(partial, "rev-parse", "origin/feature:pyproject.toml")
-    assert settings in missing_objects(partial)  # really partial
-    tree = git(partial, "rev-parse", "origin/feature^{tree}")
+    git(tmp_path, "clone", "-q", f"--filter={spec}", project.as_uri(), str(partial))
+    tree = git(partial, "log", "-1", "--format=%T", "origin/feature")  # (^{tree} fetches it)
+    left_out = (
+        tree if spec == "tree:0" else git(partial, "rev-parse", "origin/feature:pyproject.toml")
+    )
+    assert left_out in missing_objects(partial)  # really partial
     from genstamp.facts import committed_settings
 
     held = committed_settings(open_checkout(partial), tree)

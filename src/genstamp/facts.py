@@ -1075,8 +1075,15 @@ def tree_diff(
 
 
 def _tree(repo: pygit2.Repository, tree_id: str) -> pygit2.Tree | None:
+    """The tree ``tree_id``; in a partial clone that left it out (``--filter=tree:0``, a
+    commit fetched but not checked out), fetched as git fetches it."""
     try:
         obj = repo.get(tree_id)
+        if obj is None:
+            from genstamp import notes
+
+            notes.at_hand(repo, tree_id, blobs=False)
+            obj = repo.get(tree_id)
     except (ValueError, pygit2.GitError):
         return None
     return obj if isinstance(obj, pygit2.Tree) else None

@@ -112,15 +112,20 @@ def of_tree(
     return out
 
 
-def at_hand(repo: pygit2.Repository, notes_commit: str) -> None:
-    """In a partial clone (``git clone --filter=blob:none``, ``tree:0``), have git fetch the
-    objects of the notes commit's tree it left out: libgit2 reads what is at hand and fetches
-    nothing, so a note would read as none (Y24 04). Elsewhere, nothing to do."""
+def at_hand(repo: pygit2.Repository, oid: str, *, blobs: bool = True) -> None:
+    """In a partial clone (``git clone --filter=blob:none``, ``tree:0``), have git fetch what
+    it left out of the object ``oid`` (a commit, a tree) and of its tree: libgit2 reads what is
+    at hand and fetches nothing, so a note would read as none (Y24 04), and a judged commit's
+    tree as not in the object store. ``blobs`` False: its trees alone (a blob is fetched when
+    it is read, ``facts.blob_bytes``). Elsewhere, nothing to do."""
     if not any(e.name.endswith(".promisor") and e.value == "true" for e in repo.config):
         return
+    if oid not in repo:  # (rev-list cannot begin at an object that is not at hand)
+        _git(Path(repo.path), "cat-file", "--batch-check", stdin=f"{oid}\n")
+    only = () if blobs else ("--filter=blob:none",)
     for _ in range(4):  # a tree fetched shows what lies below it (a fanned-out notes tree)
         listed = _git(
-            Path(repo.path), "rev-list", "--objects", "--no-walk", "--missing=print", notes_commit
+            Path(repo.path), "rev-list", "--objects", "--no-walk", "--missing=print", *only, oid
         )
         missing = [ln[1:].split()[0] for ln in listed.stdout.splitlines() if ln.startswith("?")]
         if listed.returncode != 0 or not missing:
