@@ -1067,6 +1067,47 @@ def test_a_hook_the_user_edited_since_install_is_never_lost(project: Path, tmp_p
     assert not hooktext.is_genstamp_hook(hooks / "post-checkout")  # the rest undone
 
 
+def test_a_hook_removed_or_written_again_as_it_was_is_installed_again(
+    project: Path, tmp_path: Path
+) -> None:
+    """A hook of genstamp's that is gone since (the user removed it, as an edited one's refusal
+    says), or that a tool wrote again as it was before install (husky's dispatcher after
+    `npm install`, the bytes genstamp keeps aside already): nothing to lose, so a second
+    `genstamp install` writes genstamp's again, and `--uninstall` restores the user's."""
+    log = tmp_path / "user.log"
+    add_user_hook(project, "post-merge", log)
+    original = (project / ".git" / "hooks" / "post-merge").read_bytes()
+    ok(run_genstamp(project, "install"))
+    hooks = project / ".git" / "hooks"
+    (hooks / "post-checkout").unlink()
+    (hooks / "post-merge").write_bytes(original)  # the tool's own hook, as it was
+    ok(run_genstamp(project, "install"))
+    for hook in ("post-checkout", "post-merge"):
+        assert hooktext.is_genstamp_hook(hooks / hook), hook
+    assert (hooks / "post-merge.genstamp-chained").read_bytes() == original
+    assert "ok: hooks:" in run_genstamp(project, "doctor").stdout
+    ok(run_genstamp(project, "install", "--uninstall"))
+    assert (hooks / "post-merge").read_bytes() == original
+    assert not (hooks / "post-merge.genstamp-chained").exists()
+    assert not (hooks / "post-checkout").exists()
+
+
+def test_a_hooks_folder_linked_into_the_work_tree_is_named_as_it_is(project: Path) -> None:
+    """No core.hooksPath, but `.git/hooks` a link to a committed folder of hooks: the refusal
+    to move a committed hook aside names the folder, not a "core.hooksPath None"."""
+    team = project / "tools" / "hooks"
+    team.mkdir(parents=True)
+    (team / "post-merge").write_text("#!/bin/sh\necho team post-merge\n")
+    commit_all(project, "the team's hooks")
+    hooks = project / ".git" / "hooks"
+    shutil.rmtree(hooks, ignore_errors=True)  # (an empty template: none)
+    hooks.symlink_to(Path("..", "tools", "hooks"))
+    proc = run_genstamp(project, "install")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"the hooks folder {team} leads into the work tree (tools/hooks)" in proc.stderr
+    assert "None" not in proc.stderr and "core.hooksPath" not in proc.stderr, proc.stderr
+
+
 def test_a_clone_installed_from_is_pinned_at_the_commit_that_was_installed(tmp_path: Path) -> None:
     """pip records a clone's folder, not its commit: the pin is a commit whose package is the
     running genstamp's code, not wherever the clone's HEAD has moved since; code no commit

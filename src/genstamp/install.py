@@ -426,12 +426,15 @@ def _put_hook(hooks_dir: Path, hook: str, command: str | None) -> None:
     script = hook_script(hook, command).encode()
     if not is_genstamp_hook(path) and (path.exists() or path.is_symlink()):
         chained = hooks_dir / (hook + CHAINED)
-        if chained.exists() or chained.is_symlink():
+        if snapshot(chained) == snapshot(path):
+            pass  # written again as it was (husky's dispatcher): it waits aside already
+        elif chained.exists() or chained.is_symlink():
             raise GenstampError(
                 f"{path} is not genstamp's and {chained} exists already",
                 "move one of them away, then run `genstamp install` again",
             )
-        os.rename(path, chained)
+        else:
+            os.rename(path, chained)
     if snapshot(path) != Entry("file", script, 0o755):
         hooks_dir.mkdir(parents=True, exist_ok=True)
         write_atomic(path, script)
@@ -942,11 +945,17 @@ def _committed(where: Layout, folder: str) -> set[str]:
     for rel in sorted(filter(None, listed.stdout.split("\0"))):
         hook = rel.rpartition("/")[2]
         if not calls_genstamp(where.workdir / rel, hook):
+            # (no core.hooksPath: the hooks folder is a link into the work tree)
+            named = (
+                f"core.hooksPath ({where.hooks_path}) leads"
+                if where.hooks_path
+                else f"the hooks folder {where.hooks_dir} leads"
+            )
             raise GenstampError(
-                f"core.hooksPath is {where.hooks_path}, a folder of the work tree, and {rel} "
-                "is committed: genstamp will not move a committed hook aside",
+                f"{named} into the work tree ({folder}), and {rel} is committed: genstamp "
+                "will not move a committed hook aside",
                 f'call `genstamp hook {hook} "$@" || exit $?` from it yourself (and commit '
-                "that), or point core.hooksPath outside the work tree",
+                "that), or give git a hooks folder outside the work tree",
             )
         committed.add(hook)
     return committed
@@ -1090,8 +1099,13 @@ def _cut_short(path: Path, record: Record) -> bool:
 
 
 def _check_unedited(path: Path, record: Record, script: str) -> None:
-    """A hook of genstamp's that the user edited since it was written is not overwritten."""
-    if _edited(path, record) and snapshot(path) != Entry("file", script.encode(), 0o755):
+    """A hook of genstamp's that the user edited since it was written is not overwritten (one
+    removed since holds nothing to lose: written again; so does one a tool wrote again as it
+    was before install, its bytes still waiting aside: husky's dispatcher after `npm install`)."""
+    now = snapshot(path)
+    if now.kind == "absent" or snapshot(Path(str(path) + CHAINED)).data == now.data:
+        return
+    if _edited(path, record) and now != Entry("file", script.encode(), 0o755):
         raise GenstampError(
             f"{path} was changed since `genstamp install` wrote it: installing would lose that",
             f"move your lines into {path.name}{CHAINED} (genstamp's hook runs it) or remove "
