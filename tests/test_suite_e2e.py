@@ -875,6 +875,48 @@ def test_test_files_of_one_module_name_run_apart_are_no_whole_run(
         assert f"(each under the name {name})" in said, said
 
 
+@pytest.mark.parametrize("how", ["importlib", "ignore-import-mismatch"])
+def test_a_test_file_collected_with_another_files_module_is_not_collected(
+    tmp_path: Path, how: str
+) -> None:
+    """Two test files of one module name, `tests.test_x` (packages both named `tests`, under
+    `--import-mode=importlib`; or folders that are no packages, `PY_IGNORE_IMPORTMISMATCH=1`
+    with the prepend mode): pytest hands the second file the module it imported for the first.
+    The run passes, svc_a's tests running twice under both files' node ids; svc_b's own test,
+    which fails, never ran. Its file was no file the run collected: the gate refuses, and the
+    run says why. A run of svc_b alone imports its own module: it fails, and once fixed its
+    part completes the suite where a whole run imports both files (importlib's mode: their
+    modules are one, but each ran); without the variable, a whole run fails to collect them,
+    as a clean clone's does: parts-disagree."""
+    ini = '[tool.pytest.ini_options]\ntestpaths = ["svc_a", "svc_b"]\n'
+    files = {"svc_a/tests/test_x.py": cases("a"), "svc_b/tests/test_x.py": cases("b", fail="b")}
+    env = None
+    if how == "importlib":
+        ini += 'addopts = "--import-mode=importlib"\n'
+        files.update({"svc_a/tests/__init__.py": "", "svc_b/tests/__init__.py": ""})
+    else:
+        env = {**subprocess_env(), "PY_IGNORE_IMPORTMISMATCH": "1"}
+    root = make(tmp_path / "p", {"pyproject.toml": ini, **files})
+    whole = run_pytest(root, "-p", "no:cacheprovider", "-rA", env=env)
+    assert whole.returncode == 0 and "PASSED svc_b/tests/test_x.py::test_a" in whole.stdout
+    said = "svc_b/tests/test_x.py collected with the module of svc_a/tests/test_x.py"
+    assert said in whole.stdout, whole.stdout
+    code, data, _ = verify(root)
+    assert code == 1 and "svc_b/tests/test_x.py" in rules(data)["partial-run"], data
+    assert run_pytest(root, "-p", "no:cacheprovider", "svc_b", env=env).returncode == 1
+    (root / "svc_b" / "tests" / "test_x.py").write_text(cases("b"))
+    commit_all(root, "svc_b fixed")
+    stamp(root)
+    assert run_pytest(root, "-p", "no:cacheprovider", env=env).returncode == 0
+    assert verify(root)[0] == 1  # the whole run still never ran svc_b's own test
+    assert run_pytest(root, "-p", "no:cacheprovider", "svc_b", env=env).returncode == 0
+    code, data, _ = verify(root)
+    if how == "importlib":
+        assert code == 0, data
+    else:
+        assert code == 1 and list(rules(data)) == ["parts-disagree"], data
+
+
 # a check of the whole session, as syrupy's of snapshots no collected test uses: it fails a
 # run that collected every test file, never one that collected a part of them
 WHOLE_SESSION_CHECK = """\

@@ -403,6 +403,8 @@ class Tally:
         self.executed: set[str] = set()
         self.outcomes: dict[str, str] = {}
         self.files: set[str] = set()  # test files collected (tree paths)
+        # test files pytest collected with another file's module (tree path -> that file)
+        self.borrowed: dict[str, str] = {}
         self.workers: list[dict[str, Any]] = []
         self._configs: dict[str, PytestConfig] = {}
         # a file's node id -> (the items its collector yielded, its tree path)
@@ -510,6 +512,8 @@ class Tally:
         """What a file's collector really yielded, before any plugin's wrapper (``--lf``'s)
         drops items from it without deselecting them."""
         report = yield
+        if isinstance(collector, pytest.Module) and report.result is not None:
+            self._borrowed(collector)
         if isinstance(collector, pytest.File) and report.result is not None:
             rel = self.tree_path(collector.path)
             if rel is not None:
@@ -528,6 +532,24 @@ class Tally:
                 (child.nodeid, child) for child in report.result if isinstance(child, pytest.Class)
             )
         return report
+
+    def _borrowed(self, collector: pytest.Module) -> None:
+        """A test file pytest collected with a module it had loaded from another file: two
+        test files of one module name (`--import-mode=importlib` hands the second the first
+        one's module from ``sys.modules``; ``PY_IGNORE_IMPORTMISMATCH`` lets the prepend mode
+        do so). The tests run are the other file's, under this one's node ids: this file's own
+        never ran, and it is no file the run collected."""
+        module = getattr(collector, "_obj", None)  # (what its collection imported: none here)
+        origin = getattr(module, "__file__", None)
+        if not isinstance(origin, str):
+            return
+        origin = origin[:-1] if origin.endswith(".pyc") else origin
+        if os.path.realpath(origin) == os.path.realpath(collector.path):
+            return
+        rel = self.tree_path(collector.path)
+        if rel is not None:
+            self.files.discard(rel)
+            self.borrowed[rel] = self.tree_path(Path(origin)) or origin
 
     def whole(self, file: str) -> bool:
         """Whether every test the file at ``file`` (a real path) yields was collected for the
@@ -786,6 +808,7 @@ class Tally:
             "paths": self._paths,
             "ignored": sorted(self.ignored),
             "dependency_names": self.dependency_names,
+            "borrowed": self.borrowed,
         }
 
     def observe_ignores(self, cfg: pytest.Config) -> None:
@@ -831,6 +854,13 @@ class Tally:
 
     def all_files(self) -> set[str]:
         return self.files.union(*(o.get("files", ()) for o in self.workers))
+
+    def all_borrowed(self) -> dict[str, str]:
+        out = dict(self.borrowed)
+        for worker in self.workers:
+            given = worker.get("borrowed")
+            out.update(given if isinstance(given, dict) else {})
+        return out
 
     def all_unexplained(self) -> tuple[str, ...]:
         return tuple(
@@ -1427,7 +1457,11 @@ class Session:
             lf_skipped = self.tally.skipped_by_lf(self.config)
             facts = _facts(self.config, session, exitstatus, self.tally, self.coverage_left)
             facts = facts._replace(partly=tuple(sorted(self.tally.all_partly() | lf_skipped)))
-            reasons = selection.reasons(facts)
+            reasons = selection.reasons(facts) + [
+                f"{rel} collected with the module of {other}, imported first under the same "
+                "name: its own tests never ran (give the two distinct module names)"
+                for rel, other in sorted(self.tally.all_borrowed().items())
+            ]
             partly = self.tally.all_partly() | lf_skipped
             if facts.overrides:  # each file may have yielded fewer tests than the suite's
                 partly |= self.tally.all_files()
