@@ -947,6 +947,38 @@ def test_a_whole_run_whose_session_failed_stays_when_its_files_run_again_in_part
             assert code == 0, data
 
 
+@pytest.mark.parametrize("quiet", ["skipped-whole", "all-deselected", "empty"])
+def test_a_run_of_the_same_tests_that_collects_fewer_files_keeps_the_whole_runs_part(
+    tmp_path: Path, quiet: str
+) -> None:
+    """The whole suite, green, holds a file that yields no test that runs (a module skipped
+    whole where an optional dependency is missing, one whose tests the configuration's `-m`
+    leaves out, one with no test yet); then the two files that do hold tests, again: the
+    same tests ran, but not the same files were collected. The second run is a part of its
+    own: it left the whole run's part standing, which covers the suite. Control: that run
+    alone, in a new generation, covers part of it."""
+    ini = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+    quiet_file = {
+        "skipped-whole": "import pytest\n\npytest.importorskip('genstamp_no_such_module')\n"
+        + cases("np"),
+        "all-deselected": "import pytest\n\n\n@pytest.mark.slow\ndef test_perf():\n    pass\n",
+        "empty": "",
+    }[quiet]
+    if quiet == "all-deselected":
+        ini += 'addopts = "-m \'not slow\'"\nmarkers = ["slow"]\n'
+    files = {**SIMPLE, "pyproject.toml": ini, "tests/test_quiet.py": quiet_file}
+    root = make(tmp_path / "p", files)
+    named = ("tests/test_a.py", "tests/test_b.py", "tests/deep")
+    assert pytest_in(root).returncode == 0
+    assert pytest_in(root, *named).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    stamp(root)
+    assert pytest_in(root, *named).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1 and "tests/test_quiet.py" in rules(data)["partial-run"], data
+
+
 @pytest.mark.parametrize(
     "case",
     [

@@ -55,14 +55,28 @@ class Coverage(NamedTuple):
     @property
     def part_key(self) -> str:
         """The name of its part: the same tests run again replace it; a run whose collection
-        failed somewhere, or that skipped a folder whole, is a part of its own (a later run of
-        the same tests that did not look there does not replace it: see ``supersedes``)."""
+        failed somewhere, that skipped a folder whole, or that collected a file none of whose
+        tests ran (a module skipped whole, one whose tests the configuration deselects, one
+        with none), is a part of its own: a later run of the same tests that did not look
+        there does not replace it (see ``supersedes``)."""
+        quiet = self._quiet()
         if self.skipped:  # folders skipped whole ran no test: they name the part too
             names = [*sorted(self.outcomes), "", *self.errors, "", *self.skipped]
-            return binding.digest(names)[:16] + ("-e" if self.errors else "-s")
-        if not self.errors:
+            suffix = "-e" if self.errors else "-s"
+        elif self.errors:
+            names, suffix = [*sorted(self.outcomes), "", *self.errors], "-e"
+        elif quiet:
+            names, suffix = sorted(self.outcomes), "-f"
+        else:
             return self.ran_digest[:16]
-        return binding.digest([*sorted(self.outcomes), "", *self.errors])[:16] + "-e"
+        if quiet:
+            names += ["\0quiet", *quiet]
+        return binding.digest(names)[:16] + suffix
+
+    def _quiet(self) -> list[str]:
+        """The files it collected whole that ran no test."""
+        ran = {n.partition("::")[0] for n in self.outcomes}
+        return [f for f in self.files if f not in ran]
 
     def supersedes(self, earlier: Coverage) -> bool:
         """This later run stands for ``earlier``, a run whose collection failed: it ran every
