@@ -393,6 +393,65 @@ def test_a_relative_hooks_folder_gets_genstamps_hooks_in_every_worktree(
         assert sorted(p.name for p in folder.iterdir()) == ["pre-commit"], folder
 
 
+def test_a_relative_hooks_path_a_linked_worktree_cannot_resolve_is_said(
+    project: Path, tmp_path: Path
+) -> None:
+    """`core.hooksPath = .git/hooks` (a common way to undo husky): git resolves it at the top of
+    each worktree, and in a linked one, whose .git is a file, it names no folder: git runs no
+    hook there, and a push of an untested, failing commit went through while install said
+    nothing. install says so, naming the worktree and the remedy; install and doctor there say
+    why they cannot, not "check that git status works". Control: the remedy (an absolute
+    path) puts the linked worktree's pushes under the gate."""
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", str(linked), "-b", "feature")
+    git(project, "config", "core.hooksPath", ".git/hooks")
+    with_remote(project, tmp_path)
+    out = ok(run_genstamp(project, "install"))
+    said = f"core.hooksPath (.git/hooks) names no folder in the worktree {linked}: git runs no"
+    assert said in out and "--git-common-dir)/hooks" in out, out
+    for command in (("doctor",), ("install",)):
+        proc = run_genstamp(linked, *command)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert "names no folder in this worktree" in proc.stderr, proc.stderr
+    common = git(project, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    git(project, "config", "core.hooksPath", f"{common}/hooks")
+    ok(run_genstamp(project, "install"))
+    (linked / "tests" / "test_broken.py").write_text("def test_broken():\n    assert False\n")
+    commit_all(linked, "untested and broken")
+    assert "push refused" in refused(run_git(linked, "push", "origin", "feature"))
+
+
+def test_a_checkout_of_a_commit_without_the_teams_pre_push_says_so(
+    project: Path, tmp_path: Path
+) -> None:
+    """`core.hooksPath = .githooks`, the team's pre-push committed (it runs genstamp's): a
+    branch made before that commit has no pre-push, so git runs none there and a push of an
+    untested, failing commit went through unjudged while the checkout said nothing.
+    genstamp's post-checkout says so; `genstamp install` there writes genstamp's own, and the
+    push is judged. Control: a switch between commits that both hold it says nothing."""
+    git(project, "branch", "hotfix")
+    hooks = project / ".githooks"
+    hooks.mkdir()
+    call = f'"{sys.executable}" -m genstamp hook pre-push "$@" || exit $?'
+    (hooks / "pre-push").write_text(f"#!/bin/sh\n{call}\n")
+    (hooks / "pre-push").chmod(0o755)
+    commit_all(project, "the team's pre-push")
+    git(project, "branch", "later")
+    git(project, "config", "core.hooksPath", ".githooks")
+    with_remote(project, tmp_path)
+    ok(run_genstamp(project, "install"))
+    said = ".githooks/pre-push is not in this checkout, or runs no genstamp"
+    switched = run_git(project, "checkout", "-q", "later")
+    assert switched.returncode == 0 and said not in switched.stderr, switched.stderr
+    switched = run_git(project, "checkout", "-q", "hotfix")
+    assert switched.returncode == 0 and said in switched.stderr, switched.stderr
+    assert "`genstamp install`" in switched.stderr
+    ok(run_genstamp(project, "install"))
+    (project / "tests" / "test_broken.py").write_text("def test_broken():\n    assert False\n")
+    commit_all(project, "untested and broken")
+    assert "push refused" in refused(run_git(project, "push", "origin", "hotfix"))
+
+
 def test_a_committed_hook_genstamp_needs_is_not_moved_aside(project: Path) -> None:
     hooks = project / ".husky"
     hooks.mkdir()

@@ -469,17 +469,16 @@ def full_restamp_hook(name: str, directory: Path | None, checkout: Checkout | No
         _hook_warning(reason, "check that `git status` works, then run `genstamp stamp`")
         return EXIT_OK
     if kept:
-        print(
-            f"genstamp: generation {gen.id[:12]} kept: {why}; {_scrub_line(result)}",
-            file=sys.stderr,
-        )
-        _scrub_errors(result)
-        return EXIT_OK
-    print(
-        f"genstamp: new generation {gen.id[:12]} (tree {gen.tree[:12]}); {_scrub_line(result)}",
-        file=sys.stderr,
-    )
+        said = f"generation {gen.id[:12]} kept: {why}"
+    else:
+        said = f"new generation {gen.id[:12]} (tree {gen.tree[:12]})"
+    print(f"genstamp: {said}; {_scrub_line(result)}", file=sys.stderr)
     _scrub_errors(result)
+    from genstamp import hooktext
+
+    gone = hooktext.pre_push_gone(str(checkout.workdir))
+    if gone:
+        print(f"genstamp: warning: {gone}", file=sys.stderr)
     return EXIT_OK
 
 

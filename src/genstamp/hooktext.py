@@ -28,6 +28,34 @@ def is_genstamp_hook(path: Path) -> bool:
     return holds(path, MARKER)
 
 
+def pre_push_gone(workdir: str, paths: Sequence[str] | None = None) -> str | None:
+    """After git changed the work tree (the paths it wrote, None: unknown): the warning that
+    the hooks folder git runs, a folder of the work tree (``core.hooksPath = .githooks``, the
+    commit's), holds no pre-push that runs genstamp's, as where the checked-out commit was made
+    before the team committed its pre-push: a push from here is judged by no hook. None when
+    it holds one, or the hooks folder is no folder of the work tree."""
+    from genstamp import changed
+
+    if paths is not None and not any(p.rpartition("/")[2] == "pre-push" for p in paths):
+        return None  # (git wrote no pre-push: the one install left stands)
+    value = (changed.git_output(workdir, "config", "--get", "core.hooksPath") or b"").strip()
+    folder = os.fsdecode(value)
+    if not folder or os.path.isabs(os.path.expanduser(folder)):
+        return None
+    top = os.path.realpath(workdir)
+    real = os.path.realpath(os.path.join(top, folder))
+    if not real.startswith(top + os.sep) or f"{os.sep}.git{os.sep}" in real[len(top) :] + os.sep:
+        return None  # (`.git/hooks`: the git dir's, which no checkout writes)
+    hook = Path(real, "pre-push")
+    if calls_genstamp(hook, "pre-push"):
+        return None
+    return (
+        f"{os.path.relpath(hook, top)} is not in this checkout, or runs no genstamp: a push "
+        "from here is judged by no hook (the commit predates the team's pre-push) — run "
+        "`genstamp install` (it writes genstamp's own there, which git ignores)"
+    )
+
+
 def calls_genstamp(path: Path, hook: str) -> bool:
     """Whether the hook at ``path`` is genstamp's or runs ``genstamp hook HOOK`` itself (a
     hook the repository commits, which the user made call genstamp)."""

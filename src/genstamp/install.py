@@ -105,15 +105,43 @@ def layout(checkout: Checkout) -> Layout:
     work = checkout.workdir
     common = _git(work, "rev-parse", "--path-format=absolute", "--git-common-dir")
     hooks = _git(work, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+    configured = _git(work, "config", "--get", "core.hooksPath")
+    hooks_path = configured.stdout.strip() if configured.returncode == 0 else None
+    if hooks.returncode and _relative(hooks_path) and not (work / str(hooks_path)).is_dir():
+        raise GenstampError(  # (`.git/hooks` in a linked worktree, whose .git is a file)
+            f"core.hooksPath ({hooks_path}) names no folder in this worktree ({work}): git "
+            "runs no hooks here, and its pushes go unjudged",
+            UNRESOLVED_REMEDY,
+        )
     if common.returncode or hooks.returncode:
         raise GenstampError(
             "git cannot name this repository's hooks folder: "
             + (common.stderr or hooks.stderr).strip(),
             "check that `git status` works here (git 2.31 or later)",
         )
-    configured = _git(work, "config", "--get", "core.hooksPath")
-    hooks_path = configured.stdout.strip() if configured.returncode == 0 else None
     return Layout(work, Path(common.stdout.strip()), Path(hooks.stdout.strip()), hooks_path or None)
+
+
+UNRESOLVED_REMEDY = (
+    "give it a path every worktree resolves: `git config core.hooksPath "
+    '"$(git rev-parse --path-format=absolute --git-common-dir)/hooks"`, or unset it, then run '
+    "`genstamp install` again"
+)
+
+
+def _unresolved(where: Layout) -> list[str]:
+    """The notes for the other worktrees in which a relative ``core.hooksPath`` names no
+    folder: `.git/hooks`, say, where a linked worktree's .git is a file. git runs no hook
+    there, genstamp's pre-push neither."""
+    if not _relative(where.hooks_path) or tree_folder(where) is not None:
+        return []  # (a folder of the work tree: each worktree's own copy gets the hooks)
+    here = where.workdir.resolve()
+    return [
+        f"core.hooksPath ({where.hooks_path}) names no folder in the worktree {top}: git runs "
+        f"no hooks there, and its pushes go unjudged — {UNRESOLVED_REMEDY}"
+        for top in _worktree_tops(where)
+        if top.resolve() != here and not (top / str(where.hooks_path)).is_dir()
+    ]
 
 
 def _hooks_path_scope(where: Layout) -> str:
@@ -804,6 +832,7 @@ def install(
             f"core.hooksPath is set: genstamp's hooks go into {where.hooks_path} "
             f"({where.hooks_dir}), the folder git runs hooks from"
         )
+    notes += _unresolved(where)
     folder = tree_folder(where) if mode == "plain" else None
     # a relative core.hooksPath is each worktree's own folder: git runs a linked worktree's
     # hooks from its own copy of it (the commit's), so each gets genstamp's hooks too

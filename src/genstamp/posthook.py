@@ -117,7 +117,14 @@ def _restamp(
     # rename ordering, an empty one, which every reader refuses with `genstamp stamp` as the
     # remedy. Neither is read as a decision this hook did not take.
     generation.write_at(stamp, claim, sync=False)
-    return _line(gen, claim, found.tree, len(paths), result)
+    line = _line(gen, claim, found.tree, len(paths), result)
+    if any(p.rpartition("/")[2] == "pre-push" for p in paths):  # (rare: then hooktext, re)
+        from genstamp import hooktext
+
+        gone = hooktext.pre_push_gone(where.workdir, paths)
+        if gone:
+            line += f"\ngenstamp: warning: {gone}"
+    return line
 
 
 def _line(
