@@ -297,7 +297,14 @@ def test_an_in_project_environment_is_found(
     assert found["environment"]["status"] == "warn"  # this suite's venv is outside the project
     venv = installed / ".venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    _code, found = checks(genstamp, installed)  # the default: the in-project .venv's python
+    (venv / ".gitignore").unlink(missing_ok=True)  # (Python 3.13's venv writes one)
+    # the default: the in-project .venv's python; one git does not ignore is in every tree
+    # the tests run on, and none that is pushed: every green run is refused tree-mismatch
+    _code, found = checks(genstamp, installed)
+    assert found["environment"]["status"] == "fail", found["environment"]
+    assert "git does not ignore it" in found["environment"]["what"], found["environment"]
+    (venv / ".gitignore").write_text("*\n")
+    _code, found = checks(genstamp, installed)
     assert found["environment"]["status"] == "ok", found["environment"]
     # a program that prints nothing is no environment in the project (an empty answer was
     # taken for the current folder)

@@ -456,6 +456,15 @@ def check_environment(workdir: Path, python: Path) -> Check:
     # (an absolute folder, or nothing known: a program that printed nothing is no Python)
     where = Path(said) if os.path.isabs(said) else None
     if where is not None and where.resolve().is_relative_to(workdir):
+        if not _ignored(workdir, where.resolve() / "pyvenv.cfg"):
+            return Check(
+                "environment",
+                "fail",
+                f"the test environment ({where}) is in the project and git does not ignore it: "
+                "every tree the tests run on holds it, and none that is pushed",
+                f"ignore it: `echo '*' > {where / '.gitignore'}` (as Python 3.13's venv "
+                "writes), or list it in .gitignore",
+            )
         return Check("environment", "ok", f"the test environment is in the project ({where})")
     return Check(
         "environment",
@@ -464,6 +473,17 @@ def check_environment(workdir: Path, python: Path) -> Check:
         "install in it may point at another checkout",
         "`python -m venv .venv` in the project and install there (the audit flags foreign code)",
     )
+
+
+def _ignored(workdir: Path, path: Path) -> bool:
+    """Whether git ignores ``path`` (a file of the work tree), as `git check-ignore` says."""
+    said = subprocess.run(
+        ["git", "check-ignore", "-q", "--", str(path)],
+        cwd=workdir,
+        capture_output=True,
+        check=False,
+    )
+    return said.returncode == 0
 
 
 def check_start(checkout: Checkout) -> Check:
