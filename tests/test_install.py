@@ -116,6 +116,8 @@ def test_plain_install_keeps_the_users_hook_is_idempotent_and_uninstalls(
     log = tmp_path / "user.log"
     add_user_hook(project, "post-checkout", log)
     add_user_hook(project, "pre-push", log)
+    shared = tmp_path / "shared-pre-push"  # one hook kept for several repositories
+    os.link(project / ".git" / "hooks" / "pre-push", shared)
     before = hooks_state(project)
     out = ok(run_genstamp(project, "install"))
     assert "installed as plain git hooks" in out and "generation" in out, out
@@ -142,6 +144,7 @@ def test_plain_install_keeps_the_users_hook_is_idempotent_and_uninstalls(
     assert "restored" in out
     assert hooks_state(project) == before
     assert not (project / ".git" / "genstamp" / "install.json").exists()
+    assert os.path.samefile(shared, project / ".git" / "hooks" / "pre-push")  # the same file
 
 
 @pytest.mark.parametrize("moved", [False, True], ids=["in-place", "moved-too"])
@@ -169,7 +172,7 @@ def test_uninstall_after_core_hookspath_changed_puts_the_hooks_back_where_they_w
 
 
 @pytest.mark.parametrize("when", ["before", "after", "unlinked"])
-@pytest.mark.parametrize("cut", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("cut", [1, 2, 3, 4])  # each of the user's four hooks put back
 def test_an_uninstall_cut_short_is_finished_by_the_next(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: int, when: str
 ) -> None:
@@ -188,13 +191,13 @@ def test_an_uninstall_cut_short_is_finished_by_the_next(
     ok(run_genstamp(project, "install", "--plain"))
     real, calls = install.restore, [0]
 
-    def interrupted(path: Path, entry: install.Entry) -> None:
+    def interrupted(path: Path, entry: install.Entry, aside: Path | None = None) -> None:
         calls[0] += 1
         if calls[0] == cut and when != "after":
             if when == "unlinked" and (path.is_symlink() or path.exists()):
                 path.unlink()
             raise KeyboardInterrupt  # the user's Ctrl-C, as this file is put back
-        real(path, entry)
+        real(path, entry, aside)
         if calls[0] == cut:
             raise KeyboardInterrupt
 

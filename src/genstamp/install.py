@@ -164,9 +164,14 @@ def snapshot(path: Path) -> Entry:
         return Entry("absent")
 
 
-def restore(path: Path, entry: Entry) -> None:
+def restore(path: Path, entry: Entry, aside: Path | None = None) -> None:
     """``path`` as ``entry`` says, put in place at once (a Ctrl-C never leaves it absent where
-    it held something, or half written)."""
+    it held something, or half written). ``aside``: where install moved the user's file from
+    ``path``; when it still holds ``entry``, that very file goes back (a hard link to a hook
+    several repositories share stays one), not a copy of its bytes."""
+    if aside is not None and entry.kind == "file" and snapshot(aside) == entry:
+        os.replace(aside, path)
+        return
     if entry.kind not in ("link", "file"):
         if path.is_symlink() or path.exists():
             path.unlink()
@@ -1229,7 +1234,9 @@ def uninstall(checkout: Checkout) -> Report:
                 "under genstamp's comment yourself)"
             )
             continue
-        restore(path, entry)
+        aside_now = Path(name + CHAINED)
+        made_aside = record.before.get(str(aside_now), Entry("absent")).kind == "absent"
+        restore(path, entry, aside_now if made_aside else None)
         restored.append(_show(where, path))
     _record_path(where).unlink()
     return Report("uninstall", tuple(restored), tuple(notes))
