@@ -1154,6 +1154,26 @@ def test_a_hook_removed_or_written_again_as_it_was_is_installed_again(
     assert not (hooks / "post-checkout").exists()
 
 
+def test_a_record_removed_as_its_refusal_says_is_made_anew_from_the_hooks(
+    project: Path, tmp_path: Path
+) -> None:
+    """The install record cut short (a full disk): genstamp says to remove it and reinstall.
+    Done so, the reinstall found its hooks in place and wrote no record, and uninstall then
+    said install had not run here, leaving genstamp's hooks and the user's own pre-push aside
+    for good. The reinstall records them as the hooks show it: uninstall puts every hook back."""
+    add_user_hook(project, "pre-push", tmp_path / "user.log")
+    before = hooks_state(project)
+    ok(run_genstamp(project, "install"))
+    record = project / ".git" / "genstamp" / "install.json"
+    record.write_bytes(b"")
+    proc = run_genstamp(project, "install", "--uninstall")
+    assert proc.returncode == 2 and "remove it and reinstall" in proc.stderr, proc.stderr
+    record.unlink()
+    ok(run_genstamp(project, "install"))
+    ok(run_genstamp(project, "install", "--uninstall"))
+    assert hooks_state(project) == before
+
+
 def test_a_hooks_folder_linked_into_the_work_tree_is_named_as_it_is(project: Path) -> None:
     """No core.hooksPath, but `.git/hooks` a link to a committed folder of hooks: the refusal
     to move a committed hook aside names the folder, not a "core.hooksPath None"."""

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -856,6 +856,7 @@ def install(
                     _check_unedited(lay.hooks_dir / hook, record, hook_script(hook, command))
     hooks = [lay.hooks_dir / (h + c) for lay in layouts for h in PLAIN_HOOKS for c in ("", CHAINED)]
     before = _all(where, [*hooks, exclude_file(where)])
+    adopted = _adopted(before) if record is None and mode == "plain" else {}
     try:
         if mode == "pre-commit":
             _install_pre_commit(where, repo, rev, command, notes)
@@ -897,9 +898,12 @@ def install(
     finally:
         after = _all(where, before)
         changed = [p for p in after if after[p] != before.get(p, Entry("absent"))]
-        if changed or record is not None:
+        if changed or record is not None or adopted:
             kept = dict(record.before) if record else {}
             done = dict(record.after) if record else {}
+            for p, was in adopted.items():
+                kept[str(p)] = was
+                done[str(p)] = _digest(after[p])
             for p in changed:
                 kept.setdefault(str(p), before.get(p, Entry("absent")))
                 done[str(p)] = _digest(after[p])
@@ -911,6 +915,20 @@ def install(
                         kept.setdefault(str(p), entry)
             _write_record(where, Record(mode, kept, done))
     return Report(mode, tuple(_show(where, p) for p in changed), tuple(notes))
+
+
+def _adopted(found: Mapping[Path, Entry]) -> dict[Path, Entry]:
+    """What the plain hooks genstamp finds in place, with no record of its install (one that
+    could not be read, removed as genstamp's refusal said), held before that install: a hook
+    of genstamp's held what waits aside as ``HOOK.genstamp-chained``, else nothing, and the
+    place aside held nothing. Recorded, so that uninstall can put them back."""
+    out: dict[Path, Entry] = {}
+    for path, entry in found.items():
+        if path.name in PLAIN_HOOKS and MARKER.encode() in entry.data:
+            aside = path.with_name(path.name + CHAINED)
+            out[path] = found.get(aside, Entry("absent"))
+            out[aside] = Entry("absent")
+    return out
 
 
 def _relative(hooks_path: str | None) -> bool:
