@@ -396,6 +396,28 @@ def test_a_relative_hooks_folder_gets_genstamps_hooks_in_every_worktree(
         assert sorted(p.name for p in folder.iterdir()) == ["pre-commit"], folder
 
 
+@pytest.mark.parametrize("hooks_path", [".githooks", "outside"])
+def test_uninstall_after_core_hookspath_was_unset_finds_the_hooks_it_wrote(
+    project: Path, tmp_path: Path, hooks_path: str
+) -> None:
+    """Installed into a relative core.hooksPath (each worktree's own copy: a linked one's
+    too) or an absolute one outside the repository, then core.hooksPath unset (as installing
+    through pre-commit asks): uninstall refused for good, taking the folders its own install
+    recorded for another repository's. They are this repository's: every hook goes."""
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", str(linked), "-b", "feature")
+    folder = tmp_path / "hooks" if hooks_path == "outside" else project / hooks_path
+    folder.mkdir()
+    git(project, "config", "core.hooksPath", str(folder) if hooks_path == "outside" else hooks_path)
+    ok(run_genstamp(project, "install"))
+    written = [folder] + ([linked / hooks_path] if hooks_path != "outside" else [])
+    assert all(hooktext.is_genstamp_hook(f / "pre-push") for f in written)
+    git(project, "config", "--unset-all", "core.hooksPath")
+    ok(run_genstamp(project, "install", "--uninstall"))
+    for f in written:
+        assert not any(f.iterdir()), sorted(f.iterdir())
+
+
 def test_a_relative_hooks_path_a_linked_worktree_cannot_resolve_is_said(
     project: Path, tmp_path: Path
 ) -> None:

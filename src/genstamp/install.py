@@ -254,6 +254,13 @@ def read_record(where: Layout) -> Record | None:
     gone = [
         top for top in then.get("linked") or [] if isinstance(top, str) and not Path(top).exists()
     ]
+    # where this repository's install wrote, as it recorded it (a core.hooksPath unset or
+    # changed since: its folder outside, its linked worktrees' own): the same repository's
+    # (not a copy's: another git dir) are its own still
+    if then.get("common") == _roots(where)["common"]:
+        tops = {str(top) for top in _worktree_tops(where)}
+        recorded = [then.get("hooks"), *(t for t in then.get("linked") or [] if t in tops)]
+        linked += [Path(folder) for folder in recorded if isinstance(folder, str)]
     mine = (where.workdir, where.common_dir, where.hooks_dir, *linked)
     for name in list(before):
         if any(Path(name).is_relative_to(top) for top in gone):
