@@ -316,6 +316,7 @@ def test_pre_push_judges_every_pushed_ref(plain: Project) -> None:
     green(p.root)
     out = refused(p.git("push", "origin", "tested", "untested"))
     assert "tree-mismatch" in out and "src/calc/__init__.py" in out
+    assert "a pytest without its plugin writes no evidence" in out  # rerun where it is
     assert p.rev("untested")[:12] in out
     assert remote_has(p.remote, "refs/heads/tested") is None
     assert remote_has(p.remote, "refs/heads/untested") is None

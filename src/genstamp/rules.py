@@ -1187,7 +1187,9 @@ TABLE = (
     ),
     Rule(
         "tree-mismatch",
-        "rerun the tests on exactly the tree you are judging (commit, then test)",
+        "rerun the tests on exactly the tree you are judging (commit, then test) where "
+        "genstamp is installed: a pytest without its plugin writes no evidence, and this "
+        "refusal stays",
         _tree_mismatch,
     ),
     Rule(
