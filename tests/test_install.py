@@ -465,7 +465,7 @@ def test_a_checkout_of_a_commit_without_the_teams_pre_push_says_so(
     git(project, "config", "core.hooksPath", ".githooks")
     with_remote(project, tmp_path)
     ok(run_genstamp(project, "install"))
-    said = ".githooks/pre-push is not in this checkout, or runs no genstamp"
+    said = ".githooks/pre-push, the hooks folder being a folder of the work tree, is not in"
     switched = run_git(project, "checkout", "-q", "later")
     assert switched.returncode == 0 and said not in switched.stderr, switched.stderr
     switched = run_git(project, "checkout", "-q", "hotfix")
@@ -475,6 +475,29 @@ def test_a_checkout_of_a_commit_without_the_teams_pre_push_says_so(
     (project / "tests" / "test_broken.py").write_text("def test_broken():\n    assert False\n")
     commit_all(project, "untested and broken")
     assert "push refused" in refused(run_git(project, "push", "origin", "hotfix"))
+
+
+def test_a_checkout_that_writes_a_pre_push_over_genstamps_says_so(project: Path) -> None:
+    """`.git/hooks` a link to the work tree's `.githooks` (no core.hooksPath): genstamp's
+    pre-push there is ignored, and git writes a commit's own over it (a teammate's lint hook,
+    which does not call genstamp): no hook judges a push from there, and the checkout said
+    nothing. genstamp's post-checkout says so, and how that hook should run genstamp's."""
+    hooks = project / ".githooks"
+    hooks.mkdir()
+    git(project, "checkout", "-q", "-b", "lint")
+    (hooks / "pre-push").write_text("#!/bin/sh\necho lint\n")
+    (hooks / "pre-push").chmod(0o755)
+    commit_all(project, "a lint pre-push")
+    git(project, "checkout", "-q", "main")
+    shutil.rmtree(project / ".git" / "hooks", ignore_errors=True)
+    (project / ".git" / "hooks").symlink_to(Path("..", ".githooks"))
+    ok(run_genstamp(project, "install"))
+    assert hooktext.is_genstamp_hook(hooks / "pre-push")
+    switched = run_git(project, "checkout", "-q", "lint")
+    assert switched.returncode == 0, switched.stderr
+    said = ".githooks/pre-push, the hooks folder being a folder of the work tree, is not in"
+    assert said in switched.stderr and 'genstamp hook pre-push "$@"' in switched.stderr
+    assert (hooks / "pre-push").read_text() == "#!/bin/sh\necho lint\n"
 
 
 def test_a_committed_hook_genstamp_needs_is_not_moved_aside(project: Path) -> None:

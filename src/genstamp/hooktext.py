@@ -30,29 +30,32 @@ def is_genstamp_hook(path: Path) -> bool:
 
 def pre_push_gone(workdir: str, paths: Sequence[str] | None = None) -> str | None:
     """After git changed the work tree (the paths it wrote, None: unknown): the warning that
-    the hooks folder git runs, a folder of the work tree (``core.hooksPath = .githooks``, the
-    commit's), holds no pre-push that runs genstamp's, as where the checked-out commit was made
-    before the team committed its pre-push: a push from here is judged by no hook. None when
-    it holds one, or the hooks folder is no folder of the work tree."""
+    the hooks folder git runs, when it is a folder of the work tree (``core.hooksPath =
+    .githooks``, or ``.git/hooks`` a link there: the commit's), holds no pre-push that runs
+    genstamp's: the checked-out commit lacks the team's, or commits one that does not call
+    genstamp (git overwrites the ignored one install wrote). A push from here is judged by no
+    hook. None when it holds one, or the hooks folder is no folder of the work tree."""
     from genstamp import changed
 
     if paths is not None and not any(p.rpartition("/")[2] == "pre-push" for p in paths):
         return None  # (git wrote no pre-push: the one install left stands)
-    value = (changed.git_output(workdir, "config", "--get", "core.hooksPath") or b"").strip()
-    folder = os.fsdecode(value)
-    if not folder or os.path.isabs(os.path.expanduser(folder)):
+    said = changed.git_output(workdir, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+    folder = os.fsdecode((said or b"").strip())
+    if not folder:
         return None
     top = os.path.realpath(workdir)
-    real = os.path.realpath(os.path.join(top, folder))
+    real = os.path.realpath(folder)
     if not real.startswith(top + os.sep) or f"{os.sep}.git{os.sep}" in real[len(top) :] + os.sep:
-        return None  # (`.git/hooks`: the git dir's, which no checkout writes)
+        return None  # (the git dir's own hooks folder, which no checkout writes)
     hook = Path(real, "pre-push")
     if calls_genstamp(hook, "pre-push"):
         return None
     return (
-        f"{os.path.relpath(hook, top)} is not in this checkout, or runs no genstamp: a push "
-        "from here is judged by no hook (the commit predates the team's pre-push) — run "
-        "`genstamp install` (it writes genstamp's own there, which git ignores)"
+        f"{os.path.relpath(hook, top)}, the hooks folder being a folder of the work tree, is "
+        "not in this checkout or does not run genstamp's (the commit lacks the team's "
+        "pre-push, or commits one that does not call genstamp): a push from here is judged by "
+        "no hook — where the commit has none, `genstamp install` writes genstamp's own there; "
+        'a committed one must call `genstamp hook pre-push "$@" || exit $?` itself'
     )
 
 

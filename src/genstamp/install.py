@@ -898,7 +898,7 @@ def install(
             if folder is not None:
                 _exclude(where, folder, committed[where])
                 notes.append(
-                    f"core.hooksPath is a folder of the work tree: genstamp's hooks there are "
+                    f"the hooks folder is a folder of the work tree: genstamp's hooks there are "
                     f"listed in {exclude_file(where)}, so git ignores them and no tested tree "
                     "holds them"
                 )
