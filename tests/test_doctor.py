@@ -302,8 +302,27 @@ def test_an_in_project_environment_is_found(
     # the tests run on, and none that is pushed: every green run is refused tree-mismatch
     _code, found = checks(genstamp, installed)
     assert found["environment"]["status"] == "fail", found["environment"]
-    assert "git does not ignore it" in found["environment"]["what"], found["environment"]
+    assert "git does not ignore all of it (.venv/" in found["environment"]["what"]
+    # ignored but for a folder (GitHub's VirtualEnv.gitignore lines: share/ is none of them)
+    (venv / "share" / "man").mkdir(parents=True)
+    (venv / "share" / "man" / "tool.1").write_text("man\n")
+    (venv / ".gitignore").write_text("[Bb]in\n[Ll]ib\n[Ll]ib64\n[Ii]nclude\npyvenv.cfg\n")
+    _code, found = checks(genstamp, installed)
+    assert found["environment"]["status"] == "fail", found["environment"]
+    assert ".venv/share/man/tool.1" in found["environment"]["what"], found["environment"]
     (venv / ".gitignore").write_text("*\n")
+    _code, found = checks(genstamp, installed)
+    assert found["environment"]["status"] == "ok", found["environment"]
+    # a link in the project to an environment kept elsewhere: `.venv/` matches no link
+    elsewhere = installed.parent / "envs" / "p"
+    elsewhere.parent.mkdir()
+    venv.rename(elsewhere)
+    venv.symlink_to(elsewhere)
+    (installed / ".gitignore").write_text((installed / ".gitignore").read_text() + ".venv/\n")
+    _code, found = checks(genstamp, installed)
+    assert found["environment"]["status"] == "fail", found["environment"]
+    assert "(.venv)" in found["environment"]["what"], found["environment"]
+    (installed / ".gitignore").write_text((installed / ".gitignore").read_text() + ".venv\n")
     _code, found = checks(genstamp, installed)
     assert found["environment"]["status"] == "ok", found["environment"]
     # a program that prints nothing is no environment in the project (an empty answer was

@@ -455,35 +455,55 @@ def check_environment(workdir: Path, python: Path) -> Check:
     said = prefix.stdout.strip() if prefix and prefix.returncode == 0 else ""
     # (an absolute folder, or nothing known: a program that printed nothing is no Python)
     where = Path(said) if os.path.isabs(said) else None
-    if where is not None and where.resolve().is_relative_to(workdir):
-        if not _ignored(workdir, where.resolve() / "pyvenv.cfg"):
-            return Check(
-                "environment",
-                "fail",
-                f"the test environment ({where}) is in the project and git does not ignore it: "
-                "every tree the tests run on holds it, and none that is pushed",
-                f"ignore it: `echo '*' > {where / '.gitignore'}` (as Python 3.13's venv "
-                "writes), or list it in .gitignore",
-            )
-        return Check("environment", "ok", f"the test environment is in the project ({where})")
-    return Check(
-        "environment",
-        "warn",
-        f"the test environment ({where or python}) is outside the project: an editable "
-        "install in it may point at another checkout",
-        "`python -m venv .venv` in the project and install there (the audit flags foreign code)",
-    )
+    held = _in_project(workdir, where) if where is not None else None
+    if held is None:
+        return Check(
+            "environment",
+            "warn",
+            f"the test environment ({where or python}) is outside the project: an editable "
+            "install in it may point at another checkout",
+            "`python -m venv .venv` in the project and install there (the audit flags foreign "
+            "code)",
+        )
+    stray = _not_ignored(workdir, held)
+    if stray:
+        shown = ", ".join(stray[:3]) + (f" and {len(stray) - 3} more" if len(stray) > 3 else "")
+        return Check(
+            "environment",
+            "fail",
+            f"the test environment ({held}) is in the project and git does not ignore all of "
+            f"it ({shown}): every tree the tests run on holds it, and none that is pushed",
+            f"ignore it whole: `echo '*' > {held / '.gitignore'}` (as Python 3.13's venv "
+            f"writes), or list `/{held.relative_to(workdir).as_posix()}` in .gitignore",
+        )
+    return Check("environment", "ok", f"the test environment is in the project ({where})")
 
 
-def _ignored(workdir: Path, path: Path) -> bool:
-    """Whether git ignores ``path`` (a file of the work tree), as `git check-ignore` says."""
-    said = subprocess.run(
-        ["git", "check-ignore", "-q", "--", str(path)],
-        cwd=workdir,
-        capture_output=True,
-        check=False,
-    )
-    return said.returncode == 0
+def _in_project(workdir: Path, where: Path) -> Path | None:
+    """The environment's folder as the work tree holds it: the folder itself, or a link in
+    the work tree to one kept elsewhere (`.venv -> ~/envs/x`); None when it is outside."""
+    top = workdir.resolve()
+    for form in (Path(os.path.abspath(where)), where.resolve()):
+        if form.is_relative_to(top):
+            return top / form.relative_to(top)
+    return None
+
+
+def _not_ignored(workdir: Path, held: Path) -> list[str]:
+    """The files of the environment at ``held`` that git would add to the tree (untracked,
+    not ignored), asked of the repository that holds it (a
+    submodule's, for one in a submodule); none when git cannot say."""
+    rel = held.relative_to(workdir.resolve()).as_posix()
+    for cwd, spec in ((workdir, rel), (held, ".")):
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--others", "--exclude-standard", "--", spec],
+            cwd=cwd,
+            capture_output=True,
+            check=False,
+        )
+        if listed.returncode == 0:
+            return [os.fsdecode(n) for n in listed.stdout.split(b"\0") if n]
+    return []
 
 
 def check_start(checkout: Checkout) -> Check:
