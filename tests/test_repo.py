@@ -178,6 +178,40 @@ def test_a_partial_clone_judges_a_tree_whose_settings_it_has_not_fetched(
     assert "no-evidence: " in text, text
 
 
+def test_a_remote_that_never_answers_holds_the_gate_for_a_bounded_time(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A treeless clone judging a branch it has not checked out, whose remote takes the
+    connection and never answers: git's fetch of the tree would wait for ever, and the gate
+    with it. It waits ``FETCH_SECONDS``, then the tree is not at hand, as when git fails."""
+    import socket
+    import threading
+    import time
+
+    from genstamp import facts, notes
+
+    git(project, "checkout", "-q", "-b", "feature")
+    (project / "extra.txt").write_text("x\n")
+    commit_all(project, "a branch")
+    git(project, "checkout", "-q", "main")
+    git(project, "config", "uploadpack.allowFilter", "true")
+    partial = tmp_path / "partial"
+    git(tmp_path, "clone", "-q", "--filter=tree:0", project.as_uri(), str(partial))
+    tree = git(partial, "log", "-1", "--format=%T", "origin/feature")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(server.accept()[0]), daemon=True).start()
+    git(partial, "remote", "set-url", "origin", f"http://127.0.0.1:{server.getsockname()[1]}/r")
+    monkeypatch.setattr(notes, "FETCH_SECONDS", 2, raising=False)
+    began = time.monotonic()
+    assert facts.committed_settings(open_checkout(partial), tree) is None
+    assert time.monotonic() - began < 60  # (for ever before)
+    assert held  # (git did ask)
+    server.close()
+
+
 # -- files the checkout lacks on purpose --------------------------------------------------------
 
 

@@ -1106,10 +1106,14 @@ def blob_bytes(repo: pygit2.Repository, blob: pygit2.Blob) -> bytes | None:
     try:
         return bytes(blob.data)
     except KeyError:  # (pygit2's NotFoundError)
-        fetched = subprocess.run(
-            ["git", "--git-dir", repo.path, "cat-file", "blob", str(blob.id)], capture_output=True
-        )
-        return fetched.stdout if fetched.returncode == 0 else None
+        from genstamp import notes
+
+        fetched = notes.fetch(repo, [str(blob.id)])
+        if fetched is None or not fetched.startswith(f"{blob.id} blob ".encode()):
+            return None  # (`OID missing`: git could not fetch it)
+        header, _, rest = fetched.partition(b"\n")
+        size = int(header.rsplit(b" ", 1)[1])
+        return rest[:size]
 
 
 def committed_settings(checkout: Checkout, tree_id: str) -> config.Config | None:
