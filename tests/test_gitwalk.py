@@ -143,13 +143,23 @@ def test_git_lists_what_libgit2_lists(base: Path) -> None:
             b"2 R. N... 100644 100644 100644 " + b"a" * 40 + b" " + b"a" * 40 + b" R100 b\0a\0",
             id="rename",
         ),
-        pytest.param(b"! ignored.log\0", id="ignored"),
         pytest.param(b"# branch.oid x\0", id="header"),
         pytest.param(b"1 .M N...\0", id="short"),
     ],
 )
 def test_answers_that_cannot_stand_for_a_walk_are_none(out: bytes) -> None:
     assert gitwalk.parse(out) is None
+
+
+def test_of_the_ignored_paths_the_rule_files_alone_are_named() -> None:
+    """`--ignored=matching`: an ignored `.gitattributes` still applies to the files beside it
+    (one added or edited changes the tree); other ignored paths are no difference."""
+    out = b"! debug.log\0! build/\0! pkg/.gitattributes\0! .gitignore\0? new\0"
+    assert gitwalk.parse(out) == [
+        ("pkg/.gitattributes", gitwalk.IGNORED),
+        (".gitignore", gitwalk.IGNORED),
+        ("new", gitwalk.UNTRACKED),
+    ]
 
 
 def test_staged_only_changes_are_not_differences_from_the_index() -> None:

@@ -219,6 +219,28 @@ def test_a_gitignore_that_is_a_symbolic_link_is_not_followed(base: Path, where: 
     assert assert_same(base) != head_tree(base)
 
 
+@pytest.mark.parametrize("rule", ["link", "negation"])
+@pytest.mark.parametrize("where", ["conf/.gitignore", "pkg/.gitignore"])
+def test_an_untracked_gitignore_whose_rules_libgit2_reads_otherwise(
+    base: Path, where: str, rule: str
+) -> None:
+    """An untracked ``.gitignore`` (a new folder with a shared ignore file linked in, or one
+    holding a negation), as the tracked ones are: git does not follow the link, and the files
+    its target names are added; a negation re-includes what a parent's rule ignores. libgit2
+    alone left them out: a green run of one tree, a push of another."""
+    (base / "conf").mkdir(exist_ok=True)
+    (base / "shared.gitignore").write_text("*.cfg\n")
+    commit_all(base, "a shared ignore file")
+    if rule == "link":
+        os.symlink(os.path.relpath(base / "shared.gitignore", (base / where).parent), base / where)
+    else:
+        (base / ".gitignore").write_text("*.cfg\n")
+        commit_all(base, "no configuration files")
+        (base / where).write_text("!local.cfg\n")
+    (base / where).parent.joinpath("local.cfg").write_text("x = 1\n")
+    assert assert_same(base) != head_tree(base)
+
+
 def test_tracked_file_that_matches_an_ignore_rule(base: Path) -> None:
     (base / ".gitignore").write_text("a.txt\n")
     (base / "a.txt").write_text("changed but ignored: still tracked\n")

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # imported where a walk starts: the pytest co-process imports
 # path differing the same way is the same entry whichever walk found it.
 DELETED = 2
 MODIFIED = 3
+IGNORED = 6
 UNTRACKED = 7
 TYPECHANGE = 8
 CONFLICTED = 10
@@ -180,6 +181,9 @@ def start(workdir: str, gitdir: str) -> Walk:
     args += ["-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false"]
     args += ["status", "--porcelain=v2", "-z"]
     args += ["--untracked-files=all", "--ignore-submodules=none", "--no-renames"]
+    # ignored files (not those of an ignored folder, named once): an ignored .gitattributes
+    # still applies to the files beside it, and one added or edited changes the tree
+    args += ["--ignored=matching"]
     import subprocess
 
     try:
@@ -270,8 +274,13 @@ def differing(walk: Walk) -> list[tuple[str, int]] | None:
     return parse(out)
 
 
+# Files whose change changes what other paths mean: ignored ones among them are named too.
+RULE_FILES = frozenset((".gitignore", ".gitattributes", ".gitmodules"))
+
+
 def parse(out: bytes) -> list[tuple[str, int]] | None:
-    """``git status --porcelain=v2 -z --no-renames`` as (path, delta status), or None."""
+    """``git status --porcelain=v2 -z --no-renames --ignored=matching`` as (path, delta
+    status), or None; of the ignored paths, the rule files (``RULE_FILES``) alone."""
     found: list[tuple[str, int]] = []
     for record in out.split(b"\0"):
         if not record:
@@ -294,6 +303,11 @@ def parse(out: bytes) -> list[tuple[str, int]] | None:
             if status is None:
                 return None  # an intent-to-add entry, or what this reader does not know
             found.append((os.fsdecode(fields[8]), status))
+            continue
+        if kind == b"! ":
+            path = os.fsdecode(record[2:])
+            if path.rpartition("/")[2] in RULE_FILES:
+                found.append((path, IGNORED))
             continue
         if kind == b"u ":
             fields = record.split(b" ", 10)

@@ -506,7 +506,7 @@ def scan(
             if deltas is None:
                 deltas = _diff_paths(repo, index, (), flags)
             changes = _pairs(deltas)
-            if want_tree and negations():
+            if want_tree and (negations() or _new_rules_part(workdir, changes)):
                 changes = _untracked_as_git(repo, workdir, changes)
         why = _walk_parts_from_git(workdir, changes) if want_tree else ""
         if why:
@@ -815,13 +815,28 @@ def _negations(repo: pygit2.Repository, workdir: str) -> bool:
     if any(os.path.islink(name) for name in tracked):
         return True
     files += tracked
-    for name in files:
-        try:
-            with open(name, "rb") as fh:
-                if any(line.lstrip().startswith(b"!") for line in fh):
-                    return True
-        except OSError:
+    return any(_negates(name) for name in files)
+
+
+def _negates(name: str) -> bool:
+    """Whether the ignore file ``name`` holds a negation (``!lib/``)."""
+    try:
+        with open(name, "rb") as fh:
+            return any(line.lstrip().startswith(b"!") for line in fh)
+    except OSError:
+        return False
+
+
+def _new_rules_part(workdir: str, changes: Iterable[tuple[str, int]]) -> bool:
+    """Whether an untracked ``.gitignore`` the walk found is one where libgit2's ignore rules
+    part from git's, as ``_negations`` asks of the tracked ones: a symbolic link (git 2.32 and
+    later do not follow it: the files it names are added), or one holding a negation."""
+    for path, status in changes:
+        if status != DeltaStatus.UNTRACKED or path.rpartition("/")[2] != ".gitignore":
             continue
+        full = os.path.join(workdir, path)
+        if os.path.islink(full) or _negates(full):
+            return True
     return False
 
 
@@ -860,8 +875,14 @@ def _pairs(deltas: Iterable[pygit2.DiffDelta]) -> list[tuple[str, int]]:
 
 
 def _differing(changes: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
-    """The paths the walk found differing from the index, and how (ignored ones aside)."""
-    return [(path, status) for path, status in changes if status != DeltaStatus.IGNORED]
+    """The paths the walk found differing from the index, and how: ignored ones aside, but
+    for rule files (an ignored `.gitattributes` still applies to the files beside it: one
+    added, edited or removed since changes the tree)."""
+    return [
+        (path, status)
+        for path, status in changes
+        if status != DeltaStatus.IGNORED or path.rpartition("/")[2] in _RULE_FILES
+    ]
 
 
 _GITLINK_MODE = FileMode.COMMIT.to_bytes(4, "big")  # an index entry's mode, as stored
@@ -958,7 +979,7 @@ def _usable(
 
 _SINCE_MOST = 1000  # changed paths: above this, one whole walk costs less than walking each
 # Names whose change changes what other paths mean (ignoring, conversion, submodules).
-_RULE_FILES = frozenset((".gitignore", ".gitattributes", ".gitmodules"))
+_RULE_FILES = gitwalk.RULE_FILES
 
 
 class _Unsure(Exception):
