@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -509,6 +510,25 @@ def test_where_the_clean_checkout_goes(tmp_path: Path) -> None:
     free = os.statvfs(tmp_path)
     room = free.f_bavail * free.f_frsize >= cleanroom.RAM_FREE
     assert cleanroom.temp_base({}, tmp_path) == (str(tmp_path) if room else None)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a tmpfs (CI runs as root)")
+def test_a_ram_folder_mounted_noexec_is_not_where_the_clean_checkout_goes(tmp_path: Path) -> None:
+    """/dev/shm mounted `noexec` (Docker's default, CIS-hardened hosts): a program of the
+    checkout (a committed script a test runs) would fail to start there alone, and the clean
+    run with it. A real tmpfs, in a mount namespace of its own: without `noexec`, it is the
+    place; with it, not."""
+    ram = tmp_path / "shm"
+    ram.mkdir()
+    ask = f"from genstamp import cleanroom; print(cleanroom.temp_base({{}}, {str(ram)!r}))"
+    said = {}
+    for flags in ("exec", "noexec"):
+        mounted = f"mount -t tmpfs -o {flags},size=3g tmpfs {ram} && {sys.executable} -c {ask!r}"
+        done = subprocess.run(
+            ["unshare", "-m", "sh", "-c", mounted], capture_output=True, text=True, check=True
+        )
+        said[flags] = done.stdout.strip()
+    assert said == {"exec": str(ram), "noexec": "None"}, said
 
 
 def test_a_clean_run_started_beside_another_leaves_its_logs(tmp_path: Path) -> None:

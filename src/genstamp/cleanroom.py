@@ -297,7 +297,8 @@ RAM_FREE = 2 << 30  # bytes a RAM-backed folder must have free to hold a clean c
 
 def temp_base(environ: Mapping[str, str] | None = None, ram: Path = RAM_FOLDER) -> str | None:
     """Where the clean checkout goes: ``TMPDIR`` when it is set (the user chose); else a
-    RAM-backed folder (``/dev/shm``, a tmpfs) that is writable and has 2 GiB free, since
+    RAM-backed folder (``/dev/shm``, a tmpfs) that is writable, has 2 GiB free and lets
+    programs run (not mounted ``noexec``), since
     writing a tree of small files to a busy disk costs seconds where memory costs tenths;
     else the system's temporary folder (None: ``tempfile``'s choice)."""
     environ = os.environ if environ is None else environ
@@ -308,6 +309,8 @@ def temp_base(environ: Mapping[str, str] | None = None, ram: Path = RAM_FOLDER) 
     except OSError:
         return None
     if free.f_bavail * free.f_frsize < RAM_FREE or not os.access(ram, os.W_OK | os.X_OK):
+        return None
+    if free.f_flag & os.ST_NOEXEC:  # (Docker's default: no program of the checkout would run)
         return None
     return str(ram)
 
