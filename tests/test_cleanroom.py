@@ -966,6 +966,34 @@ def test_a_path_into_the_warm_checkout_anywhere_in_a_value_names_the_clean_one(
     }
 
 
+def test_the_shells_spellings_of_the_warm_checkout_name_the_clean_one(tmp_path: Path) -> None:
+    """`cd` through a folder that is a link (`~/code -> /data/code`), then a URL or a list
+    holding `$PWD/...`: the shell's spelling of the work tree, which neither it nor its real
+    path begins, is the shell's ``PWD`` (in a subfolder too); and `~/proj/...`, which a test
+    expands itself (h188). Not a folder beside it named alike, nor a path that only holds
+    the home folder's name."""
+    real, clean = tmp_path / "data" / "proj", tmp_path / "clean"
+    (real / "tests").mkdir(parents=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "code").symlink_to(real.parent)
+    shown = home / "code" / "proj"
+    environ = {
+        "HOME": str(home),
+        "PWD": f"{shown}/tests",
+        "URL": f"file://{shown}/tests/data,x",
+        "TILDE": "~/code/proj/tests/data",
+        "NEAR": f"~/code/proj2/x,file://{shown}2/y",
+        "OTHER": f"{home}/elsewhere",
+    }
+    assert cleanroom.moved_in(environ, real, clean) == {
+        **environ,
+        "PWD": f"{clean}/tests",
+        "URL": f"file://{clean}/tests/data,x",
+        "TILDE": f"{clean}/tests/data",
+    }
+
+
 @pytest.mark.parametrize("committed", [False, True], ids=["ignored-data", "control"])
 def test_a_variable_naming_the_warm_checkout_names_the_clean_one(
     calc: Path, committed: bool

@@ -958,6 +958,7 @@ def moved_in(
     symbolic link (`cd` through a link, then `$PWD/data`). Not one in its git dir (``.git``:
     the clean room's own environments lie there), which the clean checkout has none of."""
     roots = list(dict.fromkeys([str(warm), os.path.realpath(warm)]))
+    roots = list(dict.fromkeys([*roots, *_spellings(environ, roots)]))
     out = dict(environ)
     for name, value in environ.items():
         moved = _named_in(value, roots, str(clean))
@@ -968,6 +969,29 @@ def moved_in(
             out[name] = moved
             if log is not None:
                 log.write(f"{name}: {value} -> {moved} (named the warm checkout)\n")
+    return out
+
+
+def _spellings(environ: Mapping[str, str], roots: Sequence[str]) -> list[str]:
+    """The other ways a value may name the work tree: the shell's (``PWD``, a folder reached
+    through a symbolic link: `cd ~/code/proj`, where `code` leads elsewhere, then
+    `file://$PWD/data`), and below the home folder, `~/proj` (a test expands it itself)."""
+    out: list[str] = []
+    shown = environ.get("PWD", "").rstrip(os.sep)
+    if os.path.isabs(shown):
+        real = os.path.realpath(shown)
+        for root in roots:
+            if inside(real, root):
+                rel = os.path.relpath(real, root)
+                if rel == ".":
+                    out.append(shown)
+                elif shown.endswith(os.sep + rel):
+                    out.append(shown[: -len(rel) - 1])
+    home = environ.get("HOME", "").rstrip(os.sep)
+    if os.path.isabs(home) and home != os.sep:
+        for root in [*roots, *out]:
+            if root.startswith(home + os.sep):
+                out.append("~" + root[len(home) :])
     return out
 
 
