@@ -1019,6 +1019,35 @@ def test_a_variable_naming_the_warm_checkout_names_the_clean_one(
     assert outcomes["tests/test_data.py::test_answer"] == ("passed" if committed else "failed")
 
 
+@pytest.mark.parametrize("committed", [False, True], ids=["ignored-build-input", "control"])
+def test_a_variable_naming_the_warm_checkout_names_the_clean_one_for_the_build(
+    calc: Path, committed: bool
+) -> None:
+    """The build reads a file a variable of your shell names (`CFLAGS=-I$PWD/gen`; here the
+    version `setup.py` reads): the clean room's install read the warm checkout's git-ignored
+    file and passed, though a fresh clone's build fails (h188). It reads the clean
+    checkout's, as a fresh clone's build does."""
+    (calc / "gen").mkdir()
+    (calc / "gen" / "version.txt").write_text("1.0\n")
+    if not committed:
+        (calc / ".gitignore").write_text(GITIGNORE + "gen/\n")
+    pyproject = (calc / "pyproject.toml").read_text()
+    (calc / "pyproject.toml").write_text(
+        pyproject.replace('version = "0"', 'dynamic = ["version"]')
+    )
+    (calc / "setup.py").write_text(
+        "import os\nfrom setuptools import setup\n\n"
+        "setup(version=open(os.environ['CALC_VERSION_FILE']).read().strip())\n"
+    )
+    commit_all(calc, "the version a build reads")
+    env = env_for_tests()
+    env["CALC_VERSION_FILE"] = str(calc / "gen" / "version.txt")
+    proc = run_genstamp(calc, "clean-run", env=env)
+    assert proc.returncode == (0 if committed else 2), proc.stdout + proc.stderr
+    if not committed:
+        assert "the install step failed" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("link", ["into-the-warm-checkout", "to-the-root", "inside-the-tree"])
 def test_a_link_of_the_tree_into_the_warm_checkout_is_no_clean_room(calc: Path, link: str) -> None:
     """A committed absolute link naming the warm checkout's path (`tests/data.json ->

@@ -644,13 +644,13 @@ def clean_run(
                 project = roots.project_name(home) or ""
                 env = envcache.prepare(cache, digest, chosen, deps, environ, log, project, build)
             with steps.step("install") as log:
-                if not _install(env, chosen, args, work, log):
+                if not _install(env, chosen, args, work, log, checkout.workdir):
                     log.write("a new environment\n")
                     envcache.discard(env.path)
                     env = envcache.prepare(
                         cache, digest, chosen, deps, environ, log, project, build
                     )
-                    _install(env, chosen, args, work, log)
+                    _install(env, chosen, args, work, log, checkout.workdir)
                 envcache.remember_contents(env.path, project)
                 installed = _with_install_products(work, tree, log)
             with steps.step("run") as log:
@@ -758,24 +758,31 @@ def _with_install_products(work: Path, tree: str, log: IO[str]) -> str | None:
 
 
 def _install(
-    env: envcache.Env, chosen: envcache.Installer, args: Sequence[str], work: Path, log: IO[str]
+    env: envcache.Env,
+    chosen: envcache.Installer,
+    args: Sequence[str],
+    work: Path,
+    log: IO[str],
+    warm: Path,
 ) -> bool:
     """A new environment gets the install arguments whole (dependencies and project); a
     reused one what was installed from the checkout, again, from this checkout (the project,
     and a folder of it a requirements file names: no index needed). False when that states
     other requirements than when the environment was made (``setup.py`` read them from a
-    file the environment's key does not cover): the environment is not this tree's."""
+    file the environment's key does not cover): the environment is not this tree's. A
+    variable naming the ``warm`` checkout names the clean one for the build too
+    (``CFLAGS=-I$PWD/gen``: a fresh clone's build has no warm checkout's headers)."""
     if not args:
         return True  # not an installable project: its tests import it from the checkout
     if not env.reused:
         # as a fresh clone's `pip install`: the index is at hand, the build isolated (with its
         # requirements on the path, pip would count them installed and leave out a dependency
         # the build backend brings too: pathspec, through hatchling)
-        environ = envcache.clean_environ(env.path)
+        environ = moved_in(envcache.clean_environ(env.path), warm, work, log)
         envcache.install(env.path, chosen, list(args), environ, log, work)
         envcache.remember_local(env.path, work)
         return True
-    environ = envcache.build_environ(env.path)
+    environ = moved_in(envcache.build_environ(env.path), warm, work, log)
     kept = envcache.remembered_local(env.path)
     if kept is None:
         return False
@@ -810,7 +817,7 @@ def _install(
         # asks for as it builds (hatchling's `editables` for an editable install): built
         # isolated, as a fresh clone's install builds it
         log.write(f"{exc}: built again with its own build requirements, isolated\n")
-        isolated = envcache.clean_environ(env.path)
+        isolated = moved_in(envcache.clean_environ(env.path), warm, work)
         # what was installed from them goes first: pip's isolated build still runs the import
         # hooks the environment's .pth files install (an editable install's finder), which a
         # fresh clone's build, before they are installed, does not have
