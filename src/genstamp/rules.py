@@ -1284,7 +1284,9 @@ TABLE = (
         "clean-room-diverged",
         "the warm checkout ran something a clean one does not (stale bytecode, an editable "
         "install of another checkout, an uncommitted or ignored file?), or the clean one lacks "
-        "a test dependency (its log names it: add it to `clean-install`): fix it, then "
+        "a test dependency (its log names it: add it to `clean-install`), or the warm one does "
+        "(a test skipped warm that ran clean: `pytest.importorskip`; install it where the "
+        "tests run): fix it, then "
         "`genstamp stamp`, rerun the tests and `genstamp clean-run`",
         _clean_room_diverged,
     ),
