@@ -628,6 +628,12 @@ def test_without_uv_auto_falls_back_to_pip(monkeypatch: pytest.MonkeyPatch) -> N
             [".[test]"],
         ),
         ({"setup.py": "setup(extras_require={'test': ['pytest']})\n"}, [".[test]"]),
+        ({"setup.py": "setup(extras_require=dict(test=['six']))\n"}, [".[test]"]),  # h188
+        (
+            {"setup.py": "EXTRAS = dict(docs=[], test=['six'])\nsetup(extras_require=EXTRAS)\n"},
+            [".[test]"],
+        ),
+        ({"setup.py": "setup(extras_require=dict(docs=['x']))\n"}, ["."]),
         ({"setup.py": "setup(extras_require={'docs': ['x']}, test={'test': 1})\n"}, ["."]),
         (
             {
@@ -676,6 +682,9 @@ def test_without_uv_auto_falls_back_to_pip(monkeypatch: pytest.MonkeyPatch) -> N
         "setup.cfg-extras",
         "setup.py-extras-by-name",
         "setup.py-extras-in-the-call",
+        "setup.py-extras-a-dict-call",
+        "setup.py-extras-a-dict-call-by-name",
+        "setup.py-extras-a-dict-call-no-test-extra",
         "setup.py-no-test-extra",
         "dynamic-extras",
         "poetry-extras",

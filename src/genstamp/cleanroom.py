@@ -134,8 +134,8 @@ def _test_extra(root: Path, pyproject: dict[str, Any]) -> str | None:
 
 
 def _setup_py_extras(path: Path) -> set[str]:
-    """The extras ``setup.py`` gives ``extras_require`` as a dict: written in the call, or a
-    name assigned such a dict."""
+    """The extras ``setup.py`` gives ``extras_require`` as a dict: written in the call, as a
+    ``dict(test=[...])`` call, or a name assigned either."""
     import ast
 
     try:
@@ -144,6 +144,9 @@ def _setup_py_extras(path: Path) -> set[str]:
         return set()
 
     def keys(node: ast.AST | None) -> set[str]:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "dict":  # dict(test=[...], docs=[...])
+                return {k.arg for k in node.keywords if k.arg is not None}
         if not isinstance(node, ast.Dict):
             return set()
         return {
@@ -153,7 +156,7 @@ def _setup_py_extras(path: Path) -> set[str]:
     named = {
         target.id: keys(node.value)
         for node in ast.walk(tree)
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Dict, ast.Call))
         for target in node.targets
         if isinstance(target, ast.Name)
     }
