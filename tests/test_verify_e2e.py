@@ -79,7 +79,8 @@ PINNED = (
     '      "message": "the tests ran on tree debaa3ff383c, work tree is tree ab33'
     '8ff5f184: differs in src/calc/__init__.py",\n'
     '      "remedy": "rerun the tests on exactly the tree you are judging (commit'
-    ', then test)",\n'
+    ", then test) where genstamp is installed: a pytest without its plugin writes no evidence,"
+    ' and this refusal stays",\n'
     '      "rule": "tree-mismatch"\n'
     "    },\n"
     "    {\n"

@@ -59,7 +59,8 @@ class Coverage(NamedTuple):
         tests ran (a module skipped whole, one whose tests the configuration deselects, one
         with none), is a part of its own: a later run of the same tests that did not look
         there does not replace it (see ``supersedes``)."""
-        quiet = self._quiet()
+        # (not beside a failed collection: such a part is red, and stays until ``supersedes``)
+        quiet = [] if self.errors else self._quiet()
         if self.skipped:  # folders skipped whole ran no test: they name the part too
             names = [*sorted(self.outcomes), "", *self.errors, "", *self.skipped]
             suffix = "-e" if self.errors else "-s"
