@@ -143,22 +143,35 @@ def test_an_edit_of_an_ignored_rule_file_at_the_top_is_walked(base: Path, name: 
     assert known(base).how == ("git" if name == ".gitattributes" else "walk")
 
 
-def test_an_ignored_rule_file_deeper_in_the_tree_is_seen(base: Path) -> None:
+@pytest.mark.parametrize("layout", ["ignored-file", "in-an-ignored-folder"])
+def test_an_ignored_rule_file_deeper_in_the_tree_is_seen(base: Path, layout: str) -> None:
     """A git-ignored ``.gitattributes`` below the top, added, edited or removed, changes how a
-    file beside it converts: the walk (libgit2's, and git's own) names an ignored rule file
-    with the differing paths, so the kept tree is not given where it changed, and the
-    identity is git's tree each time (it was the kept tree: a false accept)."""
-    (base / "pkg" / "crlf.py").write_bytes(b"A = 1\r\n")
-    (base / "pkg" / ".gitignore").write_text(".gitattributes\n")
-    known(base)
-    assert known(base).how == "kept"
-    for text in ("*.py text eol=lf\n", "# nothing\n", None, "*.py text eol=lf\n"):
-        if text is None:
-            (base / "pkg" / ".gitattributes").unlink()
-        else:
-            (base / "pkg" / ".gitattributes").write_text(text)
-        assert known(base).how != "kept"
-        assert known(base).how == "kept"
+    file below it converts (an untracked one; a tracked one edited, force-added in a folder
+    git ignores, where no walk names the ignored file): the kept record holds the attributes
+    files above each differing path, so the kept tree is not given where one changed, and
+    the identity is git's tree each time (it was the kept tree: a false accept)."""
+    if layout == "ignored-file":
+        (base / "pkg" / ".gitignore").write_text(".gitattributes\n")
+        (base / "pkg" / "crlf.py").write_bytes(b"A = 1\r\n")
+        folder = base / "pkg"
+    else:
+        folder = base / "vendored"
+        (folder / "deep").mkdir(parents=True)
+        (base / ".gitignore").write_text((base / ".gitignore").read_text() + "vendored/\n")
+        (folder / "deep" / "a.py").write_bytes(b"A = 1\n")
+        git(base, "add", "-f", "vendored/deep/a.py")
+        commit_all(base, "a tracked file in an ignored folder")
+        (folder / "deep" / "a.py").write_bytes(b"A = 2\r\n")
+    for bytecode in (False, True):  # git's walk; libgit2's (verify's, which looks for bytecode)
+        known(base, bytecode=bytecode)
+        assert known(base, bytecode=bytecode).how == "kept"
+        for text in ("*.py text eol=lf\n", "# nothing\n", None, "*.py text eol=lf\n"):
+            if text is None:
+                (folder / ".gitattributes").unlink()
+            else:
+                (folder / ".gitattributes").write_text(text)
+            assert known(base, bytecode=bytecode).how != "kept"
+            assert known(base, bytecode=bytecode).how == "kept"
 
 
 def test_a_record_of_another_version_or_not_json_is_no_record(base: Path) -> None:

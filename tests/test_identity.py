@@ -219,7 +219,7 @@ def test_a_gitignore_that_is_a_symbolic_link_is_not_followed(base: Path, where: 
     assert assert_same(base) != head_tree(base)
 
 
-@pytest.mark.parametrize("rule", ["link", "negation"])
+@pytest.mark.parametrize("rule", ["link", "negation", "ignored-negation"])
 @pytest.mark.parametrize("where", ["conf/.gitignore", "pkg/.gitignore"])
 def test_an_untracked_gitignore_whose_rules_libgit2_reads_otherwise(
     base: Path, where: str, rule: str
@@ -233,8 +233,9 @@ def test_an_untracked_gitignore_whose_rules_libgit2_reads_otherwise(
     commit_all(base, "a shared ignore file")
     if rule == "link":
         os.symlink(os.path.relpath(base / "shared.gitignore", (base / where).parent), base / where)
-    else:
-        (base / ".gitignore").write_text("*.cfg\n")
+    else:  # (the rule file itself ignored too: a negation git reads all the same)
+        hidden = f"{where}\n" if rule == "ignored-negation" else ""
+        (base / ".gitignore").write_text(f"*.cfg\n{hidden}")
         commit_all(base, "no configuration files")
         (base / where).write_text("!local.cfg\n")
     (base / where).parent.joinpath("local.cfg").write_text("x = 1\n")

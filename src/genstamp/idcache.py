@@ -103,7 +103,32 @@ def dirty_key(
         racy = racy or st.st_ctime_ns > now - _RACY_NS
         sig: Stat = (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         out.append((rel, status, sig))
+    # the attributes files of the folders that hold them (ignored ones too: git applies them,
+    # and no walk need name them): one added, edited or removed there changes how they convert
+    folders = {rel.rstrip("/").rpartition("/")[0] for rel, _, _ in out}
+    for folder in sorted({f for top in folders for f in _and_above(top)}):
+        rel = f"{folder}/.gitattributes" if folder else ".gitattributes"
+        try:
+            st = os.lstat(os.path.join(workdir, rel))
+        except OSError:
+            continue
+        racy = racy or st.st_ctime_ns > now - _RACY_NS
+        out.append(
+            (rel, ATTRIBUTES, (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        )
     return tuple(sorted(out)), racy
+
+
+ATTRIBUTES = -1  # a dirty key's entry for an attributes file above a differing path
+
+
+def _and_above(folder: str) -> list[str]:
+    """``folder`` (a work-tree path, "" the top) and each folder above it."""
+    out = [folder]
+    while folder:
+        folder = folder.rpartition("/")[0]
+        out.append(folder)
+    return out
 
 
 def load(checkout: Checkout | Place) -> Record | None:

@@ -832,7 +832,8 @@ def _new_rules_part(workdir: str, changes: Iterable[tuple[str, int]]) -> bool:
     part from git's, as ``_negations`` asks of the tracked ones: a symbolic link (git 2.32 and
     later do not follow it: the files it names are added), or one holding a negation."""
     for path, status in changes:
-        if status != DeltaStatus.UNTRACKED or path.rpartition("/")[2] != ".gitignore":
+        untracked = status in (DeltaStatus.UNTRACKED, DeltaStatus.IGNORED)  # (its own rules)
+        if not untracked or path.rpartition("/")[2] != ".gitignore":
             continue
         full = os.path.join(workdir, path)
         if os.path.islink(full) or _negates(full):
