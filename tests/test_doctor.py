@@ -322,8 +322,21 @@ def test_an_in_project_environment_is_found(
     _code, found = checks(genstamp, installed)
     assert found["environment"]["status"] == "fail", found["environment"]
     assert "(.venv)" in found["environment"]["what"], found["environment"]
+    assert "list `/.venv` in .gitignore (a link" in found["environment"]["remedy"]
     (installed / ".gitignore").write_text((installed / ".gitignore").read_text() + ".venv\n")
     _code, found = checks(genstamp, installed)
+    assert found["environment"]["status"] == "ok", found["environment"]
+    # `python -m venv .`: its own folders are judged, not the project's new files
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(installed)], check=True)
+    (installed / "tests" / "test_new.py").write_text("def test_new():\n    pass\n")
+    top = installed / "bin" / "python"
+    _code, found = checks(genstamp, installed, "--python", str(top))
+    assert found["environment"]["status"] == "fail", found["environment"]
+    assert "test_new.py" not in found["environment"]["what"], found["environment"]
+    assert "`/bin/`" in found["environment"]["remedy"], found["environment"]
+    ignored = "/bin/\n/lib/\n/lib64\n/include/\n/pyvenv.cfg\n"
+    (installed / ".gitignore").write_text((installed / ".gitignore").read_text() + ignored)
+    _code, found = checks(genstamp, installed, "--python", str(top))
     assert found["environment"]["status"] == "ok", found["environment"]
     # a program that prints nothing is no environment in the project (an empty answer was
     # taken for the current folder)

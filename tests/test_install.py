@@ -1219,6 +1219,26 @@ def test_a_record_removed_as_its_refusal_says_is_made_anew_from_the_hooks(
     assert hooks_state(project) == before
 
 
+def test_hooks_of_another_repository_in_a_shared_folder_are_not_made_its_own(
+    project: Path, tmp_path: Path
+) -> None:
+    """Two repositories whose core.hooksPath is one folder outside both: genstamp installed
+    in one; the other, with no record, took the hooks found there for its own lost install,
+    and its uninstall took the first one's gate away. They stay the first one's."""
+    shared = tmp_path / "hooks"
+    shared.mkdir()
+    other = init_repo(tmp_path / "other")
+    (other / "f.txt").write_text("x\n")
+    commit_all(other, "another repository")
+    for repo in (project, other):
+        git(repo, "config", "core.hooksPath", str(shared))
+    ok(run_genstamp(project, "install"))
+    run_genstamp(other, "install")
+    out = ok(run_genstamp(other, "install", "--uninstall"))
+    assert "has not run here" in out, out
+    assert hooktext.is_genstamp_hook(shared / "pre-push")
+
+
 def test_a_hooks_folder_linked_into_the_work_tree_is_named_as_it_is(project: Path) -> None:
     """No core.hooksPath, but `.git/hooks` a link to a committed folder of hooks: the refusal
     to move a committed hook aside names the folder, not a "core.hooksPath None"."""

@@ -468,15 +468,27 @@ def check_environment(workdir: Path, python: Path) -> Check:
     stray = _not_ignored(workdir, held)
     if stray:
         shown = ", ".join(stray[:3]) + (f" and {len(stray) - 3} more" if len(stray) > 3 else "")
+        rel = held.relative_to(workdir.resolve()).as_posix()
+        if held.is_symlink():  # (`.venv/` matches no link; a file written through it, nothing)
+            remedy = f"list `/{rel}` in .gitignore (a link: `{rel}/` does not match it)"
+        elif rel == ".":  # `python -m venv .`: its own folders, not the project's files
+            remedy = "list its folders (`/bin/`, `/lib/`, `/include/`, `/pyvenv.cfg`) in .gitignore"
+        else:
+            remedy = (
+                f"ignore it whole: `echo '*' > {held / '.gitignore'}` (as Python 3.13's venv "
+                f"writes), or list `/{rel}/` in .gitignore"
+            )
         return Check(
             "environment",
             "fail",
             f"the test environment ({held}) is in the project and git does not ignore all of "
             f"it ({shown}): every tree the tests run on holds it, and none that is pushed",
-            f"ignore it whole: `echo '*' > {held / '.gitignore'}` (as Python 3.13's venv "
-            f"writes), or list `/{held.relative_to(workdir).as_posix()}` in .gitignore",
+            remedy,
         )
     return Check("environment", "ok", f"the test environment is in the project ({where})")
+
+
+_VENV_PARTS = ("bin", "Scripts", "lib", "lib64", "include", "Include", "Lib", "share", "pyvenv.cfg")
 
 
 def _in_project(workdir: Path, where: Path) -> Path | None:
@@ -494,9 +506,14 @@ def _not_ignored(workdir: Path, held: Path) -> list[str]:
     not ignored), asked of the repository that holds it (a
     submodule's, for one in a submodule); none when git cannot say."""
     rel = held.relative_to(workdir.resolve()).as_posix()
-    for cwd, spec in ((workdir, rel), (held, ".")):
+    specs = [rel]
+    if rel == ".":  # `python -m venv .`: its own files, not every file of the project
+        specs = [n for n in _VENV_PARTS if os.path.lexists(held / n)]
+        if not specs:
+            return []
+    for cwd, spec in ((workdir, specs), (held, ["."] if rel != "." else specs)):
         listed = subprocess.run(
-            ["git", "ls-files", "-z", "--others", "--exclude-standard", "--", spec],
+            ["git", "ls-files", "-z", "--others", "--exclude-standard", "--", *spec],
             cwd=cwd,
             capture_output=True,
             check=False,

@@ -863,7 +863,10 @@ def install(
                     _check_unedited(lay.hooks_dir / hook, record, hook_script(hook, command))
     hooks = [lay.hooks_dir / (h + c) for lay in layouts for h in PLAIN_HOOKS for c in ("", CHAINED)]
     before = _all(where, [*hooks, exclude_file(where)])
-    adopted = _adopted(before) if record is None and mode == "plain" else {}
+    own = inside(str(where.hooks_dir.resolve()), str(where.common_dir.resolve())) or bool(folder)
+    # (a folder outside the repository may be another's, which installed its hooks there: a
+    # hook of genstamp's found there is that one's to undo, not this one's)
+    adopted = _adopted(before) if record is None and mode == "plain" and own else {}
     try:
         if mode == "pre-commit":
             _install_pre_commit(where, repo, rev, command, notes)
