@@ -212,6 +212,33 @@ def test_a_remote_that_never_answers_holds_the_gate_for_a_bounded_time(
     server.close()
 
 
+def test_a_suite_file_a_partial_clone_cannot_fetch_is_said_not_taken_as_absent(
+    project: Path, tmp_path: Path
+) -> None:
+    """A branch's `pytest.ini` (its testpaths) that a partial clone left out and cannot fetch
+    (the remote out of reach): read as absent, the branch's `pyproject.toml` defined another
+    suite, and the gate judged against it (h189). It says the file cannot be fetched.
+    Control: with the remote at hand, the suite is the `pytest.ini`'s."""
+    from genstamp import facts
+    from genstamp.errors import GenstampError
+
+    git(project, "checkout", "-q", "-b", "feature")
+    (project / "pytest.ini").write_text("[pytest]\ntestpaths = src\n")
+    commit_all(project, "the suite in pytest.ini")
+    git(project, "checkout", "-q", "main")
+    git(project, "config", "uploadpack.allowFilter", "true")
+    partial = tmp_path / "partial"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", project.as_uri(), str(partial))
+    tree = git(partial, "rev-parse", "origin/feature^{tree}")
+    url = git(partial, "remote", "get-url", "origin")
+    git(partial, "remote", "set-url", "origin", (tmp_path / "gone").as_uri())
+    with pytest.raises(GenstampError, match="pytest.ini of tree .* cannot fetch it"):
+        facts.tree_suites(open_checkout(partial).repo, tree, ())
+    git(partial, "remote", "set-url", "origin", url)
+    suites = facts.tree_suites(open_checkout(partial).repo, tree, ())
+    assert suites is not None and [s.config.testpaths for s in suites] == [("src",)]
+
+
 # -- files the checkout lacks on purpose --------------------------------------------------------
 
 

@@ -1163,7 +1163,14 @@ def tree_suites(
         found = _lookup(repo, tree, path, opened)
         if found is None or not isinstance(found[0], pygit2.Blob):
             return None
-        return blob_bytes(found[1][0], found[0])  # (the repository holding it: a submodule's)
+        data = blob_bytes(found[1][0], found[0])  # (the repository holding it: a submodule's)
+        if data is None:  # (read as absent, another configuration would define the suite)
+            raise GenstampError(
+                f"{path} of tree {tree_id[:12]} is not in this partial clone, and git cannot "
+                "fetch it",
+                "fetch it (`git fetch` from the remote the clone was made from), then run again",
+            )
+        return data
 
     out = []
     for root in roots or [""]:
