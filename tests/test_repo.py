@@ -178,6 +178,22 @@ def test_a_partial_clone_judges_a_tree_whose_settings_it_has_not_fetched(
     assert "no-evidence: " in text, text
 
 
+def partial_clone_of_a_branch(
+    project: Path, tmp_path: Path, spec: str, files: dict[str, str]
+) -> Path:
+    """A clone ``--filter=SPEC`` of ``project``, whose branch `feature` (one commit past main,
+    adding ``files``) it has not checked out."""
+    git(project, "checkout", "-q", "-b", "feature")
+    for name, text in files.items():
+        (project / name).write_text(text)
+    commit_all(project, "a branch")
+    git(project, "checkout", "-q", "main")
+    git(project, "config", "uploadpack.allowFilter", "true")
+    partial = tmp_path / "partial"
+    git(tmp_path, "clone", "-q", f"--filter={spec}", project.as_uri(), str(partial))
+    return partial
+
+
 def test_a_remote_that_never_answers_holds_the_gate_for_a_bounded_time(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -190,13 +206,7 @@ def test_a_remote_that_never_answers_holds_the_gate_for_a_bounded_time(
 
     from genstamp import facts, notes
 
-    git(project, "checkout", "-q", "-b", "feature")
-    (project / "extra.txt").write_text("x\n")
-    commit_all(project, "a branch")
-    git(project, "checkout", "-q", "main")
-    git(project, "config", "uploadpack.allowFilter", "true")
-    partial = tmp_path / "partial"
-    git(tmp_path, "clone", "-q", "--filter=tree:0", project.as_uri(), str(partial))
+    partial = partial_clone_of_a_branch(project, tmp_path, "tree:0", {"extra.txt": "x\n"})
     tree = git(partial, "log", "-1", "--format=%T", "origin/feature")
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -222,17 +232,12 @@ def test_a_suite_file_a_partial_clone_cannot_fetch_is_said_not_taken_as_absent(
     from genstamp import facts
     from genstamp.errors import GenstampError
 
-    git(project, "checkout", "-q", "-b", "feature")
-    (project / "pytest.ini").write_text("[pytest]\ntestpaths = src\n")
-    commit_all(project, "the suite in pytest.ini")
-    git(project, "checkout", "-q", "main")
-    git(project, "config", "uploadpack.allowFilter", "true")
-    partial = tmp_path / "partial"
-    git(tmp_path, "clone", "-q", "--filter=blob:none", project.as_uri(), str(partial))
+    ini = {"pytest.ini": "[pytest]\ntestpaths = src\n"}
+    partial = partial_clone_of_a_branch(project, tmp_path, "blob:none", ini)
     tree = git(partial, "rev-parse", "origin/feature^{tree}")
     url = git(partial, "remote", "get-url", "origin")
     git(partial, "remote", "set-url", "origin", (tmp_path / "gone").as_uri())
-    with pytest.raises(GenstampError, match="pytest.ini of tree .* cannot fetch it"):
+    with pytest.raises(GenstampError, match=r"pytest\.ini of tree .* cannot fetch it"):
         facts.tree_suites(open_checkout(partial).repo, tree, ())
     git(partial, "remote", "set-url", "origin", url)
     suites = facts.tree_suites(open_checkout(partial).repo, tree, ())
