@@ -409,4 +409,10 @@ def test_a_partial_clone_reads_the_notes_git_left_out(
     n = tmp_path / "n"
     git(tmp_path, "clone", "-q", f"--filter={spec}", origin.as_uri(), str(n))
     git(n, "fetch", "-q", "origin", f"{notes.REF}:{notes.REF}")
+    if spec == "blob:none":  # the remote out of reach: the note is said, not a bare object id
+        git(n, "remote", "set-url", "origin", (tmp_path / "gone").as_uri())
+        code, _out, err = genstamp("-C", n, "verify", "--from-notes")
+        assert code == 2 and err.count("\n") == 1, err
+        assert f"in {notes.REF} is not in this partial clone, and git cannot fetch it" in err
+        git(n, "remote", "set-url", "origin", origin.as_uri())
     judged_by_its_tree(genstamp, n)

@@ -66,7 +66,7 @@ def _note_in(tree: pygit2.Tree, commit: str) -> str:
     while rest:
         entry = _entry(tree, rest)
         if isinstance(entry, pygit2.Blob):
-            return entry.data.decode("utf-8", "surrogateescape")
+            return _note_text(entry, commit)
         sub = _entry(tree, rest[:2])
         if not isinstance(sub, pygit2.Tree):
             return ""
@@ -104,12 +104,27 @@ def of_tree(
         except (ValueError, pygit2.GitError):
             continue  # a name that is no object id here (pushed by anyone: a server reads it)
         if other is None:  # not at hand: its statements say which tree they judged
-            same = _names_tree(blob.data, str(wanted))
+            same = _names_tree(
+                _note_text(blob, annotated).encode("utf-8", "surrogateescape"), str(wanted)
+            )
         else:
             same = isinstance(other, pygit2.Commit) and other.tree_id == wanted
         if same:
-            out.append((annotated, blob.data.decode("utf-8", "surrogateescape")))
+            out.append((annotated, _note_text(blob, annotated)))
     return out
+
+
+def _note_text(blob: pygit2.Blob, commit: str) -> str:
+    """A note's text; one a partial clone left out, which git could not fetch (``at_hand``),
+    is said, naming it."""
+    try:
+        return blob.data.decode("utf-8", "surrogateescape")
+    except KeyError:  # (pygit2's NotFoundError: not in the object store)
+        raise GenstampError(
+            f"the note on {commit[:12]} in {REF} is not in this partial clone, and git cannot "
+            "fetch it",
+            "fetch it (`git fetch` from the remote the clone was made from), then run again",
+        ) from None
 
 
 def at_hand(repo: pygit2.Repository, oid: str, *, blobs: bool = True) -> None:
