@@ -544,8 +544,10 @@ class Tally:
         if not isinstance(origin, str):
             return
         origin = origin[:-1] if origin.endswith(".pyc") else origin
-        if os.path.realpath(origin) == os.path.realpath(collector.path):
-            return
+        if origin == str(collector.path) or os.path.realpath(origin) == os.path.realpath(
+            collector.path
+        ):
+            return  # (the same path as written: most modules, with no path resolved)
         rel = self.tree_path(collector.path)
         if rel is not None:
             self.files.discard(rel)
