@@ -1239,6 +1239,24 @@ def test_hooks_of_another_repository_in_a_shared_folder_are_not_made_its_own(
     assert hooktext.is_genstamp_hook(shared / "pre-push")
 
 
+def test_a_shared_hook_edited_while_installed_goes_back_as_the_same_file(
+    project: Path, tmp_path: Path
+) -> None:
+    """The user's pre-push, a hard link to a hook several repositories share, edited (in
+    place, for all of them) while genstamp is installed: uninstall gives it back as the user
+    left it, and still the shared file (a copy no longer got the next edit)."""
+    add_user_hook(project, "pre-push", tmp_path / "user.log")
+    shared = tmp_path / "shared-pre-push"
+    os.link(project / ".git" / "hooks" / "pre-push", shared)
+    ok(run_genstamp(project, "install"))
+    with shared.open("a") as fh:
+        fh.write("echo edited for every repository\n")
+    out = ok(run_genstamp(project, "install", "--uninstall"))
+    assert "as you left it" in out, out
+    hook = project / ".git" / "hooks" / "pre-push"
+    assert os.path.samefile(shared, hook) and "edited for every" in hook.read_text()
+
+
 def test_a_hooks_folder_linked_into_the_work_tree_is_named_as_it_is(project: Path) -> None:
     """No core.hooksPath, but `.git/hooks` a link to a committed folder of hooks: the refusal
     to move a committed hook aside names the folder, not a "core.hooksPath None"."""

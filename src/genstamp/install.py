@@ -1228,7 +1228,7 @@ def uninstall(checkout: Checkout) -> Report:
         was = record.after.get(str(chained))
         if now.kind == "absent" or (was is not None and _digest(now) == was):
             continue
-        restore(Path(name), now)
+        restore(Path(name), now, chained)  # (the same file: a hard link stays one)
         restore(chained, Entry("absent"))
         kept |= {name, str(chained)}
         restored.append(_show(where, Path(name)))
