@@ -460,13 +460,20 @@ def is_pre_commit_hook(path: Path) -> bool:
     return holds(path, PRE_COMMIT_MARKER)
 
 
+def _as_aside(path: Path) -> bool:
+    """Whether the file at ``path`` holds the bytes install set aside as ``HOOK.genstamp-
+    chained`` (a tool wrote its hook again as it was before install): nothing to lose."""
+    now, aside = snapshot(path), snapshot(Path(str(path) + CHAINED))
+    return now.kind == aside.kind == "file" and now.data == aside.data
+
+
 def _put_hook(hooks_dir: Path, hook: str, command: str | None) -> None:
     """genstamp's hook at ``hook``, the one that was there kept as ``hook.genstamp-chained``."""
     path = hooks_dir / hook
     script = hook_script(hook, command).encode()
     if not is_genstamp_hook(path) and (path.exists() or path.is_symlink()):
         chained = hooks_dir / (hook + CHAINED)
-        if snapshot(chained) == snapshot(path):
+        if _as_aside(path):
             pass  # written again as it was (husky's dispatcher): it waits aside already
         elif chained.exists() or chained.is_symlink():
             raise GenstampError(
@@ -1165,7 +1172,7 @@ def _check_unedited(path: Path, record: Record, script: str) -> None:
     removed since holds nothing to lose: written again; so does one a tool wrote again as it
     was before install, its bytes still waiting aside: husky's dispatcher after `npm install`)."""
     now = snapshot(path)
-    if now.kind == "absent" or snapshot(Path(str(path) + CHAINED)).data == now.data:
+    if now.kind == "absent" or _as_aside(path):
         return
     if _edited(path, record) and now != Entry("file", script.encode(), 0o755):
         raise GenstampError(
