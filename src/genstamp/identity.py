@@ -828,11 +828,12 @@ def _negates(name: str) -> bool:
 
 
 def _new_rules_part(workdir: str, changes: Iterable[tuple[str, int]]) -> bool:
-    """Whether an untracked ``.gitignore`` the walk found is one where libgit2's ignore rules
-    part from git's, as ``_negations`` asks of the tracked ones: a symbolic link (git 2.32 and
-    later do not follow it: the files it names are added), or one holding a negation."""
+    """Whether an untracked (or ignored) ``.gitignore`` the walk found is one where libgit2's
+    ignore rules part from git's, as ``_negations`` asks of the tracked ones: a symbolic link
+    (git 2.32 and later do not follow it: the files it names are added), or one holding a
+    negation (git reads an ignored one's rules all the same)."""
     for path, status in changes:
-        untracked = status in (DeltaStatus.UNTRACKED, DeltaStatus.IGNORED)  # (its own rules)
+        untracked = status in (DeltaStatus.UNTRACKED, DeltaStatus.IGNORED)
         if not untracked or path.rpartition("/")[2] != ".gitignore":
             continue
         full = os.path.join(workdir, path)
