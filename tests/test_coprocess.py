@@ -22,7 +22,7 @@ from test_audit import make_venv
 
 import genstamp
 from genstamp import coprocess, evidence
-from genstamp.coprocess import CoProcess
+from genstamp.coprocess import Asked, CoProcess
 from genstamp.repo import open_checkout
 
 HERE = str(Path(genstamp.__file__).resolve().parent.parent)  # the folder holding genstamp
@@ -189,7 +189,7 @@ def test_which_loaded_files_git_ignores(tmp_path: Path) -> None:
         child.ask_end()
         child.tree_end()
         asked = ["forced.py", "lib/helper.py", ".venv/lib/x.py", "new.py", "lib/gone.py"]
-        child.ask_misplaced(asked)
+        child.ask_misplaced(Asked(asked))
         assert child.misplaced_answer() == (["lib/gone.py", "lib/helper.py"], {}, (), {}, {}, {})
         assert child.proc is not None and child.proc.wait(timeout=30) == 0
     finally:
@@ -209,7 +209,7 @@ def test_what_git_ignores_is_asked_before_the_tree_at_the_end_is_read(tmp_path: 
     try:
         assert "workdir" in child.read() and "tree" in child.read()
         child.ask_end()
-        child.ask_misplaced(["lib/helper.py", "new.py"])
+        child.ask_misplaced(Asked(["lib/helper.py", "new.py"]))
         assert len(child.tree_end().tree) == 40
         assert child.misplaced_answer() == (["lib/helper.py"], {}, (), {}, {}, {})
         assert child.proc is not None and child.proc.wait(timeout=30) == 0

@@ -145,6 +145,16 @@ def _run_reads(checkout: Checkout, root: str, loaded: Iterable[str]) -> set[str]
     return suite.run_reads([config.source], index.__contains__, loaded)
 
 
+class Asked(NamedTuple):
+    """What a run asks of the tree at its end (``CoProcess.ask_misplaced``)."""
+
+    paths: list[str]  # relative to the work tree
+    loaded: Mapping[str, Sequence[str]] | None = None  # path -> blob ids loaded
+    used: list[str] | None = None  # the files the run used (every file: None)
+    searched: list[str] | None = None  # the folders the imports searched
+    roots: Sequence[str] = ()  # the suites' folders (or the run's own)
+
+
 class End(NamedTuple):
     """The co-process's answer at the end of a run."""
 
@@ -243,36 +253,27 @@ class CoProcess:
         head = answer.get("head")
         return End(tree, head if isinstance(head, str) else None, answer.get("moved") is True)
 
-    def ask_misplaced(
-        self,
-        paths: list[str],
-        loaded: Mapping[str, Sequence[str]] | None = None,
-        used: list[str] | None = None,
-        searched: list[str] | None = None,
-        roots: Sequence[str] = (),
-    ) -> None:
-        """Ask which of ``paths`` (relative to the work tree) git ignores, leaving them out of
-        the tree, which lie in a repository a clone cannot fetch, which of the files ``loaded``
-        (path -> blob ids loaded) were loaded as the tree does not hold them, which of the
-        files ``used`` (every file: None) and modules of the folders the imports ``searched``
-        (and the files a run of the suites in ``roots`` reads: ``unseen``) hold changes hidden
-        from git, and
-        which submodules
-        hold changes (read it with ``misplaced_answer``, after ``tree_end``; the co-process
-        ends once it has answered). Asked once the tree at the end is asked for
-        (``ask_end``), before or after that is read: the co-process answers in order."""
+    def ask_misplaced(self, asked: Asked) -> None:
+        """Ask which of the paths (relative to the work tree) git ignores, leaving them out of
+        the tree, which lie in a repository a clone cannot fetch, which of the files loaded
+        were loaded as the tree does not hold them, which of the files used and modules of the
+        folders the imports searched (and the files a run of the suites in the roots reads:
+        ``unseen``) hold changes hidden from git, and which submodules hold changes (read it
+        with ``misplaced_answer``, after ``tree_end``; the co-process ends once it has
+        answered). Asked once the tree at the end is asked for (``ask_end``), before or after
+        that is read: the co-process answers in order."""
         stdin: IO[str] | None = self.proc.stdin if self.proc is not None else None
         if stdin is None:
             raise GenstampError("genstamp's co-process is gone")
         try:
-            asked = {
-                "paths": paths,
-                "loaded": {k: list(v) for k, v in (loaded or {}).items()},
-                "used": used,
-                "searched": searched or [],
-                "roots": list(roots),
+            question = {
+                "paths": asked.paths,
+                "loaded": {k: list(v) for k, v in (asked.loaded or {}).items()},
+                "used": asked.used,
+                "searched": asked.searched or [],
+                "roots": list(asked.roots),
             }
-            stdin.write(f"{IGNORED}\t{json.dumps(asked)}\n")
+            stdin.write(f"{IGNORED}\t{json.dumps(question)}\n")
             stdin.flush()
         except (OSError, ValueError) as exc:
             raise GenstampError(f"genstamp's co-process is gone: {exc}") from exc

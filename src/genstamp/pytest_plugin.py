@@ -65,7 +65,7 @@ if not any(isinstance(f, _OwnModules) for f in sys.meta_path):
     sys.meta_path.insert(0, _OwnModules())
     atexit.register(_leave)
 
-from genstamp.coprocess import CoProcess, Misplaced  # noqa: E402 - after the finder
+from genstamp.coprocess import Asked, CoProcess, Misplaced  # noqa: E402 - after the finder
 from genstamp.errors import GenstampError  # noqa: E402
 from genstamp.repo import Checkout, Place, find_place, open_checkout  # noqa: E402
 from genstamp.typedtuple import NamedTuple  # noqa: E402
@@ -1628,7 +1628,7 @@ class Session:
             tally = self.tally
             roots = {tally.suite_root(f) for f in tally.all_files()} if tally.suites else set()
             roots = roots or {tally.prefix}
-            trees.ask_misplaced(candidates, merged.loaded, used, searched, sorted(roots))
+            trees.ask_misplaced(Asked(candidates, merged.loaded, used, searched, sorted(roots)))
         except GenstampError:
             return False
         return True

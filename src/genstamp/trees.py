@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from genstamp.coprocess import CoProcess, End, Misplaced, moved_beyond
+from genstamp.coprocess import Asked, CoProcess, End, Misplaced, moved_beyond
 from genstamp.errors import GenstampError
 from genstamp.repo import Checkout, Place, open_checkout
 
@@ -123,24 +123,17 @@ class FromCoProcess:
         assert self.coprocess is not None
         return self.coprocess.tree_end()
 
-    def ask_misplaced(
-        self,
-        paths: list[str],
-        loaded: Mapping[str, Sequence[str]] | None = None,
-        used: list[str] | None = None,
-        searched: list[str] | None = None,
-        roots: Sequence[str] = (),
-    ) -> None:
-        """Ask which of ``paths`` git ignores, leaving them out of the tree, which lie in a
-        repository a clone cannot fetch, which of ``loaded`` were loaded as the tree does not
-        hold them, the changes hidden from git in ``used`` (in every file: None) and in the
-        modules of the folders the imports ``searched`` (and the files a run of the suites in
-        ``roots`` reads: ``coprocess.unseen``), and the
-        submodules with changes (after ``begin_end``; read the answer with ``misplaced`` after
-        ``end``). The co-process answers it as soon as it has said the tree at the end, while
-        this process gathers the rest of what it binds."""
+    def ask_misplaced(self, asked: Asked) -> None:
+        """Ask which of the paths git ignores, leaving them out of the tree, which lie in a
+        repository a clone cannot fetch, which of the files loaded were loaded as the tree
+        does not hold them, the changes hidden from git in the files used and in the modules
+        of the folders the imports searched (and the files a run of the suites in the roots
+        reads: ``coprocess.unseen``), and the submodules with changes (after ``begin_end``;
+        read the answer with ``misplaced`` after ``end``). The co-process answers it as soon
+        as it has said the tree at the end, while this process gathers the rest of what it
+        binds."""
         assert self.coprocess is not None
-        self.coprocess.ask_misplaced(paths, loaded, used, searched, roots)
+        self.coprocess.ask_misplaced(asked)
 
     def misplaced(self) -> Misplaced:
         """The answer to ``ask_misplaced`` (after ``end``)."""
@@ -167,12 +160,6 @@ def _remember_the_race(place: Place) -> None:
         )
 
 
-# what ``InProcess.ask_misplaced`` was asked
-_Asked = tuple[
-    list[str], Mapping[str, Sequence[str]] | None, list[str] | None, list[str], Sequence[str]
-]
-
-
 class InProcess:
     """Both trees taken here, each by a thread on a repository handle of its own (when it opens
     the same checkout; else the tree at the start is taken on ``repo`` when awaited)."""
@@ -191,9 +178,7 @@ class InProcess:
         self._end: _Task | None = None
         self._output = ""
         self._tree_end: str | None = None
-        # what ``ask_misplaced`` asked: the paths, the loaded files, the files used, the
-        # folders searched, the run's folder
-        self._asked: _Asked | None = None
+        self._asked: Asked | None = None  # what ``ask_misplaced`` asked
 
     def _take_start(self) -> None:
         from genstamp.identity import tree_identity
@@ -245,16 +230,9 @@ class InProcess:
         self._tree_end = task.result
         return End(task.result, head_id(self.repo.repo), moved)
 
-    def ask_misplaced(
-        self,
-        paths: list[str],
-        loaded: Mapping[str, Sequence[str]] | None = None,
-        used: list[str] | None = None,
-        searched: list[str] | None = None,
-        roots: Sequence[str] = (),
-    ) -> None:
+    def ask_misplaced(self, asked: Asked) -> None:
         """As ``FromCoProcess.ask_misplaced``: kept for ``misplaced``, which answers here."""
-        self._asked = (paths, loaded, used, searched or [], roots)
+        self._asked = asked
 
     def misplaced(self) -> Misplaced:
         """As ``FromCoProcess.misplaced``, here (after ``end``)."""
@@ -263,6 +241,7 @@ class InProcess:
 
         assert self._asked is not None
         paths, loaded, used, searched, roots = self._asked
+        searched = searched or []
         checkout = self.side or self.repo
         tree = self._tree_end
         assert tree is not None
