@@ -2092,21 +2092,13 @@ def _included_names(root: str, paths: Sequence[str] = ()) -> set[str]:
     sources' kinds and their templates'): the last part of each, as one found through the
     compiler's include path is named without its folder; not a name in angle brackets
     without a suffix (C++'s ``<vector>``, ``<format>``: the standard library's)."""
-    import subprocess
-
     if paths:
         specs = [f":(literal){p}" for p in paths]
     else:
         suffixes = dict.fromkeys(s.lower() for s in (*NATIVE_SOURCES, *NAMED_SOURCES))
         kinds = [f"{s}{t}" for s in suffixes for t in ("", *TEMPLATE_SUFFIXES)]
         specs = [f":(glob,icase)**/*{k}" for k in kinds]
-    grep = ["git", "grep", "--no-color", "-h", "-o", "-i", "-I", "-E", "--untracked"]
-    try:
-        out = subprocess.run(
-            [*grep, "-e", _INCLUDE, "--", *specs], cwd=root, capture_output=True
-        ).stdout
-    except OSError:
-        return set()
+    _, out = _grep(root, "-h", "-o", "-i", "-I", "-E", "-e", _INCLUDE, "--", *specs)
     found = set()
     for line in os.fsdecode(out).splitlines():
         line = line.rstrip()
@@ -2119,22 +2111,26 @@ def _included_names(root: str, paths: Sequence[str] = ()) -> set[str]:
     return found
 
 
+def _grep(root: str | Path, *args: str) -> tuple[int, bytes]:
+    """``git grep --untracked ARGS`` in ``root``: its exit code (1: nothing found; -1: git
+    could not be run) and what it printed."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "grep", "--no-color", "--untracked", *args], cwd=root, capture_output=True
+        )
+    except OSError:
+        return -1, b""
+    return done.returncode, done.stdout
+
+
 def _source_names(root: str) -> set[str]:
     """The names of the files of ``NAMED_SOURCES``' kinds the build files of the tree (its
     library builds' too: a Makefile) name, as build files name sources."""
-    import subprocess
-
     kinds = "|".join(re.escape(k[1:]) for k in NAMED_SOURCES)
     pattern = rf"[A-Za-z0-9_.+-]+\.({kinds})\b"
-    grep = ["git", "grep", "--no-color", "-h", "-o", "-i", "-I", "-E", "--untracked", "-e", pattern]
-    try:
-        out = subprocess.run(
-            [*grep, "--", *_LIBRARY_BUILD_FILES],
-            cwd=root,
-            capture_output=True,
-        ).stdout
-    except OSError:
-        return set()
+    _, out = _grep(root, "-h", "-o", "-i", "-I", "-E", "-e", pattern, "--", *_LIBRARY_BUILD_FILES)
     return {line.rpartition("/")[2] for line in os.fsdecode(out).splitlines()}
 
 
@@ -2146,17 +2142,7 @@ def cffi_builders(root: Path) -> dict[str, list[str]]:
     cffi extension in API mode (``ffibuilder.set_source("_foo", "<C code>")``): the module's
     name (its last part) -> those scripts. The C code lives in the script, and the C file the
     build writes is git-ignored: the script is the extension's source."""
-    import subprocess
-
-    grep = ["git", "grep", "--no-color", "-l", "-z", "--untracked"]
-    try:
-        out = subprocess.run(
-            [*grep, "-e", "set_source", "--", "*.py"],
-            cwd=root,
-            capture_output=True,
-        ).stdout
-    except OSError:
-        return {}
+    _, out = _grep(root, "-l", "-z", "-e", "set_source", "--", "*.py")
     found: dict[str, list[str]] = {}
     for rel in filter(None, os.fsdecode(out).split("\0")):
         path = os.path.join(root, rel)
@@ -2221,24 +2207,12 @@ def _sources_of(path: str, natives: list[str], builders: dict[str, list[str]]) -
 def as_committed(root: str, paths: Sequence[str]) -> bool:
     """Every one of ``paths`` (absolute, in the work tree) is tracked and as HEAD holds it: git
     wrote them all, nothing was built or edited here since."""
-    import subprocess
+    from genstamp.changed import git_output
 
     rels = [os.path.relpath(p, root) for p in paths]
-    try:
-        subprocess.run(
-            ["git", "ls-files", "--error-unmatch", "--", *rels],
-            cwd=root,
-            capture_output=True,
-            check=True,
-        )
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "-z", "--untracked-files=all", "--", *rels],
-            cwd=root,
-            capture_output=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
+    if git_output(root, "ls-files", "--error-unmatch", "--", *rels) is None:
         return False
+    status = git_output(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *rels)
     return status == b""
 
 
@@ -2335,8 +2309,6 @@ def _named(root: str, stem: str, natives: Sequence[str]) -> bool:
     """Whether anything in the tree can build the extension module ``stem``: a native source
     of that name (``fast.pyx``, ``fast.c``; a cffi build script naming it is one), or a build
     file that names it (``Extension("pkg.fast", …)``, ``pybind11_add_module(fast …)``)."""
-    import subprocess
-
     if any(os.path.basename(n).partition(".")[0] == stem for n in natives):
         return True
     if any(n.endswith(".py") for n in natives):
@@ -2352,16 +2324,8 @@ def _named(root: str, stem: str, natives: Sequence[str]) -> bool:
         (["-e", f"PyInit_{stem}"], sources),
         (["-w", "--all-match", "-e", "set_source", "-e", stem], [":(glob)**/*.py"]),
     ):
-        try:
-            found = subprocess.run(
-                ["git", "grep", "-q", "--untracked", "-F", *how, "--", *where],
-                cwd=root,
-                capture_output=True,
-            )
-        except OSError:
-            return True
-        if found.returncode != 1:  # 0: named; an error: not known, so not refused
-            return True
+        if _grep(root, "-q", "-F", *how, "--", *where)[0] != 1:
+            return True  # 0: named; an error: not known, so not refused
     return False
 
 
@@ -2426,20 +2390,11 @@ def _in_build_files(
     cargo's, tracked or not) names ``word`` in what the build reads: not in a comment, nor
     in a TOML file's descriptive text (a changelog line in ``description``). ``fixed``: the
     strings (any case) one of which every match holds, for git to find the candidate files."""
-    import subprocess
-
     how = ["-i", "-F", *(a for f in fixed for a in ("-e", f))]
-    try:
-        found = subprocess.run(
-            ["git", "grep", "--no-color", "-l", "--untracked", *how, "--", *files],
-            cwd=root,
-            capture_output=True,
-        )
-    except OSError:
-        return True
-    if found.returncode not in (0, 1):
+    code, out = _grep(root, "-l", *how, "--", *files)
+    if code not in (0, 1):
         return True  # not known: not refused
-    for rel in os.fsdecode(found.stdout).splitlines():
+    for rel in os.fsdecode(out).splitlines():
         try:
             with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as fh:
                 text = fh.read()

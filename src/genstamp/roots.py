@@ -356,19 +356,11 @@ def _editable_elsewhere(workdir: Path) -> Path | None:
 
 def _ever_held(workdir: Path, top: str) -> bool:
     """Whether a commit of HEAD's history held a package folder or a module named ``top``."""
-    import subprocess
+    from genstamp.changed import git_output
 
     specs = [f":(glob)**/{top}/**/*.py", f":(glob)**/{top}.py"]
-    try:
-        out = subprocess.run(
-            ["git", "log", "-1", "--format=%H", "HEAD", "--", *specs],
-            cwd=workdir,
-            capture_output=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return True  # cannot tell: judged, as a name the tree lacks
-    return bool(out.strip())
+    out = git_output(workdir, "log", "-1", "--format=%H", "HEAD", "--", *specs)
+    return out is None or bool(out.strip())  # None: cannot tell, judged as a name the tree lacks
 
 
 def own_installed_files(workdir: Path) -> dict[str, str] | None:
