@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -255,6 +256,28 @@ def versioneer_file(tool: object, workdir: Path) -> list[str]:
     return [rel] if rel is not None else []
 
 
+# what each list of ``tool.genstamp`` holds: the check of one item, what the items are, an example
+_LISTS: dict[str, tuple[Callable[[str], bool], str, str]] = {
+    "packages": (bool, "module names", '["calc", "calc_cli"]'),
+    "generated": (
+        lambda glob: bool(glob) and not glob.startswith("/"),
+        "globs relative to the work tree",
+        '["src/calc/_version.py", "build/**/*.py"]',
+    ),
+    # one leading out of the repository is none of its folders
+    "suites": (
+        lambda folder: bool(folder.strip()) and _suite_folder(folder) is not None,
+        "folders inside the repository",
+        '["svc_a", "svc_b"]',
+    ),
+    "clean-install": (
+        bool,
+        "pip install arguments",
+        '["-e", ".[test]"] or ["-r", "requirements-dev.txt", "."]',
+    ),
+}
+
+
 def _suite_folder(given: str) -> str | None:
     """A ``suites`` entry as a folder of the tree ("" for the top; a leading ``/`` is the
     top's, as in a gitignore); None when it leads out of the repository."""
@@ -317,38 +340,17 @@ def parse(section: dict[str, Any], workdir: Path, path: Path) -> Config:
                 f"{path}: tool.genstamp.{key} holds a NUL character (\\u0000)",
                 "remove it: no path or argument can hold one",
             )
+    for key, (fits, what, example) in _LISTS.items():
+        if not all(isinstance(v, str) and fits(v) for v in section.get(key, [])):
+            raise GenstampError(
+                f"{path}: tool.genstamp.{key} must be a list of {what}", f"for example {example}"
+            )
     packages = section.get("packages")
-    if packages is not None and not all(isinstance(p, str) and p for p in packages):
-        raise GenstampError(
-            f"{path}: tool.genstamp.packages must be a list of module names",
-            'for example ["calc", "calc_cli"]',
-        )
     generated = section.get("generated", [])
-    if not all(isinstance(g, str) and g and not g.startswith("/") for g in generated):
-        raise GenstampError(
-            f"{path}: tool.genstamp.generated must be a list of globs relative to the work tree",
-            'for example ["src/calc/_version.py", "build/**/*.py"]',
-        )
-    suites = section.get("suites", [])
-    if not isinstance(suites, list) or not all(isinstance(p, str) and p.strip() for p in suites):
-        raise GenstampError(
-            f"{path}: tool.genstamp.suites must be a list of folders inside the repository",
-            'for example ["svc_a", "svc_b"]',
-        )
     # as the tree names its folders: `./svc_a` is svc_a, `.` the top (a project with
-    # subprojects); one leading out of the repository is none of its folders
-    suites = [_suite_folder(p) for p in suites]
-    if not all(p is not None for p in suites):
-        raise GenstampError(
-            f"{path}: tool.genstamp.suites must be a list of folders inside the repository",
-            'for example ["svc_a", "svc_b"]',
-        )
+    # subprojects)
+    suites = [_suite_folder(p) for p in section.get("suites", [])]
     clean_install = section.get("clean-install")
-    if clean_install is not None and not all(isinstance(a, str) and a for a in clean_install):
-        raise GenstampError(
-            f"{path}: tool.genstamp.clean-install must be a list of pip install arguments",
-            'for example ["-e", ".[test]"] or ["-r", "requirements-dev.txt", "."]',
-        )
     evidence = section.get("evidence")
     return Config(
         evidence=(workdir / evidence) if evidence else None,
