@@ -13,7 +13,7 @@ import re
 
 # hmac.compare_digest itself, from a built-in module (no checkout names its own hmac.py for it)
 from _operator import _compare_digest as compare_digest
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -731,11 +731,7 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
             as_files,
             PATH_LIMIT,
         )
-    folders = [  # an ignored one is ignored-code's
-        rel
-        for rel in loaded.namespaces
-        if rel not in blobs and facts.placed.get(rel) not in (INSTALLED, IGNORED)
-    ]
+    folders = _unheld(facts, loaded.namespaces, blobs)  # an ignored one is ignored-code's
     if folders:
         yield listed(
             "the tests imported namespace packages from folders the tested tree does not hold "
@@ -745,17 +741,19 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
         )
 
 
+def _unheld(facts: Facts, rels: Iterable[str], held: Container[str]) -> list[str]:
+    """Of ``rels``, those not ``held`` and in no place an environment installed or git
+    ignores (those are other rules')."""
+    return [r for r in rels if r not in held and facts.placed.get(r) not in (INSTALLED, IGNORED)]
+
+
 def _empty_folder(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     bound = _bound(facts)
     loaded = read_audit(bound.props)[0] if bound is not None else None
     if loaded is None or facts.tested_blobs is None:
         return
-    held = facts.tested_blobs  # a submodule not checked out: an empty folder in every clone
-    empty = [
-        rel
-        for rel in loaded.folders
-        if rel not in held and facts.placed.get(rel) not in (INSTALLED, IGNORED)
-    ]
+    # a submodule not checked out: an empty folder in every clone
+    empty = _unheld(facts, loaded.folders, facts.tested_blobs)
     if empty:
         yield listed(
             "the tests used folders that held no file (wrote into them, made a folder in them, "
@@ -1035,10 +1033,14 @@ def left_out(facts: Facts) -> Iterator[str]:
 
 
 def _parts_disagree(facts: Facts, settings: Config) -> Iterator[str]:
-    merge = merged(facts) if facts.primary else None
+    yield from _disagreeing(merged(facts) if facts.primary else None, "parts")
+
+
+def _disagreeing(merge: coverage.Merge | None, parts: str) -> Iterator[str]:
+    """What the merge of ``parts`` (the word for them) finds they disagree on."""
     if merge is not None and merge.conflicts:
         yield (
-            "tests ran in two parts with different outcomes: "
+            f"tests ran in two {parts} with different outcomes: "
             f"{limit(list(merge.conflicts), PATH_LIMIT)}"
         )
     if merge is not None and merge.apart:
@@ -1536,14 +1538,7 @@ def missing_parts(attested: Sequence[Attested]) -> list[str]:
 
 def _attestation_parts_disagree(facts: AttestationFacts, settings: Config) -> Iterator[str]:
     for tree in _trees(facts):
-        merge = attestation_merge(facts, tree)
-        if merge is not None and merge.conflicts:
-            yield (
-                "tests ran in two attested parts with different outcomes: "
-                f"{limit(list(merge.conflicts), PATH_LIMIT)}"
-            )
-        if merge is not None and merge.apart:
-            yield APART + limit(list(merge.apart), PATH_LIMIT)
+        yield from _disagreeing(attestation_merge(facts, tree), "attested parts")
 
 
 # A count as people write it: a number and the word it counts, either way round, with
