@@ -53,14 +53,22 @@ def compiled_genstamp(request: pytest.FixtureRequest) -> None:
         compileall.compile_dir(package, force=True, quiet=2)
 
 
-def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> str:
-    """Run real git; its output, stripped of the final newline."""
+def git(
+    cwd: Path,
+    *args: str,
+    check: bool = True,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+) -> str:
+    """Run real git (in ``env``, else this process's environment); its output, stripped of the
+    final newline."""
     proc = subprocess.run(
         ["git", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         input=input,
+        env=env,
     )
     if check and proc.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")

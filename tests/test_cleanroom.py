@@ -203,6 +203,14 @@ def clean_run_json(root: Path) -> dict[str, Any]:
     return out
 
 
+def first_clean_run(root: Path, message: str) -> None:
+    """Commit what ``root`` holds (``message``) and run it in a clean room for the first time:
+    green, in an environment made for it."""
+    commit_all(root, message)
+    first = clean_run_json(root)
+    assert first["record"]["ok"] and first["env_reused"] is False, first["record"]
+
+
 HELPER_PYPROJECT = (  # the template's build system
     PYPROJECT.partition("[project]")[0]
     + '[project]\nname = "helper"\nversion = "0"\ndependencies = DEPENDENCIES\n'
@@ -228,10 +236,7 @@ def test_what_is_installed_from_the_checkout_is_the_trees_in_a_reused_environmen
     (root / "tests" / "test_helper.py").write_text(
         "import helper\n\n\ndef test_f():\n    assert helper.f() == 1\n"
     )
-    commit_all(root, "helper")
-
-    first = clean_run_json(root)
-    assert first["record"]["ok"] and first["env_reused"] is False
+    first_clean_run(root, "helper")
     (helper / "helper" / "__init__.py").write_text(
         "import six\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n"
     )
@@ -298,9 +303,7 @@ def test_a_folder_outside_the_checkout_is_installed_as_it_is_now_in_a_reused_env
     (root / "tests" / "test_helper.py").write_text(
         "import helper\n\n\ndef test_one():\n    assert helper.one() == 1\n"
     )
-    commit_all(root, "helper")
-    first = clean_run_json(root)
-    assert first["record"]["ok"] and first["env_reused"] is False, first["record"]
+    first_clean_run(root, "helper")
     (helper / "helper" / "__init__.py").write_text("def one():\n    return 2\n")
     second = clean_run_json(root)
     assert second["env_reused"] is True
@@ -359,9 +362,7 @@ def test_a_dependency_pinned_to_a_revision_of_a_local_repository_stays_at_it(
     (root / "tests" / "test_helper.py").write_text(
         "import helper\n\n\ndef test_v1():\n    assert helper.VALUE == 1\n"
     )
-    commit_all(root, "helper at v1")
-    first = clean_run_json(root)
-    assert first["record"]["ok"] and first["env_reused"] is False, first["record"]
+    first_clean_run(root, "helper at v1")
     (helper / "helper" / "__init__.py").write_text("VALUE = 2\n")
     commit_all(helper, "v2")
     (root / "README").write_text("a change of the project's own\n")
@@ -383,10 +384,7 @@ def test_the_project_a_requirements_file_names_is_installed_again_in_a_reused_en
         PYPROJECT + '\n[tool.genstamp]\nclean-install = ["-r", "requirements-dev.txt"]\n',
     )
     (root / "requirements-dev.txt").write_text(".[test]\n")
-    commit_all(root, "requirements")
-
-    first = clean_run_json(root)
-    assert first["record"]["ok"] and first["env_reused"] is False
+    first_clean_run(root, "requirements")
     (root / "src" / "calc" / "more.py").write_text("def sub(a, b):\n    return a - b\n")
     (root / "tests" / "test_more.py").write_text(
         "from calc.more import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n"

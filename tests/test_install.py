@@ -62,18 +62,9 @@ def broken_branch(repo: Path, name: str) -> str:
     """A branch one commit past HEAD with calc broken, made without checking it out (the work
     tree and its generation stay as they are)."""
     env = dict(os.environ, GIT_INDEX_FILE=str(repo / ".git" / "scratch-index"))
-    import subprocess
 
     def plumb(*args: str, stdin: str | None = None) -> str:
-        return subprocess.run(
-            ["git", *args],
-            cwd=repo,
-            env=env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        return git(repo, *args, input=stdin, env=env).strip()
 
     blob = plumb("hash-object", "-w", "--stdin", stdin="def add(a, b):\n    return a - b\n")
     plumb("read-tree", "HEAD")
