@@ -3044,6 +3044,54 @@ def test_an_installed_plugin_turned_off_whose_marker_the_tests_use(
         assert code == 0, data
 
 
+@pytest.mark.parametrize("uses", ["marker", "table", "neither"])
+@pytest.mark.parametrize("how", ["-p no", "variable", "flag", "loaded-by-hand"])
+def test_an_installed_plugin_a_run_does_not_load_whose_marker_or_own_table_the_suite_uses(
+    tmp_path: Path, how: str, uses: str
+) -> None:
+    """A run with plugin autoloading off (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``,
+    ``--disable-plugin-autoload``; genstamp loaded by ``-p`` as its message says) leaves out
+    the installed plugins a run of the suite loads: the tests' markers of one decided nothing
+    (pytest-timeout's ``timeout``), and the settings the project gives one in a table of its
+    own went unread (pytest-env's ``[tool.pytest_env]``), also under ``-p no:NAME``. Both were
+    accepted (only ini settings and ``-p no:``'s markers counted). Controls: the plugin loaded
+    by hand (``-p guarding``) with autoloading off; a suite that uses neither."""
+    site = installed_plugin(tmp_path / "site", "guarding", GUARDING_PLUGIN)
+    mark = "@pytest.mark.guard(50)\n" if uses == "marker" else ""
+    table = "[tool.guarding]\nlimit = 5\n" if uses == "table" else ""
+    files = {
+        "pyproject.toml": f"[tool.pytest.ini_options]\n{table}",
+        "tests/test_g.py": f"import pytest\n\n\n{mark}def test_g():\n    pass\n",
+    }
+    root = make(tmp_path / "p", files)
+    env = subprocess_env(PYTHONPATH=str(site))
+    args = ["-p", "no:cacheprovider"]
+    if how == "-p no":
+        args += ["-p", "no:guarding"]
+    elif how == "flag":
+        args += ["--disable-plugin-autoload", "-p", "genstamp.pytest_plugin"]
+    else:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        args += ["-p", "genstamp.pytest_plugin"]
+        args += ["-p", "guarding"] if how == "loaded-by-hand" else []
+    proc = run_pytest(root, *args, env=env)
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    if uses == "neither" or how == "loaded-by-hand":
+        assert code == 0, data
+        return
+    said = rules(data)["partial-run"]
+    why = {
+        "marker": "the tests' marker guard",
+        "table": "its settings [tool.guarding] unread",
+    }[uses]
+    if how == "-p no":
+        assert code == 1 and f"-p no:guarding ({why})" in said, data
+    else:
+        cause = "--disable-plugin-autoload" if how == "flag" else "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+        assert code == 1 and f"{cause} (the plugin guarding not loaded, {why})" in said, data
+
+
 # pytest-cov's and pytest-benchmark's options as they work: the session fails under the
 # threshold (coverage's own fail_under where --cov-fail-under is not given); --benchmark-only
 # skips every test that is no benchmark, --benchmark-skip every benchmark

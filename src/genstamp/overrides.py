@@ -215,22 +215,88 @@ def _unread_settings(
                 yield f"{why}: its setting {key} = {value} unread"
 
 
-def _unloaded_plugins(cfg: pytest.Config) -> Iterator[tuple[str, Callable[[], object]]]:
+def _autoload_unloaded(
+    cfg: pytest.Config, tally: Tally, values: Mapping[str, str], words: list[str]
+) -> Iterator[str]:
+    """Installed plugins a run of the suite loads that this one did not, its autoloading
+    turned off (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``, ``--disable-plugin-autoload``), which the
+    tests use through their markers (pytest-timeout's ``timeout``: it decides nothing) or the
+    project configures in a table of the plugin's own (pytest-env's ``[tool.pytest_env]``:
+    the variables are not set). (Their ini settings: ``_unread_settings``; a plugin the run
+    turned off by ``-p no:NAME``: ``overrides``.)"""
+    flag = "--disable-plugin-autoload"
+    if flag in _addopts(values):
+        return  # the suite's own: a run of the suite loads none either
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        why = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+    elif flag in words:
+        why = flag
+    else:
+        return  # (the usual run pays nothing here)
+    for name, _ in _unloaded_plugins(cfg, entry_points_only=True):
+        if cfg.pluginmanager.is_blocked(name):
+            continue  # the run's -p no:NAME, said as such
+        if used := _used_markers(cfg, tally, name, values):
+            yield f"{why} (the plugin {name} not loaded, the tests' marker {', '.join(used)})"
+        elif table := _plugin_table(cfg, name):
+            yield f"{why} (the plugin {name} not loaded, its settings [tool.{table}] unread)"
+
+
+def _plugin_table(cfg: pytest.Config, name: str) -> str | None:
+    """The table of ``[tool]`` in the project's pyproject.toml that the installed plugin
+    whose ``pytest11`` entry point ``-p no:NAME`` blocks reads, named after its distribution
+    or its module (pytest-env's ``[tool.pytest_env]``), when the project sets one: None when
+    it sets none."""
+    from importlib.metadata import entry_points
+
+    from genstamp.roots import _toml
+
+    names: set[str] = set()
+    with contextlib.suppress(Exception):  # an installed distribution's metadata: whatever
+        for ep in entry_points(group="pytest11"):
+            if ep.name in (name, f"pytest_{name}"):
+                dist = re.sub(r"[-_.]+", "_", ep.dist.name.lower()) if ep.dist else ""
+                names.update({dist, dist.replace("_", "-"), ep.module.partition(".")[0]} - {""})
+    if not names:
+        return None
+    try:
+        tool = _toml((cfg.rootpath / "pyproject.toml").read_bytes()).get("tool")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(tool, dict):
+        return None
+    return next((n for n in sorted(names) if isinstance(tool.get(n), dict) and tool[n]), None)
+
+
+def _unloaded_plugins(
+    cfg: pytest.Config, entry_points_only: bool = False
+) -> Iterator[tuple[str, Callable[[], object]]]:
     """(name, loader) of each installed plugin (a ``pytest11`` entry point) and each of
-    pytest's own that this run did not load."""
+    pytest's own (unless ``entry_points_only``) that this run did not load: one loaded by
+    another name (``-p pytest_timeout`` of the entry point ``timeout``) is loaded."""
     import importlib
     from importlib import metadata
 
     manager = cfg.pluginmanager
     with contextlib.suppress(Exception):
         for point in metadata.entry_points(group="pytest11"):
-            if manager.get_plugin(point.name) is None:
+            if manager.get_plugin(point.name) is None and not _registered(manager, point.load):
                 yield point.name, point.load
+    if entry_points_only:
+        return
     from _pytest.config import default_plugins
 
     for name in default_plugins:
         if manager.is_blocked(name):
             yield name, functools.partial(importlib.import_module, f"_pytest.{name}")
+
+
+def _registered(manager: pytest.PytestPluginManager, load: Callable[[], object]) -> bool:
+    """Whether the plugin ``load`` imports is registered, under any name."""
+    try:
+        return manager.is_registered(load())
+    except Exception:  # a plugin's own code: whatever it raises
+        return False
 
 
 def _plugin_settings(cfg: pytest.Config, load: Callable[[], object]) -> dict[str, str | None]:
@@ -404,6 +470,8 @@ def overrides(cfg: pytest.Config, tally: Tally, coverage_left: bool = True) -> t
                 # an installed plugin the tests use through its markers (pytest-timeout's
                 # `timeout`): without it, the marker decides nothing
                 out.append(f"-p {value} (the tests' marker {', '.join(used)})")
+            elif table := _plugin_table(cfg, name):
+                out.append(f"-p {value} (its settings [tool.{table}] unread)")
         elif flag == "-p" and not _in_addopts(suite.values, ("-p", value)):
             if _adds_to_the_suite(cfg, tally, value):
                 out.append(f"-p {value}")  # a plugin a run of the suite does not load
@@ -431,6 +499,7 @@ def overrides(cfg: pytest.Config, tally: Tally, coverage_left: bool = True) -> t
         if configured is not None and not _same_or_stricter(key, held, configured):
             out.append(f"{variable}={held}")
     out += _unread_settings(cfg, suite.values, words)
+    out += _autoload_unloaded(cfg, tally, suite.values, words)
     run_flags = _spelled(words, "--assert")
     suite_flags = _spelled(_addopts(suite.values), "--assert")
     for flag in ("--runxfail", "--doctest-ignore-import-errors", "--assert=plain"):
