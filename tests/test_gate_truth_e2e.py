@@ -2968,6 +2968,55 @@ def test_a_failing_run_refutes_the_tree_it_ran_whatever_it_leaves(
     assert "a later run of tree" in proc.stderr, proc.stderr  # what refuses it, said
 
 
+# a test that fails where BREAK_IT is set, and one after it that ends the process before the
+# session does (a crash, a kill by the CI's timeout, pytest-timeout's os._exit)
+FAILS_THEN_DIES = """\
+import os
+import signal
+
+
+def test_a_fails():
+    assert not os.environ.get("BREAK_IT")
+
+
+def test_b_dies():
+    how = os.environ.get("DIE")
+    if how == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif how == "exit":
+        os._exit(1)
+"""
+
+
+@pytest.mark.parametrize("die", ["kill", "exit"])
+@pytest.mark.parametrize("fails", [True, False])
+def test_a_run_that_fails_a_test_and_dies_before_its_session_ends_refutes_its_tree(
+    project: Path, genstamp: RunGenstamp, die: str, fails: bool
+) -> None:
+    """A green run of the tree, verified; then a run of the same tree fails a test and dies
+    before pytest's session ends (SIGKILL, ``os._exit``): no session bound or recorded
+    anything, and the earlier pass was accepted, a push too. The failure is recorded as it
+    is seen. Control: a run that dies with no test failed says nothing against the pass."""
+    (project / "tests" / "test_zz.py").write_text(FAILS_THEN_DIES)
+    commit_all(project, "a test that fails where BREAK_IT is set")
+    stamp(genstamp, project)
+    assert run_pytest(project).returncode == 0
+    assert verdict(genstamp, project, "--rev", "HEAD")[0] == 0  # remembered
+    env = subprocess_env(DIE=die, **({"BREAK_IT": "1"} if fails else {}))
+    dying = run_pytest(project, env=env)
+    assert dying.returncode in (1, -9), dying.stdout + dying.stderr
+    assert "passed" not in dying.stdout.splitlines()[-1:], dying.stdout  # no session end
+    code, data = verdict(genstamp, project)
+    proc = push(project, "main", "main")
+    if fails:
+        assert (code, rules(data)) == (1, ["tests-failed"]), data
+        assert "a later run of tree" in data["failures"][0]["message"], data
+        assert proc.returncode == 1 and "a later run of tree" in proc.stderr, proc.stderr
+    else:
+        assert code == 0, data
+        assert proc.returncode == 0, proc.stderr
+
+
 def test_a_run_that_dies_importing_a_conftest_is_the_newest_word_on_its_tree(
     project: Path, genstamp: RunGenstamp
 ) -> None:

@@ -398,6 +398,8 @@ class Tally:
         self.unexplained: set[str] = set()  # deselected, not by the configuration (tree ids)
         self.collect_errors = 0
         self.collect_failed: set[str] = set()  # the collectors that failed (tree ids)
+        # called at the first test that fails or errors (``Session.refute_now``)
+        self.on_failure: Callable[[], None] | None = None
         self.skipped_folders: set[str] = set()  # folders skipped whole (tree paths)
         self.ignored: set[str] = set()  # what the run's conftests ignore (``observe_ignores``)
         self.executed: set[str] = set()
@@ -756,6 +758,9 @@ class Tally:
         outcome = _outcome(report)
         if _RANK[outcome] >= _RANK[self.outcomes.get(nodeid, "passed")]:
             self.outcomes[nodeid] = outcome
+        if outcome in ("failed", "error") and self.on_failure is not None:
+            told, self.on_failure = self.on_failure, None
+            told()  # once: the first failure
         if outcome == "skipped" and (depends := _dependency_skip(report)) is not None:
             self.dependency_skips[nodeid] = depends
 
@@ -1180,6 +1185,7 @@ class Session:
         self.config = cfg
         self.start = start
         self.tally = Tally(start.checkout.workdir, start.settings.suites)
+        self.tally.on_failure = self.refute_now
         self.trees: Trees | None = None  # in the controller, from pytest_configure on
         self.destination: Destination | None = None
         self.pending: list[str] = []  # lines for the user, shown once
@@ -1199,6 +1205,21 @@ class Session:
         # later (a session finish's wrapper, a terminal summary, an unconfigure)
         self.bound_logs: dict[str, int] | None = None
         self.exited = False  # the session ended by the suite's pytest.exit, not a Ctrl-C
+
+    def refute_now(self) -> None:
+        """A test failed: the tree the run began with is recorded as failed now, not only as
+        the session ends (``refuted``). A run that dies before then (killed by a timeout, a
+        crash, ``os._exit`` in a plugin's timeout or a conftest's session finish) left an
+        earlier pass of the tree standing. A recording the end cannot make is said then."""
+        trees = self.trees
+        if trees is None:
+            return  # (an xdist worker: its controller hears of the failure too)
+        with contextlib.suppress(Exception):  # never a traceback from the plugin
+            trees.await_start()
+            if trees.start:
+                from genstamp import refuted
+
+                refuted.record(self.start.checkout.gitdir, trees.start)
 
     @pytest.hookimpl
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
