@@ -2081,7 +2081,8 @@ def test_evaluates_pieces_of_its_own_file():  # as executing's tests/utils.py do
     assert eval(compile("VALUE + 1", __file__, "eval"), {"VALUE": 1}) == 2
 """
 # a module's body compiled under the test file's name from other text: still judged as one
-EXECS_OTHER_TEXT = EVALS_ITS_OWN_AST + '    exec(compile("VALUE = 2", __file__, "exec"), {})\n'
+# (made here: the file holds no string of that text, see the next test)
+EXECS_OTHER_TEXT = EVALS_ITS_OWN_AST + '    exec(compile("VALUE" + " = 2", __file__, "exec"), {})\n'
 
 
 @pytest.mark.e2e
@@ -2104,6 +2105,59 @@ def test_an_expression_compiled_under_the_tests_own_name_is_no_module(
     else:
         assert found == {}, found
         assert "genstamp gate: bound to tree" in told, told
+
+
+# a module whose docstring holds an example, as Sybil's PythonCodeBlockParser finds it
+DOCUMENTED = '''"""Values.
+
+.. code-block:: python
+
+    from calc.doc import VALUE
+    assert VALUE == 1
+"""
+VALUE = 1
+CHECKED = True
+'''
+# a test that compiles text under that module's name and runs it, as Sybil and
+# pytest-markdown-docs run the examples of a module's docstrings (padded to their lines)
+RUNS_AN_EXAMPLE = """
+import pathlib
+import sys
+
+DOC = pathlib.Path(__file__).parents[1] / "src" / "calc" / "doc.py"
+
+
+def test_runs_it():
+    sys.path.insert(0, str(DOC.parents[1]))
+    lines = DOC.read_text().splitlines()
+    text = {
+        "example": "\\n" * 4 + "\\n".join(line[4:] for line in lines[4:6]) + "\\n",
+        "edited": "from calc.doc import VALUE\\nassert VALUE == 1 or True\\n",
+        "stale": "\\n".join(lines[:8]) + "\\n",  # the module's code without its last line
+    }[WHICH]
+    exec(compile(text, str(DOC), "exec"), {"__name__": "calc.doc"})
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("which", ["example", "edited", "stale"])
+def test_an_example_of_a_modules_docstring_run_under_its_name_is_the_modules_text(
+    tmp_path: Path, which: str
+) -> None:
+    """A tool that runs the examples of a module's docstrings compiles each under the
+    module's file name (Sybil's ``PythonCodeBlockParser``, pytest-markdown-docs): the text is
+    lines the file holds, in a string. Every green run was refused loaded-not-tested, in a
+    clean clone too. Other text under the name is judged as before: an edited example, and a
+    stale copy of the module's own code (lines it holds as code, one left out)."""
+    test = RUNS_AN_EXAMPLE.replace("WHICH", repr(which))
+    repo, _ = project(tmp_path, test, {"src/calc/doc.py": DOCUMENTED})
+    run(repo)
+    found = failures(repo)
+    if which == "example":
+        assert found == {}, found
+    else:
+        assert list(found) == ["loaded-not-tested"], found
+        assert "src/calc/doc.py" in found["loaded-not-tested"], found
 
 
 # -- a module of the work tree's name, from a plain folder elsewhere -----------------------------

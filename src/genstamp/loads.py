@@ -460,6 +460,37 @@ def _holds(path: str, data: bytes) -> bool:
     return text == data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
 
 
+def _holding_as_text(path: str, data: bytes) -> bytes | None:
+    """The bytes of the Python source at ``path`` when each line of ``data`` (compiled under
+    its name) is a line of a string the source holds, its indentation aside: an example of
+    its docstrings that a tool runs (Sybil's ``PythonCodeBlockParser``, pytest-markdown-docs).
+    That is the file's own text; None for any other (a stale copy of its code, changed
+    text)."""
+    import ast
+    import io
+    import tokenize
+
+    raw = _bytes(path)
+    held: set[bytes] = set()
+    try:
+        for token in tokenize.tokenize(io.BytesIO(raw).readline):
+            if token.type != tokenize.STRING:
+                continue
+            try:  # the string's lines as written, and as its value reads (escapes)
+                value = ast.literal_eval(token.string)
+            except (SyntaxError, ValueError):
+                value = ""  # an f-string: as written only
+            text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+            lines = token.string.splitlines()[1:-1] + text.splitlines()
+            held.update(line.strip().encode() for line in lines)
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return None
+    ran = [line.strip() for line in data.splitlines()]
+    if held and all(not line or line in held for line in ran) and any(ran):
+        return raw
+    return None
+
+
 def _may_concern(filename: str) -> bool:
     """A cheap first test, before the frames are looked at: code named as a file of a run's
     work tree, or of one of its import roots (every other module a process runs passes here,
@@ -1456,7 +1487,10 @@ def _executed(code: CodeType) -> None:
         made = _made(real)
         # a module the run made (a copy, a zip in build/): its name, to judge its bytes by
         module = module or (_module_executing(filename) if made else "")
-        record(Load(real, blob_of(compiled[1]), module, SOURCE, made))
+        text: bytes = compiled[1]
+        if filename.endswith(_SOURCES) and not _holds(real, text):
+            text = _holding_as_text(real, text) or text
+        record(Load(real, blob_of(text), module, SOURCE, made))
         return
     if pyc is None and filename.endswith(_SOURCES) and _an_expression(code):
         return  # an expression evaluated under the file's name: no module's body (the file's
