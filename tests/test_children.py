@@ -593,6 +593,7 @@ CHILD_MODULES = {
     "genstamp.loader",
     "genstamp.loads",
     "genstamp.paths",
+    "genstamp.realos",
     "genstamp.records",
 }
 SHOW_MODULES = "import calc, sys; print(' '.join(sorted(sys.modules)))"

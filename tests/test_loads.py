@@ -2160,6 +2160,90 @@ def test_an_example_of_a_modules_docstring_run_under_its_name_is_the_modules_tex
         assert "src/calc/doc.py" in found["loaded-not-tested"], found
 
 
+# A module first imported while the test has replaced the OS functions the recorder asks of
+# files and writes its log with: mock.patch of os.write or os.fstat (a full disk simulated), or
+# every loaded module's `os` swapped for a fake over a file system in memory, as pyfakefs's
+# `fs` fixture does (the import system still reads the real files).
+UNDER_PATCHED_OS = """
+import errno
+import os
+import sys
+from unittest import mock
+
+import calc
+
+
+class Fake:
+    def __init__(self, real, lies):
+        self._real, self._lies = real, lies
+
+    def __getattr__(self, name):
+        found = getattr(self._real, name)
+        if name == "path":
+            return Fake(found, {"isfile", "isdir", "exists", "lexists"})
+        if name in self._lies:
+            return lambda *a, **k: False  # nothing of the real files is there
+        if name in {"stat", "lstat", "fstat", "open", "write", "read", "scandir", "listdir"}:
+            def fails(*a, **k):
+                raise OSError(errno.ENOENT, "not in the fake file system")
+            return fails
+        return found
+
+
+def swapped():
+    # in every module but the standard library's and pytest's, as pyfakefs skips its own
+    real, fake, kept = os, Fake(os, set()), []
+    skip = {*sys.stdlib_module_names, "_pytest", "pytest", "pluggy", "py", "xdist", "execnet"}
+    for module in list(sys.modules.values()):
+        if str(getattr(module, "__name__", "")).partition(".")[0] in skip:
+            continue
+        for name, value in list(getattr(module, "__dict__", {}).items()):
+            if value is os:
+                kept.append((module, name))
+                setattr(module, name, fake)
+    return real, kept  # (this module's os is swapped too)
+
+
+def test_imports_under_it():
+    calc.__path__.append(OTHER)  # a leftover entry naming another clone's package
+    if HOW == "fake-os":
+        real, kept = swapped()
+        try:
+            from calc import MODULE
+        finally:
+            for module, name in kept:
+                setattr(module, name, real)
+    else:
+        with mock.patch(f"os.{HOW}", side_effect=OSError(errno.ENOSPC, "disk full")):
+            from calc import MODULE
+    assert MODULE.X == 1
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("module", ["own", "other"])
+@pytest.mark.parametrize("how", ["write", "fstat", "fake-os"])
+def test_a_module_imported_while_a_test_replaces_os_functions_is_recorded(
+    tmp_path: Path, how: str, module: str
+) -> None:
+    """The recorder asked of files and wrote its log through the ``os`` functions the test
+    had replaced: the load was lost. Another clone's module imported meanwhile was accepted,
+    and the tree's own one was refused (code never seen to run). It uses the functions as
+    they were when it started (``realos``)."""
+    name = "errors" if module == "own" else "extra"
+    test = UNDER_PATCHED_OS.replace("HOW", repr(how)).replace("MODULE", name)
+    repo, other = project(
+        tmp_path, test.replace("OTHER", repr(str(tmp_path / "other" / "src" / "calc")))
+    )
+    (repo / "src" / "calc" / "errors.py").write_text("X = 1\n")
+    commit_all(repo, "errors")
+    (other / "src" / "calc" / "extra.py").write_text("X = 1\n")
+    restamp.begin(open_checkout(repo))
+    run(repo, PYTHONPATH=str(repo / "src"))
+    said = foreign_unless(repo, module == "own")
+    assert module == "own" or "calc.extra" in said, said
+
+
 # -- a module of the work tree's name, from a plain folder elsewhere -----------------------------
 
 USES_HELPER = "from helpers import expected\n\n\ndef test_expected():\n    assert expected() == 1\n"

@@ -23,7 +23,6 @@ would rewrite it (it asserts nothing)
 
 # Kept light on purpose: every Python process a run starts imports this module at start-up.
 import _thread
-import os
 import sys
 
 # importlib.machinery's class, from the frozen module every process already holds (importing
@@ -31,6 +30,7 @@ import sys
 from _frozen_importlib_external import ExtensionFileLoader, SourceFileLoader, cache_from_source
 
 from genstamp.paths import environment, inside, installed, site_relative
+from genstamp.realos import io, os  # as they were: a test may patch them (``realos``)
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every child process ~5 ms
 if TYPE_CHECKING:
@@ -138,7 +138,9 @@ def run_text(run: Run) -> str:
 def read_run(folder: str) -> Run | None:
     try:
         # (a path that is no UTF-8 as the OS gave it: surrogate-escaped both ways)
-        with open(os.path.join(folder, RUN_FILE), encoding="utf-8", errors="surrogateescape") as fh:
+        with io.open(
+            os.path.join(folder, RUN_FILE), encoding="utf-8", errors="surrogateescape"
+        ) as fh:
             lines = [[_unescape(f) for f in line.rstrip("\n").split("\t")] for line in fh]
         values = {k[0]: k[1] for k in lines if len(k) == 2}
         if values.get("version") != RUN_VERSION:
@@ -450,7 +452,7 @@ def _holds(path: str, data: bytes) -> bool:
     """Whether ``data`` is the text of the file at ``path``: its bytes, or its text as read in
     text mode (``compile(path.read_text(), path, "exec")``: universal newlines, no BOM)."""
     try:
-        with open(path, "rb") as fh:
+        with io.open(path, "rb") as fh:
             raw = fh.read()
     except OSError:
         return False
@@ -539,7 +541,7 @@ def read_logs(folder: str, since: "dict[str, int] | None" = None) -> list[Load]:
         if not name.endswith(".log"):
             continue
         try:
-            with open(os.path.join(folder, name), "rb") as fh:
+            with io.open(os.path.join(folder, name), "rb") as fh:
                 fh.seek((since or {}).get(name, 0))
                 lines = fh.read().decode("utf-8", "surrogateescape").split("\n")
         except OSError:
@@ -865,7 +867,7 @@ def _path_file(path: str) -> None:
     real = _where(full)
     if any(inside(real, a.run.workdir) and not installed(real) for a in _RUNS):
         try:
-            with open(real, "rb") as fh:
+            with io.open(real, "rb") as fh:
                 data = fh.read()
         except OSError:
             return
@@ -1042,7 +1044,7 @@ def _installed_read(path: str) -> None:
             return  # installed during the run: the tests' own
         blob = ""  # too large to hash in the tests' time: recorded, not compared
         if st.st_size <= _HASHED_MOST:
-            with open(path, "rb") as fh:
+            with io.open(path, "rb") as fh:
                 blob = blob_of(fh.read())
     except OSError:
         return
@@ -1336,7 +1338,7 @@ def _main_file(path: object) -> None:
     try:
         if os.stat(path).st_mode & 0o170000 != 0o100000:  # S_ISREG
             return  # a pipe (`python /dev/stdin`): a read here would leave it empty
-        with open(path, "rb") as fh:
+        with io.open(path, "rb") as fh:
             if fh.read(16)[:4] != MAGIC_NUMBER:
                 return  # a source (or no bytecode of this Python: it will not run)
             import marshal
@@ -1497,7 +1499,7 @@ def _executed(code: CodeType) -> None:
         # own module is recorded as it loads)
     data = None
     try:
-        with open(real, "rb") as fh:
+        with io.open(real, "rb") as fh:
             data = fh.read()
         current = blob_of(data)
     except OSError:
@@ -1673,7 +1675,7 @@ def _ran_bytes(compiled: "tuple[str, bytes] | None", filename: str, real: str) -
 
 def _bytes(path: str) -> bytes:
     try:
-        with open(path, "rb") as fh:
+        with io.open(path, "rb") as fh:
             return fh.read()
     except OSError:
         return b""
@@ -1946,7 +1948,7 @@ def follow(owner: int, started_at: str, folder: str, home: str) -> None:
         if runs:
             here = os.path.dirname(os.path.abspath(__file__))
             if here != home and folder in runs.split(os.pathsep) and not _same(here, home):
-                with open(os.path.join(folder, STRANGERS), "a", encoding="ascii") as fh:
+                with io.open(os.path.join(folder, STRANGERS), "a", encoding="ascii") as fh:
                     fh.write(f"{os.getpid()} {here!a}\n")
             start()
         elif runs is None:
@@ -1982,7 +1984,7 @@ def _stat(pid: int) -> "list[bytes]":
     """The fields of ``/proc/PID/stat`` after the command's name (which may hold spaces and
     parentheses): the state first, then the parent's pid, ...; [] where it cannot be read."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
+        with io.open(f"/proc/{pid}/stat", "rb") as fh:
             return fh.read().rpartition(b")")[2].split()
     except OSError:
         return []

@@ -5,7 +5,7 @@ PYTEST_DONT_REWRITE: a run's child processes import this module at start-up, bef
 would rewrite it (it asserts nothing)
 """
 
-import os
+from genstamp.realos import os  # as it was: a test may patch it (``realos``)
 
 TYPE_CHECKING = False  # not typing's: every child process of a run imports this module
 if TYPE_CHECKING:
