@@ -190,6 +190,46 @@ def test_identical_installed_copy_is_not_foreign(
     assert [f.kind for f in audit_of(repo).flags] == [audit.FOREIGN]
 
 
+# a module whose docstring is a doctest, collected from the tree (--doctest-modules) where the
+# tests import the installed copy first: importlib mode hands the tree's file that module
+DOCTESTED = 'def add(a, b):\n    """\n    >>> add(1, 2)\n    3\n    """\n    return a + b\n'
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("stale", [False, True])
+def test_a_file_collected_with_its_installed_copys_module_is_judged_by_the_copy(
+    tmp_path: Path, stale: bool
+) -> None:
+    """`pip install .` (not -e, as tox does) and ``--doctest-modules --import-mode=importlib``:
+    the tests import calc from site-packages first, and pytest hands the doctests of
+    src/calc/__init__.py that module. It was taken for another test file's module (not
+    collected: refused partial-run). An installed copy of the file is judged as such: this
+    tree's, accepted; a stale one, foreign-origin."""
+    repo = init_repo(tmp_path / "work")
+    (repo / "src" / "calc").mkdir(parents=True)
+    (repo / "src" / "calc" / "__init__.py").write_text(DOCTESTED)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_add.py").write_text(TEST_ADD)
+    (repo / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests", "src"]\n'
+        'addopts = "--doctest-modules --import-mode=importlib"\n'
+    )
+    (repo / ".gitignore").write_text(GITIGNORE)
+    commit_all(repo, "calc")
+    stamp(repo)
+    python, site_dir = make_venv(tmp_path / "venv")
+    shutil.copytree(repo / "src" / "calc", site_dir / "calc")  # `pip install .`
+    if stale:
+        (site_dir / "calc" / "__init__.py").write_text(DOCTESTED + "# last week's\n")
+    proc = run_in(python, repo)
+    assert proc.returncode == 0 and "2 passed" in proc.stdout, proc.stdout + proc.stderr
+    found = failures(repo)
+    if stale:
+        assert list(found) == ["foreign-origin"], found
+    else:
+        assert found == {}, found
+
+
 # a package that reads a data file as it is imported, and a module it falls back from
 DATA_INIT = """\
 import json, os

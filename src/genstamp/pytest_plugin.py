@@ -381,6 +381,17 @@ class Destination(NamedTuple):
 _UNPLAIN = re.compile(re.escape(os.sep) + "[" + re.escape(os.sep) + ".]")
 
 
+def _same_module_file(module: object, *paths: str) -> bool:
+    """Whether each of ``paths`` is where the module's dotted name puts its file, below some
+    folder (``pkg/tests/test_a.py`` of ``pkg.tests.test_a``, in the tree and installed)."""
+    name = getattr(module, "__name__", None)
+    if not isinstance(name, str) or not name:
+        return False
+    rest = name.replace(".", os.sep)
+    ends = (f"{os.sep}{rest}.py", f"{os.sep}{rest}{os.sep}__init__.py")
+    return all(p.endswith(ends) for p in paths)
+
+
 class Tally:
     """What the run collected and what ran, from pytest's hooks and reports (and from the xdist
     workers' outputs). Node ids are kept as pytest gives them (relative to the run's rootdir);
@@ -550,6 +561,8 @@ class Tally:
             collector.path
         ):
             return  # (the same path as written: most modules, with no path resolved)
+        if installed(origin) and _same_module_file(module, origin, str(collector.path)):
+            return  # an installed copy of this file (the audit judges it): `pip install .`
         rel = self.tree_path(collector.path)
         if rel is not None:
             self.files.discard(rel)
