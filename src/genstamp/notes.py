@@ -8,6 +8,7 @@ merges them with that strategy and pushes, again on a non-fast-forward (a concur
 
 from __future__ import annotations
 
+import contextlib
 import random
 import subprocess
 import time
@@ -135,42 +136,58 @@ def at_hand(repo: pygit2.Repository, oid: str, *, blobs: bool = True) -> None:
     it is read, ``facts.blob_bytes``). Elsewhere, nothing to do."""
     if not any(e.name.endswith(".promisor") and e.value == "true" for e in repo.config):
         return
-    if oid not in repo:  # (rev-list cannot begin at an object that is not at hand)
-        fetch(repo, [oid])
+    # (rev-list cannot begin at an object that is not at hand)
+    if oid not in repo and fetch(repo, [oid]) is None:
+        return
     only = () if blobs else ("--filter=blob:none",)
     for _ in range(4):  # a tree fetched shows what lies below it (a fanned-out notes tree)
         listed = _git(
             Path(repo.path), "rev-list", "--objects", "--no-walk", "--missing=print", *only, oid
         )
         missing = [ln[1:].split()[0] for ln in listed.stdout.splitlines() if ln.startswith("?")]
-        if listed.returncode != 0 or not missing:
-            return
-        fetch(repo, missing)
+        if listed.returncode != 0 or not missing or fetch(repo, missing) is None:
+            return  # (a fetch that failed would fail again: asked once)
 
 
 FETCH_SECONDS = 120  # a remote that takes the connection and never answers: the gate goes on
+_UNANSWERED: set[str] = set()  # the git dirs whose remote did not answer in time: not asked again
 
 
 def fetch(repo: pygit2.Repository, oids: Sequence[str]) -> bytes | None:
     """Have git fetch the objects ``oids`` of a partial clone from its promisor remote (git
     fetches an object it is asked for and lacks) and give their bytes (``cat-file --batch``'s
-    output; None when git failed or took longer than ``FETCH_SECONDS``). Never a prompt for a
-    password: a remote that needs one the credential helpers lack fails, as it would in CI."""
+    output; None when git failed or took longer than ``FETCH_SECONDS``, and from then on in
+    this process: the gate waits that long once). Never a prompt for a password: a remote
+    that needs one the credential helpers lack fails, as it would in CI. Given up, git and
+    what it started (its fetch, ssh) are ended, not left running."""
     import os
+    import signal
 
+    if repo.path in _UNANSWERED:
+        return None
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     try:
-        done = subprocess.run(
+        proc = subprocess.Popen(
             ["git", "--git-dir", repo.path, "cat-file", "--batch"],
-            input="".join(f"{o}\n" for o in oids).encode(),
-            capture_output=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=env,
-            timeout=FETCH_SECONDS,
-            check=False,
+            start_new_session=True,  # its own process group, to end as one
         )
-    except subprocess.TimeoutExpired:
+    except OSError:
         return None
-    return done.stdout if done.returncode == 0 else None
+    try:
+        out, _ = proc.communicate("".join(f"{o}\n" for o in oids).encode(), FETCH_SECONDS)
+    except BaseException as exc:  # the time is up, or the user's Ctrl-C
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        if not isinstance(exc, subprocess.TimeoutExpired):
+            raise
+        _UNANSWERED.add(repo.path)
+        return None
+    return out if proc.returncode == 0 else None
 
 
 def _names_tree(note: bytes, tree: str) -> bool:
