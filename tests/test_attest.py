@@ -424,6 +424,40 @@ def test_signers_from_a_revision_are_its_own_not_the_judged_checkouts(
     assert "to --signers-from" in err and "git fetch origin" in err and "--rev" not in err, err
 
 
+@pytest.mark.parametrize("link", [False, True])
+def test_signers_from_a_revision_a_partial_clone_left_out_are_fetched(
+    world: World, judge: Path, genstamp: RunGenstamp, tmp_path: Path, link: bool
+) -> None:
+    """``--signers-from REV`` in a partial clone (``--filter=blob:none``, CI's checkout of the
+    change) where REV's allowed signers file (or a link on the way to it) is a blob the clone
+    left out: libgit2 read only what is at hand, and the gate stopped with the blob's id for
+    a message. It is fetched as git fetches it; a remote out of reach is said."""
+    judged = git(judge, "rev-parse", "HEAD")
+    by_rogue = _signed_by(world, "rogue", tmp_path / "by-rogue.json")
+    git(judge, "checkout", "-q", "-b", "other")
+    _allowed(world, judge / "allowed_signers", rogue="genstamp")
+    if link:
+        (judge / "keys").mkdir()
+        (judge / "allowed_signers").rename(judge / "keys" / "signers")
+        (judge / "allowed_signers").symlink_to("keys/signers")
+    commit_all(judge, "another allowed signers file")
+    git(judge, "checkout", "-q", judged)
+    git(judge, "config", "uploadpack.allowFilter", "true")
+    partial = tmp_path / "partial"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", judge.as_uri(), str(partial))
+    left_out = git(partial, "rev-parse", "origin/other:allowed_signers")
+    assert left_out in git(partial, "rev-list", "--objects", "--missing=print", "--all")
+    args = ("--attestation", by_rogue, "--signers-from", "origin/other")
+    url = git(partial, "remote", "get-url", "origin")
+    git(partial, "remote", "set-url", "origin", (tmp_path / "gone").as_uri())
+    code, _out, err = genstamp("-C", partial, "verify", "--rev", judged, *args)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "is not in this partial clone, and git cannot fetch it" in err, err
+    git(partial, "remote", "set-url", "origin", url)
+    code, data = verdict(genstamp, partial, *args, rev=judged)
+    assert code == 0, data
+
+
 def _signed_by(world: World, key: str, out: Path) -> Path:
     """The whole-suite statement, signed by ``key`` alone."""
     env = envelope(world.unsigned)

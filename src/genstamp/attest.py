@@ -442,14 +442,14 @@ def _signers_at(checkout: Checkout, rev: str, folder: Path) -> tuple[Path, str]:
     except ValueError:  # an absolute path: no revision holds it
         raise GenstampError(f"{rev} names {declared}, outside the repository", remedy) from None
     found = checkout.repo.get(tree)
-    held_at = _held(found, rel) if isinstance(found, pygit2.Tree) else None
+    held_at = _held(checkout.repo, found, rel, rev) if isinstance(found, pygit2.Tree) else None
     if held_at is None:
         raise GenstampError(f"{rev} holds no allowed signers file at {rel}", remedy)
     if isinstance(held_at, str):
         raise GenstampError(f"{rev} holds {rel} {held_at}", remedy)
     blob, rel = held_at
     path = folder / posixpath.basename(rel)
-    path.write_bytes(blob.data)
+    path.write_bytes(_bytes_of(checkout.repo, blob, rev, rel))
     return path, rel
 
 
@@ -467,7 +467,7 @@ def _revocation_at(checkout: Checkout, rev: str, folder: Path) -> tuple[Path, st
     if rel == ".." or rel.startswith("../"):
         return path, str(path)  # (outside the repository: no revision holds it)
     tree = checkout.repo.get(rev_tree(checkout, rev, option="--signers-from").tree)
-    found = _held(tree, rel) if isinstance(tree, pygit2.Tree) else None
+    found = _held(checkout.repo, tree, rel, rev) if isinstance(tree, pygit2.Tree) else None
     if isinstance(found, str):  # (the work tree's copy is the change's: never read instead)
         raise GenstampError(
             f"{rev} holds the revocation file {rel} {found}",
@@ -477,11 +477,27 @@ def _revocation_at(checkout: Checkout, rev: str, folder: Path) -> tuple[Path, st
     if found is None:
         return path, str(path)
     copy = folder / ("revoked-" + posixpath.basename(found[1]))
-    copy.write_bytes(found[0].data)
+    copy.write_bytes(_bytes_of(checkout.repo, found[0], rev, found[1]))
     return copy, f"{rev}:{found[1]}"
 
 
-def _held(tree: pygit2.Tree, rel: str) -> tuple[pygit2.Blob, str] | str | None:
+def _bytes_of(repo: pygit2.Repository, blob: pygit2.Blob, rev: str, rel: str) -> bytes:
+    """The bytes of the file ``rel`` that ``rev`` holds (``blob``), fetched as git fetches
+    them where a partial clone left them out."""
+    from genstamp.facts import blob_bytes
+
+    data = blob_bytes(repo, blob)
+    if data is None:
+        raise GenstampError(
+            f"{rev}'s {rel} is not in this partial clone, and git cannot fetch it",
+            "let git reach the clone's remote (git fetch), or judge in a full clone",
+        )
+    return data
+
+
+def _held(
+    repo: pygit2.Repository, tree: pygit2.Tree, rel: str, rev: str
+) -> tuple[pygit2.Blob, str] | str | None:
     """The file ``tree`` holds at ``rel`` and its path, the symbolic links the tree holds on
     the way followed within it, as a checkout reads them; None where it holds none there, or
     why not (a link out of the tree, a loop)."""
@@ -497,7 +513,7 @@ def _held(tree: pygit2.Tree, rel: str) -> tuple[pygit2.Blob, str] | str | None:
             return None
         if isinstance(entry, pygit2.Blob) and entry.filemode == pygit2.enums.FileMode.LINK:
             hops += 1
-            target = entry.data.decode("utf-8", "surrogateescape")
+            target = _bytes_of(repo, entry, rev, path).decode("utf-8", "surrogateescape")
             joined = posixpath.normpath(posixpath.join("/".join(done), target))
             if target.startswith("/") or joined == ".." or joined.startswith("../"):
                 return f"through a symbolic link to {target}, outside the repository"
