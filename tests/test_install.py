@@ -1165,27 +1165,41 @@ def test_a_hook_the_user_edited_since_install_is_never_lost(project: Path, tmp_p
     assert not hooktext.is_genstamp_hook(hooks / "post-checkout")  # the rest undone
 
 
+@pytest.mark.parametrize("linked", [False, True])
 def test_a_hook_removed_or_written_again_as_it_was_is_installed_again(
-    project: Path, tmp_path: Path
+    project: Path, tmp_path: Path, linked: bool
 ) -> None:
     """A hook of genstamp's that is gone since (the user removed it, as an edited one's refusal
     says), or that a tool wrote again as it was before install (husky's dispatcher after
-    `npm install`, the bytes genstamp keeps aside already): nothing to lose, so a second
-    `genstamp install` writes genstamp's again, and `--uninstall` restores the user's."""
+    `npm install`, the bytes genstamp keeps aside already; a setup script's `ln -sf` of the
+    team's committed hook, a link to where the link aside leads: refused as an edit, h193):
+    nothing to lose, so a second `genstamp install` writes genstamp's again, and `--uninstall`
+    restores the user's (the committed script the link leads to untouched)."""
     log = tmp_path / "user.log"
     add_user_hook(project, "post-merge", log)
-    original = (project / ".git" / "hooks" / "post-merge").read_bytes()
-    ok(run_genstamp(project, "install"))
     hooks = project / ".git" / "hooks"
+    if linked:
+        (project / "team-hook").write_bytes((hooks / "post-merge").read_bytes())
+        (hooks / "post-merge").unlink()
+        (hooks / "post-merge").symlink_to("../../team-hook")
+    before = hooks_state(project)
+    original = (project / "team-hook" if linked else hooks / "post-merge").read_bytes()
+    ok(run_genstamp(project, "install"))
     (hooks / "post-checkout").unlink()
-    (hooks / "post-merge").write_bytes(original)  # the tool's own hook, as it was
+    (hooks / "post-merge").unlink()
+    if linked:  # the tool's own hook, as it was
+        (hooks / "post-merge").symlink_to("../../team-hook")
+    else:
+        (hooks / "post-merge").write_bytes(original)
     ok(run_genstamp(project, "install"))
     for hook in ("post-checkout", "post-merge"):
         assert hooktext.is_genstamp_hook(hooks / hook), hook
     assert (hooks / "post-merge.genstamp-chained").read_bytes() == original
     assert "ok: hooks:" in run_genstamp(project, "doctor").stdout
     ok(run_genstamp(project, "install", "--uninstall"))
+    assert hooks_state(project) == before
     assert (hooks / "post-merge").read_bytes() == original
+    assert (hooks / "post-merge").is_symlink() == linked
     assert not (hooks / "post-merge.genstamp-chained").exists()
     assert not (hooks / "post-checkout").exists()
 

@@ -462,9 +462,10 @@ def is_pre_commit_hook(path: Path) -> bool:
 
 def _as_aside(path: Path) -> bool:
     """Whether the file at ``path`` holds the bytes install set aside as ``HOOK.genstamp-
-    chained`` (a tool wrote its hook again as it was before install): nothing to lose."""
+    chained``, or is a link to where the link set aside led (a tool wrote its hook again as it
+    was before install: husky's dispatcher, a setup script's ``ln -sf``): nothing to lose."""
     now, aside = snapshot(path), snapshot(Path(str(path) + CHAINED))
-    return now.kind == aside.kind == "file" and now.data == aside.data
+    return now.kind == aside.kind and now.kind in ("file", "link") and now.data == aside.data
 
 
 def _put_hook(hooks_dir: Path, hook: str, command: str | None) -> None:
