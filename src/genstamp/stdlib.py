@@ -39,12 +39,12 @@ def module(name: str) -> ModuleType:
         import importlib
 
         return importlib.import_module(name)  # a built-in module, or nothing shadows it
-    loaded = module_from_spec(spec)
     held = {k: v for k, v in sys.modules.items() if k == name or k.startswith(name + ".")}
-    sys.modules[name] = loaded  # its own submodules' relative imports find it
     recorder = sys.modules.get("genstamp.loads")  # a run's: this load is none of the tests'
     hushed = recorder.hush(True) if recorder is not None else False
-    try:
+    try:  # (an extension module is loaded as it is made: a load of the tests' run otherwise)
+        loaded = module_from_spec(spec)
+        sys.modules[name] = loaded  # its own submodules' relative imports find it
         spec.loader.exec_module(loaded)
     finally:
         if recorder is not None:
