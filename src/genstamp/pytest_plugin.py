@@ -409,8 +409,8 @@ class Tally:
         self.unexplained: set[str] = set()  # deselected, not by the configuration (tree ids)
         self.collect_errors = 0
         self.collect_failed: set[str] = set()  # the collectors that failed (tree ids)
-        # called at the first test that fails or errors (``Session.refute_now``)
-        self.on_failure: Callable[[], None] | None = None
+        # called at a test that fails or errors, until it says it is done (``refute_now``)
+        self.on_failure: Callable[[], bool] | None = None
         self.skipped_folders: set[str] = set()  # folders skipped whole (tree paths)
         self.ignored: set[str] = set()  # what the run's conftests ignore (``observe_ignores``)
         self.executed: set[str] = set()
@@ -771,9 +771,8 @@ class Tally:
         outcome = _outcome(report)
         if _RANK[outcome] >= _RANK[self.outcomes.get(nodeid, "passed")]:
             self.outcomes[nodeid] = outcome
-        if outcome in ("failed", "error") and self.on_failure is not None:
-            told, self.on_failure = self.on_failure, None
-            told()  # once: the first failure
+        if outcome in ("failed", "error") and self.on_failure is not None and self.on_failure():
+            self.on_failure = None  # (told once it is done)
         if outcome == "skipped" and (depends := _dependency_skip(report)) is not None:
             self.dependency_skips[nodeid] = depends
 
@@ -1219,20 +1218,24 @@ class Session:
         self.bound_logs: dict[str, int] | None = None
         self.exited = False  # the session ended by the suite's pytest.exit, not a Ctrl-C
 
-    def refute_now(self) -> None:
+    def refute_now(self) -> bool:
         """A test failed: the tree the run began with is recorded as failed now, not only as
         the session ends (``refuted``). A run that dies before then (killed by a timeout, a
         crash, ``os._exit`` in a plugin's timeout or a conftest's session finish) left an
-        earlier pass of the tree standing. A recording the end cannot make is said then."""
+        earlier pass of the tree standing. Whether that is done: not while the tree at the
+        start is still being taken (the tests began as it was: awaited here, a write of the
+        tests' since would be taken for a change as they began), nor in an xdist worker (its
+        controller hears of the failure too). A recording the end cannot make is said then."""
         trees = self.trees
         if trees is None:
-            return  # (an xdist worker: its controller hears of the failure too)
+            return True
+        if trees.start is None:
+            return trees.problem is not None  # (unknown for good: the end records the tree)
         with contextlib.suppress(Exception):  # never a traceback from the plugin
-            trees.await_start()
-            if trees.start:
-                from genstamp import refuted
+            from genstamp import refuted
 
-                refuted.record(self.start.checkout.gitdir, trees.start)
+            refuted.record(self.start.checkout.gitdir, trees.start)
+        return True
 
     @pytest.hookimpl
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
