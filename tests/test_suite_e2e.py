@@ -80,6 +80,69 @@ SIMPLE = {
 }
 
 
+CLASSED = (
+    "class TestC:\n    def test_x(self):\n        pass\n\n    def test_y(self):\n        pass\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("shards", "whole"),
+    [
+        ((["tests/test_a.py::test_a1"], ["tests/test_a.py::test_a2", "tests/test_b.py"]), True),
+        # a class: its other tests, and a class the node ids did not enter
+        (
+            (
+                ["tests/test_k.py::TestC::test_x", "tests/test_a.py", "tests/test_b.py"],
+                ["tests/test_k.py::TestC::test_y", "tests/test_k.py::TestD"],
+            ),
+            True,
+        ),
+        # parametrized: each id a node id
+        (
+            (
+                ["tests/test_p.py::test_p[1]", "tests/test_a.py", "tests/test_b.py"],
+                ["tests/test_p.py::test_p[2]"],
+            ),
+            True,
+        ),
+        # controls: a test no shard named did not run
+        ((["tests/test_a.py::test_a1"], ["tests/test_b.py"]), False),
+        ((["tests/test_k.py::TestC::test_x"], ["tests/test_k.py::TestD"]), False),
+        ((["tests/test_p.py::test_p[1]", "tests/test_a.py", "tests/test_b.py"],), False),
+    ],
+    ids=["functions", "classes", "parametrized", "a-test-left", "a-method-left", "a-case-left"],
+)
+def test_a_suite_split_into_parts_by_node_ids_merges_into_the_whole(
+    tmp_path: Path, shards: tuple[list[str], ...], whole: bool
+) -> None:
+    """Parts of the suite named by node ids, as CI sharders that split by test name give them
+    (`file::test_1` in one, `file::test_2` in another): every test ran green, and the gate
+    refused partial-run (a node id's file counted as collected in part in each). A file whose
+    tests are all known counts as collected, the tests the node ids leave out as not run (as
+    a -k leaves them out): the parts merge. A test no part ran still leaves them partial."""
+    files = {
+        "tests/test_a.py": cases("a1", "a2"),
+        "tests/test_b.py": cases("b1"),
+        "tests/test_k.py": CLASSED + "\n\n" + CLASSED.replace("TestC", "TestD"),
+        "tests/test_p.py": (
+            "import pytest\n\n\n@pytest.mark.parametrize('n', [1, 2])\ndef test_p(n):\n    pass\n"
+        ),
+    }
+    if "test_p" not in shards[0][0]:
+        files.pop("tests/test_p.py")
+    if "test_k" not in shards[0][0]:
+        files.pop("tests/test_k.py")
+    root = make(tmp_path / "p", files)
+    for shard in shards:
+        proc = pytest_in(root, *shard)
+        assert proc.returncode in (0, 4, 5), proc.stdout  # (a node id of no test: 4)
+    code, data, _ = verify(root)
+    if whole:
+        assert code == 0, data
+    else:
+        assert code == 1 and list(rules(data)) == ["partial-run"], data
+
+
 def test_an_absolute_testpath_names_no_folder_of_the_tree(tmp_path: Path) -> None:
     """`testpaths = tests /srv/app/tests` (a container's path): pytest collects tests/ and
     nothing where the absolute path is not. The gate's walk up from each start to the suite's

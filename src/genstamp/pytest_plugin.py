@@ -572,19 +572,25 @@ class Tally:
         """Whether every test the file at ``file`` (a real path) yields was collected for the
         run (node ids that name each of them narrow nothing): known only where this process
         collected the file and every class in it (not an xdist controller's)."""
+        items = self.yielded(file) or []
+        # (a test the suite's own configuration deselects is none of the suite's)
+        return bool(items) and all(n in self.selected or n in self._configured for n in items)
+
+    def yielded(self, file: str) -> list[str] | None:
+        """The node ids of every test the file at ``file`` (a real path) yields, as a run of
+        the whole file collects them; None where that is not known (``whole``)."""
         top = self._file_ids.get(file)
         if top is None:
-            return False
+            return None
         pending: list[str] = [top]
         items: list[str] = []
         while pending:
             children = self._yielded_by(pending.pop())
             if children is None:
-                return False  # a class the node ids did not enter: its tests are unknown
+                return None  # a class the node ids did not enter: its tests are unknown
             for nodeid, item in children:
                 (items if item else pending).append(nodeid)
-        # (a test the suite's own configuration deselects is none of the suite's)
-        return bool(items) and all(n in self.selected or n in self._configured for n in items)
+        return items
 
     def _yielded_by(self, nodeid: str) -> list[tuple[str, bool]] | None:
         """What the collector of ``nodeid`` yielded: a class the node ids did not enter is
@@ -1058,10 +1064,19 @@ class Tally:
         its tests ran as no run of the suite runs them: none counts as run when parts merge."""
         from genstamp import coverage
 
-        partly = partly | {self.tree_path(a) or "" for a in node_args}
+        # A file narrowed by node ids whose tests are all known was collected whole, its
+        # tests the node ids leave out not run, as a -k leaves them: parts of the suite split
+        # by node ids (``file::test_1``, ``file::test_2 other``) then merge into the whole.
+        left: list[str] = []
+        for arg in node_args:
+            items = self.yielded(str(arg))
+            if items is None:
+                partly = partly | {self.tree_path(arg) or ""}
+                continue
+            left += [n for n in items if n not in self.selected and n not in self._configured]
         done = self.ran() if credited else set()
         ran = {self.tree_id(n): self.outcomes[n] for n in done}
-        unran = [self.tree_id(n) for n in self.selected if n not in done]
+        unran = [self.tree_id(n) for n in (*self.selected, *left) if n not in done]
         return coverage.new(
             self.all_files() - partly,
             [self.tree_id(n) for n in self.selected],
