@@ -1044,6 +1044,7 @@ PURE = {
     "genstamp",
     "genstamp.errors",
     "genstamp.paths",
+    "genstamp.realos",  # copies of os and io's namespaces, taken as it is imported: no I/O
     "genstamp.placed",  # its names only: the rules never call its functions
     "genstamp.binding",
     "genstamp.audit",
