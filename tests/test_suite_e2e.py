@@ -980,6 +980,63 @@ def test_a_test_file_collected_with_another_files_module_is_not_collected(
         assert code == 1 and list(rules(data)) == ["parts-disagree"], data
 
 
+# a collector of a Cython source's doctests, as pytest-cython's: a Module of the .pyx file whose
+# module is the extension built from it (here a module of its name beside it)
+PYX_DOCTESTS = """\
+import doctest
+import importlib
+
+import pytest
+
+
+class PyxModule(pytest.Module):
+    def _getobj(self):
+        return importlib.import_module(self.path.stem)
+
+    def collect(self):
+        for test in doctest.DocTestFinder().find(self.obj):
+            if test.examples:
+                yield pytest.Function.from_parent(self, name=test.name, callobj=_run(test))
+
+
+def _run(test):
+    def run():
+        runner = doctest.DocTestRunner()
+        runner.run(test)
+        assert not runner.failures
+
+    return run
+
+
+def pytest_collect_file(file_path, parent):
+    if file_path.suffix == ".pyx":
+        return PyxModule.from_parent(parent, path=file_path)
+"""
+ONE = 'def one():\n    """\n    >>> one()\n    1\n    """\n    return 1\n'
+
+
+def test_a_cython_sources_doctests_collected_from_its_extension_are_its_own(
+    tmp_path: Path,
+) -> None:
+    """pytest-cython collects a .pyx's doctests through a Module of the .pyx whose module is
+    the extension built from it: the run said it would refuse, the .pyx taken for a test file
+    collected with another file's module (its doctests ran, and verify accepted)."""
+    files = {
+        "pytest.ini": "[pytest]\n",
+        "conftest.py": PYX_DOCTESTS,
+        "fast.pyx": ONE,
+        "fast.py": ONE,
+        "tests/test_a.py": cases("a1"),
+    }
+    root = make(tmp_path / "p", files)
+    proc = pytest_in(root, "-rA")
+    assert proc.returncode == 0 and "PASSED fast.pyx::fast.one" in proc.stdout, proc.stdout
+    assert "collected with the module of" not in proc.stdout, proc.stdout
+    assert "will refuse" not in proc.stdout, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
 # a check of the whole session, as syrupy's of snapshots no collected test uses: it fails a
 # run that collected every test file, never one that collected a part of them
 WHOLE_SESSION_CHECK = """\

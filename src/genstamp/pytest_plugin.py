@@ -554,8 +554,8 @@ class Tally:
         never ran, and it is no file the run collected."""
         module = getattr(collector, "_obj", None)  # (what its collection imported: none here)
         origin = getattr(module, "__file__", None)
-        if not isinstance(origin, str):
-            return
+        if not isinstance(origin, str) or collector.path.suffix != ".py":
+            return  # (a .pyx's doctests run from the extension built of it: pytest-cython's)
         origin = origin[:-1] if origin.endswith(".pyc") else origin
         if origin == str(collector.path) or os.path.realpath(origin) == os.path.realpath(
             collector.path
