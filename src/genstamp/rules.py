@@ -1217,7 +1217,8 @@ TABLE = (
     Rule(
         "ignored-code",
         "stop ignoring the file and commit it, or declare it in [tool.genstamp] generated "
-        "when the build makes it, then rerun",
+        "when the build makes it, or a tool the tests run writes it (a parser's tables, a "
+        "template engine's module cache in the tree), then rerun",
         _ignored_code,
     ),
     Rule(
