@@ -261,6 +261,29 @@ IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
             {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -p no:doctest\n", **DOCS},
             ["tests/sub/b_test.py", "tests/test_a.py"],
         ),
+        # ... and plugins that take its place: xdoctest's --xdoctest unregisters it (its
+        # doctests of modules are its own), pytest-doctestplus's --doctest-rst (or its
+        # doctest_rst setting) adds *.rst to its globs, and pytest's default falls away (h195)
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --xdoctest\n", **DOCS},
+            ["tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --doctest-rst\n", **DOCS},
+            ["tests/guide.rst", "tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = tests\ndoctest_rst = true\n", **DOCS},
+            ["tests/guide.rst", "tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        (
+            {
+                "pytest.ini": "[pytest]\ntestpaths = tests\n"
+                "addopts = --doctest-rst --doctest-glob=test*.txt\n",
+                **DOCS,
+            },
+            ["tests/guide.rst", "tests/sub/b_test.py", "tests/test_a.py", "tests/test_usage.txt"],
+        ),
         # a text file testpaths names (or globs) is collected when a doctest glob takes it
         (
             {

@@ -48,6 +48,8 @@ DEFAULT_NORECURSE = (
     "{arch}",
 )
 DEFAULT_DOCTEST_GLOBS = ("test*.txt",)
+# what turns pytest's doctest plugin off: xdoctest's own flags (its plugin unregisters it)
+_NO_DOCTEST = ("--xdoctest", "--xdoc")
 SHOWN = 5  # files named in a reason before a count
 _HERE = "checkout"  # the stand-in folder name a norecursedirs path pattern is matched under
 # The files pytest takes its configuration from, in its order (pytest 9 added the TOML ones).
@@ -96,13 +98,15 @@ _FLAGS = """--cache-clear --co --collect-in-virtualenv --collect-only --collecto
     --benchmark-only --hypothesis-show-statistics --reuse-db --create-db --nomigrations
     --no-migrations --instafail --randomly-dont-reorganize --randomly-dont-reset-seed
     --typeguard-collection-check-strategy --allow-hosts --disable-socket --run-slow --runslow
-    --integration --slow --no-xdist --sugar --emoji --picked --testmon --no-testmon"""
+    --integration --slow --no-xdist --sugar --emoji --picked --testmon --no-testmon --xdoctest
+    --xdoc"""
 FLAGS = frozenset(_FLAGS.split())
 # Short flags argparse lets a bundle begin with (``-qm "not slow"`` is ``-q -m "not slow"``).
 BARE_SHORT = "qvsxlhV"
 # the flags of addopts that change what the suite is
 _TAKEN_FLAGS = frozenset(
     {"--doctest-modules", "--pyargs", "--noconftest", "--collect-in-virtualenv"}
+    | {"--xdoctest", "--xdoc", "--doctest-rst"}  # (doctest plugins': ``_doctest_globs``)
 )
 # pytest's flags that set a setting, as ``-o setting=true`` does
 STRICT_FLAGS = {
@@ -357,13 +361,9 @@ def _settings(
         warning_errors=tuple(
             warning_category(line) for line in warning_filters if plain and is_error(line)
         ),
-        doctest_globs=(
-            ()
-            if "no:doctest" in taken.get("-p", [])
-            else tuple(taken.get("--doctest-glob", [])) or DEFAULT_DOCTEST_GLOBS
-        ),
+        doctest_globs=_doctest_globs(taken, options),
         doctest_modules="--doctest-modules" in taken.get("flags", [])
-        and "no:doctest" not in taken.get("-p", []),
+        and bool(_doctest_globs(taken, options)),
         pyargs="--pyargs" in taken.get("flags", []),
         noconftest="--noconftest" in taken.get("flags", []),
         confcutdir=(taken.get("--confcutdir") or [""])[-1],
@@ -1068,6 +1068,21 @@ def kept_by_tests(found: Suite, read: Reader, listing: Sequence[str] = ()) -> st
         return ""
     (top,) = tops
     return top if read_config(read, top).source else ""
+
+
+def _doctest_globs(taken: dict[str, list[str]], options: dict[str, str]) -> tuple[str, ...]:
+    """The text files pytest's doctest plugin collects, as the configuration leaves it: its
+    ``--doctest-glob`` (``test*.txt`` where none is given), and pytest-doctestplus's ``*.rst``
+    with ``--doctest-rst`` (or its ``doctest_rst`` setting), which it adds to them (the
+    default then falls away); none where the plugin is off (``-p no:doctest``; xdoctest's
+    ``--xdoctest`` unregisters it)."""
+    flags = taken.get("flags", [])
+    if "no:doctest" in taken.get("-p", []) or any(f in flags for f in _NO_DOCTEST):
+        return ()
+    globs = list(taken.get("--doctest-glob", []))
+    if "--doctest-rst" in flags or options.get("doctest_rst", "").lower() in ("true", "1"):
+        globs.append("*.rst")
+    return tuple(globs) or DEFAULT_DOCTEST_GLOBS
 
 
 def _doctest_module(path: str, read: Reader) -> bool:
