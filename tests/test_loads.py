@@ -2132,28 +2132,38 @@ def test_runs_it():
     lines = DOC.read_text().splitlines()
     text = {
         "example": "\\n" * 4 + "\\n".join(line[4:] for line in lines[4:6]) + "\\n",
+        "a-line-below": "\\n" * 5 + "\\n".join(line[4:] for line in lines[4:6]) + "\\n",
         "edited": "from calc.doc import VALUE\\nassert VALUE == 1 or True\\n",
         "stale": "\\n".join(lines[:8]) + "\\n",  # the module's code without its last line
+        # lines the module holds in its docstring, as a copy of its older code kept there
+        # for reference, where a loader's stale copy of the module's text stands: its top
+        "held-elsewhere": "\\n".join(line[4:] for line in lines[4:6]) + "\\n",
+        "two-lines-below": "\\n" * 6 + "\\n".join(line[4:] for line in lines[4:6]) + "\\n",
     }[WHICH]
     exec(compile(text, str(DOC), "exec"), {"__name__": "calc.doc"})
 """
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("which", ["example", "edited", "stale"])
+@pytest.mark.parametrize(
+    "which", ["example", "a-line-below", "edited", "stale", "held-elsewhere", "two-lines-below"]
+)
 def test_an_example_of_a_modules_docstring_run_under_its_name_is_the_modules_text(
     tmp_path: Path, which: str
 ) -> None:
     """A tool that runs the examples of a module's docstrings compiles each under the
     module's file name (Sybil's ``PythonCodeBlockParser``, pytest-markdown-docs): the text is
-    lines the file holds, in a string. Every green run was refused loaded-not-tested, in a
-    clean clone too. Other text under the name is judged as before: an edited example, and a
-    stale copy of the module's own code (lines it holds as code, one left out)."""
+    lines the file holds, in a string, padded to where they stand (Sybil there,
+    pytest-markdown-docs a line below). Every green run was refused loaded-not-tested, in a
+    clean clone too. Other text under the name is judged as before: an edited example, a
+    stale copy of the module's own code (lines it holds as code, one left out), and lines it
+    holds in a string that do not stand where they run (a copy of its older code kept in its
+    docstring, run as a loader runs a stale copy of its text, from the top: h194)."""
     test = RUNS_AN_EXAMPLE.replace("WHICH", repr(which))
     repo, _ = project(tmp_path, test, {"src/calc/doc.py": DOCUMENTED})
     run(repo)
     found = failures(repo)
-    if which == "example":
+    if which in ("example", "a-line-below"):
         assert found == {}, found
     else:
         assert list(found) == ["loaded-not-tested"], found

@@ -463,33 +463,35 @@ def _holds(path: str, data: bytes) -> bool:
 
 
 def _holding_as_text(path: str, data: bytes) -> bytes | None:
-    """The bytes of the Python source at ``path`` when each line of ``data`` (compiled under
-    its name) is a line of a string the source holds, its indentation aside: an example of
-    its docstrings that a tool runs (Sybil's ``PythonCodeBlockParser``, pytest-markdown-docs).
-    That is the file's own text; None for any other (a stale copy of its code, changed
-    text)."""
-    import ast
+    """The bytes of the Python source at ``path`` when ``data`` (compiled under its name) is
+    an example of one of its strings that a tool runs, padded with blank lines to where it
+    stands (Sybil's ``PythonCodeBlockParser``, there; pytest-markdown-docs, a line below):
+    each line the line of a string of the source at that place, its indentation aside. That
+    is the file's own text; None for any other (a stale copy of its code begins at the first
+    line, whether the file holds it in a string or not; changed text)."""
     import io
     import tokenize
 
     raw = _bytes(path)
-    held: set[bytes] = set()
+    lines = raw.splitlines()
+    owner: dict[int, int] = {}  # a line a string of the source spans -> which string
     try:
-        for token in tokenize.tokenize(io.BytesIO(raw).readline):
-            if token.type != tokenize.STRING:
-                continue
-            try:  # the string's lines as written, and as its value reads (escapes)
-                value = ast.literal_eval(token.string)
-            except (SyntaxError, ValueError):
-                value = ""  # an f-string: as written only
-            text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-            lines = token.string.splitlines()[1:-1] + text.splitlines()
-            held.update(line.strip().encode() for line in lines)
+        for i, token in enumerate(tokenize.tokenize(io.BytesIO(raw).readline)):
+            if token.type == tokenize.STRING:
+                owner.update(dict.fromkeys(range(token.start[0], token.end[0] + 1), i))
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
         return None
-    ran = [line.strip() for line in data.splitlines()]
-    if held and all(not line or line in held for line in ran) and any(ran):
-        return raw
+    ran = [(n, line.strip()) for n, line in enumerate(data.splitlines(), 1) if line.strip()]
+    if not ran or ran[0][0] == 1:
+        return None  # not padded to a place in the file
+    for below in (0, 1):
+        held = [owner.get(n - below) for n, _ in ran]
+        if (
+            held[0] is not None
+            and all(h == held[0] for h in held)
+            and all(lines[n - below - 1].strip() == line for n, line in ran)
+        ):
+            return raw
     return None
 
 
