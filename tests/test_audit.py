@@ -196,15 +196,17 @@ DOCTESTED = 'def add(a, b):\n    """\n    >>> add(1, 2)\n    3\n    """\n    ret
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("stale", [False, True])
+@pytest.mark.parametrize("installed", ["this", "stale", "another"])
 def test_a_file_collected_with_its_installed_copys_module_is_judged_by_the_copy(
-    tmp_path: Path, stale: bool
+    tmp_path: Path, installed: str
 ) -> None:
     """`pip install .` (not -e, as tox does) and ``--doctest-modules --import-mode=importlib``:
     the tests import calc from site-packages first, and pytest hands the doctests of
     src/calc/__init__.py that module. It was taken for another test file's module (not
     collected: refused partial-run). An installed copy of the file is judged as such: this
-    tree's, accepted; a stale one, foreign-origin."""
+    tree's, accepted; a stale one, foreign-origin. Another file of the name installed (a
+    dependency's stray package, whose doctests ran in its place: h194) is another file's
+    module: its own never ran."""
     repo = init_repo(tmp_path / "work")
     (repo / "src" / "calc").mkdir(parents=True)
     (repo / "src" / "calc" / "__init__.py").write_text(DOCTESTED)
@@ -219,15 +221,21 @@ def test_a_file_collected_with_its_installed_copys_module_is_judged_by_the_copy(
     stamp(repo)
     python, site_dir = make_venv(tmp_path / "venv")
     shutil.copytree(repo / "src" / "calc", site_dir / "calc")  # `pip install .`
-    if stale:
+    if installed == "stale":
         (site_dir / "calc" / "__init__.py").write_text(DOCTESTED + "# last week's\n")
+    elif installed == "another":
+        (site_dir / "calc" / "__init__.py").write_text(
+            DOCTESTED.replace("3\n", "3\n    >>> 1\n    1\n")
+        )
     proc = run_in(python, repo)
     assert proc.returncode == 0 and "2 passed" in proc.stdout, proc.stdout + proc.stderr
     found = failures(repo)
-    if stale:
-        assert list(found) == ["foreign-origin"], found
-    else:
+    if installed == "this":
         assert found == {}, found
+    else:
+        assert "foreign-origin" in found, found
+    if installed == "another":
+        assert "src/calc/__init__.py" in found["partial-run"], found
 
 
 # a package that reads a data file as it is imported, and a module it falls back from

@@ -381,15 +381,22 @@ class Destination(NamedTuple):
 _UNPLAIN = re.compile(re.escape(os.sep) + "[" + re.escape(os.sep) + ".]")
 
 
-def _same_module_file(module: object, *paths: str) -> bool:
-    """Whether each of ``paths`` is where the module's dotted name puts its file, below some
-    folder (``pkg/tests/test_a.py`` of ``pkg.tests.test_a``, in the tree and installed)."""
+def _installed_copy(module: object, origin: str, path: str) -> bool:
+    """Whether the module's file ``origin`` is a copy of the test file ``path``: both where
+    the module's dotted name puts its file (``pkg/tests/test_a.py`` of ``pkg.tests.test_a``),
+    holding the same bytes (not another file of that name: a stray ``tests`` package a
+    dependency installed, a second tree file of the name)."""
     name = getattr(module, "__name__", None)
     if not isinstance(name, str) or not name:
         return False
     rest = name.replace(".", os.sep)
     ends = (f"{os.sep}{rest}.py", f"{os.sep}{rest}{os.sep}__init__.py")
-    return all(p.endswith(ends) for p in paths)
+    if not (origin.endswith(ends) and path.endswith(ends)):
+        return False
+    try:
+        return Path(origin).read_bytes() == Path(path).read_bytes()
+    except OSError:
+        return False
 
 
 class Tally:
@@ -561,8 +568,8 @@ class Tally:
             collector.path
         ):
             return  # (the same path as written: most modules, with no path resolved)
-        if installed(origin) and _same_module_file(module, origin, str(collector.path)):
-            return  # an installed copy of this file (the audit judges it): `pip install .`
+        if installed(origin) and _installed_copy(module, origin, str(collector.path)):
+            return  # this file, installed (`pip install .`): the audit judges the copy
         rel = self.tree_path(collector.path)
         if rel is not None:
             self.files.discard(rel)
