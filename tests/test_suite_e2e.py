@@ -3164,7 +3164,20 @@ def test_an_installed_plugin_turned_off_whose_marker_the_tests_use(
         assert code == 0, data
 
 
-@pytest.mark.parametrize("uses", ["marker", "table", "neither"])
+# the guard's limit, read from its own table of the project's pyproject.toml, as pytest-env
+# reads [tool.pytest_env]
+READS_ITS_TABLE = """
+
+def limit(config):
+    import tomllib
+
+    path = config.rootpath / "pyproject.toml"
+    data = tomllib.loads(path.read_text()) if path.exists() else {}
+    return data.get("tool", {}).get("guarding", {}).get("limit")
+"""
+
+
+@pytest.mark.parametrize("uses", ["marker", "table", "library-table", "neither"])
 @pytest.mark.parametrize("how", ["-p no", "variable", "flag", "loaded-by-hand"])
 def test_an_installed_plugin_a_run_does_not_load_whose_marker_or_own_table_the_suite_uses(
     tmp_path: Path, how: str, uses: str
@@ -3175,10 +3188,13 @@ def test_an_installed_plugin_a_run_does_not_load_whose_marker_or_own_table_the_s
     (pytest-timeout's ``timeout``), and the settings the project gives one in a table of its
     own went unread (pytest-env's ``[tool.pytest_env]``), also under ``-p no:NAME``. Both were
     accepted (only ini settings and ``-p no:``'s markers counted). Controls: the plugin loaded
-    by hand (``-p guarding``) with autoloading off; a suite that uses neither."""
-    site = installed_plugin(tmp_path / "site", "guarding", GUARDING_PLUGIN)
+    by hand (``-p guarding``) with autoloading off; a suite that uses neither; a table named
+    like the plugin that its module does not read (logfire's ``[tool.logfire]``, the library's
+    own settings, read whether its plugin loads or not: h194)."""
+    text = GUARDING_PLUGIN + (READS_ITS_TABLE if uses == "table" else "")
+    site = installed_plugin(tmp_path / "site", "guarding", text)
     mark = "@pytest.mark.guard(50)\n" if uses == "marker" else ""
-    table = "[tool.guarding]\nlimit = 5\n" if uses == "table" else ""
+    table = "[tool.guarding]\nlimit = 5\n" if uses.endswith("table") else ""
     files = {
         "pyproject.toml": f"[tool.pytest.ini_options]\n{table}",
         "tests/test_g.py": f"import pytest\n\n\n{mark}def test_g():\n    pass\n",
@@ -3197,7 +3213,7 @@ def test_an_installed_plugin_a_run_does_not_load_whose_marker_or_own_table_the_s
     proc = run_pytest(root, *args, env=env)
     assert proc.returncode == 0, proc.stdout
     code, data, _ = verify(root)
-    if uses == "neither" or how == "loaded-by-hand":
+    if uses in ("neither", "library-table") or how == "loaded-by-hand":
         assert code == 0, data
         return
     said = rules(data)["partial-run"]

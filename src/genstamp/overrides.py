@@ -245,8 +245,10 @@ def _autoload_unloaded(
 def _plugin_table(cfg: pytest.Config, name: str) -> str | None:
     """The table of ``[tool]`` in the project's pyproject.toml that the installed plugin
     whose ``pytest11`` entry point ``-p no:NAME`` blocks reads, named after its distribution
-    or its module (pytest-env's ``[tool.pytest_env]``), when the project sets one: None when
-    it sets none."""
+    or its module, and named in the plugin module's source beside ``"tool"`` (pytest-env's
+    ``[tool.pytest_env]``; not a table of the library the plugin comes with, logfire's
+    ``[tool.logfire]``, which the library reads whether the plugin loads or not), when the
+    project sets one: None when it sets none."""
     from importlib.metadata import entry_points
 
     from genstamp.roots import _toml
@@ -256,7 +258,8 @@ def _plugin_table(cfg: pytest.Config, name: str) -> str | None:
         for ep in entry_points(group="pytest11"):
             if ep.name in (name, f"pytest_{name}"):
                 dist = re.sub(r"[-_.]+", "_", ep.dist.name.lower()) if ep.dist else ""
-                names.update({dist, dist.replace("_", "-"), ep.module.partition(".")[0]} - {""})
+                named = {dist, dist.replace("_", "-"), ep.module.partition(".")[0]} - {""}
+                names.update(named & _strings_of(ep.module, "tool"))
     if not names:
         return None
     try:
@@ -266,6 +269,19 @@ def _plugin_table(cfg: pytest.Config, name: str) -> str | None:
     if not isinstance(tool, dict):
         return None
     return next((n for n in sorted(names) if isinstance(tool.get(n), dict) and tool[n]), None)
+
+
+def _strings_of(module: str, *needed: str) -> set[str]:
+    """The string constants of the source of the installed module ``module``, where it holds
+    each of ``needed`` (none otherwise, or where it cannot be read)."""
+    where = _module_file(module)
+    try:
+        with open(where, "rb") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    found = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
+    return {s for s in found if isinstance(s, str)} if set(needed) <= found else set()
 
 
 def _unloaded_plugins(
