@@ -2988,7 +2988,7 @@ def test_b_dies():
 """
 
 
-@pytest.mark.parametrize("die", ["kill", "exit"])
+@pytest.mark.parametrize("die", ["kill", "exit", "none"])
 @pytest.mark.parametrize("fails", [True, False])
 def test_a_run_that_fails_a_test_and_dies_before_its_session_ends_refutes_its_tree(
     project: Path, genstamp: RunGenstamp, die: str, fails: bool
@@ -2996,25 +2996,37 @@ def test_a_run_that_fails_a_test_and_dies_before_its_session_ends_refutes_its_tr
     """A green run of the tree, verified; then a run of the same tree fails a test and dies
     before pytest's session ends (SIGKILL, ``os._exit``): no session bound or recorded
     anything, and the earlier pass was accepted, a push too. The failure is recorded as it
-    is seen. Control: a run that dies with no test failed says nothing against the pass."""
+    is seen; a run that dies with no test failed (a hang killed by a CI's timeout,
+    pytest-timeout's thread method, a crash: h194) did not finish, and says so. Control: a
+    run that ends as pytest ends, the same file alone, green, says nothing against it."""
     (project / "tests" / "test_zz.py").write_text(FAILS_THEN_DIES)
     commit_all(project, "a test that fails where BREAK_IT is set")
     stamp(genstamp, project)
     assert run_pytest(project).returncode == 0
     assert verdict(genstamp, project, "--rev", "HEAD")[0] == 0  # remembered
     env = subprocess_env(DIE=die, **({"BREAK_IT": "1"} if fails else {}))
-    dying = run_pytest(project, env=env)
-    assert dying.returncode in (1, -9), dying.stdout + dying.stderr
-    assert "passed" not in dying.stdout.splitlines()[-1:], dying.stdout  # no session end
-    code, data = verdict(genstamp, project)
-    proc = push(project, "main", "main")
-    if fails:
-        assert (code, rules(data)) == (1, ["tests-failed"]), data
-        assert "a later run of tree" in data["failures"][0]["message"], data
-        assert proc.returncode == 1 and "a later run of tree" in proc.stderr, proc.stderr
+    args = ("tests/test_zz.py",) if die == "none" else ()
+    dying = run_pytest(project, *args, env=env)
+    if die == "none":
+        assert dying.returncode == (1 if fails else 0), dying.stdout + dying.stderr
     else:
+        assert dying.returncode in (1, -9), dying.stdout + dying.stderr
+        assert "passed" not in dying.stdout.splitlines()[-1:], dying.stdout  # no session end
+    code, data = verdict(genstamp, project, "--rev", "HEAD")
+    proc = push(project, "main", "main")
+    if die == "none" and not fails:
         assert code == 0, data
         assert proc.returncode == 0, proc.stderr
+        return
+    if die == "none":  # (failed, then ended: the run itself is the newest evidence)
+        assert code == 1 and "tests-failed" in rules(data), data
+        assert proc.returncode == 1 and "tests-failed" in proc.stderr, proc.stderr
+        return
+    assert (code, rules(data)) == (1, ["tests-failed"]), data
+    said = data["failures"][0]["message"]
+    assert "a later run of tree" in said, data
+    assert ("did not finish" in said) == (not fails), said
+    assert proc.returncode == 1 and "a later run of tree" in proc.stderr, proc.stderr
 
 
 def test_a_run_that_dies_importing_a_conftest_is_the_newest_word_on_its_tree(

@@ -1239,6 +1239,16 @@ class Session:
         # later (a session finish's wrapper, a terminal summary, an unconfigure)
         self.bound_logs: dict[str, int] | None = None
         self.exited = False  # the session ended by the suite's pytest.exit, not a Ctrl-C
+        self.running: Path | None = None  # the file that says the run goes on (``refuted``)
+
+    def end_running(self) -> None:
+        """The run ends as processes end (whatever it found is recorded otherwise)."""
+        running, self.running = self.running, None
+        if running is not None:
+            atexit.unregister(self.end_running)
+            from genstamp import refuted
+
+            refuted.end(running)
 
     def refute_now(self) -> bool:
         """A test failed: the tree the run began with is recorded as failed now, not only as
@@ -1287,6 +1297,11 @@ class Session:
             _import_the_end()  # time spent waiting anyway (else: while the end is taken)
         if self.trees is not None:
             self.trees.begin_tests()
+            if self.trees.start:  # (a run that dies from here on did not finish: ``refuted``)
+                from genstamp import refuted
+
+                self.running = refuted.begin(self.start.checkout.gitdir, self.trees.start)
+                atexit.register(self.end_running)
         try:
             return (yield)
         finally:
@@ -2385,6 +2400,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.pluginmanager.get_plugin(_SESSION_PLUGIN)
     if isinstance(session, Session):
+        session.end_running()
         session.check_the_end()
         session.restore()
         session.flush()

@@ -7,12 +7,19 @@ Kept in the common git dir (``genstamp/refuted.json``: the trees and when, nanos
 the epoch, the most recent ``LIMIT``), written atomically by the plugin when a run fails; read
 by the gate for the commits a push names. A copy of the repository inherits it: a refutation
 only makes the gate stricter.
+
+A run that dies before its session ends (killed by a CI's timeout, crashed, ended by
+``os._exit``) records nothing as it ends: each run says it is going on, in a file of
+``genstamp/running/`` removed as it ends (``begin``, ``end``); one left by a process that is
+gone is a run of its tree that did not finish, as much the newest word on it as a failure
+(``unfinished``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +30,8 @@ from genstamp.errors import GenstampError
 from genstamp.repo import STATE_DIR, common_gitdir
 
 FILE = "refuted.json"
+RUNNING = "running"  # the folder of the runs going on (``begin``)
+RUNNING_FORMAT = "genstamp-running"
 FORMAT = "genstamp-refuted"
 VERSION = 1
 LIMIT = 500  # trees kept; the oldest refutations are dropped first
@@ -105,3 +114,86 @@ def record_failure(gitdir: Path, tree: str, *also: str) -> str | None:
         f"this run failed on tree {tree[:12]}, and the failure could not be recorded "
         f"({problem}){kept} — make {path_of(gitdir)} writable, then rerun the tests"
     )
+
+
+class Newest(dict[str, int]):
+    """Each tree whose newest run anywhere in the repository failed or did not finish -> when
+    (``newest``); ``unfinished``: those whose newest word is a run that did not finish."""
+
+    unfinished: frozenset[str] = frozenset()
+
+
+def newest(gitdir: Path) -> Newest:
+    """``trees`` and ``unfinished`` together, the newer of the two for each tree."""
+    out = Newest(trees(gitdir))
+    dead = {t: when for t, when in unfinished(gitdir).items() if when > out.get(t, -1)}
+    out.update(dead)
+    out.unfinished = frozenset(dead)
+    return out
+
+
+def begin(gitdir: Path, tree: str) -> Path | None:
+    """A run of ``tree`` is going on in this process: the file that says so (None where it
+    cannot be written: nothing is known of the run then, as before)."""
+    now = time.time_ns()
+    path = common_gitdir(gitdir) / STATE_DIR / RUNNING / f"{os.getpid()}-{now}.json"
+    data = {"format": RUNNING_FORMAT, "version": 1, "tree": tree, "pid": os.getpid()}
+    data.update({"boot": _boot(), "began_ns": now})
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(data, separators=(",", ":")).encode())
+    except OSError:
+        return None
+    return path
+
+
+def end(path: Path | None) -> None:
+    """The run ``begin`` said is going on has ended (what it found is recorded otherwise)."""
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def unfinished(gitdir: Path) -> dict[str, int]:
+    """Each tree a run began on whose process is gone and never said the run ended -> when
+    the newest such run began. A file another version wrote, or one that cannot be read, says
+    nothing (it only ever makes the gate stricter)."""
+    try:
+        entries = list(os.scandir(common_gitdir(gitdir) / STATE_DIR / RUNNING))
+    except OSError:
+        return {}
+    boot, out = _boot(), dict[str, int]()
+    for entry in entries:
+        try:
+            data = json.loads(Path(entry.path).read_bytes())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or data.get("format") != RUNNING_FORMAT:
+            continue
+        tree, pid, began = data.get("tree"), data.get("pid"), data.get("began_ns")
+        if not (isinstance(tree, str) and isinstance(pid, int) and isinstance(began, int)):
+            continue
+        if data.get("version") != 1 or (data.get("boot") == boot and _alive(pid)):
+            continue  # (going on still)
+        out[tree] = max(out.get(tree, began), began)
+    return out
+
+
+def _boot() -> str:
+    """This boot of the machine (Linux's boot id): a process id of another boot is no process
+    of this one."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # (another user's: there)
+    return True

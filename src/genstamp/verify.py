@@ -101,7 +101,7 @@ def verify(
     )
     # the newest failing run of each tree anywhere in the repository: a later one than the
     # evidence is the newer word on the tree, the work tree's too (``_refuted``)
-    failed = refuted.trees(checkout.gitdir) if revs or others else {}
+    failed = refuted.newest(checkout.gitdir) if revs or others else refuted.Newest()
     remembered = verified.everywhere(checkout.gitdir, failed) if revs and not runs else {}
     if settings.require_clean_room:  # an earlier verdict stands only with a clean room's
         remembered = {t: g for t, g in remembered.items() if cleanrecord.passing(g, t)}
@@ -343,6 +343,12 @@ def _refuted(
 
     when = _iso(failed[target.tree])
     why = f"a later run of tree {target.tree[:12]} ({target.label}) failed, at {when}"
+    if target.tree in getattr(failed, "unfinished", ()):  # (``refuted.unfinished``)
+        why = (
+            f"a later run of tree {target.tree[:12]} ({target.label}), begun at {when}, did "
+            "not finish: its process ended before pytest's session did (killed by a timeout,"
+            " crashed, or ended by os._exit in a test, a plugin or a conftest's session finish)"
+        )
     if parts:  # a part run since the failure stands for its own tests only
         why += ": the parts run before it count for nothing (rerun them, or the whole suite)"
     return verdict._replace(failures=(Failure("tests-failed", why),))  # the word that counts
