@@ -215,7 +215,7 @@ def remove_leftovers(site: Path) -> None:
             else:  # the first name had no start time: a process started since has its pid
                 reused = _started_after(int(pid), pth)
                 folder = rest
-            if reused or not _alive(int(pid)):
+            if reused or not alive(int(pid)):
                 with contextlib.suppress(OSError):
                     pth.unlink()
                 name = folder.removesuffix(".pth")
@@ -262,7 +262,8 @@ def _started_after(pid: int, path: Path) -> bool:
         return False
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether the process ``pid`` is there (another user's too)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -158,6 +158,8 @@ def unfinished(gitdir: Path) -> dict[str, int]:
     """Each tree a run began on whose process is gone and never said the run ended -> when
     the newest such run began. A file another version wrote, or one that cannot be read, says
     nothing (it only ever makes the gate stricter)."""
+    from genstamp.child import alive
+
     try:
         entries = list(os.scandir(common_gitdir(gitdir) / STATE_DIR / RUNNING))
     except OSError:
@@ -173,7 +175,7 @@ def unfinished(gitdir: Path) -> dict[str, int]:
         tree, pid, began = data.get("tree"), data.get("pid"), data.get("began_ns")
         if not (isinstance(tree, str) and isinstance(pid, int) and isinstance(began, int)):
             continue
-        if data.get("version") != 1 or (data.get("boot") == boot and _alive(pid)):
+        if data.get("version") != 1 or (data.get("boot") == boot and alive(pid)):
             continue  # (going on still)
         out[tree] = max(out.get(tree, began), began)
     return out
@@ -187,13 +189,3 @@ def _boot() -> str:
             return fh.read().strip()
     except OSError:
         return ""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # (another user's: there)
-    return True
