@@ -2988,7 +2988,7 @@ def test_b_dies():
 """
 
 
-@pytest.mark.parametrize("die", ["kill", "exit", "none"])
+@pytest.mark.parametrize("die", ["kill", "exit", "unreaped", "none"])
 @pytest.mark.parametrize("fails", [True, False])
 def test_a_run_that_fails_a_test_and_dies_before_its_session_ends_refutes_its_tree(
     project: Path, genstamp: RunGenstamp, die: str, fails: bool
@@ -2998,7 +2998,9 @@ def test_a_run_that_fails_a_test_and_dies_before_its_session_ends_refutes_its_tr
     anything, and the earlier pass was accepted, a push too. The failure is recorded as it
     is seen; a run that dies with no test failed (a hang killed by a CI's timeout,
     pytest-timeout's thread method, a crash: h194) did not finish, and says so. Control: a
-    run that ends as pytest ends, the same file alone, green, says nothing against it."""
+    run that ends as pytest ends, the same file alone, green, says nothing against it. A
+    process killed and not yet reaped (a zombie: a CI driver that judges before it waits, a
+    container whose first process reaps nothing) ended all the same (h196)."""
     (project / "tests" / "test_zz.py").write_text(FAILS_THEN_DIES)
     commit_all(project, "a test that fails where BREAK_IT is set")
     stamp(genstamp, project)
@@ -3006,6 +3008,16 @@ def test_a_run_that_fails_a_test_and_dies_before_its_session_ends_refutes_its_tr
     assert verdict(genstamp, project, "--rev", "HEAD")[0] == 0  # remembered
     env = subprocess_env(DIE=die, **({"BREAK_IT": "1"} if fails else {}))
     args = ("tests/test_zz.py",) if die == "none" else ()
+    if die == "unreaped":  # killed, and its status not collected while the gate judges
+        env["DIE"] = "kill"
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        zombie = subprocess.Popen(argv, cwd=project, env=env, stdout=subprocess.DEVNULL)
+        os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)  # dead, not reaped
+        code, data = verdict(genstamp, project, "--rev", "HEAD")
+        assert zombie.wait() == -9
+        assert code == 1 and rules(data) == ["tests-failed"], data
+        assert ("did not finish" in data["failures"][0]["message"]) == (not fails), data
+        return
     dying = run_pytest(project, *args, env=env)
     if die == "none":
         assert dying.returncode == (1 if fails else 0), dying.stdout + dying.stderr

@@ -116,7 +116,7 @@ from genstamp.trees import FromCoProcess, InProcess, Trees  # noqa: E402
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 
-    from genstamp import audit, coverage, selection
+    from genstamp import audit, coverage, refuted, selection
     from genstamp.audit import Audit
     from genstamp.suite import PytestConfig
 
@@ -1239,7 +1239,7 @@ class Session:
         # later (a session finish's wrapper, a terminal summary, an unconfigure)
         self.bound_logs: dict[str, int] | None = None
         self.exited = False  # the session ended by the suite's pytest.exit, not a Ctrl-C
-        self.running: Path | None = None  # the file that says the run goes on (``refuted``)
+        self.running: refuted.Running | None = None  # the run goes on, said (``refuted``)
 
     def end_running(self) -> None:
         """The run ends as processes end (whatever it found is recorded otherwise)."""

@@ -28,6 +28,7 @@ from genstamp import versioned
 from genstamp.atomic import write_atomic
 from genstamp.errors import GenstampError
 from genstamp.repo import STATE_DIR, common_gitdir
+from genstamp.typedtuple import NamedTuple
 
 FILE = "refuted.json"
 RUNNING = "running"  # the folder of the runs going on (``begin``)
@@ -132,51 +133,82 @@ def newest(gitdir: Path) -> Newest:
     return out
 
 
-def begin(gitdir: Path, tree: str) -> Path | None:
-    """A run of ``tree`` is going on in this process: the file that says so (None where it
-    cannot be written: nothing is known of the run then, as before)."""
+class Running(NamedTuple):
+    """A run going on (``begin``): its file, and the descriptor this process holds a shared
+    lock of it through, as long as it runs (its end, its death, closes it)."""
+
+    path: Path
+    fd: int
+
+
+def begin(gitdir: Path, tree: str) -> Running | None:
+    """A run of ``tree`` is going on in this process: the file that says so, locked as long
+    as the process holds it (None where it cannot be written: nothing is known of the run
+    then, as before). Locked before it is in place: never seen there unheld while the run
+    goes on."""
+    from genstamp import stdlib
+
+    fcntl = stdlib.module("fcntl")  # not a checkout's fcntl.py
     now = time.time_ns()
     path = common_gitdir(gitdir) / STATE_DIR / RUNNING / f"{os.getpid()}-{now}.json"
     data = {"format": RUNNING_FORMAT, "version": 1, "tree": tree, "pid": os.getpid()}
     data.update({"boot": _boot(), "began_ns": now})
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = -1
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(data, separators=(",", ":")).encode())
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, json.dumps(data, separators=(",", ":")).encode())
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        os.replace(tmp, path)
     except OSError:
-        return None
-    return path
-
-
-def end(path: Path | None) -> None:
-    """The run ``begin`` said is going on has ended (what it found is recorded otherwise)."""
-    if path is not None:
+        if fd >= 0:
+            os.close(fd)
         with contextlib.suppress(OSError):
-            path.unlink()
+            tmp.unlink()
+        return None
+    return Running(path, fd)
+
+
+def end(running: Running | None) -> None:
+    """The run ``begin`` said is going on has ended (what it found is recorded otherwise)."""
+    if running is not None:
+        with contextlib.suppress(OSError):
+            running.path.unlink()
+        with contextlib.suppress(OSError):
+            os.close(running.fd)
 
 
 def unfinished(gitdir: Path) -> dict[str, int]:
-    """Each tree a run began on whose process is gone and never said the run ended -> when
-    the newest such run began. A file another version wrote, or one that cannot be read, says
-    nothing (it only ever makes the gate stricter)."""
-    from genstamp.child import alive
+    """Each tree a run began on whose process ended without saying the run ended (no
+    process holds its file's lock: killed, crashed, ``os._exit``; a process's end releases
+    it whether or not it is reaped, in whatever pid namespace it ran) -> when the newest such
+    run began. A file another version wrote, or one that cannot be read, says nothing (it
+    only ever makes the gate stricter)."""
+    from genstamp import stdlib
 
+    fcntl = stdlib.module("fcntl")
     try:
         entries = list(os.scandir(common_gitdir(gitdir) / STATE_DIR / RUNNING))
     except OSError:
         return {}
-    boot, out = _boot(), dict[str, int]()
+    out: dict[str, int] = {}
     for entry in entries:
+        if not entry.name.endswith(".json") or entry.name.startswith("."):
+            continue
         try:
-            data = json.loads(Path(entry.path).read_bytes())
+            with open(entry.path, "rb") as fh:
+                data = json.loads(fh.read())
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (released as it is closed)
+        except BlockingIOError:
+            continue  # going on still
         except (OSError, ValueError):
             continue
         if not isinstance(data, dict) or data.get("format") != RUNNING_FORMAT:
             continue
-        tree, pid, began = data.get("tree"), data.get("pid"), data.get("began_ns")
-        if not (isinstance(tree, str) and isinstance(pid, int) and isinstance(began, int)):
+        tree, began = data.get("tree"), data.get("began_ns")
+        if data.get("version") != 1 or not (isinstance(tree, str) and isinstance(began, int)):
             continue
-        if data.get("version") != 1 or (data.get("boot") == boot and alive(pid)):
-            continue  # (going on still)
         out[tree] = max(out.get(tree, began), began)
     return out
 
