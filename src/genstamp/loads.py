@@ -466,30 +466,44 @@ def _holding_as_text(path: str, data: bytes) -> bytes | None:
     """The bytes of the Python source at ``path`` when ``data`` (compiled under its name) is
     an example of one of its strings that a tool runs, padded with blank lines to where it
     stands (Sybil's ``PythonCodeBlockParser``, there; pytest-markdown-docs, a line below):
-    each line the line of a string of the source at that place, its indentation aside. That
-    is the file's own text; None for any other (a stale copy of its code begins at the first
-    line, whether the file holds it in a string or not; changed text)."""
+    each line the line of a string of the source at that place, as written or as its value
+    reads (an escape: ``\\n`` is ``\n``), its indentation aside. That is the file's own
+    text; None for any other (a stale copy of its code begins at the first line, whether the
+    file holds it in a string or not; changed text)."""
+    import ast
     import io
     import tokenize
 
     raw = _bytes(path)
-    lines = raw.splitlines()
     owner: dict[int, int] = {}  # a line a string of the source spans -> which string
+    held: dict[int, set[bytes]] = {}  # -> that line as written, and as the value reads
     try:
         for i, token in enumerate(tokenize.tokenize(io.BytesIO(raw).readline)):
-            if token.type == tokenize.STRING:
-                owner.update(dict.fromkeys(range(token.start[0], token.end[0] + 1), i))
+            if token.type != tokenize.STRING:
+                continue
+            first = token.start[0]
+            written = token.string.splitlines()
+            try:
+                value = ast.literal_eval(token.string)
+            except (SyntaxError, ValueError):  # (an f-string: as written)
+                value = ""
+            read = value.splitlines() if isinstance(value, str) else []
+            for k in range(len(written)):
+                owner[first + k] = i
+                held[first + k] = {written[k].strip().encode()}
+                if k < len(read):
+                    held[first + k].add(read[k].strip().encode())
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
         return None
     ran = [(n, line.strip()) for n, line in enumerate(data.splitlines(), 1) if line.strip()]
     if not ran or ran[0][0] == 1:
         return None  # not padded to a place in the file
     for below in (0, 1):
-        held = [owner.get(n - below) for n, _ in ran]
+        strings = [owner.get(n - below) for n, _ in ran]
         if (
-            held[0] is not None
-            and all(h == held[0] for h in held)
-            and all(lines[n - below - 1].strip() == line for n, line in ran)
+            strings[0] is not None
+            and all(h == strings[0] for h in strings)
+            and all(line in held[n - below] for n, line in ran)
         ):
             return raw
     return None
