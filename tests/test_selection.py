@@ -262,27 +262,44 @@ IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
             ["tests/sub/b_test.py", "tests/test_a.py"],
         ),
         # ... and plugins that take its place: xdoctest's --xdoctest unregisters it (its
-        # doctests of modules are its own), pytest-doctestplus's --doctest-rst (or its
-        # doctest_rst setting) adds *.rst to its globs, and pytest's default falls away (h195)
+        # doctests of modules are its own); pytest-doctestplus, on, collects the globs given
+        # and *.rst for --doctest-rst (or its doctest_rst setting), no default; off, its
+        # --doctest-rst changes nothing (as `--co` shows them, h195, h196)
         (
             {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --xdoctest\n", **DOCS},
             ["tests/sub/b_test.py", "tests/test_a.py"],
         ),
         (
-            {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --doctest-rst\n", **DOCS},
+            {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --doctest-plus\n", **DOCS},
+            ["tests/sub/b_test.py", "tests/test_a.py"],
+        ),
+        (
+            {
+                "pytest.ini": "[pytest]\ntestpaths = tests\n"
+                "addopts = --doctest-plus --doctest-rst\n",
+                **DOCS,
+            },
             ["tests/guide.rst", "tests/sub/b_test.py", "tests/test_a.py"],
         ),
         (
-            {"pytest.ini": "[pytest]\ntestpaths = tests\ndoctest_rst = true\n", **DOCS},
+            {
+                "pytest.ini": "[pytest]\ntestpaths = tests\ndoctest_plus = enabled\n"
+                "doctest_rst = true\n",
+                **DOCS,
+            },
             ["tests/guide.rst", "tests/sub/b_test.py", "tests/test_a.py"],
         ),
         (
             {
                 "pytest.ini": "[pytest]\ntestpaths = tests\n"
-                "addopts = --doctest-rst --doctest-glob=test*.txt\n",
+                "addopts = --doctest-plus --doctest-rst --doctest-glob=test*.txt\n",
                 **DOCS,
             },
             ["tests/guide.rst", "tests/sub/b_test.py", "tests/test_a.py", "tests/test_usage.txt"],
+        ),
+        (
+            {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --doctest-rst\n", **DOCS},
+            ["tests/sub/b_test.py", "tests/test_a.py", "tests/test_usage.txt"],
         ),
         # a text file testpaths names (or globs) is collected when a doctest glob takes it
         (

@@ -106,7 +106,7 @@ BARE_SHORT = "qvsxlhV"
 # the flags of addopts that change what the suite is
 _TAKEN_FLAGS = frozenset(
     {"--doctest-modules", "--pyargs", "--noconftest", "--collect-in-virtualenv"}
-    | {"--xdoctest", "--xdoc", "--doctest-rst"}  # (doctest plugins': ``_doctest_globs``)
+    | {"--xdoctest", "--xdoc", "--doctest-rst", "--doctest-plus"}  # (``_doctest_globs``)
 )
 # pytest's flags that set a setting, as ``-o setting=true`` does
 STRICT_FLAGS = {
@@ -362,8 +362,7 @@ def _settings(
             warning_category(line) for line in warning_filters if plain and is_error(line)
         ),
         doctest_globs=_doctest_globs(taken, options),
-        doctest_modules="--doctest-modules" in taken.get("flags", [])
-        and bool(_doctest_globs(taken, options)),
+        doctest_modules="--doctest-modules" in taken.get("flags", []) and _doctest_on(taken),
         pyargs="--pyargs" in taken.get("flags", []),
         noconftest="--noconftest" in taken.get("flags", []),
         confcutdir=(taken.get("--confcutdir") or [""])[-1],
@@ -1072,17 +1071,28 @@ def kept_by_tests(found: Suite, read: Reader, listing: Sequence[str] = ()) -> st
 
 def _doctest_globs(taken: dict[str, list[str]], options: dict[str, str]) -> tuple[str, ...]:
     """The text files pytest's doctest plugin collects, as the configuration leaves it: its
-    ``--doctest-glob`` (``test*.txt`` where none is given), and pytest-doctestplus's ``*.rst``
-    with ``--doctest-rst`` (or its ``doctest_rst`` setting), which it adds to them (the
-    default then falls away); none where the plugin is off (``-p no:doctest``; xdoctest's
-    ``--xdoctest`` unregisters it)."""
-    flags = taken.get("flags", [])
-    if "no:doctest" in taken.get("-p", []) or any(f in flags for f in _NO_DOCTEST):
+    ``--doctest-glob`` (``test*.txt`` where none is given); none where the plugin is off
+    (``-p no:doctest``; xdoctest's ``--xdoctest`` unregisters it). pytest-doctestplus, on
+    (``--doctest-plus``, ``doctest_plus = enabled``), takes its place: the globs given, with
+    ``*.rst`` for ``--doctest-rst`` (or ``doctest_rst``), and no default (measured with
+    ``--co``, doctestplus 1.x)."""
+    if not _doctest_on(taken):
         return ()
+    flags = taken.get("flags", [])
     globs = list(taken.get("--doctest-glob", []))
+    plus = "--doctest-plus" in flags or options.get("doctest_plus", "").lower() == "enabled"
+    if not plus:
+        return tuple(globs) or DEFAULT_DOCTEST_GLOBS
     if "--doctest-rst" in flags or options.get("doctest_rst", "").lower() in ("true", "1"):
         globs.append("*.rst")
-    return tuple(globs) or DEFAULT_DOCTEST_GLOBS
+    return tuple(globs)
+
+
+def _doctest_on(taken: dict[str, list[str]]) -> bool:
+    """Whether pytest's doctest plugin (or pytest-doctestplus in its place) collects: not
+    with ``-p no:doctest``, nor with xdoctest's ``--xdoctest``, which unregisters it."""
+    flags = taken.get("flags", [])
+    return "no:doctest" not in taken.get("-p", []) and not any(f in flags for f in _NO_DOCTEST)
 
 
 def _doctest_module(path: str, read: Reader) -> bool:
