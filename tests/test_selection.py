@@ -261,13 +261,13 @@ IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
             {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = -p no:doctest\n", **DOCS},
             ["tests/sub/b_test.py", "tests/test_a.py"],
         ),
-        # ... and plugins that take its place: xdoctest's --xdoctest unregisters it (its
-        # doctests of modules are its own); pytest-doctestplus, on, collects the globs given
+        # ... and plugins that take its place: xdoctest's --xdoctest unregisters it (and
+        # collects every module's doctests); pytest-doctestplus, on, collects the globs given
         # and *.rst for --doctest-rst (or its doctest_rst setting), no default; off, its
         # --doctest-rst changes nothing (as `--co` shows them, h195, h196)
-        (
+        (  # (every module: xdoctest collects their doctests, h196)
             {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --xdoctest\n", **DOCS},
-            ["tests/sub/b_test.py", "tests/test_a.py"],
+            ["tests/conftest.py", "tests/helper.py", "tests/sub/b_test.py", "tests/test_a.py"],
         ),
         (
             {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --doctest-plus\n", **DOCS},

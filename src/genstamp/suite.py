@@ -362,7 +362,7 @@ def _settings(
             warning_category(line) for line in warning_filters if plain and is_error(line)
         ),
         doctest_globs=_doctest_globs(taken, options),
-        doctest_modules="--doctest-modules" in taken.get("flags", []) and _doctest_on(taken),
+        doctest_modules=_doctest_modules(taken),
         pyargs="--pyargs" in taken.get("flags", []),
         noconftest="--noconftest" in taken.get("flags", []),
         confcutdir=(taken.get("--confcutdir") or [""])[-1],
@@ -1086,6 +1086,15 @@ def _doctest_globs(taken: dict[str, list[str]], options: dict[str, str]) -> tupl
     if "--doctest-rst" in flags or options.get("doctest_rst", "").lower() in ("true", "1"):
         globs.append("*.rst")
     return tuple(globs)
+
+
+def _doctest_modules(taken: dict[str, list[str]]) -> bool:
+    """Whether every module is a test file: pytest's ``--doctest-modules``, or xdoctest's
+    ``--xdoctest`` (which collects the doctests of every module in pytest's place)."""
+    flags = taken.get("flags", [])
+    if any(f in flags for f in _NO_DOCTEST):
+        return True
+    return "--doctest-modules" in flags and _doctest_on(taken)
 
 
 def _doctest_on(taken: dict[str, list[str]]) -> bool:
