@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import zipfile
@@ -2981,6 +2982,19 @@ def test_a_fails():
 
 def test_b_dies():
     how = os.environ.get("DIE")
+    if how == "fork":  # a server a test forks outlives it (it holds what pytest held)
+        child = os.fork()
+        if child == 0:  # (it lets go of the pipes the run's output goes to, as a daemon does)
+            import time
+
+            for fd in os.listdir("/proc/self/fd"):
+                if os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"):
+                    os.close(int(fd))
+            time.sleep(120)
+            os._exit(0)
+        with open(os.environ["CHILD_PID"], "w") as fh:
+            fh.write(str(child))
+        how = "kill"
     if how == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     elif how == "exit":
@@ -2988,7 +3002,7 @@ def test_b_dies():
 """
 
 
-@pytest.mark.parametrize("die", ["kill", "exit", "unreaped", "none"])
+@pytest.mark.parametrize("die", ["kill", "exit", "unreaped", "fork", "none"])
 @pytest.mark.parametrize("fails", [True, False])
 def test_a_run_that_fails_a_test_and_dies_before_its_session_ends_refutes_its_tree(
     project: Path, genstamp: RunGenstamp, die: str, fails: bool
@@ -3000,13 +3014,15 @@ def test_a_run_that_fails_a_test_and_dies_before_its_session_ends_refutes_its_tr
     pytest-timeout's thread method, a crash: h194) did not finish, and says so. Control: a
     run that ends as pytest ends, the same file alone, green, says nothing against it. A
     process killed and not yet reaped (a zombie: a CI driver that judges before it waits, a
-    container whose first process reaps nothing) ended all the same (h196)."""
+    container whose first process reaps nothing) ended all the same (h196), and so did one
+    whose forked child lives on (h197)."""
     (project / "tests" / "test_zz.py").write_text(FAILS_THEN_DIES)
     commit_all(project, "a test that fails where BREAK_IT is set")
     stamp(genstamp, project)
     assert run_pytest(project).returncode == 0
     assert verdict(genstamp, project, "--rev", "HEAD")[0] == 0  # remembered
     env = subprocess_env(DIE=die, **({"BREAK_IT": "1"} if fails else {}))
+    env["CHILD_PID"] = str(project.parent / "child.pid")
     args = ("tests/test_zz.py",) if die == "none" else ()
     if die == "unreaped":  # killed, and its status not collected while the gate judges
         env["DIE"] = "kill"
@@ -3018,13 +3034,17 @@ def test_a_run_that_fails_a_test_and_dies_before_its_session_ends_refutes_its_tr
         assert code == 1 and rules(data) == ["tests-failed"], data
         assert ("did not finish" in data["failures"][0]["message"]) == (not fails), data
         return
-    dying = run_pytest(project, *args, env=env)
+    try:
+        dying = run_pytest(project, *args, env=env)
+        code, data = verdict(genstamp, project, "--rev", "HEAD")
+    finally:
+        if die == "fork":
+            os.kill(int((project.parent / "child.pid").read_text()), signal.SIGKILL)
     if die == "none":
         assert dying.returncode == (1 if fails else 0), dying.stdout + dying.stderr
     else:
         assert dying.returncode in (1, -9), dying.stdout + dying.stderr
         assert "passed" not in dying.stdout.splitlines()[-1:], dying.stdout  # no session end
-    code, data = verdict(genstamp, project, "--rev", "HEAD")
     proc = push(project, "main", "main")
     if die == "none" and not fails:
         assert code == 0, data
@@ -3039,6 +3059,28 @@ def test_a_run_that_fails_a_test_and_dies_before_its_session_ends_refutes_its_tr
     assert "a later run of tree" in said, data
     assert ("did not finish" in said) == (not fails), said
     assert proc.returncode == 1 and "a later run of tree" in proc.stderr, proc.stderr
+
+
+def test_a_run_a_conftest_ends_in_its_unconfigure_has_finished(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """A conftest's ``pytest_unconfigure`` that ends the process (``os._exit``, against
+    threads that would hang its exit) ran before genstamp's: each green part left its record
+    of a run going on, unheld, and the next part refuted the one before (h197). A session
+    that ended, its evidence bound, has finished."""
+    (project / "conftest.py").write_text(
+        "import os\n\n\ndef pytest_unconfigure(config):\n    os._exit(0)\n"
+    )
+    (project / "tests" / "test_more.py").write_text("def test_more():\n    pass\n")
+    commit_all(project, "a conftest that ends the process as pytest unconfigures")
+    stamp(genstamp, project)
+    files = sorted(p.relative_to(project).as_posix() for p in project.glob("tests/test_*.py"))
+    assert len(files) > 1
+    for part in (files[:1], files[1:]):
+        assert run_pytest(project, *part).returncode == 0
+    assert not list((project / ".git" / "genstamp").glob("running/*"))
+    code, data = verdict(genstamp, project, "--rev", "HEAD")
+    assert code == 0, data
 
 
 def test_a_run_that_dies_importing_a_conftest_is_the_newest_word_on_its_tree(

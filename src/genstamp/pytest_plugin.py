@@ -1423,7 +1423,10 @@ class Session:
         try:
             return (yield)
         finally:
-            self._finish(session, exitstatus)
+            try:
+                self._finish(session, exitstatus)
+            finally:  # the session ended, what it found recorded: a conftest's os._exit in
+                self.end_running()  # its unconfigure (threads that hang the exit) is later
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         self.tally.observe_ignores(self.config)

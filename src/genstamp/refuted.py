@@ -167,7 +167,23 @@ def begin(gitdir: Path, tree: str) -> Running | None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         return None
+    _HELD.add(fd)
     return Running(path, fd)
+
+
+_HELD: set[int] = set()  # the descriptors of the runs going on in this process (``begin``)
+
+
+def _let_go() -> None:
+    """In a child this process forks (a server a test starts): the lock is the run's, which
+    ends as this process ends, not as the child does."""
+    for fd in _HELD:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_let_go)
 
 
 def end(running: Running | None) -> None:
@@ -177,6 +193,7 @@ def end(running: Running | None) -> None:
             running.path.unlink()
         with contextlib.suppress(OSError):
             os.close(running.fd)
+        _HELD.discard(running.fd)
 
 
 def unfinished(gitdir: Path) -> dict[str, int]:
