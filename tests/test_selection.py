@@ -269,6 +269,34 @@ IN_SRC_AND_A = ["src/pkg/test_in_src.py", "tests/test_a.py"]
             {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --xdoctest\n", **DOCS},
             ["tests/conftest.py", "tests/helper.py", "tests/sub/b_test.py", "tests/test_a.py"],
         ),
+        (  # its primary spelling, and its own globs of text files (h197)
+            {
+                "pytest.ini": "[pytest]\ntestpaths = tests\n"
+                "addopts = --xdoctest-modules --xdoctest-glob=*.rst\n",
+                **DOCS,
+            },
+            [
+                "tests/conftest.py",
+                "tests/guide.rst",
+                "tests/helper.py",
+                "tests/sub/b_test.py",
+                "tests/test_a.py",
+            ],
+        ),
+        (  # doctestplus's setting with --doctest-modules: off, pytest's plugin collects (h197)
+            {
+                "pytest.ini": "[pytest]\ntestpaths = tests\ndoctest_plus = enabled\n"
+                "addopts = --doctest-modules --doctest-rst\n",
+                **DOCS,
+            },
+            [
+                "tests/conftest.py",
+                "tests/helper.py",
+                "tests/sub/b_test.py",
+                "tests/test_a.py",
+                "tests/test_usage.txt",
+            ],
+        ),
         (
             {"pytest.ini": "[pytest]\ntestpaths = tests\naddopts = --doctest-plus\n", **DOCS},
             ["tests/sub/b_test.py", "tests/test_a.py"],

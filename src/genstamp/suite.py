@@ -49,7 +49,9 @@ DEFAULT_NORECURSE = (
 )
 DEFAULT_DOCTEST_GLOBS = ("test*.txt",)
 # what turns pytest's doctest plugin off: xdoctest's own flags (its plugin unregisters it)
-_NO_DOCTEST = ("--xdoctest", "--xdoc")
+_NO_DOCTEST = ("--xdoctest", "--xdoc", "--xdoctest-modules")
+# xdoctest's text files (its --xdoctest-glob, alone: pytest's --doctest-glob is then unused)
+_XDOCTEST_GLOBS = ("--xdoctest-glob", "--xdoc-glob")
 SHOWN = 5  # files named in a reason before a count
 _HERE = "checkout"  # the stand-in folder name a norecursedirs path pattern is matched under
 # The files pytest takes its configuration from, in its order (pytest 9 added the TOML ones).
@@ -77,7 +79,8 @@ _VALUED = """-p -k -m -c -o -W -n -r --deselect --ignore --ignore-glob --rootdir
     --pythonwarnings --show-capture --verbosity --report-log --last-failed-no-failures --lfnf
     --benchmark-storage --benchmark-save --benchmark-json --mpl-baseline-path
     --typeguard-packages --cov-append-to --env --envfile --dist-load --tb-style --log-disable
-    --log-auto-indent --junitprefix --pdbcls --assert --report-chars --max-warnings"""
+    --log-auto-indent --junitprefix --pdbcls --assert --report-chars --max-warnings
+    --xdoctest-glob --xdoc-glob"""
 VALUED = frozenset(_VALUED.split())
 # Options whose value is optional (argparse's ``nargs="?"``): the next word is their value
 # unless it is an option itself (``--cov -m "not slow"``: ``--cov`` takes no value there).
@@ -99,14 +102,14 @@ _FLAGS = """--cache-clear --co --collect-in-virtualenv --collect-only --collecto
     --no-migrations --instafail --randomly-dont-reorganize --randomly-dont-reset-seed
     --typeguard-collection-check-strategy --allow-hosts --disable-socket --run-slow --runslow
     --integration --slow --no-xdist --sugar --emoji --picked --testmon --no-testmon --xdoctest
-    --xdoc"""
+    --xdoc --xdoctest-modules"""
 FLAGS = frozenset(_FLAGS.split())
 # Short flags argparse lets a bundle begin with (``-qm "not slow"`` is ``-q -m "not slow"``).
 BARE_SHORT = "qvsxlhV"
 # the flags of addopts that change what the suite is
 _TAKEN_FLAGS = frozenset(
     {"--doctest-modules", "--pyargs", "--noconftest", "--collect-in-virtualenv"}
-    | {"--xdoctest", "--xdoc", "--doctest-rst", "--doctest-plus"}  # (``_doctest_globs``)
+    | {"--xdoctest", "--xdoc", "--xdoctest-modules", "--doctest-rst", "--doctest-plus"}
 )
 # pytest's flags that set a setting, as ``-o setting=true`` does
 STRICT_FLAGS = {
@@ -419,6 +422,7 @@ def _options(args: Sequence[str], known: Mapping[str, str] | None = None) -> dic
         "--ignore",
         "--deselect",
         "--doctest-glob",
+        *_XDOCTEST_GLOBS,
         "--confcutdir",
         "--import-mode",
         "-m",
@@ -1076,11 +1080,16 @@ def _doctest_globs(taken: dict[str, list[str]], options: dict[str, str]) -> tupl
     (``--doctest-plus``, ``doctest_plus = enabled``), takes its place: the globs given, with
     ``*.rst`` for ``--doctest-rst`` (or ``doctest_rst``), and no default (measured with
     ``--co``, doctestplus 1.x)."""
+    flags = taken.get("flags", [])
+    if any(f in flags for f in _NO_DOCTEST):  # xdoctest's own globs
+        return tuple(g for flag in _XDOCTEST_GLOBS for g in taken.get(flag, []))
     if not _doctest_on(taken):
         return ()
-    flags = taken.get("flags", [])
     globs = list(taken.get("--doctest-glob", []))
-    plus = "--doctest-plus" in flags or options.get("doctest_plus", "").lower() == "enabled"
+    # doctestplus's setting alone leaves --doctest-modules to pytest's plugin (its flag not)
+    plus = "--doctest-plus" in flags or (
+        options.get("doctest_plus", "").lower() == "enabled" and "--doctest-modules" not in flags
+    )
     if not plus:
         return tuple(globs) or DEFAULT_DOCTEST_GLOBS
     if "--doctest-rst" in flags or options.get("doctest_rst", "").lower() in ("true", "1"):
