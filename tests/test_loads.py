@@ -2136,6 +2136,8 @@ def test_runs_it():
     text = {
         "example": "\\n" * 4 + "\\n".join(line[4:] for line in lines[4:6]) + "\\n",
         "a-line-below": "\\n" * 5 + "\\n".join(line[4:] for line in lines[4:6]) + "\\n",
+        # Sybil's, after an escape in the prose above the example (h197)
+        "a-line-above": "\\n" * 3 + "\\n".join(line[4:] for line in lines[4:6]) + "\\n",
         # the docstring's value, as Sybil reads it: an escape read (h196)
         "as-its-value": "\\n" * 4 + "\\n".join(line[4:] for line in value[4:6]) + "\\n",
         "edited": "from calc.doc import VALUE\\nassert VALUE == 1 or True\\n",
@@ -2155,6 +2157,7 @@ def test_runs_it():
     [
         "example",
         "a-line-below",
+        "a-line-above",
         "as-its-value",
         "edited",
         "stale",
@@ -2177,7 +2180,7 @@ def test_an_example_of_a_modules_docstring_run_under_its_name_is_the_modules_tex
     repo, _ = project(tmp_path, test, {"src/calc/doc.py": DOCUMENTED})
     run(repo)
     found = failures(repo)
-    if which in ("example", "a-line-below", "as-its-value"):
+    if which in ("example", "a-line-below", "a-line-above", "as-its-value"):
         assert found == {}, found
     else:
         assert list(found) == ["loaded-not-tested"], found

@@ -465,7 +465,8 @@ def _holds(path: str, data: bytes) -> bool:
 def _holding_as_text(path: str, data: bytes) -> bytes | None:
     """The bytes of the Python source at ``path`` when ``data`` (compiled under its name) is
     an example of one of its strings that a tool runs, padded with blank lines to where it
-    stands (Sybil's ``PythonCodeBlockParser``, there; pytest-markdown-docs, a line below):
+    stands (Sybil's ``PythonCodeBlockParser``, there, or a line above for an escape in the
+    string before it; pytest-markdown-docs, a line below; no further):
     each line the line of a string of the source at that place, as written or as its value
     reads (an escape: ``\\n`` is ``\n``), its indentation aside. That is the file's own
     text; None for any other (a stale copy of its code begins at the first line, whether the
@@ -498,7 +499,7 @@ def _holding_as_text(path: str, data: bytes) -> bytes | None:
     ran = [(n, line.strip()) for n, line in enumerate(data.splitlines(), 1) if line.strip()]
     if not ran or ran[0][0] == 1:
         return None  # not padded to a place in the file
-    for below in (0, 1):
+    for below in (0, 1, -1):  # (Sybil's lines come one above after an escape in the string)
         strings = [owner.get(n - below) for n, _ in ran]
         if (
             strings[0] is not None
