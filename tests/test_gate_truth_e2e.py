@@ -2982,6 +2982,15 @@ def test_a_fails():
 
 def test_b_dies():
     how = os.environ.get("DIE")
+    if how == "fork-exit":  # a child a test forks ends as Python ends, its exit handlers run
+        child = os.fork()
+        if child == 0:  # (as multiprocessing's child or a daemon's ends: no test of its own)
+            import atexit
+
+            atexit._run_exitfuncs()
+            os._exit(0)
+        os.waitpid(child, 0)
+        how = "kill"
     if how == "fork":  # a server a test forks outlives it (it holds what pytest held)
         child = os.fork()
         if child == 0:  # (it lets go of the pipes the run's output goes to, as a daemon does)
@@ -3002,7 +3011,7 @@ def test_b_dies():
 """
 
 
-@pytest.mark.parametrize("die", ["kill", "exit", "unreaped", "fork", "none"])
+@pytest.mark.parametrize("die", ["kill", "exit", "unreaped", "fork", "fork-exit", "none"])
 @pytest.mark.parametrize("fails", [True, False])
 def test_a_run_that_fails_a_test_and_dies_before_its_session_ends_refutes_its_tree(
     project: Path, genstamp: RunGenstamp, die: str, fails: bool
@@ -3015,7 +3024,8 @@ def test_a_run_that_fails_a_test_and_dies_before_its_session_ends_refutes_its_tr
     run that ends as pytest ends, the same file alone, green, says nothing against it. A
     process killed and not yet reaped (a zombie: a CI driver that judges before it waits, a
     container whose first process reaps nothing) ended all the same (h196), and so did one
-    whose forked child lives on (h197)."""
+    whose forked child lives on (h197), or whose forked child ended first, running the exit
+    handlers it inherited."""
     (project / "tests" / "test_zz.py").write_text(FAILS_THEN_DIES)
     commit_all(project, "a test that fails where BREAK_IT is set")
     stamp(genstamp, project)

@@ -139,6 +139,7 @@ class Running(NamedTuple):
 
     path: Path
     fd: int
+    pid: int  # the process it goes on in (a child it forks, ending, ends nothing)
 
 
 def begin(gitdir: Path, tree: str) -> Running | None:
@@ -168,7 +169,7 @@ def begin(gitdir: Path, tree: str) -> Running | None:
             tmp.unlink()
         return None
     _HELD.add(fd)
-    return Running(path, fd)
+    return Running(path, fd, os.getpid())
 
 
 _HELD: set[int] = set()  # the descriptors of the runs going on in this process (``begin``)
@@ -188,7 +189,7 @@ os.register_at_fork(after_in_child=_let_go)
 
 def end(running: Running | None) -> None:
     """The run ``begin`` said is going on has ended (what it found is recorded otherwise)."""
-    if running is not None:
+    if running is not None and running.pid == os.getpid():
         with contextlib.suppress(OSError):
             running.path.unlink()
         with contextlib.suppress(OSError):
