@@ -134,8 +134,9 @@ def newest(gitdir: Path) -> Newest:
 
 
 class Running(NamedTuple):
-    """A run going on (``begin``): its file, and the descriptor this process holds a shared
-    lock of it through, as long as it runs (its end, its death, closes it)."""
+    """A run going on (``begin``): its file, and the descriptor this process holds a lock of
+    it through (a POSIX record lock: a child it forks holds none), as long as it runs (its
+    end, its death, let it go)."""
 
     path: Path
     fd: int
@@ -158,9 +159,9 @@ def begin(gitdir: Path, tree: str) -> Running | None:
     fd = -1
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
         os.write(fd, json.dumps(data, separators=(",", ":")).encode())
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        fcntl.lockf(fd, fcntl.LOCK_EX)
         os.replace(tmp, path)
     except OSError:
         if fd >= 0:
@@ -168,23 +169,7 @@ def begin(gitdir: Path, tree: str) -> Running | None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         return None
-    _HELD.add(fd)
     return Running(path, fd, os.getpid())
-
-
-_HELD: set[int] = set()  # the descriptors of the runs going on in this process (``begin``)
-
-
-def _let_go() -> None:
-    """In a child this process forks (a server a test starts): the lock is the run's, which
-    ends as this process ends, not as the child does."""
-    for fd in _HELD:
-        with contextlib.suppress(OSError):
-            os.close(fd)
-    _HELD.clear()
-
-
-os.register_at_fork(after_in_child=_let_go)
 
 
 def end(running: Running | None) -> None:
@@ -194,7 +179,6 @@ def end(running: Running | None) -> None:
             running.path.unlink()
         with contextlib.suppress(OSError):
             os.close(running.fd)
-        _HELD.discard(running.fd)
 
 
 def unfinished(gitdir: Path) -> dict[str, int]:
@@ -215,11 +199,11 @@ def unfinished(gitdir: Path) -> dict[str, int]:
         if not entry.name.endswith(".json") or entry.name.startswith("."):
             continue
         try:
-            with open(entry.path, "rb") as fh:
+            with open(entry.path, "r+b") as fh:
                 data = json.loads(fh.read())
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (released as it is closed)
-        except BlockingIOError:
-            continue  # going on still
+                fcntl.lockf(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (released as it is closed)
+        except (BlockingIOError, PermissionError):
+            continue  # going on still (or not to be known here: a git dir read only)
         except (OSError, ValueError):
             continue
         if not isinstance(data, dict) or data.get("format") != RUNNING_FORMAT:
