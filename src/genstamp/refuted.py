@@ -10,9 +10,9 @@ only makes the gate stricter.
 
 A run that dies before its session ends (killed by a CI's timeout, crashed, ended by
 ``os._exit``) records nothing as it ends: each run says it is going on, in a file of
-``genstamp/running/`` removed as it ends (``begin``, ``end``); one left by a process that is
-gone is a run of its tree that did not finish, as much the newest word on it as a failure
-(``unfinished``).
+``genstamp/running/``, locked while it goes on and removed as it ends (``begin``, ``end``); one
+no process holds is a run of its tree that did not finish, as much the newest word on it as a
+failure (``unfinished``).
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def begin(gitdir: Path, tree: str) -> Running | None:
     now = time.time_ns()
     path = common_gitdir(gitdir) / STATE_DIR / RUNNING / f"{os.getpid()}-{now}.json"
     data = {"format": RUNNING_FORMAT, "version": 1, "tree": tree, "pid": os.getpid()}
-    data.update({"boot": _boot(), "began_ns": now})
+    data["began_ns"] = now
     tmp = path.with_name(f".{path.name}.tmp")
     fd = -1
     try:
@@ -213,13 +213,3 @@ def unfinished(gitdir: Path) -> dict[str, int]:
             continue
         out[tree] = max(out.get(tree, began), began)
     return out
-
-
-def _boot() -> str:
-    """This boot of the machine (Linux's boot id): a process id of another boot is no process
-    of this one."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
-            return fh.read().strip()
-    except OSError:
-        return ""
