@@ -1242,7 +1242,8 @@ class Session:
         self.running: refuted.Running | None = None  # the run goes on, said (``refuted``)
 
     def end_running(self) -> None:
-        """The run ends as processes end (whatever it found is recorded otherwise)."""
+        """The run has ended: its record of going on goes (what it found is recorded
+        otherwise)."""
         running, self.running = self.running, None
         if running is not None:
             atexit.unregister(self.end_running)
@@ -1301,7 +1302,8 @@ class Session:
                 from genstamp import refuted
 
                 self.running = refuted.begin(self.start.checkout.gitdir, self.trees.start)
-                atexit.register(self.end_running)
+                if self.running is not None:  # (else nothing to end, nothing held to exit)
+                    atexit.register(self.end_running)
         try:
             return (yield)
         finally:
