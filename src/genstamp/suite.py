@@ -1074,12 +1074,14 @@ def kept_by_tests(found: Suite, read: Reader, listing: Sequence[str] = ()) -> st
 
 
 def _doctest_globs(taken: dict[str, list[str]], options: dict[str, str]) -> tuple[str, ...]:
-    """The text files pytest's doctest plugin collects, as the configuration leaves it: its
-    ``--doctest-glob`` (``test*.txt`` where none is given); none where the plugin is off
-    (``-p no:doctest``; xdoctest's ``--xdoctest`` unregisters it). pytest-doctestplus, on
-    (``--doctest-plus``, ``doctest_plus = enabled``), takes its place: the globs given, with
-    ``*.rst`` for ``--doctest-rst`` (or ``doctest_rst``), and no default (measured with
-    ``--co``, doctestplus 1.x)."""
+    """The text files the doctest plugins collect, as the configuration leaves them: pytest's
+    ``--doctest-glob`` (``test*.txt`` where none is given); none of its own where the plugin
+    is off (``-p no:doctest``). xdoctest's ``--xdoctest`` unregisters it and collects its own
+    ``--xdoctest-glob`` files instead (no default). pytest-doctestplus, on (``--doctest-plus``,
+    or ``doctest_plus = enabled`` where ``--doctest-modules`` is not given: that flag leaves
+    the run to pytest's plugin), takes its place: the globs given, with ``*.rst`` for
+    ``--doctest-rst`` (or ``doctest_rst``), and no default (measured with ``--co``,
+    doctestplus 1.x)."""
     flags = taken.get("flags", [])
     if any(f in flags for f in _NO_DOCTEST):  # xdoctest's own globs
         return tuple(g for flag in _XDOCTEST_GLOBS for g in taken.get(flag, []))
