@@ -570,6 +570,40 @@ def test_a_remembered_verdict_does_not_outlive_a_clean_room_failure_of_its_tree(
     assert "clean-room-diverged" in rules, rules
 
 
+def test_a_clean_rooms_pass_is_no_verdict_that_outlives_a_warm_failure_of_its_tree(
+    calc: Path,
+) -> None:
+    """The warm run of a tree fails (the test depends on the developer's environment), the
+    clean room passes it. The clean room's gate judges its own run alone, and its pass is the
+    clean room's record, not a verdict the repository remembers: once the warm generation has
+    ended, a push of that tree is judged on the warm run, which failed, and the clean room's
+    outcomes differ from it."""
+    (calc / "tests" / "test_env.py").write_text(
+        "import os\n\n\ndef test_env():\n    assert os.environ.get('WARM_BREAK') != '1'\n"
+    )
+    commit_all(calc, "a test that fails in one environment")
+    assert warm_run(calc, PYTHONPATH=str(calc / "src"), WARM_BREAK="1").returncode == 1
+    assert genstamp(calc, "verify").returncode == 1
+    assert clean_run(calc).returncode == 0  # green clean: no WARM_BREAK there
+    tested = git(calc, "rev-parse", "HEAD").strip()
+    git(calc, "checkout", "-q", "-b", "elsewhere")
+    (calc / "README").write_text("another tree\n")
+    commit_all(calc, "elsewhere")
+    assert genstamp(calc, "stamp").returncode == 0  # a new generation (as the hooks begin)
+    verdict = genstamp(calc, "verify", "--rev", tested, "--json")
+    assert verdict.returncode == 1, verdict.stdout + verdict.stderr
+    # the control: a warm run of the tree that passes, then the same clean room and the same
+    # new generation: accepted
+    git(calc, "checkout", "-q", tested)
+    assert warm_run(calc, PYTHONPATH=str(calc / "src")).returncode == 0
+    assert genstamp(calc, "verify").returncode == 0  # and remembered
+    assert clean_run(calc).returncode == 0
+    git(calc, "checkout", "-q", "elsewhere")
+    assert genstamp(calc, "stamp").returncode == 0
+    accepted = genstamp(calc, "verify", "--rev", tested)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+
+
 def test_a_clean_room_of_the_checkout_that_judges_weighs_on_another_worktrees_run(
     calc: Path, tmp_path: Path
 ) -> None:

@@ -76,9 +76,10 @@ def verify(
     as ``labels[rev]`` when given: the refs a push names). A commit whose tree the gate accepted
     before in this checkout is accepted again (unless evidence of this generation tested that
     tree since); every tree it accepts now is remembered. Without ``others`` the work tree is
-    judged on this checkout's evidence alone: no other run vouches for it, no other refutes it
-    (a clean room's own gate). ``runs``: a commit is judged on a run of its tree, never on a
-    remembered verdict alone (``attest`` states what the run ran)."""
+    judged on this checkout's evidence alone: no other run vouches for it, no other refutes it,
+    and what it accepts is not remembered (a clean room's own gate). ``runs``: a commit is
+    judged on a run of its tree, never on a remembered verdict alone (``attest`` states what
+    the run ran)."""
     if settings is None:
         settings = config.load(checkout.workdir)
     settings = config.with_projects_below(settings, checkout.workdir)
@@ -206,9 +207,12 @@ def verify(
         gone = [t for t in pending if t.tree in failed]
         if gone and verdict.failures:
             verdict = _refuted(verdict, gone[0], failed)
-    if verdict.ok:
+    if verdict.ok and others:
         # The verdict stands whether or not it can be kept (a read-only git dir, a store of
-        # another genstamp version): a later push of this tree then needs fresh evidence.
+        # another genstamp version): a later push of this tree then needs fresh evidence. A
+        # clean room's own gate (no ``others``) keeps none: its pass is the clean room's
+        # record, weighed against the warm runs of the tree, never a verdict that outlives
+        # their failure.
         with contextlib.suppress(GenstampError):
             verified.remember(checkout.gitdir, [t.tree for t in pending])
         _adopt(checkout, [t for t in facts.targets if t not in pending], remembered)
