@@ -370,6 +370,56 @@ def test_the_suite_is_what_the_trees_configuration_collects(
     assert list(suite.collect(listing, read).files) == expected
 
 
+COLLECTS = "def pytest_collect_file(parent, file_path):\n    return None\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ({}, []),  # no conftest of its own collector: nothing more than the suite's files
+        (  # every file below its folder the walk reaches, the suite's own aside
+            {"tests/conftest.py": COLLECTS, "tests/spec/a.yaml": "", "tests/pkg/__init__.py": ""},
+            ["tests/conftest.py", "tests/helper.py", "tests/spec/a.yaml"],
+        ),
+        (  # defined under a condition, or imported: the same
+            {
+                "tests/conftest.py": "try:\n    from yamlspec import pytest_collect_file\n"
+                "except ImportError:\n    pass\n",
+                "tests/spec/a.yaml": "",
+            },
+            ["tests/conftest.py", "tests/helper.py", "tests/spec/a.yaml"],
+        ),
+        (  # what the configuration or a conftest's list ignores, or a folder pruned, is none
+            {
+                "pytest.ini": "[pytest]\naddopts = --ignore=tests/old\n",
+                "tests/conftest.py": COLLECTS + "collect_ignore = ['spec/skip.yaml']\n",
+                "tests/spec/a.yaml": "",
+                "tests/spec/skip.yaml": "",
+                "tests/old/b.yaml": "",
+                "tests/node_modules/c.yaml": "",
+                "tests/sub/conftest.py": "",
+            },
+            ["tests/conftest.py", "tests/helper.py", "tests/spec/a.yaml", "tests/sub/conftest.py"],
+        ),
+        (  # a conftest that ignores what it chooses (pytest_ignore_collect): none below it
+            {
+                "tests/conftest.py": COLLECTS,
+                "tests/spec/conftest.py": "def pytest_ignore_collect(collection_path):\n"
+                "    return None\n",
+                "tests/spec/a.yaml": "",
+            },
+            ["tests/conftest.py", "tests/helper.py"],
+        ),
+        ({"tests/conftest.py": "def collect_file():\n    pass\n"}, []),  # another name
+    ],
+)
+def test_the_files_a_conftests_own_collector_is_offered(
+    extra: dict[str, str], expected: list[str]
+) -> None:
+    listing, read = tree({**BASE, **extra})
+    assert list(suite.collect(listing, read).offered) == expected
+
+
 def test_a_computed_collect_ignore_is_named() -> None:
     listing, read = tree({**BASE, "conftest.py": "collect_ignore = compute()\n"})
     found = suite.collect(listing, read)

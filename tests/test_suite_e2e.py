@@ -286,6 +286,105 @@ def test_each_narrowing_is_partial_and_names_what_was_left_out(
     assert verify(root)[0] == 0
 
 
+YAML_COLLECTOR = """\
+import pytest
+
+
+def pytest_collect_file(parent, file_path):
+    if file_path.suffix == ".yaml" and file_path.name.startswith("test"):
+        return SpecFile.from_parent(parent, path=file_path)
+
+
+class SpecFile(pytest.File):
+    def collect(self):
+        for line in self.path.read_text().splitlines():
+            name, _, value = line.partition(":")
+            yield SpecItem.from_parent(self, name=name.strip(), value=value.strip())
+
+
+class SpecItem(pytest.Item):
+    def __init__(self, *, value, **kwargs):
+        super().__init__(**kwargs)
+        self.value = value
+
+    def runtest(self):
+        assert self.value == "ok"
+"""
+# a conftest that makes its own files Python modules of the suite (`check_*.py`)
+MODULE_COLLECTOR = """\
+import pytest
+
+
+def pytest_collect_file(parent, file_path):
+    if file_path.suffix == ".py" and file_path.name.startswith("check_"):
+        return pytest.Module.from_parent(parent, path=file_path)
+"""
+
+
+@pytest.mark.parametrize(
+    ("collector", "bad", "args"),
+    [
+        (
+            YAML_COLLECTOR,
+            ("tests/spec/test_bad.yaml", "one: ok\ntwo: broken\n"),
+            ("tests/test_a.py",),
+        ),
+        (
+            YAML_COLLECTOR,
+            ("tests/spec/test_bad.yaml", "one: ok\ntwo: broken\n"),
+            ("--ignore=tests/spec",),
+        ),
+        (
+            YAML_COLLECTOR,
+            ("tests/spec/test_bad.yaml", "one: ok\ntwo: broken\n"),
+            ("tests/spec/test_good.yaml", "tests/test_a.py"),
+        ),
+        (MODULE_COLLECTOR, ("tests/spec/check_bad.py", cases("x", fail="x")), ("tests/test_a.py",)),
+    ],
+)
+def test_a_run_that_leaves_out_files_a_conftest_collects_itself_is_partial(
+    tmp_path: Path, collector: str, bad: tuple[str, str], args: tuple[str, ...]
+) -> None:
+    """A conftest's own collector (``pytest_collect_file``, pytest's YAML example) makes tests
+    of files no ``python_files`` names: which, only a run that offers it each file knows. A
+    run of some paths, or with an ``--ignore`` of its own, that left a failing spec out is
+    partial; the whole suite's run fails on it, and passes once it is mended, in parts too."""
+    root = make(
+        tmp_path / "p",
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests\n",
+            "tests/conftest.py": collector,
+            "tests/test_a.py": cases("a1"),
+            "tests/spec/test_good.yaml": "one: ok\n",
+            "tests/spec/check_good.py": cases("g"),
+            "tests/spec/data.txt": "read by nobody\n",
+            bad[0]: bad[1],
+        },
+    )
+    assert pytest_in(root).returncode == 1  # the whole suite fails on the bad file
+    stamp(root)
+    assert pytest_in(root, *args).returncode == 0, args
+    code, data, _ = verify(root)
+    assert code == 1, data
+    message = rules(data)["partial-run"]
+    assert "tests/spec" in message and "pytest_collect_file" in message, message
+    # the control: mended, the whole suite's run is accepted, and so is one in two parts
+    (root / bad[0]).write_text("one: ok\n" if bad[0].endswith(".yaml") else cases("x"))
+    commit_all(root)
+    stamp(root)
+    assert pytest_in(root).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+    stamp(root)
+    assert pytest_in(root, "-n", "2").returncode == 0
+    assert verify(root)[0] == 0
+    stamp(root)
+    assert pytest_in(root, "tests/spec").returncode == 0
+    assert pytest_in(root, "--ignore=tests/spec").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
 def test_a_marker_the_configuration_deselects_is_full_and_m_empty_runs_more(
     tmp_path: Path,
 ) -> None:

@@ -47,6 +47,9 @@ class Coverage(NamedTuple):
     # ``defines`` a name, ``path`` a tree path, ``glob`` a tree-path pattern; FOLDER, the
     # conftest's): where a conftest may ignore a file (``suite.Suite.maybe``), whether it did.
     ignored: tuple[str, ...] = ()
+    # The files of the tree its collection offered a conftest's own collector
+    # (``pytest_collect_file``), tree paths: what it reached of ``suite.Suite.offered``.
+    offered: tuple[str, ...] = ()
 
     @property
     def ran_digest(self) -> str:
@@ -116,6 +119,8 @@ class Coverage(NamedTuple):
                 **({"errors": list(self.errors)} if self.errors else {}),
                 **({"skipped": list(self.skipped)} if self.skipped else {}),
                 **({"ignored": list(self.ignored)} if self.ignored else {}),
+                # (a genstamp that reads none keeps the suite it lists: without these files)
+                **({"offered": _pack("\0".join(self.offered))} if self.offered else {}),
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -162,6 +167,7 @@ def from_json(text: str) -> Coverage:
         tuple(str(e) for e in data.get("errors", ())),
         tuple(str(f) for f in data.get("skipped", ())),
         tuple(str(f) for f in data.get("ignored", ())),
+        tuple(_unpack(data["offered"], "\0")) if "offered" in data else (),
     )
     if binding.digest(files) != data["files_digest"] or cov.ran_digest != data["ran_digest"]:
         raise ValueError("its digests do not match its lists")
@@ -176,6 +182,7 @@ def new(
     errors: Iterable[str] = (),
     skipped: Iterable[str] = (),
     ignored: Iterable[str] = (),
+    offered: Iterable[str] = (),
 ) -> Coverage:
     return Coverage(
         tuple(sorted(set(files))),
@@ -186,6 +193,7 @@ def new(
         tuple(sorted(set(errors))),
         tuple(sorted(set(skipped))),
         tuple(sorted(set(ignored))),
+        tuple(sorted(set(offered))),
     )
 
 
@@ -265,6 +273,13 @@ class Merge(NamedTuple):
         partly = [f for f in self.missing if f in touched]
         if whole:
             out.append(f"{describe_missing(whole)} of the suite not collected")
+            offered = {f for s in self.suites for f in s.offered}
+            if any(f in offered for f in whole):
+                out.append(
+                    "a conftest collects files of its own there (pytest_collect_file), which a"
+                    " run offers it only where it collects their folder: run the suite whole, as"
+                    " `pytest` with no paths does"
+                )
             maybe = {f for s in self.suites for f, _ in s.maybe}
             if any(f in maybe for f in whole):
                 out.append(
@@ -319,13 +334,16 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
             if f not in files
             and any(observed_ignored(f, start, p.coverage.ignored, s.conftests) for p in parts)
         }
+    # a file a conftest's own collector may make tests of: offered to it by a part, or
+    # collected (the suite's files alike: one no part reached is left out)
+    reached = files.union(*(p.coverage.offered for p in parts))
     return Merge(
         tuple(parts),
         tuple(suites),
         tuple(
             f
             for s in suites
-            for f in s.files
+            for f in (*s.files, *(o for o in s.offered if o not in reached))
             if f not in files
             and f not in excused
             and not any(f.startswith(f"{d}/") or d in ("", ".") for d in skipped)

@@ -186,9 +186,10 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
             for f, start in found.maybe
             if suite.observed_ignored(f, start, ignored, found.conftests)
         }
+        offered = tally.all_offered()  # (reached by a conftest's own collector)
         missing += [
             f
-            for f in found.files
+            for f in (*found.files, *(o for o in found.offered if o not in offered))
             if f not in collected
             and f not in excused
             and not any(s == "." or f.startswith(s + "/") for s in skipped)
@@ -399,6 +400,9 @@ def _installed_copy(module: object, origin: str, path: str) -> bool:
         return False
 
 
+_COLLECTS = "pytest_collect_file"  # ``suite.COLLECTS`` (the suite is the gate's to list)
+
+
 class Tally:
     """What the run collected and what ran, from pytest's hooks and reports (and from the xdist
     workers' outputs). Node ids are kept as pytest gives them (relative to the run's rootdir);
@@ -420,6 +424,10 @@ class Tally:
         self.on_failure: Callable[[], bool] | None = None
         self.skipped_folders: set[str] = set()  # folders skipped whole (tree paths)
         self.ignored: set[str] = set()  # what the run's conftests ignore (``observe_ignores``)
+        # the files offered to a conftest's own collector (tree paths), and the folders of the
+        # conftests that have one (``pytest_collect_file``)
+        self.offered: set[str] = set()
+        self._collecting: list[str] = []
         self.executed: set[str] = set()
         self.outcomes: dict[str, str] = {}
         self.files: set[str] = set()  # test files collected (tree paths)
@@ -526,6 +534,31 @@ class Tally:
                     if real is not None:  # (a link: the file it leads to)
                         with contextlib.suppress(OSError):
                             self.texts[real] = loads.blob_of(collector.path.read_bytes())
+
+    @pytest.hookimpl
+    def pytest_plugin_registered(self, plugin: object) -> None:
+        """A conftest that collects files of its own (``_COLLECTS``): the files of its
+        folder are offered to it as the run collects them (``pytest_collect_file``)."""
+        if isinstance(plugin, ModuleType) and callable(getattr(plugin, _COLLECTS, None)):
+            where = getattr(plugin, "__file__", None)
+            if isinstance(where, str) and os.path.basename(where) == "conftest.py":
+                self._collecting.append(os.path.dirname(os.path.abspath(where)) + os.sep)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collect_file(self, file_path: Path) -> Any:
+        """Each file pytest's walk offers the collectors and none takes, below a conftest that
+        collects files of its own: what of ``suite.Suite.offered`` the run reached (a run of
+        some paths, or with an ``--ignore`` of its own, reaches part of it). A file a collector
+        takes counts where the run collects it (pytest 8 offers each file of a folder that
+        holds one it was given, and collects the one given alone)."""
+        found = yield
+        if self._collecting and not found:
+            name = os.fspath(file_path)
+            if any(name.startswith(folder) for folder in self._collecting):
+                rel = self.tree_path(file_path)
+                if rel is not None:
+                    self.offered.add(rel)
+        return found
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
@@ -839,6 +872,7 @@ class Tally:
             "marks": sorted(self.marks),
             "paths": self._paths,
             "ignored": sorted(self.ignored),
+            "offered": sorted(self.offered),
             "dependency_names": self.dependency_names,
             "borrowed": self.borrowed,
         }
@@ -883,6 +917,9 @@ class Tally:
 
     def all_ignored(self) -> set[str]:
         return self.ignored.union(*(o.get("ignored", ()) for o in self.workers))
+
+    def all_offered(self) -> set[str]:
+        return self.offered.union(*(o.get("offered", ()) for o in self.workers))
 
     def all_files(self) -> set[str]:
         return self.files.union(*(o.get("files", ()) for o in self.workers))
@@ -1092,6 +1129,7 @@ class Tally:
             self.collect_failed,
             self.skipped_folders,
             self.all_ignored(),
+            self.all_offered(),
         )
 
 

@@ -205,6 +205,11 @@ class Suite(NamedTuple):
     # test files one run cannot import together under pytest's prepend (or append) import
     # mode: each a top-level name, and the files of each place it is (``clashing``)
     clashes: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = ()
+    # Files below a conftest that collects files of its own (``pytest_collect_file``: a YAML
+    # spec, a notebook), the suite's files aside: which it makes tests of is known only as a
+    # run offers them to it, and a run of the whole suite offers it each
+    # (``coverage.Coverage.offered``).
+    offered: tuple[str, ...] = ()
 
     @property
     def digest(self) -> str:
@@ -755,6 +760,45 @@ def conftest_loads(folder: str, cut: str) -> bool:
     return not cut or not (folder == "" or cut.startswith(folder + "/"))
 
 
+# the hooks by which a conftest collects files of its own, and ignores what it chooses
+COLLECTS = "pytest_collect_file"
+IGNORES = "pytest_ignore_collect"
+
+
+def defines_hooks(read: Reader, conftest: str) -> frozenset[str]:
+    """Which of ``COLLECTS`` and ``IGNORES`` a conftest defines (read with ``ast``, never run):
+    a function of the name, an assignment or an import of it, in the module's own statements
+    (an ``if`` or ``try`` block's too), not in a function's or a class's body."""
+    data = read(conftest)
+    if data is None:
+        return frozenset()
+    try:
+        module = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    names: set[str] = set()
+    stack: list[ast.stmt] = list(module.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+            continue
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).partition(".")[0] for a in stmt.names)
+        for target in getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]:
+            if isinstance(target, ast.AST):
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                stack.extend(s for s in inner if isinstance(s, ast.stmt))
+        for handler in getattr(stmt, "handlers", ()):
+            stack.extend(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            stack.extend(case.body)
+    return frozenset(names & {COLLECTS, IGNORES})
+
+
 def collect(
     listing: Sequence[str],
     read: Reader,
@@ -802,6 +846,12 @@ def collect(
         if conftest_loads(p.rpartition("/")[0], cut):
             conftests[p.rpartition("/")[0]] = found = conftest_ignores(read, p)
             problems.extend(found.problems)
+    # the folders of the conftests that collect files of their own: every file of them pytest
+    # reaches is offered to it, unless a conftest that ignores what it chooses may leave it out
+    hooks = {f: defines_hooks(read, join(f, "conftest.py")) for f in conftests}
+    opened = [f for f, h in hooks.items() if COLLECTS in h]
+    choosing = [f for f, h in hooks.items() if IGNORES in h]
+    offered: list[str] = []
     maybe: list[tuple[str, str]] = []  # files a conftest may ignore (``_conftest_judged``)
     pruned = any_of([p for p in [*config.norecursedirs, "__pycache__"] if "/" not in p])
     pruned_paths = [p for p in config.norecursedirs if "/" in p]
@@ -828,10 +878,16 @@ def collect(
         name = path.rpartition("/")[2]
         # the name first: it rules out nearly every file, cheaply
         if path.endswith(".py"):
-            tested = by_name(name) or any(_matches(path, name, pat) for pat in by_path)
-            if not tested and not (config.doctest_modules and _doctest_module(path, read)):
-                continue
-        elif not any(_matches(path, name, pat) for pat in texts):
+            tested = (
+                by_name(name)
+                or any(_matches(path, name, pat) for pat in by_path)
+                or (config.doctest_modules and _doctest_module(path, read))
+            )
+        else:
+            tested = any(_matches(path, name, pat) for pat in texts)
+        # (a package's own __init__.py pytest 7 collects with its package, offering it none)
+        own = bool(opened) and name != "__init__.py" and any(_under(path, f) for f in opened)
+        if not tested and not own:
             continue
         start = next((s for s in starts if _under(path, s)), None)
         if start is None or _pruned(path, start, pruned, venvs, pruned_paths):
@@ -846,6 +902,10 @@ def collect(
         judged = _conftest_judged(path, conftests, start, home)
         if judged is True:
             continue
+        if not tested:
+            if judged is False and not any(_under(path, f) for f in choosing):
+                offered.append(path)
+            continue
         chosen.append(path)
         if judged is None:
             maybe.append((path, start))
@@ -853,7 +913,14 @@ def collect(
     held = tuple(sorted(conftests)) if maybe else ()
     clashes = clashing(files, read) if config.import_mode in ("prepend", "append") else ()
     return Suite(
-        root, config, files, tuple(dict.fromkeys(problems)), tuple(sorted(maybe)), held, clashes
+        root,
+        config,
+        files,
+        tuple(dict.fromkeys(problems)),
+        tuple(sorted(maybe)),
+        held,
+        clashes,
+        tuple(sorted(set(offered) - set(files))),
     )
 
 
