@@ -1267,6 +1267,24 @@ def test_pytest_arguments_narrow_the_clean_run(calc: Path) -> None:
     assert "did not pass" in message and "partial-run: " in message
 
 
+def test_a_pytest_argument_naming_the_warm_checkout_names_the_clean_one(calc: Path) -> None:
+    """A test file's absolute path, copied from a traceback: the clean run collects the clean
+    checkout's file there, and its plugin binds the clean checkout's evidence, never the warm
+    checkout's (which it overwrote, then said the clean run bound none)."""
+    assert warm_run(calc, PYTHONPATH=str(calc / "src")).returncode == 0
+    warm_evidence = calc / ".git" / "genstamp" / "evidence.xml"
+    before = warm_evidence.read_bytes()
+    proc = clean_run(calc, "--json", "--", str(calc / "tests" / "test_calc.py"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads(proc.stdout)["record"]
+    assert record["outcomes"] == {
+        "tests/test_calc.py::test_add": "passed",
+        "tests/test_calc.py::test_zero": "passed",
+    }
+    assert warm_evidence.read_bytes() == before
+    assert genstamp(calc, "verify", "--clean-room").returncode == 0
+
+
 def test_the_clean_checkout_is_judged_on_its_own_run_alone(calc: Path) -> None:
     """The clean checkout is a worktree of the same repository: the warm worktree's green run
     of the tree must not vouch for it. A clean run without the plugin binds no evidence, and

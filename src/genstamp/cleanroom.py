@@ -877,6 +877,7 @@ def _run(
     # generation begins (scrub keeps tracked files)
     restamp.begin(clean, trigger="ci", why="genstamp clean-run")
     environ = moved_in(envcache.clean_environ(env.path), warm, work, log)
+    pytest_args = args_moved_in(pytest_args, warm, work, log)
     script = env.python.parent / "pytest"
     if installed and script.is_file() and os.name != "nt":
         # the console script's file, by the environment's own interpreter (its first line
@@ -967,19 +968,46 @@ def moved_in(
     URL, the rest of the value kept as it is; and a path that reaches the work tree through a
     symbolic link (`cd` through a link, then `$PWD/data`). Not one in its git dir (``.git``:
     the clean room's own environments lie there), which the clean checkout has none of."""
-    roots = list(dict.fromkeys([str(warm), os.path.realpath(warm)]))
-    roots = list(dict.fromkeys([*roots, *_spellings(environ, roots)]))
+    roots = _warm_roots(warm, environ)
     out = dict(environ)
     for name, value in environ.items():
-        moved = _named_in(value, roots, str(clean))
-        if moved == value:  # a path through a link to the work tree, given whole
-            parts = value.split(os.pathsep)
-            moved = os.pathsep.join(_linked(part, roots, str(clean)) for part in parts)
+        moved = _moved(value, roots, clean)
         if moved != value:
             out[name] = moved
             if log is not None:
                 log.write(f"{name}: {value} -> {moved} (named the warm checkout)\n")
     return out
+
+
+def args_moved_in(
+    args: Sequence[str], warm: Path, clean: Path, log: IO[str] | None = None
+) -> list[str]:
+    """The pytest arguments, each path into the warm work tree named at the same place of the
+    clean checkout, as ``moved_in`` names the environment's (a test file's absolute path,
+    copied from a traceback or an editor): the clean run collects the clean checkout's files,
+    and binds its own evidence, never the warm checkout's."""
+    roots = _warm_roots(warm, os.environ)
+    out = []
+    for arg in args:
+        moved = _moved(arg, roots, clean)
+        if moved != arg and log is not None:
+            log.write(f"pytest argument {arg} -> {moved} (named the warm checkout)\n")
+        out.append(moved)
+    return out
+
+
+def _warm_roots(warm: Path, environ: Mapping[str, str]) -> list[str]:
+    """The spellings of the warm work tree: its path, its real path, and the shell's."""
+    roots = list(dict.fromkeys([str(warm), os.path.realpath(warm)]))
+    return list(dict.fromkeys([*roots, *_spellings(environ, roots)]))
+
+
+def _moved(value: str, roots: Sequence[str], clean: Path) -> str:
+    moved = _named_in(value, roots, str(clean))
+    if moved == value:  # a path through a link to the work tree, given whole
+        parts = value.split(os.pathsep)
+        moved = os.pathsep.join(_linked(part, roots, str(clean)) for part in parts)
+    return moved
 
 
 def _spellings(environ: Mapping[str, str], roots: Sequence[str]) -> list[str]:
