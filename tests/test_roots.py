@@ -457,6 +457,35 @@ def test_a_name_the_trees_history_never_held_is_the_builds(
     assert roots.installed_only(work, roots.find(work)) == {"calc_util": src}
 
 
+def test_a_name_an_install_built_from_another_clone_provides_is_a_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A regular install built from another folder (`pip install ../other`, another clone on a
+    branch that adds a package): what it provides that the tree does not is that clone's code,
+    whatever this tree's history held; built from this work tree, the build's (h200)."""
+    from conftest import commit_all, init_repo
+
+    work = init_repo(tmp_path / "work")
+    make(work, "src/calc/__init__.py")
+    (work / "pyproject.toml").write_text(NAMED)
+    commit_all(work, "calc")
+    other = tmp_path / "other"
+    other.mkdir()
+    site = tmp_path / "env" / "site-packages"
+    install(
+        site,
+        ["calc/__init__.py", "plug/__init__.py", "calc_util.py"],
+        f'{{"url": "{other.as_uri()}", "dir_info": {{}}}}',
+    )
+    monkeypatch.syspath_prepend(str(site))
+    src = str((work / "src").resolve())
+    assert roots.installed_only(work, roots.find(work)) == dict.fromkeys(["calc_util", "plug"], src)
+    # the same install built from this work tree: the names are the build's
+    info = site / "calc-1.0.dist-info" / "direct_url.json"
+    info.write_text(f'{{"url": "{work.as_uri()}", "dir_info": {{}}}}')
+    assert roots.installed_only(work, roots.find(work)) == {}
+
+
 @pytest.mark.parametrize("what", ["fifo", "device"])
 def test_a_pyproject_that_is_no_file_is_read_without_waiting(tmp_path: Path, what: str) -> None:
     """A FIFO (or a link to ``/dev/zero``) named pyproject.toml: the plugin's search for the

@@ -299,7 +299,8 @@ def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
     dropped): code of the project that no clean install has. Each maps to where the checkout
     would hold it, so that its loads are recorded and judged (``audit.judge``: no counterpart
     in the tree). A name the tree's history never held is the build's (maturin's generated
-    package, an extension built from a C file), and a name with no Python source is left to
+    package, an extension built from a C file), unless the install was built from another
+    folder (another clone of the project), and a name with no Python source is left to
     ``stale-extension``."""
     tops: set[str] = set()
     for file in _own_files(workdir):
@@ -315,10 +316,13 @@ def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
     tops = {t for t in tops - set(found) if t.isidentifier() and not t.startswith("__editable__")}
     # an editable install of this project made from another copy of it (an export, a copy
     # without .git): its code is that copy's, not the tree's
-    elsewhere = _editable_elsewhere(workdir)
+    elsewhere = _installed_elsewhere(workdir, editable=True)
     if elsewhere is not None:
         tops |= {t for t in find(elsewhere) if t not in found}
-    tops = {t for t in tops if _ever_held(workdir, t)}
+    # one built from another folder (`pip install ../other-clone`): each name it provides that
+    # the tree does not is that folder's code, whatever this tree's history held
+    built_elsewhere = _installed_elsewhere(workdir, editable=False) is not None
+    tops = {t for t in tops if built_elsewhere or _ever_held(workdir, t)}
     if not tops:
         return {}
     dirs = package_dirs(workdir)
@@ -326,9 +330,10 @@ def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
     return dict.fromkeys(sorted(tops), home)
 
 
-def _editable_elsewhere(workdir: Path) -> Path | None:
-    """The folder an editable install of this project (by its name) was made from, when that
-    is not this work tree (PEP 610 ``direct_url.json``); None otherwise."""
+def _installed_elsewhere(workdir: Path, *, editable: bool) -> Path | None:
+    """The folder an install of this project (by its name), ``editable`` or not, was made
+    from, when that is not this work tree (PEP 610 ``direct_url.json``: a folder, not an
+    archive); None otherwise."""
     import json
 
     name = project_name(workdir)
@@ -340,7 +345,7 @@ def _editable_elsewhere(workdir: Path) -> Path | None:
 
         for dist in distributions(name=name):
             record = dist.read_text("direct_url.json")
-            if not _editable(record):
+            if _editable(record) != editable or '"dir_info"' not in (record or ""):
                 continue
             data = json.loads(record or "{}")
             url = data.get("url") if isinstance(data, dict) else None
