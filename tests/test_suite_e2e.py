@@ -385,6 +385,49 @@ def test_a_run_that_leaves_out_files_a_conftest_collects_itself_is_partial(
     assert code == 0, data
 
 
+IGNORES_LEGACY = """\
+def pytest_ignore_collect(collection_path, config):
+    if collection_path.name == "legacy":
+        return True
+"""
+IGNORES_NOTHING = "def pytest_ignore_collect(collection_path, config):\n    return None\n"
+
+
+@pytest.mark.parametrize(
+    ("hook", "args", "left_out"),
+    [
+        (IGNORES_LEGACY, (), ""),  # the conftest's own choice: pytest never collects it
+        (IGNORES_LEGACY, ("-n", "2"), ""),
+        (IGNORES_LEGACY, ("--ignore=tests/other",), "tests/other/test_o.py"),
+        (IGNORES_NOTHING, ("--ignore=tests/legacy",), "tests/legacy/test_l.py"),
+        (IGNORES_NOTHING, ("tests/test_a.py", "tests/other"), "tests/legacy/test_l.py"),
+    ],
+)
+def test_what_a_conftests_pytest_ignore_collect_ignores_is_no_file_of_the_suite(
+    tmp_path: Path, hook: str, args: tuple[str, ...], left_out: str
+) -> None:
+    """A conftest's ``pytest_ignore_collect`` ignores what it chooses (a folder of old tests):
+    the whole suite's run, which never collects it, is whole, where every run was refused as
+    partial; what the run's own options leave out, pytest's rules and not the hook, is not."""
+    root = make(
+        tmp_path / "p",
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests\n",
+            "tests/conftest.py": hook,
+            "tests/test_a.py": cases("a1"),
+            "tests/other/test_o.py": cases("o1"),
+            "tests/legacy/test_l.py": cases("l1"),
+        },
+    )
+    assert pytest_in(root, *args).returncode == 0
+    code, data, _ = verify(root)
+    if not left_out:
+        assert code == 0, data
+        return
+    assert code == 1, data
+    assert left_out in rules(data)["partial-run"]
+
+
 def test_a_marker_the_configuration_deselects_is_full_and_m_empty_runs_more(
     tmp_path: Path,
 ) -> None:

@@ -401,6 +401,18 @@ def _installed_copy(module: object, origin: str, path: str) -> bool:
 
 
 _COLLECTS = "pytest_collect_file"  # ``suite.COLLECTS`` (the suite is the gate's to list)
+_IGNORES = "pytest_ignore_collect"  # ``suite.IGNORES``
+
+
+def _pytest_ignores(path: Path, config: pytest.Config) -> bool:
+    """Whether pytest's own rules ignore ``path`` (its ``pytest_ignore_collect``), as they
+    stand; True where they cannot be asked."""
+    from _pytest import main
+
+    try:
+        return bool(main.pytest_ignore_collect(collection_path=path, config=config))
+    except Exception:  # another pytest's signature: the ignore is not shown to be a conftest's
+        return True
 
 
 class Tally:
@@ -428,6 +440,8 @@ class Tally:
         # conftests that have one (``pytest_collect_file``)
         self.offered: set[str] = set()
         self._collecting: list[str] = []
+        # the folders of the conftests that ignore what they choose (``pytest_ignore_collect``)
+        self._choosing: list[str] = []
         self.executed: set[str] = set()
         self.outcomes: dict[str, str] = {}
         self.files: set[str] = set()  # test files collected (tree paths)
@@ -539,10 +553,33 @@ class Tally:
     def pytest_plugin_registered(self, plugin: object) -> None:
         """A conftest that collects files of its own (``_COLLECTS``): the files of its
         folder are offered to it as the run collects them (``pytest_collect_file``)."""
-        if isinstance(plugin, ModuleType) and callable(getattr(plugin, _COLLECTS, None)):
-            where = getattr(plugin, "__file__", None)
-            if isinstance(where, str) and os.path.basename(where) == "conftest.py":
-                self._collecting.append(os.path.dirname(os.path.abspath(where)) + os.sep)
+        if not isinstance(plugin, ModuleType):
+            return
+        where = getattr(plugin, "__file__", None)
+        if not isinstance(where, str) or os.path.basename(where) != "conftest.py":
+            return
+        folder = os.path.dirname(os.path.abspath(where)) + os.sep
+        if callable(getattr(plugin, _COLLECTS, None)):
+            self._collecting.append(folder)
+        if callable(getattr(plugin, _IGNORES, None)):
+            self._choosing.append(folder)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> Any:
+        """A path of the tree a conftest's ``pytest_ignore_collect`` ignored where pytest's own
+        rules (``--ignore``, ``collect_ignore``, ``norecursedirs``) do not: recorded as the
+        conftest's (``hook``, ``coverage.Coverage.ignored``), which the gate takes as a
+        conftest's list (``suite.observed_ignored``)."""
+        ignored = yield
+        if ignored and self._choosing:
+            name = os.fspath(collection_path)
+            folders = [f for f in self._choosing if name.startswith(f)]
+            if folders and not _pytest_ignores(collection_path, config):
+                rel = self.tree_path(collection_path)
+                home = self.tree_path(Path(max(folders, key=len).rstrip(os.sep)))
+                if rel is not None and home is not None:
+                    self.ignored.add(f"hook\t{'' if home == '.' else home}\t{rel}")
+        return ignored
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collect_file(self, file_path: Path) -> Any:

@@ -902,10 +902,13 @@ def collect(
         judged = _conftest_judged(path, conftests, start, home)
         if judged is True:
             continue
+        chooses = any(_under(path, f) for f in choosing)
         if not tested:
-            if judged is False and not any(_under(path, f) for f in choosing):
+            if judged is False and not chooses:
                 offered.append(path)
             continue
+        if judged is False and chooses:
+            judged = None  # a conftest's hook may ignore it (``observed_ignored``: whether it did)
         chosen.append(path)
         if judged is None:
             maybe.append((path, start))
@@ -1381,8 +1384,9 @@ def observed_ignored(
     path: str, start: str, observed: Iterable[str], conftests: Sequence[str]
 ) -> bool:
     """Whether the run's conftests, as it observed their lists (records
-    ``KIND\tFOLDER\tENTRY``, KIND ``loaded``, ``defines``, ``path`` or ``glob``), ignored
-    ``path``, as pytest takes them: it enters each folder below where it starts (``start``),
+    ``KIND\tFOLDER\tENTRY``, KIND ``loaded``, ``defines``, ``path`` or ``glob``) and their
+    ``pytest_ignore_collect`` (``hook``: a path it ignored, where pytest's own rules did not),
+    ignored ``path``, as pytest takes them: it enters each folder below where it starts (``start``),
     asking the nearest conftest above that sets a name whether to ignore it, then loads its
     conftest. Only where the run loaded each conftest of ``conftests`` (the suite's,
     ``Suite.conftests``) that pytest reached on the way: one it did not load, the lists are
@@ -1391,9 +1395,12 @@ def observed_ignored(
     for record in observed:
         kind, _, rest = record.partition("\t")
         folder, _, entry = rest.partition("\t")
-        lists.setdefault(folder, {"loaded": set(), "defines": set(), "path": set(), "glob": set()})
+        lists.setdefault(
+            folder, {"loaded": set(), "defines": set(), "path": set(), "glob": set(), "hook": set()}
+        )
         if kind in lists[folder]:
             lists[folder][kind].add(entry)
+    hooked = {e for held in lists.values() for e in held["hook"]}
     if any(_under(start, f) and f not in lists for f in conftests):
         return False  # (one where it starts, or above, loads before it collects)
     seen = {
@@ -1411,8 +1418,10 @@ def observed_ignored(
         folder = posixpath.dirname(part)
         paths = _nearest(seen, folder, "", "collect_ignore")
         globs = _nearest(seen, folder, "", "collect_ignore_glob")
-        if (paths is not None and part in paths.paths) or (
-            globs is not None and any(fnmatch.fnmatch(part, g) for g in globs.globs)
+        if (
+            (paths is not None and part in paths.paths)
+            or (globs is not None and any(fnmatch.fnmatch(part, g) for g in globs.globs))
+            or part in hooked
         ):
             return True
         if part != path and part in conftests and part not in lists:
