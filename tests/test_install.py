@@ -855,6 +855,34 @@ def test_a_config_with_crlf_line_ends_keeps_them(project: Path, genstamp_snapsho
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("filtered", [True, False])
+def test_install_says_a_clean_filter_loses_what_it_strips_through_pre_commit(
+    project: Path, genstamp_snapshot: Path, filtered: bool
+) -> None:
+    """pre-commit sets unstaged changes aside at the post-* stages too and puts back what a
+    clean filter cleaned: what nbstripout strips from an unstaged notebook is lost at every
+    checkout (h199). The install says so, and what sets nothing aside."""
+    if filtered:
+        git(project, "config", "filter.strip.clean", "cat")
+    rev = git(genstamp_snapshot, "rev-parse", "HEAD")
+    out = ok(
+        run_genstamp(
+            project,
+            "install",
+            "--pre-commit",
+            "--repo",
+            snapshot_url(genstamp_snapshot),
+            "--rev",
+            rev,
+        )
+    )
+    assert "installed with pre-commit" in out, out
+    said = "a clean filter is configured (filter.strip.clean)" in out
+    assert said == filtered, out
+    assert ("genstamp install --plain" in out) == filtered, out
+
+
+@pytest.mark.e2e
 def test_re_running_pre_commit_install_keeps_every_ref_judged(
     project: Path, tmp_path: Path, genstamp_snapshot: Path, user_log: Path
 ) -> None:

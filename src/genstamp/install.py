@@ -1114,12 +1114,29 @@ def _install_pre_commit(
             f"`default_stages: [pre-commit, pre-push]` in {CONFIG}"
         )
     others = [t for t in types or PRE_COMMIT_TYPES if t != "pre-push"]
+    cleaning = _clean_filters(where.workdir)
+    if cleaning and any(t in others for t in ("post-checkout", "post-merge", "post-rewrite")):
+        notes.append(
+            f"a clean filter is configured ({cleaning[0]}): pre-commit sets unstaged changes "
+            "aside as it runs the hooks of checkout, merge and rewrite too, and puts back what "
+            "the filter cleaned: what it strips from an unstaged file (nbstripout's outputs) is "
+            "lost; `genstamp install --plain` sets nothing aside"
+        )
     _run_pre_commit(where, runner, "install", "--install-hooks", *(f"-t{t}" for t in others))
     push = where.hooks_dir / "pre-push"
     if "pre-push" in (types or ()) and not is_genstamp_hook(push):
         _run_pre_commit(where, runner, "install", "-tpre-push")
         notes.append("pre-commit's pre-push runs after genstamp's, as pre-push.genstamp-chained")
     _put_hook(where.hooks_dir, "pre-push", command)
+
+
+def _clean_filters(workdir: Path) -> list[str]:
+    """The ``filter.<name>.clean`` commands git's configuration sets for ``workdir`` (any
+    scope): pre-commit's stash of unstaged changes puts back what they cleaned."""
+    found = _git(workdir, "config", "--get-regexp", r"^filter\..+\.clean$")
+    if found.returncode != 0:
+        return []
+    return [line.partition(" ")[0] for line in found.stdout.splitlines() if line.strip()]
 
 
 def _validate(where: Layout, runner: list[str], text: str) -> None:
