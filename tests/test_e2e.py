@@ -457,6 +457,24 @@ def test_doctor_reads_the_genstamp_pre_commits_hooks_run(with_pre_commit: Projec
     assert "pre-commit's hooks" in found["version"]["what"], found["version"]
 
 
+def test_doctor_warns_of_a_clean_filter_under_pre_commits_hooks(with_pre_commit: Project) -> None:
+    """pre-commit's set-aside of unstaged changes at checkout puts back what a clean filter
+    cleaned (h199): with one configured, doctor's hooks check warns and names --plain."""
+    doctor = [sys.executable, "-m", "genstamp", "doctor", "--json", "--python", sys.executable]
+    root = with_pre_commit.root
+
+    def hooks() -> dict[str, str]:
+        proc = subprocess.run(doctor, cwd=root, capture_output=True, text=True)
+        found: dict[str, str] = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}["hooks"]
+        return found
+
+    assert hooks()["status"] == "ok"
+    ok(with_pre_commit.git("config", "filter.strip.clean", "cat"))
+    found = hooks()
+    assert found["status"] == "warn" and "filter.strip.clean" in found["what"], found
+    assert "genstamp install --plain" in found["remedy"], found
+
+
 def test_rebase_restamps(with_pre_commit: Project) -> None:
     p = with_pre_commit
     ok(p.git("checkout", "-b", "feature"))

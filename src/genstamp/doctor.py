@@ -129,7 +129,19 @@ def check_hooks(where: install.Layout) -> Check:
             INSTALL,
         )
     how = "through pre-commit" if through_pre_commit else "genstamp's own"
-    return Check("hooks", "ok", f"{', '.join(RESTAMP_HOOKS)} installed ({how})")
+    shown = f"{', '.join(RESTAMP_HOOKS)} installed ({how})"
+    if any(install.is_pre_commit_hook(where.hooks_dir / h) for h in RESTAMP_HOOKS):
+        cleaning = install.clean_filters(where.workdir)
+        if cleaning:
+            return Check(
+                "hooks",
+                "warn",
+                f"{shown}, and a clean filter is configured ({cleaning[0]}): pre-commit sets "
+                "unstaged changes aside as it runs them and puts back what the filter cleaned, "
+                "losing what it strips from an unstaged file (nbstripout's outputs)",
+                "`genstamp install --plain` (its hooks set nothing aside)",
+            )
+    return Check("hooks", "ok", shown)
 
 
 _INSTALL_PYTHON = re.compile(r"^INSTALL_PYTHON=(.*)$", re.M)

@@ -1114,7 +1114,7 @@ def _install_pre_commit(
             f"`default_stages: [pre-commit, pre-push]` in {CONFIG}"
         )
     others = [t for t in types or PRE_COMMIT_TYPES if t != "pre-push"]
-    cleaning = _clean_filters(where.workdir)
+    cleaning = clean_filters(where.workdir)
     if cleaning and any(t in others for t in ("post-checkout", "post-merge", "post-rewrite")):
         notes.append(
             f"a clean filter is configured ({cleaning[0]}): pre-commit sets unstaged changes "
@@ -1130,7 +1130,7 @@ def _install_pre_commit(
     _put_hook(where.hooks_dir, "pre-push", command)
 
 
-def _clean_filters(workdir: Path) -> list[str]:
+def clean_filters(workdir: Path) -> list[str]:
     """The ``filter.<name>.clean`` commands git's configuration sets for ``workdir`` (any
     scope): pre-commit's stash of unstaged changes puts back what they cleaned."""
     found = _git(workdir, "config", "--get-regexp", r"^filter\..+\.clean$")
