@@ -461,28 +461,37 @@ def test_a_name_an_install_built_from_another_clone_provides_is_a_root(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A regular install built from another folder (`pip install ../other`, another clone on a
-    branch that adds a package): what it provides that the tree does not is that clone's code,
-    whatever this tree's history held; built from this work tree, the build's (h200)."""
+    branch that adds a package): what it provides that the tree does not and that folder holds
+    is that clone's code, whatever this tree's history held (h200); a name neither holds is the
+    build's (h202: from a worktree or an export of the same commit)."""
     from conftest import commit_all, init_repo
 
     work = init_repo(tmp_path / "work")
     make(work, "src/calc/__init__.py")
     (work / "pyproject.toml").write_text(NAMED)
     commit_all(work, "calc")
-    other = tmp_path / "other"
-    other.mkdir()
+    other = tmp_path / "other"  # another clone, on a branch that adds plug and calc_util
+    make(other, "src/calc/__init__.py", "src/plug/__init__.py", "src/calc_util.py")
+    (other / "pyproject.toml").write_text(NAMED)
     site = tmp_path / "env" / "site-packages"
     install(
         site,
-        ["calc/__init__.py", "plug/__init__.py", "calc_util.py"],
+        # (calc_pb2: written by the build, as protoc's output, from any copy of the project)
+        ["calc/__init__.py", "plug/__init__.py", "calc_util.py", "calc_pb2.py"],
         f'{{"url": "{other.as_uri()}", "dir_info": {{}}}}',
     )
     monkeypatch.syspath_prepend(str(site))
     src = str((work / "src").resolve())
     assert roots.installed_only(work, roots.find(work)) == dict.fromkeys(["calc_util", "plug"], src)
-    # the same install built from this work tree: the names are the build's
+    # the same install built from this work tree, or from an export of its commit (a worktree
+    # of it): the names are the build's
     info = site / "calc-1.0.dist-info" / "direct_url.json"
     info.write_text(f'{{"url": "{work.as_uri()}", "dir_info": {{}}}}')
+    assert roots.installed_only(work, roots.find(work)) == {}
+    export = tmp_path / "export"
+    make(export, "src/calc/__init__.py")
+    (export / "pyproject.toml").write_text(NAMED)
+    info.write_text(f'{{"url": "{export.as_uri()}", "dir_info": {{}}}}')
     assert roots.installed_only(work, roots.find(work)) == {}
 
 

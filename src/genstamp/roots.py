@@ -319,10 +319,13 @@ def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
     elsewhere = _installed_elsewhere(workdir, editable=True)
     if elsewhere is not None:
         tops |= {t for t in find(elsewhere) if t not in found}
-    # one built from another folder (`pip install ../other-clone`): each name it provides that
-    # the tree does not is that folder's code, whatever this tree's history held
-    built_elsewhere = _installed_elsewhere(workdir, editable=False) is not None
-    tops = {t for t in tops if built_elsewhere or _ever_held(workdir, t)}
+    # one built from another folder (`pip install ../other-clone`): a name it provides that the
+    # tree does not and that folder holds (a package of the other clone's) is that folder's
+    # code, whatever this tree's history held; one it does not hold either is the build's (a
+    # module protoc writes, from a worktree or an export of the same commit)
+    built = _installed_elsewhere(workdir, editable=False)
+    held_there = set(find(built)) - set(found) if built is not None else set()
+    tops = {t for t in tops if t in held_there or _ever_held(workdir, t)}
     if not tops:
         return {}
     dirs = package_dirs(workdir)
