@@ -1270,7 +1270,8 @@ def test_pytest_arguments_narrow_the_clean_run(calc: Path) -> None:
 def test_a_pytest_argument_naming_the_warm_checkout_names_the_clean_one(calc: Path) -> None:
     """A test file's absolute path, copied from a traceback: the clean run collects the clean
     checkout's file there, and its plugin binds the clean checkout's evidence, never the warm
-    checkout's (which it overwrote, then said the clean run bound none)."""
+    checkout's (which it overwrote, then said the clean run bound none). An output the clean
+    checkout holds nothing at (a JUnit report) is written where it was named (h202)."""
     assert warm_run(calc, PYTHONPATH=str(calc / "src")).returncode == 0
     warm_evidence = calc / ".git" / "genstamp" / "evidence.xml"
     before = warm_evidence.read_bytes()
@@ -1283,6 +1284,11 @@ def test_a_pytest_argument_naming_the_warm_checkout_names_the_clean_one(calc: Pa
     }
     assert warm_evidence.read_bytes() == before
     assert genstamp(calc, "verify", "--clean-room").returncode == 0
+    # an output the run writes into the warm checkout stays there (the clean one goes)
+    report = calc / "reports" / "junit.xml"
+    proc = clean_run(calc, "--", f"--junitxml={report}", str(calc / "tests"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "tests/test_calc.py" in report.read_text() or "test_calc" in report.read_text()
 
 
 def test_the_clean_checkout_is_judged_on_its_own_run_alone(calc: Path) -> None:

@@ -982,14 +982,20 @@ def moved_in(
 def args_moved_in(
     args: Sequence[str], warm: Path, clean: Path, log: IO[str] | None = None
 ) -> list[str]:
-    """The pytest arguments, each path into the warm work tree named at the same place of the
-    clean checkout, as ``moved_in`` names the environment's (a test file's absolute path,
-    copied from a traceback or an editor): the clean run collects the clean checkout's files,
-    and binds its own evidence, never the warm checkout's."""
+    """The pytest arguments, each path into the warm work tree that the clean checkout holds
+    too named at that place of the clean checkout, as ``moved_in`` names the environment's (a
+    test file's absolute path, copied from a traceback or an editor; a node id; ``--rootdir``,
+    ``-c``): the clean run collects the clean checkout's files, and binds its own evidence,
+    never the warm checkout's. A path the clean checkout does not hold is an output the run
+    writes (``--junitxml=$PWD/reports/junit.xml``, ``--cov-report=xml:…``): it stays, as the
+    clean checkout is removed once the run is done."""
     roots = _warm_roots(warm, os.environ)
     out = []
     for arg in args:
         moved = _moved(arg, roots, clean)
+        named = moved.partition("=")[2] if moved.startswith("-") else moved
+        if moved != arg and not os.path.lexists(named.split("::", 1)[0]):
+            moved = arg
         if moved != arg and log is not None:
             log.write(f"pytest argument {arg} -> {moved} (named the warm checkout)\n")
         out.append(moved)
