@@ -371,23 +371,26 @@ def test_the_suite_is_what_the_trees_configuration_collects(
 
 
 COLLECTS = "def pytest_collect_file(parent, file_path):\n    return None\n"
+OFFERED = ["tests/conftest.py", "tests/helper.py", "tests/spec/a.yaml"]
 
 
 @pytest.mark.parametrize(
-    ("extra", "expected"),
+    ("extra", "expected", "conditional"),
     [
-        ({}, []),  # no conftest of its own collector: nothing more than the suite's files
+        ({}, [], []),  # no conftest of its own collector: nothing more than the suite's files
         (  # every file below its folder the walk reaches, the suite's own aside
             {"tests/conftest.py": COLLECTS, "tests/spec/a.yaml": "", "tests/pkg/__init__.py": ""},
-            ["tests/conftest.py", "tests/helper.py", "tests/spec/a.yaml"],
+            OFFERED,
+            [],
         ),
-        (  # defined under a condition, or imported: the same
+        (  # defined under a condition (an optional import): offered where a run had it
             {
                 "tests/conftest.py": "try:\n    from yamlspec import pytest_collect_file\n"
                 "except ImportError:\n    pass\n",
                 "tests/spec/a.yaml": "",
             },
-            ["tests/conftest.py", "tests/helper.py", "tests/spec/a.yaml"],
+            [],
+            [(f, "tests") for f in OFFERED],
         ),
         (  # what the configuration or a conftest's list ignores, or a folder pruned, is none
             {
@@ -399,25 +402,42 @@ COLLECTS = "def pytest_collect_file(parent, file_path):\n    return None\n"
                 "tests/node_modules/c.yaml": "",
                 "tests/sub/conftest.py": "",
             },
-            ["tests/conftest.py", "tests/helper.py", "tests/spec/a.yaml", "tests/sub/conftest.py"],
+            [*OFFERED, "tests/sub/conftest.py"],
+            [],
         ),
-        (  # a conftest that ignores what it chooses (pytest_ignore_collect): none below it
+        (  # nor what a computed list may ignore (h202)
+            {
+                "tests/conftest.py": COLLECTS + "collect_ignore = [compute('fixtures')]\n",
+                "tests/spec/a.yaml": "",
+            },
+            [],
+            [],
+        ),
+        (  # a conftest that ignores what it chooses: asked for, unless a run saw it ignore it
             {
                 "tests/conftest.py": COLLECTS,
                 "tests/spec/conftest.py": "def pytest_ignore_collect(collection_path):\n"
                 "    return None\n",
                 "tests/spec/a.yaml": "",
             },
-            ["tests/conftest.py", "tests/helper.py"],
+            [*OFFERED, "tests/spec/conftest.py"],
+            [],
         ),
-        ({"tests/conftest.py": "def collect_file():\n    pass\n"}, []),  # another name
+        ({"tests/conftest.py": "def collect_file():\n    pass\n"}, [], []),  # another name
     ],
 )
 def test_the_files_a_conftests_own_collector_is_offered(
-    extra: dict[str, str], expected: list[str]
+    extra: dict[str, str], expected: list[str], conditional: list[tuple[str, str]]
 ) -> None:
     listing, read = tree({**BASE, **extra})
-    assert list(suite.collect(listing, read).offered) == expected
+    found = suite.collect(listing, read)
+    assert (list(found.offered), list(found.offered_if)) == (expected, sorted(conditional))
+    # offered where a run had the collector, and not below what its own hook ignored
+    reached = {"tests/helper.py"}
+    records = ["collects\ttests\t", "hook\ttests\ttests/spec"]
+    assert suite.unreached(found, reached, records) == [
+        f for f in [*expected, *dict(conditional)] if f not in reached and "/spec/" not in f
+    ]
 
 
 def test_a_computed_collect_ignore_is_named() -> None:
@@ -731,7 +751,7 @@ def test_the_decisions_do_no_io() -> None:
         "fnmatch", "hashlib", "posixpath", "shlex", "sys", "tomllib", "tomli", "collections.abc",
         "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "base64", "json", "zlib",
         "genstamp", "suite", "_pytest.mark.expression", "Expression", "re", "binding",
-        "TYPE_CHECKING", "genstamp.suite", "describe_missing", "observed_ignored",
+        "TYPE_CHECKING", "genstamp.suite", "describe_missing", "observed_ignored", "unreached",
         "genstamp.typedtuple",
         "stdlib",  # the standard library's tomllib and shlex, found as the import system does
         "versioned",  # its version check (reading a file imports what reads it, in the call)

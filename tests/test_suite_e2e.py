@@ -385,6 +385,36 @@ def test_a_run_that_leaves_out_files_a_conftest_collects_itself_is_partial(
     assert code == 0, data
 
 
+def test_a_collector_a_conftest_defines_under_a_condition_counts_where_the_run_had_it(
+    tmp_path: Path,
+) -> None:
+    """A conftest that defines its collector only where an optional dependency imports (here
+    an environment variable): a run without it, complete, is accepted (h202: refused, its
+    files asked to be offered to a collector the run never had); a run with it that leaves
+    its files out is partial."""
+    conditional = "import os\n\nif os.environ.get('SPECS'):\n" + "".join(
+        f"    {line}\n" if line else "\n" for line in YAML_COLLECTOR.splitlines()
+    )
+    root = make(
+        tmp_path / "p",
+        {
+            "pytest.ini": "[pytest]\ntestpaths = tests\n",
+            "tests/conftest.py": conditional,
+            "tests/test_a.py": cases("a1"),
+            "tests/spec/test_bad.yaml": "two: broken\n",
+        },
+    )
+    assert pytest_in(root).returncode == 0  # no collector: the spec is a data file
+    assert verify(root)[0] == 0
+    stamp(root)
+    env = {**subprocess_env(), "SPECS": "1"}
+    assert run_pytest(root, "-p", "no:cacheprovider", env=env).returncode == 1
+    stamp(root)
+    assert run_pytest(root, "-p", "no:cacheprovider", "tests/test_a.py", env=env).returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1 and "tests/spec/test_bad.yaml" in rules(data)["partial-run"], data
+
+
 IGNORES_LEGACY = """\
 def pytest_ignore_collect(collection_path, config):
     if collection_path.name == "legacy":
@@ -401,6 +431,8 @@ IGNORES_NOTHING = "def pytest_ignore_collect(collection_path, config):\n    retu
         (IGNORES_LEGACY, ("--ignore=tests/other",), "tests/other/test_o.py"),
         (IGNORES_NOTHING, ("--ignore=tests/legacy",), "tests/legacy/test_l.py"),
         (IGNORES_NOTHING, ("tests/test_a.py", "tests/other"), "tests/legacy/test_l.py"),
+        # another plugin's ignore (pytest-testmon's, which narrows) is not the conftest's (h202)
+        (IGNORES_NOTHING, ("-p", "narrowing"), "tests/other/test_o.py"),
     ],
 )
 def test_what_a_conftests_pytest_ignore_collect_ignores_is_no_file_of_the_suite(
@@ -417,6 +449,8 @@ def test_what_a_conftests_pytest_ignore_collect_ignores_is_no_file_of_the_suite(
             "tests/test_a.py": cases("a1"),
             "tests/other/test_o.py": cases("o1"),
             "tests/legacy/test_l.py": cases("l1"),
+            "narrowing.py": "def pytest_ignore_collect(collection_path):\n"
+            "    return collection_path.name == 'other' or None\n",
         },
     )
     assert pytest_in(root, *args).returncode == 0

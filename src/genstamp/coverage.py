@@ -273,7 +273,7 @@ class Merge(NamedTuple):
         partly = [f for f in self.missing if f in touched]
         if whole:
             out.append(f"{describe_missing(whole)} of the suite not collected")
-            offered = {f for s in self.suites for f in s.offered}
+            offered = {f for s in self.suites for f in (*s.offered, *dict(s.offered_if))}
             if any(f in offered for f in whole):
                 out.append(
                     "a conftest collects files of its own there (pytest_collect_file), which a"
@@ -337,13 +337,16 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
     # a file a conftest's own collector may make tests of: offered to it by a part, or
     # collected (the suite's files alike: one no part reached is left out)
     reached = files.union(*(p.coverage.offered for p in parts))
+    observed = [r for p in parts for r in p.coverage.ignored]
+    from genstamp.suite import unreached
+
     return Merge(
         tuple(parts),
         tuple(suites),
         tuple(
             f
             for s in suites
-            for f in (*s.files, *(o for o in s.offered if o not in reached))
+            for f in (*s.files, *unreached(s, reached, observed))
             if f not in files
             and f not in excused
             and not any(f.startswith(f"{d}/") or d in ("", ".") for d in skipped)

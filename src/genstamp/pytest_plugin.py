@@ -186,10 +186,10 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
             for f, start in found.maybe
             if suite.observed_ignored(f, start, ignored, found.conftests)
         }
-        offered = tally.all_offered()  # (reached by a conftest's own collector)
+        reached = collected | tally.all_offered()  # (by a conftest's own collector)
         missing += [
             f
-            for f in (*found.files, *(o for o in found.offered if o not in offered))
+            for f in (*found.files, *suite.unreached(found, reached, ignored))
             if f not in collected
             and f not in excused
             and not any(s == "." or f.startswith(s + "/") for s in skipped)
@@ -404,17 +404,6 @@ _COLLECTS = "pytest_collect_file"  # ``suite.COLLECTS`` (the suite is the gate's
 _IGNORES = "pytest_ignore_collect"  # ``suite.IGNORES``
 
 
-def _pytest_ignores(path: Path, config: pytest.Config) -> bool:
-    """Whether pytest's own rules ignore ``path`` (its ``pytest_ignore_collect``), as they
-    stand; True where they cannot be asked."""
-    from _pytest import main
-
-    try:
-        return bool(main.pytest_ignore_collect(collection_path=path, config=config))
-    except Exception:  # another pytest's signature: the ignore is not shown to be a conftest's
-        return True
-
-
 class Tally:
     """What the run collected and what ran, from pytest's hooks and reports (and from the xdist
     workers' outputs). Node ids are kept as pytest gives them (relative to the run's rootdir);
@@ -440,8 +429,6 @@ class Tally:
         # conftests that have one (``pytest_collect_file``)
         self.offered: set[str] = set()
         self._collecting: list[str] = []
-        # the folders of the conftests that ignore what they choose (``pytest_ignore_collect``)
-        self._choosing: list[str] = []
         self.executed: set[str] = set()
         self.outcomes: dict[str, str] = {}
         self.files: set[str] = set()  # test files collected (tree paths)
@@ -550,36 +537,44 @@ class Tally:
                             self.texts[real] = loads.blob_of(collector.path.read_bytes())
 
     @pytest.hookimpl
-    def pytest_plugin_registered(self, plugin: object) -> None:
-        """A conftest that collects files of its own (``_COLLECTS``): the files of its
-        folder are offered to it as the run collects them (``pytest_collect_file``)."""
+    def pytest_plugin_registered(self, plugin: object, manager: pytest.PytestPluginManager) -> None:
+        """A conftest that collects files of its own (``_COLLECTS``): the files of its folder
+        are offered to it as the run collects them (``pytest_collect_file``), and the run says
+        it had one (``collects``: one defined under a condition may have none). One that
+        ignores what it chooses (``_IGNORES``): what its own hook ignores is recorded
+        (``hook``), never what another plugin's does (pytest-testmon's, which narrows)."""
         if not isinstance(plugin, ModuleType):
             return
         where = getattr(plugin, "__file__", None)
         if not isinstance(where, str) or os.path.basename(where) != "conftest.py":
             return
-        folder = os.path.dirname(os.path.abspath(where)) + os.sep
+        folder = os.path.dirname(os.path.abspath(where))
+        home = self.tree_path(Path(folder))
+        if home is None:
+            return
+        home = "" if home == "." else home
         if callable(getattr(plugin, _COLLECTS, None)):
-            self._collecting.append(folder)
-        if callable(getattr(plugin, _IGNORES, None)):
-            self._choosing.append(folder)
+            self._collecting.append(folder + os.sep)
+            self.ignored.add(f"collects\t{home}\t")
+        caller = getattr(manager.hook, _IGNORES, None)
+        for impl in caller.get_hookimpls() if caller is not None else ():
+            if impl.plugin is plugin:
+                impl.function = self._observed(impl.function, list(impl.argnames), home)
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> Any:
-        """A path of the tree a conftest's ``pytest_ignore_collect`` ignored where pytest's own
-        rules (``--ignore``, ``collect_ignore``, ``norecursedirs``) do not: recorded as the
-        conftest's (``hook``, ``coverage.Coverage.ignored``), which the gate takes as a
-        conftest's list (``suite.observed_ignored``)."""
-        ignored = yield
-        if ignored and self._choosing:
-            name = os.fspath(collection_path)
-            folders = [f for f in self._choosing if name.startswith(f)]
-            if folders and not _pytest_ignores(collection_path, config):
-                rel = self.tree_path(collection_path)
-                home = self.tree_path(Path(max(folders, key=len).rstrip(os.sep)))
-                if rel is not None and home is not None:
-                    self.ignored.add(f"hook\t{'' if home == '.' else home}\t{rel}")
-        return ignored
+    def _observed(self, hook: Callable[..., Any], names: list[str], home: str) -> Any:
+        """The conftest's ``pytest_ignore_collect``, as pluggy calls it (its arguments in the
+        order of ``names``), telling each path it ignores."""
+        at = next((names.index(n) for n in ("collection_path", "path", "fspath") if n in names), -1)
+
+        def observed(*args: Any) -> Any:
+            result = hook(*args)
+            if result and at >= 0:
+                rel = self.tree_path(Path(os.fspath(args[at])))
+                if rel is not None:
+                    self.ignored.add(f"hook\t{home}\t{rel}")
+            return result
+
+        return observed
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collect_file(self, file_path: Path) -> Any:

@@ -210,6 +210,9 @@ class Suite(NamedTuple):
     # run offers them to it, and a run of the whole suite offers it each
     # (``coverage.Coverage.offered``).
     offered: tuple[str, ...] = ()
+    # the same below a conftest that defines its collector under a condition (an optional
+    # import's): each with that conftest's folder, offered only where a run had the collector
+    offered_if: tuple[tuple[str, str], ...] = ()
 
     @property
     def digest(self) -> str:
@@ -765,38 +768,39 @@ COLLECTS = "pytest_collect_file"
 IGNORES = "pytest_ignore_collect"
 
 
-def defines_hooks(read: Reader, conftest: str) -> frozenset[str]:
+def defines_hooks(read: Reader, conftest: str) -> dict[str, bool]:
     """Which of ``COLLECTS`` and ``IGNORES`` a conftest defines (read with ``ast``, never run):
-    a function of the name, an assignment or an import of it, in the module's own statements
-    (an ``if`` or ``try`` block's too), not in a function's or a class's body."""
+    a function of the name, an assignment or an import of it, in the module's own statements,
+    not in a function's or a class's body; each with whether it does so for certain (True),
+    or only in an ``if``, ``try`` or other block, which may not run (False)."""
     data = read(conftest)
     if data is None:
-        return frozenset()
+        return {}
     try:
         module = ast.parse(data)
     except (SyntaxError, ValueError):
-        return frozenset()
-    names: set[str] = set()
-    stack: list[ast.stmt] = list(module.body)
+        return {}
+    names: dict[str, bool] = {}
+    stack: list[tuple[ast.stmt, bool]] = [(stmt, True) for stmt in module.body]
     while stack:
-        stmt = stack.pop()
+        stmt, certain = stack.pop()
+        found: set[str] = set()
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(stmt.name)
-            continue
+            found.add(stmt.name)
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).partition(".")[0] for a in stmt.names)
+            found.update((a.asname or a.name).partition(".")[0] for a in stmt.names)
         for target in getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]:
             if isinstance(target, ast.AST):
-                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-        for name in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, name, None)
-            if isinstance(inner, list):
-                stack.extend(s for s in inner if isinstance(s, ast.stmt))
-        for handler in getattr(stmt, "handlers", ()):
-            stack.extend(handler.body)
-        for case in getattr(stmt, "cases", ()):
-            stack.extend(case.body)
-    return frozenset(names & {COLLECTS, IGNORES})
+                found.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        for name in found & {COLLECTS, IGNORES}:
+            names[name] = names.get(name, False) or certain
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        inner = [getattr(stmt, n, None) for n in ("body", "orelse", "finalbody")]
+        inner += [h.body for h in getattr(stmt, "handlers", ())]
+        inner += [c.body for c in getattr(stmt, "cases", ())]
+        stack.extend((s, False) for block in inner if isinstance(block, list) for s in block)
+    return names
 
 
 def collect(
@@ -851,7 +855,9 @@ def collect(
     hooks = {f: defines_hooks(read, join(f, "conftest.py")) for f in conftests}
     opened = [f for f, h in hooks.items() if COLLECTS in h]
     choosing = [f for f, h in hooks.items() if IGNORES in h]
-    offered: list[str] = []
+    # (what a conftest's computed list ignores is not known: none of its files is asked for)
+    computed = [f for f, c in conftests.items() if c.problems]
+    offered: list[tuple[str, str]] = []
     maybe: list[tuple[str, str]] = []  # files a conftest may ignore (``_conftest_judged``)
     pruned = any_of([p for p in [*config.norecursedirs, "__pycache__"] if "/" not in p])
     pruned_paths = [p for p in config.norecursedirs if "/" in p]
@@ -904,8 +910,10 @@ def collect(
             continue
         chooses = any(_under(path, f) for f in choosing)
         if not tested:
-            if judged is False and not chooses:
-                offered.append(path)
+            if judged is False and not any(_under(path, f) for f in computed):
+                # the nearest conftest that collects: for certain, or under a condition
+                nearest = max((f for f in opened if _under(path, f)), key=len)
+                offered.append((path, "" if hooks[nearest][COLLECTS] else nearest or "."))
             continue
         if judged is False and chooses:
             judged = None  # a conftest's hook may ignore it (``observed_ignored``: whether it did)
@@ -923,8 +931,28 @@ def collect(
         tuple(sorted(maybe)),
         held,
         clashes,
-        tuple(sorted(set(offered) - set(files))),
+        tuple(sorted({p for p, f in offered if not f} - set(files))),
+        tuple(sorted((p, "" if f == "." else f) for p, f in set(offered) if f and p not in files)),
     )
+
+
+def unreached(found: Suite, reached: set[str], observed: Iterable[str]) -> list[str]:
+    """The files of ``found.offered`` (and of ``offered_if``, where a run had that conftest's
+    collector) that no run reached: ``reached`` holds those collected and those offered to
+    the collectors; ``observed`` the runs' records (``coverage.Coverage.ignored``): the
+    conftests that had a collector (``collects``), and what a conftest's own
+    ``pytest_ignore_collect`` ignored (``hook``), which pytest offers nothing below."""
+    collects: set[str] = set()
+    hooked: list[str] = []
+    for record in observed:
+        kind, _, rest = record.partition("\t")
+        folder, _, entry = rest.partition("\t")
+        if kind == "collects":
+            collects.add(folder)
+        elif kind == "hook" and entry:
+            hooked.append(entry)
+    wanted = [*found.offered, *(p for p, f in found.offered_if if f in collects)]
+    return [p for p in wanted if p not in reached and not any(_under(p, h) for h in hooked)]
 
 
 def clashing(
