@@ -851,7 +851,8 @@ def collect(
             conftests[p.rpartition("/")[0]] = found = conftest_ignores(read, p)
             problems.extend(found.problems)
     # the folders of the conftests that collect files of their own: every file of them pytest
-    # reaches is offered to it, unless a conftest that ignores what it chooses may leave it out
+    # reaches is offered to it, unless a conftest's own hook ignored it (``unreached``); below
+    # a conftest that ignores what it chooses, a test file may be ignored (``maybe``)
     hooks = {f: defines_hooks(read, join(f, "conftest.py")) for f in conftests}
     opened = [f for f, h in hooks.items() if COLLECTS in h]
     choosing = [f for f, h in hooks.items() if IGNORES in h]
@@ -1413,8 +1414,8 @@ def observed_ignored(
 ) -> bool:
     """Whether the run's conftests, as it observed their lists (records
     ``KIND\tFOLDER\tENTRY``, KIND ``loaded``, ``defines``, ``path`` or ``glob``) and their
-    ``pytest_ignore_collect`` (``hook``: a path it ignored, where pytest's own rules did not),
-    ignored ``path``, as pytest takes them: it enters each folder below where it starts (``start``),
+    own ``pytest_ignore_collect`` (``hook``: a path the conftest's hook ignored), ignored
+    ``path``, as pytest takes them: it enters each folder below where it starts (``start``),
     asking the nearest conftest above that sets a name whether to ignore it, then loads its
     conftest. Only where the run loaded each conftest of ``conftests`` (the suite's,
     ``Suite.conftests``) that pytest reached on the way: one it did not load, the lists are
