@@ -300,7 +300,8 @@ def installed_only(workdir: Path, found: Mapping[str, str]) -> dict[str, str]:
     would hold it, so that its loads are recorded and judged (``audit.judge``: no counterpart
     in the tree). A name the tree's history never held is the build's (maturin's generated
     package, an extension built from a C file), unless the install was built from another
-    folder (another clone of the project), and a name with no Python source is left to
+    folder that holds it (another clone of the project, on a branch that adds it), and a name
+    with no Python source is left to
     ``stale-extension``."""
     tops: set[str] = set()
     for file in _own_files(workdir):
