@@ -470,6 +470,10 @@ def test_doctor_warns_of_a_clean_filter_under_pre_commits_hooks(with_pre_commit:
 
     assert hooks()["status"] == "ok"
     ok(with_pre_commit.git("config", "filter.strip.clean", "cat"))
+    assert hooks()["status"] == "ok"  # configured, used by no attributes file here
+    info = root / ".git" / "info"
+    info.mkdir(exist_ok=True)
+    (info / "attributes").write_text("*.ipynb filter=strip\n")
     found = hooks()
     assert found["status"] == "warn" and "filter.strip.clean" in found["what"], found
     assert "genstamp install --plain" in found["remedy"], found

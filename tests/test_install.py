@@ -855,15 +855,20 @@ def test_a_config_with_crlf_line_ends_keeps_them(project: Path, genstamp_snapsho
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("filtered", [True, False])
+@pytest.mark.parametrize(("configured", "filtered"), [(True, True), (True, False), (False, False)])
 def test_install_says_a_clean_filter_loses_what_it_strips_through_pre_commit(
-    project: Path, genstamp_snapshot: Path, filtered: bool
+    project: Path, genstamp_snapshot: Path, configured: bool, filtered: bool
 ) -> None:
     """pre-commit sets unstaged changes aside at the post-* stages too and puts back what a
     clean filter cleaned: what nbstripout strips from an unstaged notebook is lost at every
-    checkout (h199). The install says so, and what sets nothing aside."""
-    if filtered:
+    checkout (h199). The install says so, and what sets nothing aside; not for a filter no
+    attributes file of the repository uses (git-lfs' global one after `git lfs install`)."""
+    if configured:
         git(project, "config", "filter.strip.clean", "cat")
+    if filtered:
+        (project / "notebooks").mkdir()
+        (project / "notebooks" / ".gitattributes").write_text("*.ipynb  filter=strip\n")
+        commit_all(project, "notebooks stripped")
     rev = git(genstamp_snapshot, "rev-parse", "HEAD")
     out = ok(
         run_genstamp(

@@ -1131,12 +1131,26 @@ def _install_pre_commit(
 
 
 def clean_filters(workdir: Path) -> list[str]:
-    """The ``filter.<name>.clean`` commands git's configuration sets for ``workdir`` (any
-    scope): pre-commit's stash of unstaged changes puts back what they cleaned."""
+    """The ``filter.<name>.clean`` settings of git's configuration for ``workdir`` (any scope)
+    whose filter an attributes file of the work tree or the git dir uses (``filter=<name>``; a
+    global one no file here uses, git-lfs' after `git lfs install`, is none): pre-commit's
+    stash of unstaged changes puts back what they cleaned."""
     found = _git(workdir, "config", "--get-regexp", r"^filter\..+\.clean$")
     if found.returncode != 0:
         return []
-    return [line.partition(" ")[0] for line in found.stdout.splitlines() if line.strip()]
+    names = [line.partition(" ")[0] for line in found.stdout.splitlines() if line.strip()]
+    listed = _git(workdir, "ls-files", "-z", "--", ":(glob)**/.gitattributes")
+    files = [workdir / f for f in listed.stdout.split("\0") if f]
+    info = _git(workdir, "rev-parse", "--git-path", "info/attributes").stdout.strip()
+    files += [workdir / info] if info else []
+    text = ""
+    for file in files:
+        try:
+            text += file.read_text(encoding="utf-8", errors="replace") + "\n"
+        except OSError:
+            continue
+    used = [n for n in names if re.search(rf"\sfilter={re.escape(n[7:-6])}(\s|$)", text)]
+    return used  # (``filter.`` and ``.clean`` around each name)
 
 
 def _validate(where: Layout, runner: list[str], text: str) -> None:
