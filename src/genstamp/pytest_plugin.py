@@ -186,7 +186,8 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
             for f, start in found.maybe
             if suite.observed_ignored(f, start, ignored, found.conftests)
         }
-        reached = collected | tally.all_offered()  # (by a conftest's own collector)
+        # (collected, or offered to a conftest's own collector)
+        reached = collected | tally._with_workers(tally.offered, "offered")
         missing += [
             f
             for f in (*found.files, *suite.unreached(found, reached, ignored))
@@ -543,16 +544,10 @@ class Tally:
         it had one (``collects``: one defined under a condition may have none). One that
         ignores what it chooses (``_IGNORES``): what its own hook ignores is recorded
         (``hook``), never what another plugin's does (pytest-testmon's, which narrows)."""
-        if not isinstance(plugin, ModuleType):
+        found = self._conftest_at(plugin)
+        if found is None:
             return
-        where = getattr(plugin, "__file__", None)
-        if not isinstance(where, str) or os.path.basename(where) != "conftest.py":
-            return
-        folder = os.path.dirname(os.path.abspath(where))
-        home = self.tree_path(Path(folder))
-        if home is None:
-            return
-        home = "" if home == "." else home
+        folder, home = found
         if callable(getattr(plugin, _COLLECTS, None)):
             self._collecting.append(folder + os.sep)
             self.ignored.add(f"collects\t{home}\t")
@@ -909,20 +904,28 @@ class Tally:
             "borrowed": self.borrowed,
         }
 
+    def _conftest_at(self, plugin: object) -> tuple[str, str] | None:
+        """(its folder, that folder's tree path: "" at the top) of a conftest of the work tree
+        that pytest loaded as ``plugin``; None for any other plugin."""
+        where = getattr(plugin, "__file__", None) if isinstance(plugin, ModuleType) else None
+        if not isinstance(where, str) or os.path.basename(where) != "conftest.py":
+            return None
+        folder = os.path.dirname(os.path.abspath(where))
+        home = self.tree_path(Path(folder))
+        if home is None:
+            return None
+        return folder, "" if home == "." else home
+
     def observe_ignores(self, cfg: pytest.Config) -> None:
         """The lists of the conftests this process loaded as the run ends (``defines``, and
         ``collect_ignore``'s ``path`` and ``collect_ignore_glob``'s ``glob`` entries as tree
         paths, each with its conftest's folder: ``coverage.Coverage.ignored``): where a conftest
         may ignore a file, whether it did in this run."""
         for plugin in cfg.pluginmanager.get_plugins():
-            where = getattr(plugin, "__file__", None) if isinstance(plugin, ModuleType) else None
-            if not isinstance(where, str) or os.path.basename(where) != "conftest.py":
+            found = self._conftest_at(plugin)
+            if found is None:
                 continue
-            folder = os.path.dirname(os.path.abspath(where))
-            home = self.tree_path(Path(folder))
-            if home is None:
-                continue
-            home = "" if home == "." else home
+            folder, home = found
             self.ignored.add(f"loaded\t{home}\t")
             for name, kind in (("collect_ignore", "path"), ("collect_ignore_glob", "glob")):
                 values = getattr(plugin, name, None)
@@ -947,14 +950,15 @@ class Tally:
                     if rel is not None and rel != ".":
                         self.ignored.add(f"{kind}\t{home}\t{rel}")
 
-    def all_ignored(self) -> set[str]:
-        return self.ignored.union(*(o.get("ignored", ()) for o in self.workers))
+    def _with_workers(self, own: set[str], key: str) -> set[str]:
+        """``own`` with the list each xdist worker's output holds under ``key``."""
+        return own.union(*(o.get(key, ()) for o in self.workers))
 
-    def all_offered(self) -> set[str]:
-        return self.offered.union(*(o.get("offered", ()) for o in self.workers))
+    def all_ignored(self) -> set[str]:
+        return self._with_workers(self.ignored, "ignored")
 
     def all_files(self) -> set[str]:
-        return self.files.union(*(o.get("files", ()) for o in self.workers))
+        return self._with_workers(self.files, "files")
 
     def all_borrowed(self) -> dict[str, str]:
         out = dict(self.borrowed)
@@ -964,9 +968,7 @@ class Tally:
         return out
 
     def all_unexplained(self) -> tuple[str, ...]:
-        return tuple(
-            sorted(self.unexplained.union(*(o.get("unexplained", ()) for o in self.workers)))
-        )
+        return tuple(sorted(self._with_workers(self.unexplained, "unexplained")))
 
     def passing(self) -> bool:
         """Whether no test that ran failed or errored, and no collector failed."""
@@ -974,15 +976,15 @@ class Tally:
         return not self.collect_errors and not any(o in bad for o in self.outcomes.values())
 
     def all_partly(self) -> set[str]:
-        return self.partly.union(*(o.get("partly", ()) for o in self.workers))
+        return self._with_workers(self.partly, "partly")
 
     def all_marks(self) -> set[str]:
         """The names of the markers of the tests collected, by this process and its workers."""
-        return self.marks.union(*(o.get("marks", ()) for o in self.workers))
+        return self._with_workers(self.marks, "marks")
 
     def all_marked_errors(self) -> set[str]:
         """The warning categories the collected tests' own markers make errors."""
-        return self.marked_errors.union(*(o.get("marked_errors", ()) for o in self.workers))
+        return self._with_workers(self.marked_errors, "marked_errors")
 
     def suite_root(self, rel: str) -> str:
         """The folder of the suite holding the tree path ``rel`` ("": the repository's)."""
@@ -1161,7 +1163,7 @@ class Tally:
             self.collect_failed,
             self.skipped_folders,
             self.all_ignored(),
-            self.all_offered(),
+            self._with_workers(self.offered, "offered"),
         )
 
 
