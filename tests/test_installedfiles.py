@@ -200,6 +200,48 @@ def test_a_strict_editable_install_of_a_namespace_package_is_the_trees(tmp_path:
     assert failures(repo) == {}
 
 
+@pytest.mark.parametrize("sibling", ["acme-c", "acme-a"], ids=["sibling-project", "own-clone"])
+def test_a_portion_of_the_namespace_a_sibling_project_installed_editable_provides(
+    tmp_path: Path, sibling: str
+) -> None:
+    """The tree holds `acme/a` of the namespace package `acme`; `acme.c` comes from a sibling
+    project, developed beside it and installed editable (`pip install -e ../c`): that
+    project's code, as its release installed from an index is. A green run was refused
+    foreign-origin (h203). A project of this one's own name there (another clone of it, with
+    a module the tree does not hold) is refused all the same."""
+    other = init_repo(tmp_path / "c")
+    meta = f'[project]\nname = "{sibling}"\nversion = "0"\n'
+    write_files(
+        other,
+        {
+            "pyproject.toml": SETUPTOOLS + meta,
+            "src/acme/c/__init__.py": "def w():\n    return 5\n",
+            ".gitignore": "__pycache__/\nbuild/\n*.egg-info/\n",
+        },
+    )
+    commit_all(other, "acme.c")
+    repo = init_repo(tmp_path / "a")
+    files = {
+        "pyproject.toml": SETUPTOOLS
+        + '[project]\nname = "acme-a"\nversion = "0"\n'
+        + '[tool.pytest.ini_options]\npythonpath = ["src"]\ntestpaths = ["tests"]\n',
+        "src/acme/a/__init__.py": "from acme.c import w\n\n\ndef v():\n    return w() + 1\n",
+        "tests/test_v.py": "from acme.a import v\n\n\ndef test_v():\n    assert v() == 6\n",
+        ".gitignore": "__pycache__/\nbuild/\n*.egg-info/\n",
+    }
+    write_files(repo, files)
+    commit_all(repo, "acme.a")
+    python, _ = make_venv(tmp_path / "venv")
+    pip_install(python, other, "-e", ".")
+    green(python, repo)
+    said = failures(repo)
+    if sibling == "acme-c":
+        assert said == {}
+        return
+    assert list(said) == ["foreign-origin"], said
+    assert "acme.c from " in said["foreign-origin"]
+
+
 CRLF = SCRIPT.replace("\n", "\r\n")
 
 

@@ -320,6 +320,72 @@ def _namespace_root(top: str, roots: Mapping[str, str]) -> bool:
     return any(marker in text for marker in _EXTENDS)
 
 
+def _sibling_portion(
+    ld: Load, root: Path, roots: Mapping[str, str], bases: Sequence[str] | None
+) -> bool:
+    """Whether ``ld``, loaded from outside the work tree, is a portion of the checkout's
+    namespace package that another project provides, installed editable from its own folder
+    (``pip install -e ../acme-c`` beside the tree's ``acme/a``: PEP 610 ``direct_url.json``):
+    that project's code, as its installed release would be. Never a module the tree holds
+    too (``bases``: the module's; None for a namespace folder, which holds no code itself),
+    nor a project of this name (another clone of this one) or one holding this work tree."""
+    top = ld.module.partition(".")[0]
+    if not top or not _namespace_root(top, roots):
+        return False
+    project = _editable_project_of(ld.path)
+    if project is None:
+        return False
+    name, folder = project
+    if inside(folder, str(root)) or inside(str(root), folder):
+        return False
+    from genstamp.roots import project_name
+
+    if name == project_name(root):
+        return False
+    return bases is None or counterpart(ld.module, ld.path, root, bases) is None
+
+
+_EDITABLE: list[tuple[str, str]] = []  # (name, folder) of the editable installs, once a process
+
+
+def _editable_project_of(path: str) -> tuple[str, str] | None:
+    """(normalised name, folder) of the distribution installed editable (PEP 610) from the
+    folder holding ``path``, among those of this process's import path; None if none is."""
+    if not _EDITABLE:
+        _EDITABLE.append(("", ""))  # asked once
+        _EDITABLE.extend(_editable_projects(sys.path))
+    real = os.path.realpath(path)
+    return next(((n, f) for n, f in _EDITABLE[1:] if inside(real, f)), None)
+
+
+def _editable_projects(entries: Iterable[str]) -> Iterator[tuple[str, str]]:
+    import json
+    from urllib.parse import unquote, urlsplit
+
+    from genstamp.roots import normalised
+
+    for entry in dict.fromkeys(entries):
+        if not entry or not installed(os.path.join(os.path.abspath(entry), "")):
+            continue
+        try:
+            infos = [n for n in os.listdir(entry) if n.endswith(".dist-info")]
+        except OSError:
+            continue
+        for info in infos:
+            try:
+                with open(os.path.join(entry, info, "direct_url.json"), encoding="utf-8") as fh:
+                    data = json.load(fh)
+                dir_info = data.get("dir_info")
+                split = urlsplit(data.get("url"))
+            except (OSError, ValueError, AttributeError, TypeError):
+                continue
+            if not (isinstance(dir_info, dict) and dir_info.get("editable") is True):
+                continue
+            if split.scheme == "file" and split.netloc in ("", "localhost"):
+                folder = os.path.realpath(unquote(split.path))
+                yield normalised(info.partition("-")[0]), folder
+
+
 def _mapped_namespace(project: str, top: str) -> bool:
     """Whether the project in ``project`` maps subpackages of ``top`` to folders (setuptools'
     ``package-dir = {"ns.a" = "lib/a"}``) and not ``top`` itself: a namespace package."""
@@ -983,7 +1049,9 @@ def judge(
                 _pseudo(ld, root, roots, loaded, flags)
             continue
         if ld.via == loads_.NAMESPACE:
-            if not installed(ld.path):  # an installed portion is a dependency's (google.*)
+            # an installed portion is a dependency's (google.*), and so is one of a sibling
+            # project installed editable (`pip install -e ../acme-c`)
+            if not installed(ld.path) and not _sibling_portion(ld, root, roots, None):
                 flags[Flag(FOREIGN, ld.module, ld.path, "namespace outside the checkout")] = None
             continue
         source = installed_from(ld.path) if ld.via == loads_.EXTENSION else None
@@ -1055,8 +1123,10 @@ def judge(
             head = _a_clone_of_head(ld, root, began_ns, heads)
             if head is not None:
                 flags[Flag(FOREIGN, ld.module, ld.path, head)] = None
-            elif not made_by_the_tests(ld.path, began_ns) and not _the_runs_own(
-                ld, began_ns, root, bases, opened
+            elif (
+                not made_by_the_tests(ld.path, began_ns)
+                and not _the_runs_own(ld, began_ns, root, bases, opened)
+                and not (other is None and _sibling_portion(ld, root, roots, bases))
             ):
                 why = (
                     f"{INSTALLED_COPY} the tested tree has no such module"
