@@ -231,6 +231,75 @@ def test_setup_py_is_read_not_run(
     assert not (tmp_path / "ran").exists()
 
 
+@pytest.mark.parametrize(
+    ("files", "config", "found"),
+    [
+        (
+            ["tools/__init__.py"],
+            ("pyproject.toml", '[tool.setuptools]\npackages = ["tools"]\n'),
+            {"tools"},
+        ),
+        (
+            ["src/scripts/__init__.py"],
+            (
+                "pyproject.toml",
+                '[tool.setuptools]\npackages = ["scripts", "scripts.sub"]\n'
+                'package-dir = {"" = "src"}\n',
+            ),
+            {"scripts"},
+        ),
+        (
+            ["tasks.py", "testutils.py"],
+            ("pyproject.toml", '[tool.setuptools]\npy-modules = ["tasks", "testutils"]\n'),
+            {"tasks", "testutils"},
+        ),
+        (
+            ["src/bench/__init__.py"],
+            ("pyproject.toml", '[tool.hatch.build.targets.wheel]\npackages = ["src/bench"]\n'),
+            {"bench"},
+        ),
+        (
+            ["testing/__init__.py"],
+            ("pyproject.toml", '[tool.poetry]\npackages = [{include = "testing"}]\n'),
+            {"testing"},
+        ),
+        (["manage.py"], ("pyproject.toml", '[tool.flit.module]\nname = "manage"\n'), {"manage"}),
+        (
+            ["tools/__init__.py", "setup.py"],
+            ("setup.cfg", "[options]\npackages = tools\npy_modules = setup\n"),
+            {"tools"},
+        ),
+        (
+            ["tools/__init__.py"],
+            ("setup.py", "from setuptools import setup\nsetup(packages=['tools'])\n"),
+            {"tools"},
+        ),
+        (["tools/__init__.py", "tasks.py"], ("pyproject.toml", '[project]\nname = "x"\n'), set()),
+    ],
+    ids=[
+        "setuptools",
+        "package-dir",
+        "py-modules",
+        "hatch",
+        "poetry",
+        "flit",
+        "setup-cfg",
+        "setup-py",
+        "control",
+    ],
+)
+def test_a_package_the_metadata_declares_is_a_root_whatever_its_name(
+    tmp_path: Path, files: list[str], config: tuple[str, str], found: set[str]
+) -> None:
+    """`tools/`, `scripts/`, `bench/`, `testing/`, `tasks.py`, `test*.py` are no project's
+    code as a rule; one the project's metadata names as its package or module is its root
+    all the same (an old copy of it on the import path is another checkout's code, h203).
+    `setup.py` stays the build's, named or not."""
+    make(tmp_path, *files)
+    (tmp_path / config[0]).write_text(config[1])
+    assert set(roots.find(tmp_path)) == found
+
+
 def test_folders_pytest_puts_on_the_path(tmp_path: Path) -> None:
     make(tmp_path, "lib/calc/__init__.py", "helpers/tools.py")
     # test helpers on the path are not the project's code: a namespace folder of them named

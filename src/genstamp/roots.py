@@ -70,8 +70,9 @@ def find(workdir: Path, extra: Iterable[Path] = ()) -> dict[str, str]:
         mine = dict(mapped(project))  # each the folder of the package itself
         theirs = {Path(folder) for folder in mine.values()}
         dirs = package_dirs(project, extra if top else ())
+        declared = declared_names(project)
         for base in dirs:
-            for name in _roots_in(base):
+            for name in _roots_in(base, declared):
                 # ``src`` holds roots, and a mapped package's folder is that package: neither
                 if base / name not in dirs and (base / name).resolve() not in theirs:
                     # unless it is the project's own (an old install of it may be what loads)
@@ -548,7 +549,10 @@ def _parts_below(folder: Path, root: Path) -> tuple[str, ...]:
         return ()
 
 
-def _roots_in(base: Path) -> list[str]:
+def _roots_in(base: Path, declared: frozenset[str] = frozenset()) -> list[str]:
+    """The import roots in the folder ``base``: its packages and modules, but for folders and
+    files of those names no project's code has (``tools/``, ``setup.py``, ``test_*.py``),
+    unless the project's metadata names them (``declared``)."""
     names: list[str] = []
     try:
         entries = list(os.scandir(base))
@@ -561,20 +565,71 @@ def _roots_in(base: Path) -> list[str]:
         if e.is_dir(follow_symlinks=False):
             if (
                 name.isidentifier()
-                and name not in _SKIP
+                and (name not in _SKIP or name in declared)
                 and not environment(e.path)
                 and _holds_python(e.path, _DEPTH)
             ):
                 names.append(name)
         elif name.endswith(".py"):
             stem = name[:-3]
-            if stem.isidentifier() and stem not in _SKIP_FILES and not stem.startswith("test"):
+            skipped = stem in _SKIP_FILES or stem.startswith("test")
+            if stem.isidentifier() and (not skipped or stem in declared):
                 names.append(stem)
         else:
             stem = name.partition(".")[0]
             if stem.isidentifier() and name.endswith((".so", ".pyd")):
                 names.append(stem)
     return names
+
+
+def declared_names(project: Path) -> frozenset[str]:
+    """The top-level packages and modules the project's metadata names one by one:
+    setuptools' ``packages`` and ``py-modules`` (pyproject.toml, setup.cfg, literals of
+    setup.py), hatch's wheel ``packages``, poetry's ``packages`` includes, flit's module;
+    roots of the project whatever their folder is named (``packages = ["tools"]``)."""
+    names: list[str] = []
+    try:
+        data = _toml(read_kept(project / "pyproject.toml"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        data = {}
+    tool = _table(data.get("tool"))
+    setuptools = _table(tool.get("setuptools"))
+    names += _strings(setuptools.get("packages")) + _strings(setuptools.get("py-modules"))
+    names += [
+        os.path.basename(p.rstrip("/")) for p in _strings(_hatch_wheel(tool)[1].get("packages"))
+    ]
+    poetry = _table(tool.get("poetry"))
+    for entry in poetry.get("packages", []) if isinstance(poetry.get("packages"), list) else []:
+        include = entry.get("include") if isinstance(entry, Mapping) else None
+        if isinstance(include, str):
+            names.append(include.strip("/").partition("/")[0])
+    names += _strings(_table(_table(tool.get("flit")).get("module")).get("name"))
+    parser = read_setup_cfg(project / "setup.cfg")
+    for option in ("packages", "py_modules"):
+        if parser is not None and parser.has_option("options", option):
+            names += parser.get("options", option).replace(",", " ").split()
+    names += _setup_py_names(project / "setup.py")
+    tops = (n.strip().partition(".")[0] for n in names)
+    # setup.py is the build's and conftest.py pytest's, whatever the metadata says
+    return frozenset(n for n in tops if n.isidentifier()) - {"setup", "conftest"}
+
+
+def _setup_py_names(path: Path) -> list[str]:
+    """The literal strings of a ``setup.py``'s ``packages=[...]`` and ``py_modules=[...]``."""
+    if not path.is_file():
+        return []
+    import ast  # only for a project that has a setup.py
+
+    try:
+        tree = _python(read_kept(path))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg in ("packages", "py_modules"):
+            if isinstance(node.value, (ast.List, ast.Tuple)):
+                out += [s for s in map(_string, node.value.elts) if s]
+    return out
 
 
 def _private_ok(name: str) -> bool:
