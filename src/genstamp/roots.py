@@ -13,7 +13,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -276,21 +276,15 @@ def _mapped_setup(workdir: Path) -> list[tuple[str, object]]:
         for line in parser.get("options", "package_dir", fallback="").splitlines():
             name, _, folder = line.rpartition("=")
             pairs.append((name.strip(), folder.strip()))
-    setup = workdir / "setup.py"
-    if setup.is_file():
-        import ast
+    import ast
 
-        try:
-            tree = _python(read_kept(setup))
-        except (OSError, SyntaxError, ValueError):
-            return pairs
-        for node in ast.walk(tree):
-            if isinstance(node, ast.keyword) and node.arg == "package_dir":
-                if isinstance(node.value, ast.Dict):
-                    pairs += [
-                        (_string(k) or "", _string(v))
-                        for k, v in zip(node.value.keys, node.value.values, strict=True)
-                    ]
+    for node in _setup_py_nodes(workdir / "setup.py"):
+        if isinstance(node, ast.keyword) and node.arg == "package_dir":
+            if isinstance(node.value, ast.Dict):
+                pairs += [
+                    (_string(k) or "", _string(v))
+                    for k, v in zip(node.value.keys, node.value.values, strict=True)
+                ]
     return pairs
 
 
@@ -616,16 +610,10 @@ def declared_names(project: Path) -> frozenset[str]:
 
 def _setup_py_names(path: Path) -> list[str]:
     """The literal strings of a ``setup.py``'s ``packages=[...]`` and ``py_modules=[...]``."""
-    if not path.is_file():
-        return []
-    import ast  # only for a project that has a setup.py
+    import ast
 
-    try:
-        tree = _python(read_kept(path))
-    except (OSError, SyntaxError, ValueError):
-        return []
     out: list[str] = []
-    for node in ast.walk(tree):
+    for node in _setup_py_nodes(path):
         if isinstance(node, ast.keyword) and node.arg in ("packages", "py_modules"):
             if isinstance(node.value, (ast.List, ast.Tuple)):
                 out += [s for s in map(_string, node.value.elts) if s]
@@ -770,19 +758,25 @@ def _from_setup_cfg(path: Path) -> list[str]:
     return out
 
 
-def _from_setup_py(path: Path) -> list[str]:
-    """The folders a ``setup.py`` names as literals, read without running it: the values of
-    ``package_dir={...}`` and where ``find_packages``/``find_namespace_packages`` look."""
+def _setup_py_nodes(path: Path) -> Iterator[Any]:
+    """Every node of a ``setup.py`` (read, never run); none where there is no such Python."""
     if not path.is_file():
-        return []
+        return iter(())
     import ast  # only for a project that has a setup.py
 
     try:
-        tree = _python(read_kept(path))
+        return ast.walk(_python(read_kept(path)))
     except (OSError, SyntaxError, ValueError):
-        return []
+        return iter(())
+
+
+def _from_setup_py(path: Path) -> list[str]:
+    """The folders a ``setup.py`` names as literals, read without running it: the values of
+    ``package_dir={...}`` and where ``find_packages``/``find_namespace_packages`` look."""
+    import ast
+
     found: list[str | None] = []
-    for node in ast.walk(tree):
+    for node in _setup_py_nodes(path):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -817,24 +811,18 @@ def _extension_names(project: Path) -> list[str]:
     for entry in modules if isinstance(modules, list) else []:
         name = entry.get("name") if isinstance(entry, dict) else None
         names.append(name if isinstance(name, str) else None)
-    setup = project / "setup.py"
-    if setup.is_file():
-        import ast
+    import ast
 
-        try:
-            tree = _python(read_kept(setup))
-        except (OSError, SyntaxError, ValueError):
-            tree = None
-        for node in ast.walk(tree) if tree is not None else ():
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if called not in ("Extension", "Pybind11Extension", "CppExtension", "CUDAExtension"):
-                continue
-            given = node.args[0] if node.args else None
-            given = next((kw.value for kw in node.keywords if kw.arg == "name"), given)
-            names.append(_string(given))
+    for node in _setup_py_nodes(project / "setup.py"):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called not in ("Extension", "Pybind11Extension", "CppExtension", "CUDAExtension"):
+            continue
+        given = node.args[0] if node.args else None
+        given = next((kw.value for kw in node.keywords if kw.arg == "name"), given)
+        names.append(_string(given))
     tops = (n.partition(".")[0] for n in names if n)
     return list(dict.fromkeys(t for t in tops if t.isidentifier()))
 
