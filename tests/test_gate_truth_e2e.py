@@ -2061,36 +2061,85 @@ def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
 
 
 PYXIMPORTED = """\
+import os
+
 import pyximport
 
-pyximport.install(language_level=3)
+pyximport.install(language_level=3, build_dir=os.environ.get("PYX_BUILD"))
 
 from calc._fast import twice  # noqa: E402
 """
 
 
-def test_a_module_pyximport_builds_from_the_tree_is_the_checkouts(
-    repo: Path, genstamp: RunGenstamp, tmp_path: Path
-) -> None:
-    """pyximport builds the tree's ``.pyx`` as the tests import it, into ``~/.pyxbld``, outside
-    the work tree, and the next run loads that build again: both runs are accepted (a clean
-    clone builds the same; the build is judged by ``stale-extension`` against the tree's
-    sources, as an install from the checkout is)."""
+def pyximported(repo: Path, twice: str = "2 * x") -> None:
     write_calc(
         repo, tests="from calc import twice\n\n\ndef test_twice():\n    assert twice(2) == 4\n"
     )
     (repo / "src" / "calc" / "__init__.py").write_text(PYXIMPORTED)
-    (repo / "src" / "calc" / "_fast.pyx").write_text("def twice(int x):\n    return 2 * x\n")
+    (repo / "src" / "calc" / "_fast.pyx").write_text(f"def twice(int x):\n    return {twice}\n")
     commit_all(repo, "a Cython module")
+
+
+@pytest.mark.parametrize("build", [".pyxbld", ".cache/pyx"], ids=["default", "build-dir"])
+def test_a_module_pyximport_builds_from_the_tree_is_the_checkouts(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path, build: str
+) -> None:
+    """pyximport builds the tree's ``.pyx`` as the tests import it, into ``~/.pyxbld`` (or the
+    ``build_dir`` it is given), outside the work tree, and the next run loads that build
+    again: both runs are accepted (a clean clone builds the same; the build is judged by
+    ``stale-extension`` against the tree's sources, as an install from the checkout is). The
+    second run in a folder of another name was refused foreign-origin (h203)."""
+    pyximported(repo)
     (tmp_path / "home").mkdir()
-    env = subprocess_env(HOME=str(tmp_path / "home"))
+    folder = tmp_path / "home" / build
+    env = subprocess_env(HOME=str(tmp_path / "home"), PYX_BUILD=str(folder))
     stamp(genstamp, repo)
     for _ in range(2):  # built, then the build reused
         proc = run_tests(repo, env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         data = verdict(genstamp, repo)[1]
         assert rules(data) == [], data
-    assert list((tmp_path / "home" / ".pyxbld").rglob("_fast*.so"))
+    assert list(folder.rglob("_fast*.so"))
+
+
+@pytest.mark.parametrize("other", ["fixed", "same"])
+def test_a_pyximport_build_another_clone_made_of_its_source_is_not_the_checkouts(
+    repo: Path, genstamp: RunGenstamp, tmp_path: Path, other: str
+) -> None:
+    """pyximport keeps a build by the module's name alone, shared by every clone: a clone that
+    fixed ``twice`` builds its own, and this checkout, whose source is older than that build,
+    loads it without building: green, where a clean clone fails. Refused foreign-origin,
+    naming the other clone's C file (h203). A clone of the same text builds the same code:
+    accepted."""
+    pyximported(repo, "x + x if x != 2 else 5")  # a bug the test finds
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    (tmp_path / "home").mkdir()
+    env = subprocess_env(HOME=str(tmp_path / "home"))
+    stamp(genstamp, repo)
+    assert run_tests(repo, env=env).returncode == 1  # this checkout's build, the bug
+    if other == "fixed":
+        (clone / "src" / "calc" / "_fast.pyx").write_text("def twice(int x):\n    return 2 * x\n")
+        commit_all(clone, "fixed")
+    else:
+        (repo / "src" / "calc" / "_fast.pyx").write_text("def twice(int x):\n    return 2 * x\n")
+        (clone / "src" / "calc" / "_fast.pyx").write_text("def twice(int x):\n    return 2 * x\n")
+        commit_all(repo, "fixed here too")
+        stamp(genstamp, repo)
+        assert run_tests(repo, env=env).returncode == 0  # built here first
+    proc = run_pytest(clone, "-p", "no:genstamp", env=env)  # the clone's build, of its source
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = run_tests(repo, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # the clone's build ran here
+    data = verdict(genstamp, repo)[1]
+    if other == "same":
+        assert rules(data) == [], data
+        return
+    assert rules(data) == ["foreign-origin"], data
+    assert "calc._fast from " in message(data, "foreign-origin")
+    said = json.dumps(data)
+    assert "built by pyximport from another checkout's" in said, said
+    assert str(clone.resolve()) in said
 
 
 @pytest.mark.parametrize("eol", ["\n", "\r\n"], ids=["lf", "crlf"])

@@ -1057,7 +1057,14 @@ def judge(
         source = installed_from(ld.path) if ld.via == loads_.EXTENSION else None
         # built from the tree as it was imported (pyximport, into ``~/.pyxbld``), or an
         # extension the run itself made (a test's build or copy): judged by its sources' age
-        pyximported = _PYXIMPORT in ld.path.split(os.sep)
+        made_of = (
+            _pyximport_origin(ld.path, ld.module, root_s) if ld.via == loads_.EXTENSION else None
+        )
+        if made_of:
+            why = f"{PYXIMPORT_ELSEWHERE} {made_of}, not this one's (rebuild it here)"
+            flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
+            continue
+        pyximported = made_of is not None or _PYXIMPORT in ld.path.split(os.sep)
         built_on_import = ld.via == loads_.EXTENSION and (pyximported or _made_during(ld, began_ns))
         if built_on_import or (source is not None and inside(source, root_s)):
             # Built and installed from this very checkout (``pip install .``, the clean room,
@@ -1947,7 +1954,15 @@ INSTALLED_COPY = "installed, and"  # an installed copy of the checkout's package
 # a file run from a copy outside the checkout whose bytes a commit held (``_versions_run``)
 PAST_VERSION = "its bytes are a past version of"
 IN_TREE_COPY = "loaded from a copy in the work tree of"  # ``_stale_copies``
-SAYS_HOW = (CLONE_OF_HEAD, NOT_INSTALLED, INSTALLED_COPY, PAST_VERSION, IN_TREE_COPY)
+PYXIMPORT_ELSEWHERE = "built by pyximport from another checkout's"  # its C file, named
+SAYS_HOW = (
+    CLONE_OF_HEAD,
+    NOT_INSTALLED,
+    INSTALLED_COPY,
+    PAST_VERSION,
+    IN_TREE_COPY,
+    PYXIMPORT_ELSEWHERE,
+)
 
 
 def _git_rev(where: str, rev: str) -> str | None:
@@ -2640,6 +2655,77 @@ def newer_sources(path: str, mtime_ns: int, natives: Iterable[str]) -> list[str]
 
 SETUP_PY_REBUILD = "python setup.py build_ext --inplace --force"
 REINSTALL = "pip install ."  # an extension installed from the checkout: install it again
+
+
+def _pyximport_origin(path: str, module: str, root: str) -> str | None:
+    """Where pyximport's build of the extension module ``module`` at ``path`` comes from: ""
+    this checkout's source, else the C file it generated of another checkout's (None when
+    ``path`` is no such build). Its build folder (``~/.pyxbld``, or ``build_dir=``) holds the
+    module in ``lib.PLATFORM/pkg/`` by its name alone, shared by every checkout, and the C
+    files in ``temp.PLATFORM/ABSOLUTE/PATH/pkg/``, one for each source path: the module is a
+    build of the latest made before it, which is this checkout's own where its C file holds
+    the same but for the source's path (another clone's, or worktree's, of the same text)."""
+    built = _pyximport_builds(path, module)
+    if not built:
+        return None
+    _, latest, raw, real = built[-1]
+    if inside(real, root):
+        return ""
+    for _, c, own_raw, own_real in reversed(built):
+        if inside(own_real, root):
+            try:
+                with open(latest, "rb") as fh, open(c, "rb") as mine:
+                    same = fh.read().replace(os.fsencode(raw), os.fsencode(own_raw)) == mine.read()
+            except OSError:
+                same = False
+            return "" if same else latest
+    return latest
+
+
+def _pyximport_builds(path: str, module: str) -> list[tuple[int, str, str, str]]:
+    """(mtime, C file, its source's folder as pyximport named it, and resolved) of each C file
+    of ``module`` in the pyximport build folder holding ``path`` that was made before it, the
+    latest last; none when ``path`` lies in no such folder."""
+    parts = module.split(".")
+    folder = os.path.dirname(path)
+    for name in reversed(parts[:-1]):  # up to the lib.* folder holding the package
+        if os.path.basename(folder) != name:
+            return []
+        folder = os.path.dirname(folder)
+    if not os.path.basename(folder).startswith("lib."):
+        return []
+    build = os.path.dirname(folder)
+    try:
+        built_ns = os.stat(path).st_mtime_ns
+        temps = [e.path for e in os.scandir(build) if e.name.startswith("temp.") and e.is_dir()]
+    except OSError:
+        return []
+    wanted = {f"{parts[-1]}{ext}" for ext in (".c", ".cpp")}
+    package = parts[:-1]
+    found: list[tuple[int, str, str, str]] = []
+    for temp in temps:
+        seen = 0
+        for where, dirs, files in os.walk(temp):
+            seen += len(files) + len(dirs)
+            if seen > _PYXBLD_MOST:
+                break
+            held = os.path.relpath(where, temp).split(os.sep)  # an absolute path's parts
+            if package and held[-len(package) :] != package:
+                continue
+            for file in wanted.intersection(files):
+                c = os.path.join(where, file)
+                try:
+                    made = os.stat(c).st_mtime_ns
+                except OSError:
+                    continue
+                if made <= built_ns:  # made before the module was: what it may be built of
+                    raw = os.sep + os.path.join(*held)
+                    found.append((made, c, raw, os.path.realpath(raw)))
+    return sorted(found)
+
+
+_PYXBLD_MOST = 20000  # entries of a pyximport build folder looked through at most
+
 # pyximport's build folder (``pyximport.install(build_dir=...)``, default ``~/.pyxbld``)
 _PYXIMPORT = ".pyxbld"
 PYXIMPORT_REBUILD = "rm -r ~/.pyxbld (pyximport builds it again as the tests import it)"
