@@ -3092,6 +3092,13 @@ def pytest_collectstart(collector):
             "pyproject.toml": "[tool.pytest]\n",
             "setup.cfg": "[tool:pytest]\npython_files = test_*.py check_*.py\n",
         },
+        # a path pattern matches the file's absolute path, as "*/pattern" (Django's guides'
+        # `*/tests/test_*.py` takes the top-level tests/ too: h204)
+        {"pytest.ini": "[pytest]\npython_files = */tests/test_*.py\n"},
+        # (not `*/*/test_*.py`: its `*` takes any folder of tmp_path named test_… too)
+        {"pytest.ini": "[pytest]\npython_files = */*/check_*.py test_*.py\n"},
+        {"pytest.ini": "[pytest]\naddopts = --doctest-glob=*/*.rst\n", "README.rst": ">>> 1\n1\n"},
+        {"pytest.ini": "[pytest]\nnorecursedirs = */other\n"},
         # collect_ignore as the conftest's module leaves it
         {"conftest.py": IGNORED_OTHER},
         {"conftest.py": IGNORED_OTHER + 'collect_ignore.remove("tests/other")\n'},

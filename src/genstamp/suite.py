@@ -53,7 +53,10 @@ _NO_DOCTEST = ("--xdoctest", "--xdoc", "--xdoctest-modules")
 # xdoctest's text files (its --xdoctest-glob, alone: pytest's --doctest-glob is then unused)
 _XDOCTEST_GLOBS = ("--xdoctest-glob", "--xdoc-glob")
 SHOWN = 5  # files named in a reason before a count
-_HERE = "checkout"  # the stand-in folder name a norecursedirs path pattern is matched under
+# the stand-in for the checkout's absolute path that pytest matches a path pattern against
+# (``python_files``, ``norecursedirs``, ``--doctest-glob`` holding a ``/``): four folders deep,
+# named so that no pattern names them (``*/_*`` would take a folder named ``_``)
+_PLACE = "/\u2400/\u2400/\u2400/\u2400"
 # The files pytest takes its configuration from, in its order (pytest 9 added the TOML ones).
 CONFIG_NAMES = (
     "pytest.toml",
@@ -1290,9 +1293,15 @@ def _parts_match(pats: Sequence[str], parts: Sequence[str]) -> bool:
 
 def _matches(path: str, name: str, pattern: str) -> bool:
     # As pytest's fnmatch_ex: a pattern without a slash matches the file's name.
-    if "/" in pattern:
-        return fnmatch.fnmatch("/" + path, "*/" + pattern.lstrip("/"))
-    return fnmatch.fnmatch(name, pattern)
+    return _path_matches(path, pattern) if "/" in pattern else fnmatch.fnmatch(name, pattern)
+
+
+def _path_matches(path: str, pattern: str) -> bool:
+    """As pytest's ``fnmatch_ex`` for a pattern holding a ``/``: the pattern, made
+    ``*/pattern``, against the absolute path (here under a stand-in for the checkout's own
+    place, which the tree does not tell, as deep as most are: ``*/tests/test_*.py`` takes
+    ``tests/test_a.py``, whose absolute path has a folder above ``tests``)."""
+    return fnmatch.fnmatch(f"{_PLACE}/{path}", "*/" + pattern.lstrip("/"))
 
 
 def _pruned(
@@ -1313,7 +1322,7 @@ def _pruned(
             return True
         # as pytest: the pattern, made "*/pattern", against the folder's absolute path (here
         # under a stand-in for the checkout's own place, which the tree does not tell)
-        if any(fnmatch.fnmatch(f"/{_HERE}/{folder}", "*/" + p) for p in path_patterns):
+        if any(_path_matches(folder, p) for p in path_patterns):
             return True
     return False
 
