@@ -286,6 +286,39 @@ def test_each_narrowing_is_partial_and_names_what_was_left_out(
     assert verify(root)[0] == 0
 
 
+SHARDED = """\
+def pytest_addoption(parser):
+    parser.addoption("--shard", type=int)
+
+def pytest_collection_modifyitems(config, items):
+    shard = config.getoption("--shard")
+    if shard is not None:  # pytest-shard's, pytest-test-groups' way: never reported deselected
+        items[:] = items[shard::2]
+"""
+
+
+@pytest.mark.parametrize("shards", [(0, 1), (0,), (0, 0)], ids=["both", "one", "one-twice"])
+def test_shards_that_drop_items_without_deselecting_them_merge_into_the_suite(
+    tmp_path: Path, shards: tuple[int, ...]
+) -> None:
+    """A sharder that takes items out of the collection (``items[:] = items[shard::2]``, as
+    pytest-shard and pytest-test-groups do) without reporting them deselected: each shard's
+    tests left out are unrun, not their files collected in part, so that the shards merge
+    into the whole suite (refused partial-run forever, every shard green: h204). One shard
+    alone, or run twice, is partial."""
+    files = {"pytest.ini": "[pytest]\ntestpaths = tests\n", "conftest.py": SHARDED, **SIMPLE}
+    files["tests/test_b.py"] = cases("b1", "b2", "b3")
+    root = make(tmp_path / "p", files)
+    for shard in shards:
+        assert pytest_in(root, "--shard", str(shard)).returncode == 0
+    code, data, _ = verify(root)
+    if shards == (0, 1):
+        assert code == 0, data
+        return
+    assert code == 1, data
+    assert "test_b" in rules(data)["partial-run"]
+
+
 YAML_COLLECTOR = """\
 import pytest
 

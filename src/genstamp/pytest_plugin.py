@@ -716,13 +716,13 @@ class Tally:
     def _taken_out(self, final: list[pytest.Item]) -> None:
         """Items a conftest or plugin took out of the collection without reporting them
         deselected (``items[:] = …`` in any hook, ``session.items`` trimmed when collection
-        ends): their files were collected in part, as deselection leaves them."""
+        ends; pytest-shard's and pytest-test-groups' parts): not run, as a deselection
+        nothing explains leaves them, which another part of the suite may run."""
         kept = {item.nodeid for item in final}
         for nodeid, path in self._items.items():
             if nodeid not in kept and nodeid not in self._reported:
-                rel = self.tree_path(path)
-                if rel is not None:
-                    self.partly.add(rel)
+                if self.tree_path(path) is not None:
+                    self.unexplained.add(self.tree_id(nodeid))
         self._items.clear()
 
     def _configured_out(self, item: pytest.Item) -> bool:
