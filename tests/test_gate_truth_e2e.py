@@ -2361,6 +2361,8 @@ def test_pytest_configuration_and_conftest_from_outside_the_work_tree(
         said = message(data, "foreign-origin")
         assert f"pytest configuration from {(outer / 'pytest.ini').resolve()}" in said, said
         assert f"conftest from {(outer / 'conftest.py').resolve()}" in said, said
+        # what to do, said where it happened: put the configuration in the repository
+        assert "an empty pytest.ini at its top at least" in said, said
         assert "will refuse: foreign-origin: pytest configuration" in out, out
     else:
         assert rules(data) == [], data

@@ -1629,7 +1629,12 @@ def configuration(ini: str | None, conftests: Iterable[str], root: Path) -> Audi
                 except OSError:
                     pass
         elif what == "conftest" or _configures_pytest(real):  # (`-c /dev/null`: none)
-            why = "read by pytest from outside the work tree (a clean clone does not have it)"
+            why = f"{OUTSIDE_READ} (a clean clone does not have it: " + (
+                "keep the suite's conftest.py files in the repository)"
+                if what == "conftest"
+                else "put the suite's configuration in the repository, an empty pytest.ini at "
+                "its top at least, where pytest stops looking)"
+            )
             flags.append(Flag(FOREIGN, what, real, why))
     return Audit((), loaded, tuple(flags), (), ())
 
@@ -1955,6 +1960,7 @@ INSTALLED_COPY = "installed, and"  # an installed copy of the checkout's package
 PAST_VERSION = "its bytes are a past version of"
 IN_TREE_COPY = "loaded from a copy in the work tree of"  # ``_stale_copies``
 PYXIMPORT_ELSEWHERE = "built by pyximport from another checkout's"  # its C file, named
+OUTSIDE_READ = "read by pytest from outside the work tree"  # a configuration, a conftest
 SAYS_HOW = (
     CLONE_OF_HEAD,
     NOT_INSTALLED,
@@ -1962,6 +1968,7 @@ SAYS_HOW = (
     PAST_VERSION,
     IN_TREE_COPY,
     PYXIMPORT_ELSEWHERE,
+    OUTSIDE_READ,
 )
 
 
