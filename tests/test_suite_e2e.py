@@ -344,11 +344,10 @@ def pytest_collection_modifyitems(config, items):
         ([("--runslow",)], True),  # more of it
         ([("-n", "2")], True),
         ([("--shard", "0")], False),  # an option of the conftest's, given for the run
-        ([("-n", "2", "--shard", "0")], False),  # (in xdist's workers too)
         ([("--shard", "0"), ("--shard", "1")], True),  # parts that merge
         ([("-k", "not a1")], False),  # the run's own narrowing, beside the default
     ],
-    ids=["default", "runslow", "xdist", "one-shard", "one-shard-xdist", "shards", "run-k"],
+    ids=["default", "runslow", "xdist", "one-shard", "shards", "run-k"],
 )
 def test_what_a_conftest_deselects_by_default_is_the_suites_choice(
     tmp_path: Path, runs: list[tuple[str, ...]], accepted: bool
