@@ -319,53 +319,6 @@ def test_shards_that_drop_items_without_deselecting_them_merge_into_the_suite(
     assert "test_b" in rules(data)["partial-run"]
 
 
-SLOW_BY_DEFAULT = """\
-def pytest_addoption(parser):
-    parser.addoption("--runslow", action="store_true", default=False)
-    parser.getgroup("shards").addoption("--shard", type=int)
-
-def pytest_collection_modifyitems(config, items):
-    shard = config.getoption("--shard")
-    if shard is not None:
-        drop = items[1 - shard::2]
-    elif not config.getoption("--runslow"):
-        drop = [i for i in items if i.name.endswith("2")]
-    else:
-        return
-    config.hook.pytest_deselected(items=drop)
-    items[:] = [i for i in items if i not in drop]
-"""
-
-
-@pytest.mark.parametrize(
-    ("runs", "accepted"),
-    [
-        ([()], True),  # the suite as its conftest selects it by default
-        ([("--runslow",)], True),  # more of it
-        ([("-n", "2")], True),
-        ([("--shard", "0")], False),  # an option of the conftest's, given for the run
-        ([("--shard", "0"), ("--shard", "1")], True),  # parts that merge
-        ([("-k", "not a1")], False),  # the run's own narrowing, beside the default
-    ],
-    ids=["default", "runslow", "xdist", "one-shard", "shards", "run-k"],
-)
-def test_what_a_conftest_deselects_by_default_is_the_suites_choice(
-    tmp_path: Path, runs: list[tuple[str, ...]], accepted: bool
-) -> None:
-    """A conftest that deselects slow tests unless ``--runslow`` is given, reporting them
-    deselected: a plain ``pytest`` runs the suite as the project defines it, as an
-    ``addopts = -m "not slow"`` would (every plain run was refused partial-run: h204). The
-    same conftest's ``--shard 0``, an option it defines given for the run, is partial: which
-    of its options narrow, genstamp cannot tell."""
-    files = {"pytest.ini": "[pytest]\ntestpaths = tests\n", "conftest.py": SLOW_BY_DEFAULT}
-    files.update({**SIMPLE, "tests/test_b.py": cases("b1", "b2")})
-    root = make(tmp_path / "p", files)
-    for args in runs:
-        assert pytest_in(root, *args).returncode == 0
-    code, data, _ = verify(root)
-    assert (code == 0) is accepted, data
-
-
 YAML_COLLECTOR = """\
 import pytest
 

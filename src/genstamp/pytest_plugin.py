@@ -403,7 +403,6 @@ def _installed_copy(module: object, origin: str, path: str) -> bool:
 
 _COLLECTS = "pytest_collect_file"  # ``suite.COLLECTS`` (the suite is the gate's to list)
 _IGNORES = "pytest_ignore_collect"  # ``suite.IGNORES``
-_MODIFIES = "pytest_collection_modifyitems"
 
 
 class Tally:
@@ -450,9 +449,6 @@ class Tally:
         self._named_ids = False  # the run's arguments name tests by node id (kept only then)
         self.partly: set[str] = set()  # files some of whose items a plugin dropped
         self._reported: set[str] = set()  # node ids reported deselected
-        # the options the conftests define (None: one names its own as it computes them)
-        self._conftest_options: set[str] | None = set()
-        self._by_conftest = 0  # inside a conftest's pytest_collection_modifyitems
         self._items: dict[str, Path] = {}  # node id -> file, of every item collected
         self.texts: dict[str, str] = {}  # collected text files (doctests) -> their blob
         self.marked_errors: set[str] = set()  # categories a filterwarnings marker makes errors
@@ -559,47 +555,6 @@ class Tally:
         for impl in caller.get_hookimpls() if caller is not None else ():
             if impl.plugin is plugin:
                 impl.function = self._observed(impl.function, list(impl.argnames), home)
-        if callable(getattr(plugin, "pytest_addoption", None)):
-            defined = _options_defined(getattr(plugin, "__file__", ""))
-            if defined is None or self._conftest_options is None:
-                self._conftest_options = None  # named as the conftest computes: not known
-            else:
-                self._conftest_options |= defined
-        caller = getattr(manager.hook, _MODIFIES, None)
-        for impl in caller.get_hookimpls() if caller is not None else ():
-            if impl.plugin is plugin and not (impl.hookwrapper or getattr(impl, "wrapper", 0)):
-                impl.function = self._deselecting(impl.function)
-
-    def _deselecting(self, hook: Callable[..., Any]) -> Any:
-        """The conftest's ``pytest_collection_modifyitems``: what it reports deselected as it
-        runs is the conftest's doing (``pytest_deselected``)."""
-
-        def deselecting(*args: Any) -> Any:
-            self._by_conftest += 1
-            try:
-                return hook(*args)
-            finally:
-                self._by_conftest -= 1
-
-        return deselecting
-
-    def _conftests_default(self, cfg: pytest.Config) -> bool:
-        """Whether a deselection a conftest of the work tree reports now is the suite's own
-        default: the run was given none of the options the conftests define (``--runslow``
-        of pytest's own example, which would select more; ``--shard 1``, which selects less:
-        which, genstamp cannot tell), on its command line or in ``PYTEST_ADDOPTS``."""
-        if not self._by_conftest or self._conftest_options is None:
-            return False
-        import shlex
-
-        given = [str(a) for a in cfg.invocation_params.args]
-        with contextlib.suppress(ValueError):
-            given += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
-        return not any(
-            word == opt or word.startswith(opt + "=" if opt.startswith("--") else opt)
-            for word in given
-            for opt in self._conftest_options
-        )
 
     def _observed(self, hook: Callable[..., Any], names: list[str], home: str) -> Any:
         """The conftest's ``pytest_ignore_collect``, as pluggy calls it (its arguments in the
@@ -738,10 +693,9 @@ class Tally:
     @pytest.hookimpl
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += len(items)
-        default = bool(items) and self._conftests_default(items[0].config)
         for item in items:
             self._reported.add(item.nodeid)
-            if default or self._configured_out(item):
+            if self._configured_out(item):
                 self._configured.add(item.nodeid)
             else:
                 self.unexplained.add(self.tree_id(item.nodeid))
@@ -1211,29 +1165,6 @@ class Tally:
             self.all_ignored(),
             self._with_workers(self.offered, "offered"),
         )
-
-
-def _options_defined(path: str) -> set[str] | None:
-    """The options a conftest defines, ``parser.addoption("--runslow", …)`` (or a group's),
-    read from its source; None where one is named by no literal, or it cannot be read."""
-    import ast
-
-    try:
-        with open(path, "rb") as fh:
-            tree = ast.parse(fh.read())
-    except (OSError, SyntaxError, ValueError):
-        return None
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ADDOPTION:
-            names = [getattr(a, "value", None) for a in node.args]
-            if not names or not all(isinstance(n, str) for n in names):
-                return None
-            found.update(n for n in names if isinstance(n, str) and n.startswith("-"))
-    return found
-
-
-ADDOPTION = ("addoption", "_addoption")  # a parser's, and an option group's
 
 
 # A test's outcome is the worst of its phases'.
