@@ -319,6 +319,38 @@ def test_shards_that_drop_items_without_deselecting_them_merge_into_the_suite(
     assert "test_b" in rules(data)["partial-run"]
 
 
+SERIAL_LATER = """\
+import os
+
+def pytest_collection_modifyitems(config, items):
+    # the serial tests left for a second pass, under xdist or where an environment says so
+    if hasattr(config, "workerinput") or os.environ.get("QUICK"):
+        drop = [i for i in items if i.name.endswith("2")]
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [i for i in items if i not in drop]
+"""
+
+
+@pytest.mark.parametrize("how", [("-n", "2"), ("QUICK",)], ids=["xdist", "environment"])
+def test_what_a_conftest_deselects_is_partial(tmp_path: Path, how: tuple[str, ...]) -> None:
+    """A conftest that reports tests deselected under a condition of the run (xdist's workers,
+    an environment variable): partial, whatever it depends on (h205: taking such a
+    deselection for the suite's default let the failing serial test go unrun). The plain
+    run, which deselects nothing, is accepted."""
+    files = {"pytest.ini": "[pytest]\ntestpaths = tests\n", "conftest.py": SERIAL_LATER}
+    files.update({**SIMPLE, "tests/test_b.py": cases("b1", "b2")})
+    root = make(tmp_path / "p", files)
+    args, env = (how, {}) if how[0] == "-n" else ((), {"QUICK": "1"})
+    proc = run_pytest(root, "-p", "no:cacheprovider", *args, env=subprocess_env(**env))
+    assert proc.returncode == 0, proc.stdout
+    code, data, _ = verify(root)
+    assert code == 1, data
+    assert "test_b2" in rules(data)["partial-run"]
+    stamp(root)
+    assert pytest_in(root).returncode == 0
+    assert verify(root)[0] == 0
+
+
 YAML_COLLECTOR = """\
 import pytest
 
