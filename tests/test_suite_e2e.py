@@ -3164,6 +3164,9 @@ def pytest_collectstart(collector):
         {"pytest.ini": "[pytest]\npython_files = */*/check_*.py test_*.py\n"},
         {"pytest.ini": "[pytest]\naddopts = --doctest-glob=*/*.rst\n", "README.rst": ">>> 1\n1\n"},
         {"pytest.ini": "[pytest]\nnorecursedirs = */other\n"},
+        # an absolute one, not made */…: the whole path (h205)
+        {"pytest.ini": "[pytest]\nnorecursedirs = /tests/other\n"},
+        {"pytest.ini": "[pytest]\npython_files = /*/tests/check_*.py test_*.py\n"},
         # collect_ignore as the conftest's module leaves it
         {"conftest.py": IGNORED_OTHER},
         {"conftest.py": IGNORED_OTHER + 'collect_ignore.remove("tests/other")\n'},

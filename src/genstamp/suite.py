@@ -1298,10 +1298,13 @@ def _matches(path: str, name: str, pattern: str) -> bool:
 
 def _path_matches(path: str, pattern: str) -> bool:
     """As pytest's ``fnmatch_ex`` for a pattern holding a ``/``: the pattern, made
-    ``*/pattern``, against the absolute path (here under a stand-in for the checkout's own
-    place, which the tree does not tell, as deep as most are: ``*/tests/test_*.py`` takes
-    ``tests/test_a.py``, whose absolute path has a folder above ``tests``)."""
-    return fnmatch.fnmatch(f"{_PLACE}/{path}", "*/" + pattern.lstrip("/"))
+    ``*/pattern`` unless it is absolute, against the absolute path (here under a stand-in
+    for the checkout's own place, which the tree does not tell, as deep as most are:
+    ``*/tests/test_*.py`` takes ``tests/test_a.py``, whose absolute path has a folder above
+    ``tests``; ``/tests/legacy`` takes nothing, as it names no folder at the root)."""
+    if pattern.startswith("/"):  # absolute: the whole path (which names no real folder here)
+        return fnmatch.fnmatch(f"{_PLACE}/{path}", pattern)
+    return fnmatch.fnmatch(f"{_PLACE}/{path}", "*/" + pattern)
 
 
 def _pruned(
