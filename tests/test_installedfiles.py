@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, init_repo, subprocess_env, write_files
+from conftest import commit_all, git, init_repo, subprocess_env, write_files
 from test_audit import SETUPTOOLS, failures, make_venv, stamp
 
 SCRIPT = (
@@ -200,7 +200,9 @@ def test_a_strict_editable_install_of_a_namespace_package_is_the_trees(tmp_path:
     assert failures(repo) == {}
 
 
-@pytest.mark.parametrize("sibling", ["acme-c", "acme-a"], ids=["sibling-project", "own-clone"])
+@pytest.mark.parametrize(
+    "sibling", ["acme-c", "acme-a", "past"], ids=["sibling-project", "own-clone", "own-past"]
+)
 def test_a_portion_of_the_namespace_a_sibling_project_installed_editable_provides(
     tmp_path: Path, sibling: str
 ) -> None:
@@ -208,9 +210,11 @@ def test_a_portion_of_the_namespace_a_sibling_project_installed_editable_provide
     project, developed beside it and installed editable (`pip install -e ../c`): that
     project's code, as its release installed from an index is. A green run was refused
     foreign-origin (h203). A project of this one's own name there (another clone of it, with
-    a module the tree does not hold) is refused all the same."""
+    a module the tree does not hold), or one holding bytes this repository once held at
+    that module (an old copy of it under another name, h205), is refused all the same."""
     other = init_repo(tmp_path / "c")
-    meta = f'[project]\nname = "{sibling}"\nversion = "0"\n'
+    name = "acme-c" if sibling == "past" else sibling
+    meta = f'[project]\nname = "{name}"\nversion = "0"\n'
     write_files(
         other,
         {
@@ -230,6 +234,10 @@ def test_a_portion_of_the_namespace_a_sibling_project_installed_editable_provide
         ".gitignore": "__pycache__/\nbuild/\n*.egg-info/\n",
     }
     write_files(repo, files)
+    if sibling == "past":  # the module the sibling holds, dropped from this tree since
+        write_files(repo, {"src/acme/c/__init__.py": "def w():\n    return 5\n"})
+        commit_all(repo, "acme.c here too")
+        git(repo, "rm", "-q", "-r", "src/acme/c")
     commit_all(repo, "acme.a")
     python, _ = make_venv(tmp_path / "venv")
     pip_install(python, other, "-e", ".")

@@ -328,7 +328,8 @@ def _sibling_portion(
     (``pip install -e ../acme-c`` beside the tree's ``acme/a``: PEP 610 ``direct_url.json``):
     that project's code, as its installed release would be. Never a module the tree holds
     too (``bases``: the module's; None for a namespace folder, which holds no code itself),
-    nor a project of this name (another clone of this one) or one holding this work tree."""
+    nor a project of this name (another clone of this one) or one holding this work tree,
+    nor bytes this repository ever held (an old copy of this project under another name)."""
     top = ld.module.partition(".")[0]
     if not top or not _namespace_root(top, roots):
         return False
@@ -342,7 +343,13 @@ def _sibling_portion(
 
     if name == project_name(root):
         return False
-    return bases is None or counterpart(ld.module, ld.path, root, bases) is None
+    if bases is None:
+        return True
+    # bytes this repository ever held are a copy of its own past (an export, before a
+    # rename or where the project names itself nowhere genstamp reads), not another's
+    return counterpart(ld.module, ld.path, root, bases) is None and not (
+        ld.blob and _in_history(root, ld.blob)
+    )
 
 
 _EDITABLE: list[tuple[str, str]] = []  # (name, folder) of the editable installs, once a process
