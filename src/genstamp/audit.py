@@ -1636,11 +1636,11 @@ def configuration(ini: str | None, conftests: Iterable[str], root: Path) -> Audi
                 except OSError:
                     pass
         elif what == "conftest" or _configures_pytest(real):  # (`-c /dev/null`: none)
-            why = f"{OUTSIDE_READ} (a clean clone does not have it: " + (
-                "keep the suite's conftest.py files in the repository)"
-                if what == "conftest"
-                else "put the suite's configuration in the repository, an empty pytest.ini at "
-                "its top at least, where pytest stops looking)"
+            why = (
+                f"{OUTSIDE_READ} (a clean clone does not have it: keep the suite's "
+                + ("conftest.py files and " if what == "conftest" else "")
+                + "configuration in the repository, an empty pytest.ini at its top at least, "
+                "where pytest stops looking for its rootdir and conftests)"
             )
             flags.append(Flag(FOREIGN, what, real, why))
     return Audit((), loaded, tuple(flags), (), ())
