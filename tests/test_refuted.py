@@ -47,3 +47,25 @@ def test_a_record_that_cannot_be_written_says_so_and_what_to_mend(tmp_path: Path
     assert said is not None and said.startswith(f"this run failed on tree {A[:12]}")
     assert f"make {refuted.path_of(gitdir)} writable" in said
     assert refuted.trees(gitdir) == {}
+
+
+def test_a_pass_older_than_a_failure_the_record_drops_does_not_stand_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record keeps the newest ``LIMIT`` failures: a tree passed, then failed, and enough
+    other trees failed since for its failure to be dropped. Its pass must not be taken for it
+    again (h206: accepted once 500 other runs had failed). A pass newer than the dropped
+    failure stands."""
+    from genstamp import verified
+
+    monkeypatch.setattr(refuted, "LIMIT", 3)
+    gitdir = init_repo(tmp_path / "repo") / ".git"
+    verified.remember(gitdir, [A], now=100)
+    refuted.record(gitdir, A, now_ns=200 * 10**9)  # A failed after it passed
+    verified.remember(gitdir, [B], now=300)
+    refuted.record(gitdir, B, now_ns=250 * 10**9)  # B passed after it failed
+    assert set(verified.everywhere(gitdir, refuted.trees(gitdir))) == {B}
+    for n in range(3):  # three more failures: A's and B's are dropped
+        refuted.record(gitdir, str(n) * 40, now_ns=(400 + n) * 10**9)
+    assert A not in refuted.trees(gitdir) and B not in refuted.trees(gitdir)
+    assert set(verified.everywhere(gitdir, refuted.trees(gitdir))) == {B}

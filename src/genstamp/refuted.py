@@ -63,8 +63,15 @@ def record(gitdir: Path, tree: str, *, now_ns: int | None = None) -> None:
             kept = trees(gitdir)
             kept.pop(tree, None)
             kept[tree] = time.time_ns() if now_ns is None else now_ns
-            entries = [[t, when] for t, when in kept.items()][-LIMIT:]
-            data = {"format": FORMAT, "version": VERSION, "trees": entries}
+            entries = list(kept.items())
+            dropped: dict[str, int | None] = dict(entries[:-LIMIT])
+            held = [[t, when] for t, when in entries[-LIMIT:]]
+            data = {"format": FORMAT, "version": VERSION, "trees": held}
+            if dropped:
+                # a pass older than a failure kept no longer must not stand again
+                from genstamp import verified
+
+                verified.forget_older(gitdir, dropped)
             write_atomic(path, json.dumps(data, separators=(",", ":")).encode())
     except OSError as exc:
         raise GenstampError(f"cannot write {path}: {exc.strerror or exc}") from exc

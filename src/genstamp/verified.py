@@ -104,12 +104,25 @@ def forget_everywhere(gitdir: Path, tree: str) -> bool:
     """No worktree of the repository remembers ``tree`` as accepted any longer (a failing run
     of it that could not be recorded must not be overruled by an older pass); False when a
     store that holds it could not be rewritten."""
+    return forget_older(gitdir, {tree: None})
+
+
+def forget_older(gitdir: Path, failed: Mapping[str, int | None]) -> bool:
+    """No worktree of the repository remembers a tree of ``failed`` as accepted before it
+    failed (tree -> when, ns; None: whenever); False when a store that holds one could not be
+    rewritten."""
     done = True
     for where in _worktrees(gitdir):
         try:
             kept = trees(where)
-            if tree in kept:
-                del kept[tree]
+            gone = [
+                t
+                for t, when in kept.items()
+                if t in failed and (failed[t] is None or when * 10**9 <= (failed[t] or 0))
+            ]
+            if gone:
+                for t in gone:
+                    del kept[t]
                 _write(where, kept)
         except GenstampError:
             done = False
