@@ -205,6 +205,25 @@ def test_a_fresh_green_run_is_accepted(project: Path, genstamp: RunGenstamp) -> 
     assert "evidence accepted: 2 passed" in err
 
 
+def test_commits_are_judged_whatever_the_work_trees_pyproject_holds_meanwhile(
+    project: Path, genstamp: RunGenstamp
+) -> None:
+    """A tested commit, then an edit under way in ``pyproject.toml`` (a half-typed list, a
+    merge stopped on a conflict in it): ``verify --rev`` and a push judge each commit by its
+    own settings, so the unfinished edit settles nothing for them (it stopped every push with
+    "not valid TOML", exit 2: h206). The work tree itself cannot be judged then: said so."""
+    stamp(genstamp, project)
+    assert run_tests(project).returncode == 0
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + '\n[project]\ndependencies = ["requests",\n')
+    code, data = verdict(genstamp, project, "--rev", "HEAD")
+    assert (code, data["failures"]) == (0, []), data
+    code, out, err = genstamp("-C", project, "verify", "--rev", "HEAD", "--attestation", "none")
+    assert "not valid TOML" not in err, err
+    code, out, err = genstamp("-C", project, "verify")
+    assert code == 2 and "pyproject.toml is not valid TOML" in err, (code, out, err)
+
+
 def test_the_accept_line_counts_as_pytest_counts(project: Path, genstamp: RunGenstamp) -> None:
     """pytest says "1 skipped, 1 xfailed"; the JUnit file holds both as <skipped>."""
     proc = new_test_run(

@@ -244,7 +244,7 @@ def _selection_lines(status: dict[str, Any]) -> list[str]:
 
 
 def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
-    from genstamp.verify import verify
+    from genstamp.verify import settings_for, verify
 
     if args.rev:  # a rev given twice is judged once (and named once)
         args.rev = list(dict.fromkeys(args.rev))
@@ -256,7 +256,7 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
                 "--junit judges local evidence, --attestation/--from-notes attestations",
                 "give one of them",
             )
-        settings = config.load(checkout.workdir)
+        settings = settings_for(checkout, args.rev or ())
         if args.clean_room:
             settings = settings._replace(require_clean_room=True)
         verdict, facts = verify_attestations(
@@ -273,7 +273,7 @@ def cmd_verify(args: argparse.Namespace, checkout: Checkout) -> int:
             return EXIT_OK if verdict.ok else EXIT_REFUSED
         _say_verdict(verdict, accepted_line(verdict, facts) if verdict.ok else "", args.format)
         return EXIT_OK if verdict.ok else EXIT_REFUSED
-    settings = config.load(checkout.workdir)
+    settings = settings_for(checkout, args.rev or ())
     if args.clean_room:
         settings = settings._replace(require_clean_room=True)
     verdict = verify(checkout, junit=args.junit, revs=args.rev or (), settings=settings)

@@ -8,6 +8,8 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+import pygit2
+
 from genstamp import cleanrecord, config, evidence, refuted, verified
 from genstamp.errors import GenstampError
 from genstamp.facts import (
@@ -81,7 +83,7 @@ def verify(
     judged on a run of its tree, never on a remembered verdict alone (``attest`` states what
     the run ran)."""
     if settings is None:
-        settings = config.load(checkout.workdir)
+        settings = settings_for(checkout, revs)
     settings = config.with_projects_below(settings, checkout.workdir)
     if junit is None:
         paths = [evidence.location(checkout, settings.evidence)]
@@ -356,6 +358,23 @@ def _refuted(
     if parts:  # a part run since the failure stands for its own tests only
         why += ": the parts run before it count for nothing (rerun them, or the whole suite)"
     return verdict._replace(failures=(Failure("tests-failed", why),))  # the word that counts
+
+
+def settings_for(checkout: Checkout, revs: Sequence[str]) -> config.Config:
+    """The work tree's settings; where commits alone are judged (a push, ``--rev``) and its
+    ``pyproject.toml`` cannot be read (an edit under way, a merge stopped on a conflict in
+    it), HEAD's as committed (each commit is judged as strictly as it holds them itself,
+    ``as_committed``): an unfinished edit settles nothing for them."""
+    try:
+        return config.load(checkout.workdir)
+    except GenstampError:
+        if not revs:
+            raise
+        try:
+            head = str(checkout.repo.head.peel(pygit2.Tree).id)
+        except (pygit2.GitError, KeyError, ValueError):
+            return config.Config()
+        return committed_settings(checkout, head) or config.Config()
 
 
 def as_committed(checkout: Checkout, settings: config.Config, tree_id: str) -> config.Config:
