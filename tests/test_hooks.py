@@ -232,6 +232,24 @@ def test_a_refusal_that_names_no_ref_is_followed_by_the_refs_pushed(
     assert "and 1 more ref" in last, last
 
 
+def test_a_refusal_that_names_no_ref_names_only_the_refs_it_refuses(
+    tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """main's tree was accepted (remembered), then its evidence went: a push of main and
+    of an untested branch refuses the branch alone, and the last line names it alone, not
+    main too (h206: every pushed ref was named, the accepted ones as well)."""
+    git(tested, "switch", "-q", "-c", "new")
+    (tested / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    commit_all(tested, "untested")
+    git(tested, "switch", "-q", "main")
+    (tested / ".git" / "genstamp" / "evidence.xml").unlink()  # no-evidence: names no ref
+    stdin = push_line(tested, "refs/heads/main") + push_line(tested, "refs/heads/new")
+    err = refused(genstamp, monkeypatch, tested, stdin)
+    last = err.rstrip().splitlines()[-1]
+    assert last.startswith("genstamp: push refused: refs/heads/new ("), err
+    assert "refs/heads/main" not in last, err
+
+
 def test_pre_push_judges_the_commit_not_the_work_tree(
     tested: Path, genstamp: RunGenstamp, monkeypatch: pytest.MonkeyPatch
 ) -> None:

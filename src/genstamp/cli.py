@@ -531,18 +531,23 @@ def _pre_push_hook(args: argparse.Namespace, checkout: Checkout) -> int:
         print(f"genstamp: {_refusal(failure, sys.stderr)}", file=sys.stderr)
     if not verdict.ok:
         refused = _paint("push refused", RED, sys.stderr)
-        print(f"genstamp: {refused}{_refs_unnamed(verdict.failures, labels)}", file=sys.stderr)
+        print(f"genstamp: {refused}{_refs_unnamed(verdict, labels)}", file=sys.stderr)
     elif verdict.nothing_to_test:  # accepted without a run: said, as `verify --rev` says it
         print(f"genstamp: accepted: {_nothing_to_test(verdict)}", file=sys.stderr)
     return EXIT_OK if verdict.ok else EXIT_REFUSED
 
 
-def _refs_unnamed(failures: Sequence[Failure], labels: Mapping[str, str]) -> str:
-    """The pushed refs, when no refusal line names one (``no-evidence``, ``no-stamp``: the
-    work tree's state refuses every ref alike), so that the user sees what the push held."""
-    said = "\n".join(f"{f.message} {f.remedy}" for f in failures)
+def _refs_unnamed(verdict: Verdict, labels: Mapping[str, str]) -> str:
+    """The pushed refs the refusal is about (judged on the evidence now: not one an earlier
+    verdict on its tree accepted), when no refusal line names one (``no-evidence``,
+    ``no-stamp``: the work tree's state refuses every such ref alike), so that the user sees
+    which refs need a run."""
+    said = "\n".join(f"{f.message} {f.remedy}" for f in verdict.failures)
+    judged = {t.label for t in verdict.targets if t.tree in verdict.judged}
+    # (a target is named by its label where the push gave one, else by its rev)
+    refs = [label for rev, label in labels.items() if judged & {rev, label}] or [*labels.values()]
     # a name as the lines print it: a ref name that is no UTF-8 escaped (``printable``)
-    shown = [printable(label) for label in labels.values()]
+    shown = [printable(label) for label in refs]
     if any(label.partition(" ")[0] in said for label in shown) or not labels:
         return ""
     more = len(shown) - 3

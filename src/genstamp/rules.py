@@ -159,6 +159,8 @@ class Verdict(NamedTuple):
     vouched: tuple[str, ...] = ()
     # those runs' own verdicts, what they ran (``genstamp attest`` states it); not in --json
     vouching: tuple[Verdict, ...] = ()
+    # the trees judged on evidence now (not on a remembered or vouched verdict); not in --json
+    judged: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

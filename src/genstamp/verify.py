@@ -169,6 +169,7 @@ def verify(
         nothing_to_test=nothing_to_test,
         vouched=vouched_trees,
         vouching=tuple(vouching.values()),
+        judged=tuple(dict.fromkeys(t.tree for t in (*pending, *refused))),
     )
     parts = [t for t in (_mtime(Path(f)) for f, _ in facts.others) if t is not None]
     ran_at = min([facts.report_mtime_ns or 0, *parts])
