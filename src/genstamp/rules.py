@@ -658,7 +658,12 @@ def _tree_moved(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     if bound is None:
         return
     loaded = read_audit(bound.props)[0]
-    changed = [f.path for f in loaded.flags if f.kind == audit.READ_CHANGED] if loaded else []
+    held = facts.tested_blobs  # (a file git ignores is no file of the tested tree)
+    changed = [
+        f.path
+        for f in (loaded.flags if loaded else ())
+        if f.kind == audit.READ_CHANGED and (held is None or f.path in held)
+    ]
     if changed:
         yield listed(
             "files the tests read held other bytes while they ran than the tested tree holds "
