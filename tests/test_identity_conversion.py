@@ -274,6 +274,19 @@ def test_attributes_changed_since_the_index_are_read_from_the_work_tree_only(
     assert_same(repo)
 
 
+@pytest.mark.parametrize("where", ["", "pkg/"], ids=["top", "below"])
+def test_a_gitattributes_deleted_and_not_staged_applies_no_rule(repo: Path, where: str) -> None:
+    """``rm .gitattributes``, not staged yet: libgit2 still applies the index's copy, and
+    ``git add -A`` stages the deletion first and converts by none of its rules (a CRLF file
+    added then is stored CRLF): git makes the tree (h207: a false accept of a CRLF fixture,
+    false refusals of a CRLF module)."""
+    write(repo, {f"{where}.gitattributes": b"* text=auto\n", f"{where}seed.txt": b"x\n"})
+    commit_all(repo, "rules")
+    (repo / f"{where}.gitattributes").unlink()
+    write(repo, {f"{where}win.py": b"X = 1\r\n", f"{where}data.csv": b"a,b\r\n"})
+    assert_same(repo)
+
+
 @pytest.mark.parametrize("where", ["committed", "untracked"])
 def test_a_gitattributes_that_is_a_symbolic_link_applies_no_rule(repo: Path, where: str) -> None:
     """git (2.32 and later) does not follow a .gitattributes that is a symbolic link and

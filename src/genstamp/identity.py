@@ -508,7 +508,7 @@ def scan(
             changes = _pairs(deltas)
             if want_tree and (negations() or _new_rules_part(workdir, changes)):
                 changes = _untracked_as_git(repo, workdir, changes)
-        why = _walk_parts_from_git(workdir, changes) if want_tree else ""
+        why = _walk_parts_from_git(workdir, changes, index) if want_tree else ""
         if why:
             return gits_own(why)
         found_bytecode: list[str] = []
@@ -664,14 +664,22 @@ def _rule_sources(repo: pygit2.Repository, workdir: str, info: str, key: str) ->
     return files
 
 
-def _walk_parts_from_git(workdir: str, changes: Iterable[tuple[str, int]]) -> str:
+def _walk_parts_from_git(
+    workdir: str, changes: Iterable[tuple[str, int]], index: pygit2.Index | None = None
+) -> str:
     """Why libgit2's walk (``changes``) is not what ``git add -A`` adds: an ignored entry that
     is a symbolic link (a folder-only pattern, ``out/``, matches no link in git, which adds
     it), an untracked folder libgit2 took for a repository whose ``.git`` is none (a stale
-    gitfile of a copied submodule, an empty ``.git`` folder: git adds its files), or an
-    untracked ``.gitattributes`` below the top whose rules part them (``_parting_rules``)."""
+    gitfile of a copied submodule, an empty ``.git`` folder: git adds its files), an
+    untracked ``.gitattributes`` below the top whose rules part them (``_parting_rules``), or
+    a ``.gitattributes`` deleted and not yet staged (libgit2 still applies the index's copy;
+    ``git add -A`` stages the deletion first, and converts by none of its rules; one a sparse
+    checkout leaves out is the index's for git too)."""
     for path, status in changes:
         full = os.path.join(workdir, path.rstrip("/"))
+        if status == DeltaStatus.DELETED and ("/" + path).endswith("/.gitattributes"):
+            if index is None or not _skip_worktree(index, path):
+                return f"{path} is deleted, not yet staged: git converts by none of its rules"
         if status == DeltaStatus.UNTRACKED and path.endswith("/.gitattributes"):
             why = _parting_rules(full)
             if why:
