@@ -159,6 +159,21 @@ def test_required_filter_that_cannot_run_is_one_error_line(repo: Path, configure
     assert "m.py" in proc.stderr and "strict" in proc.stderr
 
 
+def test_a_filter_refusal_names_the_file_git_refuses_not_one_a_warning_quotes(
+    repo: Path,
+) -> None:
+    """git's warning about another file (``in the working copy of 'a.cfg', LF will be
+    replaced by CRLF``) comes before the filter's failure, which names its file unquoted: the
+    error names that one (h207 named a.cfg)."""
+    git(repo, "config", "filter.failing.clean", "false")
+    git(repo, "config", "filter.failing.required", "true")
+    rules = b"*.txt filter=failing\n*.cfg eol=crlf\n"
+    write(repo, {".gitattributes": rules, "a.cfg": b"k=v\n", "y.txt": b"b\n"})
+    with pytest.raises(GenstampError, match=r"git add would refuse y\.txt") as info:
+        tree_identity(open_checkout(repo))
+    assert "a.cfg" not in str(info.value).partition(":")[0], info.value
+
+
 def test_a_nested_repository_with_no_commit_is_named_as_git_names_it(repo: Path) -> None:
     """With the tree taken by `git add -A` (autocrlf), an empty `git init scratch` in the work
     tree makes git fail ("'scratch/' does not have a commit checked out"): the one line names
@@ -431,6 +446,20 @@ def test_a_quoted_attributes_pattern_applies_as_git_applies_it(repo: Path, rules
     assert_same(repo)
     commit_all(repo, "data")
     write(repo, {name: b"$Id: 0123 $\r\na,b\r\n1,2\r\n"})
+    assert_same(repo)
+
+
+@pytest.mark.parametrize("where", ["", "sub/"], ids=["top", "below"])
+def test_a_backslash_in_an_attributes_pattern_applies_as_git_applies_it(
+    repo: Path, where: str
+) -> None:
+    """`my\\ notes.txt text`: git applies the line to nothing (a CRLF file of that name is
+    stored as it is); libgit2 unescapes the space and normalized the file, a tree git would
+    not make: a false refusal of the tested tree once committed (h207)."""
+    write(repo, {f"{where}.gitattributes": b"my\\ notes.txt text\n", "seed.txt": b"x\n"})
+    if not where:
+        commit_all(repo, "rules")
+    write(repo, {f"{where}my notes.txt": b"a,b\r\n"})
     assert_same(repo)
 
 

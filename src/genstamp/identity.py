@@ -328,7 +328,12 @@ def _refused(repo: pygit2.Repository, paths: Sequence[str], stderr: bytes) -> Ge
     workdir = repo.workdir or ""
     quoted = [q for q in _QUOTED.findall(text) if os.path.lexists(os.path.join(workdir, q))]
     failed = next((p for p in paths if p in quoted), None)
-    failed = failed or next(iter(quoted), None) or next((p for p in paths if p in text), paths[0])
+    # a filter's failure names the file unquoted ("fatal: a.txt: clean filter …"), where a
+    # warning before it may quote another ("in the working copy of 'b.cfg', LF will be …")
+    errors = [line for line in text.splitlines() if line.startswith(("error: ", "fatal: "))]
+    named = next((p for p in paths if any(f": {p}: " in line for line in errors)), None)
+    failed = failed or named or next(iter(quoted), None)
+    failed = failed or next((p for p in paths if p in text), paths[0])
     why = (text.strip().splitlines() or ["no reason given"])[-1]
     if _UNBORN in text:  # git init inside the work tree, nothing committed there
         return GenstampError(
@@ -632,7 +637,8 @@ def _git_decides(repo: pygit2.Repository, workdir: str) -> str:
 def _parting_rules(name: str) -> str:
     """Why the attributes file ``name`` has git and libgit2 convert apart: a negative
     pattern (git ignores the line), a quoted one (``"notes v2.txt" -text``: git unquotes it,
-    C-style, libgit2 matches the quotes), or a line-end conversion by content; "" if none."""
+    C-style, libgit2 matches the quotes), one holding a backslash (libgit2 unescapes it, git
+    applies it to nothing), or a line-end conversion by content; "" if none."""
     try:
         with open(name, "rb") as fh:
             lines = fh.read().splitlines()
@@ -644,6 +650,8 @@ def _parting_rules(name: str) -> str:
             return f"a negative pattern in {name}, which git ignores"
         if line.lstrip().startswith(b'"'):
             return f"a quoted pattern in {name}, which libgit2 does not unquote"
+        if words and b"\\" in words[0]:  # (`my\ notes.txt text`: git applies it to nothing)
+            return f"a backslash in a pattern of {name}, which git and libgit2 read apart"
         if any(w in word for word in words[1:] for w in _AUTO_WORDS):
             return f"a line-end conversion by content in {name}"
     return ""
