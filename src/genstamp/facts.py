@@ -200,12 +200,7 @@ def with_report(
             }
             # the folders of namespace packages too, and those the tests used: a tree's (or a
             # submodule's) id where the tree holds one
-            # and the data files read with other bytes than the run's end (``READ_CHANGED``)
-            changed = [f.path for f in loaded.flags if f.kind == audit.READ_CHANGED]
-            asked = {
-                **dict.fromkeys([*loaded.namespaces, *loaded.folders, *changed], ()),
-                **wanted,
-            }
+            asked = {**dict.fromkeys([*loaded.namespaces, *loaded.folders], ()), **wanted}
             blobs = loaded_blobs(checkout, props[binding.P_TREE_END], asked, unregistered)
             if blobs is not None:
                 added = converted(
