@@ -658,12 +658,7 @@ def _tree_moved(facts: Facts, settings: Config) -> Iterator[str | Listed]:
     if bound is None:
         return
     loaded = read_audit(bound.props)[0]
-    held = facts.tested_blobs  # (a file git ignores is no file of the tested tree)
-    changed = [
-        f.path
-        for f in (loaded.flags if loaded else ())
-        if f.kind == audit.READ_CHANGED and (held is None or f.path in held)
-    ]
+    changed = [f.path for f in loaded.flags if f.kind == audit.READ_CHANGED] if loaded else []
     if changed:
         yield listed(
             "files the tests read held other bytes while they ran than the tested tree holds "
