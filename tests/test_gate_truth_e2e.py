@@ -2323,53 +2323,6 @@ def clean_clone_fails(repo: Path, tmp_path: Path) -> bool:
     return run_pytest(clone, "-p", "no:genstamp").returncode != 0
 
 
-READ_MEANWHILE = """\
-import json, pathlib, subprocess, sys
-
-DATA = pathlib.Path(__file__).parent / "data" / "x.json"
-
-
-def test_expected():
-    how = {how!r}
-    if how == "editor":  # no process of the run: an editor's save, then its undo
-        subprocess.run(["sh", "-c", "printf '{{\\"expected\\": 3}}' > " + str(DATA)], check=True)
-        seen = json.loads(DATA.read_text())["expected"]
-        subprocess.run(["git", "checkout", "--", str(DATA)], check=True, cwd=DATA.parent)
-    elif how in ("own", "child"):  # the test's own edit, which it puts back
-        kept = DATA.read_text()
-        DATA.write_text('{{"expected": 3}}')
-        if how == "child":
-            code = "import json, sys; print(json.load(open(sys.argv[1]))['expected'])"
-            out = subprocess.run([sys.executable, "-c", code, str(DATA)], capture_output=True)
-            seen = int(out.stdout)
-        else:
-            seen = json.loads(DATA.read_text())["expected"]
-        DATA.write_text(kept)
-    else:
-        seen = json.loads(DATA.read_text())["expected"] - 1
-    assert seen == 3
-"""
-
-
-@pytest.mark.parametrize("how", ["editor", "own", "child", "plain"])
-def test_a_data_file_read_while_it_held_other_bytes_than_the_tested_tree(
-    repo: Path, genstamp: RunGenstamp, how: str
-) -> None:
-    """A data file the tests read held other bytes while they read it than it holds when the
-    run ends (an editor's save and its undo, a `git stash` and its pop): the tree at the start
-    and at the end are the same, and the tests passed on data no tree holds (h208). Refused
-    tree-moved, naming the file. A file the tests themselves change and put back (read by
-    them, or by a child they start) is their own doing: accepted, as a plain read is."""
-    write_calc(repo, tests=READ_MEANWHILE.format(how=how))
-    (repo / "tests" / "data").mkdir()
-    (repo / "tests" / "data" / "x.json").write_text('{"expected": 4}')
-    commit_all(repo, "data the test reads")
-    if how == "editor":
-        judged_as(genstamp, repo, "tree-moved", "tests/data/x.json")
-    else:
-        judged_as(genstamp, repo, None)
-
-
 def told_and_judged(genstamp: RunGenstamp, repo: Path) -> tuple[str, dict[str, Any]]:
     """A full green run: what it told, then the gate's JSON verdict."""
     out = green(genstamp, repo)

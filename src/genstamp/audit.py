@@ -27,19 +27,14 @@ FOREIGN = "foreign-origin"  # a checkout module loaded from outside the checkout
 SOURCELESS = "sourceless"  # loaded from a .pyc with no source
 STALE = "stale-bytecode"  # loaded from bytecode older than the generation, or not its source's
 STALE_EXT = "stale-extension"  # an extension module older than a native source of the tree
-# a data file the tests read while it held other bytes than at the run's end
-READ_CHANGED = "read-changed"
 MODE = "mode"  # a file run as a program, executable here, that the tested tree records as not
 NOT_EXECUTABLE = "run as a program, executable here, not in the tested tree (core.fileMode=false)"
 
 # 2: ``loaded`` holds every distinct blob a path was loaded with (a reload, another process).
 # 3: ``notes``: what the audit could not see (child processes not followed, and why);
 # ``namespaces`` (optional: a reader without it judges as before).
-# 4: flags of the kind ``read-changed``; written only with such a flag (the same bytes as 3
-# otherwise), so that a genstamp that cannot judge it refuses the record instead
 AUDIT_VERSION = 3
-AUDIT_VERSION_READS = 4
-READABLE = (2, 3, 4)
+READABLE = (2, 3)
 
 # (matched whatever their case: `.C` and `.CPP` are C++ to gcc and setuptools)
 EXTENSION_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".cp", ".cu", ".pyx", ".pxd", ".rs")
@@ -102,11 +97,7 @@ class Audit(NamedTuple):
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
-            "version": (
-                AUDIT_VERSION_READS
-                if any(f.kind == READ_CHANGED for f in self.flags)
-                else AUDIT_VERSION
-            ),
+            "version": AUDIT_VERSION,
             "packages": list(self.packages),
             "loaded": {path: list(blobs) for path, blobs in sorted(self.loaded.items())},
             "flags": [f._asdict() for f in self.flags],
@@ -949,7 +940,6 @@ def judge(
     wrote = {ld.path for ld in loads if ld.via == loads_.WROTE}
     touched = {ld.path for ld in loads if ld.via == loads_.TOUCHED} - wrote
     opened = frozenset(ld.path for ld in loads if ld.via == loads_.READ)
-    read_bytes: dict[str, dict[str, None]] = {}  # a data file read -> the blobs of its bytes
     # folders the tests used as they found them, and those this run or an earlier one made
     used = {ld.path for ld in loads if ld.via == loads_.FOLDER}
     made_dirs = made_folders(loads) | set(folders_made)
@@ -983,8 +973,6 @@ def judge(
                 continue
             if ld.via == loads_.READ:
                 read[rel] = None
-                if ld.blob and ld.path not in wrote:  # (what the run wrote is its own)
-                    read_bytes.setdefault(rel, {})[ld.blob] = None
                 continue
             if ld.via == loads_.SOURCELESS:
                 top = ld.module.partition(".")[0]
@@ -1223,12 +1211,6 @@ def judge(
         flags[flag] = None
     for rel in _executable_unrecorded(list(programs), root):
         flags[Flag(MODE, "", rel, NOT_EXECUTABLE)] = None
-    for rel, blobs in read_bytes.items():
-        # read while it held other bytes than it holds at the run's end, by no process of the
-        # run written: an edit saved meanwhile and undone, a `git stash` and its pop
-        now = loads_.data_blob(os.path.join(root_s, rel))
-        if now and any(b != now for b in blobs):
-            flags[Flag(READ_CHANGED, "", rel, "read while it held other bytes")] = None
     for ld, rel, how in _versions_run(by_path, root, began_ns):
         # (a copy of the tree's file, byte for byte, is not its file: what ran from that file,
         # a module's body a loader ran from a copy, is judged as it is without it)

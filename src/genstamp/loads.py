@@ -699,7 +699,7 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
             dst = args[1]  # os.symlink: (src, dst, dir_fd)
             if isinstance(dst, (str, bytes, os.PathLike)) and args[-1] in (None, -1):
                 name = os.fsdecode(os.fspath(dst))
-                if event == "os.rename":
+                if name.endswith(_SOURCES) and event == "os.rename":
                     _changed(name, WROTE)  # written elsewhere, put in place now
                 _used(os.path.dirname(os.path.abspath(name)))  # a file put in that folder
         elif event == "open":
@@ -717,7 +717,7 @@ def _hook(event: str, args: "tuple[Any, ...]") -> None:
                 if writing:
                     _within(_WRITTEN, name)
                     _used(os.path.dirname(os.path.abspath(name)))
-                if writing:  # code, or data the run's own reads then took from it
+                if name.endswith(_SOURCES) and writing:
                     _changed(name, WROTE)
                 if not name.endswith(_CODE):
                     _opened(name, args[1], args[2])
@@ -787,9 +787,8 @@ _CHANGED: set[tuple[str, str]] = set()  # (path, WROTE or TOUCHED) this process 
 
 
 def _changed(path: str, via: str) -> None:
-    """A file of the work tree opened to write or renamed into place (``WROTE``: a module, or
-    data the run's own reads then took from it), or a source's times set (``TOUCHED``):
-    recorded once each, where the work tree holds it."""
+    """A source of the work tree opened to write or renamed into place (``WROTE``), or its
+    times set (``TOUCHED``): recorded once each, where the work tree holds it."""
     full = os.path.abspath(path)
     if (full, via) in _CHANGED:
         return
@@ -837,20 +836,7 @@ def _opened(path: str, mode: object, flags: object) -> None:
                 continue
         except OSError:
             continue
-        record(Load(where, data_blob(where), "", READ))
-
-
-def data_blob(path: str) -> str:
-    """The blob id of the bytes the data file ``path`` holds now; "" for what is no regular
-    file (a FIFO would block) or larger than ``_HASHED_MOST``, or cannot be read."""
-    try:
-        st = os.stat(path)
-        if st.st_mode & 0o170000 != 0o100000 or st.st_size > _HASHED_MOST:
-            return ""
-        with io.open(path, "rb") as fh:
-            return blob_of(fh.read(_HASHED_MOST + 1))
-    except OSError:
-        return ""
+        record(Load(where, "", "", READ))
 
 
 def read_before(paths: "Iterable[str]") -> None:

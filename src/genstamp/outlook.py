@@ -53,7 +53,6 @@ _RULE = {
     audit.SOURCELESS: "stale-bytecode",
     audit.STALE_EXT: "stale-extension",
     audit.MODE: "loaded-not-tested",
-    audit.READ_CHANGED: "tree-moved",
 }
 
 
@@ -104,11 +103,7 @@ def lines(run: Run) -> list[str]:
         # flag on a file outside it (an installed copy of the checkout's own code) is not.
         in_env = not os.path.isabs(flag.path) and paths.installed(flag.path)
         if rule is not None and not (rule != "foreign-origin" and in_env):
-            shown = (
-                f"{flag.path} ({flag.detail})"
-                if flag.kind in (audit.MODE, audit.READ_CHANGED)
-                else None
-            )
+            shown = f"{flag.path} ({flag.detail})" if flag.kind == audit.MODE else None
             by_rule.setdefault(rule, []).append(shown or f"{flag.module} ({flag.path})")
     for rule, found in by_rule.items():
         refusals.append(f"{rule}: {named(found)}")

@@ -653,19 +653,10 @@ def _tree_mismatch(facts: Facts, settings: Config) -> Iterator[str]:
         )
 
 
-def _tree_moved(facts: Facts, settings: Config) -> Iterator[str | Listed]:
+def _tree_moved(facts: Facts, settings: Config) -> Iterator[str]:
     bound = _bound(facts)
     if bound is None:
         return
-    loaded = read_audit(bound.props)[0]
-    changed = [f.path for f in loaded.flags if f.kind == audit.READ_CHANGED] if loaded else []
-    if changed:
-        yield listed(
-            "files the tests read held other bytes while they ran than the tested tree holds "
-            "(an edit saved and undone meanwhile, a `git stash` and its pop): ",
-            changed,
-            PATH_LIMIT,
-        )
     tested = bound.tested
     start = str(bound.props.get(binding.P_TREE_START))
     if _view(facts, start) != _view(facts, tested):
