@@ -220,6 +220,7 @@ def test_a_portion_of_the_namespace_a_sibling_project_installed_editable_provide
         {
             "pyproject.toml": SETUPTOOLS + meta,
             "src/acme/c/__init__.py": "def w():\n    return 5\n",
+            "src/acme/c/empty.py": "",  # (an empty module: every repository held its bytes)
             ".gitignore": "__pycache__/\nbuild/\n*.egg-info/\n",
         },
     )
@@ -230,7 +231,9 @@ def test_a_portion_of_the_namespace_a_sibling_project_installed_editable_provide
         + '[project]\nname = "acme-a"\nversion = "0"\n'
         + '[tool.pytest.ini_options]\npythonpath = ["src"]\ntestpaths = ["tests"]\n',
         "src/acme/a/__init__.py": "from acme.c import w\n\n\ndef v():\n    return w() + 1\n",
-        "tests/test_v.py": "from acme.a import v\n\n\ndef test_v():\n    assert v() == 6\n",
+        "src/acme/a/empty.py": "",
+        "tests/test_v.py": "import acme.c.empty\nfrom acme.a import v\n\n\n"
+        "def test_v():\n    assert v() == 6\n",
         ".gitignore": "__pycache__/\nbuild/\n*.egg-info/\n",
     }
     write_files(repo, files)

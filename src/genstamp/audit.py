@@ -347,9 +347,15 @@ def _sibling_portion(
         return True
     # bytes this repository ever held are a copy of its own past (an export, before a
     # rename or where the project names itself nowhere genstamp reads), not another's
-    return counterpart(ld.module, ld.path, root, bases) is None and not (
-        ld.blob and _in_history(root, ld.blob)
+    # (at the module's own path below any folder; an empty file is every package's)
+    parts = ld.module.split(".")
+    tail = "/".join(
+        [*parts, "__init__.py"]
+        if os.path.basename(ld.path) == "__init__.py"
+        else [*parts[:-1], parts[-1] + ".py"]
     )
+    held = ld.blob not in ("", _EMPTY_BLOB) and _in_history(root, ld.blob, tail)
+    return counterpart(ld.module, ld.path, root, bases) is None and not held
 
 
 _EDITABLE: list[tuple[str, str]] = []  # (name, folder) of the editable installs, once a process
