@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import py_compile
 import shutil
 import signal
 import subprocess
@@ -2060,8 +2061,50 @@ def test_the_checkouts_code_the_tests_copy_and_run_is_theirs(
     assert found == (["foreign-origin"] if how.startswith(("earlier", "stale")) else []), data
 
 
+COPIED_WITH_ITS_CACHE = """\
+import pathlib, shutil, subprocess, sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def test_a_copy_of_calc(tmp_path):
+    shutil.copytree(ROOT / "src" / "calc", tmp_path / "calc")  # times kept, __pycache__ too
+    run = [sys.executable, "-c", "import calc; print(calc.add(2, 3))"]
+    out = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert out == "5\\n"
+"""
+
+
+@pytest.mark.parametrize("edit", ["size and mtime kept", "none"])
+def test_a_stale_cache_the_tests_copy_along_with_the_package_is_stale(
+    repo: Path, genstamp: RunGenstamp, edit: str
+) -> None:
+    """A test copies the package with `shutil.copytree` and runs the copy in a child. The copy
+    takes the work tree's `__pycache__` along, times kept: after an edit that kept the source's
+    size and mtime (a cache restore, `cp -p`), the copied header still vouches for the copied
+    source, and the child runs the old code. The run is green; a clean clone (no cache) fails:
+    stale-bytecode, though the copy is the run's own. Control: no edit, accepted."""
+    write_calc(repo, tests=COPIED_WITH_ITS_CACHE)
+    commit_all(repo, "a test that runs a copy of calc")
+    stamp(genstamp, repo)
+    calc = repo / CALC
+    py_compile.compile(str(calc), doraise=True)  # the cache of the text that passes
+    if edit != "none":
+        kept = calc.stat()
+        calc.write_text(calc.read_text().replace("a + b", "a - b"))
+        os.utime(calc, ns=(kept.st_atime_ns, kept.st_mtime_ns))
+        commit_all(repo, "add subtracts")
+    proc = run_tests(repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = rules(data := verdict(genstamp, repo)[1])
+    assert found == (["stale-bytecode"] if edit != "none" else []), data
+    if edit != "none":
+        assert "__pycache__" in message(data, "stale-bytecode")
+
+
 PYXIMPORTED = """\
 import os
+import py_compile
 
 import pyximport
 
@@ -2987,6 +3030,7 @@ def test_zz_fails_and_kills_genstamps_coprocess():
 
 DUMP_ON_FAILURE = """\
 import os
+import py_compile
 import pathlib
 
 
@@ -3024,6 +3068,7 @@ def test_a_failing_run_refutes_the_tree_it_ran_whatever_it_leaves(
 # session does (a crash, a kill by the CI's timeout, pytest-timeout's os._exit)
 FAILS_THEN_DIES = """\
 import os
+import py_compile
 import signal
 
 
@@ -3406,6 +3451,7 @@ def test_writes_into_the_work_tree():
 
 SEES_THE_WALK = """
 import os
+import py_compile
 import time
 
 
@@ -3468,6 +3514,7 @@ def test_a_test_writing_into_the_tree_as_the_tree_is_taken_leaves_no_evidence(
 
 WRITES_SLOW2_AND_MAY_FAIL = """
 import os
+import py_compile
 from pathlib import Path
 
 

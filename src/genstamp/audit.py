@@ -1154,6 +1154,8 @@ def judge(
                     else "loaded from outside the checkout"
                 )
                 flags[Flag(FOREIGN, ld.module, ld.path, why)] = None
+            elif _bytecode_from_before(ld, began_ns):
+                flags[Flag(STALE, ld.module, ld.path, ld.detail)] = None
         elif ld.via == loads_.BYTECODE and ld.detail:
             flags[Flag(STALE, ld.module, ld.path, f"bytecode not compiled from {other}")] = None
         else:
@@ -1710,6 +1712,30 @@ def _the_runs_own(
     if not _made_during(ld, began_ns):
         return False
     return _not_a_past_version(ld, root, bases, opened)
+
+
+def _bytecode_from_before(ld: Load, began_ns: int | None) -> bool:
+    """Whether ``ld`` ran bytecode that is not its source's (``loads.BYTECODE``, and why) from a
+    ``.pyc`` last written before the run began: the run's copy of a stale cache of the checkout
+    (``shutil.copytree`` keeps times, so the copied header still vouches for the copied
+    source), which no clean clone holds. Bytecode the run compiled is its own, as a clean
+    clone's run compiles it too."""
+    from genstamp import loads as loads_
+
+    if began_ns is None or ld.via != loads_.BYTECODE or not ld.detail:
+        return False
+    cached = set()
+    if ld.detail.startswith("loaded from "):  # ``_stale_cache``'s: the .pyc that ran first
+        cached.add(ld.detail.removeprefix("loaded from ").partition(", ")[0])
+    with contextlib.suppress(ValueError, NotImplementedError):
+        cached.add(importlib.util.cache_from_source(ld.path))
+    for pyc in cached:
+        try:
+            if os.stat(pyc).st_mtime_ns < began_ns:
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
 
 
 def _not_a_past_version(
