@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -257,17 +258,86 @@ def test_a_child_that_closes_its_descriptors_is_still_recorded(
     of its own, which gets the number the run's log had: its later loads went into the
     user's file (the child's output changed, a clean run failed), or were lost (another
     clone's code accepted; probe C19). The log is opened again, and the file is the user's."""
-    repo, other = project(tmp_path, "", {"src/calc/child_only.py": CHILD_ONLY})
-    where = str((other if foreign else repo) / "src")
-    test = CLOSES_ITS_DESCRIPTORS.format(
-        own=str(repo / "src"), out=str(tmp_path / "out.txt"), where=where
+    child_only_judged(
+        tmp_path,
+        foreign,
+        lambda repo, where: CLOSES_ITS_DESCRIPTORS.format(
+            own=str(repo / "src"), out=str(tmp_path / "out.txt"), where=where
+        ),
     )
-    found = scenario(repo, test)
+
+
+def child_only_judged(tmp_path: Path, foreign: bool, test: Callable[[Path, str], str]) -> None:
+    """Run ``test(repo, where)``, a child importing calc.child_only from ``where`` (the other
+    clone's src, or the checkout's): foreign-origin names it, or the checkout's file loaded."""
+    repo, other = project(tmp_path, "", {"src/calc/child_only.py": CHILD_ONLY})
+    found = scenario(repo, test(repo, str((other if foreign else repo) / "src")))
     modules = [f.module for f in found.flags if f.kind == audit.FOREIGN]
     if foreign:
         assert "calc.child_only" in modules, found
     else:
         assert modules == [] and "src/calc/child_only.py" in found.loaded, found
+
+
+UNDER_A_LIMIT = """
+import resource, subprocess, sys
+
+
+def limit():  # the CLI's handling of a file-size limit, as a test of it sets one
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
+def test_limited():
+    run = [sys.executable, "-c", "import calc.child_only, calc; print(calc.VALUE)"]
+    env = {{"PYTHONPATH": {where!r}}}
+    out = subprocess.run(run, capture_output=True, text=True, preexec_fn=limit, env=env)
+    assert out.stdout.strip() in ("1", "2"), out
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("foreign", [True, False], ids=["other-clone", "control"])
+def test_a_child_whose_log_writes_fail_is_still_recorded(tmp_path: Path, foreign: bool) -> None:
+    """A test runs a child under a limit on the size of the files it writes: no line reached
+    the run's log, and another clone's code it ran was accepted, with an empty audit (h210).
+    A line the log cannot take is kept as the target of a symbolic link beside it, which no
+    such limit stops."""
+    child_only_judged(tmp_path, foreign, lambda _, where: UNDER_A_LIMIT.format(where=where))
+
+
+def test_lines_set_aside_are_read_back_and_a_process_that_lost_them_is_said(
+    tmp_path: Path,
+) -> None:
+    """``_set_aside`` keeps a line as a link's target, read back after the logs (and not again
+    once read: ``log_sizes``); where even that fails, the process is said to be lost."""
+    line = "\t".join(loads.Load("/w/src/calc/__init__.py", "ab", "calc", loads.SOURCE, "")) + "\n"
+    loads._set_aside(str(tmp_path), 41, line.encode())
+    read = loads.read_logs(str(tmp_path))
+    assert read == [loads.Load("/w/src/calc/__init__.py", "ab", "calc", loads.SOURCE, "")]
+    assert loads.read_logs(str(tmp_path), loads.log_sizes(str(tmp_path))) == []
+    assert loads.lost(str(tmp_path)) == []
+    loads._set_aside(str(tmp_path / "gone"), 42, line.encode())  # no folder for a link either
+    assert loads.lost(str(tmp_path / "gone")) == []
+    (tmp_path / "gone").mkdir()
+    loads._set_aside(str(tmp_path / "gone"), 43, ("x" * 5000).encode())  # too long for a link
+    assert loads.lost(str(tmp_path / "gone")) == ["43"]
+
+
+LOST_ITS_LOADS = """
+import os
+
+
+def test_lost():  # as a child's _set_aside leaves it where no link could be made either
+    os.mkdir(os.path.join(os.environ["GENSTAMP_RUN"], "4242.lost"))
+"""
+
+
+@pytest.mark.e2e
+def test_a_process_whose_loads_are_lost_refuses_the_run(tmp_path: Path) -> None:
+    repo, _ = project(tmp_path, "")
+    found = scenario(repo, LOST_ITS_LOADS)
+    assert [(f.kind, f.path) for f in found.flags] == [(audit.FOREIGN, "<process 4242>")], found
+    assert "could record no load" in failures(repo)["foreign-origin"], failures(repo)
 
 
 AT_FINALISATION = r'''

@@ -45,6 +45,8 @@ else:
 RUN_ENV = "GENSTAMP_RUN"  # the run folders (os.pathsep-separated) a process records into
 RUN_FILE = "run.txt"
 LOG_FILE = "loads.log"  # every process's loads (``record``), made by ``child.open_run``
+ASIDE = ".aside"  # a load the log could not take, as a symbolic link's target (``_set_aside``)
+LOST = ".lost"  # a folder: a process whose loads neither the log nor a link could take
 RUN_VERSION = "1"
 
 SOURCE = "source"  # compiled from the bytes whose blob is recorded
@@ -312,7 +314,32 @@ def record(load: Load) -> None:
                 a.fds[pid] = kept
             os.write(kept[0], line)
         except OSError:
-            continue
+            _set_aside(a.run.folder, pid, line)
+
+
+_ASIDE = [0]  # the lines this process set aside
+
+
+def _set_aside(folder: str, pid: int, line: bytes) -> None:
+    """A load's line that the log could not take, through a limit the tests set on this process
+    (on the size of the files it writes, ``RLIMIT_FSIZE``; on its descriptors), kept as the
+    target of a symbolic link in the run's folder, which neither limit stops (``read_logs``
+    reads it back); where even that fails, a folder says that the process's loads are lost."""
+    _ASIDE[0] += 1
+    was = hush(True)
+    try:
+        os.symlink(line, os.fsencode(os.path.join(folder, f"{pid}.{_ASIDE[0]}{ASIDE}")))
+    except OSError:
+        _lost(folder, pid)
+    finally:
+        hush(was)
+
+
+def _lost(folder: str, pid: int) -> None:
+    try:
+        os.mkdir(os.path.join(folder, f"{pid}{LOST}"))
+    except OSError:
+        return
 
 
 def _still_the_log(kept: "tuple[int, int, int]") -> bool:
@@ -547,20 +574,25 @@ def _bytecode_origin(filename: str) -> "tuple[str, str] | None":
 
 
 def read_logs(folder: str, since: "dict[str, int] | None" = None) -> list[Load]:
-    """Every process's loads, in the order each recorded them; lines cut by a crash are
-    skipped. ``since``: only those recorded after it (``log_sizes``)."""
+    """Every process's loads, in the order each recorded them (those set aside last); lines cut
+    by a crash are skipped. ``since``: only those recorded after it (``log_sizes``)."""
     loads: list[Load] = []
     try:
         names = sorted(os.listdir(folder))
     except OSError:
         return loads
-    for name in names:
-        if not name.endswith(".log"):
-            continue
+    aside = sorted(
+        (n for n in names if n.endswith(ASIDE) and (since is None or n not in since)),
+        key=lambda n: [int(p) if p.isdigit() else 0 for p in n.split(".")[:2]],
+    )
+    for name in [n for n in names if n.endswith(".log")] + aside:
         try:
-            with io.open(os.path.join(folder, name), "rb") as fh:
-                fh.seek((since or {}).get(name, 0))
-                lines = fh.read().decode("utf-8", "surrogateescape").split("\n")
+            if name.endswith(ASIDE):
+                lines = [os.fsdecode(os.readlink(os.path.join(folder, name))).rstrip("\n")]
+            else:
+                with io.open(os.path.join(folder, name), "rb") as fh:
+                    fh.seek((since or {}).get(name, 0))
+                    lines = fh.read().decode("utf-8", "surrogateescape").split("\n")
         except OSError:
             continue
         for line in lines:
@@ -577,9 +609,19 @@ def log_sizes(folder: str) -> dict[str, int]:
         for entry in os.scandir(folder):
             if entry.name.endswith(".log"):
                 sizes[entry.name] = entry.stat().st_size
+            elif entry.name.endswith(ASIDE):
+                sizes[entry.name] = 0  # read already
     except OSError:
         pass
     return sizes
+
+
+def lost(folder: str) -> list[str]:
+    """The processes of the run in ``folder`` (their pids) whose loads are lost (``_set_aside``)."""
+    try:
+        return sorted(n.removesuffix(LOST) for n in os.listdir(folder) if n.endswith(LOST))
+    except OSError:
+        return []
 
 
 # -- where the bytes are known: the loaders ------------------------------------------------------

@@ -1433,6 +1433,10 @@ class Session:
         if rec.hook is not None and rec.hook.problem:
             notes.append(f"child processes were not followed: {rec.hook.problem}")
         notes += child.strangers(rec.run.folder)
+        lost = [
+            audit.Flag(audit.FOREIGN, "code", f"<process {pid}>", LOST)
+            for pid in loads.lost(rec.run.folder)
+        ]
         # the folders earlier runs made, found as a run left them: a test that makes one only
         # where it is missing writes into it on its next run
         before = madefolders.made(start.checkout.gitdir)
@@ -1484,7 +1488,7 @@ class Session:
         bodies = _unobserved(sys.modules, rec.earlier, rec.run.roots, str(workdir), ran)
         if not self.own_process:
             bodies += _changed_since_loaded(unseen, str(workdir))
-        unseen_bodies = audit.Audit((), {}, tuple(bodies))
+        unseen_bodies = audit.Audit((), {}, tuple(bodies + lost))
         return audit.merge([judged, swept, shaped, unseen_reads, unseen_bodies])
 
     @pytest.hookimpl(wrapper=True, trylast=True)
@@ -2135,6 +2139,11 @@ def _trees(cfg: pytest.Config, place: Place | Checkout) -> Trees:
 UNOBSERVED = (
     "imported, but its file was never seen to run: a loader ran other code in its place (a "
     "function made of a code object, runpy's run_path, an exec outside its exec_module)"
+)
+LOST = (
+    "a process of the run could record no load (neither into the run's log nor as a link beside "
+    "it: a limit set on its files, a full disk), so what it ran is unknown: lift the limit for "
+    "the Python processes the tests start, or free space"
 )
 _OWN_FOLDER = os.path.dirname(os.path.realpath(__file__))  # the recorder's own modules
 # The flag's detail for a module of the work tree loaded before the run began recording whose
