@@ -1055,7 +1055,14 @@ def test_a_run_that_leaves_the_projects_own_checks_out_is_not_the_suites(
     assert code == 0, data
 
 
-SESSION_STATUS = {"fails": 1, "internal-error": 3, "its-own-status": 7, "exits": 2, "passes": 0}
+SESSION_STATUS = {
+    "fails": 1,
+    "internal-error": 3,
+    "its-own-status": 7,
+    "usage-error": 4,  # set once tests ran: the session's failure, as any other status
+    "exits": 2,
+    "passes": 0,
+}
 # the suite's own pytest.exit with no status, as the last test's session teardown ends: 2, as
 # for a Ctrl-C, which is the user's
 EXITS = """\
@@ -1095,6 +1102,25 @@ def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> 
         assert proc.returncode == 0, proc.stdout
         assert code == 0, data
         assert report.properties[evidence.P_FORMAT] == evidence.FORMAT
+
+
+@pytest.mark.parametrize("mistyped", [("test/",), ("tests/test_a.py::test_a3",)])
+def test_a_command_line_pytest_cannot_follow_fails_nothing_of_the_tree(
+    tmp_path: Path, mistyped: tuple[str, ...]
+) -> None:
+    """A mistyped path or node id ends pytest with a usage error, 4, before it collects
+    anything: it was bound as a session that failed, and the tree its complete green run had
+    passed was refused until the whole suite ran again, the message blaming a check at the
+    session's end (h212). It is a part of no tests: the complete run stands. On a tree with no
+    other run, no test ran."""
+    root = make(tmp_path / "p", SIMPLE)
+    assert pytest_in(root, *mistyped).returncode == pytest.ExitCode.USAGE_ERROR
+    code, data, _ = verify(root)
+    assert code == 1 and "tests-failed" not in rules(data) and "no-tests" in rules(data), data
+    assert pytest_in(root).returncode == 0
+    assert pytest_in(root, *mistyped).returncode == pytest.ExitCode.USAGE_ERROR
+    code, data, _ = verify(root)
+    assert code == 0, data
 
 
 @pytest.mark.parametrize(

@@ -1189,6 +1189,10 @@ def _session_failed(session: pytest.Session, exitstatus: int, exited: bool = Fal
     status = getattr(session, "exitstatus", exitstatus)
     if exited and status == pytest.ExitCode.INTERRUPTED:
         return True
+    if status == pytest.ExitCode.USAGE_ERROR and not session.testscollected:
+        # a command line pytest could not follow (a mistyped path or node id): it collected
+        # nothing, ran nothing, and failed nothing of the tree's (a part of no tests)
+        return session.testsfailed > 0
     return session.testsfailed > 0 or status not in _NOT_FAILED
 
 
