@@ -357,6 +357,26 @@ def test_attest_refuses_what_the_gate_refuses(world: World, tmp_path: Path) -> N
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
 
 
+def test_attest_names_why_the_newest_run_of_a_tree_verified_earlier_does_not_stand(
+    world: World, tmp_path: Path
+) -> None:
+    """The tree was verified (a complete run), a new generation began, and one part of the
+    suite ran again: `verify --rev` accepts on the remembered verdict, and `attest`, which
+    needs a run that records what ran, said only that no evidence records it, though the
+    user had just run the tests (h211). It names the newest run's refusal."""
+    clone = fresh_clone(world, tmp_path / "c")
+    ok(run_genstamp(clone, "stamp"))
+    ok(run_pytest(clone, "-p", "no:cacheprovider"))
+    ok(run_genstamp(clone, "verify", "--rev", "HEAD"))
+    ok(run_genstamp(clone, "stamp"))
+    ok(run_pytest(clone, "-p", "no:cacheprovider", "--splits", "3", "--group", "1"))
+    ok(run_genstamp(clone, "verify", "--rev", "HEAD"))
+    proc = run_genstamp(clone, "attest", "-o", str(tmp_path / "a.json"))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "its newest run does not stand (partial-run:" in proc.stderr, proc.stderr
+    assert not (tmp_path / "a.json").exists()
+
+
 def test_unsigned_is_accepted_only_where_signing_is_not_required(
     world: World, judge: Path, genstamp: RunGenstamp
 ) -> None:

@@ -3422,6 +3422,33 @@ def test_a_pushed_tree_with_no_project_and_no_tests_has_nothing_to_test(
     assert ("holds no Python project and no tests" in err) == (not code), err
 
 
+@pytest.mark.parametrize("files", [SITE, {**SITE, "test_site.py": "def test_x():\n    pass\n"}])
+def test_a_site_pytest_ran_on_still_has_nothing_to_test(
+    tmp_path: Path, genstamp: RunGenstamp, files: dict[str, str]
+) -> None:
+    """pytest run on a checked-out site (it finds no test) made the run the tree's newest
+    evidence: `verify --rev` refused it `no-tests`, whose remedy no run can follow, and so did
+    the pre-push (h211); `attest` could not tell why it wrote nothing. The site has nothing to
+    test, run or not, and nothing to attest. Control: a test file in it, judged on its run."""
+    site = init_repo(tmp_path / "site")
+    for rel, text in files.items():
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(text)
+    commit_all(site, "the site")
+    stamp(genstamp, site)
+    tested = "test_site.py" in files
+    assert run_pytest(site, "-p", "no:cacheprovider").returncode == (0 if tested else 5)
+    code, _, err = genstamp("-C", site, "verify", "--rev", "HEAD")
+    assert code == 0, err
+    assert ("holds no Python project and no tests" in err) != tested, err
+    code, _, err = genstamp("-C", site, "verify", "--from-notes", "--rev", "HEAD")
+    assert code == (1 if tested else 0), err
+    assert ("nothing to attest" in err) != tested, err
+    code, _, err = genstamp("-C", site, "attest", "-o", tmp_path / "a.json")
+    assert code == (0 if tested else 2), err
+    assert ("holds no Python project and no tests: nothing to attest" in err) != tested, err
+
+
 def _nested(repo: Path, files: dict[str, str]) -> str:
     """`git mktree` input for ``files`` (one level of folders), the subtrees written."""
     top: dict[str, str] = {}

@@ -126,6 +126,29 @@ def test_unsigned_where_the_server_requires_signatures(
     assert code == 0, out
 
 
+@pytest.mark.parametrize("tested", [False, True], ids=["site", "a-test"])
+def test_a_tree_with_nothing_to_test_needs_no_attestation(
+    world: World, server: Path, tmp_path: Path, tested: bool
+) -> None:
+    """A published site (gh-pages) holds no Python project and no tests: `verify --rev`
+    accepts it, saying so, but the server refused it `no-attestation` on every ref of
+    `refs/*`, and `genstamp attest` could write none (h211). Control: a test file in it."""
+    dev = developer(world, server, tmp_path)
+    git(server, "config", "genstamp.protect", "refs/*")
+    git(dev, "checkout", "-q", "--orphan", "gh-pages")
+    git(dev, "rm", "-rq", "--cached", ".")
+    for path in list(dev.iterdir()):
+        if path.name != ".git":
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    (dev / "index.html").write_text("<h1>docs</h1>\n")
+    if tested:
+        (dev / "test_site.py").write_text("def test_x():\n    assert True\n")
+    commit_all(dev, "the site")
+    code, out = push(dev, "gh-pages")
+    assert (code == 0) != tested, out
+    assert ("no-attestation" in out) == tested, out
+
+
 def test_protected_refs_are_patterns() -> None:
     assert prereceive.protected("refs/heads/main", ["refs/heads/main"])
     assert prereceive.protected("refs/heads/release/1", ["refs/heads/release/*"])

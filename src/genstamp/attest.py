@@ -19,7 +19,7 @@ import pygit2
 
 from genstamp import __version__, config, coverage, dsse, evidence, signing, statement
 from genstamp.errors import GenstampError
-from genstamp.facts import rev_tree, tree_suites
+from genstamp.facts import rev_tree, testable, tree_suites
 from genstamp.repo import Checkout
 from genstamp.rules import (
     AttestationFacts,
@@ -82,12 +82,19 @@ def attest(
 
     commit = commit_of(checkout.repo, rev)
     target = rev_tree(checkout, commit, rev)
+    if not testable(checkout.repo, target.tree):
+        raise GenstampError(
+            f"tree {target.tree[:12]} holds no Python project and no tests: nothing to attest",
+            "push it as it is: the pre-receive hook and verify --from-notes ask no attestation "
+            "of such a tree",
+        )
     # judged on a run of its tree, not on a remembered verdict: the statement says what ran
     verdict = verify(checkout, revs=[commit], labels={commit: rev}, runs=True)
     waived = {"partial-run"} if part else set()
     if any(f.rule not in waived for f in verdict.failures):
         if verify(checkout, revs=[commit], labels={commit: rev}).ok:
-            raise _unrecorded(target.tree)  # accepted before, on a run no longer kept
+            # accepted before, on a run no longer kept; the newest run does not stand
+            raise _unrecorded(target.tree, verdict.failures[0].line())
         return Made(None, verdict, None)
     # a branch tested, then left: the run of the ended generation that vouches for its tree
     judged = verdict
@@ -134,7 +141,15 @@ def attest(
     return Made(dsse.Envelope(dsse.PAYLOAD_TYPE, payload, signatures), verdict, made)
 
 
-def _unrecorded(tree: str) -> GenstampError:
+def _unrecorded(tree: str, newest: str = "") -> GenstampError:
+    """No run of ``tree`` that the gate accepts records what ran; ``newest``: why its newest
+    run does not stand, where it was accepted earlier on a run no longer kept."""
+    if newest:
+        return GenstampError(
+            f"tree {tree[:12]} was accepted earlier, on a run no longer kept, and its newest run"
+            f" does not stand ({newest})",
+            "run the whole suite again with pytest and genstamp, then attest",
+        )
     return GenstampError(
         f"no evidence of tree {tree[:12]} records what ran (it was accepted earlier, "
         "or by a runner without coverage)",
@@ -393,20 +408,29 @@ def verify_attestations(
     if not where:  # nothing named: neither a file nor the notes (which only --from-notes reads)
         where = f"(no source given: --attestation FILE, or --from-notes for {notes.REF})"
     text = read_file(summary) if summary is not None else None
+    # A commit of no Python project and no tests has nothing to attest, as ``verify --rev``
+    # accepts it (a published site: gh-pages); the attestations judge the others.
+    untestable = tuple(
+        dict.fromkeys(t.tree for t in targets if not testable(checkout.repo, t.tree))
+    )
+    judged = [t for t in targets if t.tree not in untestable]
     facts = gather(
         checkout.repo,
-        targets,
+        judged,
         sources,
         settings,
         source=where,
         allowed=signers_file(settings, checkout.workdir),
-        roots={t.tree: _suites_of(checkout, settings, t.tree) for t in targets},
+        roots={t.tree: _suites_of(checkout, settings, t.tree) for t in judged},
         summary=text,
         grown=from_notes and not files,
         revoked=signing.revocation_file(checkout.workdir) if revoked is _GIT_S else revoked,
     )
+    if not judged:
+        return Verdict((), "", None, None, tuple(targets), None, nothing_to_test=untestable), facts
     # what stands for each tree (``settled``) is what the verdict, its line and --json speak of
-    return decide_attestations(facts, settings), settled(facts, settings)
+    verdict = decide_attestations(facts, settings)
+    return verdict._replace(nothing_to_test=untestable), settled(facts, settings)
 
 
 def _named(verdict: Verdict, path: str, name: str) -> Verdict:
@@ -604,8 +628,15 @@ def accepted_line(verdict: Verdict, facts: AttestationFacts) -> str:
     if not signers and any(a.signed for a in facts.attested):
         # (no allowed signers file here: attestation-signers, gpg.ssh.allowedSignersFile)
         signed = ", signed, the signatures not checked (no allowed signers file)"
-    trees = ", ".join(sorted({t.tree[:12] for t in verdict.targets}))
-    return f"attestations accepted: {counts}tree {trees}{parts}{signed}"
+    nothing = ""
+    if verdict.nothing_to_test:
+        held = ", ".join(sorted({t[:12] for t in verdict.nothing_to_test}))
+        nothing = f"tree {held} holds no Python project and no tests: nothing to attest"
+        if not facts.targets:
+            return f"accepted: {nothing}"
+        nothing = f"; {nothing}"
+    trees = ", ".join(sorted({t.tree[:12] for t in facts.targets}))
+    return f"attestations accepted: {counts}tree {trees}{parts}{signed}{nothing}"
 
 
 def _clean_room(checkout: Checkout, tree: str) -> dict[str, Any] | None:

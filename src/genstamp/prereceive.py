@@ -21,6 +21,7 @@ import pygit2
 from genstamp import config, notes
 from genstamp.attest import gather
 from genstamp.errors import EXIT_REFUSED, GenstampError
+from genstamp.facts import testable
 from genstamp.hooks import Z40, stdin_lines
 from genstamp.repo import follow_git_environment
 from genstamp.rules import Failure, Target, decide_attestations
@@ -151,6 +152,8 @@ def judge(
                 code=EXIT_REFUSED,
             ) from None
         target = Target(update.ref, str(commit.tree_id))
+        if not testable(repo, target.tree):
+            continue  # no Python project and no tests (gh-pages): nothing to attest
         noted = notes.of_tree(repo, str(commit.id), notes_tip) if notes_tip != "" else []
         sources = [(f"the note on {annotated[:12]}", text) for annotated, text in noted]
         facts = gather(

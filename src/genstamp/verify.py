@@ -171,6 +171,16 @@ def verify(
         vouching=tuple(vouching.values()),
         judged=tuple(dict.fromkeys(t.tree for t in (*pending, *refused))),
     )
+    if (
+        revs
+        and not refused
+        and {f.rule for f in verdict.failures} == {"no-tests"}
+        and not any(testable(checkout.repo, t.tree) for t in pending)
+    ):
+        # a run that found no test in a tree that holds none (pytest run on gh-pages): there
+        # is nothing for the tests to judge, run or not
+        empty = tuple(dict.fromkeys(t.tree for t in pending))
+        return _without_a_run(facts, (*nothing_to_test, *empty), vouching)
     parts = [t for t in (_mtime(Path(f)) for f, _ in facts.others) if t is not None]
     ran_at = min([facts.report_mtime_ns or 0, *parts])
     said = {f.rule for f in verdict.failures}
