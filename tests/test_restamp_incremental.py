@@ -620,7 +620,7 @@ def test_a_rebase_that_ends_where_it_began_keeps(branches: Path) -> None:
     assert after is not None and after.id == gen.id
     assert [h["trigger"] for h in after.history[-2:]] == ["post-checkout", "post-rewrite"]
     assert after.history[-1]["action"] == "kept"
-    assert proc.stderr.count("paths changed") == 2  # both hooks took the light path
+    assert proc.stderr.count(" changed; ") == 2  # both hooks took the light path
 
 
 def test_a_rebase_with_exec_that_ends_where_it_began_scrubs_what_its_commits_wrote(

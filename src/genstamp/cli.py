@@ -377,7 +377,8 @@ def cmd_publish(args: argparse.Namespace, checkout: Checkout) -> int:
         print(f"genstamp: {path} noted on {commit[:12]} in {notes.REF}", file=sys.stderr)
     if args.remote:
         tries = notes.publish(checkout.workdir, args.remote)
-        print(f"genstamp: {notes.REF} pushed to {args.remote} ({tries} attempts)", file=sys.stderr)
+        attempts = "1 attempt" if tries == 1 else f"{tries} attempts"
+        print(f"genstamp: {notes.REF} pushed to {args.remote} ({attempts})", file=sys.stderr)
     return EXIT_OK
 
 

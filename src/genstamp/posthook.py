@@ -144,7 +144,8 @@ def _line(
     of = f" (tree {tree[:12]})" if tree else ""
     new = f"genstamp: new generation {pending['next']['id'][:12]}{of}"
     unless = f" unless the work tree is still {gen.id[:12]}'s" if pending.get("may_keep") else ""
-    return f"{new}{unless}; {paths} paths changed; {removed}"
+    changed = f"{paths} path changed" if paths == 1 else f"{paths} paths changed"
+    return f"{new}{unless}; {changed}; {removed}"
 
 
 def _full(directory: str | os.PathLike[str] | None, name: str, git_args: Sequence[str]) -> int:
