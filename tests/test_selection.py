@@ -440,6 +440,29 @@ def test_the_files_a_conftests_own_collector_is_offered(
     ]
 
 
+def test_the_files_a_folders_own_collector_yields_replace_what_pytests_would_find() -> None:
+    """``suite.directed``: below a folder a collector of its own took, the files it yielded
+    and those below the folders it handed on; a collector inside one handed on decides there."""
+    files = ["a/test_x.py", "t/test_1.py", "t/test_2.py", "t/sub/test_3.py", "t/deep/test_4.py"]
+    records = [
+        "directory\tt\t",
+        "yields\tt\tt/test_1.py",
+        "yields\tt\tt/checks.py",
+        "within\tt\tt/sub",
+        "within\tt\tt/deep",
+        "directory\tt/deep\t",  # (yields nothing)
+        "collects\tt\t",  # (another kind: none of this)
+    ]
+    assert sorted(suite.directed(files, records)) == [
+        "a/test_x.py",
+        "t/checks.py",
+        "t/sub/test_3.py",
+        "t/test_1.py",
+    ]
+    assert suite.directed(files, records, "a") == files  # a suite with none of them
+    assert suite.directed(files, ["hook\tt\tt/test_2.py"]) == files
+
+
 def test_a_computed_collect_ignore_is_named() -> None:
     listing, read = tree({**BASE, "conftest.py": "collect_ignore = compute()\n"})
     found = suite.collect(listing, read)
@@ -752,6 +775,7 @@ def test_the_decisions_do_no_io() -> None:
         "Callable", "Iterable", "Iterator", "Sequence", "Mapping", "base64", "json", "zlib",
         "genstamp", "suite", "_pytest.mark.expression", "Expression", "re", "binding",
         "TYPE_CHECKING", "genstamp.suite", "describe_missing", "observed_ignored", "unreached",
+        "directed",
         "genstamp.typedtuple",
         "stdlib",  # the standard library's tomllib and shlex, found as the import system does
         "versioned",  # its version check (reading a file imports what reads it, in the call)

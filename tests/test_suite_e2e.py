@@ -434,18 +434,89 @@ def test_a_run_that_leaves_out_files_a_conftest_collects_itself_is_partial(
     message = rules(data)["partial-run"]
     assert "tests/spec" in message and "pytest_collect_file" in message, message
     # the control: mended, the whole suite's run is accepted, and so is one in two parts
-    (root / bad[0]).write_text("one: ok\n" if bad[0].endswith(".yaml") else cases("x"))
+    mended_and_accepted(root, bad[0], "one: ok\n" if bad[0].endswith(".yaml") else cases("x"))
+    assert pytest_in(root, "-n", "2").returncode == 0
+    assert verify(root)[0] == 0
+    stamp(root)
+    assert pytest_in(root, "tests/spec").returncode == 0
+    assert pytest_in(root, "--ignore=tests/spec").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 0, data
+
+
+def mended_and_accepted(root: Path, rel: str, text: str) -> None:
+    """``rel`` mended to ``text`` and committed: the whole suite's run is accepted; a new
+    generation begins for the runs that follow."""
+    (root / rel).write_text(text)
     commit_all(root)
     stamp(root)
     assert pytest_in(root).returncode == 0
     code, data, _ = verify(root)
     assert code == 0, data
     stamp(root)
-    assert pytest_in(root, "-n", "2").returncode == 0
-    assert verify(root)[0] == 0
+
+
+MANIFEST_COLLECTOR = """\
+import json
+
+import pytest
+
+
+class ManifestDirectory(pytest.Directory):
+    def collect(self):
+        listed = json.loads((self.path / "manifest.json").read_text(encoding="utf-8"))
+        for name in listed["files"]:
+            if HOW == "module":
+                yield pytest.Module.from_parent(self, path=self.path / name)
+            else:  # as pytest's docs do: each file offered to the file collectors
+                yield from self.ihook.pytest_collect_file(file_path=self.path / name, parent=self)
+
+
+@pytest.hookimpl
+def pytest_collect_directory(path, parent):
+    if path.joinpath("manifest.json").is_file():
+        return ManifestDirectory.from_parent(parent=parent, path=path)
+    return None
+"""
+
+
+@pytest.mark.parametrize("how", ["module", "offered"])
+def test_the_files_a_folders_own_collector_yields_are_the_suite_there(
+    tmp_path: Path, how: str
+) -> None:
+    """A conftest collects a folder its own way (``pytest_collect_directory``: the files a
+    manifest lists, pytest's docs' example). The suite there is what it yields, which only a
+    run knows: a file it lists that no ``python_files`` names was left out of the suite (a run
+    of one file was accepted while the whole suite fails on that file), and one it does not
+    list was asked for, forever (h212). Mended, the whole run is accepted, in parts too."""
+    root = make(
+        tmp_path / "p",
+        {
+            "conftest.py": MANIFEST_COLLECTOR.replace("HOW", repr(how)),
+            "tests/manifest.json": '{"files": ["test_first.py", "checks_suite.py"]}',
+            "tests/test_first.py": cases("a1"),
+            "tests/checks_suite.py": cases("c1", fail="c1"),
+            "tests/test_unlisted.py": cases("u1", fail="u1"),  # retired: in no manifest
+            "other/test_o.py": cases("o1"),
+        },
+    )
+    if how == "offered":  # (offered as pytest offers files: a name python_files takes)
+        (root / "tests" / "checks_suite.py").rename(root / "tests" / "test_checks.py")
+        (root / "tests" / "manifest.json").write_text(
+            '{"files": ["test_first.py", "test_checks.py"]}'
+        )
+        commit_all(root)
+    assert pytest_in(root).returncode == 1  # the listed check fails
     stamp(root)
-    assert pytest_in(root, "tests/spec").returncode == 0
-    assert pytest_in(root, "--ignore=tests/spec").returncode == 0
+    assert pytest_in(root, "tests/test_first.py", "other").returncode == 0
+    code, data, _ = verify(root)
+    assert code == 1 and "partial-run" in rules(data), data
+    checks = "tests/checks_suite.py" if how == "module" else "tests/test_checks.py"
+    assert checks in rules(data)["partial-run"], data
+    # mended: the whole run, and one in parts, accepted (the unlisted file is no test)
+    mended_and_accepted(root, checks, cases("c1"))
+    assert pytest_in(root, "tests").returncode == 0
+    assert pytest_in(root, "other", "-n", "2").returncode == 0
     code, data, _ = verify(root)
     assert code == 0, data
 

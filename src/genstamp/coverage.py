@@ -338,7 +338,7 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
     # collected (the suite's files alike: one no part reached is left out)
     reached = files.union(*(p.coverage.offered for p in parts))
     observed = [r for p in parts for r in p.coverage.ignored]
-    from genstamp.suite import unreached
+    from genstamp.suite import directed, unreached
 
     return Merge(
         tuple(parts),
@@ -346,7 +346,7 @@ def merge(parts: Sequence[Part], suites: Sequence[suite.Suite]) -> Merge:
         tuple(
             f
             for s in suites
-            for f in (*s.files, *unreached(s, reached, observed))
+            for f in directed((*s.files, *unreached(s, reached, observed)), observed, s.root)
             if f not in files
             and f not in excused
             and not any(f.startswith(f"{d}/") or d in ("", ".") for d in skipped)

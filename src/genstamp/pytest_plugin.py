@@ -594,6 +594,8 @@ class Tally:
         report = yield
         if isinstance(collector, pytest.Module) and report.result is not None:
             self._borrowed(collector)
+        if isinstance(collector, pytest.Directory) and report.result is not None:
+            self._directed(collector, report.result)
         if isinstance(collector, pytest.File) and report.result is not None:
             rel = self.tree_path(collector.path)
             if rel is not None:
@@ -612,6 +614,25 @@ class Tally:
                 (child.nodeid, child) for child in report.result if isinstance(child, pytest.Class)
             )
         return report
+
+    def _directed(self, collector: pytest.Directory, children: Sequence[Any]) -> None:
+        """A folder collected by a collector of its own (a conftest's
+        ``pytest_collect_directory``, as pytest's docs collect the files a manifest lists):
+        what it yielded is the suite there (``suite.directed``): its files (``yields``), and the
+        folders it handed on (``within``). pytest's own (``Dir``, ``Package``) say nothing."""
+        if type(collector) in (pytest.Dir, pytest.Package):
+            return
+        folder = self.tree_path(collector.path)
+        if folder is None:
+            return
+        folder = "" if folder == "." else folder
+        self.ignored.add(f"directory\t{folder}\t")
+        for node in children:
+            kind = "yields" if isinstance(node, pytest.File) else "within"
+            if isinstance(node, (pytest.File, pytest.Directory)):
+                rel = self.tree_path(node.path)
+                if rel is not None:
+                    self.ignored.add(f"{kind}\t{folder}\t{rel}")
 
     def _borrowed(self, collector: pytest.Module) -> None:
         """A test file pytest collected with a module it had loaded from another file: two

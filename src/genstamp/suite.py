@@ -940,6 +940,36 @@ def collect(
     )
 
 
+def directed(files: Iterable[str], observed: Iterable[str], root: str = "") -> list[str]:
+    """``files`` as the runs found a folder's own collector decide them (a conftest's
+    ``pytest_collect_directory``, which no reading of the tree can run: the runs' records,
+    ``coverage.Coverage.ignored``): below a folder such a collector took (``directory``), the
+    files it yielded (``yields``) and those below the folders it handed on (``within``, as
+    their own collectors find them), not what pytest's own would have found there; of the
+    folders below ``root`` (a suite's)."""
+    custom: dict[str, tuple[set[str], set[str]]] = {}
+    for record in observed:
+        kind, _, rest = record.partition("\t")
+        folder, _, entry = rest.partition("\t")
+        if kind in ("directory", "yields", "within") and _under(folder, root):
+            ys, within = custom.setdefault(folder, (set(), set()))
+            if kind == "yields":
+                ys.add(entry)
+            elif kind == "within":
+                within.add(entry)
+    if not custom:
+        return list(files)
+    out = [
+        f
+        for f in files
+        if not any(
+            _under(f, d) and not any(_under(f, w) for w in within)
+            for d, (_, within) in custom.items()
+        )
+    ]
+    return out + sorted({y for ys, _ in custom.values() for y in ys} - set(out))
+
+
 def unreached(found: Suite, reached: set[str], observed: Iterable[str]) -> list[str]:
     """The files of ``found.offered`` (and of ``offered_if``, where a run had that conftest's
     collector) that no run reached: ``reached`` holds those collected and those offered to
