@@ -1131,6 +1131,7 @@ SESSION_STATUS = {
     "internal-error": 3,
     "its-own-status": 7,
     "usage-error": 4,  # set once tests ran: the session's failure, as any other status
+    "usage-error-at-collection": 4,  # a conftest's check of what was collected raised
     "exits": 2,
     "passes": 0,
 }
@@ -1159,6 +1160,11 @@ def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> 
     )
     if check == "exits":
         conftest = EXITS
+    elif check == "usage-error-at-collection":  # (before pytest counts what it collected)
+        conftest = (
+            "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+            "    raise pytest.UsageError(f'{len(items)} tests: duplicate names')\n"
+        )
     root = make(tmp_path / "p", {**SIMPLE, "conftest.py": conftest})
     proc = pytest_in(root)
     code, data, _ = verify(root)

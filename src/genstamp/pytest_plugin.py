@@ -1210,9 +1210,11 @@ def _session_failed(session: pytest.Session, exitstatus: int, exited: bool = Fal
     status = getattr(session, "exitstatus", exitstatus)
     if exited and status == pytest.ExitCode.INTERRUPTED:
         return True
-    if status == pytest.ExitCode.USAGE_ERROR and not session.testscollected:
+    if status == pytest.ExitCode.USAGE_ERROR and not (session.testscollected or session.items):
         # a command line pytest could not follow (a mistyped path or node id): it collected
-        # nothing, ran nothing, and failed nothing of the tree's (a part of no tests)
+        # nothing, ran nothing, and failed nothing of the tree's (a part of no tests); a
+        # conftest's check of what was collected (``UsageError`` raised in its
+        # ``collection_modifyitems``, before pytest counts the items) is the session's failure
         return session.testsfailed > 0
     return session.testsfailed > 0 or status not in _NOT_FAILED
 
