@@ -323,6 +323,32 @@ def test_lines_set_aside_are_read_back_and_a_process_that_lost_them_is_said(
     assert loads.lost(str(tmp_path / "gone")) == ["43"]
 
 
+def test_a_line_the_log_took_short_is_blanked_and_read_whole_from_its_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A limit on the file's size that falls inside a line: the log takes part of it, which
+    ``read_logs`` blanks out (its whole line read from the link), so that the next process's
+    line appended after it reads whole (h213). A process that runs another program keeps its
+    pid: the names of its links go on past those its earlier image took."""
+    first, second = (
+        loads.Load(f"/w/src/calc/{m}.py", "ab", f"calc.{m}", loads.SOURCE, "") for m in "xy"
+    )
+    lines = [("\t".join(load) + "\n").encode() for load in (first, second)]
+    log = tmp_path / loads.LOG_FILE
+    log.write_bytes(lines[0][:17])  # a child's line, cut by its limit
+    with open(log, "ab") as fh:
+        fh.write(lines[1])  # another process's, appended after the cut
+    cut = f"{log.stat().st_ino} 0 17".encode()
+    monkeypatch.setattr(loads, "_ASIDE", [0])  # as a program begins
+    (tmp_path / "7.1.aside").symlink_to("taken by the process's earlier image")
+    loads._set_aside(str(tmp_path), 7, lines[0], cut)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "7.1.aside", "7.2.aside", "7.3.cut", loads.LOG_FILE
+    ]  # fmt: skip
+    assert loads.read_logs(str(tmp_path))[0] == second
+    assert first in loads.read_logs(str(tmp_path))
+
+
 LOST_ITS_LOADS = """
 import os
 

@@ -46,6 +46,7 @@ RUN_ENV = "GENSTAMP_RUN"  # the run folders (os.pathsep-separated) a process rec
 RUN_FILE = "run.txt"
 LOG_FILE = "loads.log"  # every process's loads (``record``), made by ``child.open_run``
 ASIDE = ".aside"  # a load the log could not take, as a symbolic link's target (``_set_aside``)
+CUT = ".cut"  # the part of such a load that the log took: blanked out where it is read
 LOST = ".lost"  # a folder: a process whose loads neither the log nor a link could take
 RUN_VERSION = "1"
 
@@ -312,27 +313,46 @@ def record(load: Load) -> None:
                 kept = (fd, st.st_dev, st.st_ino)
                 a.fds.clear()  # a forked child opens the log anew (its own where it is its own)
                 a.fds[pid] = kept
-            os.write(kept[0], line)
+            written = os.write(kept[0], line)
+            if written < len(line):  # the limit on the file's size fell inside the line
+                end = os.lseek(kept[0], 0, os.SEEK_CUR)
+                cut = f"{kept[2]} {end - written} {end}".encode()
+                _set_aside(a.run.folder, pid, line, cut)
         except OSError:
             _set_aside(a.run.folder, pid, line)
 
 
-_ASIDE = [0]  # the lines this process set aside
+_ASIDE = [0]  # the links this process made (``_link_aside``)
 
 
-def _set_aside(folder: str, pid: int, line: bytes) -> None:
+def _set_aside(folder: str, pid: int, line: bytes, cut: bytes = b"") -> None:
     """A load's line that the log could not take, through a limit the tests set on this process
     (on the size of the files it writes, ``RLIMIT_FSIZE``; on its descriptors), kept as the
     target of a symbolic link in the run's folder, which neither limit stops (``read_logs``
-    reads it back); where even that fails, a folder says that the process's loads are lost."""
-    _ASIDE[0] += 1
+    reads it back); ``cut``: the part of it that did reach the log (its inode, where it begins
+    and ends), which ``read_logs`` blanks out; where even that fails, a folder says that the
+    process's loads are lost."""
     was = hush(True)
     try:
-        os.symlink(line, os.fsencode(os.path.join(folder, f"{pid}.{_ASIDE[0]}{ASIDE}")))
-    except OSError:
-        _lost(folder, pid)
+        kept = _link_aside(folder, pid, line, ASIDE)
+        if kept and cut:
+            kept = _link_aside(folder, pid, cut, CUT)
+        if not kept:
+            _lost(folder, pid)
     finally:
         hush(was)
+
+
+def _link_aside(folder: str, pid: int, target: bytes, suffix: str) -> bool:
+    while True:
+        _ASIDE[0] += 1
+        try:
+            os.symlink(target, os.fsencode(os.path.join(folder, f"{pid}.{_ASIDE[0]}{suffix}")))
+            return True
+        except FileExistsError:
+            continue  # a name this process took before it ran another program (os.exec*)
+        except OSError:
+            return False
 
 
 def _lost(folder: str, pid: int) -> None:
@@ -585,14 +605,20 @@ def read_logs(folder: str, since: "dict[str, int] | None" = None) -> list[Load]:
         (n for n in names if n.endswith(ASIDE) and (since is None or n not in since)),
         key=lambda n: [int(p) if p.isdigit() else 0 for p in n.split(".")[:2]],
     )
+    cuts = _cuts(folder, [n for n in names if n.endswith(CUT)])
     for name in [n for n in names if n.endswith(".log")] + aside:
         try:
             if name.endswith(ASIDE):
                 lines = [os.fsdecode(os.readlink(os.path.join(folder, name))).rstrip("\n")]
             else:
                 with io.open(os.path.join(folder, name), "rb") as fh:
-                    fh.seek((since or {}).get(name, 0))
-                    lines = fh.read().decode("utf-8", "surrogateescape").split("\n")
+                    start = (since or {}).get(name, 0)
+                    fh.seek(start)
+                    data = bytearray(fh.read())
+                    for begin, end in cuts.get(os.fstat(fh.fileno()).st_ino, ()):
+                        begin, end = max(begin - start, 0), max(end - start, 0)
+                        data[begin:end] = b"\n" * len(data[begin:end])  # (the same length)
+                    lines = data.decode("utf-8", "surrogateescape").split("\n")
         except OSError:
             continue
         for line in lines:
@@ -600,6 +626,18 @@ def read_logs(folder: str, since: "dict[str, int] | None" = None) -> list[Load]:
             if len(fields) == len(Load._fields):
                 loads.append(Load(*(_unescape(f) for f in fields)))
     return loads
+
+
+def _cuts(folder: str, names: "Iterable[str]") -> "dict[int, list[tuple[int, int]]]":
+    """The parts of lines that a log took short (``_set_aside``), by the log's inode."""
+    cuts: dict[int, list[tuple[int, int]]] = {}
+    for name in names:
+        try:
+            inode, begin, end = map(int, os.readlink(os.path.join(folder, name)).split())
+        except (OSError, ValueError):
+            continue
+        cuts.setdefault(inode, []).append((begin, end))
+    return cuts
 
 
 def log_sizes(folder: str) -> dict[str, int]:
