@@ -445,12 +445,13 @@ def test_a_run_that_leaves_out_files_a_conftest_collects_itself_is_partial(
 
 
 def mended_and_accepted(root: Path, rel: str, text: str) -> None:
-    """``rel`` mended to ``text`` and committed: the whole suite's run is accepted; a new
-    generation begins for the runs that follow."""
+    """``rel`` mended to ``text`` and committed: the whole suite's run is accepted, and the
+    plugin says so as it ends; a new generation begins for the runs that follow."""
     (root / rel).write_text(text)
     commit_all(root)
     stamp(root)
-    assert pytest_in(root).returncode == 0
+    proc = pytest_in(root)
+    assert proc.returncode == 0 and "will refuse" not in proc.stdout, proc.stdout  # as verify
     code, data, _ = verify(root)
     assert code == 0, data
     stamp(root)

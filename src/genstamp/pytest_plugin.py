@@ -188,9 +188,10 @@ def _uncollected(cfg: pytest.Config, tally: Tally) -> list[str]:
         }
         # (collected, or offered to a conftest's own collector)
         reached = collected | tally._with_workers(tally.offered, "offered")
+        listed = (*found.files, *suite.unreached(found, reached, ignored))
         missing += [
             f
-            for f in (*found.files, *suite.unreached(found, reached, ignored))
+            for f in suite.directed(listed, ignored, root)
             if f not in collected
             and f not in excused
             and not any(s == "." or f.startswith(s + "/") for s in skipped)
