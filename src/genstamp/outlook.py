@@ -33,6 +33,8 @@ class Run(NamedTuple):
     # Loaded files in a repository the tree records without a .gitmodules URL: (path, gitlink).
     unregistered: tuple[tuple[str, str], ...] = ()
     differ: tuple[str, ...] = ()  # files the tests loaded as the tree at the end does not hold
+    # folders the tests imported namespace packages from that hold no file but bytecode's
+    namespaces: tuple[str, ...] = ()
     empty: tuple[str, ...] = ()  # folders the tests used that held no file (not ignored)
     executed: int | None = None  # tests that ran (passed, failed or errored); None: unknown
     # files the tests used whose change the index hides from git: (path, option)
@@ -95,6 +97,12 @@ def lines(run: Run) -> list[str]:
             "tree does not hold: a file changed and changed back while they ran, an edit git "
             "does not see (`--skip-worktree`, a filter's clean side), or code compiled under "
             "its name from other text)"
+        )
+    if run.namespaces:
+        refusals.append(
+            f"loaded-not-tested: {named(list(run.namespaces))} (the tests imported namespace "
+            "packages from folders that hold only bytecode, which no tree holds: a package "
+            "removed with no hook to scrub it; `genstamp stamp` removes that bytecode)"
         )
     by_rule: dict[str, list[str]] = {}
     for flag in run.flags:

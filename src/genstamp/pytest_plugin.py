@@ -1770,6 +1770,7 @@ class Session:
             empty=_empty_folders(merged.folders, misplaced.ignored, start.checkout.workdir),
             unregistered=tuple(sorted(misplaced.unregistered.items())),
             differ=misplaced.differ,
+            namespaces=_bytecode_only(merged.namespaces, misplaced.ignored, start.checkout.workdir),
             hidden=tuple(sorted(misplaced.hidden.items())),
             dirty=tuple(sorted(misplaced.dirty)),
             moved=moved,
@@ -2484,6 +2485,27 @@ def _empty_folders(
         for f in folders
         if f not in ignored and not any(link == f or link.startswith(f"{f}/") for link in links)
     )
+
+
+def _bytecode_only(
+    folders: Sequence[str], ignored: Sequence[str], workdir: Path
+) -> tuple[str, ...]:
+    """Of the namespace packages' ``folders`` the tests imported, those that hold no file but
+    bytecode (what a removed package leaves where no hook scrubbed it): no tree holds them, and
+    the gate refuses them (``loaded-not-tested``); ignored ones are ``ignored-code``'s."""
+    out = []
+    for folder in folders:
+        if folder in ignored:
+            continue
+        held = False
+        for _, dirs, files in os.walk(workdir / folder):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            if any(not f.endswith((".pyc", ".pyo")) for f in files):
+                held = True
+                break
+        if not held:
+            out.append(folder)
+    return tuple(out)
 
 
 def _pythonpath(cfg: pytest.Config) -> list[Path]:

@@ -737,7 +737,8 @@ def _loaded_not_tested(facts: Facts, settings: Config) -> Iterator[str | Listed]
     if folders:
         yield listed(
             "the tests imported namespace packages from folders the tested tree does not hold "
-            "(a clean clone has none): ",
+            "(a clean clone has none; one that holds only bytecode, left by a package removed "
+            "where no hook scrubbed it, `genstamp stamp` removes): ",
             folders,
             PATH_LIMIT,
         )
