@@ -519,6 +519,26 @@ def test_an_edit_after_a_checkout_that_changed_nothing_keeps_the_generation(
         assert after.tree == git_tree(branches)
 
 
+def test_a_file_a_checkout_wrote_and_an_edit_rewrote_since_begins_anew(branches: Path) -> None:
+    """A branch switch writes edit.py; an edit (`git am` of a patch) rewrites it before the
+    first reader. Its change time is past the hook's, but git wrote it too: the work tree the
+    hook found was not the generation's, and a new generation begins (h214: kept, "the work
+    tree is as the generation began", on a tree the generation never held)."""
+    git(branches, "checkout", "-q", "-b", "tweak")
+    (branches / "edit.py").write_text("E = 5\n")
+    commit_all(branches, "tweak")
+    git(branches, "checkout", "-q", "main")
+    gen = generation.current(open_checkout(branches))
+    assert gen is not None
+    git(branches, "checkout", "-q", "tweak")
+    assert stamp(branches)["pending"]["may_keep"] is True
+    time.sleep(0.05)  # past the file clock's tick of the hook
+    (branches / "edit.py").write_text("E = 7\n")
+    after = generation.current(open_checkout(branches))
+    assert after is not None and after.id != gen.id, after.history[-1]
+    assert after.tree == git_tree(branches)
+
+
 def test_merges_and_rebases_take_the_light_path(branches: Path) -> None:
     """No full walk: the stamp records the claim with the number of paths git wrote."""
     git(branches, "merge", "-q", "other")  # fast-forward

@@ -177,6 +177,9 @@ def _as_at_the_hook(
     claim = gen.pending
     if claim is None or not claim["may_keep"] or tree in (gen.tree, tested):
         return tree
+    if claim.get("changed"):
+        return tree  # git's command wrote files too: a path it wrote and an edit rewrote since
+        # (`git am` after a branch switch) would pass for one the edit alone changed
     since = claim["next"]["created_ns"]
     for kept in dict.fromkeys(t for t in (gen.tree, tested) if t):
         try:
