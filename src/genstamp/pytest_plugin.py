@@ -403,6 +403,8 @@ def _installed_copy(module: object, origin: str, path: str) -> bool:
 
 
 _COLLECTS = "pytest_collect_file"  # ``suite.COLLECTS`` (the suite is the gate's to list)
+# a folder's collector (pytest 8; pytest 7 has none of its own: ``_directed``)
+_DIRECTORY: Any = getattr(pytest, "Directory", ())
 _IGNORES = "pytest_ignore_collect"  # ``suite.IGNORES``
 
 
@@ -595,7 +597,7 @@ class Tally:
         report = yield
         if isinstance(collector, pytest.Module) and report.result is not None:
             self._borrowed(collector)
-        if isinstance(collector, pytest.Directory) and report.result is not None:
+        if isinstance(collector, _DIRECTORY) and report.result is not None:
             self._directed(collector, report.result)
         if isinstance(collector, pytest.File) and report.result is not None:
             rel = self.tree_path(collector.path)
@@ -616,12 +618,12 @@ class Tally:
             )
         return report
 
-    def _directed(self, collector: pytest.Directory, children: Sequence[Any]) -> None:
+    def _directed(self, collector: Any, children: Sequence[Any]) -> None:
         """A folder collected by a collector of its own (a conftest's
         ``pytest_collect_directory``, as pytest's docs collect the files a manifest lists):
         what it yielded is the suite there (``suite.directed``): its files (``yields``), and the
         folders it handed on (``within``). pytest's own (``Dir``, ``Package``) say nothing."""
-        if type(collector) in (pytest.Dir, pytest.Package):
+        if type(collector) in (getattr(pytest, "Dir", None), pytest.Package):
             return
         folder = self.tree_path(collector.path)
         if folder is None:
@@ -630,7 +632,7 @@ class Tally:
         self.ignored.add(f"directory\t{folder}\t")
         for node in children:
             kind = "yields" if isinstance(node, pytest.File) else "within"
-            if isinstance(node, (pytest.File, pytest.Directory)):
+            if isinstance(node, (pytest.File, _DIRECTORY)):
                 rel = self.tree_path(node.path)
                 if rel is not None:
                     self.ignored.add(f"{kind}\t{folder}\t{rel}")
