@@ -280,7 +280,7 @@ def child_only_judged(tmp_path: Path, foreign: bool, test: Callable[[Path, str],
 
 
 UNDER_A_LIMIT = """
-import resource, subprocess, sys
+import os, resource, subprocess, sys
 
 
 def limit():  # the CLI's handling of a file-size limit, as a test of it sets one
@@ -289,7 +289,7 @@ def limit():  # the CLI's handling of a file-size limit, as a test of it sets on
 
 def test_limited():
     run = [sys.executable, "-c", "import calc.child_only, calc; print(calc.VALUE)"]
-    env = {{"PYTHONPATH": {where!r}}}
+    env = dict(os.environ, PYTHONPATH={where!r})  # (the run's variable: this run's alone)
     out = subprocess.run(run, capture_output=True, text=True, preexec_fn=limit, env=env)
     assert out.stdout.strip() in ("1", "2"), out
 """
