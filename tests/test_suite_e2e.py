@@ -1182,21 +1182,30 @@ def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> 
         assert report.properties[evidence.P_FORMAT] == evidence.FORMAT
 
 
-@pytest.mark.parametrize("mistyped", [("test/",), ("tests/test_a.py::test_a3",)])
+@pytest.mark.parametrize(
+    "mistyped", [("test/",), ("tests/test_a.py::test_a3",), ("-k", "a1 and"), ("-m", "slow or")]
+)
 def test_a_command_line_pytest_cannot_follow_fails_nothing_of_the_tree(
     tmp_path: Path, mistyped: tuple[str, ...]
 ) -> None:
     """A mistyped path or node id ends pytest with a usage error, 4, before it collects
-    anything: it was bound as a session that failed, and the tree its complete green run had
-    passed was refused until the whole suite ran again, the message blaming a check at the
-    session's end (h212). It is a part of no tests: the complete run stands. On a tree with no
-    other run, no test ran."""
+    anything (a `-k` or `-m` expression it cannot read, as it deselects): it was bound as a
+    session that failed, and the tree its complete green run had passed was refused until the
+    whole suite ran again, the message blaming a check at the session's end (h212, h215). It
+    is a part of no tests: the complete run stands, and so do parts that run after it. On a
+    tree with no other run, no test ran."""
     root = make(tmp_path / "p", SIMPLE)
     assert pytest_in(root, *mistyped).returncode == pytest.ExitCode.USAGE_ERROR
     code, data, _ = verify(root)
     assert code == 1 and "tests-failed" not in rules(data) and "no-tests" in rules(data), data
     assert pytest_in(root).returncode == 0
     assert pytest_in(root, *mistyped).returncode == pytest.ExitCode.USAGE_ERROR
+    code, data, _ = verify(root)
+    assert code == 0, data
+    stamp(root)  # the typo first, then the suite in two parts
+    assert pytest_in(root, *mistyped).returncode == pytest.ExitCode.USAGE_ERROR
+    assert pytest_in(root, "tests/test_a.py").returncode == 0
+    assert pytest_in(root, "tests/test_b.py", "tests/deep").returncode == 0
     code, data, _ = verify(root)
     assert code == 0, data
 

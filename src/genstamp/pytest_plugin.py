@@ -1213,13 +1213,31 @@ def _session_failed(session: pytest.Session, exitstatus: int, exited: bool = Fal
     status = getattr(session, "exitstatus", exitstatus)
     if exited and status == pytest.ExitCode.INTERRUPTED:
         return True
-    if status == pytest.ExitCode.USAGE_ERROR and not (session.testscollected or session.items):
-        # a command line pytest could not follow (a mistyped path or node id): it collected
-        # nothing, ran nothing, and failed nothing of the tree's (a part of no tests); a
-        # conftest's check of what was collected (``UsageError`` raised in its
-        # ``collection_modifyitems``, before pytest counts the items) is the session's failure
-        return session.testsfailed > 0
+    if status == pytest.ExitCode.USAGE_ERROR and _the_command_lines(session):
+        return session.testsfailed > 0  # it ran nothing, and failed nothing of the tree's
     return session.testsfailed > 0 or status not in _NOT_FAILED
+
+
+def _the_command_lines(session: pytest.Session) -> bool:
+    """Whether pytest's usage error is a command line's it could not follow: nothing was
+    collected (a mistyped path or node id), or a ``-k`` or ``-m`` expression it cannot read
+    (raised as it deselects, once it collected: a part of no tests); not a conftest's check
+    of what was collected (``UsageError`` in its ``collection_modifyitems``), which a clean
+    clone's run fails on too."""
+    if not (session.testscollected or session.items):
+        return True
+    try:
+        from _pytest.mark.expression import Expression
+    except ImportError:
+        return False
+    option = session.config.option
+    for expr in (getattr(option, "keyword", ""), getattr(option, "markexpr", "")):
+        if isinstance(expr, str) and expr:
+            try:
+                Expression.compile(expr)
+            except Exception:
+                return True
+    return False
 
 
 def _dependency_skip(report: pytest.TestReport) -> str | None:
