@@ -1470,22 +1470,26 @@ def test_a_namespace_package_from_a_folder_the_tree_does_not_hold(
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("left", ["bytecode", "a data file"])
+@pytest.mark.parametrize("left", ["bytecode", "an ignored log", "a data file"])
 def test_a_package_removed_where_no_hook_scrubbed_it_is_foretold(tmp_path: Path, left: str) -> None:
     """A package removed (`git rm` and a commit, `git reset --hard`: no hook fires) leaves
     its `__pycache__`; a test's import of it succeeds as a namespace package. The gate refuses
     it, but the plugin's own line as the run ended said it would accept (h214); it says why,
-    and how to mend it. Control: a data file left there too, which the tree holds (forecast
-    and gate accept)."""
-    files = {"src/calc/gone/data.txt": "tracked\n"} if left == "a data file" else {}
+    and how to mend it; so for a folder that holds an ignored log besides (h215). Control: a
+    data file left there too, which the tree holds (forecast and gate accept)."""
+    files = {".gitignore": "__pycache__/\n*.py[co]\n*.log\n"}
+    if left == "a data file":
+        files["src/calc/gone/data.txt"] = "tracked\n"
     repo, _ = project(tmp_path, LEFT_BEHIND.format(module="calc.gone"), files)
     cache = repo / "src" / "calc" / "gone" / "__pycache__"
     cache.mkdir(parents=True)  # (after the generation began: its stamp scrubs)
     (cache / "mod.cpython-311.pyc").write_bytes(b"")
+    if left == "an ignored log":
+        (cache.parent / "run.log").write_text("debug\n")
     told = run(repo, PYTHONPATH=str(repo / "src"))
     found = audit_of(repo)
     assert "src/calc/gone" in found.namespaces, found.namespaces
-    if left == "bytecode":
+    if left != "a data file":
         assert "loaded-not-tested" in failures(repo), failures(repo)
         assert "will refuse: loaded-not-tested: src/calc/gone" in told, told
         assert "`genstamp stamp` removes" in failures(repo)["loaded-not-tested"]

@@ -33,7 +33,7 @@ class Run(NamedTuple):
     # Loaded files in a repository the tree records without a .gitmodules URL: (path, gitlink).
     unregistered: tuple[tuple[str, str], ...] = ()
     differ: tuple[str, ...] = ()  # files the tests loaded as the tree at the end does not hold
-    # folders the tests imported namespace packages from that hold no file but bytecode's
+    # folders the tests imported namespace packages from that hold no file git does not ignore
     namespaces: tuple[str, ...] = ()
     empty: tuple[str, ...] = ()  # folders the tests used that held no file (not ignored)
     executed: int | None = None  # tests that ran (passed, failed or errored); None: unknown
@@ -101,8 +101,9 @@ def lines(run: Run) -> list[str]:
     if run.namespaces:
         refusals.append(
             f"loaded-not-tested: {named(list(run.namespaces))} (the tests imported namespace "
-            "packages from folders that hold only bytecode, which no tree holds: a package "
-            "removed with no hook to scrub it; `genstamp stamp` removes that bytecode)"
+            "packages from folders that hold no file but what git ignores, which no tree "
+            "holds: the bytecode of a package removed where no hook scrubbed it, which "
+            "`genstamp stamp` removes, or a log)"
         )
     by_rule: dict[str, list[str]] = {}
     for flag in run.flags:

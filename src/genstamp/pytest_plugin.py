@@ -1358,6 +1358,8 @@ class Session:
         # how much the run's logs held when it was bound green: what they hold beyond ran
         # later (a session finish's wrapper, a terminal summary, an unconfigure)
         self.bound_logs: dict[str, int] | None = None
+        # the files below each namespace package's folder, asked whether git ignores them
+        self.namespace_files: dict[str, list[str] | None] = {}
         self.exited = False  # the session ended by the suite's pytest.exit, not a Ctrl-C
         self.running: refuted.Running | None = None  # the run goes on, said (``refuted``)
 
@@ -1779,6 +1781,7 @@ class Session:
                     " chose what to collect (its paths, the folder it ran in, or an option"
                     " such as -p, --ignore, -o)"
                 )
+        below = {f for fs in self.namespace_files.values() for f in fs or ()}  # (not loaded)
         run = outlook.Run(
             generation=start.gen.id if start.gen else None,
             tree_start=trees.start,
@@ -1786,11 +1789,13 @@ class Session:
             reasons=tuple(forecast),
             flags=merged.flags,
             failed=failed,
-            ignored=tuple(f for f in misplaced.ignored if f not in merged.folders),
+            ignored=tuple(
+                f for f in misplaced.ignored if f not in merged.folders and f not in below
+            ),
             empty=_empty_folders(merged.folders, misplaced.ignored, start.checkout.workdir),
             unregistered=tuple(sorted(misplaced.unregistered.items())),
             differ=misplaced.differ,
-            namespaces=_bytecode_only(merged.namespaces, misplaced.ignored, start.checkout.workdir),
+            namespaces=_unheld(self.namespace_files, misplaced.ignored),
             hidden=tuple(sorted(misplaced.hidden.items())),
             dirty=tuple(sorted(misplaced.dirty)),
             moved=moved,
@@ -1816,6 +1821,11 @@ class Session:
         made = set(merged.made)  # the run's own code: a clean clone's run makes it too
         candidates = [rel for rel in merged.loaded if not generated(rel, globs) and rel not in made]
         candidates += merged.folders  # an ignored one is no empty folder the gate refuses
+        # a namespace package's folder, and what it holds: one whose files git all ignores (a
+        # removed package's bytecode, a log) no tree holds, and the gate refuses it
+        self.namespace_files = _files_below(self.start.checkout.workdir, merged.namespaces)
+        candidates += merged.namespaces
+        candidates += [f for fs in self.namespace_files.values() for f in fs or ()]
         used: list[str] | None = None  # what the gate asks of hidden changes (every file: None)
         if "*" not in merged.read:
             # as the gate: the files loaded or read, and pytest's configuration files
@@ -2507,25 +2517,34 @@ def _empty_folders(
     )
 
 
-def _bytecode_only(
-    folders: Sequence[str], ignored: Sequence[str], workdir: Path
-) -> tuple[str, ...]:
-    """Of the namespace packages' ``folders`` the tests imported, those that hold no file but
-    bytecode (what a removed package leaves where no hook scrubbed it): no tree holds them, and
-    the gate refuses them (``loaded-not-tested``); ignored ones are ``ignored-code``'s."""
-    out = []
+def _files_below(workdir: Path, folders: Sequence[str]) -> dict[str, list[str] | None]:
+    """The files below each of ``folders`` (work-tree paths), as work-tree paths; None for a
+    folder that holds more than ``_FILES_BELOW`` (it is taken to hold a file of the tree)."""
+    out: dict[str, list[str] | None] = {}
     for folder in folders:
-        if folder in ignored:
-            continue
-        held = False
-        for _, dirs, files in os.walk(workdir / folder):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
-            if any(not f.endswith((".pyc", ".pyo")) for f in files):
-                held = True
+        found: list[str] = []
+        for here, _, files in os.walk(workdir / folder):
+            rel = Path(here).relative_to(workdir).as_posix()
+            found += [f"{rel}/{name}" for name in files]
+            if len(found) > _FILES_BELOW:
                 break
-        if not held:
-            out.append(folder)
-    return tuple(out)
+        out[folder] = found if len(found) <= _FILES_BELOW else None
+    return out
+
+
+_FILES_BELOW = 200
+
+
+def _unheld(below: Mapping[str, list[str] | None], ignored: Sequence[str]) -> tuple[str, ...]:
+    """The namespace packages' folders (with the files ``below`` each) that no tree holds:
+    every file in them is one git ignores (a removed package's bytecode, a log), or there is
+    none; an ignored folder is ``ignored-code``'s."""
+    skip = set(ignored)
+    return tuple(
+        folder
+        for folder, files in below.items()
+        if folder not in skip and files is not None and all(f in skip for f in files)
+    )
 
 
 def _pythonpath(cfg: pytest.Config) -> list[Path]:
