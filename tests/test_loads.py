@@ -1505,11 +1505,15 @@ def test_a_namespace_package_from_an_ignored_folder_is_ignored_code(tmp_path: Pa
     repo, _ = project(tmp_path, "", {".gitignore": "__pycache__/\nvendor/\n"})
     (repo / "vendor" / "ns").mkdir(parents=True)
     (repo / "vendor" / "ns" / "data.txt").write_text("data\n")
-    found = scenario(repo, LEFT_BEHIND.format(module="ns"), PYTHONPATH=str(repo / "vendor"))
+    test = LEFT_BEHIND.format(module="ns")
+    found, told = scenario_told(repo, test, PYTHONPATH=str(repo / "vendor"))
     assert "vendor/ns" in found.namespaces, found.namespaces
     failed = failures(repo)
     assert list(failed) == ["ignored-code"], failed
     assert "vendor/ns" in failed["ignored-code"], failed
+    # foretold so, and only so: its files are not code the tests loaded (h215)
+    assert "will refuse: ignored-code: vendor/ns (" in told and "data.txt" not in told, told
+    assert "loaded-not-tested" not in told, told
 
 
 def from_other_clone(
