@@ -1470,7 +1470,7 @@ def test_a_namespace_package_from_a_folder_the_tree_does_not_hold(
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("left", ["bytecode", "an ignored log", "a data file"])
+@pytest.mark.parametrize("left", ["bytecode", "an ignored log", "a data file", "a tracked link"])
 def test_a_package_removed_where_no_hook_scrubbed_it_is_foretold(tmp_path: Path, left: str) -> None:
     """A package removed (`git rm` and a commit, `git reset --hard`: no hook fires) leaves
     its `__pycache__`; a test's import of it succeeds as a namespace package. The gate refuses
@@ -1480,7 +1480,14 @@ def test_a_package_removed_where_no_hook_scrubbed_it_is_foretold(tmp_path: Path,
     files = {".gitignore": "__pycache__/\n*.py[co]\n*.log\n"}
     if left == "a data file":
         files["src/calc/gone/data.txt"] = "tracked\n"
+    elif left == "a tracked link":  # to a folder (h216: no file below it)
+        files["data/x.txt"] = "tracked\n"
     repo, _ = project(tmp_path, LEFT_BEHIND.format(module="calc.gone"), files)
+    if left == "a tracked link":
+        (repo / "src" / "calc" / "gone").mkdir()
+        (repo / "src" / "calc" / "gone" / "data").symlink_to("../../../data")
+        commit_all(repo, "a link")
+        restamp.begin(open_checkout(repo))
     cache = repo / "src" / "calc" / "gone" / "__pycache__"
     cache.mkdir(parents=True)  # (after the generation began: its stamp scrubs)
     (cache / "mod.cpython-311.pyc").write_bytes(b"")
@@ -1489,7 +1496,7 @@ def test_a_package_removed_where_no_hook_scrubbed_it_is_foretold(tmp_path: Path,
     told = run(repo, PYTHONPATH=str(repo / "src"))
     found = audit_of(repo)
     assert "src/calc/gone" in found.namespaces, found.namespaces
-    if left != "a data file":
+    if left in ("bytecode", "an ignored log"):
         assert "loaded-not-tested" in failures(repo), failures(repo)
         assert "will refuse: loaded-not-tested: src/calc/gone" in told, told
         assert "`genstamp stamp` removes" in failures(repo)["loaded-not-tested"]

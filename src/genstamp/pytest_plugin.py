@@ -1781,7 +1781,15 @@ class Session:
                     " chose what to collect (its paths, the folder it ran in, or an option"
                     " such as -p, --ignore, -o)"
                 )
-        below = {f for fs in self.namespace_files.values() for f in fs or ()}  # (not loaded)
+        # what namespace packages' folders hold, asked of git only to judge the folders (a
+        # module the tests loaded is judged as any other); a folder that holds a file git does
+        # not ignore (one tracked inside an ignored folder, `git add -f`) is the tree's
+        below = {f for fs in self.namespace_files.values() for f in fs or ()} - set(merged.loaded)
+        held = {
+            folder
+            for folder, files in self.namespace_files.items()
+            if files and any(f not in misplaced.ignored for f in files)
+        }
         run = outlook.Run(
             generation=start.gen.id if start.gen else None,
             tree_start=trees.start,
@@ -1790,7 +1798,9 @@ class Session:
             flags=merged.flags,
             failed=failed,
             ignored=tuple(
-                f for f in misplaced.ignored if f not in merged.folders and f not in below
+                f
+                for f in misplaced.ignored
+                if f not in merged.folders and f not in below and f not in held
             ),
             empty=_empty_folders(merged.folders, misplaced.ignored, start.checkout.workdir),
             unregistered=tuple(sorted(misplaced.unregistered.items())),
@@ -2523,16 +2533,17 @@ def _files_below(workdir: Path, folders: Sequence[str]) -> dict[str, list[str] |
     out: dict[str, list[str] | None] = {}
     for folder in folders:
         found: list[str] = []
-        for here, _, files in os.walk(workdir / folder):
+        for here, dirs, files in os.walk(workdir / folder):
             rel = Path(here).relative_to(workdir).as_posix()
-            found += [f"{rel}/{name}" for name in files]
+            links = [d for d in dirs if os.path.islink(os.path.join(here, d))]  # (not entered)
+            found += [f"{rel}/{name}" for name in [*files, *links]]
             if len(found) > _FILES_BELOW:
                 break
         out[folder] = found if len(found) <= _FILES_BELOW else None
     return out
 
 
-_FILES_BELOW = 200
+_FILES_BELOW = 2000
 
 
 def _unheld(below: Mapping[str, list[str] | None], ignored: Sequence[str]) -> tuple[str, ...]:
