@@ -1183,7 +1183,15 @@ def test_a_session_that_fails_though_no_test_did(tmp_path: Path, check: str) -> 
 
 
 @pytest.mark.parametrize(
-    "mistyped", [("test/",), ("tests/test_a.py::test_a3",), ("-k", "a1 and"), ("-m", "slow or")]
+    "mistyped",
+    [
+        ("test/",),
+        ("tests/test_a.py::test_a3",),
+        ("-k", "a1 and"),
+        ("-m", "slow or"),
+        ("-k", "a1(x=1)"),  # parameters: refused as pytest matches the names
+        ("-m", "slwo", "--strict-markers"),  # a marker strict_markers does not know
+    ],
 )
 def test_a_command_line_pytest_cannot_follow_fails_nothing_of_the_tree(
     tmp_path: Path, mistyped: tuple[str, ...]

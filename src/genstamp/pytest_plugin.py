@@ -1220,23 +1220,31 @@ def _session_failed(session: pytest.Session, exitstatus: int, exited: bool = Fal
 
 def _the_command_lines(session: pytest.Session) -> bool:
     """Whether pytest's usage error is a command line's it could not follow: nothing was
-    collected (a mistyped path or node id), or a ``-k`` or ``-m`` expression it cannot read
-    (raised as it deselects, once it collected: a part of no tests); not a conftest's check
-    of what was collected (``UsageError`` in its ``collection_modifyitems``), which a clean
-    clone's run fails on too."""
+    collected (a mistyped path or node id), or its ``-k`` or ``-m`` expression is one pytest's
+    own deselection refuses (one it cannot read, a keyword called with parameters, a marker
+    ``strict_markers`` does not know: raised as it deselects, once it collected, before it
+    counts the items); not a conftest's check of what was collected (``UsageError`` in its
+    ``collection_modifyitems``), which a clean clone's run fails on too."""
     if not (session.testscollected or session.items):
         return True
+    if session.testscollected:
+        return False  # raised once pytest counted what it collected
     try:
+        from _pytest.mark import KeywordMatcher, deselect_by_keyword, deselect_by_mark
         from _pytest.mark.expression import Expression
     except ImportError:
         return False
-    option = session.config.option
-    for expr in (getattr(option, "keyword", ""), getattr(option, "markexpr", "")):
-        if isinstance(expr, str) and expr:
-            try:
-                Expression.compile(expr)
-            except Exception:
-                return True
+    config = session.config
+    try:
+        deselect_by_keyword([], config)  # pytest's own reading of them, with no item to judge
+        deselect_by_mark([], config)
+        keyword = str(getattr(config.option, "keyword", "") or "").lstrip()
+        if keyword:  # (each name of it is judged as it is matched: call parameters then)
+            Expression.compile(keyword).evaluate(KeywordMatcher(frozenset()))
+    except pytest.UsageError:
+        return True
+    except Exception:
+        return False
     return False
 
 
