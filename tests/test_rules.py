@@ -1053,6 +1053,7 @@ PURE = {
     "genstamp.typedtuple",  # typing's NamedTuple at collections' cost: no I/O
     "genstamp.stdlib",  # the standard library's modules, found as the import system finds them
     "genstamp.rules",
+    "genstamp.selection",  # handed data alone (test_selection: test_the_decisions_do_no_io)
     "genstamp.suite",
     "genstamp.coverage",
     "genstamp.versioned",  # which versions of genstamp's files are read (reading them: lazily)

@@ -1218,6 +1218,27 @@ def test_a_command_line_pytest_cannot_follow_fails_nothing_of_the_tree(
     assert code == 0, data
 
 
+@pytest.mark.parametrize("addopts", ['-m "slow or"', '-k "a1 and"', '-m "not slow"'])
+def test_a_configuration_whose_expression_pytest_cannot_read_fails_every_plain_run(
+    tmp_path: Path, addopts: str
+) -> None:
+    """The tree's addopts give a `-m` (or `-k`) expression pytest cannot read: every plain
+    pytest of the tree stops with a usage error, a clean clone's CI too; a run that gives its
+    own (`-m ""`) passed and was accepted as the whole suite (h216). Refused: the tree's
+    configuration fails. Control: an expression pytest reads, whose run is accepted."""
+    config = f"[pytest]\naddopts = {addopts}\nmarkers =\n    slow: slow\n"
+    root = make(tmp_path / "p", {**SIMPLE, "pytest.ini": config})
+    readable = addopts == '-m "not slow"'
+    assert pytest_in(root).returncode == (0 if readable else pytest.ExitCode.USAGE_ERROR)
+    option = addopts[:2]
+    assert pytest_in(root, option, "" if option == "-m" else "a or b or c").returncode == 0
+    code, data, _ = verify(root)
+    if readable:
+        assert code == 0, data
+    else:
+        assert code == 1 and "which pytest cannot read" in rules(data)["tests-failed"], data
+
+
 @pytest.mark.parametrize(
     ("args", "accepted"),
     [((), True), (("--deselect", "tests/test_b.py::test_b1"), False), (("-k", "a1"), False)],

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from genstamp import __version__, audit, binding, bytecode, coverage, suite
+from genstamp import __version__, audit, binding, bytecode, coverage, selection, suite
 from genstamp.binding import Counts, Report
 from genstamp.paths import generated
 from genstamp.paths import printable as printable  # where the callers find it
@@ -973,6 +973,15 @@ def _tests_failed(facts: Facts, settings: Config) -> Iterator[str]:
             yield f"{counts.failed} failed, {counts.errors} errors in {counts.tests}"
         elif bound.props.get(binding.P_SESSION_FAILED):
             yield f"the session failed: {bound.props[binding.P_SESSION_FAILED]}"
+    merge = merged(facts) if facts.primary and bound is not None else None
+    for found in merge.suites if merge is not None else ():
+        for expr in selection.unreadable(found.config.markexpr, found.config.keyword):
+            where = found.config.source or "its configuration"
+            yield (
+                f"{where} gives {expr}, which pytest cannot read: a plain pytest of the tree "
+                "stops with a usage error before any test, as a clean clone's does (a run "
+                "that gives its own expression passes over it): fix the expression"
+            )
 
 
 def _no_tests(facts: Facts, settings: Config) -> Iterator[str]:

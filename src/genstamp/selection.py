@@ -73,6 +73,22 @@ def _some(items: tuple[str, ...]) -> str:
     return ", ".join(items[:SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
+def unreadable(markexpr: str, keyword: str) -> list[str]:
+    """The configuration's own ``-m``/``-k`` (its addopts') that pytest cannot read: a plain
+    ``pytest`` of the tree stops with a usage error before any test, as a clean clone's does,
+    however a run that gives its own expression passes."""
+    from _pytest.mark.expression import Expression
+
+    out = []
+    for option, expr in (("-m", markexpr), ("-k", keyword)):
+        if expr.strip():
+            try:
+                Expression.compile(expr.lstrip())
+            except Exception:  # SyntaxError in pytest 9, ParseError before
+                out.append(f"{option} {expr!r}")
+    return out
+
+
 def configured_out(markexpr: str, keyword: str, markers: Any, keywords: Any) -> bool:
     """Whether the configuration's own ``-m``/``-k`` deselect a test, evaluated with pytest's
     own expression language over the test's ``markers`` and ``keywords`` (pytest's
