@@ -1793,11 +1793,7 @@ class Session:
         # module the tests loaded is judged as any other); a folder that holds a file git does
         # not ignore (one tracked inside an ignored folder, `git add -f`) is the tree's
         below = {f for fs in self.namespace_files.values() for f in fs or ()} - set(merged.loaded)
-        held = {
-            folder
-            for folder, files in self.namespace_files.items()
-            if files and any(f not in misplaced.ignored for f in files)
-        }
+        unheld, held = _namespace_folders(self.namespace_files, misplaced.ignored)
         run = outlook.Run(
             generation=start.gen.id if start.gen else None,
             tree_start=trees.start,
@@ -1813,7 +1809,7 @@ class Session:
             empty=_empty_folders(merged.folders, misplaced.ignored, start.checkout.workdir),
             unregistered=tuple(sorted(misplaced.unregistered.items())),
             differ=misplaced.differ,
-            namespaces=_unheld(self.namespace_files, misplaced.ignored),
+            namespaces=unheld,
             hidden=tuple(sorted(misplaced.hidden.items())),
             dirty=tuple(sorted(misplaced.dirty)),
             moved=moved,
@@ -1840,10 +1836,14 @@ class Session:
         candidates = [rel for rel in merged.loaded if not generated(rel, globs) and rel not in made]
         candidates += merged.folders  # an ignored one is no empty folder the gate refuses
         # a namespace package's folder, and what it holds: one whose files git all ignores (a
-        # removed package's bytecode, a log) no tree holds, and the gate refuses it
-        self.namespace_files = _files_below(self.start.checkout.workdir, merged.namespaces)
+        # removed package's bytecode, a log) no tree holds, and the gate refuses it. One the
+        # tests loaded modules from (a namespace root) is judged by those, asked anyway: its
+        # files are not walked
+        workdir = self.start.checkout.workdir
+        self.namespace_files = _files_below(workdir, merged.namespaces, list(merged.loaded))
         candidates += merged.namespaces
         candidates += [f for fs in self.namespace_files.values() for f in fs or ()]
+        candidates = list(dict.fromkeys(candidates))  # (a loaded module of such a folder: once)
         used: list[str] | None = None  # what the gate asks of hidden changes (every file: None)
         if "*" not in merged.read:
             # as the gate: the files loaded or read, and pytest's configuration files
@@ -2535,11 +2535,18 @@ def _empty_folders(
     )
 
 
-def _files_below(workdir: Path, folders: Sequence[str]) -> dict[str, list[str] | None]:
-    """The files below each of ``folders`` (work-tree paths), as work-tree paths; None for a
-    folder that holds more than ``_FILES_BELOW`` (it is taken to hold a file of the tree)."""
+def _files_below(
+    workdir: Path, folders: Sequence[str], loaded: Sequence[str] = ()
+) -> dict[str, list[str] | None]:
+    """The files below each of ``folders`` (work-tree paths), as work-tree paths: those of
+    ``loaded`` there where there are some (not walked), else every file; None for a folder
+    that holds more than ``_FILES_BELOW`` (it is taken to hold a file of the tree)."""
     out: dict[str, list[str] | None] = {}
     for folder in folders:
+        mine = [f for f in loaded if f.startswith(f"{folder}/")]
+        if mine:
+            out[folder] = mine
+            continue
         found: list[str] = []
         for here, dirs, files in os.walk(workdir / folder):
             rel = Path(here).relative_to(workdir).as_posix()
@@ -2554,16 +2561,21 @@ def _files_below(workdir: Path, folders: Sequence[str]) -> dict[str, list[str] |
 _FILES_BELOW = 2000
 
 
-def _unheld(below: Mapping[str, list[str] | None], ignored: Sequence[str]) -> tuple[str, ...]:
-    """The namespace packages' folders (with the files ``below`` each) that no tree holds:
-    every file in them is one git ignores (a removed package's bytecode, a log), or there is
-    none; an ignored folder is ``ignored-code``'s."""
+def _namespace_folders(
+    below: Mapping[str, list[str] | None], ignored: Sequence[str]
+) -> tuple[tuple[str, ...], set[str]]:
+    """Of the namespace packages' folders (with the files ``below`` each), those no tree holds
+    (every file in them is one git ignores: a removed package's bytecode, a log; or there is
+    none; an ignored folder is ``ignored-code``'s), and those it holds (a file git does not
+    ignore is in them)."""
     skip = set(ignored)
-    return tuple(
+    unheld = tuple(
         folder
         for folder, files in below.items()
         if folder not in skip and files is not None and all(f in skip for f in files)
     )
+    held = {folder for folder, files in below.items() if any(f not in skip for f in files or ())}
+    return unheld, held
 
 
 def _pythonpath(cfg: pytest.Config) -> list[Path]:
